@@ -1,0 +1,58 @@
+"""Writing results: atomically, so nothing already on disk is lost or half-written."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from tileprof.errors import OutputError
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | os.PathLike[str], binary: bool = False) -> Iterator[IO]:  # type: ignore[type-arg]
+    """Open a temporary file beside ``path`` and move it over ``path`` only on success.
+
+    A failure while writing leaves any existing file untouched and removes the temporary one.
+    """
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    if not directory.is_dir():
+        raise OutputError(f"{target}: folder {directory} does not exist")
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot write: {exc.strerror}") from exc
+    try:
+        mode = "wb" if binary else "w"
+        with os.fdopen(fd, mode, **({} if binary else {"encoding": "utf-8", "newline": ""})) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+
+
+def write_text(path: str | os.PathLike[str] | None, text: str) -> None:
+    """Write ``text`` to ``path`` atomically, or to stdout when ``path`` is None or ``-``."""
+    if path is None or str(path) == "-":
+        sys.stdout.write(text)
+        if text and not text.endswith("\n"):
+            sys.stdout.write("\n")
+        sys.stdout.flush()
+        return
+    with atomic_writer(path) as handle:
+        handle.write(text)
+
+
+def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically."""
+    with atomic_writer(path, binary=True) as handle:
+        handle.write(data)
