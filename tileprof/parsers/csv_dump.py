@@ -33,9 +33,7 @@ def parse(path: Path, data: bytes) -> ParsedDump:
         header = DeviceHeader(parsed.clockHz, parsed.tileCount)
         first_line_number = 2
     try:
-        table = pl.read_csv(
-            io.BytesIO(data), infer_schema=False, missing_utf8_is_empty_string=False
-        )
+        table = pl.read_csv(io.BytesIO(data), infer_schema=False)
     except pl.exceptions.PolarsError as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(path, "CSV", f"malformed CSV: {message}") from None
