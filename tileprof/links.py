@@ -31,7 +31,8 @@ import polars as pl
 
 from tileprof.classify import DTYPES, OP_FAMILIES
 from tileprof.errors import InputError
-from tileprof.parsers._common import convert, read_bytes
+from tileprof.parsers._common import read_bytes
+from tileprof.parsers._decode import convert
 from tileprof.runs import RUN_SCHEMA
 
 if sys.version_info >= (3, 11):
@@ -71,7 +72,7 @@ class Links:
 
 def load_links(path: str | Path) -> Links:
     """Parse and check a TOML links file; errors name the line or the key path."""
-    data = read_bytes(path)
+    data = read_bytes(Path(path))
     try:
         raw: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:

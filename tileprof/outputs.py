@@ -29,7 +29,9 @@ def atomic_writer(path: str | os.PathLike[str], binary: bool = False) -> Iterato
         raise OutputError(f"{target}: cannot write: {exc.strerror}") from exc
     try:
         mode = "wb" if binary else "w"
-        with os.fdopen(fd, mode, **({} if binary else {"encoding": "utf-8", "newline": ""})) as handle:
+        with os.fdopen(
+            fd, mode, **({} if binary else {"encoding": "utf-8", "newline": ""})
+        ) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())

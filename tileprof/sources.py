@@ -14,7 +14,14 @@ from typing import Any
 import msgspec
 
 from tileprof.errors import InputError
-from tileprof.parsers import energy_report, kineto, latency_bench, nsys, run_table
+from tileprof.parsers import (
+    detect_dump_format,
+    energy_report,
+    kineto,
+    latency_bench,
+    nsys,
+    run_table,
+)
 from tileprof.parsers._common import read_bytes
 from tileprof.runs import ParsedRuns
 
@@ -74,7 +81,7 @@ def detect_kind(path: str | Path, data: bytes) -> str:
         first = next((ln for ln in lines if ln.strip()), "")
         if "," in first and run_table.is_run_csv_header(first):
             return run_table.KIND
-    if _is_tile_dump(path):
+    if detect_dump_format(Path(path), data) is not None:
         return TILE_DUMP
     raise InputError(
         path,
@@ -84,18 +91,10 @@ def detect_kind(path: str | Path, data: bytes) -> str:
     )
 
 
-def _is_tile_dump(path: str | Path) -> bool:
-    try:
-        from tileprof.parsers import detect_dump_format  # type: ignore[attr-defined]
-    except ImportError:  # the tile core is not on this branch yet
-        return False
-    return detect_dump_format(path) is not None
-
-
 def load_runs(path: str | Path, *, tile_loader: Callable[[Path], ParsedRuns] | None = None,
               **_: Any) -> ParsedRuns:
     """The runs of one file, whatever its kind; tile dumps go to ``tile_loader``."""
-    data = read_bytes(path)
+    data = read_bytes(Path(path))
     kind = detect_kind(path, data)
     if kind == latency_bench.KIND:
         return latency_bench.parse(path, data)

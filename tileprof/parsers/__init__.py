@@ -1,1 +1,98 @@
-"""One module per input format."""
+"""Dump parsers, one module per input format, and the detection that picks one.
+
+Every parser returns the same ``ParsedDump`` (typed sample frame, interned metadata, device
+header). Detection trusts content first (Parquet magic, a JSON document's ``samples`` key,
+NDJSON's one-object-per-line shape, a CSV header row) and falls back to the extension.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from tileprof.errors import InputError
+from tileprof.parsers import csv_dump, json_dump, ndjson_dump, parquet_dump
+from tileprof.parsers._common import ParsedDump, read_bytes, resolve_device, validate_samples
+
+DUMP_FORMATS: dict[str, Callable[[Path, bytes], ParsedDump]] = {
+    json_dump.FORMAT: json_dump.parse,
+    ndjson_dump.FORMAT: ndjson_dump.parse,
+    parquet_dump.FORMAT: parquet_dump.parse,
+    csv_dump.FORMAT: csv_dump.parse,
+}
+EXTENSIONS: dict[str, str] = {
+    ".json": "json",
+    ".ndjson": "ndjson",
+    ".jsonl": "ndjson",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+}
+
+
+def format_from_extension(path: Path) -> str | None:
+    """The format the file name suggests, looking through a ``.gz`` suffix."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    return EXTENSIONS.get(suffixes[-1]) if suffixes else None
+
+
+def sniff_format(data: bytes) -> str | None:
+    """The dump format the content shows, or None when it is no tile dump."""
+    if data[:4] == parquet_dump.MAGIC:
+        return "parquet"
+    head = data[:65536].lstrip()
+    if head.startswith(b"{"):
+        first_line = head.split(b"\n", 1)[0]
+        try:
+            first = msgspec.json.decode(first_line)
+        except msgspec.DecodeError:
+            first = None
+        if isinstance(first, dict) and "samples" not in first:
+            if "physicalTile" in first or "clockHz" in first or "tileCount" in first:
+                return "ndjson"
+            return None
+        return "json" if b'"samples"' in data else None
+    first_line = head.split(b"\n", 1)[0]
+    if head.startswith(b"#"):
+        second = head.split(b"\n", 2)[1:2]
+        first_line = second[0] if second else b""
+    if b"physicalTile" in first_line and b"," in first_line:
+        return "csv"
+    return None
+
+
+def detect_dump_format(path: Path, data: bytes | None = None) -> str | None:
+    """The tile-dump format of ``path`` (content first, then extension), or None."""
+    content = read_bytes(path) if data is None else data
+    return sniff_format(content) or format_from_extension(path)
+
+
+def read_dump(
+    path: str | Path,
+    *,
+    format: str | None = None,
+    clock_hz: float | None = None,
+    tile_count: int | None = None,
+) -> tuple[ParsedDump, int | float, int, str]:
+    """Parse and validate one dump: (parsed dump, clockHz, tileCount, format name)."""
+    source = Path(path)
+    data = read_bytes(source)
+    if format is not None and format not in DUMP_FORMATS:
+        raise InputError(
+            source, None, f"unknown format {format!r} (one of {', '.join(DUMP_FORMATS)})"
+        )
+    chosen = format or detect_dump_format(source, data)
+    if chosen is None:
+        raise InputError(
+            source,
+            "start of file",
+            "unknown format: not a JSON, NDJSON, Parquet or CSV tile dump (use --format-in)",
+        )
+    parsed = DUMP_FORMATS[chosen](source, data)
+    clock, tiles = resolve_device(source, parsed.header, clock_hz, tile_count)
+    validate_samples(parsed.samples, source, tiles, parsed.place)
+    return parsed, clock, tiles, chosen

@@ -1,82 +1,221 @@
-"""Reading input files and turning decoder errors into one-line ``InputError``s."""
+"""What every dump parser shares: reading (maybe gzipped) bytes, interning metadata lists,
+building the typed sample frame and validating it at the boundary."""
 
 from __future__ import annotations
 
 import gzip
+import math
 import re
 import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
 
 import msgspec
+import numpy as np
+import polars as pl
 
 from tileprof.errors import InputError
+from tileprof.schema import (
+    DEFAULT_CLOCK_HZ,
+    DEFAULT_TILE_COUNT,
+    METADATA_NUMBER_KEYS,
+    SAMPLE_SCHEMA,
+    MetadataEntries,
+)
 
-T = TypeVar("T")
+GZIP_MAGIC = b"\x1f\x8b"
+PlaceFn = Callable[[int], str]
+"""Turns a sample's position in the dump into the place an error names ("sample 12", "line 14")."""
 
-_AT_PATH = re.compile(r"^(?P<msg>.*?) - at `(?P<path>[^`]*)`$")
-_AT_BYTE = re.compile(r"\(byte (?P<byte>\d+)\)")
+
+@dataclass
+class DeviceHeader:
+    """``clockHz``/``tileCount`` as the dump states them (None where it does not)."""
+
+    clock_hz: int | float | None = None
+    tile_count: int | None = None
 
 
-def read_bytes(path: str | Path) -> bytes:
-    """The file's bytes, gunzipped when they are gzip data (whatever the extension)."""
-    p = Path(path)
+@dataclass
+class ParsedDump:
+    """What a parser hands to the model: the typed frame, the interned metadata, the device."""
+
+    samples: pl.DataFrame
+    metadata: list[MetadataEntries]
+    header: DeviceHeader
+    place: PlaceFn
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's content, gunzipped when it is gzip; missing or unreadable files are InputErrors."""
     try:
-        data = p.read_bytes()
+        data = path.read_bytes()
     except FileNotFoundError:
         raise InputError(path, None, "no such file") from None
     except IsADirectoryError:
         raise InputError(path, None, "is a folder, not a file") from None
     except OSError as exc:
         raise InputError(path, None, f"cannot read: {exc.strerror}") from None
-    if data[:2] == b"\x1f\x8b":
+    if data[:2] == GZIP_MAGIC:
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(path, None, f"broken gzip data: {exc}") from None
+        except (EOFError, OSError, zlib.error) as exc:
+            raise InputError(path, None, f"corrupt or truncated gzip data ({exc})") from None
     if not data.strip():
-        raise InputError(path, None, "empty file")
+        raise InputError(path, None, "file is empty")
     return data
 
 
-def line_col(data: bytes, offset: int) -> str:
-    """``line L, column C`` (1-based) of byte ``offset`` in ``data``."""
-    offset = max(0, min(offset, len(data)))
-    line = data.count(b"\n", 0, offset) + 1
-    col = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-    return f"line {line}, column {col}"
+_BYTE_POSITION = re.compile(r"\(byte (\d+)\)")
 
 
-def decode_json(path: str | Path, data: bytes, type_: type[T]) -> T:
-    """Decode ``data`` as ``type_``; a failure names the JSON path or the line and column."""
-    try:
-        return msgspec.json.decode(data, type=type_)
-    except msgspec.ValidationError as exc:
-        raise validation_error(path, exc) from None
-    except msgspec.DecodeError as exc:
-        text = str(exc)
-        m = _AT_BYTE.search(text)
-        where = line_col(data, int(m.group("byte"))) if m else None
-        message = _AT_BYTE.sub("", text).strip().rstrip(":").replace("JSON is", "JSON is")
-        raise InputError(path, where, message[0].lower() + message[1:]) from None
-
-
-def convert(path: str | Path, obj: Any, type_: type[T], where: str) -> T:
-    """``msgspec.convert`` of a decoded value found at JSON path ``where``."""
-    try:
-        return msgspec.convert(obj, type=type_)
-    except msgspec.ValidationError as exc:
-        raise validation_error(path, exc, prefix=where) from None
-
-
-def validation_error(
-    path: str | Path, exc: msgspec.ValidationError, prefix: str = "$"
-) -> InputError:
-    """An ``InputError`` whose place is the JSON path msgspec reports."""
-    text = str(exc)
-    m = _AT_PATH.match(text)
-    if m:
-        message, where = m.group("msg"), prefix + m.group("path")[1:]
+def json_error_place(data: bytes, message: str) -> str:
+    """Turn msgspec's "(byte N)" or truncation message into "line L, column C"."""
+    match = _BYTE_POSITION.search(message)
+    if match:
+        position = int(match.group(1))
+    elif "truncated" in message:
+        position = len(data)
     else:
-        message, where = text, prefix
-    return InputError(path, where, message[0].lower() + message[1:])
+        return "document"
+    line = data.count(b"\n", 0, position) + 1
+    column = position - (data.rfind(b"\n", 0, position) + 1) + 1
+    return f"line {line}, column {column}"
+
+
+class MetadataEntry(msgspec.Struct, frozen=True):
+    """One ``{"name": …, "value": …}`` pair of a sample's metadata list."""
+
+    name: str
+    value: str | int | float
+
+
+_METADATA_DECODER = msgspec.json.Decoder(list[MetadataEntry])
+
+
+def intern_metadata(raw: Sequence[bytes | str | None]) -> tuple[np.ndarray, list[bytes | str]]:
+    """Map each sample's raw metadata text to an id into a list of distinct texts.
+
+    Metadata lists repeat across the samples of a kernel, so decoding each distinct text once is
+    what keeps the metadata cheap. Absent metadata (None, empty, ``null``) gets id -1.
+    """
+    ids = np.empty(len(raw), dtype=np.int64)
+    index: dict[bytes | str, int] = {}
+    distinct: list[bytes | str] = []
+    for position, text in enumerate(raw):
+        if not text or text == b"null" or text == "null":
+            ids[position] = -1
+            continue
+        found = index.get(text)
+        if found is None:
+            found = index[text] = len(distinct)
+            distinct.append(text)
+        ids[position] = found
+    return ids, distinct
+
+
+def decode_metadata(
+    path: Path, distinct: Sequence[bytes | str], ids: np.ndarray, place: PlaceFn
+) -> tuple[list[MetadataEntries], np.ndarray, np.ndarray]:
+    """Decode each distinct metadata list and pull out the numeric entries.
+
+    Returns the entries per id and, per id, ``usefulCycles`` and ``physicalWorkCycles`` as floats
+    (NaN where the list has no such entry). Errors name the first sample that carries the list.
+    """
+    table: list[MetadataEntries] = []
+    numbers = np.full((len(distinct), len(METADATA_NUMBER_KEYS)), np.nan)
+    for metadata_id, text in enumerate(distinct):
+
+        def where(metadata_id: int = metadata_id) -> str:
+            return place(int(np.flatnonzero(ids == metadata_id)[0]))
+
+        try:
+            entries = _METADATA_DECODER.decode(text)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            message = str(exc).replace("`$", "`metadata")
+            raise InputError(path, where(), f"metadata: {message}") from None
+        pairs = tuple((entry.name, str(entry.value)) for entry in entries)
+        table.append(pairs)
+        for column, key in enumerate(METADATA_NUMBER_KEYS):
+            value = next((v for n, v in pairs if n == key), None)
+            if value is None:
+                continue
+            try:
+                number = float(value)
+            except ValueError:
+                raise InputError(
+                    path, where(), f"metadata {key} {value!r} is not a number"
+                ) from None
+            if not math.isfinite(number) or number < 0:
+                raise InputError(
+                    path, where(), f"metadata {key} {value!r} is not a finite, non-negative number"
+                )
+            numbers[metadata_id, column] = number
+    return table, numbers[:, 0], numbers[:, 1]
+
+
+def build_sample_frame(
+    columns: dict[str, Sequence[object] | np.ndarray | pl.Series],
+    metadata_ids: np.ndarray,
+    useful_by_id: np.ndarray,
+    physical_by_id: np.ndarray,
+) -> pl.DataFrame:
+    """Assemble the typed frame from raw columns and interned metadata ids (-1: none)."""
+    has_metadata = metadata_ids >= 0
+    safe_ids = np.where(has_metadata, metadata_ids, 0)
+
+    def per_sample(values_by_id: np.ndarray) -> pl.Series:
+        if len(values_by_id) == 0:
+            return pl.Series(np.full(len(metadata_ids), np.nan)).fill_nan(None)
+        values = np.where(has_metadata, values_by_id[safe_ids], np.nan)
+        return pl.Series(values, dtype=pl.Float64).fill_nan(None)
+
+    series = {
+        name: pl.Series(name, columns[name], dtype=SAMPLE_SCHEMA[name], strict=False)
+        for name in ("tile", "offset", "duration", "phase", "epoch", "kind", "operation", "kernel")
+    }
+    series["usefulCycles"] = per_sample(useful_by_id).alias("usefulCycles")
+    series["physicalWorkCycles"] = per_sample(physical_by_id).alias("physicalWorkCycles")
+    series["metadataId"] = pl.Series(
+        "metadataId", np.where(has_metadata, metadata_ids, 0), dtype=pl.UInt32
+    ).scatter(np.flatnonzero(~has_metadata), None)
+    return pl.DataFrame(series)
+
+
+def validate_samples(frame: pl.DataFrame, path: Path, tile_count: int, place: PlaceFn) -> None:
+    """Range checks the types cannot express: no negative times, tiles inside the device."""
+    checks: list[tuple[pl.Expr, Callable[[dict[str, object]], str]]] = [
+        (pl.col("offset") < 0, lambda row: f"negative offset {row['offset']}"),
+        (pl.col("duration") < 0, lambda row: f"negative duration {row['duration']}"),
+        (pl.col("tile") < 0, lambda row: f"negative physicalTile {row['tile']}"),
+        (
+            pl.col("tile") >= tile_count,
+            lambda row: f"physicalTile {row['tile']} is not below tileCount {tile_count}",
+        ),
+    ]
+    for condition, describe in checks:
+        bad = frame.select(condition.arg_true().first()).item()
+        if bad is not None:
+            row = frame.row(int(bad), named=True)
+            raise InputError(path, place(int(bad)), describe(row))
+
+
+def resolve_device(
+    path: Path,
+    header: DeviceHeader,
+    clock_hz: float | None,
+    tile_count: int | None,
+) -> tuple[int | float, int]:
+    """Options override the dump, which overrides the device defaults; both must be positive."""
+    clock = clock_hz if clock_hz is not None else header.clock_hz
+    tiles = tile_count if tile_count is not None else header.tile_count
+    clock = DEFAULT_CLOCK_HZ if clock is None else clock
+    tiles = DEFAULT_TILE_COUNT if tiles is None else tiles
+    if isinstance(clock, float) and clock.is_integer():
+        clock = int(clock)
+    if not (isinstance(clock, (int, float)) and math.isfinite(clock) and clock > 0):
+        raise InputError(path, "clockHz", f"must be a positive number, not {clock!r}")
+    if not (isinstance(tiles, int) and tiles > 0):
+        raise InputError(path, "tileCount", f"must be a positive integer, not {tiles!r}")
+    return clock, tiles

@@ -67,7 +67,7 @@ def is_energy_doc(keys: set[str]) -> bool:
 
 def parse(path: str | Path, data: bytes) -> ParsedRuns:
     """The runs of an energy report."""
-    from tileprof.parsers._common import convert, decode_json
+    from tileprof.parsers._decode import convert, decode_json
 
     doc = decode_json(path, data, EnergyDoc)
     raw: dict[str, Any] = msgspec.json.decode(data)

@@ -71,7 +71,7 @@ def is_trace(keys: set[str]) -> bool:
 
 def parse(path: str | Path, data: bytes) -> ParsedRuns:
     """The per-kernel runs of a Kineto trace."""
-    from tileprof.parsers._common import convert, decode_json
+    from tileprof.parsers._decode import convert, decode_json
 
     trace = decode_json(path, data, Trace)
     name = Path(path).name

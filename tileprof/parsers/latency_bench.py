@@ -48,7 +48,7 @@ def is_latency_doc(keys: set[str]) -> bool:
 
 def parse(path: str | Path, data: bytes) -> ParsedRuns:
     """The runs of a latency benchmark document."""
-    from tileprof.parsers._common import decode_json
+    from tileprof.parsers._decode import decode_json
 
     doc = decode_json(path, data, LatencyDoc)
     name = Path(path).name

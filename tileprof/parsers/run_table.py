@@ -74,7 +74,7 @@ def is_run_csv_header(line: str) -> bool:
 
 def parse_json(path: str | Path, data: bytes) -> ParsedRuns:
     """The runs of a JSON run table."""
-    from tileprof.parsers._common import decode_json
+    from tileprof.parsers._decode import decode_json
 
     stripped = data.lstrip()
     runs = (

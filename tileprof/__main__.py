@@ -1,0 +1,5 @@
+"""``python -m tileprof``."""
+
+from tileprof.cli import main
+
+main()

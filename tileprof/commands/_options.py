@@ -1,0 +1,143 @@
+"""Options and helpers shared by the subcommands: dump input, filters, grouping, outputs."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from tileprof.errors import OptionError, OutputError
+from tileprof.filters import Filters, parse_window
+from tileprof.model import Profile, load
+from tileprof.parsers import DUMP_FORMATS
+from tileprof.stats import GROUP_DIMENSIONS, check_dimensions
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
+    def apply(function: F) -> F:
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+
+    return apply
+
+
+dump_input_options = _stack(
+    click.option(
+        "--format-in",
+        type=click.Choice(sorted(DUMP_FORMATS)),
+        default=None,
+        help="Dump format, when detection from content and extension is not wanted.",
+    ),
+    click.option(
+        "--clock-hz",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        help="Device clock; overrides the dump (default 1.5e9).",
+    ),
+    click.option(
+        "--tiles",
+        "tile_count",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Device tile count; overrides the dump (default 1472).",
+    ),
+)
+
+filter_options = _stack(
+    click.option("--epoch", type=int, default=None, help="Only samples of this epoch."),
+    click.option(
+        "--at",
+        type=click.IntRange(min=0),
+        default=None,
+        help="Only samples active at this cycle (offset ≤ CYCLE < offset+duration).",
+    ),
+    click.option(
+        "--window", default=None, metavar="START:END", help="Only samples overlapping [START, END)."
+    ),
+    click.option(
+        "--kernel",
+        "kernels",
+        multiple=True,
+        metavar="GLOB",
+        help="Only groups whose name matches GLOB; repeatable.",
+    ),
+    click.option("--kind", default=None, help="Only samples of this kind (compute, exchange, …)."),
+)
+
+group_by_option = click.option(
+    "--group-by",
+    "group_by",
+    multiple=True,
+    metavar="DIM[,DIM]",
+    help=f"Extra grouping dimensions: {', '.join(GROUP_DIMENSIONS)}.",
+)
+
+output_options = _stack(
+    click.option(
+        "-o",
+        "--output",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="Write to this file instead of stdout.",
+    ),
+    click.option("--force", is_flag=True, help="Overwrite an existing output file."),
+)
+
+
+def filters_from_options(
+    epoch: int | None,
+    at: int | None,
+    window: str | None,
+    kernels: tuple[str, ...],
+    kind: str | None,
+) -> Filters:
+    """The ``Filters`` that the filter options describe."""
+    return Filters(
+        epoch=epoch,
+        at=at,
+        window=None if window is None else parse_window(window),
+        kernels=tuple(kernels),
+        kind=kind,
+    )
+
+
+def dimensions_from_option(values: tuple[str, ...]) -> tuple[str, ...]:
+    """``--group-by epoch,kind --group-by tile`` as a checked tuple of dimensions."""
+    return check_dimensions([d.strip() for value in values for d in value.split(",") if d.strip()])
+
+
+def load_profile(
+    path: Path | None,
+    example: bool,
+    format_in: str | None,
+    clock_hz: float | None,
+    tile_count: int | None,
+) -> Profile:
+    """The dump named on the command line, or the bundled reference profile with ``--example``."""
+    if example and path is not None:
+        raise OptionError("give a DUMP or --example, not both")
+    if path is None and not example:
+        raise OptionError("give a DUMP file (or --example for the bundled reference profile)")
+    if path is not None:
+        return load(path, format=format_in, clock_hz=clock_hz, tile_count=tile_count)
+    from tileprof.examples import example_profile
+
+    profile = example_profile()
+    overrides: dict[str, Any] = {}
+    if clock_hz is not None:
+        overrides["clock_hz"] = int(clock_hz) if float(clock_hz).is_integer() else clock_hz
+    if tile_count is not None:
+        overrides["tile_count"] = tile_count
+    return dataclasses.replace(profile, **overrides) if overrides else profile
+
+
+def check_output(path: Path | None, force: bool) -> None:
+    """Refuse to replace an existing file unless ``--force`` was given."""
+    if path is not None and str(path) != "-" and path.exists() and not force:
+        raise OutputError(f"{path} already exists (use --force to overwrite it)")

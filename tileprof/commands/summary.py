@@ -1,0 +1,75 @@
+"""``tileprof summary``: the group table of one tile dump."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from tileprof.commands._options import (
+    check_output,
+    dimensions_from_option,
+    dump_input_options,
+    filter_options,
+    filters_from_options,
+    group_by_option,
+    load_profile,
+    output_options,
+)
+from tileprof.outputs import write_text
+from tileprof.reports import summary_csv, summary_json, summary_table
+from tileprof.summary import DEFAULT_TOP_SAMPLES
+
+
+@click.command("summary")
+@click.argument("dump", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--example", is_flag=True, help="Use the bundled reference profile.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json", "csv"]),
+    default="table",
+    show_default=True,
+)
+@click.option(
+    "--samples",
+    "top",
+    type=click.IntRange(min=0),
+    default=DEFAULT_TOP_SAMPLES,
+    show_default=True,
+    help="How many of the longest matched samples the JSON document lists.",
+)
+@dump_input_options
+@filter_options
+@group_by_option
+@output_options
+def command(
+    dump: Path | None,
+    example: bool,
+    output_format: str,
+    top: int,
+    format_in: str | None,
+    clock_hz: float | None,
+    tile_count: int | None,
+    epoch: int | None,
+    at: int | None,
+    window: str | None,
+    kernels: tuple[str, ...],
+    kind: str | None,
+    group_by: tuple[str, ...],
+    output: Path | None,
+    force: bool,
+) -> None:
+    """Rebuild per-group statistics (phase cycles, utilization, p50/p95, tiles) from a DUMP."""
+    check_output(output, force)
+    filters = filters_from_options(epoch, at, window, kernels, kind)
+    dimensions = dimensions_from_option(group_by)
+    profile = load_profile(dump, example, format_in, clock_hz, tile_count)
+    summary = profile.summary(filters, group_by=dimensions, top=top)
+    if output_format == "json":
+        text = summary_json.render(summary)
+    elif output_format == "csv":
+        text = summary_csv.render(summary)
+    else:
+        text = summary_table.render(summary, profile.target)
+    write_text(output, text)

@@ -1,0 +1,79 @@
+"""Parquet dumps: one sample per row.
+
+Two layouts are read. The dump layout names columns by the dump's keys with metadata as JSON
+text and ``clockHz``/``tileCount`` in the file's key-value metadata. The cache layout, written
+by ``Profile.save`` and ``tileprof convert``, stores the typed frame itself plus the interned
+metadata table, so loading it does no conversion at all.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import msgspec
+import polars as pl
+
+from tileprof.errors import InputError
+from tileprof.parsers._common import DeviceHeader, ParsedDump
+from tileprof.parsers.table_columns import typed_from_table
+from tileprof.schema import SAMPLE_SCHEMA, MetadataEntries
+
+FORMAT = "parquet"
+MAGIC = b"PAR1"
+CACHE_LAYOUT_KEY = "tileprof.layout"
+CACHE_LAYOUT = "samples-v1"
+METADATA_TABLE_KEY = "tileprof.metadata"
+
+
+def _header(kv: dict[str, str], path: Path) -> DeviceHeader:
+    try:
+        clock = msgspec.json.decode(kv["clockHz"]) if "clockHz" in kv else None
+        tiles = msgspec.json.decode(kv["tileCount"]) if "tileCount" in kv else None
+    except msgspec.DecodeError as exc:
+        raise InputError(path, "key-value metadata", f"bad clockHz/tileCount: {exc}") from None
+    if clock is not None and (isinstance(clock, bool) or not isinstance(clock, (int, float))):
+        raise InputError(path, "key-value metadata clockHz", f"not a number: {clock!r}")
+    if tiles is not None and (isinstance(tiles, bool) or not isinstance(tiles, int)):
+        raise InputError(path, "key-value metadata tileCount", f"not an integer: {tiles!r}")
+    return DeviceHeader(clock, tiles)
+
+
+def parse(path: Path, data: bytes) -> ParsedDump:
+    """Read either layout; types are checked per column, values per row."""
+    source = io.BytesIO(data)
+    try:
+        kv = pl.read_parquet_metadata(source)
+        source.seek(0)
+        table = pl.read_parquet(source)
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(path, "parquet", f"unreadable Parquet: {message}") from None
+    header = _header(kv, path)
+
+    def place(index: int) -> str:
+        return f"row {index}"
+
+    if kv.get(CACHE_LAYOUT_KEY) == CACHE_LAYOUT:
+        return _read_cache_layout(table, kv, path, header)
+    return typed_from_table(table, path, header, place, "column")
+
+
+def _read_cache_layout(
+    table: pl.DataFrame, kv: dict[str, str], path: Path, header: DeviceHeader
+) -> ParsedDump:
+    if set(table.columns) != set(SAMPLE_SCHEMA):
+        raise InputError(path, "columns", "cache layout does not hold the sample columns")
+    try:
+        entries = msgspec.json.decode(
+            kv.get(METADATA_TABLE_KEY, "[]"), type=list[list[tuple[str, str]]]
+        )
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise InputError(path, METADATA_TABLE_KEY, f"bad metadata table: {exc}") from None
+    metadata: list[MetadataEntries] = [tuple(pairs) for pairs in entries]
+    frame = table.select(pl.col(name).cast(dtype) for name, dtype in SAMPLE_SCHEMA.items())
+
+    def place(index: int) -> str:
+        return f"row {index}"
+
+    return ParsedDump(frame, metadata, header, place)

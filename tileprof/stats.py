@@ -1,0 +1,133 @@
+"""Per-group statistics over a sample frame (definitions: docs/metrics.md).
+
+Everything here is a polars expression evaluated per group; no Python loop touches samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from tileprof.errors import OptionError
+from tileprof.filters import group_name
+
+GROUP_DIMENSIONS: tuple[str, ...] = ("epoch", "operation", "kind", "phase", "tile")
+"""Columns ``--group-by`` may add to the group key."""
+
+GROUP_FIELDS: tuple[str, ...] = (
+    "sampleCount",
+    "tileCount",
+    "phaseCount",
+    "phaseCycles",
+    "phaseMs",
+    "workCycles",
+    "averageActiveTiles",
+    "usefulCycles",
+    "estimatedWorkCycles",
+    "usefulUtilization",
+    "workLaneOccupancy",
+    "deviceUsefulUtilization",
+    "meanCycles",
+    "p50Cycles",
+    "p95Cycles",
+    "maximumCycles",
+    "firstOffset",
+    "lastOffset",
+)
+"""The statistics of a group, in the reference summary's order."""
+
+PERCENTILES: tuple[int, ...] = (50, 95)
+
+
+def check_dimensions(group_by: Sequence[str]) -> tuple[str, ...]:
+    """Validate ``--group-by`` dimensions, keeping their order and dropping repeats."""
+    unknown = [d for d in group_by if d not in GROUP_DIMENSIONS]
+    if unknown:
+        raise OptionError(
+            f"--group-by {unknown[0]!r}: unknown dimension (one of {', '.join(GROUP_DIMENSIONS)})"
+        )
+    return tuple(dict.fromkeys(group_by))
+
+
+def nearest_rank(column: str, percent: int) -> pl.Expr:
+    """The value at 1-based rank ⌈percent·n/100⌉ of the ascending values (integer arithmetic)."""
+    rank = (pl.len() * percent + 99) // 100
+    return pl.col(column).sort().get(rank - 1)
+
+
+def union_length(keys: Sequence[str]) -> pl.Expr:
+    """Per-row share of the group's interval union; summed per group it is the union's length.
+
+    With rows in offset order, each interval adds the part of it that ends beyond every earlier
+    interval of its group (the earlier ones all start no later, so they cover up to their
+    running maximum end).
+    """
+    covered_until = pl.col("_end").cum_max().shift(1).over(keys)
+    start = pl.max_horizontal(pl.col("offset"), covered_until)
+    return (pl.col("_end") - start).clip(lower_bound=0).fill_null(pl.col("_end") - pl.col("offset"))
+
+
+def _ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
+    return pl.when(denominator > 0).then(numerator / denominator).otherwise(None)
+
+
+def group_statistics(
+    samples: pl.DataFrame,
+    *,
+    tile_count: int,
+    clock_hz: float,
+    group_by: Sequence[str] = (),
+) -> pl.DataFrame:
+    """One row per group: ``name``, the ``group_by`` dimensions, then ``GROUP_FIELDS``.
+
+    Ordered by phaseCycles descending, then name and dimensions ascending.
+    """
+    dimensions = check_dimensions(group_by)
+    keys = ["name", *dimensions]
+    carries_useful = pl.col("usefulCycles").is_not_null()
+    base = (
+        samples.lazy()
+        .with_columns(name=group_name(), _end=pl.col("offset") + pl.col("duration"))
+        .sort("offset", maintain_order=True)
+        .with_columns(_union=union_length(keys))
+    )
+    aggregated = base.group_by(keys).agg(
+        sampleCount=pl.len().cast(pl.Int64),
+        tileCount=pl.col("tile").n_unique().cast(pl.Int64),
+        phaseCount=pl.col("phase").drop_nulls().n_unique().cast(pl.Int64),
+        phaseCycles=pl.col("_union").sum().cast(pl.Int64),
+        workCycles=pl.col("duration").sum().cast(pl.Int64),
+        usefulCycles=pl.col("usefulCycles").sum().cast(pl.Float64),
+        estimatedWorkCycles=pl.col("duration").filter(carries_useful).sum().cast(pl.Int64),
+        _physicalWorkCycles=pl.col("physicalWorkCycles").sum().cast(pl.Float64),
+        **{f"p{p}Cycles": nearest_rank("duration", p).cast(pl.Int64) for p in PERCENTILES},
+        maximumCycles=pl.col("duration").max().cast(pl.Int64),
+        firstOffset=pl.col("offset").min().cast(pl.Int64),
+        lastOffset=pl.col("_end").max().cast(pl.Int64),
+    )
+    phase = pl.col("phaseCycles")
+    useful = pl.col("usefulCycles")
+    derived = aggregated.with_columns(
+        phaseMs=phase * 1000 / clock_hz,
+        averageActiveTiles=_ratio(pl.col("workCycles"), phase),
+        usefulUtilization=_ratio(useful, pl.col("estimatedWorkCycles")),
+        workLaneOccupancy=_ratio(useful, pl.col("_physicalWorkCycles")),
+        deviceUsefulUtilization=pl.when(pl.col("estimatedWorkCycles") > 0)
+        .then(_ratio(useful, phase * tile_count))
+        .otherwise(None),
+        meanCycles=pl.col("workCycles") / pl.col("sampleCount"),
+    )
+    return (
+        derived.select(*keys, *GROUP_FIELDS)
+        .sort(["phaseCycles", *keys], descending=[True] + [False] * len(keys), nulls_last=True)
+        .collect()
+    )
+
+
+def profile_span(samples: pl.DataFrame) -> int | None:
+    """max(offset + duration) − min(offset) over the samples; None when there are none."""
+    if samples.height == 0:
+        return None
+    span = samples.select((pl.col("offset") + pl.col("duration")).max() - pl.col("offset").min())
+    return int(span.item())

@@ -1,0 +1,134 @@
+"""The summary of a profile: device header, sample counts, the group table, the longest samples.
+
+``Summary.to_document`` gives the reference summary's layout (seed 004): its keys, in its order,
+integers as integers and undefined values as null.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from tileprof.filters import Filters, apply_filters
+from tileprof.schema import MetadataEntries
+from tileprof.stats import GROUP_FIELDS, check_dimensions, group_statistics, profile_span
+
+DEFAULT_TOP_SAMPLES = 3
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What ``tileprof summary`` reports; renderers turn it into text."""
+
+    clock_hz: int | float
+    tile_count: int
+    sample_count: int
+    matched_sample_count: int
+    profile_span_cycles: int | None
+    at_offset: int | None
+    groups: pl.DataFrame
+    group_by: tuple[str, ...] = ()
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    filters: Filters = field(default_factory=Filters)
+    source: str | None = None
+
+    @property
+    def profile_span_ms(self) -> float | None:
+        """profileSpanCycles / clockHz × 1000."""
+        if self.profile_span_cycles is None:
+            return None
+        return self.profile_span_cycles * 1000 / self.clock_hz
+
+    def group_records(self) -> list[dict[str, Any]]:
+        """Groups in document layout: name, dimensions, then the statistics."""
+        records = []
+        for row in self.groups.iter_rows(named=True):
+            record: dict[str, Any] = {
+                "name": row["name"],
+                "dimensions": {d: row[d] for d in self.group_by},
+            }
+            record.update((key, row[key]) for key in GROUP_FIELDS)
+            records.append(record)
+        return records
+
+    def to_document(self) -> dict[str, Any]:
+        """The reference layout, key for key."""
+        return {
+            "clockHz": self.clock_hz,
+            "tileCount": self.tile_count,
+            "sampleCount": self.sample_count,
+            "matchedSampleCount": self.matched_sample_count,
+            "profileSpanCycles": self.profile_span_cycles,
+            "profileSpanMs": self.profile_span_ms,
+            "atOffset": self.at_offset,
+            "groups": self.group_records(),
+            "samples": self.samples,
+        }
+
+
+def sample_records(
+    frame: pl.DataFrame, metadata: Sequence[MetadataEntries]
+) -> list[dict[str, Any]]:
+    """Samples in the dump's layout (``physicalTile`` … ``metadata``); absent metadata is null."""
+    records = []
+    for row in frame.iter_rows(named=True):
+        metadata_id = row["metadataId"]
+        records.append(
+            {
+                "physicalTile": row["tile"],
+                "offset": row["offset"],
+                "duration": row["duration"],
+                "phase": row["phase"],
+                "epoch": row["epoch"],
+                "kind": row["kind"],
+                "operation": row["operation"],
+                "kernel": row["kernel"],
+                "metadata": None
+                if metadata_id is None
+                else [{"name": n, "value": v} for n, v in metadata[metadata_id]],
+            }
+        )
+    return records
+
+
+def longest_samples(samples: pl.DataFrame, count: int) -> pl.DataFrame:
+    """The ``count`` longest samples: duration descending, then tile, then offset."""
+    return samples.sort(["duration", "tile", "offset"], descending=[True, False, False]).head(
+        max(count, 0)
+    )
+
+
+def summarize(
+    samples: pl.DataFrame,
+    metadata: Sequence[MetadataEntries],
+    *,
+    clock_hz: int | float,
+    tile_count: int,
+    filters: Filters | None = None,
+    group_by: Sequence[str] = (),
+    top: int = DEFAULT_TOP_SAMPLES,
+    source: str | None = None,
+) -> Summary:
+    """Filter, aggregate and pick the longest samples."""
+    filters = filters or Filters()
+    dimensions = check_dimensions(group_by)
+    matched = apply_filters(samples, filters)
+    groups = group_statistics(
+        matched, tile_count=tile_count, clock_hz=clock_hz, group_by=dimensions
+    )
+    return Summary(
+        clock_hz=clock_hz,
+        tile_count=tile_count,
+        sample_count=samples.height,
+        matched_sample_count=matched.height,
+        profile_span_cycles=profile_span(samples),
+        at_offset=filters.at,
+        groups=groups,
+        group_by=dimensions,
+        samples=sample_records(longest_samples(matched, top), metadata),
+        filters=filters,
+        source=source,
+    )
