@@ -41,8 +41,16 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 MATCH_COLUMNS: tuple[str, ...] = (
-    "target", "target_kind", "source", "workload", "implementation", "kernel", "op_family",
-    "dtype", "shape", "launch_op",
+    "target",
+    "target_kind",
+    "source",
+    "workload",
+    "implementation",
+    "kernel",
+    "op_family",
+    "dtype",
+    "shape",
+    "launch_op",
 )
 SETTABLE_COLUMNS: tuple[str, ...] = ("op_family", "dtype", "workload")
 
@@ -93,8 +101,9 @@ def load_links(path: str | Path) -> Links:
         for key, value in ov.set.items():
             where = f"override[{i}].set.{key}"
             if key not in SETTABLE_COLUMNS:
-                raise InputError(path, where, f"cannot set {key!r}; settable: "
-                                 + ", ".join(SETTABLE_COLUMNS))
+                raise InputError(
+                    path, where, f"cannot set {key!r}; settable: " + ", ".join(SETTABLE_COLUMNS)
+                )
             allowed = {"op_family": OP_FAMILIES, "dtype": DTYPES}.get(key)
             if allowed and value not in allowed:
                 raise InputError(path, where, f"{value!r} is not one of {', '.join(allowed)}")
@@ -106,14 +115,14 @@ def _check_match(path: str | Path, match: dict[str, str], where: str) -> None:
         raise InputError(path, where, "empty match: it would match every run")
     for key in match:
         if key not in MATCH_COLUMNS:
-            raise InputError(path, f"{where}.{key}",
-                             f"unknown column; use one of {', '.join(MATCH_COLUMNS)}")
+            raise InputError(
+                path, f"{where}.{key}", f"unknown column; use one of {', '.join(MATCH_COLUMNS)}"
+            )
 
 
 def _matches(row: dict[str, Any], match: dict[str, str]) -> bool:
     return all(
-        row.get(k) is not None and fnmatchcase(str(row[k]), pattern)
-        for k, pattern in match.items()
+        row.get(k) is not None and fnmatchcase(str(row[k]), pattern) for k, pattern in match.items()
     )
 
 
@@ -193,9 +202,14 @@ def linked_sets(runs: pl.DataFrame, links: Links | None = None) -> pl.DataFrame:
         set_id += 1
         ordered = sorted(targets.items(), key=lambda kv: (kv[1][0]["target_kind"] != "tile", kv[0]))
         for target, members in ordered:
-            rep = (max(members, key=_total_time) if pick == "total"
-                   else min(members, key=lambda r: r["time_us"] if r["time_us"] is not None
-                            else float("inf")))
+            rep = (
+                max(members, key=_total_time)
+                if pick == "total"
+                else min(
+                    members,
+                    key=lambda r: r["time_us"] if r["time_us"] is not None else float("inf"),
+                )
+            )
             out.append(
                 {
                     "set_id": set_id,

@@ -100,7 +100,9 @@ def runs_from_rows(rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
         if unknown:
             raise ValueError(f"not run columns: {sorted(unknown)}")
         family, dt = classify(
-            row.get("classify_hint"), row.get("kernel"), row.get("implementation"),
+            row.get("classify_hint"),
+            row.get("kernel"),
+            row.get("implementation"),
             row.get("workload"),
         )
         for name in INPUT_COLUMNS:
@@ -123,7 +125,9 @@ def with_derived(frame: pl.DataFrame) -> pl.DataFrame:
     """
     peaks = [
         peak_tflops(t, d)
-        for t, d in zip(frame["target"].to_list(), frame["dtype"].cast(pl.String).to_list())
+        for t, d in zip(
+            frame["target"].to_list(), frame["dtype"].cast(pl.String).to_list(), strict=True
+        )
     ]
     has_pf = "peak_fraction" in frame.columns
     out = frame.with_columns(pl.Series("peak_tflops", peaks, dtype=pl.Float64)).with_columns(
@@ -147,9 +151,12 @@ def concat_runs(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
 class GroupSummary(Protocol):
     """What tile-group conversion needs from ``tileprof``'s ``Summary``."""
 
-    clock_hz: int
-    tile_count: int
-    groups: pl.DataFrame
+    @property
+    def clock_hz(self) -> int | float: ...
+    @property
+    def tile_count(self) -> int: ...
+    @property
+    def groups(self) -> pl.DataFrame: ...
 
 
 def tile_target_name(clock_hz: float, tile_count: int) -> str:
@@ -188,8 +195,14 @@ def tile_runs(
                 "metadata": {
                     k: g.get(k)
                     for k in (
-                        "sampleCount", "tileCount", "phaseCount", "phaseCycles", "workCycles",
-                        "usefulUtilization", "workLaneOccupancy", "deviceUsefulUtilization",
+                        "sampleCount",
+                        "tileCount",
+                        "phaseCount",
+                        "phaseCycles",
+                        "workCycles",
+                        "usefulUtilization",
+                        "workLaneOccupancy",
+                        "deviceUsefulUtilization",
                     )
                     if k in g
                 }

@@ -91,8 +91,9 @@ def detect_kind(path: str | Path, data: bytes) -> str:
     )
 
 
-def load_runs(path: str | Path, *, tile_loader: Callable[[Path], ParsedRuns] | None = None,
-              **_: Any) -> ParsedRuns:
+def load_runs(
+    path: str | Path, *, tile_loader: Callable[[Path], ParsedRuns] | None = None, **_: Any
+) -> ParsedRuns:
     """The runs of one file, whatever its kind; tile dumps go to ``tile_loader``."""
     data = read_bytes(Path(path))
     kind = detect_kind(path, data)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from tileprof.runs import ParsedRuns, runs_from_rows
 KIND = "PyTorch trace"
 GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
 LAUNCH_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})
+NO_DTYPE_FAMILIES = frozenset({"copy", "fill", "cast", "layout", "exchange", "other"})
 
 
 class Event(msgspec.Struct):
@@ -92,21 +92,21 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
                 raise InputError(path, f"{where}.{missing}", "GPU event without it")
             gpu.append((i, ev, convert(path, ev.args or {}, GpuArgs, f"{where}.args")))
         elif ev.cat == "cpu_op" or ev.cat in LAUNCH_CATEGORIES:
-            a = convert(path, ev.args or {}, CpuArgs, f"{where}.args")
+            c = convert(path, ev.args or {}, CpuArgs, f"{where}.args")
             if ev.cat == "cpu_op":
                 cpu_count += 1
-                if a.external_id is not None:
-                    cpu_ops[a.external_id] = (ev.name or "", a.input_type)
-            elif a.correlation is not None and a.external_id is not None:
-                launches[a.correlation] = a.external_id
+                if c.external_id is not None:
+                    cpu_ops[c.external_id] = (ev.name or "", c.input_type)
+            elif c.correlation is not None and c.external_id is not None:
+                launches[c.correlation] = c.external_id
     notes: list[str] = []
     if not gpu:
         notes.append(f"{name}: CPU-only trace ({cpu_count} CPU ops, no GPU kernel events)")
         return ParsedRuns(KIND, runs_from_rows([]), notes=notes, metadata={"cpu_ops": cpu_count})
 
     records: dict[str, list[Any]] = {
-        k: [] for k in ("device", "name", "cat", "ts", "dur", "stream", "grid", "block", "op",
-                        "op_types")
+        k: []
+        for k in ("device", "name", "cat", "ts", "dur", "stream", "grid", "block", "op", "op_types")
     }
     for _, ev, a in sorted(gpu, key=lambda t: (t[1].ts or 0.0, t[0])):
         ext = launches.get(a.correlation) if a.correlation is not None else None
@@ -126,9 +126,16 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
     events = pl.DataFrame(
         records,
         schema={
-            "device": pl.Int64, "name": pl.Categorical, "cat": pl.Categorical, "ts": pl.Float64,
-            "dur": pl.Float64, "stream": pl.Int64, "grid": pl.String, "block": pl.String,
-            "op": pl.String, "op_types": pl.String,
+            "device": pl.Int64,
+            "name": pl.Categorical,
+            "cat": pl.Categorical,
+            "ts": pl.Float64,
+            "dur": pl.Float64,
+            "stream": pl.Int64,
+            "grid": pl.String,
+            "block": pl.String,
+            "op": pl.String,
+            "op_types": pl.String,
         },
     )
     agg = aggregate(events)
@@ -139,10 +146,12 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
         if target is None:
             target = f"GPU {device}" if device is not None else "GPU"
         family, dt = classify(r["name"])
-        if dt is None and r["op_types"]:
-            dt = dtype_from_torch_types(json.loads(r["op_types"]))
         if family == "other" and r["op"]:
             family = classify(r["op"])[0]
+        # Only compute kernels take the launching op's input type; a memcpy or memset
+        # launched by aten::copy_ of floats moves bytes, not floats.
+        if dt is None and r["op_types"] and family not in NO_DTYPE_FAMILIES:
+            dt = dtype_from_torch_types(json.loads(r["op_types"]))
         rows.append(
             {
                 "target": target,
@@ -159,8 +168,12 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
                 "p95_us": r["p95_us"],
                 "max_us": r["max_us"],
                 "launch_op": r["op"],
-                "metadata": {"category": r["cat"], "streams": r["streams"], "grid": r["grid"],
-                             "block": r["block"]},
+                "metadata": {
+                    "category": r["cat"],
+                    "streams": r["streams"],
+                    "grid": r["grid"],
+                    "block": r["block"],
+                },
             }
         )
     meta = {"devices": devices, "gpu_events": len(gpu), "cpu_ops": cpu_count}
@@ -201,8 +214,3 @@ def aggregate(events: pl.DataFrame) -> pl.DataFrame:
 
 def _dims(values: list[int] | None) -> str | None:
     return None if not values else "x".join(str(v) for v in values)
-
-
-def launch_op_counts(events: pl.DataFrame) -> Counter[str]:
-    """How many GPU events each CPU op launched (for summaries)."""
-    return Counter(o for o in events["op"].to_list() if o)

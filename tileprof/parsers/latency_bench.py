@@ -75,8 +75,9 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
                 "baseline_time_us": r.inductor_us,
             }
         )
-        rows.append(common | {"source": source, "implementation": "inductor",
-                              "time_us": r.inductor_us})
+        rows.append(
+            common | {"source": source, "implementation": "inductor", "time_us": r.inductor_us}
+        )
     calib_target = _calibration_target(doc)
     # The first schedule listed per workload is the one the others are measured against
     # ("selected WMMA" in the seed).

@@ -62,25 +62,30 @@ def parse(path: str | Path, data: bytes, target: str = DEFAULT_TARGET) -> Parsed
             detail.append(f"missing {', '.join(repr(m) for m in missing)}")
         if not detail:
             detail.append("columns out of order")
-        raise InputError(path, f"line {start + 1}", "; ".join(detail) + f"; expected {','.join(HEADER)}")
+        raise InputError(
+            path, f"line {start + 1}", "; ".join(detail) + f"; expected {','.join(HEADER)}"
+        )
     name = Path(path).name
     rows = []
     for offset, record in enumerate(reader, start=start + 2):
         if not record or all(not f.strip() for f in record):
             continue
         if len(record) != len(HEADER):
-            raise InputError(path, f"line {offset}",
-                             f"{len(record)} fields, expected {len(HEADER)}")
+            raise InputError(
+                path, f"line {offset}", f"{len(record)} fields, expected {len(HEADER)}"
+            )
         values: dict[str, float | int] = {}
-        for col, (key, raw) in enumerate(zip(HEADER[:-1], record[:-1]), start=1):
+        for col, (key, raw) in enumerate(zip(HEADER[:-1], record[:-1], strict=True), start=1):
             try:
                 values[key] = int(raw) if key in _INT_COLUMNS else float(raw)
             except ValueError:
-                raise InputError(path, f"line {offset}, column {col} ({key})",
-                                 f"not a number: {raw!r}") from None
+                raise InputError(
+                    path, f"line {offset}, column {col} ({key})", f"not a number: {raw!r}"
+                ) from None
             if values[key] < 0:
-                raise InputError(path, f"line {offset}, column {col} ({key})",
-                                 f"negative value {raw}")
+                raise InputError(
+                    path, f"line {offset}, column {col} ({key})", f"negative value {raw}"
+                )
         rows.append(
             {
                 "target": target,
@@ -93,8 +98,11 @@ def parse(path: str | Path, data: bytes, target: str = DEFAULT_TARGET) -> Parsed
                 "total_us": values["Total Time (ns)"] / 1e3,
                 "p50_us": values["Med (ns)"] / 1e3,
                 "max_us": values["Max (ns)"] / 1e3,
-                "metadata": {"time_percent": values["Time (%)"],
-                             "min_ns": values["Min (ns)"], "stddev_ns": values["StdDev (ns)"]},
+                "metadata": {
+                    "time_percent": values["Time (%)"],
+                    "min_ns": values["Min (ns)"],
+                    "stddev_ns": values["StdDev (ns)"],
+                },
             }
         )
     return ParsedRuns(KIND, runs_from_rows(rows))

@@ -56,8 +56,17 @@ class RunDoc(msgspec.Struct):
 FIELDS: tuple[str, ...] = GenericRun.__struct_fields__
 _INT_FIELDS = frozenset({"calls", "mac"})
 _FLOAT_FIELDS = frozenset(
-    {"time_us", "total_us", "p50_us", "p95_us", "max_us", "energy_j", "energy_raw_j",
-     "baseline_time_us", "peak_fraction"}
+    {
+        "time_us",
+        "total_us",
+        "p50_us",
+        "p95_us",
+        "max_us",
+        "energy_j",
+        "energy_raw_j",
+        "baseline_time_us",
+        "peak_fraction",
+    }
 )
 
 
@@ -83,8 +92,11 @@ def parse_json(path: str | Path, data: bytes) -> ParsedRuns:
         else decode_json(path, data, RunDoc).runs
     )
     prefix = "$" if stripped[:1] == b"[" else "$.runs"
-    return _finish(path, [msgspec.structs.asdict(r) for r in runs],
-                   [f"{prefix}[{i}]" for i in range(len(runs))])
+    return _finish(
+        path,
+        [msgspec.structs.asdict(r) for r in runs],
+        [f"{prefix}[{i}]" for i in range(len(runs))],
+    )
 
 
 def parse_csv(path: str | Path, data: bytes) -> ParsedRuns:
@@ -104,9 +116,11 @@ def parse_csv(path: str | Path, data: bytes) -> ParsedRuns:
         if not record:
             continue
         if len(record) != len(header):
-            raise InputError(path, f"line {line_no}", f"{len(record)} fields, expected {len(header)}")
+            raise InputError(
+                path, f"line {line_no}", f"{len(record)} fields, expected {len(header)}"
+            )
         row: dict[str, Any] = {}
-        for col, (key, raw) in enumerate(zip(header, record), start=1):
+        for col, (key, raw) in enumerate(zip(header, record, strict=True), start=1):
             value: Any = raw.strip() or None
             try:
                 if value is not None and key in _INT_FIELDS:
@@ -114,8 +128,9 @@ def parse_csv(path: str | Path, data: bytes) -> ParsedRuns:
                 elif value is not None and key in _FLOAT_FIELDS:
                     value = float(value)
             except ValueError:
-                raise InputError(path, f"line {line_no}, column {col} ({key})",
-                                 f"not a number: {raw!r}") from None
+                raise InputError(
+                    path, f"line {line_no}, column {col} ({key})", f"not a number: {raw!r}"
+                ) from None
             row[key] = value
         if row.get("time_us") is None:
             raise InputError(path, f"line {line_no}", "time_us is empty")
@@ -127,16 +142,25 @@ def parse_csv(path: str | Path, data: bytes) -> ParsedRuns:
 def _finish(path: str | Path, records: list[dict[str, Any]], places: list[str]) -> ParsedRuns:
     name = Path(path).name
     rows = []
-    for rec, place in zip(records, places):
-        for key, allowed in (("op_family", OP_FAMILIES), ("dtype", DTYPES),
-                             ("target_kind", ("tile", "gpu"))):
+    for rec, place in zip(records, places, strict=True):
+        for key, allowed in (
+            ("op_family", OP_FAMILIES),
+            ("dtype", DTYPES),
+            ("target_kind", ("tile", "gpu")),
+        ):
             if rec.get(key) is not None and rec[key] not in allowed:
-                raise InputError(path, f"{place} ({key})",
-                                 f"{rec[key]!r} is not one of {', '.join(allowed)}")
+                raise InputError(
+                    path, f"{place} ({key})", f"{rec[key]!r} is not one of {', '.join(allowed)}"
+                )
         for key in _FLOAT_FIELDS | _INT_FIELDS:
             if rec.get(key) is not None and rec[key] < 0:
                 raise InputError(path, f"{place} ({key})", f"negative value {rec[key]}")
-        rows.append({k: v for k, v in rec.items()} | {"source": f"{name}: {place}",
-                                                      "target_kind": rec.get("target_kind") or "gpu",
-                                                      "per": rec.get("per") or "call"})
+        rows.append(
+            {k: v for k, v in rec.items()}
+            | {
+                "source": f"{name}: {place}",
+                "target_kind": rec.get("target_kind") or "gpu",
+                "per": rec.get("per") or "call",
+            }
+        )
     return ParsedRuns(KIND, runs_from_rows(rows))
