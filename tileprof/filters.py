@@ -56,6 +56,11 @@ def parse_window(text: str) -> tuple[int, int]:
     return start, end
 
 
+def glob_to_regex(glob: str) -> str:
+    """A shell-style glob as a regex for polars (Rust's regex spells end-of-text ``\\z``)."""
+    return fnmatch.translate(glob).replace("\\Z", "\\z")
+
+
 def group_name() -> pl.Expr:
     """A sample's group: its kernel, or its kind when the kernel is missing or empty."""
     kernel = pl.col("kernel").cast(pl.String)
@@ -79,7 +84,7 @@ def filter_expression(filters: Filters) -> pl.Expr:
         )
         condition &= overlaps | instant_inside
     if filters.kernels:
-        pattern = "|".join(f"(?:{fnmatch.translate(glob)})" for glob in filters.kernels)
+        pattern = "|".join(f"^(?:{glob_to_regex(glob)})" for glob in filters.kernels)
         condition &= group_name().fill_null("").str.contains(pattern)
     if filters.kind is not None:
         condition &= pl.col("kind").cast(pl.String) == filters.kind

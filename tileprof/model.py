@@ -78,8 +78,11 @@ class Profile:
 
     def to_pandas(self) -> pd.DataFrame:
         """The sample frame as pandas, with the metadata lists as a column of dicts."""
-        frame = self.samples.to_pandas()
-        frame["metadata"] = [self.metadata_of(i) if i == i else [] for i in frame.pop("metadataId")]
+        import pandas as pd
+
+        frame = self.samples.drop("metadataId").to_pandas()
+        ids = self.samples.get_column("metadataId").to_list()
+        frame["metadata"] = pd.Series([self.metadata_of(i) for i in ids], dtype=object)
         return frame
 
     def save(self, path: str | Path) -> None:

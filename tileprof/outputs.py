@@ -8,13 +8,13 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from tileprof.errors import OutputError
 
 
 @contextlib.contextmanager
-def atomic_writer(path: str | os.PathLike[str], binary: bool = False) -> Iterator[IO]:  # type: ignore[type-arg]
+def atomic_writer(path: str | os.PathLike[str], binary: bool = False) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path`` and move it over ``path`` only on success.
 
     A failure while writing leaves any existing file untouched and removes the temporary one.
@@ -28,10 +28,10 @@ def atomic_writer(path: str | os.PathLike[str], binary: bool = False) -> Iterato
     except OSError as exc:
         raise OutputError(f"{target}: cannot write: {exc.strerror}") from exc
     try:
-        mode = "wb" if binary else "w"
-        with os.fdopen(
-            fd, mode, **({} if binary else {"encoding": "utf-8", "newline": ""})
-        ) as handle:
+        handle: IO[Any] = (
+            os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")
+        )
+        with handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())

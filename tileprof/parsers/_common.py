@@ -7,7 +7,7 @@ import gzip
 import math
 import re
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,7 +48,7 @@ class ParsedDump:
 
 
 def read_bytes(path: Path) -> bytes:
-    """The file's content, gunzipped when it is gzip; missing or unreadable files are InputErrors."""
+    """The file's content, gunzipped when it is gzip; unreadable files are InputErrors."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -156,7 +156,7 @@ def decode_metadata(
 
 
 def build_sample_frame(
-    columns: dict[str, Sequence[object] | np.ndarray | pl.Series],
+    columns: Mapping[str, Sequence[object] | np.ndarray | pl.Series],
     metadata_ids: np.ndarray,
     useful_by_id: np.ndarray,
     physical_by_id: np.ndarray,

@@ -8,6 +8,7 @@ path named); each sample's metadata stays raw bytes until its distinct lists are
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
@@ -74,7 +75,7 @@ def samples_to_parsed(
     """Columns, interned metadata and the typed frame from decoded sample records."""
     ids, distinct = intern_metadata([bytes(record.metadata) for record in records])
     table, useful, physical = decode_metadata(path, distinct, ids, place)
-    columns = {
+    columns: dict[str, Sequence[object]] = {
         "tile": [r.physicalTile for r in records],
         "offset": [r.offset for r in records],
         "duration": [r.duration for r in records],

@@ -67,7 +67,7 @@ def parse(path: Path, data: bytes) -> ParsedDump:
     try:
         records = _BATCH_DECODER.decode(b"[" + b",".join(sample_lines) + b"]")
     except (msgspec.ValidationError, msgspec.DecodeError):
-        for line_number, line in zip(numbers, sample_lines):
+        for line_number, line in zip(numbers, sample_lines, strict=True):
             try:
                 _SAMPLE_DECODER.decode(line)
             except (msgspec.ValidationError, msgspec.DecodeError):

@@ -64,7 +64,7 @@ def typed_from_table(
             )
         ids, distinct = intern_metadata(metadata.cast(pl.String).to_list())
     entries, useful, physical = decode_metadata(path, distinct, ids, place)
-    frame = build_sample_frame(columns, ids, useful, physical)  # type: ignore[arg-type]
+    frame = build_sample_frame(columns, ids, useful, physical)
     return ParsedDump(frame, entries, header, place)
 
 

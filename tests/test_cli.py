@@ -1,0 +1,186 @@
+"""The summary command through click's runner and as a real process."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.samples import sample, write_dump
+from tileprof.cli import cli
+
+SEED_004 = Path(__file__).resolve().parent.parent / "fixtures" / "seed_004_summary.json"
+
+SAMPLES = [
+    sample(0, 0, 100, "gemm", useful=50, physical=60, phase=1, epoch=1),
+    sample(1, 10, 100, "gemm", useful=40, physical=60, phase=1, epoch=1),
+    sample(0, 100, 30, None, kind="exchange", phase=2, epoch=1),
+    sample(2, 500, 10, "copy", phase=3, epoch=2),
+]
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture()
+def dump(tmp_path: Path) -> Path:
+    return write_dump(tmp_path / "dump.json", SAMPLES)
+
+
+def test_json_document_has_the_seed_layout(dump: Path) -> None:
+    code, out, _ = run("summary", str(dump), "--format", "json")
+    assert code == 0
+    document = json.loads(out)
+    seed = json.loads(SEED_004.read_text())
+    assert list(document) == list(seed)
+    assert list(document["groups"][0]) == list(seed["groups"][0])
+    assert list(document["samples"][0]) == list(seed["samples"][0])
+    assert document["sampleCount"] == 4
+    assert document["profileSpanCycles"] == 510
+    assert [g["name"] for g in document["groups"]] == ["gemm", "exchange", "copy"]
+    assert isinstance(document["groups"][0]["sampleCount"], int)
+
+
+def test_seed_file_summary_reproduces_its_samples() -> None:
+    code, out, _ = run("summary", str(SEED_004), "--format", "json")
+    assert code == 0
+    assert json.loads(out)["samples"] == json.loads(SEED_004.read_text())["samples"]
+
+
+def test_filters(dump: Path) -> None:
+    def names(*options: str) -> list[str]:
+        code, out, err = run("summary", str(dump), "--format", "json", *options)
+        assert code == 0, err
+        return [g["name"] for g in json.loads(out)["groups"]]
+
+    assert names("--epoch", "2") == ["copy"]
+    assert names("--at", "105") == ["gemm", "exchange"]
+    assert names("--at", "110") == ["exchange"]
+    assert names("--window", "120:600") == ["exchange", "copy"]
+    assert names("--kernel", "gem*") == ["gemm"]
+    assert names("--kernel", "copy", "--kernel", "exch*") == ["exchange", "copy"]
+    assert names("--kind", "exchange") == ["exchange"]
+    _, out, _ = run("summary", str(dump), "--format", "json", "--at", "105")
+    document = json.loads(out)
+    assert document["atOffset"] == 105
+    assert document["matchedSampleCount"] == 2
+    assert document["sampleCount"] == 4
+
+
+def test_empty_match_is_a_valid_document(dump: Path) -> None:
+    code, out, _ = run("summary", str(dump), "--format", "json", "--epoch", "9")
+    assert code == 0
+    document = json.loads(out)
+    assert document["groups"] == [] and document["samples"] == []
+    assert document["matchedSampleCount"] == 0
+    code, out, _ = run("summary", str(dump), "--epoch", "9")
+    assert code == 0 and "no samples matched" in out
+
+
+def test_group_by(dump: Path) -> None:
+    code, out, _ = run("summary", str(dump), "--format", "json", "--group-by", "epoch,tile")
+    assert code == 0
+    groups = json.loads(out)["groups"]
+    assert {"epoch": 1, "tile": 0} in [g["dimensions"] for g in groups]
+    assert all(set(g["dimensions"]) == {"epoch", "tile"} for g in groups)
+    code, _, err = run("summary", str(dump), "--group-by", "colour")
+    assert code == 2 and "colour" in err
+
+
+def test_csv_has_one_row_per_group(dump: Path) -> None:
+    code, out, _ = run("summary", str(dump), "--format", "csv")
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [r["name"] for r in rows] == ["gemm", "exchange", "copy"]
+    assert rows[0]["phaseCycles"] == "110"
+    assert rows[1]["usefulUtilization"] == ""
+
+
+def test_table_shows_header_and_groups(dump: Path) -> None:
+    code, out, _ = run("summary", str(dump), "--epoch", "1")
+    assert code == 0
+    assert "1472 tiles @ 1.5 GHz" in out
+    assert "3 matched of 4" in out
+    assert "--epoch 1" in out
+    assert "gemm" in out and "exchange" in out
+
+
+def test_output_file_is_written_and_not_overwritten_without_force(
+    dump: Path, tmp_path: Path
+) -> None:
+    out_path = tmp_path / "summary.json"
+    code, out, _ = run("summary", str(dump), "--format", "json", "-o", str(out_path))
+    assert code == 0 and out == ""
+    first = out_path.read_text()
+    assert json.loads(first)["sampleCount"] == 4
+    code, _, err = run("summary", str(dump), "--format", "csv", "-o", str(out_path))
+    assert code == 2 and "--force" in err
+    assert out_path.read_text() == first
+    code, _, _ = run("summary", str(dump), "--format", "csv", "-o", str(out_path), "--force")
+    assert code == 0 and out_path.read_text().startswith("name,")
+
+
+def test_failed_run_leaves_existing_output_intact(tmp_path: Path) -> None:
+    out_path = tmp_path / "summary.json"
+    out_path.write_text("precious")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"samples": [')
+    code, _, _ = run("summary", str(bad), "-o", str(out_path), "--force")
+    assert code == 2
+    assert out_path.read_text() == "precious"
+    assert list(tmp_path.glob(".summary.json.*")) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["summary"],
+        ["summary", "x.json", "--example"],
+        ["summary", "{dump}", "--window", "5"],
+        ["summary", "{dump}", "--window", "9:3"],
+    ],
+)
+def test_bad_options_exit_2(dump: Path, args: list[str]) -> None:
+    code, _, err = run(*[a.format(dump=dump) for a in args])
+    assert code == 2
+    assert "Traceback" not in err
+
+
+def test_bad_input_is_one_line_without_traceback(tmp_path: Path) -> None:
+    bad = write_dump(tmp_path / "bad.json", [sample(0, 0, -1)])
+    code, _, err = run("summary", str(bad))
+    assert code == 2
+    assert err.strip().count("\n") == 0
+    assert err.startswith("tileprof: error: ") and str(bad) in err and "sample 0" in err
+
+
+def _process(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    return subprocess.run(
+        [sys.executable, "-m", "tileprof", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def test_subprocess_summary_and_errors(dump: Path, tmp_path: Path) -> None:
+    ok = _process("summary", str(dump), "--format", "json")
+    assert ok.returncode == 0
+    assert json.loads(ok.stdout)["matchedSampleCount"] == 4
+    missing = _process("summary", str(tmp_path / "absent.json"))
+    assert missing.returncode == 2
+    assert missing.stderr.strip() == f"tileprof: error: {tmp_path / 'absent.json'}: no such file"
+    debug = _process("--debug", "summary", str(tmp_path / "absent.json"))
+    assert debug.returncode == 2 and "Traceback" in debug.stderr

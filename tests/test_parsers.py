@@ -1,0 +1,228 @@
+"""Dump formats: the same dump in every form gives the same profile; bad input is one clear line."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import msgspec
+import polars as pl
+import pytest
+
+import tileprof
+from tests.samples import document, sample, write_dump
+from tileprof.errors import InputError
+from tileprof.parsers import detect_dump_format
+from tileprof.schema import SAMPLE_SCHEMA
+from tileprof.writers import WRITE_FORMATS
+from tileprof.writers import write_dump as write_profile
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+SEED_004 = FIXTURES / "seed_004_summary.json"
+
+MIXED = [
+    sample(0, 100, 40, "gemm_f16", useful=10, physical=20, phase=3),
+    sample(1, 90, 40, "gemm_f16", useful=12.5, physical=20, phase=4),
+    sample(2, 0, 5, None, kind="exchange", phase=None, epoch=None),
+    {"physicalTile": 3, "offset": 7, "duration": 1, "kind": "compute"},
+    sample(3, 8, 2, "copy", metadata=[{"name": "kernelSpec", "value": "Copy { n: 4 }"}]),
+]
+
+
+def test_seed_004_is_a_valid_dump_with_three_samples() -> None:
+    profile = tileprof.load(SEED_004)
+    assert profile.samples.height == 3
+    assert profile.format == "json"
+    assert (profile.clock_hz, profile.tile_count) == (1_500_000_000, 1472)
+    assert profile.samples.schema == pl.Schema(SAMPLE_SCHEMA)
+    first = profile.records()[0]
+    seed = msgspec.json.decode(SEED_004.read_bytes())["samples"][0]
+    assert first == seed
+
+
+def test_other_metadata_is_kept_and_reachable() -> None:
+    profile = tileprof.load(SEED_004)
+    metadata = dict(profile.metadata[profile.samples["metadataId"][0]])
+    assert metadata["kernelSpec"].startswith("AttentionSoftmax")
+    assert metadata["workEstimateBasis"].startswith("softmax")
+    assert profile.to_pandas()["metadata"][0][2]["name"] == "kernelSpec"
+
+
+def test_missing_optional_fields_become_null(tmp_path: Path) -> None:
+    profile = tileprof.load(write_dump(tmp_path / "d.json", MIXED))
+    row = profile.samples.row(3, named=True)
+    assert row["phase"] is None and row["epoch"] is None and row["kernel"] is None
+    assert row["operation"] is None and row["metadataId"] is None
+    assert row["usefulCycles"] is None and row["physicalWorkCycles"] is None
+    assert profile.samples["usefulCycles"].to_list()[:2] == [10.0, 12.5]
+
+
+@pytest.mark.parametrize("fmt", WRITE_FORMATS)
+@pytest.mark.parametrize("compressed", [False, True])
+def test_every_format_gives_identical_summaries(tmp_path: Path, fmt: str, compressed: bool) -> None:
+    original = tileprof.load(write_dump(tmp_path / "d.json", MIXED, clockHz=1e9, tileCount=16))
+    target = tmp_path / f"copy.{fmt}{'.gz' if compressed else ''}"
+    write_profile(original, target, fmt)
+    if compressed:
+        assert target.read_bytes()[:2] == b"\x1f\x8b"
+    copy = tileprof.load(target)
+    assert copy.format == fmt
+    assert copy.samples.equals(original.samples)
+    assert copy.metadata == original.metadata
+    assert (copy.clock_hz, copy.tile_count) == (1_000_000_000, 16)
+    assert copy.summary(top=5).to_document() == original.summary(top=5).to_document()
+
+
+def test_cache_layout_round_trips(tmp_path: Path) -> None:
+    original = tileprof.load(SEED_004)
+    original.save(tmp_path / "cache.parquet")
+    copy = tileprof.load(tmp_path / "cache.parquet")
+    assert copy.samples.equals(original.samples)
+    assert copy.summary().to_document() == original.summary().to_document()
+
+
+def test_format_detected_from_content_not_only_extension(tmp_path: Path) -> None:
+    original = tileprof.load(write_dump(tmp_path / "d.json", MIXED))
+    for fmt in WRITE_FORMATS:
+        path = tmp_path / f"no-extension-{fmt}"
+        write_profile(original, path, fmt)
+        assert detect_dump_format(path) == fmt
+        assert tileprof.load(path).samples.equals(original.samples)
+
+
+def test_ndjson_header_is_optional(tmp_path: Path) -> None:
+    lines = b"\n".join(msgspec.json.encode(s) for s in MIXED) + b"\n\n"
+    path = tmp_path / "d.ndjson"
+    path.write_bytes(lines)
+    profile = tileprof.load(path)
+    assert profile.samples.height == len(MIXED)
+    assert (profile.clock_hz, profile.tile_count) == (1_500_000_000, 1472)
+
+
+def test_options_override_the_dump(tmp_path: Path) -> None:
+    path = write_dump(tmp_path / "d.json", MIXED, clockHz=1e9, tileCount=16)
+    profile = tileprof.load(path, clock_hz=2e9, tile_count=64)
+    assert (profile.clock_hz, profile.tile_count) == (2_000_000_000, 64)
+
+
+def test_format_override(tmp_path: Path) -> None:
+    path = tmp_path / "d.txt"
+    path.write_bytes(document(MIXED))
+    assert tileprof.load(path, format="json").samples.height == len(MIXED)
+    with pytest.raises(InputError):
+        tileprof.load(path, format="csv")
+
+
+# --- bad input: one line naming the file and the place ---------------------------------------
+
+
+def error_of(path: Path, **options: object) -> str:
+    with pytest.raises(InputError) as caught:
+        tileprof.load(path, **options)  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert "\n" not in message
+    assert str(path) in message
+    return message
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    assert "no such file" in error_of(tmp_path / "absent.json")
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    path = tmp_path / "empty.json"
+    path.write_bytes(b"")
+    assert "empty" in error_of(path)
+
+
+def test_truncated_json(tmp_path: Path) -> None:
+    path = tmp_path / "cut.json"
+    path.write_bytes(document(MIXED)[:-25])
+    message = error_of(path)
+    assert "line 1, column" in message and "truncated" in message
+
+
+def test_truncated_gzip(tmp_path: Path) -> None:
+    path = tmp_path / "cut.json.gz"
+    path.write_bytes(gzip.compress(document(MIXED))[:-10])
+    assert "gzip" in error_of(path)
+
+
+@pytest.mark.parametrize("key", ["offset", "duration", "physicalTile"])
+def test_sample_missing_required_field(tmp_path: Path, key: str) -> None:
+    samples = [dict(s) for s in MIXED]
+    del samples[2][key]
+    message = error_of(write_dump(tmp_path / "d.json", samples))
+    assert "sample 2" in message and key in message
+
+
+def test_string_where_a_number_belongs(tmp_path: Path) -> None:
+    samples = [dict(s) for s in MIXED]
+    samples[1]["offset"] = "90"
+    message = error_of(write_dump(tmp_path / "d.json", samples))
+    assert "sample 1" in message and "offset" in message and "str" in message
+
+
+@pytest.mark.parametrize(
+    ("key", "word"), [("duration", "negative duration"), ("offset", "negative offset")]
+)
+def test_negative_times(tmp_path: Path, key: str, word: str) -> None:
+    samples = [dict(s) for s in MIXED]
+    samples[4][key] = -5
+    message = error_of(write_dump(tmp_path / "d.json", samples))
+    assert "sample 4" in message and word in message
+
+
+def test_tile_beyond_tile_count(tmp_path: Path) -> None:
+    samples = [dict(s) for s in MIXED]
+    samples[3]["physicalTile"] = 16
+    message = error_of(write_dump(tmp_path / "d.json", samples, tileCount=16))
+    assert "sample 3" in message and "tileCount 16" in message
+
+
+def test_unparseable_useful_cycles(tmp_path: Path) -> None:
+    samples = [dict(s) for s in MIXED]
+    samples[1]["metadata"] = [{"name": "usefulCycles", "value": "lots"}]
+    message = error_of(write_dump(tmp_path / "d.json", samples))
+    assert "sample 1" in message and "usefulCycles" in message and "'lots'" in message
+
+
+def test_unknown_format(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("these are not samples\n")
+    assert "unknown format" in error_of(path)
+
+
+def test_ndjson_errors_name_the_line(tmp_path: Path) -> None:
+    lines = [msgspec.json.encode({"clockHz": 1.5e9})] + [msgspec.json.encode(s) for s in MIXED]
+    lines[3] = lines[3].replace(b'"duration":5', b'"duration":"5"')
+    path = tmp_path / "d.ndjson"
+    path.write_bytes(b"\n".join(lines))
+    message = error_of(path)
+    assert "line 4" in message and "duration" in message
+    lines[3] = b'{"physicalTile": 2, "offset": '
+    path.write_bytes(b"\n".join(lines))
+    assert "line 4" in error_of(path)
+    lines[3] = msgspec.json.encode(sample(1, 5, -3))
+    path.write_bytes(b"\n".join(lines))
+    assert "line 4: negative duration" in error_of(path)
+
+
+def test_csv_errors_name_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text("physicalTile,offset,duration,kernel\n0,10,5,a\n1,ten,5,a\n", encoding="utf-8")
+    message = error_of(path)
+    assert "line 3, column offset" in message and "'ten'" in message
+    path.write_text("physicalTile,duration\n0,5\n", encoding="utf-8")
+    assert "column offset" in error_of(path)
+
+
+def test_parquet_wrong_column_type(tmp_path: Path) -> None:
+    path = tmp_path / "d.parquet"
+    pl.DataFrame({"physicalTile": [0], "offset": [1.5], "duration": [2]}).write_parquet(path)
+    message = error_of(path)
+    assert "row 0, column offset" in message
+
+
+def test_bad_clock_in_dump(tmp_path: Path) -> None:
+    assert "clockHz" in error_of(write_dump(tmp_path / "d.json", MIXED, clockHz=0))

@@ -1,0 +1,266 @@
+"""Each statistic of docs/metrics.md on small cases, plus property tests against a naive model."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.samples import frame, sample
+from tileprof.stats import GROUP_FIELDS, group_statistics, profile_span
+
+TILES = 1472
+CLOCK = 1_500_000_000
+
+
+def stats(samples: list[dict[str, Any]], **options: Any) -> dict[str, dict[str, Any]]:
+    table = group_statistics(frame(samples), tile_count=TILES, clock_hz=CLOCK, **options)
+    return {row["name"]: row for row in table.iter_rows(named=True)}
+
+
+def test_single_sample() -> None:
+    row = stats([sample(3, 100, 40, useful=10, physical=20)])["k"]
+    assert row["sampleCount"] == 1
+    assert row["tileCount"] == 1
+    assert row["phaseCount"] == 1
+    assert row["phaseCycles"] == 40
+    assert row["phaseMs"] == 40 * 1000 / CLOCK
+    assert row["workCycles"] == 40
+    assert row["averageActiveTiles"] == 1.0
+    assert row["usefulCycles"] == 10.0
+    assert row["estimatedWorkCycles"] == 40
+    assert row["usefulUtilization"] == 0.25
+    assert row["workLaneOccupancy"] == 0.5
+    assert row["deviceUsefulUtilization"] == 10 / (TILES * 40)
+    assert row["meanCycles"] == 40.0
+    assert (row["p50Cycles"], row["p95Cycles"], row["maximumCycles"]) == (40, 40, 40)
+    assert (row["firstOffset"], row["lastOffset"]) == (100, 140)
+
+
+def test_zero_durations() -> None:
+    row = stats([sample(0, 10, 0, useful=0), sample(1, 10, 0, useful=0)])["k"]
+    assert row["phaseCycles"] == 0
+    assert row["workCycles"] == 0
+    assert row["averageActiveTiles"] is None
+    assert row["estimatedWorkCycles"] == 0
+    assert row["usefulUtilization"] is None
+    assert row["deviceUsefulUtilization"] is None
+    assert row["phaseMs"] == 0.0
+    assert (row["firstOffset"], row["lastOffset"]) == (10, 10)
+
+
+@pytest.mark.parametrize(
+    ("intervals", "union"),
+    [
+        ([(0, 10), (10, 5)], 15),  # touching
+        ([(0, 10), (5, 10)], 15),  # overlapping
+        ([(0, 10), (20, 5)], 15),  # disjoint
+        ([(0, 100), (10, 5), (50, 10)], 100),  # nested
+        ([(30, 10), (0, 10), (5, 30)], 40),  # unsorted, chained
+        ([(0, 10), (0, 10)], 10),  # identical
+        ([(5, 0), (0, 10)], 10),  # zero-length inside
+    ],
+)
+def test_phase_cycles_is_union_length(intervals: list[tuple[int, int]], union: int) -> None:
+    rows = stats([sample(tile, o, d) for tile, (o, d) in enumerate(intervals)])
+    assert rows["k"]["phaseCycles"] == union
+    assert rows["k"]["workCycles"] == sum(d for _, d in intervals)
+
+
+def test_group_without_metadata() -> None:
+    row = stats([sample(0, 0, 10), sample(1, 0, 30)])["k"]
+    assert row["usefulCycles"] == 0.0
+    assert row["estimatedWorkCycles"] == 0
+    assert row["usefulUtilization"] is None
+    assert row["workLaneOccupancy"] is None
+    assert row["deviceUsefulUtilization"] is None
+
+
+def test_group_with_useful_cycles_only() -> None:
+    row = stats([sample(0, 0, 10, useful=5), sample(1, 0, 30, useful=15)])["k"]
+    assert row["usefulCycles"] == 20.0
+    assert row["estimatedWorkCycles"] == 40
+    assert row["usefulUtilization"] == 0.5
+    assert row["workLaneOccupancy"] is None
+    assert row["deviceUsefulUtilization"] == 20 / (TILES * 30)
+
+
+def test_group_with_both_entries() -> None:
+    row = stats([sample(0, 0, 10, useful=5, physical=8), sample(1, 0, 30, useful=15, physical=12)])
+    assert row["k"]["workLaneOccupancy"] == 20 / 20
+
+
+def test_mixed_group_only_some_samples_carry_metadata() -> None:
+    row = stats([sample(0, 0, 10, useful=4, physical=5), sample(1, 0, 30), sample(2, 5, 20)])["k"]
+    assert row["workCycles"] == 60
+    assert row["estimatedWorkCycles"] == 10
+    assert row["usefulUtilization"] == 0.4
+    assert row["workLaneOccupancy"] == 0.8
+    assert row["deviceUsefulUtilization"] == 4 / (TILES * 30)
+
+
+def test_zero_useful_cycles_with_estimate_is_zero_not_null() -> None:
+    row = stats([sample(0, 0, 10, useful=0), sample(1, 0, 10)])["k"]
+    assert row["usefulUtilization"] == 0.0
+    assert row["deviceUsefulUtilization"] == 0.0
+
+
+def test_repeated_tiles_and_phases() -> None:
+    samples = [
+        sample(0, 0, 10, phase=1),
+        sample(0, 10, 10, phase=2),
+        sample(1, 0, 10, phase=1),
+        sample(1, 30, 10, phase=None),
+    ]
+    row = stats(samples)["k"]
+    assert row["sampleCount"] == 4
+    assert row["tileCount"] == 2
+    assert row["phaseCount"] == 2
+    assert row["phaseCycles"] == 30
+
+
+def test_nearest_rank_percentiles() -> None:
+    durations = list(range(1, 21))  # 20 values: p50 is rank 10, p95 is rank 19
+    row = stats([sample(t, 0, d) for t, d in enumerate(reversed(durations))])["k"]
+    assert (row["p50Cycles"], row["p95Cycles"], row["maximumCycles"]) == (10, 19, 20)
+    row = stats([sample(t, 0, d) for t, d in enumerate([5, 1, 3])])["k"]
+    assert (row["p50Cycles"], row["p95Cycles"]) == (3, 5)
+
+
+def test_group_key_falls_back_to_kind() -> None:
+    rows = stats(
+        [
+            sample(0, 0, 10, kernel=None, kind="exchange"),
+            sample(1, 0, 10, kernel="", kind="exchange"),
+            sample(2, 0, 10, kernel="gemm"),
+        ]
+    )
+    assert rows["exchange"]["sampleCount"] == 2
+    assert rows["gemm"]["sampleCount"] == 1
+
+
+def test_order_is_phase_cycles_descending_then_name() -> None:
+    table = group_statistics(
+        frame(
+            [sample(0, 0, 5, kernel="b"), sample(1, 0, 5, kernel="a"), sample(2, 0, 9, kernel="c")]
+        ),
+        tile_count=TILES,
+        clock_hz=CLOCK,
+    )
+    assert table.get_column("name").to_list() == ["c", "a", "b"]
+    assert table.columns == ["name", *GROUP_FIELDS]
+
+
+def test_group_by_dimensions() -> None:
+    samples = [sample(0, 0, 10, epoch=1), sample(1, 0, 10, epoch=2), sample(2, 0, 10, epoch=2)]
+    table = group_statistics(frame(samples), tile_count=TILES, clock_hz=CLOCK, group_by=["epoch"])
+    assert table.select("epoch", "sampleCount").rows() == [(1, 1), (2, 2)]
+
+
+def test_empty_frame_gives_no_groups() -> None:
+    empty = frame([sample(0, 0, 1)]).clear()
+    assert group_statistics(empty, tile_count=TILES, clock_hz=CLOCK).height == 0
+    assert profile_span(empty) is None
+
+
+# --- property tests: the vectorised statistics against a naive per-group model -------------
+
+
+def naive_union(intervals: list[tuple[int, int]]) -> int:
+    covered: set[int] = set()
+    for start, end in intervals:
+        covered.update(range(start, end))
+    return len(covered)
+
+
+def naive_group(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    durations = sorted(s["duration"] for s in samples)
+    n = len(durations)
+    useful_samples = [s for s in samples if s.get("_useful") is not None]
+    physical = [s["_physical"] for s in samples if s.get("_physical") is not None]
+    useful = float(sum(s["_useful"] for s in useful_samples))
+    estimated = sum(s["duration"] for s in useful_samples)
+    union = naive_union([(s["offset"], s["offset"] + s["duration"]) for s in samples])
+    work = sum(durations)
+    return {
+        "sampleCount": n,
+        "tileCount": len({s["physicalTile"] for s in samples}),
+        "phaseCount": len({s["phase"] for s in samples if s.get("phase") is not None}),
+        "phaseCycles": union,
+        "workCycles": work,
+        "averageActiveTiles": work / union if union else None,
+        "usefulCycles": useful,
+        "estimatedWorkCycles": estimated,
+        "usefulUtilization": useful / estimated if estimated else None,
+        "workLaneOccupancy": useful / sum(physical) if sum(physical) else None,
+        "deviceUsefulUtilization": useful / (TILES * union) if estimated and union else None,
+        "meanCycles": work / n,
+        "p50Cycles": durations[math.ceil(0.50 * n) - 1],
+        "p95Cycles": durations[math.ceil(0.95 * n) - 1],
+        "maximumCycles": durations[-1],
+        "firstOffset": min(s["offset"] for s in samples),
+        "lastOffset": max(s["offset"] + s["duration"] for s in samples),
+    }
+
+
+sample_strategy = st.builds(
+    lambda tile, offset, duration, kernel, phase, useful, physical: {
+        **sample(
+            tile,
+            offset,
+            duration,
+            kernel,
+            phase=phase,
+            useful=useful,
+            physical=physical,
+        ),
+        "_useful": useful,
+        "_physical": physical,
+    },
+    tile=st.integers(0, 7),
+    offset=st.integers(0, 300),
+    duration=st.integers(0, 60),
+    kernel=st.sampled_from(["a", "b", "c"]),
+    phase=st.one_of(st.none(), st.integers(0, 4)),
+    useful=st.one_of(st.none(), st.integers(0, 50)),
+    physical=st.one_of(st.none(), st.integers(0, 50)),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(sample_strategy, min_size=1, max_size=40))
+def test_vectorised_statistics_match_naive_model(samples: list[dict[str, Any]]) -> None:
+    clean = [{k: v for k, v in s.items() if not k.startswith("_")} for s in samples]
+    actual = stats(clean)
+    by_kernel: dict[str, list[dict[str, Any]]] = {}
+    for s in samples:
+        by_kernel.setdefault(s["kernel"], []).append(s)
+    assert set(actual) == set(by_kernel)
+    for name, members in by_kernel.items():
+        expected = naive_group(members)
+        for field, value in expected.items():
+            got = actual[name][field]
+            if isinstance(value, float):
+                assert got == pytest.approx(value, rel=1e-12), field
+            else:
+                assert got == value, field
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 1000), st.integers(0, 100)), min_size=1, max_size=60))
+def test_union_length_matches_naive(intervals: list[tuple[int, int]]) -> None:
+    samples = [sample(i % 1472, o, d) for i, (o, d) in enumerate(intervals)]
+    assert stats(samples)["k"]["phaseCycles"] == naive_union([(o, o + d) for o, d in intervals])
+
+
+def test_statistics_keep_integer_types() -> None:
+    table = group_statistics(frame([sample(0, 0, 10)]), tile_count=TILES, clock_hz=CLOCK)
+    integer_fields = [f for f in GROUP_FIELDS if f.endswith(("Count", "Cycles", "Offset"))]
+    integer_fields.remove("usefulCycles")
+    integer_fields.remove("meanCycles")
+    for field in integer_fields:
+        assert table.schema[field] == pl.Int64, field
