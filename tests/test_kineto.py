@@ -25,7 +25,12 @@ def test_small_trace_aggregates_by_hand() -> None:
     # durations 10, 30, 20, 40 µs: sorted 10 20 30 40; p50 = rank ⌈0.5·4⌉ = 2 → 20,
     # p95 = rank ⌈0.95·4⌉ = 4 → 40
     assert (g["calls"], g["total_us"], g["time_us"], g["p50_us"], g["p95_us"], g["max_us"]) == (
-        4, 100.0, 25.0, 20.0, 40.0, 40.0
+        4,
+        100.0,
+        25.0,
+        20.0,
+        40.0,
+        40.0,
     )
     assert g["launch_op"] == "aten::mm"
     assert (g["op_family"], g["dtype"]) == ("gemm", "f16")
@@ -37,8 +42,11 @@ def test_small_trace_aggregates_by_hand() -> None:
     assert (soft["calls"], soft["time_us"], soft["launch_op"]) == (1, 5.0, "aten::_softmax")
     assert (soft["op_family"], soft["dtype"]) == ("softmax", "f32")
     memcpy = rows[("NVIDIA A100-SXM4-80GB", "Memcpy HtoD (Pageable -> Device)")]
-    assert (memcpy["op_family"], memcpy["dtype"], memcpy["launch_op"]) == ("copy", None,
-                                                                           "aten::copy_")
+    assert (memcpy["op_family"], memcpy["dtype"], memcpy["launch_op"]) == (
+        "copy",
+        None,
+        "aten::copy_",
+    )
     memset = rows[("NVIDIA A100-SXM4-80GB", "Memset (Device)")]
     assert (memset["op_family"], memset["launch_op"]) == ("fill", None)
     assert parsed.frame["total_us"].to_list() == [100.0, 8.0, 5.0, 2.5, 1.0]
@@ -49,16 +57,28 @@ def test_aggregate_nearest_rank_percentiles() -> None:
     durs = [float(d) for d in range(1, 21)]  # 1..20: p50 rank 10 → 10, p95 rank 19 → 19
     events = pl.DataFrame(
         {
-            "device": [0] * 20, "name": ["k"] * 20, "cat": ["kernel"] * 20,
-            "ts": durs, "dur": durs[::-1], "stream": [7] * 20, "grid": [None] * 20,
-            "block": [None] * 20, "op": [None] * 20, "op_types": [None] * 20,
+            "device": [0] * 20,
+            "name": ["k"] * 20,
+            "cat": ["kernel"] * 20,
+            "ts": durs,
+            "dur": durs[::-1],
+            "stream": [7] * 20,
+            "grid": [None] * 20,
+            "block": [None] * 20,
+            "op": [None] * 20,
+            "op_types": [None] * 20,
         },
-        schema_overrides={"name": pl.Categorical, "cat": pl.Categorical, "grid": pl.String,
-                          "block": pl.String, "op": pl.String, "op_types": pl.String},
+        schema_overrides={
+            "name": pl.Categorical,
+            "cat": pl.Categorical,
+            "grid": pl.String,
+            "block": pl.String,
+            "op": pl.String,
+            "op_types": pl.String,
+        },
     )
     row = aggregate(events).row(0, named=True)
-    assert (row["p50_us"], row["p95_us"], row["max_us"], row["mean_us"]) == (10.0, 19.0, 20.0,
-                                                                              10.5)
+    assert (row["p50_us"], row["p95_us"], row["max_us"], row["mean_us"]) == (10.0, 19.0, 20.0, 10.5)
 
 
 def test_real_h200_training_trace() -> None:
@@ -70,8 +90,11 @@ def test_real_h200_training_trace() -> None:
     # every GPU event of the trace is counted once
     with gzip.open(TRACES / "h200_train_steps.json.gz", "rt") as fh:
         events = json.load(fh)["traceEvents"]
-    gpu = [e for e in events if e.get("ph") == "X"
-           and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    gpu = [
+        e
+        for e in events
+        if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")
+    ]
     assert frame["calls"].sum() == len(gpu)
     assert frame["total_us"].sum() == pytest.approx(sum(e["dur"] for e in gpu))
     families = set(frame["op_family"].to_list())

@@ -39,7 +39,14 @@ def test_latency_benchmarks_every_row_as_stated() -> None:
     assert frame["per"].unique().to_list() == ["step"]
     calib = frame.filter(frame["source"].str.contains("h100_calibration"))
     assert calib["time_us"].to_list() == [
-        56.53, 93.59, 92.87, 104.85, 190.88, 344.73, 355.29, 389.76
+        56.53,
+        93.59,
+        92.87,
+        104.85,
+        190.88,
+        344.73,
+        355.29,
+        389.76,
     ]
     assert set(calib["target"].to_list()) == {"H100 SXM 80 GB"}
     wg = calib.row(1, named=True)
@@ -68,7 +75,8 @@ def test_energy_report_figures_as_stated() -> None:
     assert fp16["peak_fraction"] == pytest.approx(fp16["tflops"] / 312.0)
     assert fp16["j_per_mac"] == pytest.approx(1.4260743023888982 / 549755813888)
     assert json.loads(fp16["metadata"])["idle_adjusted_baseline_range_J"] == [
-        1.4201229387177092, 1.4320256660600867
+        1.4201229387177092,
+        1.4320256660600867,
     ]
     assert [gemm[k]["dtype"] for k in gemm] == ["f32", "f16", "int8", "b1"]
     assert gemm["strict_fp32"]["peak_fraction"] == pytest.approx(
@@ -94,7 +102,11 @@ def test_nsys_csv_with_progress_lines_and_quoted_names() -> None:
     assert add["kernel"].startswith("void at::native::vectorized_elementwise_kernel<4, at::")
     assert add["kernel"].endswith("std::array<char*, 3ul>)")
     assert (add["time_us"], add["calls"], add["total_us"], add["p50_us"], add["max_us"]) == (
-        5.0, 100, 500.0, 5.0, 5.6
+        5.0,
+        100,
+        500.0,
+        5.0,
+        5.6,
     )
     assert (add["op_family"], add["dtype"]) == ("elementwise", "f32")
     assert frame["op_family"].to_list() == ["gemm", "elementwise", "softmax"]
@@ -105,7 +117,10 @@ def test_generic_csv_and_json() -> None:
     assert csv_runs.height == 2
     first = csv_runs.row(0, named=True)
     assert (first["time_us"], first["calls"], first["mac"], first["dtype"]) == (
-        12.5, 100, 1000000000, "f16"
+        12.5,
+        100,
+        1000000000,
+        "f16",
     )
     # an H100 named as nvidia-smi names the SXM part: 2e9 FLOP in 12.5 µs over 989.5 TFLOP/s
     assert first["peak_fraction"] == pytest.approx(2e9 / 12.5e-6 / 1e12 / 989.5)

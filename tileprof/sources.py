@@ -21,8 +21,10 @@ from tileprof.parsers import (
     latency_bench,
     nsys,
     run_table,
+    sniff_format,
 )
 from tileprof.parsers._common import read_bytes
+from tileprof.parsers._decode import decode_json
 from tileprof.runs import ParsedRuns
 
 TILE_DUMP = "tile dump"
@@ -42,6 +44,9 @@ _JSON_LAYOUTS: tuple[tuple[Callable[[set[str]], bool], str], ...] = (
     (run_table.is_run_doc, run_table.KIND),
 )
 _TILE_KEYS = frozenset({"samples", "clockHz", "tileCount"})
+# Keys only a Chrome/Kineto trace has: such a document without traceEvents is a broken trace,
+# and is reported as one rather than as an unknown layout.
+_TRACE_KEYS = frozenset({"deviceProperties", "schemaVersion", "traceName", "displayTimeUnit"})
 
 
 def _top_level_keys(data: bytes) -> set[str] | None:
@@ -58,12 +63,17 @@ def detect_kind(path: str | Path, data: bytes) -> str:
     head = data.lstrip()[:1]
     if head == b"{":
         keys = _top_level_keys(data)
+        if keys is None and sniff_format(data) is None:
+            # Not one JSON object and not NDJSON: report where the JSON breaks.
+            decode_json(path, data, dict)
         if keys is not None:
             for test, kind in _JSON_LAYOUTS:
                 if test(keys):
                     return kind
             if keys & _TILE_KEYS:
                 return TILE_DUMP
+            if keys & _TRACE_KEYS:
+                return kineto.KIND
             shown = ", ".join(sorted(keys)[:8]) or "none"
             raise InputError(
                 path,

@@ -9,19 +9,12 @@ from typing import Any, TypeVar
 import msgspec
 
 from tileprof.errors import InputError
+from tileprof.parsers._common import json_error_place
 
 T = TypeVar("T")
 
 _AT_PATH = re.compile(r"^(?P<msg>.*?) - at `(?P<path>[^`]*)`$")
 _AT_BYTE = re.compile(r"\(byte (?P<byte>\d+)\)")
-
-
-def line_col(data: bytes, offset: int) -> str:
-    """``line L, column C`` (1-based) of byte ``offset`` in ``data``."""
-    offset = max(0, min(offset, len(data)))
-    line = data.count(b"\n", 0, offset) + 1
-    col = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-    return f"line {line}, column {col}"
 
 
 def decode_json(path: str | Path, data: bytes, type_: type[T]) -> T:
@@ -32,9 +25,8 @@ def decode_json(path: str | Path, data: bytes, type_: type[T]) -> T:
         raise validation_error(path, exc) from None
     except msgspec.DecodeError as exc:
         text = str(exc)
-        m = _AT_BYTE.search(text)
-        where = line_col(data, int(m.group("byte"))) if m else None
-        message = _AT_BYTE.sub("", text).strip().rstrip(":").replace("JSON is", "JSON is")
+        message = _AT_BYTE.sub("", text).strip().rstrip(":")
+        where = json_error_place(data, text)
         raise InputError(path, where, message[0].lower() + message[1:]) from None
 
 
