@@ -168,3 +168,17 @@ def test_bad_links_file(tmp_path: Path, text: str, place: str) -> None:
     assert info.value.where == place
     assert str(info.value).startswith(str(path))
     assert "\n" not in str(info.value)
+
+
+def test_docs_define_every_column_family_dtype_and_peak() -> None:
+    from tileprof.classify import DTYPES, OP_FAMILIES
+    from tileprof.peaks import PEAKS
+    from tileprof.runs import RUN_COLUMNS
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "runs.md").read_text()
+    for column in RUN_COLUMNS:
+        assert f"| `{column.name}` |" in doc, column.name
+    for name in (*OP_FAMILIES, *DTYPES):
+        assert name in doc, name
+    for peak in PEAKS:
+        assert peak.citation in doc
