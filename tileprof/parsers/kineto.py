@@ -30,28 +30,26 @@ LAUNCH_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})
 NO_DTYPE_FAMILIES = frozenset({"copy", "fill", "cast", "layout", "exchange", "other"})
 
 
-class Event(msgspec.Struct):
-    ph: str | None = None
-    cat: str | None = None
-    name: str | None = None
-    ts: float | None = None
-    dur: float | None = None
-    args: dict[str, Any] | None = None
+class Args(msgspec.Struct):
+    """The ``args`` keys tileprof reads; others are skipped unread. Typing them here makes
+    msgspec check every event in one pass and name the bad one (``$.traceEvents[i].args.…``)."""
 
-
-class GpuArgs(msgspec.Struct):
     device: int | None = None
     stream: int | None = None
     correlation: int | None = None
     external_id: int | None = msgspec.field(default=None, name="External id")
     grid: list[int] | None = None
     block: list[int] | None = None
-
-
-class CpuArgs(msgspec.Struct):
-    external_id: int | None = msgspec.field(default=None, name="External id")
-    correlation: int | None = None
     input_type: list[str] | None = msgspec.field(default=None, name="Input type")
+
+
+class Event(msgspec.Struct):
+    ph: str | None = None
+    cat: str | None = None
+    name: str | None = None
+    ts: float | None = None
+    dur: float | None = None
+    args: Args | None = None
 
 
 class DeviceProperties(msgspec.Struct):
@@ -64,6 +62,9 @@ class Trace(msgspec.Struct):
     deviceProperties: list[DeviceProperties] = msgspec.field(default_factory=list)
 
 
+_NO_ARGS = Args()
+
+
 def is_trace(keys: set[str]) -> bool:
     """Whether a JSON object with these top-level keys is a Chrome trace."""
     return "traceEvents" in keys
@@ -71,14 +72,14 @@ def is_trace(keys: set[str]) -> bool:
 
 def parse(path: str | Path, data: bytes) -> ParsedRuns:
     """The per-kernel runs of a Kineto trace."""
-    from tileprof.parsers._decode import convert, decode_json
+    from tileprof.parsers._decode import decode_json
 
     trace = decode_json(path, data, Trace)
     name = Path(path).name
     devices = {d.id: d.name for d in trace.deviceProperties}
     cpu_ops: dict[int, tuple[str, list[str] | None]] = {}
     launches: dict[int, int] = {}  # correlation -> External id of the launching cpu_op
-    gpu: list[tuple[int, Event, GpuArgs]] = []
+    gpu: list[tuple[int, Event, Args]] = []
     cpu_count = 0
     for i, ev in enumerate(trace.traceEvents):
         if ev.ph != "X":
@@ -90,9 +91,9 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
             if ev.dur is None or ev.ts is None:
                 missing = "dur" if ev.dur is None else "ts"
                 raise InputError(path, f"{where}.{missing}", "GPU event without it")
-            gpu.append((i, ev, convert(path, ev.args or {}, GpuArgs, f"{where}.args")))
+            gpu.append((i, ev, ev.args or _NO_ARGS))
         elif ev.cat == "cpu_op" or ev.cat in LAUNCH_CATEGORIES:
-            c = convert(path, ev.args or {}, CpuArgs, f"{where}.args")
+            c = ev.args or _NO_ARGS
             if ev.cat == "cpu_op":
                 cpu_count += 1
                 if c.external_id is not None:
