@@ -92,7 +92,10 @@ def test_linked_sets_tile_and_a100_gemm() -> None:
     tile, a100 = f16.to_dicts()
     # the tile device's representative is its longest f16 GEMM group
     assert tile["kernel"] == "gemm_f16_init_large_rows_interleaved_k80_c112_r121_r122"
-    assert tile["text"] == "tile device (1472 tiles @ 1.5 GHz) 15.5 µs per phase at 17% of peak"
+    assert tile["text"] == (
+        "tile device (1472 tiles @ 1.5 GHz) gemm_f16_init_large_rows_interleaved_k80_c112… "
+        "15.5 µs per phase at 17% of peak"
+    )
     assert a100["text"] == (
         "NVIDIA A100-SXM4-40GB fp16_tensor_core 4.36 ms per GEMM at 81% of peak, 1.43 J"
     )

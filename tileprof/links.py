@@ -53,6 +53,8 @@ MATCH_COLUMNS: tuple[str, ...] = (
     "launch_op",
 )
 SETTABLE_COLUMNS: tuple[str, ...] = ("op_family", "dtype", "workload")
+NAME_WIDTH = 48
+"""Longest kernel or implementation name a linked-set ``text`` shows in full."""
 
 
 class Link(msgspec.Struct, forbid_unknown_fields=True):
@@ -254,8 +256,14 @@ def format_us(us: float | None) -> str:
 
 
 def describe(row: dict[str, Any]) -> str:
-    """One target's part of a linked set, e.g. ``A100 4.36 ms per GEMM at 81% of peak, 1.43 J``."""
-    impl = f" {row['implementation']}" if row.get("implementation") else ""
+    """One target's part of a linked set: target, implementation (else kernel), time, peak, J.
+
+    E.g. ``NVIDIA A100-SXM4-40GB fp16_tensor_core 4.36 ms per GEMM at 81% of peak, 1.43 J``.
+    """
+    name = row.get("implementation") or row.get("kernel")
+    if name and len(name) > NAME_WIDTH:
+        name = name[: NAME_WIDTH - 1] + "…"
+    impl = f" {name}" if name else ""
     text = f"{row['target']}{impl} {format_us(row['time_us'])}"
     if row.get("per"):
         text += f" per {row['per']}"
