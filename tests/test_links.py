@@ -93,7 +93,7 @@ def test_linked_sets_tile_and_a100_gemm() -> None:
     # the tile device's representative is its longest f16 GEMM group
     assert tile["kernel"] == "gemm_f16_init_large_rows_interleaved_k80_c112_r121_r122"
     assert tile["text"] == (
-        "tile device (1472 tiles @ 1.5 GHz) gemm_f16_init_large_rows_interleaved_k80_c112… "
+        "tile device (1472 tiles @ 1.5 GHz) gemm_f16_init_large_rows_interleaved_k80_c112_r… "
         "15.5 µs per phase at 17% of peak"
     )
     assert a100["text"] == (
