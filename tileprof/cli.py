@@ -37,9 +37,10 @@ def cli(debug: bool) -> None:
 
 
 def _register() -> None:
-    from tileprof.commands import summary
+    from tileprof.commands import runs, summary
 
     cli.add_command(summary.command)
+    cli.add_command(runs.command)
 
 
 _register()

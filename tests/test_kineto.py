@@ -1,0 +1,128 @@
+"""PyTorch profiler traces: a hand-built trace with hand-computed aggregates, a real CUDA trace
+recorded on an H200, and a real CPU trace recorded here."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tileprof.parsers.kineto import aggregate
+from tileprof.sources import load_runs
+
+TRACES = Path(__file__).resolve().parent.parent / "fixtures" / "traces"
+GEMM = "ampere_fp16_s16816gemm_fp16_256x128_ldg8_f2f_stages_32x3_nn"
+
+
+def test_small_trace_aggregates_by_hand() -> None:
+    parsed = load_runs(TRACES / "kineto_small.json")
+    rows = {(r["target"], r["kernel"]): r for r in parsed.frame.iter_rows(named=True)}
+    assert parsed.frame.height == 5
+    g = rows[("NVIDIA A100-SXM4-80GB", GEMM)]
+    # durations 10, 30, 20, 40 µs: sorted 10 20 30 40; p50 = rank ⌈0.5·4⌉ = 2 → 20,
+    # p95 = rank ⌈0.95·4⌉ = 4 → 40
+    assert (g["calls"], g["total_us"], g["time_us"], g["p50_us"], g["p95_us"], g["max_us"]) == (
+        4,
+        100.0,
+        25.0,
+        20.0,
+        40.0,
+        40.0,
+    )
+    assert g["launch_op"] == "aten::mm"
+    assert (g["op_family"], g["dtype"]) == ("gemm", "f16")
+    meta = json.loads(g["metadata"])
+    assert (meta["grid"], meta["block"], meta["streams"]) == ("4x2x1", "256x1x1", "7")
+    # device 1 is not in deviceProperties: named by its index, never guessed
+    assert rows[("GPU 1", GEMM)]["total_us"] == 8.0
+    soft = next(r for (t, k), r in rows.items() if "SoftMax" in k)
+    assert (soft["calls"], soft["time_us"], soft["launch_op"]) == (1, 5.0, "aten::_softmax")
+    assert (soft["op_family"], soft["dtype"]) == ("softmax", "f32")
+    memcpy = rows[("NVIDIA A100-SXM4-80GB", "Memcpy HtoD (Pageable -> Device)")]
+    assert (memcpy["op_family"], memcpy["dtype"], memcpy["launch_op"]) == (
+        "copy",
+        None,
+        "aten::copy_",
+    )
+    memset = rows[("NVIDIA A100-SXM4-80GB", "Memset (Device)")]
+    assert (memset["op_family"], memset["launch_op"]) == ("fill", None)
+    assert parsed.frame["total_us"].to_list() == [100.0, 8.0, 5.0, 2.5, 1.0]
+    assert parsed.notes == []
+
+
+def test_aggregate_nearest_rank_percentiles() -> None:
+    durs = [float(d) for d in range(1, 21)]  # 1..20: p50 rank 10 → 10, p95 rank 19 → 19
+    events = pl.DataFrame(
+        {
+            "device": [0] * 20,
+            "name": ["k"] * 20,
+            "cat": ["kernel"] * 20,
+            "ts": durs,
+            "dur": durs[::-1],
+            "stream": [7] * 20,
+            "grid": [None] * 20,
+            "block": [None] * 20,
+            "op": [None] * 20,
+            "op_types": [None] * 20,
+        },
+        schema_overrides={
+            "name": pl.Categorical,
+            "cat": pl.Categorical,
+            "grid": pl.String,
+            "block": pl.String,
+            "op": pl.String,
+            "op_types": pl.String,
+        },
+    )
+    row = aggregate(events).row(0, named=True)
+    assert (row["p50_us"], row["p95_us"], row["max_us"], row["mean_us"]) == (10.0, 19.0, 20.0, 10.5)
+
+
+def test_real_h200_training_trace() -> None:
+    parsed = load_runs(TRACES / "h200_train_steps.json.gz")
+    frame = parsed.frame
+    assert parsed.metadata["devices"] == {0: "NVIDIA H200"}
+    assert set(frame["target"].to_list()) == {"NVIDIA H200"}
+    assert frame["calls"].sum() == parsed.metadata["gpu_events"] > 0
+    # every GPU event of the trace is counted once
+    with gzip.open(TRACES / "h200_train_steps.json.gz", "rt") as fh:
+        events = json.load(fh)["traceEvents"]
+    gpu = [
+        e
+        for e in events
+        if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")
+    ]
+    assert frame["calls"].sum() == len(gpu)
+    assert frame["total_us"].sum() == pytest.approx(sum(e["dur"] for e in gpu))
+    families = set(frame["op_family"].to_list())
+    assert {"gemm", "softmax", "attention", "reduce", "elementwise"} <= families
+    gemm_dtypes = set(frame.filter(pl.col("op_family") == "gemm")["dtype"].to_list())
+    assert {"f32", "f16", "bf16"} <= gemm_dtypes
+    assert frame.filter(pl.col("op_family") == "gemm")["launch_op"].drop_nulls().len() > 0
+    # the kernel list next to the trace was written on the device from the same events
+    listed = {
+        line.split("\t", 1)[1].rstrip("\n")
+        for line in (TRACES / "h200_train_steps.kernels.txt").read_text().splitlines(True)
+    }
+    assert set(frame["kernel"].to_list()) == listed
+
+
+def test_real_cpu_trace_from_torch_profiler(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    from torch.profiler import ProfilerActivity, profile
+
+    x = torch.randn(64, 128)
+    w = torch.randn(128, 32)
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        y = torch.softmax(x @ w, dim=-1)
+        y.sum()
+    path = tmp_path / "cpu_trace.json"
+    prof.export_chrome_trace(str(path))
+    parsed = load_runs(path)
+    assert parsed.kind == "PyTorch trace"
+    assert parsed.frame.height == 0
+    assert parsed.metadata["cpu_ops"] > 0
+    assert len(parsed.notes) == 1 and "CPU-only trace" in parsed.notes[0]

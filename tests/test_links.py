@@ -1,0 +1,187 @@
+"""Tile groups as runs, cross-links by (op_family, dtype) and workload, and the links file."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tileprof.errors import InputError
+from tileprof.links import apply_overrides, linked_sets, load_links
+from tileprof.runs import concat_runs, runs_from_rows, tile_runs
+from tileprof.sources import load_runs
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+ENERGY = FIXTURES / "seeds" / "003_2d9153cb18ea7de3.txt"
+LATENCY = FIXTURES / "seeds" / "000_55f6fcd9cea2f10a.txt"
+
+
+@dataclass
+class FakeSummary:
+    """The three fields tile_runs reads from tileprof.Summary."""
+
+    clock_hz: int
+    tile_count: int
+    groups: pl.DataFrame
+
+
+def seed_groups() -> FakeSummary:
+    seed = json.loads((FIXTURES / "seed_004_summary.json").read_text())
+    groups = pl.DataFrame(
+        [{k: v for k, v in g.items() if k != "dimensions"} for g in seed["groups"]],
+        infer_schema_length=None,
+    )
+    return FakeSummary(seed["clockHz"], seed["tileCount"], groups)
+
+
+def test_tile_groups_become_runs() -> None:
+    runs = tile_runs(seed_groups(), source="seed 004")
+    assert runs.height == 19
+    assert set(runs["target"].to_list()) == {"tile device (1472 tiles @ 1.5 GHz)"}
+    gemm = runs.filter(
+        pl.col("kernel") == "gemm_f16_init_large_rows_interleaved_k80_c112_r121_r122"
+    )
+    row = gemm.row(0, named=True)
+    assert row["time_us"] == pytest.approx(23310 / 1.5e9 * 1e6)  # phaseCycles / clockHz
+    assert row["peak_fraction"] == 0.17203290246768507  # deviceUsefulUtilization as stated
+    assert (row["op_family"], row["dtype"], row["target_kind"], row["per"]) == (
+        "gemm",
+        "f16",
+        "tile",
+        "phase",
+    )
+    exchange = runs.filter(pl.col("kernel") == "exchange").row(0, named=True)
+    assert exchange["peak_fraction"] is None
+    assert exchange["op_family"] == "exchange"
+
+
+def test_hand_built_groups_frame() -> None:
+    groups = pl.DataFrame(
+        {
+            "name": ["gemm_f16_a", "exchange"],
+            "phaseCycles": [3000, 0],
+            "deviceUsefulUtilization": [0.25, None],
+            "maximumCycles": [1500, 0],
+        }
+    )
+    runs = tile_runs(FakeSummary(1_000_000_000, 4, groups), source="hand", target="T")
+    assert runs["time_us"].to_list() == [3.0, 0.0]
+    assert runs["peak_fraction"].to_list() == [0.25, None]
+    assert runs["max_us"].to_list() == [1.5, 0.0]
+    assert runs["target"].to_list() == ["T", "T"]
+
+
+def test_linked_sets_tile_and_a100_gemm() -> None:
+    runs = concat_runs(
+        [
+            tile_runs(seed_groups(), source="seed 004"),
+            load_runs(ENERGY).frame,
+            load_runs(LATENCY).frame,
+        ]
+    )
+    sets = linked_sets(runs)
+    f16 = sets.filter(pl.col("set") == "gemm · f16")
+    assert f16["target"].to_list() == [
+        "tile device (1472 tiles @ 1.5 GHz)",
+        "NVIDIA A100-SXM4-40GB",
+    ]
+    assert f16["runs"].to_list() == [4, 1]
+    tile, a100 = f16.to_dicts()
+    # the tile device's representative is its longest f16 GEMM group
+    assert tile["kernel"] == "gemm_f16_init_large_rows_interleaved_k80_c112_r121_r122"
+    assert tile["text"] == (
+        "tile device (1472 tiles @ 1.5 GHz) gemm_f16_init_large_rows_interleaved_k80_c112_r… "
+        "15.5 µs per phase at 17% of peak"
+    )
+    assert a100["text"] == (
+        "NVIDIA A100-SXM4-40GB fp16_tensor_core 4.36 ms per GEMM at 81% of peak, 1.43 J"
+    )
+    # f8 GEMMs exist on the tile device only: no set
+    assert sets.filter(pl.col("set") == "gemm · f8").height == 0
+    workloads = sets.filter(pl.col("link_by") == "workload")
+    assert sorted(set(workloads["set"].to_list())) == [
+        "workload medium",
+        "workload online",
+        "workload small",
+        "workload tiny-online",
+    ]
+    small = workloads.filter(pl.col("set") == "workload small").to_dicts()
+    # in a workload set each target's representative is its fastest run
+    assert [(r["target"], r["implementation"], r["time_us"]) for r in small] == [
+        ("A100 SXM4 80 GB", "inductor", 22.92),
+        ("H100 SXM 80 GB", "inductor", 18.84),
+    ]
+    assert small[1]["runs"] == 6  # 2 held_out + 4 calibration rows
+
+
+def test_links_file_adds_sets_and_overrides() -> None:
+    links = load_links(FIXTURES / "runs" / "links.toml")
+    runs = concat_runs(
+        [
+            tile_runs(seed_groups(), source="seed 004"),
+            load_runs(ENERGY).frame,
+            load_runs(LATENCY).frame,
+        ]
+    )
+    sets = linked_sets(runs, links)
+    layer = sets.filter(pl.col("set") == "layer 3 GEMM")
+    assert layer["link_by"].unique().to_list() == ["links file"]
+    assert layer["runs"].to_list() == [4, 1]
+    assert sets["set_id"].to_list()[0] == 1 and sets["set"].to_list()[0] == "layer 3 GEMM"
+    # the override gave H100's selected WMMA rows dtype f16; nothing else on H100 is f16
+    h100_f16 = sets.filter(pl.col("set") == "train_step · f16")
+    assert h100_f16.height == 0  # one target only: not a set
+    changed = apply_overrides(runs, links).filter(pl.col("implementation") == "selected WMMA")
+    assert changed["dtype"].to_list() == ["f16", "f16"]
+
+
+def test_no_link_within_one_target() -> None:
+    rows = [
+        {"target": "X", "target_kind": "gpu", "kernel": "gemm_f16", "time_us": 1.0},
+        {"target": "X", "target_kind": "gpu", "kernel": "gemm_f16_b", "time_us": 2.0},
+    ]
+    assert linked_sets(runs_from_rows(rows)).height == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "place"),
+    [
+        ("[[link]]\nname = 'a'\nmatch = [{ colour = 'red' }]\n", "link[0].match[0].colour"),
+        (
+            "[[override]]\nmatch = { kernel = 'k' }\nset = { dtype = 'f64' }\n",
+            "override[0].set.dtype",
+        ),
+        (
+            "[[override]]\nmatch = { kernel = 'k' }\nset = { target = 'x' }\n",
+            "override[0].set.target",
+        ),
+        ("[[link]]\nname = 3\nmatch = []\n", "$.link[0].name"),
+        ("[[lnk]]\nname = 'a'\n", "$"),
+        ("[[link]\n", "line 1, column 7"),
+    ],
+)
+def test_bad_links_file(tmp_path: Path, text: str, place: str) -> None:
+    path = tmp_path / "links.toml"
+    path.write_text(text)
+    with pytest.raises(InputError) as info:
+        load_links(path)
+    assert info.value.where == place
+    assert str(info.value).startswith(str(path))
+    assert "\n" not in str(info.value)
+
+
+def test_docs_define_every_column_family_dtype_and_peak() -> None:
+    from tileprof.classify import DTYPES, OP_FAMILIES
+    from tileprof.peaks import PEAKS
+    from tileprof.runs import RUN_COLUMNS
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "runs.md").read_text()
+    for column in RUN_COLUMNS:
+        assert f"| `{column.name}` |" in doc, column.name
+    for name in (*OP_FAMILIES, *DTYPES):
+        assert name in doc, name
+    for peak in PEAKS:
+        assert peak.citation in doc

@@ -1,0 +1,251 @@
+"""``tileprof runs`` through click's runner, on the seeds, fixtures and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from tileprof.cli import cli
+from tileprof.runs import RUN_SCHEMA
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+LATENCY = str(FIXTURES / "seeds" / "000_55f6fcd9cea2f10a.txt")
+ENERGY = str(FIXTURES / "seeds" / "003_2d9153cb18ea7de3.txt")
+SEED_004 = str(FIXTURES / "seed_004_summary.json")  # a tile dump with 3 samples
+TRACE = str(FIXTURES / "traces" / "kineto_small.json")
+NSYS = str(FIXTURES / "runs" / "nsys_kern_sum.csv")
+LINKS = str(FIXTURES / "runs" / "links.toml")
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_json_output_of_every_source_kind() -> None:
+    code, out, err = run("runs", LATENCY, ENERGY, SEED_004, TRACE, NSYS, "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [s["kind"] for s in doc["sources"]] == [
+        "latency benchmarks",
+        "energy report",
+        "tile dump",
+        "PyTorch trace",
+        "nsys kernel summary",
+    ]
+    assert [s["runs"] for s in doc["sources"]] == [24, 6, 1, 5, 3]
+    assert len(doc["runs"]) == 39
+    assert list(doc["runs"][0]) == list(RUN_SCHEMA)
+    tile = [r for r in doc["runs"] if r["target_kind"] == "tile"]
+    # seed 004's three samples are all of one kernel
+    assert [r["kernel"] for r in tile] == ["attention_softmax_d72_p768_tail_f8_sm4"]
+    assert tile[0]["target"] == "tile device (1472 tiles @ 1.5 GHz)"
+    assert doc["runs"][24]["metadata"]["idle_baseline_W"] == 67.92575465007738
+    sets = {r["set"] for r in doc["linkedSets"]}
+    assert {"gemm · f16", "softmax · f32", "workload small"} <= sets
+    assert doc["notes"] == []
+
+
+def test_table_output_and_linked_only() -> None:
+    code, out, _ = run("runs", LATENCY, ENERGY)
+    assert code == 0
+    assert out.startswith("runs (30)")
+    assert "fp16_tensor_core" in out and "80.8%" in out and "linked sets (4)" in out
+    code, out, _ = run("runs", LATENCY, ENERGY, "--linked")
+    assert code == 0
+    assert out.startswith("linked sets (4)")
+    assert "fp16_tensor_core" not in out
+
+
+def test_csv_parquet_and_links(tmp_path: Path) -> None:
+    code, out, _ = run("runs", ENERGY, "--format", "csv")
+    assert code == 0
+    frame = pl.read_csv(out.encode())
+    assert frame.columns == list(RUN_SCHEMA)
+    assert frame["energy_j"].to_list()[1] == 1.4260743023888982
+    target = tmp_path / "runs.parquet"
+    code, _, err = run("runs", ENERGY, LATENCY, "--format", "parquet", "-o", str(target))
+    assert code == 0, err
+    back = pl.read_parquet(target)
+    assert back.height == 30 and back.schema == pl.Schema(RUN_SCHEMA)
+    code, _, err = run("runs", ENERGY, "--format", "parquet", "-o", str(target))
+    assert code == 2 and "already exists" in err
+    code, _, err = run("runs", ENERGY, "--format", "parquet")
+    assert code == 2 and "-o FILE" in err
+    code, out, _ = run("runs", ENERGY, SEED_004, "--links", LINKS, "--linked", "--format", "csv")
+    assert code == 0
+    linked = pl.read_csv(out.encode())
+    assert linked["set"].to_list()[0] == "layer 3 GEMM"
+
+
+def test_cpu_only_trace_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "cpu.json"
+    path.write_text(
+        json.dumps(
+            {
+                "traceEvents": [
+                    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2, "args": {}}
+                ]
+            }
+        )
+    )
+    code, out, _ = run("runs", str(path))
+    assert code == 0
+    assert "note: cpu.json: CPU-only trace (1 CPU ops, no GPU kernel events)" in out
+
+
+def test_example_adds_the_reference_tile_profile() -> None:
+    pytest.importorskip("tileprof.reference")
+    code, out, err = run("runs", "--example", LATENCY, ENERGY, "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    tile = [r for r in doc["runs"] if r["target_kind"] == "tile"]
+    assert len(tile) == 19  # the seed's 19 groups, epoch 1
+    assert len(doc["runs"]) == 24 + 6 + 19
+    f16 = [r for r in doc["linkedSets"] if r["set"] == "gemm · f16"]
+    assert [r["target"] for r in f16] == [
+        "tile device (1472 tiles @ 1.5 GHz)",
+        "NVIDIA A100-SXM4-40GB",
+    ]
+
+
+TRACE_EVENT = {
+    "ph": "X",
+    "cat": "kernel",
+    "name": "k",
+    "ts": 10.0,
+    "dur": 5.0,
+    "args": {"device": 0, "stream": 7, "correlation": 1},
+}
+
+
+def _trace(**changes: object) -> dict[str, object]:
+    return {
+        "traceEvents": [
+            {"ph": "X", "cat": "cpu_op", "name": "op", "ts": 0, "dur": 1},
+            TRACE_EVENT | changes,
+        ]
+    }
+
+
+BAD_INPUTS = [
+    ("none.json", json.dumps({"hello": 1, "world": [2]}), "none.json: $: JSON of no known layout"),
+    (
+        "notrace.json",
+        json.dumps({"schemaVersion": 1, "deviceProperties": []}),
+        "notrace.json: $: object missing required field `traceEvents`",
+    ),
+    (
+        "negative.json",
+        json.dumps(_trace(dur=-3.0)),
+        "negative.json: $.traceEvents[1].dur: negative duration -3 µs",
+    ),
+    (
+        "strdur.json",
+        json.dumps(_trace(dur="5.0")),
+        "strdur.json: $.traceEvents[1].dur: expected `float | null`, got `str`",
+    ),
+    (
+        "strstream.json",
+        json.dumps(_trace(args={"device": 0, "stream": "7"})),
+        "strstream.json: $.traceEvents[1].args.stream: expected `int | null`, got `str`",
+    ),
+    (
+        "nsys.csv",
+        "progress...\nTime (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),"
+        "Max (ns),StdDev (ns),GridXYZ,Name\n1,2,3,4,5,6,7,8,9,k\n",
+        "nsys.csv: line 2: unknown column 'GridXYZ' (column 9)",
+    ),
+    (
+        "nsysnum.csv",
+        "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),"
+        "StdDev (ns),Name\n1,2,three,4,5,6,7,8,k\n",
+        "nsysnum.csv: line 2, column 3 (Instances): not a number: 'three'",
+    ),
+    (
+        "latency.json",
+        json.dumps(
+            {
+                "held_out": [
+                    {
+                        "gpu": "A100",
+                        "workload": "w",
+                        "shape": [1],
+                        "trainkernel_us": "15.28",
+                        "inductor_us": 1.0,
+                    }
+                ]
+            }
+        ),
+        "latency.json: $.held_out[0].trainkernel_us: expected `float`, got `str`",
+    ),
+    (
+        "energy.json",
+        json.dumps(
+            {
+                "hardware": {"gpu_name": "A100"},
+                "gemm_8192": {
+                    "shape": [1, 1, 1],
+                    "MAC": 1,
+                    "stages": {"fp16": {"seconds_per_GEMM": "0.1"}},
+                },
+            }
+        ),
+        "energy.json: $.gemm_8192.stages.fp16.seconds_per_GEMM: expected `float`, got `str`",
+    ),
+    (
+        "runs.json",
+        json.dumps({"runs": [{"target": "X", "workload": "w", "kernel": "k", "time_us": "3"}]}),
+        "runs.json: $.runs[0].time_us: expected `float`, got `str`",
+    ),
+    (
+        "runs.csv",
+        "target,workload,kernel,time_us\nX,w,k,fast\n",
+        "runs.csv: line 2, column 4 (time_us): not a number: 'fast'",
+    ),
+    (
+        "truncated.json",
+        '{"traceEvents": [{"ph": "X", ',
+        "truncated.json: line 1, column 30: input data was truncated",
+    ),
+    ("unknown.txt", "hello\nworld\n", "unknown.txt: not a tile dump, latency benchmarks"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "message"), BAD_INPUTS, ids=[b[0] for b in BAD_INPUTS])
+def test_bad_input_one_line_exit_2(tmp_path: Path, name: str, content: str, message: str) -> None:
+    path = tmp_path / name
+    path.write_text(content)
+    code, out, err = run("runs", str(path))
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"tileprof: error: {tmp_path}/{message}"), err
+    assert "Traceback" not in err
+
+
+def test_missing_file_and_no_arguments(tmp_path: Path) -> None:
+    code, _, err = run("runs", str(tmp_path / "nope.json"))
+    assert code == 2 and err == f"tileprof: error: {tmp_path}/nope.json: no such file\n"
+    code, _, err = run("runs")
+    assert code == 2 and "--example" in err
+
+
+def test_bad_input_as_a_process(tmp_path: Path) -> None:
+    path = tmp_path / "negative.json"
+    path.write_text(json.dumps(_trace(dur=-1.0)))
+    proc = subprocess.run(
+        [sys.executable, "-m", "tileprof", "runs", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr

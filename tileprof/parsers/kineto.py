@@ -1,0 +1,217 @@
+"""PyTorch profiler (Kineto) Chrome traces, ``.json`` or ``.json.gz``.
+
+GPU events are the complete events (``ph: "X"``) of category ``kernel``, ``gpu_memcpy`` or
+``gpu_memset``; ``ts``/``dur`` are µs and ``args`` carries ``device``, ``stream``, ``grid``,
+``block`` and ``correlation``. A kernel's launching CPU op is found through ``correlation``
+(the ``cuda_runtime``/``cuda_driver`` launch with the same correlation, whose ``External id``
+names a ``cpu_op``), falling back to the kernel's own ``External id``. Device names come from
+``deviceProperties``. Kernels are aggregated per (device, name): count, total, mean,
+nearest-rank p50 and p95, and max. A trace with no GPU events is valid: it gives no rows and
+a note saying it is CPU-only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import polars as pl
+
+from tileprof.classify import classify, dtype_from_torch_types
+from tileprof.errors import InputError
+from tileprof.runs import ParsedRuns, runs_from_rows
+
+KIND = "PyTorch trace"
+GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
+LAUNCH_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})
+NO_DTYPE_FAMILIES = frozenset({"copy", "fill", "cast", "layout", "exchange", "other"})
+
+
+class Args(msgspec.Struct):
+    """The ``args`` keys tileprof reads; others are skipped unread. Typing them here makes
+    msgspec check every event in one pass and name the bad one (``$.traceEvents[i].args.…``)."""
+
+    device: int | None = None
+    stream: int | None = None
+    correlation: int | None = None
+    external_id: int | None = msgspec.field(default=None, name="External id")
+    grid: list[int] | None = None
+    block: list[int] | None = None
+    input_type: list[str] | None = msgspec.field(default=None, name="Input type")
+
+
+class Event(msgspec.Struct):
+    ph: str | None = None
+    cat: str | None = None
+    name: str | None = None
+    ts: float | None = None
+    dur: float | None = None
+    args: Args | None = None
+
+
+class DeviceProperties(msgspec.Struct):
+    id: int
+    name: str
+
+
+class Trace(msgspec.Struct):
+    traceEvents: list[Event]
+    deviceProperties: list[DeviceProperties] = msgspec.field(default_factory=list)
+
+
+_NO_ARGS = Args()
+
+
+def is_trace(keys: set[str]) -> bool:
+    """Whether a JSON object with these top-level keys is a Chrome trace."""
+    return "traceEvents" in keys
+
+
+def parse(path: str | Path, data: bytes) -> ParsedRuns:
+    """The per-kernel runs of a Kineto trace."""
+    from tileprof.parsers._decode import decode_json
+
+    trace = decode_json(path, data, Trace)
+    name = Path(path).name
+    devices = {d.id: d.name for d in trace.deviceProperties}
+    cpu_ops: dict[int, tuple[str, list[str] | None]] = {}
+    launches: dict[int, int] = {}  # correlation -> External id of the launching cpu_op
+    gpu: list[tuple[int, Event, Args]] = []
+    cpu_count = 0
+    for i, ev in enumerate(trace.traceEvents):
+        if ev.ph != "X":
+            continue
+        where = f"$.traceEvents[{i}]"
+        if ev.dur is not None and (ev.dur < 0 or math.isnan(ev.dur)):
+            raise InputError(path, f"{where}.dur", f"negative duration {ev.dur:g} µs")
+        if ev.cat in GPU_CATEGORIES:
+            if ev.dur is None or ev.ts is None:
+                missing = "dur" if ev.dur is None else "ts"
+                raise InputError(path, f"{where}.{missing}", "GPU event without it")
+            gpu.append((i, ev, ev.args or _NO_ARGS))
+        elif ev.cat == "cpu_op" or ev.cat in LAUNCH_CATEGORIES:
+            c = ev.args or _NO_ARGS
+            if ev.cat == "cpu_op":
+                cpu_count += 1
+                if c.external_id is not None:
+                    cpu_ops[c.external_id] = (ev.name or "", c.input_type)
+            elif c.correlation is not None and c.external_id is not None:
+                launches[c.correlation] = c.external_id
+    notes: list[str] = []
+    if not gpu:
+        notes.append(f"{name}: CPU-only trace ({cpu_count} CPU ops, no GPU kernel events)")
+        return ParsedRuns(KIND, runs_from_rows([]), notes=notes, metadata={"cpu_ops": cpu_count})
+
+    records: dict[str, list[Any]] = {
+        k: []
+        for k in ("device", "name", "cat", "ts", "dur", "stream", "grid", "block", "op", "op_types")
+    }
+    for _, ev, a in sorted(gpu, key=lambda t: (t[1].ts or 0.0, t[0])):
+        ext = launches.get(a.correlation) if a.correlation is not None else None
+        if ext is None or ext not in cpu_ops:
+            ext = a.external_id
+        op, types = cpu_ops.get(ext, (None, None)) if ext is not None else (None, None)
+        records["device"].append(a.device)
+        records["name"].append(ev.name or "")
+        records["cat"].append(ev.cat)
+        records["ts"].append(ev.ts)
+        records["dur"].append(ev.dur)
+        records["stream"].append(a.stream)
+        records["grid"].append(_dims(a.grid))
+        records["block"].append(_dims(a.block))
+        records["op"].append(op)
+        records["op_types"].append(json.dumps(types) if types else None)
+    events = pl.DataFrame(
+        records,
+        schema={
+            "device": pl.Int64,
+            "name": pl.Categorical,
+            "cat": pl.Categorical,
+            "ts": pl.Float64,
+            "dur": pl.Float64,
+            "stream": pl.Int64,
+            "grid": pl.String,
+            "block": pl.String,
+            "op": pl.String,
+            "op_types": pl.String,
+        },
+    )
+    agg = aggregate(events)
+    rows = []
+    for r in agg.iter_rows(named=True):
+        device = r["device"]
+        target = devices.get(device) if device is not None else None
+        if target is None:
+            target = f"GPU {device}" if device is not None else "GPU"
+        family, dt = classify(r["name"])
+        if family == "other" and r["op"]:
+            family = classify(r["op"])[0]
+        # Only compute kernels take the launching op's input type; a memcpy or memset
+        # launched by aten::copy_ of floats moves bytes, not floats.
+        if dt is None and r["op_types"] and family not in NO_DTYPE_FAMILIES:
+            dt = dtype_from_torch_types(json.loads(r["op_types"]))
+        rows.append(
+            {
+                "target": target,
+                "target_kind": "gpu",
+                "source": f"{name}: device {device}" if device is not None else name,
+                "kernel": r["name"],
+                "op_family": family,
+                "dtype": dt,
+                "per": "call",
+                "time_us": r["mean_us"],
+                "calls": r["count"],
+                "total_us": r["total_us"],
+                "p50_us": r["p50_us"],
+                "p95_us": r["p95_us"],
+                "max_us": r["max_us"],
+                "launch_op": r["op"],
+                "metadata": {
+                    "category": r["cat"],
+                    "streams": r["streams"],
+                    "grid": r["grid"],
+                    "block": r["block"],
+                },
+            }
+        )
+    meta = {"devices": devices, "gpu_events": len(gpu), "cpu_ops": cpu_count}
+    return ParsedRuns(KIND, runs_from_rows(rows), notes=notes, metadata=meta)
+
+
+def aggregate(events: pl.DataFrame) -> pl.DataFrame:
+    """Per (device, name): count, total, mean, nearest-rank p50/p95 and max of ``dur`` (µs).
+
+    ``events`` is in launch order (ts); grid, block, category and launching op are the
+    first call's, streams all distinct ones. Rows are ordered by total time, largest first.
+    """
+
+    def rank(p: float) -> pl.Expr:
+        idx = (pl.len().cast(pl.Float64) * p).ceil().cast(pl.Int64) - 1
+        return pl.col("dur").sort().gather(idx).first()
+
+    return (
+        events.group_by("device", "name", maintain_order=True)
+        .agg(
+            pl.len().alias("count"),
+            pl.col("dur").sum().alias("total_us"),
+            pl.col("dur").mean().alias("mean_us"),
+            rank(0.5).alias("p50_us"),
+            rank(0.95).alias("p95_us"),
+            pl.col("dur").max().alias("max_us"),
+            pl.col("cat").first().cast(pl.String).alias("cat"),
+            pl.col("grid").first(),
+            pl.col("block").first(),
+            pl.col("op").drop_nulls().first().alias("op"),
+            pl.col("op_types").drop_nulls().first().alias("op_types"),
+            pl.col("stream").unique().sort().cast(pl.String).str.join(",").alias("streams"),
+        )
+        .with_columns(pl.col("name").cast(pl.String))
+        .sort(["total_us", "name"], descending=[True, False])
+    )
+
+
+def _dims(values: list[int] | None) -> str | None:
+    return None if not values else "x".join(str(v) for v in values)
