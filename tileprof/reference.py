@@ -128,7 +128,7 @@ class _Samples:
         group: str,
         operation: str,
         tile: IntArray,
-        offset: IntArray,
+        offset: IntArray | int,
         duration: IntArray | int,
         phase: IntArray | int,
         meta: IntArray | int,
@@ -301,13 +301,37 @@ def _band_durations(cap: IntArray, fixed: IntArray) -> IntArray:
 def _fill_meta(s: _Samples, useful: bool) -> int:
     spec = "Fill { value: 0, element: u64 }"
     if useful:
-        return s.option(FILL, _meta("OperatorKernel", 17, spec, 0, 0, 0, None,
-                                    "fill: zero stores only, no arithmetic work", "[0]"))
-    return s.option(FILL, _meta("OperatorKernel", 17, spec, 0, 0, None, None,
-                                "none: store-only vertex without a work model", "[0]"))
+        return s.option(
+            FILL,
+            _meta(
+                "OperatorKernel",
+                17,
+                spec,
+                0,
+                0,
+                0,
+                None,
+                "fill: zero stores only, no arithmetic work",
+                "[0]",
+            ),
+        )
+    return s.option(
+        FILL,
+        _meta(
+            "OperatorKernel",
+            17,
+            spec,
+            0,
+            0,
+            None,
+            None,
+            "none: store-only vertex without a work model",
+            "[0]",
+        ),
+    )
 
 
-def _epoch1(s: _Samples) -> None:  # noqa: C901 - one linear layout, read top to bottom
+def _epoch1(s: _Samples) -> None:
     """Lay out the 37376 epoch-1 samples, tile by tile, without overlaps."""
     t = np.arange(TILES, dtype=np.int64)
     rng = np.random.default_rng(4)
@@ -323,8 +347,20 @@ def _epoch1(s: _Samples) -> None:  # noqa: C901 - one linear layout, read top to
         meta = np.where(useful, _fill_meta(s, True), _fill_meta(s, False))
         s.put(FILL, "operation.1", t, at, d, 1 + k, meta)
         at = at + d
-    copy_meta = s.option(COPY, _meta("OperatorKernel", 21, "Copy { element: u64 }", 0, 0,
-                                     None, None, "none: data movement", "[1]"))
+    copy_meta = s.option(
+        COPY,
+        _meta(
+            "OperatorKernel",
+            21,
+            "Copy { element: u64 }",
+            0,
+            0,
+            None,
+            None,
+            "none: data movement",
+            "[1]",
+        ),
+    )
     s.put(COPY, "operation.2", t, np.full(TILES, 205116), 1536, 5, copy_meta)
     s.put(COPY, "operation.2", t, np.full(TILES, 205116 + 1536), 1206, 6, copy_meta)
 
@@ -333,7 +369,12 @@ def _epoch1(s: _Samples) -> None:  # noqa: C901 - one linear layout, read top to
     rd = np.zeros(TILES, dtype=np.int64)
     rphase = np.zeros(TILES, dtype=np.int64)
     cast_phase = np.zeros(TILES, dtype=np.int64)
-    a, b, c, d_ = np.arange(0, 704), np.arange(704, 768), np.arange(768, 1120), np.arange(1120, 1152)
+    a, b, c, d_ = (
+        np.arange(0, 704),
+        np.arange(704, 768),
+        np.arange(768, 1120),
+        np.arange(1120, 1152),
+    )
     j6, j3 = a % 6, (c - 768) % 3
     ro[a] = np.array([210924, 211374, 211830, 212280, 212736, 213186])[j6]
     rd[a], rphase[a], cast_phase[a] = 10752, 13 + j6, 25 + j6 // 2
@@ -348,8 +389,9 @@ def _epoch1(s: _Samples) -> None:  # noqa: C901 - one linear layout, read top to
         (R64C16, c, "Rearrange { rows: 64, cols: 16, block: 64x16 }", 512, 512, "[64, 16]"),
         (R0C16, d_, "Rearrange { rows: 0, cols: 16, block: 64x16 }", 200, 512, "[0, 16]"),
     ):
-        m = s.option(name, _meta("OperatorKernel", 310, spec, 4096, 4096, useful, physical,
-                                 basis_r, args))
+        m = s.option(
+            name, _meta("OperatorKernel", 310, spec, 4096, 4096, useful, physical, basis_r, args)
+        )
         s.put(name, "operation.3", tiles, ro[tiles], rd[tiles], rphase[tiles], m)
     re_ = ro + rd
     cast_tiles = np.arange(1152)
@@ -360,22 +402,66 @@ def _epoch1(s: _Samples) -> None:  # noqa: C901 - one linear layout, read top to
     cd[shorter[:3]] = _CAST_SHORT[1]
     co = np.where(np.isin(t, short), re_, np.maximum(re_, 221766))
     cast_opts = [
-        s.option(CAST, _meta("OperatorKernel", 402, "Cast { from: f16, to: f8 }", 2048, 2048,
-                             u, p, "cast: conversion issue slots", "[2048]"))
-        for u in (203, 202) for p in (214, 213)
+        s.option(
+            CAST,
+            _meta(
+                "OperatorKernel",
+                402,
+                "Cast { from: f16, to: f8 }",
+                2048,
+                2048,
+                u,
+                p,
+                "cast: conversion issue slots",
+                "[2048]",
+            ),
+        )
+        for u in (203, 202)
+        for p in (214, 213)
     ]
     cmeta = 2 * (cast_tiles % 2) + np.where(cast_tiles % 3 == 0, 0, 1)
-    s.put(CAST, "operation.4", cast_tiles, co[cast_tiles], cd[cast_tiles],
-          cast_phase[cast_tiles], np.array(cast_opts)[cmeta])
+    s.put(
+        CAST,
+        "operation.4",
+        cast_tiles,
+        co[cast_tiles],
+        cd[cast_tiles],
+        cast_phase[cast_tiles],
+        np.array(cast_opts)[cmeta],
+    )
     ce = co + cd
 
     # static copy and the first strided copy, on tiles that run no rearrange
     static_tiles = np.arange(1152, 1168)
-    sm = s.option(STATIC, _meta("OperatorKernel", 33, "StaticCopy { element: u32 }", 51, 51,
-                                None, None, "none: data movement", "[51]"))
+    sm = s.option(
+        STATIC,
+        _meta(
+            "OperatorKernel",
+            33,
+            "StaticCopy { element: u32 }",
+            51,
+            51,
+            None,
+            None,
+            "none: data movement",
+            "[51]",
+        ),
+    )
     s.put(STATIC, "operation.5", static_tiles, 212508 + 6 * np.arange(16), 204, 22, sm)
-    strided_meta = s.option(STRIDED, _meta("OperatorKernel", 22, "CopyStrided { element: u64 }",
-                                           0, 0, None, None, "none: data movement", "[8]"))
+    strided_meta = s.option(
+        STRIDED,
+        _meta(
+            "OperatorKernel",
+            22,
+            "CopyStrided { element: u64 }",
+            0,
+            0,
+            None,
+            None,
+            "none: data movement",
+            "[8]",
+        ),
+    )
     s.put(STRIDED, "operation.6", np.array([1168]), np.array([212094]), 480, 23, strided_meta)
     ex1_start = np.full(TILES, 210342, dtype=np.int64)
     ex1_start[static_tiles] = 212802
@@ -388,19 +474,48 @@ def _epoch1(s: _Samples) -> None:  # noqa: C901 - one linear layout, read top to
     for size, cols, lo, hi, k, dur, tiles, useful_of, physical in (
         ("large", 112, 240156, 240468, 4, 22998, np.arange(0, 384), lambda i: 15372, 17080),
         ("small", 112, 240174, 240450, 4, 22956, np.arange(384, 768), lambda i: 15246, 16940),
-        ("large", 96, 239586, 240390, 3, 19770, np.arange(768, 1056),
-         lambda i: 12855 if i % 4 == 3 else 12856, 14640),
-        ("small", 96, 239568, 239850, 5, 19734, np.arange(1056, 1344),
-         lambda i: 12751 if i % 8 < 3 else 12750, 14520),
+        (
+            "large",
+            96,
+            239586,
+            240390,
+            3,
+            19770,
+            np.arange(768, 1056),
+            lambda i: 12855 if i % 4 == 3 else 12856,
+            14640,
+        ),
+        (
+            "small",
+            96,
+            239568,
+            239850,
+            5,
+            19734,
+            np.arange(1056, 1344),
+            lambda i: 12751 if i % 8 < 3 else 12750,
+            14520,
+        ),
     ):
         name = G16.format(size, cols)
         i = np.arange(len(tiles))
         go[tiles], gd[tiles] = _lin(lo, hi, k)[i % k], dur
         spec = f"Gemm {{ a: f16, rows: {size}, k: 80, cols: {cols}, interleaved: true }}"
         opts = {
-            u: s.option(name, _meta("OperatorKernel", 611, spec, 121 * cols, 122 * 80, u,
-                                    physical, "gemm: AMP multiply-accumulate issue slots",
-                                    f"[121, 122, {cols}]"))
+            u: s.option(
+                name,
+                _meta(
+                    "OperatorKernel",
+                    611,
+                    spec,
+                    121 * cols,
+                    122 * 80,
+                    u,
+                    physical,
+                    "gemm: AMP multiply-accumulate issue slots",
+                    f"[121, 122, {cols}]",
+                ),
+            )
             for u in sorted({useful_of(int(x)) for x in i})
         }
         meta = np.array([opts[useful_of(int(x))] for x in i])
@@ -413,10 +528,14 @@ def _epoch1(s: _Samples) -> None:  # noqa: C901 - one linear layout, read top to
     so = np.array(_SOFTMAX_OFFSETS)[pick]
     spec = "AttentionSoftmax { head_dimension: 72, key_columns: 729, padded_key_columns: 768 }"
     basis = "softmax: arithmetic/conversion issue slots, excluding loads and row addressing"
-    sx = s.option(SOFTMAX, _meta("OperatorKernel", 505, spec, 13312, 11664, 22976, 23040,
-                                 basis, "[16, 729, 0]"))
-    sy = s.option(SOFTMAX, _meta("OperatorKernel", 505, spec, 13312, 11664, 22617, 22680,
-                                 basis, "[16, 729, 1]"))
+    sx = s.option(
+        SOFTMAX,
+        _meta("OperatorKernel", 505, spec, 13312, 11664, 22976, 23040, basis, "[16, 729, 0]"),
+    )
+    sy = s.option(
+        SOFTMAX,
+        _meta("OperatorKernel", 505, spec, 13312, 11664, 22617, 22680, basis, "[16, 729, 1]"),
+    )
     # 12 cycles short of 1472 full runs: one tile's softmax is two grid steps shorter
     sd = np.where(t == 1470, 48540, 48552)
     s.put(SOFTMAX, "operation.12", t, so, sd, 30 + pick, np.where(t < 576, sx, sy))
@@ -438,14 +557,31 @@ def _epoch1(s: _Samples) -> None:  # noqa: C901 - one linear layout, read top to
         else:
             useful = np.where(i % 32 < 3, 7177, 7176)
         opts = {
-            int(u): s.option(name, _meta("OperatorKernel", 640, spec, 104 * 80, 105 * 128,
-                                         int(u), physical,
-                                         "gemm: AMP multiply-accumulate issue slots",
-                                         "[104, 105, 80]"))
+            int(u): s.option(
+                name,
+                _meta(
+                    "OperatorKernel",
+                    640,
+                    spec,
+                    104 * 80,
+                    105 * 128,
+                    int(u),
+                    physical,
+                    "gemm: AMP multiply-accumulate issue slots",
+                    "[104, 105, 80]",
+                ),
+            )
             for u in np.unique(useful)
         }
-        s.put(name, "operation.13", tiles, fo[tiles], dur, 50 + i % k,
-              np.array([opts[int(u)] for u in useful]))
+        s.put(
+            name,
+            "operation.13",
+            tiles,
+            fo[tiles],
+            dur,
+            50 + i % k,
+            np.array([opts[int(u)] for u in useful]),
+        )
     fe = fo + fd
 
     # ---------------------------------------------------------------- reduce + merge
@@ -462,16 +598,34 @@ def _epoch1(s: _Samples) -> None:  # noqa: C901 - one linear layout, read top to
         qd[[late_reduce_tile, swap]] = qd[[swap, late_reduce_tile]]
     qo[late_reduce_tile] = 352212
     ropts = {
-        (u, p): s.option(REDUCE, _meta("OperatorKernel", 712, "ReduceSum { element: f16 }",
-                                       1024, 65536, u, p,
-                                       "reduce: add issue slots, excluding loads", "[64]"))
+        (u, p): s.option(
+            REDUCE,
+            _meta(
+                "OperatorKernel",
+                712,
+                "ReduceSum { element: f16 }",
+                1024,
+                65536,
+                u,
+                p,
+                "reduce: add issue slots, excluding loads",
+                "[64]",
+            ),
+        )
         for u in (1447, 1446)
         for p in (1585, 1584)
     }
     ru = np.where(t % 23 == 0, 1446, 1447)
     rp = np.where(t % 23 < 5, 1584, 1585)
-    s.put(REDUCE, "operation.14", t, qo, qd, 60 + t % 21,
-          np.array([ropts[(int(u), int(p))] for u, p in zip(ru, rp, strict=True)]))
+    s.put(
+        REDUCE,
+        "operation.14",
+        t,
+        qo,
+        qd,
+        60 + t % 21,
+        np.array([ropts[(int(u), int(p))] for u, p in zip(ru, rp, strict=True)]),
+    )
     qe = qo + qd
 
     # epilogue: between reduce and merge every tile runs strided copies (the long chain
@@ -486,8 +640,15 @@ def _epoch1(s: _Samples) -> None:  # noqa: C901 - one linear layout, read top to
     pad_strided = np.array([strided.pop(0) for _ in range(3)])
     for _ in range(3):
         strided.remove(1908)
-    s.put(STRIDED, "operation.15", np.full(3, long_strided_tile),
-          _STRIDED_END - 1908 * np.arange(3, 0, -1), 1908, 70 + np.arange(3), strided_meta)
+    s.put(
+        STRIDED,
+        "operation.15",
+        np.full(3, long_strided_tile),
+        _STRIDED_END - 1908 * np.arange(3, 0, -1),
+        1908,
+        70 + np.arange(3),
+        strided_meta,
+    )
     chain_end[long_strided_tile] = _STRIDED_END
     strided_phase = 3
 
@@ -495,8 +656,15 @@ def _epoch1(s: _Samples) -> None:  # noqa: C901 - one linear layout, read top to
         nonlocal strided_phase
         n = len(chain)
         offs = int(busy[tile]) + np.concatenate([[0], np.cumsum(chain)[:-1]])
-        s.put(STRIDED, "operation.15", np.full(n, tile), offs, np.array(chain),
-              70 + (strided_phase + np.arange(n)) % 33, strided_meta)
+        s.put(
+            STRIDED,
+            "operation.15",
+            np.full(n, tile),
+            offs,
+            np.array(chain),
+            70 + (strided_phase + np.arange(n)) % 33,
+            strided_meta,
+        )
         strided_phase += n
         busy[tile] += sum(chain)
         chain_end[tile] = busy[tile]
@@ -517,8 +685,15 @@ def _epoch1(s: _Samples) -> None:  # noqa: C901 - one linear layout, read top to
                 break
             chain.append(copies.pop(0))
         n = len(chain)
-        s.put(COPY, "operation.16", np.full(n, tile), _COPY_END - np.cumsum(chain[::-1])[::-1],
-              np.array(chain), 80 + (copy_phase + np.arange(n)) % 26, copy_meta)
+        s.put(
+            COPY,
+            "operation.16",
+            np.full(n, tile),
+            _COPY_END - np.cumsum(chain[::-1])[::-1],
+            np.array(chain),
+            80 + (copy_phase + np.arange(n)) % 26,
+            copy_meta,
+        )
         copy_phase += n
         chain_end[tile] = _COPY_END
         if pad_copy is None:
@@ -528,9 +703,15 @@ def _epoch1(s: _Samples) -> None:  # noqa: C901 - one linear layout, read top to
             del copies[: len(pad_copy[0])]
     fill_chain_tile = order.pop()
     fill_chain = 13
-    s.put(FILL, "operation.17", np.full(fill_chain, fill_chain_tile),
-          _FILL_END - 306 * np.arange(fill_chain, 0, -1), 306, 100 + np.arange(fill_chain),
-          _fill_meta(s, False))
+    s.put(
+        FILL,
+        "operation.17",
+        np.full(fill_chain, fill_chain_tile),
+        _FILL_END - 306 * np.arange(fill_chain, 0, -1),
+        306,
+        100 + np.arange(fill_chain),
+        _fill_meta(s, False),
+    )
     strided.remove(480)
     busy[fill_chain_tile] = _FILL_END
     put_strided(fill_chain_tile, [480])
@@ -554,9 +735,20 @@ def _epoch1(s: _Samples) -> None:  # noqa: C901 - one linear layout, read top to
         cand = np.flatnonzero((chain_end <= merge_at[option]) & (mo < merge_at[option]) & ~moved)
         mo[cand[0]] = merge_at[option]
         moved[cand[0]] = True
-    mm = s.option(MERGE, _meta("OperatorKernel", 733, "AttentionMerge { value_dim: 72, "
-                               "partitions: 80, keys: 768, out: f16 }", 1152, 5760, None, None,
-                               "none: merge has no work model yet", "[16, 8]"))
+    mm = s.option(
+        MERGE,
+        _meta(
+            "OperatorKernel",
+            733,
+            "AttentionMerge { value_dim: 72, partitions: 80, keys: 768, out: f16 }",
+            1152,
+            5760,
+            None,
+            None,
+            "none: merge has no work model yet",
+            "[16, 8]",
+        ),
+    )
     s.put(MERGE, "operation.18", t, mo, 4374, 90 + np.searchsorted(merge_at, mo), mm)
 
     # ---------------------------------------------------------------- pad tracks
@@ -568,16 +760,25 @@ def _epoch1(s: _Samples) -> None:  # noqa: C901 - one linear layout, read top to
     tracks = (
         (FILL, 219000, UNION_TARGETS[FILL] - fill_union, np.full(200, 306), "operation.8", 21),
         (COPY, 0, 0, np.zeros(0, dtype=np.int64), "operation.9", 4),
-        (STRIDED, 231000, UNION_TARGETS[STRIDED] - union_cycles(*s.arrays(STRIDED)[1:]),
-         pad_strided, "operation.10", 3),
+        (
+            STRIDED,
+            231000,
+            UNION_TARGETS[STRIDED] - union_cycles(*s.arrays(STRIDED)[1:]),
+            pad_strided,
+            "operation.10",
+            3,
+        ),
     )
     pads_used: dict[str, int] = {}
+    if pad_copy is None:
+        raise ValueError("no copy chain was laid out")
     for name, start, residual, durations, op, labels in tracks:
         offs, durs = pad_copy if name == COPY else _pad_track(start, residual, durations)
         tiles_ = np.array([ng.pop(0) for _ in offs])
-        meta = _fill_meta(s, False) if name == FILL else (copy_meta if name == COPY
-                                                          else strided_meta)
-        s.put(name, op, tiles_, offs, durs, 24 + np.arange(len(offs)) % labels, meta)
+        pad_meta = (
+            _fill_meta(s, False) if name == FILL else (copy_meta if name == COPY else strided_meta)
+        )
+        s.put(name, op, tiles_, offs, durs, 24 + np.arange(len(offs)) % labels, pad_meta)
         for x, o, dd in zip(tiles_.tolist(), offs.tolist(), durs.tolist(), strict=True):
             pad_tile[x] = (o, dd)
         pads_used[name] = len(offs)
@@ -634,10 +835,24 @@ def _epoch1(s: _Samples) -> None:  # noqa: C901 - one linear layout, read top to
     durations = _band_durations(x_cap.ravel(), fixed.ravel()).reshape(4, TILES)
     offsets = np.where(x_end_aligned, x_start + x_cap - durations, x_start)
     for r, phase in enumerate((27, 45, 56, 66)):
-        m = s.option("exchange", [("reason", "Exchange"), ("value", str(900 + r)),
-                                  ("workEstimateBasis", "exchange: no useful-work estimate")])
-        s.put("exchange", f"operation.{19 + r}", t, offsets[r], durations[r], phase, m,
-              kind="exchange")
+        m = s.option(
+            "exchange",
+            [
+                ("reason", "Exchange"),
+                ("value", str(900 + r)),
+                ("workEstimateBasis", "exchange: no useful-work estimate"),
+            ],
+        )
+        s.put(
+            "exchange",
+            f"operation.{19 + r}",
+            t,
+            offsets[r],
+            durations[r],
+            phase,
+            m,
+            kind="exchange",
+        )
 
 
 def _other_epochs(builder: DumpBuilder, gemm_meta: Pairs, exchange_meta: Pairs) -> None:
@@ -648,11 +863,27 @@ def _other_epochs(builder: DumpBuilder, gemm_meta: Pairs, exchange_meta: Pairs) 
     kernel = G16.format("large", 112)
 
     def step(epoch: int, base: int, compute: int, exchange: int, phase: int) -> None:
-        builder.add(tile=t, offset=base + skew, duration=compute, phase=phase, epoch=epoch,
-                    kind="compute", operation="operation.7", kernel=kernel, metadata=gemm_meta)
-        builder.add(tile=t, offset=base + skew + compute, duration=exchange, phase=phase + 1,
-                    epoch=epoch, kind="exchange", operation="operation.19",
-                    metadata=exchange_meta)
+        builder.add(
+            tile=t,
+            offset=base + skew,
+            duration=compute,
+            phase=phase,
+            epoch=epoch,
+            kind="compute",
+            operation="operation.7",
+            kernel=kernel,
+            metadata=gemm_meta,
+        )
+        builder.add(
+            tile=t,
+            offset=base + skew + compute,
+            duration=exchange,
+            phase=phase + 1,
+            epoch=epoch,
+            kind="exchange",
+            operation="operation.19",
+            metadata=exchange_meta,
+        )
 
     for k in range(6):
         step(0, 32_000 * k, 20_000, 8_000, 2 * k)
@@ -662,9 +893,17 @@ def _other_epochs(builder: DumpBuilder, gemm_meta: Pairs, exchange_meta: Pairs) 
     extra = SAMPLE_COUNT - epoch1 - 2 * TILES * 66
     tail = t[:extra]
     start = 370_002 + 270_000 * 60
-    builder.add(tile=tail, offset=start + skew[:extra], duration=PROFILE_SPAN - start - skew[:extra],
-                phase=120, epoch=2, kind="compute", operation="operation.7", kernel=kernel,
-                metadata=gemm_meta)
+    builder.add(
+        tile=tail,
+        offset=start + skew[:extra],
+        duration=PROFILE_SPAN - start - skew[:extra],
+        phase=120,
+        epoch=2,
+        kind="compute",
+        operation="operation.7",
+        kernel=kernel,
+        metadata=gemm_meta,
+    )
 
 
 def build_reference_dump() -> SyntheticDump:

@@ -11,11 +11,10 @@ gzipped JSON, NDJSON) or turned straight into the typed sample frame of
 from __future__ import annotations
 
 import gzip
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 import msgspec
 import numpy as np
@@ -133,7 +132,8 @@ class SyntheticDump:
             pl.col(list(METADATA_NUMBER_KEYS)).fill_nan(None),
             pl.when(pl.col("metadataId") >= 0).then(pl.col("metadataId")).alias("metadataId"),
         )
-        return frame.cast(SAMPLE_SCHEMA).select(list(SAMPLE_SCHEMA)), list(self.metadata)
+        schema = pl.Schema(SAMPLE_SCHEMA)
+        return frame.cast(schema).select(list(SAMPLE_SCHEMA)), list(self.metadata)
 
     # ---------------------------------------------------------------- writers
     def _sample_lines(self) -> list[bytes]:
@@ -162,8 +162,7 @@ class SyntheticDump:
             table.append(b"")
             parts.append([table[c] for c in self.codes[name].tolist()])
         meta = [
-            b',"metadata":'
-            + enc([{"name": key, "value": value} for key, value in entries])
+            b',"metadata":' + enc([{"name": key, "value": value} for key, value in entries])
             for entries in self.metadata
         ]
         meta.append(b"")
@@ -176,18 +175,16 @@ class SyntheticDump:
     @staticmethod
     def _open(path: Path) -> IO[bytes]:
         if path.suffix == ".gz":
-            return gzip.open(path, "wb", compresslevel=1)
-        return open(path, "wb")  # noqa: SIM115 - closed by the caller's with-block
+            return cast(IO[bytes], gzip.open(path, "wb", compresslevel=1))
+        return open(path, "wb")
 
     def write_json(self, path: str | Path) -> Path:
         """Write ``{"clockHz", "tileCount", "samples": [...]}``; a ``.gz`` suffix gzips."""
         path = Path(path)
         with self._open(path) as out:
-            buffered = io.BufferedWriter(out) if isinstance(out, io.RawIOBase) else out
-            buffered.write(self._header() + b',"samples":[')
-            buffered.write(b",".join(self._sample_lines()))
-            buffered.write(b"]}\n")
-            buffered.flush()
+            out.write(self._header() + b',"samples":[')
+            out.write(b",".join(self._sample_lines()))
+            out.write(b"]}\n")
         return path
 
     def write_ndjson(self, path: str | Path) -> Path:
@@ -318,7 +315,15 @@ class DumpBuilder:
             k: (np.concatenate(v) if v else np.zeros(0, dtype=np.int32))
             for k, v in self._codes.items()
         }
-        metadata: list[MetadataEntries] = list(self._metadata.values)  # type: ignore[arg-type]
+        # keep only the metadata lists some sample refers to, in first-use order
+        ids = cat_int("metadata_id")
+        used, first = np.unique(ids[ids >= 0], return_index=True)
+        used = used[np.argsort(first, kind="stable")]
+        remap = np.full(len(self._metadata.values) + 1, _MISSING, dtype=np.int64)
+        remap[used] = np.arange(len(used))
+        ids = remap[ids]  # -1 stays -1 through the trailing slot
+        values: list[MetadataEntries] = list(self._metadata.values)  # type: ignore[arg-type]
+        metadata = [values[i] for i in used.tolist()]
         return SyntheticDump(
             clock_hz=self.clock_hz,
             tile_count=self.tile_count,
@@ -331,6 +336,6 @@ class DumpBuilder:
             epoch_valid=cat_bool("epoch"),
             codes=codes,
             strings={k: [str(s) for s in v.values] for k, v in self._strings.items()},
-            metadata_id=cat_int("metadata_id"),
+            metadata_id=ids,
             metadata=metadata,
         )
