@@ -189,3 +189,51 @@ def test_frame_carries_metadata_numbers(dump: SyntheticDump) -> None:
     )
     assert softmax["usefulCycles"].sum() == SEED["groups"][1]["usefulCycles"]
     assert len(metadata) == frame["metadataId"].n_unique()
+
+
+def _close(got: object, want: object) -> bool:
+    """Deep equality with the seed's float tolerance (1e-12 relative)."""
+    if isinstance(want, dict):
+        return (
+            isinstance(got, dict)
+            and list(got) == list(want)
+            and all(_close(got[k], want[k]) for k in want)
+        )
+    if isinstance(want, list):
+        return (
+            isinstance(got, list)
+            and len(got) == len(want)
+            and all(_close(g, w) for g, w in zip(got, want, strict=True))
+        )
+    return _same(got, want)
+
+
+def test_stats_module_reproduces_seed(dump: SyntheticDump) -> None:
+    import polars as pl
+
+    from tileprof.stats import GROUP_FIELDS, group_statistics
+
+    frame, _ = dump.to_frame()
+    groups = group_statistics(
+        frame.filter(pl.col("epoch") == 1), tile_count=dump.tile_count, clock_hz=dump.clock_hz
+    )
+    got = [
+        {"name": row["name"], "dimensions": {}, **{k: row[k] for k in GROUP_FIELDS}}
+        for row in groups.iter_rows(named=True)
+    ]
+    assert _close(got, SEED["groups"])
+
+
+@pytest.mark.parametrize("name", ["reference.json.gz", "reference.ndjson"])
+def test_summary_of_written_dump_is_the_seed(
+    dump: SyntheticDump, tmp_path: Path, name: str
+) -> None:
+    from tileprof.model import load
+
+    path = tmp_path / name
+    if name.endswith(".ndjson"):
+        dump.write_ndjson(path)
+    else:
+        dump.write_json(path)
+    document = load(path).summary(epoch=1, top=3).to_document()
+    assert _close(document, SEED)
