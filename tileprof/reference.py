@@ -46,7 +46,6 @@ TILES = DEFAULT_TILE_COUNT
 SAMPLE_COUNT = 232_260
 PROFILE_SPAN = 16_746_138
 EPOCH1_START = 202_740
-EPOCH1_END = 364_320
 EXCHANGE_WINDOWS = ((210_342, 275_148), (321_114, 350_916))
 EXCHANGE_TOTAL = 66_939_666
 EXCHANGE_P50, EXCHANGE_P95, EXCHANGE_MAX = 9_930, 25_608, 38_544
@@ -400,6 +399,8 @@ def _epoch1(s: _Samples) -> None:
     shorter = short[~np.isin(short, c[j3 == 2])]
     cd[shorter] = _CAST_SHORT[0]
     cd[shorter[:3]] = _CAST_SHORT[1]
+    # Short rearranges are followed at once by their cast (union 212028..218358); long ones
+    # cast from 221766 at the earliest (union 221766..227316): the seed's 3408-cycle hole.
     co = np.where(np.isin(t, short), re_, np.maximum(re_, 221766))
     cast_opts = [
         s.option(
@@ -585,18 +586,16 @@ def _epoch1(s: _Samples) -> None:
     fe = fo + fd
 
     # ---------------------------------------------------------------- reduce + merge
+    # Most reduces start when the last exchange window closes (350916); tile 7 starts at
+    # the group's first offset, the long strided-copy tile early enough for its epilogue
+    # chain, and one tile late with the longest duration to end at the last offset, 356088.
     qd = _multiset(_REDUCE_DURATIONS)[rng.permutation(TILES)]
     qo = np.full(TILES, 350916, dtype=np.int64)
     long_strided_tile, late_reduce_tile = 1000, 1001
-    qo[7] = 350256
-    qo[long_strided_tile] = 350256
-    qd[[long_strided_tile, late_reduce_tile]] = qd[[late_reduce_tile, long_strided_tile]]
-    swap = np.flatnonzero(qd == 3648)[0] if qd[long_strided_tile] != 3648 else long_strided_tile
-    qd[[long_strided_tile, swap]] = qd[[swap, long_strided_tile]]
-    if qd[late_reduce_tile] != 3876:
-        swap = np.flatnonzero(qd == 3876)[0]
-        qd[[late_reduce_tile, swap]] = qd[[swap, late_reduce_tile]]
-    qo[late_reduce_tile] = 352212
+    for tile, duration in ((long_strided_tile, 3648), (late_reduce_tile, 3876)):
+        other = int(np.flatnonzero(qd == duration)[0])
+        qd[[tile, other]] = qd[[other, tile]]
+    qo[[7, long_strided_tile, late_reduce_tile]] = (350256, 350256, 352212)
     ropts = {
         (u, p): s.option(
             REDUCE,
