@@ -9,8 +9,9 @@ go through one code path.
 
 Scheduling is simple and physically plausible: groups run one after another behind a
 device-wide barrier (unless told to start with the previous group or at a fixed cycle);
-inside a group each phase is a barrier too, and each tile runs its samples back to back,
-so no tile ever runs two samples at once.
+inside a group each phase is a barrier too, and each tile runs its samples back to back.
+A tile still busy when a group starts begins that group's work once it is free, so no
+tile ever runs two samples at once.
 
 Spec layout (JSON-friendly; every key but ``groups`` is optional)::
 
@@ -349,6 +350,7 @@ def build_dump(spec: SpecLike) -> SyntheticDump:
     device_end = spec.start
     previous_start = spec.start
     next_phase = 0
+    tile_free: dict[int, int] = {}  # when each tile is next idle: no tile runs two samples
     for index, group in enumerate(spec.groups):
         rng = np.random.default_rng([spec.seed, index])
         tiles = np.asarray(group.tiles, dtype=np.int64)
@@ -384,10 +386,11 @@ def build_dump(spec: SpecLike) -> SyntheticDump:
             block_end = block_start
             for i in range(int(lo), int(hi)):
                 tile = int(tiles[(i - lo) % tiles.shape[0]])
-                at = cursor.get(tile, block_start)
+                at = cursor.get(tile, max(block_start, tile_free.get(tile, 0)))
                 offsets[i], sample_tiles[i], phases[i] = at, tile, phase_id
                 cursor[tile] = at + int(durations[i]) + group.gap
                 block_end = max(block_end, at + int(durations[i]))
+                tile_free[tile] = at + int(durations[i])
             block_start = block_end + (group.gap if hi > lo else 0)
         device_end = max(device_end, block_start)
 
