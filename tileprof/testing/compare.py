@@ -101,7 +101,7 @@ def _cell(value: Value) -> str:
     if value is None:
         return "null"
     if isinstance(value, float):
-        return f"{value:.6g}"
+        return f"{value:.10g}"  # enough digits to see a last-place change, short enough to read
     return str(value)
 
 

@@ -44,4 +44,7 @@ def format_change(change: float | None) -> str:
         return "n/a"
     if math.isinf(change):
         return "+inf%" if change > 0 else "-inf%"
-    return f"{change * 100:+.2f}%"
+    percent = change * 100
+    if percent != 0 and abs(percent) < 0.01:
+        return f"{percent:+.2g}%"  # a tiny change must not read as "+0.00%"
+    return f"{percent:+.2f}%"
