@@ -188,3 +188,21 @@ def test_ini_option_points_at_another_fixtures_folder(pytester: pytest.Pytester)
     pytester.runpytest("-p", "no:cacheprovider", "--tileprof-regen").assert_outcomes(passed=1)
     assert (pytester.path / "golden" / "one" / "aggregates.json").is_file()
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def _code_blocks(language: str) -> list[str]:
+    text = (ROOT / "docs" / "pytest-plugin.md").read_text(encoding="utf-8")
+    blocks = text.split(f"```{language}\n")[1:]
+    return [block.split("```", 1)[0] for block in blocks]
+
+
+def test_documented_example_runs(pytester: pytest.Pytester) -> None:
+    """The first JSON and Python blocks of docs/pytest-plugin.md are the copyable example."""
+    spec, test = _code_blocks("json")[0], _code_blocks("python")[0]
+    fixtures = pytester.path / "tests" / "fixtures" / "gemm"
+    fixtures.mkdir(parents=True)
+    (fixtures / "spec.json").write_text(spec)
+    (pytester.path / "tests" / "test_gemm.py").write_text(test)
+    pytester.runpytest("-p", "no:cacheprovider", "--tileprof-regen").assert_outcomes(passed=1)
+    assert (fixtures / "aggregates.json").is_file()
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)

@@ -105,11 +105,19 @@ def _cell(value: Value) -> str:
     return str(value)
 
 
+def _shown(path: Path) -> str:
+    """A path relative to the working folder when under it: what the author would type."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def _reference(reference: ReferenceLike) -> tuple[Aggregates, str]:
     if isinstance(reference, GoldenFile):
-        return reference.load(), str(reference.path)
+        return reference.load(), _shown(reference.path)
     if isinstance(reference, str | Path):
-        return Aggregates.load(reference), str(reference)
+        return Aggregates.load(reference), _shown(Path(reference))
     if isinstance(reference, Aggregates):
         return reference, "the reference aggregates"
     return aggregates_of(reference), "the reference summary"
@@ -199,7 +207,7 @@ def assert_aggregates_match(
         return
     if isinstance(reference, GoldenFile) and not reference.exists():
         raise AssertionError(
-            f"no golden aggregates at {reference.path}; "
+            f"no golden aggregates at {_shown(reference.path)}; "
             "run `pytest --tileprof-regen` to create it from the current dump"
         )
     pinned, label = _reference(reference)
