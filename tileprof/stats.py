@@ -109,7 +109,9 @@ def group_statistics(
     phase = pl.col("phaseCycles")
     useful = pl.col("usefulCycles")
     derived = aggregated.with_columns(
-        phaseMs=phase * 1000 / clock_hz,
+        phaseMs=phase.map_batches(
+            lambda cycles: _cycles_to_ms(cycles, clock_hz), return_dtype=pl.Float64
+        ),
         averageActiveTiles=_ratio(pl.col("workCycles"), phase),
         usefulUtilization=_ratio(useful, pl.col("estimatedWorkCycles")),
         workLaneOccupancy=_ratio(useful, pl.col("_physicalWorkCycles")),
@@ -123,6 +125,18 @@ def group_statistics(
         .sort(["phaseCycles", *keys], descending=[True] + [False] * len(keys), nulls_last=True)
         .collect()
     )
+
+
+def _cycles_to_ms(cycles: pl.Series, clock_hz: float) -> pl.Series:
+    """cycles × 1000 / clockHz by true division, identical from run to run.
+
+    Polars' division by a literal multiplies by the reciprocal on some chunk layouts and
+    divides on others, so the last bit of phaseMs changed with thread scheduling: golden
+    aggregates flapped, and two of seed 004's phaseMs values differ in the last bit from
+    the reciprocal form. numpy divides element by element, as the reference tool did.
+    """
+    values = cycles.cast(pl.Int64).to_numpy() * 1000 / clock_hz
+    return pl.Series(cycles.name, values, dtype=pl.Float64)
 
 
 def profile_span(samples: pl.DataFrame) -> int | None:
