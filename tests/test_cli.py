@@ -184,3 +184,18 @@ def test_subprocess_summary_and_errors(dump: Path, tmp_path: Path) -> None:
     assert missing.stderr.strip() == f"tileprof: error: {tmp_path / 'absent.json'}: no such file"
     debug = _process("--debug", "summary", str(tmp_path / "absent.json"))
     assert debug.returncode == 2 and "Traceback" in debug.stderr
+
+
+def test_example_reproduces_seed_004_document_byte_for_byte() -> None:
+    code, out, _ = run("summary", "--example", "--epoch", "1", "--format", "json")
+    assert code == 0
+    assert out.rstrip("\n") == SEED_004.read_text(encoding="utf-8").rstrip("\n")
+
+
+def test_example_without_filters_covers_every_epoch() -> None:
+    code, out, _ = run("summary", "--example", "--format", "json", "--samples", "0")
+    assert code == 0
+    document = json.loads(out)
+    assert document["matchedSampleCount"] == document["sampleCount"] == 232_260
+    assert document["profileSpanCycles"] == 16_746_138
+    assert document["samples"] == []
