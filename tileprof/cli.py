@@ -37,10 +37,11 @@ def cli(debug: bool) -> None:
 
 
 def _register() -> None:
-    from tileprof.commands import runs, summary
+    from tileprof.commands import convert, runs, summary
 
     cli.add_command(summary.command)
     cli.add_command(runs.command)
+    cli.add_command(convert.command)
 
 
 _register()

@@ -105,15 +105,17 @@ def load(
     format: str | None = None,
     clock_hz: float | None = None,
     tile_count: int | None = None,
+    quiet: bool = True,
 ) -> Profile:
     """Read a tile dump in any supported format (``format`` overrides detection).
 
     ``clock_hz`` and ``tile_count`` override what the dump states; a dump that states neither
-    gets the device defaults (1.5 GHz, 1472 tiles).
+    gets the device defaults (1.5 GHz, 1472 tiles). ``quiet=False`` shows a progress bar on a
+    terminal's stderr while a large dump is read.
     """
     from tileprof.parsers import read_dump
 
     parsed, clock, tiles, chosen = read_dump(
-        path, format=format, clock_hz=clock_hz, tile_count=tile_count
+        path, format=format, clock_hz=clock_hz, tile_count=tile_count, quiet=quiet
     )
     return Profile(parsed.samples, tuple(parsed.metadata), clock, tiles, str(path), chosen)

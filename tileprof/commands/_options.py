@@ -78,6 +78,18 @@ group_by_option = click.option(
     help=f"Extra grouping dimensions: {', '.join(GROUP_DIMENSIONS)}.",
 )
 
+speed_options = _stack(
+    click.option(
+        "--cache",
+        is_flag=True,
+        help="Read through the automatic columnar cache (keyed by path, size, mtime, version; "
+        "in $TILEPROF_CACHE_DIR or ~/.cache/tileprof).",
+    ),
+    click.option(
+        "-q", "--quiet", is_flag=True, help="No progress bar, even for large inputs on a terminal."
+    ),
+)
+
 output_options = _stack(
     click.option(
         "-o",
@@ -118,14 +130,27 @@ def load_profile(
     format_in: str | None,
     clock_hz: float | None,
     tile_count: int | None,
+    *,
+    cache: bool = False,
+    quiet: bool = True,
 ) -> Profile:
-    """The dump named on the command line, or the bundled reference profile with ``--example``."""
+    """The dump named on the command line, or the bundled reference profile with ``--example``.
+
+    ``cache`` reads through the automatic columnar cache (``tileprof.cache``); ``quiet=False``
+    allows the progress bar for large inputs.
+    """
     if example and path is not None:
         raise OptionError("give a DUMP or --example, not both")
     if path is None and not example:
         raise OptionError("give a DUMP file (or --example for the bundled reference profile)")
     if path is not None:
-        return load(path, format=format_in, clock_hz=clock_hz, tile_count=tile_count)
+        if cache:
+            from tileprof.cache import load_cached
+
+            return load_cached(
+                path, format=format_in, clock_hz=clock_hz, tile_count=tile_count, quiet=quiet
+            )
+        return load(path, format=format_in, clock_hz=clock_hz, tile_count=tile_count, quiet=quiet)
     from tileprof.examples import example_profile
 
     profile = example_profile()

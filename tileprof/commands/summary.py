@@ -15,6 +15,7 @@ from tileprof.commands._options import (
     group_by_option,
     load_profile,
     output_options,
+    speed_options,
 )
 from tileprof.outputs import write_text
 from tileprof.reports import summary_csv, summary_json, summary_table
@@ -42,6 +43,7 @@ from tileprof.summary import DEFAULT_TOP_SAMPLES
 @dump_input_options
 @filter_options
 @group_by_option
+@speed_options
 @output_options
 def command(
     dump: Path | None,
@@ -57,6 +59,8 @@ def command(
     kernels: tuple[str, ...],
     kind: str | None,
     group_by: tuple[str, ...],
+    cache: bool,
+    quiet: bool,
     output: Path | None,
     force: bool,
 ) -> None:
@@ -64,7 +68,7 @@ def command(
     check_output(output, force)
     filters = filters_from_options(epoch, at, window, kernels, kind)
     dimensions = dimensions_from_option(group_by)
-    profile = load_profile(dump, example, format_in, clock_hz, tile_count)
+    profile = load_profile(dump, example, format_in, clock_hz, tile_count, cache=cache, quiet=quiet)
     summary = profile.summary(filters, group_by=dimensions, top=top)
     if output_format == "json":
         text = summary_json.render(summary)

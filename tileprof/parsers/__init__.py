@@ -3,10 +3,17 @@
 Every parser returns the same ``ParsedDump`` (typed sample frame, interned metadata, device
 header). Detection trusts content first (Parquet magic, a JSON document's ``samples`` key,
 NDJSON's one-object-per-line shape, a CSV header row) and falls back to the extension.
+
+Detection reads only the head of the file when the head settles it, so that NDJSON can stream
+(``ndjson_dump.parse_file``) and plain JSON can be mapped (``json_dump.parse_file``) instead of
+read whole; every other case reads the bytes and parses them in memory.
 """
 
 from __future__ import annotations
 
+import gzip
+import os
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,7 +21,17 @@ import msgspec
 
 from tileprof.errors import InputError
 from tileprof.parsers import csv_dump, json_dump, ndjson_dump, parquet_dump
-from tileprof.parsers._common import ParsedDump, read_bytes, resolve_device, validate_samples
+from tileprof.parsers._common import (
+    GZIP_MAGIC,
+    ParsedDump,
+    read_bytes,
+    resolve_device,
+    validate_samples,
+)
+from tileprof.progress import progress_bar
+
+SNIFF_BYTES = 65536
+"""How much of the (decompressed) start of a file detection looks at."""
 
 DUMP_FORMATS: dict[str, Callable[[Path, bytes], ParsedDump]] = {
     json_dump.FORMAT: json_dump.parse,
@@ -71,28 +88,67 @@ def detect_dump_format(path: Path, data: bytes | None = None) -> str | None:
     return sniff_format(content) or format_from_extension(path)
 
 
+def _peek(path: Path) -> tuple[bytes, bool, int]:
+    """(decompressed head, whether gzipped, size on disk); unreadable files are InputErrors."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+            size = os.fstat(handle.fileno()).st_size
+    except FileNotFoundError:
+        raise InputError(path, None, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(path, None, "is a folder, not a file") from None
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+    if head[:2] != GZIP_MAGIC:
+        return head, False, size
+    try:
+        with gzip.open(path, "rb") as unzipped:
+            return unzipped.read(SNIFF_BYTES), True, size
+    except (EOFError, OSError, zlib.error):
+        return b"", True, size  # read_bytes words the error
+
+
 def read_dump(
     path: str | Path,
     *,
     format: str | None = None,
     clock_hz: float | None = None,
     tile_count: int | None = None,
+    quiet: bool = True,
 ) -> tuple[ParsedDump, int | float, int, str]:
-    """Parse and validate one dump: (parsed dump, clockHz, tileCount, format name)."""
+    """Parse and validate one dump: (parsed dump, clockHz, tileCount, format name).
+
+    ``quiet=False`` draws a progress bar on stderr for large inputs (see ``tileprof.progress``).
+    """
     source = Path(path)
-    data = read_bytes(source)
     if format is not None and format not in DUMP_FORMATS:
         raise InputError(
             source, None, f"unknown format {format!r} (one of {', '.join(DUMP_FORMATS)})"
         )
-    chosen = format or detect_dump_format(source, data)
+    head, compressed, size = _peek(source)
+    data: bytes | None = None
+    chosen = format or (sniff_format(head) if head.strip() else None)
+    if chosen is None:
+        data = read_bytes(source)
+        chosen = detect_dump_format(source, data)
     if chosen is None:
         raise InputError(
             source,
             "start of file",
             "unknown format: not a JSON, NDJSON, Parquet or CSV tile dump (use --format-in)",
         )
-    parsed = DUMP_FORMATS[chosen](source, data)
+    with progress_bar(f"reading {source.name}", size, quiet=quiet) as report:
+        if data is None and chosen == "ndjson":
+            parsed = ndjson_dump.parse_file(
+                source, progress=None if report is None else (lambda done: report(done, size))
+            )
+        elif data is None and chosen == "json" and not compressed:
+            parsed = json_dump.parse_file(source, progress=report)
+        else:
+            if data is None:
+                data = read_bytes(source)
+            parsed = DUMP_FORMATS[chosen](source, data)
     clock, tiles = resolve_device(source, parsed.header, clock_hz, tile_count)
     validate_samples(parsed.samples, source, tiles, parsed.place)
     return parsed, clock, tiles, chosen

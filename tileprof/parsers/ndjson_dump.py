@@ -1,19 +1,36 @@
 """NDJSON dumps: an optional header line ``{"clockHz": …, "tileCount": …}``, then one sample
-object per line. Blank lines are skipped; errors name the line."""
+object per line. Blank lines are skipped; errors name the line.
+
+The reader streams: it takes ``batch_rows`` lines at a time from the file, decodes them in one
+msgspec call, turns them into typed columns (``batches.SampleBatches``) and drops the decoded
+records before reading on. Peak memory is the frame plus one batch, whatever the file size, so a
+20M-sample dump reads on a machine that could never hold its text. Only when a batch fails are
+its lines decoded one by one, to name the bad line.
+"""
 
 from __future__ import annotations
 
-import re
+import gzip
+import io
+import itertools
+import zlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO, cast
 
 import msgspec
 import numpy as np
 
 from tileprof.errors import InputError
-from tileprof.parsers._common import DeviceHeader, ParsedDump, json_error_place
-from tileprof.parsers.json_dump import SampleRecord, samples_to_parsed
+from tileprof.parsers._common import GZIP_MAGIC, DeviceHeader, ParsedDump, json_error_place
+from tileprof.parsers.batches import DEFAULT_BATCH_ROWS, SampleBatches
+from tileprof.parsers.json_dump import SampleRecord, gc_paused
 
 FORMAT = "ndjson"
+BatchFn = Callable[[int], None]
+"""Told the number of samples in each batch as it is decoded (tests pin the chunking with it)."""
+PositionFn = Callable[[int], None]
+"""Told how many bytes of the file have been read so far (drives the progress bar)."""
 
 
 class HeaderLine(msgspec.Struct):
@@ -26,7 +43,6 @@ class HeaderLine(msgspec.Struct):
 _HEADER_DECODER = msgspec.json.Decoder(HeaderLine)
 _SAMPLE_DECODER = msgspec.json.Decoder(SampleRecord)
 _BATCH_DECODER = msgspec.json.Decoder(list[SampleRecord])
-_ITEM_PATH = re.compile(r"`\$\[(\d+)\]\.?([^`]*)`")
 
 
 def is_header(line: bytes) -> bool:
@@ -50,31 +66,115 @@ def _line_error(path: Path, line_number: int, line: bytes) -> InputError:
     return InputError(path, f"line {line_number}", "cannot decode sample")
 
 
-def parse(path: Path, data: bytes) -> ParsedDump:
-    """Decode an NDJSON dump: all sample lines in one batch, line by line only on error."""
-    lines = data.split(b"\n")
-    numbers = np.array([i for i, line in enumerate(lines, 1) if line.strip()], dtype=np.int64)
-    header = DeviceHeader()
-    if len(numbers) and is_header(lines[numbers[0] - 1]):
-        first = lines[numbers[0] - 1]
-        try:
-            parsed_header = _HEADER_DECODER.decode(first)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            raise InputError(path, f"line {numbers[0]}", f"bad header: {exc}") from None
-        header = DeviceHeader(parsed_header.clockHz, parsed_header.tileCount)
-        numbers = numbers[1:]
-    sample_lines = [lines[n - 1] for n in numbers]
+def _header(path: Path, line_number: int, line: bytes) -> DeviceHeader:
     try:
-        records = _BATCH_DECODER.decode(b"[" + b",".join(sample_lines) + b"]")
-    except (msgspec.ValidationError, msgspec.DecodeError):
-        for line_number, line in zip(numbers, sample_lines, strict=True):
-            try:
-                _SAMPLE_DECODER.decode(line)
-            except (msgspec.ValidationError, msgspec.DecodeError):
-                raise _line_error(path, int(line_number), line) from None
-        raise InputError(path, None, "malformed NDJSON") from None
+        parsed = _HEADER_DECODER.decode(line)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise InputError(path, f"line {line_number}", f"bad header: {exc}") from None
+    return DeviceHeader(parsed.clockHz, parsed.tileCount)
+
+
+def _strip_newline(line: bytes) -> bytes:
+    return line[:-1] if line.endswith(b"\n") else line
+
+
+def read_stream(
+    path: Path,
+    handle: IO[bytes],
+    *,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    on_batch: BatchFn | None = None,
+    position: Callable[[], int] | None = None,
+    progress: PositionFn | None = None,
+) -> ParsedDump:
+    """Decode NDJSON from an open binary handle, ``batch_rows`` lines at a time."""
+    if batch_rows < 1:
+        raise ValueError("batch_rows must be at least 1")
+    header = DeviceHeader()
+    batches = SampleBatches()
+    line_numbers: list[np.ndarray] = []
+    line_number = 0
+    seen_first = False
+    while True:
+        lines = list(itertools.islice(handle, batch_rows))
+        if not lines:
+            break
+        sample_lines: list[bytes] = []
+        numbers: list[int] = []
+        for line in lines:
+            line_number += 1
+            if not line.strip():
+                continue
+            if not seen_first:
+                seen_first = True
+                if is_header(line):
+                    header = _header(path, line_number, line)
+                    continue
+            sample_lines.append(line)
+            numbers.append(line_number)
+        del lines
+        if not sample_lines:
+            continue
+        try:
+            with gc_paused():
+                records = _BATCH_DECODER.decode(b"[" + b",".join(sample_lines) + b"]")
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            for number, line in zip(numbers, sample_lines, strict=True):
+                try:
+                    _SAMPLE_DECODER.decode(line)
+                except (msgspec.ValidationError, msgspec.DecodeError):
+                    raise _line_error(path, number, _strip_newline(line)) from None
+            raise InputError(path, f"line {numbers[0]}", "malformed NDJSON") from None
+        del sample_lines
+        with gc_paused():
+            batches.add(records)
+        line_numbers.append(np.asarray(numbers, dtype=np.int64))
+        if on_batch is not None:
+            on_batch(len(records))
+        del records
+        if progress is not None and position is not None:
+            progress(position())
+    all_numbers = np.concatenate(line_numbers) if line_numbers else np.empty(0, np.int64)
 
     def place(index: int) -> str:
-        return f"line {numbers[index]}"
+        return f"line {all_numbers[index]}"
 
-    return samples_to_parsed(records, header, path, place)
+    return batches.finish(path, header, place)
+
+
+def parse(path: Path, data: bytes) -> ParsedDump:
+    """Decode an NDJSON dump held in memory (same batches as the file reader)."""
+    return read_stream(path, io.BytesIO(data))
+
+
+def parse_file(
+    path: Path,
+    *,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    on_batch: BatchFn | None = None,
+    progress: PositionFn | None = None,
+) -> ParsedDump:
+    """Stream an NDJSON dump file, gzipped or not, without reading it whole."""
+    try:
+        raw = open(path, "rb")  # noqa: SIM115 - closed below, wrapped by gzip first
+    except FileNotFoundError:
+        raise InputError(path, None, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(path, None, "is a folder, not a file") from None
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+    with raw:
+        compressed = raw.read(2) == GZIP_MAGIC
+        raw.seek(0)
+        handle = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw)
+        try:
+            return read_stream(
+                path,
+                handle,
+                batch_rows=batch_rows,
+                on_batch=on_batch,
+                position=raw.tell,
+                progress=progress,
+            )
+        except (EOFError, OSError, zlib.error) as exc:
+            raise InputError(path, None, f"corrupt or truncated gzip data ({exc})") from None

@@ -1,0 +1,166 @@
+"""Ingest benchmark (issue 6): whole processes, timed in alternation, ratios to ``orjson.loads``.
+
+    python benchmarks/ingest.py                 # 100k and 1M samples
+    python benchmarks/ingest.py --samples 200000 --repeat 3
+    python benchmarks/ingest.py --large         # adds 5M samples (about 2.3 GB of JSON)
+
+Dumps come from ``dumpgen.py`` (cached under the temp folder). Each stage runs as its own Python
+process, so import time and peak RSS (``resource.getrusage(RUSAGE_CHILDREN)`` of that one child,
+read through a small wrapper) count as a user sees them. Stages alternate within each round so a
+noisy neighbour slows all of them alike; the table shows medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import dumpgen  # noqa: E402
+
+# Runs one command as a child, then prints its wall time and its peak RSS (KiB) as JSON.
+_WRAPPER = """
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
+elapsed = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(json.dumps({"rc": done.returncode, "seconds": elapsed, "peak_kib": peak}))
+"""
+
+
+def _tileprof() -> list[str]:
+    return [sys.executable, "-m", "tileprof"]
+
+
+def stages(json_path: Path, ndjson_path: Path, has_report: bool) -> dict[str, list[str]]:
+    """The commands to time, by stage name."""
+    py = sys.executable
+    table = {
+        "a) f.read()": [py, "-c", f"open({str(json_path)!r}, 'rb').read()"],
+        "b) orjson.loads": [
+            py,
+            "-c",
+            f"import orjson; orjson.loads(open({str(json_path)!r}, 'rb').read())",
+        ],
+        "c) summary JSON": [*_tileprof(), "summary", str(json_path), "--format", "json", "-q"],
+        "d) summary NDJSON": [*_tileprof(), "summary", str(ndjson_path), "--format", "json", "-q"],
+        "e) summary --cache (warm)": [
+            *_tileprof(),
+            "summary",
+            str(json_path),
+            "--cache",
+            "--format",
+            "json",
+            "-q",
+        ],
+    }
+    if has_report:
+        table["f) report"] = [*_tileprof(), "report", str(json_path), "-q"]
+    return table
+
+
+def has_report_command() -> bool:
+    """Whether ``tileprof report`` exists in this checkout (another issue adds it)."""
+    done = subprocess.run([*_tileprof(), "report", "--help"], capture_output=True)
+    return done.returncode == 0
+
+
+def measure(command: list[str], env: dict[str, str]) -> dict[str, float]:
+    """One timed run of ``command`` in a fresh process."""
+    done = subprocess.run(
+        [sys.executable, "-c", _WRAPPER, *command],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    result = json.loads(done.stdout)
+    if result["rc"] != 0:
+        raise SystemExit(f"failed ({result['rc']}): {' '.join(command)}")
+    return result
+
+
+def run(samples: int, repeat: int, folder: Path, has_report: bool) -> list[dict[str, object]]:
+    """Time every stage ``repeat`` times in alternation; one row per stage (medians)."""
+    json_path, ndjson_path = dumpgen.write_dumps(samples, folder)
+    size = json_path.stat().st_size
+    cache = folder / f"cache_{samples}"
+    shutil.rmtree(cache, ignore_errors=True)
+    env = {**os.environ, "TILEPROF_CACHE_DIR": str(cache)}
+    table = stages(json_path, ndjson_path, has_report)
+    # A first run through the cache writes it; it is timed apart as the "cold" cache run.
+    cold = measure(table["e) summary --cache (warm)"], env)
+    times: dict[str, list[dict[str, float]]] = {name: [] for name in table}
+    for _ in range(repeat):
+        for name, command in table.items():
+            times[name].append(measure(command, env))
+    rows: list[dict[str, object]] = []
+    results = {"e0) summary --cache (cold)": [cold], **times}
+    base = statistics.median(r["seconds"] for r in times["b) orjson.loads"])
+    for name, runs in results.items():
+        seconds = statistics.median(r["seconds"] for r in runs)
+        peak = max(r["peak_kib"] for r in runs) / 1024
+        rows.append(
+            {
+                "samples": samples,
+                "stage": name,
+                "seconds": seconds,
+                "samples_per_s": samples / seconds,
+                "mb_per_s": size / 1e6 / seconds,
+                "peak_rss_mb": peak,
+                "rss_over_file": peak * 1024 * 1024 / size,
+                "ratio_to_orjson": seconds / base,
+                "file_mb": size / 1e6,
+            }
+        )
+    return rows
+
+
+def print_rows(rows: list[dict[str, object]]) -> None:
+    """A Markdown table, ready for docs/performance.md."""
+    print(
+        "| samples | file MB | stage | s | samples/s | MB/s | peak RSS MB | RSS/file | × orjson |"
+    )
+    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for row in rows:
+        print(
+            f"| {row['samples']:,} | {row['file_mb']:.0f} | {row['stage']} | {row['seconds']:.2f} "
+            f"| {row['samples_per_s']:,.0f} | {row['mb_per_s']:.0f} | {row['peak_rss_mb']:.0f} "
+            f"| {row['rss_over_file']:.2f} | {row['ratio_to_orjson']:.2f} |"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, action="append", help="repeatable")
+    parser.add_argument("--large", action="store_true", help="also 5M samples")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--folder", type=Path, default=Path(tempfile.gettempdir()) / "tileprof-bench"
+    )
+    args = parser.parse_args()
+    sizes = args.samples or [100_000, 1_000_000]
+    if args.large:
+        sizes.append(5_000_000)
+    has_report = has_report_command()
+    if not has_report:
+        print("note: `tileprof report` does not exist in this checkout; stage f) skipped")
+    rows: list[dict[str, object]] = []
+    for samples in sizes:
+        rows.extend(run(samples, args.repeat, args.folder, has_report))
+        print_rows(rows)
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
