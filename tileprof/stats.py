@@ -1,6 +1,7 @@
 """Per-group statistics over a sample frame (definitions: docs/metrics.md).
 
 Everything here is a polars expression evaluated per group; no Python loop touches samples.
+Group keys stay categorical until the (small) result, so no per-sample strings are built.
 """
 
 from __future__ import annotations
@@ -56,16 +57,17 @@ def nearest_rank(column: str, percent: int) -> pl.Expr:
     return pl.col(column).sort().get(rank - 1)
 
 
-def union_length(keys: Sequence[str]) -> pl.Expr:
-    """Per-row share of the group's interval union; summed per group it is the union's length.
+def union_length(offset: str = "offset", end: str = "_end") -> pl.Expr:
+    """Length of the union of a group's intervals [offset, end), as a group aggregation.
 
-    With rows in offset order, each interval adds the part of it that ends beyond every earlier
-    interval of its group (the earlier ones all start no later, so they cover up to their
-    running maximum end).
+    In offset order, each interval adds the part of it that ends beyond every earlier interval
+    (the earlier ones all start no later, so together they cover up to their running maximum
+    end). Sorting inside the aggregation sorts each group alone, in parallel.
     """
-    covered_until = pl.col("_end").cum_max().shift(1).over(keys)
-    start = pl.max_horizontal(pl.col("offset"), covered_until)
-    return (pl.col("_end") - start).clip(lower_bound=0).fill_null(pl.col("_end") - pl.col("offset"))
+    starts = pl.col(offset).sort()
+    ends = pl.col(end).sort_by(offset)
+    covered_until = ends.cum_max().shift(1)
+    return (ends - pl.max_horizontal(starts, covered_until)).clip(lower_bound=0).sum()
 
 
 def _ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
@@ -86,17 +88,14 @@ def group_statistics(
     dimensions = check_dimensions(group_by)
     keys = ["name", *dimensions]
     carries_useful = pl.col("usefulCycles").is_not_null()
-    base = (
-        samples.lazy()
-        .with_columns(name=group_name(), _end=pl.col("offset") + pl.col("duration"))
-        .sort("offset", maintain_order=True)
-        .with_columns(_union=union_length(keys))
+    base = samples.lazy().with_columns(
+        name=group_name(), _end=pl.col("offset") + pl.col("duration")
     )
     aggregated = base.group_by(keys).agg(
         sampleCount=pl.len().cast(pl.Int64),
         tileCount=pl.col("tile").n_unique().cast(pl.Int64),
         phaseCount=pl.col("phase").drop_nulls().n_unique().cast(pl.Int64),
-        phaseCycles=pl.col("_union").sum().cast(pl.Int64),
+        phaseCycles=union_length().cast(pl.Int64),
         workCycles=pl.col("duration").sum().cast(pl.Int64),
         usefulCycles=pl.col("usefulCycles").sum().cast(pl.Float64),
         estimatedWorkCycles=pl.col("duration").filter(carries_useful).sum().cast(pl.Int64),
@@ -121,7 +120,7 @@ def group_statistics(
         meanCycles=pl.col("workCycles") / pl.col("sampleCount"),
     )
     return (
-        derived.select(*keys, *GROUP_FIELDS)
+        derived.select(pl.col("name").cast(pl.String), *dimensions, *GROUP_FIELDS)
         .sort(["phaseCycles", *keys], descending=[True] + [False] * len(keys), nulls_last=True)
         .collect()
     )
