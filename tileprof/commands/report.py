@@ -39,9 +39,7 @@ def is_tileprof_report(path: Path) -> bool:
 def check_default_output(path: Path, force: bool) -> None:
     """The default output may replace an earlier report, never another file."""
     if path.exists() and not force and not is_tileprof_report(path):
-        raise OutputError(
-            f"{path} already exists and is not a tileprof report (use -o or --force)"
-        )
+        raise OutputError(f"{path} already exists and is not a tileprof report (use -o or --force)")
 
 
 @click.command("report")

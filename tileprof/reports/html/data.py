@@ -328,7 +328,7 @@ def table_from_frame(
     rows = []
     for row in frame.select(present).iter_rows():
         cells = []
-        for column, value in zip(cols, row):
+        for column, value in zip(cols, row, strict=False):
             if column.numeric:
                 cells.append(number_cell(value, percent=column.key in percent))
             else:
@@ -409,7 +409,7 @@ def binned_cycles(
     same = b0 == b1
     direct = np.bincount(
         base[same] + b0[same], weights=(rel_end - rel_start)[same], minlength=size
-    )
+    ).astype(np.float64)
     split = ~same
     s0, s1 = b0[split], b1[split]
     head = (s0 + 1) * w - rel_start[split]
@@ -794,9 +794,7 @@ def calibration_sets(runs: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
         pl.col("source").fill_null("").str.to_lowercase().str.contains("calibration")
     )
     sets = []
-    for (target, workload), frame in rows.group_by(
-        ["target", "workload"], maintain_order=True
-    ):
+    for (target, workload), frame in rows.group_by(["target", "workload"], maintain_order=True):
         sets.append((f"{target} · {workload}", frame))
     return sets
 
@@ -838,8 +836,15 @@ def gpu_section(inputs: RunInputs, *, charts: bool = True) -> GpuSection | None:
             table_from_frame(
                 "gpu-speedups",
                 speed,
-                ("target", "workload", "implementation", "baseline_implementation", "time_us",
-                 "baseline_time_us", "speedup"),
+                (
+                    "target",
+                    "workload",
+                    "implementation",
+                    "baseline_implementation",
+                    "time_us",
+                    "baseline_time_us",
+                    "speedup",
+                ),
             ),
             drawing.speedup_chart(speed) if charts else None,
         )
@@ -865,8 +870,18 @@ def gpu_section(inputs: RunInputs, *, charts: bool = True) -> GpuSection | None:
             table_from_frame(
                 "gpu-gemm",
                 gemm_frame,
-                ("target", "workload", "implementation", "dtype", "shape", "time_us", "mac",
-                 "energy_j", "energy_raw_j", "peak_fraction"),
+                (
+                    "target",
+                    "workload",
+                    "implementation",
+                    "dtype",
+                    "shape",
+                    "time_us",
+                    "mac",
+                    "energy_j",
+                    "energy_raw_j",
+                    "peak_fraction",
+                ),
                 percent=("peak_fraction",),
             ),
             drawing.gemm_chart(gemm_frame) if charts else None,
@@ -928,20 +943,27 @@ def build_report(
 ) -> Report:
     """The report's view model for these tile profiles and GPU runs."""
     if version is None:
-        from tileprof._version import __version__ as version
+        from tileprof._version import __version__
+
+        version = __version__
     filters = filters or Filters()
     tiles = tuple(
-        tile_section(
-            profile, filters, group_by=group_by, id=f"tile-{i}", bins=bins, charts=charts
-        )
+        tile_section(profile, filters, group_by=group_by, id=f"tile-{i}", bins=bins, charts=charts)
         for i, profile in enumerate(profiles)
     )
     gpu = None if runs is None else gpu_section(runs, charts=charts)
     linked = () if runs is None else linked_section(runs.linked_sets, charts=charts)
     targets: list[str] = [p.target for p in profiles]
     if runs is not None and runs.runs.height and "target" in runs.runs.columns:
-        targets.extend(t for t in runs.runs["target"].cast(pl.String).unique(maintain_order=True)
-                       .drop_nulls().to_list() if t not in targets)
+        targets.extend(
+            t
+            for t in runs.runs["target"]
+            .cast(pl.String)
+            .unique(maintain_order=True)
+            .drop_nulls()
+            .to_list()
+            if t not in targets
+        )
     quality: list[QualityCheck] = []
     for profile in profiles:
         quality.extend(tile_quality(profile))

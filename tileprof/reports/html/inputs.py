@@ -44,9 +44,7 @@ def read_inputs(
     for path in paths:
         data = read_bytes(path)
         if format_in is not None or detect_dump_format(path, data) is not None:
-            profiles.append(
-                load(path, format=format_in, clock_hz=clock_hz, tile_count=tile_count)
-            )
+            profiles.append(load(path, format=format_in, clock_hz=clock_hz, tile_count=tile_count))
             files.append(input_file(path, "tile dump"))
         else:
             gpu_paths.append(path)
@@ -54,9 +52,7 @@ def read_inputs(
     return ReportInputs(tuple(profiles), runs, tuple(files))
 
 
-def read_run_files(
-    paths: Sequence[Path], links: Path | None, files: list[InputFile]
-) -> RunInputs:
+def read_run_files(paths: Sequence[Path], links: Path | None, files: list[InputFile]) -> RunInputs:
     """GPU run files as ``RunInputs`` (needs the GPU run parsers of issue 3)."""
     if links is not None:
         raise OptionError("--links: linked sets need the GPU run support (issue 3), not built yet")
