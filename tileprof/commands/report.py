@@ -101,15 +101,28 @@ def command(
         files, format_in=format_in, clock_hz=clock_hz, tile_count=tile_count, links=links
     )
     profiles = list(inputs.profiles)
+    tile_filters = [filters] * len(profiles)
     listed = list(inputs.files)
     if example:
         from tileprof.commands._options import load_profile
-        from tileprof.examples import EXAMPLE_SOURCE
+        from tileprof.examples import EXAMPLE_EPOCH, EXAMPLE_SOURCE
 
         profiles.insert(0, load_profile(None, True, None, clock_hz, tile_count))
+        # As `runs --example`: the reference profile is shown at epoch 1, as seed 004 was.
+        example_filters = (
+            filters
+            if epoch is not None
+            else filters_from_options(EXAMPLE_EPOCH, at, window, kernels, kind)
+        )
+        tile_filters.insert(0, example_filters)
         listed.insert(0, InputFile(EXAMPLE_SOURCE, "tile dump (generated)", None, None))
     report = build_report(
-        profiles, inputs.runs, inputs=listed, filters=filters, group_by=dimensions
+        profiles,
+        inputs.runs,
+        inputs=listed,
+        filters=filters,
+        group_by=dimensions,
+        tile_filters=tile_filters,
     )
     write_text(target, render(report))
     if str(target) != "-":

@@ -14,7 +14,6 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -195,6 +194,7 @@ class TileSection:
     id: str
     target: str
     source: str
+    filters: tuple[str, ...]
     summary: Summary
     headline: tuple[Figure, ...]
     groups: Table
@@ -598,6 +598,7 @@ def tile_section(
         id=id,
         target=profile.target,
         source=profile.source or "(in memory)",
+        filters=tuple((filters or Filters()).describe()),
         summary=summary,
         headline=headline(summary, matched),
         groups=group_table(summary, f"{id}-groups"),
@@ -936,12 +937,17 @@ def build_report(
     inputs: Sequence[InputFile] = (),
     filters: Filters | None = None,
     group_by: Sequence[str] = (),
+    tile_filters: Sequence[Filters] | None = None,
     version: str | None = None,
     environ: dict[str, str] | None = None,
     charts: bool = True,
     bins: int = TIME_BINS,
 ) -> Report:
-    """The report's view model for these tile profiles and GPU runs."""
+    """The report's view model for these tile profiles and GPU runs.
+
+    ``filters`` apply to every profile unless ``tile_filters`` gives one per profile (the
+    example profile is filtered to epoch 1, as its reference summary was).
+    """
     if version is None:
         from tileprof._version import __version__
 
@@ -978,8 +984,3 @@ def build_report(
         generated_at=generation_time(environ),
     )
     return Report(header, tiles, gpu, linked, tuple(quality))
-
-
-def describe_path(path: Path) -> str:
-    """A path as the header prints it."""
-    return str(path)
