@@ -181,7 +181,8 @@ def test_gpu_sections_from_a_run_table() -> None:
     inputs = run_inputs()
     gpu = gpu_section(inputs, charts=False)
     assert gpu is not None
-    assert len(gpu.runs.rows) == inputs.runs.height
+    assert len(gpu.runs.rows) == inputs.runs.height - 2  # the trace kernels have their table
+    assert gpu.kernel_rows == 2
     assert gpu.speedups is not None and len(gpu.speedups.table.rows) == 3
     assert [c.title for c in gpu.calibrations] == ["Calibration: H100 SXM 80 GB · small"]
     assert len(gpu.calibrations[0].table.rows) == 3

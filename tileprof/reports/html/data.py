@@ -245,6 +245,7 @@ class GpuSection:
     """The GPU runs part of the report."""
 
     runs: Table
+    kernel_rows: int
     speedups: ChartedTable | None
     calibrations: tuple[ChartedTable, ...]
     gemm: ChartedTable | None
@@ -307,7 +308,7 @@ def number_cell(value: Any, *, percent: bool = False) -> Cell:
 def text_cell(value: Any) -> Cell:
     """A text cell (escaped by the template, as every cell is)."""
     text = "—" if value is None else str(value)
-    return Cell(text, None if value is None else text.lower())
+    return Cell(text, None if value is None else text.lower(), text if len(text) > 40 else "")
 
 
 def table_from_frame(
@@ -809,9 +810,14 @@ def gemm_rows(runs: pl.DataFrame) -> pl.DataFrame:
     ).sort(["target", "dtype"], nulls_last=True)
 
 
+def is_kernel_row() -> pl.Expr:
+    """A per-call kernel row (traces, nsys): these get a table per file, not the run table."""
+    return (pl.col("target_kind") == "gpu") & (pl.col("per") == "call").fill_null(False)
+
+
 def kernel_sets(runs: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
-    """Per trace file: its per-kernel rows (GPU rows with a call count)."""
-    rows = runs.filter((pl.col("target_kind") == "gpu") & pl.col("calls").is_not_null())
+    """Per trace file: its per-kernel rows, by total time."""
+    rows = runs.filter(is_kernel_row())
     rows = rows.with_columns(
         file=pl.col("source").map_elements(source_file, return_dtype=pl.String)
     )
@@ -895,7 +901,10 @@ def gpu_section(inputs: RunInputs, *, charts: bool = True) -> GpuSection | None:
         for i, (name, frame) in enumerate(kernel_sets(gpu))
     )
     return GpuSection(
-        runs=table_from_frame("gpu-runs", gpu, RUN_TABLE_COLUMNS, percent=("peak_fraction",)),
+        runs=table_from_frame(
+            "gpu-runs", gpu.filter(~is_kernel_row()), RUN_TABLE_COLUMNS, percent=("peak_fraction",)
+        ),
+        kernel_rows=gpu.filter(is_kernel_row()).height,
         speedups=speedups,
         calibrations=calibrations,
         gemm=gemm,
