@@ -83,6 +83,7 @@ def command(
     force: bool,
 ) -> None:
     """Write one self-contained HTML report over tile dumps and GPU run FILES."""
+    from tileprof.examples import EXAMPLE_SOURCE
     from tileprof.reports.html import build_report, render
     from tileprof.reports.html.data import InputFile
     from tileprof.reports.html.inputs import read_inputs
@@ -97,32 +98,42 @@ def command(
         raise OptionError("give FILE... (tile dumps, GPU run files) or --example")
     filters = filters_from_options(epoch, at, window, kernels, kind)
     dimensions = dimensions_from_option(group_by)
-    inputs = read_inputs(
-        files, format_in=format_in, clock_hz=clock_hz, tile_count=tile_count, links=links
-    )
-    profiles = list(inputs.profiles)
-    tile_filters = [filters] * len(profiles)
-    listed = list(inputs.files)
+    example_profile = example_filters = None
+    paths = list(files)
     if example:
         from tileprof.commands._options import load_profile
-        from tileprof.examples import EXAMPLE_EPOCH, EXAMPLE_SOURCE
+        from tileprof.examples import EXAMPLE_EPOCH
+        from tileprof.reports.html.inputs import example_run_files
 
-        profiles.insert(0, load_profile(None, True, None, clock_hz, tile_count))
+        example_profile = load_profile(None, True, None, clock_hz, tile_count)
         # As `runs --example`: the reference profile is shown at epoch 1, as seed 004 was.
         example_filters = (
             filters
             if epoch is not None
             else filters_from_options(EXAMPLE_EPOCH, at, window, kernels, kind)
         )
-        tile_filters.insert(0, example_filters)
+        paths = [*example_run_files(), *paths]
+    inputs = read_inputs(
+        paths,
+        filters,
+        example=example_profile,
+        example_filters=example_filters,
+        example_name=EXAMPLE_SOURCE,
+        format_in=format_in,
+        clock_hz=clock_hz,
+        tile_count=tile_count,
+        links=links,
+    )
+    listed = list(inputs.files)
+    if example:
         listed.insert(0, InputFile(EXAMPLE_SOURCE, "tile dump (generated)", None, None))
     report = build_report(
-        profiles,
+        [t.profile for t in inputs.tiles],
         inputs.runs,
         inputs=listed,
         filters=filters,
         group_by=dimensions,
-        tile_filters=tile_filters,
+        tile_filters=[t.filters for t in inputs.tiles],
     )
     write_text(target, render(report))
     if str(target) != "-":
