@@ -318,8 +318,100 @@ def test_report_errors_are_one_line(tmp_path: Path) -> None:
     code, _, stderr = run("report")
     assert code == 2 and stderr.count("\n") == 1
     other = tmp_path / "runs.json"
-    other.write_text(json.dumps({"held_out": []}))
+    other.write_text(json.dumps({"neither": "tile dump nor GPU run file"}))
     code, _, stderr = run("report", str(other), "-o", str(tmp_path / "x.html"))
     assert code == 2 and str(other) in stderr and stderr.count("\n") == 1
     code, _, stderr = run("report", str(tmp_path / "missing.json"))
     assert code == 2 and stderr.count("\n") == 1
+
+
+# ---------------------------------------------------------------- GPU files through the command
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+SEEDS = sorted((FIXTURES / "seeds").glob("00[03]_*.txt"))
+
+
+def cpu_only_trace(path: Path) -> Path:
+    events = [
+        {
+            "ph": "X",
+            "cat": "cpu_op",
+            "name": "aten::mm",
+            "pid": 1,
+            "tid": 1,
+            "ts": 100,
+            "dur": 50,
+            "args": {"External id": 1},
+        }
+    ]
+    path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events}))
+    return path
+
+
+def test_inputs_from_seed_gpu_files_and_a_dump(dump: Path, tmp_path: Path) -> None:
+    from tileprof.reports.html.inputs import read_inputs
+
+    trace = cpu_only_trace(tmp_path / "cpu_trace.json")
+    inputs = read_inputs(
+        [*SEEDS, FIXTURES / "traces" / "kineto_small.json", trace, dump],
+        Filters(),
+        links=FIXTURES / "runs" / "links.toml",
+    )
+    assert [t.name for t in inputs.tiles] == ["dump.json"]
+    assert [f.kind for f in inputs.files] == [
+        "latency benchmarks",
+        "energy report",
+        "PyTorch trace",
+        "PyTorch trace",
+        "tile dump",
+    ]
+    assert all(f.sha256 and f.size_bytes for f in inputs.files)
+    runs = inputs.runs
+    assert runs is not None
+    assert "tile" in runs.runs["target_kind"].cast(pl.String).to_list()
+    assert len(runs.cpu_only_traces) == 1 and "cpu_trace.json" in runs.cpu_only_traces[0]
+    assert any(s.key.startswith("layer 3 GEMM") for s in runs.linked_sets)
+    gpu = gpu_section(runs, charts=False)
+    assert gpu is not None and gpu.speedups is not None and gpu.gemm is not None
+    assert len(gpu.speedups.table.rows) == 8  # trainkernel over inductor, 8 held-out rows
+    assert len(gpu.calibrations) == 2  # small and medium, 4 schedules each
+    assert all(len(c.table.rows) == 4 for c in gpu.calibrations)
+    assert sorted(c.text for c in gpu.gemm.table.column("dtype")) == ["b1", "f16", "f32", "int8"]
+    assert [k.title for k in gpu.kernels] == ["Kernels of kineto_small.json"]
+
+
+def test_report_command_on_gpu_files(dump: Path, tmp_path: Path) -> None:
+    out = tmp_path / "all.html"
+    trace = FIXTURES / "traces" / "h200_train_steps.json.gz"
+    code, _, stderr = run(
+        "report",
+        *map(str, SEEDS),
+        str(trace),
+        str(dump),
+        "-o",
+        str(out),
+        "--links",
+        str(FIXTURES / "runs" / "links.toml"),
+    )
+    assert code == 0, stderr
+    html = out.read_text()
+    for heading in (
+        "GPU runs",
+        "Speedup over baseline",
+        "Calibration: ",
+        "GEMM per precision",
+        "Kernels of h200_train_steps.json.gz",
+        "Across targets",
+        "layer 3 GEMM",
+    ):
+        assert heading in html, heading
+    assert XSS not in html
+
+
+def test_example_report(tmp_path: Path) -> None:
+    pytest.importorskip("tileprof.reference", reason="the reference generator is not on main yet")
+    out = tmp_path / "example.html"
+    code, _, stderr = run("report", "--example", "-o", str(out))
+    assert code == 0, stderr
+    html = out.read_text()
+    assert "--epoch 1" in html and "GPU runs" in html and "Across targets" in html
