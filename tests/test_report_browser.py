@@ -11,10 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from tests.cdp import Browser, find_browser
-from tests.report_samples import generated_profile, run_inputs
-from tileprof.reports.html import build_report, render
+from tests.report_samples import generated_profile
+from tileprof.cli import cli
+from tileprof.writers import dump_bytes
 
 BROWSER = find_browser()
 pytestmark = pytest.mark.skipif(
@@ -23,13 +25,35 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A report with every section: tile device, GPU runs, linked sets, data quality."""
+    """The example report (``--example``) when the reference profile is available; until then
+    the same command on a generated dump plus the seed GPU files, a real H200 trace and the
+    links file. Either way every section is on the page."""
     folder = tmp_path_factory.mktemp("report")
-    report = build_report([generated_profile(samples=12_000)], run_inputs())
     path = folder / "report.html"
-    path.write_text(render(report), encoding="utf-8")
+    try:
+        import tileprof.reference  # noqa: F401
+
+        args = ["report", "--example", "-o", str(path)]
+    except ImportError:
+        dump = folder / "dump.parquet"
+        dump.write_bytes(dump_bytes(generated_profile(samples=12_000), "parquet"))
+        args = [
+            "report",
+            str(dump),
+            *map(str, sorted((FIXTURES / "seeds").glob("00[03]_*.txt"))),
+            str(FIXTURES / "traces" / "h200_train_steps.json.gz"),
+            "--links",
+            str(FIXTURES / "runs" / "links.toml"),
+            "-o",
+            str(path),
+        ]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.stderr
     return path
 
 
@@ -67,6 +91,7 @@ def test_report_in_headless_chromium(page: Path, tmp_path: Path) -> None:
     for expected in ("occupancy", "active", "phase", "spread", "balance"):
         assert f"tile-0-{expected}" in ids
     assert {"gpu-speedups-chart", "gpu-gemm-chart", "linked-0-chart"} <= ids
+    assert any(i.startswith("gpu-calibration-") for i in ids)
     for chart in charts:
         assert chart["visible"], chart
         assert chart["width"] > 50 and chart["height"] > 50, chart

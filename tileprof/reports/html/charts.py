@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 from matplotlib import pyplot as plt
 from matplotlib.colors import ListedColormap
+from matplotlib.ticker import MaxNLocator
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
@@ -251,6 +252,7 @@ def balance_chart(section: TileSection) -> Chart:
         ):
             left.axhline(value, color="#e15759", ls=style, lw=0.9)
             right.axvline(value, color="#e15759", ls=style, lw=0.9, label=f"{label} {value:,.0f}")
+        right.xaxis.set_major_locator(MaxNLocator(4))
         right.set_xlabel("busy cycles")
         right.set_ylabel("tiles")
         right.legend(frameon=False)
