@@ -415,3 +415,11 @@ def test_example_report(tmp_path: Path) -> None:
     assert code == 0, stderr
     html = out.read_text()
     assert "--epoch 1" in html and "GPU runs" in html and "Across targets" in html
+
+
+def test_each_profile_may_have_its_own_filters(tiny) -> None:  # type: ignore[no-untyped-def]
+    report = build_report([tiny, tiny], tile_filters=[Filters(epoch=2), Filters()], charts=False)
+    assert [t.filters for t in report.tiles] == [("--epoch 2",), ()]
+    assert [len(t.groups.rows) for t in report.tiles] == [1, 3]
+    with pytest.raises(ValueError):
+        build_report([tiny], tile_filters=[], charts=False)

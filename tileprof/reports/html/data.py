@@ -962,9 +962,12 @@ def build_report(
 
         version = __version__
     filters = filters or Filters()
+    chosen = list(tile_filters) if tile_filters is not None else [filters] * len(profiles)
+    if len(chosen) != len(profiles):
+        raise ValueError("tile_filters needs one Filters per profile")
     tiles = tuple(
-        tile_section(profile, filters, group_by=group_by, id=f"tile-{i}", bins=bins, charts=charts)
-        for i, profile in enumerate(profiles)
+        tile_section(profile, own, group_by=group_by, id=f"tile-{i}", bins=bins, charts=charts)
+        for i, (profile, own) in enumerate(zip(profiles, chosen, strict=True))
     )
     gpu = None if runs is None else gpu_section(runs, charts=charts)
     linked = () if runs is None else linked_section(runs.linked_sets, charts=charts)
