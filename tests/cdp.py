@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import fcntl
 import json
 import os
 import select
@@ -42,8 +43,11 @@ class Browser:
         self._from_child, from_child_w = os.pipe()
 
         def wire() -> None:  # runs in the child, before exec
-            os.dup2(to_child_r, 3)
-            os.dup2(from_child_w, 4)
+            # Move both ends above 4 first: either may itself be fd 3 or 4.
+            read_end = fcntl.fcntl(to_child_r, fcntl.F_DUPFD, 10)
+            write_end = fcntl.fcntl(from_child_w, fcntl.F_DUPFD, 10)
+            os.dup2(read_end, 3, inheritable=True)
+            os.dup2(write_end, 4, inheritable=True)
 
         self.process = subprocess.Popen(
             [
