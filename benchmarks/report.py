@@ -56,7 +56,14 @@ def main() -> None:
         tileprof = [sys.executable, "-m", "tileprof"]
         commands = {
             "summary": [*tileprof, "summary", str(dump)],
-            "report": [*tileprof, "report", str(dump), "-o", str(Path(folder) / "r.html")],
+            "report": [
+                *tileprof,
+                "report",
+                str(dump),
+                "-o",
+                str(Path(folder) / "r.html"),
+                "--force",
+            ],
         }
         results: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
         for _ in range(args.repeat):

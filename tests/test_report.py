@@ -423,3 +423,24 @@ def test_each_profile_may_have_its_own_filters(tiny) -> None:  # type: ignore[no
     assert [len(t.groups.rows) for t in report.tiles] == [1, 3]
     with pytest.raises(ValueError):
         build_report([tiny], tile_filters=[], charts=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 50), st.integers(0, 20)), max_size=25))
+def test_overlaps_match_a_naive_count(samples: list[tuple[int, int, int]]) -> None:
+    frame = pl.DataFrame(
+        {
+            "tile": [t for t, _, _ in samples],
+            "offset": [o for _, o, _ in samples],
+            "duration": [d for _, _, d in samples],
+        },
+        schema={"tile": pl.Int64, "offset": pl.Int64, "duration": pl.Int64},
+    )
+    ordered = sorted(samples)  # by tile, offset, then duration
+    hits, tiles = 0, set()
+    for i, (tile, offset, _) in enumerate(ordered):
+        ends = [o + d for t, o, d in ordered[:i] if t == tile]
+        if ends and offset < max(ends):
+            hits += 1
+            tiles.add(tile)
+    assert overlapping_samples(frame) == (hits, len(tiles))

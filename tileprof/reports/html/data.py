@@ -425,26 +425,36 @@ def binned_cycles(
 
 def legend_for(matched: pl.DataFrame, limit: int = LEGEND_GROUPS) -> tuple[str, ...]:
     """The groups with most work cycles (ties by name), then "other" when more exist."""
-    if matched.height == 0:
+    return _legend(_combinations(matched), limit)
+
+
+def _combinations(samples: pl.DataFrame) -> pl.DataFrame:
+    """Work per distinct (kernel, kind) pair, with its group name: a few rows, however many
+    samples (grouping categoricals works on their codes, no string per sample)."""
+    return (
+        samples.group_by(["kernel", "kind"])
+        .agg(w=pl.col("duration").sum())
+        .with_columns(g=group_name().fill_null("(none)"))
+    )
+
+
+def _legend(combinations: pl.DataFrame, limit: int) -> tuple[str, ...]:
+    if combinations.height == 0:
         return ()
     work = (
-        matched.group_by(group_name().fill_null("(none)").alias("g"))
-        .agg(pl.col("duration").sum().alias("w"))
-        .sort(["w", "g"], descending=[True, False])
+        combinations.group_by("g").agg(pl.col("w").sum()).sort(["w", "g"], descending=[True, False])
     )
     names = tuple(work["g"].to_list())
     return names if len(names) <= limit else (*names[:limit], OTHER)
 
 
-def _legend_index(matched: pl.DataFrame, legend: tuple[str, ...]) -> np.ndarray:
-    names = matched.select(group_name().fill_null("(none)")).to_series()
-    lookup = {name: i for i, name in enumerate(legend)}
-    other = lookup.get(OTHER, len(legend) - 1)
-    mapping = pl.DataFrame(
-        {"g": list(lookup), "i": list(lookup.values())}, schema={"g": pl.String, "i": pl.Int64}
+def _codes(samples: pl.DataFrame, pairs: pl.DataFrame, values: list[int]) -> np.ndarray:
+    """Per sample, the value of its (kernel, kind) pair in ``pairs`` (joined on codes)."""
+    table = pairs.select("kernel", "kind").with_columns(_v=pl.Series(values, dtype=pl.Int64))
+    joined = samples.select("kernel", "kind").join(
+        table, on=["kernel", "kind"], how="left", nulls_equal=True, maintain_order="left"
     )
-    joined = pl.DataFrame({"g": names}).join(mapping, on="g", how="left", maintain_order="left")
-    return joined["i"].fill_null(other).to_numpy()
+    return joined["_v"].to_numpy()
 
 
 def tile_activity(
@@ -457,8 +467,11 @@ def tile_activity(
     starts = in_range["offset"].to_numpy().astype(np.int64)
     ends = starts + in_range["duration"].to_numpy().astype(np.int64)
     bins = time_bins(int(starts.min()), int(ends.max()), bins_count)
-    legend = legend_for(in_range)
-    groups = _legend_index(in_range, legend)
+    pairs = _combinations(in_range)
+    legend = _legend(pairs, LEGEND_GROUPS)
+    lookup = {name: i for i, name in enumerate(legend)}
+    other = lookup.get(OTHER, len(legend) - 1)
+    groups = _codes(in_range, pairs, [lookup.get(g, other) for g in pairs["g"].to_list()])
     tiles = in_range["tile"].to_numpy().astype(np.int64)
     g = len(legend)
     cycles = binned_cycles(starts, ends, tiles * g + groups, tile_count * g, bins)
@@ -467,10 +480,9 @@ def tile_activity(
     dominant[per_tile.sum(axis=1) <= 0] = IDLE
     covered = bins.covered
     series = per_tile.sum(axis=0) / covered
-    kinds = in_range["kind"].cast(pl.String).fill_null("(none)")
-    kind_names = sorted(set(kinds.to_list()))
-    kind_index = {k: i for i, k in enumerate(kind_names)}
-    kind_keys = np.array([kind_index[k] for k in kinds.to_list()], dtype=np.int64)
+    pair_kinds = pairs["kind"].cast(pl.String).fill_null("(none)").to_list()
+    kind_names = sorted(set(pair_kinds))
+    kind_keys = _codes(in_range, pairs, [kind_names.index(k) for k in pair_kinds])
     by_kind_cycles = binned_cycles(starts, ends, kind_keys, len(kind_names), bins)
     by_kind = {k: by_kind_cycles[i] / covered for i, k in enumerate(kind_names)}
     return OccupancyMap(bins, legend, dominant), ActiveTiles(bins, legend, series, by_kind)
@@ -620,19 +632,37 @@ def tile_section(
 
 
 def overlapping_samples(samples: pl.DataFrame) -> tuple[int, int]:
-    """Samples that start before an earlier sample of the same tile ends; tiles affected."""
+    """Samples that start before an earlier sample of the same tile ends; tiles affected.
+
+    Sorted by (tile, offset, duration), so of two samples starting together the shorter comes
+    first and is not flagged (a zero-length one never is, at another's start). Each tile's intervals are shifted by tile rank × (span + 1) so
+    one running maximum of ends over the whole array restarts at every tile.
+    """
     if samples.height == 0:
         return 0, 0
-    flagged = (
-        samples.lazy()
-        .select("tile", "offset", end=pl.col("offset") + pl.col("duration"))
-        .sort(["tile", "offset"])
-        .with_columns(prev_end=pl.col("end").cum_max().shift(1).over("tile"))
-        .filter(pl.col("offset") < pl.col("prev_end"))
-        .select(n=pl.len(), tiles=pl.col("tile").n_unique())
-        .collect()
-    )
-    return int(flagged["n"][0]), int(flagged["tiles"][0])
+    ordered = samples.select("tile", "offset", "duration").sort(["tile", "offset", "duration"])
+    tile = ordered["tile"].to_numpy()
+    offset = ordered["offset"].to_numpy().astype(np.int64)
+    end = offset + ordered["duration"].to_numpy().astype(np.int64)
+    low = int(offset.min())
+    width = int(end.max()) - low + 1
+    rank = np.cumsum(np.r_[0, tile[1:] != tile[:-1]])
+    if width * (int(rank[-1]) + 1) >= 2**62:  # would overflow: per-tile window instead
+        flagged = (
+            ordered.lazy()
+            .with_columns(
+                prev=(pl.col("offset") + pl.col("duration")).cum_max().shift(1).over("tile")
+            )
+            .filter(pl.col("offset") < pl.col("prev"))
+            .select(n=pl.len(), tiles=pl.col("tile").n_unique())
+            .collect()
+        )
+        return int(flagged["n"][0]), int(flagged["tiles"][0])
+    shift = rank * width - low
+    covered = np.maximum.accumulate(end + shift)
+    hit = np.zeros(tile.size, dtype=bool)
+    hit[1:] = (offset[1:] + shift[1:]) < covered[:-1]
+    return int(hit.sum()), int(np.unique(tile[hit]).size)
 
 
 def tile_quality(profile: Profile) -> list[QualityCheck]:
