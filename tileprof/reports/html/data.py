@@ -408,17 +408,26 @@ def binned_cycles(
     base = keys.astype(np.int64) * nb
     size = key_count * nb
     same = b0 == b1
-    direct = np.bincount(
-        base[same] + b0[same], weights=(rel_end - rel_start)[same], minlength=size
-    ).astype(np.float64)
     split = ~same
-    s0, s1 = b0[split], b1[split]
-    head = (s0 + 1) * w - rel_start[split]
-    tail = rel_end[split] - s1 * w
-    direct += np.bincount(base[split] + s0, weights=head, minlength=size)
-    direct += np.bincount(base[split] + s1, weights=tail, minlength=size)
-    diff = np.bincount(base[split] + s0 + 1, weights=np.full(s0.size, w), minlength=size + 1)
-    diff -= np.bincount(base[split] + s1, weights=np.full(s0.size, w), minlength=size + 1)
+    s0, s1, sb = b0[split], b1[split], base[split]
+    # Partial bins in one pass: whole samples in one bin, and the head and tail of the others.
+    direct = np.bincount(
+        np.concatenate((base[same] + b0[same], sb + s0, sb + s1)),
+        weights=np.concatenate(
+            (
+                (rel_end - rel_start)[same],
+                (s0 + 1) * w - rel_start[split],
+                rel_end[split] - s1 * w,
+            )
+        ).astype(np.float64),
+        minlength=size,
+    )
+    # Full middle bins: +w from the bin after the head, −w from the tail's bin, then cumsum.
+    diff = np.bincount(
+        np.concatenate((sb + s0 + 1, sb + s1)),
+        weights=np.concatenate((np.full(s0.size, w), np.full(s0.size, -w))).astype(np.float64),
+        minlength=size + 1,
+    )
     full = np.cumsum(diff[:size].reshape(key_count, nb), axis=1)
     return direct[:size].reshape(key_count, nb) + full
 
@@ -635,8 +644,9 @@ def overlapping_samples(samples: pl.DataFrame) -> tuple[int, int]:
     """Samples that start before an earlier sample of the same tile ends; tiles affected.
 
     Sorted by (tile, offset, duration), so of two samples starting together the shorter comes
-    first and is not flagged (a zero-length one never is, at another's start). Each tile's intervals are shifted by tile rank × (span + 1) so
-    one running maximum of ends over the whole array restarts at every tile.
+    first and is not flagged (a zero-length one never is, at another's start). Each tile's
+    intervals are shifted by tile rank × (span + 1), so one running maximum of ends over the
+    whole array restarts at every tile.
     """
     if samples.height == 0:
         return 0, 0
