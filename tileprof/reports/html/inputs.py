@@ -80,13 +80,14 @@ def read_inputs(
         else:
             parsed.append(load_runs(path))
         files.append(input_file(path, kind))
+    if not parsed and links is None:
+        # Tile dumps only: no run table to build (the tile sections summarise the dumps).
+        return ReportInputs(tuple(tiles), None, tuple(files))
     tile_frames = [
-        tile_runs(t.profile.summary(t.filters), source=t.name, target=t.profile.target)
+        tile_runs(t.profile.summary(t.filters, top=0), source=t.name, target=t.profile.target)
         for t in tiles
     ]
     gpu_frames = [p.frame for p in parsed]
-    if not parsed and links is None:
-        return ReportInputs(tuple(tiles), None, tuple(files))
     runs = concat_runs([*tile_frames, *gpu_frames])
     sets = linked_sets(runs, load_links(links) if links is not None else None)
     cpu_only = tuple(
