@@ -37,11 +37,12 @@ def cli(debug: bool) -> None:
 
 
 def _register() -> None:
-    from tileprof.commands import convert, runs, summary
+    from tileprof.commands import convert, report, runs, summary
 
     cli.add_command(summary.command)
     cli.add_command(runs.command)
     cli.add_command(convert.command)
+    cli.add_command(report.command)
 
 
 _register()

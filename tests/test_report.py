@@ -1,0 +1,446 @@
+"""The report's view model (numbers, not HTML), its escaping, determinism and command."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.report_samples import generated_profile, run_inputs
+from tests.samples import profile as load_samples
+from tests.samples import sample, write_dump
+from tileprof.cli import cli
+from tileprof.filters import Filters
+from tileprof.reports.html import build_report, render
+from tileprof.reports.html.data import (
+    IDLE,
+    RunInputs,
+    binned_cycles,
+    generation_time,
+    gpu_section,
+    linked_section,
+    overlapping_samples,
+    tile_section,
+    time_bins,
+)
+from tileprof.stats import GROUP_FIELDS
+
+XSS = "<script>alert(1)</script>"
+
+TINY = [
+    sample(0, 0, 100, "gemm", useful=50, physical=60, phase=1),
+    sample(1, 50, 100, "gemm", useful=40, physical=60, phase=1),
+    sample(0, 100, 30, None, kind="exchange", phase=2),
+    sample(2, 400, 10, "copy", phase=3, epoch=2),
+]
+
+
+@pytest.fixture()
+def tiny(tmp_path: Path):  # type: ignore[no-untyped-def]
+    return load_samples(tmp_path, TINY, clockHz=1000, tileCount=4)
+
+
+def figures(section) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    return {f.label: f.value for f in section.headline}
+
+
+def test_tiny_headline(tiny) -> None:  # type: ignore[no-untyped-def]
+    section = tile_section(tiny, charts=False)
+    values = figures(section)
+    assert values["Matched span"] == 410
+    assert values["Samples matched / total"] == 4
+    assert values["Mean active tiles"] == pytest.approx(240 / 410)
+    assert values["Device busy"] == pytest.approx(240 / 410 / 4)
+    assert values["Device useful utilization"] == pytest.approx(90 / (4 * 410))
+
+
+def test_tiny_group_table_has_every_statistic(tiny) -> None:  # type: ignore[no-untyped-def]
+    table = tile_section(tiny, charts=False).groups
+    assert [c.key for c in table.columns] == ["name", *GROUP_FIELDS]
+    assert [c.text for c in table.column("name")] == ["gemm", "exchange", "copy"]
+    assert [c.sort for c in table.column("phaseCycles")] == [150.0, 30.0, 10.0]
+    assert table.column("usefulUtilization")[0].text == "45.00 %"
+    assert table.column("usefulUtilization")[1].sort is None  # null sorts last
+
+
+def test_tiny_filters_and_group_by(tiny) -> None:  # type: ignore[no-untyped-def]
+    section = tile_section(tiny, Filters(epoch=1), group_by=("phase",), charts=False)
+    assert [c.key for c in section.groups.columns][:2] == ["name", "phase"]
+    assert figures(section)["Samples matched / total"] == 3
+    assert figures(section)["Matched span"] == 150
+    assert section.spread.names == ("gemm (phase=1)", "exchange (phase=2)")
+
+
+def test_tiny_occupancy_and_active_tiles(tiny) -> None:  # type: ignore[no-untyped-def]
+    section = tile_section(tiny, bins=41, charts=False)
+    occupancy, active = section.occupancy, section.active
+    assert occupancy is not None and active is not None
+    assert occupancy.bins.width == 10 and occupancy.bins.count == 41
+    assert occupancy.legend == ("gemm", "exchange", "copy")
+    cells = occupancy.cells
+    assert cells.shape == (4, 41)
+    assert (cells[0, :10] == 0).all() and (cells[0, 10:13] == 1).all()
+    assert (cells[0, 13:] == IDLE).all()
+    assert (cells[1, 5:15] == 0).all() and (cells[1, :5] == IDLE).all()
+    assert cells[2, 40] == 2 and (cells[3] == IDLE).all()
+    # Σ over bins of mean active tiles × bin width = Σ durations, per group.
+    assert (active.series * occupancy.bins.covered).sum(axis=1).tolist() == [200, 30, 10]
+    assert sorted(active.by_kind) == ["compute", "exchange"]
+    assert active.by_kind["exchange"].max() == pytest.approx(1.0)
+
+
+def test_tiny_phase_spread_balance(tiny) -> None:  # type: ignore[no-untyped-def]
+    section = tile_section(tiny, charts=False)
+    assert section.phase.names == ("gemm", "exchange", "copy")
+    assert section.phase.useful.tolist() == pytest.approx([150 * 90 / 200, 0, 0])
+    assert (section.phase.useful + section.phase.other).tolist() == [150, 30, 10]
+    assert section.spread.p50.tolist() == [100, 30, 10]
+    assert section.spread.maximum.tolist() == [100, 30, 10]
+    balance = section.balance
+    assert balance.busy.tolist() == [130, 100, 10, 0]
+    assert (balance.minimum, balance.maximum, balance.idle_tiles) == (0, 130, 1)
+    assert (balance.min_tile, balance.max_tile) == (3, 0)
+    assert balance.mean == 60.0
+
+
+def test_tiny_quality(tmp_path: Path) -> None:
+    overlapping = [*TINY, sample(0, 90, 20, "gemm"), sample(3, 0, 5, None, kind="exchange")]
+    report = build_report([load_samples(tmp_path, overlapping, tileCount=4)], charts=False)
+    checks = {q.check: q for q in report.quality}
+    assert checks["Samples overlapping on one tile"].count == 2  # 90+20 > 100, 100 < 110
+    assert checks["Samples overlapping on one tile"].status == "warn"
+    assert checks["Tiles above tileCount"].count == 0
+    assert checks["Samples with no metadata"].count == 4
+    assert checks["CPU-only traces"].count == 0
+
+
+def test_overlaps_ignore_touching_samples() -> None:
+    frame = pl.DataFrame(
+        {"tile": [0, 0, 1, 1], "offset": [0, 10, 0, 5], "duration": [10, 5, 10, 1]}
+    )
+    assert overlapping_samples(frame) == (1, 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 500), st.integers(0, 300), st.integers(0, 2)),
+        min_size=1,
+        max_size=30,
+    ),
+    st.integers(1, 40),
+)
+def test_binned_cycles_matches_a_naive_count(
+    intervals: list[tuple[int, int, int]], count: int
+) -> None:
+    starts = np.array([s for s, _, _ in intervals])
+    ends = starts + np.array([d for _, d, _ in intervals])
+    keys = np.array([k for _, _, k in intervals])
+    bins = time_bins(int(starts.min()), int(ends.max()), count)
+    got = binned_cycles(starts, ends, keys, 3, bins)
+    naive = np.zeros((3, bins.count))
+    edges = bins.edges
+    for s, d, k in intervals:
+        for b in range(bins.count):
+            naive[k, b] += max(0, min(s + d, edges[b + 1]) - max(s, edges[b]))
+    np.testing.assert_allclose(got, naive)
+
+
+def test_generated_profile_view_model() -> None:
+    profile = generated_profile(samples=5_000, tiles=64)
+    section = tile_section(profile, charts=False)
+    assert section.occupancy is not None
+    assert section.occupancy.cells.shape[0] == 64
+    assert int(section.balance.busy.sum()) == int(profile.samples["duration"].sum())
+    assert "other" not in section.occupancy.legend  # six groups fit the legend
+
+
+def test_example_view_model() -> None:
+    pytest.importorskip("tileprof.reference", reason="the reference generator is not on main yet")
+    from tileprof.examples import example_profile
+
+    section = tile_section(example_profile(), Filters(epoch=1), charts=False)
+    assert section.groups.rows and len(section.groups.rows) == 19
+    assert figures(section)["Samples matched / total"] == 37_376
+    assert figures(section)["Profile span"] == 16_746_138
+    assert section.balance.busy.size == 1472
+    assert section.occupancy is not None and section.occupancy.cells.shape[0] == 1472
+
+
+def test_gpu_sections_from_a_run_table() -> None:
+    inputs = run_inputs()
+    gpu = gpu_section(inputs, charts=False)
+    assert gpu is not None
+    assert len(gpu.runs.rows) == inputs.runs.height - 2  # the trace kernels have their table
+    assert gpu.kernel_rows == 2
+    assert gpu.speedups is not None and len(gpu.speedups.table.rows) == 3
+    assert [c.title for c in gpu.calibrations] == ["Calibration: H100 SXM 80 GB · small"]
+    assert len(gpu.calibrations[0].table.rows) == 3
+    assert gpu.gemm is not None
+    assert [c.text for c in gpu.gemm.table.column("dtype")] == ["f16", "f32", "int8", "tf32"]
+    assert [k.title for k in gpu.kernels] == ["Kernels of trace.json.gz"]
+    assert next(c.text for c in gpu.kernels[0].table.column("kernel")) == "ampere_sgemm_128x64_nn"
+    linked = linked_section(inputs.linked_sets, charts=False)
+    assert [s.title for s in linked] == ["gemm · f16"]
+    assert [c.text for c in linked[0].table.column("target_kind")] == ["tile", "gpu"]
+
+
+def test_no_gpu_rows_means_no_gpu_section() -> None:
+    assert gpu_section(RunInputs(pl.DataFrame({"target_kind": ["tile"]})), charts=False) is None
+
+
+def test_quality_lists_cpu_only_traces_and_notes(tiny) -> None:  # type: ignore[no-untyped-def]
+    report = build_report([tiny], run_inputs(), charts=False)
+    checks = {q.check: q for q in report.quality}
+    assert checks["CPU-only traces"].count == 1
+    assert "cpu_trace.json" in checks["CPU-only traces"].detail
+    assert checks["Parser notes"].count == 1
+    assert "NVIDIA H200" in report.header.targets
+
+
+def test_generation_time_follows_source_date_epoch() -> None:
+    assert generation_time({"SOURCE_DATE_EPOCH": "1700000000"}) == "2023-11-14 22:13:20 UTC"
+
+
+def test_every_input_name_is_escaped(tmp_path: Path) -> None:
+    samples = [sample(0, 0, 10, XSS, useful=5), sample(1, 0, 10, None, kind=XSS)]
+    profile = load_samples(tmp_path, samples, tileCount=4)
+    inputs = run_inputs()
+    runs = inputs.runs.with_columns(
+        kernel=pl.lit(XSS), workload=pl.lit(XSS), target=pl.lit("GPU " + XSS)
+    )
+    report = build_report(
+        [profile],
+        RunInputs(runs, inputs.linked_sets, notes=(XSS,), cpu_only_traces=(XSS,)),
+        filters=Filters(kernels=("*",)),
+    )
+    html = render(report)
+    assert XSS not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert html.count("<script>") == 1  # the page's own sorting script
+
+
+def test_page_is_self_contained(tiny) -> None:  # type: ignore[no-untyped-def]
+    html = render(build_report([tiny], run_inputs()))
+    # The only URLs are the SVG namespace names, which are never fetched.
+    assert set(re.findall(r"https?://[^\"\s)]*", html)) <= {
+        "http://www.w3.org/2000/svg",
+        "http://www.w3.org/1999/xlink",
+    }
+    lowered = html.lower()
+    for needle in ("<link", "@import", "src=", "@font-face", "url(http"):
+        assert needle not in lowered, needle
+    assert "<style>" in html and "<script>" in html
+    assert "default-src 'none'" in html  # the page forbids loading anything else
+
+
+# ---------------------------------------------------------------- the command
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), env=env)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture()
+def dump(tmp_path: Path) -> Path:
+    return write_dump(tmp_path / "dump.json", [*TINY, sample(3, 0, 7, XSS)])
+
+
+def test_report_writes_the_output(dump: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    code, stdout, stderr = run("report", str(dump), "-o", str(out), "--epoch", "1")
+    assert code == 0, stderr
+    assert stdout.strip() == str(out)
+    html = out.read_text()
+    assert "--epoch 1" in html and "sha256" in html
+    import hashlib
+
+    assert hashlib.sha256(dump.read_bytes()).hexdigest() in html
+
+
+def test_report_is_byte_identical_with_source_date_epoch(dump: Path, tmp_path: Path) -> None:
+    env = {"SOURCE_DATE_EPOCH": "1700000000"}
+    a, b = tmp_path / "a.html", tmp_path / "b.html"
+    assert run("report", str(dump), "-o", str(a), env=env)[0] == 0
+    assert run("report", str(dump), "-o", str(b), env=env)[0] == 0
+    assert a.read_bytes() == b.read_bytes()
+    assert "2023-11-14 22:13:20 UTC" in a.read_text()
+
+
+def test_report_is_deterministic_across_processes(dump: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000", "PYTHONHASHSEED": "random"}
+    outputs = []
+    for name in ("p1.html", "p2.html"):
+        subprocess.run(
+            [sys.executable, "-m", "tileprof", "report", str(dump), "-o", str(tmp_path / name)],
+            check=True,
+            env=env,
+            capture_output=True,
+        )
+        outputs.append((tmp_path / name).read_bytes())
+    assert outputs[0] == outputs[1]
+
+
+def test_default_output_and_force(
+    dump: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, stdout, _ = run("report", str(dump))
+    assert code == 0
+    default = tmp_path / "tileprof-report.html"
+    assert stdout.strip() == str(default.resolve())
+    # the default output is regenerated freely: it is a tileprof report
+    assert run("report", str(dump))[0] == 0
+    # an explicit output is not replaced without --force
+    code, _, stderr = run("report", str(dump), "-o", str(default))
+    assert code == 2 and "--force" in stderr
+    assert run("report", str(dump), "-o", str(default), "--force")[0] == 0
+    # a foreign file under the default name is kept
+    default.write_text("my notes")
+    code, _, stderr = run("report", str(dump))
+    assert code == 2 and "not a tileprof report" in stderr
+    assert default.read_text() == "my notes"
+    assert run("report", str(dump), "--force")[0] == 0
+
+
+def test_report_errors_are_one_line(tmp_path: Path) -> None:
+    code, _, stderr = run("report")
+    assert code == 2 and stderr.count("\n") == 1
+    other = tmp_path / "runs.json"
+    other.write_text(json.dumps({"neither": "tile dump nor GPU run file"}))
+    code, _, stderr = run("report", str(other), "-o", str(tmp_path / "x.html"))
+    assert code == 2 and str(other) in stderr and stderr.count("\n") == 1
+    code, _, stderr = run("report", str(tmp_path / "missing.json"))
+    assert code == 2 and stderr.count("\n") == 1
+
+
+# ---------------------------------------------------------------- GPU files through the command
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+SEEDS = sorted((FIXTURES / "seeds").glob("00[03]_*.txt"))
+
+
+def cpu_only_trace(path: Path) -> Path:
+    events = [
+        {
+            "ph": "X",
+            "cat": "cpu_op",
+            "name": "aten::mm",
+            "pid": 1,
+            "tid": 1,
+            "ts": 100,
+            "dur": 50,
+            "args": {"External id": 1},
+        }
+    ]
+    path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events}))
+    return path
+
+
+def test_inputs_from_seed_gpu_files_and_a_dump(dump: Path, tmp_path: Path) -> None:
+    from tileprof.reports.html.inputs import read_inputs
+
+    trace = cpu_only_trace(tmp_path / "cpu_trace.json")
+    inputs = read_inputs(
+        [*SEEDS, FIXTURES / "traces" / "kineto_small.json", trace, dump],
+        Filters(),
+        links=FIXTURES / "runs" / "links.toml",
+    )
+    assert [t.name for t in inputs.tiles] == ["dump.json"]
+    assert [f.kind for f in inputs.files] == [
+        "latency benchmarks",
+        "energy report",
+        "PyTorch trace",
+        "PyTorch trace",
+        "tile dump",
+    ]
+    assert all(f.sha256 and f.size_bytes for f in inputs.files)
+    runs = inputs.runs
+    assert runs is not None
+    assert "tile" in runs.runs["target_kind"].cast(pl.String).to_list()
+    assert len(runs.cpu_only_traces) == 1 and "cpu_trace.json" in runs.cpu_only_traces[0]
+    assert any(s.key.startswith("layer 3 GEMM") for s in runs.linked_sets)
+    gpu = gpu_section(runs, charts=False)
+    assert gpu is not None and gpu.speedups is not None and gpu.gemm is not None
+    assert len(gpu.speedups.table.rows) == 8  # trainkernel over inductor, 8 held-out rows
+    assert len(gpu.calibrations) == 2  # small and medium, 4 schedules each
+    assert all(len(c.table.rows) == 4 for c in gpu.calibrations)
+    assert sorted(c.text for c in gpu.gemm.table.column("dtype")) == ["b1", "f16", "f32", "int8"]
+    assert [k.title for k in gpu.kernels] == ["Kernels of kineto_small.json"]
+
+
+def test_report_command_on_gpu_files(dump: Path, tmp_path: Path) -> None:
+    out = tmp_path / "all.html"
+    trace = FIXTURES / "traces" / "h200_train_steps.json.gz"
+    code, _, stderr = run(
+        "report",
+        *map(str, SEEDS),
+        str(trace),
+        str(dump),
+        "-o",
+        str(out),
+        "--links",
+        str(FIXTURES / "runs" / "links.toml"),
+    )
+    assert code == 0, stderr
+    html = out.read_text()
+    for heading in (
+        "GPU runs",
+        "Speedup over baseline",
+        "Calibration: ",
+        "GEMM per precision",
+        "Kernels of h200_train_steps.json.gz",
+        "Across targets",
+        "layer 3 GEMM",
+    ):
+        assert heading in html, heading
+    assert XSS not in html
+
+
+def test_example_report(tmp_path: Path) -> None:
+    pytest.importorskip("tileprof.reference", reason="the reference generator is not on main yet")
+    out = tmp_path / "example.html"
+    code, _, stderr = run("report", "--example", "-o", str(out))
+    assert code == 0, stderr
+    html = out.read_text()
+    assert "--epoch 1" in html and "GPU runs" in html and "Across targets" in html
+
+
+def test_each_profile_may_have_its_own_filters(tiny) -> None:  # type: ignore[no-untyped-def]
+    report = build_report([tiny, tiny], tile_filters=[Filters(epoch=2), Filters()], charts=False)
+    assert [t.filters for t in report.tiles] == [("--epoch 2",), ()]
+    assert [len(t.groups.rows) for t in report.tiles] == [1, 3]
+    with pytest.raises(ValueError):
+        build_report([tiny], tile_filters=[], charts=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 50), st.integers(0, 20)), max_size=25))
+def test_overlaps_match_a_naive_count(samples: list[tuple[int, int, int]]) -> None:
+    frame = pl.DataFrame(
+        {
+            "tile": [t for t, _, _ in samples],
+            "offset": [o for _, o, _ in samples],
+            "duration": [d for _, _, d in samples],
+        },
+        schema={"tile": pl.Int64, "offset": pl.Int64, "duration": pl.Int64},
+    )
+    ordered = sorted(samples)  # by tile, offset, then duration
+    hits, tiles = 0, set()
+    for i, (tile, offset, _) in enumerate(ordered):
+        ends = [o + d for t, o, d in ordered[:i] if t == tile]
+        if ends and offset < max(ends):
+            hits += 1
+            tiles.add(tile)
+    assert overlapping_samples(frame) == (hits, len(tiles))

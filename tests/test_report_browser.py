@@ -1,0 +1,104 @@
+"""The report in a real browser: headless Chromium over the DevTools protocol.
+
+Checks what only a browser can: the page runs without console errors, sorting reorders the
+rows, every chart is laid out visible with a non-zero size, and nothing is requested from
+outside the page (file:// and inline data: only). Skips only when no Chromium is installed;
+``.ci/run`` installs Debian's ``chromium`` so CI never skips.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.cdp import Browser, find_browser
+from tests.report_samples import generated_profile
+from tileprof.cli import cli
+from tileprof.writers import dump_bytes
+
+BROWSER = find_browser()
+pytestmark = pytest.mark.skipif(
+    BROWSER is None,
+    reason="no Chromium found on PATH (apt-get install chromium, or set TILEPROF_CHROMIUM)",
+)
+
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example report (``--example``) when the reference profile is available; until then
+    the same command on a generated dump plus the seed GPU files, a real H200 trace and the
+    links file. Either way every section is on the page."""
+    folder = tmp_path_factory.mktemp("report")
+    path = folder / "report.html"
+    try:
+        import tileprof.reference  # noqa: F401
+
+        args = ["report", "--example", "-o", str(path)]
+    except ImportError:
+        dump = folder / "dump.parquet"
+        dump.write_bytes(dump_bytes(generated_profile(samples=12_000), "parquet"))
+        args = [
+            "report",
+            str(dump),
+            *map(str, sorted((FIXTURES / "seeds").glob("00[03]_*.txt"))),
+            str(FIXTURES / "traces" / "h200_train_steps.json.gz"),
+            "--links",
+            str(FIXTURES / "runs" / "links.toml"),
+            "-o",
+            str(path),
+        ]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.stderr
+    return path
+
+
+def test_report_in_headless_chromium(page: Path, tmp_path: Path) -> None:
+    assert BROWSER is not None
+    browser = Browser(BROWSER, tmp_path / "profile")
+    try:
+        browser.open(page.as_uri())
+        charts = browser.evaluate(
+            """Array.from(document.querySelectorAll('figure.chart')).map(f => {
+                 const s = f.querySelector('svg'); const r = s.getBoundingClientRect();
+                 const cs = getComputedStyle(s);
+                 return {id: f.id, width: r.width, height: r.height,
+                         visible: cs.visibility === 'visible' && cs.display !== 'none'};
+               })"""
+        )
+        column = """Array.from(document.querySelectorAll('#tile-0-groups tbody tr'))
+                      .map(r => r.cells[0].getAttribute('data-sort'))"""
+        before = browser.evaluate(column)
+        browser.evaluate("document.querySelector('#tile-0-groups th button').click()")
+        ascending = browser.evaluate(column)
+        browser.evaluate("document.querySelector('#tile-0-groups th button').click()")
+        descending = browser.evaluate(column)
+        header = browser.evaluate(
+            "document.querySelector('#tile-0-groups th').getAttribute('aria-sort')"
+        )
+        browser.screenshot(tmp_path / "report.png")
+        errors = browser.console_errors()
+        urls = browser.requested_urls()
+    finally:
+        browser.close()
+
+    assert errors == []
+    ids = {c["id"] for c in charts}
+    for expected in ("occupancy", "active", "phase", "spread", "balance"):
+        assert f"tile-0-{expected}" in ids
+    assert {"gpu-speedups-chart", "gpu-gemm-chart", "linked-0-chart"} <= ids
+    assert any(i.startswith("gpu-calibration-") for i in ids)
+    for chart in charts:
+        assert chart["visible"], chart
+        assert chart["width"] > 50 and chart["height"] > 50, chart
+    assert before != ascending
+    assert ascending == sorted(before)
+    assert descending == sorted(before, reverse=True)
+    assert header == "descending"
+    assert urls, "the page itself should be a request"
+    assert all(u.startswith(("file://", "data:")) for u in urls), urls
+    assert (tmp_path / "report.png").stat().st_size > 10_000

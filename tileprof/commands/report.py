@@ -1,0 +1,140 @@
+"""``tileprof report``: one self-contained HTML utilization report over every input.
+
+Output policy: an explicit ``-o FILE`` that exists is only replaced with ``--force``, as for
+every command. The default ``tileprof-report.html`` is regenerated often, so it is replaced
+freely when it is a tileprof report (it carries the generator mark); any other file of that
+name is kept unless ``--force`` is given.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from tileprof.commands._options import (
+    check_output,
+    dimensions_from_option,
+    dump_input_options,
+    filter_options,
+    filters_from_options,
+    group_by_option,
+)
+from tileprof.errors import OptionError, OutputError
+from tileprof.outputs import write_text
+
+DEFAULT_OUTPUT = Path("tileprof-report.html")
+GENERATOR_MARK = b'<meta name="generator" content="tileprof report">'
+
+
+def is_tileprof_report(path: Path) -> bool:
+    """Whether ``path`` starts like a page this command wrote."""
+    try:
+        with open(path, "rb") as handle:
+            return GENERATOR_MARK in handle.read(1024)
+    except OSError:
+        return False
+
+
+def check_default_output(path: Path, force: bool) -> None:
+    """The default output may replace an earlier report, never another file."""
+    if path.exists() and not force and not is_tileprof_report(path):
+        raise OutputError(f"{path} already exists and is not a tileprof report (use -o or --force)")
+
+
+@click.command("report")
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--example", is_flag=True, help="Use the bundled reference profile.")
+@click.option(
+    "--links",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="TOML file adding or overriding links between runs.",
+)
+@dump_input_options
+@filter_options
+@group_by_option
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help=f"Write the page here (default: {DEFAULT_OUTPUT} in the current folder; - for stdout).",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Overwrite an existing output (the default output is replaced when it is a report).",
+)
+def command(
+    files: tuple[Path, ...],
+    example: bool,
+    links: Path | None,
+    format_in: str | None,
+    clock_hz: float | None,
+    tile_count: int | None,
+    epoch: int | None,
+    at: int | None,
+    window: str | None,
+    kernels: tuple[str, ...],
+    kind: str | None,
+    group_by: tuple[str, ...],
+    output: Path | None,
+    force: bool,
+) -> None:
+    """Write one self-contained HTML report over tile dumps and GPU run FILES."""
+    from tileprof.examples import EXAMPLE_SOURCE
+    from tileprof.reports.html import build_report, render
+    from tileprof.reports.html.data import InputFile
+    from tileprof.reports.html.inputs import read_inputs
+
+    if output is None:
+        target = DEFAULT_OUTPUT
+        check_default_output(target, force)
+    else:
+        target = output
+        check_output(output, force)
+    if not files and not example:
+        raise OptionError("give FILE... (tile dumps, GPU run files) or --example")
+    filters = filters_from_options(epoch, at, window, kernels, kind)
+    dimensions = dimensions_from_option(group_by)
+    example_profile = example_filters = None
+    paths = list(files)
+    if example:
+        from tileprof.commands._options import load_profile
+        from tileprof.examples import EXAMPLE_EPOCH
+        from tileprof.reports.html.inputs import example_run_files
+
+        example_profile = load_profile(None, True, None, clock_hz, tile_count)
+        # As `runs --example`: the reference profile is shown at epoch 1, as seed 004 was.
+        example_filters = (
+            filters
+            if epoch is not None
+            else filters_from_options(EXAMPLE_EPOCH, at, window, kernels, kind)
+        )
+        paths = [*example_run_files(), *paths]
+    inputs = read_inputs(
+        paths,
+        filters,
+        example=example_profile,
+        example_filters=example_filters,
+        example_name=EXAMPLE_SOURCE,
+        format_in=format_in,
+        clock_hz=clock_hz,
+        tile_count=tile_count,
+        links=links,
+    )
+    listed = list(inputs.files)
+    if example:
+        listed.insert(0, InputFile(EXAMPLE_SOURCE, "tile dump (generated)", None, None))
+    report = build_report(
+        [t.profile for t in inputs.tiles],
+        inputs.runs,
+        inputs=listed,
+        filters=filters,
+        group_by=dimensions,
+        tile_filters=[t.filters for t in inputs.tiles],
+    )
+    write_text(target, render(report))
+    if str(target) != "-":
+        click.echo(str(target.resolve()) if output is None else str(target))

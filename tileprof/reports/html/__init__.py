@@ -1,0 +1,34 @@
+"""``tileprof report``: one self-contained HTML page over every target.
+
+``data`` builds the plain view model, ``charts`` draws it as inline SVG, and the Jinja2
+templates (a base page plus one template per section, autoescaped) lay it out. Nothing in the
+page loads from the network: CSS, script and figures are inline.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jinja2
+
+from tileprof.reports.html.data import Report, build_report
+
+__all__ = ["Report", "build_report", "render"]
+
+
+@functools.lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    """The template environment: package templates, autoescape on, undefined names fail."""
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("tileprof.reports.html", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render(report: Report) -> str:
+    """The page for ``report``."""
+    return environment().get_template("report.html.j2").render(report=report)

@@ -1,0 +1,384 @@
+"""Charts of the report: matplotlib (Agg) figures turned into inline, deterministic SVG.
+
+Charts draw what ``data`` computed (already binned); nothing here reads samples. Text is
+drawn as paths, so no input name reaches the SVG as markup, and the output does not depend
+on installed fonts at view time. ``svg.hashsalt`` and a null date make the bytes repeatable;
+ids are prefixed per chart so several SVGs can live in one page.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import re
+from typing import TYPE_CHECKING, Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import polars as pl
+from matplotlib import pyplot as plt
+from matplotlib.colors import ListedColormap
+from matplotlib.ticker import MaxNLocator
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
+    from tileprof.reports.html.data import Chart, TileSection
+
+RC: dict[str, Any] = {
+    "svg.hashsalt": "tileprof",
+    "svg.fonttype": "path",
+    "font.family": "DejaVu Sans",
+    "font.size": 8,
+    "axes.titlesize": 9,
+    "figure.dpi": 100,
+    "path.simplify": True,
+}
+PALETTE = (
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#2f4b7c",
+)
+OTHER_COLOUR = "#9a9a9a"
+IDLE_COLOUR = "#f4f4f4"
+USEFUL_COLOUR = "#59a14f"
+OTHER_WORK_COLOUR = "#c9c9c9"
+
+
+def _style() -> contextlib.AbstractContextManager[None]:
+    """The report's matplotlib settings, for the duration of one chart."""
+    return matplotlib.rc_context(RC)  # type: ignore[arg-type]
+
+
+def colours(legend: tuple[str, ...]) -> list[str]:
+    """One colour per legend entry; "other" is grey."""
+    from tileprof.reports.html.data import OTHER
+
+    return [
+        OTHER_COLOUR if name == OTHER else PALETTE[i % len(PALETTE)]
+        for i, name in enumerate(legend)
+    ]
+
+
+SVG_METADATA: dict[str, Any] = {"Date": None, "Creator": None, "Format": None, "Type": None}
+"""No RDF block: no date (repeatable bytes) and no namespace URLs in the page."""
+
+_ID = re.compile(r'id="([^"]+)"')
+
+
+def to_svg(figure: MplFigure, prefix: str) -> str:
+    """The figure as an inline ``<svg>`` element with ids unique to ``prefix``."""
+    buffer = io.StringIO()
+    with _style():
+        figure.savefig(buffer, format="svg", metadata=SVG_METADATA, bbox_inches="tight")
+    plt.close(figure)
+    text = buffer.getvalue()
+    text = text[text.index("<svg") :]
+    ids = set(_ID.findall(text))
+    for old in sorted(ids, key=len, reverse=True):
+        new = f"{prefix}-{old}"
+        text = text.replace(f'id="{old}"', f'id="{new}"')
+        text = text.replace(f'"#{old}"', f'"#{new}"').replace(f"(#{old})", f"(#{new})")
+    return text
+
+
+def _figure(width: float, height: float) -> tuple[MplFigure, Any]:
+    with _style():
+        figure, axes = plt.subplots(figsize=(width, height))
+    return figure, axes
+
+
+def _short(name: str, limit: int = 48) -> str:
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def _chart(id: str, title: str, caption: str, figure: MplFigure) -> Chart:
+    from tileprof.reports.html.data import Chart
+
+    return Chart(id, title, caption, to_svg(figure, id))
+
+
+# ---------------------------------------------------------------- tile device
+
+
+def occupancy_chart(section: TileSection) -> Chart | None:
+    """Tile × time map: each cell coloured by the group with most cycles there."""
+    occ = section.occupancy
+    if occ is None:
+        return None
+    palette = colours(occ.legend)
+    cmap = ListedColormap([IDLE_COLOUR, *palette])
+    with _style():
+        figure, axes = plt.subplots(figsize=(9.5, 5.2))
+        edges = occ.bins.edges
+        axes.imshow(
+            occ.cells.astype(np.int16) + 1,
+            aspect="auto",
+            interpolation="nearest",
+            cmap=cmap,
+            vmin=0,
+            vmax=len(palette),
+            origin="lower",
+            extent=(float(edges[0]), float(edges[-1]), -0.5, occ.cells.shape[0] - 0.5),
+        )
+        axes.set_xlabel("cycle")
+        axes.set_ylabel("tile")
+        handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in palette] + [
+            plt.Rectangle((0, 0), 1, 1, color=IDLE_COLOUR, ec="#999")
+        ]
+        labels = [_short(n) for n in occ.legend] + ["idle"]
+        axes.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    caption = (
+        f"{occ.cells.shape[0]:,} tiles × {occ.bins.count} bins of {occ.bins.width:,} cycles; "
+        "each cell shows the group with most cycles in it."
+    )
+    return _chart(f"{section.id}-occupancy", "Tile × time occupancy", caption, figure)
+
+
+def active_chart(section: TileSection) -> Chart | None:
+    """Mean active tiles per time bin, stacked by group."""
+    act = section.active
+    if act is None:
+        return None
+    with _style():
+        figure, axes = plt.subplots(figsize=(9.5, 3.2))
+        edges = act.bins.edges.astype(np.float64)
+        x = np.repeat(edges, 2)[1:-1]
+        stacked = np.repeat(act.series, 2, axis=1)
+        axes.stackplot(
+            x,
+            stacked,
+            colors=colours(act.legend),
+            labels=[_short(n) for n in act.legend],
+            linewidth=0,
+        )
+        axes.axhline(section.summary.tile_count, color="#333", lw=0.8, ls="--")
+        axes.set_xlim(edges[0], edges[-1])
+        axes.set_xlabel("cycle")
+        axes.set_ylabel("active tiles (mean per bin)")
+        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    kinds = ", ".join(f"{k}: peak {v.max():.0f}" for k, v in sorted(act.by_kind.items()))
+    caption = (
+        f"Σ cycles of samples in a bin / bin width, stacked by group; dashed line: tileCount. "
+        f"By kind — {kinds}."
+    )
+    return _chart(f"{section.id}-active", "Active tiles over time", caption, figure)
+
+
+def phase_chart(section: TileSection) -> Chart | None:
+    """phaseCycles per group, split into useful and other."""
+    split = section.phase
+    if not split.names:
+        return None
+    n = len(split.names)
+    with _style():
+        figure, axes = plt.subplots(figsize=(9.5, 0.8 + 0.22 * n))
+        y = np.arange(n)
+        axes.barh(y, split.useful, color=USEFUL_COLOUR, label="useful")
+        axes.barh(y, split.other, left=split.useful, color=OTHER_WORK_COLOUR, label="other")
+        axes.set_yticks(y, [_short(s, 60) for s in split.names])
+        axes.invert_yaxis()
+        axes.set_xlabel("phase cycles")
+        axes.legend(loc="lower right", frameon=False)
+    caption = (
+        "useful = phaseCycles × usefulUtilization; other = the rest (all of it without estimate)."
+    )
+    return _chart(f"{section.id}-phase", "Phase cycles per group", caption, figure)
+
+
+def spread_chart(section: TileSection) -> Chart | None:
+    """p50, p95 and max sample duration per group (log scale)."""
+    spread = section.spread
+    if not spread.names:
+        return None
+    n = len(spread.names)
+    with _style():
+        figure, axes = plt.subplots(figsize=(9.5, 0.8 + 0.22 * n))
+        y = np.arange(n)
+        floor = 0.8
+        axes.hlines(
+            y,
+            np.maximum(spread.p50, floor),
+            np.maximum(spread.maximum, floor),
+            color="#bbb",
+            lw=1.5,
+        )
+        axes.plot(np.maximum(spread.p50, floor), y, "o", color="#4e79a7", ms=4, label="p50")
+        axes.plot(np.maximum(spread.p95, floor), y, "D", color="#f28e2b", ms=4, label="p95")
+        axes.plot(
+            np.maximum(spread.maximum, floor), y, "|", color="#e15759", ms=9, mew=2, label="max"
+        )
+        axes.set_xscale("log")
+        axes.set_yticks(y, [_short(s, 60) for s in spread.names])
+        axes.invert_yaxis()
+        axes.set_xlabel("sample duration, cycles (log)")
+        axes.legend(loc="lower right", frameon=False)
+    return _chart(
+        f"{section.id}-spread",
+        "Duration spread per group",
+        "p50Cycles, p95Cycles and maximumCycles of each group.",
+        figure,
+    )
+
+
+def balance_chart(section: TileSection) -> Chart:
+    """Busy cycles of every tile, by index and as a histogram, with min/mean/max."""
+    bal = section.balance
+    with _style():
+        figure, (left, right) = plt.subplots(
+            1, 2, figsize=(9.5, 3.0), gridspec_kw={"width_ratios": [3, 2]}
+        )
+        tiles = np.arange(bal.busy.size)
+        left.fill_between(tiles, bal.busy, step="mid", color="#4e79a7", lw=0)
+        left.set_xlim(-0.5, bal.busy.size - 0.5)
+        left.set_xlabel("tile")
+        left.set_ylabel("busy cycles")
+        right.hist(bal.busy, bins=min(60, max(bal.busy.size // 4, 1)), color="#4e79a7")
+        for value, style, label in (
+            (bal.minimum, ":", "min"),
+            (bal.mean, "-", "mean"),
+            (bal.maximum, "--", "max"),
+        ):
+            left.axhline(value, color="#e15759", ls=style, lw=0.9)
+            right.axvline(value, color="#e15759", ls=style, lw=0.9, label=f"{label} {value:,.0f}")
+        right.xaxis.set_major_locator(MaxNLocator(4))
+        right.set_xlabel("busy cycles")
+        right.set_ylabel("tiles")
+        right.legend(frameon=False)
+    caption = (
+        f"min {bal.minimum:,} (tile {bal.min_tile}), mean {bal.mean:,.1f}, "
+        f"max {bal.maximum:,} (tile {bal.max_tile}); {bal.idle_tiles:,} idle tiles."
+    )
+    return _chart(f"{section.id}-balance", "Tile balance", caption, figure)
+
+
+def with_tile_charts(section: TileSection) -> TileSection:
+    """The section with its five charts drawn (those with data)."""
+    drawn = [
+        occupancy_chart(section),
+        active_chart(section),
+        phase_chart(section),
+        spread_chart(section),
+        balance_chart(section),
+    ]
+    return dataclasses.replace(section, charts=tuple(c for c in drawn if c is not None))
+
+
+# ---------------------------------------------------------------- GPU and links
+
+
+def _labels(frame: pl.DataFrame, columns: tuple[str, ...]) -> list[str]:
+    return [
+        _short(" · ".join(str(v) for v in row if v is not None), 70)
+        for row in frame.select(columns).iter_rows()
+    ]
+
+
+def speedup_chart(frame: pl.DataFrame) -> Chart:
+    """Speedup of each implementation over its baseline, per workload and GPU."""
+    n = frame.height
+    labels = _labels(frame, ("target", "workload", "implementation"))
+    with _style():
+        figure, axes = plt.subplots(figsize=(9.5, 0.8 + 0.24 * n))
+        y = np.arange(n)
+        values = frame["speedup"].to_numpy()
+        axes.barh(y, values, color=["#59a14f" if v >= 1 else "#e15759" for v in values])
+        axes.axvline(1.0, color="#333", lw=0.8)
+        axes.set_yticks(y, labels)
+        axes.invert_yaxis()
+        axes.set_xlabel("speedup (baseline_time_us / time_us)")
+    return _chart(
+        "gpu-speedups-chart",
+        "Speedup over baseline",
+        "Green: faster than the baseline; red: slower.",
+        figure,
+    )
+
+
+def calibration_chart(id: str, title: str, frame: pl.DataFrame) -> Chart:
+    """Latency of each schedule in one calibration set."""
+    n = frame.height
+    with _style():
+        figure, axes = plt.subplots(figsize=(7.5, 0.8 + 0.28 * n))
+        y = np.arange(n)
+        axes.barh(y, frame["time_us"].fill_null(0).to_numpy(), color="#4e79a7")
+        axes.set_yticks(y, _labels(frame, ("implementation",)))
+        axes.invert_yaxis()
+        axes.set_xlabel("µs per step")
+    return _chart(id, f"Calibration latency: {title}", "time_us per schedule.", figure)
+
+
+def gemm_chart(frame: pl.DataFrame) -> Chart:
+    """Time and energy per precision, annotated with the peak fraction."""
+    labels = _labels(frame, ("target", "dtype"))
+    n = frame.height
+    with _style():
+        figure, (left, right) = plt.subplots(1, 2, figsize=(9.5, 0.9 + 0.3 * n), sharey=True)
+        y = np.arange(n)
+        left.barh(y, frame["time_us"].fill_null(0).to_numpy() / 1000, color="#4e79a7")
+        for yi, pf, t in zip(
+            y, frame["peak_fraction"].to_list(), frame["time_us"].to_list(), strict=False
+        ):
+            if pf is not None and t is not None:
+                left.annotate(
+                    f"{pf * 100:.0f} % of peak",
+                    (t / 1000, yi),
+                    xytext=(3, 0),
+                    textcoords="offset points",
+                    va="center",
+                    fontsize=7,
+                )
+        left.set_yticks(y, labels)
+        left.invert_yaxis()
+        left.set_xlabel("ms per run")
+        right.barh(y, frame["energy_j"].fill_null(0).to_numpy(), color="#59a14f", label="energy_j")
+        right.set_xlabel("J per run (idle-adjusted)")
+    return _chart(
+        "gpu-gemm-chart",
+        "GEMM per precision",
+        "time_us and energy_j; annotation: peak_fraction.",
+        figure,
+    )
+
+
+def linked_chart(id: str, title: str, frame: pl.DataFrame) -> Chart:
+    """One linked set: time per target on a log axis, annotated with peak fraction."""
+    n = max(frame.height, 1)
+    labels = _labels(frame, ("target", "implementation", "kernel"))
+    with _style():
+        figure, axes = plt.subplots(figsize=(9.5, 0.8 + 0.3 * n))
+        y = np.arange(frame.height)
+        times = frame["time_us"].fill_null(np.nan).to_numpy()
+        kinds = frame["target_kind"].to_list()
+        axes.barh(
+            y,
+            np.nan_to_num(times, nan=0.0),
+            color=["#f28e2b" if k == "tile" else "#4e79a7" for k in kinds],
+        )
+        for yi, pf, t in zip(y, frame["peak_fraction"].to_list(), times, strict=False):
+            if pf is not None and t == t and t > 0:
+                axes.annotate(
+                    f"{pf * 100:.1f} % of peak",
+                    (t, yi),
+                    xytext=(3, 0),
+                    textcoords="offset points",
+                    va="center",
+                    fontsize=7,
+                )
+        if np.nanmax(np.append(times, 0)) > 0:
+            axes.set_xscale("log")
+        axes.set_yticks(y, labels)
+        axes.invert_yaxis()
+        axes.set_xlabel("µs (log)")
+    return _chart(id, title, "Orange: tile device; blue: GPU.", figure)

@@ -1,0 +1,111 @@
+"""Sorting the command line's files into tile dumps and GPU run files, and reading them.
+
+Each file's kind is detected from its content (``tileprof.sources.detect_kind``). Tile dumps
+become profiles (the tile-device sections) and, through their group table, rows of the run
+table; GPU files (latency benchmarks, energy reports, Kineto traces, nsys CSV, run tables) are
+read by issue 3's parsers. The run table and its linked sets feed the GPU and across-targets
+sections.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import polars as pl
+
+from tileprof.filters import Filters
+from tileprof.links import linked_sets, load_links
+from tileprof.model import Profile, load
+from tileprof.parsers import kineto
+from tileprof.parsers._common import read_bytes
+from tileprof.reports.html.data import InputFile, LinkedSet, RunInputs, input_file
+from tileprof.runs import ParsedRuns, concat_runs, tile_runs
+from tileprof.sources import TILE_DUMP, detect_kind, load_runs
+
+EXAMPLE_RUN_FILES: tuple[str, ...] = ("000_55f6fcd9cea2f10a.txt", "003_2d9153cb18ea7de3.txt")
+"""The seed GPU files ``report --example`` adds, shipped as package data."""
+
+
+@dataclass(frozen=True)
+class TileInput:
+    """One tile dump, with the filters its section uses."""
+
+    profile: Profile
+    filters: Filters
+    name: str
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    """Everything the report reads: tile profiles, GPU runs and the header's file list."""
+
+    tiles: tuple[TileInput, ...]
+    runs: RunInputs | None
+    files: tuple[InputFile, ...]
+
+
+def example_run_files() -> list[Path]:
+    """The packaged seed files (latency benchmarks 000, energy report 003)."""
+    folder = resources.files("tileprof") / "data" / "seeds"
+    return [Path(str(folder / name)) for name in EXAMPLE_RUN_FILES]
+
+
+def read_inputs(
+    paths: Sequence[Path],
+    filters: Filters,
+    *,
+    example: Profile | None = None,
+    example_filters: Filters | None = None,
+    example_name: str = "example",
+    format_in: str | None = None,
+    clock_hz: float | None = None,
+    tile_count: int | None = None,
+    links: Path | None = None,
+) -> ReportInputs:
+    """Read every file once; tile dumps also give one run per group for the linked sets."""
+    tiles: list[TileInput] = []
+    files: list[InputFile] = []
+    parsed: list[ParsedRuns] = []
+    if example is not None:
+        tiles.append(TileInput(example, example_filters or filters, example_name))
+    for path in paths:
+        data = read_bytes(path)
+        kind = TILE_DUMP if format_in is not None else detect_kind(path, data)
+        if kind == TILE_DUMP:
+            profile = load(path, format=format_in, clock_hz=clock_hz, tile_count=tile_count)
+            tiles.append(TileInput(profile, filters, path.name))
+        else:
+            parsed.append(load_runs(path))
+        files.append(input_file(path, kind))
+    if not parsed and links is None:
+        # Tile dumps only: no run table to build (the tile sections summarise the dumps).
+        return ReportInputs(tuple(tiles), None, tuple(files))
+    tile_frames = [
+        tile_runs(t.profile.summary(t.filters, top=0), source=t.name, target=t.profile.target)
+        for t in tiles
+    ]
+    gpu_frames = [p.frame for p in parsed]
+    runs = concat_runs([*tile_frames, *gpu_frames])
+    sets = linked_sets(runs, load_links(links) if links is not None else None)
+    cpu_only = tuple(
+        note for p in parsed if p.kind == kineto.KIND and p.frame.height == 0 for note in p.notes
+    )
+    notes = tuple(note for p in parsed for note in p.notes if note not in cpu_only)
+    return ReportInputs(
+        tuple(tiles),
+        RunInputs(runs, linked_from_frame(sets), notes=notes, cpu_only_traces=cpu_only),
+        tuple(files),
+    )
+
+
+def linked_from_frame(sets: pl.DataFrame) -> tuple[LinkedSet, ...]:
+    """``tileprof.links.linked_sets``'s flat frame (one row per set and target) as sets."""
+    out = []
+    for (_, label, link_by), frame in sets.group_by(
+        ["set_id", "set", "link_by"], maintain_order=True
+    ):
+        out.append(LinkedSet(f"{label} ({link_by})", frame))
+    return tuple(out)
