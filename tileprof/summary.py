@@ -96,9 +96,9 @@ def sample_records(
 
 def longest_samples(samples: pl.DataFrame, count: int) -> pl.DataFrame:
     """The ``count`` longest samples: duration descending, then tile, then offset."""
-    return samples.sort(["duration", "tile", "offset"], descending=[True, False, False]).head(
-        max(count, 0)
-    )
+    order = ["duration", "tile", "offset"]
+    longest = samples.top_k(max(count, 0), by=order, reverse=[False, True, True])
+    return longest.sort(order, descending=[True, False, False])
 
 
 def summarize(

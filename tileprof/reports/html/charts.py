@@ -77,11 +77,42 @@ SVG_METADATA: dict[str, Any] = {"Date": None, "Creator": None, "Format": None, "
 _ID = re.compile(r'id="([^"]+)"')
 
 
-def to_svg(figure: MplFigure, prefix: str) -> str:
-    """The figure as an inline ``<svg>`` element with ids unique to ``prefix``."""
+CHAR_WIDTH_IN = 0.068
+"""Width of one 8 pt DejaVu Sans character, rounded up (digits are 0.64 em)."""
+
+
+def fit(
+    figure: MplFigure, *, left_chars: int, legend_chars: int = 0, plot_width: float = 7.2
+) -> None:
+    """Margins from the longest tick label and outside-legend entry, without a layout pass.
+
+    The tile charts are drawn once: a tight bounding box or a layout engine would draw (or lay
+    out every label) a second time, which for a chart per group of a large profile cost as
+    much as the drawing itself. Labels are shortened (``_short``) so the estimate is bounded.
+    """
+    left = 0.35 + left_chars * CHAR_WIDTH_IN
+    right = 0.2 + (legend_chars * CHAR_WIDTH_IN + 0.45 if legend_chars else 0.0)
+    height = figure.get_figheight()
+    figure.set_figwidth(left + plot_width + right)
+    width = figure.get_figwidth()
+    figure.subplots_adjust(
+        left=left / width,
+        right=1 - right / width,
+        bottom=min(0.45 / height, 0.45),
+        top=1 - min(0.12 / height, 0.2),
+    )
+
+
+def to_svg(figure: MplFigure, prefix: str, *, tight: bool = True) -> str:
+    """The figure as an inline ``<svg>`` element with ids unique to ``prefix``.
+
+    ``tight=False`` keeps the margins the chart set with ``fit``.
+    """
     buffer = io.StringIO()
     with _style():
-        figure.savefig(buffer, format="svg", metadata=SVG_METADATA, bbox_inches="tight")
+        figure.savefig(
+            buffer, format="svg", metadata=SVG_METADATA, bbox_inches="tight" if tight else None
+        )
     plt.close(figure)
     text = buffer.getvalue()
     text = text[text.index("<svg") :]
@@ -103,10 +134,10 @@ def _short(name: str, limit: int = 48) -> str:
     return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
-def _chart(id: str, title: str, caption: str, figure: MplFigure) -> Chart:
+def _chart(id: str, title: str, caption: str, figure: MplFigure, *, tight: bool = True) -> Chart:
     from tileprof.reports.html.data import Chart
 
-    return Chart(id, title, caption, to_svg(figure, id))
+    return Chart(id, title, caption, to_svg(figure, id, tight=tight))
 
 
 # ---------------------------------------------------------------- tile device
@@ -139,11 +170,12 @@ def occupancy_chart(section: TileSection) -> Chart | None:
         ]
         labels = [_short(n) for n in occ.legend] + ["idle"]
         axes.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+        fit(figure, left_chars=6, legend_chars=max(map(len, labels)))
     caption = (
         f"{occ.cells.shape[0]:,} tiles × {occ.bins.count} bins of {occ.bins.width:,} cycles; "
         "each cell shows the group with most cycles in it."
     )
-    return _chart(f"{section.id}-occupancy", "Tile × time occupancy", caption, figure)
+    return _chart(f"{section.id}-occupancy", "Tile × time occupancy", caption, figure, tight=False)
 
 
 def active_chart(section: TileSection) -> Chart | None:
@@ -168,12 +200,13 @@ def active_chart(section: TileSection) -> Chart | None:
         axes.set_xlabel("cycle")
         axes.set_ylabel("active tiles (mean per bin)")
         axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+        fit(figure, left_chars=6, legend_chars=max(len(_short(n)) for n in act.legend))
     kinds = ", ".join(f"{k}: peak {v.max():.0f}" for k, v in sorted(act.by_kind.items()))
     caption = (
         f"Σ cycles of samples in a bin / bin width, stacked by group; dashed line: tileCount. "
         f"By kind — {kinds}."
     )
-    return _chart(f"{section.id}-active", "Active tiles over time", caption, figure)
+    return _chart(f"{section.id}-active", "Active tiles over time", caption, figure, tight=False)
 
 
 def phase_chart(section: TileSection) -> Chart | None:
@@ -187,14 +220,16 @@ def phase_chart(section: TileSection) -> Chart | None:
         y = np.arange(n)
         axes.barh(y, split.useful, color=USEFUL_COLOUR, label="useful")
         axes.barh(y, split.other, left=split.useful, color=OTHER_WORK_COLOUR, label="other")
-        axes.set_yticks(y, [_short(s, 60) for s in split.names])
+        labels = [_short(s, 60) for s in split.names]
+        axes.set_yticks(y, labels)
         axes.invert_yaxis()
         axes.set_xlabel("phase cycles")
         axes.legend(loc="lower right", frameon=False)
+        fit(figure, left_chars=max(map(len, labels)))
     caption = (
         "useful = phaseCycles × usefulUtilization; other = the rest (all of it without estimate)."
     )
-    return _chart(f"{section.id}-phase", "Phase cycles per group", caption, figure)
+    return _chart(f"{section.id}-phase", "Phase cycles per group", caption, figure, tight=False)
 
 
 def spread_chart(section: TileSection) -> Chart | None:
@@ -220,15 +255,18 @@ def spread_chart(section: TileSection) -> Chart | None:
             np.maximum(spread.maximum, floor), y, "|", color="#e15759", ms=9, mew=2, label="max"
         )
         axes.set_xscale("log")
-        axes.set_yticks(y, [_short(s, 60) for s in spread.names])
+        labels = [_short(s, 60) for s in spread.names]
+        axes.set_yticks(y, labels)
         axes.invert_yaxis()
         axes.set_xlabel("sample duration, cycles (log)")
         axes.legend(loc="lower right", frameon=False)
+        fit(figure, left_chars=max(map(len, labels)))
     return _chart(
         f"{section.id}-spread",
         "Duration spread per group",
         "p50Cycles, p95Cycles and maximumCycles of each group.",
         figure,
+        tight=False,
     )
 
 
@@ -256,11 +294,13 @@ def balance_chart(section: TileSection) -> Chart:
         right.set_xlabel("busy cycles")
         right.set_ylabel("tiles")
         right.legend(frameon=False)
+        fit(figure, left_chars=10)
+        figure.subplots_adjust(wspace=0.3)
     caption = (
         f"min {bal.minimum:,} (tile {bal.min_tile}), mean {bal.mean:,.1f}, "
         f"max {bal.maximum:,} (tile {bal.max_tile}); {bal.idle_tiles:,} idle tiles."
     )
-    return _chart(f"{section.id}-balance", "Tile balance", caption, figure)
+    return _chart(f"{section.id}-balance", "Tile balance", caption, figure, tight=False)
 
 
 def with_tile_charts(section: TileSection) -> TileSection:
