@@ -162,6 +162,16 @@ def load_profile(
     return dataclasses.replace(profile, **overrides) if overrides else profile
 
 
+def example_filters(filters: Filters) -> Filters:
+    """Filters for the reference profile in ``runs`` and ``report``: epoch 1, as seed 004 was
+    summarized, unless ``--epoch`` chose another."""
+    from tileprof.examples import EXAMPLE_EPOCH
+
+    return (
+        filters if filters.epoch is not None else dataclasses.replace(filters, epoch=EXAMPLE_EPOCH)
+    )
+
+
 def check_output(path: Path | None, force: bool) -> None:
     """Refuse to replace an existing file unless ``--force`` was given."""
     if path is not None and str(path) != "-" and path.exists() and not force:

@@ -101,17 +101,12 @@ def command(
     example_profile = example_filters = None
     paths = list(files)
     if example:
+        from tileprof.commands._options import example_filters as filters_for_example
         from tileprof.commands._options import load_profile
-        from tileprof.examples import EXAMPLE_EPOCH
         from tileprof.reports.html.inputs import example_run_files
 
         example_profile = load_profile(None, True, None, clock_hz, tile_count)
-        # As `runs --example`: the reference profile is shown at epoch 1, as seed 004 was.
-        example_filters = (
-            filters
-            if epoch is not None
-            else filters_from_options(EXAMPLE_EPOCH, at, window, kernels, kind)
-        )
+        example_filters = filters_for_example(filters)
         paths = [*example_run_files(), *paths]
     inputs = read_inputs(
         paths,

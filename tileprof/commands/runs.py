@@ -102,16 +102,12 @@ def command(
 
     parsed: list[tuple[str, ParsedRuns]] = []
     if example:
-        from tileprof.commands._options import load_profile
-        from tileprof.examples import EXAMPLE_EPOCH, EXAMPLE_SOURCE
+        from tileprof.commands._options import example_filters, load_profile
+        from tileprof.examples import EXAMPLE_SOURCE
 
         profile = load_profile(None, True, None, clock_hz, tile_count)
-        example_filters = (
-            filters
-            if epoch is not None
-            else filters_from_options(EXAMPLE_EPOCH, at, window, kernels, kind)
-        )
-        parsed.append((EXAMPLE_SOURCE, tile_source_runs(profile, example_filters, EXAMPLE_SOURCE)))
+        example_runs = tile_source_runs(profile, example_filters(filters), EXAMPLE_SOURCE)
+        parsed.append((EXAMPLE_SOURCE, example_runs))
     for path in files:
         parsed.append((str(path), load_runs(path, tile_loader=tile_loader)))
 
