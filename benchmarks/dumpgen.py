@@ -1,12 +1,15 @@
-"""A fast, numpy-driven generator of realistic tile dumps for the benchmarks.
+"""Realistic tile dumps for the benchmarks, built through the fixture builder (``tileprof.synth``).
 
-``tileprof.synth`` (the fixture builder) was not on main when this was written, and building
-millions of Python sample dicts would make generation slower than the thing being measured.
-Here the per-sample values come from numpy and each sample is one bytes template fill; the
-distinct metadata lists (a few hundred, as in real dumps) are encoded once.
+Every per-sample value comes from numpy; the samples go into one ``DumpBuilder.add`` call per
+chunk of ``CHUNK`` samples, with the distinct metadata lists (a few hundred, as in real dumps)
+passed once as ``metadata_options`` and chosen per sample by ``metadata_index``. The builder's
+writers encode each distinct string and metadata list once and write in chunks, so a 20M-sample
+NDJSON dump is written in bounded memory.
 
 Shape (as issue 6 asks): about 40% of samples carry the seed-004 full metadata list (11 entries),
-the rest 0 to 3 entries, 15% are exchange samples; 1472 tiles, 1.5 GHz.
+the rest 0 to 3 entries, 15% are exchange samples; 1472 tiles at 1.5 GHz. Each tile runs its
+samples one after another (no overlap on a tile, small gaps between them); the dump lists the
+samples in time order, phases cut the timeline into 400 steps and epochs into two halves.
 """
 
 from __future__ import annotations
@@ -14,94 +17,141 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import orjson
+
+from tileprof.synth import DumpBuilder, SyntheticDump
 
 TILES = 1472
 CLOCK_HZ = 1_500_000_000
+KERNELS = tuple(f"kernel_{k:02d}_gemm_f16_rows_interleaved_k80_c{16 * k}" for k in range(48))
+VARIANTS = 8
+PHASES = 400
+CHUNK = 1_000_000
+"""Samples per ``DumpBuilder.add`` call (bounds the temporary per-sample string lists)."""
+
+Pairs = list[tuple[str, str]]
 
 
-def _full_list(kernel_index: int, useful: int, physical: int) -> list[dict[str, str]]:
+def _full_list(kernel_index: int, useful: int, physical: int) -> Pairs:
     """The seed-004 metadata layout (11 entries), varied per kernel."""
     return [
-        {"name": "reason", "value": "OperatorKernel"},
-        {"name": "value", "value": str(500 + kernel_index)},
-        {
-            "name": "kernelSpec",
-            "value": f"AttentionSoftmax {{ head_dimension: {8 * kernel_index + 8}, "
+        ("reason", "OperatorKernel"),
+        ("value", str(500 + kernel_index)),
+        (
+            "kernelSpec",
+            f"AttentionSoftmax {{ head_dimension: {8 * kernel_index + 8}, "
             f"key_columns: 729, padded_key_columns: 768 }}",
-        },
-        {"name": "outputElements", "value": str(13312 + kernel_index)},
-        {"name": "input0Elements", "value": "11664"},
-        {"name": "usefulCycles", "value": str(useful)},
-        {"name": "physicalWorkCycles", "value": str(physical)},
-        {
-            "name": "workEstimateBasis",
-            "value": "softmax: arithmetic/conversion issue slots, "
-            "excluding loads and row addressing",
-        },
-        {"name": "invocations", "value": "1"},
-        {"name": "uniformInvocations", "value": "true"},
-        {"name": "arguments", "value": f"[16, {kernel_index}, 0]"},
+        ),
+        ("outputElements", str(13312 + kernel_index)),
+        ("input0Elements", "11664"),
+        ("usefulCycles", str(useful)),
+        ("physicalWorkCycles", str(physical)),
+        (
+            "workEstimateBasis",
+            "softmax: arithmetic/conversion issue slots, excluding loads and row addressing",
+        ),
+        ("invocations", "1"),
+        ("uniformInvocations", "true"),
+        ("arguments", f"[16, {kernel_index}, 0]"),
     ]
 
 
-def _short_list(count: int, useful: int, physical: int) -> list[dict[str, str]]:
+def _short_list(count: int, useful: int, physical: int) -> Pairs:
     entries = [
-        {"name": "reason", "value": "OperatorKernel"},
-        {"name": "usefulCycles", "value": str(useful)},
-        {"name": "physicalWorkCycles", "value": str(physical)},
+        ("reason", "OperatorKernel"),
+        ("usefulCycles", str(useful)),
+        ("physicalWorkCycles", str(physical)),
     ]
     return entries[:count]
 
 
-def sample_lines(samples: int, seed: int = 4) -> list[bytes]:
-    """``samples`` compact JSON sample objects (no separators)."""
-    rng = np.random.default_rng(seed)
-    kernels = [f"kernel_{k:02d}_gemm_f16_rows_interleaved_k80_c{16 * k}" for k in range(48)]
-    variants = 8
-    # metadata texts: [kernel][variant] -> full list; short lists by (count, variant)
+def metadata_options() -> list[Pairs]:
+    """Full lists first (kernel-major, ``VARIANTS`` each), then short ones (count-major)."""
     full = [
-        [
-            orjson.dumps(_full_list(k, 20000 + 97 * k + 13 * v, 23040 + 11 * v))
-            for v in range(variants)
-        ]
-        for k in range(len(kernels))
+        _full_list(k, 20000 + 97 * k + 13 * v, 23040 + 11 * v)
+        for k in range(len(KERNELS))
+        for v in range(VARIANTS)
     ]
-    short = [
-        [orjson.dumps(_short_list(c, 300 + 7 * v, 400 + 5 * v)) for v in range(variants)]
-        for c in range(4)
-    ]
+    short = [_short_list(c, 300 + 7 * v, 400 + 5 * v) for c in range(4) for v in range(VARIANTS)]
+    return full + short
+
+
+def timeline(
+    tile: np.ndarray, duration: np.ndarray, gap: np.ndarray, start: int = 100_000
+) -> np.ndarray:
+    """Offsets such that each tile runs its samples back to back (``gap`` cycles before each)."""
+    order = np.argsort(tile, kind="stable")
+    step = (gap + duration)[order]
+    before = np.cumsum(step) - step  # exclusive running sum over the tile-sorted samples
+    tiles = tile[order]
+    first = np.flatnonzero(np.r_[True, tiles[1:] != tiles[:-1]])
+    counts = np.diff(np.r_[first, tiles.shape[0]])
+    offset = np.empty_like(before)
+    offset[order] = before - np.repeat(before[first], counts) + gap[order] + start
+    return offset
+
+
+def build(samples: int, seed: int = 4) -> SyntheticDump:
+    """The benchmark dump of ``samples`` samples (deterministic for a given seed)."""
+    rng = np.random.default_rng(seed)
     is_exchange = rng.random(samples) < 0.15
     has_full = ~is_exchange & (rng.random(samples) < 0.40 / 0.85)
-    kernel = rng.integers(0, len(kernels), samples)
-    variant = rng.integers(0, variants, samples)
+    kernel = rng.integers(0, len(KERNELS), samples)
+    variant = rng.integers(0, VARIANTS, samples)
     short_count = rng.integers(0, 4, samples)
+    short_count[is_exchange] %= 2  # exchange samples carry 0 or 1 entries
     tile = rng.integers(0, TILES, samples)
-    phase = rng.integers(0, 400, samples)
-    epoch = rng.integers(1, 3, samples)
-    duration = rng.integers(100, 50_000, samples)
-    offset = phase * 40_000 + rng.integers(0, 30_000, samples)
-    lines: list[bytes] = []
-    append = lines.append
-    for i in range(samples):
-        if is_exchange[i]:
-            meta = short[int(short_count[i]) % 2][int(variant[i])]
-            append(
-                b'{"physicalTile":%d,"offset":%d,"duration":%d,"phase":%d,"epoch":%d,'
-                b'"kind":"exchange","operation":"exchange.%d","metadata":%s}'
-                % (tile[i], offset[i], duration[i], phase[i], epoch[i], phase[i] % 64, meta)
-            )
-            continue
-        k = int(kernel[i])
-        meta = (
-            full[k][int(variant[i])] if has_full[i] else short[int(short_count[i])][int(variant[i])]
+    duration = np.where(
+        is_exchange, rng.integers(50, 5_000, samples), rng.integers(100, 50_000, samples)
+    )
+    gap = rng.integers(0, 600, samples)
+    offset = timeline(tile, duration, gap)
+    # the dump lists samples in time order, as the device writes them
+    order = np.argsort(offset, kind="stable")
+    span = int((offset + duration).max()) + 1 if samples else 1
+    phase = offset * PHASES // span
+    epoch = np.where(offset < span // 2, 1, 2)
+    metadata_index = np.where(
+        has_full,
+        kernel * VARIANTS + variant,
+        len(KERNELS) * VARIANTS + short_count * VARIANTS + variant,
+    )
+    kind_of = np.array(["compute", "exchange"], dtype=object)
+    operation_of = np.array(
+        [f"operation.{k}" for k in range(len(KERNELS))] + [f"exchange.{p}" for p in range(64)],
+        dtype=object,
+    )
+    kernel_of = np.array([*KERNELS, None], dtype=object)
+    operation_code = np.where(is_exchange, len(KERNELS) + phase % 64, kernel)
+    kernel_code = np.where(is_exchange, len(KERNELS), kernel)
+    options = metadata_options()
+    builder = DumpBuilder(CLOCK_HZ, TILES)
+    for start in range(0, samples, CHUNK):
+        pick = order[start : start + CHUNK]
+        builder.add(
+            tile=tile[pick],
+            offset=offset[pick],
+            duration=duration[pick],
+            phase=phase[pick],
+            epoch=epoch[pick],
+            kind=kind_of[is_exchange[pick].astype(np.int64)].tolist(),
+            operation=operation_of[operation_code[pick]].tolist(),
+            kernel=kernel_of[kernel_code[pick]].tolist(),
+            metadata_options=options,
+            metadata_index=metadata_index[pick],
         )
-        append(
-            b'{"physicalTile":%d,"offset":%d,"duration":%d,"phase":%d,"epoch":%d,'
-            b'"kind":"compute","operation":"operation.%d","kernel":"%s","metadata":%s}'
-            % (tile[i], offset[i], duration[i], phase[i], epoch[i], k, kernels[k].encode(), meta)
-        )
-    return lines
+    return builder.build()
+
+
+def write_dump(samples: int, folder: Path, fmt: str, seed: int = 4) -> Path:
+    """The ``fmt`` (``json`` or ``ndjson``) dump of ``samples`` samples, reusing an existing one."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"dump_{samples}.{fmt}"
+    if not path.exists():
+        dump = build(samples, seed)
+        tmp = path.with_name(path.name + ".tmp")
+        (dump.write_json if fmt == "json" else dump.write_ndjson)(tmp)
+        tmp.replace(path)
+    return path
 
 
 def write_dumps(samples: int, folder: Path) -> tuple[Path, Path]:
@@ -109,21 +159,30 @@ def write_dumps(samples: int, folder: Path) -> tuple[Path, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     json_path = folder / f"dump_{samples}.json"
     ndjson_path = folder / f"dump_{samples}.ndjson"
-    if json_path.exists() and ndjson_path.exists():
-        return json_path, ndjson_path
-    header = b'{"clockHz":%d,"tileCount":%d' % (CLOCK_HZ, TILES)
-    chunk = 200_000
-    lines = sample_lines(samples)
-    tmp_json = json_path.with_suffix(".json.tmp")
-    tmp_ndjson = ndjson_path.with_suffix(".ndjson.tmp")
-    with open(tmp_json, "wb") as out_json, open(tmp_ndjson, "wb") as out_ndjson:
-        out_json.write(header + b',"samples":[')
-        out_ndjson.write(header + b"}\n")
-        for start in range(0, len(lines), chunk):
-            part = lines[start : start + chunk]
-            out_json.write((b"," if start else b"") + b",".join(part))
-            out_ndjson.write(b"\n".join(part) + b"\n")
-        out_json.write(b"]}\n")
-    tmp_json.replace(json_path)
-    tmp_ndjson.replace(ndjson_path)
+    missing = [p for p in (json_path, ndjson_path) if not p.exists()]
+    if missing:
+        dump = build(samples)
+        for path in missing:
+            tmp = path.with_name(path.name + ".tmp")
+            (dump.write_json if path.suffix == ".json" else dump.write_ndjson)(tmp)
+            tmp.replace(path)
     return json_path, ndjson_path
+
+
+if __name__ == "__main__":
+    import argparse
+    import time
+
+    parser = argparse.ArgumentParser(description="write a benchmark dump")
+    parser.add_argument("--samples", type=int, default=1_000_000)
+    parser.add_argument("--format", choices=["json", "ndjson", "both"], default="both")
+    parser.add_argument("--folder", type=Path, default=Path("/tmp/tileprof-bench"))
+    args = parser.parse_args()
+    began = time.perf_counter()
+    if args.format == "both":
+        paths: tuple[Path, ...] = write_dumps(args.samples, args.folder)
+    else:
+        paths = (write_dump(args.samples, args.folder, args.format),)
+    for p in paths:
+        print(f"{p}: {p.stat().st_size / 1e6:.0f} MB")
+    print(f"{time.perf_counter() - began:.1f} s")

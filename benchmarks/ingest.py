@@ -27,15 +27,29 @@ sys.path.insert(0, str(HERE))
 
 import dumpgen  # noqa: E402
 
-# Runs one command as a child, then prints its wall time and its peak RSS (KiB) as JSON.
+# Runs one command as a child, then prints its wall time, its peak RSS (KiB), its exit status and
+# the end of its stderr as JSON. argv[1] is an address-space limit in bytes for the child (0: none),
+# set with RLIMIT_AS before exec so a decoder that wants more fails with MemoryError instead of
+# pushing the machine into the OOM killer.
 _WRAPPER = """
 import json, resource, subprocess, sys, time
+limit = int(sys.argv[1])
+def bound():
+    if limit:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 start = time.perf_counter()
-done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
+done = subprocess.run(
+    sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=bound
+)
 elapsed = time.perf_counter() - start
 peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(json.dumps({"rc": done.returncode, "seconds": elapsed, "peak_kib": peak}))
+err = done.stderr.decode(errors="replace")[-2000:]
+print(json.dumps({"rc": done.returncode, "seconds": elapsed, "peak_kib": peak, "stderr": err}))
 """
+
+MEMORY_LIMIT_GB = 16
+"""Address-space limit of the stages that may need many times the file (``orjson.loads``)."""
+BOUNDED = ("b) orjson.loads",)
 
 
 def _tileprof() -> list[str]:
@@ -65,7 +79,15 @@ def stages(json_path: Path, ndjson_path: Path, has_report: bool) -> dict[str, li
         ],
     }
     if has_report:
-        table["f) report"] = [*_tileprof(), "report", str(json_path), "-q"]
+        page = json_path.with_name(json_path.stem + ".report.html")
+        table["f) report"] = [
+            *_tileprof(),
+            "report",
+            str(json_path),
+            "-o",
+            str(page),
+            "--force",
+        ]
     return table
 
 
@@ -75,10 +97,14 @@ def has_report_command() -> bool:
     return done.returncode == 0
 
 
-def measure(command: list[str], env: dict[str, str]) -> dict[str, float]:
-    """One timed run of ``command`` in a fresh process."""
+class StageFailed(Exception):
+    """A stage's process failed; the message says how (e.g. out of memory)."""
+
+
+def measure(command: list[str], env: dict[str, str], limit_gb: int = 0) -> dict[str, float]:
+    """One timed run of ``command`` in a fresh process (address space bounded if ``limit_gb``)."""
     done = subprocess.run(
-        [sys.executable, "-c", _WRAPPER, *command],
+        [sys.executable, "-c", _WRAPPER, str(limit_gb * 2**30), *command],
         capture_output=True,
         text=True,
         env=env,
@@ -86,7 +112,11 @@ def measure(command: list[str], env: dict[str, str]) -> dict[str, float]:
     )
     result = json.loads(done.stdout)
     if result["rc"] != 0:
-        raise SystemExit(f"failed ({result['rc']}): {' '.join(command)}")
+        err = result["stderr"]
+        if limit_gb and ("MemoryError" in err or "memory" in err.lower() or result["rc"] < 0):
+            raise StageFailed(f"failed: out of memory (limit {limit_gb} GB)")
+        last = err.strip().splitlines()[-1:] or [f"exit status {result['rc']}"]
+        raise StageFailed(f"failed ({result['rc']}): {last[0]}")
     return result
 
 
@@ -101,13 +131,24 @@ def run(samples: int, repeat: int, folder: Path, has_report: bool) -> list[dict[
     # A first run through the cache writes it; it is timed apart as the "cold" cache run.
     cold = measure(table["e) summary --cache (warm)"], env)
     times: dict[str, list[dict[str, float]]] = {name: [] for name in table}
+    failed: dict[str, str] = {}
     for _ in range(repeat):
         for name, command in table.items():
-            times[name].append(measure(command, env))
+            if name in failed:
+                continue
+            limit = MEMORY_LIMIT_GB if name in BOUNDED else 0
+            try:
+                times[name].append(measure(command, env, limit))
+            except StageFailed as exc:
+                failed[name] = str(exc)
     rows: list[dict[str, object]] = []
     results = {"e0) summary --cache (cold)": [cold], **times}
-    base = statistics.median(r["seconds"] for r in times["b) orjson.loads"])
+    base_runs = times["b) orjson.loads"]
+    base = statistics.median(r["seconds"] for r in base_runs) if base_runs else float("nan")
     for name, runs in results.items():
+        if name in failed:
+            rows.append({"samples": samples, "stage": name, "failed": failed[name]})
+            continue
         seconds = statistics.median(r["seconds"] for r in runs)
         peak = max(r["peak_kib"] for r in runs) / 1024
         rows.append(
@@ -133,11 +174,28 @@ def print_rows(rows: list[dict[str, object]]) -> None:
     )
     print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for row in rows:
+        if "failed" in row:
+            print(f"| {row['samples']:,} | | {row['stage']} | {row['failed']} | | | | | |")
+            continue
         print(
             f"| {row['samples']:,} | {row['file_mb']:.0f} | {row['stage']} | {row['seconds']:.2f} "
             f"| {row['samples_per_s']:,.0f} | {row['mb_per_s']:.0f} | {row['peak_rss_mb']:.0f} "
             f"| {row['rss_over_file']:.2f} | {row['ratio_to_orjson']:.2f} |"
         )
+
+
+def print_ratios(rows: list[dict[str, object]]) -> None:
+    """The ratios issue 6 sets targets on, for one dump size."""
+    seconds = {str(r["stage"]): float(r["seconds"]) for r in rows if "seconds" in r}  # type: ignore[arg-type]
+    samples = rows[0]["samples"]
+    pairs = (
+        ("summary JSON / orjson.loads (≤ 0.75)", "c) summary JSON", "b) orjson.loads"),
+        ("cache cold / warm (≥ 5)", "e0) summary --cache (cold)", "e) summary --cache (warm)"),
+        ("report / summary JSON (≤ 2)", "f) report", "c) summary JSON"),
+    )
+    for label, top, bottom in pairs:
+        if top in seconds and bottom in seconds:
+            print(f"{samples:,} samples: {label}: {seconds[top] / seconds[bottom]:.2f}")
 
 
 def main() -> None:
@@ -157,8 +215,10 @@ def main() -> None:
         print("note: `tileprof report` does not exist in this checkout; stage f) skipped")
     rows: list[dict[str, object]] = []
     for samples in sizes:
-        rows.extend(run(samples, args.repeat, args.folder, has_report))
+        new = run(samples, args.repeat, args.folder, has_report)
+        rows.extend(new)
         print_rows(rows)
+        print_ratios(new)
         sys.stdout.flush()
 
 

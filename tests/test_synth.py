@@ -100,6 +100,19 @@ def test_ndjson(tmp_path: Path) -> None:
     assert [json.loads(line) for line in lines[1:]] == _expected_samples()
 
 
+def test_writers_chunked_output_is_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writing 2 samples at a time gives the same bytes as writing all 7 at once."""
+    dump = _small()
+    whole = {fmt: (tmp_path / f"whole.{fmt}") for fmt in ("json", "ndjson")}
+    dump.write_json(whole["json"])
+    dump.write_ndjson(whole["ndjson"])
+    monkeypatch.setattr("tileprof.synth._WRITE_CHUNK", 2)
+    assert dump.write_json(tmp_path / "c.json").read_bytes() == whole["json"].read_bytes()
+    assert dump.write_ndjson(tmp_path / "c.ndjson").read_bytes() == whole["ndjson"].read_bytes()
+
+
 def test_frame() -> None:
     frame, metadata = _small().to_frame()
     assert frame.schema == pl.Schema(SAMPLE_SCHEMA)

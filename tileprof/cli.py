@@ -6,6 +6,7 @@ code; ``--debug`` shows the traceback instead.
 
 from __future__ import annotations
 
+import importlib
 import sys
 import traceback
 from typing import Any
@@ -15,9 +16,29 @@ import click
 from tileprof._version import __version__
 from tileprof.errors import TileprofError
 
+_COMMANDS = {
+    "summary": "tileprof.commands.summary",
+    "runs": "tileprof.commands.runs",
+    "convert": "tileprof.commands.convert",
+    "report": "tileprof.commands.report",
+}
+"""Subcommand name -> module defining ``command``; imported only when that command runs (or
+help lists it), so ``summary`` does not pay for the report's or the run table's imports."""
+
 
 class TileprofGroup(click.Group):
-    """The top-level group; turns ``TileprofError`` into a one-line message."""
+    """The top-level group; loads subcommands lazily and turns ``TileprofError`` into a
+    one-line message."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and cmd_name in _COMMANDS:
+            command = importlib.import_module(_COMMANDS[cmd_name]).command
+            self.add_command(command, cmd_name)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -34,18 +55,6 @@ class TileprofGroup(click.Group):
 @click.version_option(__version__, prog_name="tileprof")
 def cli(debug: bool) -> None:
     """Profile analyzer for tile-based accelerators, side by side with GPU runs."""
-
-
-def _register() -> None:
-    from tileprof.commands import convert, report, runs, summary
-
-    cli.add_command(summary.command)
-    cli.add_command(runs.command)
-    cli.add_command(convert.command)
-    cli.add_command(report.command)
-
-
-_register()
 
 
 def main(argv: list[str] | None = None) -> None:

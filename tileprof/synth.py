@@ -11,7 +11,7 @@ gzipped JSON, NDJSON) or turned straight into the typed sample frame of
 from __future__ import annotations
 
 import gzip
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, cast
@@ -38,6 +38,8 @@ StrLike = str | None | Sequence[str | None]
 _MISSING = -1
 _STRING_FIELDS: tuple[str, ...] = ("kind", "operation", "kernel")
 _JSON = msgspec.json.Encoder()
+_WRITE_CHUNK = 100_000
+"""Samples turned into text and written at a time; keeps a 20M-sample write small."""
 
 
 def _intern_entries(entries: Sequence[tuple[str, str]]) -> MetadataEntries:
@@ -136,20 +138,22 @@ class SyntheticDump:
         return frame.cast(schema).select(list(SAMPLE_SCHEMA)), list(self.metadata)
 
     # ---------------------------------------------------------------- writers
-    def _sample_lines(self) -> list[bytes]:
-        """Each sample as one compact JSON object, keys in the dump's order.
+    def _sample_lines(self, start: int = 0, stop: int | None = None) -> list[bytes]:
+        """Samples ``start:stop`` each as one compact JSON object, keys in the dump's order.
 
         Strings and metadata lists are encoded once per distinct value, then spliced.
         """
         enc = _JSON.encode
-        n = len(self)
-        parts: list[list[bytes]] = [[b'{"physicalTile":' + str(v).encode() for v in self.tile]]
+        window = slice(start, len(self) if stop is None else stop)
+        tile = self.tile[window]
+        n = int(tile.shape[0])
+        parts: list[list[bytes]] = [[b'{"physicalTile":' + str(v).encode() for v in tile.tolist()]]
 
         def ints(key: str, values: IntArray, valid: npt.NDArray[np.bool_] | None) -> None:
             head = b',"' + key.encode() + b'":'
-            column = [head + str(v).encode() for v in values.tolist()]
+            column = [head + str(v).encode() for v in values[window].tolist()]
             if valid is not None:
-                for i in np.flatnonzero(~valid).tolist():
+                for i in np.flatnonzero(~valid[window]).tolist():
                     column[i] = b""
             parts.append(column)
 
@@ -160,14 +164,19 @@ class SyntheticDump:
         for name in _STRING_FIELDS:
             table = [b',"' + name.encode() + b'":' + enc(s) for s in self.strings[name]]
             table.append(b"")
-            parts.append([table[c] for c in self.codes[name].tolist()])
+            parts.append([table[c] for c in self.codes[name][window].tolist()])
         meta = [
-            b',"metadata":' + enc([{"name": key, "value": value} for key, value in entries])
+            b',"metadata":' + enc([{"name": key, "value": value} for key, value in entries]) + b"}"
             for entries in self.metadata
         ]
-        meta.append(b"")
-        parts.append([meta[m] + b"}" for m in self.metadata_id.tolist()])
+        meta.append(b"}")
+        parts.append([meta[m] for m in self.metadata_id[window].tolist()])
         return [b"".join(fields) for fields in zip(*parts, strict=True)] if n else []
+
+    def _line_chunks(self) -> Iterator[list[bytes]]:
+        """The sample lines, ``_WRITE_CHUNK`` samples at a time (bounded memory)."""
+        for start in range(0, len(self), _WRITE_CHUNK):
+            yield self._sample_lines(start, start + _WRITE_CHUNK)
 
     def _header(self) -> bytes:
         return b'{"clockHz":%d,"tileCount":%d' % (self.clock_hz, self.tile_count)
@@ -183,7 +192,8 @@ class SyntheticDump:
         path = Path(path)
         with self._open(path) as out:
             out.write(self._header() + b',"samples":[')
-            out.write(b",".join(self._sample_lines()))
+            for i, lines in enumerate(self._line_chunks()):
+                out.write((b"," if i else b"") + b",".join(lines))
             out.write(b"]}\n")
         return path
 
@@ -192,8 +202,7 @@ class SyntheticDump:
         path = Path(path)
         with self._open(path) as out:
             out.write(self._header() + b"}\n")
-            lines = self._sample_lines()
-            if lines:
+            for lines in self._line_chunks():
                 out.write(b"\n".join(lines) + b"\n")
         return path
 

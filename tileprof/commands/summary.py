@@ -18,7 +18,7 @@ from tileprof.commands._options import (
     speed_options,
 )
 from tileprof.outputs import write_text
-from tileprof.reports import summary_csv, summary_json, summary_table
+from tileprof.reports import summary_csv, summary_json
 from tileprof.summary import DEFAULT_TOP_SAMPLES
 
 
@@ -75,5 +75,7 @@ def command(
     elif output_format == "csv":
         text = summary_csv.render(summary)
     else:
+        from tileprof.reports import summary_table  # rich: only the table needs it
+
         text = summary_table.render(summary, profile.target)
     write_text(output, text)

@@ -161,15 +161,18 @@ def build_sample_frame(
     useful_by_id: np.ndarray,
     physical_by_id: np.ndarray,
 ) -> pl.DataFrame:
-    """Assemble the typed frame from raw columns and interned metadata ids (-1: none)."""
-    has_metadata = metadata_ids >= 0
-    safe_ids = np.where(has_metadata, metadata_ids, 0)
+    """Assemble the typed frame from raw columns and interned metadata ids (-1: none).
+
+    The per-sample metadata columns are gathers from the per-id tables by the nullable id
+    column (a null id gathers null), so no sample-sized temporaries are made beyond the results.
+    """
+    ids = pl.Series("metadataId", metadata_ids, dtype=pl.Int64)
+    ids = pl.select(pl.when(ids >= 0).then(ids).cast(pl.UInt32)).to_series().alias("metadataId")
 
     def per_sample(values_by_id: np.ndarray) -> pl.Series:
         if len(values_by_id) == 0:
             return pl.Series(np.full(len(metadata_ids), np.nan)).fill_nan(None)
-        values = np.where(has_metadata, values_by_id[safe_ids], np.nan)
-        return pl.Series(values, dtype=pl.Float64).fill_nan(None)
+        return pl.Series(values_by_id, dtype=pl.Float64).fill_nan(None).gather(ids)
 
     series = {
         name: pl.Series(name, columns[name], dtype=SAMPLE_SCHEMA[name], strict=False)
@@ -177,9 +180,7 @@ def build_sample_frame(
     }
     series["usefulCycles"] = per_sample(useful_by_id).alias("usefulCycles")
     series["physicalWorkCycles"] = per_sample(physical_by_id).alias("physicalWorkCycles")
-    series["metadataId"] = pl.Series(
-        "metadataId", np.where(has_metadata, metadata_ids, 0), dtype=pl.UInt32
-    ).scatter(np.flatnonzero(~has_metadata), None)
+    series["metadataId"] = ids
     return pl.DataFrame(series)
 
 

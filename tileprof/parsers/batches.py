@@ -48,7 +48,7 @@ class SampleBatches:
     """Accumulates typed columns and interned metadata ids over batches of decoded records."""
 
     def __init__(self) -> None:
-        self._frames: list[pl.DataFrame] = []
+        self._columns: dict[str, list[pl.Series]] = {name: [] for name in _RAW_COLUMNS}
         self._ids: list[np.ndarray] = []
         self._index: dict[bytes, int] = {}
         self._distinct: list[bytes] = []
@@ -80,29 +80,29 @@ class SampleBatches:
             "operation": [r.operation for r in records],
             "kernel": [r.kernel for r in records],
         }
-        self._frames.append(
-            pl.DataFrame(
-                [
-                    pl.Series(name, values[name], dtype=SAMPLE_SCHEMA[name], strict=False)
-                    for name in _RAW_COLUMNS
-                ]
+        for name in _RAW_COLUMNS:
+            self._columns[name].append(
+                pl.Series(name, values.pop(name), dtype=SAMPLE_SCHEMA[name], strict=False)
             )
-        )
         self._ids.append(ids)
         self.rows += len(records)
         self.batches += 1
 
     def finish(self, path: Path, header: DeviceHeader, place: PlaceFn) -> ParsedDump:
         """The typed frame and metadata table of every batch added, in order."""
-        if self._frames:
-            raw = pl.concat(self._frames, rechunk=True)
-            ids = np.concatenate(self._ids)
-        else:
-            raw = pl.DataFrame(schema={name: SAMPLE_SCHEMA[name] for name in _RAW_COLUMNS})
-            ids = np.empty(0, dtype=np.int64)
-        self._frames.clear()
+        # Column by column, each column's batches joined then dropped: the join never holds a
+        # second copy of the whole frame, only of one column.
+        columns: dict[str, pl.Series] = {}
+        for name in _RAW_COLUMNS:
+            chunks = self._columns[name]
+            columns[name] = (
+                pl.concat(chunks, rechunk=True)
+                if chunks
+                else pl.Series(name, [], dtype=SAMPLE_SCHEMA[name])
+            )
+            chunks.clear()
+        ids = np.concatenate(self._ids) if self._ids else np.empty(0, dtype=np.int64)
         self._ids.clear()
         table, useful, physical = decode_distinct_metadata(path, self._distinct, ids, place)
-        columns = {name: raw.get_column(name) for name in _RAW_COLUMNS}
         frame = build_sample_frame(columns, ids, useful, physical)
         return ParsedDump(frame, table, header, place)
