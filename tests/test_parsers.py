@@ -226,3 +226,18 @@ def test_parquet_wrong_column_type(tmp_path: Path) -> None:
 
 def test_bad_clock_in_dump(tmp_path: Path) -> None:
     assert "clockHz" in error_of(write_dump(tmp_path / "d.json", MIXED, clockHz=0))
+
+
+def test_tile_dump_is_recognised_from_its_head(tmp_path: Path) -> None:
+    from tileprof.parsers import is_tile_dump_head
+    from tileprof.sources import TILE_DUMP, detect_file_kind
+
+    original = tileprof.load(write_dump(tmp_path / "d.json", MIXED))
+    for fmt in WRITE_FORMATS:
+        path = tmp_path / f"head.{fmt}.gz"
+        write_profile(original, path, fmt)
+        assert detect_file_kind(path) == (TILE_DUMP, None), fmt
+    trace = b'{"traceEvents": [{"name": "samples", "ph": "X"}], "samples": 3}'
+    assert not is_tile_dump_head(trace)
+    assert not is_tile_dump_head(b"target,workload,kernel,time_us\n")
+    assert is_tile_dump_head(document(MIXED))

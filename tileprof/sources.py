@@ -17,9 +17,11 @@ from tileprof.errors import InputError
 from tileprof.parsers import (
     detect_dump_format,
     energy_report,
+    is_tile_dump_head,
     kineto,
     latency_bench,
     nsys,
+    peek,
     run_table,
     sniff_format,
 )
@@ -101,12 +103,33 @@ def detect_kind(path: str | Path, data: bytes) -> str:
     )
 
 
+def detect_file_kind(path: str | Path) -> tuple[str, bytes | None]:
+    """The kind of the file at ``path``, and its content when reading it was needed.
+
+    A tile dump is recognised from its first bytes, so a large dump is read once, by the
+    tile loader, not also here; GPU files are small next to it and are read whole.
+    """
+    head, _, _ = peek(Path(path))
+    if is_tile_dump_head(head):
+        return TILE_DUMP, None
+    data = read_bytes(Path(path))
+    return detect_kind(path, data), data
+
+
 def load_runs(
     path: str | Path, *, tile_loader: Callable[[Path], ParsedRuns] | None = None, **_: Any
 ) -> ParsedRuns:
     """The runs of one file, whatever its kind; tile dumps go to ``tile_loader``."""
-    data = read_bytes(Path(path))
-    kind = detect_kind(path, data)
+    kind, data = detect_file_kind(path)
+    if kind == TILE_DUMP or data is None:
+        if tile_loader is None:
+            raise InputError(path, None, "tile dumps need the tile core (tileprof.load)")
+        return tile_loader(Path(path))
+    return parse_runs(path, kind, data)
+
+
+def parse_runs(path: str | Path, kind: str, data: bytes) -> ParsedRuns:
+    """The runs of a GPU run file of ``kind`` (as ``detect_kind`` named it)."""
     if kind == latency_bench.KIND:
         return latency_bench.parse(path, data)
     if kind == energy_report.KIND:
@@ -119,6 +142,4 @@ def load_runs(
         if data.lstrip()[:1] in (b"{", b"["):
             return run_table.parse_json(path, data)
         return run_table.parse_csv(path, data)
-    if tile_loader is None:
-        raise InputError(path, None, "tile dumps need the tile core (tileprof.load)")
-    return tile_loader(Path(path))
+    raise InputError(path, None, f"{kind} files hold no GPU runs")

@@ -82,13 +82,23 @@ def sniff_format(data: bytes) -> str | None:
     return None
 
 
+def is_tile_dump_head(head: bytes) -> bool:
+    """Whether a file's first bytes alone show a tile dump, so its kind needs no full read.
+
+    A JSON document only counts when sample fields show in the head too: other JSON documents
+    (a trace, a run table) may mention "samples" somewhere near their start.
+    """
+    found = sniff_format(head) if head.strip() else None
+    return found is not None and (found != "json" or b'"physicalTile"' in head)
+
+
 def detect_dump_format(path: Path, data: bytes | None = None) -> str | None:
     """The tile-dump format of ``path`` (content first, then extension), or None."""
     content = read_bytes(path) if data is None else data
     return sniff_format(content) or format_from_extension(path)
 
 
-def _peek(path: Path) -> tuple[bytes, bool, int]:
+def peek(path: Path) -> tuple[bytes, bool, int]:
     """(decompressed head, whether gzipped, size on disk); unreadable files are InputErrors."""
     try:
         with open(path, "rb") as handle:
@@ -126,7 +136,7 @@ def read_dump(
         raise InputError(
             source, None, f"unknown format {format!r} (one of {', '.join(DUMP_FORMATS)})"
         )
-    head, compressed, size = _peek(source)
+    head, compressed, size = peek(source)
     data: bytes | None = None
     chosen = format or (sniff_format(head) if head.strip() else None)
     if chosen is None:

@@ -20,10 +20,9 @@ from tileprof.filters import Filters
 from tileprof.links import linked_sets, load_links
 from tileprof.model import Profile, load
 from tileprof.parsers import kineto
-from tileprof.parsers._common import read_bytes
 from tileprof.reports.html.data import InputFile, LinkedSet, RunInputs, input_file
 from tileprof.runs import ParsedRuns, concat_runs, tile_runs
-from tileprof.sources import TILE_DUMP, detect_kind, load_runs
+from tileprof.sources import TILE_DUMP, detect_file_kind, parse_runs
 
 EXAMPLE_RUN_FILES: tuple[str, ...] = ("000_55f6fcd9cea2f10a.txt", "003_2d9153cb18ea7de3.txt")
 """The seed GPU files ``report --example`` adds, shipped as package data."""
@@ -72,13 +71,12 @@ def read_inputs(
     if example is not None:
         tiles.append(TileInput(example, example_filters or filters, example_name))
     for path in paths:
-        data = read_bytes(path)
-        kind = TILE_DUMP if format_in is not None else detect_kind(path, data)
-        if kind == TILE_DUMP:
+        kind, data = (TILE_DUMP, None) if format_in is not None else detect_file_kind(path)
+        if kind == TILE_DUMP or data is None:
             profile = load(path, format=format_in, clock_hz=clock_hz, tile_count=tile_count)
             tiles.append(TileInput(profile, filters, path.name))
         else:
-            parsed.append(load_runs(path))
+            parsed.append(parse_runs(path, kind, data))
         files.append(input_file(path, kind))
     if not parsed and links is None:
         # Tile dumps only: no run table to build (the tile sections summarise the dumps).
