@@ -14,6 +14,8 @@ samples in time order, phases cut the timeline into 400 steps and epochs into tw
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -166,6 +168,20 @@ def write_dumps(samples: int, folder: Path) -> tuple[Path, Path]:
             tmp = path.with_name(path.name + ".tmp")
             (dump.write_json if path.suffix == ".json" else dump.write_ndjson)(tmp)
             tmp.replace(path)
+    return json_path, ndjson_path
+
+
+def ensure_dumps(samples: int, folder: Path) -> tuple[Path, Path]:
+    """``write_dumps`` in a child process, so the caller stays small.
+
+    Linux keeps a process's peak RSS across fork and exec: a benchmark that built a dump in
+    its own memory would see every timed child start at that peak.
+    """
+    json_path = folder / f"dump_{samples}.json"
+    ndjson_path = folder / f"dump_{samples}.ndjson"
+    if not (json_path.exists() and ndjson_path.exists()):
+        command = [sys.executable, __file__, "--samples", str(samples), "--folder", str(folder)]
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     return json_path, ndjson_path
 
 

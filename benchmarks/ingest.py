@@ -122,7 +122,7 @@ def measure(command: list[str], env: dict[str, str], limit_gb: int = 0) -> dict[
 
 def run(samples: int, repeat: int, folder: Path, has_report: bool) -> list[dict[str, object]]:
     """Time every stage ``repeat`` times in alternation; one row per stage (medians)."""
-    json_path, ndjson_path = dumpgen.write_dumps(samples, folder)
+    json_path, ndjson_path = dumpgen.ensure_dumps(samples, folder)
     size = json_path.stat().st_size
     cache = folder / f"cache_{samples}"
     shutil.rmtree(cache, ignore_errors=True)

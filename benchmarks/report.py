@@ -83,14 +83,13 @@ def main() -> None:
     formats = args.format or ["json"]
 
     start = time.perf_counter()
-    json_path, ndjson_path = dumpgen.write_dumps(args.samples, args.folder)
+    json_path, ndjson_path = dumpgen.ensure_dumps(args.samples, args.folder)
     dumps = {"json": json_path, "ndjson": ndjson_path}
     if "parquet" in formats:
         parquet = args.folder / f"dump_{args.samples}.report.parquet"
         if not parquet.exists():
-            import tileprof
-
-            tileprof.load(json_path).save(parquet)
+            convert = [sys.executable, "-m", "tileprof", "convert", str(json_path), "-o"]
+            subprocess.run([*convert, str(parquet)], check=True)
         dumps["parquet"] = parquet
     print(f"dumps of {args.samples:,} samples ready in {time.perf_counter() - start:.1f} s")
     ratios = {}
