@@ -94,25 +94,39 @@ class MetadataEntry(msgspec.Struct, frozen=True):
 _METADATA_DECODER = msgspec.json.Decoder(list[MetadataEntry])
 
 
-def intern_metadata(raw: Sequence[bytes | str | None]) -> tuple[np.ndarray, list[bytes | str]]:
-    """Map each sample's raw metadata text to an id into a list of distinct texts.
+class MetadataInterner:
+    """Maps each sample's raw metadata text to an id into the list of distinct texts.
 
     Metadata lists repeat across the samples of a kernel, so decoding each distinct text once is
-    what keeps the metadata cheap. Absent metadata (None, empty, ``null``) gets id -1.
+    what keeps the metadata cheap. Absent metadata (None, empty, ``null``) gets id -1. One
+    interner may serve several batches of one dump: ids follow the order of first appearance.
     """
-    ids = np.empty(len(raw), dtype=np.int64)
-    index: dict[bytes | str, int] = {}
-    distinct: list[bytes | str] = []
-    for position, text in enumerate(raw):
-        if not text or text == b"null" or text == "null":
-            ids[position] = -1
-            continue
-        found = index.get(text)
-        if found is None:
-            found = index[text] = len(distinct)
-            distinct.append(text)
-        ids[position] = found
-    return ids, distinct
+
+    def __init__(self) -> None:
+        self.index: dict[bytes | str, int] = {}
+        self.distinct: list[bytes | str] = []
+
+    def intern(self, raw: Sequence[bytes | str | None]) -> np.ndarray:
+        """The ids of ``raw``'s texts, adding new texts to ``distinct``."""
+        ids = np.empty(len(raw), dtype=np.int64)
+        index = self.index
+        distinct = self.distinct
+        for position, text in enumerate(raw):
+            if not text or text == b"null" or text == "null":
+                ids[position] = -1
+                continue
+            found = index.get(text)
+            if found is None:
+                found = index[text] = len(distinct)
+                distinct.append(text)
+            ids[position] = found
+        return ids
+
+
+def intern_metadata(raw: Sequence[bytes | str | None]) -> tuple[np.ndarray, list[bytes | str]]:
+    """Ids and distinct texts of one column of raw metadata texts (see ``MetadataInterner``)."""
+    interner = MetadataInterner()
+    return interner.intern(raw), interner.distinct
 
 
 def decode_metadata(

@@ -7,9 +7,8 @@ cheapest way out of Python objects), interns each sample's raw metadata text int
 shared by all batches, and drops the records. Only the columns (8 bytes a value) and the
 distinct metadata texts (hundreds, not millions) outlive a batch.
 
-The JSON fast path and the NDJSON streaming reader both use it; the result is identical to the
-all-at-once path (``json_dump.samples_to_parsed``): same columns, same metadata ids in order of
-first appearance, same errors for bad metadata.
+Every JSON-shaped reader uses it: the JSON fast path and the NDJSON streaming reader batch by
+batch, the precise JSON path (``json_dump.samples_to_parsed``) as one batch.
 """
 
 from __future__ import annotations
@@ -21,8 +20,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from tileprof.parsers._common import DeviceHeader, ParsedDump, PlaceFn, build_sample_frame
-from tileprof.parsers._common import decode_metadata as decode_distinct_metadata
+from tileprof.parsers._common import (
+    DeviceHeader,
+    MetadataInterner,
+    ParsedDump,
+    PlaceFn,
+    build_sample_frame,
+    decode_metadata,
+)
 from tileprof.schema import SAMPLE_SCHEMA
 
 if TYPE_CHECKING:
@@ -50,26 +55,13 @@ class SampleBatches:
     def __init__(self) -> None:
         self._columns: dict[str, list[pl.Series]] = {name: [] for name in _RAW_COLUMNS}
         self._ids: list[np.ndarray] = []
-        self._index: dict[bytes, int] = {}
-        self._distinct: list[bytes] = []
+        self._metadata = MetadataInterner()
         self.rows = 0
         self.batches = 0
 
     def add(self, records: Sequence[SampleRecord]) -> None:
         """Convert one batch of records to columns and intern its metadata; keeps no record."""
-        ids = np.empty(len(records), dtype=np.int64)
-        index = self._index
-        distinct = self._distinct
-        for position, record in enumerate(records):
-            text = bytes(record.metadata)
-            if not text or text == b"null":
-                ids[position] = -1
-                continue
-            found = index.get(text)
-            if found is None:
-                found = index[text] = len(distinct)
-                distinct.append(text)
-            ids[position] = found
+        ids = self._metadata.intern([bytes(record.metadata) for record in records])
         values: dict[str, list[object]] = {
             "tile": [r.physicalTile for r in records],
             "offset": [r.offset for r in records],
@@ -103,6 +95,6 @@ class SampleBatches:
             chunks.clear()
         ids = np.concatenate(self._ids) if self._ids else np.empty(0, dtype=np.int64)
         self._ids.clear()
-        table, useful, physical = decode_distinct_metadata(path, self._distinct, ids, place)
+        table, useful, physical = decode_metadata(path, self._metadata.distinct, ids, place)
         frame = build_sample_frame(columns, ids, useful, physical)
         return ParsedDump(frame, table, header, place)

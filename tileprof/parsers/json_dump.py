@@ -18,7 +18,7 @@ import contextlib
 import gc
 import mmap
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import msgspec
@@ -28,9 +28,6 @@ from tileprof.parsers._common import (
     DeviceHeader,
     ParsedDump,
     PlaceFn,
-    build_sample_frame,
-    decode_metadata,
-    intern_metadata,
     json_error_place,
     read_bytes,
 )
@@ -101,20 +98,9 @@ def samples_to_parsed(
     records: list[SampleRecord], header: DeviceHeader, path: Path, place: PlaceFn = sample_place
 ) -> ParsedDump:
     """Columns, interned metadata and the typed frame from decoded sample records."""
-    ids, distinct = intern_metadata([bytes(record.metadata) for record in records])
-    table, useful, physical = decode_metadata(path, distinct, ids, place)
-    columns: dict[str, Sequence[object]] = {
-        "tile": [r.physicalTile for r in records],
-        "offset": [r.offset for r in records],
-        "duration": [r.duration for r in records],
-        "phase": [r.phase for r in records],
-        "epoch": [r.epoch for r in records],
-        "kind": [r.kind for r in records],
-        "operation": [r.operation for r in records],
-        "kernel": [r.kernel for r in records],
-    }
-    frame = build_sample_frame(columns, ids, useful, physical)
-    return ParsedDump(frame, table, header, place)
+    batches = SampleBatches()
+    batches.add(records)
+    return batches.finish(path, header, place)
 
 
 def parse(path: Path, data: bytes) -> ParsedDump:
