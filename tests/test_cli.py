@@ -199,3 +199,61 @@ def test_example_without_filters_covers_every_epoch() -> None:
     assert document["matchedSampleCount"] == document["sampleCount"] == 232_260
     assert document["profileSpanCycles"] == 16_746_138
     assert document["samples"] == []
+
+
+def test_outputs_get_the_usual_file_mode(dump: Path, tmp_path: Path) -> None:
+    out_path = tmp_path / "summary.json"
+    umask = os.umask(0o022)
+    try:
+        code, _, _ = run("summary", str(dump), "--format", "json", "-o", str(out_path))
+    finally:
+        os.umask(umask)
+    assert code == 0
+    assert out_path.stat().st_mode & 0o777 == 0o644
+    out_path.chmod(0o600)
+    code, _, _ = run("summary", str(dump), "-o", str(out_path), "--force")
+    assert code == 0 and out_path.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["summary", "{folder}"],
+        ["summary", "{dump}", "-o", "{folder}"],
+        ["summary", "--example", "--tiles", "100"],
+        ["summary", "--example", "--clock-hz", "inf"],
+        ["summary", "{dump}", "--clock-hz", "nan"],
+        ["summary", "--example", "--cache"],
+        ["summary", "{dump}", "--kernel", "[b-a]*"],
+    ],
+)
+def test_more_bad_input_is_one_line(dump: Path, tmp_path: Path, args: list[str]) -> None:
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    code, _, err = run(*[a.format(dump=dump, folder=folder) for a in args])
+    assert code == 2
+    assert "Traceback" not in err
+    assert len([line for line in err.splitlines() if line.strip()]) == 1, err
+
+
+def test_kernel_glob_with_several_stars_on_the_example() -> None:
+    code, out, _ = run(
+        "summary", "--example", "--epoch", "1", "--format", "json", "--kernel", "gemm*init*rows*"
+    )
+    assert code == 0
+    assert len(json.loads(out)["groups"]) == 6
+
+
+def test_python_api_takes_natural_argument_shapes() -> None:
+    import tileprof
+    from tileprof.errors import OptionError
+
+    profile = tileprof.load(SEED_004)
+    assert profile.summary(kernels="attention_*").matched_sample_count == 3
+    assert profile.summary(kernels="gemm_*").matched_sample_count == 0
+    assert profile.summary(group_by="phase").groups.height == 2
+    assert profile.summary(window="273000:274000").matched_sample_count == 3
+    with pytest.raises(OptionError):
+        profile.summary(window="9:3")
+    with pytest.raises(OptionError):
+        profile.summary(epoch="1")

@@ -221,7 +221,7 @@ def test_parquet_wrong_column_type(tmp_path: Path) -> None:
     path = tmp_path / "d.parquet"
     pl.DataFrame({"physicalTile": [0], "offset": [1.5], "duration": [2]}).write_parquet(path)
     message = error_of(path)
-    assert "row 0, column offset" in message
+    assert "column offset" in message and "Float64" in message
 
 
 def test_bad_clock_in_dump(tmp_path: Path) -> None:
@@ -241,3 +241,45 @@ def test_tile_dump_is_recognised_from_its_head(tmp_path: Path) -> None:
     assert not is_tile_dump_head(trace)
     assert not is_tile_dump_head(b"target,workload,kernel,time_us\n")
     assert is_tile_dump_head(document(MIXED))
+
+
+@pytest.mark.parametrize("writer", ["json", "ndjson"])
+def test_integers_beyond_64_bits_are_refused(tmp_path: Path, writer: str) -> None:
+    samples = [dict(s) for s in MIXED]
+    samples[1]["offset"] = 2**65
+    if writer == "json":
+        path = write_dump(tmp_path / "d.json", samples)
+        where = "sample 1"
+    else:
+        path = tmp_path / "d.ndjson"
+        path.write_bytes(b"\n".join(msgspec.json.encode(s) for s in samples))
+        where = "line 2"
+    message = error_of(path)
+    assert where in message and "offset" in message
+
+
+def test_offset_plus_duration_must_fit(tmp_path: Path) -> None:
+    samples = [dict(s) for s in MIXED]
+    samples[2]["offset"] = 2**63 - 1
+    assert "sample 2" in error_of(write_dump(tmp_path / "d.json", samples))
+    csv_path = tmp_path / "d.csv"
+    csv_path.write_text(f"physicalTile,offset,duration\n0,{2**62},{2**62 + 1}\n", encoding="utf-8")
+    assert "line 2" in error_of(csv_path)
+    parquet = tmp_path / "d.parquet"
+    pl.DataFrame(
+        {"physicalTile": [0], "offset": pl.Series([2**63], dtype=pl.UInt64), "duration": [1]}
+    ).write_parquet(parquet)
+    assert "row 0, column offset" in error_of(parquet)
+
+
+def test_json_array_is_not_taken_for_csv(tmp_path: Path) -> None:
+    path = tmp_path / "a.json"
+    path.write_bytes(b'[{"physicalTile": 0, "offset": 1, "duration": 2}]')
+    message = error_of(path)
+    assert "column" not in message and "array" in message
+
+
+def test_folder_as_input(tmp_path: Path) -> None:
+    folder = tmp_path / "d.json"
+    folder.mkdir()
+    assert "folder" in error_of(folder)

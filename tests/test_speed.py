@@ -62,6 +62,18 @@ def test_fast_json_path_matches_the_precise_path(tmp_path: Path, batch_rows: int
     assert fast.place(4) == precise.place(4) == "sample 4"
 
 
+def test_valid_json_never_falls_back_to_the_whole_file_decode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _write(tmp_path / "d.json", document(MIXED * 3, clockHz=1e9, tileCount=16))
+
+    def no_fallback(*_: object) -> None:
+        raise AssertionError("the fast path fell back to decoding the whole document")
+
+    monkeypatch.setattr(json_dump, "parse", no_fallback)
+    assert json_dump.parse_file(path, batch_rows=2).samples.height == len(MIXED) * 3
+
+
 def test_pretty_printed_json_takes_the_fast_path_too(tmp_path: Path) -> None:
     pretty = json.dumps({"clockHz": 1e9, "tileCount": 16, "samples": MIXED}, indent=2).encode()
     compact = _write(tmp_path / "c.json", document(MIXED, clockHz=1e9, tileCount=16))

@@ -264,3 +264,39 @@ def test_statistics_keep_integer_types() -> None:
     integer_fields.remove("meanCycles")
     for field in integer_fields:
         assert table.schema[field] == pl.Int64, field
+
+
+# --- kernel globs: the regex polars evaluates agrees with fnmatch ---------------------------
+
+GLOB_ALPHABET = "ab-.*?[]!^$\\ #&~"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet=GLOB_ALPHABET, max_size=8),
+    st.lists(st.text(alphabet="ab-.[]!^$\\ #&~", max_size=6), min_size=1, max_size=8),
+)
+def test_kernel_glob_matches_like_fnmatch(glob: str, names: list[str]) -> None:
+    import fnmatch
+
+    from tileprof.errors import OptionError
+    from tileprof.filters import glob_to_regex
+
+    try:
+        got = pl.Series(names, dtype=pl.String).str.contains(glob_to_regex(glob)).to_list()
+    except pl.exceptions.ComputeError:
+        # A bracket range that is no range (``[b-a]``): refused as an OptionError by filters.
+        with pytest.raises(OptionError):
+            from tileprof.filters import Filters, apply_filters
+
+            apply_filters(frame([sample(0, 0, 1, kernel="a")]), Filters(kernels=(glob,)))
+        return
+    assert got == [fnmatch.fnmatchcase(name, glob) for name in names]
+
+
+def test_kernel_glob_with_several_stars(tmp_path: Any) -> None:
+    from tileprof.filters import Filters, apply_filters
+
+    samples = frame([sample(0, 0, 1, kernel="gemm_f16_init_rows"), sample(1, 0, 1, kernel="gemm")])
+    matched = apply_filters(samples, Filters(kernels="gemm*init*rows"))
+    assert matched["kernel"].cast(pl.String).to_list() == ["gemm_f16_init_rows"]

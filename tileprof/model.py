@@ -77,12 +77,16 @@ class Profile:
         return sample_records(self.samples if frame is None else frame, self.metadata)
 
     def to_pandas(self) -> pd.DataFrame:
-        """The sample frame as pandas, with the metadata lists as a column of dicts."""
+        """The sample frame as pandas, with each sample's metadata list (empty when absent)."""
+        import numpy as np
         import pandas as pd
 
         frame = self.samples.drop("metadataId").to_pandas()
-        ids = self.samples.get_column("metadataId").to_list()
-        frame["metadata"] = pd.Series([self.metadata_of(i) for i in ids], dtype=object)
+        lists = np.empty(len(self.metadata) + 1, dtype=object)
+        lists[:-1] = [self.metadata_of(i) for i in range(len(self.metadata))]
+        lists[-1] = []
+        ids = self.samples.get_column("metadataId").fill_null(len(self.metadata)).to_numpy()
+        frame["metadata"] = pd.Series(lists[ids], index=frame.index, dtype=object)
         return frame
 
     def save(self, path: str | Path) -> None:

@@ -20,6 +20,8 @@ def atomic_writer(path: str | os.PathLike[str], binary: bool = False) -> Iterato
     A failure while writing leaves any existing file untouched and removes the temporary one.
     """
     target = Path(path)
+    if target.is_dir():
+        raise OutputError(f"{target} is a folder, not a file")
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
         raise OutputError(f"{target}: folder {directory} does not exist")
@@ -35,11 +37,25 @@ def atomic_writer(path: str | os.PathLike[str], binary: bool = False) -> Iterato
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp_name, _mode_for(target))
         os.replace(tmp_name, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         raise
+
+
+def _mode_for(target: Path) -> int:
+    """The replaced file's mode, or what ``open`` would give a new file (0666 less the umask).
+
+    ``mkstemp`` creates its file 0600; left so, every output would be private to its writer.
+    """
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def write_text(path: str | os.PathLike[str] | None, text: str) -> None:

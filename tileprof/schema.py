@@ -58,8 +58,3 @@ REQUIRED_RAW_KEYS: tuple[str, ...] = tuple(c.raw_key for c in SAMPLE_COLUMNS if 
 
 MetadataEntries = tuple[tuple[str, str], ...]
 """One sample's metadata: ``(name, value)`` string pairs in dump order."""
-
-
-def empty_samples() -> pl.DataFrame:
-    """A sample frame with no rows."""
-    return pl.DataFrame(schema=SAMPLE_SCHEMA)

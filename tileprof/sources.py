@@ -30,14 +30,6 @@ from tileprof.parsers._decode import decode_json
 from tileprof.runs import ParsedRuns
 
 TILE_DUMP = "tile dump"
-KINDS: tuple[str, ...] = (
-    latency_bench.KIND,
-    energy_report.KIND,
-    kineto.KIND,
-    nsys.KIND,
-    run_table.KIND,
-    TILE_DUMP,
-)
 
 _JSON_LAYOUTS: tuple[tuple[Callable[[set[str]], bool], str], ...] = (
     (kineto.is_trace, kineto.KIND),

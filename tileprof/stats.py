@@ -42,7 +42,12 @@ PERCENTILES: tuple[int, ...] = (50, 95)
 
 
 def check_dimensions(group_by: Sequence[str]) -> tuple[str, ...]:
-    """Validate ``--group-by`` dimensions, keeping their order and dropping repeats."""
+    """Validate ``--group-by`` dimensions, keeping their order and dropping repeats.
+
+    One dimension may be given as a plain string (``group_by="kind"``).
+    """
+    if isinstance(group_by, str):
+        group_by = (group_by,)
     unknown = [d for d in group_by if d not in GROUP_DIMENSIONS]
     if unknown:
         raise OptionError(

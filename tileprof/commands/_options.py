@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -13,6 +14,8 @@ from tileprof.errors import OptionError, OutputError
 from tileprof.filters import Filters, parse_window
 from tileprof.model import Profile, load
 from tileprof.parsers import DUMP_FORMATS
+from tileprof.parsers._common import DeviceHeader, resolve_device, validate_samples
+from tileprof.parsers.json_dump import sample_place
 from tileprof.stats import GROUP_DIMENSIONS, check_dimensions
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -27,6 +30,14 @@ def _stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
     return apply
 
 
+def _finite(_ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    if value is not None and not math.isfinite(value):
+        raise OptionError(
+            f"--{(param.name or '').replace('_', '-')}: {value} is not a finite number"
+        )
+    return value
+
+
 dump_input_options = _stack(
     click.option(
         "--format-in",
@@ -38,6 +49,7 @@ dump_input_options = _stack(
         "--clock-hz",
         type=click.FloatRange(min=0, min_open=True),
         default=None,
+        callback=_finite,
         help="Device clock; overrides the dump (default 1.5e9).",
     ),
     click.option(
@@ -94,7 +106,7 @@ output_options = _stack(
     click.option(
         "-o",
         "--output",
-        type=click.Path(dir_okay=False, path_type=Path),
+        type=click.Path(path_type=Path),
         default=None,
         help="Write to this file instead of stdout.",
     ),
@@ -151,15 +163,19 @@ def load_profile(
                 path, format=format_in, clock_hz=clock_hz, tile_count=tile_count, quiet=quiet
             )
         return load(path, format=format_in, clock_hz=clock_hz, tile_count=tile_count, quiet=quiet)
+    if cache or format_in is not None:
+        raise OptionError("--example takes no --cache or --format-in: it is built in memory")
     from tileprof.examples import example_profile
 
     profile = example_profile()
-    overrides: dict[str, Any] = {}
-    if clock_hz is not None:
-        overrides["clock_hz"] = int(clock_hz) if float(clock_hz).is_integer() else clock_hz
-    if tile_count is not None:
-        overrides["tile_count"] = tile_count
-    return dataclasses.replace(profile, **overrides) if overrides else profile
+    if clock_hz is None and tile_count is None:
+        return profile
+    # The same checks as a dump read with these options: positive device, tiles in range.
+    source = Path(profile.source or "example")
+    header = DeviceHeader(profile.clock_hz, profile.tile_count)
+    clock, tiles = resolve_device(source, header, clock_hz, tile_count)
+    validate_samples(profile.samples, source, tiles, sample_place)
+    return dataclasses.replace(profile, clock_hz=clock, tile_count=tiles)
 
 
 def example_filters(filters: Filters) -> Filters:
@@ -173,6 +189,8 @@ def example_filters(filters: Filters) -> Filters:
 
 
 def check_output(path: Path | None, force: bool) -> None:
-    """Refuse to replace an existing file unless ``--force`` was given."""
+    """Refuse to replace an existing file unless ``--force`` was given, or a folder at all."""
+    if path is not None and str(path) != "-" and path.is_dir():
+        raise OutputError(f"{path} is a folder, not a file")
     if path is not None and str(path) != "-" and path.exists() and not force:
         raise OutputError(f"{path} already exists (use --force to overwrite it)")

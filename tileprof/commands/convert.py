@@ -29,11 +29,11 @@ def target_format(output: Path, to: str | None) -> str:
 
 
 @click.command("convert")
-@click.argument("dump", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("dump", type=click.Path(path_type=Path))
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     required=True,
     help="The file to write (e.g. dump.parquet).",
 )

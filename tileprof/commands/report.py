@@ -43,11 +43,11 @@ def check_default_output(path: Path, force: bool) -> None:
 
 
 @click.command("report")
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("files", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--example", is_flag=True, help="Use the bundled reference profile.")
 @click.option(
     "--links",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     help="TOML file adding or overriding links between runs.",
 )
@@ -57,7 +57,7 @@ def check_default_output(path: Path, force: bool) -> None:
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     help=f"Write the page here (default: {DEFAULT_OUTPUT} in the current folder; - for stdout).",
 )

@@ -44,7 +44,7 @@ def tile_source_runs(profile: Profile, filters: Filters, source: str) -> ParsedR
 
 
 @click.command("runs")
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("files", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "--example",
     is_flag=True,
@@ -61,7 +61,7 @@ def tile_source_runs(profile: Profile, filters: Filters, source: str) -> ParsedR
 @click.option(
     "--links",
     "links_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     help="TOML file of links to add and classifications to override (docs/runs.md).",
 )

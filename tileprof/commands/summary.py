@@ -23,7 +23,7 @@ from tileprof.summary import DEFAULT_TOP_SAMPLES
 
 
 @click.command("summary")
-@click.argument("dump", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("dump", required=False, type=click.Path(path_type=Path))
 @click.option("--example", is_flag=True, help="Use the bundled reference profile.")
 @click.option(
     "--format",

@@ -77,7 +77,7 @@ def sniff_format(data: bytes) -> str | None:
     if head.startswith(b"#"):
         second = head.split(b"\n", 2)[1:2]
         first_line = second[0] if second else b""
-    if b"physicalTile" in first_line and b"," in first_line:
+    if first_line[:1] not in (b"[", b"{") and b"physicalTile" in first_line and b"," in first_line:
         return "csv"
     return None
 

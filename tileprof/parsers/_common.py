@@ -25,6 +25,8 @@ from tileprof.schema import (
 )
 
 GZIP_MAGIC = b"\x1f\x8b"
+MAX_CYCLES = 2**62
+"""Largest offset or duration a dump may state: offset + duration must fit in 64 bits."""
 PlaceFn = Callable[[int], str]
 """Turns a sample's position in the dump into the place an error names ("sample 12", "line 14")."""
 
@@ -68,6 +70,14 @@ def read_bytes(path: Path) -> bytes:
 
 
 _BYTE_POSITION = re.compile(r"\(byte (\d+)\)")
+
+
+def json_error_text(message: str) -> str:
+    """msgspec's decode error in our words, without its byte position (the place says where)."""
+    detail = _BYTE_POSITION.sub("", message).strip().removeprefix("JSON is malformed: ")
+    if detail == "Input data was truncated":
+        detail = "truncated: the file ends inside the document"
+    return f"malformed JSON: {detail}"
 
 
 def json_error_place(data: bytes, message: str) -> str:
@@ -203,6 +213,12 @@ def validate_samples(frame: pl.DataFrame, path: Path, tile_count: int, place: Pl
     checks: list[tuple[pl.Expr, Callable[[dict[str, object]], str]]] = [
         (pl.col("offset") < 0, lambda row: f"negative offset {row['offset']}"),
         (pl.col("duration") < 0, lambda row: f"negative duration {row['duration']}"),
+        (
+            (pl.col("offset") > MAX_CYCLES) | (pl.col("duration") > MAX_CYCLES),
+            lambda row: (
+                f"offset {row['offset']} or duration {row['duration']} is beyond 2^62 cycles"
+            ),
+        ),
         (pl.col("tile") < 0, lambda row: f"negative physicalTile {row['tile']}"),
         (
             pl.col("tile") >= tile_count,

@@ -20,20 +20,28 @@ import mmap
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Annotated
 
 import msgspec
 
 from tileprof.errors import InputError
 from tileprof.parsers._common import (
+    MAX_CYCLES,
     DeviceHeader,
     ParsedDump,
     PlaceFn,
     json_error_place,
+    json_error_text,
     read_bytes,
 )
 from tileprof.parsers.batches import DEFAULT_BATCH_ROWS, SampleBatches
 
 FORMAT = "json"
+
+
+TileIndex = Annotated[int, msgspec.Meta(le=2**31 - 1)]
+Cycles = Annotated[int, msgspec.Meta(le=MAX_CYCLES)]
+Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 
 
 class SampleRecord(msgspec.Struct, gc=False):
@@ -43,11 +51,11 @@ class SampleRecord(msgspec.Struct, gc=False):
     reference cycle, and a million of them need not be tracked (or scanned) by the collector.
     """
 
-    physicalTile: int
-    offset: int
-    duration: int
-    phase: int | None = None
-    epoch: int | None = None
+    physicalTile: TileIndex
+    offset: Cycles
+    duration: Cycles
+    phase: Int64 | None = None
+    epoch: Int64 | None = None
     kind: str | None = None
     operation: str | None = None
     kernel: str | None = None
@@ -111,7 +119,9 @@ def parse(path: Path, data: bytes) -> ParsedDump:
         where, message = validation_place(str(exc))
         raise InputError(path, where, message) from None
     except msgspec.DecodeError as exc:
-        raise InputError(path, json_error_place(data, str(exc)), f"malformed JSON: {exc}") from None
+        raise InputError(
+            path, json_error_place(data, str(exc)), json_error_text(str(exc))
+        ) from None
     header = DeviceHeader(document.clockHz, document.tileCount)
     return samples_to_parsed(document.samples, header, path)
 
@@ -166,8 +176,9 @@ def parse_file(
 ) -> ParsedDump:
     """Decode a plain (not gzipped) JSON dump file through the fast path.
 
-    Any failure (bad JSON, a wrong type, bad metadata) re-reads the file through ``parse``,
-    whose error names the sample and field exactly as the precise path always has.
+    A decoding failure (bad JSON, a wrong type) re-reads the file through ``parse``, whose error
+    names the sample and field exactly; bad metadata is already named by sample here. Nothing
+    else falls back, so memory pressure or a bug never turns into a silent whole-file decode.
     """
     parsed: ParsedDump | None = None
     try:
@@ -178,7 +189,7 @@ def parse_file(
     if mapped is not None:
         try:
             parsed = _parse_mapped(path, mapped, batch_rows, progress)
-        except Exception:
+        except (msgspec.ValidationError, msgspec.DecodeError):
             parsed = None
         finally:
             with contextlib.suppress(BufferError):

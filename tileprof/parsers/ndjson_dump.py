@@ -22,7 +22,13 @@ import msgspec
 import numpy as np
 
 from tileprof.errors import InputError
-from tileprof.parsers._common import GZIP_MAGIC, DeviceHeader, ParsedDump, json_error_place
+from tileprof.parsers._common import (
+    GZIP_MAGIC,
+    DeviceHeader,
+    ParsedDump,
+    json_error_place,
+    json_error_text,
+)
 from tileprof.parsers.batches import DEFAULT_BATCH_ROWS, SampleBatches
 from tileprof.parsers.json_dump import SampleRecord, gc_paused
 
@@ -62,7 +68,7 @@ def _line_error(path: Path, line_number: int, line: bytes) -> InputError:
     except msgspec.DecodeError as exc:
         column = json_error_place(line, str(exc)).rpartition("column ")[2]
         where = f"line {line_number}" + (f", column {column}" if column.isdigit() else "")
-        return InputError(path, where, f"malformed JSON: {exc}")
+        return InputError(path, where, json_error_text(str(exc)))
     return InputError(path, f"line {line_number}", "cannot decode sample")
 
 

@@ -26,6 +26,11 @@ CACHE_LAYOUT = "samples-v1"
 METADATA_TABLE_KEY = "tileprof.metadata"
 
 
+def row_place(index: int) -> str:
+    """Where row ``index`` of a Parquet dump is, for error messages."""
+    return f"row {index}"
+
+
 def _header(kv: dict[str, str], path: Path) -> DeviceHeader:
     try:
         clock = msgspec.json.decode(kv["clockHz"]) if "clockHz" in kv else None
@@ -50,13 +55,9 @@ def parse(path: Path, data: bytes) -> ParsedDump:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(path, "parquet", f"unreadable Parquet: {message}") from None
     header = _header(kv, path)
-
-    def place(index: int) -> str:
-        return f"row {index}"
-
     if kv.get(CACHE_LAYOUT_KEY) == CACHE_LAYOUT:
         return _read_cache_layout(table, kv, path, header)
-    return typed_from_table(table, path, header, place, "column")
+    return typed_from_table(table, path, header, row_place, "column")
 
 
 def _read_cache_layout(
@@ -72,8 +73,4 @@ def _read_cache_layout(
         raise InputError(path, METADATA_TABLE_KEY, f"bad metadata table: {exc}") from None
     metadata: list[MetadataEntries] = [tuple(pairs) for pairs in entries]
     frame = table.select(pl.col(name).cast(dtype) for name, dtype in SAMPLE_SCHEMA.items())
-
-    def place(index: int) -> str:
-        return f"row {index}"
-
-    return ParsedDump(frame, metadata, header, place)
+    return ParsedDump(frame, metadata, header, row_place)

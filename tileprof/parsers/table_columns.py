@@ -22,11 +22,6 @@ from tileprof.parsers._common import (
 )
 from tileprof.schema import INTEGER_COLUMNS, RAW_KEYS, REQUIRED_RAW_KEYS, STRING_COLUMNS
 
-RAW_COLUMNS: tuple[str, ...] = (
-    *[RAW_KEYS[c] for c in (*INTEGER_COLUMNS, *STRING_COLUMNS)],
-    "metadata",
-)
-
 
 def typed_from_table(
     table: pl.DataFrame, path: Path, header: DeviceHeader, place: PlaceFn, column_place: str
@@ -71,24 +66,22 @@ def typed_from_table(
 def _integer_column(
     raw: pl.Series, path: Path, key: str, place: PlaceFn, column_place: str
 ) -> pl.Series:
-    if raw.dtype.is_integer() or raw.dtype == pl.Null:
+    """An integer column as Int64; text cells are parsed, floats are refused as in JSON."""
+    if raw.dtype == pl.Null:
         return raw.cast(pl.Int64)
-    if raw.dtype.is_float():
-        whole = raw.is_null() | (raw == raw.floor())
-        if not whole.all():
-            first = int((~whole).arg_true()[0])
-            raise InputError(
-                path, f"{place(first)}, {column_place} {key}", f"{raw[first]!r} is not an integer"
-            )
-        return raw.cast(pl.Int64)
-    if raw.dtype != pl.String:
+    if raw.dtype.is_integer():
+        text = raw
+    elif raw.dtype == pl.String:
+        text = raw.str.strip_chars().replace("", None)
+    else:
         raise InputError(path, f"{column_place} {key}", f"expected integers, got {raw.dtype}")
-    text = raw.str.strip_chars().replace("", None)
     converted = text.cast(pl.Int64, strict=False)
     bad = converted.is_null() & text.is_not_null()
     if bad.any():
         first = int(bad.arg_true()[0])
         raise InputError(
-            path, f"{place(first)}, {column_place} {key}", f"{text[first]!r} is not an integer"
+            path,
+            f"{place(first)}, {column_place} {key}",
+            f"{text[first]!r} is not an integer that fits in 64 bits",
         )
     return converted
