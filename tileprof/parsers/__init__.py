@@ -24,6 +24,7 @@ from tileprof.parsers import csv_dump, json_dump, ndjson_dump, parquet_dump
 from tileprof.parsers._common import (
     GZIP_MAGIC,
     ParsedDump,
+    open_input,
     read_bytes,
     resolve_device,
     validate_samples,
@@ -100,16 +101,12 @@ def detect_dump_format(path: Path, data: bytes | None = None) -> str | None:
 
 def peek(path: Path) -> tuple[bytes, bool, int]:
     """(decompressed head, whether gzipped, size on disk); unreadable files are InputErrors."""
-    try:
-        with open(path, "rb") as handle:
+    with open_input(path) as handle:
+        try:
             head = handle.read(SNIFF_BYTES)
-            size = os.fstat(handle.fileno()).st_size
-    except FileNotFoundError:
-        raise InputError(path, None, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, None, "is a folder, not a file") from None
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+        except OSError as exc:
+            raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+        size = os.fstat(handle.fileno()).st_size
     if head[:2] != GZIP_MAGIC:
         return head, False, size
     try:

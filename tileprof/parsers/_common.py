@@ -10,6 +10,7 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import msgspec
 import numpy as np
@@ -49,16 +50,25 @@ class ParsedDump:
     place: PlaceFn
 
 
-def read_bytes(path: Path) -> bytes:
-    """The file's content, gunzipped when it is gzip; unreadable files are InputErrors."""
+def open_input(path: Path) -> BinaryIO:
+    """``path`` opened for reading; a missing, folder or unreadable path is an InputError."""
     try:
-        data = path.read_bytes()
+        return open(path, "rb")
     except FileNotFoundError:
         raise InputError(path, None, "no such file") from None
     except IsADirectoryError:
         raise InputError(path, None, "is a folder, not a file") from None
     except OSError as exc:
         raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's content, gunzipped when it is gzip; unreadable files are InputErrors."""
+    with open_input(path) as handle:
+        try:
+            data = handle.read()
+        except OSError as exc:
+            raise InputError(path, None, f"cannot read: {exc.strerror}") from None
     if data[:2] == GZIP_MAGIC:
         try:
             data = gzip.decompress(data)

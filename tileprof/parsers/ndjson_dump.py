@@ -28,6 +28,7 @@ from tileprof.parsers._common import (
     ParsedDump,
     json_error_place,
     json_error_text,
+    open_input,
 )
 from tileprof.parsers.batches import DEFAULT_BATCH_ROWS, SampleBatches
 from tileprof.parsers.json_dump import SampleRecord, gc_paused
@@ -161,15 +162,7 @@ def parse_file(
     progress: PositionFn | None = None,
 ) -> ParsedDump:
     """Stream an NDJSON dump file, gzipped or not, without reading it whole."""
-    try:
-        raw = open(path, "rb")  # noqa: SIM115 - closed below, wrapped by gzip first
-    except FileNotFoundError:
-        raise InputError(path, None, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, None, "is a folder, not a file") from None
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
-    with raw:
+    with open_input(path) as raw:
         compressed = raw.read(2) == GZIP_MAGIC
         raw.seek(0)
         handle = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw)
