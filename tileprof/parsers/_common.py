@@ -82,6 +82,13 @@ def read_bytes(path: Path) -> bytes:
 _BYTE_POSITION = re.compile(r"\(byte (\d+)\)")
 
 
+def split_validation_error(message: str) -> tuple[str, str]:
+    """msgspec's ``Expected `int`, got `str` - at `$.samples[3].offset``` as
+    (``"$.samples[3].offset"``, ``"expected `int`, got `str`"``); the path is "$" when absent."""
+    text, _, at = message.partition(" - at ")
+    return at.strip("`") or "$", text[:1].lower() + text[1:]
+
+
 def json_error_text(message: str) -> str:
     """msgspec's decode error in our words, without its byte position (the place says where)."""
     detail = _BYTE_POSITION.sub("", message).strip().removeprefix("JSON is malformed: ")

@@ -9,11 +9,10 @@ from typing import Any, TypeVar
 import msgspec
 
 from tileprof.errors import InputError
-from tileprof.parsers._common import json_error_place
+from tileprof.parsers._common import json_error_place, split_validation_error
 
 T = TypeVar("T")
 
-_AT_PATH = re.compile(r"^(?P<msg>.*?) - at `(?P<path>[^`]*)`$")
 _AT_BYTE = re.compile(r"\(byte (?P<byte>\d+)\)")
 
 
@@ -42,10 +41,5 @@ def validation_error(
     path: str | Path, exc: msgspec.ValidationError, prefix: str = "$"
 ) -> InputError:
     """An ``InputError`` whose place is the JSON path msgspec reports."""
-    text = str(exc)
-    m = _AT_PATH.match(text)
-    if m:
-        message, where = m.group("msg"), prefix + m.group("path")[1:]
-    else:
-        message, where = text, prefix
-    return InputError(path, where, message[0].lower() + message[1:])
+    at, message = split_validation_error(str(exc))
+    return InputError(path, prefix + at[1:], message)

@@ -33,6 +33,7 @@ from tileprof.parsers._common import (
     json_error_place,
     json_error_text,
     read_bytes,
+    split_validation_error,
 )
 from tileprof.parsers.batches import DEFAULT_BATCH_ROWS, SampleBatches
 
@@ -83,18 +84,17 @@ _RAW_DECODER = msgspec.json.Decoder(RawSamplesDocument)
 _BATCH_DECODER = msgspec.json.Decoder(list[SampleRecord])
 ProgressFn = Callable[[int, int], None]
 """Reports (samples done, samples in all) while a dump decodes."""
-_SAMPLE_PATH = re.compile(r"`\$\.samples\[(\d+)\]\.?([^`]*)`")
+_SAMPLE_PATH = re.compile(r"\$\.samples\[(\d+)\]\.?(.*)")
 
 
 def validation_place(message: str, container: str = "samples") -> tuple[str, str]:
     """Split msgspec's ``… - at `$.samples[12].offset``` into ("sample 12", "offset: …")."""
-    text, _, at = message.partition(" - at ")
-    match = _SAMPLE_PATH.search(at) if container == "samples" else None
+    at, text = split_validation_error(message)
+    match = _SAMPLE_PATH.fullmatch(at) if container == "samples" else None
     if match:
         index, field_path = match.groups()
-        detail = f"{field_path}: {text}" if field_path else text
-        return f"sample {index}", detail[:1].lower() + detail[1:]
-    return at.strip("`") or "document", text
+        return f"sample {index}", f"{field_path}: {text}" if field_path else text
+    return "document" if at == "$" else at, text
 
 
 def sample_place(index: int) -> str:

@@ -29,6 +29,7 @@ from tileprof.parsers._common import (
     json_error_place,
     json_error_text,
     open_input,
+    split_validation_error,
 )
 from tileprof.parsers.batches import DEFAULT_BATCH_ROWS, SampleBatches
 from tileprof.parsers.json_dump import SampleRecord, gc_paused
@@ -62,10 +63,10 @@ def _line_error(path: Path, line_number: int, line: bytes) -> InputError:
     try:
         _SAMPLE_DECODER.decode(line)
     except msgspec.ValidationError as exc:
-        text, _, at = str(exc).partition(" - at ")
-        field_path = at.strip("`").removeprefix("$").lstrip(".")
+        at, text = split_validation_error(str(exc))
+        field_path = at.removeprefix("$").lstrip(".")
         detail = f"{field_path}: {text}" if field_path else text
-        return InputError(path, f"line {line_number}", detail[:1].lower() + detail[1:])
+        return InputError(path, f"line {line_number}", detail)
     except msgspec.DecodeError as exc:
         column = json_error_place(line, str(exc)).rpartition("column ")[2]
         where = f"line {line_number}" + (f", column {column}" if column.isdigit() else "")
