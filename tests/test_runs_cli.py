@@ -101,7 +101,6 @@ def test_cpu_only_trace_is_reported(tmp_path: Path) -> None:
 
 
 def test_example_adds_the_reference_tile_profile() -> None:
-    pytest.importorskip("tileprof.reference")
     code, out, err = run("runs", "--example", LATENCY, ENERGY, "--format", "json")
     assert code == 0, err
     doc = json.loads(out)
