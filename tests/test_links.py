@@ -185,3 +185,13 @@ def test_docs_define_every_column_family_dtype_and_peak() -> None:
         assert name in doc, name
     for peak in PEAKS:
         assert peak.citation in doc
+
+
+def test_shorten_is_the_one_ellipsis_helper() -> None:
+    from tileprof.text import shorten
+
+    assert shorten("abcdef", 6) == "abcdef"
+    assert shorten("abcdefg", 6) == "abcde…"
+    assert len(shorten("x" * 100, 48)) == 48
+    with pytest.raises(ValueError, match="at least 1"):
+        shorten("abc", 0)

@@ -34,6 +34,7 @@ from tileprof.errors import InputError
 from tileprof.parsers._common import read_bytes
 from tileprof.parsers._decode import convert
 from tileprof.runs import RUN_SCHEMA
+from tileprof.text import shorten
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -261,8 +262,8 @@ def describe(row: dict[str, Any]) -> str:
     E.g. ``NVIDIA A100-SXM4-40GB fp16_tensor_core 4.36 ms per GEMM at 81% of peak, 1.43 J``.
     """
     name = row.get("implementation") or row.get("kernel")
-    if name and len(name) > NAME_WIDTH:
-        name = name[: NAME_WIDTH - 1] + "…"
+    if name:
+        name = shorten(name, NAME_WIDTH)
     impl = f" {name}" if name else ""
     text = f"{row['target']}{impl} {format_us(row['time_us'])}"
     if row.get("per"):
