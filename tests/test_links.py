@@ -74,6 +74,16 @@ def test_hand_built_groups_frame() -> None:
     assert runs["target"].to_list() == ["T", "T"]
 
 
+def test_tile_times_carry_no_float_noise() -> None:
+    # 94608 / 1.5e9 * 1e6 is 63.071999999999996; one division of an exact numerator is not.
+    groups = pl.DataFrame(
+        {"name": ["g"], "phaseCycles": [94608], "p50Cycles": [94608], "maximumCycles": [94608]}
+    )
+    row = tile_runs(FakeSummary(1_500_000_000, 4, groups), source="hand").row(0, named=True)
+    assert (row["time_us"], row["p50_us"], row["max_us"]) == (63.072, 63.072, 63.072)
+    assert str(row["time_us"]) == "63.072"
+
+
 def test_linked_sets_tile_and_a100_gemm() -> None:
     runs = concat_runs(
         [
