@@ -141,6 +141,27 @@ BAD_INPUTS = [
         "notrace.json: $: object missing required field `traceEvents`",
     ),
     (
+        # the missing traceEvents is the error, not the deviceProperties entry without an id
+        "notrace_props.json",
+        json.dumps({"deviceProperties": [{"name": "NVIDIA H200"}]}),
+        "notrace_props.json: $: object missing required field `traceEvents`",
+    ),
+    (
+        "noname.json",
+        json.dumps(_trace(name=None)),
+        "noname.json: $.traceEvents[1].name: GPU event without a name",
+    ),
+    (
+        "nonamekey.json",
+        json.dumps({"traceEvents": [{k: v for k, v in TRACE_EVENT.items() if k != "name"}]}),
+        "nonamekey.json: $.traceEvents[0].name: GPU event without a name",
+    ),
+    (
+        "propsnoid.json",
+        json.dumps(_trace() | {"deviceProperties": [{"name": "NVIDIA H200"}]}),
+        "propsnoid.json: $.deviceProperties[0]: object missing required field `id`",
+    ),
+    (
         "negative.json",
         json.dumps(_trace(dur=-3.0)),
         "negative.json: $.traceEvents[1].dur: negative duration -3 µs",
