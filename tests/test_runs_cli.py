@@ -220,6 +220,72 @@ BAD_INPUTS = [
         "energy.json: $.gemm_8192.stages.fp16.seconds_per_GEMM: expected `float`, got `str`",
     ),
     (
+        "latency_negative.json",
+        json.dumps(
+            {
+                "held_out": [
+                    {
+                        "gpu": "A100",
+                        "workload": "w",
+                        "shape": [1],
+                        "trainkernel_us": -15.2,
+                        "inductor_us": 1.0,
+                    }
+                ]
+            }
+        ),
+        "latency_negative.json: $.held_out[0].trainkernel_us: expected `float` > 0.0",
+    ),
+    (
+        "latency_zero.json",
+        json.dumps(
+            {
+                "held_out": [],
+                "h100_calibration": [{"workload": "w", "schedule": "s", "latency_us": 0}],
+            }
+        ),
+        "latency_zero.json: $.h100_calibration[0].latency_us: expected `float` > 0.0",
+    ),
+    (
+        "energy_negative.json",
+        json.dumps(
+            {
+                "hardware": {"gpu_name": "A100"},
+                "gemm_8192": {
+                    "shape": [1, 1, 1],
+                    "MAC": 1,
+                    "stages": {"fp16": {"seconds_per_GEMM": -0.1}},
+                },
+            }
+        ),
+        "energy_negative.json: $.gemm_8192.stages.fp16.seconds_per_GEMM: expected `float` > 0.0",
+    ),
+    (
+        "energy_zero_mac.json",
+        json.dumps(
+            {
+                "hardware": {"gpu_name": "A100"},
+                "gemm_8192": {"shape": [1, 1, 1], "MAC": 0, "stages": {}},
+            }
+        ),
+        "energy_zero_mac.json: $.gemm_8192.MAC: expected `int` >= 1",
+    ),
+    (
+        "energy_negative_j.json",
+        json.dumps(
+            {
+                "hardware": {"gpu_name": "A100"},
+                "ciresan_mnist_int8_inference": {
+                    "stages": {
+                        "b": {"seconds_per_epoch": 1.0, "raw_board_energy_J_per_epoch": -2.0}
+                    }
+                },
+            }
+        ),
+        "energy_negative_j.json: $.ciresan_mnist_int8_inference.stages.b."
+        "raw_board_energy_J_per_epoch: expected `float` >= 0.0",
+    ),
+    (
         "runs.json",
         json.dumps({"runs": [{"target": "X", "workload": "w", "kernel": "k", "time_us": "3"}]}),
         "runs.json: $.runs[0].time_us: expected `float`, got `str`",
