@@ -102,9 +102,7 @@ def load_links(path: str | Path) -> Links:
     doc = convert(path, raw, LinksFile, "$")
     for i, link in enumerate(doc.link):
         if not link.match:
-            raise InputError(
-                path, f"$.link[{i}].match", "empty list: the link would select no run"
-            )
+            raise InputError(path, f"$.link[{i}].match", "empty list: the link would select no run")
         for j, m in enumerate(link.match):
             _check_match(path, m, f"$.link[{i}].match[{j}]")
     for i, ov in enumerate(doc.override):
@@ -186,10 +184,11 @@ def linked_sets(runs: pl.DataFrame, links: Links | None = None) -> pl.DataFrame:
     Sets come from the links file (every named link, even one that matches no run: that set is
     one row with ``runs`` 0, no target and the text ``no run matches this link``), then from
     (op_family, dtype) (families other than ``other``, dtype known) and from ``workload``,
-    each of these kept when it spans two or more targets. In an (op_family, dtype) or links-file set the
-    representative is the target's run with the most total time (``total_us``, else
-    ``time_us × calls``, else ``time_us``): the kernel that matters most there. In a workload
-    set it is the fastest ``time_us``: the best way that target ran the workload.
+    each of these kept when it spans two or more targets. In an (op_family, dtype) or
+    links-file set the representative is the target's run with the most total time
+    (``total_us``, else ``time_us × calls``, else ``time_us``): the kernel that matters most
+    there. In a workload set it is the fastest ``time_us``: the best way that target ran the
+    workload.
     """
     runs = apply_overrides(runs, links)
     rows = runs.to_dicts()

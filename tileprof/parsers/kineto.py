@@ -81,9 +81,7 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
 
     trace = decode_json(path, data, Trace)
     trace_events = _decode_part(path, trace.traceEvents, list[Event], "$.traceEvents")
-    props = _decode_part(
-        path, trace.deviceProperties, list[DeviceProperties], "$.deviceProperties"
-    )
+    props = _decode_part(path, trace.deviceProperties, list[DeviceProperties], "$.deviceProperties")
     name = Path(path).name
     devices = {d.id: d.name for d in props}
     cpu_ops: dict[int, tuple[str, list[str] | None]] = {}
