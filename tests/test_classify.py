@@ -98,6 +98,49 @@ REAL = {
         "f32",
     ),
     "nvjet_sm90_hsh_48x64_64x15_4x2_h_bz_bias_TNN": ("gemm", "f16"),
+    # "nocast" is not a cast: gpu_kernel_impl_nocast is ATen's plain elementwise path.
+    "void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::"
+    "BinaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float> > >"
+    "(at::TensorIteratorBase&, at::native::BinaryFunctor<float, float, float, at::native::"
+    "binary_internal::MulFunctor<float> > const&)::{lambda(int)#1}>(int, at::native::"
+    "gpu_kernel_impl_nocast<at::native::BinaryFunctor<float, float, float, at::native::"
+    "binary_internal::MulFunctor<float> > >(at::TensorIteratorBase&, at::native::BinaryFunctor"
+    "<float, float, float, at::native::binary_internal::MulFunctor<float> > const&)::"
+    "{lambda(int)#1})": ("elementwise", "f32"),
+    # A convolution is matrix work (cuDNN's reduced_divisor is an index helper, not a reduce).
+    "void cudnn::cnn::conv2d_grouped_direct_kernel<false, true, false, false, 0, 0, int, float, "
+    "float, float, float, float, true, float, float>(cudnnTensorStruct, float const*, "
+    "cudnnFilterStruct, float const*, cudnnConvolutionStruct, cudnnTensorStruct, float*, float, "
+    "float, cudnn::reduced_divisor, cudnn::reduced_divisor, cudnn::reduced_divisor, "
+    "cudnn::reduced_divisor, cudnn::reduced_divisor, int, float const*, float const*, "
+    "cudnnActivationStruct)": ("gemm", "f32"),
+    "sm80_xmma_fprop_implicit_gemm_indexed_f16f16_f16f32_f32_nhwckrsc_nchw_tilesize64x64x64_"
+    "stage5_warpsize2x2x1_g1_tensor16x8x16_kernel_cudnn": ("gemm", "f16"),
+    "void cudnn::detail::dgrad_engine<float, 128, 6, 8, 3, 3, 5, false>(int, int, int, "
+    "float const*, int, float const*, int, float*, kernel_grad_params, unsigned long long, int, "
+    "unsigned long long, int, float, int, int, int)": ("gemm", "f32"),
+    "volta_h884gemm_128x64_ldg8_nn": ("gemm", "f16"),
+    "volta_sgemm_128x64_nn": ("gemm", "f32"),
+    "ampere_sgemm_128x64_tn": ("gemm", "f32"),
+    "sm80_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize96x64x32_stage3_warpsize2x2x1_tensor16x8x16_"
+    "kernel": ("gemm", "f16"),
+    "void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda(at::"
+    "TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::"
+    "{lambda(float)#1}, std::array<char*, 2ul>, 4, TrivialOffsetCalculator<1, unsigned int>, "
+    "TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<1>, "
+    "at::native::memory::StoreWithCast<1> >": ("copy", "f32"),
+    "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::"
+    "func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator()(at::"
+    "TensorIterator&)::{lambda(float, float)#1}>, unsigned int, float, 4> >(at::native::ReduceOp"
+    "<float, at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::"
+    "operator()(at::TensorIterator&)::{lambda(float, float)#1}>, unsigned int, float, 4>)": (
+        "reduce",
+        "f32",
+    ),
+    "Memcpy HtoD (Pageable -> Device)": ("copy", None),
+    "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::"
+    "cast_kernel<c10::Half, float>(at::TensorIteratorBase&)::{lambda(float)#1}, "
+    "std::array<char*, 2ul> >": ("cast", "f16"),
     "nvjet_sm90_tst_64x128_64x8_2x1_v_bz_NTN": ("gemm", "bf16"),
     "void at::native::batch_transpose_kernel<float>(float*, float const*, int, int, int)": (
         "layout",

@@ -74,6 +74,16 @@ def test_hand_built_groups_frame() -> None:
     assert runs["target"].to_list() == ["T", "T"]
 
 
+def test_tile_times_carry_no_float_noise() -> None:
+    # 94608 / 1.5e9 * 1e6 is 63.071999999999996; one division of an exact numerator is not.
+    groups = pl.DataFrame(
+        {"name": ["g"], "phaseCycles": [94608], "p50Cycles": [94608], "maximumCycles": [94608]}
+    )
+    row = tile_runs(FakeSummary(1_500_000_000, 4, groups), source="hand").row(0, named=True)
+    assert (row["time_us"], row["p50_us"], row["max_us"]) == (63.072, 63.072, 63.072)
+    assert str(row["time_us"]) == "63.072"
+
+
 def test_linked_sets_tile_and_a100_gemm() -> None:
     runs = concat_runs(
         [
@@ -138,6 +148,18 @@ def test_links_file_adds_sets_and_overrides() -> None:
     assert changed["dtype"].to_list() == ["f16", "f16"]
 
 
+def test_a_link_that_matches_no_run_is_kept_empty(tmp_path: Path) -> None:
+    path = tmp_path / "links.toml"
+    path.write_text("[[link]]\nname = 'ghost'\nmatch = [{ kernel = 'no_such_kernel*' }]\n")
+    sets = linked_sets(load_runs(ENERGY).frame, load_links(path))
+    ghost = sets.filter(pl.col("set") == "ghost").to_dicts()
+    assert len(ghost) == 1
+    assert ghost[0]["link_by"] == "links file"
+    assert (ghost[0]["runs"], ghost[0]["target"], ghost[0]["time_us"]) == (0, None, None)
+    assert ghost[0]["text"] == "no run matches this link"
+    assert ghost[0]["set_id"] == 1  # listed first, as links-file sets are
+
+
 def test_no_link_within_one_target() -> None:
     rows = [
         {"target": "X", "target_kind": "gpu", "kernel": "gemm_f16", "time_us": 1.0},
@@ -149,16 +171,27 @@ def test_no_link_within_one_target() -> None:
 @pytest.mark.parametrize(
     ("text", "place"),
     [
-        ("[[link]]\nname = 'a'\nmatch = [{ colour = 'red' }]\n", "link[0].match[0].colour"),
+        ("[[link]]\nname = 'a'\nmatch = [{ colour = 'red' }]\n", "$.link[0].match[0].colour"),
         (
             "[[override]]\nmatch = { kernel = 'k' }\nset = { dtype = 'f64' }\n",
-            "override[0].set.dtype",
+            "$.override[0].set.dtype",
         ),
         (
             "[[override]]\nmatch = { kernel = 'k' }\nset = { target = 'x' }\n",
-            "override[0].set.target",
+            "$.override[0].set.target",
         ),
         ("[[link]]\nname = 3\nmatch = []\n", "$.link[0].name"),
+        ("[[link]]\nname = 'a'\nmatch = []\n", "$.link[0].match"),
+        ("[[link]]\nname = 'a'\nmatch = [{ kernel = 3 }]\n", "$.link[0].match[0].kernel"),
+        ("[[link]]\nname = 'a'\nmatch = [{}]\n", "$.link[0].match[0]"),
+        (
+            "[[override]]\nmatch = { kernel = 3 }\nset = { dtype = 'f16' }\n",
+            "$.override[0].match.kernel",
+        ),
+        (
+            "[[override]]\nmatch = { kernel = 'k' }\nset = { dtype = 16 }\n",
+            "$.override[0].set.dtype",
+        ),
         ("[[lnk]]\nname = 'a'\n", "$"),
         ("[[link]\n", "line 1, column 7"),
     ],
@@ -185,3 +218,13 @@ def test_docs_define_every_column_family_dtype_and_peak() -> None:
         assert name in doc, name
     for peak in PEAKS:
         assert peak.citation in doc
+
+
+def test_shorten_is_the_one_ellipsis_helper() -> None:
+    from tileprof.text import shorten
+
+    assert shorten("abcdef", 6) == "abcdef"
+    assert shorten("abcdefg", 6) == "abcde…"
+    assert len(shorten("x" * 100, 48)) == 48
+    with pytest.raises(ValueError, match="at least 1"):
+        shorten("abc", 0)

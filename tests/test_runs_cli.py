@@ -101,7 +101,6 @@ def test_cpu_only_trace_is_reported(tmp_path: Path) -> None:
 
 
 def test_example_adds_the_reference_tile_profile() -> None:
-    pytest.importorskip("tileprof.reference")
     code, out, err = run("runs", "--example", LATENCY, ENERGY, "--format", "json")
     assert code == 0, err
     doc = json.loads(out)
@@ -140,6 +139,27 @@ BAD_INPUTS = [
         "notrace.json",
         json.dumps({"schemaVersion": 1, "deviceProperties": []}),
         "notrace.json: $: object missing required field `traceEvents`",
+    ),
+    (
+        # the missing traceEvents is the error, not the deviceProperties entry without an id
+        "notrace_props.json",
+        json.dumps({"deviceProperties": [{"name": "NVIDIA H200"}]}),
+        "notrace_props.json: $: object missing required field `traceEvents`",
+    ),
+    (
+        "noname.json",
+        json.dumps(_trace(name=None)),
+        "noname.json: $.traceEvents[1].name: GPU event without a name",
+    ),
+    (
+        "nonamekey.json",
+        json.dumps({"traceEvents": [{k: v for k, v in TRACE_EVENT.items() if k != "name"}]}),
+        "nonamekey.json: $.traceEvents[0].name: GPU event without a name",
+    ),
+    (
+        "propsnoid.json",
+        json.dumps(_trace() | {"deviceProperties": [{"name": "NVIDIA H200"}]}),
+        "propsnoid.json: $.deviceProperties[0]: object missing required field `id`",
     ),
     (
         "negative.json",
@@ -198,6 +218,72 @@ BAD_INPUTS = [
             }
         ),
         "energy.json: $.gemm_8192.stages.fp16.seconds_per_GEMM: expected `float`, got `str`",
+    ),
+    (
+        "latency_negative.json",
+        json.dumps(
+            {
+                "held_out": [
+                    {
+                        "gpu": "A100",
+                        "workload": "w",
+                        "shape": [1],
+                        "trainkernel_us": -15.2,
+                        "inductor_us": 1.0,
+                    }
+                ]
+            }
+        ),
+        "latency_negative.json: $.held_out[0].trainkernel_us: expected `float` > 0.0",
+    ),
+    (
+        "latency_zero.json",
+        json.dumps(
+            {
+                "held_out": [],
+                "h100_calibration": [{"workload": "w", "schedule": "s", "latency_us": 0}],
+            }
+        ),
+        "latency_zero.json: $.h100_calibration[0].latency_us: expected `float` > 0.0",
+    ),
+    (
+        "energy_negative.json",
+        json.dumps(
+            {
+                "hardware": {"gpu_name": "A100"},
+                "gemm_8192": {
+                    "shape": [1, 1, 1],
+                    "MAC": 1,
+                    "stages": {"fp16": {"seconds_per_GEMM": -0.1}},
+                },
+            }
+        ),
+        "energy_negative.json: $.gemm_8192.stages.fp16.seconds_per_GEMM: expected `float` > 0.0",
+    ),
+    (
+        "energy_zero_mac.json",
+        json.dumps(
+            {
+                "hardware": {"gpu_name": "A100"},
+                "gemm_8192": {"shape": [1, 1, 1], "MAC": 0, "stages": {}},
+            }
+        ),
+        "energy_zero_mac.json: $.gemm_8192.MAC: expected `int` >= 1",
+    ),
+    (
+        "energy_negative_j.json",
+        json.dumps(
+            {
+                "hardware": {"gpu_name": "A100"},
+                "ciresan_mnist_int8_inference": {
+                    "stages": {
+                        "b": {"seconds_per_epoch": 1.0, "raw_board_energy_J_per_epoch": -2.0}
+                    }
+                },
+            }
+        ),
+        "energy_negative_j.json: $.ciresan_mnist_int8_inference.stages.b."
+        "raw_board_energy_J_per_epoch: expected `float` >= 0.0",
     ),
     (
         "runs.json",

@@ -90,7 +90,59 @@ def test_energy_report_figures_as_stated() -> None:
     assert [r["mac"] for r in inf] == [717900000000] * 2
     assert {(r["op_family"], r["dtype"], r["per"]) for r in inf} == {("inference", "int8", "epoch")}
     assert parsed.metadata["hardware"]["power_limit_W"] == 400.0
-    assert "host-to-device transfer" in parsed.metadata["excluded"]
+    assert "host-to-device transfer" in parsed.metadata["measurement"]["excluded"]
+
+
+def test_energy_report_keeps_every_source_field_once() -> None:
+    """Each field of the report is in a column or in metadata (the row's, or the source's for
+    the top-level blocks), and in one place only."""
+    source = json.loads(ENERGY.read_text())
+    parsed = load_runs(ENERGY)
+    rows = {r["implementation"]: r for r in parsed.frame.iter_rows(named=True)}
+    assert parsed.metadata == {
+        k: v for k, v in source.items() if k not in ("gemm_8192", "ciresan_mnist_int8_inference")
+    }
+    assert "excluded" not in parsed.metadata  # once: inside measurement
+    columns = {
+        "gemm_8192": {"stages", "shape", "MAC"},
+        "ciresan_mnist_int8_inference": {"stages", "logical_dimensions", "logical_MAC_per_epoch"},
+    }
+    stage_columns = {
+        "seconds_per_GEMM": "time_us",
+        "seconds_per_epoch": "time_us",
+        "raw_board_energy_J_per_GEMM": "energy_raw_j",
+        "raw_board_energy_J_per_epoch": "energy_raw_j",
+        "idle_adjusted_board_energy_J_per_GEMM": "energy_j",
+        "idle_adjusted_board_energy_J_per_epoch": "energy_j",
+        "aggregate_repetitions": "calls",
+        "semantics": "kernel",
+    }
+    for section, held in columns.items():
+        for stage_name, stage in source[section]["stages"].items():
+            row = rows[stage_name]
+            meta = json.loads(row["metadata"])
+            for key, value in stage.items():
+                if key in stage_columns:
+                    assert key not in meta, key
+                    got = row[stage_columns[key]]
+                    assert got == (value * 1e6 if key.startswith("seconds") else value), key
+                else:
+                    assert meta[key] == value, key
+            for key, value in source[section].items():
+                if key in held:
+                    assert key not in meta, key
+                else:
+                    assert meta[key] == value, key
+    batch16 = json.loads(rows["logical_batch16"]["metadata"])
+    assert batch16["calls_per_epoch"] == 3750
+    assert rows["logical_batch16"]["calls"] == 35  # the repetitions time_us averages over
+    assert batch16["physical_width_padded_dimensions"] == [784, 2512, 2000, 1504, 1008, 512, 16]
+    assert batch16["examples"] == 60000
+    assert batch16["excluded_additionally"][0].startswith("labels, loss")
+    fp32 = json.loads(rows["strict_fp32"]["metadata"])
+    assert fp32["conventional_operations"] == 1099511627776
+    assert fp32["source_artifact_sha256"].startswith("fc5b2062")
+    assert fp32["timestamp_utc"] == "2026-09-02T04:41:15Z"
 
 
 def test_nsys_csv_with_progress_lines_and_quoted_names() -> None:

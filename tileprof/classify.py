@@ -45,13 +45,24 @@ FAMILY_RULES: tuple[tuple[str, str], ...] = (
     (
         "gemm",
         r"gemm|matmul|xmma|wgmma|hmma|imma|bmma|nvjet|cublas|cutlass|"
-        r"s1688|s16816|h1688|h16816|i8816|_int_mm|addmm|\bmm\b|bmm|linear|tensor_core|popcount",
+        r"s1688|s16816|h1688|h16816|h884|i8816|_int_mm|addmm|\bmm\b|bmm|linear|tensor_core|"
+        r"popcount|"
+        # convolutions are matrix work against the same dense peaks; cuDNN runs most as
+        # implicit GEMM (whose names say gemm), so a direct or backward one joins them
+        r"conv[123]d|convolution|convolve|fprop|dgrad|wgrad",
     ),
-    ("cast", r"cast|convert|(?:b?float16|half|float8|fp8|bf16|f16|f8)_copy|to_copy|quantiz"),
+    # "cast" and "convert" start a word: ATen's gpu_kernel_impl_nocast and LoadWithCast are not
+    # casts
+    (
+        "cast",
+        r"(?<![a-z])(?:cast|convert)|(?:b?float16|half|float8|fp8|bf16|f16|f8)_copy|to_copy|"
+        r"quantiz",
+    ),
     ("copy", r"memcpy|copy"),
     ("fill", r"memset|fill|zero"),
     ("layout", r"rearrange|transpose|permute|layout|im2col|col2im|contiguous|reshape"),
-    ("reduce", r"reduce|reduction|sum|mean|norm|nll_loss|argmax|max_pool|avg_pool"),
+    # "reduce" but not "reduced": cuDNN's reduced_divisor is an index helper of any kernel
+    ("reduce", r"reduce(?!d)|reduction|sum|mean|norm|nll_loss|argmax|max_pool|avg_pool"),
     (
         "elementwise",
         r"elementwise|functor|relu|gelu|silu|sigmoid|tanh|threshold|clamp|dropout|"
@@ -61,7 +72,7 @@ FAMILY_RULES: tuple[tuple[str, str], ...] = (
 
 DTYPE_RULES: tuple[tuple[str, str], ...] = (
     ("bf16", _L + r"(?:bf16|bfloat16|__nv_bfloat16)" + _R),
-    ("f16", _L + r"(?:fp16|f16|float16|half|hgemm|h1688|h16816)" + _R),
+    ("f16", _L + r"(?:fp16|f16|float16|half|hgemm|h884|h1688|h16816)" + _R),
     ("f8", _L + r"(?:fp8|f8|float8\w*|e4m3\w*|e5m2\w*)" + _R),
     ("int8", _L + r"(?:int8|i8|s8|imma|igemm|i8816|_int_mm)" + _R),
     ("b1", _L + r"(?:b1|bmma|popcount)" + _R),

@@ -34,6 +34,7 @@ from tileprof.errors import InputError
 from tileprof.parsers._common import read_bytes
 from tileprof.parsers._decode import convert
 from tileprof.runs import RUN_SCHEMA
+from tileprof.text import shorten
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -54,17 +55,21 @@ MATCH_COLUMNS: tuple[str, ...] = (
 )
 SETTABLE_COLUMNS: tuple[str, ...] = ("op_family", "dtype", "workload")
 NAME_WIDTH = 48
+NO_MATCH = "no run matches this link"
+"""The ``text`` of the one row of a links-file set that matches no run."""
 """Longest kernel or implementation name a linked-set ``text`` shows in full."""
 
 
+# Match and set values are typed Any here and checked by hand, so that a wrong value is reported
+# at its key (``$.link[0].match[0].kernel``), which msgspec cannot name inside a dict.
 class Link(msgspec.Struct, forbid_unknown_fields=True):
     name: str
-    match: list[dict[str, str]]
+    match: list[dict[str, Any]]
 
 
 class Override(msgspec.Struct, forbid_unknown_fields=True):
-    match: dict[str, str]
-    set: dict[str, str]
+    match: dict[str, Any]
+    set: dict[str, Any]
 
 
 class LinksFile(msgspec.Struct, forbid_unknown_fields=True):
@@ -96,12 +101,15 @@ def load_links(path: str | Path) -> Links:
         raise InputError(path, where, f"bad TOML: {text}") from None
     doc = convert(path, raw, LinksFile, "$")
     for i, link in enumerate(doc.link):
+        if not link.match:
+            raise InputError(path, f"$.link[{i}].match", "empty list: the link would select no run")
         for j, m in enumerate(link.match):
-            _check_match(path, m, f"link[{i}].match[{j}]")
+            _check_match(path, m, f"$.link[{i}].match[{j}]")
     for i, ov in enumerate(doc.override):
-        _check_match(path, ov.match, f"override[{i}].match")
+        _check_match(path, ov.match, f"$.override[{i}].match")
         for key, value in ov.set.items():
-            where = f"override[{i}].set.{key}"
+            where = f"$.override[{i}].set.{key}"
+            _check_string(path, value, where)
             if key not in SETTABLE_COLUMNS:
                 raise InputError(
                     path, where, f"cannot set {key!r}; settable: " + ", ".join(SETTABLE_COLUMNS)
@@ -112,14 +120,20 @@ def load_links(path: str | Path) -> Links:
     return Links(tuple(doc.link), tuple(doc.override))
 
 
-def _check_match(path: str | Path, match: dict[str, str], where: str) -> None:
+def _check_match(path: str | Path, match: dict[str, Any], where: str) -> None:
     if not match:
         raise InputError(path, where, "empty match: it would match every run")
-    for key in match:
+    for key, value in match.items():
         if key not in MATCH_COLUMNS:
             raise InputError(
                 path, f"{where}.{key}", f"unknown column; use one of {', '.join(MATCH_COLUMNS)}"
             )
+        _check_string(path, value, f"{where}.{key}")
+
+
+def _check_string(path: str | Path, value: Any, where: str) -> None:
+    if not isinstance(value, str):
+        raise InputError(path, where, f"expected a string, got {type(value).__name__} {value!r}")
 
 
 def _matches(row: dict[str, Any], match: dict[str, str]) -> bool:
@@ -167,20 +181,21 @@ LINKED_SCHEMA: dict[str, pl.DataType] = {
 def linked_sets(runs: pl.DataFrame, links: Links | None = None) -> pl.DataFrame:
     """The linked sets of ``runs``: one row per (set, target), with one representative run.
 
-    Sets come from the links file (every named link with a matching run), then from
+    Sets come from the links file (every named link, even one that matches no run: that set is
+    one row with ``runs`` 0, no target and the text ``no run matches this link``), then from
     (op_family, dtype) (families other than ``other``, dtype known) and from ``workload``,
-    each kept when it spans two or more targets. In an (op_family, dtype) or links-file set the
-    representative is the target's run with the most total time (``total_us``, else
-    ``time_us × calls``, else ``time_us``): the kernel that matters most there. In a workload
-    set it is the fastest ``time_us``: the best way that target ran the workload.
+    each of these kept when it spans two or more targets. In an (op_family, dtype) or
+    links-file set the representative is the target's run with the most total time
+    (``total_us``, else ``time_us × calls``, else ``time_us``): the kernel that matters most
+    there. In a workload set it is the fastest ``time_us``: the best way that target ran the
+    workload.
     """
     runs = apply_overrides(runs, links)
     rows = runs.to_dicts()
     sets: list[tuple[str, str, list[int], str]] = []
     for link in links.links if links else ():
         idx = [i for i, r in enumerate(rows) if any(_matches(r, m) for m in link.match)]
-        if idx:
-            sets.append((link.name, "links file", idx, "total"))
+        sets.append((link.name, "links file", idx, "total"))
     by_family: dict[tuple[str, str], list[int]] = {}
     by_workload: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
@@ -202,6 +217,12 @@ def linked_sets(runs: pl.DataFrame, links: Links | None = None) -> pl.DataFrame:
         if link_by != "links file" and len(targets) < 2:
             continue
         set_id += 1
+        if not targets:
+            # a links-file set whose tables match no run is kept, empty, and says so
+            out.append(
+                {"set_id": set_id, "set": label, "link_by": link_by, "runs": 0, "text": NO_MATCH}
+            )
+            continue
         ordered = sorted(targets.items(), key=lambda kv: (kv[1][0]["target_kind"] != "tile", kv[0]))
         for target, members in ordered:
             rep = (
@@ -261,8 +282,8 @@ def describe(row: dict[str, Any]) -> str:
     E.g. ``NVIDIA A100-SXM4-40GB fp16_tensor_core 4.36 ms per GEMM at 81% of peak, 1.43 J``.
     """
     name = row.get("implementation") or row.get("kernel")
-    if name and len(name) > NAME_WIDTH:
-        name = name[: NAME_WIDTH - 1] + "…"
+    if name:
+        name = shorten(name, NAME_WIDTH)
     impl = f" {name}" if name else ""
     text = f"{row['target']}{impl} {format_us(row['time_us'])}"
     if row.get("per"):

@@ -57,11 +57,20 @@ PEAKS: tuple[Peak, ...] = (
 
 # How a device name as written (nvidia-smi, torch, a benchmark table) maps to an entry.
 # H100 PCIe/NVL and H200 NVL have lower peaks than the SXM parts, so only names that say SXM
-# (H100) or do not say NVL (H200, whose plain name is the SXM part) match.
+# (H100), that name the SXM part's memory ("NVIDIA H100 80GB HBM3", as torch and nvidia-smi
+# print it: the PCIe part is "H100 PCIe" with HBM2e, the NVL part "H100 NVL" with 94 GB), or
+# do not say NVL (H200, whose plain name is the SXM part) match. A model number must not follow
+# a letter: GH200 (Grace Hopper) is not an H200 and has no entry.
 _NAME_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"a100"), "A100 (40 GB and 80 GB)"),
-    (re.compile(r"h100.*sxm|sxm.*h100"), "H100 SXM"),
-    (re.compile(r"h200(?!.*nvl)"), "H200 (SXM)"),
+    (re.compile(r"(?<![a-z])a100"), "A100 (40 GB and 80 GB)"),
+    (
+        re.compile(
+            r"(?<![a-z])h100(?!.*(?:pcie|nvl))(?:.*sxm|\s*80\s*gb\s*hbm3(?!e))"
+            r"|sxm.*(?<![a-z])h100"
+        ),
+        "H100 SXM",
+    ),
+    (re.compile(r"(?<![a-z])h200(?!.*nvl)"), "H200 (SXM)"),
 )
 _BY_DEVICE = {p.device: p for p in PEAKS}
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import polars as pl
@@ -23,6 +23,8 @@ import polars as pl
 from tileprof.classify import classify, dtype_from_torch_types
 from tileprof.errors import InputError
 from tileprof.runs import ParsedRuns, runs_from_rows
+
+T = TypeVar("T")
 
 KIND = "PyTorch trace"
 GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
@@ -58,8 +60,11 @@ class DeviceProperties(msgspec.Struct):
 
 
 class Trace(msgspec.Struct):
-    traceEvents: list[Event]
-    deviceProperties: list[DeviceProperties] = msgspec.field(default_factory=list)
+    """The top level, each part left undecoded so that a missing ``traceEvents`` is reported
+    before any fault inside ``deviceProperties`` (msgspec checks fields in document order)."""
+
+    traceEvents: msgspec.Raw
+    deviceProperties: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"[]"))
 
 
 _NO_ARGS = Args()
@@ -75,13 +80,15 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
     from tileprof.parsers._decode import decode_json
 
     trace = decode_json(path, data, Trace)
+    trace_events = _decode_part(path, trace.traceEvents, list[Event], "$.traceEvents")
+    props = _decode_part(path, trace.deviceProperties, list[DeviceProperties], "$.deviceProperties")
     name = Path(path).name
-    devices = {d.id: d.name for d in trace.deviceProperties}
+    devices = {d.id: d.name for d in props}
     cpu_ops: dict[int, tuple[str, list[str] | None]] = {}
     launches: dict[int, int] = {}  # correlation -> External id of the launching cpu_op
     gpu: list[tuple[int, Event, Args]] = []
     cpu_count = 0
-    for i, ev in enumerate(trace.traceEvents):
+    for i, ev in enumerate(trace_events):
         if ev.ph != "X":
             continue
         where = f"$.traceEvents[{i}]"
@@ -91,6 +98,8 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
             if ev.dur is None or ev.ts is None:
                 missing = "dur" if ev.dur is None else "ts"
                 raise InputError(path, f"{where}.{missing}", "GPU event without it")
+            if ev.name is None:
+                raise InputError(path, f"{where}.name", "GPU event without a name")
             gpu.append((i, ev, ev.args or _NO_ARGS))
         elif ev.cat == "cpu_op" or ev.cat in LAUNCH_CATEGORIES:
             c = ev.args or _NO_ARGS
@@ -115,7 +124,7 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
             ext = a.external_id
         op, types = cpu_ops.get(ext, (None, None)) if ext is not None else (None, None)
         records["device"].append(a.device)
-        records["name"].append(ev.name or "")
+        records["name"].append(ev.name)
         records["cat"].append(ev.cat)
         records["ts"].append(ev.ts)
         records["dur"].append(ev.dur)
@@ -215,3 +224,13 @@ def aggregate(events: pl.DataFrame) -> pl.DataFrame:
 
 def _dims(values: list[int] | None) -> str | None:
     return None if not values else "x".join(str(v) for v in values)
+
+
+def _decode_part(path: str | Path, raw: msgspec.Raw, type_: type[T], where: str) -> T:
+    """Decode one part of an already-parsed document; a failure names its JSON path."""
+    from tileprof.parsers._decode import validation_error
+
+    try:
+        return msgspec.json.decode(raw, type=type_)
+    except msgspec.ValidationError as exc:
+        raise validation_error(path, exc, prefix=where) from None

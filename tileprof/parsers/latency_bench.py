@@ -10,6 +10,7 @@ one; every run is one complete training step, which is what the classifier is to
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import msgspec
 
@@ -19,19 +20,26 @@ KIND = "latency benchmarks"
 STEP = "train step (forward+loss+backward+SGD)"
 
 
+# Times are divided by (speedup = baseline / time): they must be above zero. A ratio or a shape
+# dimension is never negative.
+Positive = Annotated[float, msgspec.Meta(gt=0)]
+NonNegative = Annotated[float, msgspec.Meta(ge=0)]
+NonNegativeInt = Annotated[int, msgspec.Meta(ge=0)]
+
+
 class HeldOut(msgspec.Struct):
     gpu: str
     workload: str
-    shape: list[int]
-    trainkernel_us: float
-    inductor_us: float
-    ratio: float | None = None
+    shape: list[NonNegativeInt]
+    trainkernel_us: Positive
+    inductor_us: Positive
+    ratio: NonNegative | None = None
 
 
 class Calibration(msgspec.Struct):
     workload: str
     schedule: str
-    latency_us: float
+    latency_us: Positive
 
 
 class LatencyDoc(msgspec.Struct):

@@ -10,15 +10,14 @@ from rich.console import Console
 from rich.table import Table
 
 from tileprof.links import format_us
+from tileprof.text import shorten
 
 TABLE_WIDTH = 220
 NAME_WIDTH = 60
 
 
 def _short(text: str | None, width: int = NAME_WIDTH) -> str:
-    if not text:
-        return "—"
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return shorten(text, width) if text else "—"
 
 
 def _num(value: float | None, spec: str) -> str:
