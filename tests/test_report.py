@@ -181,14 +181,15 @@ def test_gpu_sections_from_a_run_table() -> None:
     inputs = run_inputs()
     gpu = gpu_section(inputs, charts=False)
     assert gpu is not None
-    assert len(gpu.runs.rows) == inputs.runs.height - 2  # the trace kernels have their table
+    gpu_rows = inputs.runs.filter(pl.col("target_kind") == "gpu").height
+    assert len(gpu.runs.rows) == gpu_rows  # every GPU run, the trace kernels included
     assert gpu.kernel_rows == 2
     assert gpu.speedups is not None and len(gpu.speedups.table.rows) == 3
     assert [c.title for c in gpu.calibrations] == ["Calibration: H100 SXM 80 GB · small"]
     assert len(gpu.calibrations[0].table.rows) == 3
     assert gpu.gemm is not None
     assert [c.text for c in gpu.gemm.table.column("dtype")] == ["f16", "f32", "int8", "tf32"]
-    assert [k.title for k in gpu.kernels] == ["Kernels of trace.json.gz"]
+    assert [k.title for k in gpu.kernels] == ["Kernels of trace.json.gz · NVIDIA H200"]
     assert next(c.text for c in gpu.kernels[0].table.column("kernel")) == "ampere_sgemm_128x64_nn"
     linked = linked_section(inputs.linked_sets, charts=False)
     assert [s.title for s in linked] == ["gemm · f16"]
@@ -377,7 +378,10 @@ def test_inputs_from_seed_gpu_files_and_a_dump(dump: Path, tmp_path: Path) -> No
     assert len(gpu.calibrations) == 2  # small and medium, 4 schedules each
     assert all(len(c.table.rows) == 4 for c in gpu.calibrations)
     assert sorted(c.text for c in gpu.gemm.table.column("dtype")) == ["b1", "f16", "f32", "int8"]
-    assert [k.title for k in gpu.kernels] == ["Kernels of kineto_small.json"]
+    assert [k.title for k in gpu.kernels] == [
+        "Kernels of kineto_small.json · NVIDIA A100-SXM4-80GB",
+        "Kernels of kineto_small.json · GPU 1",
+    ]
 
 
 def test_report_command_on_gpu_files(dump: Path, tmp_path: Path) -> None:
@@ -444,3 +448,27 @@ def test_overlaps_match_a_naive_count(samples: list[tuple[int, int, int]]) -> No
             hits += 1
             tiles.add(tile)
     assert overlapping_samples(frame) == (hits, len(tiles))
+
+
+def test_run_table_holds_every_gpu_run_per_call_rows_included() -> None:
+    from tileprof.reports.html.inputs import read_inputs
+
+    files = [FIXTURES / "traces" / "kineto_small.json", FIXTURES / "runs" / "generic_runs.csv"]
+    runs = read_inputs(files, Filters()).runs
+    assert runs is not None
+    gpu = gpu_section(runs, charts=False)
+    assert gpu is not None
+    assert len(gpu.runs.rows) == 7  # five trace kernels and two generic per-call rows
+    targets = {c.text for c in gpu.runs.column("target")}
+    assert targets == {
+        "NVIDIA A100-SXM4-80GB",
+        "GPU 1",
+        "NVIDIA H100 80GB HBM3 SXM",
+        "Some Future GPU",
+    }
+    assert {c.text for c in gpu.runs.column("workload")} >= {"layer3"}
+    # the per-trace detail tables name their target
+    assert [k.title for k in gpu.kernels] == [
+        "Kernels of kineto_small.json · NVIDIA A100-SXM4-80GB",
+        "Kernels of kineto_small.json · GPU 1",
+    ]

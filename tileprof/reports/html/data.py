@@ -851,19 +851,26 @@ def gemm_rows(runs: pl.DataFrame) -> pl.DataFrame:
 
 
 def is_kernel_row() -> pl.Expr:
-    """A per-call kernel row (traces, nsys): these get a table per file, not the run table."""
-    return (pl.col("target_kind") == "gpu") & (pl.col("per") == "call").fill_null(False)
+    """A per-call kernel row with a timing distribution (traces, nsys, run tables that give
+    ``total_us``): these also get a per-file detail table, besides their row in the run table.
+    """
+    return (
+        (pl.col("target_kind") == "gpu")
+        & (pl.col("per") == "call").fill_null(False)
+        & pl.col("total_us").is_not_null()
+    )
 
 
 def kernel_sets(runs: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
-    """Per trace file: its per-kernel rows, by total time."""
+    """Per (file, target): its per-kernel rows, by total time; titled "FILE · TARGET"."""
     rows = runs.filter(is_kernel_row())
     rows = rows.with_columns(
-        file=pl.col("source").map_elements(source_file, return_dtype=pl.String)
+        file=pl.col("source").map_elements(source_file, return_dtype=pl.String),
+        target=pl.col("target").fill_null("(unknown target)"),
     )
     return [
-        (str(name[0]), frame.sort("total_us", descending=True, nulls_last=True))
-        for name, frame in rows.group_by("file", maintain_order=True)
+        (f"{file} · {target}", frame.sort("total_us", descending=True, nulls_last=True))
+        for (file, target), frame in rows.group_by(["file", "target"], maintain_order=True)
     ]
 
 
@@ -941,9 +948,7 @@ def gpu_section(inputs: RunInputs, *, charts: bool = True) -> GpuSection | None:
         for i, (name, frame) in enumerate(kernel_sets(gpu))
     )
     return GpuSection(
-        runs=table_from_frame(
-            "gpu-runs", gpu.filter(~is_kernel_row()), RUN_TABLE_COLUMNS, percent=("peak_fraction",)
-        ),
+        runs=table_from_frame("gpu-runs", gpu, RUN_TABLE_COLUMNS, percent=("peak_fraction",)),
         kernel_rows=gpu.filter(is_kernel_row()).height,
         speedups=speedups,
         calibrations=calibrations,
