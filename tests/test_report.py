@@ -472,3 +472,32 @@ def test_run_table_holds_every_gpu_run_per_call_rows_included() -> None:
         "Kernels of kineto_small.json · NVIDIA A100-SXM4-80GB",
         "Kernels of kineto_small.json · GPU 1",
     ]
+
+
+def test_linked_chart_axis_is_linear_from_zero_unless_times_span_two_decades() -> None:
+    from tileprof.reports.html.charts import linked_chart, linked_scale, plain_tick
+
+    assert linked_scale(np.array([13.4, 20.3])) == ("linear", 0.0)
+    assert linked_scale(np.array([np.nan, 5.0, 400.0])) == ("linear", 0.0)
+    assert linked_scale(np.array([np.nan])) == ("linear", 0.0)
+    assert linked_scale(np.array([13.4, 20.3, 5000.0])) == ("log", 10.0)
+    assert linked_scale(np.array([0.04, 9.0])) == ("log", 0.01)
+    assert [plain_tick(v) for v in (0, 13.4, 10.0, 0.01, 25000.0)] == [
+        "0",
+        "13.4",
+        "10",
+        "0.01",
+        "25,000",
+    ]
+    for times in ([13.4, 20.3], [13.4, None, 5000.0]):
+        frame = pl.DataFrame(
+            {
+                "target": ["a", "b", "c"][: len(times)],
+                "implementation": None,
+                "kernel": "k",
+                "target_kind": ["tile", "gpu", "gpu"][: len(times)],
+                "time_us": times,
+                "peak_fraction": [0.5] * len(times),
+            }
+        )
+        assert linked_chart("c", "set", frame).svg.startswith("<svg")
