@@ -501,3 +501,16 @@ def test_linked_chart_axis_is_linear_from_zero_unless_times_span_two_decades() -
             }
         )
         assert linked_chart("c", "set", frame).svg.startswith("<svg")
+
+
+def test_tiles_above_tile_count_are_counted_for_a_profile_built_in_python(tiny) -> None:  # type: ignore[no-untyped-def]
+    # Parsers reject such dumps at load; a Profile constructed directly can still hold them.
+    import dataclasses
+
+    narrow = dataclasses.replace(tiny, tile_count=2, source="built in python")
+    report = build_report([narrow], charts=False)
+    check = next(q for q in report.quality if q.check == "Tiles above tileCount")
+    assert (check.count, check.status) == (1, "warn")  # the copy sample on tile 2
+    assert "built in python: 1 samples on tiles ≥ 2 (1 tiles)" in check.detail
+    assert report.tiles[0].balance.busy.size == 2  # left out of the maps
+    assert "Tiles above tileCount" in render(build_report([narrow]))
