@@ -20,6 +20,7 @@ from tests.report_samples import generated_profile, run_inputs
 from tests.samples import profile as load_samples
 from tests.samples import sample, write_dump
 from tileprof.cli import cli
+from tileprof.errors import OptionError
 from tileprof.filters import Filters
 from tileprof.reports.html import build_report, render
 from tileprof.reports.html.data import (
@@ -211,6 +212,26 @@ def test_quality_lists_cpu_only_traces_and_notes(tiny) -> None:  # type: ignore[
 
 def test_generation_time_follows_source_date_epoch() -> None:
     assert generation_time({"SOURCE_DATE_EPOCH": "1700000000"}) == "2023-11-14 22:13:20 UTC"
+    for bad in ("abc", "1.5", "99999999999999999999"):
+        with pytest.raises(OptionError, match="SOURCE_DATE_EPOCH"):
+            generation_time({"SOURCE_DATE_EPOCH": bad})
+
+
+def test_charts_never_read_source_date_epoch(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tileprof.reports.html.charts import speedup_chart
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "abc")  # matplotlib would fail on int("abc")
+    frame = pl.DataFrame({"target": ["g"], "workload": ["w"], "implementation": ["i"]})
+    chart = speedup_chart(frame.with_columns(speedup=pl.lit(1.5)))
+    assert chart.svg.startswith("<svg") and "<dc:date>" not in chart.svg
+
+
+def test_malformed_source_date_epoch_is_one_line_exit_2(dump: Path, tmp_path: Path) -> None:
+    out = tmp_path / "x.html"
+    args = ("report", *map(str, SEEDS), str(dump), "-o", str(out))
+    code, _, stderr = run(*args, env={"SOURCE_DATE_EPOCH": "abc"})
+    assert code == 2 and stderr.count("\n") == 1 and "SOURCE_DATE_EPOCH" in stderr, stderr
+    assert not out.exists()
 
 
 def test_every_input_name_is_escaped(tmp_path: Path) -> None:

@@ -106,13 +106,18 @@ def fit(
 def to_svg(figure: MplFigure, prefix: str, *, tight: bool = True) -> str:
     """The figure as an inline ``<svg>`` element with ids unique to ``prefix``.
 
-    ``tight=False`` keeps the margins the chart set with ``fit``.
+    ``tight=False`` keeps the margins the chart set with ``fit``. A tight box is measured here
+    (an Agg dry run) and passed as a box: with ``bbox_inches="tight"`` matplotlib would make its
+    dry run through the SVG writer *without* our metadata, and that writer, finding no Date,
+    reads ``SOURCE_DATE_EPOCH`` (and fails on a malformed one). The SVG writer thus only ever
+    sees ``SVG_METADATA``, whose null Date keeps the environment out of it.
     """
     buffer = io.StringIO()
     with _style():
-        figure.savefig(
-            buffer, format="svg", metadata=SVG_METADATA, bbox_inches="tight" if tight else None
-        )
+        box = None
+        if tight:
+            box = figure.get_tightbbox().padded(matplotlib.rcParams["savefig.pad_inches"])
+        figure.savefig(buffer, format="svg", metadata=SVG_METADATA, bbox_inches=box)
     plt.close(figure)
     text = buffer.getvalue()
     text = text[text.index("<svg") :]
@@ -122,12 +127,6 @@ def to_svg(figure: MplFigure, prefix: str, *, tight: bool = True) -> str:
         text = text.replace(f'id="{old}"', f'id="{new}"')
         text = text.replace(f'"#{old}"', f'"#{new}"').replace(f"(#{old})", f"(#{new})")
     return text
-
-
-def _figure(width: float, height: float) -> tuple[MplFigure, Any]:
-    with _style():
-        figure, axes = plt.subplots(figsize=(width, height))
-    return figure, axes
 
 
 def _short(name: str, limit: int = 48) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from tileprof.errors import OptionError
 from tileprof.filters import Filters, group_name
 from tileprof.model import Profile
 from tileprof.stats import GROUP_FIELDS
@@ -359,14 +360,20 @@ def input_file(path: str | os.PathLike[str], kind: str) -> InputFile:
 
 
 def generation_time(environ: dict[str, str] | None = None) -> str:
-    """UTC generation time: ``SOURCE_DATE_EPOCH`` when set (reproducible builds), else now."""
+    """UTC generation time: ``SOURCE_DATE_EPOCH`` when set (reproducible builds), else now.
+
+    A value that is not a whole number of seconds is an ``OptionError`` (one line, exit 2).
+    """
     env = os.environ if environ is None else environ
     epoch = env.get("SOURCE_DATE_EPOCH")
-    moment = (
-        datetime.fromtimestamp(int(epoch), tz=timezone.utc)
-        if epoch
-        else datetime.now(tz=timezone.utc)
-    )
+    if not epoch:
+        return datetime.now(tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    try:
+        moment = datetime.fromtimestamp(int(epoch), tz=timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        raise OptionError(
+            f"SOURCE_DATE_EPOCH={epoch!r}: expected a whole number of seconds since 1970"
+        ) from None
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
@@ -1002,6 +1009,7 @@ def build_report(
     ``filters`` apply to every profile unless ``tile_filters`` gives one per profile (the
     example profile is filtered to epoch 1, as its reference summary was).
     """
+    generated_at = generation_time(environ)  # first: a malformed value fails before any work
     if version is None:
         from tileprof._version import __version__
 
@@ -1038,6 +1046,6 @@ def build_report(
         filters=tuple(filters.describe()),
         group_by=tuple(group_by),
         version=version,
-        generated_at=generation_time(environ),
+        generated_at=generated_at,
     )
     return Report(header, tiles, gpu, linked, tuple(quality))
