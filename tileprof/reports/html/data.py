@@ -439,11 +439,6 @@ def binned_cycles(
     return direct[:size].reshape(key_count, nb) + full
 
 
-def legend_for(matched: pl.DataFrame, limit: int = LEGEND_GROUPS) -> tuple[str, ...]:
-    """The groups with most work cycles (ties by name), then "other" when more exist."""
-    return _legend(_combinations(matched), limit)
-
-
 def _combinations(samples: pl.DataFrame) -> pl.DataFrame:
     """Work per distinct (kernel, kind) pair, with its group name: a few rows, however many
     samples (grouping categoricals works on their codes, no string per sample)."""
