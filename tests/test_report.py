@@ -167,7 +167,6 @@ def test_generated_profile_view_model() -> None:
 
 
 def test_example_view_model() -> None:
-    pytest.importorskip("tileprof.reference", reason="the reference generator is not on main yet")
     from tileprof.examples import example_profile
 
     section = tile_section(example_profile(), Filters(epoch=1), charts=False)
@@ -434,7 +433,6 @@ def test_report_command_on_gpu_files(dump: Path, tmp_path: Path) -> None:
 
 
 def test_example_report(tmp_path: Path) -> None:
-    pytest.importorskip("tileprof.reference", reason="the reference generator is not on main yet")
     out = tmp_path / "example.html"
     code, _, stderr = run("report", "--example", "-o", str(out))
     assert code == 0, stderr
