@@ -533,3 +533,14 @@ def test_tiles_above_tile_count_are_counted_for_a_profile_built_in_python(tiny) 
     assert "built in python: 1 samples on tiles ≥ 2 (1 tiles)" in check.detail
     assert report.tiles[0].balance.busy.size == 2  # left out of the maps
     assert "Tiles above tileCount" in render(build_report([narrow]))
+
+
+def test_file_digests_are_read_by_inputs_not_by_the_view_model(dump: Path) -> None:
+    import hashlib
+
+    from tileprof.reports.html import data, inputs
+
+    assert not hasattr(data, "file_digest") and not hasattr(data, "input_file")
+    entry = inputs.input_file(dump, "tile dump")
+    assert entry.size_bytes == dump.stat().st_size
+    assert entry.sha256 == hashlib.sha256(dump.read_bytes()).hexdigest()

@@ -8,7 +8,6 @@ sample. Definitions of every figure: docs/metrics.md, "Report".
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 from collections.abc import Sequence
@@ -340,23 +339,6 @@ def table_from_frame(
 
 
 # ---------------------------------------------------------------- header
-
-
-def file_digest(path: str | os.PathLike[str]) -> tuple[int, str]:
-    """Size and sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-            size += len(chunk)
-    return size, digest.hexdigest()
-
-
-def input_file(path: str | os.PathLike[str], kind: str) -> InputFile:
-    """The header's entry for one input file."""
-    size, sha = file_digest(path)
-    return InputFile(str(path), kind, size, sha)
 
 
 def generation_time(environ: dict[str, str] | None = None) -> str:
