@@ -27,9 +27,11 @@ from tileprof.reports.html.data import (
     IDLE,
     RunInputs,
     binned_cycles,
+    format_number,
     generation_time,
     gpu_section,
     linked_section,
+    number_cell,
     overlapping_samples,
     tile_section,
     time_bins,
@@ -544,3 +546,30 @@ def test_file_digests_are_read_by_inputs_not_by_the_view_model(dump: Path) -> No
     entry = inputs.input_file(dump, "tile dump")
     assert entry.size_bytes == dump.stat().st_size
     assert entry.sha256 == hashlib.sha256(dump.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (1.426, "1.426"),  # four significant figures, not one decimal
+        (1.193, "1.193"),
+        (1.217, "1.217"),
+        (123.456, "123.5"),
+        (0.0123456, "0.01235"),
+        (12.5, "12.50"),
+        (999.97, "1,000"),
+        (12345.67, "12,346"),
+        (3.35e7, "33,500,000"),  # a whole float: in full, never 3.35e+07
+        (71_468_532, "71,468,532"),
+        (5.0, "5"),
+        (None, "—"),
+        (float("nan"), "—"),
+    ],
+)
+def test_format_number(value: object, text: str) -> None:
+    assert format_number(value) == text
+
+
+def test_number_cell_keeps_the_exact_value_in_its_title() -> None:
+    cell = number_cell(1.42637)
+    assert (cell.text, cell.title, cell.sort) == ("1.426", "1.42637", 1.42637)

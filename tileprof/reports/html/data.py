@@ -278,7 +278,13 @@ class Report:
 
 
 def format_number(value: Any, *, percent: bool = False, digits: int = 4) -> str:
-    """Integers with separators, floats to ``digits`` significant figures, null as "—"."""
+    """How the page prints a number (the exact value goes in the cell's hover title).
+
+    Integers, and floats holding a whole number, in full with thousands separators (cycle
+    counts are never in scientific notation); other floats to ``digits`` significant figures
+    (1.426, 0.01234, 123.5), rounded to a whole number with separators from 1,000 up so no
+    digit of the whole part is lost; below 1e-4, scientific notation. Null as "—".
+    """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
     if percent:
@@ -288,11 +294,17 @@ def format_number(value: Any, *, percent: bool = False, digits: int = 4) -> str:
     if isinstance(value, (int, np.integer)):
         return f"{int(value):,}"
     value = float(value)
-    if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
-        return f"{value:.{digits}g}"
-    if value.is_integer() and abs(value) >= 1000:
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    size = abs(value)
+    if value.is_integer() or size >= 1000:
         return f"{value:,.0f}"
-    return f"{value:.{digits}g}" if abs(value) < 1 else f"{value:,.{max(digits - 3, 1)}f}"
+    if size < 1e-4:
+        return f"{value:.{digits}g}"
+    text = f"{value:#.{digits}g}"
+    if "e" in text or abs(float(text)) >= 1000:  # rounded up to 1,000
+        return f"{value:,.0f}"
+    return text.rstrip(".")
 
 
 def number_cell(value: Any, *, percent: bool = False) -> Cell:
