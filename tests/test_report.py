@@ -190,7 +190,7 @@ def test_gpu_sections_from_a_run_table() -> None:
     assert [c.title for c in gpu.calibrations] == ["Calibration: H100 SXM 80 GB · small"]
     assert len(gpu.calibrations[0].table.rows) == 3
     assert gpu.gemm is not None
-    assert [c.text for c in gpu.gemm.table.column("dtype")] == ["f16", "f32", "int8", "tf32"]
+    assert [c.text for c in gpu.gemm.table.column("dtype")] == ["f32", "tf32", "f16", "int8"]
     assert [k.title for k in gpu.kernels] == ["Kernels of trace.json.gz · NVIDIA H200"]
     assert next(c.text for c in gpu.kernels[0].table.column("kernel")) == "ampere_sgemm_128x64_nn"
     linked = linked_section(inputs.linked_sets, charts=False)
@@ -399,7 +399,7 @@ def test_inputs_from_seed_gpu_files_and_a_dump(dump: Path, tmp_path: Path) -> No
     assert len(gpu.speedups.table.rows) == 8  # trainkernel over inductor, 8 held-out rows
     assert len(gpu.calibrations) == 2  # small and medium, 4 schedules each
     assert all(len(c.table.rows) == 4 for c in gpu.calibrations)
-    assert sorted(c.text for c in gpu.gemm.table.column("dtype")) == ["b1", "f16", "f32", "int8"]
+    assert [c.text for c in gpu.gemm.table.column("dtype")] == ["f32", "f16", "int8", "b1"]
     assert [k.title for k in gpu.kernels] == [
         "Kernels of kineto_small.json · NVIDIA A100-SXM4-80GB",
         "Kernels of kineto_small.json · GPU 1",
@@ -425,7 +425,7 @@ def test_report_command_on_gpu_files(dump: Path, tmp_path: Path) -> None:
         "GPU runs",
         "Speedup over baseline",
         "Calibration: ",
-        "GEMM per precision",
+        "GEMM time and energy per precision",
         "Kernels of h200_train_steps.json.gz",
         "Across targets",
         "layer 3 GEMM",
@@ -573,3 +573,47 @@ def test_format_number(value: object, text: str) -> None:
 def test_number_cell_keeps_the_exact_value_in_its_title() -> None:
     cell = number_cell(1.42637)
     assert (cell.text, cell.title, cell.sort) == ("1.426", "1.42637", 1.42637)
+
+
+def test_header_says_which_filters_each_section_applies(tiny, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    other = dataclasses.replace(tiny, source="other.json")
+    report = build_report([tiny, other], tile_filters=[Filters(epoch=1), Filters()], charts=False)
+    assert report.header.filters == (f"{tiny.source}: --epoch 1", "other.json: none")
+    html = render(report)
+    assert f"<code>{tiny.source}: --epoch 1</code>" in html
+
+
+def test_chart_titles_are_not_repeated_under_their_heading() -> None:
+    report = build_report([], run_inputs())
+    html = render(report)
+    assert "<h3>Speedup over baseline</h3>" in html
+    assert "<strong>Speedup over baseline</strong>" not in html
+
+
+def test_an_empty_match_says_so_instead_of_empty_tables_and_charts(tiny) -> None:  # type: ignore[no-untyped-def]
+    report = build_report([tiny], tile_filters=[Filters(epoch=7)])
+    (section,) = report.tiles
+    assert section.empty and section.charts == ()
+    html = render(report)
+    assert "No samples matched the filters (4 samples in the dump)" in html
+    assert 'id="tile-0-groups"' not in html
+
+
+def test_gemm_rows_follow_the_precision_order() -> None:
+    from tileprof.reports.html.data import gemm_rows
+
+    dtypes = ["int8", "b1", "bf16", "fp32", "weird", "fp8", "tf32", "fp16"]
+    frame = pl.DataFrame(
+        {
+            "target": "g",
+            "target_kind": "gpu",
+            "op_family": "gemm",
+            "dtype": dtypes,
+            "energy_j": 1.0,
+            "mac": None,
+        }
+    )
+    order = gemm_rows(frame)["dtype"].to_list()
+    assert order == ["fp32", "tf32", "fp16", "bf16", "fp8", "int8", "b1", "weird"]

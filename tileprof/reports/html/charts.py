@@ -303,7 +303,9 @@ def balance_chart(section: TileSection) -> Chart:
 
 
 def with_tile_charts(section: TileSection) -> TileSection:
-    """The section with its five charts drawn (those with data)."""
+    """The section with its five charts drawn (those with data; none when nothing matched)."""
+    if section.empty:
+        return section
     drawn = [
         occupancy_chart(section),
         active_chart(section),

@@ -54,6 +54,7 @@ class Header:
     targets: tuple[str, ...]
     inputs: tuple[InputFile, ...]
     filters: tuple[str, ...]
+    """What each tile section applies, one line each: "SOURCE: --epoch 1" (or "none")."""
     group_by: tuple[str, ...]
     version: str
     generated_at: str
@@ -204,6 +205,11 @@ class TileSection:
     spread: DurationSpread
     balance: TileBalance
     charts: tuple[Chart, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        """No sample matched the filters: the page says so instead of empty tables and charts."""
+        return self.summary.matched_sample_count == 0
 
 
 # ---------------------------------------------------------------- GPU runs and links
@@ -837,13 +843,41 @@ def calibration_sets(runs: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
     return sets
 
 
+PRECISION_ORDER: tuple[tuple[str, ...], ...] = (
+    ("fp64", "f64", "float64", "double"),
+    ("fp32", "f32", "float32", "float"),
+    ("tf32",),
+    ("fp16", "f16", "float16", "half"),
+    ("bf16", "bfloat16"),
+    ("fp8", "f8", "e4m3", "e5m2", "float8"),
+    ("int8", "i8", "s8", "u8"),
+    ("int4", "i4", "s4", "u4", "fp4", "f4"),
+    ("b1", "binary", "int1"),
+)
+"""Precisions from widest to narrowest, each with the spellings the inputs use."""
+_PRECISION_RANK = {name: rank for rank, names in enumerate(PRECISION_ORDER) for name in names}
+
+
+def precision_rank(dtype: str | None) -> int:
+    """Place of ``dtype`` in ``PRECISION_ORDER``; unknown precisions come after all of them."""
+    return _PRECISION_RANK.get((dtype or "").strip().lower(), len(PRECISION_ORDER))
+
+
 def gemm_rows(runs: pl.DataFrame) -> pl.DataFrame:
-    """GPU GEMM runs that state energy or MACs: time and energy per precision."""
-    return runs.filter(
+    """GPU GEMM runs that state energy or MACs, per target from the widest precision down
+    (fp32, tf32, fp16, bf16, fp8, int8, b1; others after, by name).
+    """
+    rows = runs.filter(
         (pl.col("target_kind") == "gpu")
         & (pl.col("op_family") == "gemm")
         & (pl.col("energy_j").is_not_null() | pl.col("mac").is_not_null())
-    ).sort(["target", "dtype"], nulls_last=True)
+    )
+    rank = pl.col("dtype").map_elements(precision_rank, return_dtype=pl.Int64, skip_nulls=False)
+    return (
+        rows.with_columns(_rank=rank)
+        .sort(["target", "_rank", "dtype"], nulls_last=True, maintain_order=True)
+        .drop("_rank")
+    )
 
 
 def is_kernel_row() -> pl.Expr:
@@ -1032,7 +1066,10 @@ def build_report(
         title="tileprof utilization report",
         targets=tuple(dict.fromkeys(targets)),
         inputs=tuple(inputs),
-        filters=tuple(filters.describe()),
+        filters=tuple(
+            f"{tile.source}: {' '.join(tile.filters) if tile.filters else 'none'}"
+            for tile in tiles
+        ),
         group_by=tuple(group_by),
         version=version,
         generated_at=generated_at,
