@@ -212,8 +212,8 @@ def assert_aggregates_match(
     if fields is not None:
         fields = list(fields)
         check_fields(fields, " in fields=")
-    thresholds = [Threshold.coerce(t) for t in thresholds]
-    for rule in thresholds:
+    rules = [Threshold.coerce(t) for t in thresholds]
+    for rule in rules:
         check_fields([rule.field], f" in threshold {str(rule)!r}")
     if isinstance(reference, GoldenFile) and reference.regen is not None:
         reference.regenerate(aggregates_of(actual))
@@ -230,7 +230,7 @@ def assert_aggregates_match(
         rtol=rtol,
         atol=atol,
         fields=fields,
-        thresholds=thresholds,
+        thresholds=rules,
         header=header,
     )
     if rows or appeared or disappeared or unmatched:

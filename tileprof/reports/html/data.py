@@ -1067,8 +1067,7 @@ def build_report(
         targets=tuple(dict.fromkeys(targets)),
         inputs=tuple(inputs),
         filters=tuple(
-            f"{tile.source}: {' '.join(tile.filters) if tile.filters else 'none'}"
-            for tile in tiles
+            f"{tile.source}: {' '.join(tile.filters) if tile.filters else 'none'}" for tile in tiles
         ),
         group_by=tuple(group_by),
         version=version,
