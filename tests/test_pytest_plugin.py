@@ -77,7 +77,8 @@ def test_downstream_project_passes_fails_readably_and_is_repaired(tmp_path: Path
 
     created = _pytest(project, "--tileprof-regen")
     assert created.returncode == 0, created.stdout + created.stderr
-    assert "rewritten: tests/fixtures/gemm/aggregates.json" in created.stdout
+    assert "created: tests/fixtures/gemm/aggregates.json" in created.stdout
+    assert "1 created, 0 rewritten, 0 unchanged, 0 not touched" in created.stdout
     pinned = golden.read_bytes()
 
     passing = _pytest(project)
@@ -167,7 +168,11 @@ def test_regen_never_touches_a_golden_whose_dump_is_missing(pytester: pytest.Pyt
     result = pytester.runpytest("-p", "no:cacheprovider", "--tileprof-regen")
     result.assert_outcomes(passed=1, failed=1)  # the missing spec fails its test
     result.stdout.fnmatch_lines(
-        ["*not touched: fixtures/stored/aggregates.json (dump dump.ndjson.gz is missing)*"]
+        [
+            "*not touched: fixtures/stored/aggregates.json (dump dump.ndjson.gz is missing)*",
+            "*not touched: fixtures/specced/aggregates.json (spec spec.json is missing)*",
+            "*0 created, 0 rewritten, 0 unchanged, 2 not touched*",
+        ]
     )
     assert {p: p.read_bytes() for p in (stored, specced)} == before
 

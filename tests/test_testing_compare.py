@@ -138,3 +138,34 @@ def test_regenerate_keeps_thresholds_and_skips_missing_dumps(tmp_path: Path) -> 
     assert rewritten.groups == _aggregates().groups
     assert not GoldenFile(path, log).regenerate(_aggregates())  # same bytes: not rewritten
     assert log.written == [path] and log.unchanged == [path]
+
+
+def test_misspelt_fields_fail_loudly_and_name_the_valid_ones(tmp_path: Path) -> None:
+    reference = _aggregates()
+    with pytest.raises(ValueError, match=r"unknown field 'usefullUtilization' in fields=.*"):
+        assert_aggregates_match(_aggregates(), reference, fields=["usefullUtilization"])
+    with pytest.raises(ValueError, match=r"group fields are sampleCount, tileCount"):
+        assert_aggregates_match(_aggregates(), reference, fields=["sampleCount", "p99Cycles"])
+    typo = "usefullUtilization of gemm_f16_* may not drop by more than 2%"
+    with pytest.raises(ValueError, match=r"unknown field 'usefullUtilization' in threshold"):
+        assert_aggregates_match(_aggregates(), reference, thresholds=[typo])
+    golden = tmp_path / "aggregates.json"  # a typo in the golden file's own thresholds
+    golden.write_text(
+        Aggregates(reference.groups, reference.header, (Threshold.parse(typo),)).to_json()
+    )
+    with pytest.raises(ValueError, match="usefullUtilization"):
+        assert_aggregates_match(_aggregates(), golden)
+
+
+def test_regen_log_tells_created_from_rewritten(tmp_path: Path) -> None:
+    log = RegenLog()
+    path = tmp_path / "new" / "aggregates.json"
+    assert GoldenFile(path, log).regenerate(_aggregates())
+    assert log.created == [path] and log.written == []
+    assert GoldenFile(path, log).regenerate(_aggregates(g0={"useful": 0.6}))
+    assert log.created == [path] and log.written == []  # created this session: said once
+    other = tmp_path / "old" / "aggregates.json"
+    other.parent.mkdir()
+    other.write_text(Aggregates({}, {}).to_json())
+    assert GoldenFile(other, log).regenerate(_aggregates())
+    assert log.written == [other]

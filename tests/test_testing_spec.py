@@ -135,3 +135,12 @@ def test_bad_specs_name_the_key(spec: dict[str, Any], message: str) -> None:
 def test_empty_group_and_empty_dump() -> None:
     dump = build_dump({"groups": [{"kernel": "k", "samples": 0}]})
     assert len(dump) == 0
+
+
+def test_group_missing_a_string_key_may_come_first() -> None:
+    # An exchange group (no kernel) before a kernel group: the kernel column starts with null.
+    profile = _profile(
+        {"groups": [{"kind": "exchange", "samples": 4}, {"kernel": "k", "samples": 4}]}
+    )
+    assert profile.samples["kernel"].to_list() == [None] * 4 + ["k"] * 4
+    assert profile.samples["kind"].to_list()[:4] == ["exchange"] * 4

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tileprof.testing.factory import TileDumpFactory
-from tileprof.testing.golden import GOLDEN_NAME, GoldenFile, RegenLog
+from tileprof.testing.golden import GOLDEN_NAME, GoldenFile, RegenLog, shown
 
 _REGEN_LOG = pytest.StashKey[RegenLog]()
 
@@ -58,21 +58,16 @@ def pytest_terminal_summary(
     if log is None:
         return
     terminalreporter.section("tileprof golden aggregates")
+    for path in log.created:
+        terminalreporter.write_line(f"created: {shown(path, config.rootpath)}")
     for path in log.written:
-        terminalreporter.write_line(f"rewritten: {_shown(path, config)}")
+        terminalreporter.write_line(f"rewritten: {shown(path, config.rootpath)}")
     for path, why in log.skipped:
-        terminalreporter.write_line(f"not touched: {_shown(path, config)} ({why})")
+        terminalreporter.write_line(f"not touched: {shown(path, config.rootpath)} ({why})")
     terminalreporter.write_line(
-        f"{len(log.written)} rewritten, {len(log.unchanged)} unchanged, "
-        f"{len(log.skipped)} not touched"
+        f"{len(log.created)} created, {len(log.written)} rewritten, "
+        f"{len(log.unchanged)} unchanged, {len(log.skipped)} not touched"
     )
-
-
-def _shown(path: Path, config: pytest.Config) -> str:
-    try:
-        return str(path.relative_to(config.rootpath))
-    except ValueError:
-        return str(path)
 
 
 def fixtures_dir(request: pytest.FixtureRequest) -> Path:
@@ -100,7 +95,16 @@ def tile_dump(
     ``<fixtures>/<name>/spec.json`` holds it. ``tile_dump.path(spec, "dump.ndjson.gz")``
     writes the dump to a temporary folder instead.
     """
-    return TileDumpFactory(fixtures_dir(request), tmp_path_factory.mktemp("tile_dump"))
+    log = request.config.stash.get(_REGEN_LOG, None)
+
+    def spec_missing(spec: Path) -> None:
+        # Under --tileprof-regen the fixture's golden is not touched: say so in the summary.
+        if log is not None:
+            log.skip(spec.with_name(GOLDEN_NAME), f"spec {spec.name} is missing")
+
+    return TileDumpFactory(
+        fixtures_dir(request), tmp_path_factory.mktemp("tile_dump"), on_missing=spec_missing
+    )
 
 
 @pytest.fixture

@@ -125,7 +125,11 @@ class SyntheticDump:
             ),
         }
         for name in _STRING_FIELDS:
-            columns[name] = pl.Series(name, self.strings_of(name), dtype=pl.String)
+            # The distinct values plus a trailing null, gathered by code (-1 picks the null):
+            # never an object array, which polars cannot cast when it starts with None.
+            table = pl.Series(name, [*self.strings[name], None], dtype=pl.String)
+            codes = self.codes[name]
+            columns[name] = table.gather(np.where(codes < 0, len(table) - 1, codes))
         for name in METADATA_NUMBER_KEYS:
             columns[name] = pl.Series(name, self.metadata_number(name), dtype=pl.Float64)
         ids = pl.Series("metadataId", self.metadata_id, dtype=pl.Int64)

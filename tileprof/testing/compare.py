@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tileprof.stats import GROUP_FIELDS
 from tileprof.testing.aggregates import HEADER_FIELDS, Aggregates, Value, aggregates_of
-from tileprof.testing.golden import GoldenFile
+from tileprof.testing.golden import GoldenFile, shown
 from tileprof.testing.numbers import format_change, relative_change, within_tolerance
 from tileprof.testing.thresholds import Threshold
 
@@ -105,22 +105,26 @@ def _cell(value: Value) -> str:
     return str(value)
 
 
-def _shown(path: Path) -> str:
-    """A path relative to the working folder when under it: what the author would type."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
-
-
 def _reference(reference: ReferenceLike) -> tuple[Aggregates, str]:
     if isinstance(reference, GoldenFile):
-        return reference.load(), _shown(reference.path)
+        return reference.load(), shown(reference.path)
     if isinstance(reference, str | Path):
-        return Aggregates.load(reference), _shown(Path(reference))
+        return Aggregates.load(reference), shown(Path(reference))
     if isinstance(reference, Aggregates):
         return reference, "the reference aggregates"
     return aggregates_of(reference), "the reference summary"
+
+
+def check_fields(names: Iterable[str], where: str = "") -> None:
+    """Fail loudly (``ValueError`` naming the valid fields) on a group field that does not
+    exist: a misspelt ``fields=[...]`` entry or threshold field would otherwise compare nothing.
+    """
+    unknown = [n for n in dict.fromkeys(names) if n not in GROUP_FIELDS]
+    if unknown:
+        raise ValueError(
+            f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
+            f"{where}; the group fields are {', '.join(GROUP_FIELDS)}"
+        )
 
 
 def compare_aggregates(
@@ -137,6 +141,9 @@ def compare_aggregates(
     current = aggregates_of(actual)
     rules = [*reference.thresholds, *(Threshold.coerce(t) for t in thresholds)]
     compared = list(GROUP_FIELDS if fields is None else fields)
+    check_fields(compared, " in fields=")
+    for rule in rules:
+        check_fields([rule.field], f" in threshold {str(rule)!r}")
     compared += [t.field for t in rules if t.field not in compared]
     rows: list[DiffRow] = []
     used: set[int] = set()
@@ -202,12 +209,18 @@ def assert_aggregates_match(
     ``actual`` instead, and nothing is compared.
     """
     __tracebackhide__ = True  # pytest shows the caller's line and the table, not this body
+    if fields is not None:
+        fields = list(fields)
+        check_fields(fields, " in fields=")
+    rules = [Threshold.coerce(t) for t in thresholds]
+    for rule in rules:
+        check_fields([rule.field], f" in threshold {str(rule)!r}")
     if isinstance(reference, GoldenFile) and reference.regen is not None:
         reference.regenerate(aggregates_of(actual))
         return
     if isinstance(reference, GoldenFile) and not reference.exists():
         raise AssertionError(
-            f"no golden aggregates at {_shown(reference.path)}; "
+            f"no golden aggregates at {shown(reference.path)}; "
             "run `pytest --tileprof-regen` to create it from the current dump"
         )
     pinned, label = _reference(reference)
@@ -217,7 +230,7 @@ def assert_aggregates_match(
         rtol=rtol,
         atol=atol,
         fields=fields,
-        thresholds=thresholds,
+        thresholds=rules,
         header=header,
     )
     if rows or appeared or disappeared or unmatched:

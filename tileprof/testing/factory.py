@@ -6,7 +6,7 @@ disk in a given format. Both come from the same spec and seed, so they hold the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +36,17 @@ class TileDumpFactory:
     the dump in the format its name says and returns the path.
     """
 
-    def __init__(self, fixtures_dir: Path, output_dir: Path) -> None:
+    def __init__(
+        self,
+        fixtures_dir: Path,
+        output_dir: Path,
+        *,
+        on_missing: Callable[[Path], None] | None = None,
+    ) -> None:
         self.fixtures_dir = fixtures_dir
         self.output_dir = output_dir
+        self.on_missing = on_missing
+        """Called with a fixture's spec path when that spec file is missing."""
 
     def spec(self, spec: SpecArgument) -> DumpSpec:
         """Resolve any accepted spec argument to a ``DumpSpec``."""
@@ -47,9 +55,12 @@ class TileDumpFactory:
         if isinstance(spec, Mapping):
             return DumpSpec.from_mapping(spec)
         path = Path(spec)
-        if isinstance(spec, str) and not path.suffix and len(path.parts) == 1:
-            path = self.fixtures_dir / spec / SPEC_NAME
+        fixture = isinstance(spec, str) and not path.suffix and len(path.parts) == 1
+        if fixture:
+            path = self.fixtures_dir / str(spec) / SPEC_NAME
         if not path.is_file():
+            if fixture and self.on_missing is not None:
+                self.on_missing(path)
             raise SpecError(path, None, "no such spec file")
         return DumpSpec.from_file(path)
 

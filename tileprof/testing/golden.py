@@ -17,13 +17,33 @@ from tileprof.testing.aggregates import Aggregates
 GOLDEN_NAME = "aggregates.json"
 
 
+def shown(path: Path, base: Path | None = None) -> str:
+    """``path`` relative to ``base`` (default: the working folder) when under it, else as is:
+    what the author would type.
+    """
+    try:
+        return str(path.resolve().relative_to((base or Path.cwd()).resolve()))
+    except ValueError:
+        return str(path)
+
+
 @dataclass
 class RegenLog:
-    """What a ``--tileprof-regen`` session did to each golden file, for the terminal summary."""
+    """What a ``--tileprof-regen`` session did to each golden file, for the terminal summary.
 
+    ``created``: files that did not exist; ``written``: existing files whose bytes changed;
+    ``skipped``: goldens left alone, with why (their dump or spec is missing).
+    """
+
+    created: list[Path] = field(default_factory=list)
     written: list[Path] = field(default_factory=list)
     unchanged: list[Path] = field(default_factory=list)
     skipped: list[tuple[Path, str]] = field(default_factory=list)
+
+    def skip(self, path: Path, why: str) -> None:
+        """Record that ``path`` was not touched, once."""
+        if all(seen != path for seen, _ in self.skipped):
+            self.skipped.append((path, why))
 
 
 @dataclass(frozen=True)
@@ -58,7 +78,7 @@ class GoldenFile:
         if previous is not None and previous.dump is not None:
             dump_path = self.path.parent / previous.dump
             if not dump_path.exists():
-                log.skipped.append((self.path, f"dump {previous.dump} is missing"))
+                log.skip(self.path, f"dump {previous.dump} is missing")
                 return False
         merged = Aggregates(
             groups=actual.groups,
@@ -71,8 +91,10 @@ class GoldenFile:
             if self.path not in log.unchanged:
                 log.unchanged.append(self.path)
             return False
+        created = not self.exists()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         write_text(self.path, text)
-        if self.path not in log.written:
-            log.written.append(self.path)
+        done = log.created if created else log.written
+        if self.path not in log.created and self.path not in log.written:
+            done.append(self.path)
         return True

@@ -22,7 +22,7 @@ import numpy as np
 import polars as pl
 from matplotlib import pyplot as plt
 from matplotlib.colors import ListedColormap
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
@@ -106,13 +106,18 @@ def fit(
 def to_svg(figure: MplFigure, prefix: str, *, tight: bool = True) -> str:
     """The figure as an inline ``<svg>`` element with ids unique to ``prefix``.
 
-    ``tight=False`` keeps the margins the chart set with ``fit``.
+    ``tight=False`` keeps the margins the chart set with ``fit``. A tight box is measured here
+    (an Agg dry run) and passed as a box: with ``bbox_inches="tight"`` matplotlib would make its
+    dry run through the SVG writer *without* our metadata, and that writer, finding no Date,
+    reads ``SOURCE_DATE_EPOCH`` (and fails on a malformed one). The SVG writer thus only ever
+    sees ``SVG_METADATA``, whose null Date keeps the environment out of it.
     """
     buffer = io.StringIO()
     with _style():
-        figure.savefig(
-            buffer, format="svg", metadata=SVG_METADATA, bbox_inches="tight" if tight else None
-        )
+        box = None
+        if tight:
+            box = figure.get_tightbbox().padded(matplotlib.rcParams["savefig.pad_inches"])
+        figure.savefig(buffer, format="svg", metadata=SVG_METADATA, bbox_inches=box)
     plt.close(figure)
     text = buffer.getvalue()
     text = text[text.index("<svg") :]
@@ -122,12 +127,6 @@ def to_svg(figure: MplFigure, prefix: str, *, tight: bool = True) -> str:
         text = text.replace(f'id="{old}"', f'id="{new}"')
         text = text.replace(f'"#{old}"', f'"#{new}"').replace(f"(#{old})", f"(#{new})")
     return text
-
-
-def _figure(width: float, height: float) -> tuple[MplFigure, Any]:
-    with _style():
-        figure, axes = plt.subplots(figsize=(width, height))
-    return figure, axes
 
 
 def _short(name: str, limit: int = 48) -> str:
@@ -304,7 +303,9 @@ def balance_chart(section: TileSection) -> Chart:
 
 
 def with_tile_charts(section: TileSection) -> TileSection:
-    """The section with its five charts drawn (those with data)."""
+    """The section with its five charts drawn (those with data; none when nothing matched)."""
+    if section.empty:
+        return section
     drawn = [
         occupancy_chart(section),
         active_chart(section),
@@ -392,18 +393,48 @@ def gemm_chart(frame: pl.DataFrame) -> Chart:
     )
 
 
+LOG_SPAN = 100.0
+"""Linked-set times are drawn on a log axis only when the largest exceeds the smallest by this."""
+
+
+def linked_scale(times: np.ndarray) -> tuple[str, float]:
+    """The time axis of a linked-set chart: ("linear", 0) unless the positive times span more
+    than two decades; then ("log", left edge), the edge being the power of ten at or below the
+    smallest time, so every bar starts from the same visible baseline.
+    """
+    positive = times[np.isfinite(times) & (times > 0)]
+    if positive.size == 0 or positive.max() <= LOG_SPAN * positive.min():
+        return "linear", 0.0
+    return "log", float(10 ** np.floor(np.log10(positive.min())))
+
+
+def plain_tick(value: float, _position: object = None) -> str:
+    """A tick label as a plain number ("13.4", "1,000", "0.01"), never "1.3×10¹"."""
+    if value == 0:
+        return "0"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.6g}"
+
+
 def linked_chart(id: str, title: str, frame: pl.DataFrame) -> Chart:
-    """One linked set: time per target on a log axis, annotated with peak fraction."""
+    """One linked set: time per target from 0 (log from a power of ten when times span more
+    than two decades), annotated with peak fraction.
+    """
     n = max(frame.height, 1)
     labels = _labels(frame, ("target", "implementation", "kernel"))
+    times = frame["time_us"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    scale, edge = linked_scale(times)
     with _style():
         figure, axes = plt.subplots(figsize=(9.5, 0.8 + 0.3 * n))
         y = np.arange(frame.height)
-        times = frame["time_us"].fill_null(np.nan).to_numpy()
         kinds = frame["target_kind"].to_list()
+        drawn = np.nan_to_num(times, nan=edge)
+        drawn = np.where(drawn > edge, drawn, edge)
         axes.barh(
             y,
-            np.nan_to_num(times, nan=0.0),
+            drawn - edge,
+            left=edge,
             color=["#f28e2b" if k == "tile" else "#4e79a7" for k in kinds],
         )
         for yi, pf, t in zip(y, frame["peak_fraction"].to_list(), times, strict=False):
@@ -416,9 +447,12 @@ def linked_chart(id: str, title: str, frame: pl.DataFrame) -> Chart:
                     va="center",
                     fontsize=7,
                 )
-        if np.nanmax(np.append(times, 0)) > 0:
+        if scale == "log":
             axes.set_xscale("log")
+            axes.xaxis.set_minor_formatter(NullFormatter())
+        axes.set_xlim(left=edge)
+        axes.xaxis.set_major_formatter(FuncFormatter(plain_tick))
         axes.set_yticks(y, labels)
         axes.invert_yaxis()
-        axes.set_xlabel("µs (log)")
+        axes.set_xlabel("µs (log scale)" if scale == "log" else "µs")
     return _chart(id, title, "Orange: tile device; blue: GPU.", figure)

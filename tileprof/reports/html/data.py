@@ -8,7 +8,6 @@ sample. Definitions of every figure: docs/metrics.md, "Report".
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 from collections.abc import Sequence
@@ -19,6 +18,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from tileprof.errors import OptionError
 from tileprof.filters import Filters, group_name
 from tileprof.model import Profile
 from tileprof.stats import GROUP_FIELDS
@@ -54,6 +54,7 @@ class Header:
     targets: tuple[str, ...]
     inputs: tuple[InputFile, ...]
     filters: tuple[str, ...]
+    """What each tile section applies, one line each: "SOURCE: --epoch 1" (or "none")."""
     group_by: tuple[str, ...]
     version: str
     generated_at: str
@@ -205,6 +206,11 @@ class TileSection:
     balance: TileBalance
     charts: tuple[Chart, ...] = ()
 
+    @property
+    def empty(self) -> bool:
+        """No sample matched the filters: the page says so instead of empty tables and charts."""
+        return self.summary.matched_sample_count == 0
+
 
 # ---------------------------------------------------------------- GPU runs and links
 
@@ -278,7 +284,13 @@ class Report:
 
 
 def format_number(value: Any, *, percent: bool = False, digits: int = 4) -> str:
-    """Integers with separators, floats to ``digits`` significant figures, null as "—"."""
+    """How the page prints a number (the exact value goes in the cell's hover title).
+
+    Integers, and floats holding a whole number, in full with thousands separators (cycle
+    counts are never in scientific notation); other floats to ``digits`` significant figures
+    (1.426, 0.01234, 123.5), rounded to a whole number with separators from 1,000 up so no
+    digit of the whole part is lost; below 1e-4, scientific notation. Null as "—".
+    """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
     if percent:
@@ -288,11 +300,17 @@ def format_number(value: Any, *, percent: bool = False, digits: int = 4) -> str:
     if isinstance(value, (int, np.integer)):
         return f"{int(value):,}"
     value = float(value)
-    if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
-        return f"{value:.{digits}g}"
-    if value.is_integer() and abs(value) >= 1000:
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    size = abs(value)
+    if value.is_integer() or size >= 1000:
         return f"{value:,.0f}"
-    return f"{value:.{digits}g}" if abs(value) < 1 else f"{value:,.{max(digits - 3, 1)}f}"
+    if size < 1e-4:
+        return f"{value:.{digits}g}"
+    text = f"{value:#.{digits}g}"
+    if "e" in text or abs(float(text)) >= 1000:  # rounded up to 1,000
+        return f"{value:,.0f}"
+    return text.rstrip(".")
 
 
 def number_cell(value: Any, *, percent: bool = False) -> Cell:
@@ -341,32 +359,21 @@ def table_from_frame(
 # ---------------------------------------------------------------- header
 
 
-def file_digest(path: str | os.PathLike[str]) -> tuple[int, str]:
-    """Size and sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-            size += len(chunk)
-    return size, digest.hexdigest()
-
-
-def input_file(path: str | os.PathLike[str], kind: str) -> InputFile:
-    """The header's entry for one input file."""
-    size, sha = file_digest(path)
-    return InputFile(str(path), kind, size, sha)
-
-
 def generation_time(environ: dict[str, str] | None = None) -> str:
-    """UTC generation time: ``SOURCE_DATE_EPOCH`` when set (reproducible builds), else now."""
+    """UTC generation time: ``SOURCE_DATE_EPOCH`` when set (reproducible builds), else now.
+
+    A value that is not a whole number of seconds is an ``OptionError`` (one line, exit 2).
+    """
     env = os.environ if environ is None else environ
     epoch = env.get("SOURCE_DATE_EPOCH")
-    moment = (
-        datetime.fromtimestamp(int(epoch), tz=timezone.utc)
-        if epoch
-        else datetime.now(tz=timezone.utc)
-    )
+    if not epoch:
+        return datetime.now(tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    try:
+        moment = datetime.fromtimestamp(int(epoch), tz=timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        raise OptionError(
+            f"SOURCE_DATE_EPOCH={epoch!r}: expected a whole number of seconds since 1970"
+        ) from None
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
@@ -430,11 +437,6 @@ def binned_cycles(
     )
     full = np.cumsum(diff[:size].reshape(key_count, nb), axis=1)
     return direct[:size].reshape(key_count, nb) + full
-
-
-def legend_for(matched: pl.DataFrame, limit: int = LEGEND_GROUPS) -> tuple[str, ...]:
-    """The groups with most work cycles (ties by name), then "other" when more exist."""
-    return _legend(_combinations(matched), limit)
 
 
 def _combinations(samples: pl.DataFrame) -> pl.DataFrame:
@@ -841,29 +843,64 @@ def calibration_sets(runs: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
     return sets
 
 
+PRECISION_ORDER: tuple[tuple[str, ...], ...] = (
+    ("fp64", "f64", "float64", "double"),
+    ("fp32", "f32", "float32", "float"),
+    ("tf32",),
+    ("fp16", "f16", "float16", "half"),
+    ("bf16", "bfloat16"),
+    ("fp8", "f8", "e4m3", "e5m2", "float8"),
+    ("int8", "i8", "s8", "u8"),
+    ("int4", "i4", "s4", "u4", "fp4", "f4"),
+    ("b1", "binary", "int1"),
+)
+"""Precisions from widest to narrowest, each with the spellings the inputs use."""
+_PRECISION_RANK = {name: rank for rank, names in enumerate(PRECISION_ORDER) for name in names}
+
+
+def precision_rank(dtype: str | None) -> int:
+    """Place of ``dtype`` in ``PRECISION_ORDER``; unknown precisions come after all of them."""
+    return _PRECISION_RANK.get((dtype or "").strip().lower(), len(PRECISION_ORDER))
+
+
 def gemm_rows(runs: pl.DataFrame) -> pl.DataFrame:
-    """GPU GEMM runs that state energy or MACs: time and energy per precision."""
-    return runs.filter(
+    """GPU GEMM runs that state energy or MACs, per target from the widest precision down
+    (fp32, tf32, fp16, bf16, fp8, int8, b1; others after, by name).
+    """
+    rows = runs.filter(
         (pl.col("target_kind") == "gpu")
         & (pl.col("op_family") == "gemm")
         & (pl.col("energy_j").is_not_null() | pl.col("mac").is_not_null())
-    ).sort(["target", "dtype"], nulls_last=True)
+    )
+    rank = pl.col("dtype").map_elements(precision_rank, return_dtype=pl.Int64, skip_nulls=False)
+    return (
+        rows.with_columns(_rank=rank)
+        .sort(["target", "_rank", "dtype"], nulls_last=True, maintain_order=True)
+        .drop("_rank")
+    )
 
 
 def is_kernel_row() -> pl.Expr:
-    """A per-call kernel row (traces, nsys): these get a table per file, not the run table."""
-    return (pl.col("target_kind") == "gpu") & (pl.col("per") == "call").fill_null(False)
+    """A per-call kernel row with a timing distribution (traces, nsys, run tables that give
+    ``total_us``): these also get a per-file detail table, besides their row in the run table.
+    """
+    return (
+        (pl.col("target_kind") == "gpu")
+        & (pl.col("per") == "call").fill_null(False)
+        & pl.col("total_us").is_not_null()
+    )
 
 
 def kernel_sets(runs: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
-    """Per trace file: its per-kernel rows, by total time."""
+    """Per (file, target): its per-kernel rows, by total time; titled "FILE · TARGET"."""
     rows = runs.filter(is_kernel_row())
     rows = rows.with_columns(
-        file=pl.col("source").map_elements(source_file, return_dtype=pl.String)
+        file=pl.col("source").map_elements(source_file, return_dtype=pl.String),
+        target=pl.col("target").fill_null("(unknown target)"),
     )
     return [
-        (str(name[0]), frame.sort("total_us", descending=True, nulls_last=True))
-        for name, frame in rows.group_by("file", maintain_order=True)
+        (f"{file} · {target}", frame.sort("total_us", descending=True, nulls_last=True))
+        for (file, target), frame in rows.group_by(["file", "target"], maintain_order=True)
     ]
 
 
@@ -941,9 +978,7 @@ def gpu_section(inputs: RunInputs, *, charts: bool = True) -> GpuSection | None:
         for i, (name, frame) in enumerate(kernel_sets(gpu))
     )
     return GpuSection(
-        runs=table_from_frame(
-            "gpu-runs", gpu.filter(~is_kernel_row()), RUN_TABLE_COLUMNS, percent=("peak_fraction",)
-        ),
+        runs=table_from_frame("gpu-runs", gpu, RUN_TABLE_COLUMNS, percent=("peak_fraction",)),
         kernel_rows=gpu.filter(is_kernel_row()).height,
         speedups=speedups,
         calibrations=calibrations,
@@ -997,6 +1032,7 @@ def build_report(
     ``filters`` apply to every profile unless ``tile_filters`` gives one per profile (the
     example profile is filtered to epoch 1, as its reference summary was).
     """
+    generated_at = generation_time(environ)  # first: a malformed value fails before any work
     if version is None:
         from tileprof._version import __version__
 
@@ -1030,9 +1066,11 @@ def build_report(
         title="tileprof utilization report",
         targets=tuple(dict.fromkeys(targets)),
         inputs=tuple(inputs),
-        filters=tuple(filters.describe()),
+        filters=tuple(
+            f"{tile.source}: {' '.join(tile.filters) if tile.filters else 'none'}" for tile in tiles
+        ),
         group_by=tuple(group_by),
         version=version,
-        generated_at=generation_time(environ),
+        generated_at=generated_at,
     )
     return Report(header, tiles, gpu, linked, tuple(quality))

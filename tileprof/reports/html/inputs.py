@@ -9,6 +9,8 @@ sections.
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -20,7 +22,7 @@ from tileprof.filters import Filters
 from tileprof.links import linked_sets, load_links
 from tileprof.model import Profile, load
 from tileprof.parsers import kineto
-from tileprof.reports.html.data import InputFile, LinkedSet, RunInputs, input_file
+from tileprof.reports.html.data import InputFile, LinkedSet, RunInputs
 from tileprof.runs import ParsedRuns, concat_runs, tile_runs
 from tileprof.sources import TILE_DUMP, detect_file_kind, parse_runs
 
@@ -44,6 +46,23 @@ class ReportInputs:
     tiles: tuple[TileInput, ...]
     runs: RunInputs | None
     files: tuple[InputFile, ...]
+
+
+def file_digest(path: str | os.PathLike[str]) -> tuple[int, str]:
+    """Size and sha256 of a file, read in chunks (the view model never reads files)."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+            size += len(chunk)
+    return size, digest.hexdigest()
+
+
+def input_file(path: str | os.PathLike[str], kind: str) -> InputFile:
+    """The header's entry for one input file."""
+    size, sha = file_digest(path)
+    return InputFile(str(path), kind, size, sha)
 
 
 def example_run_files() -> list[Path]:
