@@ -617,3 +617,36 @@ def test_gemm_rows_follow_the_precision_order() -> None:
     )
     order = gemm_rows(frame)["dtype"].to_list()
     assert order == ["fp32", "tf32", "fp16", "bf16", "fp8", "int8", "b1", "weird"]
+
+
+def test_report_loads_tile_dumps_with_the_progress_bar_unless_quiet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tileprof.reports.html import inputs
+
+    dump = write_dump(tmp_path / "d.json", [sample(0, 0, 10)])
+    seen: list[bool] = []
+    real_load = inputs.load
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(bool(kwargs.get("quiet")))
+        return real_load(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(inputs, "load", spy)
+    runner = CliRunner()
+    for extra in ([], ["--quiet"]):
+        out = tmp_path / f"r{len(extra)}.html"
+        result = runner.invoke(cli, ["report", str(dump), "-o", str(out), *extra])
+        assert result.exit_code == 0, result.output
+    assert seen == [False, True]
+
+
+def test_malformed_source_date_epoch_fails_before_reading_inputs(tmp_path: Path) -> None:
+    missing = tmp_path / "absent.json"
+    result = CliRunner().invoke(
+        cli,
+        ["report", str(missing), "-o", str(tmp_path / "r.html")],
+        env={"SOURCE_DATE_EPOCH": "abc"},
+    )
+    assert result.exit_code == 2
+    assert "SOURCE_DATE_EPOCH" in result.stderr and "absent" not in result.stderr

@@ -66,6 +66,12 @@ def check_default_output(path: Path, force: bool) -> None:
     is_flag=True,
     help="Overwrite an existing output (the default output is replaced when it is a report).",
 )
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="No progress bar, even for large inputs on a terminal.",
+)
 def command(
     files: tuple[Path, ...],
     example: bool,
@@ -81,13 +87,15 @@ def command(
     group_by: tuple[str, ...],
     output: Path | None,
     force: bool,
+    quiet: bool,
 ) -> None:
     """Write one self-contained HTML report over tile dumps and GPU run FILES."""
     from tileprof.examples import EXAMPLE_SOURCE
     from tileprof.reports.html import build_report, render
-    from tileprof.reports.html.data import InputFile
+    from tileprof.reports.html.data import InputFile, generation_time
     from tileprof.reports.html.inputs import read_inputs
 
+    generation_time()  # a malformed SOURCE_DATE_EPOCH fails before any input is read
     if output is None:
         target = DEFAULT_OUTPUT
         check_default_output(target, force)
@@ -118,6 +126,7 @@ def command(
         clock_hz=clock_hz,
         tile_count=tile_count,
         links=links,
+        quiet=quiet,
     )
     listed = list(inputs.files)
     if example:

@@ -24,6 +24,8 @@ from matplotlib import pyplot as plt
 from matplotlib.colors import ListedColormap
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
 
+from tileprof.text import shorten
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
 
@@ -130,7 +132,7 @@ def to_svg(figure: MplFigure, prefix: str, *, tight: bool = True) -> str:
 
 
 def _short(name: str, limit: int = 48) -> str:
-    return name if len(name) <= limit else name[: limit - 1] + "…"
+    return shorten(name, limit)
 
 
 def _chart(id: str, title: str, caption: str, figure: MplFigure, *, tight: bool = True) -> Chart:

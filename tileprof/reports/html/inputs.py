@@ -82,8 +82,12 @@ def read_inputs(
     clock_hz: float | None = None,
     tile_count: int | None = None,
     links: Path | None = None,
+    quiet: bool = True,
 ) -> ReportInputs:
-    """Read every file once; tile dumps also give one run per group for the linked sets."""
+    """Read every file once; tile dumps also give one run per group for the linked sets.
+
+    ``quiet=False`` lets large tile dumps draw the progress bar (``tileprof.progress``).
+    """
     tiles: list[TileInput] = []
     files: list[InputFile] = []
     parsed: list[ParsedRuns] = []
@@ -92,7 +96,9 @@ def read_inputs(
     for path in paths:
         kind, data = (TILE_DUMP, None) if format_in is not None else detect_file_kind(path)
         if kind == TILE_DUMP or data is None:
-            profile = load(path, format=format_in, clock_hz=clock_hz, tile_count=tile_count)
+            profile = load(
+                path, format=format_in, clock_hz=clock_hz, tile_count=tile_count, quiet=quiet
+            )
             tiles.append(TileInput(profile, filters, path.name))
         else:
             parsed.append(parse_runs(path, kind, data))
