@@ -210,23 +210,34 @@ def active_chart(section: TileSection) -> Chart | None:
     return _chart(f"{section.id}-active", "Active tiles over time", caption, figure, tight=False)
 
 
+def _group_rows(count: int) -> tuple[MplFigure, Any, np.ndarray]:
+    """A figure with one horizontal row per group, tall enough for ``count`` labels."""
+    figure, axes = plt.subplots(figsize=(9.5, 0.8 + 0.22 * count))
+    return figure, axes, np.arange(count)
+
+
+def _label_group_rows(
+    figure: MplFigure, axes: Any, y: np.ndarray, names: tuple[str, ...], xlabel: str
+) -> None:
+    """Group names down the side (first on top), the x label and legend, and the margins."""
+    labels = [_short(s, 60) for s in names]
+    axes.set_yticks(y, labels)
+    axes.invert_yaxis()
+    axes.set_xlabel(xlabel)
+    axes.legend(loc="lower right", frameon=False)
+    fit(figure, left_chars=max(map(len, labels)))
+
+
 def phase_chart(section: TileSection) -> Chart | None:
     """phaseCycles per group, split into useful and other."""
     split = section.phase
     if not split.names:
         return None
-    n = len(split.names)
     with _style():
-        figure, axes = plt.subplots(figsize=(9.5, 0.8 + 0.22 * n))
-        y = np.arange(n)
+        figure, axes, y = _group_rows(len(split.names))
         axes.barh(y, split.useful, color=USEFUL_COLOUR, label="useful")
         axes.barh(y, split.other, left=split.useful, color=OTHER_WORK_COLOUR, label="other")
-        labels = [_short(s, 60) for s in split.names]
-        axes.set_yticks(y, labels)
-        axes.invert_yaxis()
-        axes.set_xlabel("phase cycles")
-        axes.legend(loc="lower right", frameon=False)
-        fit(figure, left_chars=max(map(len, labels)))
+        _label_group_rows(figure, axes, y, split.names, "phase cycles")
     caption = (
         "useful = phaseCycles × usefulUtilization; other = the rest (all of it without estimate)."
     )
@@ -238,10 +249,8 @@ def spread_chart(section: TileSection) -> Chart | None:
     spread = section.spread
     if not spread.names:
         return None
-    n = len(spread.names)
     with _style():
-        figure, axes = plt.subplots(figsize=(9.5, 0.8 + 0.22 * n))
-        y = np.arange(n)
+        figure, axes, y = _group_rows(len(spread.names))
         floor = 0.8
         axes.hlines(
             y,
@@ -256,12 +265,7 @@ def spread_chart(section: TileSection) -> Chart | None:
             np.maximum(spread.maximum, floor), y, "|", color="#e15759", ms=9, mew=2, label="max"
         )
         axes.set_xscale("log")
-        labels = [_short(s, 60) for s in spread.names]
-        axes.set_yticks(y, labels)
-        axes.invert_yaxis()
-        axes.set_xlabel("sample duration, cycles (log)")
-        axes.legend(loc="lower right", frameon=False)
-        fit(figure, left_chars=max(map(len, labels)))
+        _label_group_rows(figure, axes, y, spread.names, "sample duration, cycles (log)")
     return _chart(
         f"{section.id}-spread",
         "Duration spread per group",
