@@ -82,14 +82,16 @@ def test_success_replaces_and_keeps_the_mode(existing: Path) -> None:
     assert _only(existing) == ["out.json"]
 
 
-def test_new_file_gets_the_umask_mode(tmp_path: Path) -> None:
-    old = os.umask(0o027)
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o027, 0o640), (0o002, 0o664)])
+def test_new_file_gets_the_umask_mode(tmp_path: Path, umask: int, mode: int) -> None:
+    """0666 less the umask, as ``open`` gives (mkstemp alone would leave 0600)."""
+    old = os.umask(umask)
     try:
         write_bytes(tmp_path / "new.bin", b"\x00\x01")
     finally:
         os.umask(old)
     assert (tmp_path / "new.bin").read_bytes() == b"\x00\x01"
-    assert (tmp_path / "new.bin").stat().st_mode & 0o777 == 0o640
+    assert (tmp_path / "new.bin").stat().st_mode & 0o7777 == mode
 
 
 def test_folder_and_missing_folder_are_output_errors(tmp_path: Path) -> None:
