@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from tests.samples import frame, sample, write_dump
 from tileprof.cli import cli
-from tileprof.filters import Filters, apply_filters
+from tileprof.errors import OptionError
+from tileprof.filters import Filters, apply_filters, glob_to_regex, parse_window
 
 # --window 100:200 keeps offset < 200 and offset + duration > 100; a zero-length sample is kept
 # when 100 ≤ offset < 200. Each sample's kernel says whether it is kept.
@@ -67,3 +70,117 @@ def test_window_of_one_cycle() -> None:
         "in_overlaps_end_by_one",
         "in_covers_window",
     ]
+
+
+def test_describe_names_each_option_in_order() -> None:
+    filters = Filters(epoch=1, at=5, window=(2, 9), kernels=("a*", "b"), kind="exchange")
+    assert filters.describe() == [
+        "--epoch 1",
+        "--at 5",
+        "--window 2:9",
+        "--kernel a*",
+        "--kernel b",
+        "--kind exchange",
+    ]
+    assert Filters().describe() == []
+
+
+def test_python_api_shapes_are_normalised() -> None:
+    assert Filters(kernels="a*").kernels == ("a*",)  # type: ignore[arg-type]
+    assert Filters(kernels=["a", "b"]).kernels == ("a", "b")  # type: ignore[arg-type]
+    assert Filters(window="3:7").window == (3, 7)  # type: ignore[arg-type]
+    assert Filters(window=[0, 1]).window == (0, 1)  # type: ignore[arg-type]
+
+
+WINDOW = "window: expected (START, END) with 0 ≤ START < END, not "
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"kernels": [1]}, "kernels: expected glob strings, not [1]"),
+        ({"kernels": 5}, "kernels: expected glob strings, not 5"),
+        ({"window": (5, 5)}, WINDOW + "(5, 5)"),
+        ({"window": (-1, 5)}, WINDOW + "(-1, 5)"),
+        ({"window": (True, 5)}, WINDOW + "(True, 5)"),
+        ({"window": (1, 2, 3)}, WINDOW + "(1, 2, 3)"),
+        ({"window": (1.0, 2)}, WINDOW + "(1.0, 2)"),
+        ({"epoch": "1"}, "epoch: expected an integer, not '1'"),
+        ({"epoch": True}, "epoch: expected an integer, not True"),
+        ({"at": 2.5}, "at: expected an integer, not 2.5"),
+        ({"kind": 3}, "kind: expected a string, not 3"),
+    ],
+)
+def test_bad_filter_values(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(OptionError) as info:
+        Filters(**options)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("5", "--window '5': expected START:END in cycles, e.g. 200000:260000"),
+        ("a:9", "--window 'a:9': expected START:END in cycles, e.g. 200000:260000"),
+        ("9:3", "--window '9:3': need 0 ≤ START < END"),
+        ("4:4", "--window '4:4': need 0 ≤ START < END"),
+        ("-1:3", "--window '-1:3': need 0 ≤ START < END"),
+    ],
+)
+def test_bad_window_text(text: str, message: str) -> None:
+    with pytest.raises(OptionError) as info:
+        parse_window(text)
+    assert str(info.value) == message
+
+
+def test_window_text() -> None:
+    assert parse_window("0:1") == (0, 1)
+    assert parse_window("200000:260000") == (200_000, 260_000)
+
+
+@pytest.mark.parametrize(
+    ("glob", "regex"),
+    [
+        ("gemm_*", "(?s)^gemm_.*$"),
+        ("a?c", "(?s)^a.c$"),
+        ("[ab]x", "(?s)^[ab]x$"),
+        ("[!ab]x", "(?s)^[^ab]x$"),
+        ("[]a]", "(?s)^[\\]a]$"),
+        ("[!]a]", "(?s)^[^\\]a]$"),
+        ("[a^\\]", "(?s)^[a\\^\\\\]$"),
+        ("a[b", "(?s)^a\\[b$"),
+        ("x.y+", "(?s)^x\\.y\\+$"),
+        ("", "(?s)^$"),
+    ],
+)
+def test_glob_to_regex(glob: str, regex: str) -> None:
+    assert glob_to_regex(glob) == regex
+
+
+def test_epoch_kind_and_kernel_filters_combine() -> None:
+    samples = [
+        sample(0, 0, 5, "gemm_a", epoch=1),
+        sample(1, 0, 5, "gemm_b", epoch=2),
+        sample(2, 0, 5, None, kind="exchange", epoch=1),
+        sample(3, 0, 5, "", kind="exchange", epoch=1),
+        sample(4, 0, 5, "copy", kind="copy", epoch=1),
+    ]
+    kept = frame(samples)
+
+    def tiles(**options: Any) -> list[int]:
+        return apply_filters(kept, Filters(**options))["tile"].to_list()
+
+    assert tiles(epoch=1) == [0, 2, 3, 4]
+    assert tiles(kernels=("gemm_*",)) == [0, 1]
+    assert tiles(kernels=("exch*",)) == [2, 3]  # no kernel, or an empty one: the kind
+    assert tiles(kernels=("gemm_b", "copy")) == [1, 4]
+    assert tiles(kind="exchange", epoch=1) == [2, 3]
+    assert tiles(kind="copy", kernels=("gemm_*",)) == []
+    assert apply_filters(kept, None) is kept
+    assert apply_filters(kept, Filters()) is kept
+
+
+def test_unusable_glob_is_an_option_error() -> None:
+    with pytest.raises(OptionError) as info:
+        apply_filters(frame(EDGES), Filters(kernels=("[z-a]",)))
+    assert str(info.value).startswith("--kernel '[z-a]': not a usable glob (")

@@ -4,10 +4,12 @@ summary document (seed 004's layout, itself checked byte for byte against the se
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
 
+from tests.samples import sample, write_dump
 from tileprof.cli import cli
 
 # The table's columns (docs/metrics.md, "Terminal table") and the document field each shows.
@@ -101,3 +103,54 @@ def test_table_header_lines() -> None:
         "samples  37,376 matched of 232,260",
         "filters  --epoch 1",
     ]
+
+
+def test_group_by_columns_and_missing_values(tmp_path: Path) -> None:
+    dump = write_dump(
+        tmp_path / "d.json",
+        [
+            sample(0, 0, 100, "gemm", phase=1, useful=50, physical=100),
+            sample(1, 0, 300, "gemm", phase=None, useful=30),
+            sample(0, 100, 40, None, kind="exchange", phase=2),
+        ],
+        clockHz=1_000_000_000,
+        tileCount=4,
+    )
+    result = CliRunner().invoke(cli, ["summary", str(dump), "--group-by", "phase"])
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[:5] == [
+        "device   tile device (4 tiles @ 1 GHz)",
+        "span     300 cycles (0.0003 ms)",
+        "samples  3 matched of 3",
+        "filters  none",
+        "group by phase",
+    ]
+    rows = {(r["group"], r["phase"]): r for r in parse_table(result.stdout)}
+    assert set(rows) == {("gemm", "1"), ("gemm", "—"), ("exchange", "2")}
+    # gemm in phase 1: one sample of 100 cycles, 50 useful of 100 estimated → 50.00%; lanes
+    # 50 of 100 physical → 50.00%; device 50 / (100 cycles × 4 tiles) → 12.50%
+    one = rows[("gemm", "1")]
+    assert (one["useful"], one["lanes"], one["device"], one["avg tiles"]) == (
+        "50.00%",
+        "50.00%",
+        "12.50%",
+        "1.0",
+    )
+    assert (one["phase ms"], one["p50"], one["p95"], one["max"]) == (
+        "0.000100",
+        "100",
+        "100",
+        "100",
+    )
+    # gemm without a phase: 30 useful of 300 → 10.00%, no physical work → no lanes figure
+    none = rows[("gemm", "—")]
+    assert (none["useful"], none["lanes"], none["phases"]) == ("10.00%", "—", "0")
+    assert rows[("exchange", "2")]["useful"] == "—"
+
+
+def test_empty_match_says_so() -> None:
+    text = _run("--epoch", "99")
+    assert "no samples matched" in text.splitlines()
+    assert "samples  0 matched of 232,260" in text.splitlines()
+    assert "┃" not in text
