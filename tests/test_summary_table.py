@@ -154,3 +154,33 @@ def test_empty_match_says_so() -> None:
     assert "no samples matched" in text.splitlines()
     assert "samples  0 matched of 232,260" in text.splitlines()
     assert "┃" not in text
+
+
+def test_zero_length_group_and_empty_dump(tmp_path: Path) -> None:
+    # Only zero-length samples: no phase cycles, so no average of active tiles.
+    dump = write_dump(tmp_path / "d.json", [sample(0, 5, 0, "marker"), sample(1, 5, 0, "marker")])
+    result = CliRunner().invoke(cli, ["summary", str(dump)])
+    assert result.exit_code == 0, result.stderr
+    (marker,) = parse_table(result.stdout)
+    assert (marker["phase cycles"], marker["phase ms"], marker["avg tiles"]) == (
+        "0",
+        "0.000000",
+        "—",
+    )
+    assert (marker["p50"], marker["max"], marker["useful"]) == ("0", "0", "—")
+    # A dump without samples has no span.
+    empty = write_dump(tmp_path / "e.json", [])
+    result = CliRunner().invoke(cli, ["summary", str(empty)])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[1:3] == ["span     —", "samples  0 matched of 0"]
+    assert "no samples matched" in result.stdout.splitlines()
+
+
+def test_cell_formats() -> None:
+    """Each column's format, docs/metrics.md "Terminal table" (— marks a missing value)."""
+    from tileprof.reports.summary_table import _decimal, _integer, _percent
+
+    assert [_integer(v) for v in (None, 0, 1234567)] == ["—", "0", "1,234,567"]
+    assert [_decimal(v) for v in (None, 1347.55, 0.04)] == ["—", "1,347.5", "0.0"]
+    assert _decimal(0.0001, 6) == "0.000100"
+    assert [_percent(v) for v in (None, 0.0, 0.5, 1.0)] == ["—", "0.00%", "50.00%", "100.00%"]
