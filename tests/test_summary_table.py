@@ -184,3 +184,28 @@ def test_cell_formats() -> None:
     assert [_decimal(v) for v in (None, 1347.55, 0.04)] == ["—", "1,347.5", "0.0"]
     assert _decimal(0.0001, 6) == "0.000100"
     assert [_percent(v) for v in (None, 0.0, 0.5, 1.0)] == ["—", "0.00%", "50.00%", "100.00%"]
+
+
+def test_layout_filters_dimensions_and_a_long_name(tmp_path: Path) -> None:
+    long_name = "k" * 230
+    dump = write_dump(
+        tmp_path / "d.json",
+        [sample(0, 0, 100, "gemm", useful=50, physical=100), sample(1, 0, 300, long_name)],
+        clockHz=1_000_000_000,
+        tileCount=4,
+    )
+    args = ["summary", str(dump), "--epoch", "1", "--kind", "compute", "--group-by", "phase,tile"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[3:6] == ["filters  --epoch 1 --kind compute", "group by phase, tile", ""]
+    # No outer box and no padding at the edges: the header starts with its first title, the
+    # rule under it with a rule character, each row with its group name.
+    assert lines[6].startswith("group ") and lines[6].endswith("┃ max")
+    assert lines[6].split("┃")[1:4] == [" phase ", " tile ", " samples "]
+    assert lines[7].startswith("━") and "╇" in lines[7]
+    assert lines[-1].startswith("gemm ")
+    # A name wider than its column folds onto the following lines, never cut short.
+    folded = [line.split("│")[0].strip() for line in lines[8:-1]]
+    assert "".join(folded) == long_name
+    assert "…" not in result.stdout
