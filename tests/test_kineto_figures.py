@@ -140,3 +140,142 @@ def test_real_h200_trace_pinned_figures() -> None:
         0.896,
     )
     assert memset["time_us"] == pytest.approx(0.828, abs=1e-9)
+
+
+def _event(cat: str, name: str | None, ts: float | None, dur: float | None, **args: Any) -> Any:
+    event: dict[str, Any] = {"ph": "X", "cat": cat, "ts": ts, "dur": dur, "args": args}
+    if name is not None:
+        event["name"] = name
+    return {k: v for k, v in event.items() if v is not None}
+
+
+def _load(tmp_path: Path, events: list[Any], devices: list[Any] | None = None) -> Any:
+    document: dict[str, Any] = {"traceEvents": events}
+    if devices is not None:
+        document["deviceProperties"] = devices
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(document))
+    return load_runs(path)
+
+
+def test_launch_op_by_correlation_then_external_id(tmp_path: Path) -> None:
+    ops = [
+        _event("cpu_op", "aten::mm", 0, 5, **{"External id": 1, "Input type": ["c10::BFloat16"]}),
+        _event("cpu_op", "aten::relu", 10, 5, **{"External id": 2, "Input type": ["float"]}),
+        _event("cpu_op", "aten::copy_", 20, 5, **{"External id": 3, "Input type": ["float"]}),
+        _event("cuda_runtime", "cudaLaunchKernel", 1, 1, correlation=70, **{"External id": 1}),
+        _event("cuda_driver", "cuLaunchKernel", 11, 1, correlation=71, **{"External id": 2}),
+    ]
+    kernels = [
+        # linked through its launch (correlation 70 → External id 1), not its own External id
+        _event(
+            "kernel",
+            "my_custom_kernel",
+            2,
+            4,
+            device=0,
+            stream=7,
+            correlation=70,
+            grid=[2, 1, 1],
+            block=[128, 1, 1],
+            **{"External id": 9},
+        ),
+        # no launch with its correlation: its own External id names the op
+        _event(
+            "kernel",
+            "other_kernel",
+            12,
+            2,
+            device=0,
+            stream=9,
+            correlation=99,
+            **{"External id": 2},
+        ),
+        _event(
+            "gpu_memcpy",
+            "Memcpy DtoD (Device -> Device)",
+            21,
+            1,
+            device=0,
+            stream=7,
+            **{"External id": 3},
+        ),
+        _event("gpu_memset", "Memset (Device)", 30, 1, device=1, stream=7),
+        _event("kernel", "no_device_kernel", 40, 1),
+    ]
+    parsed = _load(tmp_path, ops + kernels, [{"id": 0, "name": "NVIDIA H200"}])
+    rows = {r["kernel"]: r for r in parsed.frame.iter_rows(named=True)}
+    custom = rows["my_custom_kernel"]
+    assert (custom["launch_op"], custom["op_family"], custom["dtype"]) == (
+        "aten::mm",
+        "gemm",
+        "bf16",
+    )
+    assert (custom["target"], custom["source"]) == ("NVIDIA H200", "t.json: device 0")
+    assert json.loads(custom["metadata"]) == {
+        "category": "kernel",
+        "streams": "7",
+        "grid": "2x1x1",
+        "block": "128x1x1",
+    }
+    other = rows["other_kernel"]
+    assert (other["launch_op"], other["dtype"]) == ("aten::relu", "f32")
+    copy = rows["Memcpy DtoD (Device -> Device)"]
+    # a copy launched by aten::copy_ of floats moves bytes: no dtype
+    assert (copy["launch_op"], copy["op_family"], copy["dtype"]) == ("aten::copy_", "copy", None)
+    assert json.loads(copy["metadata"])["category"] == "gpu_memcpy"
+    memset = rows["Memset (Device)"]
+    assert (memset["target"], memset["source"], memset["launch_op"]) == (
+        "GPU 1",
+        "t.json: device 1",
+        None,
+    )
+    nodev = rows["no_device_kernel"]
+    assert (nodev["target"], nodev["source"]) == ("GPU", "t.json")
+    assert json.loads(nodev["metadata"]) == {
+        "category": "kernel",
+        "streams": "",  # no stream recorded
+        "grid": None,
+        "block": None,
+    }
+    assert parsed.metadata == {"devices": {0: "NVIDIA H200"}, "gpu_events": 5, "cpu_ops": 3}
+    assert parsed.notes == []
+
+
+def test_cpu_only_trace_note(tmp_path: Path) -> None:
+    ops = [_event("cpu_op", f"aten::op{i}", i, 1, **{"External id": i}) for i in range(3)]
+    parsed = _load(tmp_path, [*ops, {"ph": "i", "cat": "kernel", "name": "instant"}])
+    assert parsed.frame.height == 0
+    assert parsed.notes == ["t.json: CPU-only trace (3 CPU ops, no GPU kernel events)"]
+    assert parsed.metadata == {"cpu_ops": 3}
+
+
+@pytest.mark.parametrize(
+    ("event", "where", "message"),
+    [
+        (_event("kernel", "k", 0, -1.5), "$.traceEvents[1].dur", "negative duration -1.5 µs"),
+        (_event("cpu_op", "op", 0, -2), "$.traceEvents[1].dur", "negative duration -2 µs"),
+        (_event("kernel", "k", None, 3), "$.traceEvents[1].ts", "GPU event without it"),
+        (_event("gpu_memset", "k", 4, None), "$.traceEvents[1].dur", "GPU event without it"),
+        (_event("gpu_memcpy", None, 4, 1), "$.traceEvents[1].name", "GPU event without a name"),
+    ],
+)
+def test_bad_events_are_named(tmp_path: Path, event: Any, where: str, message: str) -> None:
+    from tileprof.errors import InputError
+
+    with pytest.raises(InputError) as info:
+        _load(tmp_path, [_event("kernel", "fine", 0, 1), event])
+    assert (info.value.where, info.value.message) == (where, message)
+
+
+def test_nan_duration_is_refused(tmp_path: Path) -> None:
+    from tileprof.errors import InputError
+
+    path = tmp_path / "t.json"
+    path.write_text(
+        '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 0, "dur": NaN}]}'
+    )
+    # NaN is not JSON: the decoder refuses it where it stands
+    with pytest.raises(InputError) as info:
+        load_runs(path)
+    assert info.value.where == "line 1, column 76"
