@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.samples import sample, write_dump
 from tileprof.cli import cli
 from tileprof.errors import OutputError
 from tileprof.outputs import atomic_writer, write_bytes, write_text
@@ -64,14 +65,15 @@ def test_full_disk_keeps_the_previous_file(
 
 def test_full_disk_through_the_command(existing: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _full_disk(monkeypatch)
-    args = ["summary", "--example", "--format", "json", "-o", str(existing), "--force"]
+    dump = write_dump(existing.parent / "d.json", [sample(0, 0, 10)])
+    args = ["summary", str(dump), "--format", "json", "-o", str(existing), "--force"]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
         f"tileprof: error: {existing}: cannot write: No space left on device"
     ]
     assert existing.read_text() == PREVIOUS
-    assert _only(existing) == ["out.json"]
+    assert _only(existing) == ["d.json", "out.json"]
 
 
 def test_success_replaces_and_keeps_the_mode(existing: Path) -> None:
