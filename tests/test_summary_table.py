@@ -205,6 +205,9 @@ def test_layout_filters_dimensions_and_a_long_name(tmp_path: Path) -> None:
     assert lines[6].split("┃")[1:4] == [" phase ", " tile ", " samples "]
     assert lines[7].startswith("━") and "╇" in lines[7]
     assert lines[-1].startswith("gemm ")
+    # Dimensions are left-aligned, figures right-aligned under their titles.
+    gemm = lines[-1].split("│")
+    assert (gemm[1], gemm[3], gemm[-1]) == (" 0     ", "       1 ", " 100")
     # A name wider than its column folds onto the following lines, never cut short.
     folded = [line.split("│")[0].strip() for line in lines[8:-1]]
     assert "".join(folded) == long_name
