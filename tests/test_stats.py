@@ -300,3 +300,28 @@ def test_kernel_glob_with_several_stars(tmp_path: Any) -> None:
     samples = frame([sample(0, 0, 1, kernel="gemm_f16_init_rows"), sample(1, 0, 1, kernel="gemm")])
     matched = apply_filters(samples, Filters(kernels="gemm*init*rows"))
     assert matched["kernel"].cast(pl.String).to_list() == ["gemm_f16_init_rows"]
+
+
+def test_group_by_is_checked_deduplicated_and_may_be_one_string() -> None:
+    from tileprof.errors import OptionError
+    from tileprof.stats import check_dimensions
+
+    assert check_dimensions("kind") == ("kind",)
+    assert check_dimensions(["tile", "epoch", "tile"]) == ("tile", "epoch")
+    assert check_dimensions(()) == ()
+    with pytest.raises(OptionError) as info:
+        check_dimensions(["epoch", "colour", "size"])
+    assert str(info.value) == (
+        "--group-by 'colour': unknown dimension (one of epoch, operation, kind, phase, tile)"
+    )
+    samples = [sample(0, 0, 10, phase=1), sample(1, 0, 30, phase=2), sample(2, 40, 5, phase=1)]
+    rows = group_statistics(frame(samples), tile_count=TILES, clock_hz=CLOCK, group_by="phase")
+    assert rows.columns[:2] == ["name", "phase"]
+    # ordered by phaseCycles descending: phase 2 (30 cycles), then phase 1 (10 + 5)
+    assert rows.select("phase", "sampleCount", "phaseCycles").rows() == [(2, 1, 30), (1, 2, 15)]
+
+
+def test_profile_span() -> None:
+    assert profile_span(frame([])) is None
+    assert profile_span(frame([sample(0, 7, 0)])) == 0
+    assert profile_span(frame([sample(0, 10, 5), sample(1, 3, 2), sample(2, 12, 1)])) == 12
