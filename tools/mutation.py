@@ -66,10 +66,36 @@ def scratch_copy(module: str, path: str, tests: list[str], deselect: list[str]) 
     return scratch
 
 
+def verify(scratch: Path, names: list[str], tests: list[str], deselect: list[str]) -> None:
+    """Run each mutant that was not killed again, directly, against the current tests.
+
+    mutmut reports a mutant that makes a test loop forever as it finds it under its CPU
+    limit; here a mutant is *killed* (a test failed), *hangs* (no result in 120 s: caught
+    as a timeout) or *survives*.
+    """
+    mutated = scratch / "mutants"
+    shutil.copytree(ROOT / "tests", mutated / "tests", dirs_exist_ok=True)
+    args = [*tests, *(f"--deselect={d}" for d in deselect)]
+    for name in names:
+        env = {**os.environ, "MUTANT_UNDER_TEST": name}
+        command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:randomly", *args]
+        try:
+            code = subprocess.run(
+                command, cwd=mutated, env=env, capture_output=True, timeout=120, check=False
+            ).returncode
+        except subprocess.TimeoutExpired:
+            print(f"hangs    {name}")
+            continue
+        print(f"{'killed' if code == 1 else 'survives' if code == 0 else f'exit {code}'}  {name}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("module")
     parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument(
+        "--verify", action="store_true", help="rerun the mutants not killed last time, directly"
+    )
     args = parser.parse_args()
     table = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     modules = table["tool"]["tileprof"]["mutation"]
@@ -79,6 +105,11 @@ def main() -> int:
     scratch = scratch_copy(args.module, entry["path"], entry["tests"], entry.get("deselect", []))
     dotted = entry["path"].removesuffix(".py").replace("/", ".")
     mutmut = [sys.executable, "-c", MUTMUT]
+    if args.verify:
+        text = (scratch / "survivors.txt").read_text(encoding="utf-8")
+        names = [line[3:].partition(":")[0] for line in text.splitlines() if line.startswith("## ")]
+        verify(scratch, names, entry["tests"], entry.get("deselect", []))
+        return 0
     run = [*mutmut, "run", "--max-children", str(args.max_children), f"{dotted}.*"]
     subprocess.run(run, cwd=scratch, check=False, stdout=subprocess.DEVNULL)
     listing = subprocess.run(
