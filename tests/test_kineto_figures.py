@@ -279,3 +279,19 @@ def test_nan_duration_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         load_runs(path)
     assert info.value.where == "line 1, column 76"
+
+
+def test_streams_and_ties(tmp_path: Path) -> None:
+    events = [
+        _event("kernel", "b_kernel", 0, 3, device=0, stream=9),
+        _event("kernel", "b_kernel", 5, 3, device=0, stream=7),
+        _event("kernel", "b_kernel", 9, 2, device=0, stream=9),
+        _event("kernel", "a_kernel", 20, 8, device=0, stream=7),
+        _event("kernel", "c_kernel", 30, 9, device=0, stream=7),
+    ]
+    frame = _load(tmp_path, events).frame
+    # total 9 first; then a tie at 8 µs broken by name, ascending
+    assert frame["kernel"].to_list() == ["c_kernel", "a_kernel", "b_kernel"]
+    b = frame.row(2, named=True)
+    assert json.loads(b["metadata"])["streams"] == "7,9"  # every stream, sorted
+    assert (b["calls"], b["total_us"], b["p50_us"], b["max_us"]) == (3, 8.0, 3.0, 3.0)
