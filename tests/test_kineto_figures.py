@@ -295,3 +295,35 @@ def test_streams_and_ties(tmp_path: Path) -> None:
     b = frame.row(2, named=True)
     assert json.loads(b["metadata"])["streams"] == "7,9"  # every stream, sorted
     assert (b["calls"], b["total_us"], b["p50_us"], b["max_us"]) == (3, 8.0, 3.0, 3.0)
+
+
+@pytest.mark.parametrize(
+    ("document", "where"),
+    [
+        ('{"traceEvents": [{"ph": "X", "cat": "kernel", "dur": "5"}]}', "$.traceEvents[0].dur"),
+        ('{"traceEvents": [{"args": {"device": "0"}}]}', "$.traceEvents[0].args.device"),
+        (
+            '{"traceEvents": [], "deviceProperties": [{"id": "0", "name": "x"}]}',
+            "$.deviceProperties[0].id",
+        ),
+        ('{"traceEvents": {}}', "$.traceEvents"),
+    ],
+)
+def test_wrong_types_name_file_and_path(tmp_path: Path, document: str, where: str) -> None:
+    from tileprof.errors import InputError
+
+    path = tmp_path / "t.json"
+    path.write_text(document)
+    with pytest.raises(InputError) as info:
+        load_runs(path)
+    assert (info.value.path, info.value.where) == (str(path), where)
+
+
+def test_zero_duration_kernel_is_valid_and_errors_name_the_file(tmp_path: Path) -> None:
+    from tileprof.errors import InputError
+
+    frame = _load(tmp_path, [_event("kernel", "instant", 0, 0, device=0)]).frame
+    assert (frame["calls"].item(), frame["total_us"].item()) == (1, 0.0)
+    with pytest.raises(InputError) as info:
+        _load(tmp_path, [_event("kernel", "k", 0, -1)])
+    assert info.value.path == str(tmp_path / "t.json")
