@@ -88,7 +88,7 @@ def intern_columns(records: Sequence[SampleRecord]) -> tuple[pl.DataFrame, list[
     frame = pl.DataFrame(record_columns(records)).with_columns(
         pl.Series("metadataId", ids, dtype=pl.Int64)
     )
-    return frame, [bytes(text) for text in distinct]
+    return frame, [text if isinstance(text, bytes) else text.encode() for text in distinct]
 
 
 class SampleBatches:

@@ -203,7 +203,11 @@ def _parse_mapped(
     raws = document.samples
     del document
     total = len(raws)
-    ranges = sample_ranges(mapped, raws, batch_rows) if parallel.use_workers(len(mapped)) else None
+    ranges = None
+    if parallel.use_workers(len(mapped)):
+        # Tasks small enough that every worker gets several: the load evens out, and the
+        # workers' decoded objects together stay well under the file's size.
+        ranges = sample_ranges(mapped, raws, min(batch_rows, total // (4 * parallel.jobs()) + 1))
     if ranges is not None:
         del raws
         _release(mapped)
