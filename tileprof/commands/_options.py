@@ -13,7 +13,7 @@ import click
 from tileprof.errors import OptionError, OutputError
 from tileprof.filters import Filters, parse_window
 from tileprof.model import Profile, load
-from tileprof.parsers import DUMP_FORMATS
+from tileprof.parsers import DUMP_FORMATS, parallel
 from tileprof.parsers._common import DeviceHeader, resolve_device, validate_samples
 from tileprof.parsers.json_dump import sample_place
 from tileprof.stats import GROUP_DIMENSIONS, check_dimensions
@@ -38,6 +38,13 @@ def _finite(_ctx: click.Context, param: click.Parameter, value: float | None) ->
     return value
 
 
+def _jobs(ctx: click.Context, _param: click.Parameter, value: int | None) -> int | None:
+    """Set the decoding processes for this command; its pool ends with the command."""
+    parallel.configure(value)
+    ctx.call_on_close(parallel.shutdown)
+    return value
+
+
 dump_input_options = _stack(
     click.option(
         "--format-in",
@@ -58,6 +65,15 @@ dump_input_options = _stack(
         type=click.IntRange(min=1),
         default=None,
         help="Device tile count; overrides the dump (default 1472).",
+    ),
+    click.option(
+        "--jobs",
+        type=click.IntRange(min=1),
+        default=None,
+        expose_value=False,
+        callback=_jobs,
+        help="Processes decoding large JSON/NDJSON dumps (default: the usable cores; "
+        "files under 50 MB always decode in one).",
     ),
 )
 
