@@ -305,8 +305,8 @@ def test_a_killed_worker_is_a_one_line_error(
         json_dump.parse_file(path, batch_rows=3)
     message = str(caught.value)
     assert message == (
-        f"{path}: a decoding worker process died (killed, or out of memory); "
-        "--jobs 1 decodes in one process"
+        f"{path}: a decoding worker process died (killed, or out of memory); --jobs 1 "
+        "(from Python: tileprof.parsers.parallel.configure(1)) decodes in one process"
     )
     assert "\n" not in message
     # The pool is replaced: the next decode works again.

@@ -13,6 +13,10 @@ every input (``report`` and ``diff`` read several), and ``shutdown`` ends it; th
 option registers that at the command's end. Files under ``min_bytes()`` stay in process, where
 starting workers would cost more than it saves. A worker that dies (killed, out of memory)
 breaks the pool: that is reported as one ``InputError`` naming the file, never a hang.
+
+As with any ``spawn`` pool, a Python script that loads a large dump must guard its top level
+with ``if __name__ == "__main__":`` (the workers import the main module), or call
+``configure(1)`` first.
 """
 
 from __future__ import annotations
@@ -103,8 +107,8 @@ def _broken(path: Path) -> InputError:
     return InputError(
         path,
         None,
-        "a decoding worker process died (killed, or out of memory); "
-        "--jobs 1 decodes in one process",
+        "a decoding worker process died (killed, or out of memory); --jobs 1 "
+        "(from Python: tileprof.parsers.parallel.configure(1)) decodes in one process",
     )
 
 
