@@ -312,3 +312,20 @@ def test_a_killed_worker_is_a_one_line_error(
     # The pool is replaced: the next decode works again.
     assert json_dump.parse_file(path, batch_rows=3).samples.height == 40
     assert tileprof.load(path).samples.height == 40
+
+
+def test_one_pool_serves_every_input_of_a_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(parallel.MIN_BYTES_ENV, "0")
+    first, second = tmp_path / "a.json", tmp_path / "b.ndjson"
+    first.write_bytes(document([sample(i, i, 1, "k") for i in range(20)]))
+    second.write_bytes(b"\n".join(msgspec.json.encode(sample(i, i, 2, "k")) for i in range(20)))
+    assert json_dump.parse_file(first, batch_rows=4).samples.height == 20
+    pool = parallel.executor()
+    workers = set(pool._processes or {})  # type: ignore[attr-defined]
+    assert ndjson_dump.parse_file(second, task_bytes=50).samples["duration"].to_list() == [2] * 20
+    assert parallel.executor() is pool
+    assert set(pool._processes or {}) == workers  # type: ignore[attr-defined]
+    parallel.shutdown()
+    assert parallel.executor() is not pool
