@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Container
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -43,6 +45,10 @@ class Args(msgspec.Struct):
     grid: list[int] | None = None
     block: list[int] | None = None
     input_type: list[str] | None = msgspec.field(default=None, name="Input type")
+    # Read as any JSON: malformed dims or arguments give an op null work, never an error.
+    input_dims: Any = msgspec.field(default=None, name="Input Dims")
+    concrete_inputs: Any = msgspec.field(default=None, name="Concrete Inputs")
+    flops: Any = None
 
 
 class Event(msgspec.Struct):
@@ -51,6 +57,8 @@ class Event(msgspec.Struct):
     name: str | None = None
     ts: float | None = None
     dur: float | None = None
+    tid: Any = None
+    pid: Any = None
     args: Args | None = None
 
 
@@ -75,19 +83,48 @@ def is_trace(keys: set[str]) -> bool:
     return "traceEvents" in keys
 
 
-def parse(path: str | Path, data: bytes) -> ParsedRuns:
-    """The per-kernel runs of a Kineto trace."""
+@dataclass
+class CpuOp:
+    """One ``cpu_op`` event: what op-level rows and work attribution read."""
+
+    index: int
+    name: str
+    thread: str
+    ts: float
+    dur: float
+    external_id: int | None
+    input_type: list[str] | None
+    input_dims: Any
+    concrete_inputs: Any
+    flops: Any
+
+
+@dataclass
+class KinetoEvents:
+    """The events of a trace that tileprof reads, checked, in file order."""
+
+    name: str
+    devices: dict[int, str]
+    cpu_ops: list[CpuOp]
+    gpu: list[tuple[int, Event, Args]]
+    launches: dict[int, int]  # correlation -> External id of the launching cpu_op
+
+    def launching_external_id(self, a: Args, known: Container[int]) -> int | None:
+        """The External id of the cpu_op that launched a GPU event with ``args`` ``a``."""
+        ext = self.launches.get(a.correlation) if a.correlation is not None else None
+        if ext is None or ext not in known:
+            ext = a.external_id
+        return ext
+
+
+def read_events(path: str | Path, data: bytes) -> KinetoEvents:
+    """Decode a trace and check its GPU events; the CPU ops, GPU events and launches."""
     from tileprof.parsers._decode import decode_json
 
     trace = decode_json(path, data, Trace)
     trace_events = _decode_part(path, trace.traceEvents, list[Event], "$.traceEvents")
     props = _decode_part(path, trace.deviceProperties, list[DeviceProperties], "$.deviceProperties")
-    name = Path(path).name
-    devices = {d.id: d.name for d in props}
-    cpu_ops: dict[int, tuple[str, list[str] | None]] = {}
-    launches: dict[int, int] = {}  # correlation -> External id of the launching cpu_op
-    gpu: list[tuple[int, Event, Args]] = []
-    cpu_count = 0
+    events = KinetoEvents(Path(path).name, {d.id: d.name for d in props}, [], [], {})
     for i, ev in enumerate(trace_events):
         if ev.ph != "X":
             continue
@@ -100,15 +137,40 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
                 raise InputError(path, f"{where}.{missing}", "GPU event without it")
             if ev.name is None:
                 raise InputError(path, f"{where}.name", "GPU event without a name")
-            gpu.append((i, ev, ev.args or _NO_ARGS))
-        elif ev.cat == "cpu_op" or ev.cat in LAUNCH_CATEGORIES:
+            events.gpu.append((i, ev, ev.args or _NO_ARGS))
+        elif ev.cat == "cpu_op":
             c = ev.args or _NO_ARGS
-            if ev.cat == "cpu_op":
-                cpu_count += 1
-                if c.external_id is not None:
-                    cpu_ops[c.external_id] = (ev.name or "", c.input_type)
-            elif c.correlation is not None and c.external_id is not None:
-                launches[c.correlation] = c.external_id
+            events.cpu_ops.append(
+                CpuOp(
+                    i,
+                    ev.name or "",
+                    f"{ev.pid}/{ev.tid}",
+                    ev.ts or 0.0,
+                    ev.dur or 0.0,
+                    c.external_id,
+                    c.input_type,
+                    c.input_dims,
+                    c.concrete_inputs,
+                    c.flops,
+                )
+            )
+        elif ev.cat in LAUNCH_CATEGORIES:
+            c = ev.args or _NO_ARGS
+            if c.correlation is not None and c.external_id is not None:
+                events.launches[c.correlation] = c.external_id
+    return events
+
+
+def parse(path: str | Path, data: bytes) -> ParsedRuns:
+    """The per-kernel runs of a Kineto trace."""
+    events = read_events(path, data)
+    name, devices, gpu = events.name, events.devices, events.gpu
+    cpu_count = len(events.cpu_ops)
+    cpu_ops = {
+        op.external_id: (op.name, op.input_type)
+        for op in events.cpu_ops
+        if op.external_id is not None
+    }
     notes: list[str] = []
     if not gpu:
         notes.append(f"{name}: CPU-only trace ({cpu_count} CPU ops, no GPU kernel events)")
@@ -119,9 +181,7 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
         for k in ("device", "name", "cat", "ts", "dur", "stream", "grid", "block", "op", "op_types")
     }
     for _, ev, a in sorted(gpu, key=lambda t: (t[1].ts or 0.0, t[0])):
-        ext = launches.get(a.correlation) if a.correlation is not None else None
-        if ext is None or ext not in cpu_ops:
-            ext = a.external_id
+        ext = events.launching_external_id(a, cpu_ops)
         op, types = cpu_ops.get(ext, (None, None)) if ext is not None else (None, None)
         records["device"].append(a.device)
         records["name"].append(ev.name)
