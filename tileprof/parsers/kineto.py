@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Container
 from dataclasses import dataclass
 from pathlib import Path
@@ -193,7 +194,7 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
         records["block"].append(_dims(a.block))
         records["op"].append(op)
         records["op_types"].append(json.dumps(types) if types else None)
-    events = pl.DataFrame(
+    frame = pl.DataFrame(
         records,
         schema={
             "device": pl.Int64,
@@ -208,20 +209,27 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
             "op_types": pl.String,
         },
     )
-    agg = aggregate(events)
+    agg = aggregate(frame)
     rows = []
     for r in agg.iter_rows(named=True):
         device = r["device"]
         target = devices.get(device) if device is not None else None
         if target is None:
             target = f"GPU {device}" if device is not None else "GPU"
+        launches = Counter(zip(r["ops"], r["ops_types"], strict=True))
         family, dt = classify(r["name"])
         if family == "other" and r["op"]:
             family = classify(r["op"])[0]
+        if family == "copy" and _all_casts(launches):
+            family = "cast"
         # Only compute kernels take the launching op's input type; a memcpy or memset
         # launched by aten::copy_ of floats moves bytes, not floats.
         if dt is None and r["op_types"] and family not in NO_DTYPE_FAMILIES:
             dt = dtype_from_torch_types(json.loads(r["op_types"]))
+        per_op = Counter[str]()
+        for (op, _), n in launches.items():
+            if op is not None:
+                per_op[op] += n
         rows.append(
             {
                 "target": target,
@@ -237,13 +245,14 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
                 "p50_us": r["p50_us"],
                 "p95_us": r["p95_us"],
                 "max_us": r["max_us"],
-                "launch_op": r["op"],
+                "launch_op": _launch_ops(per_op),
                 "metadata": {
                     "category": r["cat"],
                     "streams": r["streams"],
                     "grid": r["grid"],
                     "block": r["block"],
-                },
+                }
+                | ({"launch_ops": dict(per_op.most_common())} if len(per_op) > 1 else {}),
             }
         )
     meta = {"devices": devices, "gpu_events": len(gpu), "cpu_ops": cpu_count}
@@ -275,10 +284,40 @@ def aggregate(events: pl.DataFrame) -> pl.DataFrame:
             pl.col("block").first(),
             pl.col("op").drop_nulls().first().alias("op"),
             pl.col("op_types").drop_nulls().first().alias("op_types"),
+            pl.col("op").alias("ops"),
+            pl.col("op_types").alias("ops_types"),
             pl.col("stream").unique().sort().cast(pl.String).str.join(",").alias("streams"),
         )
         .with_columns(pl.col("name").cast(pl.String))
         .sort(["total_us", "name"], descending=[True, False])
+    )
+
+
+COPY_OPS = frozenset({"aten::copy_", "aten::_to_copy", "aten::to"})
+
+
+def _all_casts(launches: Counter[tuple[str | None, str | None]]) -> bool:
+    """Whether every launch is a copy op whose destination and source types differ (a copy_
+    from bf16 into a float tensor is a cast, whatever its kernel is named)."""
+    if not launches:
+        return False
+    for op, types in launches:
+        if op not in COPY_OPS or not types:
+            return False
+        tensors = [t for t in json.loads(types) if t and t != "Scalar"][:2]
+        if len(tensors) < 2 or dtype_from_torch_types(tensors[:1]) is None:
+            return False
+        if dtype_from_torch_types(tensors[:1]) == dtype_from_torch_types(tensors[1:]):
+            return False
+    return True
+
+
+def _launch_ops(per_op: Counter[str]) -> str | None:
+    """The launching op, or every one with its calls (``aten::mm ×2; aten::mean ×3``)."""
+    if len(per_op) <= 1:
+        return next(iter(per_op), None)
+    return "; ".join(
+        f"{op} ×{n}" for op, n in sorted(per_op.items(), key=lambda kv: (-kv[1], kv[0]))
     )
 
 
