@@ -335,3 +335,28 @@ def test_bad_input_as_a_process(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
+
+
+def test_ops_table_json_csv_parquet(tmp_path: Path) -> None:
+    trace = str(FIXTURES / "traces" / "h200_train_steps.json.gz")
+    code, out, _ = run("runs", "--ops", trace)
+    assert (
+        code == 0 and out.startswith("ops (") and "aten::_scaled_dot_product_cudnn_attention" in out
+    )
+    code, out, _ = run("runs", "--ops", trace, "--format", "json")
+    doc = json.loads(out)
+    assert set(doc) == {"sources", "ops", "notes"}
+    mm = [
+        r
+        for r in doc["ops"]
+        if r["op"] == "aten::mm" and r["input_dims"] == "[[256,1024],[1024,1024]]"
+    ]
+    assert {r["flops"] for r in mm} == {2 * 256 * 1024 * 1024}
+    assert all(r["peak_fraction"] is None or r["peak_fraction"] <= 1 for r in doc["ops"])
+    code, out, _ = run("runs", "--ops", trace, "--format", "csv")
+    assert code == 0 and out.splitlines()[0].startswith("target,source,op,")
+    pq = tmp_path / "ops.parquet"
+    code, _, _ = run("runs", "--ops", trace, "--format", "parquet", "-o", str(pq))
+    assert code == 0 and pl.read_parquet(pq).height == len(doc["ops"])
+    code, _, err = run("runs", "--ops", str(FIXTURES / "runs" / "generic_runs.csv"))
+    assert code == 2 and "--ops needs a PyTorch trace" in err

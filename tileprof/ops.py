@@ -81,6 +81,21 @@ class _Call:
     device: int | None = None
 
 
+def load_ops(path: str | Path) -> ParsedOps:
+    """The op rows of the PyTorch trace at ``path`` (``.json`` or ``.json.gz``).
+
+    Any other kind of file is an InputError naming it and what it is.
+    """
+    from tileprof.errors import InputError
+    from tileprof.parsers.kineto import KIND
+    from tileprof.sources import detect_file_kind
+
+    kind, data = detect_file_kind(path)
+    if kind != KIND or data is None:
+        raise InputError(path, None, f"--ops needs a PyTorch trace; this is a {kind}")
+    return read_ops(path, data)
+
+
 def read_ops(path: str | Path, data: bytes) -> ParsedOps:
     """The op rows of the Kineto trace ``data`` read from ``path``."""
     return op_rows(read_events(path, data))

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import polars as pl
 
 from tileprof.commands._options import (
     check_output,
@@ -66,6 +67,13 @@ def tile_source_runs(profile: Profile, filters: Filters, source: str) -> ParsedR
     help="TOML file of links to add and classifications to override (docs/runs.md).",
 )
 @click.option("--linked", is_flag=True, help="Print only the linked sets.")
+@click.option(
+    "--ops",
+    "ops",
+    is_flag=True,
+    help="Op-level rows of PyTorch traces: FLOPs, GPU time, TFLOP/s and fraction of peak "
+    "per (device, op, input dims, dtypes) (docs/runs.md).",
+)
 @dump_input_options
 @filter_options
 @output_options
@@ -75,6 +83,7 @@ def command(
     output_format: str,
     links_path: Path | None,
     linked: bool,
+    ops: bool,
     format_in: str | None,
     clock_hz: float | None,
     tile_count: int | None,
@@ -95,6 +104,9 @@ def command(
     check_output(output, force)
     filters = filters_from_options(epoch, at, window, kernels, kind)
     links = load_links(links_path) if links_path is not None else None
+    if ops:
+        _write_ops(files, example, linked, output_format, output)
+        return
 
     def tile_loader(path: Path) -> ParsedRuns:
         profile = load(path, format=format_in, clock_hz=clock_hz, tile_count=tile_count)
@@ -127,3 +139,26 @@ def command(
         write_bytes(output, runs_data.render_parquet(sets if linked else runs))
     else:
         write_text(output, runs_table.render(runs, sets, notes, linked_only=linked))
+
+
+def _write_ops(
+    files: tuple[Path, ...], example: bool, linked: bool, output_format: str, output: Path | None
+) -> None:
+    """``--ops``: the op rows of every FILE (each a PyTorch trace), in one table."""
+    from tileprof.ops import load_ops
+
+    if example or linked:
+        raise OptionError("--ops reads PyTorch traces only: drop --example and --linked")
+    parsed = [(str(path), load_ops(path)) for path in files]
+    frame = pl.concat([p.frame for _, p in parsed], how="vertical")
+    notes = [n for _, p in parsed for n in p.notes]
+    if output_format == "json":
+        sources = [{"file": name, "ops": p.frame.height} for name, p in parsed]
+        write_text(output, runs_data.render_ops_json(frame, notes, sources))
+    elif output_format == "csv":
+        write_text(output, runs_data.render_csv(frame))
+    elif output_format == "parquet":
+        assert output is not None
+        write_bytes(output, runs_data.render_parquet(frame))
+    else:
+        write_text(output, runs_table.render_ops(frame, notes))
