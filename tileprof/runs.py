@@ -40,7 +40,9 @@ RUN_COLUMNS: tuple[RunColumn, ...] = (
     RunColumn("op_family", pl.Enum(list(OP_FAMILIES)), "classifier: kind of work"),
     RunColumn("dtype", pl.Enum(list(DTYPES)), "classifier: number format"),
     RunColumn("shape", pl.String(), "problem shape as the source writes it"),
-    RunColumn("per", pl.String(), "what one time_us covers: call, step, GEMM, epoch, phase"),
+    RunColumn(
+        "per", pl.String(), "what one time_us covers: call, step, GEMM, epoch, active (tile)"
+    ),
     RunColumn("time_us", pl.Float64(), "µs per call, step, GEMM or epoch (see per)"),
     RunColumn("calls", pl.Int64(), "calls, steps or repetitions time_us averages over"),
     RunColumn("total_us", pl.Float64(), "µs over all calls, where the source gives it"),
@@ -185,7 +187,7 @@ def tile_runs(
                 "source": source,
                 "workload": workload,
                 "kernel": g["name"],
-                "per": "phase",
+                "per": "active",
                 "time_us": _cycles_us(phase_cycles, summary.clock_hz),
                 "calls": None,
                 "max_us": _cycles_us(g.get("maximumCycles"), summary.clock_hz),
@@ -200,6 +202,7 @@ def tile_runs(
                         "phaseCount",
                         "phaseCycles",
                         "workCycles",
+                        "usefulCycles",
                         "usefulUtilization",
                         "workLaneOccupancy",
                         "deviceUsefulUtilization",

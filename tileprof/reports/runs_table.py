@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import polars as pl
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from tileprof.links import format_us
 from tileprof.text import shorten
@@ -76,7 +77,10 @@ def linked_table(linked: pl.DataFrame) -> Table:
         first = r["set_id"] != previous
         previous = r["set_id"]
         table.add_row(
-            r["set"] if first else "", r["link_by"] if first else "", str(r["runs"]), r["text"]
+            r["set"] if first else "",
+            r["link_by"] if first else "",
+            str(r["runs"]),
+            Text(r["text"] or ""),
         )
     return table
 
@@ -104,7 +108,8 @@ def render(
         console.print(linked_table(linked))
     else:
         console.print(
-            "no runs of two or more targets share an (op_family, dtype) or workload", markup=False
+            "no runs of two or more targets share a workload, a shape or an (op_family, dtype)",
+            markup=False,
         )
     for note in notes:
         console.print(f"note: {note}", markup=False)
