@@ -70,15 +70,17 @@ SUMMARY_PINS = {
     "json": "10e301c50a960c78929ee8db1e85023062598044dca7780382c3b9bc8fa83460",
     "csv": "c9157568c0d54b5d6a003c09a815893d7215ebd41572f7bce1a643efdbbdb367",
 }
+# Re-recorded on branch xtarget (issue 10): tile rows are "per active", carry usefulCycles;
+# kernels launched by several ops list each; linked sets gain work/compare/speedup columns.
 RUNS_PINS = {
-    "table": "5aa3fa58d00bac4cc25aed674f1692dadee36e1d28701147f88afe05a083f0f3",
-    "table-linked": "ec104a498e9e313a7ee96fe4adfe4bdb8d5159b2bc60cc81bec9d8687ce548c6",
-    "json": "f68e676e91a36f32f35385b827a77e2f5ea13fac05513e27d25ce6a885e19328",
-    "json-linked": "4c2c0c12c2f124ba9bb8fb4d717c2958ad7e1c177f6b95b554e0d29b829be253",
-    "csv": "edbdd3f71ff4e091a1533c3d7459ba2386c094b8ee890e06420afe5aea8e09c7",
-    "csv-linked": "28e41c2c00427661b0abfe0a6ccf9c78d772635d7c6b4116c5a8c5c1c28968de",
-    "parquet": "f4c92875be09640fe30299bb7748e6943a48a8deb80333cca07bd03b97a7a2d4",
-    "parquet-linked": "94140536ff73ed774d7d1a121d4b1c02692e779756f1279d4fd5618128aeb74e",
+    "table": "cff9c569b876121af93b882d4ea7ddf608920d6305a75b93605f0e91895dd193",
+    "table-linked": "c370c91c584bf6e67ac1ce3391ff56da67caa66be81ef96d91694971b98b5a47",
+    "json": "2fa03a4f99c72f23283c3acc3a59b472078638bc4be863f05d00d1a8b92f876e",
+    "json-linked": "a54fb2f97227b69f78b05151d06e9401ffbe918e5c93b5824404055ed6449e9a",
+    "csv": "893341ccf3f4501f546289bf48481e9de489e7fde0e8705539a926056f430c90",
+    "csv-linked": "424a366ff5ed5f6631245262e4d5e78e5fef64ef8ce1f352e8e99688c2a91fb3",
+    "parquet": "060886ef49b9f98d3e794c4e33e6135c87d911d5b658dc1928380051eb708f2c",
+    "parquet-linked": "c8865dd60bcdd1a851c225da33cac1bf192a685ca8c7951e6b5105625c79e5fa",
 }
 
 
