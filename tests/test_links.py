@@ -107,7 +107,7 @@ def test_linked_sets_tile_and_a100_gemm() -> None:
     assert tile["time_us"] is None and a100["time_us"] is None
     assert tile["text"] == (
         "tile device (1472 tiles @ 1.5 GHz) gemm_f16_init_large_rows_interleaved_k80_c112_r… "
-        "· 5,902,848 useful cycles · at 17% of peak"
+        "· 5,902,848 useful cycles · 17% of peak"
     )
     # 8192³ MAC = 549,755,813,888 → 1,099.5 GFLOP; 1.43 J / 1,099.5 GFLOP = 1.30 mJ/GFLOP;
     # 2 × MAC / 4.36 ms = 252.1 TFLOP/s = 81% of the A100's 312
@@ -115,7 +115,7 @@ def test_linked_sets_tile_and_a100_gemm() -> None:
     assert a100["flops"] == 2 * 8192**3
     assert a100["j_per_gflop"] == pytest.approx(a100["energy_j"] / 1099.511627776)
     assert a100["text"] == (
-        "NVIDIA A100-SXM4-40GB fp16_tensor_core · 8192x8192x8192, 1100 GFLOP · at 81% of peak, "
+        "NVIDIA A100-SXM4-40GB fp16_tensor_core · 8192x8192x8192, 1100 GFLOP · 81% of peak, "
         "252.1 TFLOP/s, 1.43 J (1.3 mJ/GFLOP)"
     )
     # f8 GEMMs exist on the tile device only: no set

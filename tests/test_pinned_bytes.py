@@ -73,14 +73,14 @@ SUMMARY_PINS = {
 # Re-recorded on branch xtarget (issue 10): tile rows are "per active", carry usefulCycles;
 # kernels launched by several ops list each; linked sets gain work/compare/speedup columns.
 RUNS_PINS = {
-    "table": "cff9c569b876121af93b882d4ea7ddf608920d6305a75b93605f0e91895dd193",
-    "table-linked": "c370c91c584bf6e67ac1ce3391ff56da67caa66be81ef96d91694971b98b5a47",
-    "json": "2fa03a4f99c72f23283c3acc3a59b472078638bc4be863f05d00d1a8b92f876e",
-    "json-linked": "a54fb2f97227b69f78b05151d06e9401ffbe918e5c93b5824404055ed6449e9a",
+    "table": "88ea8d37a0720f9a3d59702c4acf961a35c2604807f76a56b65514efb73a3eec",
+    "table-linked": "2bb86b5d24953b776f1dcce47c7c638cb311cae46f4db6453f42c818c9b5a774",
+    "json": "c1da4a5f013cc21d33c3092c395a0ea392cf4d4e042bb02ee36f44e54072a250",
+    "json-linked": "b14c09fbe5b881ac62cf38cb41deeaac142815fcdcd0a28e934c48eeea08f060",
     "csv": "893341ccf3f4501f546289bf48481e9de489e7fde0e8705539a926056f430c90",
-    "csv-linked": "424a366ff5ed5f6631245262e4d5e78e5fef64ef8ce1f352e8e99688c2a91fb3",
+    "csv-linked": "6852f6aca4eef925abc87da3e52ecfe67d385ba6d2aa18bf4eee701d81277646",
     "parquet": "060886ef49b9f98d3e794c4e33e6135c87d911d5b658dc1928380051eb708f2c",
-    "parquet-linked": "c8865dd60bcdd1a851c225da33cac1bf192a685ca8c7951e6b5105625c79e5fa",
+    "parquet-linked": "b69d577bf71f78d1ec2640af742057a280c00d4928dab544bfa318bf3ef48175",
 }
 
 

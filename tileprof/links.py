@@ -365,22 +365,23 @@ def describe(row: dict[str, Any]) -> str:
     if name:
         name = shorten(name, NAME_WIDTH)
     impl = f" {name}" if name else ""
-    text = f"{row['target']}{impl} · {row.get('work') or 'work unknown'} ·"
-    if row.get("compare", SAME_WORK) == SAME_WORK or row.get("compare") is None:
-        text += f" {format_us(row['time_us'])}"
-        if row.get("per"):
-            text += f" per {row['per']}"
+    text = f"{row['target']}{impl} · {row.get('work') or 'work unknown'}"
+    rest = ""
+    if row.get("compare") in (SAME_WORK, None):
+        rest = format_us(row["time_us"]) + (f" per {row['per']}" if row.get("per") else "")
     figures = []
     if row.get("peak_fraction") is not None:
         figures.append(f"{row['peak_fraction']:.0%} of peak")
     if row.get("tflops") is not None:
         figures.append(f"{row['tflops']:.4g} TFLOP/s")
     if figures:
-        text += " at " + ", ".join(figures)
+        rest += (" at " if rest else "") + ", ".join(figures)
     if row.get("energy_j") is not None:
-        text += f", {row['energy_j']:.3g} J"
+        rest += (", " if rest else "") + f"{row['energy_j']:.3g} J"
     if row.get("j_per_gflop") is not None:
-        text += f" ({row['j_per_gflop'] * 1e3:.3g} mJ/GFLOP)"
+        rest += f" ({row['j_per_gflop'] * 1e3:.3g} mJ/GFLOP)"
     if row.get("speedup") is not None:
-        text += f", {row['speedup']:.3g}× the slowest"
+        rest += f", {row['speedup']:.3g}× the slowest" if row["speedup"] != 1 else ", the slowest"
+    if rest:
+        text += " · " + rest
     return text
