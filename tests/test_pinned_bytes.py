@@ -71,16 +71,17 @@ SUMMARY_PINS = {
     "csv": "c9157568c0d54b5d6a003c09a815893d7215ebd41572f7bce1a643efdbbdb367",
 }
 # Re-recorded on branch xtarget (issue 10): tile rows are "per active", carry usefulCycles;
-# kernels launched by several ops list each; linked sets gain work/compare/speedup columns.
+# kernels launched by several ops list each; linked sets gain work/compare/speedup columns;
+# tile rows state kernelSpec and outputElements.
 RUNS_PINS = {
-    "table": "88ea8d37a0720f9a3d59702c4acf961a35c2604807f76a56b65514efb73a3eec",
-    "table-linked": "2bb86b5d24953b776f1dcce47c7c638cb311cae46f4db6453f42c818c9b5a774",
-    "json": "c1da4a5f013cc21d33c3092c395a0ea392cf4d4e042bb02ee36f44e54072a250",
-    "json-linked": "b14c09fbe5b881ac62cf38cb41deeaac142815fcdcd0a28e934c48eeea08f060",
-    "csv": "893341ccf3f4501f546289bf48481e9de489e7fde0e8705539a926056f430c90",
-    "csv-linked": "6852f6aca4eef925abc87da3e52ecfe67d385ba6d2aa18bf4eee701d81277646",
-    "parquet": "060886ef49b9f98d3e794c4e33e6135c87d911d5b658dc1928380051eb708f2c",
-    "parquet-linked": "b69d577bf71f78d1ec2640af742057a280c00d4928dab544bfa318bf3ef48175",
+    "table": "99129649eb14ece44babe8b5a9ed6f3e048ca5d8674ce828cb459de4291ef324",
+    "table-linked": "0cfeb98364a81d6ad662d88e9fde63154245e26deb1f804b3eb370f857a9805f",
+    "json": "a4f40cc741e3736f58c7d23de0c511a0aca64ce5c6475debc4f675b5ae91f232",
+    "json-linked": "8af35b00fa9f8e6a9ceb431e015ce8595016063b112d91509061392e6137553e",
+    "csv": "d45f5932552fc74d73719dd6eb581cf972eef6beb48bdeffd8c669762cdabb8a",
+    "csv-linked": "c69df56710040aeb49d0b720f401fd54563e6627c46428ef6cb4df8454856137",
+    "parquet": "f1d1401f0b756dc11125df2fea1e07c476fdd18f41478422e64b3cf366aee5b0",
+    "parquet-linked": "e8dadb258c74fad630e708bc329ec86e9b6535281db8607150baf24c3b998ac1",
 }
 
 

@@ -388,3 +388,23 @@ def test_ops_table_json_csv_parquet(tmp_path: Path) -> None:
     assert code == 0 and pl.read_parquet(pq).height == len(doc["ops"])
     code, _, err = run("runs", "--ops", str(FIXTURES / "runs" / "generic_runs.csv"))
     assert code == 2 and "--ops needs a PyTorch trace" in err
+
+
+def test_example_tile_groups_state_their_work_from_sample_metadata() -> None:
+    """Seed 004's f16 GEMM group: 384 samples (seed_004_summary.json), each stating kernelSpec
+    ``Gemm { a: f16, rows: large, k: 80, cols: 112, interleaved: true }`` and 13,552 output
+    elements (121 rows × 112 cols): 384 × 13,552 = 5,203,968 output elements."""
+    code, out, err = run("runs", "--example", ENERGY, "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    name = "gemm_f16_init_large_rows_interleaved_k80_c112_r121_r122"
+    meta = next(r["metadata"] for r in doc["runs"] if r["kernel"] == name)
+    assert meta["kernelSpec"] == "Gemm { a: f16, rows: large, k: 80, cols: 112, interleaved: true }"
+    assert meta["outputElements"] == 384 * 13_552 == 5_203_968
+    assert meta["sampleCount"] == 384
+    tile = next(r for r in doc["linkedSets"] if r["kernel"] == name)
+    assert tile["work"] == (
+        "Gemm { a: f16, rows: large, k: 80, cols: 112, interleaved: true }, "
+        "5,203,968 output elements, 5,902,848 useful cycles"
+    )
+    assert tile["per"] == "active"

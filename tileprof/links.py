@@ -56,6 +56,8 @@ MATCH_COLUMNS: tuple[str, ...] = (
 )
 SETTABLE_COLUMNS: tuple[str, ...] = ("op_family", "dtype", "workload")
 NAME_WIDTH = 48
+SPEC_WIDTH = 80
+"""Longest tile kernelSpec a linked set's ``work`` shows in full."""
 NO_MATCH = "no run matches this link"
 """The ``text`` of the one row of a links-file set that matches no run."""
 """Longest kernel or implementation name a linked-set ``text`` shows in full."""
@@ -317,12 +319,18 @@ def _set_rows(
 
 def work_of(row: dict[str, Any]) -> dict[str, Any]:
     """A run's work: FLOPs (2 × mac), useful cycles of a tile group, and a ``work`` text
-    (shape, GFLOP, useful cycles; ``work unknown`` when the source states none)."""
+    (shape; a tile group's kernelSpec and Σ outputElements; GFLOP; useful cycles;
+    ``work unknown`` when the source states none)."""
     flops = 2.0 * row["mac"] if row.get("mac") else None
-    useful = None
+    meta: dict[str, Any] = {}
     if row.get("target_kind") == "tile" and row.get("metadata"):
-        useful = json.loads(row["metadata"]).get("usefulCycles") or None
+        meta = json.loads(row["metadata"])
+    useful = meta.get("usefulCycles") or None
     parts = [row["shape"]] if row.get("shape") else []
+    if meta.get("kernelSpec"):
+        parts.append(shorten(meta["kernelSpec"], SPEC_WIDTH))
+    if meta.get("outputElements"):
+        parts.append(f"{meta['outputElements']:,} output elements")
     if flops:
         parts.append(f"{flops / 1e9:.4g} GFLOP")
     if useful:

@@ -167,15 +167,26 @@ def tile_target_name(clock_hz: float, tile_count: int) -> str:
 
 
 def tile_runs(
-    summary: GroupSummary, *, source: str, target: str | None = None, workload: str | None = None
+    summary: GroupSummary,
+    *,
+    source: str,
+    target: str | None = None,
+    workload: str | None = None,
+    work: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """One run row per tile group of ``summary``.
 
     ``time_us = phaseCycles / clockHz × 1e6`` (the group's phase time, not the summed work)
     and ``peak_fraction = deviceUsefulUtilization``; the group's own statistics go to
-    ``metadata``.
+    ``metadata``, with the work the group's samples state (``tileprof.tile_work.group_work``:
+    kernelSpec, outputElements) where ``work`` gives it.
     """
     name = target or tile_target_name(summary.clock_hz, summary.tile_count)
+    stated: dict[str, dict[str, Any]] = {}
+    for w in work.iter_rows(named=True) if work is not None else ():
+        stated[w["name"]] = {
+            k: w[k] for k in ("kernelSpec", "kernelSpecs", "outputElements") if w[k] is not None
+        }
     rows = []
     for g in summary.groups.iter_rows(named=True):
         phase_cycles = g.get("phaseCycles")
@@ -209,6 +220,7 @@ def tile_runs(
                     )
                     if k in g
                 }
+                | stated.get(g["name"], {})
                 | ({"dimensions": dims} if dims else {}),
             }
         )
