@@ -206,3 +206,45 @@ def test_trace_flops_argument_is_used_named_and_counted_once() -> None:
     frame = read_ops("f.json", data).frame
     got = {r["op"]: (r["flops"], r["flops_source"]) for r in frame.iter_rows(named=True)}
     assert got == {"aten::conv2d": (999, "trace"), "aten::mm": (1024, "trace")}
+
+
+def test_gpu_events_own_by_the_counted_op_and_orphans_are_noted() -> None:
+    """addmm (inside linear) launches a GEMM and a split-K reduce: both are its time; a kernel
+    whose launch names no recorded op is counted in a note, not dropped silently."""
+    launch = {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 12, "dur": 1}
+    data = _trace(
+        [
+            _op("aten::linear", 0, 100, [[4, 8], [3, 8], [3]], **{"External id": 1}),
+            _op("aten::addmm", 10, 80, [[3], [4, 8], [8, 3], [], []], **{"External id": 2}),
+            {**launch, "args": {"correlation": 7, "External id": 2}},
+            {**launch, "args": {"correlation": 8, "External id": 2}},
+            *(
+                {
+                    "ph": "X",
+                    "cat": "kernel",
+                    "name": name,
+                    "ts": ts,
+                    "dur": dur,
+                    "args": {"device": 0, "correlation": corr},
+                }
+                for name, ts, dur, corr in (("gemm", 20, 3.0, 7), ("splitKreduce", 24, 1.0, 8))
+            ),
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": "lost",
+                "ts": 30,
+                "dur": 2.0,
+                "args": {"device": 0, "correlation": 99},
+            },
+        ]
+    )
+    parsed = read_ops("k.json", data)
+    rows = parsed.frame.to_dicts()
+    assert [(r["op"], r["kernels"], r["total_us"], r["target"]) for r in rows] == [
+        ("aten::addmm", 2, 4.0, "GPU 0")
+    ]
+    assert rows[0]["tflops"] == pytest.approx(192 / 4.0 / 1e6)
+    assert parsed.notes == [
+        "k.json: 1 GPU events have no launching CPU op in the trace and are in no op row"
+    ]

@@ -116,9 +116,11 @@ def op_rows(events: KinetoEvents) -> ParsedOps:
             work, source = _work(op)
             calls[i] = _Call(op, work, source, True)
     by_ext = {op.external_id: i for i, op in enumerate(ops) if op.external_id is not None}
+    orphans = 0
     for _, ev, a in events.gpu:
         ext = events.launching_external_id(a, by_ext)
         if ext is None or ext not in by_ext:
+            orphans += 1
             continue
         o = owner[by_ext[ext]]
         call = calls.get(o)
@@ -129,7 +131,13 @@ def op_rows(events: KinetoEvents) -> ParsedOps:
         if call.device is None:
             call.device = a.device
     frame = _aggregate([c for _, c in sorted(calls.items())], events)
-    return ParsedOps(frame, _notes(frame, events.name))
+    notes = _notes(frame, events.name)
+    if orphans:
+        notes.append(
+            f"{events.name}: {orphans} GPU events have no launching CPU op in the trace "
+            "and are in no op row"
+        )
+    return ParsedOps(frame, notes)
 
 
 def _parents(ops: Sequence[CpuOp]) -> list[int | None]:
