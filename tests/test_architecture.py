@@ -40,6 +40,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "tileprof.quality",
             "tileprof.run_analysis",
             "tileprof.links",
+            "tileprof.flops",
+            "tileprof.ops",
+            "tileprof.tile_work",
         ),
     ),
     (
