@@ -27,7 +27,7 @@ SEQUENCE = 1
 BATCH = 65_536
 """Slices per compressed batch: big enough for zlib to find the repeats, small enough that a
 batch's arrays stay a few MB."""
-COMPRESSION_LEVEL = 4
+COMPRESSION_LEVEL = 1
 
 _TILE_BASE = 1 << 24
 _GPU_BASE = 1 << 40
@@ -107,7 +107,7 @@ class SliceRows:
     track: np.ndarray
     begin: np.ndarray
     end: np.ndarray
-    fragments: list[w.Ragged]  # serialized TrackEvent parts chosen per row
+    static: w.Ragged  # serialized TrackEvent fields that repeat: name, category, string args
     ints: list[tuple[int, np.ndarray, np.ndarray]]  # (name iid, values, present)
     doubles: list[tuple[int, np.ndarray, np.ndarray]]
 
@@ -121,42 +121,84 @@ _T_INT = w.tag(pb.DebugAnnotation, "int_value")
 _T_DOUBLE = w.tag(pb.DebugAnnotation, "double_value")
 _BEGIN = pb.TrackEvent(type=pb.TrackEvent.TYPE_SLICE_BEGIN).SerializeToString()
 _END = pb.TrackEvent(type=pb.TrackEvent.TYPE_SLICE_END).SerializeToString()
+_SEQ_BYTES = _SEQ.SerializeToString()
 
 
-def _annotation(name_iid: int, key: bytes, value: w.Ragged, present: np.ndarray) -> w.Ragged:
-    head = pb.DebugAnnotation(name_iid=name_iid).SerializeToString()
-    body = w.concat([w.table([b"", head + key], present.astype(np.int64)), value])
-    return w.length_delimited(_T_ANNOTATION, body, keep_empty=False)
+def combine(parts: list[tuple[list[bytes], np.ndarray]]) -> w.Ragged:
+    """Per row, the concatenation of ``texts[codes[row]]`` over the parts: each distinct
+    combination is joined once, then gathered per row."""
+    key = np.zeros(parts[0][1].size, dtype=np.int64)
+    for texts, codes in parts:
+        key = key * len(texts) + codes
+    uniques, inverse = np.unique(key, return_inverse=True)
+    joined = []
+    for value in uniques.tolist():
+        pieces = []
+        for texts, _ in reversed(parts):
+            value, code = divmod(value, len(texts))
+            pieces.append(texts[code])
+        joined.append(b"".join(reversed(pieces)))
+    return w.table(joined, inverse.reshape(-1))
 
 
 def encode_slices(rows: SliceRows) -> bytes:
-    """Each row as a SLICE_BEGIN packet then its SLICE_END packet, in Trace framing."""
+    """Each row as a SLICE_BEGIN packet then its SLICE_END packet, in Trace framing.
+
+    Sizes are computed first (a LEN field's length precedes its body), then the short
+    per-row parts are written into one byte matrix and joined with the repeated fragments.
+    """
     n = rows.track.size
-    track = w.field(_T_TRACK, w.varints(rows.track))
-    parts = [w.constant(_BEGIN, n), track, *rows.fragments]
-    parts += [_annotation(i, _T_INT, w.varints(v, p), p) for i, v, p in rows.ints]
-    parts += [_annotation(i, _T_DOUBLE, w.fixed64(v, p), p) for i, v, p in rows.doubles]
-    seq = w.constant(_SEQ.SerializeToString(), n)
-    begin = w.concat(
-        [
-            w.field(_T_TIMESTAMP, w.varints(rows.begin)),
-            w.length_delimited(_T_EVENT, w.concat(parts)),
-            seq,
-        ]
+    track_size = w.varint_size(rows.track)
+    annotations = []
+    event_size = len(_BEGIN) + len(_T_TRACK) + track_size + rows.static.lengths
+    for kind, items in ((_T_INT, rows.ints), (_T_DOUBLE, rows.doubles)):
+        for iid, values, present in items:
+            head = pb.DebugAnnotation(name_iid=iid).SerializeToString() + kind
+            value_size = w.varint_size(values) if kind == _T_INT else np.full(n, 8)
+            body = len(head) + value_size  # < 128: one length byte
+            annotations.append((kind, head, values, present, body))
+            event_size += np.where(present, len(_T_ANNOTATION) + 1 + body, 0)
+    packet_size = (
+        len(_SEQ_BYTES)
+        + len(_T_TIMESTAMP)
+        + w.varint_size(rows.begin)
+        + len(_T_EVENT)
+        + w.varint_size(event_size)
+        + event_size
     )
-    end_event = w.concat([w.constant(_END, n), track])
-    end = w.concat(
-        [w.field(_T_TIMESTAMP, w.varints(rows.end)), w.length_delimited(_T_EVENT, end_event), seq]
-    )
-    framed = w.concat([w.length_delimited(_T_PACKET, begin), w.length_delimited(_T_PACKET, end)])
-    return framed.data.tobytes()
+    width = 64 + sum(len(a[1]) + 16 for a in annotations)
+    head = w.RowWriter(n, width)
+    head.put_bytes(_T_PACKET)
+    head.put_varint(packet_size)
+    head.put_bytes(_SEQ_BYTES + _T_TIMESTAMP)
+    head.put_varint(rows.begin)
+    head.put_bytes(_T_EVENT)
+    head.put_varint(event_size)
+    head.put_bytes(_BEGIN + _T_TRACK)
+    head.put_varint(rows.track)
+    for kind, prefix, values, present, body in annotations:
+        head.put_bytes(_T_ANNOTATION, present)
+        head.put(body.astype(np.uint8)[:, None], present.astype(np.int64))
+        head.put_bytes(prefix, present)
+        if kind == _T_INT:
+            head.put_varint(values, present)
+        else:
+            head.put_fixed64(values, present)
+    end_event = len(_END) + len(_T_TRACK) + track_size
+    end_packet = len(_SEQ_BYTES) + len(_T_TIMESTAMP) + w.varint_size(rows.end) + 2 + end_event
+    tail = w.RowWriter(n, 64)
+    tail.put_bytes(_T_PACKET)
+    tail.put_varint(end_packet)
+    tail.put_bytes(_SEQ_BYTES + _T_TIMESTAMP)
+    tail.put_varint(rows.end)
+    tail.put_bytes(_T_EVENT)
+    tail.put(end_event.astype(np.uint8)[:, None], 1)
+    tail.put_bytes(_END + _T_TRACK)
+    tail.put_varint(rows.track)
+    return w.concat([head.finish(), rows.static, tail.finish()]).data.tobytes()
 
 
-def _fragments(texts: list[bytes], codes: np.ndarray) -> w.Ragged:
-    return w.table(texts, codes)
-
-
-def _string_arg(interner: Interner, name: str, column: pl.Series) -> w.Ragged:
+def _string_arg(interner: Interner, name: str, column: pl.Series) -> tuple[list[bytes], np.ndarray]:
     codes = codes_of(column)
     iid = interner.name(name)
     texts = [
@@ -167,10 +209,12 @@ def _string_arg(interner: Interner, name: str, column: pl.Series) -> w.Ragged:
         ).SerializeToString()
         for v in codes.values
     ]
-    return _fragments(texts, codes.codes)
+    return texts, codes.codes
 
 
-def _name_and_category(interner: Interner, names: pl.Series, cats: pl.Series) -> w.Ragged:
+def _name_and_category(
+    interner: Interner, names: pl.Series, cats: pl.Series
+) -> tuple[list[bytes], np.ndarray]:
     """Per row, the TrackEvent fragment naming the slice and its category (interned)."""
     pairs = pl.DataFrame({"n": names, "c": cats})
     n_codes, c_codes = codes_of(pairs["n"]), codes_of(pairs["c"])
@@ -182,7 +226,7 @@ def _name_and_category(interner: Interner, names: pl.Series, cats: pl.Series) ->
             if cat is not None:
                 event.category_iids.append(interner.iid("event_categories", cat))
             texts.append(event.SerializeToString())
-    return _fragments(texts, n_codes.codes * width + c_codes.codes)
+    return texts, n_codes.codes * width + c_codes.codes
 
 
 def _present(series: pl.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -210,7 +254,7 @@ def _tile_rows(
     fragments = [
         _name_and_category(interner, batch["group"], batch["kind"]),
         _string_arg(interner, "operation", batch["operation"]),
-        _fragments(metadata, meta_codes),
+        (metadata, meta_codes),
     ]
     ints = []
     for name in ("tile", "phase", "epoch"):
@@ -224,7 +268,7 @@ def _tile_rows(
         track=tile_track_uuid(batch["tile"].to_numpy(), batch["lane"].to_numpy(), stride),
         begin=batch["begin_ns"].to_numpy(),
         end=batch["end_ns"].to_numpy(),
-        fragments=fragments,
+        static=combine(fragments),
         ints=ints,
         doubles=doubles,
     )
@@ -268,7 +312,7 @@ def _gpu_rows(interner: Interner, index: int, gpu: GpuDevice, batch: pl.DataFram
         track=gpu_track_uuid(index, streams, batch["lane"].to_numpy()),
         begin=batch["begin_ns"].to_numpy(),
         end=batch["end_ns"].to_numpy(),
-        fragments=fragments,
+        static=combine(fragments),
         ints=ints,
         doubles=[(interner.name("flops"), values, present)],
     )

@@ -70,25 +70,78 @@ def tag(message: type[Message], name: str) -> bytes:
     return varints(np.array([key], dtype=np.uint64)).data.tobytes()
 
 
-def varints(values: np.ndarray, present: np.ndarray | None = None) -> Ragged:
-    """Base-128 varints of ``values`` (int64 as two's complement, like protobuf's int64);
-    rows where ``present`` is False are empty."""
+def varint_matrix(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Base-128 varints of ``values`` (int64 as two's complement, like protobuf's int64): an
+    ``(n, 10)`` byte matrix, row ``i`` valid up to ``lengths[i]``."""
     v = np.ascontiguousarray(values).astype(np.int64).view(np.uint64)
-    shifts = np.arange(_MAX_VARINT, dtype=np.uint64) * np.uint64(7)
-    groups = ((v[:, None] >> shifts[None, :]) & np.uint64(0x7F)).astype(np.uint8)
-    bits = np.zeros(v.size, dtype=np.int64)
+    groups = np.empty((v.size, _MAX_VARINT), dtype=np.uint8)
+    lengths = np.ones(v.size, dtype=np.int64)
     rest = v.copy()
-    for _ in range(_MAX_VARINT):
-        nonzero = rest != 0
-        bits += nonzero
-        rest >>= np.uint64(7)
-    lengths = np.maximum(bits, 1)
-    columns = np.arange(_MAX_VARINT)[None, :]
-    groups[columns < (lengths - 1)[:, None]] |= 0x80
+    seven = np.uint64(7)
+    for j in range(_MAX_VARINT):
+        groups[:, j] = (rest & np.uint64(0x7F)).astype(np.uint8)
+        rest >>= seven
+        more = rest != 0
+        groups[:, j] |= more.astype(np.uint8) << 7
+        lengths += more
+    return groups, lengths
+
+
+def varints(values: np.ndarray, present: np.ndarray | None = None) -> Ragged:
+    """Varints of ``values`` as a ``Ragged``; rows where ``present`` is False are empty."""
+    groups, lengths = varint_matrix(values)
     if present is not None:
         lengths = np.where(present, lengths, 0)
-    keep = columns < lengths[:, None]
-    return Ragged(groups[keep], lengths.astype(np.int64))
+    keep = np.arange(_MAX_VARINT)[None, :] < lengths[:, None]
+    return Ragged(groups[keep], lengths)
+
+
+class RowWriter:
+    """Writes short per-row byte strings side by side into one ``(n, width)`` matrix, each row
+    at its own cursor; a part is written at full width and the cursor moves by its length, so
+    the next part overwrites whatever lies beyond."""
+
+    def __init__(self, rows: int, width: int) -> None:
+        self.matrix = np.zeros((rows, width), dtype=np.uint8)
+        self.cursor = np.zeros(rows, dtype=np.int64)
+        self._base = np.arange(rows, dtype=np.int64) * width
+
+    def put(self, part: np.ndarray, lengths: np.ndarray | int) -> None:
+        """Write ``part`` (``(n, k)``, or ``(k,)`` for the same bytes on every row)."""
+        k = part.shape[-1]
+        index = (self._base + self.cursor)[:, None] + np.arange(k, dtype=np.int64)[None, :]
+        self.matrix.reshape(-1)[index] = part
+        self.cursor += lengths
+
+    def put_bytes(self, data: bytes, present: np.ndarray | None = None) -> None:
+        """The same bytes on every row (or on the rows where ``present``)."""
+        part = np.frombuffer(data, dtype=np.uint8)
+        self.put(part, len(data) if present is None else present * len(data))
+
+    def put_varint(self, values: np.ndarray, present: np.ndarray | None = None) -> None:
+        """A varint per row (nothing where ``present`` is False)."""
+        groups, lengths = varint_matrix(values)
+        widest = int(lengths.max()) if lengths.size else 1
+        self.put(groups[:, :widest], lengths if present is None else np.where(present, lengths, 0))
+
+    def put_fixed64(self, values: np.ndarray, present: np.ndarray | None = None) -> None:
+        """A little-endian double per row (nothing where ``present`` is False)."""
+        raw = np.ascontiguousarray(values, dtype="<f8").view(np.uint8).reshape(-1, 8)
+        self.put(raw, 8 if present is None else present * 8)
+
+    def finish(self) -> Ragged:
+        """The rows written, as a ``Ragged``."""
+        keep = np.arange(self.matrix.shape[1])[None, :] < self.cursor[:, None]
+        return Ragged(self.matrix[keep], self.cursor.copy())
+
+
+def varint_size(values: np.ndarray) -> np.ndarray:
+    """Bytes the varint of each (non-negative) value takes."""
+    v = np.asarray(values, dtype=np.int64).view(np.uint64)
+    size = np.ones(v.size, dtype=np.int64)
+    for j in range(1, _MAX_VARINT):
+        size += v >= np.uint64(1 << (7 * j))
+    return size
 
 
 def fixed64(values: np.ndarray, present: np.ndarray | None = None) -> Ragged:

@@ -106,19 +106,29 @@ def assign_lanes(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.n
     """Per interval, its lane: 0 unless it starts before an earlier interval of the same key
     ends (the report's overlap definition, intervals ordered by start then end); the flagged
     ones are partitioned again into lane 1, and so on. Slices in one lane never overlap."""
-    n = keys.size
-    lane = np.zeros(n, dtype=np.int64)
-    frame = pl.DataFrame(
-        {"k": keys, "s": starts, "e": ends, "i": np.arange(n, dtype=np.int64)}
-    ).sort(["k", "s", "e"])
+    lane = np.zeros(keys.size, dtype=np.int64)
+    todo = np.lexsort((ends, starts, keys))
     level = 0
-    while frame.height:
-        flagged = frame.filter(
-            (pl.col("s") < pl.col("e").cum_max().shift(1).over("k")).fill_null(False)
-        )
+    while todo.size:
+        k, s, e = keys[todo], starts[todo], ends[todo]
+        first = np.ones(todo.size, dtype=bool)
+        first[1:] = k[1:] != k[:-1]
+        # Running max of ends within each key: shift each key's ends above the previous key's.
+        group = np.cumsum(first) - 1
+        low = int(min(s.min(), e.min()))
+        width = int(max(s.max(), e.max())) - low + 1
+        if width * (int(group[-1]) + 1) < 2**62:
+            covered = np.maximum.accumulate(e - low + group * width) - group * width + low
+            flagged = np.zeros(todo.size, dtype=bool)
+            flagged[1:] = (s[1:] < covered[:-1]) & ~first[1:]
+        else:  # spans too wide to stack in int64: per-key running max by polars
+            prev = pl.DataFrame({"k": group, "e": e}).select(
+                pl.col("e").cum_max().shift(1).over("k")
+            )["e"]
+            flagged = (pl.Series(s) < prev).fill_null(False).to_numpy()
         level += 1
-        lane[flagged["i"].to_numpy()] = level
-        frame = flagged
+        todo = todo[flagged]
+        lane[todo] = level
     return lane
 
 
@@ -132,7 +142,7 @@ def select_samples(
     if tile_range is not None:
         low, high = tile_range
         matched = matched.filter((pl.col("tile") >= low) & (pl.col("tile") < high))
-    ordered = matched.sort(["offset", "duration", "tile"])
+    ordered = matched.sort(["offset", "duration", "tile"], maintain_order=True)
     return ordered.head(max_samples), ordered.height
 
 
