@@ -153,11 +153,14 @@ def _gpu_events(index: int, gpu: GpuDevice) -> Iterator[dict[str, Any]]:
     for row in gpu.slices.iter_rows(named=True):
         args = {
             k: row[k]
-            for k in ("stream", "op", "grid", "block", "correlation", "flops")
+            for k in ("device", "stream", "op", "grid", "block", "correlation", "flops")
             if row[k] is not None
         }
         if "op" in args:
             args["launching op"] = args.pop("op")
+        for dims in ("grid", "block"):  # as Kineto writes them: [x, y, z]
+            if dims in args:
+                args[dims] = [int(v) for v in args[dims].split("x")]
         yield {
             "ph": "X",
             "pid": 2 + index,

@@ -304,7 +304,7 @@ def _gpu_rows(interner: Interner, index: int, gpu: GpuDevice, batch: pl.DataFram
     for arg, column in (("launching op", "op"), ("grid", "grid"), ("block", "block")):
         fragments.append(_string_arg(interner, arg, batch[column]))
     ints = []
-    for name in ("stream", "correlation"):
+    for name in ("device", "stream", "correlation"):
         values, present = _present(batch[name])
         ints.append((interner.name(name), values, present))
     values, present = _present(batch["flops"])
@@ -450,5 +450,5 @@ def _prime(interner: Interner, tile: TileTimeline, gpus: tuple[GpuDevice, ...]) 
             for value in codes_of(gpu.slices[column]).values:
                 if value is not None:
                     interner.value(value)
-        for name in ("launching op", "grid", "block", "stream", "correlation", "flops"):
+        for name in ("launching op", "grid", "block", "device", "stream", "correlation", "flops"):
             interner.name(name)

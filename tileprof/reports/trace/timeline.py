@@ -272,6 +272,7 @@ def gpu_devices(path: Path, data: bytes) -> list[GpuDevice]:
                 name=f"{label} (device {number}, {path.name})" if number >= 0 else label,
                 source=path.name,
                 slices=part.select(
+                    "device",
                     "stream",
                     "lane",
                     "begin_ns",
