@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import json
 from collections import Counter
 from pathlib import Path
@@ -148,7 +149,7 @@ def test_pftrace_tracks_are_well_formed(dump: Path, tmp_path: Path) -> None:
         by_track.setdefault(s.track, []).append((s.begin, s.end))
     for spans in by_track.values():
         spans.sort()
-        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False))
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
 
 
 def test_counters_match_brute_force(dump: Path, tmp_path: Path) -> None:
