@@ -168,33 +168,32 @@ def encode_slices(rows: SliceRows) -> bytes:
     )
     width = 64 + sum(len(a[1]) + 16 for a in annotations)
     head = w.RowWriter(n, width)
-    head.put_bytes(_T_PACKET)
-    head.put_varint(packet_size)
-    head.put_bytes(_SEQ_BYTES + _T_TIMESTAMP)
-    head.put_varint(rows.begin)
-    head.put_bytes(_T_EVENT)
-    head.put_varint(event_size)
-    head.put_bytes(_BEGIN + _T_TRACK)
-    head.put_varint(rows.track)
+    head.put_segment(_T_PACKET, [w.trimmed_varints(packet_size)])
+    head.put_segment(_SEQ_BYTES + _T_TIMESTAMP, [w.trimmed_varints(rows.begin)])
+    head.put_segment(_T_EVENT, [w.trimmed_varints(event_size)])
+    head.put_segment(_BEGIN + _T_TRACK, [w.trimmed_varints(rows.track)])
     for kind, prefix, values, present, body in annotations:
-        head.put_bytes(_T_ANNOTATION, present)
-        head.put(body.astype(np.uint8)[:, None], present.astype(np.int64))
-        head.put_bytes(prefix, present)
+        value: tuple[np.ndarray, np.ndarray | int]
         if kind == _T_INT:
-            head.put_varint(values, present)
+            value = w.trimmed_varints(values)
         else:
-            head.put_fixed64(values, present)
+            value = (np.ascontiguousarray(values, dtype="<f8").view(np.uint8).reshape(-1, 8), 8)
+        size_byte = (body.astype(np.uint8)[:, None], 1)
+        fixed = (np.frombuffer(prefix, dtype=np.uint8), len(prefix))
+        head.put_segment(_T_ANNOTATION, [size_byte, fixed, value], present)
     end_event = len(_END) + len(_T_TRACK) + track_size
     end_packet = len(_SEQ_BYTES) + len(_T_TIMESTAMP) + w.varint_size(rows.end) + 2 + end_event
     tail = w.RowWriter(n, 64)
-    tail.put_bytes(_T_PACKET)
-    tail.put_varint(end_packet)
-    tail.put_bytes(_SEQ_BYTES + _T_TIMESTAMP)
-    tail.put_varint(rows.end)
-    tail.put_bytes(_T_EVENT)
-    tail.put(end_event.astype(np.uint8)[:, None], 1)
-    tail.put_bytes(_END + _T_TRACK)
-    tail.put_varint(rows.track)
+    tail.put_segment(_T_PACKET, [w.trimmed_varints(end_packet)])
+    tail.put_segment(_SEQ_BYTES + _T_TIMESTAMP, [w.trimmed_varints(rows.end)])
+    tail.put_segment(
+        _T_EVENT,
+        [
+            (end_event.astype(np.uint8)[:, None], 1),
+            (np.frombuffer(_END + _T_TRACK, np.uint8), len(_END + _T_TRACK)),
+            w.trimmed_varints(rows.track),
+        ],
+    )
     return w.concat([head.finish(), rows.static, tail.finish()]).data.tobytes()
 
 

@@ -113,6 +113,36 @@ class RowWriter:
         self.matrix.reshape(-1)[index] = part
         self.cursor += lengths
 
+    def put_segment(
+        self,
+        prefix: bytes,
+        parts: Sequence[tuple[np.ndarray, np.ndarray | int]],
+        present: np.ndarray | None = None,
+    ) -> None:
+        """``prefix`` then each part (an ``(n, k)`` matrix valid up to its lengths, or
+        ``(k,)`` bytes for every row), written as one piece; nothing where ``present`` is
+        False. Joining the parts in a matrix first makes one scatter instead of several."""
+        rows = self.cursor.size
+        width = len(prefix) + sum(part.shape[-1] for part, _ in parts)
+        piece = np.empty((rows, width), dtype=np.uint8)
+        piece[:, : len(prefix)] = np.frombuffer(prefix, dtype=np.uint8)
+        lengths = np.full(rows, len(prefix), dtype=np.int64)
+        column = len(prefix)
+        # While every part so far had a fixed size, the next starts at a fixed column; after
+        # a part of varying size, each row's next part starts at that row's own length.
+        fixed = True
+        for part, size in parts:
+            k = part.shape[-1]
+            if fixed:
+                piece[:, column : column + k] = part
+                column += k
+            else:
+                index = (np.arange(rows, dtype=np.int64) * width + lengths)[:, None] + np.arange(k)
+                piece.reshape(-1)[index] = part
+            lengths += size
+            fixed = fixed and np.isscalar(size) and size == k
+        self.put(piece, lengths if present is None else np.where(present, lengths, 0))
+
     def put_bytes(self, data: bytes, present: np.ndarray | None = None) -> None:
         """The same bytes on every row (or on the rows where ``present``)."""
         part = np.frombuffer(data, dtype=np.uint8)
@@ -133,6 +163,13 @@ class RowWriter:
         """The rows written, as a ``Ragged``."""
         keep = np.arange(self.matrix.shape[1])[None, :] < self.cursor[:, None]
         return Ragged(self.matrix[keep], self.cursor.copy())
+
+
+def trimmed_varints(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``varint_matrix`` cut to the widest varint present (fewer bytes to move)."""
+    groups, lengths = varint_matrix(values)
+    widest = int(lengths.max()) if lengths.size else 1
+    return groups[:, :widest], lengths
 
 
 def varint_size(values: np.ndarray) -> np.ndarray:
