@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import polars as pl
 import pytest
 from click.testing import CliRunner
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
@@ -445,3 +446,27 @@ def test_output_is_not_overwritten_without_force(dump: Path, tmp_path: Path) -> 
     assert code == 2 and "--force" in stderr and out.read_bytes() == b"keep"
     assert run("trace", str(dump), "-o", str(out), "--force")[0] == 0
     assert len(packets(out)) > 7
+
+
+def test_real_h200_trace_every_gpu_event_once(dump: Path, tmp_path: Path) -> None:
+    from tileprof.parsers._common import read_bytes
+    from tileprof.parsers.kineto import gpu_events
+
+    source = TRACES / "h200_train_steps.json.gz"
+    events = gpu_events(source, read_bytes(source)).events
+    out = tmp_path / "t.pftrace"
+    code, stdout, stderr = run("trace", str(dump), str(source), "-o", str(out))
+    assert code == 0, stderr
+    assert f"{events.height:,} GPU events on 1 device" in stdout
+    decoded = decode(out)
+    got = Counter(
+        (s.name, s.end - s.begin)
+        for s in decoded.slices
+        if s.name not in ("gemm", "copy", "mark", "exchange")
+    )
+    # durations in ns as the docs define them: each end and begin rounded from µs on its own
+    expected = Counter(
+        (name, round((ts + dur) * 1000) - round(ts * 1000))
+        for name, ts, dur in events.select(pl.col("name").cast(pl.String), "ts", "dur").iter_rows()
+    )
+    assert got == expected

@@ -118,5 +118,6 @@ def command(
     click.echo(
         f"{output}: {tile.slices.height:,} samples on {len(tile.tiles):,} tile tracks "
         f"({tile.overlapping:,} overlapping, on overlap tracks), "
-        f"{gpu_slices:,} GPU events on {len(timeline.gpus)} devices"
+        f"{gpu_slices:,} GPU events on {len(timeline.gpus)} "
+        f"device{'' if len(timeline.gpus) == 1 else 's'}"
     )
