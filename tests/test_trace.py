@@ -189,12 +189,24 @@ def test_batches_do_not_change_the_trace(dump: Path, tmp_path: Path) -> None:
     write_pftrace(small, timeline, batch=2)
     (tmp_path / "a.pftrace").write_bytes(whole.getvalue())
     (tmp_path / "b.pftrace").write_bytes(small.getvalue())
+    threaded = io.BytesIO()
+    write_pftrace(threaded, timeline, batch=2, workers=3)
+    serial = _serial(timeline)  # threads change nothing in the file
+    assert threaded.getvalue() == serial and small.getvalue() == serial
     compressed = [p for p in pb.Trace.FromString(small.getvalue()).packet if p.compressed_packets]
     assert len(compressed) == 4  # 7 samples in batches of 2
     a, b = decode(tmp_path / "a.pftrace"), decode(tmp_path / "b.pftrace")
     assert [(s.track, s.begin, s.end, s.name, s.args) for s in a.slices] == [
         (s.track, s.begin, s.end, s.name, s.args) for s in b.slices
     ]
+
+
+def _serial(timeline: Any) -> bytes:
+    from tileprof.reports.trace.perfetto import write_pftrace
+
+    out = io.BytesIO()
+    write_pftrace(out, timeline, batch=2, workers=1)
+    return out.getvalue()
 
 
 def test_encoder_agrees_with_protos_built_packets() -> None:

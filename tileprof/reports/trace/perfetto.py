@@ -11,8 +11,11 @@ column (``protowire``); every fixed part comes from the ``perfetto`` package's p
 
 from __future__ import annotations
 
+import os
 import zlib
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +31,8 @@ BATCH = 65_536
 """Slices per compressed batch: big enough for zlib to find the repeats, small enough that a
 batch's arrays stay a few MB."""
 COMPRESSION_LEVEL = 1
+WORKERS = min(4, os.cpu_count() or 1)
+"""Threads encoding batches; each holds one batch's arrays (tens of MB)."""
 
 _TILE_BASE = 1 << 24
 _GPU_BASE = 1 << 40
@@ -39,6 +44,7 @@ class Interner:
     """Interned ids per string table; iids start at 1 (0 means unset in the protos)."""
 
     def __init__(self) -> None:
+        self.frozen = False
         self.tables: dict[str, dict[str, int]] = {
             "event_names": {},
             "event_categories": {},
@@ -48,6 +54,8 @@ class Interner:
 
     def iid(self, table: str, text: str) -> int:
         ids = self.tables[table]
+        if self.frozen:  # the interned-data packet is written: no new string may appear
+            return ids[text]
         return ids.setdefault(text, len(ids) + 1)
 
     def name(self, text: str) -> int:
@@ -395,13 +403,11 @@ def _write(handle: Writable, packet: pb.TracePacket) -> None:
     handle.write(pb.Trace(packet=[packet]).SerializeToString())
 
 
-def _write_compressed(handle: Writable, framed: bytes) -> None:
-    packed = zlib.compress(framed, COMPRESSION_LEVEL)
-    _write(handle, pb.TracePacket(compressed_packets=packed))
-
-
-def write_pftrace(handle: Writable, timeline: Timeline, *, batch: int = BATCH) -> None:
-    """Write ``timeline`` as a Perfetto trace to ``handle``, one compressed batch at a time."""
+def write_pftrace(
+    handle: Writable, timeline: Timeline, *, batch: int = BATCH, workers: int = WORKERS
+) -> None:
+    """Write ``timeline`` as a Perfetto trace to ``handle``, one compressed batch at a time
+    (``workers`` threads encode and compress batches side by side; the file is the same)."""
     tile = timeline.tile
     interner = Interner()
     stride = tile.stride
@@ -417,13 +423,45 @@ def write_pftrace(handle: Writable, timeline: Timeline, *, batch: int = BATCH) -
             _write(handle, packet)
     for packet in _counter_packets(tile):
         _write(handle, packet)
-    for start in range(0, tile.slices.height, batch):
-        part = tile.slices.slice(start, batch)
-        _write_compressed(handle, encode_slices(_tile_rows(interner, tile, part, metadata, stride)))
+    interner.frozen = True
+
+    def tile_batch(part: pl.DataFrame) -> Callable[[], bytes]:
+        return lambda: encode_slices(_tile_rows(interner, tile, part, metadata, stride))
+
+    def gpu_batch(index: int, gpu: GpuDevice, part: pl.DataFrame) -> Callable[[], bytes]:
+        return lambda: encode_slices(_gpu_rows(interner, index, gpu, part))
+
+    jobs = [tile_batch(tile.slices.slice(s, batch)) for s in range(0, tile.slices.height, batch)]
     for index, gpu in enumerate(timeline.gpus):
-        for start in range(0, gpu.slices.height, batch):
-            part = gpu.slices.slice(start, batch)
-            _write_compressed(handle, encode_slices(_gpu_rows(interner, index, gpu, part)))
+        jobs += [
+            gpu_batch(index, gpu, gpu.slices.slice(s, batch))
+            for s in range(0, gpu.slices.height, batch)
+        ]
+    for packed in _in_parallel(jobs, workers):
+        _write(handle, pb.TracePacket(compressed_packets=packed))
+
+
+def _in_parallel(jobs: list[Callable[[], bytes]], workers: int) -> Iterator[bytes]:
+    """Each job's bytes, compressed, in job order; up to ``workers`` batches in flight.
+
+    numpy, polars and zlib release the GIL for their long loops, so threads overlap the
+    encoding and compression of consecutive batches; the window bounds the memory held.
+    """
+
+    def run(job: Callable[[], bytes]) -> bytes:
+        return zlib.compress(job(), COMPRESSION_LEVEL)
+
+    if workers <= 1:
+        yield from (run(job) for job in jobs)
+        return
+    with ThreadPoolExecutor(workers) as pool:
+        pending: deque[Future[bytes]] = deque()
+        for job in jobs:
+            pending.append(pool.submit(run, job))
+            if len(pending) > workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
 def _prime(interner: Interner, tile: TileTimeline, gpus: tuple[GpuDevice, ...]) -> None:
