@@ -1,7 +1,8 @@
 """Protobuf messages for many rows at once: numpy arrays of bytes, one message per row.
 
 Building a million TracePackets as Python protobuf objects costs ~50 µs a sample (measured
-with the ``perfetto`` package's upb-backed protos: ~50 s per million samples), far more than
+with the ``perfetto`` package's upb-backed protos on the shared development machine: ~50 s per
+million samples), far more than
 reading the dump. So the per-sample packets are assembled here, column by column: every
 constant part (a whole ``TrackEvent`` fragment, an interned-id block) is serialized by the
 protobuf library from the ``perfetto`` package's own message classes, every field tag comes
@@ -40,16 +41,6 @@ class Ragged:
         """How many byte strings."""
         return int(self.lengths.size)
 
-    def row(self, i: int) -> bytes:
-        """Row ``i`` as bytes (for tests and small tables)."""
-        start = int(self.lengths[:i].sum())
-        return self.data[start : start + int(self.lengths[i])].tobytes()
-
-
-def field_number(message: type[Message], name: str) -> int:
-    """The field's number, read from the message's descriptor (never written by hand)."""
-    return int(message.DESCRIPTOR.fields_by_name[name].number)
-
 
 def _wire_type(field: FieldDescriptor) -> int:
     if field.type in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FIXED64):
@@ -67,7 +58,7 @@ def tag(message: type[Message], name: str) -> bytes:
     """The field's key bytes (number and wire type from the descriptor)."""
     field = message.DESCRIPTOR.fields_by_name[name]
     key = (field.number << 3) | _wire_type(field)
-    return varints(np.array([key], dtype=np.uint64)).data.tobytes()
+    return varint_bytes(key)
 
 
 def varint_matrix(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -87,13 +78,10 @@ def varint_matrix(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return groups, lengths
 
 
-def varints(values: np.ndarray, present: np.ndarray | None = None) -> Ragged:
-    """Varints of ``values`` as a ``Ragged``; rows where ``present`` is False are empty."""
-    groups, lengths = varint_matrix(values)
-    if present is not None:
-        lengths = np.where(present, lengths, 0)
-    keep = np.arange(_MAX_VARINT)[None, :] < lengths[:, None]
-    return Ragged(groups[keep], lengths)
+def varint_bytes(value: int) -> bytes:
+    """One varint, for field keys."""
+    groups, lengths = varint_matrix(np.array([value], dtype=np.int64))
+    return groups[0, : lengths[0]].tobytes()
 
 
 class RowWriter:
@@ -143,22 +131,6 @@ class RowWriter:
             fixed = fixed and np.isscalar(size) and size == k
         self.put(piece, lengths if present is None else np.where(present, lengths, 0))
 
-    def put_bytes(self, data: bytes, present: np.ndarray | None = None) -> None:
-        """The same bytes on every row (or on the rows where ``present``)."""
-        part = np.frombuffer(data, dtype=np.uint8)
-        self.put(part, len(data) if present is None else present * len(data))
-
-    def put_varint(self, values: np.ndarray, present: np.ndarray | None = None) -> None:
-        """A varint per row (nothing where ``present`` is False)."""
-        groups, lengths = varint_matrix(values)
-        widest = int(lengths.max()) if lengths.size else 1
-        self.put(groups[:, :widest], lengths if present is None else np.where(present, lengths, 0))
-
-    def put_fixed64(self, values: np.ndarray, present: np.ndarray | None = None) -> None:
-        """A little-endian double per row (nothing where ``present`` is False)."""
-        raw = np.ascontiguousarray(values, dtype="<f8").view(np.uint8).reshape(-1, 8)
-        self.put(raw, 8 if present is None else present * 8)
-
     def finish(self) -> Ragged:
         """The rows written, as a ``Ragged``."""
         keep = np.arange(self.matrix.shape[1])[None, :] < self.cursor[:, None]
@@ -181,15 +153,6 @@ def varint_size(values: np.ndarray) -> np.ndarray:
     return size
 
 
-def fixed64(values: np.ndarray, present: np.ndarray | None = None) -> Ragged:
-    """Little-endian doubles (protobuf's ``double``/wire type 1) of ``values``."""
-    raw = np.ascontiguousarray(values, dtype="<f8").view(np.uint8).reshape(-1, 8)
-    lengths = np.full(raw.shape[0], 8, dtype=np.int64)
-    if present is None:
-        return Ragged(raw.reshape(-1), lengths)
-    return Ragged(raw[present].reshape(-1), np.where(present, lengths, 0))
-
-
 def table(entries: Sequence[bytes], index: np.ndarray) -> Ragged:
     """Row ``i`` is ``entries[index[i]]``: constant fragments chosen per row."""
     sizes = np.array([len(e) for e in entries], dtype=np.int64)
@@ -198,11 +161,6 @@ def table(entries: Sequence[bytes], index: np.ndarray) -> Ragged:
     idx = np.asarray(index, dtype=np.int64)
     lengths = sizes[idx]
     return Ragged(flat[_gather_positions(starts[idx], lengths)], lengths)
-
-
-def constant(data: bytes, rows: int) -> Ragged:
-    """The same bytes on every row."""
-    return table([data], np.zeros(rows, dtype=np.int64))
 
 
 def _gather_positions(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -227,25 +185,3 @@ def concat(parts: Sequence[Ragged]) -> Ragged:
             out[_gather_positions(row_starts + before, part.lengths)] = part.data
         before += part.lengths
     return Ragged(out, lengths)
-
-
-def field(key: bytes, value: Ragged) -> Ragged:
-    """A field of every row whose value is non-empty: key then value; empty rows stay empty."""
-    present = value.lengths > 0
-    return concat([table([b"", key], present.astype(np.int64)), value])
-
-
-def length_delimited(key: bytes, body: Ragged, *, keep_empty: bool = True) -> Ragged:
-    """A LEN field (key, varint length, body) on every row; ``keep_empty=False`` leaves rows
-    with an empty body empty instead of writing an empty submessage."""
-    size = varints(body.lengths)
-    if keep_empty:
-        return concat([constant(key, body.rows), size, body])
-    present = body.lengths > 0
-    return concat(
-        [
-            table([b"", key], present.astype(np.int64)),
-            varints(body.lengths, present),
-            body,
-        ]
-    )
