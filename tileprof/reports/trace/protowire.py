@@ -1,15 +1,15 @@
 """Protobuf messages for many rows at once: numpy arrays of bytes, one message per row.
 
 Building a million TracePackets as Python protobuf objects costs ~50 µs a sample (measured
-with the ``perfetto`` package's upb-backed protos on the shared development machine: ~50 s per
-million samples), far more than
-reading the dump. So the per-sample packets are assembled here, column by column: every
-constant part (a whole ``TrackEvent`` fragment, an interned-id block) is serialized by the
-protobuf library from the ``perfetto`` package's own message classes, every field tag comes
-from the message descriptors, and only the per-row integers are written as varints with numpy.
-A serialized message is the concatenation of its fields, so joining serialized fragments of the
-same message type is itself a valid serialization (protobuf's merge rule). Tests decode the
-result with the package's protos and compare it field by field with packets built through them.
+with the ``perfetto`` package's upb-backed protos on the shared development machine: ~50 s
+per million samples), far more than reading the dump. So the per-sample packets are assembled
+here, column by column: every constant part (a whole ``TrackEvent`` fragment, an interned-id
+block) is serialized by the protobuf library from the ``perfetto`` package's own message
+classes, every field tag comes from the message descriptors, and only the per-row integers
+are written as varints with numpy. A serialized message is the concatenation of its fields,
+so joining serialized fragments of the same message type is itself a valid serialization
+(protobuf's merge rule). Tests decode the result with the package's protos and compare it
+field by field with packets built through them.
 
 A ``Ragged`` is ``n`` byte strings: one flat ``uint8`` buffer and each row's length.
 """
