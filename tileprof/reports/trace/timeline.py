@@ -62,7 +62,7 @@ class TileTimeline:
 
 @dataclass(frozen=True)
 class GpuDevice:
-    """One GPU device of one trace: its kernels per stream (``slices``: stream, lane,
+    """One GPU device of one trace: its kernels per stream (``slices``: device, stream, lane,
     begin_ns, end_ns, name, cat, op, grid, block, correlation, flops)."""
 
     name: str
