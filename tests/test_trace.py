@@ -22,7 +22,7 @@ from tests.trace_decode import Decoded, decode, packets
 from tileprof.cli import cli
 from tileprof.reports.trace import protowire as w
 from tileprof.reports.trace.perfetto import SliceRows, encode_slices
-from tileprof.reports.trace.timeline import assign_lanes, cycles_to_ns
+from tileprof.reports.trace.tracks import assign_lanes, cycles_to_ns
 
 TRACES = Path(__file__).resolve().parent.parent / "fixtures" / "traces"
 TARGET = "tile device (4 tiles @ 1.5 GHz)"
@@ -181,7 +181,7 @@ def test_batches_do_not_change_the_trace(dump: Path, tmp_path: Path) -> None:
     from tileprof.model import load
     from tileprof.reports.trace import build_timeline
     from tileprof.reports.trace.perfetto import write_pftrace
-    from tileprof.reports.trace.timeline import Alignment
+    from tileprof.reports.trace.tracks import Alignment
 
     timeline = build_timeline(load(dump), Filters(), [], Alignment())
     whole, small = io.BytesIO(), io.BytesIO()
@@ -482,3 +482,23 @@ def test_real_h200_trace_every_gpu_event_once(dump: Path, tmp_path: Path) -> Non
         for name, ts, dur in events.select(pl.col("name").cast(pl.String), "ts", "dur").iter_rows()
     )
     assert got == expected
+
+
+def test_overlap_lanes_count_what_the_data_quality_check_counts() -> None:
+    import polars as pl
+
+    from tileprof.quality import overlapping_samples
+
+    rng = np.random.default_rng(3)
+    n = 5000
+    tile = rng.integers(0, 20, n)
+    offset = rng.integers(0, 100_000, n)
+    duration = rng.integers(0, 3_000, n)
+    lanes = assign_lanes(tile, offset, offset + duration)
+    frame = pl.DataFrame({"tile": tile, "offset": offset, "duration": duration})
+    assert int((lanes > 0).sum()) == overlapping_samples(frame)[0]
+    # and no two intervals of one (tile, lane) overlap
+    order = np.lexsort((offset, lanes, tile))
+    same = (tile[order][1:] == tile[order][:-1]) & (lanes[order][1:] == lanes[order][:-1])
+    ends = (offset + duration)[order]
+    assert not np.any(same & (offset[order][1:] < ends[:-1]) & (duration[order][1:] > 0))

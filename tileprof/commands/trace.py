@@ -16,7 +16,7 @@ from tileprof.commands._options import (
 )
 from tileprof.errors import OptionError
 from tileprof.reports.trace import TRACE_FORMATS, trace_format
-from tileprof.reports.trace.timeline import DEFAULT_MAX_SAMPLES
+from tileprof.reports.trace.tracks import DEFAULT_MAX_SAMPLES
 
 
 def parse_tile_range(text: str | None) -> tuple[int, int] | None:
@@ -96,7 +96,7 @@ def command(
     ui.perfetto.dev), .json or .json.gz the Chrome trace event format.
     """
     from tileprof.reports.trace import build_timeline, write_trace
-    from tileprof.reports.trace.timeline import parse_alignment
+    from tileprof.reports.trace.tracks import parse_alignment
 
     fmt = trace_format(output)
     check_output(output, force)

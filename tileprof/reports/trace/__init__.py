@@ -14,7 +14,7 @@ from tileprof.errors import InputError, OptionError
 from tileprof.filters import Filters
 from tileprof.model import Profile
 from tileprof.outputs import atomic_writer
-from tileprof.reports.trace.timeline import (
+from tileprof.reports.trace.tracks import (
     DEFAULT_MAX_SAMPLES,
     Alignment,
     GpuDevice,

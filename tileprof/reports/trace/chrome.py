@@ -19,7 +19,7 @@ import msgspec
 import polars as pl
 
 from tileprof.outputs import Writable
-from tileprof.reports.trace.timeline import OVERLAP, Counter, GpuDevice, TileTimeline, Timeline
+from tileprof.reports.trace.tracks import OVERLAP, Counter, GpuDevice, TileTimeline, Timeline
 
 BATCH = 100_000
 _ENCODE = msgspec.json.Encoder().encode

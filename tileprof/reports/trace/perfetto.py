@@ -24,7 +24,7 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from tileprof.outputs import Writable
 from tileprof.reports.trace import protowire as w
-from tileprof.reports.trace.timeline import OVERLAP, GpuDevice, TileTimeline, Timeline
+from tileprof.reports.trace.tracks import OVERLAP, GpuDevice, TileTimeline, Timeline
 
 SEQUENCE = 1
 BATCH = 65_536

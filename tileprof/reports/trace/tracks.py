@@ -19,8 +19,8 @@ import polars as pl
 from tileprof.errors import OptionError
 from tileprof.filters import group_name
 from tileprof.model import Profile
-from tileprof.reports.html.data import TIME_BINS, TimeBins, binned_cycles, time_bins
 from tileprof.schema import MetadataEntries
+from tileprof.timeline import TIME_BINS, TimeBins, binned_cycles, time_bins
 
 DEFAULT_MAX_SAMPLES = 5_000_000
 OVERLAP = "overlap"
@@ -104,8 +104,9 @@ def cycles_to_ns(cycles: np.ndarray, clock_hz: float) -> np.ndarray:
 
 def assign_lanes(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """Per interval, its lane: 0 unless it starts before an earlier interval of the same key
-    ends (the report's overlap definition, intervals ordered by start then end); the flagged
-    ones are partitioned again into lane 1, and so on. Slices in one lane never overlap."""
+    ends (the rule of ``tileprof.quality.overlapping_samples``, intervals ordered by start
+    then end); the flagged ones are partitioned again into lane 1, and so on. Slices in one
+    lane never overlap."""
     lane = np.zeros(keys.size, dtype=np.int64)
     todo = np.lexsort((ends, starts, keys))
     level = 0
