@@ -414,6 +414,7 @@ def test_max_samples_writes_the_first_in_time_order_and_says_so(dump: Path, tmp_
     code, stdout, stderr = run("trace", str(dump), "--max-samples", "3", "-o", str(out))
     assert code == 0
     assert "7 samples match, more than --max-samples 3" in stderr and "--window" in stderr
+    assert "offsets up to cycle 4)" in stderr
     # by offset: cycle 2 (tile 1), 3 (tile 0), 4 (tile 1)
     assert sorted(s.begin for s in decode(out).slices) == [0, 1, 2]
     assert "3 samples" in stdout

@@ -51,11 +51,11 @@ def build_timeline(
     )
     notes: list[str] = []
     if matched > tile.slices.height:
-        last = int(tile.slices["begin_ns"].max())  # type: ignore[arg-type]
         notes.append(
             f"{matched:,} samples match, more than --max-samples {max_samples:,}: the trace "
-            f"holds the first {max_samples:,} in time order (starting up to {last:,} ns after "
-            "cycle 0); select a window with --window START:END (cycles), or raise --max-samples"
+            f"holds the first {max_samples:,} in time order (offsets up to cycle "
+            f"{tile.last_offset:,}); select a window with --window START:END (cycles), "
+            "or raise --max-samples"
         )
     gpus = [device for path in gpu_traces for device in _gpu_devices(path)]
     return align(Timeline(tile, tuple(gpus), tuple(notes)), alignment)

@@ -53,6 +53,7 @@ class TileTimeline:
     counters: tuple[Counter, ...]
     overlapping: int
     matched: int
+    last_offset: int = 0  # cycle at which the last written sample starts
 
     @property
     def stride(self) -> int:
@@ -189,6 +190,7 @@ def tile_timeline(
         counters=device_counters(offset, end, chosen, profile),
         overlapping=int((lane > 0).sum()),
         matched=total,
+        last_offset=int(offset.max()) if offset.size else 0,
     )
     return timeline, total
 
