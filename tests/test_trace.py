@@ -433,7 +433,8 @@ def test_filters_and_tile_range(dump: Path, tmp_path: Path) -> None:
         (["-o", "{tmp}/t.txt"], "unknown trace extension"),
         (["--align", "H100=5", "-o", "{tmp}/t.pftrace"], "--align H100=…: no target"),
         (["--align", "soon", "-o", "{tmp}/t.pftrace"], "--align soon: expected"),
-        (["{dump}", "-o", "{tmp}/t.pftrace"], "not a PyTorch profiler (Kineto) trace"),
+        (["{dump}", "-o", "{tmp}/t.pftrace"], "a tile dump, not a PyTorch profiler (Kineto)"),
+        (["{garbage}", "-o", "{tmp}/t.pftrace"], "garbage.json: "),
         (["{seed}", "-o", "{tmp}/t.pftrace"], "not a PyTorch profiler (Kineto) trace"),
         (["{tmp}/absent.json", "-o", "{tmp}/t.pftrace"], "no such file"),
         (["--tile-range", "5:2", "-o", "{tmp}/t.pftrace"], "--tile-range 5:2"),
@@ -444,7 +445,9 @@ def test_bad_input_is_one_line_exit_2(
 ) -> None:
     seed = Path(__file__).resolve().parent.parent / "tileprof" / "data" / "seeds"
     latency = next(seed.glob("000_*"), None) or dump
-    filled = [a.format(tmp=tmp_path, dump=dump, seed=latency) for a in args]
+    garbage = tmp_path / "garbage.json"
+    garbage.write_text("garbage")
+    filled = [a.format(tmp=tmp_path, dump=dump, seed=latency, garbage=garbage) for a in args]
     code, _, stderr = run("trace", str(dump), *filled)
     assert code == 2
     assert stderr.startswith("tileprof: error: ") and message in stderr
@@ -503,3 +506,14 @@ def test_overlap_lanes_count_what_the_data_quality_check_counts() -> None:
     same = (tile[order][1:] == tile[order][:-1]) & (lanes[order][1:] == lanes[order][:-1])
     ends = (offset + duration)[order]
     assert not np.any(same & (offset[order][1:] < ends[:-1]) & (duration[order][1:] > 0))
+
+
+def test_cpu_only_trace_is_said_not_silent(dump: Path, tmp_path: Path) -> None:
+    cpu = tmp_path / "cpu.json"
+    cpu.write_text(
+        '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2}]}'
+    )
+    code, stdout, stderr = run("trace", str(dump), str(cpu), "-o", str(tmp_path / "t.pftrace"))
+    assert (
+        code == 0 and "cpu.json: CPU-only trace" in stderr and "0 GPU events on 0 devices" in stdout
+    )

@@ -57,20 +57,27 @@ def build_timeline(
             f"{tile.last_offset:,}); select a window with --window START:END (cycles), "
             "or raise --max-samples"
         )
-    gpus = [device for path in gpu_traces for device in _gpu_devices(path)]
+    gpus = [device for path in gpu_traces for device in _gpu_devices(path, notes)]
     return align(Timeline(tile, tuple(gpus), tuple(notes)), alignment)
 
 
-def _gpu_devices(path: Path) -> list[GpuDevice]:
+def _gpu_devices(path: Path, notes: list[str]) -> list[GpuDevice]:
+    """The devices of one GPU trace; anything but a Kineto trace is an InputError."""
     from tileprof.parsers._common import read_bytes
-    from tileprof.parsers.kineto import KIND
+    from tileprof.parsers.kineto import KIND, gpu_events
     from tileprof.sources import detect_kind
 
     data = read_bytes(path)
+    if data.lstrip()[:1] != b"{":
+        gpu_events(path, data)  # not a JSON object: the decoder names the place
     kind = detect_kind(path, data)
     if kind != KIND:
-        raise InputError(path, None, f"not a PyTorch profiler (Kineto) trace but {kind}")
-    return gpu_devices(path, data)
+        hint = " (give the one tile DUMP first, then GPU traces)" if "tile" in kind else ""
+        raise InputError(path, None, f"a {kind}, not a PyTorch profiler (Kineto) trace{hint}")
+    devices = gpu_devices(path, data)
+    if not devices:
+        notes.append(f"{path.name}: CPU-only trace (no GPU kernel events): nothing drawn")
+    return devices
 
 
 def write_trace(path: Path, fmt: str, timeline: Timeline) -> None:
