@@ -433,7 +433,7 @@ def test_filters_and_tile_range(dump: Path, tmp_path: Path) -> None:
         (["-o", "{tmp}/t.txt"], "unknown trace extension"),
         (["--align", "H100=5", "-o", "{tmp}/t.pftrace"], "--align H100=…: no target"),
         (["--align", "soon", "-o", "{tmp}/t.pftrace"], "--align soon: expected"),
-        (["{dump}", "-o", "{tmp}/t.pftrace"], "a tile dump, not a PyTorch profiler (Kineto)"),
+        (["{dump}", "-o", "{tmp}/t.pftrace"], "tile dump, not a PyTorch profiler (Kineto)"),
         (["{garbage}", "-o", "{tmp}/t.pftrace"], "garbage.json: "),
         (["{seed}", "-o", "{tmp}/t.pftrace"], "not a PyTorch profiler (Kineto) trace"),
         (["{tmp}/absent.json", "-o", "{tmp}/t.pftrace"], "no such file"),

@@ -73,7 +73,7 @@ def _gpu_devices(path: Path, notes: list[str]) -> list[GpuDevice]:
     kind = detect_kind(path, data)
     if kind != KIND:
         hint = " (give the one tile DUMP first, then GPU traces)" if "tile" in kind else ""
-        raise InputError(path, None, f"a {kind}, not a PyTorch profiler (Kineto) trace{hint}")
+        raise InputError(path, None, f"{kind}, not a PyTorch profiler (Kineto) trace{hint}")
     devices = gpu_devices(path, data)
     if not devices:
         notes.append(f"{path.name}: CPU-only trace (no GPU kernel events): nothing drawn")
