@@ -517,3 +517,32 @@ def test_cpu_only_trace_is_said_not_silent(dump: Path, tmp_path: Path) -> None:
     assert (
         code == 0 and "cpu.json: CPU-only trace" in stderr and "0 GPU events on 0 devices" in stdout
     )
+
+
+def test_active_tiles_counter_is_the_reports_curve(tmp_path: Path) -> None:
+    """On the reference profile (epoch 1), the counter equals the report's stacked curve
+    summed over its legend groups (``Profile.active_tiles``), bin by bin."""
+    import polars as pl
+
+    from tileprof.examples import example_profile
+
+    profile = example_profile()
+    out = tmp_path / "t.pftrace"
+    assert run("trace", "--example", "--epoch", "1", "-o", str(out))[0] == 0
+    decoded = decode(out)
+    counter = next(
+        v for u, v in decoded.counters.items() if decoded.track_name(u) == "active tiles"
+    )
+    curve = (
+        profile.active_tiles(epoch=1)
+        .group_by("bin")
+        .agg(pl.col("activeTiles").sum(), pl.col("start").first())
+        .sort("bin")
+    )
+    assert [v for _, v in counter[:-1]] == pytest.approx(curve["activeTiles"].to_list())
+    assert counter[-1][1] == 0.0
+    first = int(curve["start"][0])
+    expected = cycles_to_ns(curve["start"].to_numpy(), profile.clock_hz) - cycles_to_ns(
+        np.array([first]), profile.clock_hz
+    )
+    assert [t for t, _ in counter[:-1]] == expected.tolist()
