@@ -163,27 +163,34 @@ def read_events(path: str | Path, data: bytes) -> KinetoEvents:
     return events
 
 
-def parse(path: str | Path, data: bytes) -> ParsedRuns:
-    """The per-kernel runs of a Kineto trace."""
-    events = read_events(path, data)
-    name, devices, gpu = events.name, events.devices, events.gpu
-    cpu_count = len(events.cpu_ops)
+@dataclass(frozen=True)
+class GpuEvents:
+    """Every GPU event of one trace, in launch order, with its launching CPU op."""
+
+    events: pl.DataFrame
+    devices: dict[int, str]
+    cpu_ops: int
+
+
+def gpu_events(path: str | Path, data: bytes) -> GpuEvents:
+    """The GPU events of a Kineto trace, one row each (``ts``/``dur`` in µs, as written).
+
+    ``op`` is the launching CPU op found through ``correlation`` (module docstring); the
+    frame is empty for a CPU-only trace.
+    """
+    return gpu_events_of(read_events(path, data))
+
+
+def gpu_events_of(found: KinetoEvents) -> GpuEvents:
+    """``gpu_events`` of an already-read trace."""
     cpu_ops = {
         op.external_id: (op.name, op.input_type)
-        for op in events.cpu_ops
+        for op in found.cpu_ops
         if op.external_id is not None
     }
-    notes: list[str] = []
-    if not gpu:
-        notes.append(f"{name}: CPU-only trace ({cpu_count} CPU ops, no GPU kernel events)")
-        return ParsedRuns(KIND, runs_from_rows([]), notes=notes, metadata={"cpu_ops": cpu_count})
-
-    records: dict[str, list[Any]] = {
-        k: []
-        for k in ("device", "name", "cat", "ts", "dur", "stream", "grid", "block", "op", "op_types")
-    }
-    for _, ev, a in sorted(gpu, key=lambda t: (t[1].ts or 0.0, t[0])):
-        ext = events.launching_external_id(a, cpu_ops)
+    records: dict[str, list[Any]] = {k: [] for k in _EVENT_SCHEMA}
+    for _, ev, a in sorted(found.gpu, key=lambda t: (t[1].ts or 0.0, t[0])):
+        ext = found.launching_external_id(a, cpu_ops)
         op, types = cpu_ops.get(ext, (None, None)) if ext is not None else (None, None)
         records["device"].append(a.device)
         records["name"].append(ev.name)
@@ -195,22 +202,36 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
         records["block"].append(_dims(a.block))
         records["op"].append(op)
         records["op_types"].append(json.dumps(types) if types else None)
-    frame = pl.DataFrame(
-        records,
-        schema={
-            "device": pl.Int64,
-            "name": pl.Categorical,
-            "cat": pl.Categorical,
-            "ts": pl.Float64,
-            "dur": pl.Float64,
-            "stream": pl.Int64,
-            "grid": pl.String,
-            "block": pl.String,
-            "op": pl.String,
-            "op_types": pl.String,
-        },
-    )
-    agg = aggregate(frame)
+        records["correlation"].append(a.correlation)
+    events = pl.DataFrame(records, schema=_EVENT_SCHEMA)
+    return GpuEvents(events, found.devices, len(found.cpu_ops))
+
+
+_EVENT_SCHEMA: dict[str, pl.DataType] = {
+    "device": pl.Int64(),
+    "name": pl.Categorical(),
+    "cat": pl.Categorical(),
+    "ts": pl.Float64(),
+    "dur": pl.Float64(),
+    "stream": pl.Int64(),
+    "grid": pl.String(),
+    "block": pl.String(),
+    "op": pl.String(),
+    "op_types": pl.String(),
+    "correlation": pl.Int64(),
+}
+
+
+def parse(path: str | Path, data: bytes) -> ParsedRuns:
+    """The per-kernel runs of a Kineto trace."""
+    found = gpu_events(path, data)
+    name = Path(path).name
+    devices, cpu_count = found.devices, found.cpu_ops
+    notes: list[str] = []
+    if found.events.height == 0:
+        notes.append(f"{name}: CPU-only trace ({cpu_count} CPU ops, no GPU kernel events)")
+        return ParsedRuns(KIND, runs_from_rows([]), notes=notes, metadata={"cpu_ops": cpu_count})
+    agg = aggregate(found.events)
     rows = []
     for r in agg.iter_rows(named=True):
         device = r["device"]
@@ -256,7 +277,7 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
                 | ({"launch_ops": dict(per_op.most_common())} if len(per_op) > 1 else {}),
             }
         )
-    meta = {"devices": devices, "gpu_events": len(gpu), "cpu_ops": cpu_count}
+    meta = {"devices": devices, "gpu_events": found.events.height, "cpu_ops": cpu_count}
     return ParsedRuns(KIND, runs_from_rows(rows), notes=notes, metadata=meta)
 
 
