@@ -16,7 +16,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,15 +53,17 @@ class ThresholdError(ValueError):
     """A sentence that cannot be read, names an unknown field, or matches no group."""
 
 
-def check_fields(names: Iterable[str], where: str = "") -> None:
-    """Fail loudly (``ThresholdError`` naming the valid fields) on a group field that does not
-    exist: a misspelt field would otherwise compare nothing.
+def check_fields(
+    names: Iterable[str], where: str = "", fields: Sequence[str] = GROUP_FIELDS
+) -> None:
+    """Fail loudly (``ThresholdError`` naming the valid fields) on a field that is not one of
+    ``fields`` (default: the tile group statistics): a misspelt field would compare nothing.
     """
-    unknown = [n for n in dict.fromkeys(names) if n not in GROUP_FIELDS]
+    unknown = [n for n in dict.fromkeys(names) if n not in fields]
     if unknown:
         raise ThresholdError(
             f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
-            f"{where}; the group fields are {', '.join(GROUP_FIELDS)}"
+            f"{where}; the fields are {', '.join(fields)}"
         )
 
 
@@ -163,11 +165,14 @@ class Threshold:
         return f"{self.field}{scope} may not {verb} by more than {amount * 100:g}%"
 
 
-def parse_thresholds(sentences: Iterable[Threshold | str | Mapping[str, Any]]) -> list[Threshold]:
-    """Read every sentence and check its field exists; the first bad one raises."""
+def parse_thresholds(
+    sentences: Iterable[Threshold | str | Mapping[str, Any]],
+    fields: Sequence[str] = GROUP_FIELDS,
+) -> list[Threshold]:
+    """Read every sentence and check its field is one of ``fields``; the first bad one raises."""
     rules = [Threshold.coerce(s) for s in sentences]
     for rule in rules:
-        check_fields([rule.field], f" in threshold {str(rule)!r}")
+        check_fields([rule.field], f" in threshold {str(rule)!r}", fields)
     return rules
 
 
@@ -201,15 +206,20 @@ def _shown(value: Value) -> str:
 
 
 def evaluate(
-    thresholds: Iterable[Threshold | str], before: GroupValues, after: GroupValues
+    thresholds: Iterable[Threshold | str],
+    before: GroupValues,
+    after: GroupValues,
+    *,
+    fields: Sequence[str] = GROUP_FIELDS,
 ) -> list[Breach]:
     """Every group statistic that breaks a threshold, in sentence order then group order.
 
     Only groups present on both sides are checked: an added group has no baseline and a
     removed one has no new value. Raises ``ThresholdError`` for an unknown field or for a
-    glob that matches no group on either side.
+    glob that matches no group on either side. ``fields``: the statistics a sentence may name
+    (default: the tile group statistics; a GPU diff passes its own).
     """
-    rules = parse_thresholds(thresholds)
+    rules = parse_thresholds(thresholds, fields)
     names = sorted(set(before) | set(after))
     breaches: list[Breach] = []
     for rule in rules:
