@@ -131,8 +131,9 @@ def command(
     )
     diff = compare_files(before, after, options, match=match, normalize=normalize, top=top)
     broken = broken_thresholds(diff, fail_on)
-    for line in broken:
-        click.echo(f"tileprof: {line}", err=True)
+    if output_format != "table" or (output is not None and str(output) != "-"):
+        for line in broken:  # the terminal table lists them first itself
+            click.echo(f"tileprof: {line}", err=True)
     write_text(output, _render(diff, output_format, broken))
     if broken:
         ctx.exit(EXIT_BROKEN)

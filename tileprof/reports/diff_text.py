@@ -113,7 +113,7 @@ def render_table(diff: Diff, breaches: Sequence[str] = (), width: int = TABLE_WI
         file=buffer, width=width, force_terminal=False, no_color=True, highlight=False
     )
     for line in header_lines(diff, breaches):
-        console.print(line, markup=False)
+        console.print(line, markup=False, soft_wrap=True)
     console.print()
     if diff.rows.height:
         console.print(table)
