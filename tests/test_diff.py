@@ -342,3 +342,26 @@ def test_infinite_relative_change_is_a_string_in_json(tmp_path: Path) -> None:
     code, out, _ = run("diff", str(before), str(after), "--format", "json")
     assert code == 0
     assert json.loads(out)["groups"][0]["usefulCycles_relative"] == "+inf"
+
+
+def test_html_page_is_deterministic_escaped_and_names_both_inputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hashlib
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    before = write_dump(tmp_path / "b.json", [sample(0, 0, 10, "<script>x</script>")])
+    after = write_dump(tmp_path / "a.json", [sample(0, 0, 30, "<script>x</script>")])
+    pages = []
+    for name in ("one.html", "two.html"):
+        out = tmp_path / name
+        assert run("diff", str(before), str(after), "--format", "html", "-o", str(out))[0] == 0
+        pages.append(out.read_text())
+    assert pages[0] == pages[1]
+    page = pages[0]
+    assert "2023-11-14 22:13:20 UTC" in page
+    for path in (before, after):
+        assert hashlib.sha256(path.read_bytes()).hexdigest() in page
+    assert "<script>x" not in page and "&lt;script&gt;x&lt;/script&gt;" in page
+    assert 'id="diff-waterfall"' in page and 'id="diff-bars"' in page
+    assert "http://" not in page.replace("http://www.w3.org", "")

@@ -149,7 +149,7 @@ def _render(diff: Diff, output_format: str, broken: list[str]) -> str:
     if output_format == "html":
         from tileprof.reports.html.diff_page import render_diff_page
 
-        return render_diff_page(_with_digests(diff))
+        return render_diff_page(_with_digests(diff), tuple(broken))
     return diff_text.render_table(diff, broken)
 
 
