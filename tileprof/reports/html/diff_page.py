@@ -19,15 +19,12 @@ from tileprof.diff import STATUSES, Diff, Side
 from tileprof.reports.html import charts
 from tileprof.reports.html.data import (
     GROUP_PERCENT_FIELDS,
-    Cell,
-    Chart,
-    Column,
-    Figure,
     format_number,
     generation_time,
     number_cell,
     text_cell,
 )
+from tileprof.reports.html.view import Cell, Chart, Column, Figure
 
 WATERFALL_GROUPS = 20
 """Groups the waterfall draws one by one; the rest are one bar ("other N groups")."""
