@@ -365,3 +365,22 @@ def test_html_page_is_deterministic_escaped_and_names_both_inputs(
     assert "<script>x" not in page and "&lt;script&gt;x&lt;/script&gt;" in page
     assert 'id="diff-waterfall"' in page and 'id="diff-bars"' in page
     assert "http://" not in page.replace("http://www.w3.org", "")
+
+
+def test_report_baseline_section(tmp_path: Path, dumps: tuple[Path, Path]) -> None:
+    before, after = map(str, dumps)
+    page = tmp_path / "report.html"
+    code, _, err = run("report", after, "--baseline", before, "--epoch", "1", "-o", str(page))
+    assert code == 0, err
+    html = page.read_text()
+    assert '<section id="baseline" class="diff">' in html and 'href="#baseline"' in html
+    assert 'id="baseline-waterfall"' in html
+    # the same filters on both sides: epoch 1 only, so softmax is 40 → 60 phase cycles
+    assert html.count('<tr class="changed">') == 1 and html.count('<tr class="added">') == 2
+    plain = tmp_path / "plain.html"
+    assert run("report", after, "--epoch", "1", "-o", str(plain))[0] == 0
+    assert 'id="baseline"' not in plain.read_text()
+    code, _, err = run("report", after, before, "--baseline", before, "-o", str(tmp_path / "x"))
+    assert code == 2 and "one tile dump; the report has 2" in err
+    code, _, err = run("report", after, "--baseline", str(H200), "-o", str(tmp_path / "y"))
+    assert code == 2 and "(PyTorch trace)" in err

@@ -9,10 +9,14 @@ page loads from the network: CSS, script and figures are inline.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import jinja2
 
 from tileprof.reports.html.data import Report, build_report
+
+if TYPE_CHECKING:
+    from tileprof.reports.html.diff_page import DiffSection
 
 __all__ = ["Report", "build_report", "render"]
 
@@ -30,10 +34,11 @@ def environment() -> jinja2.Environment:
     )
 
 
-def render(report: Report) -> str:
+def render(report: Report, baseline: DiffSection | None = None) -> str:
     """The page for ``report``, its charts drawn unless it was built with ``charts=False``."""
     if report.draw_charts:
         from tileprof.reports.html.charts import with_charts  # matplotlib: only when drawing
 
         report = with_charts(report)
-    return environment().get_template("report.html.j2").render(report=report)
+    template = environment().get_template("report.html.j2")
+    return template.render(report=report, baseline=baseline)
