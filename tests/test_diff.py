@@ -384,3 +384,23 @@ def test_report_baseline_section(tmp_path: Path, dumps: tuple[Path, Path]) -> No
     assert code == 2 and "one tile dump; the report has 2" in err
     code, _, err = run("report", after, "--baseline", str(H200), "-o", str(tmp_path / "y"))
     assert code == 2 and "(PyTorch trace)" in err
+
+
+def test_cache_keeps_summaries_and_gives_the_same_rows(
+    tmp_path: Path, dumps: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TILEPROF_CACHE_DIR", str(cache))
+    paths = [str(p) for p in dumps]
+    plain = run("diff", *paths, "--format", "csv", "--group-by", "epoch")
+    cold = run("diff", *paths, "--format", "csv", "--group-by", "epoch", "--cache")
+    warm = run("diff", *paths, "--format", "csv", "--group-by", "epoch", "--cache")
+    assert plain == cold == warm and plain[0] == 0
+    summaries = sorted(p.name for p in cache.glob("*.summary-*.json"))
+    assert len(summaries) == 2 and len(list(cache.glob("*.parquet"))) == 2
+    assert run("diff", *paths, "--format", "csv", "--epoch", "2", "--cache")[0] == 0
+    assert len(list(cache.glob("*.summary-*.json"))) == 4  # another question, other entries
+    # a cached summary that no longer matches its dump is not used: the key has size and mtime
+    write_dump(dumps[1], [*AFTER, sample(5, 0, 7, "late")])
+    rows = run("diff", *paths, "--format", "json", "--cache")[1]
+    assert "late" in {g["group"] for g in json.loads(rows)["groups"]}

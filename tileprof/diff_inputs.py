@@ -85,17 +85,20 @@ def read_side(path: Path, kind: str, options: ReadOptions) -> Side:
     if kind == SUMMARY_DOCUMENT:
         return tile_side(_document_summary(path, options), str(path))
     if is_tile_kind(kind):
+        read: dict[str, Any] = {
+            "format": options.format_in,
+            "clock_hz": options.clock_hz,
+            "tile_count": options.tile_count,
+            "quiet": options.quiet,
+        }
         if options.cache:
-            from tileprof.cache import load_cached as loader
-        else:
-            from tileprof.model import load as loader
-        profile = loader(
-            path,
-            format=options.format_in,
-            clock_hz=options.clock_hz,
-            tile_count=options.tile_count,
-            quiet=options.quiet,
-        )
+            from tileprof.cache import load_cached_summary
+
+            summary = load_cached_summary(path, options.filters, options.group_by, **read)
+            return tile_side(summary, str(path))
+        from tileprof.model import load
+
+        profile = load(path, **read)
         return tile_side(profile.summary(options.filters, group_by=options.group_by), str(path))
     return _gpu_side(path, kind, options)
 
