@@ -404,3 +404,14 @@ def test_cache_keeps_summaries_and_gives_the_same_rows(
     write_dump(dumps[1], [*AFTER, sample(5, 0, 7, "late")])
     rows = run("diff", *paths, "--format", "json", "--cache")[1]
     assert "late" in {g["group"] for g in json.loads(rows)["groups"]}
+
+
+def test_table_has_one_line_per_group(dumps: tuple[Path, Path]) -> None:
+    code, out, _ = run("diff", *map(str, dumps), "--epoch", "1")
+    assert code == 0
+    lines = {line.split()[-1]: line.split() for line in out.splitlines()[10:]}
+    assert set(lines) == {"gemm_c112_r121", "gemm_c64_r12", "new", "softmax", "gone", "same"}
+    # status; phase cycles before, after, Δ, Δ%; useful before, after, Δ (pp), Δ%
+    assert lines["softmax"][:5] == ["changed", "40", "60", "+20", "+50.00%"]
+    assert lines["gemm_c112_r121"][:6] == ["removed", "100", "—", "-100", "—", "50.00%"]
+    assert "groups          2 added, 2 removed, 1 changed, 1 unchanged" in out

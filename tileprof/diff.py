@@ -21,7 +21,7 @@ import polars as pl
 from tileprof.errors import OptionError
 from tileprof.stats import GROUP_FIELDS
 from tileprof.summary import Summary
-from tileprof.thresholds import GroupValues
+from tileprof.thresholds import GroupValues, relative_change
 
 STATUSES: tuple[str, ...] = ("added", "removed", "changed", "unchanged")
 """Every paired group is one of these (HTA TraceDiff's categories)."""
@@ -340,8 +340,6 @@ def device_busy(summary: Summary) -> float | None:
 
 
 def _figure(name: str, before: float | None, after: float | None) -> dict[str, Any]:
-    from tileprof.thresholds import relative_change
-
     change = None if before is None or after is None else after - before
     return {
         name: {

@@ -6,18 +6,12 @@ functions only format.
 
 from __future__ import annotations
 
-import io
 import json
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
 from tileprof.diff import STATUSES, Diff
-
-TABLE_WIDTH = 200
 
 
 def _number(value: Any, digits: int = 6) -> str:
@@ -81,45 +75,53 @@ def header_lines(diff: Diff, breaches: Sequence[str] = ()) -> list[str]:
 
 
 _TILE_COLUMNS = (
-    ("phase cycles", "phaseCycles"),
-    ("useful", "usefulUtilization"),
-    ("samples", "sampleCount"),
-    ("p95", "p95Cycles"),
+    ("phase cycles", "phaseCycles", False),
+    ("useful", "usefulUtilization", True),
+    ("samples", "sampleCount", False),
+    ("p95", "p95Cycles", False),
 )
-_GPU_COLUMNS = (("total µs", "total_us"), ("calls", "calls"), ("µs/call", "time_us"))
+_GPU_COLUMNS = (
+    ("total µs", "total_us", False),
+    ("calls", "calls", False),
+    ("µs/call", "time_us", False),
+)
 
 
-def render_table(diff: Diff, breaches: Sequence[str] = (), width: int = TABLE_WIDTH) -> str:
-    """Header, then one row per group: status and the main statistics before → after."""
-    table = Table(show_edge=False, header_style="bold", pad_edge=False)
-    table.add_column("group", overflow="fold")
-    table.add_column("status")
+def _cells(row: dict[str, Any], key: str, fraction: bool) -> list[str]:
+    """Before, after, Δ and Δ% of one statistic; fractions as percentages, Δ in points."""
+    before, after, change = row[f"{key}_before"], row[f"{key}_after"], row[f"{key}_change"]
+    if fraction:
+        shown = ["—" if v is None else f"{v * 100:.2f}%" for v in (before, after)]
+        delta = "—" if change is None else f"{change * 100:+.2f} pp"
+        return [*shown, delta, _percent(row[f"{key}_relative"])]
+    return [_number(before), _number(after), _signed(change), _percent(row[f"{key}_relative"])]
+
+
+def render_table(diff: Diff, breaches: Sequence[str] = ()) -> str:
+    """Broken thresholds, the header, then one line per group: status, the main statistics
+    before, after, Δ and Δ%, and the group last (plain aligned columns: one line per group
+    whatever the name's length, cheap to render for thousands of groups)."""
     columns = _TILE_COLUMNS if diff.impact == "phaseCycles" else _GPU_COLUMNS
-    for title, _ in columns:
-        for suffix in ("before", "after", "Δ", "Δ%"):
-            table.add_column(f"{title} {suffix}" if suffix == "before" else suffix, justify="right")
+    titles = ["status"]
+    for title, _, _ in columns:
+        titles += [f"{title} before", "after", "Δ", "Δ%"]
+    table = [[*titles, "group"]]
     for row in diff.rows.iter_rows(named=True):
-        cells = [row["group"], row["status"]]
-        for _, key in columns:
-            cells += [
-                _number(row[f"{key}_before"]),
-                _number(row[f"{key}_after"]),
-                _signed(row[f"{key}_change"]),
-                _percent(row[f"{key}_relative"]),
-            ]
-        table.add_row(*cells)
-    buffer = io.StringIO()
-    console = Console(
-        file=buffer, width=width, force_terminal=False, no_color=True, highlight=False
-    )
-    for line in header_lines(diff, breaches):
-        console.print(line, markup=False, soft_wrap=True)
-    console.print()
-    if diff.rows.height:
-        console.print(table)
-    else:
-        console.print("no groups on either side", markup=False)
-    return buffer.getvalue()
+        cells = [row["status"]]
+        for _, key, fraction in columns:
+            cells += _cells(row, key, fraction)
+        table.append([*cells, row["group"]])
+    lines = [*header_lines(diff, breaches), ""]
+    if diff.rows.height == 0:
+        return "\n".join([*lines, "no groups on either side"]) + "\n"
+    widths = [max(len(r[i]) for r in table) for i in range(len(titles))]
+    for index, cells in enumerate(table):
+        aligned = [cells[0].ljust(widths[0])]
+        aligned += [c.rjust(w) for c, w in zip(cells[1:-1], widths[1:], strict=True)]
+        lines.append("  ".join([*aligned, cells[-1]]))
+        if index == 0:
+            lines.append("  ".join("─" * w for w in [*widths, 5]))
+    return "\n".join(lines) + "\n"
 
 
 def to_document(diff: Diff, breaches: Sequence[str] = ()) -> dict[str, Any]:
