@@ -61,9 +61,10 @@ def check_fields(
     """
     unknown = [n for n in dict.fromkeys(names) if n not in fields]
     if unknown:
+        kind = "group fields" if tuple(fields) == GROUP_FIELDS else "fields"
         raise ThresholdError(
             f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
-            f"{where}; the fields are {', '.join(fields)}"
+            f"{where}; the {kind} are {', '.join(fields)}"
         )
 
 
