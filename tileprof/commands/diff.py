@@ -20,7 +20,7 @@ from tileprof.commands._options import (
 from tileprof.diff import DEFAULT_TOP, Diff
 from tileprof.diff_inputs import ReadOptions, compare_files
 from tileprof.errors import OptionError
-from tileprof.outputs import write_text
+from tileprof.reports.renderers import DIFF_RENDERERS, DiffModel, write_rendered
 from tileprof.thresholds import ThresholdError, evaluate
 
 EXIT_BROKEN = 1
@@ -45,7 +45,7 @@ def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> list[str]:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["table", "json", "csv", "html"]),
+    type=click.Choice(list(DIFF_RENDERERS)),
     default="table",
     show_default=True,
 )
@@ -134,23 +134,11 @@ def command(
     if output_format != "table" or (output is not None and str(output) != "-"):
         for line in broken:  # the terminal table lists them first itself
             click.echo(f"tileprof: {line}", err=True)
-    write_text(output, _render(diff, output_format, broken))
+    if output_format == "html":
+        diff = _with_digests(diff)
+    write_rendered(DIFF_RENDERERS[output_format], DiffModel(diff, tuple(broken)), output)
     if broken:
         ctx.exit(EXIT_BROKEN)
-
-
-def _render(diff: Diff, output_format: str, broken: list[str]) -> str:
-    from tileprof.reports import diff_text
-
-    if output_format == "json":
-        return diff_text.render_json(diff, broken)
-    if output_format == "csv":
-        return diff_text.render_csv(diff)
-    if output_format == "html":
-        from tileprof.reports.html.diff_page import render_diff_page
-
-        return render_diff_page(_with_digests(diff), tuple(broken))
-    return diff_text.render_table(diff, broken)
 
 
 def _with_digests(diff: Diff) -> Diff:
