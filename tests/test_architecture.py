@@ -40,11 +40,20 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "tileprof.quality",
             "tileprof.run_analysis",
             "tileprof.links",
+            "tileprof.thresholds",
+            "tileprof.diff",
         ),
     ),
     (
         "model",
-        ("tileprof", "tileprof.model", "tileprof.cache", "tileprof.examples", "tileprof.gather"),
+        (
+            "tileprof",
+            "tileprof.model",
+            "tileprof.cache",
+            "tileprof.examples",
+            "tileprof.gather",
+            "tileprof.diff_inputs",
+        ),
     ),
     ("views", ("tileprof.reports", "tileprof.writers")),
     (

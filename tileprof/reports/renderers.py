@@ -121,9 +121,9 @@ def _diff_text(kind: str) -> Callable[[DiffModel], str]:
 
 
 def _diff_html(model: DiffModel) -> str:
-    from tileprof.reports.html.diff_page import render_diff_page  # matplotlib, jinja2
+    from tileprof.reports.html import render_diff  # matplotlib, jinja2
 
-    return render_diff_page(model.diff, model.broken)
+    return render_diff(model.diff, model.broken)
 
 
 DIFF_RENDERERS: dict[str, Renderer[DiffModel]] = {

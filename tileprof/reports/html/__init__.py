@@ -16,9 +16,10 @@ import jinja2
 from tileprof.reports.html.data import Report, build_report
 
 if TYPE_CHECKING:
+    from tileprof.diff import Diff
     from tileprof.reports.html.diff_page import DiffSection
 
-__all__ = ["Report", "build_report", "render"]
+__all__ = ["Report", "build_report", "render", "render_diff"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -42,3 +43,10 @@ def render(report: Report, baseline: DiffSection | None = None) -> str:
         report = with_charts(report)
     template = environment().get_template("report.html.j2")
     return template.render(report=report, baseline=baseline)
+
+
+def render_diff(diff: Diff, broken: tuple[str, ...] = ()) -> str:
+    """The self-contained page of ``diff --format html``."""
+    from tileprof.reports.html.diff_page import diff_page  # matplotlib: only when drawing
+
+    return environment().get_template("diff.html.j2").render(page=diff_page(diff, broken))

@@ -214,6 +214,16 @@ def _row(record: dict[str, Any], columns: tuple[Column, ...]) -> DiffRow:
     return DiffRow(record["status"], tuple(cells))
 
 
+def diff_page(diff: Diff, broken: tuple[str, ...] = ()) -> DiffPage:
+    """The page of ``diff --format html``: a title and the comparison section."""
+    return DiffPage(
+        title=f"tileprof diff: {diff.before.label} → {diff.after.label}",
+        version=__version__,
+        generated_at=generation_time(),
+        section=diff_section(diff, broken=broken),
+    )
+
+
 def diff_section(diff: Diff, *, id: str = "diff", broken: tuple[str, ...] = ()) -> DiffSection:
     """The comparison as a page section."""
     columns = _columns(diff)
@@ -228,16 +238,3 @@ def diff_section(diff: Diff, *, id: str = "diff", broken: tuple[str, ...] = ()) 
         rows=tuple(_row(r, columns) for r in diff.rows.iter_rows(named=True)),
         broken=broken,
     )
-
-
-def render_diff_page(diff: Diff, broken: tuple[str, ...] = ()) -> str:
-    """The self-contained page of ``diff --format html``."""
-    from tileprof.reports.html import environment
-
-    page = DiffPage(
-        title=f"tileprof diff: {diff.before.label} → {diff.after.label}",
-        version=__version__,
-        generated_at=generation_time(),
-        section=diff_section(diff, broken=broken),
-    )
-    return environment().get_template("diff.html.j2").render(page=page)
