@@ -43,11 +43,20 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "tileprof.flops",
             "tileprof.ops",
             "tileprof.tile_work",
+            "tileprof.thresholds",
+            "tileprof.diff",
         ),
     ),
     (
         "model",
-        ("tileprof", "tileprof.model", "tileprof.cache", "tileprof.examples", "tileprof.gather"),
+        (
+            "tileprof",
+            "tileprof.model",
+            "tileprof.cache",
+            "tileprof.examples",
+            "tileprof.gather",
+            "tileprof.diff_inputs",
+        ),
     ),
     ("views", ("tileprof.reports", "tileprof.writers")),
     (

@@ -21,6 +21,7 @@ _COMMANDS = {
     "runs": "tileprof.commands.runs",
     "convert": "tileprof.commands.convert",
     "report": "tileprof.commands.report",
+    "diff": "tileprof.commands.diff",
     "trace": "tileprof.commands.trace",
 }
 """Subcommand name -> module defining ``command``; imported only when that command runs (or

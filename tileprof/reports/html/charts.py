@@ -529,3 +529,55 @@ def with_charts(report: Report) -> Report:
         gpu=gpu,
         linked=tuple(_drawn(c) for c in report.linked),
     )
+
+
+# ---------------------------------------------------------------- diff
+
+INCREASE_COLOUR = "#e15759"
+DECREASE_COLOUR = "#59a14f"
+BEFORE_COLOUR = "#bab0ac"
+AFTER_COLOUR = "#4e79a7"
+
+
+def waterfall_chart(
+    id: str, names: tuple[str, ...], changes: np.ndarray, unit: str, caption: str
+) -> Chart | None:
+    """Each group's change as a bar starting where the previous ones left the running total,
+    then the net change; rises red, falls green, first group on top."""
+    if not names:
+        return None
+    labels = (*names, "net change")
+    ends = np.cumsum(changes)
+    starts = ends - changes
+    with _style():
+        figure, axes, y = _group_rows(len(labels))
+        colours = [INCREASE_COLOUR if c > 0 else DECREASE_COLOUR for c in changes]
+        axes.barh(y[:-1], changes, left=starts, color=colours)
+        net = float(ends[-1])
+        axes.barh(y[-1:], [net], color=AFTER_COLOUR)
+        axes.axvline(0, color="#888", linewidth=0.6)
+        axes.set_yticks(y, [_short(s, 60) for s in labels])
+        axes.invert_yaxis()
+        axes.set_xlabel(f"change in {unit}")
+        fit(figure, left_chars=max(len(_short(s, 60)) for s in labels))
+    return _chart(id, f"Change in {unit} by group", caption, figure, tight=False)
+
+
+def before_after_chart(
+    id: str,
+    title: str,
+    names: tuple[str, ...],
+    before: np.ndarray,
+    after: np.ndarray,
+    xlabel: str,
+    caption: str,
+) -> Chart | None:
+    """Two bars per group, before (grey) above after (blue); a missing value draws no bar."""
+    if not names:
+        return None
+    with _style():
+        figure, axes, y = _group_rows(len(names))
+        axes.barh(y - 0.2, before, height=0.4, color=BEFORE_COLOUR, label="before")
+        axes.barh(y + 0.2, after, height=0.4, color=AFTER_COLOUR, label="after")
+        _label_group_rows(figure, axes, y, names, xlabel)
+    return _chart(id, title, caption, figure, tight=False)
