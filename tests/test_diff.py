@@ -323,15 +323,36 @@ def test_gpu_trace_diff_finds_the_removed_and_the_slowed_kernel(
     assert run("diff", str(H200), str(after), "--epoch", "1")[0] == 2
 
 
-def test_gpu_trace_diff_per_launching_op(
+def test_gpu_trace_diff_per_op_uses_the_op_rows(
     h200_after: tuple[Path, str, str, dict[str, float]],
 ) -> None:
-    after, _, _, _ = h200_after
+    """Op rows (tileprof.ops) of both traces, compared as they are; the copy ops gain the
+    slowed kernel's time, counted from the raw events."""
+    from tileprof.ops import load_ops
+
+    after, _, slowed, totals = h200_after
     code, out, _ = run("diff", str(H200), str(after), "--per-op", "--format", "json")
     assert code == 0
-    rows = {g["group"]: g for g in json.loads(out)["groups"]}
-    assert rows["aten::addmm"]["status"] == "changed"  # lost its busiest GEMM kernel
-    assert rows["aten::copy_"]["total_us_change"] > 0
+    rows = json.loads(out)["groups"]
+    for side, path in (("before", H200), ("after", after)):
+        table = load_ops(path).frame
+        assert sum(r[f"{side}Name"] is not None for r in rows) == table.height
+        own = {(r["calls"], r["total_us"], r["flops"]) for r in table.iter_rows(named=True)}
+        shown = {
+            (r[f"calls_{side}"], r[f"total_us_{side}"], r[f"flops_{side}"])
+            for r in rows
+            if r[f"{side}Name"] is not None
+        }
+        assert shown == own
+    changed = [r for r in rows if r["status"] == "changed"]
+    assert {r["status"] for r in rows} == {"changed", "unchanged"}
+    assert all(r["calls_change"] == 0 for r in rows)
+    # copy_ launches the slowed copy kernel: its rows gain exactly that kernel's raw total
+    copies = [r for r in changed if r["group"].startswith("aten::copy_ ")]
+    assert sum(r["total_us_change"] for r in copies) == pytest.approx(totals[slowed])
+    assert all(r["total_us_after"] == pytest.approx(2 * r["total_us_before"]) for r in copies)
+    # the other changed rows are the addmm calls that launched the removed GEMM kernel
+    assert {r["group"].split()[0] for r in changed if r not in copies} == {"aten::addmm"}
 
 
 def test_infinite_relative_change_is_a_string_in_json(tmp_path: Path) -> None:

@@ -45,6 +45,19 @@ GPU_FIELDS: tuple[str, ...] = ("calls", "total_us", "time_us", "p50_us", "p95_us
 
 GPU_ADDITIVE: frozenset[str] = frozenset({"calls", "total_us"})
 
+OP_FIELDS: tuple[str, ...] = (
+    "calls",
+    "kernels",
+    "total_us",
+    "time_us",
+    "flops",
+    "tflops",
+    "peak_fraction",
+)
+"""The op-table columns (``tileprof.ops``, docs/runs.md) a per-op diff of traces compares."""
+
+OP_ADDITIVE: frozenset[str] = frozenset({"calls", "kernels", "total_us"})
+
 DEFAULT_TOP = 5
 """How many of the top rows the header's explained share covers."""
 
@@ -396,6 +409,17 @@ def gpu_groups(runs: pl.DataFrame, *, per_op: bool = False) -> pl.DataFrame:
     return grouped.sort("total_us", "name", descending=[True, False], nulls_last=True)
 
 
+def op_groups(ops: pl.DataFrame) -> pl.DataFrame:
+    """One row per op row of ``tileprof.ops`` (a trace's ops), named ``op dims types``, with
+    ``OP_FIELDS`` as the op table has them; `` @ target`` is added to the names that several
+    targets share (a GPU op and the same op timed on the CPU)."""
+    parts = [pl.col("op"), pl.col("input_dims").fill_null(""), pl.col("input_types").fill_null("")]
+    base = ops.with_columns(name=pl.concat_str(parts, separator=" ").str.strip_chars())
+    shared = pl.col("name").is_duplicated()
+    name = pl.when(shared).then(pl.concat_str([pl.col("name"), pl.lit(" @ "), pl.col("target")]))
+    return base.select(name.otherwise(pl.col("name")).alias("name"), *OP_FIELDS)
+
+
 def compare_runs(
     before: Side,
     after: Side,
@@ -405,11 +429,13 @@ def compare_runs(
     top: int = DEFAULT_TOP,
 ) -> Diff:
     """The diff of two GPU sides' kernel (or op) rows, by total_us."""
+    per_op = "kernels" in before.groups.columns
+    fields = OP_FIELDS if per_op else GPU_FIELDS
     rows = pair(
         before,
         after,
-        fields=GPU_FIELDS,
-        additive=GPU_ADDITIVE,
+        fields=fields,
+        additive=OP_ADDITIVE if per_op else GPU_ADDITIVE,
         impact="total_us",
         match=match,
         normalize=normalize,
@@ -422,7 +448,7 @@ def compare_runs(
         **_figure("totalUs", total["before"], total["after"]),
         **_totals(rows, "total_us", top),
     }
-    return Diff(rows, header, before, after, GPU_FIELDS, "total_us", (), top)
+    return Diff(rows, header, before, after, fields, "total_us", (), top)
 
 
 def kernel_globs_filter(groups: pl.DataFrame, kernels: Sequence[str]) -> pl.DataFrame:

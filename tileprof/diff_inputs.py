@@ -26,6 +26,7 @@ from tileprof.diff import (
     compile_normalize,
     gpu_groups,
     kernel_globs_filter,
+    op_groups,
     tile_side,
 )
 from tileprof.errors import InputError, OptionError
@@ -160,8 +161,15 @@ def _gpu_side(path: Path, kind: str, options: ReadOptions) -> Side:
     ):
         if value is not None:
             raise OptionError(f"{path} is a {kind}: {name} applies to tile profiles only")
-    runs = load_runs(path).frame
-    groups = kernel_globs_filter(gpu_groups(runs, per_op=options.per_op), filters.kernels)
+    from tileprof.parsers.kineto import KIND as TRACE
+
+    if options.per_op and kind == TRACE:
+        from tileprof.ops import load_ops
+
+        groups = op_groups(load_ops(path).frame)
+    else:
+        groups = gpu_groups(load_runs(path).frame, per_op=options.per_op)
+    groups = kernel_globs_filter(groups, filters.kernels)
     return Side(label=str(path), kind=kind, groups=groups)
 
 

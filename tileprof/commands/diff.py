@@ -73,7 +73,8 @@ def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> list[str]:
 @click.option(
     "--per-op",
     is_flag=True,
-    help="GPU sources: compare per launching op instead of per kernel.",
+    help="GPU sources: compare op rows (PyTorch traces, as `runs --ops`) or kernels grouped "
+    "by launching op (other sources) instead of kernels.",
 )
 @click.option(
     "--top",
