@@ -401,3 +401,16 @@ def test_bad_input_file_is_one_line(tmp_path: Path) -> None:
     broken.write_text('{"samples": [{"physicalTile": 0, "offset": -1, "duration": 5}]}')
     code, _, err = run("supersteps", str(broken))
     assert code == 2 and err.count("\n") == 1 and str(broken) in err
+
+
+def test_overflow_fallbacks_give_the_same_frames(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Composite sort/search keys are used only where they fit in Int64; with the limit at 0,
+    # every step takes its slower general path (multi-key sort, per-group maximum, as-of join).
+    samples = [*SCENARIO_A, *(dict(s, epoch=2, offset=s["offset"] + 7) for s in SCENARIO_A)]
+    fast = profile_of(samples).supersteps()
+    monkeypatch.setattr("tileprof.supersteps._COMPOSITE_LIMIT", 0)
+    slow = profile_of(samples).supersteps()
+    assert slow.supersteps.equals(fast.supersteps)
+    assert slow.tiles.equals(fast.tiles)
+    assert slow.epochs.equals(fast.epochs)
+    assert len(rows(fast)) == 4

@@ -60,6 +60,9 @@ EPOCH_FIELDS: tuple[str, ...] = (
 )
 """One row per epoch segmented: its span and what is lost to sync wait over all of it."""
 
+_COMPOSITE_LIMIT = 2**62
+"""Composite sort and search keys must stay below this (Int64); above it, slower paths."""
+
 _NULL_EPOCH = -(2**63)
 """Stands for a missing epoch while joining (samples without an epoch form one epoch)."""
 
@@ -134,14 +137,11 @@ def superstep_analysis(
     _check_options(min_sync_gap, top)
     base = _epoch_samples(samples, chosen.epoch)
     compute = _segment(base, min_sync_gap)
-    steps = (
-        compute.lazy()
-        .group_by(_E, _K)
-        .agg(start=pl.col("offset").min(), end=pl.col("_end").max())
-        .collect()
-        .lazy()
+    step_frame = compute.group_by(_E, _K).agg(
+        start=pl.col("offset").min(), end=pl.col("_end").max()
     )
-    tiles = _tile_figures(compute, steps).collect().lazy()
+    steps = step_frame.lazy()
+    tiles = _tile_figures(compute, step_frame).lazy()
     bounds = (
         base.group_by(_E)
         .agg(start=pl.col("offset").min(), end=pl.col("_end").max())
@@ -209,14 +209,11 @@ def _segment(base: pl.LazyFrame, min_sync_gap: int) -> pl.DataFrame:
     In offset order, a sample opens a new piece when it starts after every earlier sample of
     its epoch has ended (touching pieces merge) by at least ``min_sync_gap`` cycles.
     """
-    compute = (
-        base.filter(
-            (pl.col("kind").cast(pl.String) == "compute").fill_null(False)
-            & (pl.col("duration") > 0)
-        )
-        .sort(_E, "offset", "_end", "tile")
-        .with_columns(name=group_name())
-        .collect()
+    compute = _sorted(
+        base.filter(_is_compute() & (pl.col("duration") > 0))
+        .select(_E, "tile", "offset", "_end", name=group_name())
+        .collect(),
+        [_E, "offset"],
     )
     compute = _with_reached(compute, [_E])
     gap = pl.col("offset") - pl.col("_reached")
@@ -227,6 +224,44 @@ def _segment(base: pl.LazyFrame, min_sync_gap: int) -> pl.DataFrame:
         .with_columns((counted - pl.when(pl.col("_new")).then(counted).forward_fill()).alias(_K))
         .drop("_opens", "_new", "_g", "_base", "_reached")
     )
+
+
+def _sorted(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+    """``frame`` in ``keys`` order (integer columns), the first key being the epoch.
+
+    Sorted on one composite Int64 key where the keys' ranges allow it (the epoch by its rank
+    among the epochs present): polars sorts on several keys are several times slower.
+    """
+    if frame.height == 0:
+        return frame
+    epochs = frame.get_column(_E).unique().sort()
+    parts = [_epoch_rank(epochs)]
+    ranges = [epochs.len()]
+    for key in keys[1:]:
+        low, high = frame.select(pl.col(key).min().alias("lo"), pl.col(key).max().alias("hi")).row(
+            0
+        )
+        parts.append(pl.col(key) - low)
+        ranges.append(high - low + 1)
+    product = 1
+    for size in ranges:
+        product *= size
+    if product >= _COMPOSITE_LIMIT:
+        return frame.sort(keys)
+    composite = parts[0]
+    for part, size in zip(parts[1:], ranges[1:], strict=True):
+        composite = composite * size + part
+    return frame.with_columns(_order=composite).sort("_order").drop("_order")
+
+
+def _epoch_rank(epochs: pl.Series) -> pl.Expr:
+    """Each row's epoch as its index in ``epochs`` (sorted, distinct): a lookup, not a sort."""
+    return pl.col(_E).replace_strict(epochs, pl.int_range(epochs.len(), eager=True))
+
+
+def _is_compute() -> pl.Expr:
+    """kind = compute, compared on the categorical (no per-sample strings); null kind: no."""
+    return (pl.col("kind") == "compute").fill_null(False)
 
 
 def _with_reached(ordered: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
@@ -247,7 +282,9 @@ def _with_reached(ordered: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
     )
     groups = int(ordered.select(pl.col("_new").sum()).item())
     extent = int(ordered.select((pl.col("_end") - pl.col("_base")).max()).item() or 0) + 1
-    if groups * extent >= 2**62:  # would overflow Int64: restart the maximum per group instead
+    if (
+        groups * extent >= _COMPOSITE_LIMIT
+    ):  # would overflow Int64: restart the maximum per group instead
         reached = pl.col("_end").cum_max().shift(1).over("_g")
     else:
         shift = pl.col("_g") * extent
@@ -256,36 +293,45 @@ def _with_reached(ordered: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
     return ordered.with_columns(_reached=reached)
 
 
-def _tile_figures(compute: pl.DataFrame, steps: pl.LazyFrame) -> pl.LazyFrame:
+def _tile_figures(compute: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
     """Per (superstep, active tile): busy, first start, last end and the four-way split."""
-    per_tile = _tile_unions(compute).lazy()
-    return (
-        per_tile.join(steps, on=[_E, _K])
+    per_tile = (
+        _tile_unions(compute)
+        .join(steps, on=[_E, _K])
         .with_columns(
             lateStart=pl.col("_first") - pl.col("start"),
             gaps=pl.col("_last") - pl.col("_first") - pl.col("busy"),
             syncWait=pl.col("end") - pl.col("_last"),
         )
         .drop("start", "end")
-        .sort(_E, _K, "tile")
     )
+    return _sorted(per_tile, [_E, _K, "tile"])
 
 
 def _tile_unions(compute: pl.DataFrame) -> pl.DataFrame:
     """busy (union length), first start and last end of each (epoch, superstep, tile): each
-    sample adds the part of it that ends beyond every earlier sample of its group."""
-    keys = [_E, "tile", _K]  # _K rises with offset in an epoch, so this order keeps groups whole
-    ordered = compute.select(*keys, "offset", "_end").sort(_E, "tile", "offset", "_end")
-    ordered = _with_reached(ordered, keys)
+    sample adds the part of it that ends beyond every earlier sample of its group.
+
+    ``compute`` is in (epoch, offset) order; a stable sort on the tile alone makes it
+    (epoch, tile, offset), where each (epoch, superstep, tile) is a run of rows (the superstep
+    index rises with offset). Each group's figures are then read off its last row.
+    """
+    keys = [_E, "tile", _K]
+    ordered = _with_reached(
+        _sorted(compute.select(*keys, "offset", "_end"), [_E, "tile", "offset"]),
+        keys,
+    )
     added = (pl.col("_end") - pl.max_horizontal("offset", "_reached")).clip(lower_bound=0)
+    total = pl.col("_added").cum_sum()
+    last_row = pl.col("_new").shift(-1).fill_null(True)
     return (
         ordered.with_columns(_added=added)
-        .group_by(keys)
-        .agg(
-            busy=pl.col("_added").sum().cast(pl.Int64),
-            _first=pl.col("offset").min(),
-            _last=pl.col("_end").max(),
+        .with_columns(
+            busy=total - pl.when(pl.col("_new")).then(total - pl.col("_added")).forward_fill(),
+            _last=pl.max_horizontal("_end", "_reached"),
         )
+        .filter(last_row)
+        .select(*keys, pl.col("busy").cast(pl.Int64), pl.col("_base").alias("_first"), "_last")
     )
 
 
@@ -380,24 +426,24 @@ def _exchange_figures(
 ) -> pl.LazyFrame:
     """Per window after superstep k (k = −1: the leading window): exchange and other
     non-compute cycles of the samples it holds; per superstep: overlapped exchange cycles."""
-    segments, windows = _windows(steps, bounds)
-    is_compute = (pl.col("kind").cast(pl.String) == "compute").fill_null(False)
-    others = base.filter(~is_compute).with_row_index("_id")
+    segments, windows = (part.collect() for part in _windows(steps, bounds))
+    others = base.filter(~_is_compute()).with_row_index("_id").collect()
     last_cycle = pl.when(pl.col("duration") > 0).then(pl.col("_end") - 1).otherwise("offset")
     located = _segment_of(others, segments, "offset", "_segA")
     located = _segment_of(located.with_columns(_b=last_cycle), segments, "_b", "_segB")
     located = located.with_columns(
         _jlo=(pl.col("_segA") + 1) // 2 - 1,
         _jhi=pl.max_horizontal((pl.col("_segB") // 2) - 1, (pl.col("_segA") + 1) // 2 - 1),
-        _exchange=(pl.col("kind").cast(pl.String) == "exchange").fill_null(False),
+        _exchange=(pl.col("kind") == "exchange").fill_null(False),
     )
-    assigned = _assign_windows(located, windows)
+    assigned = _assign_windows(located.lazy(), windows.lazy())
     per_window = assigned.group_by(_E, _K).agg(
         exchangeCycles=pl.col("duration").filter(pl.col("_exchange")).sum().cast(pl.Int64),
         _other=pl.col("duration").filter(~pl.col("_exchange")).sum().cast(pl.Int64),
     )
     spans = (
-        located.filter(pl.col("_exchange") & (pl.col("duration") > 0))
+        located.lazy()
+        .filter(pl.col("_exchange") & (pl.col("duration") > 0))
         .with_columns(_klo=pl.col("_segA") // 2, _khi=(pl.col("_segB") - 1) // 2)
         .filter(pl.col("_klo") <= pl.col("_khi"))
         .with_columns(pl.int_ranges("_klo", pl.col("_khi") + 1).alias(_K))
@@ -414,20 +460,32 @@ def _exchange_figures(
     return per_window.join(spans, on=[_E, _K], how="full", coalesce=True)
 
 
-def _segment_of(frame: pl.LazyFrame, segments: pl.LazyFrame, at: str, name: str) -> pl.LazyFrame:
-    """The segment each row's cycle ``at`` falls in (the last segment starting at or before it)."""
-    return (
-        frame.sort(_E, at)
-        .join_asof(
+def _segment_of(frame: pl.DataFrame, segments: pl.DataFrame, at: str, name: str) -> pl.DataFrame:
+    """The segment each row's cycle ``at`` falls in (the last segment starting at or before
+    it, in the row's epoch).
+
+    A binary search over one composite key (the epoch's rank × a stride above every span,
+    plus the cycle) needs no sort of the samples; when the key could overflow, an as-of join
+    per epoch does the same.
+    """
+    epochs = segments.get_column(_E).unique().sort()
+    both = pl.concat([frame.select(pl.col(at).alias("_at")), segments.select("_at")])
+    low, high = both.select(pl.col("_at").min().alias("lo"), pl.col("_at").max().alias("hi")).row(0)
+    stride = (high or 0) - (low or 0) + 1
+    if epochs.len() * stride >= _COMPOSITE_LIMIT:
+        ordered = _sorted(frame, [_E, at])
+        return ordered.join_asof(
             segments.rename({"_seg": name}),
             left_on=at,
             right_on="_at",
             by=_E,
             strategy="backward",
             check_sortedness=False,
-        )
-        .drop("_at")
-    )
+        ).drop("_at")
+    shift = _epoch_rank(epochs) * stride
+    keys = segments.select(shift + pl.col("_at") - low).to_series()
+    found = keys.search_sorted(frame.select(shift + pl.col(at) - low).to_series(), side="right")
+    return frame.with_columns(segments.get_column("_seg").gather(found - 1).alias(name))
 
 
 def _assign_windows(located: pl.LazyFrame, windows: pl.LazyFrame) -> pl.LazyFrame:
@@ -497,7 +555,9 @@ def _select(
         start, stop = chosen.window
         steps = steps.filter((pl.col("start") < stop) & (pl.col("end") > start))
     if chosen.kernels:
-        matching = apply_filters(compute, Filters(kernels=chosen.kernels))
+        # Matched on each compute sample's group name, the same globs as summary's --kernel.
+        named = compute.select(_E, _K, "tile", kernel="name", kind=pl.lit(None, pl.String))
+        matching = apply_filters(named, Filters(kernels=chosen.kernels))
         ran = matching.select(_E, _K, "tile").unique()
         steps = steps.join(ran.select(_E, _K).unique(), on=[_E, _K], how="semi")
         tiles = tiles.join(ran, on=[_E, _K, "tile"], how="semi")
