@@ -16,6 +16,7 @@ import polars as pl
 
 from tileprof.errors import InputError
 from tileprof.parsers._common import DeviceHeader, ParsedDump
+from tileprof.parsers._format import TILE_DUMP, Content, InputFormat
 from tileprof.parsers.table_columns import typed_from_table
 from tileprof.schema import SAMPLE_SCHEMA, MetadataEntries
 
@@ -24,6 +25,25 @@ MAGIC = b"PAR1"
 CACHE_LAYOUT_KEY = "tileprof.layout"
 CACHE_LAYOUT = "samples-v1"
 METADATA_TABLE_KEY = "tileprof.metadata"
+
+
+def cache_bytes(
+    samples: pl.DataFrame,
+    metadata: tuple[MetadataEntries, ...],
+    clock_hz: int | float,
+    tile_count: int,
+) -> bytes:
+    """The cache layout of a profile: its typed frame plus the metadata table, as Parquet.
+
+    Written here, beside the reader of the same layout, so that ``Profile.save`` (model) and
+    ``tileprof.writers`` (outputs) both use it without importing each other.
+    """
+    kv = {"clockHz": str(clock_hz), "tileCount": str(tile_count)}
+    kv[CACHE_LAYOUT_KEY] = CACHE_LAYOUT
+    kv[METADATA_TABLE_KEY] = msgspec.json.encode([list(map(list, m)) for m in metadata]).decode()
+    buffer = io.BytesIO()
+    samples.write_parquet(buffer, metadata=kv, compression="zstd")
+    return buffer.getvalue()
 
 
 def row_place(index: int) -> str:
@@ -74,3 +94,13 @@ def _read_cache_layout(
     metadata: list[MetadataEntries] = [tuple(pairs) for pairs in entries]
     frame = table.select(pl.col(name).cast(dtype) for name, dtype in SAMPLE_SCHEMA.items())
     return ParsedDump(frame, metadata, header, row_place)
+
+
+def sniff(content: Content) -> bool:
+    """Parquet: the file starts with its magic bytes."""
+    return content.data[:4] == MAGIC
+
+
+INPUT: InputFormat[ParsedDump] = InputFormat(
+    FORMAT, TILE_DUMP, sniff, parse, extensions=(".parquet", ".pq")
+)
