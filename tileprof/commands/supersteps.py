@@ -13,8 +13,7 @@ from tileprof.commands._options import (
     output_options,
     speed_options,
 )
-from tileprof.outputs import write_text
-from tileprof.reports import supersteps_export
+from tileprof.reports.renderers import SUPERSTEPS_RENDERERS, SuperstepsModel, write_rendered
 
 
 @click.command("supersteps")
@@ -47,7 +46,7 @@ from tileprof.reports import supersteps_export
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["table", "json", "csv"]),
+    type=click.Choice(list(SUPERSTEPS_RENDERERS)),
     default="table",
     show_default=True,
 )
@@ -79,12 +78,5 @@ def command(
     result = profile.supersteps(
         epoch=epoch, min_sync_gap=min_sync_gap, window=window, kernels=kernels, top=top
     )
-    if output_format == "json":
-        text = supersteps_export.render_json(result, tiles=show_tiles)
-    elif output_format == "csv":
-        text = supersteps_export.render_csv(result, tiles=show_tiles)
-    else:
-        from tileprof.reports import supersteps_table  # rich: only the table needs it
-
-        text = supersteps_table.render(result, profile.target, tiles=show_tiles)
-    write_text(output, text)
+    model = SuperstepsModel(result, profile.target, tiles=show_tiles)
+    write_rendered(SUPERSTEPS_RENDERERS[output_format], model, output)
