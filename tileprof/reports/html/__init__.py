@@ -34,6 +34,7 @@ def render(report: Report) -> str:
     """The page for ``report``, its charts drawn unless it was built with ``charts=False``."""
     if report.draw_charts:
         from tileprof.reports.html.charts import with_charts  # matplotlib: only when drawing
+        from tileprof.reports.html.supersteps_charts import with_superstep_charts
 
-        report = with_charts(report)
+        report = with_superstep_charts(with_charts(report))
     return environment().get_template("report.html.j2").render(report=report)

@@ -20,6 +20,7 @@ import polars as pl
 from tileprof.errors import OptionError
 from tileprof.filters import Filters, group_name
 from tileprof.model import Profile
+from tileprof.reports.html.supersteps_data import superstep_section
 from tileprof.reports.html.view import (  # re-exported: callers import them from here
     IDLE,
     LEGEND_GROUPS,
@@ -401,6 +402,7 @@ def tile_section(
         phase=phase_split(summary),
         spread=duration_spread(summary),
         balance=tile_balance(matched, profile.tile_count),
+        supersteps=superstep_section(profile, filters, f"{id}-supersteps", table_from_frame),
     )
 
 

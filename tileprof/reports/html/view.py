@@ -8,11 +8,13 @@ them out. Both ``data`` and ``charts`` import these types; neither imports the o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 from tileprof.summary import Summary
+from tileprof.supersteps import Supersteps
 
 TIME_BINS = 320
 """Columns of the occupancy map and points of the active-tiles curve."""
@@ -179,6 +181,25 @@ class TileBalance:
 
 
 @dataclass(frozen=True)
+class SuperstepSection:
+    """The Supersteps part of a tile section (docs/metrics.md, "Supersteps").
+
+    ``split`` has one row per shown superstep (``label``, and ``lateStart``, ``busy``, ``gaps``,
+    ``syncWait`` averaged over its active tiles, which add up to ``cycles``); ``ends`` has the
+    last end of every active tile of the longest shown superstep (``tile``, ``end``).
+    """
+
+    id: str
+    result: Supersteps
+    table: Table
+    split: pl.DataFrame
+    longest: dict[str, Any] | None
+    ends: pl.DataFrame
+    note: str
+    charts: tuple[Chart, ...] = ()
+
+
+@dataclass(frozen=True)
 class TileSection:
     """The tile-device part of the report for one dump."""
 
@@ -195,6 +216,7 @@ class TileSection:
     spread: DurationSpread
     balance: TileBalance
     charts: tuple[Chart, ...] = ()
+    supersteps: SuperstepSection | None = None
 
     @property
     def empty(self) -> bool:
