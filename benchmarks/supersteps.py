@@ -8,15 +8,19 @@ target: a 1M-sample dump well under a second after load). Times 5 runs on two du
   each followed by an exchange on every tile, and a few exchanges overlapping compute. This is
   the shape with many (superstep, tile) groups, the expensive case.
 
-Both are built in memory through ``tileprof.synth.DumpBuilder``; no file is written.
+Both are built in memory through ``tileprof.synth.DumpBuilder``; no file is written. As a yardstick
+on a shared machine, each dump also times ``group_statistics`` (``benchmarks/stats.py``'s subject)
+on the same frame, and prints the ratio.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +31,7 @@ sys.path.insert(0, str(HERE))
 import dumpgen  # noqa: E402
 
 from tileprof.model import Profile  # noqa: E402
+from tileprof.stats import group_statistics  # noqa: E402
 from tileprof.synth import DumpBuilder, SyntheticDump  # noqa: E402
 
 TILES = 1472
@@ -91,16 +96,35 @@ def main() -> None:
     args = parser.parse_args()
     for name, build in (("dumpgen", dumpgen.build), ("bsp", bsp_dump)):
         profile = profile_of(build(args.samples))
-        runs = []
-        for _ in range(args.repeat):
-            start = time.perf_counter()
-            result = profile.supersteps()
-            runs.append(time.perf_counter() - start)
+        baseline = _timed(
+            functools.partial(
+                group_statistics,
+                profile.samples,
+                tile_count=profile.tile_count,
+                clock_hz=profile.clock_hz,
+            ),
+            args.repeat,
+        )
+        timed = _timed(profile.supersteps, args.repeat)
+        result = profile.supersteps()
         print(
             f"supersteps {name}: {profile.samples.height:,} samples, "
             f"{result.supersteps.height:,} supersteps, {result.tiles.height:,} tile rows: "
-            f"median {statistics.median(runs):.3f} s, min {min(runs):.3f} s"
+            f"wall median {timed[0]:.3f} s, min {timed[1]:.3f} s; CPU (all threads) median "
+            f"{timed[2]:.3f} s; group_statistics on the same frame: wall median "
+            f"{baseline[0]:.3f} s (ratio {timed[0] / baseline[0]:.2f})"
         )
+
+
+def _timed(run: Callable[[], object], repeat: int) -> tuple[float, float, float]:
+    """Median wall, min wall and median CPU seconds (all threads) of ``repeat`` runs."""
+    wall, cpu = [], []
+    for _ in range(repeat):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        run()
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return statistics.median(wall), min(wall), statistics.median(cpu)
 
 
 if __name__ == "__main__":

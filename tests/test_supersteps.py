@@ -414,3 +414,51 @@ def test_overflow_fallbacks_give_the_same_frames(monkeypatch: pytest.MonkeyPatch
     assert slow.tiles.equals(fast.tiles)
     assert slow.epochs.equals(fast.epochs)
     assert len(rows(fast)) == 4
+
+
+# ---------------------------------------------------------------- the report's section
+
+
+def test_report_section_numbers() -> None:
+    from tileprof.filters import Filters
+    from tileprof.reports.html import build_report
+
+    report = build_report([profile_of(SCENARIO_A)], filters=Filters(epoch=1), charts=False)
+    section = report.tiles[0].supersteps
+    assert section is not None
+    # Mean over active tiles, superstep 0 (tiles 0, 1, 2 from the hand-worked split):
+    # late (0+20+10)/3, busy (150+200+210)/3, gaps 50/3, wait 20/3; they add up to 220.
+    first = section.split.row(0, named=True)
+    assert (first["lateStart"], first["busy"], first["gaps"], first["syncWait"]) == (
+        10.0,
+        560 / 3,
+        50 / 3,
+        20 / 3,
+    )
+    assert section.split.get_column("label").to_list() == ["0", "1"]
+    assert section.longest is not None and section.longest["index"] == 0
+    # Ends of the longest: tile 0 at 200, tiles 1 and 2 at 220 (tile 1 critical).
+    assert dict(section.ends.iter_rows()) == {0: 200, 1: 220, 2: 220}
+    assert section.table.column("criticalTile")[0].text == "1"
+    assert section.table.column("us")[0].sort == 220 * 1e6 / 1.5e9
+
+
+def test_report_section_renders_its_charts_and_table() -> None:
+    from tileprof.reports.html import build_report, render
+
+    html = render(build_report([profile_of(SCENARIO_A)]))
+    start = html.index('<section id="tile-0-supersteps">')
+    section = html[start : html.index("</section>", start)]
+    assert 'id="tile-0-supersteps-split"' in section
+    assert 'id="tile-0-supersteps-ends"' in section
+    assert 'id="tile-0-supersteps-table"' in section
+    assert "critical tile 1 (b), 0 cycles after the next." in section
+    assert '<a href="#tile-0-supersteps">Supersteps</a>' in html
+
+
+def test_report_section_skips_an_epoch_the_dump_lacks() -> None:
+    from tileprof.filters import Filters
+    from tileprof.reports.html import build_report
+
+    report = build_report([profile_of(SCENARIO_A)], filters=Filters(epoch=5), charts=False)
+    assert report.tiles[0].supersteps is None
