@@ -286,6 +286,46 @@ def oracle(
     return result
 
 
+def window_oracle(
+    samples: list[tuple[int, int, int, str | None, int]],
+    supersteps: dict[int, list[tuple[int, int, dict[int, int]]]],
+) -> dict[int, dict[int, tuple[int, int]]]:
+    """Per epoch and window (-1: leading): (exchange cycles held, overlapped cycles of the
+    superstep with that index), by the definitions in docs/metrics.md, one sample at a time."""
+    result: dict[int, dict[int, tuple[int, int]]] = {}
+    for epoch, pieces in supersteps.items():
+        mine = [s for s in samples if s[4] == epoch]
+        first = min(s[1] for s in mine)
+        last = max(s[1] + s[2] for s in mine)
+        starts = [p[0] for p in pieces] + [last]
+        windows = [(-1, first, starts[0])] + [
+            (k, p[1], starts[k + 1]) for k, p in enumerate(pieces)
+        ]
+        held = {k: 0 for k, _, _ in windows}
+        overlapped = {k: 0 for k in range(len(pieces))}
+        for _, offset, duration, kind, _ in mine:
+            if kind == "compute":
+                continue
+            end = offset + duration
+            overlaps = [(min(end, b) - max(offset, a), k) for k, a, b in windows]
+            best = max(o for o, _ in overlaps)
+            if best > 0:
+                chosen = min(k for o, k in overlaps if o == best)
+            else:  # the window it starts in, or the one after the superstep it starts in
+                chosen = next(
+                    (k for k, a, b in windows if a <= offset < b),
+                    next((k for k, (a, b, _) in enumerate(pieces) if a <= offset < b), -2),
+                )
+                if chosen == -2:  # at the epoch's very end: the last window
+                    chosen = windows[-1][0]
+            if kind == "exchange":
+                held[chosen] += duration
+                for k, (a, b, _) in enumerate(pieces):
+                    overlapped[k] += max(0, min(end, b) - max(offset, a))
+        result[epoch] = {k: (held[k], overlapped.get(k, 0)) for k in held}
+    return result
+
+
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(st.lists(SAMPLE, max_size=25), st.integers(0, 40))
 def test_identity_and_oracle_on_random_dumps(
@@ -306,6 +346,15 @@ def test_identity_and_oracle_on_random_dumps(
             row = steps[(epoch, index)]
             assert (row["start"], row["end"]) == (start, end)
             assert row["activeTiles"] == len(busy)
+    windows = window_oracle(raw, expected)
+    for (epoch, index), row in steps.items():
+        exchange, overlapped = windows[epoch][index]
+        assert (row["exchangeCycles"], row["overlappedExchangeCycles"]) == (exchange, overlapped)
+    for row in result.epochs.to_dicts():
+        assert row["leadingExchangeCycles"] == windows[row["epoch"]][-1][0]
+        assert row["otherCycles"] == sum(
+            d for _, o, d, kind, e in raw if e == row["epoch"] and kind is None
+        )
     for tile in result.tiles.to_dicts():
         step = steps[(tile["epoch"], tile["index"])]
         parts = (tile["lateStart"], tile["busy"], tile["gaps"], tile["syncWait"])
