@@ -14,7 +14,7 @@ aggregations and as-of joins, never a Python loop over samples.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
@@ -87,7 +87,6 @@ class Supersteps:
     window: tuple[int, int] | None = None
     kernels: tuple[str, ...] = ()
     top: int | None = None
-    shown: Sequence[str] = field(default=SUPERSTEP_FIELDS)
 
     def to_document(self, tiles: bool = False) -> dict[str, Any]:
         """The JSON layout: ``supersteps``, then ``tiles`` when asked, then ``epochs``."""
