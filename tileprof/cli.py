@@ -21,6 +21,8 @@ _COMMANDS = {
     "runs": "tileprof.commands.runs",
     "convert": "tileprof.commands.convert",
     "report": "tileprof.commands.report",
+    "diff": "tileprof.commands.diff",
+    "trace": "tileprof.commands.trace",
     "supersteps": "tileprof.commands.supersteps",
 }
 """Subcommand name -> module defining ``command``; imported only when that command runs (or
