@@ -45,6 +45,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "tileprof.tile_work",
             "tileprof.thresholds",
             "tileprof.diff",
+            "tileprof.supersteps",
         ),
     ),
     (

@@ -23,6 +23,7 @@ _COMMANDS = {
     "report": "tileprof.commands.report",
     "diff": "tileprof.commands.diff",
     "trace": "tileprof.commands.trace",
+    "supersteps": "tileprof.commands.supersteps",
 }
 """Subcommand name -> module defining ``command``; imported only when that command runs (or
 help lists it), so ``summary`` does not pay for the report's or the run table's imports."""

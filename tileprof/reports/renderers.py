@@ -17,8 +17,9 @@ import polars as pl
 
 from tileprof.errors import OptionError
 from tileprof.outputs import write_bytes, write_text
-from tileprof.reports import runs_data, summary_csv, summary_json
+from tileprof.reports import runs_data, summary_csv, summary_json, supersteps_export
 from tileprof.summary import Summary
+from tileprof.supersteps import Supersteps
 
 if TYPE_CHECKING:
     from tileprof.diff import Diff
@@ -136,6 +137,35 @@ DIFF_RENDERERS: dict[str, Renderer[DiffModel]] = {
     )
 }
 """``tileprof diff --format``; the first is the default."""
+
+
+@dataclass(frozen=True)
+class SuperstepsModel:
+    """What ``supersteps`` renders: the superstep frames, the device, and whether per-tile
+    rows were asked for (``--tiles``)."""
+
+    result: Supersteps
+    target: str
+    tiles: bool = False
+
+
+def _supersteps_table(model: SuperstepsModel) -> str:
+    from tileprof.reports import supersteps_table  # rich: only the table needs it
+
+    return supersteps_table.render(model.result, model.target, tiles=model.tiles)
+
+
+SUPERSTEPS_RENDERERS: dict[str, Renderer[SuperstepsModel]] = {
+    r.name: r
+    for r in (
+        Renderer("table", ".txt", False, _supersteps_table),
+        Renderer(
+            "json", ".json", False, lambda m: supersteps_export.render_json(m.result, m.tiles)
+        ),
+        Renderer("csv", ".csv", False, lambda m: supersteps_export.render_csv(m.result, m.tiles)),
+    )
+}
+"""``tileprof supersteps --format``; the first is the default."""
 
 
 def check_destination(renderer: Renderer[Any], output: Path | None) -> None:

@@ -39,8 +39,9 @@ def render(report: Report, baseline: DiffSection | None = None) -> str:
     """The page for ``report``, its charts drawn unless it was built with ``charts=False``."""
     if report.draw_charts:
         from tileprof.reports.html.charts import with_charts  # matplotlib: only when drawing
+        from tileprof.reports.html.supersteps_charts import with_superstep_charts
 
-        report = with_charts(report)
+        report = with_superstep_charts(with_charts(report))
     template = environment().get_template("report.html.j2")
     return template.render(report=report, baseline=baseline)
 

@@ -27,6 +27,7 @@ from tileprof.filters import Filters
 from tileprof.model import Profile
 from tileprof.quality import overlapping_samples as overlapping_samples  # re-exported
 from tileprof.quality import run_quality, tile_quality
+from tileprof.reports.html.supersteps_data import superstep_section
 from tileprof.reports.html.view import (
     Cell,
     ChartedTable,
@@ -286,6 +287,7 @@ def tile_section(
         phase=phase_split(summary),
         spread=duration_spread(summary),
         balance=tile_balance(matched, profile.tile_count),
+        supersteps=superstep_section(profile, filters, f"{id}-supersteps", table_from_frame),
     )
 
 
