@@ -21,6 +21,8 @@ _COMMANDS = {
     "runs": "tileprof.commands.runs",
     "convert": "tileprof.commands.convert",
     "report": "tileprof.commands.report",
+    "store": "tileprof.commands.store",
+    "history": "tileprof.commands.history",
 }
 """Subcommand name -> module defining ``command``; imported only when that command runs (or
 help lists it), so ``summary`` does not pay for the report's or the run table's imports."""

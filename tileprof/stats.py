@@ -137,9 +137,9 @@ def order_groups(groups: FrameT, dimensions: Sequence[str] = ()) -> FrameT:
 
     Also orders group rows computed in parts (the store's group buckets) when put together.
     """
-    keys = ["name", *dimensions]
+    order: list[str] = ["name", *dimensions]
     return groups.sort(
-        ["phaseCycles", *keys], descending=[True] + [False] * len(keys), nulls_last=True
+        ["phaseCycles", *order], descending=[True] + [False] * len(order), nulls_last=True
     )
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import msgspec
 import polars as pl
@@ -57,7 +57,7 @@ class Task:
 class Query:
     """What to compute: the filters, the ``--group-by`` dimensions (``run`` excluded), top N."""
 
-    filters: Filters = Filters()
+    filters: Filters = field(default_factory=Filters)
     group_by: tuple[str, ...] = ()
     top: int = DEFAULT_TOP_SAMPLES
 

@@ -196,7 +196,9 @@ def open_store(uri: str, storage_options: Mapping[str, str] | None = None) -> St
     except Exception as exc:  # delta-rs raises its own and OSError types for unreachable stores
         raise InputError(uri, None, f"cannot open store: {_first_line(exc)}") from None
     if not found:
-        raise InputError(uri, None, "not a tileprof store (no runs table; see `tileprof store add`)")
+        raise InputError(
+            uri, None, "not a tileprof store (no runs table; see `tileprof store add`)"
+        )
     return store
 
 
@@ -281,3 +283,11 @@ def now_utc() -> datetime:
 def sql_string(value: str) -> str:
     """A SQL string literal (delta-rs predicates)."""
     return "'" + value.replace("'", "''") + "'"
+
+
+def device_name(record: RunRecord) -> str:
+    """The device as ``summary`` names it for the run's source dump (``Profile.target``)."""
+    from tileprof.model import Profile
+
+    empty = pl.DataFrame(schema=SAMPLE_SCHEMA)
+    return Profile(empty, (), record.clock_hz, record.tile_count).target

@@ -1,0 +1,187 @@
+"""Trends across stored runs, read from the stored group statistics, and the regressions in them.
+
+The regression rule (docs/store.md): a run's value of a field is judged against the
+``BAND_RUNS`` runs before it that have a value (at least ``MIN_RUNS`` of them). Their median m
+and median absolute deviation MAD give the noise band
+
+    m ± max(SIGMAS × 1.4826 × MAD, FLOOR × |m|)
+
+(1.4826 × MAD estimates the standard deviation of normal noise, robust to earlier outliers;
+the floor keeps a perfectly flat history from flagging a change in the last bit). A value
+outside the band is flagged ``drop`` (below) or ``rise`` (above).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from tileprof.errors import OptionError
+from tileprof.stats import GROUP_FIELDS
+from tileprof.store.tables import STATS, RunRecord, Store
+from tileprof.testing.thresholds import Threshold
+
+DEFAULT_FIELDS: tuple[str, ...] = ("phaseCycles", "usefulUtilization", "deviceUsefulUtilization")
+BAND_RUNS = 10
+MIN_RUNS = 3
+SIGMAS = 3.0
+MAD_SCALE = 1.4826
+FLOOR = 0.01
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run's value of one field of one group, and the band of the runs before it."""
+
+    run: str
+    value: float | None
+    median: float | None = None
+    low: float | None = None
+    high: float | None = None
+    flag: str | None = None
+
+
+@dataclass(frozen=True)
+class Trend:
+    """One field of one group across the runs, in run order."""
+
+    group: str
+    field: str
+    points: tuple[Point, ...]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A ``--fail-on`` threshold that the newest run breaks against its band's median."""
+
+    threshold: str
+    run: str
+    group: str
+    field: str
+    baseline: float
+    value: float | None
+
+
+@dataclass(frozen=True)
+class History:
+    """What ``tileprof history`` reports."""
+
+    runs: tuple[RunRecord, ...]
+    fields: tuple[str, ...]
+    trends: tuple[Trend, ...]
+    failures: tuple[Failure, ...] = ()
+    order: str = "time"
+
+    def flags(self) -> list[tuple[Trend, Point]]:
+        """Every flagged point, group by group, in run order."""
+        return [(t, p) for t in self.trends for p in t.points if p.flag is not None]
+
+
+def check_fields(fields: Sequence[str]) -> tuple[str, ...]:
+    unknown = [f for f in fields if f not in GROUP_FIELDS]
+    if unknown:
+        raise OptionError(f"--field {unknown[0]!r}: not a group statistic (docs/metrics.md)")
+    return tuple(dict.fromkeys(fields)) or DEFAULT_FIELDS
+
+
+def order_runs(runs: Sequence[RunRecord], order: str) -> list[RunRecord]:
+    """``time``: by the time added; otherwise by that label's value (runs without it last)."""
+    by_time = sorted(runs, key=lambda r: (r.added_at, r.run))
+    if order == "time":
+        return by_time
+    return sorted(by_time, key=lambda r: (order not in r.labels, r.labels.get(order, "")))
+
+
+def band(previous: np.ndarray) -> tuple[float, float, float] | None:
+    """(median, low, high) of the band that ``previous`` values give, or None if too few."""
+    if previous.size < MIN_RUNS:
+        return None
+    median = float(np.median(previous))
+    mad = float(np.median(np.abs(previous - median)))
+    half = max(SIGMAS * MAD_SCALE * mad, FLOOR * abs(median))
+    return median, median - half, median + half
+
+
+def trend_points(runs: Sequence[str], values: Sequence[float | None]) -> tuple[Point, ...]:
+    """Each run's value with its band and flag."""
+    points: list[Point] = []
+    seen: list[float] = []
+    for run, value in zip(runs, values, strict=True):
+        limits = band(np.asarray(seen[-BAND_RUNS:], dtype=np.float64))
+        if limits is None or value is None:
+            points.append(Point(run, value, *(limits or (None, None, None))))
+        else:
+            median, low, high = limits
+            flag = "drop" if value < low else "rise" if value > high else None
+            points.append(Point(run, value, median, low, high, flag))
+        if value is not None:
+            seen.append(float(value))
+    return tuple(points)
+
+
+def read_stats(store: Store, runs: Sequence[str], fields: Sequence[str]) -> pl.DataFrame:
+    """The stored statistics (default filters) of ``runs``: run, name, ``fields``."""
+    return (
+        store.scan(STATS)
+        .filter(pl.col("run").is_in(list(runs)) & pl.col("name").is_not_null())
+        .select("run", "name", *fields)
+        .collect()
+    )
+
+
+def build_history(
+    store: Store,
+    runs: Sequence[RunRecord],
+    *,
+    fields: Sequence[str] = (),
+    kernels: Sequence[str] = (),
+    order: str = "time",
+    thresholds: Sequence[Threshold] = (),
+) -> History:
+    """The trends of ``fields`` for the groups matching ``kernels`` over ``runs``."""
+    chosen = check_fields(fields)
+    wanted = check_fields([*chosen, *(t.field for t in thresholds)])
+    ordered = order_runs(runs, order)
+    ids = [r.run for r in ordered]
+    stats = read_stats(store, ids, wanted)
+    names = sorted(set(stats.get_column("name").to_list()))
+    if kernels:
+        names = [n for n in names if any(fnmatch.fnmatchcase(n, g) for g in kernels)]
+    trends: list[Trend] = []
+    for name in names:
+        rows = {r["run"]: r for r in stats.filter(pl.col("name") == name).iter_rows(named=True)}
+        for field in wanted:
+            values = [rows[i][field] if i in rows else None for i in ids]
+            trends.append(Trend(name, field, trend_points(ids, values)))
+    failures = check_thresholds(trends, thresholds)
+    shown = tuple(t for t in trends if t.field in chosen)
+    return History(tuple(ordered), chosen, shown, failures, order)
+
+
+def check_thresholds(
+    trends: Sequence[Trend], thresholds: Sequence[Threshold]
+) -> tuple[Failure, ...]:
+    """The newest run of each trend against its band's median, for each threshold covering it."""
+    failures: list[Failure] = []
+    for threshold in thresholds:
+        for trend in trends:
+            if not trend.points or not threshold.matches(trend.group, trend.field):
+                continue
+            newest = trend.points[-1]
+            if newest.median is None or threshold.allows(newest.median, newest.value):
+                continue
+            failures.append(
+                Failure(
+                    str(threshold),
+                    newest.run,
+                    trend.group,
+                    trend.field,
+                    newest.median,
+                    newest.value,
+                )
+            )
+    return tuple(failures)
