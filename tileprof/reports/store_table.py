@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table
 
-from tileprof.store.tables import RunRecord
+from tileprof.store.tables import RunRecord, device_name
 
 TABLE_WIDTH = 200
 
@@ -27,7 +27,7 @@ def render_runs(runs: Sequence[RunRecord], width: int = TABLE_WIDTH) -> str:
             labels,
             run.source,
             f"{run.sample_count:,}",
-            f"{run.tile_count} tiles @ {run.clock_hz:g} Hz",
+            device_name(run),
             run.added_at.strftime("%Y-%m-%d %H:%M:%S"),
             run.sha256[:12],
         )

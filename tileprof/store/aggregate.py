@@ -200,8 +200,12 @@ def dask_parts(
 ) -> list[Part]:
     """Run the tasks on a ``dask.distributed`` cluster: ``scheduler``'s, or a local one of
     ``workers`` processes that lives as long as this call."""
-    from distributed import Client, LocalCluster
-
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise OptionError(
+            "--engine dask needs dask.distributed: pip install 'tileprof[store]'"
+        ) from None
     cluster = None
     try:
         if scheduler is not None:

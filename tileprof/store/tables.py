@@ -186,8 +186,19 @@ class Store:
         return pl.scan_delta(self.table_uri(name), storage_options=self.options())
 
 
+def require_deltalake() -> None:
+    """Fail with one line, not an ImportError, when the ``store`` extra is not installed."""
+    try:
+        import deltalake  # noqa: F401
+    except ImportError:
+        raise OptionError(
+            "the profile store needs the deltalake package: pip install 'tileprof[store]'"
+        ) from None
+
+
 def open_store(uri: str, storage_options: Mapping[str, str] | None = None) -> Store:
     """An existing store; a URI that is missing or holds no store is an ``InputError``."""
+    require_deltalake()
     store = Store(uri, dict(storage_options or {}))
     if store.is_local and not Path(uri.removeprefix("file://")).exists():
         raise InputError(uri, None, "no such store (the folder does not exist)")
@@ -208,6 +219,7 @@ def create_store(uri: str, storage_options: Mapping[str, str] | None = None) -> 
     Two processes creating the same store at once both succeed: a table that another process
     created in the meantime is accepted as it is.
     """
+    require_deltalake()
     from deltalake import DeltaTable
 
     store = Store(uri, dict(storage_options or {}))
