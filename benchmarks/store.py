@@ -23,6 +23,7 @@ after parsing); the timed ``add`` is a real ``tileprof store add``. ``--keep`` k
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
 import subprocess
 import sys
@@ -41,10 +42,8 @@ import dumpgen  # noqa: E402
 def tree_rss(process: psutil.Process) -> int:
     total = 0
     for member in [process, *process.children(recursive=True)]:
-        try:
+        with contextlib.suppress(psutil.Error):
             total += member.memory_info().rss
-        except psutil.Error:
-            pass
     return total
 
 
@@ -104,6 +103,23 @@ def build_store(uri: str, runs: int, samples: int, seeds: int) -> None:
         write_profile(store, record, profile)
 
 
+def history_in_process(uri: str) -> float:
+    """Seconds of ``history`` without process start and imports: open, read runs and the
+    stats table, build every trend and band, render JSON (first call in this process)."""
+    code = (
+        "import time, deltalake, polars\n"
+        "from tileprof.store.tables import open_store, read_runs\n"
+        "from tileprof.store.history import build_history\n"
+        "from tileprof.reports.history import render_json\n"
+        "t = time.perf_counter()\n"
+        f"s = open_store({uri!r})\n"
+        "render_json(build_history(s, read_runs(s)))\n"
+        "print(time.perf_counter() - t)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    return float(result.stdout.strip())
+
+
 def folder_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
@@ -124,8 +140,9 @@ def main() -> None:
     build_store(uri, args.runs, args.samples, args.seeds)
     built = time.perf_counter() - began
     size = folder_bytes(Path(uri))
+    per_run = size / args.runs / 2**20
     print(f"store: {args.runs} runs x {args.samples:,} samples built in {built:.1f} s, "
-          f"{size / 2**20:.1f} MiB on disk ({size / args.runs / 2**20:.1f} MiB per run)")  # fmt: skip
+          f"{size / 2**20:.1f} MiB on disk ({per_run:.1f} MiB per run)")  # fmt: skip
     dump = folder / f"add-{args.samples}.parquet"
     if not dump.exists():
         from tileprof.model import Profile
@@ -138,6 +155,7 @@ def main() -> None:
     subprocess.run([*tileprof, "store", "rm", "--store", uri, "--run", "added"], check=True)
     history = measure([*tileprof, "history", "--store", uri, "--format", "json"])
     rows.append((f"history ({args.runs} runs)", history[0], history[1]))
+    print(f"history in process, imports excluded: {history_in_process(uri):.3f} s")
     summary = [*tileprof, "summary", "--store", uri, "--group-by", "run", "--format", "json"]
     outputs = {}
     for name, extra in (
