@@ -20,13 +20,11 @@ import mmap
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated
 
 import msgspec
 
 from tileprof.errors import InputError
 from tileprof.parsers._common import (
-    MAX_CYCLES,
     DeviceHeader,
     ParsedDump,
     PlaceFn,
@@ -36,31 +34,9 @@ from tileprof.parsers._common import (
     split_validation_error,
 )
 from tileprof.parsers.batches import DEFAULT_BATCH_ROWS, SampleBatches
+from tileprof.parsers.records import SampleRecord
 
 FORMAT = "json"
-
-
-TileIndex = Annotated[int, msgspec.Meta(le=2**31 - 1)]
-Cycles = Annotated[int, msgspec.Meta(le=MAX_CYCLES)]
-Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
-
-
-class SampleRecord(msgspec.Struct, gc=False):
-    """One sample in the dump's layout; absent optional fields decode as None.
-
-    ``gc=False``: a record holds only scalars, text and raw bytes, so it can never be part of a
-    reference cycle, and a million of them need not be tracked (or scanned) by the collector.
-    """
-
-    physicalTile: TileIndex
-    offset: Cycles
-    duration: Cycles
-    phase: Int64 | None = None
-    epoch: Int64 | None = None
-    kind: str | None = None
-    operation: str | None = None
-    kernel: str | None = None
-    metadata: msgspec.Raw = msgspec.Raw()
 
 
 class DumpDocument(msgspec.Struct):

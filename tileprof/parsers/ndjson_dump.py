@@ -32,7 +32,8 @@ from tileprof.parsers._common import (
     split_validation_error,
 )
 from tileprof.parsers.batches import DEFAULT_BATCH_ROWS, SampleBatches
-from tileprof.parsers.json_dump import SampleRecord, gc_paused
+from tileprof.parsers.json_dump import gc_paused
+from tileprof.parsers.records import SampleRecord
 
 FORMAT = "ndjson"
 BatchFn = Callable[[int], None]

@@ -26,6 +26,25 @@ CACHE_LAYOUT = "samples-v1"
 METADATA_TABLE_KEY = "tileprof.metadata"
 
 
+def cache_bytes(
+    samples: pl.DataFrame,
+    metadata: tuple[MetadataEntries, ...],
+    clock_hz: int | float,
+    tile_count: int,
+) -> bytes:
+    """The cache layout of a profile: its typed frame plus the metadata table, as Parquet.
+
+    Written here, beside the reader of the same layout, so that ``Profile.save`` (model) and
+    ``tileprof.writers`` (outputs) both use it without importing each other.
+    """
+    kv = {"clockHz": str(clock_hz), "tileCount": str(tile_count)}
+    kv[CACHE_LAYOUT_KEY] = CACHE_LAYOUT
+    kv[METADATA_TABLE_KEY] = msgspec.json.encode([list(map(list, m)) for m in metadata]).decode()
+    buffer = io.BytesIO()
+    samples.write_parquet(buffer, metadata=kv, compression="zstd")
+    return buffer.getvalue()
+
+
 def row_place(index: int) -> str:
     """Where row ``index`` of a Parquet dump is, for error messages."""
     return f"row {index}"
