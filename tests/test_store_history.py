@@ -157,3 +157,20 @@ def test_html_is_self_contained_and_deterministic(store: str, tmp_path: Path) ->
     assert "2023-11-14 22:13:20 UTC" in page
     assert page.count('class="flag"') == 2  # the two flagged points of n5
     assert page.count("<polyline") == 6  # one line per group and field
+
+
+def test_the_vectorised_bands_follow_the_per_run_rule() -> None:
+    """`bands` (all positions at once) against `band` applied run by run as the rule reads."""
+    from tileprof.store.history import BAND_RUNS, bands
+
+    rng = np.random.default_rng(3)
+    values = rng.normal(100, 5, 40)
+    values[[0, 4, 5, 17, 39]] = np.nan
+    medians, lows, highs = bands(values)
+    for i in range(values.size):
+        before = values[:i][~np.isnan(values[:i])][-BAND_RUNS:]
+        expected = band(before)
+        if expected is None:
+            assert np.isnan(medians[i]) and np.isnan(lows[i]) and np.isnan(highs[i])
+        else:
+            assert (medians[i], lows[i], highs[i]) == pytest.approx(expected, rel=1e-12)

@@ -14,6 +14,7 @@ outside the band is flagged ``drop`` (below) or ``rise`` (above).
 from __future__ import annotations
 
 import fnmatch
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -106,20 +107,46 @@ def band(previous: np.ndarray) -> tuple[float, float, float] | None:
     return median, median - half, median + half
 
 
+def bands(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``band`` for every position of ``values`` (NaN = no value) at once: median, low, high
+    of the last ``BAND_RUNS`` values before each position, NaN where fewer than ``MIN_RUNS``.
+
+    Row j of the window matrix holds the values seen before the j-th value (NaN-padded), so
+    one ``nanmedian`` per trend replaces a median per run.
+    """
+    defined = values[~np.isnan(values)]
+    padded = np.concatenate([np.full(BAND_RUNS, np.nan), defined])
+    windows = np.lib.stride_tricks.sliding_window_view(padded, BAND_RUNS)
+    seen_before = np.cumsum(~np.isnan(values)) - ~np.isnan(values)
+    rows = windows[seen_before]
+    enough = np.minimum(seen_before, BAND_RUNS) >= MIN_RUNS
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: too few runs anyway
+        median = np.nanmedian(rows, axis=1)
+        mad = np.nanmedian(np.abs(rows - median[:, None]), axis=1)
+    half = np.maximum(SIGMAS * MAD_SCALE * mad, FLOOR * np.abs(median))
+    nan = np.full(values.shape, np.nan)
+    return (
+        np.where(enough, median, nan),
+        np.where(enough, median - half, nan),
+        np.where(enough, median + half, nan),
+    )
+
+
+def _number(value: float) -> float | None:
+    return None if np.isnan(value) else float(value)
+
+
 def trend_points(runs: Sequence[str], values: Sequence[float | None]) -> tuple[Point, ...]:
     """Each run's value with its band and flag."""
+    array = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+    medians, lows, highs = bands(array)
     points: list[Point] = []
-    seen: list[float] = []
-    for run, value in zip(runs, values, strict=True):
-        limits = band(np.asarray(seen[-BAND_RUNS:], dtype=np.float64))
-        if limits is None or value is None:
-            points.append(Point(run, value, *(limits or (None, None, None))))
-        else:
-            median, low, high = limits
+    for run, value, median, low, high in zip(runs, values, medians, lows, highs, strict=True):
+        flag = None
+        if value is not None and not np.isnan(median):
             flag = "drop" if value < low else "rise" if value > high else None
-            points.append(Point(run, value, median, low, high, flag))
-        if value is not None:
-            seen.append(float(value))
+        points.append(Point(run, value, _number(median), _number(low), _number(high), flag))
     return tuple(points)
 
 
