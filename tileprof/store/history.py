@@ -14,7 +14,6 @@ outside the band is flagged ``drop`` (below) or ``rise`` (above).
 from __future__ import annotations
 
 import fnmatch
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -112,25 +111,34 @@ def bands(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     of the last ``BAND_RUNS`` values before each position, NaN where fewer than ``MIN_RUNS``.
 
     Row j of the window matrix holds the values seen before the j-th value (NaN-padded), so
-    one ``nanmedian`` per trend replaces a median per run.
+    one sort per trend replaces a median per run.
     """
-    defined = values[~np.isnan(values)]
-    padded = np.concatenate([np.full(BAND_RUNS, np.nan), defined])
+    present = ~np.isnan(values)
+    padded = np.concatenate([np.full(BAND_RUNS, np.nan), values[present]])
     windows = np.lib.stride_tricks.sliding_window_view(padded, BAND_RUNS)
-    seen_before = np.cumsum(~np.isnan(values)) - ~np.isnan(values)
+    seen_before = np.cumsum(present) - present
     rows = windows[seen_before]
-    enough = np.minimum(seen_before, BAND_RUNS) >= MIN_RUNS
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: too few runs anyway
-        median = np.nanmedian(rows, axis=1)
-        mad = np.nanmedian(np.abs(rows - median[:, None]), axis=1)
+    counts = np.minimum(seen_before, BAND_RUNS)
+    median = _row_medians(rows, counts)
+    mad = _row_medians(np.abs(rows - median[:, None]), counts)
     half = np.maximum(SIGMAS * MAD_SCALE * mad, FLOOR * np.abs(median))
+    enough = counts >= MIN_RUNS
     nan = np.full(values.shape, np.nan)
     return (
         np.where(enough, median, nan),
         np.where(enough, median - half, nan),
         np.where(enough, median + half, nan),
     )
+
+
+def _row_medians(rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Median of the ``counts[i]`` defined values of each row (NaN sorts last); NaN if none."""
+    ordered = np.sort(rows, axis=1)
+    safe = np.maximum(counts, 1)
+    index = np.arange(rows.shape[0])
+    low = ordered[index, (safe - 1) // 2]
+    high = ordered[index, safe // 2]
+    return np.where(counts > 0, (low + high) / 2, np.nan)
 
 
 def _number(value: float) -> float | None:
@@ -179,10 +187,15 @@ def build_history(
     if kernels:
         names = [n for n in names if any(fnmatch.fnmatchcase(n, g) for g in kernels)]
     trends: list[Trend] = []
+    position = {run: i for i, run in enumerate(ids)}
+    parts = stats.partition_by("name", as_dict=True)
     for name in names:
-        rows = {r["run"]: r for r in stats.filter(pl.col("name") == name).iter_rows(named=True)}
+        part = parts[(name,)]
+        where = [position[run] for run in part.get_column("run").to_list()]
         for field in wanted:
-            values = [rows[i][field] if i in rows else None for i in ids]
+            values: list[float | None] = [None] * len(ids)
+            for at, value in zip(where, part.get_column(field).to_list(), strict=True):
+                values[at] = value
             trends.append(Trend(name, field, trend_points(ids, values)))
     failures = check_thresholds(trends, thresholds)
     shown = tuple(t for t in trends if t.field in chosen)
