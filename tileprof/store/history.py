@@ -141,21 +141,25 @@ def _row_medians(rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return np.where(counts > 0, (low + high) / 2, np.nan)
 
 
-def _number(value: float) -> float | None:
-    return None if np.isnan(value) else float(value)
+def _numbers(values: np.ndarray) -> list[float | None]:
+    return [None if v != v else v for v in values.tolist()]  # v != v: NaN
 
 
 def trend_points(runs: Sequence[str], values: Sequence[float | None]) -> tuple[Point, ...]:
     """Each run's value with its band and flag."""
     array = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
     medians, lows, highs = bands(array)
-    points: list[Point] = []
-    for run, value, median, low, high in zip(runs, values, medians, lows, highs, strict=True):
-        flag = None
-        if value is not None and not np.isnan(median):
-            flag = "drop" if value < low else "rise" if value > high else None
-        points.append(Point(run, value, _number(median), _number(low), _number(high), flag))
-    return tuple(points)
+    judged = ~np.isnan(array) & ~np.isnan(medians)
+    flags = np.where(
+        judged & (array < lows), "drop", np.where(judged & (array > highs), "rise", "")
+    )
+    return tuple(
+        Point(run, value, median, low, high, flag or None)
+        for run, value, median, low, high, flag in zip(
+            runs, values, _numbers(medians), _numbers(lows), _numbers(highs), flags.tolist(),
+            strict=True,
+        )
+    )  # fmt: skip
 
 
 def read_stats(store: Store, runs: Sequence[str], fields: Sequence[str]) -> pl.DataFrame:
