@@ -73,28 +73,56 @@ class Part:
     metadata: dict[int, MetadataEntries]
 
 
+STORED_TYPES: dict[str, pl.DataType] = {
+    **{n: pl.String() if t == pl.Categorical() else t for n, t in SAMPLE_SCHEMA.items()},
+    "sample": pl.Int64(),
+}
+"""The task frame: the sample frame's columns and types (strings kept as strings: grouping,
+filters and output are the same on either) and ``sample``, the row's index in the dump."""
+
+
 def read_task_samples(store: Store, task: Task) -> pl.DataFrame:
-    """The task's samples, typed as the parsers type them, in the source dump's order."""
-    condition = pl.col("run") == task.run
+    """The task's samples in stored order: by group, each group in the dump's order.
+
+    Only the run's files are opened (partition pruning through the Delta log), and within
+    them only the row groups whose ``group`` range meets the bucket's.
+    """
+    files = store.table(SAMPLES).file_uris(file_pruning_predicate=[("run", "=", task.run)])
+    if not files:
+        return pl.DataFrame(schema=STORED_TYPES)
+    condition = pl.lit(True)
     if task.first is not None and task.last is not None:
         in_range = pl.col("group").is_between(pl.lit(task.first), pl.lit(task.last))
-        condition &= in_range | pl.col("group").is_null() if task.with_unnamed else in_range
-    frame = store.scan(SAMPLES).filter(condition).select("sample", *SAMPLE_SCHEMA).collect()
-    return frame.sort("sample").drop("sample").cast(SAMPLE_SCHEMA)  # type: ignore[arg-type]
+        condition = in_range | pl.col("group").is_null() if task.with_unnamed else in_range
+    scan = pl.scan_parquet(files, storage_options=store.options(), hive_partitioning=False)
+    frame = scan.filter(condition).select(*STORED_TYPES).collect()
+    return frame.cast(STORED_TYPES)  # type: ignore[arg-type]
 
 
 def read_metadata(store: Store, run: str, ids: Sequence[int]) -> dict[int, MetadataEntries]:
     """The metadata lists ``ids`` of one run."""
     if not ids:
         return {}
+    files = store.table(METADATA).file_uris(file_pruning_predicate=[("run", "=", run)])
     rows = (
-        store.scan(METADATA)
-        .filter((pl.col("run") == run) & pl.col("metadataId").is_in(list(ids)))
+        pl.scan_parquet(files, storage_options=store.options(), hive_partitioning=False)
+        .filter(pl.col("metadataId").is_in(list(ids)))
         .select("metadataId", "metadata")
         .collect()
     )
     decode = msgspec.json.Decoder(list[tuple[str, str]])
     return {i: tuple(decode.decode(text)) for i, text in rows.iter_rows()}
+
+
+def longest_in_dump_order(matched: pl.DataFrame, top: int) -> pl.DataFrame:
+    """``longest_samples`` as on the dump-ordered frame: the candidates (every sample at least
+    as long as the top-th longest) are put back in dump order first, so ties fall as they do
+    for the dump."""
+    if top <= 0 or matched.height == 0:
+        return longest_samples(matched.drop("sample").cast(SAMPLE_SCHEMA), top)  # type: ignore[arg-type]
+    shortest_kept = matched.get_column("duration").top_k(top).min()
+    candidates = matched.filter(pl.col("duration") >= shortest_kept).sort("sample")
+    return longest_samples(candidates.drop("sample").cast(SAMPLE_SCHEMA), top)  # type: ignore[arg-type]
 
 
 def run_task(store: Store, task: Task, query: Query) -> Part:
@@ -104,7 +132,7 @@ def run_task(store: Store, task: Task, query: Query) -> Part:
     groups = group_statistics(
         matched, tile_count=task.tile_count, clock_hz=task.clock_hz, group_by=query.group_by
     )
-    longest = longest_samples(matched, query.top)
+    longest = longest_in_dump_order(matched, query.top)
     ids = longest.get_column("metadataId").drop_nulls().unique().sort().to_list()
     return Part(task.run, groups, matched.height, longest, read_metadata(store, task.run, ids))
 
