@@ -76,6 +76,10 @@ def command(
 
         if dump is not None or example:
             raise OptionError("give a DUMP, --example or --store, not several")
+        if cache or format_in or clock_hz or tile_count:
+            raise OptionError(
+                "--cache, --format-in, --clock-hz and --tiles read a DUMP, not --store"
+            )
         write_text(output, store_summary_text(store, filters, group_by, top, output_format))
         return
     dimensions = dimensions_from_option(group_by)
