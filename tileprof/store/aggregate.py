@@ -47,6 +47,9 @@ class Task:
     run: str
     clock_hz: int | float
     tile_count: int
+    files: tuple[str, ...] = ()
+    """The run's Parquet files in the samples table (from the Delta log, read once by ``plan``)."""
+    metadata_files: tuple[str, ...] = ()
     first: str | None = None
     last: str | None = None
     with_unnamed: bool = True
@@ -87,7 +90,7 @@ def read_task_samples(store: Store, task: Task) -> pl.DataFrame:
     Only the run's files are opened (partition pruning through the Delta log), and within
     them only the row groups whose ``group`` range meets the bucket's.
     """
-    files = store.table(SAMPLES).file_uris(file_pruning_predicate=[("run", "=", task.run)])
+    files = list(task.files)
     if not files:
         return pl.DataFrame(schema=STORED_TYPES)
     condition = pl.lit(True)
@@ -99,13 +102,14 @@ def read_task_samples(store: Store, task: Task) -> pl.DataFrame:
     return frame.cast(STORED_TYPES)  # type: ignore[arg-type]
 
 
-def read_metadata(store: Store, run: str, ids: Sequence[int]) -> dict[int, MetadataEntries]:
-    """The metadata lists ``ids`` of one run."""
-    if not ids:
+def read_metadata(store: Store, task: Task, ids: Sequence[int]) -> dict[int, MetadataEntries]:
+    """The metadata lists ``ids`` of the task's run."""
+    if not ids or not task.metadata_files:
         return {}
-    files = store.table(METADATA).file_uris(file_pruning_predicate=[("run", "=", run)])
     rows = (
-        pl.scan_parquet(files, storage_options=store.options(), hive_partitioning=False)
+        pl.scan_parquet(
+            list(task.metadata_files), storage_options=store.options(), hive_partitioning=False
+        )
         .filter(pl.col("metadataId").is_in(list(ids)))
         .select("metadataId", "metadata")
         .collect()
@@ -134,7 +138,7 @@ def run_task(store: Store, task: Task, query: Query) -> Part:
     )
     longest = longest_in_dump_order(matched, query.top)
     ids = longest.get_column("metadataId").drop_nulls().unique().sort().to_list()
-    return Part(task.run, groups, matched.height, longest, read_metadata(store, task.run, ids))
+    return Part(task.run, groups, matched.height, longest, read_metadata(store, task, ids))
 
 
 def combine(record: RunRecord, parts: Sequence[Part], query: Query) -> Summary:
@@ -179,9 +183,13 @@ def plan(store: Store, records: Sequence[RunRecord], task_samples: int) -> list[
         if large
         else pl.DataFrame(schema={"run": pl.String, "name": pl.String, "sampleCount": pl.Int64})
     )
+    samples, metadata = store.table(SAMPLES), store.table(METADATA)
     tasks: list[Task] = []
     for record in records:
-        whole = Task(record.run, record.clock_hz, record.tile_count)
+        pruning = [("run", "=", record.run)]
+        files = tuple(samples.file_uris(file_pruning_predicate=pruning))
+        metadata_files = tuple(metadata.file_uris(file_pruning_predicate=pruning))
+        whole = Task(record.run, record.clock_hz, record.tile_count, files, metadata_files)
         rows = counts.filter(pl.col("run") == record.run).sort("name")
         if record.sample_count <= task_samples or rows.height < 2:
             tasks.append(whole)
@@ -201,6 +209,8 @@ def _buckets(whole: Task, rows: list[tuple[str, str, int]], task_samples: int) -
                     whole.run,
                     whole.clock_hz,
                     whole.tile_count,
+                    whole.files,
+                    whole.metadata_files,
                     first=rows[start][1],
                     last=rows[index][1],
                     with_unnamed=not buckets,
