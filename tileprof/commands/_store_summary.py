@@ -67,7 +67,13 @@ def store_options(function: F) -> F:
         click.option(
             "--label", "labels", multiple=True, metavar="KEY=VALUE", help="Stored runs so labelled."
         ),
-        click.option("--engine", type=click.Choice(ENGINES), default="polars", show_default=True),
+        click.option(
+            "--engine",
+            type=click.Choice(ENGINES),
+            default="polars",
+            show_default=True,
+            help="--store: task by task in this process, or on a dask.distributed cluster.",
+        ),
         click.option(
             "--scheduler",
             default=None,
