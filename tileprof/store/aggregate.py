@@ -176,8 +176,8 @@ def plan(store: Store, records: Sequence[RunRecord], task_samples: int) -> list[
     """
     large = [r.run for r in records if r.sample_count > task_samples]
     counts = (
-        store.scan(STATS)
-        .filter(pl.col("run").is_in(large) & pl.col("name").is_not_null())
+        store.scan(STATS, large)
+        .filter(pl.col("name").is_not_null())
         .select("run", "name", "sampleCount")
         .collect()
         if large

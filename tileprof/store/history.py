@@ -165,8 +165,8 @@ def trend_points(runs: Sequence[str], values: Sequence[float | None]) -> tuple[P
 def read_stats(store: Store, runs: Sequence[str], fields: Sequence[str]) -> pl.DataFrame:
     """The stored statistics (default filters) of ``runs``: run, name, ``fields``."""
     return (
-        store.scan(STATS)
-        .filter(pl.col("run").is_in(list(runs)) & pl.col("name").is_not_null())
+        store.scan(STATS, runs)
+        .filter(pl.col("name").is_not_null())
         .select("run", "name", *fields)
         .collect()
     )

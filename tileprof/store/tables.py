@@ -181,9 +181,32 @@ class Store:
 
         return DeltaTable(self.table_uri(name), storage_options=self.options())
 
-    def scan(self, name: str) -> pl.LazyFrame:
-        """A lazy scan of one table; filters on ``run`` prune partitions."""
-        return pl.scan_delta(self.table_uri(name), storage_options=self.options())
+    def scan(self, name: str, runs: Sequence[str] | None = None) -> pl.LazyFrame:
+        """A lazy scan of one table (of ``runs`` only, for a table partitioned by run).
+
+        The files come from the Delta log (partition pruning there); polars scans them as
+        Parquet. Delta keeps partition values out of the files, so ``run`` is added back here.
+        This is much quicker to start than ``pl.scan_delta`` (0.13 s against 2.7 s for the
+        first scan of a process on the loaded benchmark machine), which ``history`` feels.
+        """
+        table = self.table(name)
+        schema = SCHEMAS[name]
+        if runs is None:
+            files = table.file_uris()
+            return self._parquet(files).select(*schema) if files else _empty(schema)
+        frames = []
+        for run in runs:
+            files = table.file_uris(file_pruning_predicate=[("run", "=", run)])
+            if files:
+                frames.append(self._parquet(files).with_columns(run=pl.lit(run)).select(*schema))
+        return pl.concat(frames) if frames else _empty(schema)
+
+    def _parquet(self, files: list[str]) -> pl.LazyFrame:
+        return pl.scan_parquet(files, storage_options=self.options(), hive_partitioning=False)
+
+
+def _empty(schema: Mapping[str, pl.DataType]) -> pl.LazyFrame:
+    return pl.DataFrame(schema=dict(schema)).lazy()
 
 
 def require_deltalake() -> None:
