@@ -17,7 +17,8 @@ The samples come from ``dumpgen.build`` (the realistic benchmark dump, 48 kernel
 (default 4) are built and stored under R run ids in turn: every run's samples are really
 stored and really re-aggregated; only the values repeat. The first R runs are written by
 ``tileprof.store.writes.write_profile`` in one process (the same path ``store add`` takes
-after parsing); the timed ``add`` is a real ``tileprof store add``. ``--keep`` keeps the store.
+after parsing); the timed ``add`` is a real ``tileprof store add``. ``--keep`` keeps the store
+(and reuses one already in ``--folder``).
 """
 
 from __future__ import annotations
@@ -137,7 +138,8 @@ def main() -> None:
     uri = str(folder / "store")
     tileprof = [sys.executable, "-m", "tileprof"]
     began = time.perf_counter()
-    build_store(uri, args.runs, args.samples, args.seeds)
+    if not (args.keep and Path(uri).exists()):
+        build_store(uri, args.runs, args.samples, args.seeds)
     built = time.perf_counter() - began
     size = folder_bytes(Path(uri))
     per_run = size / args.runs / 2**20
