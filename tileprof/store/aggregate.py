@@ -183,12 +183,11 @@ def plan(store: Store, records: Sequence[RunRecord], task_samples: int) -> list[
         if large
         else pl.DataFrame(schema={"run": pl.String, "name": pl.String, "sampleCount": pl.Int64})
     )
-    samples, metadata = store.table(SAMPLES), store.table(METADATA)
+    samples, metadata = store.files_by_run(SAMPLES), store.files_by_run(METADATA)
     tasks: list[Task] = []
     for record in records:
-        pruning = [("run", "=", record.run)]
-        files = tuple(samples.file_uris(file_pruning_predicate=pruning))
-        metadata_files = tuple(metadata.file_uris(file_pruning_predicate=pruning))
+        files = tuple(samples.get(record.run, ()))
+        metadata_files = tuple(metadata.get(record.run, ()))
         whole = Task(record.run, record.clock_hz, record.tile_count, files, metadata_files)
         rows = counts.filter(pl.col("run") == record.run).sort("name")
         if record.sample_count <= task_samples or rows.height < 2:

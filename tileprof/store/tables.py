@@ -181,25 +181,46 @@ class Store:
 
         return DeltaTable(self.table_uri(name), storage_options=self.options())
 
+    def files_by_run(self, name: str) -> dict[str, list[str]]:
+        """Each run's Parquet files in a table partitioned by run, from one read of the log.
+
+        (One ``file_uris`` call per run with a partition predicate costs ~25 ms each under
+        load: seconds for a few hundred runs.) Data files have unique UUID names, which pair
+        each add action's relative path with its full URI.
+        """
+        table = self.table(name)
+        uris = {uri.rsplit("/", 1)[-1]: uri for uri in table.file_uris()}
+        actions = pl.DataFrame(table.get_add_actions(flatten=True))
+        files: dict[str, list[str]] = {}
+        if actions.height:
+            for path, run in actions.select("path", "partition.run").iter_rows():
+                files.setdefault(run, []).append(uris[path.rsplit("/", 1)[-1]])
+        return files
+
     def scan(self, name: str, runs: Sequence[str] | None = None) -> pl.LazyFrame:
         """A lazy scan of one table (of ``runs`` only, for a table partitioned by run).
 
         The files come from the Delta log (partition pruning there); polars scans them as
-        Parquet. Delta keeps partition values out of the files, so ``run`` is added back here.
-        This is much quicker to start than ``pl.scan_delta`` (0.13 s against 2.7 s for the
-        first scan of a process on the loaded benchmark machine), which ``history`` feels.
+        Parquet. Delta keeps partition values out of the files, so ``run`` is added back from
+        each file's path. This starts much quicker than ``pl.scan_delta`` (0.13 s against
+        2.7 s for a process's first scan on the loaded benchmark machine), which ``history``
+        feels.
         """
-        table = self.table(name)
         schema = SCHEMAS[name]
-        if runs is None:
-            files = table.file_uris()
+        if name == RUNS:
+            files = self.table(name).file_uris()
             return self._parquet(files).select(*schema) if files else _empty(schema)
-        frames = []
-        for run in runs:
-            files = table.file_uris(file_pruning_predicate=[("run", "=", run)])
-            if files:
-                frames.append(self._parquet(files).with_columns(run=pl.lit(run)).select(*schema))
-        return pl.concat(frames) if frames else _empty(schema)
+        by_run = self.files_by_run(name)
+        run_of = {f: run for run in (by_run if runs is None else runs) for f in by_run.get(run, [])}
+        if not run_of:
+            return _empty(schema)
+        scan = pl.scan_parquet(
+            list(run_of),
+            storage_options=self.options(),
+            hive_partitioning=False,
+            include_file_paths="_file",
+        )
+        return scan.with_columns(run=pl.col("_file").replace_strict(run_of)).select(*schema)
 
     def _parquet(self, files: list[str]) -> pl.LazyFrame:
         return pl.scan_parquet(files, storage_options=self.options(), hive_partitioning=False)
