@@ -140,16 +140,13 @@ def store_summary_text(
 
 
 def _render_one(summary: Any, record: Any, output_format: str) -> str:
-    from tileprof.reports import summary_csv, summary_json
-
-    if output_format == "json":
-        return summary_json.render(summary)
-    if output_format == "csv":
-        return summary_csv.render(summary)
-    from tileprof.reports import summary_table
+    """As ``summary`` renders a dump's summary (the same renderer, the same device line)."""
+    from tileprof.reports.renderers import SUMMARY_RENDERERS, SummaryModel
     from tileprof.store.tables import device_name
 
-    return summary_table.render(summary, device_name(record))
+    text = SUMMARY_RENDERERS[output_format].render(SummaryModel(summary, device_name(record)))
+    assert isinstance(text, str)  # summary's formats are all text
+    return text
 
 
 def _render_runs(results: Sequence[tuple[Any, Any]], output_format: str) -> str:

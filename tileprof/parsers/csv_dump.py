@@ -14,7 +14,9 @@ import polars as pl
 
 from tileprof.errors import InputError
 from tileprof.parsers._common import DeviceHeader, ParsedDump
+from tileprof.parsers._format import TILE_DUMP, Content, InputFormat
 from tileprof.parsers.ndjson_dump import HeaderLine
+from tileprof.parsers.parquet_dump import MAGIC as PARQUET_MAGIC
 from tileprof.parsers.table_columns import typed_from_table
 
 FORMAT = "csv"
@@ -42,3 +44,20 @@ def parse(path: Path, data: bytes) -> ParsedDump:
         return f"line {index + first_line_number + 1}"
 
     return typed_from_table(table, path, header, place, "column")
+
+
+def sniff(content: Content) -> bool:
+    """A CSV dump: its header row (after an optional ``#`` comment line) names physicalTile."""
+    head = content.head
+    if head.startswith(b"{") or content.data[:4] == PARQUET_MAGIC:
+        return False
+    first_line = content.first_line
+    if head.startswith(b"#"):
+        second = head.split(b"\n", 2)[1:2]
+        first_line = second[0] if second else b""
+    return (
+        first_line[:1] not in (b"[", b"{") and b"physicalTile" in first_line and b"," in first_line
+    )
+
+
+INPUT: InputFormat[ParsedDump] = InputFormat(FORMAT, TILE_DUMP, sniff, parse, extensions=(".csv",))

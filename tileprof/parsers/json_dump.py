@@ -18,7 +18,7 @@ import contextlib
 import gc
 import mmap
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
@@ -33,6 +33,7 @@ from tileprof.parsers._common import (
     read_bytes,
     split_validation_error,
 )
+from tileprof.parsers._format import TILE_DUMP, Content, InputFormat, ProgressFn
 from tileprof.parsers.batches import DEFAULT_BATCH_ROWS, SampleBatches
 from tileprof.parsers.records import SampleRecord
 
@@ -58,8 +59,6 @@ class RawSamplesDocument(msgspec.Struct):
 _DECODER = msgspec.json.Decoder(DumpDocument)
 _RAW_DECODER = msgspec.json.Decoder(RawSamplesDocument)
 _BATCH_DECODER = msgspec.json.Decoder(list[SampleRecord])
-ProgressFn = Callable[[int, int], None]
-"""Reports (samples done, samples in all) while a dump decodes."""
 _SAMPLE_PATH = re.compile(r"\$\.samples\[(\d+)\]\.?(.*)")
 
 
@@ -173,3 +172,32 @@ def parse_file(
     if parsed is None:
         parsed = parse(path, read_bytes(path))
     return parsed
+
+
+TILE_KEYS = frozenset({"samples", "clockHz", "tileCount"})
+"""Top-level keys of which any one makes a JSON object document a tile dump."""
+
+
+def sniff(content: Content) -> bool:
+    """A JSON dump document: a JSON object, not NDJSON-shaped, that mentions "samples"."""
+    return (
+        content.head.startswith(b"{")
+        and not content.first_line_is_object_without_samples
+        and b'"samples"' in content.data
+    )
+
+
+def _stream(path: Path, progress: ProgressFn | None, size: int) -> ParsedDump:
+    return parse_file(path, progress=progress)
+
+
+INPUT: InputFormat[ParsedDump] = InputFormat(
+    FORMAT,
+    TILE_DUMP,
+    sniff,
+    parse,
+    extensions=(".json",),
+    json_keys=lambda keys: bool(keys & TILE_KEYS),
+    parse_file=_stream,
+    stream_gzip=False,  # the fast path maps the file: only a plain one
+)

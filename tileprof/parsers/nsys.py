@@ -13,6 +13,7 @@ import io
 from pathlib import Path
 
 from tileprof.errors import InputError
+from tileprof.parsers._format import RUN_SOURCE, Content, InputFormat
 from tileprof.runs import ParsedRuns, runs_from_rows
 
 KIND = "nsys kernel summary"
@@ -106,3 +107,11 @@ def parse(path: str | Path, data: bytes, target: str = DEFAULT_TARGET) -> Parsed
             }
         )
     return ParsedRuns(KIND, runs_from_rows(rows))
+
+
+def sniff(content: Content) -> bool:
+    """A ``cuda_gpu_kern_sum`` CSV: a line among the first 200 starts the report header."""
+    return content.opening not in (b"{", b"[") and header_line(content.text_lines[:200]) is not None
+
+
+INPUT: InputFormat[ParsedRuns] = InputFormat(KIND, RUN_SOURCE, sniff, parse)

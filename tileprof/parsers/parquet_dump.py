@@ -16,6 +16,7 @@ import polars as pl
 
 from tileprof.errors import InputError
 from tileprof.parsers._common import DeviceHeader, ParsedDump
+from tileprof.parsers._format import TILE_DUMP, Content, InputFormat
 from tileprof.parsers.table_columns import typed_from_table
 from tileprof.schema import SAMPLE_SCHEMA, MetadataEntries
 
@@ -93,3 +94,13 @@ def _read_cache_layout(
     metadata: list[MetadataEntries] = [tuple(pairs) for pairs in entries]
     frame = table.select(pl.col(name).cast(dtype) for name, dtype in SAMPLE_SCHEMA.items())
     return ParsedDump(frame, metadata, header, row_place)
+
+
+def sniff(content: Content) -> bool:
+    """Parquet: the file starts with its magic bytes."""
+    return content.data[:4] == MAGIC
+
+
+INPUT: InputFormat[ParsedDump] = InputFormat(
+    FORMAT, TILE_DUMP, sniff, parse, extensions=(".parquet", ".pq")
+)
