@@ -44,7 +44,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     (
         "model",
-        ("tileprof", "tileprof.model", "tileprof.cache", "tileprof.examples", "tileprof.gather"),
+        (
+            "tileprof",
+            "tileprof.model",
+            "tileprof.cache",
+            "tileprof.examples",
+            "tileprof.gather",
+            "tileprof.store",
+        ),
     ),
     ("views", ("tileprof.reports", "tileprof.writers")),
     (

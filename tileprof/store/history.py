@@ -16,6 +16,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import polars as pl
@@ -23,7 +24,19 @@ import polars as pl
 from tileprof.errors import OptionError
 from tileprof.stats import GROUP_FIELDS
 from tileprof.store.tables import STATS, RunRecord, Store
-from tileprof.testing.thresholds import Threshold
+
+
+class Threshold(Protocol):
+    """A ``--fail-on`` sentence (``tileprof.testing.thresholds.Threshold``, parsed by the
+    command; the store only applies it)."""
+
+    @property
+    def field(self) -> str: ...
+
+    def matches(self, group: str, field: str) -> bool: ...
+
+    def allows(self, old: float | None, new: float | None) -> bool: ...
+
 
 DEFAULT_FIELDS: tuple[str, ...] = ("phaseCycles", "usefulUtilization", "deviceUsefulUtilization")
 BAND_RUNS = 10
