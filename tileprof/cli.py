@@ -23,6 +23,8 @@ _COMMANDS = {
     "report": "tileprof.commands.report",
     "store": "tileprof.commands.store",
     "history": "tileprof.commands.history",
+    "diff": "tileprof.commands.diff",
+    "trace": "tileprof.commands.trace",
 }
 """Subcommand name -> module defining ``command``; imported only when that command runs (or
 help lists it), so ``summary`` does not pay for the report's or the run table's imports."""

@@ -60,12 +60,12 @@ def command(
     from tileprof.reports import history as views
     from tileprof.store.history import build_history
     from tileprof.store.tables import open_store, parse_labels, read_runs, select_runs
-    from tileprof.testing.thresholds import Threshold
+    from tileprof.thresholds import ThresholdError, parse_thresholds
 
     check_output(output, force)
     try:
-        thresholds = [Threshold.parse(text) for text in fail_on]
-    except ValueError as exc:
+        thresholds = parse_thresholds(fail_on)
+    except (ThresholdError, ValueError) as exc:
         raise OptionError(f"--fail-on: {exc}") from None
     generated_at = None
     if output_format == "html":

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import polars as pl
 
@@ -19,6 +19,9 @@ from tileprof.errors import OptionError
 from tileprof.outputs import write_bytes, write_text
 from tileprof.reports import runs_data, summary_csv, summary_json
 from tileprof.summary import Summary
+
+if TYPE_CHECKING:
+    from tileprof.diff import Diff
 
 M = TypeVar("M")
 
@@ -94,6 +97,45 @@ RUNS_RENDERERS: dict[str, Renderer[RunsModel]] = {
     )
 }
 """``tileprof runs --format``; the first is the default."""
+
+
+@dataclass(frozen=True)
+class DiffModel:
+    """What ``diff`` renders: the comparison and the broken ``--fail-on`` lines."""
+
+    diff: Diff
+    broken: tuple[str, ...] = ()
+
+
+def _diff_text(kind: str) -> Callable[[DiffModel], str]:
+    def render(model: DiffModel) -> str:
+        from tileprof.reports import diff_text
+
+        if kind == "table":
+            return diff_text.render_table(model.diff, model.broken)
+        if kind == "json":
+            return diff_text.render_json(model.diff, model.broken)
+        return diff_text.render_csv(model.diff)
+
+    return render
+
+
+def _diff_html(model: DiffModel) -> str:
+    from tileprof.reports.html import render_diff  # matplotlib, jinja2
+
+    return render_diff(model.diff, model.broken)
+
+
+DIFF_RENDERERS: dict[str, Renderer[DiffModel]] = {
+    r.name: r
+    for r in (
+        Renderer("table", ".txt", False, _diff_text("table")),
+        Renderer("json", ".json", False, _diff_text("json")),
+        Renderer("csv", ".csv", False, _diff_text("csv")),
+        Renderer("html", ".html", False, _diff_html),
+    )
+}
+"""``tileprof diff --format``; the first is the default."""
 
 
 def check_destination(renderer: Renderer[Any], output: Path | None) -> None:

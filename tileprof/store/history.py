@@ -16,7 +16,6 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 import polars as pl
@@ -24,18 +23,7 @@ import polars as pl
 from tileprof.errors import OptionError
 from tileprof.stats import GROUP_FIELDS
 from tileprof.store.tables import STATS, RunRecord, Store
-
-
-class Threshold(Protocol):
-    """A ``--fail-on`` sentence (``tileprof.testing.thresholds.Threshold``, parsed by the
-    command; the store only applies it)."""
-
-    @property
-    def field(self) -> str: ...
-
-    def matches(self, group: str, field: str) -> bool: ...
-
-    def allows(self, old: float | None, new: float | None) -> bool: ...
+from tileprof.thresholds import Threshold
 
 
 DEFAULT_FIELDS: tuple[str, ...] = ("phaseCycles", "usefulUtilization", "deviceUsefulUtilization")

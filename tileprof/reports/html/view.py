@@ -147,7 +147,8 @@ class TileSection:
 
 @dataclass(frozen=True)
 class LinkedSet:
-    """Runs of different targets that do the same work (issue 3's linked sets)."""
+    """Runs of different targets side by side: the same work, or the same kind of work in
+    different sizes (``runs.compare``: time or efficiency; issue 10)."""
 
     key: str
     runs: pl.DataFrame
