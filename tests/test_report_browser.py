@@ -152,6 +152,28 @@ def test_diff_page_in_headless_chromium(diff_page: Path, tmp_path: Path) -> None
         by_name = browser.evaluate(rows)
         bold = browser.evaluate("document.querySelectorAll('main b').length")
         browser.screenshot(tmp_path / "diff.png")
+        errors = browser.console_errors()
+        urls = browser.requested_urls()
+    finally:
+        browser.close()
+
+    assert errors == []
+    assert {c["id"] for c in charts} == {"diff-waterfall", "diff-bars"}
+    assert all(c["width"] > 50 and c["height"] > 50 for c in charts), charts
+    # |Δ phaseCycles|: softmax +40, new +20, gone −40, gemm −20 (100 → 80 after --normalize)
+    assert initial == [
+        ["changed", "<b>softmax</b>"],
+        ["removed", "gone"],
+        ["changed", "gemm"],
+        ["added", "new"],
+    ]
+    assert [name for _, name in by_name] == ["<b>softmax</b>", "gemm", "gone", "new"]
+    assert bold == 0, "a group name must show as text, not markup"
+    assert all(u.startswith(("file://", "data:")) for u in urls), urls
+    assert (tmp_path / "diff.png").stat().st_size > 10_000
+
+
+@pytest.fixture(scope="module")
 def history_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`history --format html` over a store of six runs in which the last two drop."""
     from tests.samples import sample, write_dump
@@ -199,19 +221,6 @@ def test_history_page_in_headless_chromium(history_page: Path, tmp_path: Path) -
         browser.close()
 
     assert errors == []
-    assert {c["id"] for c in charts} == {"diff-waterfall", "diff-bars"}
-    assert all(c["width"] > 50 and c["height"] > 50 for c in charts), charts
-    # |Δ phaseCycles|: softmax +40, new +20, gone −40, gemm −20 (100 → 80 after --normalize)
-    assert initial == [
-        ["changed", "<b>softmax</b>"],
-        ["removed", "gone"],
-        ["changed", "gemm"],
-        ["added", "new"],
-    ]
-    assert [name for _, name in by_name] == ["<b>softmax</b>", "gemm", "gone", "new"]
-    assert bold == 0, "a group name must show as text, not markup"
-    assert all(u.startswith(("file://", "data:")) for u in urls), urls
-    assert (tmp_path / "diff.png").stat().st_size > 10_000
     assert len(charts) == 2 * 3  # two groups, a panel per default field
     for chart in charts:
         assert chart["visible"] and chart["width"] >= 250 and chart["height"] >= 50, chart

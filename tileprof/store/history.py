@@ -25,7 +25,6 @@ from tileprof.stats import GROUP_FIELDS
 from tileprof.store.tables import STATS, RunRecord, Store
 from tileprof.thresholds import Threshold
 
-
 DEFAULT_FIELDS: tuple[str, ...] = ("phaseCycles", "usefulUtilization", "deviceUsefulUtilization")
 BAND_RUNS = 10
 MIN_RUNS = 3
