@@ -56,6 +56,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "tileprof.cache",
             "tileprof.examples",
             "tileprof.gather",
+            "tileprof.store",
             "tileprof.diff_inputs",
         ),
     ),

@@ -21,6 +21,8 @@ _COMMANDS = {
     "runs": "tileprof.commands.runs",
     "convert": "tileprof.commands.convert",
     "report": "tileprof.commands.report",
+    "store": "tileprof.commands.store",
+    "history": "tileprof.commands.history",
     "diff": "tileprof.commands.diff",
     "trace": "tileprof.commands.trace",
     "supersteps": "tileprof.commands.supersteps",
