@@ -39,9 +39,11 @@ def _finite(_ctx: click.Context, param: click.Parameter, value: float | None) ->
 
 
 def _jobs(ctx: click.Context, _param: click.Parameter, value: int | None) -> int | None:
-    """Set the decoding processes for this command; its pool ends with the command."""
+    """Set the decoding processes for this command (default: the usable cores); its pool ends
+    with the command, and the API's setting is restored then."""
+    previous = parallel.setting()
     parallel.configure(value)
-    ctx.call_on_close(parallel.shutdown)
+    ctx.call_on_close(lambda: parallel.configure(previous))
     return value
 
 

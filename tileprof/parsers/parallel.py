@@ -14,9 +14,10 @@ option registers that at the command's end. Files under ``min_bytes()`` stay in 
 starting workers would cost more than it saves. A worker that dies (killed, out of memory)
 breaks the pool: that is reported as one ``InputError`` naming the file, never a hang.
 
-As with any ``spawn`` pool, a Python script that loads a large dump must guard its top level
-with ``if __name__ == "__main__":`` (the workers import the main module), or call
-``configure(1)`` first.
+The command line decodes on every usable core unless ``--jobs`` says otherwise. The Python API
+decodes in process until ``configure`` asks for workers: like any ``spawn`` pool, workers import
+the caller's main module, so a script that opts in must guard its top level with
+``if __name__ == "__main__":``, and a script that does not opt in never meets that rule.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ MIN_BYTES = 50_000_000
 MIN_BYTES_ENV = "TILEPROF_PARALLEL_MIN_BYTES"
 R = TypeVar("R")
 
-_jobs: int | None = None
+_jobs: int | None = 1
 _executor: ProcessPoolExecutor | None = None
 
 
@@ -53,13 +54,19 @@ def usable_cores() -> int:
 
 
 def configure(jobs: int | None) -> None:
-    """Set the number of decoding processes (None: the usable cores); 1 decodes in process."""
+    """Set the number of decoding processes (None: the usable cores); 1, the API's default
+    until this is called, decodes in process."""
     global _jobs
     if jobs is not None and jobs < 1:
         raise ValueError("jobs must be at least 1")
     if jobs != _jobs:
         shutdown()
     _jobs = jobs
+
+
+def setting() -> int | None:
+    """What ``configure`` was last given (None: the usable cores), to restore it later."""
+    return _jobs
 
 
 def jobs() -> int:
