@@ -8,9 +8,15 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from tileprof.errors import OutputError
+
+
+class Writable(Protocol):
+    """Anything bytes can be written to: an open file, a ``gzip.GzipFile``."""
+
+    def write(self, data: bytes, /) -> int: ...
 
 
 @contextlib.contextmanager

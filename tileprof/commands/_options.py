@@ -13,7 +13,7 @@ import click
 from tileprof.errors import OptionError, OutputError
 from tileprof.filters import Filters, parse_window
 from tileprof.model import Profile, load
-from tileprof.parsers import DUMP_FORMATS
+from tileprof.parsers import DUMP_FORMATS, parallel
 from tileprof.parsers._common import DeviceHeader, resolve_device, validate_samples
 from tileprof.parsers.json_dump import sample_place
 from tileprof.stats import GROUP_DIMENSIONS, check_dimensions
@@ -38,28 +38,52 @@ def _finite(_ctx: click.Context, param: click.Parameter, value: float | None) ->
     return value
 
 
-dump_input_options = _stack(
-    click.option(
-        "--format-in",
-        type=click.Choice(sorted(DUMP_FORMATS)),
-        default=None,
-        help="Dump format, when detection from content and extension is not wanted.",
-    ),
-    click.option(
-        "--clock-hz",
-        type=click.FloatRange(min=0, min_open=True),
-        default=None,
-        callback=_finite,
-        help="Device clock; overrides the dump (default 1.5e9).",
-    ),
-    click.option(
-        "--tiles",
-        "tile_count",
-        type=click.IntRange(min=1),
-        default=None,
-        help="Device tile count; overrides the dump (default 1472).",
-    ),
-)
+def _jobs(ctx: click.Context, _param: click.Parameter, value: int | None) -> int | None:
+    """Set the decoding processes for this command (default: the usable cores); its pool ends
+    with the command, and the API's setting is restored then."""
+    previous = parallel.setting()
+    parallel.configure(value)
+    ctx.call_on_close(lambda: parallel.configure(previous))
+    return value
+
+
+def device_input_options(tile_count_flag: str = "--tiles") -> Callable[[F], F]:
+    """``--format-in``, ``--clock-hz`` and the tile-count override, named ``tile_count_flag``
+    (``supersteps`` keeps ``--tiles`` for its per-tile rows and takes ``--tile-count``)."""
+    return _stack(
+        click.option(
+            "--format-in",
+            type=click.Choice(sorted(DUMP_FORMATS)),
+            default=None,
+            help="Dump format, when detection from content and extension is not wanted.",
+        ),
+        click.option(
+            "--clock-hz",
+            type=click.FloatRange(min=0, min_open=True),
+            default=None,
+            callback=_finite,
+            help="Device clock; overrides the dump (default 1.5e9).",
+        ),
+        click.option(
+            tile_count_flag,
+            "tile_count",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Device tile count; overrides the dump (default 1472).",
+        ),
+        click.option(
+            "--jobs",
+            type=click.IntRange(min=1),
+            default=None,
+            expose_value=False,
+            callback=_jobs,
+            help="Processes decoding large JSON/NDJSON dumps (default: the usable cores; "
+            "files under 50 MB always decode in one).",
+        ),
+    )
+
+
+dump_input_options = device_input_options()
 
 filter_options = _stack(
     click.option("--epoch", type=int, default=None, help="Only samples of this epoch."),
