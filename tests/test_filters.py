@@ -153,6 +153,7 @@ def test_window_text() -> None:
         ("[!]]", "(?s)^[^\\]]$"),
         ("[a]b]", "(?s)^[a]b\\]$"),
         ("[ab]x[cd]", "(?s)^[ab]x[cd]$"),
+        ("[XY]", "(?s)^[XY]$"),  # only \\ ^ [ ] are escaped inside brackets
         ("x.y+", "(?s)^x\\.y\\+$"),
         ("", "(?s)^$"),
     ],
