@@ -115,7 +115,7 @@ class SliceRows:
     track: np.ndarray
     begin: np.ndarray
     end: np.ndarray
-    static: w.Ragged  # serialized TrackEvent fields that repeat: name, category, string args
+    static: w.Table  # serialized TrackEvent fields that repeat: name, category, string args
     ints: list[tuple[int, np.ndarray, np.ndarray]]  # (name iid, values, present)
     doubles: list[tuple[int, np.ndarray, np.ndarray]]
 
@@ -132,7 +132,7 @@ _END = pb.TrackEvent(type=pb.TrackEvent.TYPE_SLICE_END).SerializeToString()
 _SEQ_BYTES = _SEQ.SerializeToString()
 
 
-def combine(parts: list[tuple[list[bytes], np.ndarray]]) -> w.Ragged:
+def combine(parts: list[tuple[list[bytes], np.ndarray]]) -> w.Table:
     """Per row, the concatenation of ``texts[codes[row]]`` over the parts: each distinct
     combination is joined once, then gathered per row."""
     key = np.zeros(parts[0][1].size, dtype=np.int64)
@@ -202,7 +202,13 @@ def encode_slices(rows: SliceRows) -> bytes:
             w.trimmed_varints(rows.track),
         ],
     )
-    return w.concat([head.finish(), rows.static, tail.finish()]).data.tobytes()
+    return w.compose(
+        [
+            (head.matrix, head.cursor),
+            (rows.static.matrix(), rows.static.lengths),
+            (tail.matrix, tail.cursor),
+        ]
+    )
 
 
 def _string_arg(interner: Interner, name: str, column: pl.Series) -> tuple[list[bytes], np.ndarray]:
