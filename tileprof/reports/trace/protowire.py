@@ -159,6 +159,10 @@ class Table:
         """Bytes of each row."""
         return self.sizes[self.index]
 
+    def rows(self, start: int, count: int) -> Table:
+        """Rows ``start`` … ``start + count - 1`` (the entries are shared)."""
+        return Table(self.entries, self.sizes, self.index[start : start + count])
+
     def matrix(self) -> np.ndarray:
         """``(rows, width)``: each row's bytes, then zeros."""
         return self.entries[self.index]
