@@ -81,6 +81,10 @@ def place(matrix: np.ndarray, columns: np.ndarray, part: np.ndarray) -> None:
     block copies of rows grouped by column, or a scatter per column)."""
     rows, width = matrix.shape
     k = part.shape[-1]
+    if rows and columns.min() == columns.max():  # one column for all (a first part): a slice
+        column = int(columns[0])
+        matrix[:, column : column + k] = part
+        return
     starts = np.arange(0, rows * width, width, dtype=np.int64) + columns
     matrix.reshape(-1)[starts[:, None] + np.arange(k, dtype=np.int64)[None, :]] = part
 
@@ -91,7 +95,7 @@ class RowWriter:
     the next part overwrites whatever lies beyond."""
 
     def __init__(self, rows: int, width: int) -> None:
-        self.matrix = np.zeros((rows, width), dtype=np.uint8)
+        self.matrix = np.empty((rows, width), dtype=np.uint8)  # past each cursor: never read
         self.cursor = np.zeros(rows, dtype=np.int64)
 
     def put(self, part: np.ndarray, lengths: np.ndarray | int) -> None:
