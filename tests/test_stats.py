@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.samples import frame, sample
-from tileprof.stats import GROUP_FIELDS, group_statistics, profile_span
+from tileprof.stats import GROUP_FIELDS, group_statistics, nearest_rank, profile_span
 
 TILES = 1472
 CLOCK = 1_500_000_000
@@ -132,6 +132,13 @@ def test_nearest_rank_percentiles() -> None:
     # 11 values 1..10, 50: p95 is rank ⌈10.45⌉ = 11 → 50 (a rounded rank, 10, gives 10)
     row = stats([sample(t, 0, d) for t, d in enumerate([50, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1])])["k"]
     assert (row["p50Cycles"], row["p95Cycles"]) == (6, 50)
+
+
+def test_nearest_rank_on_two_hundred_values() -> None:
+    # 1..200: p50 is rank ⌈100.0⌉ = 100, p95 rank ⌈190.0⌉ = 190, p99 rank ⌈198.0⌉ = 198, p1 rank 2
+    values = pl.DataFrame({"v": list(range(200, 0, -1))})
+    got = values.select(*(nearest_rank("v", p).alias(str(p)) for p in (1, 50, 95, 99, 100)))
+    assert got.row(0) == (2, 100, 190, 198, 200)
 
 
 def test_group_key_falls_back_to_kind() -> None:
