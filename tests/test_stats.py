@@ -141,6 +141,15 @@ def test_nearest_rank_on_two_hundred_values() -> None:
     assert got.row(0) == (2, 100, 190, 198, 200)
 
 
+def test_ratios_over_a_denominator_of_one() -> None:
+    # one 1-cycle sample: phase, work and estimated work are 1 cycle, physical work 1.0,
+    # so the ratios are 1/1 and 0.5/1 (a ratio defined only over denominators > 1 gives none)
+    row = stats([sample(0, 0, 1, useful=0.5, physical=1.0)])["k"]
+    assert row["averageActiveTiles"] == 1.0
+    assert row["usefulUtilization"] == 0.5
+    assert row["workLaneOccupancy"] == 0.5
+
+
 def test_group_key_falls_back_to_kind() -> None:
     rows = stats(
         [
