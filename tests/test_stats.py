@@ -148,6 +148,7 @@ def test_ratios_over_a_denominator_of_one() -> None:
     assert row["averageActiveTiles"] == 1.0
     assert row["usefulUtilization"] == 0.5
     assert row["workLaneOccupancy"] == 0.5
+    assert row["deviceUsefulUtilization"] == 0.5 / 1472  # over 1 phase cycle × 1472 tiles
 
 
 def test_group_key_falls_back_to_kind() -> None:
