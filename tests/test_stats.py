@@ -127,6 +127,7 @@ def test_nearest_rank_percentiles() -> None:
     durations = list(range(1, 21))  # 20 values: p50 is rank 10, p95 is rank 19
     row = stats([sample(t, 0, d) for t, d in enumerate(reversed(durations))])["k"]
     assert (row["p50Cycles"], row["p95Cycles"], row["maximumCycles"]) == (10, 19, 20)
+    assert row["meanCycles"] == 10.5  # (1 + … + 20) / 20 = 210 / 20
     row = stats([sample(t, 0, d) for t, d in enumerate([5, 1, 3])])["k"]
     assert (row["p50Cycles"], row["p95Cycles"]) == (3, 5)
     # 11 values 1..10, 50: p95 is rank ⌈10.45⌉ = 11 → 50 (a rounded rank, 10, gives 10)
@@ -149,6 +150,17 @@ def test_ratios_over_a_denominator_of_one() -> None:
     assert row["usefulUtilization"] == 0.5
     assert row["workLaneOccupancy"] == 0.5
     assert row["deviceUsefulUtilization"] == 0.5 / 1472  # over 1 phase cycle × 1472 tiles
+
+
+def test_null_dimension_sorts_last() -> None:
+    # equal phaseCycles and name: epoch 1 before the samples without an epoch
+    table = group_statistics(
+        frame([sample(0, 0, 5, epoch=None), sample(1, 10, 5, epoch=1)]),
+        tile_count=TILES,
+        clock_hz=CLOCK,
+        group_by=["epoch"],
+    )
+    assert table["epoch"].to_list() == [1, None]
 
 
 def test_group_key_falls_back_to_kind() -> None:
