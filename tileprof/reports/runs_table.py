@@ -141,16 +141,21 @@ def ops_table(ops: pl.DataFrame) -> Table:
             _short(r["op"], 44),
             _short(r["input_dims"], 44),
             r["dtype"] or "—",
-            f"{r['calls']:,}",
+            _calls(r["calls"], r["calls_without_gpu"]),
             f"{r['kernels']:,}",
             _num(None if r["flops"] is None else r["flops"] / 1e9, ".4g"),
-            format_us(r["time_us"]),
+            "—" if r["time_us"] is None else format_us(r["time_us"]),
             format_us(r["total_us"]),
             _num(r["tflops"], ".4g"),
             "—" if pf is None else f"{pf * 100:.1f}%",
             r["flops_source"] or ("unknown: " + r["problem"] if r["problem"] else "—"),
         )
     return table
+
+
+def _calls(calls: int, without_gpu: int | None) -> str:
+    """``2`` or, where some launched no GPU work in a GPU trace, ``2 (1 no GPU)``."""
+    return f"{calls:,}" + (f" ({without_gpu:,} no GPU)" if without_gpu else "")
 
 
 def render_ops(ops: pl.DataFrame, notes: Sequence[str] = (), *, width: int = TABLE_WIDTH) -> str:
