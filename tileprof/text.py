@@ -8,3 +8,40 @@ def shorten(text: str, limit: int) -> str:
     if limit < 1:
         raise ValueError(f"limit must be at least 1, not {limit}")
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)}
+_CONTROL.update({0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"})
+_CONTROL_TABLE = str.maketrans({chr(c): text for c, text in _CONTROL.items()})
+_C1_TABLE = str.maketrans({chr(c): f"\\x{c:02x}" for c in range(0x80, 0xA0)})
+
+
+def escape_control(text: str) -> str:
+    """``text`` with control characters (ESC, NUL, BEL, newlines, C1) shown as escapes, so a
+    name from a file cannot move the cursor, ring the bell or break a line on a terminal."""
+    return text.translate(_CONTROL_TABLE).translate(_C1_TABLE)
+
+
+def shorten_middle(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters with the middle elided ("…"), keeping the start
+    and the distinguishing end (``gemm_f16_init_…_r121_r122``). Linear in ``limit``: only the
+    kept ends are copied, so a name of 200 MB costs no more than a short one."""
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, not {limit}")
+    if len(text) <= limit:
+        return text
+    if limit == 1:
+        return "…"
+    tail = (limit - 1) // 2
+    head = limit - 1 - tail
+    return text[:head] + "…" + (text[-tail:] if tail else "")
+
+
+DISPLAY_NAME_LIMIT = 120
+"""Longest name a terminal or HTML view shows whole; longer ones lose their middle."""
+
+
+def display_name(text: str, limit: int = DISPLAY_NAME_LIMIT) -> str:
+    """A name from an input as a view shows it: middle elided past ``limit``, then control
+    characters escaped (shortening first, so the escaping is bounded too)."""
+    return escape_control(shorten_middle(text, limit))
