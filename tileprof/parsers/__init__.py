@@ -24,6 +24,7 @@ from tileprof.parsers import csv_dump, json_dump, ndjson_dump, parquet_dump
 from tileprof.parsers._common import (
     GZIP_MAGIC,
     ParsedDump,
+    check_encoding,
     open_input,
     read_bytes,
     resolve_device,
@@ -108,10 +109,10 @@ def peek(path: Path) -> tuple[bytes, bool, int]:
             raise InputError(path, None, f"cannot read: {exc.strerror}") from None
         size = os.fstat(handle.fileno()).st_size
     if head[:2] != GZIP_MAGIC:
-        return head, False, size
+        return check_encoding(path, head), False, size
     try:
         with gzip.open(path, "rb") as unzipped:
-            return unzipped.read(SNIFF_BYTES), True, size
+            return check_encoding(path, unzipped.read(SNIFF_BYTES)), True, size
     except (EOFError, OSError, zlib.error):
         return b"", True, size  # read_bytes words the error
 

@@ -27,7 +27,14 @@ from tileprof.schema import (
 
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_CYCLES = 2**62
-"""Largest offset or duration a dump may state: offset + duration must fit in 64 bits."""
+"""Largest offset or duration a dump may state."""
+MAX_END = 2**63 - 1
+"""Largest offset + duration, and largest sum of all durations: every cycle count derived from
+them (lastOffset, workCycles, the span) then fits in a signed 64-bit integer."""
+CLOCK_HZ_RANGE = (1.0, 1e12)
+"""clockHz a dump or --clock-hz may state: 1 Hz to 1 THz keeps cycles → ms finite and exact."""
+MAX_TILE_COUNT = 2**20
+"""Largest tileCount: per-tile views are sized by it, so a claim of 10^12 tiles is refused."""
 PlaceFn = Callable[[int], str]
 """Turns a sample's position in the dump into the place an error names ("sample 12", "line 14")."""
 
@@ -62,8 +69,31 @@ def open_input(path: Path) -> BinaryIO:
         raise InputError(path, None, f"cannot read: {exc.strerror}") from None
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_STARTS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def check_encoding(path: Path, data: bytes) -> bytes:
+    """``data`` without a UTF-8 byte-order mark; UTF-16 (and UTF-32) text is an InputError.
+
+    A BOM is what some Windows tools put before UTF-8; UTF-16 shows as its BOM or as ASCII with
+    a NUL after every character, and would otherwise surface as a baffling CSV or JSON error.
+    """
+    if data.startswith(UTF8_BOM):
+        return data[len(UTF8_BOM) :]
+    if (
+        data.startswith(_UTF16_STARTS)
+        or (len(data) >= 4 and data[0] != 0 and data[1] == 0 and data[3] == 0)
+        or (len(data) >= 4 and data[0] == 0 and data[1] != 0 and data[2] == 0)
+    ):
+        raise InputError(path, "start of file", "UTF-16 is not supported; save as UTF-8")
+    return data
+
+
 def read_bytes(path: Path) -> bytes:
-    """The file's content, gunzipped when it is gzip; unreadable files are InputErrors."""
+    """The file's content, gunzipped when it is gzip; unreadable files are InputErrors.
+
+    A UTF-8 byte-order mark is dropped and UTF-16 refused (``check_encoding``)."""
     with open_input(path) as handle:
         try:
             data = handle.read()
@@ -74,6 +104,7 @@ def read_bytes(path: Path) -> bytes:
             data = gzip.decompress(data)
         except (EOFError, OSError, zlib.error) as exc:
             raise InputError(path, None, f"corrupt or truncated gzip data ({exc})") from None
+    data = check_encoding(path, data)
     if not data.strip():
         raise InputError(path, None, "file is empty")
     return data
@@ -242,11 +273,34 @@ def validate_samples(frame: pl.DataFrame, path: Path, tile_count: int, place: Pl
             lambda row: f"physicalTile {row['tile']} is not below tileCount {tile_count}",
         ),
     ]
+    checks += [
+        (
+            pl.col("offset") > MAX_END - pl.col("duration"),
+            lambda row: (
+                f"offset {row['offset']} + duration {row['duration']} is beyond 2^63 - 1 cycles"
+            ),
+        ),
+        (
+            pl.col("duration").cast(pl.Int128).cum_sum() > MAX_END,
+            lambda _: "the durations up to here add up beyond 2^63 - 1 cycles",
+        ),
+    ]
+    checks += [
+        (
+            pl.col(column).fill_null(0.0).cum_sum().is_infinite(),
+            _sum_overflow_text(column),
+        )
+        for column in METADATA_NUMBER_KEYS
+    ]
     for condition, describe in checks:
         bad = frame.select(condition.arg_true().first()).item()
         if bad is not None:
             row = frame.row(int(bad), named=True)
             raise InputError(path, place(int(bad)), describe(row))
+
+
+def _sum_overflow_text(column: str) -> Callable[[dict[str, object]], str]:
+    return lambda _: f"metadata {column} values up to here add up beyond a 64-bit float"
 
 
 def resolve_device(
@@ -262,8 +316,13 @@ def resolve_device(
     tiles = DEFAULT_TILE_COUNT if tiles is None else tiles
     if isinstance(clock, float) and clock.is_integer():
         clock = int(clock)
+    low, high = CLOCK_HZ_RANGE
     if not (isinstance(clock, (int, float)) and math.isfinite(clock) and clock > 0):
         raise InputError(path, "clockHz", f"must be a positive number, not {clock!r}")
+    if not low <= clock <= high:
+        raise InputError(path, "clockHz", f"{clock!r} is outside 1 Hz to 1 THz")
     if not (isinstance(tiles, int) and tiles > 0):
         raise InputError(path, "tileCount", f"must be a positive integer, not {tiles!r}")
+    if tiles > MAX_TILE_COUNT:
+        raise InputError(path, "tileCount", f"{tiles} is beyond {MAX_TILE_COUNT} tiles")
     return clock, tiles

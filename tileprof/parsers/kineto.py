@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 import polars as pl
@@ -25,6 +25,8 @@ from tileprof.errors import InputError
 from tileprof.runs import ParsedRuns, runs_from_rows
 
 T = TypeVar("T")
+Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+"""Integers the run table stores as Int64: a larger one is named as out of range."""
 
 KIND = "PyTorch trace"
 GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
@@ -36,12 +38,12 @@ class Args(msgspec.Struct):
     """The ``args`` keys tileprof reads; others are skipped unread. Typing them here makes
     msgspec check every event in one pass and name the bad one (``$.traceEvents[i].args.…``)."""
 
-    device: int | None = None
-    stream: int | None = None
-    correlation: int | None = None
-    external_id: int | None = msgspec.field(default=None, name="External id")
-    grid: list[int] | None = None
-    block: list[int] | None = None
+    device: Int64 | None = None
+    stream: Int64 | None = None
+    correlation: Int64 | None = None
+    external_id: Int64 | None = msgspec.field(default=None, name="External id")
+    grid: list[Int64] | None = None
+    block: list[Int64] | None = None
     input_type: list[str] | None = msgspec.field(default=None, name="Input type")
 
 
@@ -55,7 +57,7 @@ class Event(msgspec.Struct):
 
 
 class DeviceProperties(msgspec.Struct):
-    id: int
+    id: Int64
     name: str
 
 

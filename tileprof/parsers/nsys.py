@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from pathlib import Path
 
 from tileprof.errors import InputError
@@ -49,7 +50,14 @@ def parse(path: str | Path, data: bytes, target: str = DEFAULT_TARGET) -> Parsed
     start = header_line(lines)
     if start is None:
         raise InputError(path, "line 1", "no `Time (%),…` header of a cuda_gpu_kern_sum report")
-    reader = csv.reader(io.StringIO("\n".join(lines[start:])))
+    try:
+        return _parse_report(path, lines, start, target)
+    except csv.Error as exc:
+        raise InputError(path, "CSV", f"malformed CSV: {exc}") from None
+
+
+def _parse_report(path: str | Path, lines: list[str], start: int, target: str) -> ParsedRuns:
+    reader = csv.reader(io.StringIO("\n".join(lines[start:]), newline=""))
     header = next(reader)
     if tuple(header) != HEADER:
         unknown = [h for h in header if h not in HEADER]
@@ -82,9 +90,13 @@ def parse(path: str | Path, data: bytes, target: str = DEFAULT_TARGET) -> Parsed
                 raise InputError(
                     path, f"line {offset}, column {col} ({key})", f"not a number: {raw!r}"
                 ) from None
-            if values[key] < 0:
+            if not math.isfinite(values[key]) and key != "StdDev (ns)":
                 raise InputError(
-                    path, f"line {offset}, column {col} ({key})", f"negative value {raw}"
+                    path, f"line {offset}, column {col} ({key})", f"not a finite number: {raw!r}"
+                )
+            if values[key] < 0 or values[key] > 2**63 - 1:
+                raise InputError(
+                    path, f"line {offset}, column {col} ({key})", f"out of range: {raw}"
                 )
         rows.append(
             {
