@@ -355,3 +355,18 @@ def test_fifo_without_writer_does_not_hang(tmp_path: Path) -> None:
     code, _, err = _cli("summary", fifo, timeout=60)
     assert code == 2
     assert err.startswith("tileprof: error:") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("command", ["summary", "runs", "report"])
+def test_permission_denied_is_one_line(
+    tmp_path: Path, dump: Path, command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As root a mode-000 file is readable, so EACCES is simulated where inputs are opened."""
+    from tileprof.parsers import _common
+
+    def denied(path: object, *_: object, **__: object) -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(_common, "open", denied, raising=False)
+    args = [command, dump] + (["-o", tmp_path / "r.html"] if command == "report" else [])
+    assert_one_line_error(*args, contains="dump.json: cannot read: Permission denied")

@@ -28,6 +28,7 @@ from tileprof.parsers._common import (
     open_input,
     read_bytes,
     resolve_device,
+    stream_content,
     validate_samples,
 )
 from tileprof.progress import progress_bar
@@ -107,11 +108,12 @@ def peek(path: Path) -> tuple[bytes, bool, int]:
             head = handle.read(SNIFF_BYTES)
         except OSError as exc:
             raise InputError(path, None, f"cannot read: {exc.strerror}") from None
-        size = os.fstat(handle.fileno()).st_size
+        stream = stream_content(path)
+        size = len(stream) if stream is not None else os.fstat(handle.fileno()).st_size
     if head[:2] != GZIP_MAGIC:
         return check_encoding(path, head), False, size
     try:
-        with gzip.open(path, "rb") as unzipped:
+        with open_input(path) as raw, gzip.open(raw, "rb") as unzipped:
             return check_encoding(path, unzipped.read(SNIFF_BYTES)), True, size
     except (EOFError, OSError, zlib.error):
         return b"", True, size  # read_bytes words the error
@@ -135,7 +137,8 @@ def read_dump(
             source, None, f"unknown format {format!r} (one of {', '.join(DUMP_FORMATS)})"
         )
     head, compressed, size = peek(source)
-    data: bytes | None = None
+    # a pipe was read whole by peek: parse it from memory (it cannot be mapped or re-opened)
+    data: bytes | None = read_bytes(source) if stream_content(source) is not None else None
     chosen = format or (sniff_format(head) if head.strip() else None)
     if chosen is None:
         data = read_bytes(source)

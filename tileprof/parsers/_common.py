@@ -4,8 +4,12 @@ building the typed sample frame and validating it at the boundary."""
 from __future__ import annotations
 
 import gzip
+import io
 import math
+import os
 import re
+import stat
+import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -57,8 +61,78 @@ class ParsedDump:
     place: PlaceFn
 
 
+FIFO_WAIT_S = 10.0
+"""How long reading a FIFO waits for a writer to open it before giving up."""
+_STREAMS: dict[str, bytes] = {}
+_STREAMS_KEPT = 4
+
+
+def stream_content(path: Path) -> bytes | None:
+    """The whole content of ``path`` when it is a pipe or FIFO (read once, then kept, since
+    detection and parsing each look at it); None for a regular file. A device or socket is an
+    InputError: reading ``/dev/zero`` would never end.
+
+    ``cat dump.json | tileprof summary /dev/stdin`` and ``<(zcat dump.ndjson.gz)`` are pipes.
+    """
+    key = str(path)
+    if key in _STREAMS:
+        return _STREAMS[key]
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # open_input words the error
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if not stat.S_ISFIFO(mode):
+        kind = "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+        raise InputError(path, None, f"is {kind}, not a file (give a file, or pipe the data in)")
+    data = _read_fifo(path)
+    while len(_STREAMS) >= _STREAMS_KEPT:
+        del _STREAMS[next(iter(_STREAMS))]
+    _STREAMS[key] = data
+    return data
+
+
+def _read_fifo(path: Path, wait_s: float = FIFO_WAIT_S) -> bytes:
+    """Read a pipe or FIFO to its end, waiting at most ``wait_s`` for a writer to appear.
+
+    Opened without blocking, a FIFO nobody writes to reads as end-of-file at once, while one
+    with a writer but no data yet says "try again": so poll until there is a writer, then read
+    the stream normally. A plain ``open`` would block forever on a FIFO with no writer.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + wait_s
+    try:
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                break  # a writer is there: read the rest blocking
+            if chunk:
+                chunks.append(chunk)
+                break
+            if time.monotonic() > deadline:
+                raise InputError(path, None, f"FIFO: nothing was written to it within {wait_s:g} s")
+            time.sleep(0.02)
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            chunks.append(handle.read())
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
 def open_input(path: Path) -> BinaryIO:
-    """``path`` opened for reading; a missing, folder or unreadable path is an InputError."""
+    """``path`` opened for reading; a missing, folder or unreadable path is an InputError.
+
+    A pipe or FIFO is read whole first (``stream_content``) and served from memory."""
+    content = stream_content(path)
+    if content is not None:
+        return io.BytesIO(content)
     try:
         return open(path, "rb")
     except FileNotFoundError:

@@ -22,6 +22,7 @@ from tileprof.filters import Filters
 from tileprof.links import linked_sets, load_links
 from tileprof.model import Profile, load
 from tileprof.parsers import kineto
+from tileprof.parsers._common import stream_content
 from tileprof.reports.html.data import InputFile, LinkedSet, RunInputs
 from tileprof.runs import ParsedRuns, concat_runs, tile_runs
 from tileprof.sources import TILE_DUMP, detect_file_kind, parse_runs
@@ -52,6 +53,9 @@ def file_digest(path: str | os.PathLike[str]) -> tuple[int, str]:
     """Size and sha256 of a file, read in chunks (the view model never reads files)."""
     digest = hashlib.sha256()
     size = 0
+    stream = stream_content(Path(path))  # a pipe was read once already; it cannot be re-read
+    if stream is not None:
+        return len(stream), hashlib.sha256(stream).hexdigest()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
