@@ -370,3 +370,29 @@ def test_permission_denied_is_one_line(
     monkeypatch.setattr(_common, "open", denied, raising=False)
     args = [command, dump] + (["-o", tmp_path / "r.html"] if command == "report" else [])
     assert_one_line_error(*args, contains="dump.json: cannot read: Permission denied")
+
+
+# --- huge strings and control characters -------------------------------------------------
+
+
+def test_huge_name_with_control_characters_renders_short_and_escaped(tmp_path: Path) -> None:
+    name = "gemm_\x1b[31m_\x07_\x00" + "x" * 2_000_000 + "_tail_r122"
+    path = write_dump(tmp_path / "d.json", [sample(0, 0, 10, name), sample(1, 0, 10, "[bold]k")])
+    code, out, err, exc = invoke("summary", path)
+    assert exc is None and code == 0, err
+    assert "\x1b" not in out and "\x07" not in out and "\x00" not in out
+    assert "gemm_\\x1b[31m_\\x07_\\x00" in out  # escaped, start kept
+    assert "_tail_r122" in out  # the distinguishing end kept
+    assert "[bold]k" in out  # not taken as markup
+    assert max(len(line) for line in out.splitlines()) <= 220
+
+
+def test_huge_names_in_runs_render_short(tmp_path: Path) -> None:
+    path = tmp_path / "runs.csv"
+    kernel = "k\x1b" + "y" * 1_000_000 + "_end"
+    path.write_text(f"target,workload,kernel,time_us\nA\x07,w,{kernel},1\nB,w,{kernel},2\n")
+    code, out, err, exc = invoke("runs", path)
+    assert exc is None and code == 0, err
+    assert "\x1b" not in out and "\x07" not in out
+    assert "_end" in out
+    assert max(len(line) for line in out.splitlines()) <= 220

@@ -103,7 +103,7 @@ def test_linked_sets_tile_and_a100_gemm() -> None:
     # the tile device's representative is its longest f16 GEMM group
     assert tile["kernel"] == "gemm_f16_init_large_rows_interleaved_k80_c112_r121_r122"
     assert tile["text"] == (
-        "tile device (1472 tiles @ 1.5 GHz) gemm_f16_init_large_rows_interleaved_k80_c112_r… "
+        "tile device (1472 tiles @ 1.5 GHz) gemm_f16_init_large_rows…aved_k80_c112_r121_r122 "
         "15.5 µs per phase at 17% of peak"
     )
     assert a100["text"] == (
@@ -224,7 +224,7 @@ def test_shorten_is_the_one_ellipsis_helper() -> None:
     from tileprof.text import shorten
 
     assert shorten("abcdef", 6) == "abcdef"
-    assert shorten("abcdefg", 6) == "abcde…"
+    assert shorten("abcdefg", 6) == "abc…fg"  # the middle goes: names differ at their ends
     assert len(shorten("x" * 100, 48)) == 48
     with pytest.raises(ValueError, match="at least 1"):
         shorten("abc", 0)

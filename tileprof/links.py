@@ -285,7 +285,7 @@ def describe(row: dict[str, Any]) -> str:
     if name:
         name = shorten(name, NAME_WIDTH)
     impl = f" {name}" if name else ""
-    text = f"{row['target']}{impl} {format_us(row['time_us'])}"
+    text = f"{shorten(row['target'], NAME_WIDTH)}{impl} {format_us(row['time_us'])}"
     if row.get("per"):
         text += f" per {row['per']}"
     if row.get("peak_fraction") is not None:

@@ -56,6 +56,7 @@ def locate_csv_fault(data: bytes, first_line_number: int = 1) -> tuple[str, str]
     Python, only to name the place.
     """
     text = data.decode("utf-8", errors="replace")
+    csv.field_size_limit(2**31 - 1)  # a long kernel name is a name, not a fault
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     expected: int | None = None
     record_start = first_line_number

@@ -57,6 +57,7 @@ def parse(path: str | Path, data: bytes, target: str = DEFAULT_TARGET) -> Parsed
 
 
 def _parse_report(path: str | Path, lines: list[str], start: int, target: str) -> ParsedRuns:
+    csv.field_size_limit(2**31 - 1)  # a long kernel name is a name, not a fault
     reader = csv.reader(io.StringIO("\n".join(lines[start:]), newline=""))
     header = next(reader)
     if tuple(header) != HEADER:

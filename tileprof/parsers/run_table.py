@@ -111,6 +111,7 @@ def parse_csv(path: str | Path, data: bytes) -> ParsedRuns:
 
 
 def _parse_csv_text(path: str | Path, text: str) -> ParsedRuns:
+    csv.field_size_limit(2**31 - 1)  # a long kernel name is a name, not a fault
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = [h.strip() for h in next(reader)]

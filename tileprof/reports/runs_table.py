@@ -8,16 +8,17 @@ from collections.abc import Sequence
 import polars as pl
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from tileprof.links import format_us
-from tileprof.text import shorten
+from tileprof.text import cell, escape_control
 
 TABLE_WIDTH = 220
 NAME_WIDTH = 60
 
 
-def _short(text: str | None, width: int = NAME_WIDTH) -> str:
-    return shorten(text, width) if text else "—"
+def _short(text: str | None, width: int = NAME_WIDTH) -> Text:
+    return cell(text, width)
 
 
 def _num(value: float | None, spec: str) -> str:
@@ -49,11 +50,11 @@ def runs_table(runs: pl.DataFrame) -> Table:
     for r in runs.iter_rows(named=True):
         name = r["implementation"] or r["kernel"]
         table.add_row(
-            r["target"],
-            r["workload"] or "—",
+            cell(r["target"]),
+            cell(r["workload"]),
             _short(name),
-            r["op_family"] or "—",
-            r["dtype"] or "—",
+            cell(r["op_family"]),
+            cell(r["dtype"]),
             format_us(r["time_us"]),
             r["per"] or "—",
             "—" if r["calls"] is None else f"{r['calls']:,}",
@@ -76,7 +77,10 @@ def linked_table(linked: pl.DataFrame) -> Table:
         first = r["set_id"] != previous
         previous = r["set_id"]
         table.add_row(
-            r["set"] if first else "", r["link_by"] if first else "", str(r["runs"]), r["text"]
+            cell(r["set"]) if first else "",
+            cell(r["link_by"]) if first else "",
+            str(r["runs"]),
+            Text(escape_control(r["text"])),
         )
     return table
 
@@ -107,5 +111,5 @@ def render(
             "no runs of two or more targets share an (op_family, dtype) or workload", markup=False
         )
     for note in notes:
-        console.print(f"note: {note}", markup=False)
+        console.print(f"note: {escape_control(note)}", markup=False)
     return buffer.getvalue()

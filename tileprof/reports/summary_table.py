@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tileprof.summary import Summary
+from tileprof.text import cell, escape_control
 
 TABLE_WIDTH = 200
 
@@ -63,14 +64,14 @@ def render(summary: Summary, device: str, width: int = TABLE_WIDTH) -> str:
     for title, _, _ in columns:
         table.add_column(title, justify="right")
     for row in summary.groups.iter_rows(named=True):
-        dims = ["—" if row[d] is None else str(row[d]) for d in summary.group_by]
-        table.add_row(row["name"] or "—", *dims, *(fmt(row[key]) for _, key, fmt in columns))
+        dims = [cell(None if row[d] is None else str(row[d])) for d in summary.group_by]
+        table.add_row(cell(row["name"]), *dims, *(fmt(row[key]) for _, key, fmt in columns))
     buffer = io.StringIO()
     console = Console(
         file=buffer, width=width, force_terminal=False, no_color=True, highlight=False
     )
     for line in header_lines(summary, device):
-        console.print(line, markup=False)
+        console.print(escape_control(line), markup=False)
     console.print()
     if summary.groups.height:
         console.print(table)
