@@ -622,17 +622,17 @@ def test_gemm_rows_follow_the_precision_order() -> None:
 def test_report_loads_tile_dumps_with_the_progress_bar_unless_quiet(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tileprof.reports.html import inputs
+    from tileprof import gather
 
     dump = write_dump(tmp_path / "d.json", [sample(0, 0, 10)])
     seen: list[bool] = []
-    real_load = inputs.load
+    real_load = gather.load
 
     def spy(*args: object, **kwargs: object) -> object:
         seen.append(bool(kwargs.get("quiet")))
         return real_load(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(inputs, "load", spy)
+    monkeypatch.setattr(gather, "load", spy)
     runner = CliRunner()
     for extra in ([], ["--quiet"]):
         out = tmp_path / f"r{len(extra)}.html"

@@ -91,9 +91,11 @@ class Profile:
 
     def save(self, path: str | Path) -> None:
         """Write the columnar cache layout (Parquet) atomically; ``tileprof.load`` reads it back."""
-        from tileprof.writers import write_cache
+        from tileprof.outputs import write_bytes
+        from tileprof.parsers.parquet_dump import cache_bytes
 
-        write_cache(self, Path(path))
+        data = cache_bytes(self.samples, self.metadata, self.clock_hz, self.tile_count)
+        write_bytes(Path(path), data)
 
 
 def _format_hz(clock_hz: int | float) -> str:

@@ -17,7 +17,7 @@ import polars as pl
 
 from tileprof.errors import OptionError
 from tileprof.outputs import atomic_writer, write_bytes
-from tileprof.parsers.parquet_dump import CACHE_LAYOUT, CACHE_LAYOUT_KEY, METADATA_TABLE_KEY
+from tileprof.parsers.parquet_dump import cache_bytes
 
 if TYPE_CHECKING:
     from tileprof.model import Profile
@@ -109,11 +109,5 @@ def write_dump(profile: Profile, path: Path, format: str) -> None:
 
 def write_cache(profile: Profile, path: Path) -> None:
     """Write the typed frame and the metadata table as Parquet (the cache layout)."""
-    kv = {key: str(value) for key, value in _device_header(profile).items()}
-    kv[CACHE_LAYOUT_KEY] = CACHE_LAYOUT
-    kv[METADATA_TABLE_KEY] = _ENCODER.encode(
-        [list(map(list, m)) for m in profile.metadata]
-    ).decode()
-    buffer = io.BytesIO()
-    profile.samples.write_parquet(buffer, metadata=kv, compression="zstd")
-    write_bytes(path, buffer.getvalue())
+    data = cache_bytes(profile.samples, profile.metadata, profile.clock_hz, profile.tile_count)
+    write_bytes(path, data)

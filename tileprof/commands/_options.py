@@ -200,3 +200,43 @@ def check_output(path: Path | None, force: bool) -> None:
         raise OutputError(f"{path} is a folder, not a file")
     if path.exists() and not force and not is_special(path):
         raise OutputError(f"{path} already exists (use --force to overwrite it)")
+
+
+def example_inputs(
+    example: bool, filters: Filters, clock_hz: float | None, tile_count: int | None
+) -> tuple[Profile | None, Filters | None]:
+    """The reference profile and its filters for ``runs --example`` and ``report --example``
+    (None, None without ``--example``)."""
+    if not example:
+        return None, None
+    return load_profile(None, True, None, clock_hz, tile_count), example_filters(filters)
+
+
+GENERATOR_MARK = b'<meta name="generator" content="tileprof report">'
+"""The mark a page written by ``tileprof report`` carries near its start."""
+
+
+def is_tileprof_report(path: Path) -> bool:
+    """Whether ``path`` starts like a page ``tileprof report`` wrote."""
+    try:
+        with open(path, "rb") as handle:
+            return GENERATOR_MARK in handle.read(1024)
+    except OSError:
+        return False
+
+
+def check_report_output(output: Path | None, default: Path, force: bool) -> Path:
+    """Where ``report`` writes, checked before any input is read.
+
+    An explicit ``-o FILE`` that exists is only replaced with ``--force``, as for every
+    command. The default output is regenerated often, so it is replaced freely when it is a
+    tileprof report; any other file of that name is kept unless ``--force`` is given.
+    """
+    if output is not None:
+        check_output(output, force)
+        return output
+    if default.exists() and not force and not is_tileprof_report(default):
+        raise OutputError(
+            f"{default} already exists and is not a tileprof report (use -o or --force)"
+        )
+    return default

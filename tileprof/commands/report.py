@@ -1,9 +1,8 @@
 """``tileprof report``: one self-contained HTML utilization report over every input.
 
-Output policy: an explicit ``-o FILE`` that exists is only replaced with ``--force``, as for
-every command. The default ``tileprof-report.html`` is regenerated often, so it is replaced
-freely when it is a tileprof report (it carries the generator mark); any other file of that
-name is kept unless ``--force`` is given.
+The output policy (``_options.check_report_output``): an explicit ``-o FILE`` that exists is
+only replaced with ``--force``, as for every command; the default ``tileprof-report.html`` is
+replaced freely when it is a tileprof report (it carries the generator mark).
 """
 
 from __future__ import annotations
@@ -13,33 +12,22 @@ from pathlib import Path
 import click
 
 from tileprof.commands._options import (
-    check_output,
+    GENERATOR_MARK,
+    check_report_output,
     dimensions_from_option,
     dump_input_options,
+    example_inputs,
     filter_options,
     filters_from_options,
     group_by_option,
+    is_tileprof_report,
 )
-from tileprof.errors import OptionError, OutputError
+from tileprof.errors import OptionError
 from tileprof.outputs import write_text
 
+__all__ = ["DEFAULT_OUTPUT", "GENERATOR_MARK", "command", "is_tileprof_report"]
+
 DEFAULT_OUTPUT = Path("tileprof-report.html")
-GENERATOR_MARK = b'<meta name="generator" content="tileprof report">'
-
-
-def is_tileprof_report(path: Path) -> bool:
-    """Whether ``path`` starts like a page this command wrote."""
-    try:
-        with open(path, "rb") as handle:
-            return GENERATOR_MARK in handle.read(1024)
-    except OSError:
-        return False
-
-
-def check_default_output(path: Path, force: bool) -> None:
-    """The default output may replace an earlier report, never another file."""
-    if path.exists() and not force and not is_tileprof_report(path):
-        raise OutputError(f"{path} already exists and is not a tileprof report (use -o or --force)")
 
 
 @click.command("report")
@@ -93,29 +81,16 @@ def command(
     from tileprof.examples import EXAMPLE_SOURCE
     from tileprof.reports.html import build_report, render
     from tileprof.reports.html.data import InputFile, generation_time
-    from tileprof.reports.html.inputs import read_inputs
+    from tileprof.reports.html.inputs import example_run_files, read_inputs
 
     generation_time()  # a malformed SOURCE_DATE_EPOCH fails before any input is read
-    if output is None:
-        target = DEFAULT_OUTPUT
-        check_default_output(target, force)
-    else:
-        target = output
-        check_output(output, force)
+    target = check_report_output(output, DEFAULT_OUTPUT, force)
     if not files and not example:
         raise OptionError("give FILE... (tile dumps, GPU run files) or --example")
     filters = filters_from_options(epoch, at, window, kernels, kind)
     dimensions = dimensions_from_option(group_by)
-    example_profile = example_filters = None
-    paths = list(files)
-    if example:
-        from tileprof.commands._options import example_filters as filters_for_example
-        from tileprof.commands._options import load_profile
-        from tileprof.reports.html.inputs import example_run_files
-
-        example_profile = load_profile(None, True, None, clock_hz, tile_count)
-        example_filters = filters_for_example(filters)
-        paths = [*example_run_files(), *paths]
+    example_profile, example_filters = example_inputs(example, filters, clock_hz, tile_count)
+    paths = [*example_run_files(), *files] if example else list(files)
     inputs = read_inputs(
         paths,
         filters,

@@ -3,44 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
 from tileprof.commands._options import (
     check_output,
     dump_input_options,
+    example_inputs,
     filter_options,
     filters_from_options,
     output_options,
 )
 from tileprof.errors import OptionError
-from tileprof.filters import Filters
-from tileprof.links import linked_sets, load_links
-from tileprof.model import Profile, load
-from tileprof.outputs import write_bytes, write_text
-from tileprof.reports import runs_data, runs_table
-from tileprof.runs import ParsedRuns, concat_runs, tile_runs
-from tileprof.sources import TILE_DUMP, load_runs
-
-
-def tile_source_runs(profile: Profile, filters: Filters, source: str) -> ParsedRuns:
-    """One run per tile group of ``profile`` after ``filters``."""
-    summary = profile.summary(filters)
-    frame = tile_runs(summary, source=source, target=profile.target)
-    notes = [] if summary.groups.height else [f"{source}: no tile samples matched the filters"]
-    return ParsedRuns(
-        TILE_DUMP,
-        frame,
-        notes=notes,
-        metadata={
-            "clockHz": summary.clock_hz,
-            "tileCount": summary.tile_count,
-            "sampleCount": summary.sample_count,
-            "matchedSampleCount": summary.matched_sample_count,
-            "filters": list(summary.filters.describe()),
-        },
-    )
+from tileprof.links import load_links
+from tileprof.reports.renderers import (
+    RUNS_RENDERERS,
+    RunsModel,
+    check_destination,
+    write_rendered,
+)
 
 
 @click.command("runs")
@@ -54,8 +35,8 @@ def tile_source_runs(profile: Profile, filters: Filters, source: str) -> ParsedR
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["table", "json", "csv", "parquet"]),
-    default="table",
+    type=click.Choice(list(RUNS_RENDERERS)),
+    default=next(iter(RUNS_RENDERERS)),
     show_default=True,
 )
 @click.option(
@@ -90,40 +71,31 @@ def command(
     reports, run tables), each file's kind detected from its content, and the linked sets."""
     if not files and not example:
         raise OptionError("give FILES (tile dumps, GPU traces, reports) or --example")
-    if output_format == "parquet" and (output is None or str(output) == "-"):
-        raise OptionError("--format parquet needs -o FILE")
+    renderer = RUNS_RENDERERS[output_format]
+    check_destination(renderer, output)
     check_output(output, force)
     filters = filters_from_options(epoch, at, window, kernels, kind)
     links = load_links(links_path) if links_path is not None else None
+    example_profile, example_filters = example_inputs(example, filters, clock_hz, tile_count)
+    from tileprof.examples import EXAMPLE_SOURCE
+    from tileprof.gather import gather_inputs, run_table
 
-    def tile_loader(path: Path) -> ParsedRuns:
-        profile = load(path, format=format_in, clock_hz=clock_hz, tile_count=tile_count)
-        return tile_source_runs(profile, filters, path.name)
-
-    parsed: list[tuple[str, ParsedRuns]] = []
-    if example:
-        from tileprof.commands._options import example_filters, load_profile
-        from tileprof.examples import EXAMPLE_SOURCE
-
-        profile = load_profile(None, True, None, clock_hz, tile_count)
-        example_runs = tile_source_runs(profile, example_filters(filters), EXAMPLE_SOURCE)
-        parsed.append((EXAMPLE_SOURCE, example_runs))
-    for path in files:
-        parsed.append((str(path), load_runs(path, tile_loader=tile_loader)))
-
-    runs = concat_runs([p.frame for _, p in parsed])
-    sets = linked_sets(runs, links)
-    notes = [note for _, p in parsed for note in p.notes]
-    sources: list[dict[str, Any]] = [
-        {"file": name, "kind": p.kind, "runs": p.frame.height, "metadata": p.metadata}
-        for name, p in parsed
-    ]
-    if output_format == "json":
-        write_text(output, runs_data.render_json(runs, sets, notes, sources, linked_only=linked))
-    elif output_format == "csv":
-        write_text(output, runs_data.render_csv(sets if linked else runs))
-    elif output_format == "parquet":
-        assert output is not None
-        write_bytes(output, runs_data.render_parquet(sets if linked else runs))
-    else:
-        write_text(output, runs_table.render(runs, sets, notes, linked_only=linked))
+    sources = gather_inputs(
+        files,
+        filters,
+        example=example_profile,
+        example_filters=example_filters,
+        example_name=EXAMPLE_SOURCE,
+        format_in=format_in,
+        clock_hz=clock_hz,
+        tile_count=tile_count,
+    )
+    runs, sets = run_table(sources, links)
+    model = RunsModel(
+        runs,
+        sets,
+        notes=[note for s in sources for note in s.runs.notes],
+        sources=[s.describe() for s in sources],
+        linked_only=linked,
+    )
+    write_rendered(renderer, model, output)

@@ -17,8 +17,7 @@ from tileprof.commands._options import (
     output_options,
     speed_options,
 )
-from tileprof.outputs import write_text
-from tileprof.reports import summary_csv, summary_json
+from tileprof.reports.renderers import SUMMARY_RENDERERS, SummaryModel, write_rendered
 from tileprof.summary import DEFAULT_TOP_SAMPLES
 
 
@@ -28,8 +27,8 @@ from tileprof.summary import DEFAULT_TOP_SAMPLES
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["table", "json", "csv"]),
-    default="table",
+    type=click.Choice(list(SUMMARY_RENDERERS)),
+    default=next(iter(SUMMARY_RENDERERS)),
     show_default=True,
 )
 @click.option(
@@ -70,12 +69,4 @@ def command(
     dimensions = dimensions_from_option(group_by)
     profile = load_profile(dump, example, format_in, clock_hz, tile_count, cache=cache, quiet=quiet)
     summary = profile.summary(filters, group_by=dimensions, top=top)
-    if output_format == "json":
-        text = summary_json.render(summary)
-    elif output_format == "csv":
-        text = summary_csv.render(summary)
-    else:
-        from tileprof.reports import summary_table  # rich: only the table needs it
-
-        text = summary_table.render(summary, profile.target)
-    write_text(output, text)
+    write_rendered(SUMMARY_RENDERERS[output_format], SummaryModel(summary, profile.target), output)

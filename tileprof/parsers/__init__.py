@@ -1,8 +1,11 @@
-"""Dump parsers, one module per input format, and the detection that picks one.
+"""Input parsers, one module per format, and the one registry and detector that pick one.
 
-Every parser returns the same ``ParsedDump`` (typed sample frame, interned metadata, device
-header). Detection trusts content first (Parquet magic, a JSON document's ``samples`` key,
-NDJSON's one-object-per-line shape, a CSV header row) and falls back to the extension.
+Each input module declares itself with an ``INPUT = InputFormat(...)`` (name, kind, how it
+recognises a file's content, how it parses; see ``_format``) and ``INPUTS`` lists them. Tile
+dumps return the same ``ParsedDump`` (typed sample frame, interned metadata, device header); GPU
+run sources return ``tileprof.runs.ParsedRuns``. ``detect`` trusts content first (a JSON
+object's top-level keys, Parquet magic, NDJSON's one-object-per-line shape, a CSV header row)
+and falls back to the extension; ``read_dump`` reads one tile dump.
 
 Detection reads only the head of the file when the head settles it, so that NDJSON can stream
 (``ndjson_dump.parse_file``) and plain JSON can be mapped (``json_dump.parse_file``) instead of
@@ -16,11 +19,20 @@ import os
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-
-import msgspec
+from typing import Any
 
 from tileprof.errors import InputError
-from tileprof.parsers import csv_dump, json_dump, ndjson_dump, parquet_dump
+from tileprof.parsers import (
+    csv_dump,
+    energy_report,
+    json_dump,
+    kineto,
+    latency_bench,
+    ndjson_dump,
+    nsys,
+    parquet_dump,
+    run_table,
+)
 from tileprof.parsers._common import (
     GZIP_MAGIC,
     ParsedDump,
@@ -31,25 +43,40 @@ from tileprof.parsers._common import (
     stream_content,
     validate_samples,
 )
+from tileprof.parsers._decode import decode_json
+from tileprof.parsers._format import SNIFF_BYTES, Content, InputFormat
 from tileprof.progress import progress_bar
+from tileprof.runs import ParsedRuns
 
-SNIFF_BYTES = 65536
-"""How much of the (decompressed) start of a file detection looks at."""
+DUMP_INPUTS: tuple[InputFormat[ParsedDump], ...] = (
+    json_dump.INPUT,
+    ndjson_dump.INPUT,
+    parquet_dump.INPUT,
+    csv_dump.INPUT,
+)
+"""The tile-dump formats, in the order ``--format-in`` lists them."""
+RUN_INPUTS: tuple[InputFormat[ParsedRuns], ...] = (
+    kineto.INPUT,
+    latency_bench.INPUT,
+    energy_report.INPUT,
+    nsys.INPUT,
+    run_table.INPUT,
+)
+"""The GPU run sources."""
+INPUTS: tuple[InputFormat[Any], ...] = (*RUN_INPUTS, *DUMP_INPUTS)
+"""Every input format, in the order detection tries them: a GPU source's layout wins over a
+tile dump's looser rules (a JSON object with "traceEvents" and "clockHz" is a trace)."""
 
 DUMP_FORMATS: dict[str, Callable[[Path, bytes], ParsedDump]] = {
-    json_dump.FORMAT: json_dump.parse,
-    ndjson_dump.FORMAT: ndjson_dump.parse,
-    parquet_dump.FORMAT: parquet_dump.parse,
-    csv_dump.FORMAT: csv_dump.parse,
+    f.name: f.parse for f in DUMP_INPUTS
 }
-EXTENSIONS: dict[str, str] = {
-    ".json": "json",
-    ".ndjson": "ndjson",
-    ".jsonl": "ndjson",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-    ".csv": "csv",
-}
+EXTENSIONS: dict[str, str] = {ext: f.name for f in INPUTS for ext in f.extensions}
+_BY_NAME: dict[str, InputFormat[Any]] = {f.name: f for f in INPUTS}
+
+
+def input_format(name: str) -> InputFormat[Any]:
+    """The registered format called ``name`` ("json", …, "PyTorch trace", …)."""
+    return _BY_NAME[name]
 
 
 def format_from_extension(path: Path) -> str | None:
@@ -60,29 +87,14 @@ def format_from_extension(path: Path) -> str | None:
     return EXTENSIONS.get(suffixes[-1]) if suffixes else None
 
 
+def _sniffed(content: Content, formats: tuple[InputFormat[Any], ...]) -> InputFormat[Any] | None:
+    return next((f for f in formats if f.sniff(content)), None)
+
+
 def sniff_format(data: bytes) -> str | None:
     """The dump format the content shows, or None when it is no tile dump."""
-    if data[:4] == parquet_dump.MAGIC:
-        return "parquet"
-    head = data[:65536].lstrip()
-    if head.startswith(b"{"):
-        first_line = head.split(b"\n", 1)[0]
-        try:
-            first = msgspec.json.decode(first_line)
-        except msgspec.DecodeError:
-            first = None
-        if isinstance(first, dict) and "samples" not in first:
-            if "physicalTile" in first or "clockHz" in first or "tileCount" in first:
-                return "ndjson"
-            return None
-        return "json" if b'"samples"' in data else None
-    first_line = head.split(b"\n", 1)[0]
-    if head.startswith(b"#"):
-        second = head.split(b"\n", 2)[1:2]
-        first_line = second[0] if second else b""
-    if first_line[:1] not in (b"[", b"{") and b"physicalTile" in first_line and b"," in first_line:
-        return "csv"
-    return None
+    found = _sniffed(Content(data), DUMP_INPUTS)
+    return None if found is None else found.name
 
 
 def is_tile_dump_head(head: bytes) -> bool:
@@ -99,6 +111,52 @@ def detect_dump_format(path: Path, data: bytes | None = None) -> str | None:
     """The tile-dump format of ``path`` (content first, then extension), or None."""
     content = read_bytes(path) if data is None else data
     return sniff_format(content) or format_from_extension(path)
+
+
+def _by_json_keys(path: str | Path, keys: set[str]) -> InputFormat[Any]:
+    """The format a JSON object document's top-level keys show; InputError if none."""
+    for rule in ("json_keys", "json_fallback"):
+        for fmt in INPUTS:
+            test = getattr(fmt, rule)
+            if test is not None and test(keys):
+                return fmt
+    shown = ", ".join(sorted(keys)[:8]) or "none"
+    raise InputError(
+        path,
+        "$",
+        f"JSON of no known layout (top-level keys: {shown}); expected a tile dump, "
+        "latency benchmarks, an energy report, a PyTorch trace or a run table",
+    )
+
+
+def detect(path: str | Path, data: bytes) -> InputFormat[Any]:
+    """The input format of ``data`` (read from ``path``): content first, then extension.
+
+    A JSON object document is classified by its top-level keys alone (only the keys are
+    decoded); broken JSON that is not NDJSON either is reported where it breaks. Anything else
+    goes to each format's ``sniff`` in ``INPUTS`` order, then to the extension. For a tile dump
+    this names the kind; ``read_dump`` picks the dump format itself (``--format-in`` may
+    override it). InputError when nothing matches.
+    """
+    content = Content(data)
+    if content.opening == b"{":
+        keys = content.keys
+        if keys is not None:
+            return _by_json_keys(path, keys)
+        if _sniffed(content, DUMP_INPUTS) is None:
+            decode_json(path, data, dict)  # not one JSON object, not NDJSON: where it breaks
+    found = _sniffed(content, INPUTS)
+    if found is None:
+        by_name = format_from_extension(Path(path))
+        found = None if by_name is None else _BY_NAME[by_name]
+    if found is None:
+        raise InputError(
+            path,
+            None,
+            "not a tile dump, latency benchmarks, energy report, PyTorch trace, "
+            "nsys cuda_gpu_kern_sum CSV or run table",
+        )
+    return found
 
 
 def peek(path: Path) -> tuple[bytes, bool, int]:
@@ -149,17 +207,12 @@ def read_dump(
             "start of file",
             "unknown format: not a JSON, NDJSON, Parquet or CSV tile dump (use --format-in)",
         )
+    fmt = _BY_NAME[chosen]
     with progress_bar(f"reading {source.name}", size, quiet=quiet) as report:
-        if data is None and chosen == "ndjson":
-            parsed = ndjson_dump.parse_file(
-                source, progress=None if report is None else (lambda done: report(done, size))
-            )
-        elif data is None and chosen == "json" and not compressed:
-            parsed = json_dump.parse_file(source, progress=report)
+        if data is None and fmt.parse_file is not None and (fmt.stream_gzip or not compressed):
+            parsed = fmt.parse_file(source, report, size)
         else:
-            if data is None:
-                data = read_bytes(source)
-            parsed = DUMP_FORMATS[chosen](source, data)
+            parsed = fmt.parse(source, read_bytes(source) if data is None else data)
     clock, tiles = resolve_device(source, parsed.header, clock_hz, tile_count)
     validate_samples(parsed.samples, source, tiles, parsed.place)
     return parsed, clock, tiles, chosen

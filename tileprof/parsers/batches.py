@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -28,10 +27,8 @@ from tileprof.parsers._common import (
     build_sample_frame,
     decode_metadata,
 )
+from tileprof.parsers.records import SampleRecord
 from tileprof.schema import SAMPLE_SCHEMA
-
-if TYPE_CHECKING:
-    from tileprof.parsers.json_dump import SampleRecord
 
 DEFAULT_BATCH_ROWS = 100_000
 """Samples decoded at once: large enough to amortise per-batch costs, small enough that a batch's

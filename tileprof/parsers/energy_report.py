@@ -20,6 +20,7 @@ from typing import Annotated, Any
 
 import msgspec
 
+from tileprof.parsers._format import RUN_SOURCE, InputFormat, never
 from tileprof.runs import ParsedRuns, runs_from_rows
 
 KIND = "energy report"
@@ -183,3 +184,8 @@ def _metadata(
     for key, value in section.items():
         out[key if key not in out else f"{section_name}.{key}"] = value
     return out
+
+
+INPUT: InputFormat[ParsedRuns] = InputFormat(
+    KIND, RUN_SOURCE, never, parse, json_keys=is_energy_doc
+)

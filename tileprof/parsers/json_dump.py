@@ -18,15 +18,13 @@ import contextlib
 import gc
 import mmap
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
 
 import msgspec
 
 from tileprof.errors import InputError
 from tileprof.parsers._common import (
-    MAX_CYCLES,
     DeviceHeader,
     ParsedDump,
     PlaceFn,
@@ -35,32 +33,11 @@ from tileprof.parsers._common import (
     read_bytes,
     split_validation_error,
 )
+from tileprof.parsers._format import TILE_DUMP, Content, InputFormat, ProgressFn
 from tileprof.parsers.batches import DEFAULT_BATCH_ROWS, SampleBatches
+from tileprof.parsers.records import SampleRecord
 
 FORMAT = "json"
-
-
-TileIndex = Annotated[int, msgspec.Meta(le=2**31 - 1)]
-Cycles = Annotated[int, msgspec.Meta(le=MAX_CYCLES)]
-Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
-
-
-class SampleRecord(msgspec.Struct, gc=False):
-    """One sample in the dump's layout; absent optional fields decode as None.
-
-    ``gc=False``: a record holds only scalars, text and raw bytes, so it can never be part of a
-    reference cycle, and a million of them need not be tracked (or scanned) by the collector.
-    """
-
-    physicalTile: TileIndex
-    offset: Cycles
-    duration: Cycles
-    phase: Int64 | None = None
-    epoch: Int64 | None = None
-    kind: str | None = None
-    operation: str | None = None
-    kernel: str | None = None
-    metadata: msgspec.Raw = msgspec.Raw()
 
 
 class DumpDocument(msgspec.Struct):
@@ -82,8 +59,6 @@ class RawSamplesDocument(msgspec.Struct):
 _DECODER = msgspec.json.Decoder(DumpDocument)
 _RAW_DECODER = msgspec.json.Decoder(RawSamplesDocument)
 _BATCH_DECODER = msgspec.json.Decoder(list[SampleRecord])
-ProgressFn = Callable[[int, int], None]
-"""Reports (samples done, samples in all) while a dump decodes."""
 _SAMPLE_PATH = re.compile(r"\$\.samples\[(\d+)\]\.?(.*)")
 
 
@@ -197,3 +172,32 @@ def parse_file(
     if parsed is None:
         parsed = parse(path, read_bytes(path))
     return parsed
+
+
+TILE_KEYS = frozenset({"samples", "clockHz", "tileCount"})
+"""Top-level keys of which any one makes a JSON object document a tile dump."""
+
+
+def sniff(content: Content) -> bool:
+    """A JSON dump document: a JSON object, not NDJSON-shaped, that mentions "samples"."""
+    return (
+        content.head.startswith(b"{")
+        and not content.first_line_is_object_without_samples
+        and b'"samples"' in content.data
+    )
+
+
+def _stream(path: Path, progress: ProgressFn | None, size: int) -> ParsedDump:
+    return parse_file(path, progress=progress)
+
+
+INPUT: InputFormat[ParsedDump] = InputFormat(
+    FORMAT,
+    TILE_DUMP,
+    sniff,
+    parse,
+    extensions=(".json",),
+    json_keys=lambda keys: bool(keys & TILE_KEYS),
+    parse_file=_stream,
+    stream_gzip=False,  # the fast path maps the file: only a plain one
+)

@@ -22,6 +22,7 @@ import polars as pl
 
 from tileprof.classify import classify, dtype_from_torch_types
 from tileprof.errors import InputError
+from tileprof.parsers._format import RUN_SOURCE, InputFormat, never
 from tileprof.runs import ParsedRuns, runs_from_rows
 
 T = TypeVar("T")
@@ -236,3 +237,17 @@ def _decode_part(path: str | Path, raw: msgspec.Raw, type_: type[T], where: str)
         return msgspec.json.decode(raw, type=type_)
     except msgspec.ValidationError as exc:
         raise validation_error(path, exc, prefix=where) from None
+
+
+TRACE_KEYS = frozenset({"deviceProperties", "schemaVersion", "traceName", "displayTimeUnit"})
+"""Keys only a Chrome/Kineto trace has: such a document without traceEvents is a broken trace,
+and is reported as one rather than as an unknown layout."""
+
+INPUT: InputFormat[ParsedRuns] = InputFormat(
+    KIND,
+    RUN_SOURCE,
+    never,
+    parse,
+    json_keys=is_trace,
+    json_fallback=lambda keys: bool(keys & TRACE_KEYS),
+)

@@ -14,6 +14,7 @@ from typing import Annotated
 
 import msgspec
 
+from tileprof.parsers._format import RUN_SOURCE, InputFormat, never
 from tileprof.runs import ParsedRuns, runs_from_rows
 
 KIND = "latency benchmarks"
@@ -117,3 +118,8 @@ def _calibration_target(doc: LatencyDoc) -> str:
     ``held_out`` when there is exactly one, else ``H100``."""
     h100 = sorted({r.gpu for r in doc.held_out if "h100" in r.gpu.lower()})
     return h100[0] if len(h100) == 1 else "H100"
+
+
+INPUT: InputFormat[ParsedRuns] = InputFormat(
+    KIND, RUN_SOURCE, never, parse, json_keys=is_latency_doc
+)

@@ -31,8 +31,10 @@ from tileprof.parsers._common import (
     open_input,
     split_validation_error,
 )
+from tileprof.parsers._format import TILE_DUMP, Content, InputFormat, ProgressFn
 from tileprof.parsers.batches import DEFAULT_BATCH_ROWS, SampleBatches
-from tileprof.parsers.json_dump import SampleRecord, gc_paused
+from tileprof.parsers.json_dump import gc_paused
+from tileprof.parsers.records import SampleRecord
 
 FORMAT = "ndjson"
 BatchFn = Callable[[int], None]
@@ -178,3 +180,23 @@ def parse_file(
             )
         except (EOFError, OSError, zlib.error) as exc:
             raise InputError(path, None, f"corrupt or truncated gzip data ({exc})") from None
+
+
+def sniff(content: Content) -> bool:
+    """NDJSON: a one-line JSON object first (not a whole dump) that names a sample or the device."""
+    first = content.first_value
+    return (
+        content.head.startswith(b"{")
+        and content.first_line_is_object_without_samples
+        and ("physicalTile" in first or "clockHz" in first or "tileCount" in first)
+    )
+
+
+def _stream(path: Path, progress: ProgressFn | None, size: int) -> ParsedDump:
+    position = None if progress is None else (lambda done: progress(done, size))
+    return parse_file(path, progress=position)
+
+
+INPUT: InputFormat[ParsedDump] = InputFormat(
+    FORMAT, TILE_DUMP, sniff, parse, extensions=(".ndjson", ".jsonl"), parse_file=_stream
+)

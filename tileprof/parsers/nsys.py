@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 
 from tileprof.errors import InputError
+from tileprof.parsers._format import RUN_SOURCE, Content, InputFormat
 from tileprof.runs import ParsedRuns, runs_from_rows
 
 KIND = "nsys kernel summary"
@@ -119,3 +120,11 @@ def _parse_report(path: str | Path, lines: list[str], start: int, target: str) -
             }
         )
     return ParsedRuns(KIND, runs_from_rows(rows))
+
+
+def sniff(content: Content) -> bool:
+    """A ``cuda_gpu_kern_sum`` CSV: a line among the first 200 starts the report header."""
+    return content.opening not in (b"{", b"[") and header_line(content.text_lines[:200]) is not None
+
+
+INPUT: InputFormat[ParsedRuns] = InputFormat(KIND, RUN_SOURCE, sniff, parse)

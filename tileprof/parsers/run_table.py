@@ -21,6 +21,7 @@ import msgspec
 
 from tileprof.classify import DTYPES, OP_FAMILIES
 from tileprof.errors import InputError
+from tileprof.parsers._format import RUN_SOURCE, Content, InputFormat
 from tileprof.runs import ParsedRuns, runs_from_rows
 
 KIND = "run table"
@@ -197,3 +198,23 @@ def _finish(path: str | Path, records: list[dict[str, Any]], places: list[str]) 
             }
         )
     return ParsedRuns(KIND, runs_from_rows(rows))
+
+
+def parse(path: str | Path, data: bytes) -> ParsedRuns:
+    """The runs of a run table, JSON (an object or an array) or CSV."""
+    if data.lstrip()[:1] in (b"{", b"["):
+        return parse_json(path, data)
+    return parse_csv(path, data)
+
+
+def sniff(content: Content) -> bool:
+    """A JSON array, or CSV whose first non-blank line is a run table's header."""
+    if content.opening == b"[":
+        return True
+    if content.opening == b"{":
+        return False
+    first = next((ln for ln in content.text_lines if ln.strip()), "")
+    return "," in first and is_run_csv_header(first)
+
+
+INPUT: InputFormat[ParsedRuns] = InputFormat(KIND, RUN_SOURCE, sniff, parse, json_keys=is_run_doc)

@@ -1,7 +1,8 @@
 """``tileprof report``: one self-contained HTML page over every target.
 
-``data`` builds the plain view model, ``charts`` draws it as inline SVG, and the Jinja2
-templates (a base page plus one template per section, autoescaped) lay it out. Nothing in the
+``data`` builds the plain view model (types in ``view``), ``render`` has ``charts`` draw its
+figures as inline SVG, and the Jinja2 templates (a base page plus one template per section,
+autoescaped) lay it out. Nothing in the
 page loads from the network: CSS, script and figures are inline.
 """
 
@@ -30,5 +31,9 @@ def environment() -> jinja2.Environment:
 
 
 def render(report: Report) -> str:
-    """The page for ``report``."""
+    """The page for ``report``, its charts drawn unless it was built with ``charts=False``."""
+    if report.draw_charts:
+        from tileprof.reports.html.charts import with_charts  # matplotlib: only when drawing
+
+        report = with_charts(report)
     return environment().get_template("report.html.j2").render(report=report)

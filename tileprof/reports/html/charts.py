@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import io
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import matplotlib
@@ -24,12 +25,11 @@ from matplotlib import pyplot as plt
 from matplotlib.colors import ListedColormap
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
 
+from tileprof.reports.html.view import OTHER, Chart, ChartedTable, Plot, Report, TileSection
 from tileprof.text import shorten
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
-
-    from tileprof.reports.html.data import Chart, TileSection
 
 RC: dict[str, Any] = {
     "svg.hashsalt": "tileprof",
@@ -65,8 +65,6 @@ def _style() -> contextlib.AbstractContextManager[None]:
 
 def colours(legend: tuple[str, ...]) -> list[str]:
     """One colour per legend entry; "other" is grey."""
-    from tileprof.reports.html.data import OTHER
-
     return [
         OTHER_COLOUR if name == OTHER else PALETTE[i % len(PALETTE)]
         for i, name in enumerate(legend)
@@ -136,8 +134,6 @@ def _short(name: str, limit: int = 48) -> str:
 
 
 def _chart(id: str, title: str, caption: str, figure: MplFigure, *, tight: bool = True) -> Chart:
-    from tileprof.reports.html.data import Chart
-
     return Chart(id, title, caption, to_svg(figure, id, tight=tight))
 
 
@@ -462,3 +458,36 @@ def linked_chart(id: str, title: str, frame: pl.DataFrame) -> Chart:
         axes.invert_yaxis()
         axes.set_xlabel("µs (log scale)" if scale == "log" else "µs")
     return _chart(id, title, "Orange: tile device; blue: GPU.", figure)
+
+
+PLOTS: dict[str, Callable[[Plot], Chart]] = {
+    "speedup": lambda plot: speedup_chart(plot.frame),
+    "calibration": lambda plot: calibration_chart(plot.id, plot.title, plot.frame),
+    "gemm": lambda plot: gemm_chart(plot.frame),
+    "linked": lambda plot: linked_chart(plot.id, plot.title, plot.frame),
+}
+"""How each ``Plot`` kind of the view model is drawn."""
+
+
+def _drawn(table: ChartedTable) -> ChartedTable:
+    if table.plot is None or table.chart is not None:
+        return table
+    return dataclasses.replace(table, chart=PLOTS[table.plot.kind](table.plot))
+
+
+def with_charts(report: Report) -> Report:
+    """The report with every chart drawn: tile sections' five, GPU and linked-set charts."""
+    gpu = report.gpu
+    if gpu is not None:
+        gpu = dataclasses.replace(
+            gpu,
+            speedups=None if gpu.speedups is None else _drawn(gpu.speedups),
+            calibrations=tuple(_drawn(c) for c in gpu.calibrations),
+            gemm=None if gpu.gemm is None else _drawn(gpu.gemm),
+        )
+    return dataclasses.replace(
+        report,
+        tiles=tuple(with_tile_charts(t) for t in report.tiles),
+        gpu=gpu,
+        linked=tuple(_drawn(c) for c in report.linked),
+    )

@@ -1,9 +1,9 @@
 """The report's view model: plain, typed data that the templates render and tests check.
 
 Everything the page shows is computed here, once, from a ``Profile`` (tile dumps) and a run
-table (GPU runs); the Jinja2 templates only lay it out and ``charts`` only draws it. Numbers
-are binned with numpy so a million samples cost a few array passes, never a Python loop per
-sample. Definitions of every figure: docs/metrics.md, "Report".
+table (GPU runs); the Jinja2 templates only lay it out and ``charts`` draws it at render
+time. Numbers are binned with numpy so a million samples cost a few array passes, never a
+Python loop per sample. Definitions of every figure: docs/metrics.md, "Report".
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
@@ -21,264 +20,34 @@ import polars as pl
 from tileprof.errors import OptionError
 from tileprof.filters import Filters, group_name
 from tileprof.model import Profile
+from tileprof.reports.html.view import (  # re-exported: callers import them from here
+    IDLE,
+    LEGEND_GROUPS,
+    OTHER,
+    TIME_BINS,
+    ActiveTiles,
+    Cell,
+    ChartedTable,
+    Column,
+    DurationSpread,
+    Figure,
+    GpuSection,
+    Header,
+    InputFile,
+    LinkedSet,
+    OccupancyMap,
+    PhaseSplit,
+    Plot,
+    QualityCheck,
+    Report,
+    RunInputs,
+    Table,
+    TileBalance,
+    TileSection,
+    TimeBins,
+)
 from tileprof.stats import GROUP_FIELDS
 from tileprof.summary import Summary
-
-TIME_BINS = 320
-"""Columns of the occupancy map and points of the active-tiles curve."""
-LEGEND_GROUPS = 10
-"""Groups that get their own colour; the rest share "other"."""
-OTHER = "other"
-IDLE = -1
-"""Occupancy-map cell value of a (tile, time bin) where no matched sample runs."""
-
-
-# ---------------------------------------------------------------- generic building blocks
-
-
-@dataclass(frozen=True)
-class InputFile:
-    """One input of the report, as the header lists it."""
-
-    path: str
-    kind: str
-    size_bytes: int | None
-    sha256: str | None
-
-
-@dataclass(frozen=True)
-class Header:
-    """What the report covers and how it was made."""
-
-    title: str
-    targets: tuple[str, ...]
-    inputs: tuple[InputFile, ...]
-    filters: tuple[str, ...]
-    """What each tile section applies, one line each: "SOURCE: --epoch 1" (or "none")."""
-    group_by: tuple[str, ...]
-    version: str
-    generated_at: str
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A headline number: its exact value, its printed text and where it is defined."""
-
-    label: str
-    value: float | int | None
-    text: str
-    definition: str
-
-
-@dataclass(frozen=True)
-class Column:
-    """A table column; ``numeric`` columns sort by number, others by text."""
-
-    key: str
-    label: str
-    numeric: bool
-    doc: str = ""
-
-
-@dataclass(frozen=True)
-class Cell:
-    """A table cell: what is printed, what it sorts by (None sorts last), its exact value."""
-
-    text: str
-    sort: float | str | None
-    title: str = ""
-
-
-@dataclass(frozen=True)
-class Table:
-    """A sortable table."""
-
-    id: str
-    columns: tuple[Column, ...]
-    rows: tuple[tuple[Cell, ...], ...]
-
-    def column(self, key: str) -> list[Cell]:
-        """The cells of one column, top to bottom."""
-        index = [c.key for c in self.columns].index(key)
-        return [row[index] for row in self.rows]
-
-
-@dataclass(frozen=True)
-class Chart:
-    """A rendered chart: inline SVG markup (made by ``charts``, never from input text)."""
-
-    id: str
-    title: str
-    caption: str
-    svg: str
-
-
-# ---------------------------------------------------------------- tile device
-
-
-@dataclass(frozen=True)
-class TimeBins:
-    """Equal bins of ``width`` cycles from ``start``; the last may reach past ``stop``."""
-
-    start: int
-    stop: int
-    width: int
-    count: int
-
-    @property
-    def edges(self) -> np.ndarray:
-        """Bin edges in cycles, ``count + 1`` of them."""
-        return self.start + self.width * np.arange(self.count + 1, dtype=np.int64)
-
-    @property
-    def covered(self) -> np.ndarray:
-        """Cycles of each bin inside [start, stop): the divisor of a bin's mean."""
-        edges = self.edges
-        return (np.minimum(edges[1:], self.stop) - edges[:-1]).astype(np.float64)
-
-
-@dataclass(frozen=True)
-class OccupancyMap:
-    """Per (tile, time bin): the legend index of the group with most cycles there, or IDLE."""
-
-    bins: TimeBins
-    legend: tuple[str, ...]
-    cells: np.ndarray
-
-
-@dataclass(frozen=True)
-class ActiveTiles:
-    """Mean active tiles per time bin, one series per legend entry (they stack)."""
-
-    bins: TimeBins
-    legend: tuple[str, ...]
-    series: np.ndarray
-    by_kind: dict[str, np.ndarray]
-
-
-@dataclass(frozen=True)
-class PhaseSplit:
-    """phaseCycles per group split into useful (phaseCycles × usefulUtilization) and other."""
-
-    names: tuple[str, ...]
-    useful: np.ndarray
-    other: np.ndarray
-
-
-@dataclass(frozen=True)
-class DurationSpread:
-    """p50Cycles, p95Cycles and maximumCycles per group."""
-
-    names: tuple[str, ...]
-    p50: np.ndarray
-    p95: np.ndarray
-    maximum: np.ndarray
-
-
-@dataclass(frozen=True)
-class TileBalance:
-    """Busy cycles (Σ duration of matched samples) of every tile 0 … tileCount − 1."""
-
-    busy: np.ndarray
-    minimum: int
-    mean: float
-    maximum: int
-    idle_tiles: int
-    min_tile: int
-    max_tile: int
-
-
-@dataclass(frozen=True)
-class TileSection:
-    """The tile-device part of the report for one dump."""
-
-    id: str
-    target: str
-    source: str
-    filters: tuple[str, ...]
-    summary: Summary
-    headline: tuple[Figure, ...]
-    groups: Table
-    occupancy: OccupancyMap | None
-    active: ActiveTiles | None
-    phase: PhaseSplit
-    spread: DurationSpread
-    balance: TileBalance
-    charts: tuple[Chart, ...] = ()
-
-    @property
-    def empty(self) -> bool:
-        """No sample matched the filters: the page says so instead of empty tables and charts."""
-        return self.summary.matched_sample_count == 0
-
-
-# ---------------------------------------------------------------- GPU runs and links
-
-
-@dataclass(frozen=True)
-class LinkedSet:
-    """Runs of different targets that do the same work (issue 3's linked sets)."""
-
-    key: str
-    runs: pl.DataFrame
-
-
-@dataclass(frozen=True)
-class RunInputs:
-    """What the GPU and across-targets sections are built from.
-
-    ``runs`` is the run table of docs/runs.md (columns it lacks count as null);
-    ``notes`` are the parsers' remarks, ``cpu_only_traces`` the traces with no GPU events.
-    """
-
-    runs: pl.DataFrame
-    linked_sets: tuple[LinkedSet, ...] = ()
-    notes: tuple[str, ...] = ()
-    cpu_only_traces: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ChartedTable:
-    """A titled table with its chart."""
-
-    title: str
-    table: Table
-    chart: Chart | None = None
-
-
-@dataclass(frozen=True)
-class GpuSection:
-    """The GPU runs part of the report."""
-
-    runs: Table
-    kernel_rows: int
-    speedups: ChartedTable | None
-    calibrations: tuple[ChartedTable, ...]
-    gemm: ChartedTable | None
-    kernels: tuple[ChartedTable, ...]
-
-
-@dataclass(frozen=True)
-class QualityCheck:
-    """One data-quality check: how many things it found and what they were."""
-
-    check: str
-    count: int
-    status: str
-    detail: str
-
-
-@dataclass(frozen=True)
-class Report:
-    """The whole page."""
-
-    header: Header
-    tiles: tuple[TileSection, ...]
-    gpu: GpuSection | None
-    linked: tuple[ChartedTable, ...]
-    quality: tuple[QualityCheck, ...]
-    notes: tuple[str, ...] = field(default=())
-
 
 # ---------------------------------------------------------------- formatting
 
@@ -614,11 +383,12 @@ def tile_section(
     bins: int = TIME_BINS,
     charts: bool = True,
 ) -> TileSection:
-    """The tile-device section of one profile; ``charts=False`` skips drawing (tests)."""
+    """The tile-device section of one profile (``render`` draws its charts; ``charts`` is
+    accepted for callers of the earlier signature and changes nothing)."""
     summary = profile.summary(filters, group_by=group_by, top=0)
     matched = profile.filtered(filters)
     occupancy, active = tile_activity(matched, profile.tile_count, bins)
-    section = TileSection(
+    return TileSection(
         id=id,
         target=profile.target,
         source=profile.source or "(in memory)",
@@ -632,11 +402,6 @@ def tile_section(
         spread=duration_spread(summary),
         balance=tile_balance(matched, profile.tile_count),
     )
-    if not charts:
-        return section
-    from tileprof.reports.html import charts as drawing
-
-    return drawing.with_tile_charts(section)
 
 
 # ---------------------------------------------------------------- data quality
@@ -905,12 +670,11 @@ def kernel_sets(runs: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
 
 
 def gpu_section(inputs: RunInputs, *, charts: bool = True) -> GpuSection | None:
-    """The GPU section, or None when there are no GPU runs."""
+    """The GPU section, or None when there are no GPU runs (``charts``: as ``tile_section``)."""
     runs = normalize_runs(inputs.runs)
     gpu = runs.filter(pl.col("target_kind") == "gpu")
     if gpu.height == 0:
         return None
-    from tileprof.reports.html import charts as drawing
 
     speed = speedup_rows(gpu)
     speedups = None
@@ -930,7 +694,7 @@ def gpu_section(inputs: RunInputs, *, charts: bool = True) -> GpuSection | None:
                     "speedup",
                 ),
             ),
-            drawing.speedup_chart(speed) if charts else None,
+            plot=Plot("speedup", "gpu-speedups-chart", "Speedup over baseline", speed),
         )
     calibrations = tuple(
         ChartedTable(
@@ -940,9 +704,7 @@ def gpu_section(inputs: RunInputs, *, charts: bool = True) -> GpuSection | None:
                 frame,
                 ("implementation", "time_us", "baseline_implementation", "speedup"),
             ),
-            drawing.calibration_chart(f"gpu-calibration-{i}-chart", title, frame)
-            if charts
-            else None,
+            plot=Plot("calibration", f"gpu-calibration-{i}-chart", title, frame),
         )
         for i, (title, frame) in enumerate(calibration_sets(gpu))
     )
@@ -968,7 +730,7 @@ def gpu_section(inputs: RunInputs, *, charts: bool = True) -> GpuSection | None:
                 ),
                 percent=("peak_fraction",),
             ),
-            drawing.gemm_chart(gemm_frame) if charts else None,
+            plot=Plot("gemm", "gpu-gemm-chart", "GEMM", gemm_frame),
         )
     kernels = tuple(
         ChartedTable(
@@ -990,22 +752,17 @@ def gpu_section(inputs: RunInputs, *, charts: bool = True) -> GpuSection | None:
 def linked_section(
     linked_sets: Sequence[LinkedSet], *, charts: bool = True
 ) -> tuple[ChartedTable, ...]:
-    """Each linked set side by side: one row per run, one chart per set."""
+    """Each linked set side by side: one row per run, one chart per set (drawn by ``render``)."""
     out = []
     for i, linked in enumerate(linked_sets):
         frame = normalize_runs(linked.runs).with_columns(
             target_kind=pl.col("target_kind").fill_null("")
         )
-        chart = None
-        if charts:
-            from tileprof.reports.html import charts as drawing
-
-            chart = drawing.linked_chart(f"linked-{i}-chart", linked.key, frame)
         out.append(
             ChartedTable(
                 linked.key,
                 table_from_frame(f"linked-{i}", frame, LINK_COLUMNS, percent=("peak_fraction",)),
-                chart,
+                plot=Plot("linked", f"linked-{i}-chart", linked.key, frame),
             )
         )
     return tuple(out)
@@ -1029,6 +786,7 @@ def build_report(
 ) -> Report:
     """The report's view model for these tile profiles and GPU runs.
 
+    ``charts=False`` makes ``render`` leave the charts out (the model itself never draws).
     ``filters`` apply to every profile unless ``tile_filters`` gives one per profile (the
     example profile is filtered to epoch 1, as its reference summary was).
     """
@@ -1042,11 +800,11 @@ def build_report(
     if len(chosen) != len(profiles):
         raise ValueError("tile_filters needs one Filters per profile")
     tiles = tuple(
-        tile_section(profile, own, group_by=group_by, id=f"tile-{i}", bins=bins, charts=charts)
+        tile_section(profile, own, group_by=group_by, id=f"tile-{i}", bins=bins)
         for i, (profile, own) in enumerate(zip(profiles, chosen, strict=True))
     )
-    gpu = None if runs is None else gpu_section(runs, charts=charts)
-    linked = () if runs is None else linked_section(runs.linked_sets, charts=charts)
+    gpu = None if runs is None else gpu_section(runs)
+    linked = () if runs is None else linked_section(runs.linked_sets)
     targets: list[str] = [p.target for p in profiles]
     if runs is not None and runs.runs.height and "target" in runs.runs.columns:
         targets.extend(
@@ -1073,4 +831,4 @@ def build_report(
         version=version,
         generated_at=generated_at,
     )
-    return Report(header, tiles, gpu, linked, tuple(quality))
+    return Report(header, tiles, gpu, linked, tuple(quality), draw_charts=charts)

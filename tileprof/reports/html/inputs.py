@@ -1,10 +1,10 @@
 """Sorting the command line's files into tile dumps and GPU run files, and reading them.
 
-Each file's kind is detected from its content (``tileprof.sources.detect_kind``). Tile dumps
-become profiles (the tile-device sections) and, through their group table, rows of the run
-table; GPU files (latency benchmarks, energy reports, Kineto traces, nsys CSV, run tables) are
-read by issue 3's parsers. The run table and its linked sets feed the GPU and across-targets
-sections.
+``tileprof.gather.gather_inputs`` reads them (the same reader as ``tileprof runs``, with the
+same ``--format-in`` rule). Tile dumps become profiles (the tile-device sections) and, through
+their group table, rows of the run table; GPU files (latency benchmarks, energy reports,
+Kineto traces, nsys CSV, run tables) are read by their parsers. The run table and its linked
+sets feed the GPU and across-targets sections.
 """
 
 from __future__ import annotations
@@ -19,13 +19,12 @@ from pathlib import Path
 import polars as pl
 
 from tileprof.filters import Filters
-from tileprof.links import linked_sets, load_links
-from tileprof.model import Profile, load
+from tileprof.gather import gather_inputs, run_table
+from tileprof.links import load_links
+from tileprof.model import Profile
 from tileprof.parsers import kineto
 from tileprof.parsers._common import stream_content
 from tileprof.reports.html.data import InputFile, LinkedSet, RunInputs
-from tileprof.runs import ParsedRuns, concat_runs, tile_runs
-from tileprof.sources import TILE_DUMP, detect_file_kind, parse_runs
 
 EXAMPLE_RUN_FILES: tuple[str, ...] = ("000_55f6fcd9cea2f10a.txt", "003_2d9153cb18ea7de3.txt")
 """The seed GPU files ``report --example`` adds, shipped as package data."""
@@ -88,43 +87,44 @@ def read_inputs(
     links: Path | None = None,
     quiet: bool = True,
 ) -> ReportInputs:
-    """Read every file once; tile dumps also give one run per group for the linked sets.
+    """Read every file once (``tileprof.gather.gather_inputs``, the reader ``runs`` uses too);
+    tile dumps also give one run per group for the linked sets.
 
+    The run table lists the tile groups first, then the GPU files in command-line order.
     ``quiet=False`` lets large tile dumps draw the progress bar (``tileprof.progress``).
     """
-    tiles: list[TileInput] = []
-    files: list[InputFile] = []
-    parsed: list[ParsedRuns] = []
-    if example is not None:
-        tiles.append(TileInput(example, example_filters or filters, example_name))
-    for path in paths:
-        kind, data = (TILE_DUMP, None) if format_in is not None else detect_file_kind(path)
-        if kind == TILE_DUMP or data is None:
-            profile = load(
-                path, format=format_in, clock_hz=clock_hz, tile_count=tile_count, quiet=quiet
-            )
-            tiles.append(TileInput(profile, filters, path.name))
-        else:
-            parsed.append(parse_runs(path, kind, data))
-        files.append(input_file(path, kind))
-    if not parsed and links is None:
+    sources = gather_inputs(
+        paths,
+        filters,
+        example=example,
+        example_filters=example_filters,
+        example_name=example_name,
+        format_in=format_in,
+        clock_hz=clock_hz,
+        tile_count=tile_count,
+        quiet=quiet,
+    )
+    tiles = tuple(
+        TileInput(s.profile, s.filters or filters, s.name if s.path is None else s.path.name)
+        for s in sources
+        if s.profile is not None
+    )
+    files = tuple(input_file(s.path, s.kind) for s in sources if s.path is not None)
+    gpu = [s for s in sources if s.profile is None]
+    if not gpu and links is None:
         # Tile dumps only: no run table to build (the tile sections summarise the dumps).
-        return ReportInputs(tuple(tiles), None, tuple(files))
-    tile_frames = [
-        tile_runs(t.profile.summary(t.filters, top=0), source=t.name, target=t.profile.target)
-        for t in tiles
-    ]
-    gpu_frames = [p.frame for p in parsed]
-    runs = concat_runs([*tile_frames, *gpu_frames])
-    sets = linked_sets(runs, load_links(links) if links is not None else None)
+        return ReportInputs(tiles, None, files)
+    tile_sources = [s for s in sources if s.profile is not None]
+    runs, sets = run_table([*tile_sources, *gpu], load_links(links) if links is not None else None)
+    parsed = [s.runs for s in gpu]
     cpu_only = tuple(
         note for p in parsed if p.kind == kineto.KIND and p.frame.height == 0 for note in p.notes
     )
     notes = tuple(note for p in parsed for note in p.notes if note not in cpu_only)
     return ReportInputs(
-        tuple(tiles),
+        tiles,
         RunInputs(runs, linked_from_frame(sets), notes=notes, cpu_only_traces=cpu_only),
-        tuple(files),
+        files,
     )
 
 

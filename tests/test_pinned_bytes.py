@@ -1,0 +1,109 @@
+"""Byte pins for refactors: outputs must stay byte-identical while the code moves around.
+
+Each sha256 below was recorded from ``main`` at e0985d2 (before issue 9's restructuring), by
+running the same command by hand; a refactor that changes any output byte fails here. A
+deliberate output change (or a dependency upgrade that changes matplotlib's SVG or polars'
+Parquet bytes) re-records the digest in the same commit, saying why.
+
+The report runs under a fixed ``SOURCE_DATE_EPOCH`` with paths relative to the repository root,
+because the page's header lists every input as given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tileprof.cli import cli
+from tileprof.reference import build_reference_dump
+
+ROOT = Path(__file__).resolve().parent.parent
+EPOCH = "1700000000"
+GPU_INPUTS = (
+    "fixtures/traces/kineto_small.json",
+    "fixtures/seeds/000_55f6fcd9cea2f10a.txt",
+    "fixtures/seeds/003_2d9153cb18ea7de3.txt",
+    "fixtures/runs/nsys_kern_sum.csv",
+    "fixtures/runs/generic_runs.csv",
+)
+LINKS = ("--links", "fixtures/runs/links.toml")
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> bytes:
+    """The bytes ``tileprof ARGS -o FILE`` writes, run from the repository root."""
+    monkeypatch.chdir(ROOT)
+    target = tmp_path / "out"
+    result = CliRunner().invoke(cli, [*args, "-o", str(target)], env={"SOURCE_DATE_EPOCH": EPOCH})
+    assert result.exit_code == 0, result.output
+    return target.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("args", "digest"),
+    [
+        (
+            ["report", "--example"],
+            "a3fffdc44a24a88130c16f33a53dcf205b8dc9fcef67e0b68de44c9eb498bbcb",
+        ),
+        (
+            ["report", "--example", *GPU_INPUTS, *LINKS],
+            "28c5a5e015e4b6a2c5f9ade18c7fbc16bc272ef406f1b019e78a423ab7ada2b0",
+        ),
+    ],
+    ids=["example", "example+gpu"],
+)
+def test_report_bytes_are_pinned(
+    args: list[str], digest: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _sha(_output(args, tmp_path, monkeypatch)) == digest
+
+
+SUMMARY_PINS = {
+    "table": "78ae1d200bcd9bfd00800d71f07a12b61cbe4a42b6b7c161f210b6cd8f76f62b",
+    "json": "10e301c50a960c78929ee8db1e85023062598044dca7780382c3b9bc8fa83460",
+    "csv": "c9157568c0d54b5d6a003c09a815893d7215ebd41572f7bce1a643efdbbdb367",
+}
+RUNS_PINS = {
+    "table": "bf6e9713afcd97031c47a3c20ef22f2425f89a545abd470a28729f14700b3eaf",
+    "table-linked": "5f82956058ece51458cac6b08909c7b2e0b4b6b59cb7703367534a70b143e1b2",
+    "json": "d569ee5f0ada6f4cd977de91ad60423845137bafa72d1e0378c364c60b783cbe",
+    "json-linked": "f474965a54eaf724c25901a1efe807739be648f565841e3680076da6bae4af59",
+    "csv": "edbdd3f71ff4e091a1533c3d7459ba2386c094b8ee890e06420afe5aea8e09c7",
+    "csv-linked": "9698a82993927af5f60c4779f6316e0aacf6b87e6275f6f29eda4a16193cc130",
+    "parquet": "f4c92875be09640fe30299bb7748e6943a48a8deb80333cca07bd03b97a7a2d4",
+    "parquet-linked": "5dc6bb0d55e18fc2cf4432a35d7121c094a351e4b74b8648b2bb1e150a9af3cd",
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(SUMMARY_PINS))
+def test_summary_bytes_are_pinned(
+    fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = ["summary", "--example", "--epoch", "1", "--format", fmt]
+    assert _sha(_output(args, tmp_path, monkeypatch)) == SUMMARY_PINS[fmt]
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "csv", "parquet"])
+@pytest.mark.parametrize("linked", [False, True], ids=["all", "linked"])
+def test_runs_bytes_are_pinned(
+    fmt: str, linked: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = ["runs", "--example", *GPU_INPUTS, *LINKS, "--format", fmt]
+    if linked:
+        args.append("--linked")
+    key = f"{fmt}-linked" if linked else fmt
+    assert _sha(_output(args, tmp_path, monkeypatch)) == RUNS_PINS[key]
+
+
+def test_reference_dump_bytes_are_pinned(tmp_path: Path) -> None:
+    written = build_reference_dump().write_json(tmp_path / "reference.json")
+    assert _sha(written.read_bytes()) == (
+        "60db1febc54a5cabc72ce8d8b8a7542616578de0f22b273390ffebe35bf12d8a"
+    )

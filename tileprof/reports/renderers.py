@@ -1,0 +1,113 @@
+"""The output formats of ``summary`` and ``runs``: one registry entry per format.
+
+A ``Renderer`` names its format, the file suffix it suits, whether it is binary, and renders
+one model (``SummaryModel`` or ``RunsModel``) to text or bytes. The commands build their
+``--format`` choices from these dictionaries and write what ``render`` returns; adding a format
+is one renderer function plus one entry here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+import polars as pl
+
+from tileprof.errors import OptionError
+from tileprof.outputs import write_bytes, write_text
+from tileprof.reports import runs_data, summary_csv, summary_json
+from tileprof.summary import Summary
+
+M = TypeVar("M")
+
+
+@dataclass(frozen=True)
+class Renderer(Generic[M]):
+    """One output format: ``render(model)`` gives text, or bytes when ``binary``."""
+
+    name: str
+    suffix: str
+    binary: bool
+    render: Callable[[M], str | bytes]
+
+
+@dataclass(frozen=True)
+class SummaryModel:
+    """What ``summary`` renders: the group table and the device it ran on."""
+
+    summary: Summary
+    target: str
+
+
+@dataclass(frozen=True)
+class RunsModel:
+    """What ``runs`` renders: the run table, its linked sets, notes and the sources read."""
+
+    runs: pl.DataFrame
+    sets: pl.DataFrame
+    notes: Sequence[str] = ()
+    sources: Sequence[dict[str, Any]] = ()
+    linked_only: bool = False
+
+    @property
+    def rows(self) -> pl.DataFrame:
+        """The rows a flat format writes: the linked sets with ``--linked``, else the runs."""
+        return self.sets if self.linked_only else self.runs
+
+
+def _summary_table(model: SummaryModel) -> str:
+    from tileprof.reports import summary_table  # rich: only the table needs it
+
+    return summary_table.render(model.summary, model.target)
+
+
+def _runs_table(model: RunsModel) -> str:
+    from tileprof.reports import runs_table
+
+    return runs_table.render(model.runs, model.sets, model.notes, linked_only=model.linked_only)
+
+
+def _runs_json(model: RunsModel) -> str:
+    return runs_data.render_json(
+        model.runs, model.sets, model.notes, model.sources, linked_only=model.linked_only
+    )
+
+
+SUMMARY_RENDERERS: dict[str, Renderer[SummaryModel]] = {
+    r.name: r
+    for r in (
+        Renderer("table", ".txt", False, _summary_table),
+        Renderer("json", ".json", False, lambda m: summary_json.render(m.summary)),
+        Renderer("csv", ".csv", False, lambda m: summary_csv.render(m.summary)),
+    )
+}
+"""``tileprof summary --format``; the first is the default."""
+RUNS_RENDERERS: dict[str, Renderer[RunsModel]] = {
+    r.name: r
+    for r in (
+        Renderer("table", ".txt", False, _runs_table),
+        Renderer("json", ".json", False, _runs_json),
+        Renderer("csv", ".csv", False, lambda m: runs_data.render_csv(m.rows)),
+        Renderer("parquet", ".parquet", True, lambda m: runs_data.render_parquet(m.rows)),
+    )
+}
+"""``tileprof runs --format``; the first is the default."""
+
+
+def check_destination(renderer: Renderer[Any], output: Path | None) -> None:
+    """A binary format needs a file: it is never written to the terminal."""
+    if renderer.binary and (output is None or str(output) == "-"):
+        raise OptionError(f"--format {renderer.name} needs -o FILE")
+
+
+def write_rendered(renderer: Renderer[M], model: M, output: Path | None) -> None:
+    """Render ``model`` and write it to ``output`` (stdout for text when None or ``-``)."""
+    data = renderer.render(model)
+    if isinstance(data, bytes):
+        check_destination(renderer, output)
+        assert output is not None  # checked above
+        write_bytes(output, data)
+    else:
+        write_text(output, data)
