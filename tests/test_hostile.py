@@ -269,8 +269,13 @@ def test_older_nsys_layout(tmp_path: Path) -> None:
         "Time(%),Total Time (ns),Instances,Average,Minimum,Maximum,Name\n"
         "62.5,1250000,50,25000.0,24000,30000,ampere_fp16_s16816gemm_fp16_256x128_ldg8_f2f_nn\n"
     )
-    message = assert_one_line_error("summary", path, contains="nsys CSV of an older layout")
-    assert "kern.csv" in message
+    message = assert_one_line_error("summary", path, contains="this is an nsys kernel summary CSV")
+    assert "kern.csv" in message and "tileprof runs" in message
+    code, out, err, exc = invoke("runs", path, "--format", "json")
+    assert exc is None and code == 0, err
+    (run,) = strict_json(out)["runs"]
+    assert run["kernel"] == "ampere_fp16_s16816gemm_fp16_256x128_ldg8_f2f_nn"
+    assert (run["time_us"], run["calls"], run["max_us"], run["p50_us"]) == (25.0, 50, 30.0, None)
 
 
 # --- links and run tables ----------------------------------------------------------------
@@ -422,3 +427,29 @@ def test_batched_writer_gives_the_same_dump(
     back = load(out, format=fmt)
     assert back.samples.equals(profile.samples)
     assert back.metadata == profile.metadata
+
+
+# --- detection: deep nesting, wrong kind of file --------------------------------------------
+
+
+@pytest.mark.parametrize("opening", ["[", '{"a":'])
+@pytest.mark.parametrize("command", ["summary", "runs"])
+def test_deep_nesting(tmp_path: Path, opening: str, command: str) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text(opening * 100_000)
+    assert_one_line_error(command, path, contains="deep.json")
+
+
+@pytest.mark.parametrize(
+    ("source", "words"),
+    [
+        (KINETO, "this is a PyTorch profiler trace"),
+        (ENERGY, "this is an energy report"),
+        (LATENCY, "this is a latency benchmark file"),
+        (NSYS, "this is an nsys kernel summary CSV"),
+        (RUNS_CSV, "this is a run table"),
+    ],
+)
+def test_run_source_given_to_summary_says_what_it_is(source: Path, words: str) -> None:
+    message = assert_one_line_error("summary", source, contains=words)
+    assert "use `tileprof runs`" in message

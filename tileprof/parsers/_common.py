@@ -199,7 +199,12 @@ def json_error_text(message: str) -> str:
     detail = _BYTE_POSITION.sub("", message).strip().removeprefix("JSON is malformed: ")
     if detail == "Input data was truncated":
         detail = "truncated: the file ends inside the document"
+    if detail.startswith("maximum recursion depth"):
+        detail = NESTED_TOO_DEEP
     return f"malformed JSON: {detail}"
+
+
+NESTED_TOO_DEEP = "nested too deeply (more levels of [ or { than any profile has)"
 
 
 def json_error_place(data: bytes, message: str) -> str:
@@ -278,7 +283,7 @@ def decode_metadata(
 
         try:
             entries = _METADATA_DECODER.decode(text)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
             message = str(exc).replace("`$", "`metadata")
             raise InputError(path, where(), f"metadata: {message}") from None
         pairs = tuple((entry.name, str(entry.value)) for entry in entries)

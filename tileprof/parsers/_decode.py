@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from tileprof.errors import InputError
-from tileprof.parsers._common import json_error_place, split_validation_error
+from tileprof.parsers._common import NESTED_TOO_DEEP, json_error_place, split_validation_error
 
 T = TypeVar("T")
 
@@ -40,6 +40,8 @@ def decode_json(path: str | Path, data: bytes, type_: type[T]) -> T:
             # inside a free-form mapping msgspec cannot name the key
             error = InputError(path, _out_of_range_path(data) or error.where, error.message)
         raise error from None
+    except RecursionError:
+        raise InputError(path, "document", NESTED_TOO_DEEP) from None
     except msgspec.DecodeError as exc:
         text = str(exc)
         message = _AT_BYTE.sub("", text).strip().rstrip(":")

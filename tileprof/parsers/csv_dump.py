@@ -31,7 +31,7 @@ def parse(path: Path, data: bytes) -> ParsedDump:
         comment, _, data = data.partition(b"\n")
         try:
             parsed = msgspec.json.decode(comment[1:].strip(), type=HeaderLine)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
             raise InputError(path, "line 1", f"bad header comment: {exc}") from None
         header = DeviceHeader(parsed.clockHz, parsed.tileCount)
         first_line_number = 2

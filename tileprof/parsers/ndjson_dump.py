@@ -69,7 +69,7 @@ def _line_error(path: Path, line_number: int, line: bytes) -> InputError:
         field_path = at.removeprefix("$").lstrip(".")
         detail = f"{field_path}: {text}" if field_path else text
         return InputError(path, f"line {line_number}", detail)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:
         column = json_error_place(line, str(exc)).rpartition("column ")[2]
         where = f"line {line_number}" + (f", column {column}" if column.isdigit() else "")
         return InputError(path, where, json_error_text(str(exc)))
@@ -79,7 +79,7 @@ def _line_error(path: Path, line_number: int, line: bytes) -> InputError:
 def _header(path: Path, line_number: int, line: bytes) -> DeviceHeader:
     try:
         parsed = _HEADER_DECODER.decode(line)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
         raise InputError(path, f"line {line_number}", f"bad header: {exc}") from None
     return DeviceHeader(parsed.clockHz, parsed.tileCount)
 
@@ -128,11 +128,11 @@ def read_stream(
         try:
             with gc_paused():
                 records = _BATCH_DECODER.decode(b"[" + b",".join(sample_lines) + b"]")
-        except (msgspec.ValidationError, msgspec.DecodeError):
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
             for number, line in zip(numbers, sample_lines, strict=True):
                 try:
                     _SAMPLE_DECODER.decode(line)
-                except (msgspec.ValidationError, msgspec.DecodeError):
+                except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
                     raise _line_error(path, number, _strip_newline(line)) from None
             raise InputError(path, f"line {numbers[0]}", "malformed NDJSON") from None
         del sample_lines

@@ -56,7 +56,7 @@ def _header(kv: dict[str, str], path: Path) -> DeviceHeader:
     try:
         clock = msgspec.json.decode(kv["clockHz"]) if "clockHz" in kv else None
         tiles = msgspec.json.decode(kv["tileCount"]) if "tileCount" in kv else None
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:
         raise InputError(path, "key-value metadata", f"bad clockHz/tileCount: {exc}") from None
     if clock is not None and (isinstance(clock, bool) or not isinstance(clock, (int, float))):
         raise InputError(path, "key-value metadata clockHz", f"not a number: {clock!r}")
@@ -90,7 +90,7 @@ def _read_cache_layout(
         entries = msgspec.json.decode(
             kv.get(METADATA_TABLE_KEY, "[]"), type=list[list[tuple[str, str]]]
         )
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
         raise InputError(path, METADATA_TABLE_KEY, f"bad metadata table: {exc}") from None
     metadata: list[MetadataEntries] = [tuple(pairs) for pairs in entries]
     frame = _typed_cache_frame(table, path)
