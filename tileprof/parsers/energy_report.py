@@ -110,7 +110,7 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
     from tileprof.parsers._decode import convert, decode_json
 
     doc = decode_json(path, data, EnergyDoc)
-    raw: dict[str, Any] = msgspec.json.decode(data)
+    raw: dict[str, Any] = decode_json(path, data, dict[str, Any])
     name = Path(path).name
     target = doc.hardware.gpu_name
     rows: list[dict[str, Any]] = []
