@@ -125,17 +125,20 @@ def test_nsys_nan_cell_gives_strict_json(tmp_path: Path) -> None:
 
 
 def test_run_table_zero_time_with_baseline_gives_strict_json(tmp_path: Path) -> None:
+    """time_us 0 with a baseline: speedup 5/0 and TFLOP/s 2·100/0 are infinite, so null + notes."""
     path = tmp_path / "runs.csv"
-    path.write_text(
-        "target,workload,kernel,time_us,implementation,baseline_implementation\n"
-        "A,w,k,0,fast,slow\n"
-        "A,w,k,10,slow,\n"
-    )
+    path.write_text("target,workload,kernel,time_us,baseline_time_us,mac\nA,w,k,0,5,100\n")
     code, out, err, exc = invoke("runs", path, "--format", "json")
     assert exc is None, exc
     assert code == 0, err
     doc = strict_json(out)
     assert finite_everywhere(doc)
+    (run,) = doc["runs"]
+    assert (run["speedup"], run["tflops"]) == (None, None)
+    assert doc["notes"] == [
+        "$.runs[0].speedup is inf (not finite); written as null",
+        "$.runs[0].tflops is inf (not finite); written as null",
+    ]
 
 
 # --- absurd sizes ------------------------------------------------------------------------
