@@ -109,3 +109,27 @@ def test_synopsis_matches_help(block: Block) -> None:
     assert code == 0, err
     for option in sorted(set(re.findall(r"--[a-z][a-z-]*", block.body))):
         assert option in help_text, f"{block.doc}:{block.line}: {option} not in {words[1]} --help"
+
+
+def test_help_lists_each_command_on_one_line_without_ellipsis() -> None:
+    from click.testing import CliRunner
+
+    from tileprof.cli import cli
+
+    result = CliRunner().invoke(cli, ["--help"], terminal_width=80)
+    commands = result.stdout.split("Commands:\n", 1)[1].splitlines()
+    assert [line.split()[0] for line in commands] == ["convert", "report", "runs", "summary"]
+    for line in commands:
+        assert len(line) <= 80 and "…" not in line and "..." not in line, line
+
+
+@pytest.mark.parametrize("command", ["runs", "report"])
+def test_example_says_which_epoch_it_shows(tmp_path: Path, command: str) -> None:
+    args = [command, "--example"] + (
+        ["-o", str(tmp_path / "r.html")] if command == "report" else []
+    )
+    code, _, err, _ = invoke(*args)
+    assert code == 0, err
+    assert "--example: epoch 1 of the reference profile" in err
+    code, _, err, _ = invoke(*args, "--epoch", "2", *(["--force"] if command == "report" else []))
+    assert code == 0 and "--example: epoch" not in err, err

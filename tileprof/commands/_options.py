@@ -184,9 +184,15 @@ def example_filters(filters: Filters) -> Filters:
     summarized, unless ``--epoch`` chose another."""
     from tileprof.examples import EXAMPLE_EPOCH
 
-    return (
-        filters if filters.epoch is not None else dataclasses.replace(filters, epoch=EXAMPLE_EPOCH)
+    if filters.epoch is not None:
+        return filters
+    # said on stderr, so that `summary --example` (every epoch) and these never silently differ
+    click.echo(
+        f"tileprof: --example: epoch {EXAMPLE_EPOCH} of the reference profile, as seed 004 was "
+        "summarized (--epoch N for another)",
+        err=True,
     )
+    return dataclasses.replace(filters, epoch=EXAMPLE_EPOCH)
 
 
 def check_output(path: Path | None, force: bool) -> None:

@@ -28,7 +28,7 @@ def target_format(output: Path, to: str | None) -> str:
     return _BY_SUFFIX.get(suffixes[-1], "cache") if suffixes else "cache"
 
 
-@click.command("convert")
+@click.command("convert", short_help="Convert a dump to the cache layout or another dump format.")
 @click.argument("dump", required=False, type=click.Path(path_type=Path))
 @click.option(
     "--example", is_flag=True, help="Write the bundled reference profile (e.g. example.json.gz)."

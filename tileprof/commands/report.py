@@ -30,7 +30,7 @@ __all__ = ["DEFAULT_OUTPUT", "GENERATOR_MARK", "command", "is_tileprof_report"]
 DEFAULT_OUTPUT = Path("tileprof-report.html")
 
 
-@click.command("report")
+@click.command("report", short_help="Write one self-contained HTML report of every input.")
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--example", is_flag=True, help="Use the bundled reference profile.")
 @click.option(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+import polars as pl
 
 from tileprof.commands._options import (
     check_output,
@@ -17,11 +18,34 @@ from tileprof.commands._options import (
     output_options,
     speed_options,
 )
+from tileprof.filters import group_name
+from tileprof.model import Profile
 from tileprof.reports.renderers import SUMMARY_RENDERERS, SummaryModel, write_rendered
 from tileprof.summary import DEFAULT_TOP_SAMPLES
+from tileprof.text import shorten
 
 
-@click.command("summary")
+def what_is_present(profile: Profile, shown: int = 12) -> list[str]:
+    """The epochs and group names a profile holds, for a filter that matched nothing."""
+    samples = profile.samples
+    epochs = samples.get_column("epoch").drop_nulls().unique().sort().to_list()
+    names = (
+        samples.select(group_name().cast(pl.String).alias("name"))
+        .get_column("name")
+        .drop_nulls()
+        .unique()
+        .sort()
+        .to_list()
+    )
+
+    def listed(values: list[object]) -> str:
+        more = f", … ({len(values)} in all)" if len(values) > shown else ""
+        return (", ".join(shorten(str(v), 60) for v in values[:shown]) + more) or "none"
+
+    return [f"epochs present: {listed(epochs)}", f"groups present: {listed(names)}"]
+
+
+@click.command("summary", short_help="Per-group statistics of one tile dump.")
 @click.argument("dump", required=False, type=click.Path(path_type=Path))
 @click.option("--example", is_flag=True, help="Use the bundled reference profile.")
 @click.option(
@@ -69,4 +93,6 @@ def command(
     dimensions = dimensions_from_option(group_by)
     profile = load_profile(dump, example, format_in, clock_hz, tile_count, cache=cache, quiet=quiet)
     summary = profile.summary(filters, group_by=dimensions, top=top)
-    write_rendered(SUMMARY_RENDERERS[output_format], SummaryModel(summary, profile.target), output)
+    present = [] if summary.groups.height else what_is_present(profile)
+    model = SummaryModel(summary, profile.target, present)
+    write_rendered(SUMMARY_RENDERERS[output_format], model, output)

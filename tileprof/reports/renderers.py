@@ -39,6 +39,8 @@ class SummaryModel:
 
     summary: Summary
     target: str
+    present: Sequence[str] = ()
+    """What the profile holds (epochs, groups), said when a filter matched nothing."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ class RunsModel:
 def _summary_table(model: SummaryModel) -> str:
     from tileprof.reports import summary_table  # rich: only the table needs it
 
-    return summary_table.render(model.summary, model.target)
+    return summary_table.render(model.summary, model.target, present=model.present)
 
 
 def _runs_table(model: RunsModel) -> str:

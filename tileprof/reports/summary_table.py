@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table
@@ -33,6 +34,7 @@ def header_lines(summary: Summary, device: str) -> list[str]:
     lines = [
         f"device   {device}",
         f"span     {span_text}",
+        *_matched_span(summary),
         f"samples  {summary.matched_sample_count:,} matched of {summary.sample_count:,}",
         f"filters  {filters}",
     ]
@@ -41,8 +43,24 @@ def header_lines(summary: Summary, device: str) -> list[str]:
     return lines
 
 
-def render(summary: Summary, device: str, width: int = TABLE_WIDTH) -> str:
-    """Header lines, then one table row per group (every column defined in docs/metrics.md)."""
+def _matched_span(summary: Summary) -> list[str]:
+    """With a filter, the span of what matched (first matched start to last matched end)."""
+    groups = summary.groups
+    if not summary.filters.describe() or groups.height == 0:
+        return []
+    first, last = groups["firstOffset"].min(), groups["lastOffset"].max()
+    if not isinstance(first, int) or not isinstance(last, int):
+        return []
+    ms = (last - first) * 1000 / summary.clock_hz
+    return [f"matched  {last - first:,} cycles ({ms:.6g} ms), cycles {first:,} to {last:,}"]
+
+
+def render(
+    summary: Summary, device: str, width: int = TABLE_WIDTH, present: Sequence[str] = ()
+) -> str:
+    """Header lines, then one table row per group (every column defined in docs/metrics.md).
+
+    ``present`` says what the profile holds (its epochs, its kernels) when nothing matched."""
     table = Table(show_edge=False, header_style="bold", pad_edge=False)
     table.add_column("group", overflow="fold")
     for dimension in summary.group_by:
@@ -77,4 +95,6 @@ def render(summary: Summary, device: str, width: int = TABLE_WIDTH) -> str:
         console.print(table)
     else:
         console.print("no samples matched", markup=False)
+        for line in present:
+            console.print(escape_control(line), markup=False)
     return buffer.getvalue()
