@@ -23,6 +23,7 @@ _COMMANDS = {
     "runs": "tileprof.commands.runs",
     "convert": "tileprof.commands.convert",
     "report": "tileprof.commands.report",
+    "trace": "tileprof.commands.trace",
 }
 """Subcommand name -> module defining ``command``; imported only when that command runs (or
 help lists it), so ``summary`` does not pay for the report's or the run table's imports."""

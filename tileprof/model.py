@@ -14,9 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from tileprof.balance import tile_balance_frame
 from tileprof.filters import Filters, apply_filters
+from tileprof.quality import tile_quality
 from tileprof.schema import MetadataEntries
 from tileprof.summary import DEFAULT_TOP_SAMPLES, Summary, sample_records, summarize
+from tileprof.timeline import TIME_BINS, active_tiles_frame, occupancy_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,6 +65,33 @@ class Profile:
             source=self.source,
         )
 
+    def tile_balance(self, filters: Filters | None = None, **filter_options: Any) -> pl.DataFrame:
+        """Busy cycles of every tile after the filters: columns ``tile``, ``busyCycles``
+        (``tileprof.balance``; docs/metrics.md, "Tile balance")."""
+        matched = self.filtered(_chosen_filters(filters, filter_options))
+        return tile_balance_frame(matched, self.tile_count)
+
+    def occupancy(
+        self, filters: Filters | None = None, *, bins: int = TIME_BINS, **filter_options: Any
+    ) -> pl.DataFrame:
+        """The tile × time occupancy map after the filters, one row per busy (tile, bin)
+        (``tileprof.timeline``; docs/metrics.md, "Time bins" and "Charts")."""
+        matched = self.filtered(_chosen_filters(filters, filter_options))
+        return occupancy_frame(matched, self.tile_count, bins)
+
+    def active_tiles(
+        self, filters: Filters | None = None, *, bins: int = TIME_BINS, **filter_options: Any
+    ) -> pl.DataFrame:
+        """Mean active tiles per time bin and legend group after the filters
+        (``tileprof.timeline``; docs/metrics.md, "Active tiles over time")."""
+        matched = self.filtered(_chosen_filters(filters, filter_options))
+        return active_tiles_frame(matched, self.tile_count, bins)
+
+    def quality(self) -> pl.DataFrame:
+        """The data-quality checks of all samples: ``check``, ``count``, ``status``,
+        ``detail`` (``tileprof.quality``; docs/metrics.md, "Data quality")."""
+        return tile_quality(self.samples, self.tile_count, self.source or "(in memory)")
+
     def filtered(self, filters: Filters | None) -> pl.DataFrame:
         """The samples that match ``filters``."""
         return apply_filters(self.samples, filters)
@@ -96,6 +126,15 @@ class Profile:
 
         data = cache_bytes(self.samples, self.metadata, self.clock_hz, self.tile_count)
         write_bytes(Path(path), data)
+
+
+def _chosen_filters(filters: Filters | None, options: dict[str, Any]) -> Filters | None:
+    """Filters given as a ``Filters`` or as its keyword fields (not both)."""
+    if not options:
+        return filters
+    if filters is not None:
+        raise TypeError("pass filters either as Filters or as keywords, not both")
+    return Filters(**options)
 
 
 def _format_hz(clock_hz: int | float) -> str:

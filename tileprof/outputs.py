@@ -21,7 +21,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from tileprof.errors import OutputError
 
@@ -76,6 +76,12 @@ def _mtime(entry: os.DirEntry[str]) -> float:
         return entry.stat(follow_symlinks=False).st_mtime
     except OSError:
         return 0.0
+
+
+class Writable(Protocol):
+    """Anything bytes can be written to: an open file, a ``gzip.GzipFile``."""
+
+    def write(self, data: bytes, /) -> int: ...
 
 
 @contextlib.contextmanager

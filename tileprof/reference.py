@@ -27,11 +27,20 @@ How the layout meets each constraint (numbers are device cycles, all on a 6-cycl
   rank bands so that the sum, p50, p95 and maximum match.
 * Epochs 0 and 2 repeat a plain compute/exchange pattern before and after epoch 1 to give
   the dump its total sample count and span.
+
+Code layout: the fixed-shape groups are data, one ``_Kernel`` entry per seed group (kernel,
+tile set, offsets, duration, phase labels, usefulCycles pattern and physicalWorkCycles, so its
+duration and metadata sums read off the entry) in ``_REARRANGES``, ``_F16_GEMMS`` and
+``_F8_GEMMS``, laid out by ``_put_kernel``. Every group is placed by one small step of
+``_STEPS`` (prologue, rearranges, casts, …, pad tracks, exchanges), run in order by
+``_epoch1``: the order is the dump's sample order, and later steps fill the time the earlier
+ones left. ``tests/test_pinned_bytes.py`` pins the dump's bytes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -330,14 +339,245 @@ def _fill_meta(s: _Samples, useful: bool) -> int:
     )
 
 
-def _epoch1(s: _Samples) -> None:
-    """Lay out the 37376 epoch-1 samples, tile by tile, without overlaps."""
-    t = np.arange(TILES, dtype=np.int64)
-    rng = np.random.default_rng(4)
+@dataclass(frozen=True)
+class _Kernel:
+    """One fixed-shape seed group: every tile of ``tiles`` runs it once.
 
-    # ---------------------------------------------------------------- prologue
-    # Every tile: four fills from 202740, two copies from 205116, then six or seven fills
-    # from 207858 (the number of tiles with seven is settled once the pads are known).
+    Tile ``i`` of the set (counting from the set's first tile) starts at
+    ``offsets[i % len(offsets)]``, is labelled phase ``phases[i % len(phases)]`` and carries
+    ``usefulCycles = useful[i % len(useful)]`` with ``physicalWorkCycles = physical``: the
+    group's duration sum is ``len(tiles) × duration`` and its metadata sums follow from the
+    patterns. The other fields are the metadata the device tool writes for the kernel.
+    """
+
+    name: str
+    operation: str
+    tiles: range
+    offsets: tuple[int, ...]
+    duration: int
+    phases: tuple[int, ...]
+    useful: tuple[int, ...]
+    physical: int
+    value: int
+    spec: str
+    elements: tuple[int, int]
+    basis: str
+    arguments: str
+
+
+_REARRANGE_BASIS = "rearrange: one issue slot per 64-bit element moved"
+_GEMM_BASIS = "gemm: AMP multiply-accumulate issue slots"
+_REARRANGES = (
+    _Kernel(
+        name=R64C32,
+        operation="operation.3",
+        tiles=range(0, 704),
+        offsets=(210924, 211374, 211830, 212280, 212736, 213186),
+        duration=10752,
+        phases=tuple(range(13, 19)),
+        useful=(1024,),
+        physical=1024,
+        value=310,
+        spec="Rearrange { rows: 64, cols: 32, block: 64x16 }",
+        elements=(4096, 4096),
+        basis=_REARRANGE_BASIS,
+        arguments="[64, 32]",
+    ),
+    _Kernel(
+        name=R0C32,
+        operation="operation.3",
+        tiles=range(704, 768),
+        offsets=tuple(_lin(210594, 212226, 64).tolist()),
+        duration=10176,
+        phases=(14,),
+        useful=(400,),
+        physical=1024,
+        value=310,
+        spec="Rearrange { rows: 0, cols: 32, block: 64x16 }",
+        elements=(4096, 4096),
+        basis=_REARRANGE_BASIS,
+        arguments="[0, 32]",
+    ),
+    _Kernel(
+        name=R64C16,
+        operation="operation.3",
+        tiles=range(768, 1120),
+        offsets=(211020, 211782, 212544),
+        duration=2436,
+        phases=(14, 15, 16),
+        useful=(512,),
+        physical=512,
+        value=310,
+        spec="Rearrange { rows: 64, cols: 16, block: 64x16 }",
+        elements=(4096, 4096),
+        basis=_REARRANGE_BASIS,
+        arguments="[64, 16]",
+    ),
+    _Kernel(
+        name=R0C16,
+        operation="operation.3",
+        tiles=range(1120, 1152),
+        offsets=tuple(_lin(210060, 212268, 32).tolist()),
+        duration=1968,
+        phases=(14,),
+        useful=(200,),
+        physical=512,
+        value=310,
+        spec="Rearrange { rows: 0, cols: 16, block: 64x16 }",
+        elements=(4096, 4096),
+        basis=_REARRANGE_BASIS,
+        arguments="[0, 16]",
+    ),
+)
+"""The four rearranges, one per tile before its cast (tiles 0 … 1151)."""
+_CAST_PHASES = {R64C32: (25, 25, 26, 26, 27, 27), R0C32: (24,), R64C16: (21, 22, 23), R0C16: (20,)}
+"""Phase label of the cast that follows each rearrange, by tile of the rearrange's set."""
+
+
+def _f16(
+    size: str,
+    cols: int,
+    tiles: range,
+    lo: int,
+    hi: int,
+    k: int,
+    dur: int,
+    useful: tuple[int, ...],
+    physical: int,
+) -> _Kernel:
+    return _Kernel(
+        G16.format(size, cols),
+        "operation.7",
+        tiles,
+        tuple(_lin(lo, hi, k).tolist()),
+        dur,
+        tuple(range(40, 40 + k)),
+        useful,
+        physical,
+        611,
+        f"Gemm {{ a: f16, rows: {size}, k: 80, cols: {cols}, interleaved: true }}",
+        (121 * cols, 122 * 80),
+        _GEMM_BASIS,
+        f"[121, 122, {cols}]",
+    )
+
+
+def _f8(
+    size: str,
+    tiles: range,
+    lo: int,
+    hi: int,
+    k: int,
+    dur: int,
+    useful: tuple[int, ...],
+    physical: int,
+) -> _Kernel:
+    return _Kernel(
+        G8.format(size),
+        "operation.13",
+        tiles,
+        tuple(_lin(lo, hi, k).tolist()),
+        dur,
+        tuple(range(50, 50 + k)),
+        useful,
+        physical,
+        640,
+        f"Gemm {{ a: f8, rows: {size}, k: 128, cols: 80, interleaved: true }}",
+        (104 * 80, 105 * 128),
+        _GEMM_BASIS,
+        "[104, 105, 80]",
+    )
+
+
+_F16_GEMMS = (
+    _f16("large", 112, range(0, 384), 240156, 240468, 4, 22998, (15372,), 17080),
+    _f16("small", 112, range(384, 768), 240174, 240450, 4, 22956, (15246,), 16940),
+    _f16("large", 96, range(768, 1056), 239586, 240390, 3, 19770, (12856,) * 3 + (12855,), 14640),
+    _f16(
+        "small", 96, range(1056, 1344), 239568, 239850, 5, 19734, (12751,) * 3 + (12750,) * 5, 14520
+    ),
+)
+"""The f16 GEMMs, between the first exchange and the softmax (tiles 1344 … 1471 run none)."""
+_F8_GEMMS = (
+    _f8("small", range(128, 1280), 331386, 333528, 14, 11916, (7108,) * 3 + (7107,), 8320),
+    _f8("large", range(1280, 1472), 332208, 333822, 6, 11964, (7177,) * 3 + (7176,) * 29, 8400),
+)
+"""The f8 GEMMs, between the third and fourth exchanges (tiles 0 … 127 run none)."""
+
+
+def _put_kernel(s: _Samples, k: _Kernel, start: IntArray, duration: IntArray) -> None:
+    """Lay out one fixed-shape group; record each tile's start and duration."""
+    tiles = np.arange(k.tiles.start, k.tiles.stop, dtype=np.int64)
+    i = np.arange(len(tiles))
+
+    def pattern(values: tuple[int, ...]) -> IntArray:
+        return np.array(values, dtype=np.int64)[i % len(values)]
+
+    useful = pattern(k.useful)
+    opts = {
+        u: s.option(
+            k.name,
+            _meta(
+                "OperatorKernel", k.value, k.spec, *k.elements, u, k.physical, k.basis, k.arguments
+            ),
+        )
+        for u in sorted(set(useful.tolist()))
+    }
+    start[tiles], duration[tiles] = pattern(k.offsets), k.duration
+    meta = np.array([opts[u] for u in useful.tolist()], dtype=np.int64)
+    s.put(k.name, k.operation, tiles, start[tiles], k.duration, pattern(k.phases), meta)
+
+
+LONG_STRIDED_TILE, LATE_REDUCE_TILE = 1000, 1001
+"""The tile whose strided-copy chain sets that union, and the reduce that ends last."""
+
+
+class _Layout:
+    """Epoch 1 while it is laid out: the samples so far and each tile's kernel times."""
+
+    def __init__(self, s: _Samples) -> None:
+        self.s = s
+        self.t = np.arange(TILES, dtype=np.int64)
+        self.rng = np.random.default_rng(4)
+        minus = np.full(TILES, -1, dtype=np.int64)
+        self.ro, self.rd = minus.copy(), np.zeros(TILES, dtype=np.int64)  # rearrange
+        self.go, self.gd = minus.copy(), np.zeros(TILES, dtype=np.int64)  # f16 GEMM
+        self.fo, self.fd = minus.copy(), np.zeros(TILES, dtype=np.int64)  # f8 GEMM
+        self.cast_phase = np.zeros(TILES, dtype=np.int64)
+        self.copy_meta = self.strided_meta = 0
+        self.strided_phase = 3
+        self.pad_tile: dict[int, tuple[int, int]] = {}
+        self.pad_copy: tuple[IntArray, IntArray] | None = None
+        # Set by the steps, in order (see each step's docstring).
+        zeros = np.zeros(TILES, dtype=np.int64)
+        self.ce = self.ex1_start = self.ge = self.so = self.se = self.fe = zeros
+        self.qo = self.qe = self.busy = self.chain_end = self.pad_strided = zeros
+        self.order: list[int] = []
+        self.strided: list[int] = []
+
+    def put_strided(self, tile: int, chain: list[int]) -> None:
+        """A chain of strided copies on ``tile``, from the end of its busy time."""
+        n = len(chain)
+        offs = int(self.busy[tile]) + np.concatenate([[0], np.cumsum(chain)[:-1]])
+        phases = 70 + (self.strided_phase + np.arange(n)) % 33
+        self.s.put(
+            STRIDED,
+            "operation.15",
+            np.full(n, tile),
+            offs,
+            np.array(chain),
+            phases,
+            self.strided_meta,
+        )
+        self.strided_phase += n
+        self.busy[tile] += sum(chain)
+        self.chain_end[tile] = self.busy[tile]
+
+
+def _prologue(lay: _Layout) -> None:
+    """Every tile: four fills from 202740, two copies from 205116 (the window-2 fills come
+    last, once the pads are known: ``_prologue_sevens``)."""
+    s, t = lay.s, lay.t
     fourth = np.where(t < 1392, 606, 306)
     w1 = [np.full(TILES, 726), np.full(TILES, 306), np.full(TILES, 306), fourth]
     at = np.full(TILES, EPOCH1_START, dtype=np.int64)
@@ -346,7 +586,7 @@ def _epoch1(s: _Samples) -> None:
         meta = np.where(useful, _fill_meta(s, True), _fill_meta(s, False))
         s.put(FILL, "operation.1", t, at, d, 1 + k, meta)
         at = at + d
-    copy_meta = s.option(
+    lay.copy_meta = s.option(
         COPY,
         _meta(
             "OperatorKernel",
@@ -360,47 +600,31 @@ def _epoch1(s: _Samples) -> None:
             "[1]",
         ),
     )
-    s.put(COPY, "operation.2", t, np.full(TILES, 205116), 1536, 5, copy_meta)
-    s.put(COPY, "operation.2", t, np.full(TILES, 205116 + 1536), 1206, 6, copy_meta)
+    s.put(COPY, "operation.2", t, np.full(TILES, 205116), 1536, 5, lay.copy_meta)
+    s.put(COPY, "operation.2", t, np.full(TILES, 205116 + 1536), 1206, 6, lay.copy_meta)
 
-    # ---------------------------------------------------------------- rearrange + cast
-    ro = np.full(TILES, -1, dtype=np.int64)
-    rd = np.zeros(TILES, dtype=np.int64)
-    rphase = np.zeros(TILES, dtype=np.int64)
-    cast_phase = np.zeros(TILES, dtype=np.int64)
-    a, b, c, d_ = (
-        np.arange(0, 704),
-        np.arange(704, 768),
-        np.arange(768, 1120),
-        np.arange(1120, 1152),
-    )
-    j6, j3 = a % 6, (c - 768) % 3
-    ro[a] = np.array([210924, 211374, 211830, 212280, 212736, 213186])[j6]
-    rd[a], rphase[a], cast_phase[a] = 10752, 13 + j6, 25 + j6 // 2
-    ro[b], rd[b], rphase[b], cast_phase[b] = _lin(210594, 212226, 64), 10176, 14, 24
-    ro[c] = np.array([211020, 211782, 212544])[j3]
-    rd[c], rphase[c], cast_phase[c] = 2436, 14 + j3, 21 + j3
-    ro[d_], rd[d_], rphase[d_], cast_phase[d_] = _lin(210060, 212268, 32), 1968, 14, 20
-    basis_r = "rearrange: one issue slot per 64-bit element moved"
-    for name, tiles, spec, useful, physical, args in (
-        (R64C32, a, "Rearrange { rows: 64, cols: 32, block: 64x16 }", 1024, 1024, "[64, 32]"),
-        (R0C32, b, "Rearrange { rows: 0, cols: 32, block: 64x16 }", 400, 1024, "[0, 32]"),
-        (R64C16, c, "Rearrange { rows: 64, cols: 16, block: 64x16 }", 512, 512, "[64, 16]"),
-        (R0C16, d_, "Rearrange { rows: 0, cols: 16, block: 64x16 }", 200, 512, "[0, 16]"),
-    ):
-        m = s.option(
-            name, _meta("OperatorKernel", 310, spec, 4096, 4096, useful, physical, basis_r, args)
-        )
-        s.put(name, "operation.3", tiles, ro[tiles], rd[tiles], rphase[tiles], m)
-    re_ = ro + rd
+
+def _rearranges(lay: _Layout) -> None:
+    """The four rearrange groups of ``_REARRANGES``."""
+    for k in _REARRANGES:
+        i = np.arange(len(k.tiles))
+        phases = _CAST_PHASES[k.name]
+        lay.cast_phase[k.tiles.start : k.tiles.stop] = np.array(phases)[i % len(phases)]
+        _put_kernel(lay.s, k, lay.ro, lay.rd)
+
+
+def _casts(lay: _Layout) -> None:
+    """A cast after each rearrange: short rearranges are followed at once (union 212028 …
+    218358), long ones cast from 221766 at the earliest (union 221766 … 227316): the seed's
+    3408-cycle hole. 577+ full casts make p50 = p95 = max = 3378."""
+    s, t = lay.s, lay.t
+    re_ = lay.ro + lay.rd
     cast_tiles = np.arange(1152)
-    short = np.concatenate([c, d_])
+    short = np.arange(768, 1152)
     cd = np.full(TILES, _CAST_FULL, dtype=np.int64)
-    shorter = short[~np.isin(short, c[j3 == 2])]
+    shorter = short[~np.isin(short, np.arange(768, 1120)[np.arange(352) % 3 == 2])]
     cd[shorter] = _CAST_SHORT[0]
     cd[shorter[:3]] = _CAST_SHORT[1]
-    # Short rearranges are followed at once by their cast (union 212028..218358); long ones
-    # cast from 221766 at the earliest (union 221766..227316): the seed's 3408-cycle hole.
     co = np.where(np.isin(t, short), re_, np.maximum(re_, 221766))
     cast_opts = [
         s.option(
@@ -427,12 +651,16 @@ def _epoch1(s: _Samples) -> None:
         cast_tiles,
         co[cast_tiles],
         cd[cast_tiles],
-        cast_phase[cast_tiles],
+        lay.cast_phase[cast_tiles],
         np.array(cast_opts)[cmeta],
     )
-    ce = co + cd
+    lay.ce = co + cd
 
-    # static copy and the first strided copy, on tiles that run no rearrange
+
+def _static_and_strided(lay: _Layout) -> None:
+    """The static copy and the first strided copy, on tiles that run no rearrange; then
+    where each tile's first exchange may start."""
+    s = lay.s
     static_tiles = np.arange(1152, 1168)
     sm = s.option(
         STATIC,
@@ -449,7 +677,7 @@ def _epoch1(s: _Samples) -> None:
         ),
     )
     s.put(STATIC, "operation.5", static_tiles, 212508 + 6 * np.arange(16), 204, 22, sm)
-    strided_meta = s.option(
+    lay.strided_meta = s.option(
         STRIDED,
         _meta(
             "OperatorKernel",
@@ -463,70 +691,27 @@ def _epoch1(s: _Samples) -> None:
             "[8]",
         ),
     )
-    s.put(STRIDED, "operation.6", np.array([1168]), np.array([212094]), 480, 23, strided_meta)
-    ex1_start = np.full(TILES, 210342, dtype=np.int64)
-    ex1_start[static_tiles] = 212802
-    ex1_start[1168] = 212094 + 480
-    ex1_start[:1152] = ce[:1152]
+    s.put(STRIDED, "operation.6", np.array([1168]), np.array([212094]), 480, 23, lay.strided_meta)
+    lay.ex1_start = np.full(TILES, 210342, dtype=np.int64)
+    lay.ex1_start[static_tiles] = 212802
+    lay.ex1_start[1168] = 212094 + 480
+    lay.ex1_start[:1152] = lay.ce[:1152]
 
-    # ---------------------------------------------------------------- f16 GEMMs
-    go = np.full(TILES, -1, dtype=np.int64)
-    gd = np.zeros(TILES, dtype=np.int64)
-    for size, cols, lo, hi, k, dur, tiles, useful_of, physical in (
-        ("large", 112, 240156, 240468, 4, 22998, np.arange(0, 384), lambda i: 15372, 17080),
-        ("small", 112, 240174, 240450, 4, 22956, np.arange(384, 768), lambda i: 15246, 16940),
-        (
-            "large",
-            96,
-            239586,
-            240390,
-            3,
-            19770,
-            np.arange(768, 1056),
-            lambda i: 12855 if i % 4 == 3 else 12856,
-            14640,
-        ),
-        (
-            "small",
-            96,
-            239568,
-            239850,
-            5,
-            19734,
-            np.arange(1056, 1344),
-            lambda i: 12751 if i % 8 < 3 else 12750,
-            14520,
-        ),
-    ):
-        name = G16.format(size, cols)
-        i = np.arange(len(tiles))
-        go[tiles], gd[tiles] = _lin(lo, hi, k)[i % k], dur
-        spec = f"Gemm {{ a: f16, rows: {size}, k: 80, cols: {cols}, interleaved: true }}"
-        opts = {
-            u: s.option(
-                name,
-                _meta(
-                    "OperatorKernel",
-                    611,
-                    spec,
-                    121 * cols,
-                    122 * 80,
-                    u,
-                    physical,
-                    "gemm: AMP multiply-accumulate issue slots",
-                    f"[121, 122, {cols}]",
-                ),
-            )
-            for u in sorted({useful_of(int(x)) for x in i})
-        }
-        meta = np.array([opts[useful_of(int(x))] for x in i])
-        s.put(name, "operation.7", tiles, go[tiles], dur, 40 + i % k, meta)
-    ge = go + gd
 
-    # ---------------------------------------------------------------- softmax
+def _f16_gemms(lay: _Layout) -> None:
+    """The f16 GEMM groups of ``_F16_GEMMS``."""
+    for k in _F16_GEMMS:
+        _put_kernel(lay.s, k, lay.go, lay.gd)
+    lay.ge = lay.go + lay.gd
+
+
+def _softmax(lay: _Layout) -> None:
+    """Every tile, at one of ``_SOFTMAX_OFFSETS``; 12 cycles short of 1472 full runs, so one
+    tile's softmax is two grid steps shorter."""
+    s, t = lay.s, lay.t
     pick = 1 + (t * 5) % 14
     pick[:4] = (6, 3, 6, 0)
-    so = np.array(_SOFTMAX_OFFSETS)[pick]
+    lay.so = np.array(_SOFTMAX_OFFSETS)[pick]
     spec = "AttentionSoftmax { head_dimension: 72, key_columns: 729, padded_key_columns: 768 }"
     basis = "softmax: arithmetic/conversion issue slots, excluding loads and row addressing"
     sx = s.option(
@@ -537,65 +722,29 @@ def _epoch1(s: _Samples) -> None:
         SOFTMAX,
         _meta("OperatorKernel", 505, spec, 13312, 11664, 22617, 22680, basis, "[16, 729, 1]"),
     )
-    # 12 cycles short of 1472 full runs: one tile's softmax is two grid steps shorter
     sd = np.where(t == 1470, 48540, 48552)
-    s.put(SOFTMAX, "operation.12", t, so, sd, 30 + pick, np.where(t < 576, sx, sy))
-    se = so + sd
+    s.put(SOFTMAX, "operation.12", t, lay.so, sd, 30 + pick, np.where(t < 576, sx, sy))
+    lay.se = lay.so + sd
 
-    # ---------------------------------------------------------------- f8 GEMMs
-    fo = np.full(TILES, -1, dtype=np.int64)
-    fd = np.zeros(TILES, dtype=np.int64)
-    for size, lo, hi, k, dur, tiles, physical in (
-        ("small", 331386, 333528, 14, 11916, np.arange(128, 1280), 8320),
-        ("large", 332208, 333822, 6, 11964, np.arange(1280, 1472), 8400),
-    ):
-        name = G8.format(size)
-        i = np.arange(len(tiles))
-        fo[tiles], fd[tiles] = _lin(lo, hi, k)[i % k], dur
-        spec = f"Gemm {{ a: f8, rows: {size}, k: 128, cols: 80, interleaved: true }}"
-        if size == "small":
-            useful = np.where(i % 4 == 3, 7107, 7108)
-        else:
-            useful = np.where(i % 32 < 3, 7177, 7176)
-        opts = {
-            int(u): s.option(
-                name,
-                _meta(
-                    "OperatorKernel",
-                    640,
-                    spec,
-                    104 * 80,
-                    105 * 128,
-                    int(u),
-                    physical,
-                    "gemm: AMP multiply-accumulate issue slots",
-                    "[104, 105, 80]",
-                ),
-            )
-            for u in np.unique(useful)
-        }
-        s.put(
-            name,
-            "operation.13",
-            tiles,
-            fo[tiles],
-            dur,
-            50 + i % k,
-            np.array([opts[int(u)] for u in useful]),
-        )
-    fe = fo + fd
 
-    # ---------------------------------------------------------------- reduce + merge
-    # Most reduces start when the last exchange window closes (350916); tile 7 starts at
-    # the group's first offset, the long strided-copy tile early enough for its epilogue
-    # chain, and one tile late with the longest duration to end at the last offset, 356088.
-    qd = _multiset(_REDUCE_DURATIONS)[rng.permutation(TILES)]
+def _f8_gemms(lay: _Layout) -> None:
+    """The f8 GEMM groups of ``_F8_GEMMS``."""
+    for k in _F8_GEMMS:
+        _put_kernel(lay.s, k, lay.fo, lay.fd)
+    lay.fe = lay.fo + lay.fd
+
+
+def _reduce(lay: _Layout) -> None:
+    """Most reduces start when the last exchange window closes (350916); tile 7 starts at the
+    group's first offset, the long strided-copy tile early enough for its epilogue chain, and
+    one tile late with the longest duration to end at the last offset, 356088."""
+    s, t = lay.s, lay.t
+    qd = _multiset(_REDUCE_DURATIONS)[lay.rng.permutation(TILES)]
     qo = np.full(TILES, 350916, dtype=np.int64)
-    long_strided_tile, late_reduce_tile = 1000, 1001
-    for tile, duration in ((long_strided_tile, 3648), (late_reduce_tile, 3876)):
+    for tile, duration in ((LONG_STRIDED_TILE, 3648), (LATE_REDUCE_TILE, 3876)):
         other = int(np.flatnonzero(qd == duration)[0])
         qd[[tile, other]] = qd[[other, tile]]
-    qo[[7, long_strided_tile, late_reduce_tile]] = (350256, 350256, 352212)
+    qo[[7, LONG_STRIDED_TILE, LATE_REDUCE_TILE]] = (350256, 350256, 352212)
     ropts = {
         (u, p): s.option(
             REDUCE,
@@ -616,125 +765,118 @@ def _epoch1(s: _Samples) -> None:
     }
     ru = np.where(t % 23 == 0, 1446, 1447)
     rp = np.where(t % 23 < 5, 1584, 1585)
-    s.put(
-        REDUCE,
-        "operation.14",
-        t,
-        qo,
-        qd,
-        60 + t % 21,
-        np.array([ropts[(int(u), int(p))] for u, p in zip(ru, rp, strict=True)]),
-    )
-    qe = qo + qd
+    meta = np.array([ropts[(int(u), int(p))] for u, p in zip(ru, rp, strict=True)])
+    s.put(REDUCE, "operation.14", t, qo, qd, 60 + t % 21, meta)
+    lay.qo, lay.qe = qo, qo + qd
 
-    # epilogue: between reduce and merge every tile runs strided copies (the long chain
-    # on one tile sets that union), ~85 tiles a chain of copies ending at 359466 and one
-    # tile a chain of fills ending at 358692; merges start at the first offset free after.
-    merge_at = np.array(_MERGE_OFFSETS)
-    busy = np.maximum(qe, _STRIDED_END - 3 * 1908)
-    chain_end = np.zeros(TILES, dtype=np.int64)
-    order = [x for x in rng.permutation(TILES).tolist() if x != long_strided_tile]
+
+def _epilogue_start(lay: _Layout) -> None:
+    """Between reduce and merge every tile runs strided copies; the long chain on one tile
+    (three of the longest) sets that union and is laid first."""
+    lay.busy = np.maximum(lay.qe, _STRIDED_END - 3 * 1908)
+    lay.chain_end = np.zeros(TILES, dtype=np.int64)
+    lay.order = [x for x in lay.rng.permutation(TILES).tolist() if x != LONG_STRIDED_TILE]
     strided = list(_multiset(_STRIDED).tolist())
     strided.remove(480)  # the one at 212094
-    pad_strided = np.array([strided.pop(0) for _ in range(3)])
+    lay.pad_strided = np.array([strided.pop(0) for _ in range(3)])
     for _ in range(3):
         strided.remove(1908)
-    s.put(
+    lay.strided = strided
+    lay.s.put(
         STRIDED,
         "operation.15",
-        np.full(3, long_strided_tile),
+        np.full(3, LONG_STRIDED_TILE),
         _STRIDED_END - 1908 * np.arange(3, 0, -1),
         1908,
         70 + np.arange(3),
-        strided_meta,
+        lay.strided_meta,
     )
-    chain_end[long_strided_tile] = _STRIDED_END
-    strided_phase = 3
+    lay.chain_end[LONG_STRIDED_TILE] = _STRIDED_END
 
-    def put_strided(tile: int, chain: list[int]) -> None:
-        nonlocal strided_phase
-        n = len(chain)
-        offs = int(busy[tile]) + np.concatenate([[0], np.cumsum(chain)[:-1]])
-        s.put(
-            STRIDED,
-            "operation.15",
-            np.full(n, tile),
-            offs,
-            np.array(chain),
-            70 + (strided_phase + np.arange(n)) % 33,
-            strided_meta,
-        )
-        strided_phase += n
-        busy[tile] += sum(chain)
-        chain_end[tile] = busy[tile]
 
+def _epilogue_copies(lay: _Layout) -> None:
+    """About 85 tiles: one strided copy, then a chain of small copies ending at 359466; the
+    copies left after the first chain make the copy pad track (``_pad_tracks``)."""
     copies = list(_multiset(_COPY_SMALL).tolist())
-    copy_phase = 0
-    pad_copy: tuple[IntArray, IntArray] | None = None
-    first_len = 0
+    copy_phase = first_len = 0
     while copies:
-        tile = order.pop()
-        strided.remove(480)
-        put_strided(tile, [480])
-        room = _COPY_END - int(busy[tile])
+        tile = lay.order.pop()
+        lay.strided.remove(480)
+        lay.put_strided(tile, [480])
+        room = _COPY_END - int(lay.busy[tile])
         chain: list[int] = []
-        limit = 14 if pad_copy is None else 12
+        limit = 14 if lay.pad_copy is None else 12
         while copies and sum(chain) + copies[0] <= min(room, first_len or room):
             if len(chain) == limit:
                 break
             chain.append(copies.pop(0))
         n = len(chain)
-        s.put(
+        lay.s.put(
             COPY,
             "operation.16",
             np.full(n, tile),
             _COPY_END - np.cumsum(chain[::-1])[::-1],
             np.array(chain),
             80 + (copy_phase + np.arange(n)) % 26,
-            copy_meta,
+            lay.copy_meta,
         )
         copy_phase += n
-        chain_end[tile] = _COPY_END
-        if pad_copy is None:
+        lay.chain_end[tile] = _COPY_END
+        if lay.pad_copy is None:
             first_len = sum(chain)
-            residual = UNION_TARGETS[COPY] - union_cycles(*s.arrays(COPY)[1:])
-            pad_copy = _pad_track(226002, residual, np.array(copies))
-            del copies[: len(pad_copy[0])]
-    fill_chain_tile = order.pop()
-    fill_chain = 13
-    s.put(
+            residual = UNION_TARGETS[COPY] - union_cycles(*lay.s.arrays(COPY)[1:])
+            lay.pad_copy = _pad_track(226002, residual, np.array(copies))
+            del copies[: len(lay.pad_copy[0])]
+
+
+def _epilogue_fill_chain(lay: _Layout) -> None:
+    """One tile: a chain of 13 fills ending at 358692, then one strided copy."""
+    tile = lay.order.pop()
+    n = 13
+    lay.s.put(
         FILL,
         "operation.17",
-        np.full(fill_chain, fill_chain_tile),
-        _FILL_END - 306 * np.arange(fill_chain, 0, -1),
+        np.full(n, tile),
+        _FILL_END - 306 * np.arange(n, 0, -1),
         306,
-        100 + np.arange(fill_chain),
-        _fill_meta(s, False),
+        100 + np.arange(n),
+        _fill_meta(lay.s, False),
     )
-    strided.remove(480)
-    busy[fill_chain_tile] = _FILL_END
-    put_strided(fill_chain_tile, [480])
-    # every other tile: one strided copy each, then the rest wherever they fit
+    lay.strided.remove(480)
+    lay.busy[tile] = _FILL_END
+    lay.put_strided(tile, [480])
+
+
+def _epilogue_strided(lay: _Layout) -> None:
+    """Every other tile: one strided copy each, then the rest wherever they fit."""
+    strided = lay.strided
     mixed = [x for pair in zip(strided, strided[::-1], strict=True) for x in pair]
     mixed = mixed[: len(strided)]
-    chains: dict[int, list[int]] = {x: [mixed.pop(0)] for x in order}
-    for x in order * 4:
+    chains: dict[int, list[int]] = {x: [mixed.pop(0)] for x in lay.order}
+    for x in lay.order * 4:
         if not mixed:
             break
-        if int(busy[x]) + sum(chains[x]) + mixed[0] <= _STRIDED_END:
+        if int(lay.busy[x]) + sum(chains[x]) + mixed[0] <= _STRIDED_END:
             chains[x].append(mixed.pop(0))
     if mixed:
         raise ValueError("strided copies left over")
-    for x in order:
-        put_strided(x, chains[x])
-    mo = merge_at[np.searchsorted(merge_at, chain_end)]
+    for x in lay.order:
+        lay.put_strided(x, chains[x])
+
+
+def _merge(lay: _Layout) -> None:
+    """Every tile: a merge at the first of ``_MERGE_OFFSETS`` free after its epilogue; every
+    offset is used once at least (an unpicked one delays a merge that may start there)."""
+    merge_at = np.array(_MERGE_OFFSETS)
+    mo = merge_at[np.searchsorted(merge_at, lay.chain_end)]
     moved = np.zeros(TILES, dtype=bool)
     for option in np.flatnonzero(~np.isin(np.arange(25), np.searchsorted(merge_at, mo))):
-        # a merge offset nobody picked: delay one merge that may start there
-        cand = np.flatnonzero((chain_end <= merge_at[option]) & (mo < merge_at[option]) & ~moved)
+        cand = np.flatnonzero(
+            (lay.chain_end <= merge_at[option]) & (mo < merge_at[option]) & ~moved
+        )
         mo[cand[0]] = merge_at[option]
         moved[cand[0]] = True
-    mm = s.option(
+    mm = lay.s.option(
         MERGE,
         _meta(
             "OperatorKernel",
@@ -748,42 +890,49 @@ def _epoch1(s: _Samples) -> None:
             "[16, 8]",
         ),
     )
-    s.put(MERGE, "operation.18", t, mo, 4374, 90 + np.searchsorted(merge_at, mo), mm)
+    lay.s.put(MERGE, "operation.18", lay.t, mo, 4374, 90 + np.searchsorted(merge_at, mo), mm)
 
-    # ---------------------------------------------------------------- pad tracks
-    # Tiles without an f16 GEMM (1344..1471) split their long first exchange gap with one
-    # small-kernel sample each, placed back to back in time across tiles.
+
+def _pad_tracks(lay: _Layout) -> None:
+    """Tiles without an f16 GEMM (1344 … 1471) split their long first exchange gap with one
+    small-kernel sample each, placed back to back in time across tiles, so that each small
+    kernel's union reaches ``UNION_TARGETS``."""
+    s = lay.s
     ng = list(range(1344, 1472))
-    pad_tile: dict[int, tuple[int, int]] = {}
     fill_union = union_cycles(*s.arrays(FILL)[1:]) + 7 * 306  # + prologue window 2
+    strided_residual = UNION_TARGETS[STRIDED] - union_cycles(*s.arrays(STRIDED)[1:])
+    if lay.pad_copy is None:
+        raise ValueError("no copy chain was laid out")
     tracks = (
-        (FILL, 219000, UNION_TARGETS[FILL] - fill_union, np.full(200, 306), "operation.8", 21),
-        (COPY, 0, 0, np.zeros(0, dtype=np.int64), "operation.9", 4),
+        (
+            FILL,
+            _pad_track(219000, UNION_TARGETS[FILL] - fill_union, np.full(200, 306)),
+            "operation.8",
+            21,
+            _fill_meta(s, False),
+        ),
+        (COPY, lay.pad_copy, "operation.9", 4, lay.copy_meta),
         (
             STRIDED,
-            231000,
-            UNION_TARGETS[STRIDED] - union_cycles(*s.arrays(STRIDED)[1:]),
-            pad_strided,
+            _pad_track(231000, strided_residual, lay.pad_strided),
             "operation.10",
             3,
+            lay.strided_meta,
         ),
     )
-    pads_used: dict[str, int] = {}
-    if pad_copy is None:
-        raise ValueError("no copy chain was laid out")
-    for name, start, residual, durations, op, labels in tracks:
-        offs, durs = pad_copy if name == COPY else _pad_track(start, residual, durations)
+    for name, (offs, durs), op, labels, pad_meta in tracks:
         tiles_ = np.array([ng.pop(0) for _ in offs])
-        pad_meta = (
-            _fill_meta(s, False) if name == FILL else (copy_meta if name == COPY else strided_meta)
-        )
         s.put(name, op, tiles_, offs, durs, 24 + np.arange(len(offs)) % labels, pad_meta)
         for x, o, dd in zip(tiles_.tolist(), offs.tolist(), durs.tolist(), strict=True):
-            pad_tile[x] = (o, dd)
-        pads_used[name] = len(offs)
-    if pads_used[STRIDED] != len(pad_strided):
-        raise ValueError(f"strided pads changed: {pads_used}")
-    # prologue window 2: the fill count left over decides how many tiles run seven
+            lay.pad_tile[x] = (o, dd)
+        if name == STRIDED and len(offs) != len(lay.pad_strided):
+            raise ValueError(f"strided pads changed: {len(offs)}")
+
+
+def _prologue_sevens(lay: _Layout) -> None:
+    """Prologue window 2: six or seven fills from 207858 on every tile; the fill count left
+    over decides how many tiles run seven."""
+    s, t = lay.s, lay.t
     placed = sum(len(c[3]) for c in s.chunks if c[0] == FILL)
     sevens = 15296 - placed - 6 * TILES
     k_fill = np.where(t < sevens, 7, 6)
@@ -793,34 +942,37 @@ def _epoch1(s: _Samples) -> None:
         meta = np.where(useful, _fill_meta(s, True), _fill_meta(s, False))
         s.put(FILL, "operation.1", tiles_, 207858 + 306 * k, 306, 8 + k, meta)
 
-    # ---------------------------------------------------------------- exchanges
+
+def _exchange_gaps(lay: _Layout) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """Per exchange round (4) and tile: where the gap starts, its length, whether the
+    exchange ends at the gap's end, and the durations pinned in advance (-1: free)."""
     (lo_a, hi_a), (lo_b, hi_b) = EXCHANGE_WINDOWS
     x_start = np.zeros((4, TILES), dtype=np.int64)
     x_cap = np.zeros((4, TILES), dtype=np.int64)
     x_end_aligned = np.zeros((4, TILES), dtype=bool)
     fixed = np.full((4, TILES), -1, dtype=np.int64)
+    go, so = lay.go, lay.so
     # round 1: after the cast (or the prologue) until the f16 GEMM
-    gemm = go >= 0
-    x_start[0] = ex1_start
-    x_cap[0] = np.where(gemm, go, 0) - ex1_start
+    x_start[0] = lay.ex1_start
+    x_cap[0] = np.where(go >= 0, go, 0) - lay.ex1_start
     # tiles without f16 GEMM: split the gap at their pad (or after a full-length exchange)
     for x in range(1344, 1472):
-        o, dd = pad_tile.get(x, (lo_a + EXCHANGE_MAX, 0))
+        o, dd = lay.pad_tile.get(x, (lo_a + EXCHANGE_MAX, 0))
         x_cap[0, x] = o - lo_a
         fixed[0, x] = o - lo_a
         x_start[1, x] = o + dd
         x_cap[1, x] = min(int(so[x]) - (o + dd), EXCHANGE_MAX)
         fixed[1, x] = x_cap[1, x]
-    x_start[1, :1344] = ge[:1344]
-    x_cap[1, :1344] = so[:1344] - ge[:1344]
+    x_start[1, :1344] = lay.ge[:1344]
+    x_cap[1, :1344] = so[:1344] - lay.ge[:1344]
     x_end_aligned[1, :1344] = True
     # rounds 3 and 4: around the f8 GEMM; tiles without one split their gap in two
-    r3 = np.maximum(se, lo_b)
-    r4_end = np.minimum(qo, hi_b)
-    f8 = fo >= 0
+    r3 = np.maximum(lay.se, lo_b)
+    r4_end = np.minimum(lay.qo, hi_b)
+    f8 = lay.fo >= 0
     split = r3 + ((r4_end - r3) // 12) * 6
-    x_start[2], x_cap[2] = r3, np.where(f8, fo, split) - r3
-    x_start[3] = np.where(f8, fe, split)
+    x_start[2], x_cap[2] = r3, np.where(f8, lay.fo, split) - r3
+    x_start[3] = np.where(f8, lay.fe, split)
     x_cap[3] = r4_end - x_start[3]
     x_end_aligned[3] = True
     # anchors: a full-length exchange where coverage of the windows depends on it
@@ -831,10 +983,17 @@ def _epoch1(s: _Samples) -> None:
     fixed[3, 7] = x_cap[3, 7]
     last = int(np.flatnonzero((so == hi_a) & (np.arange(TILES) < 1344))[0])
     fixed[1, last] = min(int(x_cap[1, last]), EXCHANGE_P95)
+    return x_start, x_cap, x_end_aligned, fixed
+
+
+def _exchanges(lay: _Layout) -> None:
+    """Four exchanges per tile fill the gaps between compute kernels inside the two
+    ``EXCHANGE_WINDOWS``; durations by rank bands (``_band_durations``)."""
+    x_start, x_cap, x_end_aligned, fixed = _exchange_gaps(lay)
     durations = _band_durations(x_cap.ravel(), fixed.ravel()).reshape(4, TILES)
     offsets = np.where(x_end_aligned, x_start + x_cap - durations, x_start)
     for r, phase in enumerate((27, 45, 56, 66)):
-        m = s.option(
+        m = lay.s.option(
             "exchange",
             [
                 ("reason", "Exchange"),
@@ -842,16 +1001,45 @@ def _epoch1(s: _Samples) -> None:
                 ("workEstimateBasis", "exchange: no useful-work estimate"),
             ],
         )
-        s.put(
+        lay.s.put(
             "exchange",
             f"operation.{19 + r}",
-            t,
+            lay.t,
             offsets[r],
             durations[r],
             phase,
             m,
             kind="exchange",
         )
+
+
+_STEPS: tuple[Callable[[_Layout], None], ...] = (
+    _prologue,
+    _rearranges,
+    _casts,
+    _static_and_strided,
+    _f16_gemms,
+    _softmax,
+    _f8_gemms,
+    _reduce,
+    _epilogue_start,
+    _epilogue_copies,
+    _epilogue_fill_chain,
+    _epilogue_strided,
+    _merge,
+    _pad_tracks,
+    _prologue_sevens,
+    _exchanges,
+)
+"""Epoch 1's layout, step by step. The order is the dump's sample order, and later steps
+fit into the time earlier ones left free (pads and exchanges go last)."""
+
+
+def _epoch1(s: _Samples) -> None:
+    """Lay out the 37376 epoch-1 samples, tile by tile, without overlaps."""
+    layout = _Layout(s)
+    for step in _STEPS:
+        step(layout)
 
 
 def _other_epochs(builder: DumpBuilder, gemm_meta: Pairs, exchange_meta: Pairs) -> None:

@@ -25,9 +25,21 @@ from tileprof.commands._options import (
 from tileprof.errors import OptionError
 from tileprof.outputs import write_text
 
-__all__ = ["DEFAULT_OUTPUT", "GENERATOR_MARK", "command", "is_tileprof_report"]
+__all__ = [
+    "DEFAULT_OUTPUT",
+    "GENERATOR_MARK",
+    "check_default_output",
+    "command",
+    "is_tileprof_report",
+]
 
 DEFAULT_OUTPUT = Path("tileprof-report.html")
+
+
+def check_default_output(path: Path, force: bool) -> None:
+    """The default output may replace an earlier report, never another file (kept for
+    callers; ``_options.check_report_output`` holds the policy)."""
+    check_report_output(None, path, force)
 
 
 @click.command("report", short_help="Write one self-contained HTML report of every input.")

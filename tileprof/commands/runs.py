@@ -15,6 +15,7 @@ from tileprof.commands._options import (
     output_options,
 )
 from tileprof.errors import OptionError
+from tileprof.gather import tile_source_runs as tile_source_runs  # moved; kept importable
 from tileprof.links import load_links
 from tileprof.reports.renderers import (
     RUNS_RENDERERS,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -78,15 +79,26 @@ def is_trace(keys: set[str]) -> bool:
     return "traceEvents" in keys
 
 
-def parse(path: str | Path, data: bytes) -> ParsedRuns:
-    """The per-kernel runs of a Kineto trace."""
+@dataclass(frozen=True)
+class GpuEvents:
+    """Every GPU event of one trace, in launch order, with its launching CPU op."""
+
+    events: pl.DataFrame
+    devices: dict[int, str]
+    cpu_ops: int
+
+
+def gpu_events(path: str | Path, data: bytes) -> GpuEvents:
+    """The GPU events of a Kineto trace, one row each (``ts``/``dur`` in µs, as written).
+
+    ``op`` is the launching CPU op found through ``correlation`` (module docstring); the
+    frame is empty for a CPU-only trace.
+    """
     from tileprof.parsers._decode import decode_json
 
     trace = decode_json(path, data, Trace)
     trace_events = _decode_part(path, trace.traceEvents, list[Event], "$.traceEvents")
     props = _decode_part(path, trace.deviceProperties, list[DeviceProperties], "$.deviceProperties")
-    name = Path(path).name
-    devices = {d.id: d.name for d in props}
     cpu_ops: dict[int, tuple[str, list[str] | None]] = {}
     launches: dict[int, int] = {}  # correlation -> External id of the launching cpu_op
     gpu: list[tuple[int, Event, Args]] = []
@@ -112,15 +124,7 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
                     cpu_ops[c.external_id] = (ev.name or "", c.input_type)
             elif c.correlation is not None and c.external_id is not None:
                 launches[c.correlation] = c.external_id
-    notes: list[str] = []
-    if not gpu:
-        notes.append(f"{name}: CPU-only trace ({cpu_count} CPU ops, no GPU kernel events)")
-        return ParsedRuns(KIND, runs_from_rows([]), notes=notes, metadata={"cpu_ops": cpu_count})
-
-    records: dict[str, list[Any]] = {
-        k: []
-        for k in ("device", "name", "cat", "ts", "dur", "stream", "grid", "block", "op", "op_types")
-    }
+    records: dict[str, list[Any]] = {k: [] for k in _EVENT_SCHEMA}
     for _, ev, a in sorted(gpu, key=lambda t: (t[1].ts or 0.0, t[0])):
         ext = launches.get(a.correlation) if a.correlation is not None else None
         if ext is None or ext not in cpu_ops:
@@ -136,22 +140,36 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
         records["block"].append(_dims(a.block))
         records["op"].append(op)
         records["op_types"].append(json.dumps(types) if types else None)
-    events = pl.DataFrame(
-        records,
-        schema={
-            "device": pl.Int64,
-            "name": pl.Categorical,
-            "cat": pl.Categorical,
-            "ts": pl.Float64,
-            "dur": pl.Float64,
-            "stream": pl.Int64,
-            "grid": pl.String,
-            "block": pl.String,
-            "op": pl.String,
-            "op_types": pl.String,
-        },
-    )
-    agg = aggregate(events)
+        records["correlation"].append(a.correlation)
+    events = pl.DataFrame(records, schema=_EVENT_SCHEMA)
+    return GpuEvents(events, {d.id: d.name for d in props}, cpu_count)
+
+
+_EVENT_SCHEMA: dict[str, pl.DataType] = {
+    "device": pl.Int64(),
+    "name": pl.Categorical(),
+    "cat": pl.Categorical(),
+    "ts": pl.Float64(),
+    "dur": pl.Float64(),
+    "stream": pl.Int64(),
+    "grid": pl.String(),
+    "block": pl.String(),
+    "op": pl.String(),
+    "op_types": pl.String(),
+    "correlation": pl.Int64(),
+}
+
+
+def parse(path: str | Path, data: bytes) -> ParsedRuns:
+    """The per-kernel runs of a Kineto trace."""
+    found = gpu_events(path, data)
+    name = Path(path).name
+    devices, cpu_count = found.devices, found.cpu_ops
+    notes: list[str] = []
+    if found.events.height == 0:
+        notes.append(f"{name}: CPU-only trace ({cpu_count} CPU ops, no GPU kernel events)")
+        return ParsedRuns(KIND, runs_from_rows([]), notes=notes, metadata={"cpu_ops": cpu_count})
+    agg = aggregate(found.events)
     rows = []
     for r in agg.iter_rows(named=True):
         device = r["device"]
@@ -189,7 +207,7 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
                 },
             }
         )
-    meta = {"devices": devices, "gpu_events": len(gpu), "cpu_ops": cpu_count}
+    meta = {"devices": devices, "gpu_events": found.events.height, "cpu_ops": cpu_count}
     return ParsedRuns(KIND, runs_from_rows(rows), notes=notes, metadata=meta)
 
 

@@ -25,8 +25,9 @@ from matplotlib import pyplot as plt
 from matplotlib.colors import ListedColormap
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
 
-from tileprof.reports.html.view import OTHER, Chart, ChartedTable, Plot, Report, TileSection
+from tileprof.reports.html.view import Chart, ChartedTable, Plot, Report, TileSection
 from tileprof.text import shorten
+from tileprof.timeline import OTHER
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure

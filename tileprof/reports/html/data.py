@@ -4,6 +4,10 @@ Everything the page shows is computed here, once, from a ``Profile`` (tile dumps
 table (GPU runs); the Jinja2 templates only lay it out and ``charts`` draws it at render
 time. Numbers are binned with numpy so a million samples cost a few array passes, never a
 Python loop per sample. Definitions of every figure: docs/metrics.md, "Report".
+
+
+The analyses it shows live beside ``tileprof.stats`` (``timeline``, ``balance``, ``quality``,
+``run_analysis``); their names stay importable from here for earlier callers.
 """
 
 from __future__ import annotations
@@ -17,15 +21,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from tileprof.balance import tile_balance
 from tileprof.errors import OptionError
-from tileprof.filters import Filters, group_name
+from tileprof.filters import Filters
 from tileprof.model import Profile
-from tileprof.reports.html.view import (  # re-exported: callers import them from here
-    IDLE,
-    LEGEND_GROUPS,
-    OTHER,
-    TIME_BINS,
-    ActiveTiles,
+from tileprof.quality import overlapping_samples as overlapping_samples  # re-exported
+from tileprof.quality import run_quality, tile_quality
+from tileprof.reports.html.view import (
     Cell,
     ChartedTable,
     Column,
@@ -35,19 +37,28 @@ from tileprof.reports.html.view import (  # re-exported: callers import them fro
     Header,
     InputFile,
     LinkedSet,
-    OccupancyMap,
     PhaseSplit,
     Plot,
     QualityCheck,
     Report,
     RunInputs,
     Table,
-    TileBalance,
     TileSection,
-    TimeBins,
+)
+from tileprof.run_analysis import (
+    calibration_sets,
+    gemm_rows,  # also re-exported
+    is_kernel_row,
+    kernel_sets,
+    normalize_runs,
+    speedup_rows,
 )
 from tileprof.stats import GROUP_FIELDS
 from tileprof.summary import Summary
+from tileprof.timeline import IDLE as IDLE  # re-exported, as the two below
+from tileprof.timeline import TIME_BINS, tile_activity
+from tileprof.timeline import binned_cycles as binned_cycles
+from tileprof.timeline import time_bins as time_bins
 
 # ---------------------------------------------------------------- formatting
 
@@ -159,132 +170,6 @@ def group_table(summary: Summary, id: str) -> Table:
         [pl.col(d).cast(pl.String) for d in summary.group_by if d in ("operation", "kind")]
     )
     return table_from_frame(id, frame, columns, percent=GROUP_PERCENT_FIELDS)
-
-
-def time_bins(start: int, stop: int, count: int = TIME_BINS) -> TimeBins:
-    """``count`` bins of whole cycles covering [start, stop) (one bin for an empty span)."""
-    span = max(stop - start, 1)
-    width = max(-(-span // count), 1)
-    return TimeBins(start, max(stop, start + 1), width, -(-span // width))
-
-
-def binned_cycles(
-    starts: np.ndarray, ends: np.ndarray, keys: np.ndarray, key_count: int, bins: TimeBins
-) -> np.ndarray:
-    """Cycles of the intervals [start, end) falling in each (key, bin): shape (keys, bins).
-
-    Each interval adds its partial first and last bins directly and its full middle bins
-    through a difference array, so the cost is O(intervals + keys × bins) whatever the lengths.
-    """
-    nb, w = bins.count, bins.width
-    rel_start = starts - bins.start
-    rel_end = ends - bins.start
-    b0 = np.clip(rel_start // w, 0, nb - 1)
-    b1 = np.clip(np.maximum(rel_end - 1, rel_start) // w, 0, nb - 1)
-    base = keys.astype(np.int64) * nb
-    size = key_count * nb
-    same = b0 == b1
-    split = ~same
-    s0, s1, sb = b0[split], b1[split], base[split]
-    # Partial bins in one pass: whole samples in one bin, and the head and tail of the others.
-    direct = np.bincount(
-        np.concatenate((base[same] + b0[same], sb + s0, sb + s1)),
-        weights=np.concatenate(
-            (
-                (rel_end - rel_start)[same],
-                (s0 + 1) * w - rel_start[split],
-                rel_end[split] - s1 * w,
-            )
-        ).astype(np.float64),
-        minlength=size,
-    )
-    # Full middle bins: +w from the bin after the head, −w from the tail's bin, then cumsum.
-    diff = np.bincount(
-        np.concatenate((sb + s0 + 1, sb + s1)),
-        weights=np.concatenate((np.full(s0.size, w), np.full(s0.size, -w))).astype(np.float64),
-        minlength=size + 1,
-    )
-    full = np.cumsum(diff[:size].reshape(key_count, nb), axis=1)
-    return direct[:size].reshape(key_count, nb) + full
-
-
-def _combinations(samples: pl.DataFrame) -> pl.DataFrame:
-    """Work per distinct (kernel, kind) pair, with its group name: a few rows, however many
-    samples (grouping categoricals works on their codes, no string per sample)."""
-    return (
-        samples.group_by(["kernel", "kind"])
-        .agg(w=pl.col("duration").sum())
-        .with_columns(g=group_name().fill_null("(none)"))
-    )
-
-
-def _legend(combinations: pl.DataFrame, limit: int) -> tuple[str, ...]:
-    if combinations.height == 0:
-        return ()
-    work = (
-        combinations.group_by("g").agg(pl.col("w").sum()).sort(["w", "g"], descending=[True, False])
-    )
-    names = tuple(work["g"].to_list())
-    return names if len(names) <= limit else (*names[:limit], OTHER)
-
-
-def _codes(samples: pl.DataFrame, pairs: pl.DataFrame, values: list[int]) -> np.ndarray:
-    """Per sample, the value of its (kernel, kind) pair in ``pairs`` (joined on codes)."""
-    table = pairs.select("kernel", "kind").with_columns(_v=pl.Series(values, dtype=pl.Int64))
-    joined = samples.select("kernel", "kind").join(
-        table, on=["kernel", "kind"], how="left", nulls_equal=True, maintain_order="left"
-    )
-    return joined["_v"].to_numpy()
-
-
-def tile_activity(
-    matched: pl.DataFrame, tile_count: int, bins_count: int = TIME_BINS
-) -> tuple[OccupancyMap | None, ActiveTiles | None]:
-    """The occupancy map and the active-tiles curve of the matched samples (tiles in range)."""
-    in_range = matched.filter(pl.col("tile") < tile_count)
-    if in_range.height == 0:
-        return None, None
-    starts = in_range["offset"].to_numpy().astype(np.int64)
-    ends = starts + in_range["duration"].to_numpy().astype(np.int64)
-    bins = time_bins(int(starts.min()), int(ends.max()), bins_count)
-    pairs = _combinations(in_range)
-    legend = _legend(pairs, LEGEND_GROUPS)
-    lookup = {name: i for i, name in enumerate(legend)}
-    other = lookup.get(OTHER, len(legend) - 1)
-    groups = _codes(in_range, pairs, [lookup.get(g, other) for g in pairs["g"].to_list()])
-    tiles = in_range["tile"].to_numpy().astype(np.int64)
-    g = len(legend)
-    cycles = binned_cycles(starts, ends, tiles * g + groups, tile_count * g, bins)
-    per_tile = cycles.reshape(tile_count, g, bins.count)
-    dominant = per_tile.argmax(axis=1).astype(np.int16)
-    dominant[per_tile.sum(axis=1) <= 0] = IDLE
-    covered = bins.covered
-    series = per_tile.sum(axis=0) / covered
-    pair_kinds = pairs["kind"].cast(pl.String).fill_null("(none)").to_list()
-    kind_names = sorted(set(pair_kinds))
-    kind_keys = _codes(in_range, pairs, [kind_names.index(k) for k in pair_kinds])
-    by_kind_cycles = binned_cycles(starts, ends, kind_keys, len(kind_names), bins)
-    by_kind = {k: by_kind_cycles[i] / covered for i, k in enumerate(kind_names)}
-    return OccupancyMap(bins, legend, dominant), ActiveTiles(bins, legend, series, by_kind)
-
-
-def tile_balance(matched: pl.DataFrame, tile_count: int) -> TileBalance:
-    """Busy cycles per tile, idle tiles included, so an idle or overloaded tile stands out."""
-    in_range = matched.filter(pl.col("tile") < tile_count)
-    busy = np.bincount(
-        in_range["tile"].to_numpy().astype(np.int64),
-        weights=in_range["duration"].to_numpy().astype(np.float64),
-        minlength=tile_count,
-    ).astype(np.int64)
-    return TileBalance(
-        busy=busy,
-        minimum=int(busy.min()),
-        mean=float(busy.mean()),
-        maximum=int(busy.max()),
-        idle_tiles=int((busy == 0).sum()),
-        min_tile=int(busy.argmin()),
-        max_tile=int(busy.argmax()),
-    )
 
 
 def _display_names(summary: Summary) -> tuple[str, ...]:
@@ -407,98 +292,6 @@ def tile_section(
 # ---------------------------------------------------------------- data quality
 
 
-def overlapping_samples(samples: pl.DataFrame) -> tuple[int, int]:
-    """Samples that start before an earlier sample of the same tile ends; tiles affected.
-
-    Sorted by (tile, offset, duration), so of two samples starting together the shorter comes
-    first and is not flagged (a zero-length one never is, at another's start). Each tile's
-    intervals are shifted by tile rank × (span + 1), so one running maximum of ends over the
-    whole array restarts at every tile.
-    """
-    if samples.height == 0:
-        return 0, 0
-    ordered = samples.select("tile", "offset", "duration").sort(["tile", "offset", "duration"])
-    tile = ordered["tile"].to_numpy()
-    offset = ordered["offset"].to_numpy().astype(np.int64)
-    end = offset + ordered["duration"].to_numpy().astype(np.int64)
-    low = int(offset.min())
-    width = int(end.max()) - low + 1
-    rank = np.cumsum(np.r_[0, tile[1:] != tile[:-1]])
-    if width * (int(rank[-1]) + 1) >= 2**62:  # would overflow: per-tile window instead
-        flagged = (
-            ordered.lazy()
-            .with_columns(
-                prev=(pl.col("offset") + pl.col("duration")).cum_max().shift(1).over("tile")
-            )
-            .filter(pl.col("offset") < pl.col("prev"))
-            .select(n=pl.len(), tiles=pl.col("tile").n_unique())
-            .collect()
-        )
-        return int(flagged["n"][0]), int(flagged["tiles"][0])
-    shift = rank * width - low
-    covered = np.maximum.accumulate(end + shift)
-    hit = np.zeros(tile.size, dtype=bool)
-    hit[1:] = (offset[1:] + shift[1:]) < covered[:-1]
-    return int(hit.sum()), int(np.unique(tile[hit]).size)
-
-
-def tile_quality(profile: Profile) -> list[QualityCheck]:
-    """Checks on one dump's samples, all of them (filters do not hide problems)."""
-    samples = profile.samples
-    name = profile.source or "(in memory)"
-    overlaps, overlap_tiles = overlapping_samples(samples)
-    above = samples.filter(pl.col("tile") >= profile.tile_count)
-    no_meta = samples["metadataId"].null_count()
-    no_useful = samples["usefulCycles"].null_count()
-
-    def status(count: int) -> str:
-        return "ok" if count == 0 else "warn"
-
-    return [
-        QualityCheck(
-            "Samples overlapping on one tile",
-            overlaps,
-            status(overlaps),
-            f"{name}: {overlaps:,} samples start before an earlier sample on the same tile "
-            f"ends ({overlap_tiles:,} tiles)",
-        ),
-        QualityCheck(
-            "Tiles above tileCount",
-            above.height,
-            status(above.height),
-            f"{name}: {above.height:,} samples on tiles ≥ {profile.tile_count:,} "
-            f"({above['tile'].n_unique() if above.height else 0:,} tiles); left out of the maps",
-        ),
-        QualityCheck(
-            "Samples with no metadata",
-            no_meta,
-            "info" if no_meta else "ok",
-            f"{name}: {no_meta:,} of {samples.height:,} samples carry no metadata; "
-            f"{no_useful:,} carry no usefulCycles",
-        ),
-    ]
-
-
-def run_quality(inputs: RunInputs | None) -> list[QualityCheck]:
-    """CPU-only traces and the parsers' notes."""
-    cpu = () if inputs is None else inputs.cpu_only_traces
-    notes = () if inputs is None else inputs.notes
-    return [
-        QualityCheck(
-            "CPU-only traces",
-            len(cpu),
-            "info" if cpu else "ok",
-            "; ".join(cpu) if cpu else "no trace without GPU events",
-        ),
-        QualityCheck(
-            "Parser notes",
-            len(notes),
-            "info" if notes else "ok",
-            "; ".join(notes) if notes else "nothing to note",
-        ),
-    ]
-
-
 # ---------------------------------------------------------------- GPU runs
 
 RUN_TABLE_COLUMNS: tuple[str, ...] = (
@@ -544,129 +337,6 @@ LINK_COLUMNS: tuple[str, ...] = (
     "peak_fraction",
     "energy_j",
 )
-OPTIONAL_RUN_COLUMNS: dict[str, pl.DataType] = {
-    "target": pl.String(),
-    "target_kind": pl.String(),
-    "source": pl.String(),
-    "workload": pl.String(),
-    "implementation": pl.String(),
-    "kernel": pl.String(),
-    "op_family": pl.String(),
-    "dtype": pl.String(),
-    "shape": pl.String(),
-    "per": pl.String(),
-    "time_us": pl.Float64(),
-    "calls": pl.Int64(),
-    "total_us": pl.Float64(),
-    "p50_us": pl.Float64(),
-    "p95_us": pl.Float64(),
-    "max_us": pl.Float64(),
-    "mac": pl.Int64(),
-    "energy_j": pl.Float64(),
-    "energy_raw_j": pl.Float64(),
-    "baseline_implementation": pl.String(),
-    "baseline_time_us": pl.Float64(),
-    "speedup": pl.Float64(),
-    "peak_fraction": pl.Float64(),
-    "launch_op": pl.String(),
-}
-
-
-def normalize_runs(runs: pl.DataFrame) -> pl.DataFrame:
-    """The run table with every column the report reads; enums as strings, absent ones null."""
-    columns = []
-    for name, dtype in OPTIONAL_RUN_COLUMNS.items():
-        if name in runs.columns:
-            columns.append(pl.col(name).cast(pl.String if dtype == pl.String() else dtype))
-        else:
-            columns.append(pl.lit(None, dtype).alias(name))
-    return runs.select(columns)
-
-
-def source_file(source: str | None) -> str:
-    """The file part of a run's ``source`` ("file: place")."""
-    return "(unknown)" if source is None else source.split(": ", 1)[0]
-
-
-def speedup_rows(runs: pl.DataFrame) -> pl.DataFrame:
-    """GPU runs compared with a baseline, outside calibration sets."""
-    return runs.filter(
-        (pl.col("target_kind") == "gpu")
-        & pl.col("speedup").is_not_null()
-        & ~pl.col("source").fill_null("").str.to_lowercase().str.contains("calibration")
-    )
-
-
-def calibration_sets(runs: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
-    """Per (target, workload): the schedules of runs whose source is a calibration section."""
-    rows = runs.filter(
-        pl.col("source").fill_null("").str.to_lowercase().str.contains("calibration")
-    )
-    sets = []
-    for (target, workload), frame in rows.group_by(["target", "workload"], maintain_order=True):
-        sets.append((f"{target} · {workload}", frame))
-    return sets
-
-
-PRECISION_ORDER: tuple[tuple[str, ...], ...] = (
-    ("fp64", "f64", "float64", "double"),
-    ("fp32", "f32", "float32", "float"),
-    ("tf32",),
-    ("fp16", "f16", "float16", "half"),
-    ("bf16", "bfloat16"),
-    ("fp8", "f8", "e4m3", "e5m2", "float8"),
-    ("int8", "i8", "s8", "u8"),
-    ("int4", "i4", "s4", "u4", "fp4", "f4"),
-    ("b1", "binary", "int1"),
-)
-"""Precisions from widest to narrowest, each with the spellings the inputs use."""
-_PRECISION_RANK = {name: rank for rank, names in enumerate(PRECISION_ORDER) for name in names}
-
-
-def precision_rank(dtype: str | None) -> int:
-    """Place of ``dtype`` in ``PRECISION_ORDER``; unknown precisions come after all of them."""
-    return _PRECISION_RANK.get((dtype or "").strip().lower(), len(PRECISION_ORDER))
-
-
-def gemm_rows(runs: pl.DataFrame) -> pl.DataFrame:
-    """GPU GEMM runs that state energy or MACs, per target from the widest precision down
-    (fp32, tf32, fp16, bf16, fp8, int8, b1; others after, by name).
-    """
-    rows = runs.filter(
-        (pl.col("target_kind") == "gpu")
-        & (pl.col("op_family") == "gemm")
-        & (pl.col("energy_j").is_not_null() | pl.col("mac").is_not_null())
-    )
-    rank = pl.col("dtype").map_elements(precision_rank, return_dtype=pl.Int64, skip_nulls=False)
-    return (
-        rows.with_columns(_rank=rank)
-        .sort(["target", "_rank", "dtype"], nulls_last=True, maintain_order=True)
-        .drop("_rank")
-    )
-
-
-def is_kernel_row() -> pl.Expr:
-    """A per-call kernel row with a timing distribution (traces, nsys, run tables that give
-    ``total_us``): these also get a per-file detail table, besides their row in the run table.
-    """
-    return (
-        (pl.col("target_kind") == "gpu")
-        & (pl.col("per") == "call").fill_null(False)
-        & pl.col("total_us").is_not_null()
-    )
-
-
-def kernel_sets(runs: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
-    """Per (file, target): its per-kernel rows, by total time; titled "FILE · TARGET"."""
-    rows = runs.filter(is_kernel_row())
-    rows = rows.with_columns(
-        file=pl.col("source").map_elements(source_file, return_dtype=pl.String),
-        target=pl.col("target").fill_null("(unknown target)"),
-    )
-    return [
-        (f"{file} · {target}", frame.sort("total_us", descending=True, nulls_last=True))
-        for (file, target), frame in rows.group_by(["file", "target"], maintain_order=True)
-    ]
 
 
 def gpu_section(inputs: RunInputs, *, charts: bool = True) -> GpuSection | None:
@@ -816,10 +486,9 @@ def build_report(
             .to_list()
             if t not in targets
         )
-    quality: list[QualityCheck] = []
-    for profile in profiles:
-        quality.extend(tile_quality(profile))
-    quality.extend(run_quality(runs))
+    frames = [tile_quality(p.samples, p.tile_count, p.source or "(in memory)") for p in profiles]
+    frames.append(run_quality(*(((), ()) if runs is None else (runs.cpu_only_traces, runs.notes))))
+    quality = [QualityCheck(*row) for frame in frames for row in frame.iter_rows()]
     header = Header(
         title="tileprof utilization report",
         targets=tuple(dict.fromkeys(targets)),

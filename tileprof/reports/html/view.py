@@ -12,16 +12,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
+from tileprof.balance import TileBalance
 from tileprof.summary import Summary
-
-TIME_BINS = 320
-"""Columns of the occupancy map and points of the active-tiles curve."""
-LEGEND_GROUPS = 10
-"""Groups that get their own colour; the rest share "other"."""
-OTHER = "other"
-IDLE = -1
-"""Occupancy-map cell value of a (tile, time bin) where no matched sample runs."""
-
+from tileprof.timeline import ActiveTiles, OccupancyMap
 
 # ---------------------------------------------------------------- generic building blocks
 
@@ -107,46 +100,6 @@ class Chart:
 
 
 @dataclass(frozen=True)
-class TimeBins:
-    """Equal bins of ``width`` cycles from ``start``; the last may reach past ``stop``."""
-
-    start: int
-    stop: int
-    width: int
-    count: int
-
-    @property
-    def edges(self) -> np.ndarray:
-        """Bin edges in cycles, ``count + 1`` of them."""
-        return self.start + self.width * np.arange(self.count + 1, dtype=np.int64)
-
-    @property
-    def covered(self) -> np.ndarray:
-        """Cycles of each bin inside [start, stop): the divisor of a bin's mean."""
-        edges = self.edges
-        return (np.minimum(edges[1:], self.stop) - edges[:-1]).astype(np.float64)
-
-
-@dataclass(frozen=True)
-class OccupancyMap:
-    """Per (tile, time bin): the legend index of the group with most cycles there, or IDLE."""
-
-    bins: TimeBins
-    legend: tuple[str, ...]
-    cells: np.ndarray
-
-
-@dataclass(frozen=True)
-class ActiveTiles:
-    """Mean active tiles per time bin, one series per legend entry (they stack)."""
-
-    bins: TimeBins
-    legend: tuple[str, ...]
-    series: np.ndarray
-    by_kind: dict[str, np.ndarray]
-
-
-@dataclass(frozen=True)
 class PhaseSplit:
     """phaseCycles per group split into useful (phaseCycles × usefulUtilization) and other."""
 
@@ -163,19 +116,6 @@ class DurationSpread:
     p50: np.ndarray
     p95: np.ndarray
     maximum: np.ndarray
-
-
-@dataclass(frozen=True)
-class TileBalance:
-    """Busy cycles (Σ duration of matched samples) of every tile 0 … tileCount − 1."""
-
-    busy: np.ndarray
-    minimum: int
-    mean: float
-    maximum: int
-    idle_tiles: int
-    min_tile: int
-    max_tile: int
 
 
 @dataclass(frozen=True)

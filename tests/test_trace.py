@@ -1,0 +1,548 @@
+"""``tileprof trace``: .pftrace decoded with the perfetto package's protos, Chrome JSON checked
+against the trace event format, expected values computed by hand or by brute force."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import itertools
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from click.testing import CliRunner
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+from tests.samples import sample, write_dump
+from tests.trace_decode import Decoded, decode, packets
+from tileprof.cli import cli
+from tileprof.reports.trace import protowire as w
+from tileprof.reports.trace.perfetto import SliceRows, encode_slices
+from tileprof.reports.trace.tracks import assign_lanes, cycles_to_ns
+
+TRACES = Path(__file__).resolve().parent.parent / "fixtures" / "traces"
+TARGET = "tile device (4 tiles @ 1.5 GHz)"
+
+# Tile 0: two touching samples and a zero-length one; tile 1: [2,8) with [4,6) and [5,7)
+# inside it (overlap lanes 1 and 2); tile 3: an exchange sample with no kernel.
+SAMPLES = [
+    sample(0, 3, 6, "gemm", useful=4, physical=5, phase=1, epoch=1, extra_meta=None),
+    sample(0, 9, 3, "gemm", useful=3, phase=1, epoch=1),
+    sample(0, 12, 0, "mark", phase=2, epoch=1),
+    sample(1, 2, 6, "gemm", phase=1, epoch=1),
+    sample(1, 4, 2, "copy", phase=1, epoch=2),
+    sample(1, 5, 2, "copy", phase=None, epoch=2),
+    sample(3, 8, 4, None, kind="exchange", phase=2, epoch=1),
+]
+SAMPLES[0]["metadata"].append({"name": "reason", "value": "OperatorKernel"})
+for s in SAMPLES:
+    s.pop("extra_meta", None)
+
+# cycles → ns at 1.5 GHz is ⌊2c/3 + ½⌋: 2→1 3→2 4→3 5→3 6→4 7→5 8→5 9→6 12→8; the
+# earliest sample starts at cycle 2 (1 ns), so --align start subtracts 1 ns.
+NS = {2: 1, 3: 2, 4: 3, 5: 3, 6: 4, 7: 5, 8: 5, 9: 6, 12: 8}
+EXPECTED = {  # (tile, lane, begin, end, name, category)
+    (0, 0, NS[3] - 1, NS[9] - 1, "gemm", "compute"),
+    (0, 0, NS[9] - 1, NS[12] - 1, "gemm", "compute"),
+    (0, 0, NS[12] - 1, NS[12] - 1, "mark", "compute"),
+    (1, 0, NS[2] - 1, NS[8] - 1, "gemm", "compute"),
+    (1, 1, NS[4] - 1, NS[6] - 1, "copy", "compute"),
+    (1, 2, NS[5] - 1, NS[7] - 1, "copy", "compute"),
+    (3, 0, NS[8] - 1, NS[12] - 1, "exchange", "exchange"),
+}
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture()
+def dump(tmp_path: Path) -> Path:
+    return write_dump(tmp_path / "dump.json", SAMPLES, tileCount=4)
+
+
+def _tile_and_lane(decoded: Decoded, uuid: int) -> tuple[int, int]:
+    d = decoded.descriptors[uuid]
+    parent = decoded.descriptors[d.parent_uuid]
+    if parent.HasField("process"):
+        return int(d.name.removeprefix("tile ")), 0
+    lane = 1 if d.name == "overlap" else int(d.name.removeprefix("overlap "))
+    return int(parent.name.removeprefix("tile ")), lane
+
+
+def test_cycles_to_ns_rounds_half_up_exactly() -> None:
+    cycles = np.array([0, 1, 2, 3, 4, 9, 10**13], dtype=np.int64)
+    # 1.5 GHz: 2c/3 → 0, 0.67, 1.33, 2, 2.67, 6, 6666666666666.67
+    assert cycles_to_ns(cycles, 1.5e9).tolist() == [0, 1, 1, 2, 3, 6, 6666666666667]
+    # 2 GHz: c/2, halves round up
+    assert cycles_to_ns(cycles[:5], 2_000_000_000).tolist() == [0, 1, 1, 2, 2]
+    # a non-integer clock takes the exact slow path: 1.25 Hz → c × 0.8e9
+    assert cycles_to_ns(np.array([5, 1]), 1.25).tolist() == [4 * 10**9, 800_000_000]
+
+
+def test_lanes_follow_the_report_overlap_definition() -> None:
+    keys = np.array([0, 0, 0, 0, 1, 1, 0])
+    starts = np.array([0, 1, 2, 10, 0, 5, 3])
+    ends = np.array([5, 3, 4, 12, 5, 6, 3])
+    # key 0: [0,5) lane 0; [1,3) inside it → 1; [2,4) overlaps [1,3) → 2; the zero-length
+    # [3,3) lies inside [2,4) → 3; [10,12) is free → 0. Key 1 touches only: all lane 0.
+    assert assign_lanes(keys, starts, ends).tolist() == [0, 1, 2, 0, 0, 0, 3]
+
+
+def test_pftrace_holds_every_sample_once_on_its_tile(dump: Path, tmp_path: Path) -> None:
+    out = tmp_path / "t.pftrace"
+    code, stdout, stderr = run("trace", str(dump), "-o", str(out))
+    assert code == 0, stderr
+    assert "7 samples on 4 tile tracks (2 overlapping" in stdout
+    decoded = decode(out)
+    got = Counter(
+        (*_tile_and_lane(decoded, s.track), s.begin, s.end, s.name, s.categories[0])
+        for s in decoded.slices
+    )
+    assert got == Counter(EXPECTED)
+    first = next(s for s in decoded.slices if s.begin == NS[3] - 1)
+    assert first.args == {
+        "tile": 0,
+        "phase": 1,
+        "epoch": 1,
+        "operation": "operation.1",
+        "usefulCycles": 4.0,
+        "physicalWorkCycles": 5.0,
+        "metadata.usefulCycles": "4",
+        "metadata.physicalWorkCycles": "5",
+        "metadata.reason": "OperatorKernel",
+    }
+    no_phase = next(s for s in decoded.slices if s.name == "copy" and s.end == NS[7] - 1)
+    assert "phase" not in no_phase.args and no_phase.args["epoch"] == 2
+    exchange = next(s for s in decoded.slices if s.name == "exchange")
+    assert "usefulCycles" not in exchange.args and exchange.args["tile"] == 3
+
+
+def test_pftrace_tracks_are_well_formed(dump: Path, tmp_path: Path) -> None:
+    out = tmp_path / "t.pftrace"
+    assert run("trace", str(dump), "-o", str(out))[0] == 0
+    decoded = decode(out)
+    assert decoded.uuid_repeats == 0
+    for uuid, d in decoded.descriptors.items():
+        if d.parent_uuid:
+            assert d.parent_uuid in decoded.descriptors
+            assert decoded.declared_at[d.parent_uuid] < decoded.declared_at[uuid]
+    for uuid, index in decoded.first_use.items():
+        assert uuid in decoded.descriptors and decoded.declared_at[uuid] < index
+    processes = [d for d in decoded.descriptors.values() if d.HasField("process")]
+    assert [p.process.process_name for p in processes] == [TARGET]
+    device = processes[0]
+    assert device.child_ordering == pb.TrackDescriptor.ChildTracksOrdering.EXPLICIT
+    tiles = [
+        d
+        for d in decoded.descriptors.values()
+        if d.parent_uuid == device.uuid and d.name.startswith("tile ")
+    ]
+    assert [(d.name, d.sibling_order_rank) for d in tiles] == [(f"tile {t}", t) for t in range(4)]
+    # Slices on one track never overlap (touching is allowed).
+    by_track: dict[int, list[tuple[int, int]]] = {}
+    for s in decoded.slices:
+        by_track.setdefault(s.track, []).append((s.begin, s.end))
+    for spans in by_track.values():
+        spans.sort()
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
+
+
+def test_counters_match_brute_force(dump: Path, tmp_path: Path) -> None:
+    out = tmp_path / "t.pftrace"
+    assert run("trace", str(dump), "-o", str(out))[0] == 0
+    decoded = decode(out)
+    names = {decoded.track_name(u): v for u, v in decoded.counters.items()}
+    # Span [2, 12) is 10 cycles: 10 bins of one cycle, values from cycle 2 … 11, then 0.
+    active, useful = [], []
+    for cycle in range(2, 12):
+        running = [s for s in SAMPLES if s["offset"] <= cycle < s["offset"] + s["duration"]]
+        active.append(float(len(running)))
+        rate = sum(
+            float(m["value"]) / s["duration"]
+            for s in running
+            for m in s.get("metadata", [])
+            if m["name"] == "usefulCycles"
+        )
+        useful.append(rate / 4)
+    times = [NS[2] - 1 + (round(2 * c / 3) - 1) - (NS[2] - 1) for c in range(2, 13)]
+    assert [t for t, _ in names["active tiles"]] == times
+    assert [v for _, v in names["active tiles"]] == [*active, 0.0]
+    assert [v for _, v in names["device useful utilization"]] == pytest.approx([*useful, 0.0])
+
+
+def test_batches_do_not_change_the_trace(dump: Path, tmp_path: Path) -> None:
+    from tileprof.filters import Filters
+    from tileprof.model import load
+    from tileprof.reports.trace import build_timeline
+    from tileprof.reports.trace.perfetto import write_pftrace
+    from tileprof.reports.trace.tracks import Alignment
+
+    timeline = build_timeline(load(dump), Filters(), [], Alignment())
+    whole, small = io.BytesIO(), io.BytesIO()
+    write_pftrace(whole, timeline)
+    write_pftrace(small, timeline, batch=2)
+    (tmp_path / "a.pftrace").write_bytes(whole.getvalue())
+    (tmp_path / "b.pftrace").write_bytes(small.getvalue())
+    threaded = io.BytesIO()
+    write_pftrace(threaded, timeline, batch=2, workers=3)
+    serial = _serial(timeline)  # threads change nothing in the file
+    assert threaded.getvalue() == serial and small.getvalue() == serial
+    compressed = [p for p in pb.Trace.FromString(small.getvalue()).packet if p.compressed_packets]
+    assert len(compressed) == 4  # 7 samples in batches of 2
+    a, b = decode(tmp_path / "a.pftrace"), decode(tmp_path / "b.pftrace")
+    assert [(s.track, s.begin, s.end, s.name, s.args) for s in a.slices] == [
+        (s.track, s.begin, s.end, s.name, s.args) for s in b.slices
+    ]
+
+
+def _serial(timeline: Any) -> bytes:
+    from tileprof.reports.trace.perfetto import write_pftrace
+
+    out = io.BytesIO()
+    write_pftrace(out, timeline, batch=2, workers=1)
+    return out.getvalue()
+
+
+def test_encoder_agrees_with_protos_built_packets() -> None:
+    """The column encoder against packets built one by one through the perfetto protos."""
+    rng = np.random.default_rng(7)
+    n = 50
+    track = rng.integers(1, 2**40, n)
+    begin = rng.integers(0, 2**50, n)
+    end = begin + rng.integers(0, 2**20, n)
+    ints = rng.integers(-(2**62), 2**62, n)
+    ints[:5] = [0, 1, 127, 128, -1]
+    present = rng.random(n) < 0.7
+    doubles = rng.random(n) * 1e6
+    statics = [
+        pb.TrackEvent(name_iid=3, category_iids=[2]).SerializeToString(),
+        pb.TrackEvent(name_iid=300).SerializeToString(),
+    ]
+    which = rng.integers(0, 2, n)
+    rows = SliceRows(
+        track=track,
+        begin=begin,
+        end=end,
+        static=w.table(statics, which),
+        ints=[(5, ints, present), (6, ints // 7, np.ones(n, dtype=bool))],
+        doubles=[(200, doubles, ~present)],
+    )
+    got = list(pb.Trace.FromString(encode_slices(rows)).packet)
+    assert len(got) == 2 * n
+    for i in range(n):
+        event = pb.TrackEvent(type=pb.TrackEvent.TYPE_SLICE_BEGIN, track_uuid=int(track[i]))
+        if present[i]:
+            event.debug_annotations.add(name_iid=5, int_value=int(ints[i]))
+        event.debug_annotations.add(name_iid=6, int_value=int(ints[i] // 7))
+        if not present[i]:
+            event.debug_annotations.add(name_iid=200, double_value=float(doubles[i]))
+        event.MergeFromString(statics[which[i]])
+        expected_begin = pb.TracePacket(
+            timestamp=int(begin[i]),
+            trusted_packet_sequence_id=1,
+            sequence_flags=pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE,
+            track_event=event,
+        )
+        expected_end = pb.TracePacket(
+            timestamp=int(end[i]),
+            trusted_packet_sequence_id=1,
+            sequence_flags=pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE,
+            track_event=pb.TrackEvent(type=pb.TrackEvent.TYPE_SLICE_END, track_uuid=int(track[i])),
+        )
+        assert got[2 * i] == expected_begin
+        assert got[2 * i + 1] == expected_end
+
+
+# ---------------------------------------------------------------- Chrome JSON
+
+
+def _chrome(path: Path) -> dict[str, Any]:
+    data = path.read_bytes()
+    if path.name.endswith(".gz"):
+        data = gzip.decompress(data)
+    document: dict[str, Any] = json.loads(data)
+    return document
+
+
+def _check_trace_event_format(document: dict[str, Any]) -> None:
+    """The parts of the Trace Event Format this file uses, checked event by event."""
+    assert document["displayTimeUnit"] in ("ms", "ns")
+    events = document["traceEvents"]
+    named_processes = {e["pid"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    named_threads = {
+        (e["pid"], e["tid"]) for e in events if e["ph"] == "M" and e["name"] == "thread_name"
+    }
+    for e in events:
+        assert e["ph"] in ("X", "M", "C")
+        if e["ph"] == "M":
+            assert e["name"] in (
+                "process_name",
+                "process_sort_index",
+                "thread_name",
+                "thread_sort_index",
+            )
+            key = "sort_index" if e["name"].endswith("sort_index") else "name"
+            assert set(e["args"]) == {key}
+        elif e["ph"] == "X":
+            assert isinstance(e["name"], str) and isinstance(e["cat"], str)
+            assert isinstance(e["ts"], (int, float)) and isinstance(e["dur"], (int, float))
+            assert e["dur"] >= 0 and isinstance(e["args"], dict)
+            assert e["pid"] in named_processes and (e["pid"], e["tid"]) in named_threads
+        else:
+            assert isinstance(e["ts"], (int, float)) and e["pid"] in named_processes
+            assert all(isinstance(v, (int, float)) for v in e["args"].values())
+
+
+@pytest.mark.parametrize("suffix", [".json", ".json.gz"])
+def test_chrome_json_follows_the_trace_event_format(
+    dump: Path, tmp_path: Path, suffix: str
+) -> None:
+    out = tmp_path / f"t{suffix}"
+    code, _, stderr = run("trace", str(dump), "-o", str(out))
+    assert code == 0, stderr
+    document = _chrome(out)
+    _check_trace_event_format(document)
+    events = document["traceEvents"]
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    processes = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+    assert processes == {1: TARGET}
+    got = set()
+    for e in events:
+        if e["ph"] != "X":
+            continue
+        name = names[(e["pid"], e["tid"])]
+        lane = 0 if "overlap" not in name else (int(name.split()[-1]) if name[-1] != "p" else 1)
+        # µs with three decimals: exactly the ns / 1000 of the hand-computed values
+        begin, end = round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000)
+        got.add((e["args"]["tile"], lane, begin, end, e["name"], e["cat"]))
+        assert name.startswith(f"tile {e['args']['tile']}")
+    assert got == EXPECTED
+    gemm = next(e for e in events if e["ph"] == "X" and e["ts"] == 0.001)
+    assert gemm["args"]["metadata"] == {
+        "usefulCycles": "4",
+        "physicalWorkCycles": "5",
+        "reason": "OperatorKernel",
+    }
+    counters = [e for e in events if e["ph"] == "C" and e["name"] == "active tiles"]
+    assert [e["args"]["tiles"] for e in counters][:3] == [1.0, 2.0, 3.0]
+
+
+# ---------------------------------------------------------------- GPU traces, alignment
+
+
+def _gpu_slices(decoded: Decoded) -> dict[str, list[tuple[int, int, str, dict[str, Any]]]]:
+    out: dict[str, list[tuple[int, int, str, dict[str, Any]]]] = {}
+    for s in decoded.slices:
+        process = decoded.process_of(s.track).process.process_name
+        if process != TARGET:
+            out.setdefault(process, []).append((s.begin, s.end, s.name, s.args))
+    return out
+
+
+def test_gpu_devices_are_processes_with_kernels_on_streams(dump: Path, tmp_path: Path) -> None:
+    out = tmp_path / "t.pftrace"
+    code, stdout, stderr = run(
+        "trace", str(dump), str(TRACES / "kineto_small.json"), "-o", str(out)
+    )
+    assert code == 0, stderr
+    assert "8 GPU events on 2 devices" in stdout
+    decoded = decode(out)
+    gpus = _gpu_slices(decoded)
+    a100 = "NVIDIA A100-SXM4-80GB (device 0, kineto_small.json)"
+    assert set(gpus) == {a100, "GPU 1 (device 1, kineto_small.json)"}
+    # device 0 starts at 1000 µs: aligned to 0; the 2nd GEMM at 1100 µs for 30 µs
+    spans = sorted((b, e) for b, e, _, _ in gpus[a100])
+    assert spans[:2] == [(0, 10_000), (100_000, 130_000)]
+    gemm = next(a for b, _, _, a in gpus[a100] if b == 0)
+    assert gemm["launching op"] == "aten::mm" and gemm["stream"] == 7
+    assert (gemm["grid"], gemm["block"], gemm["correlation"]) == ("4x2x1", "256x1x1", 10)
+    streams = {
+        decoded.track_name(s.track)
+        for s in decoded.slices
+        if decoded.process_of(s.track).process.process_name == a100
+    }
+    assert streams == {"stream 7", "stream 13"}
+    # device 1's only kernel starts at 1700 µs, aligned to 0 on its own
+    assert gpus["GPU 1 (device 1, kineto_small.json)"][0][:2] == (0, 8000)
+
+
+def test_align_none_and_offsets(dump: Path, tmp_path: Path) -> None:
+    trace = str(TRACES / "kineto_small.json")
+    out = tmp_path / "none.pftrace"
+    assert run("trace", str(dump), trace, "--align", "none", "-o", str(out))[0] == 0
+    decoded = decode(out)
+    a100 = "NVIDIA A100-SXM4-80GB (device 0, kineto_small.json)"
+    assert min(b for b, *_ in _gpu_slices(decoded)[a100]) == 1_000_000  # 1000 µs
+    assert min(s.begin for s in decoded.slices) == 1  # cycle 2 at 1.5 GHz, unshifted
+    out = tmp_path / "shift.pftrace"
+    code, _, err = run(
+        "trace", str(dump), trace, "--align", "kineto_small.json=2.5", "-o", str(out)
+    )
+    assert code == 0, err
+    gpus = _gpu_slices(decode(out))
+    assert min(b for b, *_ in gpus[a100]) == 2500
+    out = tmp_path / "back.pftrace"
+    code, _, err = run("trace", str(dump), trace, "--align", f"{TARGET}=-1", "-o", str(out))
+    assert code == 0 and "1 µs later" in err
+    decoded = decode(out)
+    assert min(b for b, *_ in _gpu_slices(decoded)[a100]) == 1000
+    assert min(s.begin for s in decoded.slices) == 0
+
+
+def test_chrome_gpu_part_reads_back_through_the_kineto_reader(dump: Path, tmp_path: Path) -> None:
+    from tileprof.sources import load_runs
+
+    out = tmp_path / "t.json"
+    assert run("trace", str(dump), str(TRACES / "kineto_small.json"), "-o", str(out))[0] == 0
+    back = load_runs(out).frame
+    source = load_runs(TRACES / "kineto_small.json").frame
+    key = ["kernel", "calls", "total_us", "p50_us", "max_us"]
+    assert sorted(back.select(key).rows()) == sorted(source.select(key).rows())
+
+
+# ---------------------------------------------------------------- limits and errors
+
+
+def test_max_samples_writes_the_first_in_time_order_and_says_so(dump: Path, tmp_path: Path) -> None:
+    out = tmp_path / "t.pftrace"
+    code, stdout, stderr = run("trace", str(dump), "--max-samples", "3", "-o", str(out))
+    assert code == 0
+    assert "7 samples match, more than --max-samples 3" in stderr and "--window" in stderr
+    assert "offsets up to cycle 4)" in stderr
+    # by offset: cycle 2 (tile 1), 3 (tile 0), 4 (tile 1)
+    assert sorted(s.begin for s in decode(out).slices) == [0, 1, 2]
+    assert "3 samples" in stdout
+
+
+def test_filters_and_tile_range(dump: Path, tmp_path: Path) -> None:
+    out = tmp_path / "t.pftrace"
+    assert run("trace", str(dump), "--tile-range", "1:2", "--epoch", "2", "-o", str(out))[0] == 0
+    decoded = decode(out)
+    assert sorted((s.name, s.args["tile"]) for s in decoded.slices) == [("copy", 1), ("copy", 1)]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-o", "{tmp}/t.txt"], "unknown trace extension"),
+        (["--align", "H100=5", "-o", "{tmp}/t.pftrace"], "--align H100=…: no target"),
+        (["--align", "soon", "-o", "{tmp}/t.pftrace"], "--align soon: expected"),
+        (["{dump}", "-o", "{tmp}/t.pftrace"], "tile dump, not a PyTorch profiler (Kineto)"),
+        (["{garbage}", "-o", "{tmp}/t.pftrace"], "garbage.json: "),
+        (["{seed}", "-o", "{tmp}/t.pftrace"], "not a PyTorch profiler (Kineto) trace"),
+        (["{tmp}/absent.json", "-o", "{tmp}/t.pftrace"], "no such file"),
+        (["--tile-range", "5:2", "-o", "{tmp}/t.pftrace"], "--tile-range 5:2"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(
+    dump: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    seed = Path(__file__).resolve().parent.parent / "tileprof" / "data" / "seeds"
+    latency = next(seed.glob("000_*"), None) or dump
+    garbage = tmp_path / "garbage.json"
+    garbage.write_text("garbage")
+    filled = [a.format(tmp=tmp_path, dump=dump, seed=latency, garbage=garbage) for a in args]
+    code, _, stderr = run("trace", str(dump), *filled)
+    assert code == 2
+    assert stderr.startswith("tileprof: error: ") and message in stderr
+    assert stderr.count("\n") == 1
+    assert not (tmp_path / "t.pftrace").exists()
+
+
+def test_output_is_not_overwritten_without_force(dump: Path, tmp_path: Path) -> None:
+    out = tmp_path / "t.pftrace"
+    out.write_bytes(b"keep")
+    code, _, stderr = run("trace", str(dump), "-o", str(out))
+    assert code == 2 and "--force" in stderr and out.read_bytes() == b"keep"
+    assert run("trace", str(dump), "-o", str(out), "--force")[0] == 0
+    assert len(packets(out)) > 7
+
+
+def test_real_h200_trace_every_gpu_event_once(dump: Path, tmp_path: Path) -> None:
+    from tileprof.parsers._common import read_bytes
+    from tileprof.parsers.kineto import gpu_events
+
+    source = TRACES / "h200_train_steps.json.gz"
+    events = gpu_events(source, read_bytes(source)).events
+    out = tmp_path / "t.pftrace"
+    code, stdout, stderr = run("trace", str(dump), str(source), "-o", str(out))
+    assert code == 0, stderr
+    assert f"{events.height:,} GPU events on 1 device" in stdout
+    decoded = decode(out)
+    got = Counter(
+        (s.name, s.end - s.begin)
+        for s in decoded.slices
+        if s.name not in ("gemm", "copy", "mark", "exchange")
+    )
+    # durations in ns as the docs define them: each end and begin rounded from µs on its own
+    expected = Counter(
+        (name, round((ts + dur) * 1000) - round(ts * 1000))
+        for name, ts, dur in events.select(pl.col("name").cast(pl.String), "ts", "dur").iter_rows()
+    )
+    assert got == expected
+
+
+def test_overlap_lanes_count_what_the_data_quality_check_counts() -> None:
+    import polars as pl
+
+    from tileprof.quality import overlapping_samples
+
+    rng = np.random.default_rng(3)
+    n = 5000
+    tile = rng.integers(0, 20, n)
+    offset = rng.integers(0, 100_000, n)
+    duration = rng.integers(0, 3_000, n)
+    lanes = assign_lanes(tile, offset, offset + duration)
+    frame = pl.DataFrame({"tile": tile, "offset": offset, "duration": duration})
+    assert int((lanes > 0).sum()) == overlapping_samples(frame)[0]
+    # and no two intervals of one (tile, lane) overlap
+    order = np.lexsort((offset, lanes, tile))
+    same = (tile[order][1:] == tile[order][:-1]) & (lanes[order][1:] == lanes[order][:-1])
+    ends = (offset + duration)[order]
+    assert not np.any(same & (offset[order][1:] < ends[:-1]) & (duration[order][1:] > 0))
+
+
+def test_cpu_only_trace_is_said_not_silent(dump: Path, tmp_path: Path) -> None:
+    cpu = tmp_path / "cpu.json"
+    cpu.write_text(
+        '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2}]}'
+    )
+    code, stdout, stderr = run("trace", str(dump), str(cpu), "-o", str(tmp_path / "t.pftrace"))
+    assert (
+        code == 0 and "cpu.json: CPU-only trace" in stderr and "0 GPU events on 0 devices" in stdout
+    )
+
+
+def test_active_tiles_counter_is_the_reports_curve(tmp_path: Path) -> None:
+    """On the reference profile (epoch 1), the counter equals the report's stacked curve
+    summed over its legend groups (``Profile.active_tiles``), bin by bin."""
+    import polars as pl
+
+    from tileprof.examples import example_profile
+
+    profile = example_profile()
+    out = tmp_path / "t.pftrace"
+    assert run("trace", "--example", "--epoch", "1", "-o", str(out))[0] == 0
+    decoded = decode(out)
+    counter = next(
+        v for u, v in decoded.counters.items() if decoded.track_name(u) == "active tiles"
+    )
+    curve = (
+        profile.active_tiles(epoch=1)
+        .group_by("bin")
+        .agg(pl.col("activeTiles").sum(), pl.col("start").first())
+        .sort("bin")
+    )
+    assert [v for _, v in counter[:-1]] == pytest.approx(curve["activeTiles"].to_list())
+    assert counter[-1][1] == 0.0
+    first = int(curve["start"][0])
+    expected = cycles_to_ns(curve["start"].to_numpy(), profile.clock_hz) - cycles_to_ns(
+        np.array([first]), profile.clock_hz
+    )
+    assert [t for t, _ in counter[:-1]] == expected.tolist()

@@ -1,0 +1,119 @@
+"""Data-quality checks: overlapping samples, tiles out of range, missing metadata, run notes.
+
+docs/metrics.md, "HTML report" → "Data quality". Each check is one row of a polars frame:
+``check`` (its name), ``count`` (how many things it found), ``status`` ("ok", "info" or
+"warn") and ``detail`` (one line saying what they were). The checks of a dump look at all its
+samples: filters do not hide problems.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+
+QUALITY_SCHEMA: dict[str, pl.DataType] = {
+    "check": pl.String(),
+    "count": pl.Int64(),
+    "status": pl.String(),
+    "detail": pl.String(),
+}
+"""The columns of every quality frame."""
+
+
+def _checks(rows: list[tuple[str, int, str, str]]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=QUALITY_SCHEMA, orient="row")
+
+
+def overlapping_samples(samples: pl.DataFrame) -> tuple[int, int]:
+    """Samples that start before an earlier sample of the same tile ends; tiles affected.
+
+    Sorted by (tile, offset, duration), so of two samples starting together the shorter comes
+    first and is not flagged (a zero-length one never is, at another's start). Each tile's
+    intervals are shifted by tile rank × (span + 1), so one running maximum of ends over the
+    whole array restarts at every tile.
+    """
+    if samples.height == 0:
+        return 0, 0
+    ordered = samples.select("tile", "offset", "duration").sort(["tile", "offset", "duration"])
+    tile = ordered["tile"].to_numpy()
+    offset = ordered["offset"].to_numpy().astype(np.int64)
+    end = offset + ordered["duration"].to_numpy().astype(np.int64)
+    low = int(offset.min())
+    width = int(end.max()) - low + 1
+    rank = np.cumsum(np.r_[0, tile[1:] != tile[:-1]])
+    if width * (int(rank[-1]) + 1) >= 2**62:  # would overflow: per-tile window instead
+        flagged = (
+            ordered.lazy()
+            .with_columns(
+                prev=(pl.col("offset") + pl.col("duration")).cum_max().shift(1).over("tile")
+            )
+            .filter(pl.col("offset") < pl.col("prev"))
+            .select(n=pl.len(), tiles=pl.col("tile").n_unique())
+            .collect()
+        )
+        return int(flagged["n"][0]), int(flagged["tiles"][0])
+    shift = rank * width - low
+    covered = np.maximum.accumulate(end + shift)
+    hit = np.zeros(tile.size, dtype=bool)
+    hit[1:] = (offset[1:] + shift[1:]) < covered[:-1]
+    return int(hit.sum()), int(np.unique(tile[hit]).size)
+
+
+def tile_quality(samples: pl.DataFrame, tile_count: int, name: str) -> pl.DataFrame:
+    """Checks on one dump's samples (``name`` heads each detail line)."""
+    overlaps, overlap_tiles = overlapping_samples(samples)
+    above = samples.filter(pl.col("tile") >= tile_count)
+    no_meta = samples["metadataId"].null_count()
+    no_useful = samples["usefulCycles"].null_count()
+
+    def status(count: int) -> str:
+        return "ok" if count == 0 else "warn"
+
+    return _checks(
+        [
+            (
+                "Samples overlapping on one tile",
+                overlaps,
+                status(overlaps),
+                f"{name}: {overlaps:,} samples start before an earlier sample on the same tile "
+                f"ends ({overlap_tiles:,} tiles)",
+            ),
+            (
+                "Tiles above tileCount",
+                above.height,
+                status(above.height),
+                f"{name}: {above.height:,} samples on tiles ≥ {tile_count:,} "
+                f"({above['tile'].n_unique() if above.height else 0:,} tiles); "
+                "left out of the maps",
+            ),
+            (
+                "Samples with no metadata",
+                no_meta,
+                "info" if no_meta else "ok",
+                f"{name}: {no_meta:,} of {samples.height:,} samples carry no metadata; "
+                f"{no_useful:,} carry no usefulCycles",
+            ),
+        ]
+    )
+
+
+def run_quality(cpu_only_traces: Sequence[str], notes: Sequence[str]) -> pl.DataFrame:
+    """CPU-only traces (PyTorch traces with no GPU kernel events) and the parsers' notes."""
+    return _checks(
+        [
+            (
+                "CPU-only traces",
+                len(cpu_only_traces),
+                "info" if cpu_only_traces else "ok",
+                "; ".join(cpu_only_traces) if cpu_only_traces else "no trace without GPU events",
+            ),
+            (
+                "Parser notes",
+                len(notes),
+                "info" if notes else "ok",
+                "; ".join(notes) if notes else "nothing to note",
+            ),
+        ]
+    )
