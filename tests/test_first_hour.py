@@ -30,3 +30,31 @@ def test_a_filter_matching_nothing_lists_what_exists(tmp_path: Path) -> None:
     code, out, err, _ = invoke("summary", dump, "--epoch", "9")
     assert code == 0, err
     assert "no samples matched\nepochs present: 1, 2\ngroups present: copy, gemm\n" in out
+
+
+def test_summary_table_follows_the_terminal_width() -> None:
+    from tileprof.examples import example_profile
+    from tileprof.reports import summary_table
+
+    profile = example_profile()
+    summary = profile.summary(epoch=1)
+    wide = summary_table.render(summary, profile.target)
+    narrow = summary_table.render(summary, profile.target, 80)
+    assert "lanes" in wide and "p50" in wide
+    assert max(len(line) for line in narrow.splitlines()) <= 80
+    header = next(line for line in narrow.splitlines() if line.startswith("group"))
+    # the figures people came for stay; low-priority columns went first
+    for kept in ("phase ms", "useful", "device"):
+        assert kept in header
+    for dropped in ("lanes", "phases", "p50"):
+        assert dropped not in header
+    # names keep their distinguishing end, and no line ends in padding
+    assert "_r121_r122" in narrow
+    assert all(line == line.rstrip() for line in narrow.splitlines())
+
+
+def test_linked_set_lines_have_no_trailing_padding() -> None:
+    code, out, err, _ = invoke("runs", "--example", "--linked")
+    assert code == 0, err
+    assert "linked sets" in out
+    assert all(line == line.rstrip() for line in out.splitlines())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
 from pathlib import Path
 
 import click
@@ -23,6 +25,15 @@ from tileprof.model import Profile
 from tileprof.reports.renderers import SUMMARY_RENDERERS, SummaryModel, write_rendered
 from tileprof.summary import DEFAULT_TOP_SAMPLES
 from tileprof.text import shorten
+
+
+def terminal_width(output: Path | None) -> int | None:
+    """The terminal's width when the table is printed on one (stdout, a terminal), else None."""
+    if output is not None and str(output) != "-":
+        return None
+    if not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
 
 
 def what_is_present(profile: Profile, shown: int = 12) -> list[str]:
@@ -94,5 +105,5 @@ def command(
     profile = load_profile(dump, example, format_in, clock_hz, tile_count, cache=cache, quiet=quiet)
     summary = profile.summary(filters, group_by=dimensions, top=top)
     present = [] if summary.groups.height else what_is_present(profile)
-    model = SummaryModel(summary, profile.target, present)
+    model = SummaryModel(summary, profile.target, present, terminal_width(output))
     write_rendered(SUMMARY_RENDERERS[output_format], model, output)

@@ -112,4 +112,5 @@ def render(
         )
     for note in notes:
         console.print(f"note: {escape_control(note)}", markup=False)
-    return buffer.getvalue()
+    # rich pads every row to the table's width; a linked-set line ends at its text
+    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
