@@ -152,6 +152,10 @@ REAL = {
         "f16",
     ),
     "triton_poi_fused_add_relu_0": ("elementwise", None),
+    # cuBLASLt's split-K epilogue adds partial products: a reduce, though cublas names it
+    "void cublasLt::splitKreduce_kernel<32, 16, int, __nv_bfloat16, __nv_bfloat16, float, "
+    "__nv_bfloat16, false, __nv_bfloat16, __nv_bfloat16, __nv_bfloat16, true, true, false, "
+    "false>": ("reduce", "bf16"),
     "some_custom_thing": ("other", None),
 }
 

@@ -126,3 +126,40 @@ def test_real_cpu_trace_from_torch_profiler(tmp_path: Path) -> None:
     assert parsed.frame.height == 0
     assert parsed.metadata["cpu_ops"] > 0
     assert len(parsed.notes) == 1 and "CPU-only trace" in parsed.notes[0]
+
+
+def _h200_rows() -> dict[str, dict[str, object]]:
+    frame = load_runs(TRACES / "h200_train_steps.json.gz").frame
+    return {str(r["kernel"]): r for r in frame.iter_rows(named=True)}
+
+
+def test_h200_copy_with_cast_from_bf16_or_f16_into_float_is_a_cast() -> None:
+    """direct_copy_kernel_cuda with LoadWithCast/StoreWithCast is launched only by aten::copy_
+    of a bf16 or f16 tensor into a float one (input types float ← c10::BFloat16 / c10::Half):
+    a cast, decided from those types, although the name alone reads as a copy."""
+    rows = _h200_rows()
+    direct = [r for k, r in rows.items() if "direct_copy_kernel_cuda" in k and "WithCast" in k]
+    assert len(direct) == 1
+    assert (direct[0]["op_family"], direct[0]["launch_op"], direct[0]["calls"]) == (
+        "cast",
+        "aten::copy_",
+        26,
+    )
+
+
+def test_h200_splitk_reduce_is_a_reduce() -> None:
+    split = [r for k, r in _h200_rows().items() if "splitKreduce" in k]
+    assert len(split) == 3
+    assert {r["op_family"] for r in split} == {"reduce"}
+
+
+def test_h200_kernel_launched_by_several_ops_lists_each_with_calls() -> None:
+    memset = _h200_rows()["Memset (Device)"]
+    # 3 by aten::_cudnn_attention_forward (2 bf16 + 1 f16 steps), 3 by aten::mean, 2 by aten::mm
+    assert memset["launch_op"] == "aten::_cudnn_attention_forward ×3; aten::mean ×3; aten::mm ×2"
+    meta = json.loads(str(memset["metadata"]))
+    assert meta["launch_ops"] == {
+        "aten::_cudnn_attention_forward": 3,
+        "aten::mean": 3,
+        "aten::mm": 2,
+    }

@@ -51,7 +51,7 @@ def test_tile_groups_become_runs() -> None:
         "gemm",
         "f16",
         "tile",
-        "phase",
+        "active",
     )
     exchange = runs.filter(pl.col("kernel") == "exchange").row(0, named=True)
     assert exchange["peak_fraction"] is None
@@ -93,7 +93,7 @@ def test_linked_sets_tile_and_a100_gemm() -> None:
         ]
     )
     sets = linked_sets(runs)
-    f16 = sets.filter(pl.col("set") == "gemm · f16")
+    f16 = sets.filter(pl.col("set") == "gemm · f16 (different sizes: compare efficiency, not time)")
     assert f16["target"].to_list() == [
         "tile device (1472 tiles @ 1.5 GHz)",
         "NVIDIA A100-SXM4-40GB",
@@ -102,15 +102,24 @@ def test_linked_sets_tile_and_a100_gemm() -> None:
     tile, a100 = f16.to_dicts()
     # the tile device's representative is its longest f16 GEMM group
     assert tile["kernel"] == "gemm_f16_init_large_rows_interleaved_k80_c112_r121_r122"
+    # different sizes: no time on either row; work, efficiency and energy per work instead
+    assert tile["compare"] == a100["compare"] == "efficiency"
+    assert tile["time_us"] is None and a100["time_us"] is None
     assert tile["text"] == (
         "tile device (1472 tiles @ 1.5 GHz) gemm_f16_init_large_rows…aved_k80_c112_r121_r122 "
-        "15.5 µs per phase at 17% of peak"
+        "· 5,902,848 useful cycles · 17% of peak"
     )
+    # 8192³ MAC = 549,755,813,888 → 1,099.5 GFLOP; 1.43 J / 1,099.5 GFLOP = 1.30 mJ/GFLOP;
+    # 2 × MAC / 4.36 ms = 252.1 TFLOP/s = 81% of the A100's 312
+    assert a100["shape"] == "8192x8192x8192"
+    assert a100["flops"] == 2 * 8192**3
+    assert a100["j_per_gflop"] == pytest.approx(a100["energy_j"] / 1099.511627776)
     assert a100["text"] == (
-        "NVIDIA A100-SXM4-40GB fp16_tensor_core 4.36 ms per GEMM at 81% of peak, 1.43 J"
+        "NVIDIA A100-SXM4-40GB fp16_tensor_core · 8192x8192x8192, 1100 GFLOP · 81% of peak, "
+        "252.1 TFLOP/s, 1.43 J (1.3 mJ/GFLOP)"
     )
     # f8 GEMMs exist on the tile device only: no set
-    assert sets.filter(pl.col("set") == "gemm · f8").height == 0
+    assert sets.filter(pl.col("set").str.starts_with("gemm · f8")).height == 0
     workloads = sets.filter(pl.col("link_by") == "workload")
     assert sorted(set(workloads["set"].to_list())) == [
         "workload medium",
@@ -125,6 +134,9 @@ def test_linked_sets_tile_and_a100_gemm() -> None:
         ("H100 SXM 80 GB", "inductor", 18.84),
     ]
     assert small[1]["runs"] == 6  # 2 held_out + 4 calibration rows
+    # same work: times compare, and the faster target's speedup is 22.92 / 18.84
+    assert {r["compare"] for r in small} == {"time"}
+    assert [r["speedup"] for r in small] == [1.0, pytest.approx(22.92 / 18.84)]
 
 
 def test_links_file_adds_sets_and_overrides() -> None:
@@ -228,3 +240,18 @@ def test_shorten_is_the_one_ellipsis_helper() -> None:
     assert len(shorten("x" * 100, 48)) == 48
     with pytest.raises(ValueError, match="at least 1"):
         shorten("abc", 0)
+
+
+def test_links_file_forces_same_work_or_same_kind(tmp_path: Path) -> None:
+    path = tmp_path / "links.toml"
+    path.write_text(
+        '[[link]]\nname = "forced same"\nsame_work = true\nmatch = [{ workload = "gemm*" }]\n'
+        '[[link]]\nname = "kind only"\nmatch = [{ workload = "gemm*" }]\n'
+    )
+    sets = linked_sets(load_runs(ENERGY).frame, load_links(path))
+    same = sets.filter(pl.col("set") == "forced same").to_dicts()
+    kind = sets.filter(pl.col("set") == "kind only").to_dicts()
+    assert same and {r["compare"] for r in same} == {"time"}
+    assert all(r["time_us"] is not None for r in same)
+    assert kind and {r["compare"] for r in kind} == {"efficiency"}
+    assert all(r["time_us"] is None for r in kind)

@@ -102,3 +102,129 @@ def test_report_in_headless_chromium(page: Path, tmp_path: Path) -> None:
     assert urls, "the page itself should be a request"
     assert all(u.startswith(("file://", "data:")) for u in urls), urls
     assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+@pytest.fixture(scope="module")
+def diff_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``diff --format html`` of two small dumps: a kernel removed, one added, one slower,
+    one renamed by --normalize, and a name that is markup."""
+    from tests.samples import sample, write_dump
+
+    folder = tmp_path_factory.mktemp("diff")
+    before = write_dump(
+        folder / "before.json",
+        [
+            sample(0, 0, 100, "gemm_c112_r121", useful=50),
+            sample(1, 0, 100, "<b>softmax</b>"),
+            sample(0, 100, 40, "gone"),
+        ],
+    )
+    after = write_dump(
+        folder / "after.json",
+        [
+            sample(0, 0, 80, "gemm_c64_r12", useful=50),
+            sample(1, 0, 140, "<b>softmax</b>"),
+            sample(0, 100, 20, "new"),
+        ],
+    )
+    path = folder / "diff.html"
+    args = ["diff", str(before), str(after), "--normalize", r"_c\d+(_r\d+)*$"]
+    result = CliRunner().invoke(cli, [*args, "--format", "html", "-o", str(path)])
+    assert result.exit_code == 0, result.stderr
+    return path
+
+
+def test_diff_page_in_headless_chromium(diff_page: Path, tmp_path: Path) -> None:
+    assert BROWSER is not None
+    browser = Browser(BROWSER, tmp_path / "profile")
+    try:
+        browser.open(diff_page.as_uri())
+        charts = browser.evaluate(
+            """Array.from(document.querySelectorAll('figure.chart')).map(f => {
+                 const r = f.querySelector('svg').getBoundingClientRect();
+                 return {id: f.id, width: r.width, height: r.height};
+               })"""
+        )
+        rows = """Array.from(document.querySelectorAll('#diff-table tbody tr'))
+                    .map(r => [r.className, r.cells[0].textContent])"""
+        initial = browser.evaluate(rows)
+        browser.evaluate("document.querySelector('#diff-table th button').click()")
+        by_name = browser.evaluate(rows)
+        bold = browser.evaluate("document.querySelectorAll('main b').length")
+        browser.screenshot(tmp_path / "diff.png")
+        errors = browser.console_errors()
+        urls = browser.requested_urls()
+    finally:
+        browser.close()
+
+    assert errors == []
+    assert {c["id"] for c in charts} == {"diff-waterfall", "diff-bars"}
+    assert all(c["width"] > 50 and c["height"] > 50 for c in charts), charts
+    # |Δ phaseCycles|: softmax +40, new +20, gone −40, gemm −20 (100 → 80 after --normalize)
+    assert initial == [
+        ["changed", "<b>softmax</b>"],
+        ["removed", "gone"],
+        ["changed", "gemm"],
+        ["added", "new"],
+    ]
+    assert [name for _, name in by_name] == ["<b>softmax</b>", "gemm", "gone", "new"]
+    assert bold == 0, "a group name must show as text, not markup"
+    assert all(u.startswith(("file://", "data:")) for u in urls), urls
+    assert (tmp_path / "diff.png").stat().st_size > 10_000
+
+
+@pytest.fixture(scope="module")
+def history_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`history --format html` over a store of six runs in which the last two drop."""
+    from tests.samples import sample, write_dump
+
+    folder = tmp_path_factory.mktemp("history")
+    store = str(folder / "store")
+    for index, useful in enumerate((50, 51, 49, 50, 40, 30)):
+        samples = [sample(t, 1000 + index, 100, "gemm_f16", useful=useful) for t in range(8)]
+        samples += [sample(t, 3000, 80, "softmax", useful=20) for t in range(3)]
+        dump = write_dump(folder / f"run{index}.json", samples)
+        result = CliRunner().invoke(
+            cli, ["store", "add", str(dump), "--store", store, "--label", f"commit=c{index}"]
+        )
+        assert result.exit_code == 0, result.output
+    path = folder / "history.html"
+    result = CliRunner().invoke(
+        cli, ["history", "--store", store, "--format", "html", "-o", str(path)]
+    )
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def test_history_page_in_headless_chromium(history_page: Path, tmp_path: Path) -> None:
+    assert BROWSER is not None
+    browser = Browser(BROWSER, tmp_path / "profile")
+    try:
+        browser.open(history_page.as_uri())
+        charts = browser.evaluate(
+            """Array.from(document.querySelectorAll('figure.chart svg')).map(s => {
+                 const r = s.getBoundingClientRect(); const cs = getComputedStyle(s);
+                 return {width: r.width, height: r.height,
+                         visible: cs.visibility === 'visible' && cs.display !== 'none',
+                         flags: s.querySelectorAll('circle.flag').length};
+               })"""
+        )
+        column = """Array.from(document.querySelectorAll('#history-flags tbody tr'))
+                      .map(r => r.cells[0].getAttribute('data-sort'))"""
+        before = browser.evaluate(column)
+        browser.evaluate("document.querySelector('#history-flags th button').click()")
+        ascending = browser.evaluate(column)
+        browser.screenshot(tmp_path / "history.png")
+        errors = browser.console_errors()
+        urls = browser.requested_urls()
+    finally:
+        browser.close()
+
+    assert errors == []
+    assert len(charts) == 2 * 3  # two groups, a panel per default field
+    for chart in charts:
+        assert chart["visible"] and chart["width"] >= 250 and chart["height"] >= 50, chart
+    # gemm's usefulUtilization and deviceUsefulUtilization flag the two last runs each
+    assert sorted(c["flags"] for c in charts) == [0, 0, 0, 0, 2, 2]
+    assert len(before) == 4 and ascending == sorted(before)
+    assert all(u.startswith(("file://", "data:")) for u in urls), urls

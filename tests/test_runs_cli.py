@@ -48,7 +48,8 @@ def test_json_output_of_every_source_kind() -> None:
     assert tile[0]["target"] == "tile device (1472 tiles @ 1.5 GHz)"
     assert doc["runs"][24]["metadata"]["idle_baseline_W"] == 67.92575465007738
     sets = {r["set"] for r in doc["linkedSets"]}
-    assert {"gemm · f16", "softmax · f32", "workload small"} <= sets
+    kind = " (different sizes: compare efficiency, not time)"
+    assert {"gemm · f16" + kind, "softmax · f32" + kind, "workload small"} <= sets
     assert doc["notes"] == []
 
 
@@ -107,11 +108,38 @@ def test_example_adds_the_reference_tile_profile() -> None:
     tile = [r for r in doc["runs"] if r["target_kind"] == "tile"]
     assert len(tile) == 19  # the seed's 19 groups, epoch 1
     assert len(doc["runs"]) == 24 + 6 + 19
-    f16 = [r for r in doc["linkedSets"] if r["set"] == "gemm · f16"]
+    f16 = [r for r in doc["linkedSets"] if r["set"].startswith("gemm · f16 ")]
     assert [r["target"] for r in f16] == [
         "tile device (1472 tiles @ 1.5 GHz)",
         "NVIDIA A100-SXM4-40GB",
     ]
+    assert f16[1]["shape"] == "8192x8192x8192"  # seed 003's A100 GEMM carries its shape
+
+
+def test_example_seeds_and_h200_trace_put_no_unlike_work_on_one_time_axis() -> None:
+    """The issue's check: every set that shows time holds one workload or one shape (the same
+    work); every other set shows no time at all, and says to compare efficiency."""
+    trace = str(FIXTURES / "traces" / "h200_train_steps.json.gz")
+    code, out, err = run("runs", "--example", LATENCY, ENERGY, trace, "--format", "json")
+    assert code == 0, err
+    sets: dict[int, list[dict[str, object]]] = {}
+    for r in json.loads(out)["linkedSets"]:
+        sets.setdefault(int(r["set_id"]), []).append(r)
+    assert len(sets) >= 5
+    for rows in sets.values():
+        if rows[0]["compare"] == "time":
+            assert len({r["workload"] for r in rows}) == 1 or len({r["shape"] for r in rows}) == 1
+            assert all(r["shape"] == rows[0]["shape"] for r in rows)
+        else:
+            assert all(r["time_us"] is None and r["speedup"] is None for r in rows)
+            assert "compare efficiency, not time" in str(rows[0]["set"])
+    gemm = next(rows for rows in sets.values() if str(rows[0]["set"]).startswith("gemm · f16 "))
+    assert {r["target"] for r in gemm} == {
+        "tile device (1472 tiles @ 1.5 GHz)",
+        "NVIDIA A100-SXM4-40GB",
+        "NVIDIA H200",
+    }
+    assert [r["work"] for r in gemm if r["target"] == "NVIDIA H200"] == ["work unknown"]
 
 
 TRACE_EVENT = {
@@ -335,3 +363,48 @@ def test_bad_input_as_a_process(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
+
+
+def test_ops_table_json_csv_parquet(tmp_path: Path) -> None:
+    trace = str(FIXTURES / "traces" / "h200_train_steps.json.gz")
+    code, out, _ = run("runs", "--ops", trace)
+    assert (
+        code == 0 and out.startswith("ops (") and "aten::_scaled_dot_product_cudnn_attention" in out
+    )
+    code, out, _ = run("runs", "--ops", trace, "--format", "json")
+    doc = json.loads(out)
+    assert set(doc) == {"sources", "ops", "notes"}
+    mm = [
+        r
+        for r in doc["ops"]
+        if r["op"] == "aten::mm" and r["input_dims"] == "[[256,1024],[1024,1024]]"
+    ]
+    assert {r["flops"] for r in mm} == {2 * 256 * 1024 * 1024}
+    assert all(r["peak_fraction"] is None or r["peak_fraction"] <= 1 for r in doc["ops"])
+    code, out, _ = run("runs", "--ops", trace, "--format", "csv")
+    assert code == 0 and out.splitlines()[0].startswith("target,source,op,")
+    pq = tmp_path / "ops.parquet"
+    code, _, _ = run("runs", "--ops", trace, "--format", "parquet", "-o", str(pq))
+    assert code == 0 and pl.read_parquet(pq).height == len(doc["ops"])
+    code, _, err = run("runs", "--ops", str(FIXTURES / "runs" / "generic_runs.csv"))
+    assert code == 2 and "--ops needs a PyTorch trace" in err
+
+
+def test_example_tile_groups_state_their_work_from_sample_metadata() -> None:
+    """Seed 004's f16 GEMM group: 384 samples (seed_004_summary.json), each stating kernelSpec
+    ``Gemm { a: f16, rows: large, k: 80, cols: 112, interleaved: true }`` and 13,552 output
+    elements (121 rows × 112 cols): 384 × 13,552 = 5,203,968 output elements."""
+    code, out, err = run("runs", "--example", ENERGY, "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    name = "gemm_f16_init_large_rows_interleaved_k80_c112_r121_r122"
+    meta = next(r["metadata"] for r in doc["runs"] if r["kernel"] == name)
+    assert meta["kernelSpec"] == "Gemm { a: f16, rows: large, k: 80, cols: 112, interleaved: true }"
+    assert meta["outputElements"] == 384 * 13_552 == 5_203_968
+    assert meta["sampleCount"] == 384
+    tile = next(r for r in doc["linkedSets"] if r["kernel"] == name)
+    assert tile["work"] == (
+        "Gemm { a: f16, rows: large, k: 80, cols: 112, interleaved: true }, "
+        "5,203,968 output elements, 5,902,848 useful cycles"
+    )
+    assert tile["per"] == "active"

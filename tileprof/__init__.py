@@ -6,8 +6,9 @@
 """
 
 from tileprof._version import __version__
+from tileprof.diff_inputs import diff
 from tileprof.filters import Filters
 from tileprof.model import Profile, load
 from tileprof.summary import Summary
 
-__all__ = ["Filters", "Profile", "Summary", "__version__", "load"]
+__all__ = ["Filters", "Profile", "Summary", "__version__", "diff", "load"]

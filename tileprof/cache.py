@@ -12,13 +12,20 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tileprof._version import __version__
 from tileprof.errors import InputError, TileprofError
 from tileprof.model import Profile, load
+
+if TYPE_CHECKING:
+    from tileprof.filters import Filters
+    from tileprof.summary import Summary
 
 CACHE_ENV = "TILEPROF_CACHE_DIR"
 
@@ -98,3 +105,62 @@ def load_cached(
     except (OSError, TileprofError) as exc:
         print(f"tileprof: warning: cannot write cache {entry}: {exc}", file=sys.stderr)
     return profile
+
+
+def summary_cache_path(
+    path: str | Path,
+    filters: Filters,
+    group_by: Sequence[str],
+    *,
+    format: str | None = None,
+    clock_hz: float | None = None,
+    tile_count: int | None = None,
+) -> Path:
+    """Where the summary document of ``path`` with these filters and grouping is cached.
+
+    Keyed by the dump's own cache key (path, size, mtime, version, input options) plus the
+    filters and dimensions, so any change to the dump or the question misses.
+    """
+    key = cache_key(path, format=format, clock_hz=clock_hz, tile_count=tile_count)
+    question = repr((dataclasses.astuple(filters), tuple(group_by)))
+    detail = hashlib.sha256(question.encode()).hexdigest()[:16]
+    return cache_dir() / f"{Path(path).name}.{key}.summary-{detail}.json"
+
+
+def load_cached_summary(
+    path: str | Path,
+    filters: Filters,
+    group_by: Sequence[str] = (),
+    *,
+    format: str | None = None,
+    clock_hz: float | None = None,
+    tile_count: int | None = None,
+    quiet: bool = True,
+) -> Summary:
+    """``load_cached(path).summary(filters, group_by=...)``, itself cached as its document.
+
+    A repeat ``diff --cache`` then reads two small JSON documents instead of two profiles. The
+    document holds the summary's numbers exactly (floats round-trip through JSON), so the
+    groups read back are the ones ``summary`` printed.
+    """
+    from tileprof.outputs import atomic_writer
+    from tileprof.summary import summary_from_document
+
+    options: dict[str, Any] = {"format": format, "clock_hz": clock_hz, "tile_count": tile_count}
+    entry = summary_cache_path(path, filters, group_by, **options)
+    if entry.is_file():
+        try:
+            document = json.loads(entry.read_bytes())
+            cached = summary_from_document(document, str(path))
+            return dataclasses.replace(cached, filters=filters, group_by=tuple(group_by))
+        except (OSError, ValueError, TileprofError):
+            pass  # unreadable: recompute and rewrite
+    profile = load_cached(path, quiet=quiet, **options)
+    summary = profile.summary(filters, group_by=group_by)
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_writer(entry) as handle:
+            json.dump(summary.to_document(), handle, allow_nan=False)
+    except (OSError, TileprofError) as exc:
+        print(f"tileprof: warning: cannot write cache {entry}: {exc}", file=sys.stderr)
+    return summary

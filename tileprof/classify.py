@@ -42,6 +42,8 @@ FAMILY_RULES: tuple[tuple[str, str], ...] = (
     ("attention", r"attention|flash|fmha|sdpa|\bmha\b|_mha_"),
     ("softmax", r"softmax"),
     ("exchange", r"exchange|nccl|all_?reduce|all_?gather|reduce_?scatter|sendrecv|all_?to_?all"),
+    # cuBLASLt's split-K epilogue sums partial GEMM results: no multiply-accumulates
+    ("reduce", r"splitk_?reduce"),
     (
         "gemm",
         r"gemm|matmul|xmma|wgmma|hmma|imma|bmma|nvjet|cublas|cutlass|"

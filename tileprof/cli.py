@@ -23,7 +23,11 @@ _COMMANDS = {
     "runs": "tileprof.commands.runs",
     "convert": "tileprof.commands.convert",
     "report": "tileprof.commands.report",
+    "store": "tileprof.commands.store",
+    "history": "tileprof.commands.history",
+    "diff": "tileprof.commands.diff",
     "trace": "tileprof.commands.trace",
+    "supersteps": "tileprof.commands.supersteps",
 }
 """Subcommand name -> module defining ``command``; imported only when that command runs (or
 help lists it), so ``summary`` does not pay for the report's or the run table's imports."""

@@ -53,8 +53,11 @@ class Source:
 
 def tile_source_runs(profile: Profile, filters: Filters, source: str) -> ParsedRuns:
     """One run per tile group of ``profile`` after ``filters``."""
+    from tileprof.tile_work import group_work
+
     summary = profile.summary(filters, top=0)
-    frame = tile_runs(summary, source=source, target=profile.target)
+    work = group_work(profile.filtered(filters), profile.metadata)
+    frame = tile_runs(summary, source=source, target=profile.target, work=work)
     notes = [] if summary.groups.height else [f"{source}: no tile samples matched the filters"]
     return ParsedRuns(
         TILE_DUMP,

@@ -20,6 +20,7 @@ Patterns are shell globs (``fnmatch``, case-sensitive) over the run table's text
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -55,6 +56,8 @@ MATCH_COLUMNS: tuple[str, ...] = (
 )
 SETTABLE_COLUMNS: tuple[str, ...] = ("op_family", "dtype", "workload")
 NAME_WIDTH = 48
+SPEC_WIDTH = 80
+"""Longest tile kernelSpec a linked set's ``work`` shows in full."""
 NO_MATCH = "no run matches this link"
 """The ``text`` of the one row of a links-file set that matches no run."""
 """Longest kernel or implementation name a linked-set ``text`` shows in full."""
@@ -65,6 +68,9 @@ NO_MATCH = "no run matches this link"
 class Link(msgspec.Struct, forbid_unknown_fields=True):
     name: str
     match: list[dict[str, Any]]
+    # true: the runs do the same work, so their times and speedups are compared; false (the
+    # default): only their efficiency is
+    same_work: bool = False
 
 
 class Override(msgspec.Struct, forbid_unknown_fields=True):
@@ -169,48 +175,73 @@ LINKED_SCHEMA: dict[str, pl.DataType] = {
     "workload": pl.String(),
     "op_family": RUN_SCHEMA["op_family"],
     "dtype": RUN_SCHEMA["dtype"],
+    "compare": pl.String(),
+    "shape": pl.String(),
+    "work": pl.String(),
+    "flops": pl.Float64(),
+    "useful_cycles": pl.Float64(),
     "per": pl.String(),
     "time_us": pl.Float64(),
+    "speedup": pl.Float64(),
     "tflops": pl.Float64(),
     "peak_fraction": pl.Float64(),
     "energy_j": pl.Float64(),
+    "j_per_gflop": pl.Float64(),
     "text": pl.String(),
 }
+
+SAME_WORK = "time"
+"""``compare`` of a set whose runs do the same work: time and speedup are compared."""
+SAME_KIND = "efficiency"
+"""``compare`` of a set of one kind of work in different sizes: only efficiency is."""
+KIND_NOTE = "different sizes: compare efficiency, not time"
 
 
 def linked_sets(runs: pl.DataFrame, links: Links | None = None) -> pl.DataFrame:
     """The linked sets of ``runs``: one row per (set, target), with one representative run.
 
-    Sets come from the links file (every named link, even one that matches no run: that set is
-    one row with ``runs`` 0, no target and the text ``no run matches this link``), then from
-    (op_family, dtype) (families other than ``other``, dtype known) and from ``workload``,
-    each of these kept when it spans two or more targets. In an (op_family, dtype) or
-    links-file set the representative is the target's run with the most total time
-    (``total_us``, else ``time_us × calls``, else ``time_us``): the kernel that matters most
-    there. In a workload set it is the fastest ``time_us``: the best way that target ran the
-    workload.
+    Sets come first from the links file (every named link, even one that matches no run: that
+    set is one row with ``runs`` 0, no target and the text ``no run matches this link``), then
+    the **same work** sets: one ``workload``, or one (``op_family``, ``dtype``, ``shape``);
+    then the **same kind of work** sets: one (``op_family``, ``dtype``), families other than
+    ``other``, dtype known, unless every run of it is already one same-shape set. Automatic
+    sets are kept when they span two or more targets.
+
+    Same-work sets (``compare`` = ``time``) show each target's fastest run, its time and its
+    speedup over the set's slowest target. Same-kind sets (``compare`` = ``efficiency``) show
+    each target's run with the most total time, and no time or speedup: only work, fraction of
+    peak, TFLOP/s and J per GFLOP, which compare across sizes.
     """
     runs = apply_overrides(runs, links)
     rows = runs.to_dicts()
     sets: list[tuple[str, str, list[int], str]] = []
     for link in links.links if links else ():
         idx = [i for i, r in enumerate(rows) if any(_matches(r, m) for m in link.match)]
-        sets.append((link.name, "links file", idx, "total"))
-    by_family: dict[tuple[str, str], list[int]] = {}
+        sets.append((link.name, "links file", idx, SAME_WORK if link.same_work else SAME_KIND))
     by_workload: dict[str, list[int]] = {}
+    by_shape: dict[tuple[str, str, str], list[int]] = {}
+    by_family: dict[tuple[str, str], list[int]] = {}
     for i, r in enumerate(rows):
-        if r["op_family"] not in (None, "other") and r["dtype"] is not None:
-            by_family.setdefault((r["op_family"], r["dtype"]), []).append(i)
         if r["workload"]:
             by_workload.setdefault(r["workload"], []).append(i)
-    for (family, dt), idx in sorted(by_family.items()):
-        sets.append((f"{family} · {dt}", "op_family·dtype", idx, "total"))
+        if r["op_family"] not in (None, "other") and r["dtype"] is not None:
+            by_family.setdefault((r["op_family"], r["dtype"]), []).append(i)
+            if r["shape"]:
+                by_shape.setdefault((r["op_family"], r["dtype"], r["shape"]), []).append(i)
     for workload, idx in sorted(by_workload.items()):
-        sets.append((f"workload {workload}", "workload", idx, "fastest"))
+        sets.append((f"workload {workload}", "workload", idx, SAME_WORK))
+    for (family, dt, shape), idx in sorted(by_shape.items()):
+        sets.append((f"{family} · {dt} · {shape}", "shape", idx, SAME_WORK))
+    for (family, dt), idx in sorted(by_family.items()):
+        if (family, dt, rows[idx[0]]["shape"]) in by_shape and len(
+            by_shape[(family, dt, rows[idx[0]]["shape"])]
+        ) == len(idx):
+            continue  # all one shape: already a same-work set
+        sets.append((f"{family} · {dt} ({KIND_NOTE})", "op_family·dtype", idx, SAME_KIND))
 
     out: list[dict[str, Any]] = []
     set_id = 0
-    for label, link_by, idx, pick in sets:
+    for label, link_by, idx, compare in sets:
         targets: dict[str, list[dict[str, Any]]] = {}
         for i in idx:
             targets.setdefault(rows[i]["target"], []).append(rows[i])
@@ -220,41 +251,95 @@ def linked_sets(runs: pl.DataFrame, links: Links | None = None) -> pl.DataFrame:
         if not targets:
             # a links-file set whose tables match no run is kept, empty, and says so
             out.append(
-                {"set_id": set_id, "set": label, "link_by": link_by, "runs": 0, "text": NO_MATCH}
-            )
-            continue
-        ordered = sorted(targets.items(), key=lambda kv: (kv[1][0]["target_kind"] != "tile", kv[0]))
-        for target, members in ordered:
-            rep = (
-                max(members, key=_total_time)
-                if pick == "total"
-                else min(
-                    members,
-                    key=lambda r: r["time_us"] if r["time_us"] is not None else float("inf"),
-                )
-            )
-            out.append(
                 {
                     "set_id": set_id,
                     "set": label,
                     "link_by": link_by,
-                    "target": target,
-                    "target_kind": rep["target_kind"],
-                    "runs": len(members),
-                    "kernel": rep["kernel"],
-                    "implementation": rep["implementation"],
-                    "workload": rep["workload"],
-                    "op_family": rep["op_family"],
-                    "dtype": rep["dtype"],
-                    "per": rep["per"],
-                    "time_us": rep["time_us"],
-                    "tflops": rep["tflops"],
-                    "peak_fraction": rep["peak_fraction"],
-                    "energy_j": rep["energy_j"],
-                    "text": describe(rep),
+                    "compare": compare,
+                    "runs": 0,
+                    "text": NO_MATCH,
                 }
             )
+            continue
+        out.extend(_set_rows(set_id, label, link_by, compare, targets))
     return pl.DataFrame(out, schema=LINKED_SCHEMA)
+
+
+def _set_rows(
+    set_id: int, label: str, link_by: str, compare: str, targets: dict[str, list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """One row per target of one set, tile targets first, then by name."""
+    ordered = sorted(targets.items(), key=lambda kv: (kv[1][0]["target_kind"] != "tile", kv[0]))
+    reps = [
+        (
+            target,
+            members,
+            min(members, key=_time_or_inf)
+            if compare == SAME_WORK
+            else max(members, key=_total_time),
+        )
+        for target, members in ordered
+    ]
+    times = [r["time_us"] for _, _, r in reps if r["time_us"]]
+    slowest = max(times) if compare == SAME_WORK and times else None
+    out = []
+    for target, members, rep in reps:
+        work = work_of(rep)
+        row = {
+            "set_id": set_id,
+            "set": label,
+            "link_by": link_by,
+            "target": target,
+            "target_kind": rep["target_kind"],
+            "runs": len(members),
+            "kernel": rep["kernel"],
+            "implementation": rep["implementation"],
+            "workload": rep["workload"],
+            "op_family": rep["op_family"],
+            "dtype": rep["dtype"],
+            "compare": compare,
+            "shape": rep["shape"],
+            **work,
+            "per": rep["per"],
+            "time_us": rep["time_us"] if compare == SAME_WORK else None,
+            "speedup": slowest / rep["time_us"] if slowest and rep["time_us"] else None,
+            "tflops": rep["tflops"],
+            "peak_fraction": rep["peak_fraction"],
+            "energy_j": rep["energy_j"],
+            "j_per_gflop": (
+                rep["energy_j"] / (work["flops"] / 1e9)
+                if rep["energy_j"] is not None and work["flops"]
+                else None
+            ),
+        }
+        row["text"] = describe(row)
+        out.append(row)
+    return out
+
+
+def work_of(row: dict[str, Any]) -> dict[str, Any]:
+    """A run's work: FLOPs (2 × mac), useful cycles of a tile group, and a ``work`` text
+    (shape; a tile group's kernelSpec and Σ outputElements; GFLOP; useful cycles;
+    ``work unknown`` when the source states none)."""
+    flops = 2.0 * row["mac"] if row.get("mac") else None
+    meta: dict[str, Any] = {}
+    if row.get("target_kind") == "tile" and row.get("metadata"):
+        meta = json.loads(row["metadata"])
+    useful = meta.get("usefulCycles") or None
+    parts = [row["shape"]] if row.get("shape") else []
+    if meta.get("kernelSpec"):
+        parts.append(shorten(meta["kernelSpec"], SPEC_WIDTH))
+    if meta.get("outputElements"):
+        parts.append(f"{meta['outputElements']:,} output elements")
+    if flops:
+        parts.append(f"{flops / 1e9:.4g} GFLOP")
+    if useful:
+        parts.append(f"{useful:,.0f} useful cycles")
+    return {"work": ", ".join(parts) or "work unknown", "flops": flops, "useful_cycles": useful}
+
+
+def _time_or_inf(row: dict[str, Any]) -> float:
+    return float(row["time_us"]) if row["time_us"] is not None else float("inf")
 
 
 def _total_time(row: dict[str, Any]) -> float:
@@ -277,19 +362,34 @@ def format_us(us: float | None) -> str:
 
 
 def describe(row: dict[str, Any]) -> str:
-    """One target's part of a linked set: target, implementation (else kernel), time, peak, J.
+    """One target's part of a linked set.
 
-    E.g. ``NVIDIA A100-SXM4-40GB fp16_tensor_core 4.36 ms per GEMM at 81% of peak, 1.43 J``.
+    Same work: target, implementation (else kernel), work, time, peak, TFLOP/s, J, speedup —
+    ``NVIDIA A100-SXM4-40GB fp16_tensor_core · 8192x8192x8192, 1100 GFLOP · 4.36 ms per GEMM
+    at 81% of peak, 252.1 TFLOP/s, 1.43 J (1.3 mJ/GFLOP)``. Same kind: the same without time or
+    speedup, which do not compare across sizes.
     """
     name = row.get("implementation") or row.get("kernel")
     if name:
         name = shorten(name, NAME_WIDTH)
     impl = f" {name}" if name else ""
-    text = f"{shorten(row['target'], NAME_WIDTH)}{impl} {format_us(row['time_us'])}"
-    if row.get("per"):
-        text += f" per {row['per']}"
+    text = f"{shorten(row['target'], NAME_WIDTH)}{impl} · {row.get('work') or 'work unknown'}"
+    rest = ""
+    if row.get("compare") in (SAME_WORK, None):
+        rest = format_us(row["time_us"]) + (f" per {row['per']}" if row.get("per") else "")
+    figures = []
     if row.get("peak_fraction") is not None:
-        text += f" at {row['peak_fraction']:.0%} of peak"
+        figures.append(f"{row['peak_fraction']:.0%} of peak")
+    if row.get("tflops") is not None:
+        figures.append(f"{row['tflops']:.4g} TFLOP/s")
+    if figures:
+        rest += (" at " if rest else "") + ", ".join(figures)
     if row.get("energy_j") is not None:
-        text += f", {row['energy_j']:.3g} J"
+        rest += (", " if rest else "") + f"{row['energy_j']:.3g} J"
+    if row.get("j_per_gflop") is not None:
+        rest += f" ({row['j_per_gflop'] * 1e3:.3g} mJ/GFLOP)"
+    if row.get("speedup") is not None:
+        rest += f", {row['speedup']:.3g}× the slowest" if row["speedup"] != 1 else ", the slowest"
+    if rest:
+        text += " · " + rest
     return text

@@ -24,6 +24,8 @@ from tileprof.timeline import TIME_BINS, active_tiles_frame, occupancy_frame
 if TYPE_CHECKING:
     import pandas as pd
 
+    from tileprof.supersteps import Supersteps
+
 
 @dataclass(frozen=True)
 class Profile:
@@ -63,6 +65,29 @@ class Profile:
             group_by=group_by,
             top=top,
             source=self.source,
+        )
+
+    def supersteps(
+        self,
+        *,
+        epoch: int | None = None,
+        min_sync_gap: int = 0,
+        window: tuple[int, int] | str | None = None,
+        kernels: Sequence[str] | str = (),
+        top: int | None = None,
+    ) -> Supersteps:
+        """The BSP view: supersteps from compute timing, per epoch (``tileprof.supersteps``)."""
+        from tileprof.supersteps import superstep_analysis
+
+        return superstep_analysis(
+            self.samples,
+            tile_count=self.tile_count,
+            clock_hz=self.clock_hz,
+            epoch=epoch,
+            min_sync_gap=min_sync_gap,
+            window=window,
+            kernels=kernels,
+            top=top,
         )
 
     def tile_balance(self, filters: Filters | None = None, **filter_options: Any) -> pl.DataFrame:

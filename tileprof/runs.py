@@ -40,7 +40,9 @@ RUN_COLUMNS: tuple[RunColumn, ...] = (
     RunColumn("op_family", pl.Enum(list(OP_FAMILIES)), "classifier: kind of work"),
     RunColumn("dtype", pl.Enum(list(DTYPES)), "classifier: number format"),
     RunColumn("shape", pl.String(), "problem shape as the source writes it"),
-    RunColumn("per", pl.String(), "what one time_us covers: call, step, GEMM, epoch, phase"),
+    RunColumn(
+        "per", pl.String(), "what one time_us covers: call, step, GEMM, epoch, active (tile)"
+    ),
     RunColumn("time_us", pl.Float64(), "µs per call, step, GEMM or epoch (see per)"),
     RunColumn("calls", pl.Int64(), "calls, steps or repetitions time_us averages over"),
     RunColumn("total_us", pl.Float64(), "µs over all calls, where the source gives it"),
@@ -165,15 +167,26 @@ def tile_target_name(clock_hz: float, tile_count: int) -> str:
 
 
 def tile_runs(
-    summary: GroupSummary, *, source: str, target: str | None = None, workload: str | None = None
+    summary: GroupSummary,
+    *,
+    source: str,
+    target: str | None = None,
+    workload: str | None = None,
+    work: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """One run row per tile group of ``summary``.
 
     ``time_us = phaseCycles / clockHz × 1e6`` (the group's phase time, not the summed work)
     and ``peak_fraction = deviceUsefulUtilization``; the group's own statistics go to
-    ``metadata``.
+    ``metadata``, with the work the group's samples state (``tileprof.tile_work.group_work``:
+    kernelSpec, outputElements) where ``work`` gives it.
     """
     name = target or tile_target_name(summary.clock_hz, summary.tile_count)
+    stated: dict[str, dict[str, Any]] = {}
+    for w in work.iter_rows(named=True) if work is not None else ():
+        stated[w["name"]] = {
+            k: w[k] for k in ("kernelSpec", "kernelSpecs", "outputElements") if w[k] is not None
+        }
     rows = []
     for g in summary.groups.iter_rows(named=True):
         phase_cycles = g.get("phaseCycles")
@@ -185,7 +198,7 @@ def tile_runs(
                 "source": source,
                 "workload": workload,
                 "kernel": g["name"],
-                "per": "phase",
+                "per": "active",
                 "time_us": _cycles_us(phase_cycles, summary.clock_hz),
                 "calls": None,
                 "max_us": _cycles_us(g.get("maximumCycles"), summary.clock_hz),
@@ -200,12 +213,14 @@ def tile_runs(
                         "phaseCount",
                         "phaseCycles",
                         "workCycles",
+                        "usefulCycles",
                         "usefulUtilization",
                         "workLaneOccupancy",
                         "deviceUsefulUtilization",
                     )
                     if k in g
                 }
+                | stated.get(g["name"], {})
                 | ({"dimensions": dims} if dims else {}),
             }
         )

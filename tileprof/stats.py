@@ -7,6 +7,7 @@ Group keys stay categorical until the (small) result, so no per-sample strings a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 import polars as pl
 
@@ -124,10 +125,21 @@ def group_statistics(
         .otherwise(None),
         meanCycles=pl.col("workCycles") / pl.col("sampleCount"),
     )
-    return (
-        derived.select(pl.col("name").cast(pl.String), *dimensions, *GROUP_FIELDS)
-        .sort(["phaseCycles", *keys], descending=[True] + [False] * len(keys), nulls_last=True)
-        .collect()
+    selected = derived.select(pl.col("name").cast(pl.String), *dimensions, *GROUP_FIELDS)
+    return order_groups(selected, dimensions).collect()
+
+
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
+
+
+def order_groups(groups: FrameT, dimensions: Sequence[str] = ()) -> FrameT:
+    """Groups in table order: phaseCycles descending, then name and dimensions ascending.
+
+    Also orders group rows computed in parts (the store's group buckets) when put together.
+    """
+    order: list[str] = ["name", *dimensions]
+    return groups.sort(
+        ["phaseCycles", *order], descending=[True] + [False] * len(order), nulls_last=True
     )
 
 

@@ -132,3 +132,81 @@ def summarize(
         filters=filters,
         source=source,
     )
+
+
+FLOAT_FIELDS: frozenset[str] = frozenset(
+    {
+        "phaseMs",
+        "averageActiveTiles",
+        "usefulCycles",
+        "usefulUtilization",
+        "workLaneOccupancy",
+        "deviceUsefulUtilization",
+        "meanCycles",
+    }
+)
+"""Group statistics held as floats; the others are integers (as ``group_statistics`` types them)."""
+
+
+def summary_from_document(document: Any, source: str | None = None) -> Summary:
+    """A ``Summary`` from the reference layout (``summary --format json``), numbers as written.
+
+    Nothing is recomputed: the groups and header are the document's own. Errors are
+    ``InputError`` naming ``source`` and the key.
+    """
+    from tileprof.errors import InputError
+
+    if not isinstance(document, dict):
+        raise InputError(source, "$", "a summary document is a JSON object")
+    for key in ("clockHz", "tileCount", "sampleCount", "matchedSampleCount", "groups"):
+        if key not in document:
+            raise InputError(source, key, "missing from the summary document")
+    groups = document["groups"]
+    if not isinstance(groups, list):
+        raise InputError(source, "groups", "expected a list")
+    dimensions: tuple[str, ...] = ()
+    columns: dict[str, list[Any]] = {"name": []}
+    for index, group in enumerate(groups):
+        where = f"groups[{index}]"
+        if not isinstance(group, dict) or not isinstance(group.get("name"), str):
+            raise InputError(source, where, "expected an object with a string name")
+        dims = group.get("dimensions") or {}
+        if not isinstance(dims, dict):
+            raise InputError(source, f"{where}.dimensions", "expected an object")
+        if index == 0:
+            dimensions = check_dimensions(list(dims))
+            columns.update({d: [] for d in dimensions})
+        elif tuple(dims) != dimensions:
+            raise InputError(source, f"{where}.dimensions", "differs from the first group's")
+        columns["name"].append(group["name"])
+        for d in dimensions:
+            columns[d].append(dims[d])
+        for key in GROUP_FIELDS:
+            if key not in group:
+                raise InputError(source, f"{where}.{key}", "missing from the group")
+            value = group[key]
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float)
+            ):
+                raise InputError(
+                    source, f"{where}.{key}", f"expected a number or null, got {value!r}"
+                )
+            columns.setdefault(key, []).append(value)
+    schema: dict[str, Any] = {"name": pl.String}
+    schema.update({d: None for d in dimensions})
+    schema.update({k: pl.Float64 if k in FLOAT_FIELDS else pl.Int64 for k in GROUP_FIELDS})
+    frame = pl.DataFrame(
+        {k: pl.Series(k, columns.get(k, []), dtype=schema[k], strict=False) for k in schema}
+    )
+    return Summary(
+        clock_hz=document["clockHz"],
+        tile_count=document["tileCount"],
+        sample_count=document["sampleCount"],
+        matched_sample_count=document["matchedSampleCount"],
+        profile_span_cycles=document.get("profileSpanCycles"),
+        at_offset=document.get("atOffset"),
+        groups=frame,
+        group_by=dimensions,
+        samples=list(document.get("samples") or []),
+        source=source,
+    )

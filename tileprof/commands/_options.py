@@ -39,28 +39,34 @@ def _finite(_ctx: click.Context, param: click.Parameter, value: float | None) ->
     return value
 
 
-dump_input_options = _stack(
-    click.option(
-        "--format-in",
-        type=click.Choice(sorted(DUMP_FORMATS)),
-        default=None,
-        help="Dump format, when detection from content and extension is not wanted.",
-    ),
-    click.option(
-        "--clock-hz",
-        type=click.FloatRange(min=0, min_open=True),
-        default=None,
-        callback=_finite,
-        help="Device clock; overrides the dump (default 1.5e9).",
-    ),
-    click.option(
-        "--tiles",
-        "tile_count",
-        type=click.IntRange(min=1),
-        default=None,
-        help="Device tile count; overrides the dump (default 1472).",
-    ),
-)
+def device_input_options(tile_count_flag: str = "--tiles") -> Callable[[F], F]:
+    """``--format-in``, ``--clock-hz`` and the tile-count override, named ``tile_count_flag``
+    (``supersteps`` keeps ``--tiles`` for its per-tile rows and takes ``--tile-count``)."""
+    return _stack(
+        click.option(
+            "--format-in",
+            type=click.Choice(sorted(DUMP_FORMATS)),
+            default=None,
+            help="Dump format, when detection from content and extension is not wanted.",
+        ),
+        click.option(
+            "--clock-hz",
+            type=click.FloatRange(min=0, min_open=True),
+            default=None,
+            callback=_finite,
+            help="Device clock; overrides the dump (default 1.5e9).",
+        ),
+        click.option(
+            tile_count_flag,
+            "tile_count",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Device tile count; overrides the dump (default 1472).",
+        ),
+    )
+
+
+dump_input_options = device_input_options()
 
 filter_options = _stack(
     click.option("--epoch", type=int, default=None, help="Only samples of this epoch."),

@@ -7,7 +7,9 @@ replaced freely when it is a tileprof report (it carries the generator mark).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -24,6 +26,10 @@ from tileprof.commands._options import (
 )
 from tileprof.errors import OptionError
 from tileprof.outputs import write_text
+
+if TYPE_CHECKING:
+    from tileprof.reports.html.diff_page import DiffSection
+    from tileprof.reports.html.inputs import TileInput
 
 __all__ = [
     "DEFAULT_OUTPUT",
@@ -67,6 +73,13 @@ def check_default_output(path: Path, force: bool) -> None:
     help="Overwrite an existing output (the default output is replaced when it is a report).",
 )
 @click.option(
+    "--baseline",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Add a section comparing the tile dump with BASELINE (a dump, cache or summary "
+    "document), as `tileprof diff BASELINE DUMP` would.",
+)
+@click.option(
     "-q",
     "--quiet",
     is_flag=True,
@@ -87,6 +100,7 @@ def command(
     group_by: tuple[str, ...],
     output: Path | None,
     force: bool,
+    baseline: Path | None,
     quiet: bool,
 ) -> None:
     """Write one self-contained HTML report over tile dumps and GPU run FILES."""
@@ -126,6 +140,50 @@ def command(
         group_by=dimensions,
         tile_filters=[t.filters for t in inputs.tiles],
     )
-    write_text(target, render(report))
+    section = None
+    if baseline is not None:
+        section = baseline_section(baseline, inputs.tiles, dimensions, quiet=quiet)
+    write_text(target, render(report, baseline=section))
     if str(target) != "-":
         click.echo(str(target.resolve()) if output is None else str(target))
+
+
+def baseline_section(
+    baseline: Path,
+    tiles: Sequence[TileInput],
+    dimensions: tuple[str, ...],
+    *,
+    quiet: bool,
+) -> DiffSection:
+    """The comparison of the report's one tile dump with ``baseline``, same filters and
+    grouping on both sides."""
+    import dataclasses
+
+    from tileprof.diff import compare_summaries, tile_side
+    from tileprof.diff_inputs import (
+        SUMMARY_DOCUMENT,
+        ReadOptions,
+        check_kinds,
+        input_kind,
+        read_side,
+    )
+    from tileprof.filters import Filters
+    from tileprof.reports.html.diff_page import diff_section
+    from tileprof.reports.html.inputs import file_digest
+    from tileprof.sources import TILE_DUMP
+
+    if len(tiles) != 1:
+        raise OptionError(f"--baseline compares with one tile dump; the report has {len(tiles)}")
+    (tile,) = tiles
+    kind = input_kind(baseline)
+    check_kinds(baseline, kind, Path(tile.name), TILE_DUMP)
+    filters = tile.filters
+    if kind == SUMMARY_DOCUMENT:  # its groups were filtered when it was written
+        filters = Filters(kernels=filters.kernels)
+    options = ReadOptions(filters=filters, group_by=dimensions, quiet=quiet)
+    before = read_side(baseline, kind, options)
+    before = dataclasses.replace(before, sha256=file_digest(baseline)[1])
+    source = tile.profile.source
+    digest = file_digest(source)[1] if source and Path(source).is_file() else None
+    after = tile_side(tile.profile.summary(tile.filters, group_by=dimensions), tile.name, digest)
+    return diff_section(compare_summaries(before, after), id="baseline")

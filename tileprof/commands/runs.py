@@ -48,6 +48,13 @@ from tileprof.reports.renderers import (
     help="TOML file of links to add and classifications to override (docs/runs.md).",
 )
 @click.option("--linked", is_flag=True, help="Print only the linked sets.")
+@click.option(
+    "--ops",
+    "ops",
+    is_flag=True,
+    help="Op-level rows of PyTorch traces: FLOPs, GPU time, TFLOP/s and fraction of peak "
+    "per (device, op, input dims, dtypes) (docs/runs.md).",
+)
 @dump_input_options
 @filter_options
 @output_options
@@ -57,6 +64,7 @@ def command(
     output_format: str,
     links_path: Path | None,
     linked: bool,
+    ops: bool,
     format_in: str | None,
     clock_hz: float | None,
     tile_count: int | None,
@@ -77,6 +85,9 @@ def command(
     check_output(output, force)
     filters = filters_from_options(epoch, at, window, kernels, kind)
     links = load_links(links_path) if links_path is not None else None
+    if ops:
+        _write_ops(files, example, linked, output_format, output)
+        return
     example_profile, example_filters = example_inputs(example, filters, clock_hz, tile_count)
     from tileprof.examples import EXAMPLE_SOURCE
     from tileprof.gather import gather_inputs, run_table
@@ -100,3 +111,30 @@ def command(
         linked_only=linked,
     )
     write_rendered(renderer, model, output)
+
+
+def _write_ops(
+    files: tuple[Path, ...], example: bool, linked: bool, output_format: str, output: Path | None
+) -> None:
+    """``--ops``: the op rows of every FILE (each a PyTorch trace), in one table."""
+    import polars as pl
+
+    from tileprof.ops import load_ops
+    from tileprof.outputs import write_bytes, write_text
+    from tileprof.reports import runs_data, runs_table
+
+    if example or linked:
+        raise OptionError("--ops reads PyTorch traces only: drop --example and --linked")
+    parsed = [(str(path), load_ops(path)) for path in files]
+    frame = pl.concat([p.frame for _, p in parsed], how="vertical")
+    notes = [n for _, p in parsed for n in p.notes]
+    if output_format == "json":
+        sources = [{"file": name, "ops": p.frame.height} for name, p in parsed]
+        write_text(output, runs_data.render_ops_json(frame, notes, sources))
+    elif output_format == "csv":
+        write_text(output, runs_data.render_csv(frame))
+    elif output_format == "parquet":
+        assert output is not None
+        write_bytes(output, runs_data.render_parquet(frame))
+    else:
+        write_text(output, runs_table.render_ops(frame, notes))

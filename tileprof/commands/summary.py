@@ -20,8 +20,11 @@ from tileprof.commands._options import (
     output_options,
     speed_options,
 )
+from tileprof.commands._store_summary import StoreOptions, store_options
+from tileprof.errors import OptionError
 from tileprof.filters import group_name
 from tileprof.model import Profile
+from tileprof.outputs import write_text
 from tileprof.reports.renderers import SUMMARY_RENDERERS, SummaryModel, write_rendered
 from tileprof.summary import DEFAULT_TOP_SAMPLES
 from tileprof.text import shorten
@@ -79,6 +82,7 @@ def what_is_present(profile: Profile, shown: int = 12) -> list[str]:
 @group_by_option
 @speed_options
 @output_options
+@store_options
 def command(
     dump: Path | None,
     example: bool,
@@ -97,10 +101,22 @@ def command(
     quiet: bool,
     output: Path | None,
     force: bool,
+    store: StoreOptions | None = None,
 ) -> None:
     """Rebuild per-group statistics (phase cycles, utilization, p50/p95, tiles) from a DUMP."""
     check_output(output, force)
     filters = filters_from_options(epoch, at, window, kernels, kind)
+    if store is not None:
+        from tileprof.commands._store_summary import store_summary_text
+
+        if dump is not None or example:
+            raise OptionError("give a DUMP, --example or --store, not several")
+        if cache or format_in or clock_hz or tile_count:
+            raise OptionError(
+                "--cache, --format-in, --clock-hz and --tiles read a DUMP, not --store"
+            )
+        write_text(output, store_summary_text(store, filters, group_by, top, output_format))
+        return
     dimensions = dimensions_from_option(group_by)
     profile = load_profile(dump, example, format_in, clock_hz, tile_count, cache=cache, quiet=quiet)
     summary = profile.summary(filters, group_by=dimensions, top=top)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
+from collections.abc import Container
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -47,6 +49,10 @@ class Args(msgspec.Struct):
     grid: list[Int64] | None = None
     block: list[Int64] | None = None
     input_type: list[str] | None = msgspec.field(default=None, name="Input type")
+    # Read as any JSON: malformed dims or arguments give an op null work, never an error.
+    input_dims: Any = msgspec.field(default=None, name="Input Dims")
+    concrete_inputs: Any = msgspec.field(default=None, name="Concrete Inputs")
+    flops: Any = None
 
 
 class Event(msgspec.Struct):
@@ -55,6 +61,8 @@ class Event(msgspec.Struct):
     name: str | None = None
     ts: float | None = None
     dur: float | None = None
+    tid: Any = None
+    pid: Any = None
     args: Args | None = None
 
 
@@ -79,6 +87,84 @@ def is_trace(keys: set[str]) -> bool:
     return "traceEvents" in keys
 
 
+@dataclass
+class CpuOp:
+    """One ``cpu_op`` event: what op-level rows and work attribution read."""
+
+    index: int
+    name: str
+    thread: str
+    ts: float
+    dur: float
+    external_id: int | None
+    input_type: list[str] | None
+    input_dims: Any
+    concrete_inputs: Any
+    flops: Any
+
+
+@dataclass
+class KinetoEvents:
+    """The events of a trace that tileprof reads, checked, in file order."""
+
+    name: str
+    devices: dict[int, str]
+    cpu_ops: list[CpuOp]
+    gpu: list[tuple[int, Event, Args]]
+    launches: dict[int, int]  # correlation -> External id of the launching cpu_op
+
+    def launching_external_id(self, a: Args, known: Container[int]) -> int | None:
+        """The External id of the cpu_op that launched a GPU event with ``args`` ``a``."""
+        ext = self.launches.get(a.correlation) if a.correlation is not None else None
+        if ext is None or ext not in known:
+            ext = a.external_id
+        return ext
+
+
+def read_events(path: str | Path, data: bytes) -> KinetoEvents:
+    """Decode a trace and check its GPU events; the CPU ops, GPU events and launches."""
+    from tileprof.parsers._decode import decode_json
+
+    trace = decode_json(path, data, Trace)
+    trace_events = _decode_part(path, trace.traceEvents, list[Event], "$.traceEvents")
+    props = _decode_part(path, trace.deviceProperties, list[DeviceProperties], "$.deviceProperties")
+    events = KinetoEvents(Path(path).name, {d.id: d.name for d in props}, [], [], {})
+    for i, ev in enumerate(trace_events):
+        if ev.ph != "X":
+            continue
+        where = f"$.traceEvents[{i}]"
+        if ev.dur is not None and (ev.dur < 0 or math.isnan(ev.dur)):
+            raise InputError(path, f"{where}.dur", f"negative duration {ev.dur:g} µs")
+        if ev.cat in GPU_CATEGORIES:
+            if ev.dur is None or ev.ts is None:
+                missing = "dur" if ev.dur is None else "ts"
+                raise InputError(path, f"{where}.{missing}", "GPU event without it")
+            if ev.name is None:
+                raise InputError(path, f"{where}.name", "GPU event without a name")
+            events.gpu.append((i, ev, ev.args or _NO_ARGS))
+        elif ev.cat == "cpu_op":
+            c = ev.args or _NO_ARGS
+            events.cpu_ops.append(
+                CpuOp(
+                    i,
+                    ev.name or "",
+                    f"{ev.pid}/{ev.tid}",
+                    ev.ts or 0.0,
+                    ev.dur or 0.0,
+                    c.external_id,
+                    c.input_type,
+                    c.input_dims,
+                    c.concrete_inputs,
+                    c.flops,
+                )
+            )
+        elif ev.cat in LAUNCH_CATEGORIES:
+            c = ev.args or _NO_ARGS
+            if c.correlation is not None and c.external_id is not None:
+                events.launches[c.correlation] = c.external_id
+    return events
+
+
 @dataclass(frozen=True)
 class GpuEvents:
     """Every GPU event of one trace, in launch order, with its launching CPU op."""
@@ -94,41 +180,19 @@ def gpu_events(path: str | Path, data: bytes) -> GpuEvents:
     ``op`` is the launching CPU op found through ``correlation`` (module docstring); the
     frame is empty for a CPU-only trace.
     """
-    from tileprof.parsers._decode import decode_json
+    return gpu_events_of(read_events(path, data))
 
-    trace = decode_json(path, data, Trace)
-    trace_events = _decode_part(path, trace.traceEvents, list[Event], "$.traceEvents")
-    props = _decode_part(path, trace.deviceProperties, list[DeviceProperties], "$.deviceProperties")
-    cpu_ops: dict[int, tuple[str, list[str] | None]] = {}
-    launches: dict[int, int] = {}  # correlation -> External id of the launching cpu_op
-    gpu: list[tuple[int, Event, Args]] = []
-    cpu_count = 0
-    for i, ev in enumerate(trace_events):
-        if ev.ph != "X":
-            continue
-        where = f"$.traceEvents[{i}]"
-        if ev.dur is not None and (ev.dur < 0 or math.isnan(ev.dur)):
-            raise InputError(path, f"{where}.dur", f"negative duration {ev.dur:g} µs")
-        if ev.cat in GPU_CATEGORIES:
-            if ev.dur is None or ev.ts is None:
-                missing = "dur" if ev.dur is None else "ts"
-                raise InputError(path, f"{where}.{missing}", "GPU event without it")
-            if ev.name is None:
-                raise InputError(path, f"{where}.name", "GPU event without a name")
-            gpu.append((i, ev, ev.args or _NO_ARGS))
-        elif ev.cat == "cpu_op" or ev.cat in LAUNCH_CATEGORIES:
-            c = ev.args or _NO_ARGS
-            if ev.cat == "cpu_op":
-                cpu_count += 1
-                if c.external_id is not None:
-                    cpu_ops[c.external_id] = (ev.name or "", c.input_type)
-            elif c.correlation is not None and c.external_id is not None:
-                launches[c.correlation] = c.external_id
+
+def gpu_events_of(found: KinetoEvents) -> GpuEvents:
+    """``gpu_events`` of an already-read trace."""
+    cpu_ops = {
+        op.external_id: (op.name, op.input_type)
+        for op in found.cpu_ops
+        if op.external_id is not None
+    }
     records: dict[str, list[Any]] = {k: [] for k in _EVENT_SCHEMA}
-    for _, ev, a in sorted(gpu, key=lambda t: (t[1].ts or 0.0, t[0])):
-        ext = launches.get(a.correlation) if a.correlation is not None else None
-        if ext is None or ext not in cpu_ops:
-            ext = a.external_id
+    for _, ev, a in sorted(found.gpu, key=lambda t: (t[1].ts or 0.0, t[0])):
+        ext = found.launching_external_id(a, cpu_ops)
         op, types = cpu_ops.get(ext, (None, None)) if ext is not None else (None, None)
         records["device"].append(a.device)
         records["name"].append(ev.name)
@@ -142,7 +206,7 @@ def gpu_events(path: str | Path, data: bytes) -> GpuEvents:
         records["op_types"].append(json.dumps(types) if types else None)
         records["correlation"].append(a.correlation)
     events = pl.DataFrame(records, schema=_EVENT_SCHEMA)
-    return GpuEvents(events, {d.id: d.name for d in props}, cpu_count)
+    return GpuEvents(events, found.devices, len(found.cpu_ops))
 
 
 _EVENT_SCHEMA: dict[str, pl.DataType] = {
@@ -176,13 +240,20 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
         target = devices.get(device) if device is not None else None
         if target is None:
             target = f"GPU {device}" if device is not None else "GPU"
+        launches = Counter(zip(r["ops"], r["ops_types"], strict=True))
         family, dt = classify(r["name"])
         if family == "other" and r["op"]:
             family = classify(r["op"])[0]
+        if family == "copy" and _all_casts(launches):
+            family = "cast"
         # Only compute kernels take the launching op's input type; a memcpy or memset
         # launched by aten::copy_ of floats moves bytes, not floats.
         if dt is None and r["op_types"] and family not in NO_DTYPE_FAMILIES:
             dt = dtype_from_torch_types(json.loads(r["op_types"]))
+        per_op = Counter[str]()
+        for (op, _), n in launches.items():
+            if op is not None:
+                per_op[op] += n
         rows.append(
             {
                 "target": target,
@@ -198,13 +269,14 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
                 "p50_us": r["p50_us"],
                 "p95_us": r["p95_us"],
                 "max_us": r["max_us"],
-                "launch_op": r["op"],
+                "launch_op": _launch_ops(per_op),
                 "metadata": {
                     "category": r["cat"],
                     "streams": r["streams"],
                     "grid": r["grid"],
                     "block": r["block"],
-                },
+                }
+                | ({"launch_ops": dict(per_op.most_common())} if len(per_op) > 1 else {}),
             }
         )
     meta = {"devices": devices, "gpu_events": found.events.height, "cpu_ops": cpu_count}
@@ -236,10 +308,40 @@ def aggregate(events: pl.DataFrame) -> pl.DataFrame:
             pl.col("block").first(),
             pl.col("op").drop_nulls().first().alias("op"),
             pl.col("op_types").drop_nulls().first().alias("op_types"),
+            pl.col("op").alias("ops"),
+            pl.col("op_types").alias("ops_types"),
             pl.col("stream").unique().sort().cast(pl.String).str.join(",").alias("streams"),
         )
         .with_columns(pl.col("name").cast(pl.String))
         .sort(["total_us", "name"], descending=[True, False])
+    )
+
+
+COPY_OPS = frozenset({"aten::copy_", "aten::_to_copy", "aten::to"})
+
+
+def _all_casts(launches: Counter[tuple[str | None, str | None]]) -> bool:
+    """Whether every launch is a copy op whose destination and source types differ (a copy_
+    from bf16 into a float tensor is a cast, whatever its kernel is named)."""
+    if not launches:
+        return False
+    for op, types in launches:
+        if op not in COPY_OPS or not types:
+            return False
+        tensors = [t for t in json.loads(types) if t and t != "Scalar"][:2]
+        if len(tensors) < 2 or dtype_from_torch_types(tensors[:1]) is None:
+            return False
+        if dtype_from_torch_types(tensors[:1]) == dtype_from_torch_types(tensors[1:]):
+            return False
+    return True
+
+
+def _launch_ops(per_op: Counter[str]) -> str | None:
+    """The launching op, or every one with its calls (``aten::mm ×2; aten::mean ×3``)."""
+    if len(per_op) <= 1:
+        return next(iter(per_op), None)
+    return "; ".join(
+        f"{op} ×{n}" for op, n in sorted(per_op.items(), key=lambda kv: (-kv[1], kv[0]))
     )
 
 

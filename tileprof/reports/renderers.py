@@ -11,14 +11,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import polars as pl
 
 from tileprof.errors import OptionError
 from tileprof.outputs import write_bytes, write_text
-from tileprof.reports import runs_data, summary_csv, summary_json
+from tileprof.reports import runs_data, summary_csv, summary_json, supersteps_export
 from tileprof.summary import Summary
+from tileprof.supersteps import Supersteps
+
+if TYPE_CHECKING:
+    from tileprof.diff import Diff
 
 M = TypeVar("M")
 
@@ -99,6 +103,74 @@ RUNS_RENDERERS: dict[str, Renderer[RunsModel]] = {
     )
 }
 """``tileprof runs --format``; the first is the default."""
+
+
+@dataclass(frozen=True)
+class DiffModel:
+    """What ``diff`` renders: the comparison and the broken ``--fail-on`` lines."""
+
+    diff: Diff
+    broken: tuple[str, ...] = ()
+
+
+def _diff_text(kind: str) -> Callable[[DiffModel], str]:
+    def render(model: DiffModel) -> str:
+        from tileprof.reports import diff_text
+
+        if kind == "table":
+            return diff_text.render_table(model.diff, model.broken)
+        if kind == "json":
+            return diff_text.render_json(model.diff, model.broken)
+        return diff_text.render_csv(model.diff)
+
+    return render
+
+
+def _diff_html(model: DiffModel) -> str:
+    from tileprof.reports.html import render_diff  # matplotlib, jinja2
+
+    return render_diff(model.diff, model.broken)
+
+
+DIFF_RENDERERS: dict[str, Renderer[DiffModel]] = {
+    r.name: r
+    for r in (
+        Renderer("table", ".txt", False, _diff_text("table")),
+        Renderer("json", ".json", False, _diff_text("json")),
+        Renderer("csv", ".csv", False, _diff_text("csv")),
+        Renderer("html", ".html", False, _diff_html),
+    )
+}
+"""``tileprof diff --format``; the first is the default."""
+
+
+@dataclass(frozen=True)
+class SuperstepsModel:
+    """What ``supersteps`` renders: the superstep frames, the device, and whether per-tile
+    rows were asked for (``--tiles``)."""
+
+    result: Supersteps
+    target: str
+    tiles: bool = False
+
+
+def _supersteps_table(model: SuperstepsModel) -> str:
+    from tileprof.reports import supersteps_table  # rich: only the table needs it
+
+    return supersteps_table.render(model.result, model.target, tiles=model.tiles)
+
+
+SUPERSTEPS_RENDERERS: dict[str, Renderer[SuperstepsModel]] = {
+    r.name: r
+    for r in (
+        Renderer("table", ".txt", False, _supersteps_table),
+        Renderer(
+            "json", ".json", False, lambda m: supersteps_export.render_json(m.result, m.tiles)
+        ),
+        Renderer("csv", ".csv", False, lambda m: supersteps_export.render_csv(m.result, m.tiles)),
+    )
+}
+"""``tileprof supersteps --format``; the first is the default."""
 
 
 def check_destination(renderer: Renderer[Any], output: Path | None) -> None:

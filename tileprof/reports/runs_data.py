@@ -49,3 +49,11 @@ def render_parquet(frame: pl.DataFrame) -> bytes:
     buffer = io.BytesIO()
     frame.write_parquet(buffer)
     return buffer.getvalue()
+
+
+def render_ops_json(
+    ops: pl.DataFrame, notes: Sequence[str] = (), sources: Sequence[dict[str, Any]] = ()
+) -> str:
+    """``{"sources": […], "ops": […], "notes": […]}``: the op rows, nulls kept."""
+    doc = {"sources": list(sources), "ops": _records(ops), "notes": list(notes)}
+    return json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"

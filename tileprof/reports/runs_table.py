@@ -80,7 +80,7 @@ def linked_table(linked: pl.DataFrame) -> Table:
             cell(r["set"]) if first else "",
             cell(r["link_by"]) if first else "",
             str(r["runs"]),
-            Text(escape_control(r["text"])),
+            Text(escape_control(r["text"] or "")),
         )
     return table
 
@@ -108,9 +108,59 @@ def render(
         console.print(linked_table(linked))
     else:
         console.print(
-            "no runs of two or more targets share an (op_family, dtype) or workload", markup=False
+            "no runs of two or more targets share a workload, a shape or an (op_family, dtype)",
+            markup=False,
         )
     for note in notes:
         console.print(f"note: {escape_control(note)}", markup=False)
     # rich pads every row to the table's width; a linked-set line ends at its text
     return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
+
+
+def ops_table(ops: pl.DataFrame) -> Table:
+    """One line per op row (columns as in docs/runs.md, "Op rows")."""
+    table = Table(show_edge=False, header_style="bold", pad_edge=False)
+    for title, justify in (
+        ("target", "left"),
+        ("op", "left"),
+        ("input dims", "left"),
+        ("dtype", "left"),
+        ("calls", "right"),
+        ("kernels", "right"),
+        ("GFLOP/call", "right"),
+        ("time/call", "right"),
+        ("total", "right"),
+        ("TFLOP/s", "right"),
+        ("peak", "right"),
+        ("work from", "left"),
+    ):
+        table.add_column(title, justify=justify)  # type: ignore[arg-type]
+    for r in ops.iter_rows(named=True):
+        pf = r["peak_fraction"]
+        table.add_row(
+            r["target"],
+            _short(r["op"], 44),
+            _short(r["input_dims"], 44),
+            r["dtype"] or "—",
+            f"{r['calls']:,}",
+            f"{r['kernels']:,}",
+            _num(None if r["flops"] is None else r["flops"] / 1e9, ".4g"),
+            format_us(r["time_us"]),
+            format_us(r["total_us"]),
+            _num(r["tflops"], ".4g"),
+            "—" if pf is None else f"{pf * 100:.1f}%",
+            r["flops_source"] or ("unknown: " + r["problem"] if r["problem"] else "—"),
+        )
+    return table
+
+
+def render_ops(ops: pl.DataFrame, notes: Sequence[str] = (), *, width: int = TABLE_WIDTH) -> str:
+    """The op rows of one or more traces, then the notes."""
+    buffer = io.StringIO()
+    console = _console(buffer, width)
+    console.print(f"ops ({ops.height})", markup=False)
+    if ops.height:
+        console.print(ops_table(ops))
+    for note in notes:
+        console.print(f"note: {note}", markup=False)
+    return buffer.getvalue()

@@ -18,7 +18,7 @@ from tileprof.stats import GROUP_FIELDS
 from tileprof.testing.aggregates import HEADER_FIELDS, Aggregates, Value, aggregates_of
 from tileprof.testing.golden import GoldenFile, shown
 from tileprof.testing.numbers import format_change, relative_change, within_tolerance
-from tileprof.testing.thresholds import Threshold
+from tileprof.thresholds import Threshold, check_fields
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -113,18 +113,6 @@ def _reference(reference: ReferenceLike) -> tuple[Aggregates, str]:
     if isinstance(reference, Aggregates):
         return reference, "the reference aggregates"
     return aggregates_of(reference), "the reference summary"
-
-
-def check_fields(names: Iterable[str], where: str = "") -> None:
-    """Fail loudly (``ValueError`` naming the valid fields) on a group field that does not
-    exist: a misspelt ``fields=[...]`` entry or threshold field would otherwise compare nothing.
-    """
-    unknown = [n for n in dict.fromkeys(names) if n not in GROUP_FIELDS]
-    if unknown:
-        raise ValueError(
-            f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
-            f"{where}; the group fields are {', '.join(GROUP_FIELDS)}"
-        )
 
 
 def compare_aggregates(

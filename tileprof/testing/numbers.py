@@ -9,22 +9,9 @@ from __future__ import annotations
 
 import math
 
-Number = int | float
+from tileprof.thresholds import Number, relative_change
 
-
-def relative_change(old: Number | None, new: Number | None) -> float | None:
-    """``(new - old) / |old|``: -0.02 is a 2% drop. None when either side is undefined.
-
-    From an old value of zero, no change is 0.0 and any change is ±inf: no finite percentage
-    describes it, and an infinite one fails every finite threshold, which is what a test wants.
-    """
-    if old is None or new is None:
-        return None
-    if old == new:
-        return 0.0
-    if old == 0:
-        return math.copysign(math.inf, new)
-    return (new - old) / abs(old)
+__all__ = ["Number", "format_change", "relative_change", "within_tolerance"]
 
 
 def within_tolerance(

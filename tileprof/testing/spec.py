@@ -10,6 +10,13 @@ go through one code path.
 Scheduling is simple and physically plausible: groups run one after another behind a
 device-wide barrier (unless told to start with the previous group or at a fixed cycle);
 inside a group each phase is a barrier too, and each tile runs its samples back to back.
+
+What ``phase`` means here is this builder's choice, not the field's meaning in real dumps:
+a spec's phase id names one device-wide barrier block (every sample of the block carries it,
+and the next block starts when the block's last sample ends). In a device's dump, ``phase``
+is a per-tile schedule label that only exchanges share, and supersteps come from timing
+(``tileprof.supersteps``). Blocks follow each other with no idle cycle unless ``gap`` is set,
+so consecutive blocks touch and form one superstep.
 A tile still busy when a group starts begins that group's work once it is free, so no
 tile ever runs two samples at once.
 

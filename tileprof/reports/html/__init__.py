@@ -9,12 +9,17 @@ page loads from the network: CSS, script and figures are inline.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import jinja2
 
 from tileprof.reports.html.data import Report, build_report
 
-__all__ = ["Report", "build_report", "render"]
+if TYPE_CHECKING:
+    from tileprof.diff import Diff
+    from tileprof.reports.html.diff_page import DiffSection
+
+__all__ = ["Report", "build_report", "render", "render_diff"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -30,10 +35,19 @@ def environment() -> jinja2.Environment:
     )
 
 
-def render(report: Report) -> str:
+def render(report: Report, baseline: DiffSection | None = None) -> str:
     """The page for ``report``, its charts drawn unless it was built with ``charts=False``."""
     if report.draw_charts:
         from tileprof.reports.html.charts import with_charts  # matplotlib: only when drawing
+        from tileprof.reports.html.supersteps_charts import with_superstep_charts
 
-        report = with_charts(report)
-    return environment().get_template("report.html.j2").render(report=report)
+        report = with_superstep_charts(with_charts(report))
+    template = environment().get_template("report.html.j2")
+    return template.render(report=report, baseline=baseline)
+
+
+def render_diff(diff: Diff, broken: tuple[str, ...] = ()) -> str:
+    """The self-contained page of ``diff --format html``."""
+    from tileprof.reports.html.diff_page import diff_page  # matplotlib: only when drawing
+
+    return environment().get_template("diff.html.j2").render(page=diff_page(diff, broken))

@@ -420,6 +420,42 @@ def plain_tick(value: float, _position: object = None) -> str:
     return f"{value:.6g}"
 
 
+def linked_efficiency_chart(id: str, title: str, frame: pl.DataFrame) -> Chart:
+    """One linked set of unlike work: fraction of peak per target (0-100 %), annotated with
+    TFLOP/s where the work is known. No time axis: the runs' sizes differ."""
+    n = max(frame.height, 1)
+    labels = _labels(frame, ("target", "implementation", "kernel"))
+    fractions = frame["peak_fraction"].cast(pl.Float64).fill_null(np.nan).to_numpy() * 100
+    with _style():
+        figure, axes = plt.subplots(figsize=(9.5, 0.8 + 0.3 * n))
+        y = np.arange(frame.height)
+        kinds = frame["target_kind"].to_list()
+        axes.barh(
+            y,
+            np.nan_to_num(fractions, nan=0.0),
+            color=["#f28e2b" if k == "tile" else "#4e79a7" for k in kinds],
+        )
+        for yi, pf, tf in zip(y, fractions, frame["tflops"].to_list(), strict=False):
+            text = "peak unknown" if pf != pf else f"{pf:.1f} %"
+            if tf is not None:
+                text += f", {tf:.4g} TFLOP/s"
+            axes.annotate(
+                text,
+                (0.0 if pf != pf else pf, yi),
+                xytext=(3, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=7,
+            )
+        axes.set_xlim(0, 100)
+        axes.set_yticks(y, labels)
+        axes.invert_yaxis()
+        axes.set_xlabel("% of peak")
+    return _chart(
+        id, title, "Different sizes: efficiency, not time. Orange: tile device; blue: GPU.", figure
+    )
+
+
 def linked_chart(id: str, title: str, frame: pl.DataFrame) -> Chart:
     """One linked set: time per target from 0 (log from a power of ten when times span more
     than two decades), annotated with peak fraction.
@@ -466,6 +502,7 @@ PLOTS: dict[str, Callable[[Plot], Chart]] = {
     "calibration": lambda plot: calibration_chart(plot.id, plot.title, plot.frame),
     "gemm": lambda plot: gemm_chart(plot.frame),
     "linked": lambda plot: linked_chart(plot.id, plot.title, plot.frame),
+    "linked_efficiency": lambda plot: linked_efficiency_chart(plot.id, plot.title, plot.frame),
 }
 """How each ``Plot`` kind of the view model is drawn."""
 
@@ -492,3 +529,55 @@ def with_charts(report: Report) -> Report:
         gpu=gpu,
         linked=tuple(_drawn(c) for c in report.linked),
     )
+
+
+# ---------------------------------------------------------------- diff
+
+INCREASE_COLOUR = "#e15759"
+DECREASE_COLOUR = "#59a14f"
+BEFORE_COLOUR = "#bab0ac"
+AFTER_COLOUR = "#4e79a7"
+
+
+def waterfall_chart(
+    id: str, names: tuple[str, ...], changes: np.ndarray, unit: str, caption: str
+) -> Chart | None:
+    """Each group's change as a bar starting where the previous ones left the running total,
+    then the net change; rises red, falls green, first group on top."""
+    if not names:
+        return None
+    labels = (*names, "net change")
+    ends = np.cumsum(changes)
+    starts = ends - changes
+    with _style():
+        figure, axes, y = _group_rows(len(labels))
+        colours = [INCREASE_COLOUR if c > 0 else DECREASE_COLOUR for c in changes]
+        axes.barh(y[:-1], changes, left=starts, color=colours)
+        net = float(ends[-1])
+        axes.barh(y[-1:], [net], color=AFTER_COLOUR)
+        axes.axvline(0, color="#888", linewidth=0.6)
+        axes.set_yticks(y, [_short(s, 60) for s in labels])
+        axes.invert_yaxis()
+        axes.set_xlabel(f"change in {unit}")
+        fit(figure, left_chars=max(len(_short(s, 60)) for s in labels))
+    return _chart(id, f"Change in {unit} by group", caption, figure, tight=False)
+
+
+def before_after_chart(
+    id: str,
+    title: str,
+    names: tuple[str, ...],
+    before: np.ndarray,
+    after: np.ndarray,
+    xlabel: str,
+    caption: str,
+) -> Chart | None:
+    """Two bars per group, before (grey) above after (blue); a missing value draws no bar."""
+    if not names:
+        return None
+    with _style():
+        figure, axes, y = _group_rows(len(names))
+        axes.barh(y - 0.2, before, height=0.4, color=BEFORE_COLOUR, label="before")
+        axes.barh(y + 0.2, after, height=0.4, color=AFTER_COLOUR, label="after")
+        _label_group_rows(figure, axes, y, names, xlabel)
+    return _chart(id, title, caption, figure, tight=False)

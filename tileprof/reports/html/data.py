@@ -27,6 +27,7 @@ from tileprof.filters import Filters
 from tileprof.model import Profile
 from tileprof.quality import overlapping_samples as overlapping_samples  # re-exported
 from tileprof.quality import run_quality, tile_quality
+from tileprof.reports.html.supersteps_data import superstep_section
 from tileprof.reports.html.view import (
     Cell,
     ChartedTable,
@@ -286,6 +287,7 @@ def tile_section(
         phase=phase_split(summary),
         spread=duration_spread(summary),
         balance=tile_balance(matched, profile.tile_count),
+        supersteps=superstep_section(profile, filters, f"{id}-supersteps", table_from_frame),
     )
 
 
@@ -332,11 +334,22 @@ LINK_COLUMNS: tuple[str, ...] = (
     "implementation",
     "kernel",
     "shape",
+    "work",
     "per",
     "time_us",
+    "speedup",
+    "tflops",
     "peak_fraction",
     "energy_j",
+    "j_per_gflop",
 )
+# What a linked set's rows add to the run table (tileprof.links.LINKED_SCHEMA).
+LINK_EXTRA_COLUMNS: dict[str, pl.DataType] = {
+    "work": pl.String(),
+    "tflops": pl.Float64(),
+    "j_per_gflop": pl.Float64(),
+    "compare": pl.String(),
+}
 
 
 def gpu_section(inputs: RunInputs, *, charts: bool = True) -> GpuSection | None:
@@ -425,14 +438,27 @@ def linked_section(
     """Each linked set side by side: one row per run, one chart per set (drawn by ``render``)."""
     out = []
     for i, linked in enumerate(linked_sets):
-        frame = normalize_runs(linked.runs).with_columns(
-            target_kind=pl.col("target_kind").fill_null("")
+        extra = [
+            pl.col(c).cast(t) if c in linked.runs.columns else pl.lit(None, t).alias(c)
+            for c, t in LINK_EXTRA_COLUMNS.items()
+        ]
+        frame = (
+            normalize_runs(linked.runs)
+            .with_columns(linked.runs.with_columns(extra).select(list(LINK_EXTRA_COLUMNS)))
+            .with_columns(target_kind=pl.col("target_kind").fill_null(""))
         )
+        # time bars only where the runs do the same work; efficiency bars otherwise
+        same_work = frame["compare"].drop_nulls().to_list()[:1] != ["efficiency"]
         out.append(
             ChartedTable(
                 linked.key,
                 table_from_frame(f"linked-{i}", frame, LINK_COLUMNS, percent=("peak_fraction",)),
-                plot=Plot("linked", f"linked-{i}-chart", linked.key, frame),
+                plot=Plot(
+                    "linked" if same_work else "linked_efficiency",
+                    f"linked-{i}-chart",
+                    linked.key,
+                    frame,
+                ),
             )
         )
     return tuple(out)

@@ -8,12 +8,14 @@ them out. Both ``data`` and ``charts`` import these types; neither imports the o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 from tileprof.balance import TileBalance
 from tileprof.summary import Summary
+from tileprof.supersteps import Supersteps
 from tileprof.timeline import ActiveTiles, OccupancyMap
 
 # ---------------------------------------------------------------- generic building blocks
@@ -119,6 +121,25 @@ class DurationSpread:
 
 
 @dataclass(frozen=True)
+class SuperstepSection:
+    """The Supersteps part of a tile section (docs/metrics.md, "Supersteps").
+
+    ``split`` has one row per shown superstep (``label``, and ``lateStart``, ``busy``, ``gaps``,
+    ``syncWait`` averaged over its active tiles, which add up to ``cycles``); ``ends`` has the
+    last end of every active tile of the longest shown superstep (``tile``, ``end``).
+    """
+
+    id: str
+    result: Supersteps
+    table: Table
+    split: pl.DataFrame
+    longest: dict[str, Any] | None
+    ends: pl.DataFrame
+    note: str
+    charts: tuple[Chart, ...] = ()
+
+
+@dataclass(frozen=True)
 class TileSection:
     """The tile-device part of the report for one dump."""
 
@@ -135,6 +156,7 @@ class TileSection:
     spread: DurationSpread
     balance: TileBalance
     charts: tuple[Chart, ...] = ()
+    supersteps: SuperstepSection | None = None
 
     @property
     def empty(self) -> bool:
@@ -147,7 +169,8 @@ class TileSection:
 
 @dataclass(frozen=True)
 class LinkedSet:
-    """Runs of different targets that do the same work (issue 3's linked sets)."""
+    """Runs of different targets side by side: the same work, or the same kind of work in
+    different sizes (``runs.compare``: time or efficiency; issue 10)."""
 
     key: str
     runs: pl.DataFrame

@@ -1,0 +1,438 @@
+"""``tileprof diff`` and ``tileprof.diff``: pairing, categories, rows, exit codes, GPU traces.
+
+Expected values are worked out by hand from the samples below (intervals on one or two
+tiles), or taken from the raw trace events, never from the diff itself.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+import tileprof
+from tests.samples import sample, write_dump
+from tileprof.cli import cli
+from tileprof.examples import EXAMPLE_EPOCH, example_profile
+from tileprof.stats import GROUP_FIELDS
+from tileprof.summary import summary_from_document
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+SEED_004 = FIXTURES / "seed_004_summary.json"
+H200 = FIXTURES / "traces" / "h200_train_steps.json.gz"
+
+BEFORE = [
+    sample(0, 0, 100, "gemm_c112_r121", useful=50),
+    sample(1, 0, 100, "gemm_c112_r121", useful=50),
+    sample(0, 100, 40, "softmax"),
+    sample(0, 140, 10, "gone"),
+    sample(0, 150, 30, "same"),
+    sample(2, 300, 10, "softmax", epoch=2),
+]
+AFTER = [
+    sample(0, 0, 80, "gemm_c64_r12", useful=50),
+    sample(1, 0, 80, "gemm_c64_r12", useful=50),
+    sample(0, 80, 60, "softmax"),
+    sample(0, 140, 20, "new"),
+    sample(0, 150, 30, "same"),
+    sample(2, 300, 25, "softmax", epoch=2),
+]
+NORMALIZE = r"_c\d+(_r\d+)*$"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture()
+def dumps(tmp_path: Path) -> tuple[Path, Path]:
+    return write_dump(tmp_path / "before.json", BEFORE), write_dump(tmp_path / "after.json", AFTER)
+
+
+def by_group(rows: pl.DataFrame) -> dict[str, dict[str, Any]]:
+    return {row["group"]: row for row in rows.iter_rows(named=True)}
+
+
+def test_each_category_with_hand_computed_changes(dumps: tuple[Path, Path]) -> None:
+    rows = tileprof.diff(*dumps, epoch=1)
+    assert rows.get_column("group").to_list() == [
+        "gemm_c112_r121",  # |Δ| 100
+        "gemm_c64_r12",  # 80
+        "new",  # 20, before softmax by name
+        "softmax",  # 20
+        "gone",  # 10
+        "same",  # 0
+    ]
+    got = by_group(rows)
+    assert {g: r["status"] for g, r in got.items()} == {
+        "gemm_c112_r121": "removed",
+        "gemm_c64_r12": "added",
+        "new": "added",
+        "softmax": "changed",
+        "gone": "removed",
+        "same": "unchanged",
+    }
+    softmax = got["softmax"]
+    assert (softmax["phaseCycles_before"], softmax["phaseCycles_after"]) == (40, 60)
+    assert softmax["phaseCycles_change"] == 20 and softmax["phaseCycles_relative"] == 0.5
+    assert softmax["sampleCount_change"] == 0 and softmax["sampleCount_relative"] == 0.0
+    gone = got["gone"]
+    assert gone["phaseCycles_after"] is None and gone["phaseCycles_change"] == -10
+    assert gone["phaseCycles_relative"] is None and gone["p95Cycles_change"] is None
+    added = got["gemm_c64_r12"]
+    assert added["beforeName"] is None and added["workCycles_change"] == 160
+    assert added["usefulUtilization_after"] == 0.625  # 100 useful / 160 estimated
+    assert added["usefulUtilization_change"] is None
+
+
+def test_normalize_pairs_retiled_kernels(dumps: tuple[Path, Path]) -> None:
+    got = by_group(tileprof.diff(*dumps, epoch=1, normalize=NORMALIZE))
+    gemm = got["gemm"]
+    assert gemm["status"] == "changed"
+    assert (gemm["beforeName"], gemm["afterName"]) == ("gemm_c112_r121", "gemm_c64_r12")
+    assert gemm["phaseCycles_relative"] == -0.2  # 100 → 80
+    assert gemm["usefulUtilization_before"] == 0.5 and gemm["usefulUtilization_after"] == 0.625
+    assert set(got) == {"gemm", "softmax", "new", "gone", "same"}
+
+
+def test_match_literal_and_globs(tmp_path: Path, dumps: tuple[Path, Path]) -> None:
+    got = by_group(tileprof.diff(*dumps, epoch=1, match=["gemm_c112_r121=gemm_c64_r12"]))
+    assert got["gemm_c64_r12"]["status"] == "changed"
+    assert got["gemm_c64_r12"]["beforeName"] == "gemm_c112_r121"
+    assert "gemm_c112_r121" not in got
+    before = write_dump(
+        tmp_path / "v1.json", [sample(0, 0, 10, "conv_v1_a"), sample(0, 10, 20, "conv_v1_b")]
+    )
+    after = write_dump(
+        tmp_path / "v2.json", [sample(0, 0, 10, "conv_v2_a"), sample(0, 10, 30, "conv_v2_b")]
+    )
+    got = by_group(tileprof.diff(before, after, match=["conv_v1_*=conv_v2_*"]))
+    assert {g: (r["beforeName"], r["status"]) for g, r in got.items()} == {
+        "conv_v2_b": ("conv_v1_b", "changed"),
+        "conv_v2_a": ("conv_v1_a", "unchanged"),
+    }
+
+
+def test_filters_apply_to_both_sides(dumps: tuple[Path, Path]) -> None:
+    got = by_group(tileprof.diff(*dumps, epoch=2))
+    assert list(got) == ["softmax"]
+    assert (got["softmax"]["phaseCycles_before"], got["softmax"]["phaseCycles_after"]) == (10, 25)
+    code, out, _ = run("diff", *map(str, dumps), "--kernel", "g*", "--format", "json")
+    assert code == 0
+    document = json.loads(out)
+    assert {g["group"] for g in document["groups"]} == {"gemm_c112_r121", "gemm_c64_r12", "gone"}
+    assert document["header"]["matchedSampleCount"] == {
+        "before": 3,
+        "after": 2,
+        "change": -1,
+        "relative": pytest.approx(-1 / 3),
+    }
+
+
+def test_rows_hold_each_summarys_own_numbers(dumps: tuple[Path, Path]) -> None:
+    rows = by_group(tileprof.diff(*dumps, normalize=NORMALIZE))
+    for side, path in (("before", dumps[0]), ("after", dumps[1])):
+        summary = tileprof.load(path).summary()
+        for group in summary.groups.iter_rows(named=True):
+            row = next(r for r in rows.values() if r[f"{side}Name"] == group["name"])
+            for field in GROUP_FIELDS:
+                assert row[f"{field}_{side}"] == group[field], (side, group["name"], field)
+
+
+def test_seed_document_against_the_reference_profile_is_all_unchanged() -> None:
+    """Seed 004 came from the reference tool; tileprof's summary of the reference profile
+    reproduces it, so every group pairs and nothing changed."""
+    seed = summary_from_document(json.loads(SEED_004.read_text()), str(SEED_004))
+    rows = tileprof.diff(seed, example_profile(), epoch=EXAMPLE_EPOCH)
+    assert rows.height == len(json.loads(SEED_004.read_text())["groups"]) == 19
+    assert set(rows.get_column("status")) == {"unchanged"}
+
+
+@pytest.mark.parametrize("options", [(), ("--kernel", "s*"), ("--group-by", "epoch")])
+def test_summary_documents_diff_like_their_dumps(
+    tmp_path: Path, dumps: tuple[Path, Path], options: tuple[str, ...]
+) -> None:
+    documents = []
+    for path in dumps:
+        out = tmp_path / f"{path.stem}.summary.json"
+        group_by = options if options[:1] == ("--group-by",) else ()
+        assert run("summary", str(path), "--format", "json", *group_by, "-o", str(out))[0] == 0
+        documents.append(str(out))
+    from_dumps = run("diff", *map(str, dumps), "--format", "csv", *options)
+    from_documents = run("diff", *documents, "--format", "csv", *options)
+    assert from_dumps[0] == from_documents[0] == 0
+    assert from_dumps[1] == from_documents[1]
+    assert from_dumps[1].count("\n") > 1
+
+
+def test_fail_on_exit_codes(dumps: tuple[Path, Path]) -> None:
+    paths = [str(p) for p in dumps]
+    held = ("--fail-on", "phaseCycles of same may not rise by more than 0%")
+    assert run("diff", *paths, *held)[0] == 0
+    code, out, err = run(
+        "diff",
+        *paths,
+        *held,
+        "--fail-on",
+        "phaseCycles of s* may not rise by more than 5%",
+        "--fail-on",
+        "usefulUtilization may not drop by more than 1%",
+        "--epoch",
+        "1",
+        "--normalize",
+        NORMALIZE,
+    )
+    assert code == 1 and err == ""
+    assert out.splitlines()[:2] == [
+        "broken: phaseCycles of softmax: 40 → 60 (+50%) breaks "
+        "'phaseCycles of s* may not rise by more than 5%'",
+        f"before          {paths[0]} (tile)",
+    ]
+    code, out, err = run(
+        "diff", *paths, "--format", "json", "--fail-on", "phaseCycles may not rise by more than 5%"
+    )
+    assert code == 1 and len(json.loads(out)["broken"]) == 1  # softmax: 50 → 85 phase cycles
+    assert err.startswith("tileprof: broken: phaseCycles of softmax: 50 → 85")
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (("--fail-on", "phaseCycle may not rise by more than 5%"), "unknown field 'phaseCycle'"),
+        (("--fail-on", "phaseCycles of conv* may not rise by more than 5%"), "matches no group"),
+        (("--fail-on", "phaseCycles should be fine"), "cannot read threshold"),
+        (("--match", "gemm"), "write OLD=NEW"),
+        (("--match", "a*=b"), "same wildcards"),
+        (("--normalize", "("), "--normalize '('"),
+        (("--normalize", ".*"), "both pair as ''"),
+        (("--group-by", "colour"), "unknown dimension"),
+    ],
+)
+def test_bad_options_exit_2(
+    dumps: tuple[Path, Path], options: tuple[str, ...], message: str
+) -> None:
+    code, out, err = run("diff", *map(str, dumps), *options)
+    assert code == 2 and out == ""
+    assert err.startswith("tileprof: error: ") and message in err and len(err.splitlines()) == 1
+
+
+def test_bad_inputs_exit_2(tmp_path: Path, dumps: tuple[Path, Path]) -> None:
+    code, _, err = run("diff", str(dumps[0]), str(tmp_path / "missing.json"))
+    assert code == 2 and "missing.json" in err
+    code, _, err = run("diff", str(dumps[0]), str(H200))
+    assert code == 2
+    assert err == (
+        f"tileprof: error: cannot compare {dumps[0]} (tile dump) with {H200} (PyTorch trace): "
+        "both sides must be tile profiles or both GPU run sources\n"
+    )
+    code, _, err = run("diff", str(SEED_004), str(SEED_004), "--epoch", "1")
+    assert code == 2 and "summary document" in err and "--epoch" in err
+    broken = tmp_path / "broken.json"
+    document = json.loads(SEED_004.read_text())
+    document["groups"][2]["phaseCycles"] = "many"
+    broken.write_text(json.dumps(document))
+    code, _, err = run("diff", str(SEED_004), str(broken))
+    assert code == 2 and "groups[2].phaseCycles" in err
+
+
+def test_header_figures_by_hand(dumps: tuple[Path, Path]) -> None:
+    code, out, _ = run("diff", *map(str, dumps), "--format", "json", "--epoch", "1", "--top", "2")
+    assert code == 0
+    header = json.loads(out)["header"]
+    assert header["profileSpanCycles"]["before"] == 310  # all samples: [0, 310)
+    assert header["profileSpanCycles"]["after"] == 325
+    # epoch 1: Σ duration 280 → 270 over the span [0, 180) on 1472 tiles
+    assert header["deviceBusy"]["before"] == pytest.approx(280 / 180 / 1472)
+    assert header["deviceBusy"]["after"] == pytest.approx(270 / 180 / 1472)
+    # |Δ phaseCycles|: 100, 80, 20, 20, 10, 0 → the top 2 explain 180 of 230
+    assert header["phaseCyclesNetChange"] == -100 + 80 + 20 + 20 - 10
+    assert header["phaseCyclesGrossChange"] == 230
+    assert header["topShare"] == pytest.approx(180 / 230)
+    assert header["groups"] == {"added": 2, "removed": 2, "changed": 1, "unchanged": 1}
+
+
+def _kernel_events(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """GPU activity as runs lists it: kernels, memsets and memcopies (docs/runs.md)."""
+    return [
+        e for e in trace["traceEvents"] if e.get("cat") in ("kernel", "gpu_memset", "gpu_memcpy")
+    ]
+
+
+@pytest.fixture()
+def h200_after(tmp_path: Path) -> tuple[Path, str, str, dict[str, float]]:
+    """The H200 trace with its busiest GEMM kernel removed and a copy kernel twice as slow."""
+    trace = json.loads(gzip.decompress(H200.read_bytes()))
+    totals: dict[str, float] = {}
+    for event in _kernel_events(trace):
+        totals[event["name"]] = totals.get(event["name"], 0.0) + event["dur"]
+    removed = next(n for n in totals if n.startswith("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n"))
+    slowed = next(n for n in totals if "unrolled_elementwise_kernel" in n)
+    trace["traceEvents"] = [e for e in trace["traceEvents"] if e.get("name") != removed]
+    for event in _kernel_events(trace):
+        if event["name"] == slowed:
+            event["dur"] *= 2
+    path = tmp_path / "h200_after.json.gz"
+    path.write_bytes(gzip.compress(json.dumps(trace).encode()))
+    return path, removed, slowed, totals
+
+
+def test_gpu_trace_diff_finds_the_removed_and_the_slowed_kernel(
+    h200_after: tuple[Path, str, str, dict[str, float]],
+) -> None:
+    after, removed, slowed, totals = h200_after
+    code, out, _ = run("diff", str(H200), str(after), "--format", "json")
+    assert code == 0
+    document = json.loads(out)
+    rows = {g["group"]: g for g in document["groups"]}
+    assert set(rows) == set(totals)
+    assert rows[removed]["status"] == "removed"
+    assert rows[removed]["total_us_before"] == pytest.approx(totals[removed])
+    assert rows[removed]["total_us_change"] == pytest.approx(-totals[removed])
+    assert rows[slowed]["status"] == "changed"
+    assert rows[slowed]["total_us_after"] == pytest.approx(2 * totals[slowed])
+    assert rows[slowed]["total_us_relative"] == pytest.approx(1.0)
+    assert rows[slowed]["calls_change"] == 0
+    others = [g for g in rows if g not in (removed, slowed)]
+    assert {rows[g]["status"] for g in others} == {"unchanged"}
+    assert document["header"]["totalUs"]["change"] == pytest.approx(
+        totals[slowed] - totals[removed]
+    )
+    impact = sorted([totals[removed], totals[slowed]], reverse=True)
+    assert [abs(g["total_us_change"]) for g in document["groups"][:2]] == pytest.approx(impact)
+    code, out, _ = run(
+        "diff",
+        str(H200),
+        str(after),
+        "--fail-on",
+        "total_us of *elementwise* may not rise by more than 50%",
+    )
+    assert code == 1 and out.startswith(f"broken: total_us of {slowed}: ")
+    assert (
+        run("diff", str(H200), str(after), "--fail-on", "phaseCycles may not rise by more than 5%")[
+            0
+        ]
+        == 2
+    )
+    assert run("diff", str(H200), str(after), "--epoch", "1")[0] == 2
+
+
+def test_gpu_trace_diff_per_op_uses_the_op_rows(
+    h200_after: tuple[Path, str, str, dict[str, float]],
+) -> None:
+    """Op rows (tileprof.ops) of both traces, compared as they are; the copy ops gain the
+    slowed kernel's time, counted from the raw events."""
+    from tileprof.ops import load_ops
+
+    after, _, slowed, totals = h200_after
+    code, out, _ = run("diff", str(H200), str(after), "--per-op", "--format", "json")
+    assert code == 0
+    rows = json.loads(out)["groups"]
+    for side, path in (("before", H200), ("after", after)):
+        table = load_ops(path).frame
+        assert sum(r[f"{side}Name"] is not None for r in rows) == table.height
+        own = {(r["calls"], r["total_us"], r["flops"]) for r in table.iter_rows(named=True)}
+        shown = {
+            (r[f"calls_{side}"], r[f"total_us_{side}"], r[f"flops_{side}"])
+            for r in rows
+            if r[f"{side}Name"] is not None
+        }
+        assert shown == own
+    changed = [r for r in rows if r["status"] == "changed"]
+    assert {r["status"] for r in rows} == {"changed", "unchanged"}
+    assert all(r["calls_change"] == 0 for r in rows)
+    # copy_ launches the slowed copy kernel: its rows gain exactly that kernel's raw total
+    copies = [r for r in changed if r["group"].startswith("aten::copy_ ")]
+    assert sum(r["total_us_change"] for r in copies) == pytest.approx(totals[slowed])
+    assert all(r["total_us_after"] == pytest.approx(2 * r["total_us_before"]) for r in copies)
+    # the other changed rows are the addmm calls that launched the removed GEMM kernel
+    assert {r["group"].split()[0] for r in changed if r not in copies} == {"aten::addmm"}
+
+
+def test_infinite_relative_change_is_a_string_in_json(tmp_path: Path) -> None:
+    before = write_dump(tmp_path / "z0.json", [sample(0, 0, 10, "k", useful=0)])
+    after = write_dump(tmp_path / "z1.json", [sample(0, 0, 10, "k", useful=5)])
+    rows = tileprof.diff(before, after)
+    assert rows.get_column("usefulCycles_relative").to_list() == [math.inf]
+    code, out, _ = run("diff", str(before), str(after), "--format", "json")
+    assert code == 0
+    assert json.loads(out)["groups"][0]["usefulCycles_relative"] == "+inf"
+
+
+def test_html_page_is_deterministic_escaped_and_names_both_inputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hashlib
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    before = write_dump(tmp_path / "b.json", [sample(0, 0, 10, "<script>x</script>")])
+    after = write_dump(tmp_path / "a.json", [sample(0, 0, 30, "<script>x</script>")])
+    pages = []
+    for name in ("one.html", "two.html"):
+        out = tmp_path / name
+        assert run("diff", str(before), str(after), "--format", "html", "-o", str(out))[0] == 0
+        pages.append(out.read_text())
+    assert pages[0] == pages[1]
+    page = pages[0]
+    assert "2023-11-14 22:13:20 UTC" in page
+    for path in (before, after):
+        assert hashlib.sha256(path.read_bytes()).hexdigest() in page
+    assert "<script>x" not in page and "&lt;script&gt;x&lt;/script&gt;" in page
+    assert 'id="diff-waterfall"' in page and 'id="diff-bars"' in page
+    assert "http://" not in page.replace("http://www.w3.org", "")
+
+
+def test_report_baseline_section(tmp_path: Path, dumps: tuple[Path, Path]) -> None:
+    before, after = map(str, dumps)
+    page = tmp_path / "report.html"
+    code, _, err = run("report", after, "--baseline", before, "--epoch", "1", "-o", str(page))
+    assert code == 0, err
+    html = page.read_text()
+    assert '<section id="baseline" class="diff">' in html and 'href="#baseline"' in html
+    assert 'id="baseline-waterfall"' in html
+    # the same filters on both sides: epoch 1 only, so softmax is 40 → 60 phase cycles
+    assert html.count('<tr class="changed">') == 1 and html.count('<tr class="added">') == 2
+    plain = tmp_path / "plain.html"
+    assert run("report", after, "--epoch", "1", "-o", str(plain))[0] == 0
+    assert 'id="baseline"' not in plain.read_text()
+    code, _, err = run("report", after, before, "--baseline", before, "-o", str(tmp_path / "x"))
+    assert code == 2 and "one tile dump; the report has 2" in err
+    code, _, err = run("report", after, "--baseline", str(H200), "-o", str(tmp_path / "y"))
+    assert code == 2 and "(PyTorch trace)" in err
+
+
+def test_cache_keeps_summaries_and_gives_the_same_rows(
+    tmp_path: Path, dumps: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TILEPROF_CACHE_DIR", str(cache))
+    paths = [str(p) for p in dumps]
+    plain = run("diff", *paths, "--format", "csv", "--group-by", "epoch")
+    cold = run("diff", *paths, "--format", "csv", "--group-by", "epoch", "--cache")
+    warm = run("diff", *paths, "--format", "csv", "--group-by", "epoch", "--cache")
+    assert plain == cold == warm and plain[0] == 0
+    summaries = sorted(p.name for p in cache.glob("*.summary-*.json"))
+    assert len(summaries) == 2 and len(list(cache.glob("*.parquet"))) == 2
+    assert run("diff", *paths, "--format", "csv", "--epoch", "2", "--cache")[0] == 0
+    assert len(list(cache.glob("*.summary-*.json"))) == 4  # another question, other entries
+    # a cached summary that no longer matches its dump is not used: the key has size and mtime
+    write_dump(dumps[1], [*AFTER, sample(5, 0, 7, "late")])
+    rows = run("diff", *paths, "--format", "json", "--cache")[1]
+    assert "late" in {g["group"] for g in json.loads(rows)["groups"]}
+
+
+def test_table_has_one_line_per_group(dumps: tuple[Path, Path]) -> None:
+    code, out, _ = run("diff", *map(str, dumps), "--epoch", "1")
+    assert code == 0
+    lines = {line.split()[-1]: line.split() for line in out.splitlines()[10:]}
+    assert set(lines) == {"gemm_c112_r121", "gemm_c64_r12", "new", "softmax", "gone", "same"}
+    # status; phase cycles before, after, Δ, Δ%; useful before, after, Δ (pp), Δ%
+    assert lines["softmax"][:5] == ["changed", "40", "60", "+20", "+50.00%"]
+    assert lines["gemm_c112_r121"][:6] == ["removed", "100", "—", "-100", "—", "50.00%"]
+    assert "groups          2 added, 2 removed, 1 changed, 1 unchanged" in out

@@ -1,0 +1,250 @@
+"""Op-level rows of PyTorch traces: FLOPs against torch's own FlopCounterMode, GPU time and
+peak fractions on the real H200 trace, and bad input."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from tileprof.ops import read_ops
+from tileprof.peaks import peak_tflops
+from tileprof.sources import load_runs
+
+TRACES = Path(__file__).resolve().parent.parent / "fixtures" / "traces"
+H200 = TRACES / "h200_train_steps.json.gz"
+
+
+def _h200_ops() -> pl.DataFrame:
+    return read_ops(H200, gzip.decompress(H200.read_bytes())).frame
+
+
+def _record_model(tmp_path: Path, torch: Any) -> tuple[Path, dict[str, int]]:
+    """Run one forward+backward of a small CPU model twice: under FlopCounterMode and under
+    torch.profiler; the trace and FlopCounterMode's per-op counts."""
+    import torch.nn.functional as F
+    from torch.profiler import ProfilerActivity, profile
+    from torch.utils import flop_counter as fc
+
+    torch.manual_seed(0)
+    nn = torch.nn
+    convs = [
+        nn.Conv1d(4, 6, 3, stride=2, padding=1, dilation=2),
+        nn.Conv2d(6, 8, 3, stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2),
+        nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1, groups=2),
+        nn.ConvTranspose1d(6, 4, 4, stride=3, padding=2, dilation=2),
+        nn.Conv3d(2, 4, (2, 3, 3), stride=1, padding=(0, 1, 1)),
+    ]
+    lin = nn.Linear(16, 12)
+    x1 = torch.randn(2, 4, 20, requires_grad=True)
+    x2 = torch.randn(2, 6, 10, 12)
+    x3 = torch.randn(1, 2, 4, 6, 6)
+    a = torch.randn(8, 16, requires_grad=True)
+    b = torch.randn(96, requires_grad=True)
+    q, k, v = (torch.randn(2, 3, n, 8, requires_grad=True) for n in (5, 7, 7))
+
+    def step() -> None:
+        h1 = convs[0](x1)
+        y = h1.sum() + convs[3](h1).sum() + convs[4](x3).sum()
+        h2 = convs[1](x2)
+        y = y + h2.sum() + convs[2](h2).sum() + lin(a).sum()
+        y = y + torch.bmm(a.view(2, 4, 16), b.view(2, 16, 3)).sum()
+        y = y + torch.mm(a, b.view(16, 6)).sum() + torch.matmul(a, a.t()).sum()
+        y = y + F.scaled_dot_product_attention(q, k, v, is_causal=True).sum()
+        y = y + F.scaled_dot_product_attention(q, k, v, scale=0.5).sum()
+        y.backward()
+
+    aten = torch.ops.aten
+    # FlopCounterMode has no entry for the CPU attention kernels (it would count them as 0):
+    # map them to torch's own attention formulas, so the reference is still torch's.
+    # (__wrapped__: custom_mapping wraps each formula once more, as the registry's already are)
+    mapping = {
+        aten._scaled_dot_product_flash_attention_for_cpu: fc.sdpa_flop.__wrapped__,
+        aten._scaled_dot_product_flash_attention_for_cpu_backward: (
+            fc.sdpa_backward_flop.__wrapped__
+        ),
+    }
+    with fc.FlopCounterMode(display=False, custom_mapping=mapping) as counter:
+        step()
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        step()
+    trace = tmp_path / "model.json"
+    prof.export_chrome_trace(str(trace))
+    counts = {
+        str(k).replace("aten.", "aten::", 1): v
+        for k, v in counter.get_flop_counts()["Global"].items()
+    }
+    return trace, counts
+
+
+def test_flops_equal_torch_flop_counter_mode(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    trace, reference = _record_model(tmp_path, torch)
+    # Every op family the model exercises is counted by the reference, forward and backward.
+    assert set(reference) >= {
+        "aten::convolution",
+        "aten::convolution_backward",
+        "aten::addmm",
+        "aten::mm",
+        "aten::bmm",
+        "aten::_scaled_dot_product_flash_attention_for_cpu",
+        "aten::_scaled_dot_product_flash_attention_for_cpu_backward",
+    }
+    ops = read_ops(trace, trace.read_bytes())
+    totals: dict[str, int] = defaultdict(int)
+    for r in ops.frame.filter(pl.col("total_flops") > 0).iter_rows(named=True):
+        totals[r["op"]] += r["total_flops"]
+        assert r["flops_source"] == "formula"
+        assert r["target"] == "CPU" and r["peak_fraction"] is None
+    assert dict(totals) == reference
+    assert ops.notes == []
+    causal = ops.frame.filter(pl.col("op").str.ends_with("_for_cpu"))["causal"].to_list()
+    assert sorted(causal) == [False, True]
+
+
+def test_h200_op_rows_have_work_and_never_exceed_peak() -> None:
+    ops = _h200_ops()
+    with_work = ops.filter(pl.col("tflops").is_not_null())
+    assert with_work.height > 10
+    # the test the issue asks for: no op row above its peak
+    assert with_work["peak_fraction"].max() <= 1.0  # type: ignore[operator]
+    assert ops.filter(pl.col("peak_fraction") > 1.0).height == 0
+    # hand-checked row: fp32 aten::mm 256x1024 @ 1024x1024 = 2·256·1024·1024 FLOPs per call
+    mm = ops.filter(
+        (pl.col("op") == "aten::mm")
+        & (pl.col("input_dims") == "[[256,1024],[1024,1024]]")
+        & (pl.col("dtype") == "f32")
+    ).row(0, named=True)
+    assert mm["flops"] == 2 * 256 * 1024 * 1024
+    assert mm["gemm_mnk"] == "256x1024x1024"
+    assert mm["tflops"] == pytest.approx(mm["flops"] / mm["time_us"] / 1e6)
+    assert mm["peak_tflops"] == peak_tflops("NVIDIA H200", "f32") == 67.0
+    # attention: cuDNN SDPA, bf16, q = k = v = 8x8x256x64, causal, counted once (not again in
+    # aten::_cudnn_attention_forward inside it): 2 products of 2·64·256·256·64 FLOPs
+    attn = ops.filter(pl.col("op").str.contains("attention")).filter(pl.col("dtype") == "bf16")
+    assert attn["op"].to_list() == ["aten::_scaled_dot_product_cudnn_attention"]
+    assert attn["flops"].to_list() == [2 * 2 * 64 * 256 * 256 * 64]
+    assert attn["causal"].to_list() == [True]
+
+
+def test_h200_op_gpu_time_is_all_kernel_time() -> None:
+    """Every GPU event belongs to exactly one op row: the op rows' time sums to the kernels'."""
+    ops = _h200_ops()
+    runs = load_runs(H200).frame
+    assert ops["total_us"].sum() == pytest.approx(runs["total_us"].sum())
+    assert ops["kernels"].sum() == runs["calls"].sum()
+
+
+def _trace(events: list[dict[str, Any]]) -> bytes:
+    return json.dumps({"traceEvents": events}).encode()
+
+
+def _op(name: str, ts: float, dur: float, dims: Any, **args: Any) -> dict[str, Any]:
+    return {
+        "ph": "X",
+        "cat": "cpu_op",
+        "name": name,
+        "ts": ts,
+        "dur": dur,
+        "pid": 1,
+        "tid": 1,
+        "args": {"Input Dims": dims, "Input type": ["float", "float"], **args},
+    }
+
+
+def test_bad_dims_give_null_work_and_a_note() -> None:
+    data = _trace(
+        [
+            _op("aten::mm", 0, 10, [[4, 8], [9, 2]]),  # inner dims disagree
+            _op("aten::mm", 20, 10, "oops"),  # not a list
+            _op("aten::mm", 40, 10, None),  # not recorded
+            _op("aten::bmm", 60, 10, [[2, 3]]),  # wrong rank, missing input
+            _op("aten::mm", 80, 10, [[2**40, 2**40], [2**40, 2]]),  # beyond int64
+            _op("aten::mm", 100, 10, [[4, 8], [8, 2]]),  # fine: 2·4·2·8 = 128
+        ]
+    )
+    parsed = read_ops("bad.json", data)
+    frame = parsed.frame
+    assert frame.filter(pl.col("flops").is_not_null())["flops"].to_list() == [128]
+    bad = frame.filter(pl.col("problem").is_not_null())
+    assert bad.height == 5 and bad["flops"].null_count() == 5
+    assert any("overflow" in p for p in bad["problem"].to_list())
+    assert len(parsed.notes) == 1 and parsed.notes[0].startswith("bad.json: 5 op calls")
+
+
+def test_nested_ops_count_once() -> None:
+    """linear → addmm: the work is addmm's, once; linear has no row of its own."""
+    data = _trace(
+        [
+            _op("aten::linear", 0, 100, [[4, 8], [3, 8], [3]]),
+            _op("aten::t", 1, 5, [[3, 8]]),
+            _op("aten::addmm", 10, 80, [[3], [4, 8], [8, 3], [], []]),
+            _op("aten::linear", 200, 100, [[4, 8], [3, 8], [3]]),  # nothing recorded inside
+        ]
+    )
+    frame = read_ops("n.json", data).frame
+    got = {(r["op"], r["time_us"]): r["flops"] for r in frame.iter_rows(named=True)}
+    assert got == {("aten::addmm", 80.0): 2 * 4 * 3 * 8, ("aten::linear", 100.0): 2 * 4 * 3 * 8}
+
+
+def test_trace_flops_argument_is_used_named_and_counted_once() -> None:
+    """A ``flops`` argument (what torch.profiler writes with_flops=True where it computes one;
+    torch 2.13's CPU export writes none, so this trace is built by hand) is used as recorded,
+    and the op inside it is not counted again."""
+    data = _trace(
+        [
+            _op("aten::conv2d", 0, 100, [[1, 2, 5, 5], [3, 2, 3, 3]], flops=999),
+            _op("aten::convolution", 1, 90, [[1, 2, 5, 5], [3, 2, 3, 3]]),
+            _op("aten::mm", 200, 10, [[8, 16], [16, 4]], flops=1024),
+        ]
+    )
+    frame = read_ops("f.json", data).frame
+    got = {r["op"]: (r["flops"], r["flops_source"]) for r in frame.iter_rows(named=True)}
+    assert got == {"aten::conv2d": (999, "trace"), "aten::mm": (1024, "trace")}
+
+
+def test_gpu_events_own_by_the_counted_op_and_orphans_are_noted() -> None:
+    """addmm (inside linear) launches a GEMM and a split-K reduce: both are its time; a kernel
+    whose launch names no recorded op is counted in a note, not dropped silently."""
+    launch = {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 12, "dur": 1}
+    data = _trace(
+        [
+            _op("aten::linear", 0, 100, [[4, 8], [3, 8], [3]], **{"External id": 1}),
+            _op("aten::addmm", 10, 80, [[3], [4, 8], [8, 3], [], []], **{"External id": 2}),
+            {**launch, "args": {"correlation": 7, "External id": 2}},
+            {**launch, "args": {"correlation": 8, "External id": 2}},
+            *(
+                {
+                    "ph": "X",
+                    "cat": "kernel",
+                    "name": name,
+                    "ts": ts,
+                    "dur": dur,
+                    "args": {"device": 0, "correlation": corr},
+                }
+                for name, ts, dur, corr in (("gemm", 20, 3.0, 7), ("splitKreduce", 24, 1.0, 8))
+            ),
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": "lost",
+                "ts": 30,
+                "dur": 2.0,
+                "args": {"device": 0, "correlation": 99},
+            },
+        ]
+    )
+    parsed = read_ops("k.json", data)
+    rows = parsed.frame.to_dicts()
+    assert [(r["op"], r["kernels"], r["total_us"], r["target"]) for r in rows] == [
+        ("aten::addmm", 2, 4.0, "GPU 0")
+    ]
+    assert rows[0]["tflops"] == pytest.approx(192 / 4.0 / 1e6)
+    assert parsed.notes == [
+        "k.json: 1 GPU events have no launching CPU op in the trace and are in no op row"
+    ]

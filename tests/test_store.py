@@ -1,0 +1,332 @@
+"""The profile store: add/list/rm, `summary --store` with both engines, and their faults.
+
+Expected summaries come from `tileprof summary DUMP`, which parses the source dump and
+aggregates the whole frame at once: an independent path from the store's (Delta tables, group
+buckets, parts put together, dask workers).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from click.testing import CliRunner, Result
+
+from tests.report_samples import generated_profile
+from tileprof.cli import cli
+from tileprof.writers import dump_bytes
+
+RUNS = 4
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+def dump_of(folder: Path, seed: int, samples: int = 5_000) -> Path:
+    path = folder / f"nightly{seed}.parquet"
+    profile = generated_profile(samples=samples, tiles=64, seed=seed, source=str(path))
+    path.write_bytes(dump_bytes(profile, "parquet"))
+    return path
+
+
+@pytest.fixture(scope="module")
+def dumps(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    folder = tmp_path_factory.mktemp("dumps")
+    return [dump_of(folder, seed) for seed in range(RUNS)]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory, dumps: list[Path]) -> str:
+    uri = str(tmp_path_factory.mktemp("store") / "profiles")
+    for index, dump in enumerate(dumps):
+        result = invoke(
+            "store", "add", str(dump), "--store", uri, "--run", f"r{index}",
+            "--label", f"commit=c{index}", "--label", "model=m",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert result.output == f"added run r{index} from {dump}\n"
+    return uri
+
+
+def run_ids(uri: str) -> list[str]:
+    result = invoke("store", "list", "--store", uri, "--format", "json")
+    assert result.exit_code == 0, result.output
+    return [r["run"] for r in json.loads(result.output)]
+
+
+def test_list_shows_records(store: str, dumps: list[Path]) -> None:
+    import hashlib
+
+    result = invoke("store", "list", "--store", store, "--format", "json", "--label", "commit=c2")
+    [record] = json.loads(result.output)
+    assert record["run"] == "r2"
+    assert record["labels"] == {"commit": "c2", "model": "m"}
+    assert record["source"] == "nightly2.parquet"
+    assert record["sha256"] == hashlib.sha256(dumps[2].read_bytes()).hexdigest()
+    rows = pl.read_parquet(dumps[2]).height
+    assert (record["clockHz"], record["tileCount"], record["sampleCount"]) == (
+        1_500_000_000,
+        64,
+        rows,
+    )
+    table = invoke("store", "list", "--store", store)
+    assert "r3" in table.output and "commit=c3 model=m" in table.output
+
+
+def test_same_source_again_is_a_no_op(store: str, dumps: list[Path]) -> None:
+    copy = dumps[0].with_name("renamed.parquet")
+    copy.write_bytes(dumps[0].read_bytes())
+    result = invoke("store", "add", str(copy), "--store", store)
+    assert result.exit_code == 0
+    assert "already stored as run r0 (same sha256), nothing added" in result.output
+    assert run_ids(store) == ["r0", "r1", "r2", "r3"]
+
+
+def sample_runs(uri: str) -> dict[str, int]:
+    frame = pl.read_delta(f"{uri}/samples").group_by("run").len()
+    return dict(frame.iter_rows())
+
+
+def test_a_dump_that_fails_to_parse_adds_nothing(
+    store: str, dumps: list[Path], tmp_path: Path
+) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"clockHz": 1.5e9, "samples": [{"physicalTile": 0, "offset": ')
+    before = sample_runs(store)
+    result = invoke("store", "add", str(broken), "--store", store)
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1 and "broken.json" in result.output
+    assert run_ids(store) == ["r0", "r1", "r2", "r3"]
+    heights = {f"r{i}": pl.read_parquet(d).height for i, d in enumerate(dumps)}
+    assert sample_runs(store) == before == heights
+
+
+def test_rm_removes_the_run_and_its_rows(tmp_path: Path, dumps: list[Path]) -> None:
+    uri = str(tmp_path / "s")
+    assert invoke("store", "add", *map(str, dumps[:2]), "--store", uri).exit_code == 0
+    first, second = run_ids(uri)
+    assert first == f"nightly0-{_sha(dumps[0])[:8]}"
+    result = invoke("store", "rm", "--store", uri, "--run", first)
+    assert result.exit_code == 0 and result.output == f"removed run {first} (nightly0.parquet)\n"
+    assert run_ids(uri) == [second]
+    assert sample_runs(uri) == {second: pl.read_parquet(dumps[1]).height}
+    assert set(pl.read_delta(f"{uri}/stats")["run"]) == {second}
+    assert set(pl.read_delta(f"{uri}/metadata")["run"]) == {second}
+    missing = invoke("store", "rm", "--store", uri, "--run", first)
+    assert missing.exit_code == 2 and "no such run" in missing.output
+
+
+def _sha(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_the_sample_table_is_partitioned_by_run_and_sorted_by_group(store: str) -> None:
+    from deltalake import DeltaTable
+
+    table = DeltaTable(f"{store}/samples")
+    assert table.metadata().partition_columns == ["run"]
+    files = table.file_uris(file_pruning_predicate=[("run", "=", "r1")])
+    assert files and all("/run=r1/" in f for f in files)
+    groups = pl.read_parquet(files[0])["group"].to_list()
+    assert groups == sorted(groups, key=lambda g: (g is not None, g or ""))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        (),
+        ("--epoch", "1", "--group-by", "kind"),
+        ("--kernel", "gemm*", "--window", "150000:400000", "--group-by", "tile"),
+    ],
+)
+@pytest.mark.parametrize("output_format", ["json", "table", "csv"])
+def test_summary_of_a_stored_run_is_that_of_its_dump(
+    store: str, dumps: list[Path], options: tuple[str, ...], output_format: str
+) -> None:
+    expected = invoke("summary", str(dumps[1]), "--format", output_format, *options)
+    assert expected.exit_code == 0, expected.output
+    for task_samples in ("1000000", "900"):  # whole run, then group buckets of ~900 samples
+        got = invoke(
+            "summary", "--store", store, "--run", "r1", "--format", output_format,
+            "--task-samples", task_samples, *options,
+        )  # fmt: skip
+        assert got.exit_code == 0, got.output
+        assert got.output == expected.output
+
+
+def dump_documents(dumps: list[Path], options: tuple[str, ...]) -> list[dict[str, Any]]:
+    documents = []
+    for index, dump in enumerate(dumps):
+        result = invoke("summary", str(dump), "--format", "json", *options)
+        assert result.exit_code == 0, result.output
+        labels = {"commit": f"c{index}", "model": "m"}
+        documents.append({"run": f"r{index}", "labels": labels, **json.loads(result.output)})
+    return documents
+
+
+def test_engines_agree_byte_for_byte_on_a_local_cluster(store: str, dumps: list[Path]) -> None:
+    options = ("--epoch", "2", "--kernel", "*_*", "--group-by", "run,kind,phase")
+    common = ["summary", "--store", store, "--format", "json", "--task-samples", "1500"]
+    polars_run = invoke(*common, *options)
+    dask_run = subprocess.run(
+        [sys.executable, "-m", "tileprof", *common, *options, "--engine", "dask", "--workers", "2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert polars_run.exit_code == 0, polars_run.output
+    assert dask_run.returncode == 0, dask_run.stderr
+    assert dask_run.stdout == polars_run.output
+    expected = dump_documents(
+        dumps, ("--epoch", "2", "--kernel", "*_*", "--group-by", "kind,phase")
+    )
+    assert json.loads(polars_run.output) == {"runs": expected}
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as local:
+        yield local
+
+
+class KillOnFirstTask:
+    """A worker plugin that kills its worker's process the first time any worker starts a
+    task (a marker file makes it once per cluster)."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def transition(self, key: Any, start: str, finish: str, **kwargs: Any) -> None:
+        if finish == "executing":
+            try:
+                fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                return
+            os.close(fd)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_worker_killed_mid_job_is_retried(
+    store: str, dumps: list[Path], cluster: Any, tmp_path: Path
+) -> None:
+    from distributed import Client
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    plugin = type("Killer", (KillOnFirstTask, WorkerPlugin), {})(str(tmp_path / "killed"))
+    with Client(cluster) as client:
+        client.register_plugin(plugin, name="killer")
+        result = invoke(
+            "summary", "--store", store, "--format", "json", "--group-by", "run",
+            "--engine", "dask", "--scheduler", cluster.scheduler_address,
+        )  # fmt: skip
+        client.unregister_worker_plugin("killer")
+    assert (tmp_path / "killed").exists()  # a worker did die during the job
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == {"runs": dump_documents(dumps, ())}
+
+
+def test_an_existing_scheduler_gives_the_same_bytes(store: str, cluster: Any) -> None:
+    common = ["summary", "--store", store, "--format", "json", "--kind", "compute"]
+    local = invoke(*common, "--run", "r[02]", "--group-by", "tile", "--task-samples", "700")
+    remote = invoke(
+        *common, "--run", "r[02]", "--group-by", "tile", "--task-samples", "700",
+        "--engine", "dask", "--scheduler", cluster.scheduler_address,
+    )  # fmt: skip
+    assert local.exit_code == remote.exit_code == 0, remote.output
+    assert remote.output == local.output
+    assert [r["run"] for r in json.loads(local.output)["runs"]] == ["r0", "r2"]
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_store_errors_are_one_line(store: str, tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    cases = [
+        (["--store", str(tmp_path / "absent")], "no such store"),
+        (["--store", str(tmp_path / "plain")], "not a tileprof store"),
+        (["--store", store, "--run", "nightly-*"], "no stored run matches --run nightly-*"),
+        (["--store", store, "--label", "commit=zzz"], "no stored run matches --label commit=zzz"),
+        (
+            [
+                "--store",
+                store,
+                "--engine",
+                "dask",
+                "--scheduler",
+                f"tcp://127.0.0.1:{closed_port()}",
+            ],
+            "cannot reach the dask scheduler",
+        ),
+        (["--store", store, "--group-by", "run,bogus"], "unknown dimension"),
+        (["--store", store, str(tmp_path / "x.json")], "not several"),
+        (["--engine", "dask", str(tmp_path / "x.json")], "need --store"),
+        (["--store", store, "--tiles", "4"], "read a DUMP, not --store"),
+    ]
+    for args, message in cases:
+        result = invoke("summary", *args)
+        assert result.exit_code == 2, (args, result.output)
+        assert result.output.count("\n") == 1 and message in result.output, result.output
+        assert "Traceback" not in result.output
+    history = invoke("history", "--store", str(tmp_path / "plain"))
+    assert history.exit_code == 2 and "not a tileprof store" in history.output
+
+
+def test_two_processes_adding_at_once_both_land(tmp_path: Path, dumps: list[Path]) -> None:
+    uri = str(tmp_path / "fresh")  # neither process finds the tables: both create them too
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tileprof", "store", "add", str(d), "--store", uri],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for d in dumps[2:4]
+    ]
+    outputs = [p.communicate(timeout=120) for p in processes]
+    assert [p.returncode for p in processes] == [0, 0], outputs
+    assert sorted(run_ids(uri)) == sorted(f"nightly{i}-{_sha(dumps[i])[:8]}" for i in (2, 3))
+    assert sorted(sample_runs(uri).values()) == sorted(
+        pl.read_parquet(d).height for d in dumps[2:4]
+    )
+
+
+def test_duckdb_reads_the_store_and_agrees_with_the_stored_statistics(store: str) -> None:
+    """The docs/scale.md query: DuckDB over the Delta tables (through deltalake's Arrow
+    dataset; DuckDB's own delta extension is a download). Counts and sums computed by another
+    engine must equal the statistics tileprof stored."""
+    duckdb = pytest.importorskip("duckdb")
+    from deltalake import DeltaTable
+
+    samples = DeltaTable(f"{store}/samples").to_pyarrow_dataset()  # noqa: F841 (DuckDB reads it)
+    stats = DeltaTable(f"{store}/stats").to_pyarrow_dataset()  # noqa: F841
+    query = """
+        SELECT s.run, s."group", count(*) AS n, sum(s.duration) AS work,
+               any_value(t.sampleCount) AS stored_n, any_value(t.workCycles) AS stored_work
+        FROM samples s JOIN stats t ON t.run = s.run AND t.name = s."group"
+        WHERE s.run = 'r2'
+        GROUP BY ALL ORDER BY n DESC
+    """
+    rows = duckdb.sql(query).fetchall()
+    assert len(rows) >= 3
+    for _run, _group, n, work, stored_n, stored_work in rows:
+        assert (n, work) == (stored_n, stored_work)

@@ -1,0 +1,169 @@
+"""``tileprof summary --store URI``: the summary of stored runs, by the polars or dask engine.
+
+Kept beside ``summary`` rather than in it: ``store_options`` adds the store's options to the
+command and hands them over as one ``StoreOptions`` value (None without ``--store``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import click
+
+from tileprof.errors import OptionError
+from tileprof.filters import Filters
+from tileprof.stats import check_dimensions
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+RUN_DIMENSION = "run"
+
+
+@dataclass(frozen=True)
+class StoreOptions:
+    """The store options of ``summary``."""
+
+    uri: str
+    runs: tuple[str, ...]
+    labels: tuple[str, ...]
+    engine: str
+    scheduler: str | None
+    workers: int
+    task_samples: int
+
+
+_OPTION_NAMES = ("store_uri", "runs", "labels", "engine", "scheduler", "workers", "task_samples")
+
+
+def store_options(function: F) -> F:
+    """Add ``--store``, ``--run``, ``--label``, ``--engine``, ``--scheduler``, ``--workers`` and
+    ``--task-samples``; the command receives them as ``store: StoreOptions | None``."""
+    from tileprof.store.aggregate import DEFAULT_TASK_SAMPLES, ENGINES
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        values = {name: kwargs.pop(name) for name in _OPTION_NAMES}
+        uri = values.pop("store_uri")
+        if uri is None:
+            given = [n for n in ("runs", "labels", "scheduler") if values[n]]
+            if given or values["engine"] != "polars":
+                raise OptionError("--run, --label, --engine and --scheduler need --store URI")
+            kwargs["store"] = None
+        else:
+            kwargs["store"] = StoreOptions(uri=uri, **values)
+        return function(*args, **kwargs)
+
+    decorators = [
+        click.option(
+            "--store", "store_uri", default=None, metavar="URI", help="Read runs from a store."
+        ),
+        click.option(
+            "--run", "runs", multiple=True, metavar="GLOB", help="Stored runs whose id matches."
+        ),
+        click.option(
+            "--label", "labels", multiple=True, metavar="KEY=VALUE", help="Stored runs so labelled."
+        ),
+        click.option(
+            "--engine",
+            type=click.Choice(ENGINES),
+            default="polars",
+            show_default=True,
+            help="--store: task by task in this process, or on a dask.distributed cluster.",
+        ),
+        click.option(
+            "--scheduler",
+            default=None,
+            metavar="ADDRESS",
+            help="dask scheduler (tcp://host:8786); default: a local cluster.",
+        ),
+        click.option(
+            "--workers",
+            type=click.IntRange(min=1),
+            default=2,
+            show_default=True,
+            help="Worker processes of the local dask cluster.",
+        ),
+        click.option(
+            "--task-samples",
+            type=click.IntRange(min=1),
+            default=DEFAULT_TASK_SAMPLES,
+            show_default=True,
+            help="Cut stored runs larger than this into group buckets of about this size.",
+        ),
+    ]
+    wrapped: Any = wrapper
+    for decorator in reversed(decorators):
+        wrapped = decorator(wrapped)
+    return wrapped
+
+
+def split_run_dimension(values: Sequence[str]) -> tuple[bool, tuple[str, ...]]:
+    """Whether ``--group-by`` names ``run``, and its other dimensions, checked."""
+    names = [d.strip() for value in values for d in value.split(",") if d.strip()]
+    return RUN_DIMENSION in names, check_dimensions([d for d in names if d != RUN_DIMENSION])
+
+
+def store_summary_text(
+    options: StoreOptions, filters: Filters, group_by: Sequence[str], top: int, output_format: str
+) -> str:
+    """The summary of the selected stored runs in ``output_format``.
+
+    One run and no ``--group-by run``: exactly what ``summary`` prints for its source dump.
+    Otherwise one summary per run: JSON ``{"runs": [{"run", "labels", …document}]}``, CSV rows
+    with a leading ``run`` column, one table per run.
+    """
+    from tileprof.store.aggregate import Query, summarize_runs
+    from tileprof.store.tables import open_store, parse_labels, read_runs, select_runs
+
+    by_run, dimensions = split_run_dimension(group_by)
+    store = open_store(options.uri)
+    records = select_runs(read_runs(store), options.runs, parse_labels(options.labels))
+    if not records:
+        wanted = [f"--run {g}" for g in options.runs] + [f"--label {v}" for v in options.labels]
+        raise OptionError(f"{options.uri}: no stored run matches {' '.join(wanted) or 'at all'}")
+    results = summarize_runs(
+        store,
+        records,
+        Query(filters, dimensions, top),
+        engine=options.engine,
+        scheduler=options.scheduler,
+        workers=options.workers,
+        task_samples=options.task_samples,
+    )
+    if len(results) == 1 and not by_run:
+        return _render_one(results[0][1], results[0][0], output_format)
+    return _render_runs(results, output_format)
+
+
+def _render_one(summary: Any, record: Any, output_format: str) -> str:
+    """As ``summary`` renders a dump's summary (the same renderer, the same device line)."""
+    from tileprof.reports.renderers import SUMMARY_RENDERERS, SummaryModel
+    from tileprof.store.tables import device_name
+
+    text = SUMMARY_RENDERERS[output_format].render(SummaryModel(summary, device_name(record)))
+    assert isinstance(text, str)  # summary's formats are all text
+    return text
+
+
+def _render_runs(results: Sequence[tuple[Any, Any]], output_format: str) -> str:
+    import polars as pl
+
+    if output_format == "json":
+        runs = [
+            {"run": record.run, "labels": record.labels, **summary.to_document()}
+            for record, summary in results
+        ]
+        return json.dumps({"runs": runs}, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    if output_format == "csv":
+        frames = [
+            summary.groups.select(pl.lit(record.run).alias("run"), pl.all())
+            for record, summary in results
+        ]
+        return str(pl.concat(frames, how="vertical_relaxed").write_csv(float_precision=None))
+    return "\n".join(
+        f"run {record.run}\n{_render_one(summary, record, 'table')}" for record, summary in results
+    )
