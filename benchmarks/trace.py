@@ -4,24 +4,61 @@ Run from the repository root: ``python benchmarks/trace.py [--samples N] [--repe
 [--folder DIR]``. The JSON dump comes from ``dumpgen.py`` (the fixture builder), generated in a
 child process and cached in ``--folder``. Each command runs as its own process (imports
 included, as a user sees it), the two alternating; the script prints wall seconds (best and
-median of R runs), each process's peak resident memory, the trace/summary ratios (issue 13's
-targets: time ≤ 1×, memory ≤ 1.5×) and the trace's bytes per sample (target: < 40).
+median of R runs), the CPU seconds each process used (user + system: steadier than wall time
+on a shared machine), each process's peak resident memory, the trace/summary ratios (issue 13's
+targets: time ≤ 1×, memory ≤ 1.5×) and the trace's bytes per sample (target: < 40). Then, in one
+more child process, the stages of ``trace`` apart (load, timeline, write), wall and CPU seconds.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import dumpgen  # noqa: E402
-from report import timed  # noqa: E402
+
+
+def timed(command: list[str]) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of one process."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        assert process.stderr is not None
+        raise SystemExit(f"{' '.join(command)} failed: {process.stderr.read().decode()}")
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def stages(dump: Path) -> None:
+    """Load, timeline and .pftrace write of ``trace`` apart (written to memory)."""
+    from tileprof.filters import Filters
+    from tileprof.model import load
+    from tileprof.reports.trace import build_timeline
+    from tileprof.reports.trace.perfetto import write_pftrace
+    from tileprof.reports.trace.tracks import Alignment
+
+    marks = [(time.perf_counter(), time.process_time())]
+    profile = load(dump)
+    marks.append((time.perf_counter(), time.process_time()))
+    timeline = build_timeline(profile, Filters(), [], Alignment())
+    marks.append((time.perf_counter(), time.process_time()))
+    write_pftrace(io.BytesIO(), timeline)
+    marks.append((time.perf_counter(), time.process_time()))
+    for name, (w0, c0), (w1, c1) in zip(
+        ("load", "timeline", "write"), marks[:-1], marks[1:], strict=True
+    ):
+        print(f"  stage {name:8s} wall {w1 - w0:6.2f} s  CPU {c1 - c0:6.2f} s")
 
 
 def main() -> None:
@@ -31,7 +68,11 @@ def main() -> None:
     parser.add_argument(
         "--folder", type=Path, default=Path(tempfile.gettempdir()) / "tileprof-bench"
     )
+    parser.add_argument("--stages-of", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.stages_of:
+        stages(args.stages_of)
+        return
     args.folder.mkdir(parents=True, exist_ok=True)
     dump = args.folder / f"dump_{args.samples}.json"
     if not dump.exists():  # in a child process: a parent keeps its peak RSS across fork
@@ -44,24 +85,27 @@ def main() -> None:
         "summary": [*tileprof, "summary", str(dump)],
         "trace": [*tileprof, "trace", str(dump), "-o", str(out), "--force"],
     }
-    results: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
     for _ in range(args.repeat):
         for name, command in commands.items():
             results[name].append(timed(command))
     print(f"{dump.name}: {dump.stat().st_size / 2**20:.1f} MiB, {args.samples:,} samples")
-    medians, peaks = {}, {}
+    medians, cpus, peaks = {}, {}, {}
     for name, runs in results.items():
-        seconds = [s for s, _ in runs]
+        seconds = [s for s, _, _ in runs]
         medians[name] = statistics.median(seconds)
-        peaks[name] = max(m for _, m in runs)
+        cpus[name] = statistics.median(c for _, c, _ in runs)
+        peaks[name] = max(m for _, _, m in runs)
         print(
             f"  {name:8s} best {min(seconds):6.2f} s  median {medians[name]:6.2f} s  "
-            f"peak memory {peaks[name]:7.1f} MiB"
+            f"CPU median {cpus[name]:6.2f} s  peak memory {peaks[name]:7.1f} MiB"
         )
     size = out.stat().st_size
     print(f"  trace file: {size / 2**20:.1f} MiB, {size / args.samples:.1f} bytes a sample")
     print(f"  trace / summary time (median): {medians['trace'] / medians['summary']:.2f}×")
+    print(f"  trace / summary CPU time (median): {cpus['trace'] / cpus['summary']:.2f}×")
     print(f"  trace / summary peak memory: {peaks['trace'] / peaks['summary']:.2f}×")
+    subprocess.run([sys.executable, __file__, "--stages-of", str(dump)], check=True)
 
 
 if __name__ == "__main__":

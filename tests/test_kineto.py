@@ -86,7 +86,10 @@ def test_real_h200_training_trace() -> None:
     frame = parsed.frame
     assert parsed.metadata["devices"] == {0: "NVIDIA H200"}
     assert set(frame["target"].to_list()) == {"NVIDIA H200"}
-    assert frame["calls"].sum() == parsed.metadata["gpu_events"] > 0
+    # 205 GPU events (kernels, memcpys and memsets) in 65 (device, name) rows: the counts of
+    # h200_train_steps.kernels.txt, written on the device from the same events, add up to 205
+    assert frame["calls"].sum() == parsed.metadata["gpu_events"] == 205
+    assert frame.height == 65
     # every GPU event of the trace is counted once
     with gzip.open(TRACES / "h200_train_steps.json.gz", "rt") as fh:
         events = json.load(fh)["traceEvents"]
@@ -101,13 +104,13 @@ def test_real_h200_training_trace() -> None:
     assert {"gemm", "softmax", "attention", "reduce", "elementwise"} <= families
     gemm_dtypes = set(frame.filter(pl.col("op_family") == "gemm")["dtype"].to_list())
     assert {"f32", "f16", "bf16"} <= gemm_dtypes
-    assert frame.filter(pl.col("op_family") == "gemm")["launch_op"].drop_nulls().len() > 0
+    gemm_ops = set(frame.filter(pl.col("op_family") == "gemm")["launch_op"].to_list())
+    assert gemm_ops == {"aten::addmm", "aten::mm"}  # every GEMM kernel traced to its op
     # the kernel list next to the trace was written on the device from the same events
-    listed = {
-        line.split("\t", 1)[1].rstrip("\n")
-        for line in (TRACES / "h200_train_steps.kernels.txt").read_text().splitlines(True)
-    }
-    assert set(frame["kernel"].to_list()) == listed
+    lines = (TRACES / "h200_train_steps.kernels.txt").read_text().splitlines()
+    listed = {line.split("\t", 1)[1]: int(line.split("\t", 1)[0]) for line in lines}
+    assert dict(zip(frame["kernel"], frame["calls"], strict=True)) == listed
+    assert sum(listed.values()) == 205
 
 
 def test_real_cpu_trace_from_torch_profiler(tmp_path: Path) -> None:

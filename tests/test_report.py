@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.report_samples import generated_profile, run_inputs
@@ -134,7 +134,6 @@ def test_overlaps_ignore_touching_samples() -> None:
     assert overlapping_samples(frame) == (1, 1)
 
 
-@settings(max_examples=60, deadline=None)
 @given(
     st.lists(
         st.tuples(st.integers(0, 500), st.integers(0, 300), st.integers(0, 2)),
@@ -450,7 +449,6 @@ def test_each_profile_may_have_its_own_filters(tiny) -> None:  # type: ignore[no
         build_report([tiny], tile_filters=[], charts=False)
 
 
-@settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 50), st.integers(0, 20)), max_size=25))
 def test_overlaps_match_a_naive_count(samples: list[tuple[int, int, int]]) -> None:
     frame = pl.DataFrame(

@@ -70,18 +70,23 @@ def test_energy_report_figures_as_stated() -> None:
     assert fp16["calls"] == 5805
     assert fp16["shape"] == "8192x8192x8192"
     assert (fp16["op_family"], fp16["dtype"]) == ("gemm", "f16")
-    # derived: 2·MAC / s over the A100's dense FP16 peak of 312 TFLOP/s
-    assert fp16["tflops"] == pytest.approx(2 * 549755813888 / 0.004362116411197246 / 1e12)
-    assert fp16["peak_fraction"] == pytest.approx(fp16["tflops"] / 312.0)
+    # derived: 2·MAC / s over the A100's dense FP16 peak of 312 TFLOP/s (the seed's own
+    # "conventional_operations" is 2·MAC = 1,099,511,627,776), worked out by hand:
+    # 1.099511627776e12 / 0.004362116411197246 s = 252.0592 TFLOP/s; / 312 = 0.807882
+    assert fp16["tflops"] == pytest.approx(252.0592125770947, rel=1e-12)
+    assert fp16["peak_fraction"] == pytest.approx(0.8078820915932523, rel=1e-12)
     assert fp16["j_per_mac"] == pytest.approx(1.4260743023888982 / 549755813888)
     assert json.loads(fp16["metadata"])["idle_adjusted_baseline_range_J"] == [
         1.4201229387177092,
         1.4320256660600867,
     ]
     assert [gemm[k]["dtype"] for k in gemm] == ["f32", "f16", "int8", "b1"]
-    assert gemm["strict_fp32"]["peak_fraction"] == pytest.approx(
-        2 * 549755813888 / 0.05794544174942529 / 1e12 / 19.5
-    )
+    # FP32: 1.099511627776e12 / 0.05794544174942529 s = 18.97495 TFLOP/s; / 19.5 = 0.973074
+    assert gemm["strict_fp32"]["tflops"] == pytest.approx(18.974945993692508, rel=1e-12)
+    assert gemm["strict_fp32"]["peak_fraction"] == pytest.approx(0.9730741535226927, rel=1e-12)
+    # INT8: 1.099511627776e12 / 0.002778655073881832 s = 395.6992 TOPS; / 624 = 0.634133
+    assert gemm["int8_tensor_core"]["tflops"] == pytest.approx(395.69921366309137, rel=1e-12)
+    assert gemm["int8_tensor_core"]["peak_fraction"] == pytest.approx(0.6341333552293131, rel=1e-12)
     assert gemm["b1_and_popcount_tensor_core"]["peak_fraction"] is None  # no cited b1 peak
     inf = frame.tail(2).to_dicts()
     assert [r["implementation"] for r in inf] == ["logical_batch16", "single_full_batch60000"]

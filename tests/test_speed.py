@@ -269,3 +269,4 @@ def test_cli_is_silent_on_stderr_when_not_a_terminal(
             result = CliRunner().invoke(cli, ["summary", str(path), "--format", "json", *quiet])
             assert result.exit_code == 0
             assert result.stderr == ""
+            assert json.loads(result.stdout)["sampleCount"] == len(MIXED)

@@ -16,6 +16,7 @@ from tileprof.testing import (
     Threshold,
     aggregates_of,
     assert_aggregates_match,
+    compare_aggregates,
     profile_from_spec,
     stable_json,
 )
@@ -40,7 +41,26 @@ def _aggregates(**changes: Any) -> Aggregates:
 
 
 def test_identical_aggregates_match() -> None:
-    assert_aggregates_match(_aggregates(), _aggregates(), rtol=0)
+    reference = _aggregates()
+    # What is compared is the spec's figures, worked out by hand: gemm_f16_a is 64 samples of
+    # 1000 cycles, two per tile back to back on 32 tiles, 70% useful.
+    a = reference.groups["gemm_f16_a"]
+    assert (a["sampleCount"], a["workCycles"], a["phaseCycles"], a["usefulCycles"]) == (
+        64,
+        64_000,
+        2_000,
+        44_800.0,
+    )
+    assert a["usefulUtilization"] == pytest.approx(0.7, rel=1e-12)
+    assert reference.groups["exchange"]["usefulUtilization"] is None
+    assert compare_aggregates(_aggregates(), reference, rtol=0) == ([], [], [], [])
+    assert_aggregates_match(_aggregates(), reference, rtol=0)
+    # The same comparison is not blind: one cycle more in one cell fails it.
+    nudged = _aggregates()
+    nudged.groups["gemm_f16_b"]["p95Cycles"] = 801
+    with pytest.raises(AggregatesMismatch) as info:
+        assert_aggregates_match(nudged, reference, rtol=0)
+    assert [(r.group, r.field) for r in info.value.rows] == [("gemm_f16_b", "p95Cycles")]
 
 
 def test_diff_table_names_group_field_old_new_and_change() -> None:

@@ -546,3 +546,50 @@ def test_active_tiles_counter_is_the_reports_curve(tmp_path: Path) -> None:
         np.array([first]), profile.clock_hz
     )
     assert [t for t, _ in counter[:-1]] == expected.tolist()
+
+
+def test_gpu_kernel_flops_only_where_its_op_launched_it_alone(dump: Path, tmp_path: Path) -> None:
+    """aten::mm [8,16]·[16,4] launches one kernel: it carries 2·8·4·16 = 1024 FLOPs. addmm
+    launches a GEMM and a split-K reduce: neither carries addmm's FLOPs (how they share them
+    is unknown). A memcpy launched by no op carries none."""
+
+    def op(name: str, ts: float, dims: Any, ext: int) -> dict[str, Any]:
+        args = {"Input Dims": dims, "Input type": ["float"] * len(dims), "External id": ext}
+        return {"ph": "X", "cat": "cpu_op", "name": name, "ts": ts, "dur": 50, "pid": 1,
+                "tid": 1, "args": args}  # fmt: skip
+
+    def gpu(name: str, ts: float, corr: int, cat: str = "kernel") -> dict[str, Any]:
+        args = {"device": 0, "stream": 7, "correlation": corr}
+        return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": 5, "args": args}
+
+    def launch(ts: float, corr: int, ext: int) -> dict[str, Any]:
+        args = {"correlation": corr, "External id": ext}
+        return {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": ts,
+                "dur": 1, "args": args}  # fmt: skip
+
+    events = [
+        op("aten::mm", 0, [[8, 16], [16, 4]], 1),
+        launch(1, 11, 1),
+        op("aten::addmm", 100, [[3], [4, 8], [8, 3], [], []], 2),
+        launch(101, 12, 2),
+        launch(102, 13, 2),
+        gpu("gemm_alone", 10, 11),
+        gpu("gemm_split", 110, 12),
+        gpu("splitK_reduce", 120, 13),
+        gpu("Memcpy HtoD", 200, 99, cat="gpu_memcpy"),
+    ]
+    trace = tmp_path / "flops.json"
+    trace.write_text(json.dumps({"traceEvents": events}))
+    out = tmp_path / "f.pftrace"
+    code, _, err = run("trace", str(dump), str(trace), "-o", str(out))
+    assert code == 0, err
+    (slices,) = _gpu_slices(decode(out)).values()
+    flops: dict[tuple[str | None, int], float | None] = {}
+    for *_, args in slices:
+        flops[(args.get("launching op"), args["correlation"])] = args.get("flops")
+    assert flops == {
+        ("aten::mm", 11): 2 * 8 * 4 * 16,
+        ("aten::addmm", 12): None,
+        ("aten::addmm", 13): None,
+        (None, 99): None,
+    }

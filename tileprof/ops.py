@@ -103,13 +103,7 @@ def read_ops(path: str | Path, data: bytes) -> ParsedOps:
 
 def op_rows(events: KinetoEvents) -> ParsedOps:
     """One row per (target, op, input dims, input types); see the module docstring."""
-    ops = sorted(events.cpu_ops, key=lambda o: (o.thread, o.ts, -o.dur, o.index))
-    parent = _parents(ops)
-    counted = _counted(ops, parent)
-    owner = list(range(len(ops)))  # the counted op an op is inside, else itself
-    for i, p in enumerate(parent):
-        if not counted[i] and p is not None and counted[owner[p]]:
-            owner[i] = owner[p]
+    ops, counted, owner = _ownership(events)
     calls: dict[int, _Call] = {}
     for i, op in enumerate(ops):
         if counted[i]:
@@ -138,6 +132,38 @@ def op_rows(events: KinetoEvents) -> ParsedOps:
             "and are in no op row"
         )
     return ParsedOps(frame, notes)
+
+
+def _ownership(events: KinetoEvents) -> tuple[list[CpuOp], list[bool], list[int]]:
+    """The CPU ops in stack order, which are counted, and the op each one's GPU events
+    belong to (the counted op it is inside, else itself)."""
+    ops = sorted(events.cpu_ops, key=lambda o: (o.thread, o.ts, -o.dur, o.index))
+    parent = _parents(ops)
+    counted = _counted(ops, parent)
+    owner = list(range(len(ops)))
+    for i, p in enumerate(parent):
+        if not counted[i] and p is not None and counted[owner[p]]:
+            owner[i] = owner[p]
+    return ops, counted, owner
+
+
+def single_kernel_flops(events: KinetoEvents) -> dict[int, int]:
+    """FLOPs of the GPU events that are the only GPU event their op call launched, by the
+    event's index in ``traceEvents``: the counted op's work per call (``op_rows``' own
+    attribution). An op call that launched several events gives none of them its FLOPs."""
+    ops, counted, owner = _ownership(events)
+    by_ext = {op.external_id: i for i, op in enumerate(ops) if op.external_id is not None}
+    launched: dict[int, list[int]] = {}
+    for index, _, a in events.gpu:
+        ext = events.launching_external_id(a, by_ext)
+        if ext is not None and ext in by_ext:
+            launched.setdefault(owner[by_ext[ext]], []).append(index)
+    out = {}
+    for o, indices in launched.items():
+        work = _work(ops[o])[0] if counted[o] and len(indices) == 1 else None
+        if work is not None and work.flops is not None:
+            out[indices[0]] = work.flops
+    return out
 
 
 def _parents(ops: Sequence[CpuOp]) -> list[int | None]:

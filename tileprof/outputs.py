@@ -120,9 +120,12 @@ def atomic_writer(path: str | os.PathLike[str], binary: bool = False) -> Iterato
             os.fsync(handle.fileno())
         os.chmod(tmp_name, _mode_for(target))
         os.replace(tmp_name, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
+        if isinstance(exc, OSError):
+            # A full disk or a vanished folder is the user's to fix: one line, not a traceback.
+            raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from exc
         raise
 
 

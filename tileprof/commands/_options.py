@@ -14,7 +14,7 @@ from tileprof.errors import OptionError, OutputError
 from tileprof.filters import Filters, parse_window
 from tileprof.model import Profile, load
 from tileprof.outputs import is_special
-from tileprof.parsers import DUMP_FORMATS
+from tileprof.parsers import DUMP_FORMATS, parallel
 from tileprof.parsers._common import DeviceHeader, resolve_device, validate_samples
 from tileprof.parsers.json_dump import sample_place
 from tileprof.stats import GROUP_DIMENSIONS, check_dimensions
@@ -36,6 +36,15 @@ def _finite(_ctx: click.Context, param: click.Parameter, value: float | None) ->
         raise OptionError(
             f"--{(param.name or '').replace('_', '-')}: {value} is not a finite number"
         )
+    return value
+
+
+def _jobs(ctx: click.Context, _param: click.Parameter, value: int | None) -> int | None:
+    """Set the decoding processes for this command (default: the usable cores); its pool ends
+    with the command, and the API's setting is restored then."""
+    previous = parallel.setting()
+    parallel.configure(value)
+    ctx.call_on_close(lambda: parallel.configure(previous))
     return value
 
 
@@ -62,6 +71,15 @@ def device_input_options(tile_count_flag: str = "--tiles") -> Callable[[F], F]:
             type=click.IntRange(min=1),
             default=None,
             help="Device tile count; overrides the dump (default 1472).",
+        ),
+        click.option(
+            "--jobs",
+            type=click.IntRange(min=1),
+            default=None,
+            expose_value=False,
+            callback=_jobs,
+            help="Processes decoding large JSON/NDJSON dumps (default: the usable cores; "
+            "files under 50 MB always decode in one).",
         ),
     )
 

@@ -22,8 +22,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
+import numpy as np
 
 from tileprof.errors import InputError
+from tileprof.parsers import parallel
 from tileprof.parsers._common import (
     DeviceHeader,
     ParsedDump,
@@ -34,7 +36,11 @@ from tileprof.parsers._common import (
     split_validation_error,
 )
 from tileprof.parsers._format import TILE_DUMP, Content, InputFormat, ProgressFn
-from tileprof.parsers.batches import DEFAULT_BATCH_ROWS, SampleBatches
+from tileprof.parsers.batches import (
+    DEFAULT_BATCH_ROWS,
+    SampleBatches,
+    intern_columns,
+)
 from tileprof.parsers.records import SampleRecord
 
 FORMAT = "json"
@@ -121,6 +127,73 @@ def _release(mapped: mmap.mmap) -> None:
             mapped.madvise(mmap.MADV_DONTNEED)
 
 
+class WorkerDecodeFailed(Exception):
+    """A worker could not decode its samples: the caller re-reads the file through ``parse``."""
+
+
+def read_range(path: str, start: int, end: int) -> bytes:
+    """Bytes ``start:end`` of the file (a worker reads its own range; nothing big is sent)."""
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        return handle.read(end - start)
+
+
+def decode_range(path: str, start: int, end: int) -> tuple[bytes, list[bytes]] | None:
+    """Worker task: the samples in bytes ``start:end`` (whole samples and the commas between)
+    as Arrow IPC columns and their distinct metadata texts; None when they do not decode."""
+    data = b"[" + read_range(path, start, end) + b"]"
+    try:
+        with gc_paused():
+            records = _BATCH_DECODER.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    del data
+    with gc_paused():
+        frame, distinct = intern_columns(records)
+    return parallel.encode_columns(frame), distinct
+
+
+def _address(buffer: object) -> int:
+    view = np.frombuffer(buffer, dtype=np.uint8)  # type: ignore[call-overload]
+    return int(view.ctypes.data)
+
+
+def sample_ranges(
+    mapped: mmap.mmap, raws: list[msgspec.Raw], batch_rows: int
+) -> list[tuple[int, int]] | None:
+    """Byte ranges of ``batch_rows`` whole samples each, from where the raw split's slices lie
+    in the mapping (msgspec's ``Raw`` is a view of the mapped bytes, not a copy). The split
+    parsed every string and bracket, so a ``},{`` inside a string never cuts a sample. None
+    when a slice is not such a view (a msgspec that copies): the caller decodes in process."""
+    base = _address(mapped)
+    ranges: list[tuple[int, int]] = []
+    for first in range(0, len(raws), batch_rows):
+        head, tail = raws[first], raws[min(first + batch_rows, len(raws)) - 1]
+        start = _address(head) - base
+        end = _address(tail) - base + len(tail)
+        if not (0 <= start < end <= len(mapped)) or (
+            mapped[start : start + 1] != b"{" or mapped[end - 1 : end] != b"}"
+        ):
+            return None
+        ranges.append((start, end))
+    return ranges
+
+
+def _decode_in_workers(
+    path: Path, ranges: list[tuple[int, int]], total: int, progress: ProgressFn | None
+) -> SampleBatches:
+    batches = SampleBatches()
+    tasks = [(str(path), start, end) for start, end in ranges]
+    for result in parallel.run_tasks(path, decode_range, tasks):
+        if result is None:
+            raise WorkerDecodeFailed
+        ipc, distinct = result
+        batches.add_interned(parallel.decode_columns(ipc), distinct)
+        if progress is not None:
+            progress(batches.rows, total)
+    return batches
+
+
 def _parse_mapped(
     path: Path, mapped: mmap.mmap, batch_rows: int, progress: ProgressFn | None
 ) -> ParsedDump:
@@ -129,9 +202,19 @@ def _parse_mapped(
     header = DeviceHeader(document.clockHz, document.tileCount)
     raws = document.samples
     del document
+    total = len(raws)
+    ranges = None
+    if parallel.use_workers(len(mapped)):
+        # Tasks small enough that every worker gets several: the load evens out, and the
+        # workers' decoded objects together stay well under the file's size.
+        ranges = sample_ranges(mapped, raws, min(batch_rows, total // (4 * parallel.jobs()) + 1))
+    if ranges is not None:
+        del raws
+        _release(mapped)
+        batches = _decode_in_workers(path, ranges, total, progress)
+        return batches.finish(path, header, sample_place)
     _release(mapped)
     batches = SampleBatches()
-    total = len(raws)
     for start in range(0, total, batch_rows):
         chunk = raws[start : start + batch_rows]
         with gc_paused():
@@ -164,7 +247,7 @@ def parse_file(
     if mapped is not None:
         try:
             parsed = _parse_mapped(path, mapped, batch_rows, progress)
-        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        except (msgspec.ValidationError, msgspec.DecodeError, WorkerDecodeFailed, RecursionError):
             parsed = None
         finally:
             with contextlib.suppress(BufferError):

@@ -115,7 +115,7 @@ class SliceRows:
     track: np.ndarray
     begin: np.ndarray
     end: np.ndarray
-    static: w.Ragged  # serialized TrackEvent fields that repeat: name, category, string args
+    static: w.Table  # serialized TrackEvent fields that repeat: name, category, string args
     ints: list[tuple[int, np.ndarray, np.ndarray]]  # (name iid, values, present)
     doubles: list[tuple[int, np.ndarray, np.ndarray]]
 
@@ -132,7 +132,7 @@ _END = pb.TrackEvent(type=pb.TrackEvent.TYPE_SLICE_END).SerializeToString()
 _SEQ_BYTES = _SEQ.SerializeToString()
 
 
-def combine(parts: list[tuple[list[bytes], np.ndarray]]) -> w.Ragged:
+def combine(parts: list[tuple[list[bytes], np.ndarray]]) -> w.Table:
     """Per row, the concatenation of ``texts[codes[row]]`` over the parts: each distinct
     combination is joined once, then gathered per row."""
     key = np.zeros(parts[0][1].size, dtype=np.int64)
@@ -202,7 +202,13 @@ def encode_slices(rows: SliceRows) -> bytes:
             w.trimmed_varints(rows.track),
         ],
     )
-    return w.concat([head.finish(), rows.static, tail.finish()]).data.tobytes()
+    return w.compose(
+        [
+            (head.matrix, head.cursor),
+            (rows.static.matrix(), rows.static.lengths),
+            (tail.matrix, tail.cursor),
+        ]
+    )
 
 
 def _string_arg(interner: Interner, name: str, column: pl.Series) -> tuple[list[bytes], np.ndarray]:
@@ -253,16 +259,21 @@ def tile_track_uuid(tile: np.ndarray, lane: np.ndarray, stride: int) -> np.ndarr
     return _TILE_BASE + lane.astype(np.int64) * stride + tile.astype(np.int64)
 
 
-def _tile_rows(
-    interner: Interner, tile: TileTimeline, batch: pl.DataFrame, metadata: list[bytes], stride: int
-) -> SliceRows:
-    ids = batch["metadataId"]
+def tile_fragments(interner: Interner, slices: pl.DataFrame, metadata: list[bytes]) -> w.Table:
+    """Per tile slice, its repeated TrackEvent fields (name, category, operation, metadata
+    pairs), built once over the whole frame so batches only slice the row index."""
+    ids = slices["metadataId"]
     meta_codes = ids.fill_null(len(metadata) - 1).to_numpy().astype(np.int64)
-    fragments = [
-        _name_and_category(interner, batch["group"], batch["kind"]),
-        _string_arg(interner, "operation", batch["operation"]),
-        (metadata, meta_codes),
-    ]
+    return combine(
+        [
+            _name_and_category(interner, slices["group"], slices["kind"]),
+            _string_arg(interner, "operation", slices["operation"]),
+            (metadata, meta_codes),
+        ]
+    )
+
+
+def _tile_rows(interner: Interner, batch: pl.DataFrame, static: w.Table, stride: int) -> SliceRows:
     ints = []
     for name in ("tile", "phase", "epoch"):
         values, present = _present(batch[name])
@@ -275,7 +286,7 @@ def _tile_rows(
         track=tile_track_uuid(batch["tile"].to_numpy(), batch["lane"].to_numpy(), stride),
         begin=batch["begin_ns"].to_numpy(),
         end=batch["end_ns"].to_numpy(),
-        static=combine(fragments),
+        static=static,
         ints=ints,
         doubles=doubles,
     )
@@ -304,12 +315,23 @@ def gpu_track_uuid(device: int, stream_index: np.ndarray, lane: np.ndarray) -> n
     return _GPU_BASE + (device << 32) + (lane.astype(np.int64) << 20) + stream_index
 
 
-def _gpu_rows(interner: Interner, index: int, gpu: GpuDevice, batch: pl.DataFrame) -> SliceRows:
-    lookup = {s: i for i, s in enumerate(gpu.streams)}
-    streams = np.array([lookup[s] for s in batch["stream"].to_list()], dtype=np.int64)
-    fragments = [_name_and_category(interner, batch["name"], batch["cat"])]
+def gpu_fragments(interner: Interner, slices: pl.DataFrame) -> w.Table:
+    """Per GPU kernel, its repeated TrackEvent fields (name, category, launching op, grid,
+    block), built once over the device's whole frame."""
+    fragments = [_name_and_category(interner, slices["name"], slices["cat"])]
     for arg, column in (("launching op", "op"), ("grid", "grid"), ("block", "block")):
-        fragments.append(_string_arg(interner, arg, batch[column]))
+        fragments.append(_string_arg(interner, arg, slices[column]))
+    return combine(fragments)
+
+
+def _gpu_rows(
+    interner: Interner, index: int, gpu: GpuDevice, batch: pl.DataFrame, static: w.Table
+) -> SliceRows:
+    streams = (
+        batch["stream"]
+        .replace_strict(list(gpu.streams), list(range(len(gpu.streams))), return_dtype=pl.Int64)
+        .to_numpy()
+    )
     ints = []
     for name in ("device", "stream", "correlation"):
         values, present = _present(batch[name])
@@ -319,7 +341,7 @@ def _gpu_rows(interner: Interner, index: int, gpu: GpuDevice, batch: pl.DataFram
         track=gpu_track_uuid(index, streams, batch["lane"].to_numpy()),
         begin=batch["begin_ns"].to_numpy(),
         end=batch["end_ns"].to_numpy(),
-        static=combine(fragments),
+        static=static,
         ints=ints,
         doubles=[(interner.name("flops"), values, present)],
     )
@@ -425,18 +447,23 @@ def write_pftrace(
         _write(handle, packet)
     interner.frozen = True
 
-    def tile_batch(part: pl.DataFrame) -> Callable[[], bytes]:
-        return lambda: encode_slices(_tile_rows(interner, tile, part, metadata, stride))
+    def tile_batch(start: int, fragments: w.Table) -> Callable[[], bytes]:
+        part = tile.slices.slice(start, batch)
+        rows = fragments.rows(start, part.height)
+        return lambda: encode_slices(_tile_rows(interner, part, rows, stride))
 
-    def gpu_batch(index: int, gpu: GpuDevice, part: pl.DataFrame) -> Callable[[], bytes]:
-        return lambda: encode_slices(_gpu_rows(interner, index, gpu, part))
+    def gpu_batch(
+        index: int, gpu: GpuDevice, start: int, fragments: w.Table
+    ) -> Callable[[], bytes]:
+        part = gpu.slices.slice(start, batch)
+        rows = fragments.rows(start, part.height)
+        return lambda: encode_slices(_gpu_rows(interner, index, gpu, part, rows))
 
-    jobs = [tile_batch(tile.slices.slice(s, batch)) for s in range(0, tile.slices.height, batch)]
+    fragments = tile_fragments(interner, tile.slices, metadata)
+    jobs = [tile_batch(s, fragments) for s in range(0, tile.slices.height, batch)]
     for index, gpu in enumerate(timeline.gpus):
-        jobs += [
-            gpu_batch(index, gpu, gpu.slices.slice(s, batch))
-            for s in range(0, gpu.slices.height, batch)
-        ]
+        fragments = gpu_fragments(interner, gpu.slices)
+        jobs += [gpu_batch(index, gpu, s, fragments) for s in range(0, gpu.slices.height, batch)]
     for packed in _in_parallel(jobs, workers):
         _write(handle, pb.TracePacket(compressed_packets=packed))
 

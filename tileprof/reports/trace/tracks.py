@@ -247,12 +247,16 @@ def _spread(
 
 def gpu_devices(path: Path, data: bytes) -> list[GpuDevice]:
     """One ``GpuDevice`` per device of a Kineto trace; times in ns of the trace's own clock."""
-    from tileprof.parsers.kineto import gpu_events
+    from tileprof.ops import single_kernel_flops
+    from tileprof.parsers.kineto import gpu_events_of, read_events
 
-    found = gpu_events(path, data)
-    events = found.events
-    if "flops" not in events.columns:  # the launching op's FLOPs, when a parser knows them
-        events = events.with_columns(flops=pl.lit(None, pl.Float64))
+    read = read_events(path, data)
+    found = gpu_events_of(read)
+    flops = single_kernel_flops(read)  # gpu_events_of's rows are the GPU events by (ts, index)
+    order = sorted(read.gpu, key=lambda t: (t[1].ts or 0.0, t[0]))
+    events = found.events.with_columns(
+        flops=pl.Series([flops.get(index) for index, _, _ in order], dtype=pl.Float64)
+    )
     begin = np.rint(events["ts"].to_numpy() * 1000).astype(np.int64)
     end = np.rint((events["ts"].to_numpy() + events["dur"].to_numpy()) * 1000).astype(np.int64)
     stream = events["stream"].fill_null(-1).to_numpy()

@@ -1,0 +1,329 @@
+"""Per-kernel figures of PyTorch traces, stated independently of tileprof.
+
+The hand-built trace is skewed on purpose (mean ≠ median, and ⌈p·n⌉ ≠ round(p·n)), so a
+mean computed as a median, or a nearest rank that rounds, changes a figure. The real H200
+trace's figures are recomputed here from the raw events with ``json``, ``gzip`` and
+``statistics`` only, by the definition in docs/runs.md: nearest rank is the value at 1-based
+rank ⌈p·n⌉ of the sorted durations.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tileprof.sources import load_runs
+
+TRACES = Path(__file__).resolve().parent.parent / "fixtures" / "traces"
+H200 = TRACES / "h200_train_steps.json.gz"
+GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
+
+# Durations in µs, in launch order (not sorted, so sorting is needed).
+SKEWED = {
+    # n = 11, sorted 1..10, 50: mean 105/11, median 6; p50 rank ⌈5.5⌉ = 6 → 6;
+    # p95 rank ⌈10.45⌉ = 11 → 50 (rounding would take rank 10 → 10).
+    "skewed_11": [7.0, 1.0, 50.0, 3.0, 10.0, 2.0, 9.0, 4.0, 8.0, 5.0, 6.0],
+    # n = 5, sorted 2 4 6 8 30: mean 10, median 6; p50 rank ⌈2.5⌉ = 3 → 6 (round-half-even
+    # would take rank 2 → 4); p95 rank ⌈4.75⌉ = 5 → 30.
+    "skewed_5": [30.0, 2.0, 8.0, 6.0, 4.0],
+    # n = 18: p95 rank ⌈17.1⌉ = 18 → 40 (rounding would take rank 17 → 3).
+    "skewed_18": [3.0] * 17 + [40.0],
+}
+
+
+def _trace(kernels: dict[str, list[float]]) -> dict[str, Any]:
+    events = []
+    ts = 0.0
+    for name, durations in kernels.items():
+        for dur in durations:
+            args = {"device": 0, "stream": 7, "correlation": len(events)}
+            events.append(
+                {"ph": "X", "cat": "kernel", "name": name, "ts": ts, "dur": dur, "args": args}
+            )
+            ts += 100.0
+    return {"traceEvents": events, "deviceProperties": [{"id": 0, "name": "NVIDIA H200"}]}
+
+
+def _rows(path: Path) -> dict[str, dict[str, Any]]:
+    return {r["kernel"]: r for r in load_runs(path).frame.iter_rows(named=True)}
+
+
+def _figures(row: dict[str, Any]) -> tuple[Any, ...]:
+    return (row["calls"], row["total_us"], row["time_us"], row["p50_us"], row["p95_us"])
+
+
+def test_skewed_trace_by_hand(tmp_path: Path) -> None:
+    path = tmp_path / "skewed.json"
+    path.write_text(json.dumps(_trace(SKEWED)))
+    rows = _rows(path)
+    # (calls, total, mean, p50, p95) and max, written out from the comments above
+    assert _figures(rows["skewed_11"]) == (11, 105.0, pytest.approx(105 / 11), 6.0, 50.0)
+    assert _figures(rows["skewed_5"]) == (5, 50.0, 10.0, 6.0, 30.0)
+    assert _figures(rows["skewed_18"]) == (18, 91.0, pytest.approx(91 / 18), 3.0, 40.0)
+    assert [rows[k]["max_us"] for k in SKEWED] == [50.0, 30.0, 40.0]
+    # ordered by total time, largest first
+    assert list(rows) == ["skewed_11", "skewed_18", "skewed_5"]
+
+
+def nearest_rank(durations: list[float], percent: int) -> float:
+    """The value at 1-based rank ⌈percent·n/100⌉ of the sorted values (integer arithmetic)."""
+    ordered = sorted(durations)
+    rank = -(-percent * len(ordered) // 100)
+    return ordered[rank - 1]
+
+
+def _h200_durations() -> dict[str, list[float]]:
+    with gzip.open(H200, "rt", encoding="utf-8") as fh:
+        events = json.load(fh)["traceEvents"]
+    durations: dict[str, list[float]] = defaultdict(list)
+    for event in events:
+        if event.get("ph") == "X" and event.get("cat") in GPU_CATEGORIES:
+            assert event["args"]["device"] == 0  # one GPU: the kernel name is the key
+            durations[event["name"]].append(event["dur"])
+    return durations
+
+
+def test_real_h200_trace_per_kernel_figures() -> None:
+    durations = _h200_durations()
+    rows = _rows(H200)
+    assert set(rows) == set(durations)
+    checked = 0
+    for name, values in durations.items():
+        row = rows[name]
+        assert row["target"] == "NVIDIA H200"
+        assert row["calls"] == len(values), name
+        assert row["total_us"] == pytest.approx(sum(values), rel=1e-12, abs=1e-12), name
+        assert row["time_us"] == pytest.approx(statistics.mean(values), rel=1e-12), name
+        assert row["p50_us"] == nearest_rank(values, 50), name
+        assert row["p95_us"] == nearest_rank(values, 95), name
+        assert row["max_us"] == max(values), name
+        checked += 1
+    assert checked == len(durations) == 65
+    # The trace can tell the definitions apart: for many kernels the mean is not the median,
+    # and for at least one kernel ⌈0.95·n⌉ and round(0.95·n) pick different values.
+    skewed = [n for n, v in durations.items() if statistics.mean(v) != statistics.median(v)]
+    assert len(skewed) >= 10
+    rounded = [n for n, v in durations.items() if sorted(v)[round(0.95 * len(v)) - 1] != max(v)]
+    assert any(nearest_rank(durations[n], 95) == max(durations[n]) for n in rounded)
+
+
+def test_real_h200_trace_pinned_figures() -> None:
+    """Three kernels' figures written out, so a changed fixture or parser shows by name."""
+    rows = _rows(H200)
+    gemm = rows[
+        "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma"
+        "_aligna4_alignc4_execute_kernel__5x_cublas"
+    ]
+    # durations 16.256, 27.007, 15.296, 27.008: sorted 15.296 16.256 27.007 27.008, total
+    # 85.567, mean 21.39175 (the median would be 21.6315), p50 rank 2, p95 rank ⌈3.8⌉ = 4
+    assert (gemm["calls"], gemm["p50_us"], gemm["p95_us"], gemm["max_us"]) == (
+        4,
+        16.256,
+        27.008,
+        27.008,
+    )
+    assert gemm["total_us"] == pytest.approx(85.567, abs=1e-9)
+    assert gemm["time_us"] == pytest.approx(21.39175, abs=1e-9)
+    # 0.864 0.8 0.832 0.768 0.864 0.8 0.8 0.896: sorted .768 .8 .8 .8 .832 .864 .864 .896,
+    # total 6.624, mean 0.828, p50 rank 4, p95 rank ⌈7.6⌉ = 8
+    memset = rows["Memset (Device)"]
+    assert (memset["calls"], memset["p50_us"], memset["p95_us"], memset["max_us"]) == (
+        8,
+        0.8,
+        0.896,
+        0.896,
+    )
+    assert memset["time_us"] == pytest.approx(0.828, abs=1e-9)
+
+
+def _event(cat: str, name: str | None, ts: float | None, dur: float | None, **args: Any) -> Any:
+    event: dict[str, Any] = {"ph": "X", "cat": cat, "ts": ts, "dur": dur, "args": args}
+    if name is not None:
+        event["name"] = name
+    return {k: v for k, v in event.items() if v is not None}
+
+
+def _load(tmp_path: Path, events: list[Any], devices: list[Any] | None = None) -> Any:
+    document: dict[str, Any] = {"traceEvents": events}
+    if devices is not None:
+        document["deviceProperties"] = devices
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(document))
+    return load_runs(path)
+
+
+def test_launch_op_by_correlation_then_external_id(tmp_path: Path) -> None:
+    ops = [
+        _event("cpu_op", "aten::mm", 0, 5, **{"External id": 1, "Input type": ["c10::BFloat16"]}),
+        _event("cpu_op", "aten::relu", 10, 5, **{"External id": 2, "Input type": ["float"]}),
+        _event("cpu_op", "aten::copy_", 20, 5, **{"External id": 3, "Input type": ["float"]}),
+        _event("cuda_runtime", "cudaLaunchKernel", 1, 1, correlation=70, **{"External id": 1}),
+        _event("cuda_driver", "cuLaunchKernel", 11, 1, correlation=71, **{"External id": 2}),
+    ]
+    kernels = [
+        # linked through its launch (correlation 70 → External id 1), not its own External id
+        _event(
+            "kernel",
+            "my_custom_kernel",
+            2,
+            4,
+            device=0,
+            stream=7,
+            correlation=70,
+            grid=[2, 1, 1],
+            block=[128, 1, 1],
+            **{"External id": 9},
+        ),
+        # no launch with its correlation: its own External id names the op
+        _event(
+            "kernel",
+            "other_kernel",
+            12,
+            2,
+            device=0,
+            stream=9,
+            correlation=99,
+            **{"External id": 2},
+        ),
+        _event(
+            "gpu_memcpy",
+            "Memcpy DtoD (Device -> Device)",
+            21,
+            1,
+            device=0,
+            stream=7,
+            **{"External id": 3},
+        ),
+        _event("gpu_memset", "Memset (Device)", 30, 1, device=1, stream=7),
+        _event("kernel", "no_device_kernel", 40, 1),
+    ]
+    parsed = _load(tmp_path, ops + kernels, [{"id": 0, "name": "NVIDIA H200"}])
+    rows = {r["kernel"]: r for r in parsed.frame.iter_rows(named=True)}
+    custom = rows["my_custom_kernel"]
+    assert (custom["launch_op"], custom["op_family"], custom["dtype"]) == (
+        "aten::mm",
+        "gemm",
+        "bf16",
+    )
+    assert (custom["target"], custom["source"]) == ("NVIDIA H200", "t.json: device 0")
+    assert json.loads(custom["metadata"]) == {
+        "category": "kernel",
+        "streams": "7",
+        "grid": "2x1x1",
+        "block": "128x1x1",
+    }
+    other = rows["other_kernel"]
+    assert (other["launch_op"], other["dtype"]) == ("aten::relu", "f32")
+    copy = rows["Memcpy DtoD (Device -> Device)"]
+    # a copy launched by aten::copy_ of floats moves bytes: no dtype
+    assert (copy["launch_op"], copy["op_family"], copy["dtype"]) == ("aten::copy_", "copy", None)
+    assert json.loads(copy["metadata"])["category"] == "gpu_memcpy"
+    memset = rows["Memset (Device)"]
+    assert (memset["target"], memset["source"], memset["launch_op"]) == (
+        "GPU 1",
+        "t.json: device 1",
+        None,
+    )
+    nodev = rows["no_device_kernel"]
+    assert (nodev["target"], nodev["source"]) == ("GPU", "t.json")
+    assert json.loads(nodev["metadata"]) == {
+        "category": "kernel",
+        "streams": "",  # no stream recorded
+        "grid": None,
+        "block": None,
+    }
+    assert parsed.metadata == {"devices": {0: "NVIDIA H200"}, "gpu_events": 5, "cpu_ops": 3}
+    assert parsed.notes == []
+
+
+def test_cpu_only_trace_note(tmp_path: Path) -> None:
+    ops = [_event("cpu_op", f"aten::op{i}", i, 1, **{"External id": i}) for i in range(3)]
+    parsed = _load(tmp_path, [*ops, {"ph": "i", "cat": "kernel", "name": "instant"}])
+    assert parsed.frame.height == 0
+    assert parsed.notes == ["t.json: CPU-only trace (3 CPU ops, no GPU kernel events)"]
+    assert parsed.metadata == {"cpu_ops": 3}
+
+
+@pytest.mark.parametrize(
+    ("event", "where", "message"),
+    [
+        (_event("kernel", "k", 0, -1.5), "$.traceEvents[1].dur", "negative duration -1.5 µs"),
+        (_event("cpu_op", "op", 0, -2), "$.traceEvents[1].dur", "negative duration -2 µs"),
+        (_event("kernel", "k", None, 3), "$.traceEvents[1].ts", "GPU event without it"),
+        (_event("gpu_memset", "k", 4, None), "$.traceEvents[1].dur", "GPU event without it"),
+        (_event("gpu_memcpy", None, 4, 1), "$.traceEvents[1].name", "GPU event without a name"),
+    ],
+)
+def test_bad_events_are_named(tmp_path: Path, event: Any, where: str, message: str) -> None:
+    from tileprof.errors import InputError
+
+    with pytest.raises(InputError) as info:
+        _load(tmp_path, [_event("kernel", "fine", 0, 1), event])
+    assert (info.value.where, info.value.message) == (where, message)
+
+
+def test_nan_duration_is_refused(tmp_path: Path) -> None:
+    from tileprof.errors import InputError
+
+    path = tmp_path / "t.json"
+    path.write_text(
+        '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 0, "dur": NaN}]}'
+    )
+    # NaN is not JSON: the decoder refuses it where it stands
+    with pytest.raises(InputError) as info:
+        load_runs(path)
+    assert info.value.where == "line 1, column 76"
+
+
+def test_streams_and_ties(tmp_path: Path) -> None:
+    events = [
+        _event("kernel", "b_kernel", 0, 3, device=0, stream=9),
+        _event("kernel", "b_kernel", 5, 3, device=0, stream=7),
+        _event("kernel", "b_kernel", 9, 2, device=0, stream=9),
+        _event("kernel", "a_kernel", 20, 8, device=0, stream=7),
+        _event("kernel", "c_kernel", 30, 9, device=0, stream=7),
+    ]
+    frame = _load(tmp_path, events).frame
+    # total 9 first; then a tie at 8 µs broken by name, ascending
+    assert frame["kernel"].to_list() == ["c_kernel", "a_kernel", "b_kernel"]
+    b = frame.row(2, named=True)
+    assert json.loads(b["metadata"])["streams"] == "7,9"  # every stream, sorted
+    assert (b["calls"], b["total_us"], b["p50_us"], b["max_us"]) == (3, 8.0, 3.0, 3.0)
+
+
+@pytest.mark.parametrize(
+    ("document", "where"),
+    [
+        ('{"traceEvents": [{"ph": "X", "cat": "kernel", "dur": "5"}]}', "$.traceEvents[0].dur"),
+        ('{"traceEvents": [{"args": {"device": "0"}}]}', "$.traceEvents[0].args.device"),
+        (
+            '{"traceEvents": [], "deviceProperties": [{"id": "0", "name": "x"}]}',
+            "$.deviceProperties[0].id",
+        ),
+        ('{"traceEvents": {}}', "$.traceEvents"),
+    ],
+)
+def test_wrong_types_name_file_and_path(tmp_path: Path, document: str, where: str) -> None:
+    from tileprof.errors import InputError
+
+    path = tmp_path / "t.json"
+    path.write_text(document)
+    with pytest.raises(InputError) as info:
+        load_runs(path)
+    assert (info.value.path, info.value.where) == (str(path), where)
+
+
+def test_zero_duration_kernel_is_valid_and_errors_name_the_file(tmp_path: Path) -> None:
+    from tileprof.errors import InputError
+
+    frame = _load(tmp_path, [_event("kernel", "instant", 0, 0, device=0)]).frame
+    assert (frame["calls"].item(), frame["total_us"].item()) == (1, 0.0)
+    with pytest.raises(InputError) as info:
+        _load(tmp_path, [_event("kernel", "k", 0, -1)])
+    assert info.value.path == str(tmp_path / "t.json")

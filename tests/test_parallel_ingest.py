@@ -1,0 +1,331 @@
+"""Issue 15: JSON and NDJSON dumps decoded by worker processes give what one process gives.
+
+Worker mode is forced on these small files by ``TILEPROF_PARALLEL_MIN_BYTES=0`` (and small
+tasks), with one pool of two workers for the whole module; "serial" is the same call with the
+threshold out of reach. Expected values are stated from the input itself where they can be.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tileprof
+from tests.samples import document, sample
+from tileprof.cli import cli
+from tileprof.errors import InputError
+from tileprof.parsers import json_dump, ndjson_dump, parallel
+from tileprof.parsers._common import ParsedDump
+
+AWKWARD_TEXT = [
+    'a},{"physicalTile":1,"offset":2,"duration":3}',
+    'quote \\" and },{ and \\\\',
+    "},{",
+    '"},{"',
+    "new\nline },\n{ inside",
+    "\\",
+    "ünïcødé },{ 🙂",
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def two_workers() -> Iterator[None]:
+    parallel.configure(2)
+    yield
+    parallel.configure(None)
+
+
+def _run(parse: Callable[[], ParsedDump], workers: bool) -> ParsedDump | str:
+    """``parse()`` in worker mode or in process; an InputError comes back as its message."""
+    saved = os.environ.get(parallel.MIN_BYTES_ENV)
+    os.environ[parallel.MIN_BYTES_ENV] = "0" if workers else str(2**62)
+    try:
+        return parse()
+    except InputError as exc:
+        return f"InputError: {exc}"
+    finally:
+        if saved is None:
+            del os.environ[parallel.MIN_BYTES_ENV]
+        else:
+            os.environ[parallel.MIN_BYTES_ENV] = saved
+
+
+def _same(serial: ParsedDump | str, workers: ParsedDump | str) -> None:
+    if isinstance(serial, str) or isinstance(workers, str):
+        assert workers == serial
+        return
+    assert workers.samples.equals(serial.samples)
+    assert workers.samples.schema == serial.samples.schema
+    assert workers.metadata == serial.metadata
+    assert workers.header == serial.header
+    for index in range(serial.samples.height):
+        assert workers.place(index) == serial.place(index)
+
+
+def _both(parse: Callable[[], ParsedDump]) -> ParsedDump | str:
+    serial = _run(parse, workers=False)
+    _same(serial, _run(parse, workers=True))
+    return serial
+
+
+@pytest.fixture
+def task_counter(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many tasks each worker-mode decode sent to the pool."""
+    counts: list[int] = []
+    real = parallel.run_tasks
+
+    def counting(path: Path, function: Any, tasks: Any) -> Any:
+        tasks = list(tasks)
+        counts.append(len(tasks))
+        return real(path, function, tasks)
+
+    monkeypatch.setattr(parallel, "run_tasks", counting)
+    return counts
+
+
+def _awkward_samples() -> list[dict[str, object]]:
+    samples: list[dict[str, object]] = []
+    for i, text in enumerate(AWKWARD_TEXT * 2):
+        samples.append(
+            sample(
+                i % 16,
+                10 * i,
+                1 + i,
+                text,
+                kind=text,
+                metadata=[
+                    {"name": "kernelSpec", "value": text},
+                    {"name": "usefulCycles", "value": i},
+                ],
+            )
+        )
+    return samples
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+@pytest.mark.parametrize("batch_rows", [1, 2, 5])
+def test_json_split_inside_awkward_strings_matches_serial(
+    tmp_path: Path, task_counter: list[int], indent: int | None, batch_rows: int
+) -> None:
+    samples = _awkward_samples()
+    text = json.dumps({"clockHz": 1e9, "tileCount": 16, "samples": samples}, indent=indent)
+    path = tmp_path / "d.json"
+    path.write_text(text)
+    parsed = _both(lambda: json_dump.parse_file(path, batch_rows=batch_rows))
+    # Really went to the workers, in tasks of batch_rows samples, at most 14 // (4 * 2) + 1 = 2
+    # (each worker gets several tasks).
+    assert task_counter == [-(-len(samples) // min(batch_rows, 2))]
+    assert not isinstance(parsed, str)
+    assert parsed.samples["kind"].to_list() == AWKWARD_TEXT * 2
+    assert parsed.samples["usefulCycles"].to_list() == [float(i) for i in range(len(samples))]
+    assert [dict(m)["kernelSpec"] for m in parsed.metadata] == AWKWARD_TEXT * 2
+
+
+def test_json_ranges_are_whole_samples(tmp_path: Path) -> None:
+    samples = _awkward_samples()
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps({"samples": samples}, indent=1))
+    data = path.read_bytes()
+    raws = msgspec.json.decode(data, type=json_dump.RawSamplesDocument).samples
+    ranges = json_dump.sample_ranges(data, raws, 3)  # type: ignore[arg-type]
+    assert ranges is not None and len(ranges) == 5
+    decoded = [json.loads(b"[" + data[start:end] + b"]") for start, end in ranges]
+    assert [s for chunk in decoded for s in chunk] == samples
+
+
+@pytest.mark.parametrize("task_bytes", [1, 40, 300, 10**6])
+def test_ndjson_awkward_lines_match_serial(
+    tmp_path: Path, task_counter: list[int], task_bytes: int
+) -> None:
+    lines = [b"", b'{"clockHz": 1e9, "tileCount": 16}', b"  "]
+    lines += [msgspec.json.encode(s) for s in _awkward_samples()]
+    lines.insert(6, b"")
+    lines.insert(9, b"\r")
+    path = tmp_path / "d.ndjson"
+    path.write_bytes(b"\n".join(lines))  # no newline after the last line
+    parsed = _both(lambda: ndjson_dump.parse_file(path, task_bytes=task_bytes))
+    assert task_counter and task_counter[0] >= (2 if task_bytes < 10**6 else 1)
+    assert not isinstance(parsed, str)
+    assert parsed.header.clock_hz == 1e9
+    assert parsed.samples["kind"].to_list() == AWKWARD_TEXT * 2
+    # Sample 0 is on line 4 (blank, header, blank first); blank lines inserted at 7 and 10.
+    expected_lines = [n for n in range(4, len(lines) + 1) if n not in (7, 10)]
+    assert [parsed.place(i) for i in range(parsed.samples.height)] == [
+        f"line {n}" for n in expected_lines
+    ]
+
+
+@pytest.mark.parametrize("task_bytes", [1, 100, 10**6])
+def test_ndjson_errors_name_the_same_line(tmp_path: Path, task_bytes: int) -> None:
+    lines = [msgspec.json.encode(sample(i, i, 1, "k")) for i in range(12)]
+    lines[8] = b'{"physicalTile": 8, "offset": "late", "duration": 1}'
+    lines[10] = b"{broken"
+    path = tmp_path / "d.ndjson"
+    path.write_bytes(b"\n".join([b"", *lines]) + b"\n")
+    error = _both(lambda: ndjson_dump.parse_file(path, task_bytes=task_bytes))
+    assert error == f"InputError: {path}: line 10: offset: expected `int`, got `str`"
+
+
+def test_json_errors_and_metadata_errors_name_the_same_sample(tmp_path: Path) -> None:
+    samples = [sample(i, i, 1, "k") for i in range(9)]
+    bad_type = [*samples[:6], {**samples[6], "duration": "x"}, *samples[7:]]
+    path = tmp_path / "d.json"
+    path.write_bytes(document(bad_type))
+    error = _both(lambda: json_dump.parse_file(path, batch_rows=2))
+    assert error == f"InputError: {path}: sample 6: duration: expected `int`, got `str`"
+    bad_metadata = [
+        *samples[:5],
+        sample(5, 5, 1, "k", metadata=[{"name": "usefulCycles", "value": "many"}]),
+        *samples[6:],
+    ]
+    path.write_bytes(document(bad_metadata))
+    error = _both(lambda: json_dump.parse_file(path, batch_rows=2))
+    assert error == f"InputError: {path}: sample 5: metadata usefulCycles 'many' is not a number"
+    path.write_bytes(document(samples)[:-30])
+    error = _both(lambda: json_dump.parse_file(path, batch_rows=2))
+    assert isinstance(error, str) and "truncated" in error
+
+
+_TEXT = st.text(alphabet=st.sampled_from('ab{}[],:"\\\n é🙂'), max_size=8)
+_SAMPLE = st.fixed_dictionaries(
+    {
+        "physicalTile": st.integers(0, 2000),
+        "offset": st.integers(0, 2**40),
+        "duration": st.integers(0, 2**40),
+    },
+    optional={
+        "phase": st.none() | st.integers(-5, 5),
+        "epoch": st.integers(0, 3),
+        "kind": st.none() | _TEXT,
+        "operation": _TEXT,
+        "kernel": _TEXT,
+        "metadata": st.none()
+        | st.lists(
+            st.fixed_dictionaries({"name": _TEXT, "value": _TEXT | st.integers(0, 99)}),
+            max_size=3,
+        ),
+    },
+)
+_BAD = st.sampled_from(
+    [None, ("offset", "x"), ("duration", 1.5), ("physicalTile", None), ("metadata", {"a": 1})]
+)
+
+
+@settings(
+    derandomize=True,
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    samples=st.lists(_SAMPLE, min_size=0, max_size=14),
+    bad=_BAD,
+    bad_at=st.integers(0, 13),
+    indent=st.sampled_from([None, 1]),
+    rows=st.integers(1, 4),
+    task_bytes=st.integers(1, 400),
+    cut=st.none() | st.integers(1, 40),
+)
+def test_random_dumps_decode_the_same_in_workers(
+    samples: list[dict[str, Any]],
+    bad: tuple[str, object] | None,
+    bad_at: int,
+    indent: int | None,
+    rows: int,
+    task_bytes: int,
+    cut: int | None,
+) -> None:
+    if bad is not None and samples:
+        key, value = bad
+        samples[bad_at % len(samples)][key] = value
+    text = json.dumps({"tileCount": 4096, "samples": samples}, indent=indent).encode()
+    lines = b"\n".join(json.dumps(s).encode() for s in samples) + b"\n"
+    if cut is not None:
+        text, lines = text[:-cut], lines[:-cut]
+    with tempfile.TemporaryDirectory() as folder:
+        json_path, ndjson_path = Path(folder) / "d.json", Path(folder) / "d.ndjson"
+        json_path.write_bytes(text)
+        ndjson_path.write_bytes(lines)
+        parsed = _both(lambda: json_dump.parse_file(json_path, batch_rows=rows))
+        if bad is None and cut is None:
+            assert not isinstance(parsed, str)
+            assert parsed.samples["offset"].to_list() == [s["offset"] for s in samples]
+        _both(lambda: ndjson_dump.parse_file(ndjson_path, task_bytes=task_bytes))
+
+
+def test_summary_with_jobs_matches_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "d.json"
+    path.write_bytes(document([sample(i % 16, i, 1 + i % 3, f"k{i % 4}") for i in range(50)]))
+    monkeypatch.setenv(parallel.MIN_BYTES_ENV, "0")
+    runner = CliRunner()
+    one = runner.invoke(cli, ["summary", str(path), "--format", "json", "--jobs", "1"])
+    two = runner.invoke(cli, ["summary", str(path), "--format", "json", "--jobs", "2"])
+    assert one.exit_code == 0 and two.exit_code == 0, two.output
+    assert one.output == two.output
+    assert json.loads(two.output)  # a real summary document
+    parallel.configure(2)  # the commands changed the module's setting; restore it
+
+
+def test_default_jobs_are_the_usable_cores() -> None:
+    parallel.configure(None)
+    assert parallel.jobs() == len(os.sched_getaffinity(0))
+    parallel.configure(2)
+    assert parallel.jobs() == 2
+    with pytest.raises(ValueError):
+        parallel.configure(0)
+
+
+def test_a_killed_worker_is_a_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(parallel.MIN_BYTES_ENV, "0")
+    path = tmp_path / "d.json"
+    path.write_bytes(document([sample(i, i, 1, "k") for i in range(40)]))
+    pool = parallel.executor()
+    victim = pool.submit(os.getpid).result(timeout=60)
+    os.kill(victim, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while not getattr(pool, "_broken", False) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with pytest.raises(InputError) as caught:
+        json_dump.parse_file(path, batch_rows=3)
+    message = str(caught.value)
+    assert message == (
+        f"{path}: a decoding worker process died (killed, or out of memory); --jobs 1 "
+        "(from Python: tileprof.parsers.parallel.configure(1)) decodes in one process"
+    )
+    assert "\n" not in message
+    # The pool is replaced: the next decode works again.
+    assert json_dump.parse_file(path, batch_rows=3).samples.height == 40
+    assert tileprof.load(path).samples.height == 40
+
+
+def test_one_pool_serves_every_input_of_a_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(parallel.MIN_BYTES_ENV, "0")
+    first, second = tmp_path / "a.json", tmp_path / "b.ndjson"
+    first.write_bytes(document([sample(i, i, 1, "k") for i in range(20)]))
+    second.write_bytes(b"\n".join(msgspec.json.encode(sample(i, i, 2, "k")) for i in range(20)))
+    assert json_dump.parse_file(first, batch_rows=4).samples.height == 20
+    pool = parallel.executor()
+    workers = set(pool._processes or {})  # type: ignore[attr-defined]
+    assert ndjson_dump.parse_file(second, task_bytes=50).samples["duration"].to_list() == [2] * 20
+    assert parallel.executor() is pool
+    assert set(pool._processes or {}) == workers  # type: ignore[attr-defined]
+    parallel.shutdown()
+    assert parallel.executor() is not pool

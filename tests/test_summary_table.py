@@ -1,0 +1,214 @@
+"""The terminal table of ``summary``: every number in it is read back and checked against the
+summary document (seed 004's layout, itself checked byte for byte against the seed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from tests.samples import sample, write_dump
+from tileprof.cli import cli
+
+# The table's columns (docs/metrics.md, "Terminal table") and the document field each shows.
+COLUMNS: dict[str, str] = {
+    "samples": "sampleCount",
+    "tiles": "tileCount",
+    "phases": "phaseCount",
+    "phase cycles": "phaseCycles",
+    "phase ms": "phaseMs",
+    "avg tiles": "averageActiveTiles",
+    "useful": "usefulUtilization",
+    "lanes": "workLaneOccupancy",
+    "device": "deviceUsefulUtilization",
+    "p50": "p50Cycles",
+    "p95": "p95Cycles",
+    "max": "maximumCycles",
+}
+
+
+def _run(*args: str) -> str:
+    result = CliRunner().invoke(cli, ["summary", "--example", *args])
+    assert result.exit_code == 0, result.stderr
+    return result.stdout
+
+
+def parse_table(text: str) -> list[dict[str, str]]:
+    """The table's rows as {column title: cell text}, read from rich's box characters."""
+    lines = text.splitlines()
+    header_at = next(i for i, line in enumerate(lines) if "┃" in line)
+    titles = [cell.strip() for cell in lines[header_at].split("┃")]
+    rows = []
+    for line in lines[header_at + 2 :]:
+        if "│" not in line:
+            continue
+        cells = [cell.strip() for cell in line.split("│")]
+        rows.append(dict(zip(titles, cells, strict=True)))
+    return rows
+
+
+def number(cell: str) -> float | None:
+    """A cell as a number: '—' is None, '46.87%' is 0.4687, '1,347.6' is 1347.6."""
+    if cell == "—":
+        return None
+    if cell.endswith("%"):
+        return float(cell[:-1].replace(",", "")) / 100
+    return float(cell.replace(",", ""))
+
+
+def _check_row(cells: dict[str, str], group: dict[str, Any]) -> None:
+    for title, field in COLUMNS.items():
+        shown, exact = number(cells[title]), group[field]
+        if exact is None:
+            assert shown is None, (group["name"], title)
+            continue
+        assert shown is not None, (group["name"], title)
+        # Each column's rounding: integers in full, ms to 6 places, tiles to 1, % to 2 places.
+        digits = {"phase ms": 6, "avg tiles": 1, "useful": 4, "lanes": 4, "device": 4}
+        tolerance = 0.5 * 10 ** -digits.get(title, 0) + 1e-12
+        assert abs(shown - exact) <= tolerance, (group["name"], title, cells[title], exact)
+
+
+def test_every_table_number_is_the_documents() -> None:
+    table = parse_table(_run("--epoch", "1"))
+    document = json.loads(_run("--epoch", "1", "--format", "json"))
+    groups = document["groups"]
+    assert [row["group"] for row in table] == [g["name"] for g in groups]
+    assert len(table) == 19  # seed 004's epoch 1 has 19 groups
+    for cells, group in zip(table, groups, strict=True):
+        _check_row(cells, group)
+
+
+def test_table_spot_values_by_hand() -> None:
+    """A few cells written out, read off seed 004 (fixtures/seed_004_summary.json)."""
+    rows = {row["group"]: row for row in parse_table(_run("--epoch", "1"))}
+    exchange = rows["exchange"]
+    # p50 and p95 differ for exchange, so a swap of the two columns shows.
+    assert (exchange["p50"], exchange["p95"], exchange["max"]) == ("9,930", "25,608", "38,544")
+    softmax = rows["attention_softmax_d72_p768_tail_f8_sm4"]
+    # usefulUtilization 0.468723... is 46.87%, lanes 0.997222... 99.72%, device 0.429111... 42.91%
+    cells = (softmax["useful"], softmax["lanes"], softmax["device"])
+    assert cells == ("46.87%", "99.72%", "42.91%")
+    assert rows["fill_zero_u64"]["useful"] == "0.00%"
+    assert rows["copy_u64"]["useful"] == "—"
+
+
+def test_table_header_lines() -> None:
+    head = _run("--epoch", "1").splitlines()[:4]
+    assert head == [
+        "device   tile device (1472 tiles @ 1.5 GHz)",
+        "span     16,746,138 cycles (11.1641 ms)",
+        "samples  37,376 matched of 232,260",
+        "filters  --epoch 1",
+    ]
+
+
+def test_group_by_columns_and_missing_values(tmp_path: Path) -> None:
+    dump = write_dump(
+        tmp_path / "d.json",
+        [
+            sample(0, 0, 100, "gemm", phase=1, useful=50, physical=100),
+            sample(1, 0, 300, "gemm", phase=None, useful=30),
+            sample(0, 100, 40, None, kind="exchange", phase=2),
+        ],
+        clockHz=1_000_000_000,
+        tileCount=4,
+    )
+    result = CliRunner().invoke(cli, ["summary", str(dump), "--group-by", "phase"])
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[:5] == [
+        "device   tile device (4 tiles @ 1 GHz)",
+        "span     300 cycles (0.0003 ms)",
+        "samples  3 matched of 3",
+        "filters  none",
+        "group by phase",
+    ]
+    rows = {(r["group"], r["phase"]): r for r in parse_table(result.stdout)}
+    assert set(rows) == {("gemm", "1"), ("gemm", "—"), ("exchange", "2")}
+    # gemm in phase 1: one sample of 100 cycles, 50 useful of 100 estimated → 50.00%; lanes
+    # 50 of 100 physical → 50.00%; device 50 / (100 cycles × 4 tiles) → 12.50%
+    one = rows[("gemm", "1")]
+    assert (one["useful"], one["lanes"], one["device"], one["avg tiles"]) == (
+        "50.00%",
+        "50.00%",
+        "12.50%",
+        "1.0",
+    )
+    assert (one["phase ms"], one["p50"], one["p95"], one["max"]) == (
+        "0.000100",
+        "100",
+        "100",
+        "100",
+    )
+    # gemm without a phase: 30 useful of 300 → 10.00%, no physical work → no lanes figure
+    none = rows[("gemm", "—")]
+    assert (none["useful"], none["lanes"], none["phases"]) == ("10.00%", "—", "0")
+    assert rows[("exchange", "2")]["useful"] == "—"
+
+
+def test_empty_match_says_so() -> None:
+    text = _run("--epoch", "99")
+    assert "no samples matched" in text.splitlines()
+    assert "samples  0 matched of 232,260" in text.splitlines()
+    assert "┃" not in text
+
+
+def test_zero_length_group_and_empty_dump(tmp_path: Path) -> None:
+    # Only zero-length samples: no phase cycles, so no average of active tiles.
+    dump = write_dump(tmp_path / "d.json", [sample(0, 5, 0, "marker"), sample(1, 5, 0, "marker")])
+    result = CliRunner().invoke(cli, ["summary", str(dump)])
+    assert result.exit_code == 0, result.stderr
+    (marker,) = parse_table(result.stdout)
+    assert (marker["phase cycles"], marker["phase ms"], marker["avg tiles"]) == (
+        "0",
+        "0.000000",
+        "—",
+    )
+    assert (marker["p50"], marker["max"], marker["useful"]) == ("0", "0", "—")
+    # A dump without samples has no span.
+    empty = write_dump(tmp_path / "e.json", [])
+    result = CliRunner().invoke(cli, ["summary", str(empty)])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[1:3] == ["span     —", "samples  0 matched of 0"]
+    assert "no samples matched" in result.stdout.splitlines()
+
+
+def test_cell_formats() -> None:
+    """Each column's format, docs/metrics.md "Terminal table" (— marks a missing value)."""
+    from tileprof.reports.summary_table import _decimal, _integer, _percent
+
+    assert [_integer(v) for v in (None, 0, 1234567)] == ["—", "0", "1,234,567"]
+    assert [_decimal(v) for v in (None, 1347.55, 0.04)] == ["—", "1,347.5", "0.0"]
+    assert _decimal(0.0001, 6) == "0.000100"
+    assert [_percent(v) for v in (None, 0.0, 0.5, 1.0)] == ["—", "0.00%", "50.00%", "100.00%"]
+
+
+def test_layout_filters_dimensions_and_a_long_name(tmp_path: Path) -> None:
+    long_name = "k" * 230
+    dump = write_dump(
+        tmp_path / "d.json",
+        [sample(0, 0, 100, "gemm", useful=50, physical=100), sample(1, 0, 300, long_name)],
+        clockHz=1_000_000_000,
+        tileCount=4,
+    )
+    args = ["summary", str(dump), "--epoch", "1", "--kind", "compute", "--group-by", "phase,tile"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[3:6] == ["filters  --epoch 1 --kind compute", "group by phase, tile", ""]
+    # No outer box and no padding at the edges: the header starts with its first title, the
+    # rule under it with a rule character, each row with its group name.
+    assert lines[6].startswith("group ") and lines[6].endswith("┃ max")
+    assert lines[6].split("┃")[1:4] == [" phase ", " tile ", " samples "]
+    assert lines[7].startswith("━") and "╇" in lines[7]
+    assert lines[-1].startswith("gemm ")
+    # Dimensions are left-aligned, figures right-aligned under their titles.
+    gemm = lines[-1].split("│")
+    assert (gemm[1], gemm[3], gemm[-1]) == (" 0     ", "       1 ", " 100")
+    # A name wider than its column folds onto the following lines, never cut short.
+    folded = [line.split("│")[0].strip() for line in lines[8:-1]]
+    assert "".join(folded) == long_name
+    assert "…" not in result.stdout

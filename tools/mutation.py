@@ -1,0 +1,142 @@
+"""Mutation-test one module with mutmut, running only that module's fast test files.
+
+    nice -n 10 python tools/mutation.py filters [--max-children 2]
+
+The module and its test files come from ``[tool.tileprof.mutation]`` in pyproject.toml. The
+run happens in a scratch copy of the sources (``$TMPDIR/tileprof-mutation/<module>``), whose
+``[tool.mutmut]`` names that module and those test files only, so each module keeps its own
+mutmut state and a change of test files does not invalidate another module's results (mutmut
+resets every result when its test selection changes). Prints the counts per status and writes
+each survivor's diff to ``survivors.txt`` in the scratch copy. See docs/testing.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+COPIED = ("tileprof", "tests", "fixtures", "docs", "README.md")
+MUTMUT = "import sys; from mutmut.__main__ import cli; sys.argv[0] = 'mutmut'; cli()"
+
+
+def _toml_list(values: list[str]) -> str:
+    return "[" + ", ".join(json.dumps(v) for v in values) + "]"
+
+
+def scratch_copy(module: str, path: str, tests: list[str], deselect: list[str]) -> Path:
+    """A copy of the sources whose pyproject mutates ``path`` with ``tests`` only."""
+    scratch = Path(os.environ.get("TMPDIR", tempfile.gettempdir())) / "tileprof-mutation" / module
+    scratch.mkdir(parents=True, exist_ok=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in COPIED:
+        source, target = ROOT / name, scratch / name
+        if source.is_dir():
+            if target.exists() and name != "tileprof":
+                shutil.rmtree(target)
+            # mutmut keeps its mutated copy under mutants/; the plain copy here is refreshed
+            shutil.copytree(source, target, ignore=ignore, dirs_exist_ok=True)
+        else:
+            shutil.copy2(source, target)
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    head, _, _ = text.partition("[tool.mutmut]")
+    selection = tests + [f"--deselect={d}" for d in deselect]
+    own = (
+        "[tool.mutmut]\n"
+        'source_paths = ["tileprof"]\n'
+        'process_isolation = "forkserver"\n'
+        f"only_mutate = {_toml_list([path])}\n"
+        f'also_copy = ["fixtures", "docs", "README.md"]\n'
+        'pytest_add_cli_args = ["-p", "no:randomly", "-p", "no:cacheprovider"]\n'
+        f"pytest_add_cli_args_test_selection = {_toml_list(selection)}\n"
+    )
+    (scratch / "pyproject.toml").write_text(head + own, encoding="utf-8")
+    return scratch
+
+
+def verify(scratch: Path, names: list[str], tests: list[str], deselect: list[str]) -> None:
+    """Run each mutant that was not killed again, directly, against the current tests.
+
+    mutmut reports a mutant that makes a test loop forever as it finds it under its CPU
+    limit; here a mutant is *killed* (a test failed), *hangs* (no result in 120 s: caught
+    as a timeout) or *survives*.
+    """
+    mutated = scratch / "mutants"
+    shutil.copytree(ROOT / "tests", mutated / "tests", dirs_exist_ok=True)
+    args = [*tests, *(f"--deselect={d}" for d in deselect)]
+    for name in names:
+        env = {**os.environ, "MUTANT_UNDER_TEST": name}
+        command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:randomly", *args]
+        try:
+            code = subprocess.run(
+                command, cwd=mutated, env=env, capture_output=True, timeout=120, check=False
+            ).returncode
+        except subprocess.TimeoutExpired:
+            print(f"hangs    {name}")
+            continue
+        print(f"{'killed' if code == 1 else 'survives' if code == 0 else f'exit {code}'}  {name}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("module")
+    parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument(
+        "--verify", action="store_true", help="rerun the mutants not killed last time, directly"
+    )
+    args = parser.parse_args()
+    table = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    modules = table["tool"]["tileprof"]["mutation"]
+    if args.module not in modules:
+        parser.error(f"unknown module {args.module!r} (one of {', '.join(modules)})")
+    entry = modules[args.module]
+    scratch = scratch_copy(args.module, entry["path"], entry["tests"], entry.get("deselect", []))
+    dotted = entry["path"].removesuffix(".py").replace("/", ".")
+    mutmut = [sys.executable, "-c", MUTMUT]
+    if args.verify:
+        text = (scratch / "survivors.txt").read_text(encoding="utf-8")
+        names = [line[3:].partition(":")[0] for line in text.splitlines() if line.startswith("## ")]
+        verify(scratch, names, entry["tests"], entry.get("deselect", []))
+        return 0
+    run = [*mutmut, "run", "--max-children", str(args.max_children), f"{dotted}.*"]
+    subprocess.run(run, cwd=scratch, check=False, stdout=subprocess.DEVNULL)
+    listing = subprocess.run(
+        [*mutmut, "results", "--all", "true"], cwd=scratch, capture_output=True, text=True
+    ).stdout
+    statuses = {}
+    for line in listing.splitlines():
+        name, _, status = line.strip().rpartition(": ")
+        if name.startswith(dotted + ".x"):
+            statuses[name] = status
+    counts = Counter(statuses.values())
+    killed = counts["killed"]
+    total = sum(counts.values())
+    print(f"{args.module}: {dict(sorted(counts.items()))}")
+    if total:
+        print(f"{args.module}: killed {killed} of {total} ({100 * killed / total:.1f}%)")
+    diffs = []
+    for name, status in sorted(statuses.items()):
+        if status != "killed":
+            shown = subprocess.run(
+                [*mutmut, "show", name], cwd=scratch, capture_output=True, text=True
+            ).stdout
+            diffs.append(f"## {name}: {status}\n{shown}")
+    (scratch / "survivors.txt").write_text("\n".join(diffs), encoding="utf-8")
+    print(f"{args.module}: diffs of the {len(diffs)} not killed in {scratch / 'survivors.txt'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
