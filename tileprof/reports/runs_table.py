@@ -11,14 +11,14 @@ from rich.table import Table
 from rich.text import Text
 
 from tileprof.links import format_us
-from tileprof.text import shorten
+from tileprof.text import cell, escape_control
 
 TABLE_WIDTH = 220
 NAME_WIDTH = 60
 
 
-def _short(text: str | None, width: int = NAME_WIDTH) -> str:
-    return shorten(text, width) if text else "—"
+def _short(text: str | None, width: int = NAME_WIDTH) -> Text:
+    return cell(text, width)
 
 
 def _num(value: float | None, spec: str) -> str:
@@ -50,11 +50,11 @@ def runs_table(runs: pl.DataFrame) -> Table:
     for r in runs.iter_rows(named=True):
         name = r["implementation"] or r["kernel"]
         table.add_row(
-            r["target"],
-            r["workload"] or "—",
+            cell(r["target"]),
+            cell(r["workload"]),
             _short(name),
-            r["op_family"] or "—",
-            r["dtype"] or "—",
+            cell(r["op_family"]),
+            cell(r["dtype"]),
             format_us(r["time_us"]),
             r["per"] or "—",
             "—" if r["calls"] is None else f"{r['calls']:,}",
@@ -77,10 +77,10 @@ def linked_table(linked: pl.DataFrame) -> Table:
         first = r["set_id"] != previous
         previous = r["set_id"]
         table.add_row(
-            r["set"] if first else "",
-            r["link_by"] if first else "",
+            cell(r["set"]) if first else "",
+            cell(r["link_by"]) if first else "",
             str(r["runs"]),
-            Text(r["text"] or ""),
+            Text(escape_control(r["text"] or "")),
         )
     return table
 
@@ -112,8 +112,9 @@ def render(
             markup=False,
         )
     for note in notes:
-        console.print(f"note: {note}", markup=False)
-    return buffer.getvalue()
+        console.print(f"note: {escape_control(note)}", markup=False)
+    # rich pads every row to the table's width; a linked-set line ends at its text
+    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
 
 
 def ops_table(ops: pl.DataFrame) -> Table:
