@@ -330,7 +330,7 @@ def test_gpu_trace_diff_per_op_uses_the_op_rows(
     slowed kernel's time, counted from the raw events."""
     from tileprof.ops import load_ops
 
-    after, _, slowed, totals = h200_after
+    after, removed, slowed, totals = h200_after
     code, out, _ = run("diff", str(H200), str(after), "--per-op", "--format", "json")
     assert code == 0
     rows = json.loads(out)["groups"]
@@ -352,7 +352,19 @@ def test_gpu_trace_diff_per_op_uses_the_op_rows(
     assert sum(r["total_us_change"] for r in copies) == pytest.approx(totals[slowed])
     assert all(r["total_us_after"] == pytest.approx(2 * r["total_us_before"]) for r in copies)
     # the other changed rows are the addmm calls that launched the removed GEMM kernel
-    assert {r["group"].split()[0] for r in changed if r not in copies} == {"aten::addmm"}
+    gemm = [r for r in changed if r not in copies]
+    assert {r["group"].split()[0] for r in gemm} == {"aten::addmm"}
+    # ...and they lose exactly that kernel's time: GPU time, never their CPU duration
+    assert sum(r["total_us_change"] for r in gemm) == pytest.approx(-totals[removed])
+    for r in gemm:
+        assert "@" not in r["group"]  # one target on both sides: the GPU
+        assert r["total_us_after"] <= r["total_us_before"]
+        assert r["calls_without_gpu_before"] == 0
+    emptied = [r for r in gemm if r["total_us_after"] == 0]
+    assert emptied  # rows whose only kernel was the removed one
+    for r in emptied:
+        assert r["calls_without_gpu_after"] == r["calls_after"]
+        assert r["time_us_after"] is None and r["tflops_after"] is None
 
 
 def test_infinite_relative_change_is_a_string_in_json(tmp_path: Path) -> None:

@@ -106,7 +106,7 @@ def test_linked_sets_tile_and_a100_gemm() -> None:
     assert tile["compare"] == a100["compare"] == "efficiency"
     assert tile["time_us"] is None and a100["time_us"] is None
     assert tile["text"] == (
-        "tile device (1472 tiles @ 1.5 GHz) gemm_f16_init_large_rows_interleaved_k80_c112_r… "
+        "tile device (1472 tiles @ 1.5 GHz) gemm_f16_init_large_rows…aved_k80_c112_r121_r122 "
         "· 5,902,848 useful cycles · 17% of peak"
     )
     # 8192³ MAC = 549,755,813,888 → 1,099.5 GFLOP; 1.43 J / 1,099.5 GFLOP = 1.30 mJ/GFLOP;
@@ -236,7 +236,7 @@ def test_shorten_is_the_one_ellipsis_helper() -> None:
     from tileprof.text import shorten
 
     assert shorten("abcdef", 6) == "abcdef"
-    assert shorten("abcdefg", 6) == "abcde…"
+    assert shorten("abcdefg", 6) == "abc…fg"  # the middle goes: names differ at their ends
     assert len(shorten("x" * 100, 48)) == 48
     with pytest.raises(ValueError, match="at least 1"):
         shorten("abc", 0)

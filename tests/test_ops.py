@@ -248,3 +248,120 @@ def test_gpu_events_own_by_the_counted_op_and_orphans_are_noted() -> None:
     assert parsed.notes == [
         "k.json: 1 GPU events have no launching CPU op in the trace and are in no op row"
     ]
+
+
+def _launch(ts: float, ext: int, corr: int) -> dict[str, Any]:
+    args = {"correlation": corr, "External id": ext}
+    return {
+        "ph": "X",
+        "cat": "cuda_runtime",
+        "name": "cudaLaunchKernel",
+        "ts": ts,
+        "dur": 1,
+        "args": args,
+    }
+
+
+def _kernel(name: str, ts: float, dur: float, corr: int, device: int = 0) -> dict[str, Any]:
+    args = {"device": device, "correlation": corr}
+    return {"ph": "X", "cat": "kernel", "name": name, "ts": ts, "dur": dur, "args": args}
+
+
+MM_DIMS = [[4, 8], [8, 3]]
+ADDMM_DIMS = [[3], [4, 8], [8, 3], [], []]
+
+
+def _idle_calls_trace(*, kernels: bool, second_device: bool = False) -> bytes:
+    """Two ``aten::mm`` calls (500 µs and 2000 µs on the CPU), only the first launching a
+    3 µs kernel, and one ``aten::addmm`` (700 µs) launching nothing; with ``kernels=False``
+    the same ops in a CPU-only trace."""
+    events = [
+        _op("aten::mm", 0, 500, MM_DIMS, **{"External id": 1}),
+        _op("aten::mm", 1000, 2000, MM_DIMS, **{"External id": 2}),
+        _op("aten::addmm", 4000, 700, ADDMM_DIMS, **{"External id": 3}),
+    ]
+    if kernels:
+        events += [_launch(10, 1, 7), _kernel("gemm", 20, 3.0, 7)]
+    if second_device:
+        events += [_op("aten::relu", 5000, 10, [[4, 3]], **{"External id": 4})]
+        events += [_launch(5001, 4, 9), _kernel("relu", 5002, 1.0, 9, device=1)]
+    props = [{"id": 0, "name": "NVIDIA H200"}, {"id": 1, "name": "NVIDIA H200"}]
+    return json.dumps({"traceEvents": events, "deviceProperties": props}).encode()
+
+
+def test_calls_without_gpu_work_add_no_time_in_a_gpu_trace() -> None:
+    """In a trace with GPU events a call that launched nothing adds 0 µs of GPU time and is
+    counted apart; its CPU duration (2000 µs, 700 µs) is never mixed into a GPU row."""
+    parsed = read_ops("t.json", _idle_calls_trace(kernels=True))
+    rows = {r["op"]: r for r in parsed.frame.iter_rows(named=True)}
+    assert set(rows) == {"aten::mm", "aten::addmm"}
+    mm, addmm = rows["aten::mm"], rows["aten::addmm"]
+    # one GPU row per op, on the trace's one device: no CPU row beside it
+    assert mm["target"] == addmm["target"] == "NVIDIA H200"
+    assert (mm["calls"], mm["kernels"], mm["calls_without_gpu"]) == (2, 1, 1)
+    assert mm["total_us"] == 3.0  # the kernel only
+    assert mm["time_us"] == 3.0  # per call that ran on the GPU: 3 µs / 1
+    flops = 2 * 4 * 3 * 8
+    assert mm["flops"] == flops and mm["total_flops"] == 2 * flops
+    assert mm["tflops"] == pytest.approx(flops / 3.0 / 1e6)
+    assert mm["peak_fraction"] == pytest.approx(flops / 3.0 / 1e6 / 67.0)
+    assert (addmm["calls"], addmm["kernels"], addmm["calls_without_gpu"]) == (1, 0, 1)
+    assert addmm["total_us"] == 0.0
+    assert addmm["time_us"] is None and addmm["tflops"] is None
+    assert addmm["peak_fraction"] is None and addmm["flops"] == flops
+    assert parsed.notes == [
+        "t.json: 2 op calls (2 rows) launched no GPU work: they add 0 µs and are left out "
+        "of time_us (calls_without_gpu)"
+    ]
+
+
+def test_cpu_only_trace_times_ops_by_their_own_duration() -> None:
+    frame = read_ops("c.json", _idle_calls_trace(kernels=False)).frame
+    rows = {r["op"]: r for r in frame.iter_rows(named=True)}
+    assert {r["target"] for r in rows.values()} == {"CPU"}
+    assert rows["aten::mm"]["total_us"] == 2500.0 and rows["aten::mm"]["time_us"] == 1250.0
+    assert rows["aten::addmm"]["time_us"] == 700.0
+    assert {r["calls_without_gpu"] for r in rows.values()} == {None}
+    assert {r["peak_fraction"] for r in rows.values()} == {None}
+
+
+def test_idle_call_on_a_several_device_trace_has_no_device() -> None:
+    """With kernels on two devices, a call that launched nothing cannot be given one."""
+    frame = read_ops("d.json", _idle_calls_trace(kernels=True, second_device=True)).frame
+    got = {(r["op"], r["target"], r["calls"], r["calls_without_gpu"]) for r in frame.to_dicts()}
+    assert got == {
+        ("aten::mm", "NVIDIA H200", 1, 0),
+        ("aten::mm", "GPU", 1, 1),
+        ("aten::addmm", "GPU", 1, 1),
+        ("aten::relu", "NVIDIA H200", 1, 0),
+    }
+    assert frame.filter(pl.col("target") == "GPU")["total_us"].to_list() == [0.0, 0.0]
+
+
+def test_h200_with_a_gemm_kernel_removed_keeps_gpu_time_only() -> None:
+    """The reviewer's case: the H200 trace without its fp32 tn GEMM kernel. The addmm calls
+    that launched only that kernel become GPU calls without GPU work (0 µs), not CPU rows of
+    their host duration (2,187 µs before this rule)."""
+    trace = json.loads(gzip.decompress(H200.read_bytes()))
+    gemm = "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n"
+    removed = [e for e in trace["traceEvents"] if str(e.get("name", "")).startswith(gemm)]
+    assert len(removed) == 4
+    trace["traceEvents"] = [e for e in trace["traceEvents"] if e not in removed]
+    after = read_ops("after.json", json.dumps(trace).encode()).frame
+    before = _h200_ops()
+    assert set(after["target"]) == {"NVIDIA H200"}
+    assert after["total_us"].sum() == pytest.approx(
+        before["total_us"].sum() - sum(e["dur"] for e in removed)
+    )
+    assert after["calls"].sum() == before["calls"].sum()
+    idle = after.filter(pl.col("calls_without_gpu") > 0)
+    assert set(idle["op"]) == {"aten::addmm"}
+    assert idle["calls_without_gpu"].sum() == len(removed)
+    assert idle["total_us"].to_list() == [0.0] * idle.height
+    assert after.filter(pl.col("peak_fraction") > 1.0).height == 0
+    # no row's per-call time grew: nothing but kernel time went in
+    key = ["target", "op", "input_dims", "input_types"]
+    joined = before.join(after, on=key, suffix="_after", nulls_equal=True)
+    assert joined.height == before.height
+    grew = joined.filter(pl.col("time_us_after") > pl.col("time_us") + 1e-9)
+    assert grew.height == 0

@@ -60,11 +60,11 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # Re-recorded for issue 16: the page gained its Supersteps section and that
             # section's table-of-contents link. Cut those two out and the bytes hash to the
             # digests main recorded (da821a22… and d28f28b0…): nothing else changed.
-            "86240da84076c3b2e6bad4e855d2919e42a3541816cd7f1f10ec3b3ad5505ae5",
+            "d504e3bf2be5631b98cd785157cd7698d7354ea732a7ec93eb7d6db23483870a",
         ),
         (
             ["report", "--example", *GPU_INPUTS, *LINKS],
-            "4b6a815532dc91bd156871c2d1b038b7e3d40a85035cbf67dbd1c7f628eaf1e7",
+            "c76af85a9eb17b70cd703620ca468d304b4ab5b4b1f925b985c6ad6702a670ee",
         ),
     ],
     ids=["example", "example+gpu"],
@@ -76,7 +76,7 @@ def test_report_bytes_are_pinned(
 
 
 SUMMARY_PINS = {
-    "table": "78ae1d200bcd9bfd00800d71f07a12b61cbe4a42b6b7c161f210b6cd8f76f62b",
+    "table": "8b5ecb3a57372a7e911ab5e8db0b796bc1c0cde5c31d47870d00540f33ab02bc",
     "json": "10e301c50a960c78929ee8db1e85023062598044dca7780382c3b9bc8fa83460",
     "csv": "c9157568c0d54b5d6a003c09a815893d7215ebd41572f7bce1a643efdbbdb367",
 }
@@ -84,14 +84,14 @@ SUMMARY_PINS = {
 # kernels launched by several ops list each; linked sets gain work/compare/speedup columns;
 # tile rows state kernelSpec and outputElements.
 RUNS_PINS = {
-    "table": "99129649eb14ece44babe8b5a9ed6f3e048ca5d8674ce828cb459de4291ef324",
-    "table-linked": "0cfeb98364a81d6ad662d88e9fde63154245e26deb1f804b3eb370f857a9805f",
-    "json": "a4f40cc741e3736f58c7d23de0c511a0aca64ce5c6475debc4f675b5ae91f232",
-    "json-linked": "8af35b00fa9f8e6a9ceb431e015ce8595016063b112d91509061392e6137553e",
+    "table": "fe7921d1b1e6203b74dab634b597b49eef3542105f2f2540829ba306918f1de2",
+    "table-linked": "776ea80017777e3a727cec9a82825dab0a248fa6575a4fbde89b00aa91a5d133",
+    "json": "fbd0eabbe6a9cffad477430c1e768e299843d3cd53ffe60d9c245983241fd7ae",
+    "json-linked": "533e0552c545582442c085022afb961a91754115c21f4db63f091ecf805f1c98",
     "csv": "d45f5932552fc74d73719dd6eb581cf972eef6beb48bdeffd8c669762cdabb8a",
-    "csv-linked": "c69df56710040aeb49d0b720f401fd54563e6627c46428ef6cb4df8454856137",
+    "csv-linked": "a8c2deac48a8741d4905d8e1b3a93f8200875223b574c4db4f413f281f951df8",
     "parquet": "f1d1401f0b756dc11125df2fea1e07c476fdd18f41478422e64b3cf366aee5b0",
-    "parquet-linked": "e8dadb258c74fad630e708bc329ec86e9b6535281db8607150baf24c3b998ac1",
+    "parquet-linked": "f8cf746f9fa247853b4f0de783c8d41789b453cb03acca4ab25f5f794b2135b1",
 }
 
 

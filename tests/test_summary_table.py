@@ -96,10 +96,11 @@ def test_table_spot_values_by_hand() -> None:
 
 
 def test_table_header_lines() -> None:
-    head = _run("--epoch", "1").splitlines()[:4]
+    head = _run("--epoch", "1").splitlines()[:5]
     assert head == [
         "device   tile device (1472 tiles @ 1.5 GHz)",
         "span     16,746,138 cycles (11.1641 ms)",
+        "matched  161,580 cycles (0.10772 ms), cycles 202,740 to 364,320",
         "samples  37,376 matched of 232,260",
         "filters  --epoch 1",
     ]
@@ -198,17 +199,19 @@ def test_layout_filters_dimensions_and_a_long_name(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[3:6] == ["filters  --epoch 1 --kind compute", "group by phase, tile", ""]
+    assert lines[2] == "matched  300 cycles (0.0003 ms), cycles 0 to 300"
+    assert lines[4:7] == ["filters  --epoch 1 --kind compute", "group by phase, tile", ""]
     # No outer box and no padding at the edges: the header starts with its first title, the
     # rule under it with a rule character, each row with its group name.
-    assert lines[6].startswith("group ") and lines[6].endswith("┃ max")
-    assert lines[6].split("┃")[1:4] == [" phase ", " tile ", " samples "]
-    assert lines[7].startswith("━") and "╇" in lines[7]
+    assert lines[7].startswith("group ")
+    assert lines[7].split("┃")[1:4] == [" phase ", " tile ", " samples "]
+    assert lines[8].startswith("━") and "╇" in lines[8]
     assert lines[-1].startswith("gemm ")
     # Dimensions are left-aligned, figures right-aligned under their titles.
     gemm = lines[-1].split("│")
-    assert (gemm[1], gemm[3], gemm[-1]) == (" 0     ", "       1 ", " 100")
-    # A name wider than its column folds onto the following lines, never cut short.
-    folded = [line.split("│")[0].strip() for line in lines[8:-1]]
-    assert "".join(folded) == long_name
-    assert "…" not in result.stdout
+    assert (gemm[1], gemm[3]) == (" 0     ", "       1 ")
+    # A name wider than its column is shortened in the middle (issue 11): one line, both ends
+    # kept, one ellipsis, never folded onto the following lines.
+    assert len(lines) == 11
+    name = lines[9].split("│")[0].strip()
+    assert name.count("…") == 1 and set(name.replace("…", "")) == {"k"} and len(name) < 230

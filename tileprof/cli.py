@@ -6,6 +6,7 @@ code; ``--debug`` shows the traceback instead.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
 import traceback
@@ -14,7 +15,8 @@ from typing import Any
 import click
 
 from tileprof._version import __version__
-from tileprof.errors import TileprofError
+from tileprof.errors import EXIT_BAD_INPUT, TileprofError
+from tileprof.text import escape_control
 
 _COMMANDS = {
     "summary": "tileprof.commands.summary",
@@ -49,10 +51,27 @@ class TileprofGroup(click.Group):
         try:
             return super().invoke(ctx)
         except TileprofError as exc:
-            if ctx.params.get("debug"):
-                traceback.print_exc()
-            click.echo(f"tileprof: error: {exc}", err=True)
-            ctx.exit(exc.exit_code)
+            self._fail(ctx, str(exc), exc.exit_code)
+        except MemoryError:
+            self._fail(ctx, "out of memory (try a smaller input, a filter, or the cache layout)")
+        except OSError as exc:
+            self._fail(ctx, os_error_text(exc))
+
+    @staticmethod
+    def _fail(ctx: click.Context, message: str, code: int = EXIT_BAD_INPUT) -> None:
+        """One line on stderr (the traceback first under ``--debug``), then exit ``code``."""
+        if ctx.params.get("debug"):
+            traceback.print_exc()
+        click.echo(f"tileprof: error: {escape_control(message)}", err=True)
+        ctx.exit(code)
+
+
+def os_error_text(exc: OSError) -> str:
+    """An ``OSError`` met while reading or writing (a full disk, a vanished file) in one line."""
+    reason = exc.strerror or type(exc).__name__
+    if exc.errno == errno.ENOSPC:
+        reason = "no space left on device (nothing partial was left behind)"
+    return f"{exc.filename}: {reason}" if exc.filename else reason
 
 
 @click.group(cls=TileprofGroup, context_settings={"help_option_names": ["-h", "--help"]})

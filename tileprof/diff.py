@@ -48,6 +48,7 @@ GPU_ADDITIVE: frozenset[str] = frozenset({"calls", "total_us"})
 OP_FIELDS: tuple[str, ...] = (
     "calls",
     "kernels",
+    "calls_without_gpu",
     "total_us",
     "time_us",
     "flops",
@@ -56,7 +57,7 @@ OP_FIELDS: tuple[str, ...] = (
 )
 """The op-table columns (``tileprof.ops``, docs/runs.md) a per-op diff of traces compares."""
 
-OP_ADDITIVE: frozenset[str] = frozenset({"calls", "kernels", "total_us"})
+OP_ADDITIVE: frozenset[str] = frozenset({"calls", "kernels", "calls_without_gpu", "total_us"})
 
 DEFAULT_TOP = 5
 """How many of the top rows the header's explained share covers."""

@@ -373,7 +373,7 @@ def describe(row: dict[str, Any]) -> str:
     if name:
         name = shorten(name, NAME_WIDTH)
     impl = f" {name}" if name else ""
-    text = f"{row['target']}{impl} · {row.get('work') or 'work unknown'}"
+    text = f"{shorten(row['target'], NAME_WIDTH)}{impl} · {row.get('work') or 'work unknown'}"
     rest = ""
     if row.get("compare") in (SAME_WORK, None):
         rest = format_us(row["time_us"]) + (f" per {row['per']}" if row.get("per") else "")

@@ -14,8 +14,10 @@ name, input dims, input types):
   it is. Nothing inside or around a counted op is counted again, so each FLOP counts once.
 - **Time.** A counted op owns every GPU event launched from inside it (through the
   correlation / External id chain); a GPU event under no counted op belongs to the op that
-  launched it. ``time_us`` is the op's GPU time per call; an op that launched nothing
-  (a CPU-only trace) is timed by its own duration, with target ``CPU`` and no peak.
+  launched it. In a trace with GPU events every row is GPU time: a call that launched
+  nothing adds 0 µs, is counted in ``calls_without_gpu`` and is left out of ``time_us``'s
+  divisor; its CPU duration is never used, so no GPU row mixes in CPU time. Only a CPU-only
+  trace times an op by its own duration, with target ``CPU`` and no peak.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ OP_SCHEMA: dict[str, pl.DataType] = {
     "causal": pl.Boolean(),
     "calls": pl.Int64(),
     "kernels": pl.Int64(),
+    "calls_without_gpu": pl.Int64(),
     "flops": pl.Int64(),
     "total_flops": pl.Int64(),
     "flops_source": pl.String(),
@@ -216,15 +219,27 @@ def _list(value: Any) -> list[Any] | None:
     return value if isinstance(value, list) else None
 
 
+def _gpu_target(events: KinetoEvents, device: int | None) -> str:
+    """The target name of a GPU device: its ``deviceProperties`` name, else ``GPU n``."""
+    if device is None:
+        return "GPU"
+    return events.devices.get(device, f"GPU {device}")
+
+
+def _idle_target(events: KinetoEvents) -> str:
+    """The target of a call that launched nothing in a GPU trace: the trace's one GPU device,
+    or ``GPU`` when its events name several (such a call has no device of its own)."""
+    devices = {a.device for _, _, a in events.gpu}
+    return _gpu_target(events, devices.pop()) if len(devices) == 1 else "GPU"
+
+
 def _aggregate(calls: Sequence[_Call], events: KinetoEvents) -> pl.DataFrame:
     records: list[dict[str, Any]] = []
+    gpu_trace = bool(events.gpu)
+    idle = _idle_target(events) if gpu_trace else CPU_TARGET
     for c in calls:
         has_gpu = c.kernels > 0
-        target = (
-            events.devices.get(c.device, f"GPU {c.device}")
-            if has_gpu and c.device is not None
-            else ("GPU" if has_gpu else CPU_TARGET)
-        )
+        target = _gpu_target(events, c.device) if has_gpu else idle
         w = c.work
         records.append(
             {
@@ -235,9 +250,10 @@ def _aggregate(calls: Sequence[_Call], events: KinetoEvents) -> pl.DataFrame:
                 "gemm_mnk": "x".join(map(str, w.gemm)) if w and w.gemm else None,
                 "causal": w.causal if w else None,
                 "kernels": c.kernels,
+                "without_gpu": (not has_gpu) if gpu_trace else None,
                 "flops": w.flops if w else None,
                 "flops_source": c.source if w and w.flops is not None else None,
-                "us": c.gpu_us if has_gpu else c.op.dur,
+                "us": c.gpu_us if gpu_trace else c.op.dur,
                 "problem": w.problem if w else None,
                 "has_work": w is not None,
             }
@@ -252,6 +268,7 @@ def _aggregate(calls: Sequence[_Call], events: KinetoEvents) -> pl.DataFrame:
             "gemm_mnk": pl.String,
             "causal": pl.Boolean,
             "kernels": pl.Int64,
+            "without_gpu": pl.Boolean,
             "flops": pl.Int64,
             "flops_source": pl.String,
             "us": pl.Float64,
@@ -267,6 +284,10 @@ def _rows(frame: pl.DataFrame, name: str) -> pl.DataFrame:
     grouped = frame.group_by(keys, maintain_order=True).agg(
         pl.len().alias("calls"),
         pl.col("kernels").sum(),
+        # null on a CPU-only trace, where no call is expected to launch GPU work
+        pl.when(pl.col("without_gpu").is_not_null().all())
+        .then(pl.col("without_gpu").cast(pl.Int64).sum())
+        .alias("calls_without_gpu"),
         pl.col("flops").first(),
         pl.col("flops").null_count().alias("null_flops"),
         pl.col("flops_source").first(),
@@ -279,10 +300,13 @@ def _rows(frame: pl.DataFrame, name: str) -> pl.DataFrame:
     # Same op, dims and types give the same count; a row keeps a count only if every call has it.
     flops = pl.when(pl.col("null_flops") == 0).then(pl.col("flops"))
     total = flops.cast(pl.Float64) * pl.col("calls").cast(pl.Float64)
+    # time per call that ran: calls that launched no GPU work have no GPU time to average
+    calls_timed = pl.col("calls") - pl.col("calls_without_gpu").fill_null(0)
+    timed = pl.when(calls_timed > 0).then(calls_timed)
     out = grouped.with_columns(
         flops.alias("flops"),
         pl.when(total <= INT64_MAX).then(flops * pl.col("calls")).alias("total_flops"),
-        (pl.col("total_us") / pl.col("calls")).alias("time_us"),
+        (pl.col("total_us") / timed).alias("time_us"),
         pl.lit(name).alias("source"),
     )
     types = [json.loads(t) if t else None for t in out["input_types"].to_list()]
@@ -320,6 +344,13 @@ def _notes(frame: pl.DataFrame, name: str) -> list[str]:
         notes.append(
             f"{name}: {int(bad['calls'].sum())} op calls ({bad.height} rows) have no work: "
             f"{first['op']}: {first['problem']}"
+        )
+    idle = frame.filter(pl.col("calls_without_gpu") > 0)
+    if idle.height:
+        notes.append(
+            f"{name}: {int(idle['calls_without_gpu'].sum())} op calls ({idle.height} rows) "
+            "launched no GPU work: they add 0 µs and are left out of time_us "
+            "(calls_without_gpu)"
         )
     if frame.height == 0:
         notes.append(f"{name}: no op with known work or GPU time")

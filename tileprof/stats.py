@@ -121,7 +121,7 @@ def group_statistics(
         usefulUtilization=_ratio(useful, pl.col("estimatedWorkCycles")),
         workLaneOccupancy=_ratio(useful, pl.col("_physicalWorkCycles")),
         deviceUsefulUtilization=pl.when(pl.col("estimatedWorkCycles") > 0)
-        .then(_ratio(useful, phase * tile_count))
+        .then(_ratio(useful, phase.cast(pl.Float64) * tile_count))
         .otherwise(None),
         meanCycles=pl.col("workCycles") / pl.col("sampleCount"),
     )

@@ -13,6 +13,7 @@ import click
 from tileprof.errors import OptionError, OutputError
 from tileprof.filters import Filters, parse_window
 from tileprof.model import Profile, load
+from tileprof.outputs import is_special
 from tileprof.parsers import DUMP_FORMATS, parallel
 from tileprof.parsers._common import DeviceHeader, resolve_device, validate_samples
 from tileprof.parsers.json_dump import sample_place
@@ -207,16 +208,27 @@ def example_filters(filters: Filters) -> Filters:
     summarized, unless ``--epoch`` chose another."""
     from tileprof.examples import EXAMPLE_EPOCH
 
-    return (
-        filters if filters.epoch is not None else dataclasses.replace(filters, epoch=EXAMPLE_EPOCH)
+    if filters.epoch is not None:
+        return filters
+    # said on stderr, so that `summary --example` (every epoch) and these never silently differ
+    click.echo(
+        f"tileprof: --example: epoch {EXAMPLE_EPOCH} of the reference profile, as seed 004 was "
+        "summarized (--epoch N for another)",
+        err=True,
     )
+    return dataclasses.replace(filters, epoch=EXAMPLE_EPOCH)
 
 
 def check_output(path: Path | None, force: bool) -> None:
-    """Refuse to replace an existing file unless ``--force`` was given, or a folder at all."""
-    if path is not None and str(path) != "-" and path.is_dir():
+    """Refuse to replace an existing file unless ``--force`` was given, or a folder at all.
+
+    A device or FIFO (``/dev/stdout``, ``/dev/null``) is written into, not replaced, so it needs
+    no ``--force`` (``tileprof.outputs.atomic_writer``)."""
+    if path is None or str(path) == "-":
+        return
+    if path.is_dir():
         raise OutputError(f"{path} is a folder, not a file")
-    if path is not None and str(path) != "-" and path.exists() and not force:
+    if path.exists() and not force and not is_special(path):
         raise OutputError(f"{path} already exists (use --force to overwrite it)")
 
 

@@ -28,8 +28,11 @@ def target_format(output: Path, to: str | None) -> str:
     return _BY_SUFFIX.get(suffixes[-1], "cache") if suffixes else "cache"
 
 
-@click.command("convert")
-@click.argument("dump", type=click.Path(path_type=Path))
+@click.command("convert", short_help="Convert a dump to the cache layout or another dump format.")
+@click.argument("dump", required=False, type=click.Path(path_type=Path))
+@click.option(
+    "--example", is_flag=True, help="Write the bundled reference profile (e.g. example.json.gz)."
+)
 @click.option(
     "-o",
     "--output",
@@ -47,7 +50,8 @@ def target_format(output: Path, to: str | None) -> str:
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def command(
-    dump: Path,
+    dump: Path | None,
+    example: bool,
     output: Path,
     to: str | None,
     format_in: str | None,
@@ -56,12 +60,12 @@ def command(
     force: bool,
     quiet: bool,
 ) -> None:
-    """Convert DUMP, by default to the columnar cache layout that every command reads fastest."""
+    """Convert a DUMP (or --example) to the cache layout or another dump format."""
     if str(output) == "-":
         raise OptionError("convert writes a file; give -o FILE")
     check_output(output, force)
     chosen = target_format(output, to)
-    profile = load_profile(dump, False, format_in, clock_hz, tile_count, quiet=quiet)
+    profile = load_profile(dump, example, format_in, clock_hz, tile_count, quiet=quiet)
     if chosen == "cache":
         if output.suffix == ".gz":
             raise OptionError("the cache layout is compressed Parquet already; drop the .gz")

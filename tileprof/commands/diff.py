@@ -39,7 +39,7 @@ def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> list[str]:
     return [f"broken: {b}" for b in breaches]
 
 
-@click.command("diff")
+@click.command("diff", short_help="Compare two dumps or summaries, group by group.")
 @click.argument("before", type=click.Path(path_type=Path))
 @click.argument("after", type=click.Path(path_type=Path))
 @click.option(

@@ -18,7 +18,7 @@ class ThresholdFailed(TileprofError):
     exit_code = 1
 
 
-@click.command("history")
+@click.command("history", short_help="Trend of figures per run and group from a store.")
 @store_option
 @click.option("--kernel", "kernels", multiple=True, metavar="GLOB", help="Only these groups.")
 @click.option("--field", "fields", multiple=True, metavar="F", help="A group statistic to trend.")

@@ -48,7 +48,7 @@ def check_default_output(path: Path, force: bool) -> None:
     check_report_output(None, path, force)
 
 
-@click.command("report")
+@click.command("report", short_help="Write one self-contained HTML report of every input.")
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--example", is_flag=True, help="Use the bundled reference profile.")
 @click.option(

@@ -25,7 +25,7 @@ from tileprof.reports.renderers import (
 )
 
 
-@click.command("runs")
+@click.command("runs", short_help="One run table of tile dumps and GPU files, linked.")
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "--example",

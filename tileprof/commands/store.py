@@ -27,7 +27,7 @@ label_option = click.option(
 )
 
 
-@click.group("store")
+@click.group("store", short_help="Keep many runs in one store (Delta Lake tables).")
 def command() -> None:
     """Keep many runs in one store (Delta Lake tables) for `history` and `summary --store`."""
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
 from pathlib import Path
 
 import click
+import polars as pl
 
 from tileprof.commands._options import (
     check_output,
@@ -19,12 +22,44 @@ from tileprof.commands._options import (
 )
 from tileprof.commands._store_summary import StoreOptions, store_options
 from tileprof.errors import OptionError
+from tileprof.filters import group_name
+from tileprof.model import Profile
 from tileprof.outputs import write_text
 from tileprof.reports.renderers import SUMMARY_RENDERERS, SummaryModel, write_rendered
 from tileprof.summary import DEFAULT_TOP_SAMPLES
+from tileprof.text import shorten
 
 
-@click.command("summary")
+def terminal_width(output: Path | None) -> int | None:
+    """The terminal's width when the table is printed on one (stdout, a terminal), else None."""
+    if output is not None and str(output) != "-":
+        return None
+    if not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
+
+
+def what_is_present(profile: Profile, shown: int = 12) -> list[str]:
+    """The epochs and group names a profile holds, for a filter that matched nothing."""
+    samples = profile.samples
+    epochs = samples.get_column("epoch").drop_nulls().unique().sort().to_list()
+    names = (
+        samples.select(group_name().cast(pl.String).alias("name"))
+        .get_column("name")
+        .drop_nulls()
+        .unique()
+        .sort()
+        .to_list()
+    )
+
+    def listed(values: list[object]) -> str:
+        more = f", … ({len(values)} in all)" if len(values) > shown else ""
+        return (", ".join(shorten(str(v), 60) for v in values[:shown]) + more) or "none"
+
+    return [f"epochs present: {listed(epochs)}", f"groups present: {listed(names)}"]
+
+
+@click.command("summary", short_help="Per-group statistics of one tile dump.")
 @click.argument("dump", required=False, type=click.Path(path_type=Path))
 @click.option("--example", is_flag=True, help="Use the bundled reference profile.")
 @click.option(
@@ -85,4 +120,6 @@ def command(
     dimensions = dimensions_from_option(group_by)
     profile = load_profile(dump, example, format_in, clock_hz, tile_count, cache=cache, quiet=quiet)
     summary = profile.summary(filters, group_by=dimensions, top=top)
-    write_rendered(SUMMARY_RENDERERS[output_format], SummaryModel(summary, profile.target), output)
+    present = [] if summary.groups.height else what_is_present(profile)
+    model = SummaryModel(summary, profile.target, present, terminal_width(output))
+    write_rendered(SUMMARY_RENDERERS[output_format], model, output)

@@ -16,7 +16,7 @@ from tileprof.commands._options import (
 from tileprof.reports.renderers import SUPERSTEPS_RENDERERS, SuperstepsModel, write_rendered
 
 
-@click.command("supersteps")
+@click.command("supersteps", short_help="Cut each epoch into supersteps from compute timing.")
 @click.argument("dump", required=False, type=click.Path(path_type=Path))
 @click.option("--example", is_flag=True, help="Use the bundled reference profile.")
 @click.option("--epoch", type=int, default=None, help="Only this epoch (default: every epoch).")

@@ -34,7 +34,7 @@ def parse_tile_range(text: str | None) -> tuple[int, int] | None:
     return low, high
 
 
-@click.command("trace")
+@click.command("trace", short_help="Write a Perfetto or Chrome trace of every target.")
 @click.argument("dump", required=False, type=click.Path(path_type=Path))
 @click.argument("gpu_traces", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--example", is_flag=True, help="Use the bundled reference profile as the DUMP.")

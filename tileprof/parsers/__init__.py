@@ -36,13 +36,15 @@ from tileprof.parsers import (
 from tileprof.parsers._common import (
     GZIP_MAGIC,
     ParsedDump,
+    check_encoding,
     open_input,
     read_bytes,
     resolve_device,
+    stream_content,
     validate_samples,
 )
 from tileprof.parsers._decode import decode_json
-from tileprof.parsers._format import SNIFF_BYTES, Content, InputFormat
+from tileprof.parsers._format import SNIFF_BYTES, TILE_DUMP, Content, InputFormat
 from tileprof.progress import progress_bar
 from tileprof.runs import ParsedRuns
 
@@ -164,14 +166,38 @@ def peek(path: Path) -> tuple[bytes, bool, int]:
             head = handle.read(SNIFF_BYTES)
         except OSError as exc:
             raise InputError(path, None, f"cannot read: {exc.strerror}") from None
-        size = os.fstat(handle.fileno()).st_size
+        stream = stream_content(path)
+        size = len(stream) if stream is not None else os.fstat(handle.fileno()).st_size
     if head[:2] != GZIP_MAGIC:
-        return head, False, size
+        return check_encoding(path, head), False, size
     try:
-        with gzip.open(path, "rb") as unzipped:
-            return unzipped.read(SNIFF_BYTES), True, size
+        with open_input(path) as raw, gzip.open(raw, "rb") as unzipped:
+            return check_encoding(path, unzipped.read(SNIFF_BYTES)), True, size
     except (EOFError, OSError, zlib.error):
         return b"", True, size  # read_bytes words the error
+
+
+_RUN_SOURCE_WORDS = {
+    kineto.KIND: "a PyTorch profiler trace",
+    latency_bench.KIND: "a latency benchmark file",
+    energy_report.KIND: "an energy report",
+    nsys.KIND: "an nsys kernel summary CSV",
+    run_table.KIND: "a run table",
+}
+
+
+def _refuse_run_source(path: Path, data: bytes) -> None:
+    """A GPU run source handed to a tile-dump command is named as what it is, with the command
+    that reads it, instead of failing on a missing ``samples`` or ``physicalTile``."""
+    try:
+        found = detect(path, data)
+    except InputError:
+        return  # not recognised at all: the tile-dump reader words the error
+    if found.kind != TILE_DUMP:
+        what = _RUN_SOURCE_WORDS.get(found.name, f"a {found.name}")
+        raise InputError(
+            path, None, f"this is {what}, not a tile dump; use `tileprof runs` (or `report`)"
+        )
 
 
 def read_dump(
@@ -192,10 +218,12 @@ def read_dump(
             source, None, f"unknown format {format!r} (one of {', '.join(DUMP_FORMATS)})"
         )
     head, compressed, size = peek(source)
-    data: bytes | None = None
+    # a pipe was read whole by peek: parse it from memory (it cannot be mapped or re-opened)
+    data: bytes | None = read_bytes(source) if stream_content(source) is not None else None
     chosen = format or (sniff_format(head) if head.strip() else None)
     if chosen is None:
         data = read_bytes(source)
+        _refuse_run_source(source, data)
         chosen = detect_dump_format(source, data)
     if chosen is None:
         raise InputError(
@@ -203,6 +231,9 @@ def read_dump(
             "start of file",
             "unknown format: not a JSON, NDJSON, Parquet or CSV tile dump (use --format-in)",
         )
+    if format is None and chosen == "json" and not is_tile_dump_head(head):
+        data = read_bytes(source) if data is None else data
+        _refuse_run_source(source, data)
     fmt = _BY_NAME[chosen]
     with progress_bar(f"reading {source.name}", size, quiet=quiet) as report:
         if data is None and fmt.parse_file is not None and (fmt.stream_gzip or not compressed):

@@ -4,8 +4,12 @@ building the typed sample frame and validating it at the boundary."""
 from __future__ import annotations
 
 import gzip
+import io
 import math
+import os
 import re
+import stat
+import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +31,14 @@ from tileprof.schema import (
 
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_CYCLES = 2**62
-"""Largest offset or duration a dump may state: offset + duration must fit in 64 bits."""
+"""Largest offset or duration a dump may state."""
+MAX_END = 2**63 - 1
+"""Largest offset + duration, and largest sum of all durations: every cycle count derived from
+them (lastOffset, workCycles, the span) then fits in a signed 64-bit integer."""
+CLOCK_HZ_RANGE = (1.0, 1e12)
+"""clockHz a dump or --clock-hz may state: 1 Hz to 1 THz keeps cycles → ms finite and exact."""
+MAX_TILE_COUNT = 2**20
+"""Largest tileCount: per-tile views are sized by it, so a claim of 10^12 tiles is refused."""
 PlaceFn = Callable[[int], str]
 """Turns a sample's position in the dump into the place an error names ("sample 12", "line 14")."""
 
@@ -50,8 +61,78 @@ class ParsedDump:
     place: PlaceFn
 
 
+FIFO_WAIT_S = 10.0
+"""How long reading a FIFO waits for a writer to open it before giving up."""
+_STREAMS: dict[str, bytes] = {}
+_STREAMS_KEPT = 4
+
+
+def stream_content(path: Path) -> bytes | None:
+    """The whole content of ``path`` when it is a pipe or FIFO (read once, then kept, since
+    detection and parsing each look at it); None for a regular file. A device or socket is an
+    InputError: reading ``/dev/zero`` would never end.
+
+    ``cat dump.json | tileprof summary /dev/stdin`` and ``<(zcat dump.ndjson.gz)`` are pipes.
+    """
+    key = str(path)
+    if key in _STREAMS:
+        return _STREAMS[key]
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # open_input words the error
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if not stat.S_ISFIFO(mode):
+        kind = "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+        raise InputError(path, None, f"is {kind}, not a file (give a file, or pipe the data in)")
+    data = _read_fifo(path)
+    while len(_STREAMS) >= _STREAMS_KEPT:
+        del _STREAMS[next(iter(_STREAMS))]
+    _STREAMS[key] = data
+    return data
+
+
+def _read_fifo(path: Path, wait_s: float = FIFO_WAIT_S) -> bytes:
+    """Read a pipe or FIFO to its end, waiting at most ``wait_s`` for a writer to appear.
+
+    Opened without blocking, a FIFO nobody writes to reads as end-of-file at once, while one
+    with a writer but no data yet says "try again": so poll until there is a writer, then read
+    the stream normally. A plain ``open`` would block forever on a FIFO with no writer.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + wait_s
+    try:
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                break  # a writer is there: read the rest blocking
+            if chunk:
+                chunks.append(chunk)
+                break
+            if time.monotonic() > deadline:
+                raise InputError(path, None, f"FIFO: nothing was written to it within {wait_s:g} s")
+            time.sleep(0.02)
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            chunks.append(handle.read())
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
 def open_input(path: Path) -> BinaryIO:
-    """``path`` opened for reading; a missing, folder or unreadable path is an InputError."""
+    """``path`` opened for reading; a missing, folder or unreadable path is an InputError.
+
+    A pipe or FIFO is read whole first (``stream_content``) and served from memory."""
+    content = stream_content(path)
+    if content is not None:
+        return io.BytesIO(content)
     try:
         return open(path, "rb")
     except FileNotFoundError:
@@ -62,8 +143,31 @@ def open_input(path: Path) -> BinaryIO:
         raise InputError(path, None, f"cannot read: {exc.strerror}") from None
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_STARTS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def check_encoding(path: Path, data: bytes) -> bytes:
+    """``data`` without a UTF-8 byte-order mark; UTF-16 (and UTF-32) text is an InputError.
+
+    A BOM is what some Windows tools put before UTF-8; UTF-16 shows as its BOM or as ASCII with
+    a NUL after every character, and would otherwise surface as a baffling CSV or JSON error.
+    """
+    if data.startswith(UTF8_BOM):
+        return data[len(UTF8_BOM) :]
+    if (
+        data.startswith(_UTF16_STARTS)
+        or (len(data) >= 4 and data[0] != 0 and data[1] == 0 and data[3] == 0)
+        or (len(data) >= 4 and data[0] == 0 and data[1] != 0 and data[2] == 0)
+    ):
+        raise InputError(path, "start of file", "UTF-16 is not supported; save as UTF-8")
+    return data
+
+
 def read_bytes(path: Path) -> bytes:
-    """The file's content, gunzipped when it is gzip; unreadable files are InputErrors."""
+    """The file's content, gunzipped when it is gzip; unreadable files are InputErrors.
+
+    A UTF-8 byte-order mark is dropped and UTF-16 refused (``check_encoding``)."""
     with open_input(path) as handle:
         try:
             data = handle.read()
@@ -74,6 +178,7 @@ def read_bytes(path: Path) -> bytes:
             data = gzip.decompress(data)
         except (EOFError, OSError, zlib.error) as exc:
             raise InputError(path, None, f"corrupt or truncated gzip data ({exc})") from None
+    data = check_encoding(path, data)
     if not data.strip():
         raise InputError(path, None, "file is empty")
     return data
@@ -94,7 +199,12 @@ def json_error_text(message: str) -> str:
     detail = _BYTE_POSITION.sub("", message).strip().removeprefix("JSON is malformed: ")
     if detail == "Input data was truncated":
         detail = "truncated: the file ends inside the document"
+    if detail.startswith("maximum recursion depth"):
+        detail = NESTED_TOO_DEEP
     return f"malformed JSON: {detail}"
+
+
+NESTED_TOO_DEEP = "nested too deeply (more levels of [ or { than any profile has)"
 
 
 def json_error_place(data: bytes, message: str) -> str:
@@ -173,7 +283,7 @@ def decode_metadata(
 
         try:
             entries = _METADATA_DECODER.decode(text)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
             message = str(exc).replace("`$", "`metadata")
             raise InputError(path, where(), f"metadata: {message}") from None
         pairs = tuple((entry.name, str(entry.value)) for entry in entries)
@@ -242,11 +352,34 @@ def validate_samples(frame: pl.DataFrame, path: Path, tile_count: int, place: Pl
             lambda row: f"physicalTile {row['tile']} is not below tileCount {tile_count}",
         ),
     ]
+    checks += [
+        (
+            pl.col("offset") > MAX_END - pl.col("duration"),
+            lambda row: (
+                f"offset {row['offset']} + duration {row['duration']} is beyond 2^63 - 1 cycles"
+            ),
+        ),
+        (
+            pl.col("duration").cast(pl.Int128).cum_sum() > MAX_END,
+            lambda _: "the durations up to here add up beyond 2^63 - 1 cycles",
+        ),
+    ]
+    checks += [
+        (
+            pl.col(column).fill_null(0.0).cum_sum().is_infinite(),
+            _sum_overflow_text(column),
+        )
+        for column in METADATA_NUMBER_KEYS
+    ]
     for condition, describe in checks:
         bad = frame.select(condition.arg_true().first()).item()
         if bad is not None:
             row = frame.row(int(bad), named=True)
             raise InputError(path, place(int(bad)), describe(row))
+
+
+def _sum_overflow_text(column: str) -> Callable[[dict[str, object]], str]:
+    return lambda _: f"metadata {column} values up to here add up beyond a 64-bit float"
 
 
 def resolve_device(
@@ -262,8 +395,13 @@ def resolve_device(
     tiles = DEFAULT_TILE_COUNT if tiles is None else tiles
     if isinstance(clock, float) and clock.is_integer():
         clock = int(clock)
+    low, high = CLOCK_HZ_RANGE
     if not (isinstance(clock, (int, float)) and math.isfinite(clock) and clock > 0):
         raise InputError(path, "clockHz", f"must be a positive number, not {clock!r}")
+    if not low <= clock <= high:
+        raise InputError(path, "clockHz", f"{clock!r} is outside 1 Hz to 1 THz")
     if not (isinstance(tiles, int) and tiles > 0):
         raise InputError(path, "tileCount", f"must be a positive integer, not {tiles!r}")
+    if tiles > MAX_TILE_COUNT:
+        raise InputError(path, "tileCount", f"{tiles} is beyond {MAX_TILE_COUNT} tiles")
     return clock, tiles

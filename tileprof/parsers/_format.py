@@ -59,7 +59,7 @@ class Content:
         """The head's first line decoded as JSON, or None when it is not JSON."""
         try:
             return msgspec.json.decode(self.first_line)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             return None
 
     @cached_property
@@ -72,7 +72,7 @@ class Content:
         """The top-level keys of a JSON object document (values skipped, not decoded), or None."""
         try:
             obj = msgspec.json.decode(self.data, type=dict[str, msgspec.Raw])
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             return None
         return set(obj)
 

@@ -31,9 +31,9 @@ INFERENCE = "ciresan_mnist_int8_inference"
 # A time or MAC count is divided by (TFLOP/s, J per MAC, speedup): it must be above zero.
 # Energies and counts are never negative.
 Positive = Annotated[float, msgspec.Meta(gt=0)]
-PositiveInt = Annotated[int, msgspec.Meta(gt=0)]
+PositiveInt = Annotated[int, msgspec.Meta(gt=0, le=2**63 - 1)]
 NonNegative = Annotated[float, msgspec.Meta(ge=0)]
-NonNegativeInt = Annotated[int, msgspec.Meta(ge=0)]
+NonNegativeInt = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
 
 
 class Hardware(msgspec.Struct):
@@ -110,7 +110,7 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
     from tileprof.parsers._decode import convert, decode_json
 
     doc = decode_json(path, data, EnergyDoc)
-    raw: dict[str, Any] = msgspec.json.decode(data)
+    raw: dict[str, Any] = decode_json(path, data, dict[str, Any])
     name = Path(path).name
     target = doc.hardware.gpu_name
     rows: list[dict[str, Any]] = []

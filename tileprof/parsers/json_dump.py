@@ -99,7 +99,7 @@ def parse(path: Path, data: bytes) -> ParsedDump:
     except msgspec.ValidationError as exc:
         where, message = validation_place(str(exc))
         raise InputError(path, where, message) from None
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:
         raise InputError(
             path, json_error_place(data, str(exc)), json_error_text(str(exc))
         ) from None
@@ -247,7 +247,7 @@ def parse_file(
     if mapped is not None:
         try:
             parsed = _parse_mapped(path, mapped, batch_rows, progress)
-        except (msgspec.ValidationError, msgspec.DecodeError, WorkerDecodeFailed):
+        except (msgspec.ValidationError, msgspec.DecodeError, WorkerDecodeFailed, RecursionError):
             parsed = None
         finally:
             with contextlib.suppress(BufferError):

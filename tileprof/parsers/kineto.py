@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Container
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 import polars as pl
@@ -29,6 +29,8 @@ from tileprof.parsers._format import RUN_SOURCE, InputFormat, never
 from tileprof.runs import ParsedRuns, runs_from_rows
 
 T = TypeVar("T")
+Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+"""Integers the run table stores as Int64: a larger one is named as out of range."""
 
 KIND = "PyTorch trace"
 GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
@@ -40,12 +42,12 @@ class Args(msgspec.Struct):
     """The ``args`` keys tileprof reads; others are skipped unread. Typing them here makes
     msgspec check every event in one pass and name the bad one (``$.traceEvents[i].args.…``)."""
 
-    device: int | None = None
-    stream: int | None = None
-    correlation: int | None = None
-    external_id: int | None = msgspec.field(default=None, name="External id")
-    grid: list[int] | None = None
-    block: list[int] | None = None
+    device: Int64 | None = None
+    stream: Int64 | None = None
+    correlation: Int64 | None = None
+    external_id: Int64 | None = msgspec.field(default=None, name="External id")
+    grid: list[Int64] | None = None
+    block: list[Int64] | None = None
     input_type: list[str] | None = msgspec.field(default=None, name="Input type")
     # Read as any JSON: malformed dims or arguments give an op null work, never an error.
     input_dims: Any = msgspec.field(default=None, name="Input Dims")
@@ -65,7 +67,7 @@ class Event(msgspec.Struct):
 
 
 class DeviceProperties(msgspec.Struct):
-    id: int
+    id: Int64
     name: str
 
 

@@ -25,7 +25,7 @@ STEP = "train step (forward+loss+backward+SGD)"
 # dimension is never negative.
 Positive = Annotated[float, msgspec.Meta(gt=0)]
 NonNegative = Annotated[float, msgspec.Meta(ge=0)]
-NonNegativeInt = Annotated[int, msgspec.Meta(ge=0)]
+NonNegativeInt = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
 
 
 class HeldOut(msgspec.Struct):

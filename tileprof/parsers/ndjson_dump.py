@@ -77,7 +77,7 @@ def _line_problem(line_number: int, line: bytes) -> LineProblem:
         at, text = split_validation_error(str(exc))
         field_path = at.removeprefix("$").lstrip(".")
         return line_number, "", f"{field_path}: {text}" if field_path else text
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:
         column = json_error_place(line, str(exc)).rpartition("column ")[2]
         suffix = f", column {column}" if column.isdigit() else ""
         return line_number, suffix, json_error_text(str(exc))
@@ -107,7 +107,7 @@ def decode_lines(sample_lines: list[bytes], numbers: list[int]) -> list[SampleRe
 def _header(path: Path, line_number: int, line: bytes) -> DeviceHeader:
     try:
         parsed = _HEADER_DECODER.decode(line)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
         raise InputError(path, f"line {line_number}", f"bad header: {exc}") from None
     return DeviceHeader(parsed.clockHz, parsed.tileCount)
 

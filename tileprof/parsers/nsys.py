@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from pathlib import Path
 
 from tileprof.errors import InputError
@@ -28,14 +29,31 @@ HEADER: tuple[str, ...] = (
     "StdDev (ns)",
     "Name",
 )
+OLDER_NAMES: dict[str, str] = {
+    "Time(%)": "Time (%)",
+    "Average": "Avg (ns)",
+    "Average (ns)": "Avg (ns)",
+    "Median": "Med (ns)",
+    "Median (ns)": "Med (ns)",
+    "Minimum": "Min (ns)",
+    "Minimum (ns)": "Min (ns)",
+    "Maximum": "Max (ns)",
+    "Maximum (ns)": "Max (ns)",
+    "StdDev": "StdDev (ns)",
+}
+"""Column names of older ``gpukernsum`` layouts (nsys 2020-2021: ``Time(%)``, ``Average``, no
+median) mapped to the current ones; their times are nanoseconds too."""
+OPTIONAL = frozenset({"Med (ns)", "StdDev (ns)"})
+"""Columns an older layout lacks: their figures are null (p50_us, stddev_ns)."""
 DEFAULT_TARGET = "GPU (nsys)"
 _INT_COLUMNS = frozenset({"Instances"})
 
 
 def header_line(lines: list[str]) -> int | None:
-    """Index of the line that starts the report (begins with ``Time (%)``), if any."""
+    """Index of the line that starts the report (begins with ``Time (%)``, or ``Time(%)`` in
+    older layouts), if any."""
     for i, line in enumerate(lines):
-        if line.lstrip("\ufeff").startswith("Time (%),"):
+        if line.lstrip("\ufeff").startswith(("Time (%),", "Time(%),")):
             return i
     return None
 
@@ -50,63 +68,86 @@ def parse(path: str | Path, data: bytes, target: str = DEFAULT_TARGET) -> Parsed
     start = header_line(lines)
     if start is None:
         raise InputError(path, "line 1", "no `Time (%),…` header of a cuda_gpu_kern_sum report")
-    reader = csv.reader(io.StringIO("\n".join(lines[start:])))
-    header = next(reader)
-    if tuple(header) != HEADER:
-        unknown = [h for h in header if h not in HEADER]
-        missing = [h for h in HEADER if h not in header]
-        detail = []
-        if unknown:
-            col = header.index(unknown[0]) + 1
-            detail.append(f"unknown column {unknown[0]!r} (column {col})")
-        if missing:
-            detail.append(f"missing {', '.join(repr(m) for m in missing)}")
-        if not detail:
-            detail.append("columns out of order")
-        raise InputError(
-            path, f"line {start + 1}", "; ".join(detail) + f"; expected {','.join(HEADER)}"
-        )
+    try:
+        return _parse_report(path, lines, start, target)
+    except csv.Error as exc:
+        raise InputError(path, "CSV", f"malformed CSV: {exc}") from None
+
+
+def _parse_report(path: str | Path, lines: list[str], start: int, target: str) -> ParsedRuns:
+    csv.field_size_limit(2**31 - 1)  # a long kernel name is a name, not a fault
+    reader = csv.reader(io.StringIO("\n".join(lines[start:]), newline=""))
+    header = [OLDER_NAMES.get(h.strip(), h.strip()) for h in next(reader)]
+    _check_header(path, header, start)
+    column = {key: header.index(key) for key in HEADER if key in header}
     name = Path(path).name
     rows = []
     for offset, record in enumerate(reader, start=start + 2):
         if not record or all(not f.strip() for f in record):
             continue
-        if len(record) != len(HEADER):
+        if len(record) != len(header):
             raise InputError(
-                path, f"line {offset}", f"{len(record)} fields, expected {len(HEADER)}"
+                path, f"line {offset}", f"{len(record)} fields, expected {len(header)}"
             )
-        values: dict[str, float | int] = {}
-        for col, (key, raw) in enumerate(zip(HEADER[:-1], record[:-1], strict=True), start=1):
-            try:
-                values[key] = int(raw) if key in _INT_COLUMNS else float(raw)
-            except ValueError:
-                raise InputError(
-                    path, f"line {offset}, column {col} ({key})", f"not a number: {raw!r}"
-                ) from None
-            if values[key] < 0:
-                raise InputError(
-                    path, f"line {offset}, column {col} ({key})", f"negative value {raw}"
-                )
+        values = {
+            key: _number(path, offset, index, key, record[index])
+            for key, index in column.items()
+            if key != "Name"
+        }
         rows.append(
             {
                 "target": target,
                 "target_kind": "gpu",
                 "source": f"{name}: line {offset}",
-                "kernel": record[-1],
+                "kernel": record[column["Name"]],
                 "per": "call",
-                "time_us": values["Avg (ns)"] / 1e3,
+                "time_us": _us(values["Avg (ns)"]),
                 "calls": values["Instances"],
-                "total_us": values["Total Time (ns)"] / 1e3,
-                "p50_us": values["Med (ns)"] / 1e3,
-                "max_us": values["Max (ns)"] / 1e3,
+                "total_us": _us(values["Total Time (ns)"]),
+                "p50_us": _us(values.get("Med (ns)")),
+                "max_us": _us(values["Max (ns)"]),
                 "metadata": {
                     "time_percent": values["Time (%)"],
                     "min_ns": values["Min (ns)"],
-                    "stddev_ns": values["StdDev (ns)"],
+                    "stddev_ns": values.get("StdDev (ns)"),
                 },
             }
         )
     return ParsedRuns(KIND, runs_from_rows(rows))
+
+
+def _us(ns: float | int | None) -> float | None:
+    return None if ns is None else ns / 1e3
+
+
+def _check_header(path: str | Path, header: list[str], start: int) -> None:
+    """Every column known (older names already mapped), every required one present."""
+    unknown = [h for h in header if h not in HEADER]
+    missing = [h for h in HEADER if h not in header and h not in OPTIONAL]
+    detail = []
+    if unknown:
+        col = header.index(unknown[0]) + 1
+        detail.append(f"unknown column {unknown[0]!r} (column {col})")
+    if missing:
+        detail.append(f"missing {', '.join(repr(m) for m in missing)}")
+    if detail:
+        raise InputError(
+            path, f"line {start + 1}", "; ".join(detail) + f"; expected {','.join(HEADER)}"
+        )
+
+
+def _number(path: str | Path, line: int, index: int, key: str, raw: str) -> float | int:
+    """One numeric cell, checked: a number, finite (StdDev may be nan), 0 to 2^63 - 1."""
+    where = f"line {line}, column {index + 1} ({key})"
+    try:
+        value = int(raw) if key in _INT_COLUMNS else float(raw)
+    except ValueError:
+        raise InputError(path, where, f"not a number: {raw!r}") from None
+    if not math.isfinite(value) and key != "StdDev (ns)":
+        raise InputError(path, where, f"not a finite number: {raw!r}")
+    if value < 0 or value > 2**63 - 1:
+        raise InputError(path, where, f"out of range: {raw}")
+    return value
 
 
 def sniff(content: Content) -> bool:

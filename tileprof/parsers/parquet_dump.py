@@ -13,12 +13,13 @@ from pathlib import Path
 
 import msgspec
 import polars as pl
+from polars.exceptions import PanicException
 
 from tileprof.errors import InputError
 from tileprof.parsers._common import DeviceHeader, ParsedDump
 from tileprof.parsers._format import TILE_DUMP, Content, InputFormat
 from tileprof.parsers.table_columns import typed_from_table
-from tileprof.schema import SAMPLE_SCHEMA, MetadataEntries
+from tileprof.schema import SAMPLE_COLUMNS, SAMPLE_SCHEMA, MetadataEntries
 
 FORMAT = "parquet"
 MAGIC = b"PAR1"
@@ -55,7 +56,7 @@ def _header(kv: dict[str, str], path: Path) -> DeviceHeader:
     try:
         clock = msgspec.json.decode(kv["clockHz"]) if "clockHz" in kv else None
         tiles = msgspec.json.decode(kv["tileCount"]) if "tileCount" in kv else None
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:
         raise InputError(path, "key-value metadata", f"bad clockHz/tileCount: {exc}") from None
     if clock is not None and (isinstance(clock, bool) or not isinstance(clock, (int, float))):
         raise InputError(path, "key-value metadata clockHz", f"not a number: {clock!r}")
@@ -71,7 +72,7 @@ def parse(path: Path, data: bytes) -> ParsedDump:
         kv = pl.read_parquet_metadata(source)
         source.seek(0)
         table = pl.read_parquet(source)
-    except (pl.exceptions.PolarsError, OSError) as exc:
+    except (pl.exceptions.PolarsError, OSError, PanicException) as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(path, "parquet", f"unreadable Parquet: {message}") from None
     header = _header(kv, path)
@@ -89,11 +90,52 @@ def _read_cache_layout(
         entries = msgspec.json.decode(
             kv.get(METADATA_TABLE_KEY, "[]"), type=list[list[tuple[str, str]]]
         )
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
         raise InputError(path, METADATA_TABLE_KEY, f"bad metadata table: {exc}") from None
     metadata: list[MetadataEntries] = [tuple(pairs) for pairs in entries]
-    frame = table.select(pl.col(name).cast(dtype) for name, dtype in SAMPLE_SCHEMA.items())
+    frame = _typed_cache_frame(table, path)
+    ids = frame.get_column("metadataId")
+    beyond = ids >= len(metadata)
+    if beyond.any():
+        first = int(beyond.arg_true()[0])
+        raise InputError(
+            path,
+            f"{row_place(first)}, column metadataId",
+            f"{ids[first]} is not below the {len(metadata)} entries of the metadata table",
+        )
     return ParsedDump(frame, metadata, header, row_place)
+
+
+def _typed_cache_frame(table: pl.DataFrame, path: Path) -> pl.DataFrame:
+    """The cache layout's columns checked against the sample schema and cast to it.
+
+    The layout is written by tileprof, but a file that claims it is still input: a column of
+    another kind (tile as text), a value that does not fit or a missing required value is an
+    InputError naming the column and row, not a polars error.
+    """
+    required = {c.name for c in SAMPLE_COLUMNS if c.required}
+    columns = []
+    for name, dtype in SAMPLE_SCHEMA.items():
+        raw = table.get_column(name)
+        expected_text = dtype == pl.Categorical
+        fits = (
+            raw.dtype in (pl.String, pl.Categorical, pl.Enum, pl.Null)
+            if expected_text
+            else raw.dtype.is_integer() or raw.dtype == pl.Null
+            if dtype.is_integer()
+            else raw.dtype.is_numeric() or raw.dtype == pl.Null
+        )
+        if not fits:
+            raise InputError(path, f"column {name}", f"expected {dtype}, got {raw.dtype}")
+        converted = raw.cast(dtype, strict=False)
+        lost = converted.is_null() & raw.is_not_null()
+        missing = converted.is_null() if name in required else lost
+        if missing.any():
+            first = int(missing.arg_true()[0])
+            problem = "value is missing" if raw[first] is None else f"{raw[first]} does not fit"
+            raise InputError(path, f"{row_place(first)}, column {name}", problem)
+        columns.append(converted)
+    return pl.DataFrame(columns)
 
 
 def sniff(content: Content) -> bool:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import csv
 import io
+import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -103,8 +105,19 @@ def parse_json(path: str | Path, data: bytes) -> ParsedRuns:
 def parse_csv(path: str | Path, data: bytes) -> ParsedRuns:
     """The runs of a CSV run table."""
     text = data.decode("utf-8-sig", errors="replace")
-    reader = csv.reader(io.StringIO(text))
-    header = [h.strip() for h in next(reader)]
+    try:
+        return _parse_csv_text(path, text)
+    except csv.Error as exc:
+        raise InputError(path, "CSV", f"malformed CSV: {exc}") from None
+
+
+def _parse_csv_text(path: str | Path, text: str) -> ParsedRuns:
+    csv.field_size_limit(2**31 - 1)  # a long kernel name is a name, not a fault
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = [h.strip() for h in next(reader)]
+    except csv.Error as exc:
+        raise InputError(path, "line 1", f"malformed CSV: {exc}") from None
     for col, h in enumerate(header, start=1):
         if h not in FIELDS:
             raise InputError(path, f"line 1, column {col}", f"unknown column {h!r}")
@@ -113,7 +126,8 @@ def parse_csv(path: str | Path, data: bytes) -> ParsedRuns:
             raise InputError(path, "line 1", f"missing column {r!r}")
     records: list[dict[str, Any]] = []
     places: list[str] = []
-    for line_no, record in enumerate(reader, start=2):
+    for record in _records(path, reader):
+        line_no = reader.line_num
         if not record:
             continue
         if len(record) != len(header):
@@ -133,11 +147,24 @@ def parse_csv(path: str | Path, data: bytes) -> ParsedRuns:
                     path, f"line {line_no}, column {col} ({key})", f"not a number: {raw!r}"
                 ) from None
             row[key] = value
-        if row.get("time_us") is None:
-            raise InputError(path, f"line {line_no}", "time_us is empty")
+        for key in ("target", "time_us"):
+            if row.get(key) is None:
+                column = header.index(key) + 1
+                raise InputError(path, f"line {line_no}, column {column}", f"{key} is empty")
         records.append(row)
         places.append(f"line {line_no}")
     return _finish(path, records, places)
+
+
+def _records(path: str | Path, reader: Any) -> Iterator[list[str]]:
+    """The reader's records; a fault (an unclosed quote) names the line it is found on."""
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InputError(path, f"line {reader.line_num}", f"malformed CSV: {exc}") from None
 
 
 def _finish(path: str | Path, records: list[dict[str, Any]], places: list[str]) -> ParsedRuns:
@@ -154,8 +181,14 @@ def _finish(path: str | Path, records: list[dict[str, Any]], places: list[str]) 
                     path, f"{place} ({key})", f"{rec[key]!r} is not one of {', '.join(allowed)}"
                 )
         for key in _FLOAT_FIELDS | _INT_FIELDS:
-            if rec.get(key) is not None and rec[key] < 0:
+            if rec.get(key) is None:
+                continue
+            if key in _FLOAT_FIELDS and not math.isfinite(rec[key]):
+                raise InputError(path, f"{place} ({key})", f"not a finite number: {rec[key]}")
+            if rec[key] < 0:
                 raise InputError(path, f"{place} ({key})", f"negative value {rec[key]}")
+            if key in _INT_FIELDS and rec[key] > 2**63 - 1:
+                raise InputError(path, f"{place} ({key})", f"{rec[key]} is beyond 2^63 - 1")
         rows.append(
             {k: v for k, v in rec.items()}
             | {

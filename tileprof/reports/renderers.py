@@ -43,6 +43,10 @@ class SummaryModel:
 
     summary: Summary
     target: str
+    present: Sequence[str] = ()
+    """What the profile holds (epochs, groups), said when a filter matched nothing."""
+    width: int | None = None
+    """The terminal's width when the table goes to one; None: the fixed width of files."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,8 @@ class RunsModel:
 def _summary_table(model: SummaryModel) -> str:
     from tileprof.reports import summary_table  # rich: only the table needs it
 
-    return summary_table.render(model.summary, model.target)
+    width = summary_table.TABLE_WIDTH if model.width is None else model.width
+    return summary_table.render(model.summary, model.target, width, present=model.present)
 
 
 def _runs_table(model: RunsModel) -> str:

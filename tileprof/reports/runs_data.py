@@ -9,6 +9,8 @@ from typing import Any
 
 import polars as pl
 
+from tileprof.reports.strict_json import dumps
+
 
 def _records(frame: pl.DataFrame) -> list[dict[str, Any]]:
     rows = frame.with_columns(pl.col(pl.Enum).cast(pl.String)).to_dicts()
@@ -34,7 +36,7 @@ def render_json(
         doc["runs"] = _records(runs)
     doc["linkedSets"] = _records(linked)
     doc["notes"] = list(notes)
-    return json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
+    return dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
 def render_csv(frame: pl.DataFrame) -> str:

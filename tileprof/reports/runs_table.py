@@ -11,14 +11,14 @@ from rich.table import Table
 from rich.text import Text
 
 from tileprof.links import format_us
-from tileprof.text import shorten
+from tileprof.text import cell, escape_control
 
 TABLE_WIDTH = 220
 NAME_WIDTH = 60
 
 
-def _short(text: str | None, width: int = NAME_WIDTH) -> str:
-    return shorten(text, width) if text else "—"
+def _short(text: str | None, width: int = NAME_WIDTH) -> Text:
+    return cell(text, width)
 
 
 def _num(value: float | None, spec: str) -> str:
@@ -50,11 +50,11 @@ def runs_table(runs: pl.DataFrame) -> Table:
     for r in runs.iter_rows(named=True):
         name = r["implementation"] or r["kernel"]
         table.add_row(
-            r["target"],
-            r["workload"] or "—",
+            cell(r["target"]),
+            cell(r["workload"]),
             _short(name),
-            r["op_family"] or "—",
-            r["dtype"] or "—",
+            cell(r["op_family"]),
+            cell(r["dtype"]),
             format_us(r["time_us"]),
             r["per"] or "—",
             "—" if r["calls"] is None else f"{r['calls']:,}",
@@ -77,10 +77,10 @@ def linked_table(linked: pl.DataFrame) -> Table:
         first = r["set_id"] != previous
         previous = r["set_id"]
         table.add_row(
-            r["set"] if first else "",
-            r["link_by"] if first else "",
+            cell(r["set"]) if first else "",
+            cell(r["link_by"]) if first else "",
             str(r["runs"]),
-            Text(r["text"] or ""),
+            Text(escape_control(r["text"] or "")),
         )
     return table
 
@@ -112,8 +112,9 @@ def render(
             markup=False,
         )
     for note in notes:
-        console.print(f"note: {note}", markup=False)
-    return buffer.getvalue()
+        console.print(f"note: {escape_control(note)}", markup=False)
+    # rich pads every row to the table's width; a linked-set line ends at its text
+    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
 
 
 def ops_table(ops: pl.DataFrame) -> Table:
@@ -141,16 +142,21 @@ def ops_table(ops: pl.DataFrame) -> Table:
             _short(r["op"], 44),
             _short(r["input_dims"], 44),
             r["dtype"] or "—",
-            f"{r['calls']:,}",
+            _calls(r["calls"], r["calls_without_gpu"]),
             f"{r['kernels']:,}",
             _num(None if r["flops"] is None else r["flops"] / 1e9, ".4g"),
-            format_us(r["time_us"]),
+            "—" if r["time_us"] is None else format_us(r["time_us"]),
             format_us(r["total_us"]),
             _num(r["tflops"], ".4g"),
             "—" if pf is None else f"{pf * 100:.1f}%",
             r["flops_source"] or ("unknown: " + r["problem"] if r["problem"] else "—"),
         )
     return table
+
+
+def _calls(calls: int, without_gpu: int | None) -> str:
+    """``2`` or, where some launched no GPU work in a GPU trace, ``2 (1 no GPU)``."""
+    return f"{calls:,}" + (f" ({without_gpu:,} no GPU)" if without_gpu else "")
 
 
 def render_ops(ops: pl.DataFrame, notes: Sequence[str] = (), *, width: int = TABLE_WIDTH) -> str:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
+from tileprof.reports.strict_json import dumps
 from tileprof.summary import Summary
 
 
 def render(summary: Summary) -> str:
-    """The summary document; integers stay integers and undefined values are null."""
-    return json.dumps(summary.to_document(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """The summary document; integers stay integers and undefined values are null (a value that
+    is not finite too, with a ``notes`` entry saying where)."""
+    return dumps(summary.to_document(), indent=2, ensure_ascii=False) + "\n"

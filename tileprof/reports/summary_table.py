@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 
 from tileprof.summary import Summary
+from tileprof.text import DISPLAY_NAME_LIMIT, cell, escape_control
 
 TABLE_WIDTH = 200
 
@@ -32,6 +36,7 @@ def header_lines(summary: Summary, device: str) -> list[str]:
     lines = [
         f"device   {device}",
         f"span     {span_text}",
+        *_matched_span(summary),
         f"samples  {summary.matched_sample_count:,} matched of {summary.sample_count:,}",
         f"filters  {filters}",
     ]
@@ -40,40 +45,101 @@ def header_lines(summary: Summary, device: str) -> list[str]:
     return lines
 
 
-def render(summary: Summary, device: str, width: int = TABLE_WIDTH) -> str:
-    """Header lines, then one table row per group (every column defined in docs/metrics.md)."""
+def _matched_span(summary: Summary) -> list[str]:
+    """With a filter, the span of what matched (first matched start to last matched end)."""
+    groups = summary.groups
+    if not summary.filters.describe() or groups.height == 0:
+        return []
+    first, last = groups["firstOffset"].min(), groups["lastOffset"].max()
+    if not isinstance(first, int) or not isinstance(last, int):
+        return []
+    ms = (last - first) * 1000 / summary.clock_hz
+    return [f"matched  {last - first:,} cycles ({ms:.6g} ms), cycles {first:,} to {last:,}"]
+
+
+COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
+    ("samples", "sampleCount", _integer),
+    ("tiles", "tileCount", _integer),
+    ("phases", "phaseCount", _integer),
+    ("phase cycles", "phaseCycles", _integer),
+    ("phase ms", "phaseMs", lambda v: _decimal(v, 6)),
+    ("avg tiles", "averageActiveTiles", _decimal),
+    ("useful", "usefulUtilization", _percent),
+    ("lanes", "workLaneOccupancy", _percent),
+    ("device", "deviceUsefulUtilization", _percent),
+    ("p50", "p50Cycles", _integer),
+    ("p95", "p95Cycles", _integer),
+    ("max", "maximumCycles", _integer),
+]
+DROP_FIRST: tuple[str, ...] = (
+    "lanes",
+    "phases",
+    "p50",
+    "max",
+    "tiles",
+    "avg tiles",
+    "phase cycles",
+    "p95",
+    "samples",
+)
+"""Columns left out, in this order, when the table would be wider than the terminal: the
+figures people came for (phase ms, useful and device utilization) go last."""
+
+
+def _table(summary: Summary, shown: Sequence[str], name_limit: int) -> Table:
     table = Table(show_edge=False, header_style="bold", pad_edge=False)
     table.add_column("group", overflow="fold")
     for dimension in summary.group_by:
         table.add_column(dimension)
-    columns = [
-        ("samples", "sampleCount", _integer),
-        ("tiles", "tileCount", _integer),
-        ("phases", "phaseCount", _integer),
-        ("phase cycles", "phaseCycles", _integer),
-        ("phase ms", "phaseMs", lambda v: _decimal(v, 6)),
-        ("avg tiles", "averageActiveTiles", _decimal),
-        ("useful", "usefulUtilization", _percent),
-        ("lanes", "workLaneOccupancy", _percent),
-        ("device", "deviceUsefulUtilization", _percent),
-        ("p50", "p50Cycles", _integer),
-        ("p95", "p95Cycles", _integer),
-        ("max", "maximumCycles", _integer),
-    ]
+    columns = [c for c in COLUMNS if c[0] in shown]
     for title, _, _ in columns:
         table.add_column(title, justify="right")
     for row in summary.groups.iter_rows(named=True):
-        dims = ["—" if row[d] is None else str(row[d]) for d in summary.group_by]
-        table.add_row(row["name"] or "—", *dims, *(fmt(row[key]) for _, key, fmt in columns))
+        dims = [cell(None if row[d] is None else str(row[d])) for d in summary.group_by]
+        name = cell(row["name"], name_limit)
+        table.add_row(name, *dims, *(fmt(row[key]) for _, key, fmt in columns))
+    return table
+
+
+def fitted_table(summary: Summary, console: Console, width: int) -> Table:
+    """The group table, narrowed to ``width``: names lose their middle first (down to 24
+    characters), then columns go in ``DROP_FIRST`` order."""
+    shown = [title for title, _, _ in COLUMNS]
+    name_limit = DISPLAY_NAME_LIMIT if width >= TABLE_WIDTH else max(24, width // 3)
+    table = _table(summary, shown, name_limit)
+    natural = console.options.update_width(1 << 20)  # measure unsqueezed
+    for title in DROP_FIRST:
+        if Measurement.get(console, natural, table).maximum <= width:
+            break
+        shown.remove(title)
+        table = _table(summary, shown, name_limit)
+    slack = width - Measurement.get(console, natural, table).maximum
+    if slack > 0 and name_limit < DISPLAY_NAME_LIMIT:  # give the names what is left
+        table = _table(summary, shown, min(DISPLAY_NAME_LIMIT, name_limit + slack))
+    return table
+
+
+def render(
+    summary: Summary,
+    device: str,
+    width: int = TABLE_WIDTH,
+    present: Sequence[str] = (),
+) -> str:
+    """Header lines, then one table row per group (every column defined in docs/metrics.md).
+
+    ``present`` says what the profile holds (its epochs, its kernels) when nothing matched.
+    ``width`` is the terminal's when the table goes to one (``fitted_table``)."""
     buffer = io.StringIO()
     console = Console(
         file=buffer, width=width, force_terminal=False, no_color=True, highlight=False
     )
     for line in header_lines(summary, device):
-        console.print(line, markup=False)
+        console.print(escape_control(line), markup=False)
     console.print()
     if summary.groups.height:
-        console.print(table)
+        console.print(fitted_table(summary, console, width))
     else:
         console.print("no samples matched", markup=False)
+        for line in present:
+            console.print(escape_control(line), markup=False)
     return buffer.getvalue()

@@ -23,6 +23,7 @@ from tileprof.gather import gather_inputs, run_table
 from tileprof.links import load_links
 from tileprof.model import Profile
 from tileprof.parsers import kineto
+from tileprof.parsers._common import stream_content
 from tileprof.reports.html.data import InputFile, LinkedSet, RunInputs
 
 EXAMPLE_RUN_FILES: tuple[str, ...] = ("000_55f6fcd9cea2f10a.txt", "003_2d9153cb18ea7de3.txt")
@@ -51,6 +52,9 @@ def file_digest(path: str | os.PathLike[str]) -> tuple[int, str]:
     """Size and sha256 of a file, read in chunks (the view model never reads files)."""
     digest = hashlib.sha256()
     size = 0
+    stream = stream_content(Path(path))  # a pipe was read once already; it cannot be re-read
+    if stream is not None:
+        return len(stream), hashlib.sha256(stream).hexdigest()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)

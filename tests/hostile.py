@@ -1,0 +1,60 @@
+"""Helpers for the hostile-input tests: run a command and check the bad-input promise.
+
+The promise (docs/reliability.md): bad input ends in ONE line ``tileprof: error: …`` on stderr,
+exit code 2, and no traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from tileprof.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def invoke(*args: str | Path, input: bytes | None = None) -> tuple[int, str, str, Any]:
+    """(exit code, stdout, stderr, exception other than SystemExit or None)."""
+    result = CliRunner().invoke(cli, [str(a) for a in args], input=input)
+    exception = result.exception
+    if isinstance(exception, SystemExit):
+        exception = None
+    return result.exit_code, result.stdout, result.stderr, exception
+
+
+def assert_one_line_error(*args: str | Path, contains: str = "", input: bytes | None = None) -> str:
+    """Run ``tileprof ARGS``; assert the promise and return the message after the prefix."""
+    code, _, err, exception = invoke(*args, input=input)
+    assert exception is None, f"{type(exception).__name__}: {exception}"
+    lines = err.strip("\n").split("\n")
+    assert len(lines) == 1, err
+    assert lines[0].startswith("tileprof: error: "), err
+    assert code == 2, (code, err)
+    message = lines[0].removeprefix("tileprof: error: ")
+    assert contains in message, message
+    return message
+
+
+def strict_json(text: str) -> Any:
+    """Parse ``text`` as strict JSON (no NaN, no Infinity); fail naming the token otherwise."""
+
+    def refuse(token: str) -> None:
+        raise AssertionError(f"non-strict JSON token {token}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def finite_everywhere(value: Any) -> bool:
+    """Whether every float in a decoded JSON value is finite."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(finite_everywhere(v) for v in value.values())
+    if isinstance(value, list):
+        return all(finite_everywhere(v) for v in value)
+    return True

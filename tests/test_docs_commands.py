@@ -1,0 +1,136 @@
+"""Every shell command in README.md and docs/*.md runs as pasted (issue 11, "the first hour").
+
+Each fenced ``sh`` block is run line by line, every line in a fresh temporary folder that holds
+the repository's ``fixtures/`` and whatever the block's marker comment creates first::
+
+    <!-- doc-test: setup: tileprof convert --example -o dump.json -->
+
+Other markers: ``<!-- doc-test: synopsis -->`` (a usage synopsis: its subcommand must exist and
+every ``--option`` it shows must be in that subcommand's ``--help``) and
+``<!-- doc-test: skip (why) -->`` (installs into the environment, or runs this suite). A fenced
+``python`` block runs only when it carries a setup marker.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.hostile import ROOT, invoke
+
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+_BLOCK = re.compile(
+    r"(?:<!-- doc-test: (?P<marker>.*?) -->\n)?```(?P<lang>sh|python)\n(?P<body>.*?)```", re.S
+)
+
+
+@dataclass(frozen=True)
+class Block:
+    doc: str
+    line: int
+    lang: str
+    marker: str
+    body: str
+
+
+def blocks() -> list[Block]:
+    found = []
+    for doc in DOCS:
+        text = doc.read_text()
+        for match in _BLOCK.finditer(text):
+            line = text.count("\n", 0, match.start("body"))
+            found.append(Block(doc.name, line, match["lang"], match["marker"] or "", match["body"]))
+    return found
+
+
+SHELL = [b for b in blocks() if b.lang == "sh" and not b.marker.startswith(("skip", "synopsis"))]
+PYTHON = [b for b in blocks() if b.lang == "python" and b.marker.startswith("setup:")]
+SYNOPSES = [b for b in blocks() if b.marker == "synopsis"]
+
+
+def _run(command: str, folder: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["TILEPROF_CACHE_DIR"] = str(folder / ".cache")
+    return subprocess.run(
+        ["bash", "-c", command], cwd=folder, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def _folder(tmp_path: Path, block: Block, index: int) -> Path:
+    """A fresh folder for one line: fixtures, plus the block's setup (made once, then copied)."""
+    base = tmp_path / "setup"
+    if not base.exists():
+        base.mkdir()
+        (base / "fixtures").symlink_to(ROOT / "fixtures")
+        if block.marker.startswith("setup:"):
+            done = _run(block.marker.removeprefix("setup:").strip(), base)
+            assert done.returncode == 0, done.stderr
+    folder = tmp_path / f"cmd{index}"
+    shutil.copytree(base, folder, symlinks=True)
+    return folder
+
+
+def test_the_docs_have_commands_to_run() -> None:
+    assert len(SHELL) >= 4 and len(PYTHON) >= 1 and len(SYNOPSES) >= 2
+
+
+@pytest.mark.parametrize("block", SHELL, ids=lambda b: f"{b.doc}:{b.line}")
+def test_shell_block_runs_as_pasted(tmp_path: Path, block: Block) -> None:
+    lines = [ln for ln in block.body.splitlines() if ln.strip()]
+    for index, line in enumerate(lines):
+        done = _run(line, _folder(tmp_path, block, index))
+        assert done.returncode == 0, f"{block.doc}:{block.line + index + 1}: {line}\n{done.stderr}"
+
+
+@pytest.mark.parametrize("block", PYTHON, ids=lambda b: f"{b.doc}:{b.line}")
+def test_python_block_runs(tmp_path: Path, block: Block) -> None:
+    folder = _folder(tmp_path, block, 0)
+    done = _run(f"{sys.executable} -c {_quote(block.body)}", folder)
+    assert done.returncode == 0, done.stderr
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+@pytest.mark.parametrize("block", SYNOPSES, ids=lambda b: f"{b.doc}:{b.line}")
+def test_synopsis_matches_help(block: Block) -> None:
+    words = block.body.split()
+    assert words[0] == "tileprof"
+    code, help_text, err, _ = invoke(words[1], "--help")
+    assert code == 0, err
+    for option in sorted(set(re.findall(r"--[a-z][a-z-]*", block.body))):
+        assert option in help_text, f"{block.doc}:{block.line}: {option} not in {words[1]} --help"
+
+
+def test_help_lists_each_command_on_one_line_without_ellipsis() -> None:
+    from click.testing import CliRunner
+
+    from tileprof.cli import cli
+
+    result = CliRunner().invoke(cli, ["--help"], terminal_width=80)
+    commands = result.stdout.split("Commands:\n", 1)[1].splitlines()
+    names = [line.split()[0] for line in commands]
+    assert {"convert", "report", "runs", "summary"} <= set(names)
+    for line in commands:
+        assert len(line) <= 80 and "…" not in line and "..." not in line, line
+
+
+@pytest.mark.parametrize("command", ["runs", "report"])
+def test_example_says_which_epoch_it_shows(tmp_path: Path, command: str) -> None:
+    args = [command, "--example"] + (
+        ["-o", str(tmp_path / "r.html")] if command == "report" else []
+    )
+    code, _, err, _ = invoke(*args)
+    assert code == 0, err
+    assert "--example: epoch 1 of the reference profile" in err
+    code, _, err, _ = invoke(*args, "--epoch", "2", *(["--force"] if command == "report" else []))
+    assert code == 0 and "--example: epoch" not in err, err

@@ -1,0 +1,364 @@
+"""Fuzzing every input format (issue 11; docs/reliability.md, "Fuzzing").
+
+Small valid inputs, one per format, are mutated at the byte level (flips, inserts of hostile
+bytes, deletions, truncation) and structurally (a JSON value, CSV cell or Parquet column
+replaced by a hostile one, a key deleted), then given to the command that reads them. Whatever
+the mutation, the run must end either successfully, with strict JSON output, or with the one-line
+``tileprof: error:`` and exit 2; no other exception, and no run longer than ``TIME_LIMIT_S``.
+
+In CI (the default ``fuzz-ci`` profile) each test runs a fixed, derandomized set of examples:
+about a minute for all of them. A release check runs the long profile with fresh randomness::
+
+    TILEPROF_FUZZ_PROFILE=fuzz-release pytest -m fuzz -p no:randomly --hypothesis-seed=20261130
+
+(about ten minutes). A failure found there is kept below as an ``@example`` of its test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import gzip
+import io
+import json
+import os
+import signal
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from tests.hostile import ROOT, invoke, strict_json
+from tests.samples import document, sample
+from tileprof.model import load
+from tileprof.writers import dump_bytes, write_cache
+
+pytestmark = pytest.mark.fuzz
+
+TIME_LIMIT_S = 30
+"""No input may keep a command busy longer than this (a hang fails the example)."""
+
+settings.register_profile(
+    "fuzz-ci",
+    max_examples=20,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.register_profile(
+    "fuzz-explore",
+    max_examples=150,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.register_profile(
+    "fuzz-release",
+    max_examples=1500,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+FUZZ = settings.get_profile(os.environ.get("TILEPROF_FUZZ_PROFILE", "fuzz-ci"))
+"""The fuzz tests' settings: ``fuzz-ci`` unless TILEPROF_FUZZ_PROFILE names another."""
+
+SAMPLES = [
+    sample(0, 0, 100, "gemm_f16", useful=50, physical=60, phase=1, epoch=1),
+    sample(1, 10, 90, "gemm_f16", useful=40, physical=60, phase=1, epoch=1),
+    sample(2, 100, 30, None, kind="exchange", phase=2, epoch=1),
+    sample(0, 500, 10, "copy", phase=3, epoch=2),
+]
+KINETO = ROOT / "fixtures" / "traces" / "kineto_small.json"
+LATENCY = ROOT / "fixtures" / "seeds" / "000_55f6fcd9cea2f10a.txt"
+ENERGY = ROOT / "fixtures" / "seeds" / "003_2d9153cb18ea7de3.txt"
+NSYS = ROOT / "fixtures" / "runs" / "nsys_kern_sum.csv"
+RUNS_CSV = ROOT / "fixtures" / "runs" / "generic_runs.csv"
+RUNS_JSON = ROOT / "fixtures" / "runs" / "generic_runs.json"
+LINKS = ROOT / "fixtures" / "runs" / "links.toml"
+
+
+def _tile_seeds() -> dict[str, bytes]:
+    folder = Path(tempfile.mkdtemp(prefix="tileprof-fuzz-"))
+    profile = load(_write(folder / "seed.json", document(SAMPLES, clockHz=1.5e9, tileCount=4)))
+    write_cache(profile, folder / "cache.parquet")
+    seeds = {fmt: dump_bytes(profile, fmt) for fmt in ("json", "ndjson", "csv", "parquet")}
+    seeds["cache"] = (folder / "cache.parquet").read_bytes()
+    seeds["gzip"] = gzip.compress(seeds["json"], mtime=0)
+    return seeds
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+TILE_SEEDS = _tile_seeds()
+TILE_NAMES = {"json": "d.json", "ndjson": "d.ndjson", "csv": "d.csv", "parquet": "d.parquet"}
+TILE_NAMES |= {"cache": "c.parquet", "gzip": "d.json.gz"}
+RUN_SEEDS = {
+    "kineto": ("trace.json", KINETO.read_bytes()),
+    "latency": ("latency.json", LATENCY.read_bytes()),
+    "energy": ("energy.json", ENERGY.read_bytes()),
+    "nsys": ("kern_sum.csv", NSYS.read_bytes()),
+    "runs-csv": ("runs.csv", RUNS_CSV.read_bytes()),
+    "runs-json": ("runs.json", RUNS_JSON.read_bytes()),
+}
+
+# --- mutations ---------------------------------------------------------------------------
+
+HOSTILE_BYTES = [
+    b"\x00",
+    b"\xff",
+    b"\xfe\xff",
+    b"\xef\xbb\xbf",
+    b"\r",
+    b"\n",
+    b'"',
+    b",",
+    b"{",
+    b"[",
+    b"]",
+    b"}",
+    b"-",
+    b"9" * 25,
+    b"1e400",
+    b"-0",
+    b"NaN",
+    b"\x1b[31m",
+    b"\\u0000",
+    b"#",
+]
+HOSTILE_VALUES: list[Any] = [
+    None,
+    -1,
+    0,
+    2**62,
+    2**63,
+    2**70,
+    -(2**63) - 1,
+    1e308,
+    5e-324,
+    "__INF__",
+    "",
+    "\x1b[2J\x07",
+    "x" * 5000,
+    [],
+    {},
+    True,
+    0.5,
+    "nan",
+    "-1",
+    [[[[[]]]]],
+]
+byte_edits = st.lists(
+    st.tuples(
+        st.sampled_from(["flip", "insert", "delete", "truncate"]),
+        st.integers(min_value=0, max_value=1 << 16),
+        st.one_of(st.sampled_from(HOSTILE_BYTES), st.binary(min_size=1, max_size=4)),
+    ),
+    min_size=1,
+    max_size=4,
+)
+value_edits = st.lists(
+    st.tuples(
+        st.integers(min_value=0, max_value=1 << 16),
+        st.one_of(st.sampled_from(HOSTILE_VALUES), st.just("__DELETE__")),
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+def mutate_bytes(data: bytes, edits: list[tuple[str, int, bytes]]) -> bytes:
+    """``data`` with each edit applied at its position (taken modulo the length)."""
+    out = bytearray(data)
+    for op, position, payload in edits:
+        at = position % (len(out) + 1)
+        if op == "flip" and out:
+            out[at % len(out)] ^= payload[0] or 0xFF
+        elif op == "insert":
+            out[at:at] = payload
+        elif op == "delete":
+            del out[at : at + len(payload)]
+        elif op == "truncate":
+            del out[at:]
+    return bytes(out)
+
+
+def _paths(value: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield at
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, (*at, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _paths(item, (*at, index))
+
+
+def mutate_json(data: bytes, edits: list[tuple[int, Any]], *, lines: bool = False) -> bytes:
+    """Replace (or delete) values of a JSON document, or of the objects of an NDJSON file."""
+    docs = [json.loads(line) for line in data.splitlines()] if lines else [json.loads(data)]
+    root: Any = docs
+    for position, replacement in edits:
+        paths = [p for p in _paths(root) if p]
+        if not paths:
+            break
+        path = paths[position % len(paths)]
+        parent = root
+        for key in path[:-1]:
+            parent = parent[key]
+        if replacement == "__DELETE__":
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = replacement
+    texts = [json.dumps(doc).replace('"__INF__"', "1e400") for doc in root]
+    return "\n".join(texts).encode() + b"\n"
+
+
+def mutate_csv(data: bytes, edits: list[tuple[int, Any]]) -> bytes:
+    """Replace (or delete) cells of a CSV file; a leading ``#`` comment line is kept."""
+    text = data.decode()
+    comment = ""
+    if text.startswith("#"):
+        comment, _, text = text.partition("\n")
+        comment += "\n"
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    for position, replacement in edits:
+        cells = [(r, c) for r, row in enumerate(rows) for c in range(len(row))]
+        r, c = cells[position % len(cells)]
+        if replacement == "__DELETE__":
+            del rows[r][c]
+        else:
+            rows[r][c] = "1e400" if replacement == "__INF__" else json.dumps(replacement).strip('"')
+    out = io.StringIO(newline="")
+    csv.writer(out).writerows(rows)
+    return (comment + out.getvalue()).encode()
+
+
+PARQUET_COLUMNS = [
+    pl.Series(["x", None, "1", "é"]),
+    pl.Series([None, None, None, None], dtype=pl.Null),
+    pl.Series([2**64 - 1, 0, 1, 2], dtype=pl.UInt64),
+    pl.Series([float("inf"), float("nan"), -1.0, 1e308]),
+    pl.Series([-5, -(2**63), 2**63 - 1, 0], dtype=pl.Int64),
+    pl.Series([True, False, True, None]),
+]
+
+
+def mutate_parquet(data: bytes, edits: list[tuple[int, Any]]) -> bytes:
+    """Replace columns of a Parquet file (key-value metadata kept) with hostile ones."""
+    source = io.BytesIO(data)
+    kv = pl.read_parquet_metadata(source)
+    frame = pl.read_parquet(io.BytesIO(data))
+    for position, replacement in edits:
+        name = frame.columns[position % frame.width]
+        column = PARQUET_COLUMNS[hash(json.dumps(replacement, default=str)) % len(PARQUET_COLUMNS)]
+        if replacement == "__DELETE__" and frame.width > 1:
+            frame = frame.drop(name)
+        else:
+            frame = frame.with_columns(column.head(frame.height).alias(name))
+    out = io.BytesIO()
+    frame.write_parquet(out, metadata=kv)
+    return out.getvalue()
+
+
+# --- the promise -------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def time_limit(seconds: int) -> Iterator[None]:
+    """Fail the example if it runs longer than ``seconds`` (a hang, or a quadratic blow-up)."""
+
+    def expire(*_: object) -> None:
+        raise TimeoutError(f"ran longer than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def assert_promise(*args: str | Path) -> None:
+    """Run ``tileprof ARGS --format json``: strict JSON on success, else the one-line error."""
+    with time_limit(TIME_LIMIT_S):
+        code, out, err, exception = invoke(*args, "--format", "json")
+    assert exception is None, f"{type(exception).__name__}: {exception}"
+    if code == 0:
+        strict_json(out)
+        return
+    lines = err.strip("\n").split("\n")
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("tileprof: error: "), err
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("fuzz")
+
+
+@pytest.mark.parametrize("fmt", sorted(TILE_SEEDS))
+@settings(FUZZ)
+@given(edits=byte_edits)
+@example(edits=[("insert", 0, b"\xef\xbb\xbf")])
+@example(edits=[("truncate", 40, b"x")])
+def test_tile_dump_bytes(folder: Path, fmt: str, edits: list[tuple[str, int, bytes]]) -> None:
+    path = _write(folder / TILE_NAMES[fmt], mutate_bytes(TILE_SEEDS[fmt], edits))
+    assert_promise("summary", path)
+
+
+@pytest.mark.parametrize("fmt", sorted(TILE_SEEDS))
+@settings(FUZZ)
+@given(edits=value_edits)
+@example(edits=[(3, 2**63)])
+@example(edits=[(5, "__INF__")])
+def test_tile_dump_structure(folder: Path, fmt: str, edits: list[tuple[int, Any]]) -> None:
+    seed = TILE_SEEDS[fmt]
+    if fmt in ("json", "gzip"):
+        data = mutate_json(gzip.decompress(seed) if fmt == "gzip" else seed, edits)
+        data = gzip.compress(data, mtime=0) if fmt == "gzip" else data
+    elif fmt == "ndjson":
+        data = mutate_json(seed, edits, lines=True)
+    elif fmt == "csv":
+        data = mutate_csv(seed, edits)
+    else:
+        data = mutate_parquet(seed, edits)
+    assert_promise("summary", _write(folder / TILE_NAMES[fmt], data))
+
+
+@pytest.mark.parametrize("kind", sorted(RUN_SEEDS))
+@settings(FUZZ)
+@given(edits=byte_edits)
+def test_run_source_bytes(folder: Path, kind: str, edits: list[tuple[str, int, bytes]]) -> None:
+    name, seed = RUN_SEEDS[kind]
+    assert_promise("runs", _write(folder / name, mutate_bytes(seed, edits)))
+
+
+@pytest.mark.parametrize("kind", sorted(RUN_SEEDS))
+@settings(FUZZ)
+@given(edits=value_edits)
+@example(edits=[(7, 2**70)])
+@example(edits=[(147, "__INF__")])  # found: a 1e400 in the energy report's free-form blocks
+def test_run_source_structure(folder: Path, kind: str, edits: list[tuple[int, Any]]) -> None:
+    name, seed = RUN_SEEDS[kind]
+    if name.endswith(".csv"):
+        text = seed.decode()
+        start = text.find("Time (%)") if kind == "nsys" else 0
+        data = seed[:start] + mutate_csv(text[start:].encode(), edits)
+    else:
+        data = mutate_json(seed, edits)
+    assert_promise("runs", _write(folder / name, data))
+
+
+@settings(FUZZ)
+@given(edits=byte_edits)
+@example(edits=[("insert", 0, b"\xff\xfe")])
+def test_links_bytes(folder: Path, edits: list[tuple[str, int, bytes]]) -> None:
+    links = _write(folder / "links.toml", mutate_bytes(LINKS.read_bytes(), edits))
+    assert_promise("runs", RUNS_CSV, ENERGY, "--links", links, "--linked")

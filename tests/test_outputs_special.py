@@ -1,0 +1,165 @@
+"""Special output paths and faults while writing (issue 11; docs/reliability.md, "Faults")."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.hostile import assert_one_line_error, invoke, strict_json
+from tests.samples import sample, write_dump
+from tileprof import outputs
+from tileprof.outputs import remove_stale, write_text
+
+
+@pytest.fixture()
+def dump(tmp_path: Path) -> Path:
+    return write_dump(tmp_path / "dump.json", [sample(0, 0, 10, "k"), sample(1, 5, 10, "k")])
+
+
+def test_symlink_is_written_through(tmp_path: Path, dump: Path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    code, _, err, exc = invoke("summary", dump, "--format", "json", "-o", link, "--force")
+    assert exc is None and code == 0, err
+    assert link.is_symlink()
+    assert strict_json(real.read_text())["sampleCount"] == 2
+
+
+def test_symlink_needs_force(tmp_path: Path, dump: Path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    assert_one_line_error("summary", dump, "-o", link, contains="--force")
+    assert real.read_text() == "old"
+
+
+def test_character_device_is_written_into_without_force(dump: Path) -> None:
+    code, _, err, exc = invoke("summary", dump, "-o", "/dev/null")
+    assert exc is None and code == 0, err
+    assert Path("/dev/null").is_char_device()
+
+
+def test_dev_stdout_stays_a_link_through_a_real_process(tmp_path: Path, dump: Path) -> None:
+    stdout_link = tmp_path / "stdout"
+    stdout_link.symlink_to("/dev/stdout")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tileprof",
+            "summary",
+            str(dump),
+            "--format",
+            "json",
+            "-o",
+            str(stdout_link),
+            "--force",
+        ],
+        capture_output=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert stdout_link.is_symlink()
+    assert strict_json(proc.stdout.decode())["sampleCount"] == 2
+
+
+def test_fifo_is_written_into(tmp_path: Path) -> None:
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+
+    def read() -> None:
+        with open(fifo, "rb") as handle:
+            received.append(handle.read())
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    write_text(fifo, "hello\n")
+    reader.join(timeout=30)
+    assert received == [b"hello\n"]
+    assert fifo.is_fifo()
+
+
+def test_temporary_files_are_named_and_stale_ones_removed(tmp_path: Path) -> None:
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead_pid = int(dead.stdout)
+    stale_dead = tmp_path / f".out.json.tileprof-{dead_pid}-abc.tmp"
+    stale_old = tmp_path / f".out.json.tileprof-{os.getpid()}-def.tmp"
+    fresh_alive = tmp_path / f".out.json.tileprof-{os.getpid()}-ghi.tmp"
+    foreign = tmp_path / ".out.json.abcdef.tmp"
+    for path in (stale_dead, stale_old, fresh_alive, foreign):
+        path.write_text("partial")
+    day_ago = time.time() - 2 * 86400
+    os.utime(stale_old, (day_ago, day_ago))
+    write_text(tmp_path / "out.json", "{}\n")
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted([fresh_alive.name, foreign.name, "out.json"])
+    assert remove_stale(tmp_path) == []
+
+
+def test_kill_during_write_leaves_a_recognisable_temp_file(tmp_path: Path) -> None:
+    script = (
+        "import os, signal\n"
+        "from tileprof.outputs import atomic_writer\n"
+        f"with atomic_writer({str(tmp_path / 'out.txt')!r}) as h:\n"
+        "    h.write('partial'); h.flush()\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], timeout=60)
+    assert proc.returncode == -9
+    names = [p.name for p in tmp_path.iterdir()]
+    assert len(names) == 1 and names[0].startswith(".out.txt.tileprof-"), names
+    write_text(tmp_path / "other.txt", "x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.txt"]
+
+
+def test_full_disk_is_one_line_and_leaves_nothing(
+    tmp_path: Path, dump: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_fsync = os.fsync
+
+    def full(fd: int) -> None:
+        real_fsync(fd)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(outputs.os, "fsync", full)
+    out = tmp_path / "out.json"
+    message = assert_one_line_error("summary", dump, "--format", "json", "-o", out)
+    assert "no space left on device" in message.lower()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dump.json"]
+
+
+def test_memory_error_is_one_line(dump: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tileprof.model
+
+    def exhausted(*_: object, **__: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(tileprof.model.Profile, "summary", exhausted)
+    assert_one_line_error("summary", dump, contains="out of memory")
+
+
+def test_debug_still_shows_a_traceback(dump: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tileprof.model
+
+    def exhausted(*_: object, **__: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(tileprof.model.Profile, "summary", exhausted)
+    code, _, err, _ = invoke("--debug", "summary", dump)
+    assert code == 2 and "Traceback" in err
