@@ -58,7 +58,7 @@ def figures(section) -> dict[str, object]:  # type: ignore[no-untyped-def]
 
 
 def test_tiny_headline(tiny) -> None:  # type: ignore[no-untyped-def]
-    section = tile_section(tiny, charts=False)
+    section = tile_section(tiny)
     values = figures(section)
     assert values["Matched span"] == 410
     assert values["Samples matched / total"] == 4
@@ -68,7 +68,7 @@ def test_tiny_headline(tiny) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_tiny_group_table_has_every_statistic(tiny) -> None:  # type: ignore[no-untyped-def]
-    table = tile_section(tiny, charts=False).groups
+    table = tile_section(tiny).groups
     assert [c.key for c in table.columns] == ["name", *GROUP_FIELDS]
     assert [c.text for c in table.column("name")] == ["gemm", "exchange", "copy"]
     assert [c.sort for c in table.column("phaseCycles")] == [150.0, 30.0, 10.0]
@@ -77,7 +77,7 @@ def test_tiny_group_table_has_every_statistic(tiny) -> None:  # type: ignore[no-
 
 
 def test_tiny_filters_and_group_by(tiny) -> None:  # type: ignore[no-untyped-def]
-    section = tile_section(tiny, Filters(epoch=1), group_by=("phase",), charts=False)
+    section = tile_section(tiny, Filters(epoch=1), group_by=("phase",))
     assert [c.key for c in section.groups.columns][:2] == ["name", "phase"]
     assert figures(section)["Samples matched / total"] == 3
     assert figures(section)["Matched span"] == 150
@@ -85,7 +85,7 @@ def test_tiny_filters_and_group_by(tiny) -> None:  # type: ignore[no-untyped-def
 
 
 def test_tiny_occupancy_and_active_tiles(tiny) -> None:  # type: ignore[no-untyped-def]
-    section = tile_section(tiny, bins=41, charts=False)
+    section = tile_section(tiny, bins=41)
     occupancy, active = section.occupancy, section.active
     assert occupancy is not None and active is not None
     assert occupancy.bins.width == 10 and occupancy.bins.count == 41
@@ -103,7 +103,7 @@ def test_tiny_occupancy_and_active_tiles(tiny) -> None:  # type: ignore[no-untyp
 
 
 def test_tiny_phase_spread_balance(tiny) -> None:  # type: ignore[no-untyped-def]
-    section = tile_section(tiny, charts=False)
+    section = tile_section(tiny)
     assert section.phase.names == ("gemm", "exchange", "copy")
     assert section.phase.useful.tolist() == pytest.approx([150 * 90 / 200, 0, 0])
     assert (section.phase.useful + section.phase.other).tolist() == [150, 30, 10]
@@ -160,7 +160,7 @@ def test_binned_cycles_matches_a_naive_count(
 
 def test_generated_profile_view_model() -> None:
     profile = generated_profile(samples=5_000, tiles=64)
-    section = tile_section(profile, charts=False)
+    section = tile_section(profile)
     assert section.occupancy is not None
     assert section.occupancy.cells.shape[0] == 64
     assert int(section.balance.busy.sum()) == int(profile.samples["duration"].sum())
@@ -170,7 +170,7 @@ def test_generated_profile_view_model() -> None:
 def test_example_view_model() -> None:
     from tileprof.examples import example_profile
 
-    section = tile_section(example_profile(), Filters(epoch=1), charts=False)
+    section = tile_section(example_profile(), Filters(epoch=1))
     assert section.groups.rows and len(section.groups.rows) == 19
     assert figures(section)["Samples matched / total"] == 37_376
     assert figures(section)["Profile span"] == 16_746_138
@@ -180,7 +180,7 @@ def test_example_view_model() -> None:
 
 def test_gpu_sections_from_a_run_table() -> None:
     inputs = run_inputs()
-    gpu = gpu_section(inputs, charts=False)
+    gpu = gpu_section(inputs)
     assert gpu is not None
     gpu_rows = inputs.runs.filter(pl.col("target_kind") == "gpu").height
     assert len(gpu.runs.rows) == gpu_rows  # every GPU run, the trace kernels included
@@ -192,17 +192,17 @@ def test_gpu_sections_from_a_run_table() -> None:
     assert [c.text for c in gpu.gemm.table.column("dtype")] == ["f32", "tf32", "f16", "int8"]
     assert [k.title for k in gpu.kernels] == ["Kernels of trace.json.gz · NVIDIA H200"]
     assert next(c.text for c in gpu.kernels[0].table.column("kernel")) == "ampere_sgemm_128x64_nn"
-    linked = linked_section(inputs.linked_sets, charts=False)
+    linked = linked_section(inputs.linked_sets)
     assert [s.title for s in linked] == ["gemm · f16"]
     assert [c.text for c in linked[0].table.column("target_kind")] == ["tile", "gpu"]
 
 
 def test_no_gpu_rows_means_no_gpu_section() -> None:
-    assert gpu_section(RunInputs(pl.DataFrame({"target_kind": ["tile"]})), charts=False) is None
+    assert gpu_section(RunInputs(pl.DataFrame({"target_kind": ["tile"]}))) is None
 
 
 def test_quality_lists_cpu_only_traces_and_notes(tiny) -> None:  # type: ignore[no-untyped-def]
-    report = build_report([tiny], run_inputs(), charts=False)
+    report = build_report([tiny], run_inputs())
     checks = {q.check: q for q in report.quality}
     assert checks["CPU-only traces"].count == 1
     assert "cpu_trace.json" in checks["CPU-only traces"].detail
@@ -393,7 +393,7 @@ def test_inputs_from_seed_gpu_files_and_a_dump(dump: Path, tmp_path: Path) -> No
     assert "tile" in runs.runs["target_kind"].cast(pl.String).to_list()
     assert len(runs.cpu_only_traces) == 1 and "cpu_trace.json" in runs.cpu_only_traces[0]
     assert any(s.key.startswith("layer 3 GEMM") for s in runs.linked_sets)
-    gpu = gpu_section(runs, charts=False)
+    gpu = gpu_section(runs)
     assert gpu is not None and gpu.speedups is not None and gpu.gemm is not None
     assert len(gpu.speedups.table.rows) == 8  # trainkernel over inductor, 8 held-out rows
     assert len(gpu.calibrations) == 2  # small and medium, 4 schedules each
@@ -442,11 +442,11 @@ def test_example_report(tmp_path: Path) -> None:
 
 
 def test_each_profile_may_have_its_own_filters(tiny) -> None:  # type: ignore[no-untyped-def]
-    report = build_report([tiny, tiny], tile_filters=[Filters(epoch=2), Filters()], charts=False)
+    report = build_report([tiny, tiny], tile_filters=[Filters(epoch=2), Filters()])
     assert [t.filters for t in report.tiles] == [("--epoch 2",), ()]
     assert [len(t.groups.rows) for t in report.tiles] == [1, 3]
     with pytest.raises(ValueError):
-        build_report([tiny], tile_filters=[], charts=False)
+        build_report([tiny], tile_filters=[])
 
 
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 50), st.integers(0, 20)), max_size=25))
@@ -475,7 +475,7 @@ def test_run_table_holds_every_gpu_run_per_call_rows_included() -> None:
     files = [FIXTURES / "traces" / "kineto_small.json", FIXTURES / "runs" / "generic_runs.csv"]
     runs = read_inputs(files, Filters()).runs
     assert runs is not None
-    gpu = gpu_section(runs, charts=False)
+    gpu = gpu_section(runs)
     assert gpu is not None
     assert len(gpu.runs.rows) == 7  # five trace kernels and two generic per-call rows
     targets = {c.text for c in gpu.runs.column("target")}
@@ -527,7 +527,7 @@ def test_tiles_above_tile_count_are_counted_for_a_profile_built_in_python(tiny) 
     import dataclasses
 
     narrow = dataclasses.replace(tiny, tile_count=2, source="built in python")
-    report = build_report([narrow], charts=False)
+    report = build_report([narrow])
     check = next(q for q in report.quality if q.check == "Tiles above tileCount")
     assert (check.count, check.status) == (1, "warn")  # the copy sample on tile 2
     assert "built in python: 1 samples on tiles ≥ 2 (1 tiles)" in check.detail
@@ -577,7 +577,7 @@ def test_header_says_which_filters_each_section_applies(tiny, tmp_path: Path) ->
     import dataclasses
 
     other = dataclasses.replace(tiny, source="other.json")
-    report = build_report([tiny, other], tile_filters=[Filters(epoch=1), Filters()], charts=False)
+    report = build_report([tiny, other], tile_filters=[Filters(epoch=1), Filters()])
     assert report.header.filters == (f"{tiny.source}: --epoch 1", "other.json: none")
     html = render(report)
     assert f"<code>{tiny.source}: --epoch 1</code>" in html

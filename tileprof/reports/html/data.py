@@ -267,10 +267,8 @@ def tile_section(
     group_by: Sequence[str] = (),
     id: str = "tile-0",
     bins: int = TIME_BINS,
-    charts: bool = True,
 ) -> TileSection:
-    """The tile-device section of one profile (``render`` draws its charts; ``charts`` is
-    accepted for callers of the earlier signature and changes nothing)."""
+    """The tile-device section of one profile (``render`` draws its charts)."""
     summary = profile.summary(filters, group_by=group_by, top=0)
     matched = profile.filtered(filters)
     occupancy, active = tile_activity(matched, profile.tile_count, bins)
@@ -352,8 +350,8 @@ LINK_EXTRA_COLUMNS: dict[str, pl.DataType] = {
 }
 
 
-def gpu_section(inputs: RunInputs, *, charts: bool = True) -> GpuSection | None:
-    """The GPU section, or None when there are no GPU runs (``charts``: as ``tile_section``)."""
+def gpu_section(inputs: RunInputs) -> GpuSection | None:
+    """The GPU section, or None when there are no GPU runs (``render`` draws its charts)."""
     runs = normalize_runs(inputs.runs)
     gpu = runs.filter(pl.col("target_kind") == "gpu")
     if gpu.height == 0:
@@ -432,9 +430,7 @@ def gpu_section(inputs: RunInputs, *, charts: bool = True) -> GpuSection | None:
     )
 
 
-def linked_section(
-    linked_sets: Sequence[LinkedSet], *, charts: bool = True
-) -> tuple[ChartedTable, ...]:
+def linked_section(linked_sets: Sequence[LinkedSet]) -> tuple[ChartedTable, ...]:
     """Each linked set side by side: one row per run, one chart per set (drawn by ``render``)."""
     out = []
     for i, linked in enumerate(linked_sets):
