@@ -192,7 +192,7 @@ def test_gpu_sections_from_a_run_table() -> None:
     assert [c.text for c in gpu.gemm.table.column("dtype")] == ["f32", "tf32", "f16", "int8"]
     assert [k.title for k in gpu.kernels] == ["Kernels of trace.json.gz · NVIDIA H200"]
     assert next(c.text for c in gpu.kernels[0].table.column("kernel")) == "ampere_sgemm_128x64_nn"
-    linked = linked_section(inputs.linked_sets)
+    linked = linked_section(inputs.linked_sets, charts=False)
     assert [s.title for s in linked] == ["gemm · f16"]
     assert [c.text for c in linked[0].table.column("target_kind")] == ["tile", "gpu"]
 
@@ -202,7 +202,7 @@ def test_no_gpu_rows_means_no_gpu_section() -> None:
 
 
 def test_quality_lists_cpu_only_traces_and_notes(tiny) -> None:  # type: ignore[no-untyped-def]
-    report = build_report([tiny], run_inputs())
+    report = build_report([tiny], run_inputs(), charts=False)
     checks = {q.check: q for q in report.quality}
     assert checks["CPU-only traces"].count == 1
     assert "cpu_trace.json" in checks["CPU-only traces"].detail
@@ -442,11 +442,11 @@ def test_example_report(tmp_path: Path) -> None:
 
 
 def test_each_profile_may_have_its_own_filters(tiny) -> None:  # type: ignore[no-untyped-def]
-    report = build_report([tiny, tiny], tile_filters=[Filters(epoch=2), Filters()])
+    report = build_report([tiny, tiny], tile_filters=[Filters(epoch=2), Filters()], charts=False)
     assert [t.filters for t in report.tiles] == [("--epoch 2",), ()]
     assert [len(t.groups.rows) for t in report.tiles] == [1, 3]
     with pytest.raises(ValueError):
-        build_report([tiny], tile_filters=[])
+        build_report([tiny], tile_filters=[], charts=False)
 
 
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 50), st.integers(0, 20)), max_size=25))
@@ -527,7 +527,7 @@ def test_tiles_above_tile_count_are_counted_for_a_profile_built_in_python(tiny) 
     import dataclasses
 
     narrow = dataclasses.replace(tiny, tile_count=2, source="built in python")
-    report = build_report([narrow])
+    report = build_report([narrow], charts=False)
     check = next(q for q in report.quality if q.check == "Tiles above tileCount")
     assert (check.count, check.status) == (1, "warn")  # the copy sample on tile 2
     assert "built in python: 1 samples on tiles ≥ 2 (1 tiles)" in check.detail
@@ -577,7 +577,7 @@ def test_header_says_which_filters_each_section_applies(tiny, tmp_path: Path) ->
     import dataclasses
 
     other = dataclasses.replace(tiny, source="other.json")
-    report = build_report([tiny, other], tile_filters=[Filters(epoch=1), Filters()])
+    report = build_report([tiny, other], tile_filters=[Filters(epoch=1), Filters()], charts=False)
     assert report.header.filters == (f"{tiny.source}: --epoch 1", "other.json: none")
     html = render(report)
     assert f"<code>{tiny.source}: --epoch 1</code>" in html
