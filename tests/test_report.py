@@ -192,7 +192,7 @@ def test_gpu_sections_from_a_run_table() -> None:
     assert [c.text for c in gpu.gemm.table.column("dtype")] == ["f32", "tf32", "f16", "int8"]
     assert [k.title for k in gpu.kernels] == ["Kernels of trace.json.gz · NVIDIA H200"]
     assert next(c.text for c in gpu.kernels[0].table.column("kernel")) == "ampere_sgemm_128x64_nn"
-    linked = linked_section(inputs.linked_sets, charts=False)
+    linked = linked_section(inputs.linked_sets)
     assert [s.title for s in linked] == ["gemm · f16"]
     assert [c.text for c in linked[0].table.column("target_kind")] == ["tile", "gpu"]
 
