@@ -8,20 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from tileprof.reports.summary_table import TABLE_WIDTH
+from tileprof.reports.summary_table import TABLE_WIDTH, _decimal, _integer, _percent
 from tileprof.supersteps import Supersteps
-
-
-def _integer(value: int | None) -> str:
-    return "—" if value is None else f"{value:,}"
-
-
-def _percent(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:.2f}%"
-
-
-def _decimal(value: float | None, digits: int = 1) -> str:
-    return "—" if value is None else f"{value:,.{digits}f}"
 
 
 def header_lines(result: Supersteps, device: str) -> list[str]:
