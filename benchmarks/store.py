@@ -73,7 +73,7 @@ def measure(command: list[str]) -> tuple[float, float, bytes]:
     return elapsed, peak[0] / 2**20, out
 
 
-def build_store(uri: str, runs: int, samples: int, seeds: int) -> None:
+def build_store(uri: str, runs: int, samples: int, seeds: int, progress: bool = False) -> None:
     """R runs written straight through ``write_profile`` (see the module docstring)."""
     from tileprof._version import __version__
     from tileprof.model import Profile
@@ -81,6 +81,7 @@ def build_store(uri: str, runs: int, samples: int, seeds: int) -> None:
     from tileprof.store.tables import RunRecord, create_store, now_utc
     from tileprof.store.writes import write_profile
 
+    began = time.perf_counter()
     store = create_store(uri)
     profiles = []
     for seed in range(min(seeds, runs)):
@@ -102,6 +103,8 @@ def build_store(uri: str, runs: int, samples: int, seeds: int) -> None:
             added_at=now_utc(),
         )
         write_profile(store, record, profile)
+        if progress:
+            print(f"{record.run} written at {time.perf_counter() - began:.0f} s", flush=True)
 
 
 def history_in_process(uri: str) -> float:
