@@ -119,11 +119,11 @@ def kernel_display_name(name: str, limit: int = KERNEL_NAME_LIMIT) -> str:
         → elementwise_kernel<…CUDAFunctor_add<float>…>
 
     Names without templates (``sm80_xmma_gemm_…``) only lose their middle past ``limit``
-    (``shorten``). Control characters are escaped, as in ``display_name``.
+    (``shorten``). Control characters are escaped first, as in ``display_name``.
     """
     if limit < 8:
         raise ValueError(f"limit must be at least 8, not {limit}")
-    text = name[:_PARSE_LIMIT].strip().replace("(anonymous namespace)::", "")
+    text = escape_control(name[:_PARSE_LIMIT].strip()).replace("(anonymous namespace)::", "")
     if text.startswith("void "):
         text = text[5:].lstrip()
     opening = text.find("<")
@@ -131,19 +131,19 @@ def kernel_display_name(name: str, limit: int = KERNEL_NAME_LIMIT) -> str:
     paren = -1 if parameters is None else parameters.start() + 1
     if opening < 0 or (0 <= paren < opening):
         base = text if paren < 0 else text[:paren]
-        return display_name(_unqualified(base) if paren >= 0 else base, limit)
+        return shorten(_unqualified(base) if paren >= 0 else base, limit)
     close = _template_end(text, opening)
     kernel = _unqualified(text[:opening])
     arguments = text[opening:close]
     whole = kernel + arguments
     if len(whole) <= limit:
-        return escape_control(whole)
+        return whole
     functor = _functor(arguments[1:-1])
     if functor is None:
-        return display_name(whole, limit)
+        return shorten(whole, limit)
     if "<" in functor and len(kernel) + len(functor) + 4 > limit:
         functor = functor[: functor.index("<")]
     room = limit - len(functor) - 4
     if room < 1:
-        return display_name(functor, limit)
-    return escape_control(f"{shorten(kernel, room)}<…{functor}…>")
+        return shorten(functor, limit)
+    return f"{shorten(kernel, room)}<…{functor}…>"
