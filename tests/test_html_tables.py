@@ -177,7 +177,7 @@ def test_every_sortable_table_scrolls_in_its_box_with_a_sticky_first_column(
 
 def _visible_repeats(cells: list[Node]) -> list[str]:
     shown = [c.text(visible=True).strip() for c in cells]
-    return [a for a, b in itertools.pairwise(shown) if a not in ("", "〃") and a == b]
+    return [a for a, b in itertools.pairwise(shown) if a not in ("", "″") and a == b]
 
 
 def test_run_table_does_not_repeat_a_value_down_its_dittoed_columns(page: Node) -> None:
@@ -189,7 +189,7 @@ def test_run_table_does_not_repeat_a_value_down_its_dittoed_columns(page: Node) 
         assert _visible_repeats(cells) == [], label
         for cell, value in zip(cells, full, strict=True):
             assert cell.attrs["title"] == value  # hover and screen readers get the value
-            assert cell.text(visible=False).replace("〃", "") == value
+            assert cell.text(visible=False).replace("″", "") == value
             if value != "—":
                 assert cell.attrs["data-sort"] == value.lower()  # sorting uses the full value
     # e.g. the second A100 run of seed 000 shows a ditto mark for its target

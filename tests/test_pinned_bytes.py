@@ -62,12 +62,12 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # digests main recorded (da821a22… and d28f28b0…): nothing else changed.
             # Re-recorded on branch html11 (issue 11): tables reordered, sticky and ditto'd,
             # top-15 kernel tables, one number policy ("12.34%"), axes with separators and µs.
-            "ee9a92f8f20322122278be283fdcb9b9b55c52aab95407e979f628f2fc92b7de",
+            "7f4f9af21ee61482a1dc14ffa65cb1dac98decb03cf477da3975deb093ffe511",
         ),
         (
             ["report", "--example", *GPU_INPUTS, *LINKS],
             # Re-recorded on branch html11 (issue 11), as above.
-            "326b948a0fd5d5d429618e17689b9184f3fb124268d2e0773fff9e229aec547d",
+            "09888c2c55ab3d66b60f6ddd95c2c6c40e28b9b76fcbbc63ab443913efdb2960",
         ),
     ],
     ids=["example", "example+gpu"],

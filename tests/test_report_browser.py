@@ -139,12 +139,12 @@ def test_tables_scroll_with_a_sticky_name_and_kernels_toggle(page: Path, tmp_pat
                        const i = Array.from(t.tHead.rows[0].cells)
                          .findIndex(c => c.textContent === 'target');
                        const shown = Array.from(t.tBodies[0].rows).map(r =>
-                         r.cells[i].querySelector('.ditto') ? '〃' : r.cells[i].textContent);
+                         r.cells[i].querySelector('.ditto') ? '″' : r.cells[i].textContent);
                        const full = Array.from(t.tBodies[0].rows)
                          .map(r => r.cells[i].getAttribute('data-full'));
-                       return {i: i, repeated: shown.filter((s, k) => k > 0 && s !== '〃'
+                       return {i: i, repeated: shown.filter((s, k) => k > 0 && s !== '″'
                                  && s === shown[k - 1]).length,
-                               dittos: shown.filter(s => s === '〃').length,
+                               dittos: shown.filter(s => s === '″').length,
                                same: full.filter((s, k) => k > 0 && s === full[k - 1]).length};
                      })()"""
         initial = browser.evaluate(repeats)

@@ -361,7 +361,17 @@ RUN_TABLE_COLUMNS: tuple[str, ...] = (
     "peak_fraction",
 )
 """The run table's columns: the run's name, its time and speedup first (docs/metrics.md)."""
-RUN_DITTO_COLUMNS = ("target", "workload", "per")
+RUN_DITTO_COLUMNS = (
+    "target",
+    "workload",
+    "implementation",
+    "kernel",
+    "op_family",
+    "dtype",
+    "shape",
+    "per",
+    "baseline_implementation",
+)
 """Run-table columns whose repeats down the table show as a ditto mark."""
 TOP_KERNELS = 15
 """Kernels a kernel table shows before its "all" toggle (the rest by total time, on demand)."""
@@ -438,7 +448,7 @@ def gpu_section(inputs: RunInputs) -> GpuSection | None:
                     "baseline_time_us",
                     "speedup",
                 ),
-                ditto=("target", "workload"),
+                ditto=("target", "workload", "baseline_implementation"),
             ),
             plot=Plot("speedup", "gpu-speedups-chart", "Speedup over baseline", speed),
         )
@@ -449,6 +459,7 @@ def gpu_section(inputs: RunInputs) -> GpuSection | None:
                 f"gpu-calibration-{i}",
                 frame,
                 ("implementation", "time_us", "baseline_implementation", "speedup"),
+                ditto=("baseline_implementation",),
             ),
             plot=Plot("calibration", f"gpu-calibration-{i}-chart", title, frame),
         )
@@ -475,7 +486,7 @@ def gpu_section(inputs: RunInputs) -> GpuSection | None:
                     "peak_fraction",
                 ),
                 percent=("peak_fraction",),
-                ditto=("target", "workload"),
+                ditto=("target", "workload", "dtype"),
             ),
             plot=Plot("gemm", "gpu-gemm-chart", "GEMM", gemm_frame),
         )
@@ -483,7 +494,12 @@ def gpu_section(inputs: RunInputs) -> GpuSection | None:
         ChartedTable(
             f"Kernels of {name}",
             table_from_frame(
-                f"gpu-kernels-{i}", frame, KERNEL_COLUMNS, kernels=("kernel",), top=TOP_KERNELS
+                f"gpu-kernels-{i}",
+                frame,
+                KERNEL_COLUMNS,
+                kernels=("kernel",),
+                top=TOP_KERNELS,
+                ditto=("op_family", "dtype", "launch_op"),
             ),
         )
         for i, (name, frame) in enumerate(kernel_sets(gpu))
@@ -529,6 +545,7 @@ def linked_section(linked_sets: Sequence[LinkedSet]) -> tuple[ChartedTable, ...]
                     LINK_COLUMNS,
                     percent=("peak_fraction",),
                     kernels=("kernel",),
+                    ditto=("target_kind", "workload", "shape", "work", "per"),
                 ),
                 plot=Plot(
                     "linked" if same_work else "linked_efficiency",

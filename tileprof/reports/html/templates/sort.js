@@ -32,7 +32,7 @@
     var hidden = document.createElement("span");
     mark.className = "ditto";
     mark.setAttribute("aria-hidden", "true");
-    mark.textContent = "\u3003";
+    mark.textContent = "\u2033";
     hidden.className = "sr-only";
     hidden.textContent = full;
     cell.textContent = "";
