@@ -472,3 +472,45 @@ def test_run_names_skip_nulls() -> None:
         "k<4, a::XFunctor<float>>",
         None,
     ]
+
+
+# ---------------------------------------------------------------- the diff and history pages
+
+
+def test_diff_and_history_tables_scroll_with_a_sticky_first_column(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tests.samples import sample, write_dump
+    from tileprof.cli import cli
+
+    before = write_dump(tmp_path / "b.json", [sample(0, 0, 100, "gemm", useful=50)])
+    after = write_dump(tmp_path / "a.json", [sample(0, 0, 80, "gemm", useful=50)])
+    out = tmp_path / "diff.html"
+    args = ["diff", str(before), str(after), "--format", "html", "-o", str(out)]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    diff = parse(out.read_text(encoding="utf-8"))
+    t = table(diff, "diff-table")
+    assert "sticky-first" in t.classes()
+    assert t.parent is not None and "table-wrap" in t.parent.classes()
+    assert re.findall(r"\d %", diff.text()) == []  # "-20.00%", not "-20.00 %"
+    assert "-20.00%" in diff.text()
+
+    store = str(tmp_path / "store")
+    for index, useful in enumerate((50, 51, 49, 50, 40, 30)):  # the last two drop
+        dump = write_dump(
+            tmp_path / f"r{index}.json",
+            [sample(t, 1000 + index, 100, "gemm_f16", useful=useful) for t in range(8)],
+        )
+        added = ["store", "add", str(dump), "--store", store, "--label", "branch=main"]
+        assert CliRunner().invoke(cli, added).exit_code == 0
+    out = tmp_path / "history.html"
+    args = ["history", "--store", store, "--format", "html", "-o", str(out)]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    history = parse(out.read_text(encoding="utf-8"))
+    flags = table(history, "history-flags")
+    assert "sticky-first" in flags.classes()
+    assert flags.parent is not None and "table-wrap" in flags.parent.classes()
+    cells = column(flags, "labels")
+    assert len(cells) == 4  # two runs, each flagged on two fields
+    assert {c.attrs["data-full"] for c in cells} == {"branch=main"}
+    assert _visible_repeats(cells) == []
