@@ -57,9 +57,8 @@ def number(value: Any, digits: int = DIGITS) -> str:
 def percent(value: float | None, *, signed: bool = False) -> str:
     """A ratio as a percentage, ``PERCENT_DECIMALS`` decimals, no space: ``12.34%``.
     ``signed`` adds "+" to a rise (relative changes)."""
-    if _missing(value):
+    if value is None or math.isnan(value):
         return MISSING
-    assert value is not None
     if math.isinf(value):
         return ("+∞%" if signed else "∞%") if value > 0 else "−∞%"
     sign = "+" if signed else ""
@@ -86,7 +85,7 @@ def cycle_tick(clock_hz: float) -> Callable[[float, object], str]:
     ("1,500,000\\n(1,000 µs)" at 1.5 GHz)."""
 
     def label(value: float, _position: object = None) -> str:
-        return f"{tick(value)}\n({tick(float(number_value(cycles_to_us(value, clock_hz))))} µs)"
+        return f"{tick(value)}\n({tick(number_value(cycles_to_us(value, clock_hz)))} µs)"
 
     return label
 
