@@ -26,6 +26,7 @@ import atexit
 import io
 import multiprocessing
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -93,6 +94,37 @@ def executor() -> ProcessPoolExecutor:
             max_workers=jobs(), mp_context=multiprocessing.get_context("spawn")
         )
     return _executor
+
+
+def _ready() -> int:
+    """A task that only makes a worker import this package (done on arrival)."""
+    return os.getpid()
+
+
+def _json_file(path: object) -> bool:
+    """Whether ``path`` is a plain (not gzipped) file large enough for workers whose text starts
+    like JSON or NDJSON (the only formats they decode)."""
+    if not isinstance(path, (str, Path)):
+        return False
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or not use_workers(info.st_size):
+            return False
+        with open(path, "rb") as handle:
+            head = handle.read(64)
+    except (OSError, ValueError):
+        return False
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
+
+
+def prestart(paths: Iterable[object]) -> None:
+    """Start the pool now when one of ``paths`` is a JSON or NDJSON file that workers would
+    decode, so that the workers' start-up (an interpreter, then tileprof's imports: most of a
+    second) overlaps what the parent does before it has ranges to hand out."""
+    if jobs() > 1 and _executor is None and any(_json_file(path) for path in paths):
+        pool = executor()
+        for _ in range(jobs()):
+            pool.submit(_ready)
 
 
 def shutdown() -> None:
