@@ -230,7 +230,7 @@ def read_range(
     return buffer
 
 
-def decode_range(path: str, start: int, end: int) -> tuple[bytes, list[bytes]] | None:
+def decode_range(path: str, start: int, end: int) -> tuple[bytes | str, list[bytes]] | None:
     """Worker task: the samples in bytes ``start:end`` (whole samples and the commas between)
     as Arrow IPC columns and their distinct metadata texts; None when they do not decode."""
     data = read_range(path, start, end, b"[", b"]")

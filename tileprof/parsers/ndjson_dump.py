@@ -184,7 +184,7 @@ TASK_BYTES = 16 * 2**20
 
 def decode_range(
     path: str, start: int, end: int
-) -> tuple[bytes, list[bytes], int, LineProblem | None]:
+) -> tuple[bytes | str, list[bytes], int, LineProblem | None]:
     """Worker task: the samples on the whole lines in bytes ``start:end``.
 
     Returns the Arrow IPC columns (with each sample's line number counted from the range's

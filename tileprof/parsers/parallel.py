@@ -26,7 +26,9 @@ import atexit
 import io
 import multiprocessing
 import os
+import shutil
 import stat
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -44,6 +46,9 @@ R = TypeVar("R")
 
 _jobs: int | None = 1
 _executor: ProcessPoolExecutor | None = None
+_spool: str | None = None
+"""Where a worker writes its results (a folder in shared memory the parent made), or None in
+the parent, whose own results stay in memory."""
 
 
 def usable_cores() -> int:
@@ -87,13 +92,33 @@ def use_workers(size: int) -> bool:
 
 
 def executor() -> ProcessPoolExecutor:
-    """The command's pool, started on first use."""
-    global _executor
+    """The command's pool of ``jobs() - 1`` workers (the parent decodes too), started on
+    first use."""
+    global _executor, _spool
     if _executor is None:
+        _spool = tempfile.mkdtemp(prefix="tileprof-ipc-", dir=_SHM if os.path.isdir(_SHM) else None)
         _executor = ProcessPoolExecutor(
-            max_workers=jobs(), mp_context=multiprocessing.get_context("spawn")
+            max_workers=max(1, jobs() - 1),
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_set_spool,
+            initargs=(_spool,),
         )
     return _executor
+
+
+_SHM = "/dev/shm"
+
+
+def _set_spool(folder: str) -> None:
+    global _spool
+    _spool = folder
+
+
+def _remove_spool() -> None:
+    global _spool
+    folder, _spool = _spool, None
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _ready() -> int:
@@ -123,7 +148,7 @@ def prestart(paths: Iterable[object]) -> None:
     second) overlaps what the parent does before it has ranges to hand out."""
     if jobs() > 1 and _executor is None and any(_json_file(path) for path in paths):
         pool = executor()
-        for _ in range(jobs()):
+        for _ in range(jobs() - 1):
             pool.submit(_ready)
 
 
@@ -133,6 +158,7 @@ def shutdown() -> None:
     pool, _executor = _executor, None
     if pool is not None:
         pool.shutdown(wait=True, cancel_futures=True)
+    _remove_spool()
 
 
 atexit.register(shutdown)
@@ -143,6 +169,7 @@ def _broken(path: Path) -> InputError:
     pool, _executor = _executor, None
     if pool is not None:
         pool.shutdown(wait=False, cancel_futures=True)
+    _remove_spool()
     return InputError(
         path,
         None,
@@ -154,18 +181,31 @@ def _broken(path: Path) -> InputError:
 def run_tasks(
     path: Path, function: Callable[..., R], tasks: Iterable[tuple[Any, ...]]
 ) -> Iterator[R]:
-    """``function(*task)`` for every task in the pool, results in task order.
+    """``function(*task)`` for every task, results in task order.
 
-    Every task is submitted at once (results are small: columns, not text); a generator closed
-    early cancels the tasks not yet started. A dead worker raises ``InputError``.
+    Every task is submitted to the pool at once (results are small: columns, not text); the
+    workers take them from the front while this process takes them from the back, each one that
+    no worker has started yet (it cancels the task, then runs it itself), so ``jobs`` processes
+    decode and none idles. A generator closed early cancels the tasks not yet started. A dead
+    worker raises ``InputError``.
     """
     futures: list[Future[R]] = []
     try:
         try:
             pool = executor()
-            futures = [pool.submit(function, *task) for task in tasks]
-            for future in futures:
-                yield future.result()
+            work = list(tasks)
+            futures = [pool.submit(function, *task) for task in work]
+            done: dict[int, R] = {}
+            ready = 0  # results before this one have been yielded
+            for index in reversed(range(len(work))):
+                while ready < index and futures[ready].done():
+                    yield futures[ready].result()  # the workers' finished results go on now
+                    ready += 1
+                if index < ready or not futures[index].cancel():
+                    break
+                done[index] = function(*work[index])
+            for index in range(ready, len(work)):
+                yield done.pop(index) if index in done else futures[index].result()
         except BrokenProcessPool:
             raise _broken(path) from None
     finally:
@@ -173,13 +213,27 @@ def run_tasks(
             future.cancel()
 
 
-def encode_columns(frame: pl.DataFrame) -> bytes:
-    """A worker's columns as Arrow IPC bytes (uncompressed: the pipe is faster than zstd)."""
-    sink = io.BytesIO()
-    frame.write_ipc(sink, compression="uncompressed")
-    return sink.getvalue()
+def encode_columns(frame: pl.DataFrame) -> bytes | str:
+    """A task's columns as Arrow IPC (uncompressed: copying is faster than zstd): in a worker,
+    a file in the shared-memory spool whose name goes back through the pipe (a pipe of a few
+    MB would stall the worker while the parent, busy decoding, cannot read it); in the parent,
+    bytes."""
+    if _spool is None:
+        sink = io.BytesIO()
+        frame.write_ipc(sink, compression="uncompressed")
+        return sink.getvalue()
+    handle, name = tempfile.mkstemp(suffix=".arrow", dir=_spool)
+    with os.fdopen(handle, "wb") as spooled:
+        frame.write_ipc(spooled, compression="uncompressed")
+    return name
 
 
-def decode_columns(data: bytes) -> pl.DataFrame:
-    """The columns ``encode_columns`` wrote."""
-    return pl.read_ipc(io.BytesIO(data))
+def decode_columns(data: bytes | str) -> pl.DataFrame:
+    """The columns ``encode_columns`` wrote (a spooled file is removed once read)."""
+    if isinstance(data, bytes):
+        return pl.read_ipc(io.BytesIO(data))
+    try:
+        with open(data, "rb") as spooled:
+            return pl.read_ipc(io.BytesIO(spooled.read()))
+    finally:
+        os.unlink(data)
