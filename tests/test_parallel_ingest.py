@@ -401,3 +401,23 @@ def test_one_pool_serves_every_input_of_a_command(
     assert set(pool._processes or {}) == workers  # type: ignore[attr-defined]
     parallel.shutdown()
     assert parallel.executor() is not pool
+
+
+@pytest.mark.parametrize("separator", [b"\n", b"\r\n", b"\n  ", b"\n\x0b", b"\n\n"], ids=repr)
+def test_ndjson_lines_with_white_space_match_serial(
+    tmp_path: Path, task_counter: list[int], separator: bytes
+) -> None:
+    # Dense ranges (one sample a line, nothing else) are decoded straight from the buffer;
+    # anything else goes line by line: both must give what one process gives.
+    lines = [msgspec.json.encode(sample(i % 16, i, 1 + i, f"k{i % 3}")) for i in range(30)]
+    path = tmp_path / "d.ndjson"
+    path.write_bytes(separator.join(lines) + b"\n")
+    parsed = _both(lambda: ndjson_dump.parse_file(path, task_bytes=300))
+    assert task_counter and task_counter[0] >= 2
+    if separator == b"\n\x0b":
+        assert isinstance(parsed, str)  # a vertical tab before a value is not JSON
+        return
+    assert not isinstance(parsed, str)
+    assert parsed.samples["offset"].to_list() == list(range(30))
+    step = 2 if separator == b"\n\n" else 1
+    assert [parsed.place(i) for i in range(30)] == [f"line {1 + step * i}" for i in range(30)]
