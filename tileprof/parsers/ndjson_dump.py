@@ -182,7 +182,7 @@ TASK_BYTES = 16 * 2**20
 """Most bytes of lines one worker task decodes at once (about 35k samples, ~60 MB of objects)."""
 
 
-_SPACE_AFTER_NEWLINE = tuple(b"\n" + bytes([c]) for c in b" \t\n\r\x0b\x0c")
+_SPACE = np.frombuffer(b" \t\n\r\x0b\x0c", dtype=np.uint8)
 
 
 def _dense_lines(data: bytearray, lines: int) -> list[SampleRecord] | None:
@@ -192,7 +192,9 @@ def _dense_lines(data: bytearray, lines: int) -> list[SampleRecord] | None:
     line path then finds the same samples, or words the error)."""
     if not data or data[:1].isspace() or b"\r" in data:
         return None
-    if any(pair in data for pair in _SPACE_AFTER_NEWLINE):
+    text = np.frombuffer(data, dtype=np.uint8)
+    after_newline = np.flatnonzero(text[:-1] == ord("\n")) + 1
+    if np.isin(text[after_newline], _SPACE).any():
         return None
     try:
         with gc_paused():
