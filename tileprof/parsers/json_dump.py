@@ -10,6 +10,12 @@ the file, splits the samples array into raw slices (no objects but one ``Raw`` p
 decodes them in batches (``batches.SampleBatches``) with the garbage collector paused, and hands
 the mapped pages back to the kernel as it goes, so peak memory stays near the file size. On any
 failure it falls back to ``parse``, so errors read the same whichever path met them.
+
+With worker processes (``parallel``), one scan (``SamplesSpan``: the samples array as one raw
+slice, no object per sample) finds the header and where the array lies; candidate cuts between
+samples (``sample_ranges``) split it into byte ranges that the workers decode, and the decoding
+itself proves each cut right. When a range does not decode, the file is decoded in process as
+above (which words any error), so a wrong cut costs time, never a wrong frame.
 """
 
 from __future__ import annotations

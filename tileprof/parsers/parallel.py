@@ -3,12 +3,18 @@
 A dump's decoding is CPU-bound Python (msgspec Structs, then columns), so threads would share
 one core; processes do not. The JSON and NDJSON readers cut a plain file into contiguous byte
 ranges (whole samples, whole lines), and each worker reads its range itself, decodes it and
-sends back its typed columns as Arrow IPC bytes plus its distinct raw metadata texts: a few
-bytes a sample through the pipe, never a pickled Python object per sample. The parent joins
-the columns and interns the metadata (``batches.SampleBatches.add_interned``).
+sends back its typed columns as Arrow IPC plus its distinct raw metadata texts: the columns go
+through a file in shared memory (``/dev/shm``) whose name goes through the pipe, never a
+pickled Python object per sample. The parent joins the columns and interns the metadata
+(``batches.SampleBatches.add_interned``).
+
+``jobs`` processes decode: the parent and ``jobs - 1`` workers. The workers take tasks from the
+front while the parent takes those no worker has started from the back (``run_tasks``), so the
+parent never idles and no core runs a process more than it has.
 
 One pool (``ProcessPoolExecutor``, started by ``spawn``: a fork of a process that already runs
-polars' threads may deadlock) serves a whole command: it starts on first use and is reused for
+polars' threads may deadlock) serves a whole command: ``prestart`` starts it as soon as a large
+JSON or NDJSON input is named (its start-up overlaps the parent's first scan), it is reused for
 every input (``report`` and ``diff`` read several), and ``shutdown`` ends it; the ``--jobs``
 option registers that at the command's end. Files under ``min_bytes()`` stay in process, where
 starting workers would cost more than it saves. A worker that dies (killed, out of memory)
