@@ -421,3 +421,45 @@ def test_ndjson_lines_with_white_space_match_serial(
     assert parsed.samples["offset"].to_list() == list(range(30))
     step = 2 if separator == b"\n\n" else 1
     assert [parsed.place(i) for i in range(30)] == [f"line {1 + step * i}" for i in range(30)]
+
+
+def test_columns_travel_through_the_spool_or_the_pipe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import polars as pl
+
+    frame = pl.DataFrame({"tile": [3, 1, 2], "kind": ["a", None, "c"]})
+    monkeypatch.setattr(parallel, "_spool", str(tmp_path))
+    spooled = parallel.encode_columns(frame)
+    assert isinstance(spooled, str) and Path(spooled).parent == tmp_path
+    assert parallel.decode_columns(spooled).equals(frame)
+    assert not Path(spooled).exists()  # read once, then removed
+    monkeypatch.setattr(parallel, "_spool", str(tmp_path / "missing"))  # e.g. /dev/shm full
+    piped = parallel.encode_columns(frame)
+    assert isinstance(piped, bytes) and parallel.decode_columns(piped).equals(frame)
+
+
+def test_the_spool_ends_with_the_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    parallel.executor()
+    folder = parallel._spool
+    assert folder is not None and Path(folder).is_dir()
+    parallel.shutdown()
+    assert parallel._spool is None and not Path(folder).exists()
+
+
+def test_prestart_only_for_json_text_workers_would_decode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    csv_path, json_path = tmp_path / "d.csv", tmp_path / "d.json"
+    csv_path.write_text("physicalTile,offset,duration\n1,2,3\n")
+    json_path.write_bytes(document([sample(1, 2, 3, "k")]))
+    parallel.shutdown()
+    monkeypatch.setenv(parallel.MIN_BYTES_ENV, str(2**40))
+    parallel.prestart([json_path])
+    assert parallel._executor is None  # too small
+    monkeypatch.setenv(parallel.MIN_BYTES_ENV, "0")
+    parallel.prestart([csv_path, tmp_path / "missing.json", tmp_path, 5])
+    assert parallel._executor is None  # not JSON text, not a file
+    parallel.prestart([csv_path, json_path])
+    assert parallel._executor is not None
+    parallel.shutdown()

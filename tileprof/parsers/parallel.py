@@ -29,6 +29,7 @@ the caller's main module, so a script that opts in must guard its top level with
 from __future__ import annotations
 
 import atexit
+import contextlib
 import io
 import multiprocessing
 import os
@@ -224,14 +225,20 @@ def encode_columns(frame: pl.DataFrame) -> bytes | str:
     a file in the shared-memory spool whose name goes back through the pipe (a pipe of a few
     MB would stall the worker while the parent, busy decoding, cannot read it); in the parent,
     bytes."""
-    if _spool is None:
-        sink = io.BytesIO()
-        frame.write_ipc(sink, compression="uncompressed")
-        return sink.getvalue()
-    handle, name = tempfile.mkstemp(suffix=".arrow", dir=_spool)
-    with os.fdopen(handle, "wb") as spooled:
-        frame.write_ipc(spooled, compression="uncompressed")
-    return name
+    if _spool is not None:
+        name = ""
+        try:
+            handle, name = tempfile.mkstemp(suffix=".arrow", dir=_spool)
+            with os.fdopen(handle, "wb") as spooled:
+                frame.write_ipc(spooled, compression="uncompressed")
+            return name
+        except OSError:  # shared memory full (a container's is often small): use the pipe
+            if name:
+                with contextlib.suppress(OSError):
+                    os.unlink(name)
+    sink = io.BytesIO()
+    frame.write_ipc(sink, compression="uncompressed")
+    return sink.getvalue()
 
 
 def decode_columns(data: bytes | str) -> pl.DataFrame:
