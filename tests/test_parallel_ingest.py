@@ -441,10 +441,11 @@ def test_columns_travel_through_the_spool_or_the_pipe(
 
 def test_the_spool_ends_with_the_pool(monkeypatch: pytest.MonkeyPatch) -> None:
     parallel.executor()
-    folder = parallel._spool
+    folder = parallel._spool_folder
     assert folder is not None and Path(folder).is_dir()
+    assert parallel._spool is None  # the parent's own results are not spooled
     parallel.shutdown()
-    assert parallel._spool is None and not Path(folder).exists()
+    assert parallel._spool_folder is None and not Path(folder).exists()
 
 
 def test_prestart_only_for_json_text_workers_would_decode(

@@ -53,9 +53,11 @@ R = TypeVar("R")
 
 _jobs: int | None = 1
 _executor: ProcessPoolExecutor | None = None
+_spool_folder: str | None = None
+"""The folder in shared memory the parent made for its pool's results (None in a worker)."""
 _spool: str | None = None
-"""Where a worker writes its results (a folder in shared memory the parent made), or None in
-the parent, whose own results stay in memory."""
+"""In a worker, that folder, where it writes its results; None in the parent, whose own results
+stay in memory."""
 
 
 def usable_cores() -> int:
@@ -101,14 +103,16 @@ def use_workers(size: int) -> bool:
 def executor() -> ProcessPoolExecutor:
     """The command's pool of ``jobs() - 1`` workers (the parent decodes too), started on
     first use."""
-    global _executor, _spool
+    global _executor, _spool_folder
     if _executor is None:
-        _spool = tempfile.mkdtemp(prefix="tileprof-ipc-", dir=_SHM if os.path.isdir(_SHM) else None)
+        _spool_folder = tempfile.mkdtemp(
+            prefix="tileprof-ipc-", dir=_SHM if os.path.isdir(_SHM) else None
+        )
         _executor = ProcessPoolExecutor(
             max_workers=max(1, jobs() - 1),
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_set_spool,
-            initargs=(_spool,),
+            initargs=(_spool_folder,),
         )
     return _executor
 
@@ -122,8 +126,8 @@ def _set_spool(folder: str) -> None:
 
 
 def _remove_spool() -> None:
-    global _spool
-    folder, _spool = _spool, None
+    global _spool_folder
+    folder, _spool_folder = _spool_folder, None
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)
 
