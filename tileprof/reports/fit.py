@@ -61,9 +61,13 @@ def fit_to_width(build: TableBuilder, fit: Fit, console: Console, width: int) ->
     if _natural_width(console, table) > width:  # every droppable column gone: cut names more
         limit = _widest_limit(build, shown, console, width, NAME_FLOOR, limit)
         return build(shown, limit)
-    if limit < fit.full_limit:  # give the names what is left
-        limit = _widest_limit(build, shown, console, width, limit, fit.full_limit)
-        table = build(shown, limit)
+    slack = width - _natural_width(console, table)
+    if slack > 0 and limit < fit.full_limit:  # give the names what is left
+        guess = min(fit.full_limit, limit + slack)  # exact for a table of one name column
+        wider = build(shown, guess)
+        if _natural_width(console, wider) <= width:
+            return wider
+        return build(shown, _widest_limit(build, shown, console, width, limit, guess - 1))
     return table
 
 
