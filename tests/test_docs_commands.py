@@ -31,7 +31,7 @@ from tests.hostile import ROOT, invoke
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _BLOCK = re.compile(
-    r"(?:<!-- doc-test: (?P<marker>.*?) -->\n)?```(?P<lang>sh|python)\n(?P<body>.*?)```", re.S
+    r"(?:<!-- doc-test: (?P<marker>[^\n]*?) -->\n)?```(?P<lang>sh|python)\n(?P<body>.*?)```", re.S
 )
 
 
@@ -116,6 +116,12 @@ def commands(body: str) -> list[tuple[int, str]]:
 def test_continued_lines_are_one_command() -> None:
     body = "a \\\n  b\n\nc\n"
     assert commands(body) == [(0, "a \\\n  b"), (3, "c")]
+
+
+def test_a_marker_is_the_line_just_above_its_block() -> None:
+    text = "see `<!-- doc-test: setup: X -->` in prose\n<!-- doc-test: skip (y) -->\n```sh\nz\n```"
+    (match,) = _BLOCK.finditer(text)
+    assert match["marker"] == "skip (y)"
 
 
 def test_the_docs_have_commands_to_run() -> None:
