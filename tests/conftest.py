@@ -1,5 +1,5 @@
 """Test-wide settings: the pytester fixture, the Hypothesis profiles (docs/testing.md), and
-dask's scratch folder inside pytest's temporary folder.
+the scratch folders of dask and torch inside pytest's temporary folder.
 
 ``ci`` (the default) is derandomized: every run tries the same examples, so a property test
 that passes once passes every time, and a failure reproduces on any machine. ``release``
@@ -28,13 +28,14 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _dask_scratch_in_tmp_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Point dask's ``temporary-directory`` (workers' spill space and lock files, else
-    ``/tmp/dask-scratch-space`` for ever) at pytest's temporary folder, for the tests' own
-    clusters and for the ``tileprof`` subprocesses they start, which inherit the variable."""
+def _tool_scratch_in_tmp_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Point the scratch folders tools make in ``/tmp`` and keep for ever at pytest's temporary
+    folder: dask's ``temporary-directory`` (workers' spill space and lock files, else
+    ``/tmp/dask-scratch-space``) and torch's inductor cache (``/tmp/torchinductor_$USER``, made
+    by ``import torch``), for this process and the ``tileprof`` subprocesses it starts."""
     with pytest.MonkeyPatch.context() as patch:
-        scratch = tmp_path_factory.mktemp("dask-scratch")
-        patch.setenv("DASK_TEMPORARY_DIRECTORY", str(scratch))
+        patch.setenv("DASK_TEMPORARY_DIRECTORY", str(tmp_path_factory.mktemp("dask-scratch")))
+        patch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path_factory.mktemp("torchinductor")))
         if "dask" in sys.modules:  # already read its configuration: read it again
             sys.modules["dask"].config.refresh()
         yield
