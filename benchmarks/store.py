@@ -4,7 +4,8 @@ Builds a store of R runs × N samples under ``--folder`` (default /tmp/tileprof-
 then measures, each as its own process (import time included, as a user sees it):
 
 - ``store add`` of one more run from a Parquet dump of N samples (parse, stats, four commits);
-- ``history`` over all R runs (reads the stats table only);
+- ``history`` over all R runs (reads the stats table only), and in process;
+- three re-aggregation tasks in process: wall and CPU seconds each;
 - ``summary --store --group-by run --format json``: a full re-aggregation of every sample, with
   ``--engine polars`` and with ``--engine dask`` on a LocalCluster of 1 and of 2 workers;
 
@@ -73,7 +74,7 @@ def measure(command: list[str]) -> tuple[float, float, bytes]:
     return elapsed, peak[0] / 2**20, out
 
 
-def build_store(uri: str, runs: int, samples: int, seeds: int) -> None:
+def build_store(uri: str, runs: int, samples: int, seeds: int, progress: bool = False) -> None:
     """R runs written straight through ``write_profile`` (see the module docstring)."""
     from tileprof._version import __version__
     from tileprof.model import Profile
@@ -81,6 +82,7 @@ def build_store(uri: str, runs: int, samples: int, seeds: int) -> None:
     from tileprof.store.tables import RunRecord, create_store, now_utc
     from tileprof.store.writes import write_profile
 
+    began = time.perf_counter()
     store = create_store(uri)
     profiles = []
     for seed in range(min(seeds, runs)):
@@ -102,6 +104,8 @@ def build_store(uri: str, runs: int, samples: int, seeds: int) -> None:
             added_at=now_utc(),
         )
         write_profile(store, record, profile)
+        if progress:
+            print(f"{record.run} written at {time.perf_counter() - began:.0f} s", flush=True)
 
 
 def history_in_process(uri: str) -> float:
@@ -119,6 +123,26 @@ def history_in_process(uri: str) -> float:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     return float(result.stdout.strip())
+
+
+def task_in_process(uri: str, tasks: int = 3) -> list[tuple[int, float, float]]:
+    """Samples, wall seconds and CPU seconds (all threads) of the first ``tasks`` tasks of a
+    full re-aggregation, each run by ``run_task`` in a fresh process: the cost per task that
+    docs/scale.md multiplies, CPU time being what a worker with a core of its own would spend."""
+    code = (
+        "import time\n"
+        "from tileprof.store.aggregate import DEFAULT_TASK_SAMPLES, Query, plan, run_task\n"
+        "from tileprof.store.tables import open_store, read_runs\n"
+        f"s = open_store({uri!r})\n"
+        f"for task in plan(s, read_runs(s), DEFAULT_TASK_SAMPLES)[:{tasks}]:\n"
+        "    wall, cpu = time.perf_counter(), time.process_time()\n"
+        "    part = run_task(s, task, Query())\n"
+        "    n = int(part.groups.get_column('sampleCount').sum())\n"
+        "    print(n, time.perf_counter() - wall, time.process_time() - cpu)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    rows = [line.split() for line in result.stdout.splitlines()]
+    return [(int(n), float(wall), float(cpu)) for n, wall, cpu in rows]
 
 
 def folder_bytes(path: Path) -> int:
@@ -158,6 +182,8 @@ def main() -> None:
     history = measure([*tileprof, "history", "--store", uri, "--format", "json"])
     rows.append((f"history ({args.runs} runs)", history[0], history[1]))
     print(f"history in process, imports excluded: {history_in_process(uri):.3f} s")
+    for samples, wall, cpu in task_in_process(uri):
+        print(f"one task in process: {samples:,} samples, {wall:.2f} s wall, {cpu:.2f} s CPU")
     summary = [*tileprof, "summary", "--store", uri, "--group-by", "run", "--format", "json"]
     outputs = {}
     for name, extra in (

@@ -115,8 +115,32 @@ def add_run(
     return AddResult(run_id, True, str(path), sha256)
 
 
+@dataclass(frozen=True)
+class StoredRows:
+    """A run's rows as stored: its samples, metadata and statistics, each with a ``run`` column."""
+
+    samples: pl.DataFrame
+    metadata: pl.DataFrame
+    stats: pl.DataFrame
+
+
 def write_profile(store: Store, record: RunRecord, profile: Profile) -> None:
     """Append ``profile``'s rows under ``record.run``, then commit the record."""
+    write_rows(store, record, stored_rows(record.run, profile))
+
+
+def stored_rows(run: str, profile: Profile) -> StoredRows:
+    """Everything ``write_profile`` stores of ``profile`` but the run record."""
+    return StoredRows(
+        stored_samples(run, profile.samples),
+        stored_metadata(run, profile),
+        stored_stats(run, profile),
+    )
+
+
+def write_rows(store: Store, record: RunRecord, rows: StoredRows) -> None:
+    """Append ``rows`` (whose ``run`` is ``record.run``), then commit the record: one atomic
+    Delta commit per table, the record last."""
     from deltalake import WriterProperties, write_deltalake
 
     _remove_rows(store, record.run, (SAMPLES, METADATA, STATS))
@@ -124,15 +148,15 @@ def write_profile(store: Store, record: RunRecord, profile: Profile) -> None:
     properties = WriterProperties(compression="ZSTD", max_row_group_size=ROW_GROUP_ROWS)
     write_deltalake(
         store.table_uri(SAMPLES),
-        stored_samples(record.run, profile.samples).to_arrow(),
+        rows.samples.to_arrow(),
         mode="append",
         partition_by=["run"],
         storage_options=options,
         writer_properties=properties,
     )
     for name, frame in (
-        (METADATA, stored_metadata(record.run, profile)),
-        (STATS, stored_stats(record.run, profile)),
+        (METADATA, rows.metadata),
+        (STATS, rows.stats),
         (RUNS, pl.DataFrame([record.to_row()], schema=RUN_SCHEMA)),
     ):
         write_deltalake(
