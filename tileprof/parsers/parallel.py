@@ -24,17 +24,17 @@ from __future__ import annotations
 
 import atexit
 import io
-import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import polars as pl
 
 from tileprof.errors import InputError
+
+if TYPE_CHECKING:  # imported when a pool starts: setting --jobs costs no multiprocessing import
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 MIN_BYTES = 50_000_000
 """Files smaller than this decode in process (override: ``TILEPROF_PARALLEL_MIN_BYTES``)."""
@@ -89,6 +89,9 @@ def executor() -> ProcessPoolExecutor:
     """The command's pool, started on first use."""
     global _executor
     if _executor is None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         _executor = ProcessPoolExecutor(
             max_workers=jobs(), mp_context=multiprocessing.get_context("spawn")
         )
@@ -127,6 +130,8 @@ def run_tasks(
     Every task is submitted at once (results are small: columns, not text); a generator closed
     early cancels the tasks not yet started. A dead worker raises ``InputError``.
     """
+    from concurrent.futures.process import BrokenProcessPool
+
     futures: list[Future[R]] = []
     try:
         try:
