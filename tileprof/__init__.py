@@ -16,9 +16,8 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-from tileprof._version import __version__
-
 if TYPE_CHECKING:
+    from tileprof._version import __version__
     from tileprof.diff_inputs import diff
     from tileprof.filters import Filters
     from tileprof.model import Profile, load
@@ -27,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["Filters", "Profile", "Summary", "__version__", "diff", "load"]
 
 _LAZY = {
+    "__version__": "tileprof._version",
     "Filters": "tileprof.filters",
     "Profile": "tileprof.model",
     "Summary": "tileprof.summary",

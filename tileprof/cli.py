@@ -14,7 +14,6 @@ from typing import Any
 
 import click
 
-from tileprof._version import __version__
 from tileprof.errors import EXIT_BAD_INPUT, TileprofError
 from tileprof.text import escape_control
 
@@ -97,9 +96,27 @@ def os_error_text(exc: OSError) -> str:
     return f"{exc.filename}: {reason}" if exc.filename else reason
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``--version`` as click's ``version_option`` prints it; the installed version is looked
+    up here (``importlib.metadata``, ~40 ms), not by every command that starts."""
+    if not value or ctx.resilient_parsing:
+        return
+    from tileprof._version import __version__
+
+    click.echo(f"tileprof, version {__version__}")
+    ctx.exit()
+
+
 @click.group(cls=TileprofGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show a traceback with errors.")
-@click.version_option(__version__, prog_name="tileprof")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 def cli(debug: bool) -> None:
     """Profile analyzer for tile-based accelerators, side by side with GPU runs."""
 
