@@ -19,6 +19,9 @@ Commands:
   with ``benchmarks/store.py``'s ``build_store`` from dumps of ``--store-samples`` samples
   (default 20,000). ``history`` reads only the ``runs`` and ``stats`` tables (R × groups rows),
   so the samples per run do not change its cost; the store is kept in DIR/store and reused.
+
+``--source TREE`` runs tileprof from a source tree instead of the installed package, for a
+baseline in the same minutes: ``git archive main tileprof | tar -x -C TREE`` gives main's.
 """
 
 from __future__ import annotations
@@ -85,6 +88,20 @@ def import_times(command: list[str], env: dict[str, str]) -> dict[str, float]:
     return found
 
 
+def launcher(source: Path | None) -> list[str]:
+    """The command that starts tileprof: the installed package, or the one in ``source``
+    (the editable install's finder is dropped so that the tree's modules are the ones read)."""
+    if source is None:
+        return [sys.executable, "-m", "tileprof"]
+    code = (
+        "import sys, runpy; "
+        "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f)]; "
+        f"sys.path.insert(0, {str(source)!r}); "
+        "sys.argv[0] = 'tileprof'; runpy.run_module('tileprof', run_name='__main__')"
+    )
+    return [sys.executable, "-c", code]
+
+
 def load() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -108,6 +125,7 @@ def main() -> None:
     parser.add_argument(
         "--folder", type=Path, default=Path(tempfile.gettempdir()) / "tileprof-bench-startup"
     )
+    parser.add_argument("--source", type=Path, default=None)
     args = parser.parse_args()
     from diff import ensure_dump
 
@@ -115,7 +133,7 @@ def main() -> None:
     before = ensure_dump(args.samples, args.folder / "before", seed=4)
     after = ensure_dump(args.samples, args.folder / "after", seed=5)
     uri = ensure_store(args.folder, args.runs, args.store_samples)
-    tileprof = [sys.executable, "-m", "tileprof"]
+    tileprof = launcher(args.source)
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "TILEPROF_CACHE_DIR": cache}
         diff = [*tileprof, "diff", str(before), str(after), "--cache"]
