@@ -166,11 +166,11 @@ def test_the_vectorised_bands_follow_the_per_run_rule() -> None:
     rng = np.random.default_rng(3)
     values = rng.normal(100, 5, 40)
     values[[0, 4, 5, 17, 39]] = np.nan
-    medians, lows, highs = bands(values)
+    medians, lows, highs = bands(list(values))
     for i in range(values.size):
         before = values[:i][~np.isnan(values[:i])][-BAND_RUNS:]
         expected = band(before)
         if expected is None:
-            assert np.isnan(medians[i]) and np.isnan(lows[i]) and np.isnan(highs[i])
+            assert medians[i] is None and lows[i] is None and highs[i] is None
         else:
             assert (medians[i], lows[i], highs[i]) == pytest.approx(expected, rel=1e-12)

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 from tileprof._version import __version__
 from tileprof.errors import InputError, TileprofError
-from tileprof.model import Profile, load
 
 if TYPE_CHECKING:
     from tileprof.filters import Filters
+    from tileprof.model import Profile
     from tileprof.summary import Summary
 
 CACHE_ENV = "TILEPROF_CACHE_DIR"
@@ -90,6 +90,8 @@ def load_cached(
     A cache that cannot be written (read-only home, full disk) costs a warning, not the run; an
     entry that cannot be read is ignored and rewritten.
     """
+    from tileprof.model import load
+
     entry = cache_path(path, format=format, clock_hz=clock_hz, tile_count=tile_count)
     if entry.is_file():
         try:

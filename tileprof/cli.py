@@ -14,23 +14,31 @@ from typing import Any
 
 import click
 
-from tileprof._version import __version__
 from tileprof.errors import EXIT_BAD_INPUT, TileprofError
 from tileprof.text import escape_control
 
-_COMMANDS = {
-    "summary": "tileprof.commands.summary",
-    "runs": "tileprof.commands.runs",
-    "convert": "tileprof.commands.convert",
-    "report": "tileprof.commands.report",
-    "store": "tileprof.commands.store",
-    "history": "tileprof.commands.history",
-    "diff": "tileprof.commands.diff",
-    "trace": "tileprof.commands.trace",
-    "supersteps": "tileprof.commands.supersteps",
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "summary": ("tileprof.commands.summary", "Per-group statistics of one tile dump."),
+    "runs": ("tileprof.commands.runs", "One run table of tile dumps and GPU files, linked."),
+    "convert": (
+        "tileprof.commands.convert",
+        "Convert a dump to the cache layout or another dump format.",
+    ),
+    "report": ("tileprof.commands.report", "Write one self-contained HTML report of every input."),
+    "store": ("tileprof.commands.store", "Keep many runs in one store (Delta Lake tables)."),
+    "history": ("tileprof.commands.history", "Trend of figures per run and group from a store."),
+    "diff": ("tileprof.commands.diff", "Compare two dumps or summaries, group by group."),
+    "trace": ("tileprof.commands.trace", "Write a Perfetto or Chrome trace of every target."),
+    "supersteps": (
+        "tileprof.commands.supersteps",
+        "Cut each epoch into supersteps from compute timing.",
+    ),
 }
-"""Subcommand name -> module defining ``command``; imported only when that command runs (or
-help lists it), so ``summary`` does not pay for the report's or the run table's imports."""
+"""Subcommand name -> (module defining ``command``, its one-line help). A module is imported
+only when its command runs, so ``summary`` does not pay for the report's or the run table's
+imports, and ``tileprof --help`` lists every command from this table without importing any
+(the one-line help is the command's own ``short_help``; tests/test_startup.py holds them
+equal)."""
 
 
 class TileprofGroup(click.Group):
@@ -43,9 +51,23 @@ class TileprofGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         command = super().get_command(ctx, cmd_name)
         if command is None and cmd_name in _COMMANDS:
-            command = importlib.import_module(_COMMANDS[cmd_name]).command
+            command = importlib.import_module(_COMMANDS[cmd_name][0]).command
             self.add_command(command, cmd_name)
         return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands section of ``--help``, from ``_COMMANDS`` (no command module loaded)."""
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in _COMMANDS and name not in self.commands:
+                rows.append((name, _COMMANDS[name][1]))
+                continue
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(formatter.width)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -74,9 +96,27 @@ def os_error_text(exc: OSError) -> str:
     return f"{exc.filename}: {reason}" if exc.filename else reason
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``--version`` as click's ``version_option`` prints it; the installed version is looked
+    up here (``importlib.metadata``, ~40 ms), not by every command that starts."""
+    if not value or ctx.resilient_parsing:
+        return
+    from tileprof._version import __version__
+
+    click.echo(f"tileprof, version {__version__}")
+    ctx.exit()
+
+
 @click.group(cls=TileprofGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show a traceback with errors.")
-@click.version_option(__version__, prog_name="tileprof")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 def cli(debug: bool) -> None:
     """Profile analyzer for tile-based accelerators, side by side with GPU runs."""
 

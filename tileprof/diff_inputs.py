@@ -43,17 +43,18 @@ _SUMMARY_KEYS = (b'"matchedSampleCount"', b'"groups"')
 def input_kind(path: Path) -> str:
     """``tile dump``, ``summary document`` or the GPU kind ``runs`` names; InputError if none."""
     from tileprof.parsers import peek
-    from tileprof.sources import detect_file_kind
 
     head, _, _ = peek(path)
     if head.lstrip()[:1] == b"{" and all(key in head for key in _SUMMARY_KEYS):
         return SUMMARY_DOCUMENT
+    from tileprof.sources import detect_file_kind
+
     return detect_file_kind(path)[0]
 
 
 def is_tile_kind(kind: str) -> bool:
     """Whether ``kind`` is compared per tile group (dumps, caches, summary documents)."""
-    from tileprof.sources import TILE_DUMP
+    from tileprof.parsers._format import TILE_DUMP
 
     return kind in (TILE_DUMP, SUMMARY_DOCUMENT)
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tileprof.errors import InputError
 from tileprof.parsers import RUN_INPUTS, detect, is_tile_dump_head, peek
 from tileprof.parsers._common import read_bytes
 from tileprof.parsers._format import TILE_DUMP
-from tileprof.runs import ParsedRuns
+
+if TYPE_CHECKING:
+    from tileprof.runs import ParsedRuns
 
 __all__ = ["TILE_DUMP", "detect_file_kind", "detect_kind", "load_runs", "parse_runs"]
 

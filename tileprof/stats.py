@@ -151,6 +151,8 @@ def _cycles_to_ms(cycles: pl.Series, clock_hz: float) -> pl.Series:
     aggregates flapped, and two of seed 004's phaseMs values differ in the last bit from
     the reciprocal form. numpy divides element by element, as the reference tool did.
     """
+    if cycles.len() == 0:  # the store's table schema is computed on no samples: no numpy
+        return pl.Series(cycles.name, [], dtype=pl.Float64)
     values = cycles.cast(pl.Int64).to_numpy() * 1000 / clock_hz
     return pl.Series(cycles.name, values, dtype=pl.Float64)
 

@@ -6,18 +6,18 @@ import dataclasses
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from tileprof.errors import OptionError, OutputError
 from tileprof.filters import Filters, parse_window
-from tileprof.model import Profile, load
 from tileprof.outputs import is_special
-from tileprof.parsers import DUMP_FORMATS, parallel
-from tileprof.parsers._common import DeviceHeader, resolve_device, validate_samples
-from tileprof.parsers.json_dump import sample_place
+from tileprof.parsers import DUMP_FORMATS
 from tileprof.stats import GROUP_DIMENSIONS, check_dimensions
+
+if TYPE_CHECKING:
+    from tileprof.model import Profile
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,6 +42,8 @@ def _finite(_ctx: click.Context, param: click.Parameter, value: float | None) ->
 def _jobs(ctx: click.Context, _param: click.Parameter, value: int | None) -> int | None:
     """Set the decoding processes for this command (default: the usable cores); its pool ends
     with the command, and the API's setting is restored then."""
+    from tileprof.parsers import parallel
+
     previous = parallel.setting()
     parallel.configure(value)
     ctx.call_on_close(lambda: parallel.configure(previous))
@@ -181,6 +183,8 @@ def load_profile(
     if path is None and not example:
         raise OptionError("give a DUMP file (or --example for the bundled reference profile)")
     if path is not None:
+        from tileprof.model import load
+
         if cache:
             from tileprof.cache import load_cached
 
@@ -196,6 +200,9 @@ def load_profile(
     if clock_hz is None and tile_count is None:
         return profile
     # The same checks as a dump read with these options: positive device, tiles in range.
+    from tileprof.parsers._common import DeviceHeader, resolve_device, validate_samples
+    from tileprof.parsers.json_dump import sample_place
+
     source = Path(profile.source or "example")
     header = DeviceHeader(profile.clock_hz, profile.tile_count)
     clock, tiles = resolve_device(source, header, clock_hz, tile_count)

@@ -1,7 +1,9 @@
 """Input parsers, one module per format, and the one registry and detector that pick one.
 
-Each input module declares itself with an ``INPUT = InputFormat(...)`` (name, kind, how it
-recognises a file's content, how it parses; see ``_format``) and ``INPUTS`` lists them. Tile
+``INPUTS`` holds one ``InputFormat`` per input module (name, kind, how a file's content is
+recognised, which module parses it; see ``_format``): the recognisers live in the light
+``_sniff`` module and a format's parser module is imported only when a file of that format is
+read, so detecting a tile dump or a summary document costs no decoder imports. Tile
 dumps return the same ``ParsedDump`` (typed sample frame, interned metadata, device header); GPU
 run sources return ``tileprof.runs.ParsedRuns``. ``detect`` trusts content first (a JSON
 object's top-level keys, Parquet magic, NDJSON's one-object-per-line shape, a CSV header row)
@@ -17,23 +19,11 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tileprof.errors import InputError
-from tileprof.parsers import (
-    csv_dump,
-    energy_report,
-    json_dump,
-    kineto,
-    latency_bench,
-    ndjson_dump,
-    nsys,
-    parallel,
-    parquet_dump,
-    run_table,
-)
+from tileprof.parsers import _sniff
 from tileprof.parsers._common import (
     GZIP_MAGIC,
     ParsedDump,
@@ -44,33 +34,82 @@ from tileprof.parsers._common import (
     stream_content,
     validate_samples,
 )
-from tileprof.parsers._decode import decode_json
-from tileprof.parsers._format import SNIFF_BYTES, TILE_DUMP, Content, InputFormat
+from tileprof.parsers._format import (
+    RUN_SOURCE,
+    SNIFF_BYTES,
+    TILE_DUMP,
+    Content,
+    InputFormat,
+    never,
+)
 from tileprof.progress import progress_bar
-from tileprof.runs import ParsedRuns
 
+if TYPE_CHECKING:
+    from tileprof.runs import ParsedRuns
+
+_HERE = "tileprof.parsers."
 DUMP_INPUTS: tuple[InputFormat[ParsedDump], ...] = (
-    json_dump.INPUT,
-    ndjson_dump.INPUT,
-    parquet_dump.INPUT,
-    csv_dump.INPUT,
+    InputFormat(
+        _sniff.JSON,
+        TILE_DUMP,
+        _sniff.json_dump,
+        _HERE + "json_dump",
+        extensions=(".json",),
+        json_keys=_sniff.has_tile_keys,
+    ),
+    InputFormat(
+        _sniff.NDJSON,
+        TILE_DUMP,
+        _sniff.ndjson_dump,
+        _HERE + "ndjson_dump",
+        extensions=(".ndjson", ".jsonl"),
+    ),
+    InputFormat(
+        _sniff.PARQUET,
+        TILE_DUMP,
+        _sniff.parquet_dump,
+        _HERE + "parquet_dump",
+        extensions=(".parquet", ".pq"),
+    ),
+    InputFormat(_sniff.CSV, TILE_DUMP, _sniff.csv_dump, _HERE + "csv_dump", extensions=(".csv",)),
 )
 """The tile-dump formats, in the order ``--format-in`` lists them."""
 RUN_INPUTS: tuple[InputFormat[ParsedRuns], ...] = (
-    kineto.INPUT,
-    latency_bench.INPUT,
-    energy_report.INPUT,
-    nsys.INPUT,
-    run_table.INPUT,
+    InputFormat(
+        _sniff.TRACE,
+        RUN_SOURCE,
+        never,
+        _HERE + "kineto",
+        json_keys=_sniff.is_trace,
+        json_fallback=_sniff.has_trace_keys,
+    ),
+    InputFormat(
+        _sniff.LATENCY,
+        RUN_SOURCE,
+        never,
+        _HERE + "latency_bench",
+        json_keys=_sniff.is_latency_doc,
+    ),
+    InputFormat(
+        _sniff.ENERGY, RUN_SOURCE, never, _HERE + "energy_report", json_keys=_sniff.is_energy_doc
+    ),
+    InputFormat(_sniff.NSYS, RUN_SOURCE, _sniff.nsys_report, _HERE + "nsys"),
+    InputFormat(
+        _sniff.RUN_TABLE,
+        RUN_SOURCE,
+        _sniff.run_table,
+        _HERE + "run_table",
+        json_keys=_sniff.is_run_doc,
+    ),
 )
 """The GPU run sources."""
 INPUTS: tuple[InputFormat[Any], ...] = (*RUN_INPUTS, *DUMP_INPUTS)
 """Every input format, in the order detection tries them: a GPU source's layout wins over a
-tile dump's looser rules (a JSON object with "traceEvents" and "clockHz" is a trace)."""
+tile dump's looser rules (a JSON object with "traceEvents" and "clockHz" is a trace). Each
+names the module that parses it; that module is imported only when its format is read."""
 
-DUMP_FORMATS: dict[str, Callable[[Path, bytes], ParsedDump]] = {
-    f.name: f.parse for f in DUMP_INPUTS
-}
+DUMP_FORMATS: tuple[str, ...] = tuple(f.name for f in DUMP_INPUTS)
+"""The tile-dump format names (``--format-in``), in order."""
 EXTENSIONS: dict[str, str] = {ext: f.name for f in INPUTS for ext in f.extensions}
 _BY_NAME: dict[str, InputFormat[Any]] = {f.name: f for f in INPUTS}
 
@@ -145,6 +184,8 @@ def detect(path: str | Path, data: bytes) -> InputFormat[Any]:
         if keys is not None:
             return _by_json_keys(path, keys)
         if _sniffed(content, DUMP_INPUTS) is None:
+            from tileprof.parsers._decode import decode_json
+
             decode_json(path, data, dict)  # not one JSON object, not NDJSON: where it breaks
     found = _sniffed(content, INPUTS)
     if found is None:
@@ -179,11 +220,11 @@ def peek(path: Path) -> tuple[bytes, bool, int]:
 
 
 _RUN_SOURCE_WORDS = {
-    kineto.KIND: "a PyTorch profiler trace",
-    latency_bench.KIND: "a latency benchmark file",
-    energy_report.KIND: "an energy report",
-    nsys.KIND: "an nsys kernel summary CSV",
-    run_table.KIND: "a run table",
+    _sniff.TRACE: "a PyTorch profiler trace",
+    _sniff.LATENCY: "a latency benchmark file",
+    _sniff.ENERGY: "an energy report",
+    _sniff.NSYS: "an nsys kernel summary CSV",
+    _sniff.RUN_TABLE: "a run table",
 }
 
 
@@ -219,6 +260,8 @@ def read_dump(
             source, None, f"unknown format {format!r} (one of {', '.join(DUMP_FORMATS)})"
         )
     head, compressed, size = peek(source)
+    from tileprof.parsers import parallel
+
     parallel.prestart([source])  # the workers start up while the format is found
     # a pipe was read whole by peek: parse it from memory (it cannot be mapped or re-opened)
     data: bytes | None = read_bytes(source) if stream_content(source) is not None else None

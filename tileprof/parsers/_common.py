@@ -15,10 +15,9 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import msgspec
-import numpy as np
 import polars as pl
 
 from tileprof.errors import InputError
@@ -29,6 +28,9 @@ from tileprof.schema import (
     SAMPLE_SCHEMA,
     MetadataEntries,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_CYCLES = 2**62
@@ -250,6 +252,8 @@ class MetadataInterner:
 
     def intern(self, raw: Sequence[bytes | str | None]) -> np.ndarray:
         """The ids of ``raw``'s texts, adding new texts to ``distinct``."""
+        import numpy as np  # here, not at the top: detection and peeking need no numpy
+
         index = self.index
         known = len(index)
         absent = len(self._ABSENT)
@@ -274,6 +278,8 @@ def decode_metadata(
     Returns the entries per id and, per id, ``usefulCycles`` and ``physicalWorkCycles`` as floats
     (NaN where the list has no such entry). Errors name the first sample that carries the list.
     """
+    import numpy as np
+
     table: list[MetadataEntries] = []
     numbers = np.full((len(distinct), len(METADATA_NUMBER_KEYS)), np.nan)
     for metadata_id, text in enumerate(distinct):
@@ -317,6 +323,8 @@ def build_sample_frame(
     The per-sample metadata columns are gathers from the per-id tables by the nullable id
     column (a null id gathers null), so no sample-sized temporaries are made beyond the results.
     """
+    import numpy as np
+
     ids = pl.Series("metadataId", metadata_ids, dtype=pl.Int64)
     ids = pl.select(pl.when(ids >= 0).then(ids).cast(pl.UInt32)).to_series().alias("metadataId")
 

@@ -1,10 +1,13 @@
-"""What an input module declares about itself: the ``InputFormat`` entry of the registry.
+"""The entries of the input registry: ``InputFormat`` (how a format is recognised, and which
+module reads it) and ``Reader`` (what that module declares about reading).
 
 Every input module (tile dumps: ``json_dump``, ``ndjson_dump``, ``parquet_dump``, ``csv_dump``;
 run sources: ``kineto``, ``latency_bench``, ``energy_report``, ``nsys``, ``run_table``) ends with
-one ``INPUT = InputFormat(...)``; ``tileprof.parsers.INPUTS`` lists them, and
-``tileprof.parsers.detect`` walks that list (content first, then extension). Adding a format is
-one module plus one line in ``INPUTS``.
+one ``READER = Reader(...)``; ``tileprof.parsers.INPUTS`` lists one ``InputFormat`` per module,
+naming the module and its recogniser (``tileprof.parsers._sniff``), and
+``tileprof.parsers.detect`` walks that list (content first, then extension). A module is
+imported only when its format is read. Adding a format is one module, its recogniser, and one
+entry in ``INPUTS``.
 
 ``Content`` hands every recogniser the same lazily computed views of a file's bytes, so the
 first line is decoded once and a JSON document's top-level keys are only decoded when a JSON
@@ -13,13 +16,12 @@ object is being classified.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Generic, TypeVar
-
-import msgspec
 
 TILE_DUMP = "tile dump"
 """The kind of every tile-dump format (what ``tileprof.sources.detect_kind`` reports)."""
@@ -57,6 +59,8 @@ class Content:
     @cached_property
     def first_value(self) -> Any:
         """The head's first line decoded as JSON, or None when it is not JSON."""
+        import msgspec
+
         try:
             return msgspec.json.decode(self.first_line)
         except (msgspec.DecodeError, RecursionError):
@@ -70,6 +74,8 @@ class Content:
     @cached_property
     def keys(self) -> set[str] | None:
         """The top-level keys of a JSON object document (values skipped, not decoded), or None."""
+        import msgspec
+
         try:
             obj = msgspec.json.decode(self.data, type=dict[str, msgspec.Raw])
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
@@ -83,25 +89,52 @@ class Content:
 
 
 @dataclass(frozen=True)
+class Reader(Generic[T]):
+    """How an input module reads its format: ``parse`` (path as given, named in errors; bytes)
+    and, optionally, ``parse_file``, which streams the file instead of reading it whole;
+    ``stream_gzip`` says whether it can stream a gzipped file too."""
+
+    parse: Callable[[Any, bytes], T]
+    parse_file: Callable[[Path, ProgressFn | None, int], T] | None = None
+    stream_gzip: bool = True
+
+
+@dataclass(frozen=True)
 class InputFormat(Generic[T]):
-    """One input format: its name, its kind, how its content is recognised, how it is parsed.
+    """One input format: its name, its kind, how its content is recognised, which module
+    parses it.
 
     ``sniff`` recognises the content (for a JSON object document, run sources use ``json_keys``
     instead: a predicate on its top-level keys; ``json_fallback`` is tried after every format's
-    ``json_keys``). ``extensions`` are the fallback when no content rule settles it.
-    ``parse_file`` (optional) streams the file instead of reading it whole; ``stream_gzip`` says
-    whether it can stream a gzipped file too.
+    ``json_keys``). ``extensions`` are the fallback when no content rule settles it. ``module``
+    defines ``READER``, imported on first use (``reader``, ``parse``, ``parse_file``).
     """
 
     name: str
     kind: str
     sniff: Callable[[Content], bool]
-    parse: Callable[[Any, bytes], T]  # (path as given, named in errors; bytes)
+    module: str
     extensions: tuple[str, ...] = ()
     json_keys: Callable[[set[str]], bool] | None = None
     json_fallback: Callable[[set[str]], bool] | None = None
-    parse_file: Callable[[Path, ProgressFn | None, int], T] | None = None
-    stream_gzip: bool = True
+
+    @property
+    def reader(self) -> Reader[T]:
+        """The module's ``READER`` (importing the module the first time)."""
+        found: Reader[T] = importlib.import_module(self.module).READER
+        return found
+
+    @property
+    def parse(self) -> Callable[[Any, bytes], T]:
+        return self.reader.parse
+
+    @property
+    def parse_file(self) -> Callable[[Path, ProgressFn | None, int], T] | None:
+        return self.reader.parse_file
+
+    @property
+    def stream_gzip(self) -> bool:
+        return self.reader.stream_gzip
 
 
 def never(_: Content) -> bool:

@@ -15,12 +15,12 @@ import polars as pl
 
 from tileprof.errors import InputError
 from tileprof.parsers._common import DeviceHeader, ParsedDump
-from tileprof.parsers._format import TILE_DUMP, Content, InputFormat
+from tileprof.parsers._format import Reader
+from tileprof.parsers._sniff import CSV
 from tileprof.parsers.ndjson_dump import HeaderLine
-from tileprof.parsers.parquet_dump import MAGIC as PARQUET_MAGIC
 from tileprof.parsers.table_columns import typed_from_table
 
-FORMAT = "csv"
+FORMAT = CSV
 
 
 def parse(path: Path, data: bytes) -> ParsedDump:
@@ -79,18 +79,4 @@ def locate_csv_fault(data: bytes, first_line_number: int = 1) -> tuple[str, str]
     return None
 
 
-def sniff(content: Content) -> bool:
-    """A CSV dump: its header row (after an optional ``#`` comment line) names physicalTile."""
-    head = content.head
-    if head.startswith(b"{") or content.data[:4] == PARQUET_MAGIC:
-        return False
-    first_line = content.first_line
-    if head.startswith(b"#"):
-        second = head.split(b"\n", 2)[1:2]
-        first_line = second[0] if second else b""
-    return (
-        first_line[:1] not in (b"[", b"{") and b"physicalTile" in first_line and b"," in first_line
-    )
-
-
-INPUT: InputFormat[ParsedDump] = InputFormat(FORMAT, TILE_DUMP, sniff, parse, extensions=(".csv",))
+READER: Reader[ParsedDump] = Reader(parse)

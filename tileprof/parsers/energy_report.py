@@ -20,13 +20,14 @@ from typing import Annotated, Any
 
 import msgspec
 
-from tileprof.parsers._format import RUN_SOURCE, InputFormat, never
+from tileprof.parsers._format import Reader
+from tileprof.parsers._sniff import ENERGY, ENERGY_GEMM, ENERGY_INFERENCE
 from tileprof.runs import ParsedRuns, runs_from_rows
 
-KIND = "energy report"
+KIND = ENERGY
 
-GEMM = "gemm_8192"
-INFERENCE = "ciresan_mnist_int8_inference"
+GEMM = ENERGY_GEMM
+INFERENCE = ENERGY_INFERENCE
 
 # A time or MAC count is divided by (TFLOP/s, J per MAC, speedup): it must be above zero.
 # Energies and counts are never negative.
@@ -98,11 +99,6 @@ INFERENCE_STAGE_COLUMNS = frozenset(
         "aggregate_repetitions",
     }
 )
-
-
-def is_energy_doc(keys: set[str]) -> bool:
-    """Whether a JSON object with these top-level keys has this layout."""
-    return "hardware" in keys and bool(keys & {GEMM, INFERENCE})
 
 
 def parse(path: str | Path, data: bytes) -> ParsedRuns:
@@ -186,6 +182,4 @@ def _metadata(
     return out
 
 
-INPUT: InputFormat[ParsedRuns] = InputFormat(
-    KIND, RUN_SOURCE, never, parse, json_keys=is_energy_doc
-)
+READER: Reader[ParsedRuns] = Reader(parse)

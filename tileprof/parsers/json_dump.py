@@ -41,7 +41,8 @@ from tileprof.parsers._common import (
     read_bytes,
     split_validation_error,
 )
-from tileprof.parsers._format import TILE_DUMP, Content, InputFormat, ProgressFn
+from tileprof.parsers._format import ProgressFn, Reader
+from tileprof.parsers._sniff import JSON
 from tileprof.parsers.batches import (
     DEFAULT_BATCH_ROWS,
     SampleBatches,
@@ -49,7 +50,7 @@ from tileprof.parsers.batches import (
 )
 from tileprof.parsers.records import SampleRecord
 
-FORMAT = "json"
+FORMAT = JSON
 
 
 class DumpDocument(msgspec.Struct):
@@ -352,30 +353,12 @@ def parse_file(
     return parsed
 
 
-TILE_KEYS = frozenset({"samples", "clockHz", "tileCount"})
-"""Top-level keys of which any one makes a JSON object document a tile dump."""
-
-
-def sniff(content: Content) -> bool:
-    """A JSON dump document: a JSON object, not NDJSON-shaped, that mentions "samples"."""
-    return (
-        content.head.startswith(b"{")
-        and not content.first_line_is_object_without_samples
-        and b'"samples"' in content.data
-    )
-
-
 def _stream(path: Path, progress: ProgressFn | None, size: int) -> ParsedDump:
     return parse_file(path, progress=progress)
 
 
-INPUT: InputFormat[ParsedDump] = InputFormat(
-    FORMAT,
-    TILE_DUMP,
-    sniff,
+READER: Reader[ParsedDump] = Reader(
     parse,
-    extensions=(".json",),
-    json_keys=lambda keys: bool(keys & TILE_KEYS),
     parse_file=_stream,
     stream_gzip=False,  # the fast path maps the file: only a plain one
 )

@@ -25,14 +25,15 @@ import polars as pl
 
 from tileprof.classify import classify, dtype_from_torch_types
 from tileprof.errors import InputError
-from tileprof.parsers._format import RUN_SOURCE, InputFormat, never
+from tileprof.parsers._format import Reader
+from tileprof.parsers._sniff import TRACE
 from tileprof.runs import ParsedRuns, runs_from_rows
 
 T = TypeVar("T")
 Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 """Integers the run table stores as Int64: a larger one is named as out of range."""
 
-KIND = "PyTorch trace"
+KIND = TRACE
 GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
 LAUNCH_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})
 NO_DTYPE_FAMILIES = frozenset({"copy", "fill", "cast", "layout", "exchange", "other"})
@@ -80,11 +81,6 @@ class Trace(msgspec.Struct):
 
 
 _NO_ARGS = Args()
-
-
-def is_trace(keys: set[str]) -> bool:
-    """Whether a JSON object with these top-level keys is a Chrome trace."""
-    return "traceEvents" in keys
 
 
 @dataclass
@@ -359,15 +355,4 @@ def _decode_part(path: str | Path, raw: msgspec.Raw, type_: type[T], where: str)
         raise validation_error(path, exc, prefix=where) from None
 
 
-TRACE_KEYS = frozenset({"deviceProperties", "schemaVersion", "traceName", "displayTimeUnit"})
-"""Keys only a Chrome/Kineto trace has: such a document without traceEvents is a broken trace,
-and is reported as one rather than as an unknown layout."""
-
-INPUT: InputFormat[ParsedRuns] = InputFormat(
-    KIND,
-    RUN_SOURCE,
-    never,
-    parse,
-    json_keys=is_trace,
-    json_fallback=lambda keys: bool(keys & TRACE_KEYS),
-)
+READER: Reader[ParsedRuns] = Reader(parse)

@@ -14,10 +14,11 @@ from typing import Annotated
 
 import msgspec
 
-from tileprof.parsers._format import RUN_SOURCE, InputFormat, never
+from tileprof.parsers._format import Reader
+from tileprof.parsers._sniff import LATENCY
 from tileprof.runs import ParsedRuns, runs_from_rows
 
-KIND = "latency benchmarks"
+KIND = LATENCY
 STEP = "train step (forward+loss+backward+SGD)"
 
 
@@ -48,11 +49,6 @@ class LatencyDoc(msgspec.Struct):
     units: str | None = None
     h100_calibration: list[Calibration] = msgspec.field(default_factory=list)
     sources: dict[str, str] = msgspec.field(default_factory=dict)
-
-
-def is_latency_doc(keys: set[str]) -> bool:
-    """Whether a JSON object with these top-level keys has this layout."""
-    return "held_out" in keys
 
 
 def parse(path: str | Path, data: bytes) -> ParsedRuns:
@@ -120,6 +116,4 @@ def _calibration_target(doc: LatencyDoc) -> str:
     return h100[0] if len(h100) == 1 else "H100"
 
 
-INPUT: InputFormat[ParsedRuns] = InputFormat(
-    KIND, RUN_SOURCE, never, parse, json_keys=is_latency_doc
-)
+READER: Reader[ParsedRuns] = Reader(parse)

@@ -36,12 +36,13 @@ from tileprof.parsers._common import (
     open_input,
     split_validation_error,
 )
-from tileprof.parsers._format import TILE_DUMP, Content, InputFormat, ProgressFn
+from tileprof.parsers._format import ProgressFn, Reader
+from tileprof.parsers._sniff import NDJSON
 from tileprof.parsers.batches import DEFAULT_BATCH_ROWS, SampleBatches, intern_columns
 from tileprof.parsers.json_dump import gc_paused, read_range
 from tileprof.parsers.records import SampleRecord
 
-FORMAT = "ndjson"
+FORMAT = NDJSON
 BatchFn = Callable[[int], None]
 """Told the number of samples in each batch as it is decoded (tests pin the chunking with it)."""
 PositionFn = Callable[[int], None]
@@ -337,21 +338,9 @@ def parse_file(
             raise InputError(path, None, f"corrupt or truncated gzip data ({exc})") from None
 
 
-def sniff(content: Content) -> bool:
-    """NDJSON: a one-line JSON object first (not a whole dump) that names a sample or the device."""
-    first = content.first_value
-    return (
-        content.head.startswith(b"{")
-        and content.first_line_is_object_without_samples
-        and ("physicalTile" in first or "clockHz" in first or "tileCount" in first)
-    )
-
-
 def _stream(path: Path, progress: ProgressFn | None, size: int) -> ParsedDump:
     position = None if progress is None else (lambda done: progress(done, size))
     return parse_file(path, progress=position)
 
 
-INPUT: InputFormat[ParsedDump] = InputFormat(
-    FORMAT, TILE_DUMP, sniff, parse, extensions=(".ndjson", ".jsonl"), parse_file=_stream
-)
+READER: Reader[ParsedDump] = Reader(parse, parse_file=_stream)

@@ -14,10 +14,11 @@ import math
 from pathlib import Path
 
 from tileprof.errors import InputError
-from tileprof.parsers._format import RUN_SOURCE, Content, InputFormat
+from tileprof.parsers._format import Reader
+from tileprof.parsers._sniff import NSYS, nsys_header_line
 from tileprof.runs import ParsedRuns, runs_from_rows
 
-KIND = "nsys kernel summary"
+KIND = NSYS
 HEADER: tuple[str, ...] = (
     "Time (%)",
     "Total Time (ns)",
@@ -49,15 +50,6 @@ DEFAULT_TARGET = "GPU (nsys)"
 _INT_COLUMNS = frozenset({"Instances"})
 
 
-def header_line(lines: list[str]) -> int | None:
-    """Index of the line that starts the report (begins with ``Time (%)``, or ``Time(%)`` in
-    older layouts), if any."""
-    for i, line in enumerate(lines):
-        if line.lstrip("\ufeff").startswith(("Time (%),", "Time(%),")):
-            return i
-    return None
-
-
 def parse(path: str | Path, data: bytes, target: str = DEFAULT_TARGET) -> ParsedRuns:
     """The per-kernel runs of a ``cuda_gpu_kern_sum`` CSV report."""
     try:
@@ -65,7 +57,7 @@ def parse(path: str | Path, data: bytes, target: str = DEFAULT_TARGET) -> Parsed
     except UnicodeDecodeError as exc:
         raise InputError(path, f"byte {exc.start}", "not UTF-8 text") from None
     lines = text.splitlines()
-    start = header_line(lines)
+    start = nsys_header_line(lines)
     if start is None:
         raise InputError(path, "line 1", "no `Time (%),…` header of a cuda_gpu_kern_sum report")
     try:
@@ -150,9 +142,4 @@ def _number(path: str | Path, line: int, index: int, key: str, raw: str) -> floa
     return value
 
 
-def sniff(content: Content) -> bool:
-    """A ``cuda_gpu_kern_sum`` CSV: a line among the first 200 starts the report header."""
-    return content.opening not in (b"{", b"[") and header_line(content.text_lines[:200]) is not None
-
-
-INPUT: InputFormat[ParsedRuns] = InputFormat(KIND, RUN_SOURCE, sniff, parse)
+READER: Reader[ParsedRuns] = Reader(parse)

@@ -31,20 +31,20 @@ from __future__ import annotations
 import atexit
 import contextlib
 import io
-import multiprocessing
 import os
 import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import polars as pl
 
 from tileprof.errors import InputError
+
+if TYPE_CHECKING:  # imported when a pool starts: setting --jobs costs no multiprocessing import
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 MIN_BYTES = 50_000_000
 """Files smaller than this decode in process (override: ``TILEPROF_PARALLEL_MIN_BYTES``)."""
@@ -105,6 +105,9 @@ def executor() -> ProcessPoolExecutor:
     first use."""
     global _executor, _spool_folder
     if _executor is None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         _spool_folder = tempfile.mkdtemp(
             prefix="tileprof-ipc-", dir=_SHM if os.path.isdir(_SHM) else None
         )
@@ -200,6 +203,8 @@ def run_tasks(
     decode and none idles. A generator closed early cancels the tasks not yet started. A dead
     worker raises ``InputError``.
     """
+    from concurrent.futures.process import BrokenProcessPool
+
     futures: list[Future[R]] = []
     try:
         try:

@@ -17,12 +17,13 @@ from polars.exceptions import PanicException
 
 from tileprof.errors import InputError
 from tileprof.parsers._common import DeviceHeader, ParsedDump
-from tileprof.parsers._format import TILE_DUMP, Content, InputFormat
+from tileprof.parsers._format import Reader
+from tileprof.parsers._sniff import PARQUET, PARQUET_MAGIC
 from tileprof.parsers.table_columns import typed_from_table
 from tileprof.schema import SAMPLE_COLUMNS, SAMPLE_SCHEMA, MetadataEntries
 
-FORMAT = "parquet"
-MAGIC = b"PAR1"
+FORMAT = PARQUET
+MAGIC = PARQUET_MAGIC
 CACHE_LAYOUT_KEY = "tileprof.layout"
 CACHE_LAYOUT = "samples-v1"
 METADATA_TABLE_KEY = "tileprof.metadata"
@@ -138,11 +139,4 @@ def _typed_cache_frame(table: pl.DataFrame, path: Path) -> pl.DataFrame:
     return pl.DataFrame(columns)
 
 
-def sniff(content: Content) -> bool:
-    """Parquet: the file starts with its magic bytes."""
-    return content.data[:4] == MAGIC
-
-
-INPUT: InputFormat[ParsedDump] = InputFormat(
-    FORMAT, TILE_DUMP, sniff, parse, extensions=(".parquet", ".pq")
-)
+READER: Reader[ParsedDump] = Reader(parse)

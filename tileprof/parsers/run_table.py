@@ -21,11 +21,12 @@ import msgspec
 
 from tileprof.classify import DTYPES, OP_FAMILIES
 from tileprof.errors import InputError
-from tileprof.parsers._format import RUN_SOURCE, Content, InputFormat
+from tileprof.parsers._format import Reader
+from tileprof.parsers._sniff import RUN_TABLE, RUN_TABLE_REQUIRED
 from tileprof.runs import ParsedRuns, runs_from_rows
 
-KIND = "run table"
-REQUIRED: tuple[str, ...] = ("target", "workload", "kernel", "time_us")
+KIND = RUN_TABLE
+REQUIRED = RUN_TABLE_REQUIRED
 
 
 class GenericRun(msgspec.Struct, forbid_unknown_fields=True):
@@ -71,17 +72,6 @@ _FLOAT_FIELDS = frozenset(
         "peak_fraction",
     }
 )
-
-
-def is_run_doc(keys: set[str]) -> bool:
-    """Whether a JSON object with these top-level keys is a run table."""
-    return "runs" in keys
-
-
-def is_run_csv_header(line: str) -> bool:
-    """Whether a CSV header line is a run table's."""
-    cols = {c.strip() for c in next(csv.reader([line]), [])}
-    return set(REQUIRED) <= cols
 
 
 def parse_json(path: str | Path, data: bytes) -> ParsedRuns:
@@ -207,14 +197,4 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
     return parse_csv(path, data)
 
 
-def sniff(content: Content) -> bool:
-    """A JSON array, or CSV whose first non-blank line is a run table's header."""
-    if content.opening == b"[":
-        return True
-    if content.opening == b"{":
-        return False
-    first = next((ln for ln in content.text_lines if ln.strip()), "")
-    return "," in first and is_run_csv_header(first)
-
-
-INPUT: InputFormat[ParsedRuns] = InputFormat(KIND, RUN_SOURCE, sniff, parse, json_keys=is_run_doc)
+READER: Reader[ParsedRuns] = Reader(parse)

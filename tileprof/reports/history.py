@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import io
-import json
+from collections.abc import Sequence
 from datetime import timezone
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
+import msgspec
 
 from tileprof import numbers
 from tileprof.store.history import (
@@ -21,8 +20,8 @@ from tileprof.store.history import (
     Point,
     Trend,
 )
+from tileprof.text import display_name, escape_control
 
-TABLE_WIDTH = 200
 PERCENT_FIELDS = frozenset({"usefulUtilization", "deviceUsefulUtilization", "workLaneOccupancy"})
 
 
@@ -98,7 +97,10 @@ def to_document(history: History) -> dict[str, Any]:
 
 
 def render_json(history: History) -> str:
-    return json.dumps(to_document(history), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """The document, indented by 2. Encoded by msgspec (a tenth of ``json.dumps``' time with an
+    indent, which falls back to the pure-Python encoder); floats are shortest round-trip as
+    with ``json``, written ``1e-05`` as ``0.00001`` and ``1e+16`` as ``1e16``."""
+    return msgspec.json.format(msgspec.json.encode(to_document(history)), indent=2).decode() + "\n"
 
 
 def render_csv(history: History) -> str:
@@ -128,53 +130,67 @@ def _band_text(trend: Trend, point: Point) -> str:
     return f"{format_value(trend.field, point.low)} … {format_value(trend.field, point.high)}"
 
 
-def render_table(history: History, width: int = TABLE_WIDTH) -> str:
-    """The newest run of each trend against its band, then every flag, then the failures."""
-    buffer = io.StringIO()
-    console = Console(
-        file=buffer, width=width, force_terminal=False, no_color=True, highlight=False
-    )
+def aligned(rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
+    """Plain aligned columns: the first row is the header, then a rule, then the rows
+    (``right``: which columns are right-aligned; the last column is never padded)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(right))]
+    lines = []
+    for index, cells in enumerate(rows):
+        padded = [
+            c.rjust(w) if r else c.ljust(w)
+            for c, w, r in zip(cells[:-1], widths[:-1], right[:-1], strict=True)
+        ]
+        last = cells[-1].rjust(widths[-1]) if right[-1] else cells[-1]
+        lines.append("  ".join([*padded, last]).rstrip())
+        if index == 0:
+            lines.append("  ".join("─" * w for w in widths))
+    return lines
+
+
+def render_table(history: History) -> str:
+    """The newest run of each trend against its band, then every flag, then the failures.
+
+    Plain aligned text (one line per trend whatever the name's length; cheap for thousands of
+    trends, where laying out a rich table took seconds); names from the store are shown as
+    ``display_name`` shows them (long ones elided in the middle, control characters escaped).
+    """
     newest = history.runs[-1].run if history.runs else "—"
-    console.print(
-        f"runs     {len(history.runs)} (order: {history.order}; newest {newest})", markup=False
-    )
-    console.print(
+    lines = [
+        f"runs     {len(history.runs)} (order: {history.order}; newest {escape_control(newest)})",
         f"band     median ± max({SIGMAS:g} × {MAD_SCALE} × MAD, {FLOOR:g} × |median|) "
         f"of the previous {BAND_RUNS} runs (at least {MIN_RUNS})",
-        markup=False,
-    )
-    console.print()
-    table = Table(show_edge=False, header_style="bold", pad_edge=False)
-    for title in ("group", "field", "runs", "newest", "band", "flags"):
-        table.add_column(title, justify="left" if title in ("group", "field", "band") else "right")
+        "",
+    ]
+    rows = [["group", "field", "runs", "newest", "band", "flags"]]
     for trend in history.trends:
         last = trend.points[-1]
         count = sum(p.value is not None for p in trend.points)
         flagged = sum(p.flag is not None for p in trend.points)
-        table.add_row(
-            trend.group, trend.field, str(count), format_value(trend.field, last.value),
-            _band_text(trend, last), str(flagged) if flagged else "",
-        )  # fmt: skip
-    console.print(table if history.trends else "no stored statistics matched", markup=False)
+        rows.append([
+            display_name(trend.group), trend.field, str(count),
+            format_value(trend.field, last.value), _band_text(trend, last),
+            str(flagged) if flagged else "",
+        ])  # fmt: skip
+    if history.trends:
+        lines += aligned(rows, [False, False, True, True, False, True])
+    else:
+        lines.append("no stored statistics matched")
     flags = history.flags()
-    console.print()
-    console.print(f"flags    {len(flags)}", markup=False)
+    lines += ["", f"flags    {len(flags)}"]
     if flags:
-        flag_table = Table(show_edge=False, header_style="bold", pad_edge=False)
-        for title in ("run", "labels", "group", "field", "value", "band", "direction"):
-            flag_table.add_column(title)
         labels = {r.run: r.labels for r in history.runs}
+        rows = [["run", "labels", "group", "field", "value", "band", "direction"]]
         for trend, point in flags:
-            flag_table.add_row(
-                point.run, labels_text(labels[point.run]) or "—", trend.group, trend.field,
-                format_value(trend.field, point.value), _band_text(trend, point), point.flag or "",
-            )  # fmt: skip
-        console.print(flag_table)
+            rows.append([
+                escape_control(point.run), escape_control(labels_text(labels[point.run])) or "—",
+                display_name(trend.group), trend.field, format_value(trend.field, point.value),
+                _band_text(trend, point), point.flag or "",
+            ])  # fmt: skip
+        lines += aligned(rows, [False] * 7)
     for failure in history.failures:
-        console.print(
-            f"FAIL     {failure.threshold}: {failure.group} {failure.field} "
+        lines.append(
+            f"FAIL     {failure.threshold}: {display_name(failure.group)} {failure.field} "
             f"{format_value(failure.field, failure.baseline)} → "
-            f"{format_value(failure.field, failure.value)} in run {failure.run}",
-            markup=False,
+            f"{format_value(failure.field, failure.value)} in run {escape_control(failure.run)}"
         )
-    return buffer.getvalue()
+    return "\n".join(lines) + "\n"

@@ -19,10 +19,10 @@ from tileprof.errors import OptionError
 from tileprof.outputs import write_bytes, write_text
 from tileprof.reports import runs_data, summary_csv, summary_json, supersteps_export
 from tileprof.summary import Summary
-from tileprof.supersteps import Supersteps
 
 if TYPE_CHECKING:
     from tileprof.diff import Diff
+    from tileprof.supersteps import Supersteps
 
 M = TypeVar("M")
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-from tileprof.supersteps import Supersteps
+if TYPE_CHECKING:
+    from tileprof.supersteps import Supersteps
 
 
 def render_json(result: Supersteps, tiles: bool = False) -> str:

@@ -17,7 +17,6 @@ import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import polars as pl
 
 from tileprof.errors import OptionError
@@ -96,70 +95,108 @@ def order_runs(runs: Sequence[RunRecord], order: str) -> list[RunRecord]:
     return sorted(by_time, key=lambda r: (order not in r.labels, r.labels.get(order, "")))
 
 
-def band(previous: np.ndarray) -> tuple[float, float, float] | None:
+def band(previous: Sequence[float]) -> tuple[float, float, float] | None:
     """(median, low, high) of the band that ``previous`` values give, or None if too few."""
-    if previous.size < MIN_RUNS:
+    if len(previous) < MIN_RUNS:
         return None
-    median = float(np.median(previous))
-    mad = float(np.median(np.abs(previous - median)))
+    median = _median([float(v) for v in previous])
+    mad = _median([abs(float(v) - median) for v in previous])
     half = max(SIGMAS * MAD_SCALE * mad, FLOOR * abs(median))
     return median, median - half, median + half
 
 
-def bands(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``band`` for every position of ``values`` (NaN = no value) at once: median, low, high
-    of the last ``BAND_RUNS`` values before each position, NaN where fewer than ``MIN_RUNS``.
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return (ordered[(len(ordered) - 1) // 2] + ordered[middle]) / 2
 
-    Row j of the window matrix holds the values seen before the j-th value (NaN-padded), so
-    one sort per trend replaces a median per run.
+
+def band_frame(values: pl.DataFrame) -> pl.DataFrame:
+    """``band`` at every position of every trend at once.
+
+    ``values``: one row per trend and run, ``trend`` (an id) and ``value`` (null: none), in
+    run order within each trend. Returns the rows in that order with ``median``, ``low`` and
+    ``high`` of the last ``BAND_RUNS`` values before each row (null where fewer than
+    ``MIN_RUNS``). Each row's window is gathered by exploding the ranks of the values before
+    it (at most ``BAND_RUNS`` rows each), so the whole history is a few polars operations,
+    whatever the number of runs and groups.
     """
-    present = ~np.isnan(values)
-    padded = np.concatenate([np.full(BAND_RUNS, np.nan), values[present]])
-    windows = np.lib.stride_tricks.sliding_window_view(padded, BAND_RUNS)
-    seen_before = np.cumsum(present) - present
-    rows = windows[seen_before]
-    counts = np.minimum(seen_before, BAND_RUNS)
-    median = _row_medians(rows, counts)
-    mad = _row_medians(np.abs(rows - median[:, None]), counts)
-    half = np.maximum(SIGMAS * MAD_SCALE * mad, FLOOR * np.abs(median))
-    enough = counts >= MIN_RUNS
-    nan = np.full(values.shape, np.nan)
+    has = pl.col("value").is_not_null().cast(pl.Int64)
+    rows = values.with_columns(
+        _row=pl.int_range(pl.len(), dtype=pl.Int64),
+        _seen=(has.cum_sum() - has).over("trend"),
+    )
+    present = rows.filter(pl.col("value").is_not_null()).select(
+        "trend", "value", _rank=pl.int_range(pl.len(), dtype=pl.Int64).over("trend")
+    )
+    start = pl.max_horizontal(pl.col("_seen") - BAND_RUNS, pl.lit(0, pl.Int64))
+    windows = (
+        rows.select("_row", "trend", _rank=pl.int_ranges(start, pl.col("_seen"), dtype=pl.Int64))
+        .explode("_rank")
+        .join(present, on=["trend", "_rank"], how="left")
+    )
+    median = windows.group_by("_row").agg(
+        median=pl.col("value").median(), _count=pl.col("value").count()
+    )
+    spread = (
+        windows.join(median, on="_row")
+        .group_by("_row")
+        .agg(mad=(pl.col("value") - pl.col("median")).abs().median())
+        .join(median, on="_row")
+    )
+    half = pl.max_horizontal(SIGMAS * MAD_SCALE * pl.col("mad"), FLOOR * pl.col("median").abs())
+    enough = pl.col("_count") >= MIN_RUNS
+    judged = spread.select(
+        "_row",
+        median=pl.when(enough).then(pl.col("median")),
+        low=pl.when(enough).then(pl.col("median") - half),
+        high=pl.when(enough).then(pl.col("median") + half),
+    )
+    return rows.join(judged, on="_row", how="left").sort("_row").drop("_row", "_seen")
+
+
+def bands(
+    values: Sequence[float | None],
+) -> tuple[list[float | None], list[float | None], list[float | None]]:
+    """``band`` for every position of one trend (NaN or None = no value): median, low, high
+    lists, None where fewer than ``MIN_RUNS`` values came before."""
+    clean = [None if v is None or v != v else float(v) for v in values]  # v != v: NaN
+    frame = band_frame(
+        pl.DataFrame(
+            {"trend": [0] * len(clean), "value": clean},
+            schema={"trend": pl.Int64, "value": pl.Float64},
+        )
+    )
     return (
-        np.where(enough, median, nan),
-        np.where(enough, median - half, nan),
-        np.where(enough, median + half, nan),
+        frame.get_column("median").to_list(),
+        frame.get_column("low").to_list(),
+        frame.get_column("high").to_list(),
     )
 
 
-def _row_medians(rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Median of the ``counts[i]`` defined values of each row (NaN sorts last); NaN if none."""
-    ordered = np.sort(rows, axis=1)
-    safe = np.maximum(counts, 1)
-    index = np.arange(rows.shape[0])
-    low = ordered[index, (safe - 1) // 2]
-    high = ordered[index, safe // 2]
-    return np.where(counts > 0, (low + high) / 2, np.nan)
-
-
-def _numbers(values: np.ndarray) -> list[float | None]:
-    return [None if v != v else v for v in values.tolist()]  # v != v: NaN
+def _flag(value: float | None, low: float | None, high: float | None) -> str | None:
+    if value is None or low is None or high is None:
+        return None
+    return "drop" if value < low else "rise" if value > high else None
 
 
 def trend_points(runs: Sequence[str], values: Sequence[float | None]) -> tuple[Point, ...]:
     """Each run's value with its band and flag."""
-    array = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
-    medians, lows, highs = bands(array)
-    judged = ~np.isnan(array) & ~np.isnan(medians)
-    flags = np.where(
-        judged & (array < lows), "drop", np.where(judged & (array > highs), "rise", "")
-    )
+    medians, lows, highs = bands(values)
+    return _points(runs, values, medians, lows, highs)
+
+
+def _points(
+    runs: Sequence[str],
+    values: Sequence[float | None],
+    medians: Sequence[float | None],
+    lows: Sequence[float | None],
+    highs: Sequence[float | None],
+) -> tuple[Point, ...]:
     return tuple(
-        Point(run, value, median, low, high, flag or None)
-        for run, value, median, low, high, flag in zip(
-            runs, values, _numbers(medians), _numbers(lows), _numbers(highs), flags.tolist(),
-            strict=True,
-        )
-    )  # fmt: skip
+        Point(run, value, median, low, high, _flag(value, low, high))
+        for run, value, median, low, high in zip(runs, values, medians, lows, highs, strict=True)
+    )
 
 
 def read_stats(store: Store, runs: Sequence[str], fields: Sequence[str]) -> pl.DataFrame:
@@ -190,20 +227,41 @@ def build_history(
     names = sorted(set(stats.get_column("name").to_list()))
     if kernels:
         names = [n for n in names if any(fnmatch.fnmatchcase(n, g) for g in kernels)]
-    trends: list[Trend] = []
-    position = {run: i for i, run in enumerate(ids)}
-    parts = stats.partition_by("name", as_dict=True)
-    for name in names:
-        part = parts[(name,)]
-        where = [position[run] for run in part.get_column("run").to_list()]
-        for field in wanted:
-            values: list[float | None] = [None] * len(ids)
-            for at, value in zip(where, part.get_column(field).to_list(), strict=True):
-                values[at] = value
-            trends.append(Trend(name, field, trend_points(ids, values)))
+    trends = _trends(stats, ids, names, wanted)
     failures = check_thresholds(trends, thresholds)
     shown = tuple(t for t in trends if t.field in chosen)
     return History(tuple(ordered), chosen, shown, failures, order)
+
+
+def _trends(
+    stats: pl.DataFrame, ids: Sequence[str], names: Sequence[str], fields: Sequence[str]
+) -> list[Trend]:
+    """One trend per group in ``names`` and field, every run of ``ids`` in order (a run
+    without the group has no value), with the bands of all of them computed at once."""
+    keys = pl.DataFrame(
+        {"name": [n for n in names for _ in fields], "field": [f for _ in names for f in fields]},
+        schema={"name": pl.String, "field": pl.String},
+    ).with_row_index("trend")
+    runs = pl.DataFrame({"run": list(ids)}, schema={"run": pl.String}).with_row_index("position")
+    long = stats.unpivot(index=["run", "name"], on=list(fields), variable_name="field")
+    values = (
+        keys.join(runs, how="cross")
+        .join(long, on=["name", "field", "run"], how="left")
+        .sort("trend", "position")
+        .select("trend", "name", "field", "run", value=pl.col("value").cast(pl.Float64))
+    )
+    banded = band_frame(values)
+    stored = {(row[0], row[1]): row for row in stats.select("name", "run", *fields).iter_rows()}
+    column = {f: i for i, f in enumerate(fields, start=2)}
+    trends = []
+    for (name, field), part in zip(
+        keys.select("name", "field").iter_rows(), banded.partition_by("trend"), strict=True
+    ):
+        rows = [stored.get((name, run)) for run in ids]
+        shown = [None if row is None else row[column[field]] for row in rows]  # as stored
+        bounds = [part.get_column(c).to_list() for c in ("median", "low", "high")]
+        trends.append(Trend(name, field, _points(ids, shown, *bounds)))
+    return trends
 
 
 def check_thresholds(

@@ -1,0 +1,140 @@
+"""Start-up imports (docs/architecture.md, "Start-up"): what a fresh process has loaded.
+
+Each check runs in a new interpreter and reads its ``sys.modules``, since in this process
+pytest and the other tests have imported everything already. No timing is asserted: the
+figures are in docs/performance.md (``benchmarks/startup.py``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.samples import sample, write_dump
+from tileprof.cli import _COMMANDS, cli
+from tileprof.parsers import INPUTS
+
+HEAVY = ("polars", "numpy", "rich", "jinja2", "deltalake", "msgspec", "matplotlib", "pyarrow")
+"""Libraries that neither ``import tileprof`` nor ``tileprof --help`` may load."""
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def loaded_after(code: str, env: dict[str, str] | None = None) -> set[str]:
+    """The modules a fresh interpreter has loaded after running ``code``."""
+    script = f"{code}\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))\n"
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        check=True,
+    )
+    return set(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def tops(modules: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in modules}
+
+
+def test_importing_the_package_and_the_cli_loads_no_heavy_library() -> None:
+    for code in ("import tileprof", "import tileprof.cli", "import tileprof; tileprof.__version__"):
+        assert tops(loaded_after(code)) & set(HEAVY) == set(), code
+
+
+def test_help_and_version_load_no_command_module() -> None:
+    for argv in (["--help"], ["--version"]):
+        code = f"from tileprof.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    0"
+        loaded = loaded_after(code)
+        assert {m for m in loaded if m.startswith("tileprof.commands")} == set(), argv
+        assert tops(loaded) & set(HEAVY) == set(), argv
+
+
+def test_the_checks_see_an_import() -> None:
+    """The probe is real: a process that does import polars shows it."""
+    assert "polars" in loaded_after("import tileprof; tileprof.Filters")
+
+
+def test_every_public_name_still_resolves() -> None:
+    code = (
+        "import tileprof\n"
+        "import tileprof.diff  # the submodule must not hide the function tileprof.diff\n"
+        "names = {n: type(getattr(tileprof, n)).__name__ for n in tileprof.__all__}\n"
+        "assert set(tileprof.__all__) <= set(dir(tileprof))\n"
+        "print(names)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert result.stdout.strip() == str(
+        {
+            "Filters": "type",
+            "Profile": "type",
+            "Summary": "type",
+            "__version__": "str",
+            "diff": "function",
+            "load": "function",
+        }
+    )
+    import tileprof
+
+    assert tileprof.diff.__module__ == "tileprof.diff_inputs"
+    assert tileprof.load.__module__ == "tileprof.model"
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        tileprof.nothing  # noqa: B018
+
+
+def test_help_lists_every_command_with_its_own_description() -> None:
+    result = CliRunner().invoke(cli, ["--help"])
+    assert result.exit_code == 0
+    listed = result.output.split("Commands:\n", 1)[1]
+    for name, (module, text) in _COMMANDS.items():
+        command = importlib.import_module(module).command
+        assert command.short_help == text, name  # the table states the command's own help
+        assert f"  {name.ljust(10)}  {text}" in listed, name
+    assert len(listed.strip().splitlines()) == len(_COMMANDS)
+
+
+def test_a_warm_cached_diff_reads_documents_without_numpy_or_the_model(tmp_path: Path) -> None:
+    dumps = [
+        write_dump(tmp_path / f"{side}.json", [sample(0, 0, 10 + i, "gemm", useful=5)])
+        for i, side in enumerate(("before", "after"))
+    ]
+    env = {"TILEPROF_CACHE_DIR": str(tmp_path / "cache")}
+    run = (
+        "from tileprof.cli import main\n"
+        f"try:\n    main(['diff', {str(dumps[0])!r}, {str(dumps[1])!r}, '--cache'])\n"
+        "except SystemExit as exc:\n    assert not exc.code, exc.code"
+    )
+    cold = loaded_after(run, env)
+    assert "numpy" in tops(cold) and "tileprof.model" in cold  # parsed and summarised once
+    assert len(list((tmp_path / "cache").glob("*.summary-*.json"))) == 2
+    warm = loaded_after(run, env)
+    assert "polars" in tops(warm)  # the diff itself is polars
+    assert tops(warm) & {"numpy", "rich", "jinja2", "deltalake", "matplotlib"} == set()
+    assert {f.module for f in INPUTS} & warm == set()  # detection imports no format module
+    assert "tileprof.model" not in warm
+
+
+def test_history_loads_neither_numpy_nor_rich(tmp_path: Path) -> None:
+    pytest.importorskip("deltalake")
+    dump = write_dump(tmp_path / "run.json", [sample(0, 0, 10, "gemm", useful=5)])
+    store = str(tmp_path / "store")
+    added = CliRunner().invoke(cli, ["store", "add", str(dump), "--store", store, "--run", "r1"])
+    assert added.exit_code == 0, added.output
+    for output_format in ("table", "json"):
+        code = (
+            "from tileprof.cli import main\n"
+            f"try:\n    main(['history', '--store', {store!r}, '--format', {output_format!r}])\n"
+            "except SystemExit as exc:\n    assert not exc.code, exc.code"
+        )
+        loaded = tops(loaded_after(code))
+        assert {"polars", "deltalake"} <= loaded
+        assert loaded & {"numpy", "rich", "jinja2", "matplotlib"} == set(), output_format
