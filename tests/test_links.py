@@ -180,42 +180,86 @@ def test_no_link_within_one_target() -> None:
     assert linked_sets(runs_from_rows(rows)).height == 0
 
 
+COLUMNS = (
+    "target, target_kind, source, workload, implementation, kernel, op_family, dtype, shape, "
+    "launch_op"
+)
+
+
 @pytest.mark.parametrize(
-    ("text", "place"),
+    ("text", "place", "message"),
     [
-        ("[[link]]\nname = 'a'\nmatch = [{ colour = 'red' }]\n", "$.link[0].match[0].colour"),
+        (
+            "[[link]]\nname = 'a'\nmatch = [{ colour = 'red' }]\n",
+            "$.link[0].match[0].colour",
+            f"unknown column; use one of {COLUMNS}",
+        ),
         (
             "[[override]]\nmatch = { kernel = 'k' }\nset = { dtype = 'f64' }\n",
             "$.override[0].set.dtype",
+            "'f64' is not one of f32, tf32, f16, bf16, f8, int8, b1",
+        ),
+        (
+            "[[override]]\nmatch = { kernel = 'k' }\nset = { op_family = 'gemv' }\n",
+            "$.override[0].set.op_family",
+            "'gemv' is not one of ",
         ),
         (
             "[[override]]\nmatch = { kernel = 'k' }\nset = { target = 'x' }\n",
             "$.override[0].set.target",
+            "cannot set 'target'; settable: op_family, dtype, workload",
         ),
-        ("[[link]]\nname = 3\nmatch = []\n", "$.link[0].name"),
-        ("[[link]]\nname = 'a'\nmatch = []\n", "$.link[0].match"),
-        ("[[link]]\nname = 'a'\nmatch = [{ kernel = 3 }]\n", "$.link[0].match[0].kernel"),
-        ("[[link]]\nname = 'a'\nmatch = [{}]\n", "$.link[0].match[0]"),
+        ("[[link]]\nname = 3\nmatch = []\n", "$.link[0].name", "expected `str`, got `int`"),
+        (
+            "[[link]]\nname = 'a'\nmatch = []\n",
+            "$.link[0].match",
+            "empty list: the link would select no run",
+        ),
+        (
+            "[[link]]\nname = 'a'\nmatch = [{ kernel = 3 }]\n",
+            "$.link[0].match[0].kernel",
+            "expected a string, got int 3",
+        ),
+        (
+            "[[link]]\nname = 'a'\nmatch = [{}]\n",
+            "$.link[0].match[0]",
+            "empty match: it would match every run",
+        ),
         (
             "[[override]]\nmatch = { kernel = 3 }\nset = { dtype = 'f16' }\n",
             "$.override[0].match.kernel",
+            "expected a string, got int 3",
         ),
         (
             "[[override]]\nmatch = { kernel = 'k' }\nset = { dtype = 16 }\n",
             "$.override[0].set.dtype",
+            "expected a string, got int 16",
         ),
-        ("[[lnk]]\nname = 'a'\n", "$"),
-        ("[[link]\n", "line 1, column 7"),
+        ("[[lnk]]\nname = 'a'\n", "$", "object contains unknown field `lnk`"),
+        (
+            "[[link]\n",
+            "line 1, column 7",
+            "bad TOML: Expected ']]' at the end of an array declaration",
+        ),
     ],
 )
-def test_bad_links_file(tmp_path: Path, text: str, place: str) -> None:
+def test_bad_links_file(tmp_path: Path, text: str, place: str, message: str) -> None:
     path = tmp_path / "links.toml"
     path.write_text(text)
     with pytest.raises(InputError) as info:
         load_links(path)
     assert info.value.where == place
-    assert str(info.value).startswith(str(path))
+    assert info.value.message.startswith(message)
+    assert str(info.value) == f"{path}: {place}: {info.value.message}"
     assert "\n" not in str(info.value)
+
+
+def test_links_file_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "links.toml"
+    path.write_bytes(b"# caf\xe9\n")  # Latin-1 é at byte 5
+    with pytest.raises(InputError) as info:
+        load_links(path)
+    assert str(info.value) == f"{path}: byte 5: not UTF-8 text"
 
 
 def test_docs_define_every_column_family_dtype_and_peak() -> None:
@@ -255,3 +299,58 @@ def test_links_file_forces_same_work_or_same_kind(tmp_path: Path) -> None:
     assert all(r["time_us"] is not None for r in same)
     assert kind and {r["compare"] for r in kind} == {"efficiency"}
     assert all(r["time_us"] is None for r in kind)
+
+
+def test_same_kind_representative_by_total_time() -> None:
+    # A same-kind set shows each target's run with the most total time: total_us where the
+    # source states it, else time_us × calls (calls missing: one), else −∞. Target A:
+    # 100 (stated), 30 × 4 = 120, 70 × 1 = 70, none → "a_120" is its representative.
+    def run(target: str, kernel: str, **figures: float | None) -> dict[str, object]:
+        return {"target": target, "target_kind": "gpu", "kernel": kernel, **figures}
+
+    rows = [
+        run("A", "gemm_f16_a_100", time_us=1.0, calls=100, total_us=100.0),
+        run("A", "gemm_f16_a_120", time_us=30.0, calls=4),
+        run("A", "gemm_f16_a_70", time_us=70.0),
+        run("A", "gemm_f16_a_none"),
+        run("B", "gemm_f16_b", time_us=5.0, calls=1, total_us=5.0),
+    ]
+    sets = linked_sets(runs_from_rows(rows))
+    assert sets["set"].unique().to_list() == [
+        "gemm · f16 (different sizes: compare efficiency, not time)"
+    ]
+    assert sets.select("target", "runs", "kernel").rows() == [
+        ("A", 4, "gemm_f16_a_120"),
+        ("B", 1, "gemm_f16_b"),
+    ]
+
+
+def test_same_work_set_columns_by_hand() -> None:
+    # One workload on three targets. Each target shows its fastest run; speedup is the slowest
+    # target's time over its own: 20 / 20 = 1, 20 / 5 = 4, 20 / 10 = 2. mac 1e9 → 2 GFLOP, so
+    # J per GFLOP is 2.0 / 2 = 1 and 0.5 / 2 = 0.25; no energy, none.
+    common = {"workload": "w", "op_family": "gemm", "dtype": "f16", "mac": 1_000_000_000}
+    rows = [
+        {"target": "A gpu", "target_kind": "gpu", "kernel": "a_slow", "time_us": 8.0},
+        {"target": "A gpu", "target_kind": "gpu", "kernel": "a", "time_us": 5.0, "energy_j": 0.5},
+        {"target": "B gpu", "target_kind": "gpu", "kernel": "b", "time_us": 10.0},
+        {
+            "target": "Z tile",
+            "target_kind": "tile",
+            "kernel": "z",
+            "time_us": 20.0,
+            "energy_j": 2.0,
+        },
+    ]
+    runs = runs_from_rows([{**common, "per": "call", **r} for r in rows])
+    sets = linked_sets(runs).filter(pl.col("link_by") == "workload")
+    columns = ("target", "target_kind", "runs", "kernel", "workload", "per", "speedup")
+    assert sets.select(columns).rows() == [
+        ("Z tile", "tile", 1, "z", "w", "call", 1.0),  # tile targets first
+        ("A gpu", "gpu", 2, "a", "w", "call", 4.0),
+        ("B gpu", "gpu", 1, "b", "w", "call", 2.0),
+    ]
+    assert sets["op_family"].cast(pl.String).to_list() == ["gemm"] * 3
+    assert sets["dtype"].cast(pl.String).to_list() == ["f16"] * 3
+    assert sets["j_per_gflop"].to_list() == [1.0, 0.25, None]
+    assert sets["flops"].to_list() == [2e9] * 3
