@@ -326,31 +326,73 @@ def test_same_kind_representative_by_total_time() -> None:
 
 
 def test_same_work_set_columns_by_hand() -> None:
-    # One workload on three targets. Each target shows its fastest run; speedup is the slowest
-    # target's time over its own: 20 / 20 = 1, 20 / 5 = 4, 20 / 10 = 2. mac 1e9 → 2 GFLOP, so
-    # J per GFLOP is 2.0 / 2 = 1 and 0.5 / 2 = 0.25; no energy, none.
+    # One workload on three targets. Each target shows its fastest run (an untimed run is never
+    # the fastest); speedup is the slowest target's time over its own: 20 / 20 = 1, 20 / 5 = 4,
+    # 20 / 10 = 2. mac 1e9 → 2 GFLOP, so TFLOP/s is 2e9 / t / 1e6 (100, 400, 200) and J per
+    # GFLOP is 2.0 / 2 = 1 and 0.5 / 2 = 0.25; B states no energy, no kernel and no "per".
     common = {"workload": "w", "op_family": "gemm", "dtype": "f16", "mac": 1_000_000_000}
     rows = [
-        {"target": "A gpu", "target_kind": "gpu", "kernel": "a_slow", "time_us": 8.0},
-        {"target": "A gpu", "target_kind": "gpu", "kernel": "a", "time_us": 5.0, "energy_j": 0.5},
-        {"target": "B gpu", "target_kind": "gpu", "kernel": "b", "time_us": 10.0},
-        {
-            "target": "Z tile",
-            "target_kind": "tile",
-            "kernel": "z",
-            "time_us": 20.0,
-            "energy_j": 2.0,
-        },
+        {"target": "A gpu", "kernel": "a_slow", "time_us": 8.0, "per": "call"},
+        {"target": "A gpu", "kernel": "a", "time_us": 5.0, "energy_j": 0.5, "per": "call"},
+        {"target": "A gpu", "kernel": "a_untimed", "per": "call"},
+        {"target": "B gpu", "time_us": 10.0},
+        {"target": "Z tile", "target_kind": "tile", "kernel": "z", "time_us": 20.0},
     ]
-    runs = runs_from_rows([{**common, "per": "call", **r} for r in rows])
+    rows[-1] |= {"energy_j": 2.0, "per": "call"}
+    runs = runs_from_rows([{"target_kind": "gpu", **common, **r} for r in rows])
     sets = linked_sets(runs).filter(pl.col("link_by") == "workload")
     columns = ("target", "target_kind", "runs", "kernel", "workload", "per", "speedup")
     assert sets.select(columns).rows() == [
         ("Z tile", "tile", 1, "z", "w", "call", 1.0),  # tile targets first
-        ("A gpu", "gpu", 2, "a", "w", "call", 4.0),
-        ("B gpu", "gpu", 1, "b", "w", "call", 2.0),
+        ("A gpu", "gpu", 3, "a", "w", "call", 4.0),
+        ("B gpu", "gpu", 1, None, "w", None, 2.0),
     ]
     assert sets["op_family"].cast(pl.String).to_list() == ["gemm"] * 3
     assert sets["dtype"].cast(pl.String).to_list() == ["f16"] * 3
     assert sets["j_per_gflop"].to_list() == [1.0, 0.25, None]
     assert sets["flops"].to_list() == [2e9] * 3
+    assert sets["text"].to_list() == [
+        "Z tile z · 2 GFLOP · 20 µs per call at 100 TFLOP/s, 2 J (1e+03 mJ/GFLOP), the slowest",
+        "A gpu a · 2 GFLOP · 5 µs per call at 400 TFLOP/s, 0.5 J (250 mJ/GFLOP), 4× the slowest",
+        "B gpu · 2 GFLOP · 10 µs at 200 TFLOP/s, 2× the slowest",
+    ]
+
+
+def test_describe_without_work_or_time() -> None:
+    from tileprof.links import describe
+
+    row = {"target": "T", "compare": "time", "time_us": None, "work": None}
+    assert describe(row) == "T · work unknown · ?"
+
+
+def test_format_us_units_and_edges() -> None:
+    from tileprof.links import format_us
+
+    # three significant figures; a unit changes at exactly 1,000 µs and 1,000,000 µs
+    assert format_us(None) == "?"
+    assert format_us(999.0) == "999 µs"
+    assert format_us(1000.0) == "1 ms"
+    assert format_us(4360.0) == "4.36 ms"
+    assert format_us(9995.001) == "10 ms"  # 9.995001 rounds up; 9995.001 / 1001 would not
+    assert format_us(999_000.0) == "999 ms"
+    assert format_us(1_000_000.0) == "1 s"
+    assert format_us(9_995_001.0) == "10 s"
+    assert format_us(780_000_000.0) == "780 s"
+
+
+def test_work_of_a_tile_group_and_a_gpu_run() -> None:
+    from tileprof.links import work_of
+
+    # A kernelSpec over 80 characters keeps 40 first and 39 last around "…" (80 in all).
+    spec = "H" * 40 + "m" * 30 + "T" * 39
+    meta = {"kernelSpec": spec, "outputElements": 12345, "usefulCycles": 6789}
+    tile = {"target_kind": "tile", "shape": "2x3x4", "mac": 1000, "metadata": json.dumps(meta)}
+    assert work_of(tile) == {
+        "work": f"2x3x4, {'H' * 40}…{'T' * 39}, 12,345 output elements, 2e-06 GFLOP, "
+        "6,789 useful cycles",
+        "flops": 2000.0,
+        "useful_cycles": 6789,
+    }
+    # a GPU run's metadata (Kineto's category, streams…) is not a tile group's: no useful cycles
+    gpu = {**tile, "target_kind": "gpu", "shape": None, "mac": None}
+    assert work_of(gpu) == {"work": "work unknown", "flops": None, "useful_cycles": None}
