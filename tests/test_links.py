@@ -363,6 +363,25 @@ def test_describe_without_work_or_time() -> None:
 
     row = {"target": "T", "compare": "time", "time_us": None, "work": None}
     assert describe(row) == "T · work unknown · ?"
+    # same kind, nothing but energy: no "at", no leading comma; 0.0012349 J/GFLOP is 1.23 mJ
+    row = {"target": "T", "compare": "efficiency", "work": "w", "energy_j": 2.0}
+    assert describe(row | {"j_per_gflop": 0.0012349}) == "T · w · 2 J (1.23 mJ/GFLOP)"
+
+
+def test_overrides_decide_the_sets() -> None:
+    from tileprof.links import Links, Override
+
+    # two targets with no workload; an override gives both the same one, so they link
+    rows = [{"target": t, "target_kind": "gpu", "kernel": k} for t, k in (("A", "k1"), ("B", "k2"))]
+    runs = runs_from_rows(rows)
+    links = Links(overrides=(Override(match={"kernel": "k*"}, set={"workload": "joined"}),))
+    assert linked_sets(runs).height == 0
+    sets = linked_sets(runs, links)
+    assert sets.select("set", "target").rows() == [
+        ("workload joined", "A"),
+        ("workload joined", "B"),
+    ]
+    assert apply_overrides(runs, links).schema == runs.schema
 
 
 def test_format_us_units_and_edges() -> None:
