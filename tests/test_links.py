@@ -162,14 +162,37 @@ def test_links_file_adds_sets_and_overrides() -> None:
 
 def test_a_link_that_matches_no_run_is_kept_empty(tmp_path: Path) -> None:
     path = tmp_path / "links.toml"
-    path.write_text("[[link]]\nname = 'ghost'\nmatch = [{ kernel = 'no_such_kernel*' }]\n")
+    path.write_text(
+        "[[link]]\nname = 'ghost'\nmatch = [{ kernel = 'no_such_kernel*' }]\n"
+        "[[link]]\nname = 'all'\nmatch = [{ kernel = '*' }]\n"
+    )
     sets = linked_sets(load_runs(ENERGY).frame, load_links(path))
+    assert sets["set"].unique(maintain_order=True).to_list() == ["ghost", "all"]
     ghost = sets.filter(pl.col("set") == "ghost").to_dicts()
     assert len(ghost) == 1
-    assert ghost[0]["link_by"] == "links file"
+    assert (ghost[0]["link_by"], ghost[0]["compare"]) == ("links file", "efficiency")
     assert (ghost[0]["runs"], ghost[0]["target"], ghost[0]["time_us"]) == (0, None, None)
     assert ghost[0]["text"] == "no run matches this link"
     assert ghost[0]["set_id"] == 1  # listed first, as links-file sets are
+
+
+def test_same_shape_sets_and_no_other_family() -> None:
+    def run(target: str, family: str, shape: str) -> dict[str, object]:
+        kernel = f"{family}_{target}"
+        return {"target": target, "target_kind": "gpu", "kernel": kernel, "time_us": 1.0} | {
+            "op_family": family,
+            "dtype": "f16",
+            "shape": shape,
+        }
+
+    # GEMMs of one shape on two targets: one same-work set by shape, and no same-kind set
+    # beside it (all its runs are that shape); "other" kernels never link by family
+    rows = [run(t, f, "8x8x8") for t in ("A", "B") for f in ("gemm", "other")]
+    sets = linked_sets(runs_from_rows(rows))
+    assert sets.select("set", "link_by", "compare", "target").rows() == [
+        ("gemm · f16 · 8x8x8", "shape", "time", "A"),
+        ("gemm · f16 · 8x8x8", "shape", "time", "B"),
+    ]
 
 
 def test_no_link_within_one_target() -> None:
