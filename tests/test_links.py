@@ -438,3 +438,6 @@ def test_work_of_a_tile_group_and_a_gpu_run() -> None:
     # a GPU run's metadata (Kineto's category, streams…) is not a tile group's: no useful cycles
     gpu = {**tile, "target_kind": "gpu", "shape": None, "mac": None}
     assert work_of(gpu) == {"work": "work unknown", "flops": None, "useful_cycles": None}
+    # 2 × 1,000,750,001 = 2,001,500,002 FLOPs: 2.001500002 GFLOP rounds up to 2.002
+    # (÷ 1,000,000,001 instead of 1e9 would give 2.001)
+    assert work_of({"mac": 1_000_750_001})["work"] == "2.002 GFLOP"
