@@ -21,6 +21,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "tileprof.errors",
             "tileprof.schema",
             "tileprof.text",
+            "tileprof.numbers",
             "tileprof.outputs",
             "tileprof.progress",
             "tileprof.classify",

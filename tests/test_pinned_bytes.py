@@ -60,11 +60,14 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # Re-recorded for issue 16: the page gained its Supersteps section and that
             # section's table-of-contents link. Cut those two out and the bytes hash to the
             # digests main recorded (da821a22… and d28f28b0…): nothing else changed.
-            "d504e3bf2be5631b98cd785157cd7698d7354ea732a7ec93eb7d6db23483870a",
+            # Re-recorded on branch html11 (issue 11): tables reordered, sticky and ditto'd,
+            # top-15 kernel tables, one number policy ("12.34%"), axes with separators and µs.
+            "7f4f9af21ee61482a1dc14ffa65cb1dac98decb03cf477da3975deb093ffe511",
         ),
         (
             ["report", "--example", *GPU_INPUTS, *LINKS],
-            "c76af85a9eb17b70cd703620ca468d304b4ab5b4b1f925b985c6ad6702a670ee",
+            # Re-recorded on branch html11 (issue 11), as above.
+            "09888c2c55ab3d66b60f6ddd95c2c6c40e28b9b76fcbbc63ab443913efdb2960",
         ),
     ],
     ids=["example", "example+gpu"],
@@ -76,7 +79,9 @@ def test_report_bytes_are_pinned(
 
 
 SUMMARY_PINS = {
-    "table": "8b5ecb3a57372a7e911ab5e8db0b796bc1c0cde5c31d47870d00540f33ab02bc",
+    # Re-recorded on branch html11 (issue 11): phase ms and avg tiles to 4 significant figures,
+    # as the HTML report prints them (tileprof.numbers).
+    "table": "145e034570e0f3fb5336fb0bb0fd7b8cb18e81bd4d72b4c8c367f37c583966ac",
     "json": "10e301c50a960c78929ee8db1e85023062598044dca7780382c3b9bc8fa83460",
     "csv": "c9157568c0d54b5d6a003c09a815893d7215ebd41572f7bce1a643efdbbdb367",
 }

@@ -69,10 +69,32 @@ def test_tiny_headline(tiny) -> None:  # type: ignore[no-untyped-def]
 
 def test_tiny_group_table_has_every_statistic(tiny) -> None:  # type: ignore[no-untyped-def]
     table = tile_section(tiny).groups
-    assert [c.key for c in table.columns] == ["name", *GROUP_FIELDS]
+    # the figures people come for first (issue 11), then the rest in the summary's order
+    assert [c.key for c in table.columns] == [
+        "name",
+        "phaseCycles",
+        "phaseMs",
+        "usefulUtilization",
+        "deviceUsefulUtilization",
+        "p50Cycles",
+        "p95Cycles",
+        "averageActiveTiles",
+        "sampleCount",
+        "tileCount",
+        "phaseCount",
+        "workCycles",
+        "usefulCycles",
+        "estimatedWorkCycles",
+        "workLaneOccupancy",
+        "meanCycles",
+        "maximumCycles",
+        "firstOffset",
+        "lastOffset",
+    ]
+    assert sorted(c.key for c in table.columns) == sorted(["name", *GROUP_FIELDS])
     assert [c.text for c in table.column("name")] == ["gemm", "exchange", "copy"]
     assert [c.sort for c in table.column("phaseCycles")] == [150.0, 30.0, 10.0]
-    assert table.column("usefulUtilization")[0].text == "45.00 %"
+    assert table.column("usefulUtilization")[0].text == "45.00%"
     assert table.column("usefulUtilization")[1].sort is None  # null sorts last
 
 
@@ -183,7 +205,9 @@ def test_gpu_sections_from_a_run_table() -> None:
     gpu = gpu_section(inputs)
     assert gpu is not None
     gpu_rows = inputs.runs.filter(pl.col("target_kind") == "gpu").height
-    assert len(gpu.runs.rows) == gpu_rows  # every GPU run, the trace kernels included
+    # every GPU run but the trace's two per-call kernel rows, which only the kernel table lists
+    # (issue 11: the kernel table no longer repeats the run table)
+    assert len(gpu.runs.rows) == gpu_rows - 2
     assert gpu.kernel_rows == 2
     assert gpu.speedups is not None and len(gpu.speedups.table.rows) == 3
     assert [c.title for c in gpu.calibrations] == ["Calibration: H100 SXM 80 GB · small"]
@@ -469,7 +493,7 @@ def test_overlaps_match_a_naive_count(samples: list[tuple[int, int, int]]) -> No
     assert overlapping_samples(frame) == (hits, len(tiles))
 
 
-def test_run_table_holds_every_gpu_run_per_call_rows_included() -> None:
+def test_run_table_leaves_trace_kernels_to_the_kernel_tables() -> None:
     from tileprof.reports.html.inputs import read_inputs
 
     files = [FIXTURES / "traces" / "kineto_small.json", FIXTURES / "runs" / "generic_runs.csv"]
@@ -477,15 +501,13 @@ def test_run_table_holds_every_gpu_run_per_call_rows_included() -> None:
     assert runs is not None
     gpu = gpu_section(runs)
     assert gpu is not None
-    assert len(gpu.runs.rows) == 7  # five trace kernels and two generic per-call rows
+    # the two generic per-call rows (no total_us); the five trace kernels are in kernel tables
+    assert len(gpu.runs.rows) == 2
+    assert gpu.kernel_rows == 5
+    assert sum(len(k.table.rows) for k in gpu.kernels) == 5
     targets = {c.text for c in gpu.runs.column("target")}
-    assert targets == {
-        "NVIDIA A100-SXM4-80GB",
-        "GPU 1",
-        "NVIDIA H100 80GB HBM3 SXM",
-        "Some Future GPU",
-    }
-    assert {c.text for c in gpu.runs.column("workload")} >= {"layer3"}
+    assert targets == {"NVIDIA H100 80GB HBM3 SXM", "Some Future GPU"}
+    assert [c.text for c in gpu.runs.column("run")] == ["layer3 · custom", "layer3 · my_fused_gemm"]
     # the per-trace detail tables name their target
     assert [k.title for k in gpu.kernels] == [
         "Kernels of kineto_small.json · NVIDIA A100-SXM4-80GB",

@@ -26,6 +26,7 @@ pytestmark = pytest.mark.skipif(
 
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+H200 = FIXTURES / "traces" / "h200_train_steps.json.gz"
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +39,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     try:
         import tileprof.reference  # noqa: F401
 
-        args = ["report", "--example", "-o", str(path)]
+        args = ["report", "--example", str(H200), "-o", str(path)]
     except ImportError:
         dump = folder / "dump.parquet"
         dump.write_bytes(dump_bytes(generated_profile(samples=12_000), "parquet"))
@@ -46,7 +47,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "report",
             str(dump),
             *map(str, sorted((FIXTURES / "seeds").glob("00[03]_*.txt"))),
-            str(FIXTURES / "traces" / "h200_train_steps.json.gz"),
+            str(H200),
             "--links",
             str(FIXTURES / "runs" / "links.toml"),
             "-o",
@@ -102,6 +103,67 @@ def test_report_in_headless_chromium(page: Path, tmp_path: Path) -> None:
     assert urls, "the page itself should be a request"
     assert all(u.startswith(("file://", "data:")) for u in urls), urls
     assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+def test_tables_scroll_with_a_sticky_name_and_kernels_toggle(page: Path, tmp_path: Path) -> None:
+    """At 1,400 px: the group table scrolls in its box while its name column stays put; the
+    65-kernel table shows 15 rows until "show all" is ticked; sorting redoes the ditto marks."""
+    assert BROWSER is not None
+    browser = Browser(BROWSER, tmp_path / "profile", width=1400)
+    try:
+        browser.open(page.as_uri())
+        sticky = browser.evaluate(
+            """(() => {
+                 const t = document.querySelector('#tile-0-groups'); const w = t.parentElement;
+                 const cell = () => t.tBodies[0].rows[0].cells[0].getBoundingClientRect().left;
+                 const before = cell(); const other = t.tBodies[0].rows[0].cells[3];
+                 const otherBefore = other.getBoundingClientRect().left;
+                 w.scrollLeft = 400;
+                 return {wide: w.scrollWidth > w.clientWidth, before: before, after: cell(),
+                         moved: otherBefore - other.getBoundingClientRect().left,
+                         position: getComputedStyle(t.tBodies[0].rows[0].cells[0]).position};
+               })()"""
+        )
+        visible = """(() => { const t = Array.from(document.querySelectorAll('table[data-top]'))
+                         .find(t => t.tBodies[0].rows.length === 65);
+                       return Array.from(t.tBodies[0].rows)
+                         .filter(r => r.getClientRects().length > 0).length; })()"""
+        shown = browser.evaluate(visible)
+        browser.evaluate(
+            """Array.from(document.querySelectorAll('table[data-top]'))
+                 .find(t => t.tBodies[0].rows.length === 65)
+                 .parentElement.previousElementSibling.click()"""
+        )
+        all_shown = browser.evaluate(visible)
+        repeats = """(() => { const t = document.querySelector('#gpu-runs');
+                       const i = Array.from(t.tHead.rows[0].cells)
+                         .findIndex(c => c.textContent === 'target');
+                       const shown = Array.from(t.tBodies[0].rows).map(r =>
+                         r.cells[i].querySelector('.ditto') ? '″' : r.cells[i].textContent);
+                       const full = Array.from(t.tBodies[0].rows)
+                         .map(r => r.cells[i].getAttribute('data-full'));
+                       return {i: i, repeated: shown.filter((s, k) => k > 0 && s !== '″'
+                                 && s === shown[k - 1]).length,
+                               dittos: shown.filter(s => s === '″').length,
+                               same: full.filter((s, k) => k > 0 && s === full[k - 1]).length};
+                     })()"""
+        initial = browser.evaluate(repeats)
+        browser.evaluate(
+            "document.querySelectorAll('#gpu-runs th button')[1].click()"  # by time_us
+        )
+        sorted_by_time = browser.evaluate(repeats)
+        errors = browser.console_errors()
+    finally:
+        browser.close()
+
+    assert errors == []
+    assert sticky["wide"] and sticky["position"] == "sticky"
+    assert sticky["moved"] > 100  # the other columns scrolled
+    assert abs(sticky["after"] - sticky["before"]) < 1  # the name column did not
+    assert (shown, all_shown) == (15, 65)
+    for state in (initial, sorted_by_time):
+        assert state["i"] >= 0 and state["repeated"] == 0, state
+        assert state["dittos"] == state["same"], state  # a mark exactly where a value repeats
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,7 @@ summary document (seed 004's layout, itself checked byte for byte against the se
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +66,12 @@ def _check_row(cells: dict[str, str], group: dict[str, Any]) -> None:
             assert shown is None, (group["name"], title)
             continue
         assert shown is not None, (group["name"], title)
-        # Each column's rounding: integers in full, ms to 6 places, tiles to 1, % to 2 places.
-        digits = {"phase ms": 6, "avg tiles": 1, "useful": 4, "lanes": 4, "device": 4}
+        # Each column's rounding: integers in full, % to 2 places; ms and tiles to 4 significant
+        # figures, whole from 1,000 up (docs/metrics.md, "How numbers are shown").
+        digits = {"useful": 4, "lanes": 4, "device": 4}
         tolerance = 0.5 * 10 ** -digits.get(title, 0) + 1e-12
+        if title in ("phase ms", "avg tiles") and exact:
+            tolerance = min(0.5, 0.5 * 10 ** (math.floor(math.log10(abs(exact))) - 3)) + 1e-12
         assert abs(shown - exact) <= tolerance, (group["name"], title, cells[title], exact)
 
 
@@ -136,10 +140,10 @@ def test_group_by_columns_and_missing_values(tmp_path: Path) -> None:
         "50.00%",
         "50.00%",
         "12.50%",
-        "1.0",
+        "1",  # a whole number in full (docs/metrics.md, "How numbers are shown")
     )
     assert (one["phase ms"], one["p50"], one["p95"], one["max"]) == (
-        "0.000100",
+        "0.0001000",  # 100 cycles at 1 GHz, 4 significant figures
         "100",
         "100",
         "100",
@@ -165,7 +169,7 @@ def test_zero_length_group_and_empty_dump(tmp_path: Path) -> None:
     (marker,) = parse_table(result.stdout)
     assert (marker["phase cycles"], marker["phase ms"], marker["avg tiles"]) == (
         "0",
-        "0.000000",
+        "0",
         "—",
     )
     assert (marker["p50"], marker["max"], marker["useful"]) == ("0", "0", "—")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -49,3 +50,100 @@ def cell(text: str | None, limit: int = DISPLAY_NAME_LIMIT) -> Text:
     from rich.text import Text
 
     return Text(display_name(text, limit) if text else "—")
+
+
+KERNEL_NAME_LIMIT = 60
+"""Longest CUDA kernel name a kernel table shows; the full name is in the cell's title."""
+_PARSE_LIMIT = 10_000
+"""Characters of a kernel name searched for its functor (bounds the work on huge names)."""
+_FUNCTOR = re.compile(r"[A-Za-z_]\w*(?:Functor|functor)\w*|[A-Za-z_]\w*Ops\b")
+_LAMBDA_HOST = re.compile(r"([A-Za-z_]\w*)(?:<[^<>()]*>)?\([^()]*\)(?:\s*const)?::\{lambda")
+_PARAMETERS = re.compile(r"[\w>]\(")
+
+
+def _template_end(text: str, start: int) -> int:
+    """Index just past the ``>`` closing the ``<`` at ``start`` (len(text) when unclosed)."""
+    depth = 0
+    for i in range(start, len(text)):
+        char = text[i]
+        if char == "<":
+            depth += 1
+        elif char == ">":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return len(text)
+
+
+def _unqualified(name: str) -> str:
+    """``at::native::elementwise_kernel`` → ``elementwise_kernel`` (top-level ``::`` only)."""
+    depth = 0
+    cut = 0
+    for i, char in enumerate(name):
+        if char in "<(":
+            depth += 1
+        elif char in ">)":
+            depth -= 1
+        elif char == ":" and depth == 0 and name.startswith("::", i):
+            cut = i + 2
+    return name[cut:]
+
+
+def _functor(arguments: str) -> str | None:
+    """The distinguishing functor in a kernel's template arguments: the innermost
+    ``…Functor``/``…functor``/``…Ops`` name (with its template arguments when short), else the
+    function whose lambda the kernel runs (``direct_copy_kernel_cuda``)."""
+    found = list(_FUNCTOR.finditer(arguments))
+    if found:
+        match = found[-1]
+        name = match.group(0)
+        if arguments.startswith("<", match.end()):
+            full = arguments[match.start() : _template_end(arguments, match.end())]
+            host = _LAMBDA_HOST.search(full)
+            if host is not None:  # a wrapper (BinaryFunctor<…>) of a lambda: name the lambda's
+                return host.group(1)
+            if len(full) <= len(name) + 24:
+                return full
+        return name
+    host = _LAMBDA_HOST.search(arguments)
+    return None if host is None else host.group(1)
+
+
+def kernel_display_name(name: str, limit: int = KERNEL_NAME_LIMIT) -> str:
+    """A template-heavy CUDA kernel name shortened for a table, in at most ``limit`` characters:
+    no ``void``, namespaces or parameter list, and its template arguments reduced to the
+    functor that tells launches of one kernel apart::
+
+        void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl<
+            at::native::CUDAFunctor_add<float>>…>(int, …)
+        → elementwise_kernel<…CUDAFunctor_add<float>…>
+
+    Names without templates (``sm80_xmma_gemm_…``) only lose their middle past ``limit``
+    (``shorten``). Control characters are escaped first, as in ``display_name``.
+    """
+    if limit < 8:
+        raise ValueError(f"limit must be at least 8, not {limit}")
+    text = escape_control(name[:_PARSE_LIMIT].strip()).replace("(anonymous namespace)::", "")
+    if text.startswith("void "):
+        text = text[5:].lstrip()
+    opening = text.find("<")
+    parameters = _PARAMETERS.search(text)
+    paren = -1 if parameters is None else parameters.start() + 1
+    if opening < 0 or (0 <= paren < opening):
+        base = text if paren < 0 else text[:paren]
+        return shorten(_unqualified(base) if paren >= 0 else base, limit)
+    close = _template_end(text, opening)
+    kernel = _unqualified(text[:opening])
+    arguments = text[opening:close]
+    whole = kernel + arguments
+    if len(whole) <= limit:
+        return whole
+    functor = _functor(arguments[1:-1])
+    if functor is None:
+        return shorten(whole, limit)
+    if "<" in functor and len(kernel) + len(functor) + 4 > limit:
+        functor = functor[: functor.index("<")]
+    room = limit - len(functor) - 4
+    if room < 1:
+        return shorten(functor, limit)
+    return f"{shorten(kernel, room)}<…{functor}…>"

@@ -11,15 +11,12 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tileprof import numbers
 from tileprof.diff import STATUSES, Diff
 
 
-def _number(value: Any, digits: int = 6) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
-        return f"{int(value):,}"
-    return f"{value:.{digits}g}"
+def _number(value: Any) -> str:
+    return numbers.number(value)
 
 
 def _signed(value: Any) -> str:
@@ -29,15 +26,16 @@ def _signed(value: Any) -> str:
 
 
 def _percent(value: float | None) -> str:
-    if value is None:
-        return "—"
-    if math.isinf(value):
-        return "+inf%" if value > 0 else "-inf%"
-    return f"{value * 100:+.2f}%"
+    return numbers.percent(value, signed=True)
 
 
 def _share(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:.1f}%"
+    return numbers.percent(value)
+
+
+def _points(change: float) -> str:
+    """A change of a fraction, in percentage points."""
+    return f"{change * 100:+.{numbers.PERCENT_DECIMALS}f} pp"
 
 
 def _figure_line(title: str, figure: dict[str, Any], fmt: Callable[[Any], str] = _number) -> str:
@@ -45,7 +43,7 @@ def _figure_line(title: str, figure: dict[str, Any], fmt: Callable[[Any], str] =
     if change is None:
         signed = "—"
     elif fmt is _share:
-        signed = f"{change * 100:+.1f} pp"  # a change of a fraction, in percentage points
+        signed = _points(change)
     else:
         signed = _signed(change)
     return (
@@ -91,8 +89,8 @@ def _cells(row: dict[str, Any], key: str, fraction: bool) -> list[str]:
     """Before, after, Δ and Δ% of one statistic; fractions as percentages, Δ in points."""
     before, after, change = row[f"{key}_before"], row[f"{key}_after"], row[f"{key}_change"]
     if fraction:
-        shown = ["—" if v is None else f"{v * 100:.2f}%" for v in (before, after)]
-        delta = "—" if change is None else f"{change * 100:+.2f} pp"
+        shown = [_share(v) for v in (before, after)]
+        delta = "—" if change is None else _points(change)
         return [*shown, delta, _percent(row[f"{key}_relative"])]
     return [_number(before), _number(after), _signed(change), _percent(row[f"{key}_relative"])]
 

@@ -10,6 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from tileprof import numbers
 from tileprof.store.history import (
     BAND_RUNS,
     FLOOR,
@@ -116,13 +117,9 @@ def render_csv(history: History) -> str:
 
 
 def format_value(field: str, value: float | None) -> str:
-    if value is None:
-        return "—"
     if field in PERCENT_FIELDS:
-        return f"{value * 100:.2f}%"
-    if float(value).is_integer():
-        return f"{int(value):,}"
-    return f"{value:,.4g}"
+        return numbers.percent(value)
+    return numbers.number(value)
 
 
 def _band_text(trend: Trend, point: Point) -> str:

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 
+from tileprof import numbers
 from tileprof.summary import Summary
 from tileprof.text import DISPLAY_NAME_LIMIT, cell, escape_control
 
@@ -17,11 +18,11 @@ TABLE_WIDTH = 200
 
 
 def _integer(value: int | None) -> str:
-    return "—" if value is None else f"{value:,}"
+    return numbers.number(value)
 
 
 def _percent(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:.2f}%"
+    return numbers.percent(value)
 
 
 def _decimal(value: float | None, digits: int = 1) -> str:
@@ -62,8 +63,8 @@ COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("tiles", "tileCount", _integer),
     ("phases", "phaseCount", _integer),
     ("phase cycles", "phaseCycles", _integer),
-    ("phase ms", "phaseMs", lambda v: _decimal(v, 6)),
-    ("avg tiles", "averageActiveTiles", _decimal),
+    ("phase ms", "phaseMs", numbers.number),
+    ("avg tiles", "averageActiveTiles", numbers.number),
     ("useful", "usefulUtilization", _percent),
     ("lanes", "workLaneOccupancy", _percent),
     ("device", "deviceUsefulUtilization", _percent),

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import jinja2
 
+from tileprof import numbers
 from tileprof.reports.html.data import Report, build_report
 
 if TYPE_CHECKING:
@@ -24,8 +25,9 @@ __all__ = ["Report", "build_report", "render", "render_diff"]
 
 @functools.lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    """The template environment: package templates, autoescape on, undefined names fail."""
-    return jinja2.Environment(
+    """The template environment: package templates, autoescape on, undefined names fail, and
+    the ``number``/``percent`` filters of ``tileprof.numbers``."""
+    env = jinja2.Environment(
         loader=jinja2.PackageLoader("tileprof.reports.html", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
@@ -33,6 +35,9 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["number"] = numbers.number  # the one number policy, docs/metrics.md
+    env.filters["percent"] = numbers.percent
+    return env
 
 
 def render(report: Report, baseline: DiffSection | None = None) -> str:

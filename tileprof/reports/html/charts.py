@@ -25,6 +25,7 @@ from matplotlib import pyplot as plt
 from matplotlib.colors import ListedColormap
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
 
+from tileprof import numbers
 from tileprof.reports.html.view import Chart, ChartedTable, Plot, Report, TileSection
 from tileprof.text import shorten
 from tileprof.timeline import OTHER
@@ -83,13 +84,19 @@ CHAR_WIDTH_IN = 0.068
 
 
 def fit(
-    figure: MplFigure, *, left_chars: int, legend_chars: int = 0, plot_width: float = 7.2
+    figure: MplFigure,
+    *,
+    left_chars: int,
+    legend_chars: int = 0,
+    plot_width: float = 7.2,
+    tick_lines: int = 1,
 ) -> None:
     """Margins from the longest tick label and outside-legend entry, without a layout pass.
 
     The tile charts are drawn once: a tight bounding box or a layout engine would draw (or lay
     out every label) a second time, which for a chart per group of a large profile cost as
     much as the drawing itself. Labels are shortened (``_short``) so the estimate is bounded.
+    ``tick_lines`` is 2 under an axis in cycles, whose ticks also give µs (``cycle_axis``).
     """
     left = 0.35 + left_chars * CHAR_WIDTH_IN
     right = 0.2 + (legend_chars * CHAR_WIDTH_IN + 0.45 if legend_chars else 0.0)
@@ -99,7 +106,7 @@ def fit(
     figure.subplots_adjust(
         left=left / width,
         right=1 - right / width,
-        bottom=min(0.45 / height, 0.45),
+        bottom=min((0.45 + 0.14 * (tick_lines - 1)) / height, 0.5),
         top=1 - min(0.12 / height, 0.2),
     )
 
@@ -134,6 +141,18 @@ def _short(name: str, limit: int = 48) -> str:
     return shorten(name, limit)
 
 
+def thousands(axis: Any) -> None:
+    """Tick labels of ``axis`` as the number policy prints them: "1,000", never "1e3"."""
+    axis.set_major_formatter(FuncFormatter(numbers.tick))
+
+
+def cycle_axis(axis: Any, clock_hz: float) -> None:
+    """An axis in cycles: each tick gives the cycles and, below, the µs at ``clock_hz``
+    ("1,500,000" over "(1,000 µs)")."""
+    axis.set_major_formatter(FuncFormatter(numbers.cycle_tick(clock_hz)))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def _chart(id: str, title: str, caption: str, figure: MplFigure, *, tight: bool = True) -> Chart:
     return Chart(id, title, caption, to_svg(figure, id, tight=tight))
 
@@ -161,14 +180,16 @@ def occupancy_chart(section: TileSection) -> Chart | None:
             origin="lower",
             extent=(float(edges[0]), float(edges[-1]), -0.5, occ.cells.shape[0] - 0.5),
         )
-        axes.set_xlabel("cycle")
+        axes.set_xlabel("cycle (µs)")
         axes.set_ylabel("tile")
+        cycle_axis(axes.xaxis, section.summary.clock_hz)
+        thousands(axes.yaxis)
         handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in palette] + [
             plt.Rectangle((0, 0), 1, 1, color=IDLE_COLOUR, ec="#999")
         ]
         labels = [_short(n) for n in occ.legend] + ["idle"]
         axes.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
-        fit(figure, left_chars=6, legend_chars=max(map(len, labels)))
+        fit(figure, left_chars=6, legend_chars=max(map(len, labels)), tick_lines=2)
     caption = (
         f"{occ.cells.shape[0]:,} tiles × {occ.bins.count} bins of {occ.bins.width:,} cycles; "
         "each cell shows the group with most cycles in it."
@@ -195,11 +216,16 @@ def active_chart(section: TileSection) -> Chart | None:
         )
         axes.axhline(section.summary.tile_count, color="#333", lw=0.8, ls="--")
         axes.set_xlim(edges[0], edges[-1])
-        axes.set_xlabel("cycle")
+        axes.set_xlabel("cycle (µs)")
         axes.set_ylabel("active tiles (mean per bin)")
+        cycle_axis(axes.xaxis, section.summary.clock_hz)
+        thousands(axes.yaxis)
         axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
-        fit(figure, left_chars=6, legend_chars=max(len(_short(n)) for n in act.legend))
-    kinds = ", ".join(f"{k}: peak {v.max():.0f}" for k, v in sorted(act.by_kind.items()))
+        legend = max(len(_short(n)) for n in act.legend)
+        fit(figure, left_chars=6, legend_chars=legend, tick_lines=2)
+    kinds = ", ".join(
+        f"{k}: peak {numbers.number(float(v.max()))}" for k, v in sorted(act.by_kind.items())
+    )
     caption = (
         f"Σ cycles of samples in a bin / bin width, stacked by group; dashed line: tileCount. "
         f"By kind — {kinds}."
@@ -214,15 +240,25 @@ def _group_rows(count: int) -> tuple[MplFigure, Any, np.ndarray]:
 
 
 def _label_group_rows(
-    figure: MplFigure, axes: Any, y: np.ndarray, names: tuple[str, ...], xlabel: str
+    figure: MplFigure,
+    axes: Any,
+    y: np.ndarray,
+    names: tuple[str, ...],
+    xlabel: str,
+    clock_hz: float | None = None,
 ) -> None:
-    """Group names down the side (first on top), the x label and legend, and the margins."""
+    """Group names down the side (first on top), the x label and legend, and the margins;
+    with ``clock_hz`` the x axis is in cycles and its ticks also give µs."""
     labels = [_short(s, 60) for s in names]
     axes.set_yticks(y, labels)
     axes.invert_yaxis()
     axes.set_xlabel(xlabel)
+    if clock_hz is None:
+        thousands(axes.xaxis)
+    else:
+        cycle_axis(axes.xaxis, clock_hz)
     axes.legend(loc="lower right", frameon=False)
-    fit(figure, left_chars=max(map(len, labels)))
+    fit(figure, left_chars=max(map(len, labels)), tick_lines=1 if clock_hz is None else 2)
 
 
 def phase_chart(section: TileSection) -> Chart | None:
@@ -234,7 +270,8 @@ def phase_chart(section: TileSection) -> Chart | None:
         figure, axes, y = _group_rows(len(split.names))
         axes.barh(y, split.useful, color=USEFUL_COLOUR, label="useful")
         axes.barh(y, split.other, left=split.useful, color=OTHER_WORK_COLOUR, label="other")
-        _label_group_rows(figure, axes, y, split.names, "phase cycles")
+        clock = section.summary.clock_hz
+        _label_group_rows(figure, axes, y, split.names, "phase cycles (µs)", clock)
     caption = (
         "useful = phaseCycles × usefulUtilization; other = the rest (all of it without estimate)."
     )
@@ -262,7 +299,8 @@ def spread_chart(section: TileSection) -> Chart | None:
             np.maximum(spread.maximum, floor), y, "|", color="#e15759", ms=9, mew=2, label="max"
         )
         axes.set_xscale("log")
-        _label_group_rows(figure, axes, y, spread.names, "sample duration, cycles (log)")
+        xlabel = "sample duration, cycles (µs), log"
+        _label_group_rows(figure, axes, y, spread.names, xlabel, section.summary.clock_hz)
     return _chart(
         f"{section.id}-spread",
         "Duration spread per group",
@@ -291,16 +329,23 @@ def balance_chart(section: TileSection) -> Chart:
             (bal.maximum, "--", "max"),
         ):
             left.axhline(value, color="#e15759", ls=style, lw=0.9)
-            right.axvline(value, color="#e15759", ls=style, lw=0.9, label=f"{label} {value:,.0f}")
+            right.axvline(
+                value, color="#e15759", ls=style, lw=0.9, label=f"{label} {numbers.number(value)}"
+            )
         right.xaxis.set_major_locator(MaxNLocator(4))
-        right.set_xlabel("busy cycles")
+        right.set_xlabel("busy cycles (µs)")
         right.set_ylabel("tiles")
+        cycle_axis(right.xaxis, section.summary.clock_hz)
+        for axis in (left.xaxis, left.yaxis, right.yaxis):
+            thousands(axis)
         right.legend(frameon=False)
-        fit(figure, left_chars=10)
+        fit(figure, left_chars=10, tick_lines=2)
         figure.subplots_adjust(wspace=0.3)
     caption = (
-        f"min {bal.minimum:,} (tile {bal.min_tile}), mean {bal.mean:,.1f}, "
-        f"max {bal.maximum:,} (tile {bal.max_tile}); {bal.idle_tiles:,} idle tiles."
+        f"min {numbers.number(bal.minimum)} (tile {bal.min_tile}), "
+        f"mean {numbers.number(bal.mean)}, "
+        f"max {numbers.number(bal.maximum)} (tile {bal.max_tile}); "
+        f"{numbers.number(bal.idle_tiles)} idle tiles."
     )
     return _chart(f"{section.id}-balance", "Tile balance", caption, figure, tight=False)
 
@@ -342,6 +387,7 @@ def speedup_chart(frame: pl.DataFrame) -> Chart:
         axes.set_yticks(y, labels)
         axes.invert_yaxis()
         axes.set_xlabel("speedup (baseline_time_us / time_us)")
+        thousands(axes.xaxis)
     return _chart(
         "gpu-speedups-chart",
         "Speedup over baseline",
@@ -359,7 +405,8 @@ def calibration_chart(id: str, title: str, frame: pl.DataFrame) -> Chart:
         axes.barh(y, frame["time_us"].fill_null(0).to_numpy(), color="#4e79a7")
         axes.set_yticks(y, _labels(frame, ("implementation",)))
         axes.invert_yaxis()
-        axes.set_xlabel("µs per step")
+        axes.set_xlabel("µs per step (time_us)")
+        thousands(axes.xaxis)
     return _chart(id, f"Calibration latency: {title}", "time_us per schedule.", figure)
 
 
@@ -370,14 +417,14 @@ def gemm_chart(frame: pl.DataFrame) -> Chart:
     with _style():
         figure, (left, right) = plt.subplots(1, 2, figsize=(9.5, 0.9 + 0.3 * n), sharey=True)
         y = np.arange(n)
-        left.barh(y, frame["time_us"].fill_null(0).to_numpy() / 1000, color="#4e79a7")
+        left.barh(y, frame["time_us"].fill_null(0).to_numpy(), color="#4e79a7")
         for yi, pf, t in zip(
             y, frame["peak_fraction"].to_list(), frame["time_us"].to_list(), strict=False
         ):
             if pf is not None and t is not None:
                 left.annotate(
-                    f"{pf * 100:.0f} % of peak",
-                    (t / 1000, yi),
+                    f"{numbers.percent(pf)} of peak",
+                    (t, yi),
                     xytext=(3, 0),
                     textcoords="offset points",
                     va="center",
@@ -385,9 +432,11 @@ def gemm_chart(frame: pl.DataFrame) -> Chart:
                 )
         left.set_yticks(y, labels)
         left.invert_yaxis()
-        left.set_xlabel("ms per run")
+        left.set_xlabel("µs per run (time_us)")
         right.barh(y, frame["energy_j"].fill_null(0).to_numpy(), color="#59a14f", label="energy_j")
-        right.set_xlabel("J per run (idle-adjusted)")
+        right.set_xlabel("J per run (energy_j, idle-adjusted)")
+        thousands(left.xaxis)
+        thousands(right.xaxis)
     return _chart(
         "gpu-gemm-chart",
         "GEMM per precision",
@@ -411,13 +460,8 @@ def linked_scale(times: np.ndarray) -> tuple[str, float]:
     return "log", float(10 ** np.floor(np.log10(positive.min())))
 
 
-def plain_tick(value: float, _position: object = None) -> str:
-    """A tick label as a plain number ("13.4", "1,000", "0.01"), never "1.3×10¹"."""
-    if value == 0:
-        return "0"
-    if abs(value) >= 1000:
-        return f"{value:,.0f}"
-    return f"{value:.6g}"
+plain_tick = numbers.tick
+"""A tick label as a plain number ("13.4", "1,000", "0.01"), never "1.3×10¹"."""
 
 
 def linked_efficiency_chart(id: str, title: str, frame: pl.DataFrame) -> Chart:
@@ -436,9 +480,9 @@ def linked_efficiency_chart(id: str, title: str, frame: pl.DataFrame) -> Chart:
             color=["#f28e2b" if k == "tile" else "#4e79a7" for k in kinds],
         )
         for yi, pf, tf in zip(y, fractions, frame["tflops"].to_list(), strict=False):
-            text = "peak unknown" if pf != pf else f"{pf:.1f} %"
+            text = "peak unknown" if pf != pf else numbers.percent(pf / 100)
             if tf is not None:
-                text += f", {tf:.4g} TFLOP/s"
+                text += f", {numbers.number(tf)} TFLOP/s"
             axes.annotate(
                 text,
                 (0.0 if pf != pf else pf, yi),
@@ -479,7 +523,7 @@ def linked_chart(id: str, title: str, frame: pl.DataFrame) -> Chart:
         for yi, pf, t in zip(y, frame["peak_fraction"].to_list(), times, strict=False):
             if pf is not None and t == t and t > 0:
                 axes.annotate(
-                    f"{pf * 100:.1f} % of peak",
+                    f"{numbers.percent(pf)} of peak",
                     (t, yi),
                     xytext=(3, 0),
                     textcoords="offset points",
@@ -559,6 +603,7 @@ def waterfall_chart(
         axes.set_yticks(y, [_short(s, 60) for s in labels])
         axes.invert_yaxis()
         axes.set_xlabel(f"change in {unit}")
+        thousands(axes.xaxis)
         fit(figure, left_chars=max(len(_short(s, 60)) for s in labels))
     return _chart(id, f"Change in {unit} by group", caption, figure, tight=False)
 

@@ -12,6 +12,7 @@ The analyses it shows live beside ``tileprof.stats`` (``timeline``, ``balance``,
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Sequence
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from tileprof import numbers
 from tileprof.balance import tile_balance
 from tileprof.errors import OptionError
 from tileprof.filters import Filters
@@ -56,6 +58,7 @@ from tileprof.run_analysis import (
 )
 from tileprof.stats import GROUP_FIELDS
 from tileprof.summary import Summary
+from tileprof.text import kernel_display_name, shorten
 from tileprof.timeline import IDLE as IDLE  # re-exported, as the two below
 from tileprof.timeline import TIME_BINS, tile_activity
 from tileprof.timeline import binned_cycles as binned_cycles
@@ -64,34 +67,12 @@ from tileprof.timeline import time_bins as time_bins
 # ---------------------------------------------------------------- formatting
 
 
-def format_number(value: Any, *, percent: bool = False, digits: int = 4) -> str:
-    """How the page prints a number (the exact value goes in the cell's hover title).
-
-    Integers, and floats holding a whole number, in full with thousands separators (cycle
-    counts are never in scientific notation); other floats to ``digits`` significant figures
-    (1.426, 0.01234, 123.5), rounded to a whole number with separators from 1,000 up so no
-    digit of the whole part is lost; below 1e-4, scientific notation. Null as "—".
-    """
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
+def format_number(value: Any, *, percent: bool = False, digits: int = numbers.DIGITS) -> str:
+    """How the page prints a number (the exact value goes in the cell's hover title): the one
+    policy of ``tileprof.numbers`` (docs/metrics.md, "How numbers are shown")."""
     if percent:
-        return f"{value * 100:.2f} %"
-    if isinstance(value, (bool, np.bool_)):
-        return str(value)
-    if isinstance(value, (int, np.integer)):
-        return f"{int(value):,}"
-    value = float(value)
-    if math.isinf(value):
-        return "∞" if value > 0 else "−∞"
-    size = abs(value)
-    if value.is_integer() or size >= 1000:
-        return f"{value:,.0f}"
-    if size < 1e-4:
-        return f"{value:.{digits}g}"
-    text = f"{value:#.{digits}g}"
-    if "e" in text or abs(float(text)) >= 1000:  # rounded up to 1,000
-        return f"{value:,.0f}"
-    return text.rstrip(".")
+        return numbers.percent(value)
+    return numbers.number(value, digits)
 
 
 def number_cell(value: Any, *, percent: bool = False) -> Cell:
@@ -104,10 +85,49 @@ def number_cell(value: Any, *, percent: bool = False) -> Cell:
     )
 
 
+TITLE_LIMIT = 4096
+"""Longest text a cell's hover title holds (a name from an input can be megabytes)."""
+
+
 def text_cell(value: Any) -> Cell:
     """A text cell (escaped by the template, as every cell is)."""
     text = "—" if value is None else str(value)
-    return Cell(text, None if value is None else text.lower(), text if len(text) > 40 else "")
+    return Cell(
+        text,
+        None if value is None else text.lower(),
+        shorten(text, TITLE_LIMIT) if len(text) > 40 else "",
+    )
+
+
+def kernel_cell(value: Any) -> Cell:
+    """A CUDA kernel name shortened around its functor (``kernel_display_name``); the full
+    name sorts the cell and is its hover title."""
+    if value is None:
+        return text_cell(None)
+    text = str(value)
+    return Cell(kernel_display_name(text), text.lower(), shorten(text, TITLE_LIMIT))
+
+
+def with_dittos(cells: list[tuple[Cell, ...]], columns: Sequence[Column]) -> list[tuple[Cell, ...]]:
+    """Mark each cell of a ``ditto`` column whose text equals the one above it."""
+    marked = [i for i, c in enumerate(columns) if c.ditto]
+    if not marked:
+        return cells
+    out = []
+    for r, row in enumerate(cells):
+        if r == 0:
+            out.append(row)
+            continue
+        above = cells[r - 1]
+        out.append(
+            tuple(
+                dataclasses.replace(cell, ditto=True)
+                if i in marked and cell.sort is not None and cell.text == above[i].text
+                else cell
+                for i, cell in enumerate(row)
+            )
+        )
+    return out
 
 
 def table_from_frame(
@@ -117,24 +137,35 @@ def table_from_frame(
     *,
     percent: Sequence[str] = (),
     docs: dict[str, str] | None = None,
+    ditto: Sequence[str] = (),
+    kernels: Sequence[str] = (),
+    top: int | None = None,
 ) -> Table:
-    """A table of ``frame``'s ``columns`` (absent ones show as null)."""
+    """A table of ``frame``'s ``columns`` (absent ones show as null).
+
+    ``ditto`` columns show a value equal to the row above as a ditto mark; ``kernels`` columns
+    hold CUDA kernel names, shown shortened (``kernel_cell``); past ``top`` rows the page shows
+    an "all" toggle.
+    """
     docs = docs or {}
     present = [c for c in columns if c in frame.columns]
     cols = []
     for name in present:
         dtype = frame.schema[name]
-        cols.append(Column(name, name, dtype.is_numeric(), docs.get(name, "")))
+        cols.append(Column(name, name, dtype.is_numeric(), docs.get(name, ""), name in ditto))
     rows = []
     for row in frame.select(present).iter_rows():
         cells = []
         for column, value in zip(cols, row, strict=False):
             if column.numeric:
                 cells.append(number_cell(value, percent=column.key in percent))
+            elif column.key in kernels:
+                cells.append(kernel_cell(value))
             else:
                 cells.append(text_cell(value))
         rows.append(tuple(cells))
-    return Table(id, tuple(cols), tuple(rows))
+    shown = top if top is not None and len(rows) > top else None
+    return Table(id, tuple(cols), tuple(with_dittos(rows, cols)), shown)
 
 
 # ---------------------------------------------------------------- header
@@ -164,9 +195,24 @@ def generation_time(environ: dict[str, str] | None = None) -> str:
 GROUP_PERCENT_FIELDS = ("usefulUtilization", "workLaneOccupancy", "deviceUsefulUtilization")
 
 
+GROUP_LEADING_FIELDS: tuple[str, ...] = (
+    "phaseCycles",
+    "phaseMs",
+    "usefulUtilization",
+    "deviceUsefulUtilization",
+    "p50Cycles",
+    "p95Cycles",
+    "averageActiveTiles",
+)
+"""The figures people come for, first in the group table (the rest follow in the summary's
+order, behind a horizontal scroll on a narrow screen)."""
+
+
 def group_table(summary: Summary, id: str) -> Table:
-    """Every group with every statistic of docs/metrics.md, in the summary's order."""
-    columns = ["name", *summary.group_by, *GROUP_FIELDS]
+    """Every group with every statistic of docs/metrics.md: name, the dimensions, the
+    ``GROUP_LEADING_FIELDS``, then the others in the summary's order."""
+    rest = [f for f in GROUP_FIELDS if f not in GROUP_LEADING_FIELDS]
+    columns = ["name", *summary.group_by, *GROUP_LEADING_FIELDS, *rest]
     frame = summary.groups.with_columns(
         [pl.col(d).cast(pl.String) for d in summary.group_by if d in ("operation", "kind")]
     )
@@ -295,6 +341,9 @@ def tile_section(
 # ---------------------------------------------------------------- GPU runs
 
 RUN_TABLE_COLUMNS: tuple[str, ...] = (
+    "run",
+    "time_us",
+    "speedup",
     "target",
     "workload",
     "implementation",
@@ -303,16 +352,29 @@ RUN_TABLE_COLUMNS: tuple[str, ...] = (
     "dtype",
     "shape",
     "per",
-    "time_us",
     "calls",
     "mac",
     "energy_j",
     "energy_raw_j",
     "baseline_implementation",
     "baseline_time_us",
-    "speedup",
     "peak_fraction",
 )
+"""The run table's columns: the run's name, its time and speedup first (docs/metrics.md)."""
+RUN_DITTO_COLUMNS = (
+    "target",
+    "workload",
+    "implementation",
+    "kernel",
+    "op_family",
+    "dtype",
+    "shape",
+    "per",
+    "baseline_implementation",
+)
+"""Run-table columns whose repeats down the table show as a ditto mark."""
+TOP_KERNELS = 15
+"""Kernels a kernel table shows before its "all" toggle (the rest by total time, on demand)."""
 KERNEL_COLUMNS: tuple[str, ...] = (
     "kernel",
     "op_family",
@@ -350,12 +412,24 @@ LINK_EXTRA_COLUMNS: dict[str, pl.DataType] = {
 }
 
 
+def run_names() -> pl.Expr:
+    """A run's name in the run table: "WORKLOAD · IMPLEMENTATION", the kernel (shortened)
+    standing in for a missing implementation; "—" when the run has none of the three."""
+    kernel = pl.col("kernel").map_elements(kernel_display_name, return_dtype=pl.String)
+    return pl.concat_str(
+        [pl.col("workload"), pl.coalesce(pl.col("implementation"), kernel)],
+        separator=" · ",
+        ignore_nulls=True,
+    ).replace("", None)
+
+
 def gpu_section(inputs: RunInputs) -> GpuSection | None:
     """The GPU section, or None when there are no GPU runs (``render`` draws its charts)."""
     runs = normalize_runs(inputs.runs)
     gpu = runs.filter(pl.col("target_kind") == "gpu")
     if gpu.height == 0:
         return None
+    kernel_row = is_kernel_row()
 
     speed = speedup_rows(gpu)
     speedups = None
@@ -374,6 +448,7 @@ def gpu_section(inputs: RunInputs) -> GpuSection | None:
                     "baseline_time_us",
                     "speedup",
                 ),
+                ditto=("target", "workload", "baseline_implementation"),
             ),
             plot=Plot("speedup", "gpu-speedups-chart", "Speedup over baseline", speed),
         )
@@ -384,6 +459,7 @@ def gpu_section(inputs: RunInputs) -> GpuSection | None:
                 f"gpu-calibration-{i}",
                 frame,
                 ("implementation", "time_us", "baseline_implementation", "speedup"),
+                ditto=("baseline_implementation",),
             ),
             plot=Plot("calibration", f"gpu-calibration-{i}-chart", title, frame),
         )
@@ -410,19 +486,34 @@ def gpu_section(inputs: RunInputs) -> GpuSection | None:
                     "peak_fraction",
                 ),
                 percent=("peak_fraction",),
+                ditto=("target", "workload", "dtype"),
             ),
             plot=Plot("gemm", "gpu-gemm-chart", "GEMM", gemm_frame),
         )
     kernels = tuple(
         ChartedTable(
             f"Kernels of {name}",
-            table_from_frame(f"gpu-kernels-{i}", frame, KERNEL_COLUMNS),
+            table_from_frame(
+                f"gpu-kernels-{i}",
+                frame,
+                KERNEL_COLUMNS,
+                kernels=("kernel",),
+                top=TOP_KERNELS,
+                ditto=("op_family", "dtype", "launch_op"),
+            ),
         )
         for i, (name, frame) in enumerate(kernel_sets(gpu))
     )
     return GpuSection(
-        runs=table_from_frame("gpu-runs", gpu, RUN_TABLE_COLUMNS, percent=("peak_fraction",)),
-        kernel_rows=gpu.filter(is_kernel_row()).height,
+        runs=table_from_frame(
+            "gpu-runs",
+            gpu.filter(~kernel_row).with_columns(run=run_names()),
+            RUN_TABLE_COLUMNS,
+            percent=("peak_fraction",),
+            ditto=RUN_DITTO_COLUMNS,
+            kernels=("kernel",),
+        ),
+        kernel_rows=gpu.filter(kernel_row).height,
         speedups=speedups,
         calibrations=calibrations,
         gemm=gemm,
@@ -448,7 +539,14 @@ def linked_section(linked_sets: Sequence[LinkedSet]) -> tuple[ChartedTable, ...]
         out.append(
             ChartedTable(
                 linked.key,
-                table_from_frame(f"linked-{i}", frame, LINK_COLUMNS, percent=("peak_fraction",)),
+                table_from_frame(
+                    f"linked-{i}",
+                    frame,
+                    LINK_COLUMNS,
+                    percent=("peak_fraction",),
+                    kernels=("kernel",),
+                    ditto=("target_kind", "workload", "shape", "work", "per"),
+                ),
                 plot=Plot(
                     "linked" if same_work else "linked_efficiency",
                     f"linked-{i}-chart",

@@ -7,13 +7,13 @@ and, in charts, as text drawn as paths.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import polars as pl
 
+from tileprof import numbers
 from tileprof._version import __version__
 from tileprof.diff import STATUSES, Diff, Side
 from tileprof.reports.html import charts
@@ -91,11 +91,7 @@ def _change_text(figure: dict[str, Any], *, percent: bool = False) -> str:
 
 
 def _relative_text(value: float | None) -> str:
-    if value is None:
-        return "—"
-    if math.isinf(value):
-        return "+∞ %" if value > 0 else "−∞ %"
-    return f"{value * 100:+.2f} %"
+    return numbers.percent(value, signed=True)
 
 
 def _figure(

@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib import pyplot as plt
 from matplotlib.ticker import MaxNLocator
 
-from tileprof.reports.html.charts import RC, fit, to_svg
+from tileprof.reports.html.charts import RC, fit, thousands, to_svg
 from tileprof.reports.html.view import Chart, Report, SuperstepSection, TileSection
 
 if TYPE_CHECKING:
@@ -50,6 +50,7 @@ def split_chart(section: SuperstepSection) -> Chart | None:
         axes.set_xlabel("superstep")
         axes.set_ylabel("cycles (mean over active tiles)")
         axes.yaxis.set_major_locator(MaxNLocator(5))
+        thousands(axes.yaxis)
         axes.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         fit(figure, left_chars=10, legend_chars=14)
     caption = (
@@ -88,7 +89,9 @@ def ends_chart(section: SuperstepSection) -> Chart | None:
         axes.set_ylim(0, max(critical_end, 1) * 1.1)
         axes.set_xlabel("tile")
         axes.set_ylabel("last end − superstep start")
+        thousands(axes.xaxis)
         axes.yaxis.set_major_locator(MaxNLocator(5))
+        thousands(axes.yaxis)
         axes.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         fit(figure, left_chars=10, legend_chars=14)
     epoch = "—" if longest["epoch"] is None else longest["epoch"]

@@ -73,7 +73,9 @@ def superstep_section(
     return SuperstepSection(
         id=id,
         result=shown,
-        table=table(f"{id}-table", rows, TABLE_COLUMNS, percent=PERCENT_COLUMNS, docs=DOCS),
+        table=table(
+            f"{id}-table", rows, TABLE_COLUMNS, percent=PERCENT_COLUMNS, docs=DOCS, ditto=("epoch",)
+        ),
         split=split,
         longest=longest,
         ends=ends,

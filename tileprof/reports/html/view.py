@@ -63,6 +63,9 @@ class Column:
     label: str
     numeric: bool
     doc: str = ""
+    ditto: bool = False
+    """A value equal to the one above is shown as a subdued ditto mark (the full value stays in
+    the cell for sorting, screen readers and its title; ``sort.js`` redoes the marks)."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,8 @@ class Cell:
     text: str
     sort: float | str | None
     title: str = ""
+    ditto: bool = False
+    """Same text as the cell above in a ``Column.ditto`` column: shown as a ditto mark."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,8 @@ class Table:
     id: str
     columns: tuple[Column, ...]
     rows: tuple[tuple[Cell, ...], ...]
+    top: int | None = None
+    """Rows shown until the reader asks for all of them (an "all" toggle); None shows all."""
 
     def column(self, key: str) -> list[Cell]:
         """The cells of one column, top to bottom."""

@@ -22,6 +22,40 @@
     keyed.forEach(function (k) { body.appendChild(k[2]); });
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (h) { h.removeAttribute("aria-sort"); });
     th.setAttribute("aria-sort", descending ? "descending" : "ascending");
+    relabel(table);
+  }
+  function showFull(cell, full) {
+    cell.textContent = full;
+  }
+  function showDitto(cell, full) {
+    var mark = document.createElement("span");
+    var hidden = document.createElement("span");
+    mark.className = "ditto";
+    mark.setAttribute("aria-hidden", "true");
+    mark.textContent = "\u2033";
+    hidden.className = "sr-only";
+    hidden.textContent = full;
+    cell.textContent = "";
+    cell.appendChild(mark);
+    cell.appendChild(hidden);
+  }
+  function relabel(table) {
+    var rows = table.tBodies[0].rows;
+    var top = parseInt(table.getAttribute("data-top"), 10);
+    Array.prototype.forEach.call(rows, function (row, i) {
+      if (!isNaN(top)) { row.classList.toggle("more", i >= top); }
+    });
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, index) {
+      if (!th.hasAttribute("data-ditto")) { return; }
+      var above = null;
+      Array.prototype.forEach.call(rows, function (row) {
+        var cell = row.cells[index];
+        var full = cell.getAttribute("data-full");
+        var repeat = full === above && cell.hasAttribute("data-sort");
+        (repeat ? showDitto : showFull)(cell, full);
+        above = full;
+      });
+    });
   }
   Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), function (table) {
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, index) {
