@@ -1,4 +1,5 @@
-"""Test-wide settings: the pytester fixture, and the Hypothesis profiles (docs/testing.md).
+"""Test-wide settings: the pytester fixture, the Hypothesis profiles (docs/testing.md), and
+the scratch folders of dask and torch inside pytest's temporary folder.
 
 ``ci`` (the default) is derandomized: every run tries the same examples, so a property test
 that passes once passes every time, and a failure reproduces on any machine. ``release``
@@ -10,7 +11,10 @@ shared machines, and no test asserts on time.
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 pytest_plugins = ["pytester"]
@@ -21,3 +25,17 @@ settings.register_profile(
 )
 settings.register_profile("release", max_examples=2000, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _tool_scratch_in_tmp_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Point the scratch folders tools make in ``/tmp`` and keep for ever at pytest's temporary
+    folder: dask's ``temporary-directory`` (workers' spill space and lock files, else
+    ``/tmp/dask-scratch-space``) and torch's inductor cache (``/tmp/torchinductor_$USER``, made
+    by ``import torch``), for this process and the ``tileprof`` subprocesses it starts."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DASK_TEMPORARY_DIRECTORY", str(tmp_path_factory.mktemp("dask-scratch")))
+        patch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path_factory.mktemp("torchinductor")))
+        if "dask" in sys.modules:  # already read its configuration: read it again
+            sys.modules["dask"].config.refresh()
+        yield

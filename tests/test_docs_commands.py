@@ -1,9 +1,13 @@
 """Every shell command in README.md and docs/*.md runs as pasted (issue 11, "the first hour").
 
-Each fenced ``sh`` block is run line by line, every line in a fresh temporary folder that holds
-the repository's ``fixtures/`` and whatever the block's marker comment creates first::
+Each fenced ``sh`` block is run command by command (a line, with the lines it continues with a
+trailing backslash), every command in a fresh temporary folder that holds the repository's
+``fixtures/`` and whatever the block's marker comment creates first::
 
     <!-- doc-test: setup: tileprof convert --example -o dump.json -->
+
+A setup runs once for every block that names the same one (a store of three
+runs takes half a minute), and each command gets its own copy of what it made.
 
 Other markers: ``<!-- doc-test: synopsis -->`` (a usage synopsis: its subcommand must exist and
 every ``--option`` it shows must be in that subcommand's ``--help``) and
@@ -27,7 +31,7 @@ from tests.hostile import ROOT, invoke
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _BLOCK = re.compile(
-    r"(?:<!-- doc-test: (?P<marker>.*?) -->\n)?```(?P<lang>sh|python)\n(?P<body>.*?)```", re.S
+    r"(?:<!-- doc-test: (?P<marker>[^\n]*?) -->\n)?```(?P<lang>sh|python)\n(?P<body>.*?)```", re.S
 )
 
 
@@ -64,18 +68,60 @@ def _run(command: str, folder: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _folder(tmp_path: Path, block: Block, index: int) -> Path:
-    """A fresh folder for one line: fixtures, plus the block's setup (made once, then copied)."""
-    base = tmp_path / "setup"
-    if not base.exists():
+@dataclass
+class Setups:
+    """The folder each setup made, by its marker: made once per module, copied per command."""
+
+    root: Path
+    made: dict[str, Path]
+
+
+@pytest.fixture(scope="module")
+def setups(tmp_path_factory: pytest.TempPathFactory) -> Setups:
+    return Setups(tmp_path_factory.mktemp("setups"), {})
+
+
+def _folder(setups: Setups, tmp_path: Path, block: Block, index: int) -> Path:
+    """A fresh folder for one command: fixtures, plus the block's setup (made once, copied)."""
+    base = setups.made.get(block.marker)
+    if base is None:
+        base = setups.root / f"setup{len(setups.made)}"
         base.mkdir()
         (base / "fixtures").symlink_to(ROOT / "fixtures")
         if block.marker.startswith("setup:"):
             done = _run(block.marker.removeprefix("setup:").strip(), base)
-            assert done.returncode == 0, done.stderr
+            assert done.returncode == 0, f"{block.doc}:{block.line}: setup\n{done.stderr}"
+        setups.made[block.marker] = base
     folder = tmp_path / f"cmd{index}"
     shutil.copytree(base, folder, symlinks=True)
     return folder
+
+
+def commands(body: str) -> list[tuple[int, str]]:
+    """The commands of a shell block with the line each starts on (0-based): a line ending in
+    a backslash goes on into the next, as in the shell."""
+    found: list[tuple[int, str]] = []
+    pending: list[str] = []
+    for number, line in enumerate(body.splitlines()):
+        if not line.strip() and not pending:
+            continue
+        pending.append(line)
+        if not line.endswith("\\"):
+            found.append((number - len(pending) + 1, "\n".join(pending)))
+            pending = []
+    assert not pending, f"a block ends in a continued line: {pending[-1]}"
+    return found
+
+
+def test_continued_lines_are_one_command() -> None:
+    body = "a \\\n  b\n\nc\n"
+    assert commands(body) == [(0, "a \\\n  b"), (3, "c")]
+
+
+def test_a_marker_is_the_line_just_above_its_block() -> None:
+    text = "see `<!-- doc-test: setup: X -->` in prose\n<!-- doc-test: skip (y) -->\n```sh\nz\n```"
+    (match,) = _BLOCK.finditer(text)
+    assert match["marker"] == "skip (y)"
 
 
 def test_the_docs_have_commands_to_run() -> None:
@@ -83,16 +129,16 @@ def test_the_docs_have_commands_to_run() -> None:
 
 
 @pytest.mark.parametrize("block", SHELL, ids=lambda b: f"{b.doc}:{b.line}")
-def test_shell_block_runs_as_pasted(tmp_path: Path, block: Block) -> None:
-    lines = [ln for ln in block.body.splitlines() if ln.strip()]
-    for index, line in enumerate(lines):
-        done = _run(line, _folder(tmp_path, block, index))
-        assert done.returncode == 0, f"{block.doc}:{block.line + index + 1}: {line}\n{done.stderr}"
+def test_shell_block_runs_as_pasted(setups: Setups, tmp_path: Path, block: Block) -> None:
+    for index, (number, command) in enumerate(commands(block.body)):
+        done = _run(command, _folder(setups, tmp_path, block, index))
+        where = f"{block.doc}:{block.line + number + 1}"
+        assert done.returncode == 0, f"{where}: {command}\n{done.stderr}"
 
 
 @pytest.mark.parametrize("block", PYTHON, ids=lambda b: f"{b.doc}:{b.line}")
-def test_python_block_runs(tmp_path: Path, block: Block) -> None:
-    folder = _folder(tmp_path, block, 0)
+def test_python_block_runs(setups: Setups, tmp_path: Path, block: Block) -> None:
+    folder = _folder(setups, tmp_path, block, 0)
     done = _run(f"{sys.executable} -c {_quote(block.body)}", folder)
     assert done.returncode == 0, done.stderr
 

@@ -83,11 +83,15 @@ LINKS = ROOT / "fixtures" / "runs" / "links.toml"
 
 
 def _tile_seeds() -> dict[str, bytes]:
-    folder = Path(tempfile.mkdtemp(prefix="tileprof-fuzz-"))
-    profile = load(_write(folder / "seed.json", document(SAMPLES, clockHz=1.5e9, tileCount=4)))
-    write_cache(profile, folder / "cache.parquet")
-    seeds = {fmt: dump_bytes(profile, fmt) for fmt in ("json", "ndjson", "csv", "parquet")}
-    seeds["cache"] = (folder / "cache.parquet").read_bytes()
+    """The valid seed of each tile format, built at import (parametrize needs the names) in a
+    folder removed at once, so no suite run leaves ``/tmp/tileprof-fuzz-*`` behind."""
+    with tempfile.TemporaryDirectory(prefix="tileprof-fuzz-") as name:
+        folder = Path(name)
+        seed = document(SAMPLES, clockHz=1.5e9, tileCount=4)
+        profile = load(_write(folder / "seed.json", seed))
+        write_cache(profile, folder / "cache.parquet")
+        seeds = {fmt: dump_bytes(profile, fmt) for fmt in ("json", "ndjson", "csv", "parquet")}
+        seeds["cache"] = (folder / "cache.parquet").read_bytes()
     seeds["gzip"] = gzip.compress(seeds["json"], mtime=0)
     return seeds
 

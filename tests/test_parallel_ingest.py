@@ -115,34 +115,67 @@ def _awkward_samples() -> list[dict[str, object]]:
 
 
 @pytest.mark.parametrize("indent", [None, 2])
-@pytest.mark.parametrize("batch_rows", [1, 2, 5])
+@pytest.mark.parametrize("task_bytes", [1, 600, 1500])
 def test_json_split_inside_awkward_strings_matches_serial(
-    tmp_path: Path, task_counter: list[int], indent: int | None, batch_rows: int
+    tmp_path: Path, task_counter: list[int], indent: int | None, task_bytes: int
 ) -> None:
     samples = _awkward_samples()
     text = json.dumps({"clockHz": 1e9, "tileCount": 16, "samples": samples}, indent=indent)
     path = tmp_path / "d.json"
     path.write_text(text)
-    parsed = _both(lambda: json_dump.parse_file(path, batch_rows=batch_rows))
-    # Really went to the workers, in tasks of batch_rows samples, at most 14 // (4 * 2) + 1 = 2
-    # (each worker gets several tasks).
-    assert task_counter == [-(-len(samples) // min(batch_rows, 2))]
+    parsed = _both(lambda: json_dump.parse_file(path, task_bytes=task_bytes))
+    # Really went to the workers: one task per sample when a task is 1 byte, fewer otherwise.
+    assert len(task_counter) == 1
+    assert task_counter[0] == len(samples) if task_bytes == 1 else 2 <= task_counter[0] < 14
     assert not isinstance(parsed, str)
     assert parsed.samples["kind"].to_list() == AWKWARD_TEXT * 2
     assert parsed.samples["usefulCycles"].to_list() == [float(i) for i in range(len(samples))]
     assert [dict(m)["kernelSpec"] for m in parsed.metadata] == AWKWARD_TEXT * 2
 
 
-def test_json_ranges_are_whole_samples(tmp_path: Path) -> None:
+def _ranges(data: bytes, task_bytes: int) -> list[tuple[int, int]]:
+    span = msgspec.json.decode(data, type=json_dump.SamplesSpan).samples
+    found = json_dump.samples_span(data, span)  # type: ignore[arg-type]
+    assert found is not None
+    return json_dump.sample_ranges(data, *found, task_bytes)
+
+
+@pytest.mark.parametrize("indent", [None, 1, "\t"])
+def test_json_ranges_are_whole_samples(indent: int | str | None) -> None:
     samples = _awkward_samples()
-    path = tmp_path / "d.json"
-    path.write_text(json.dumps({"samples": samples}, indent=1))
-    data = path.read_bytes()
-    raws = msgspec.json.decode(data, type=json_dump.RawSamplesDocument).samples
-    ranges = json_dump.sample_ranges(data, raws, 3)  # type: ignore[arg-type]
-    assert ranges is not None and len(ranges) == 5
-    decoded = [json.loads(b"[" + data[start:end] + b"]") for start, end in ranges]
+    data = json.dumps({"samples": samples, "tileCount": 16}, indent=indent).encode()
+    one_each = _ranges(data, 1)
+    assert len(one_each) == len(samples)
+    # Each range is exactly one sample's text: a cut never falls inside a string.
+    assert [json.loads(data[start:end]) for start, end in one_each] == samples
+    assert _ranges(data, len(data)) == [(one_each[0][0], one_each[-1][1])]
+    decoded = [json.loads(b"[" + data[start:end] + b"]") for start, end in _ranges(data, 200)]
     assert [s for chunk in decoded for s in chunk] == samples
+
+
+def test_json_cut_at_a_nested_object_is_caught_and_decoded_in_process(
+    tmp_path: Path, task_counter: list[int]
+) -> None:
+    # An unknown field holding objects whose first key is a sample field: the candidate cuts
+    # fall inside samples, the ranges do not decode, and the file is decoded in process.
+    nested = [{"kind": "a"}, {"kind": "b"}, {"kind": "c"}]
+    samples = [{**sample(i, i, 1, "k"), "extra": nested} for i in range(6)]
+    path = tmp_path / "d.json"
+    path.write_bytes(document(samples))
+    data = path.read_bytes()
+    starts = {start for start, _ in _ranges(data, 1)}
+    assert any(data[start : start + 8] == b'{"kind":' for start in starts)  # a wrong cut
+    parsed = _both(lambda: json_dump.parse_file(path, task_bytes=1))
+    assert task_counter  # the workers were tried
+    assert not isinstance(parsed, str)
+    assert parsed.samples["tile"].to_list() == list(range(6))
+
+
+@pytest.mark.parametrize("text", [b'{"samples": []}', b'{"samples": 5}', b'{"samples": [1, 2]}'])
+def test_json_arrays_that_cannot_be_cut_decode_in_process(tmp_path: Path, text: bytes) -> None:
+    path = tmp_path / "d.json"
+    path.write_bytes(text)
+    _both(lambda: json_dump.parse_file(path, task_bytes=1))
 
 
 @pytest.mark.parametrize("task_bytes", [1, 40, 300, 10**6])
@@ -183,7 +216,7 @@ def test_json_errors_and_metadata_errors_name_the_same_sample(tmp_path: Path) ->
     bad_type = [*samples[:6], {**samples[6], "duration": "x"}, *samples[7:]]
     path = tmp_path / "d.json"
     path.write_bytes(document(bad_type))
-    error = _both(lambda: json_dump.parse_file(path, batch_rows=2))
+    error = _both(lambda: json_dump.parse_file(path, batch_rows=2, task_bytes=30))
     assert error == f"InputError: {path}: sample 6: duration: expected `int`, got `str`"
     bad_metadata = [
         *samples[:5],
@@ -258,11 +291,50 @@ def test_random_dumps_decode_the_same_in_workers(
         json_path, ndjson_path = Path(folder) / "d.json", Path(folder) / "d.ndjson"
         json_path.write_bytes(text)
         ndjson_path.write_bytes(lines)
-        parsed = _both(lambda: json_dump.parse_file(json_path, batch_rows=rows))
+        parsed = _both(
+            lambda: json_dump.parse_file(json_path, batch_rows=rows, task_bytes=task_bytes)
+        )
         if bad is None and cut is None:
             assert not isinstance(parsed, str)
             assert parsed.samples["offset"].to_list() == [s["offset"] for s in samples]
         _both(lambda: ndjson_dump.parse_file(ndjson_path, task_bytes=task_bytes))
+
+
+_PIECES = st.sampled_from(['},{"kind":', '} , {"offset" :', '"', "\\", "},{", "{", "}", "x", "\n"])
+_NESTED = st.recursive(
+    st.none() | st.integers(0, 9) | st.lists(_PIECES, max_size=4).map("".join),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["kind", "offset", "name", "x"]), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(derandomize=True, max_examples=60, deadline=None)
+@given(
+    samples=st.lists(
+        st.fixed_dictionaries(
+            {"physicalTile": st.integers(0, 9), "offset": st.integers(0, 9)},
+            optional={"duration": st.integers(0, 9), "extra": _NESTED, "kind": _NESTED},
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    indent=st.sampled_from([None, 1]),
+    task_bytes=st.integers(1, 200),
+)
+def test_json_ranges_that_decode_are_the_samples(
+    samples: list[dict[str, Any]], indent: int | None, task_bytes: int
+) -> None:
+    """Soundness of the cut: when every range decodes as an array (as the workers require),
+    the ranges together are exactly the samples, whatever strings and nested objects hold."""
+    data = json.dumps({"samples": samples}, indent=indent).encode()
+    try:
+        chunks = [json.loads(b"[" + data[a:b] + b"]") for a, b in _ranges(data, task_bytes)]
+    except ValueError:
+        return  # a cut inside a sample: the workers' decode fails the same way
+    assert [s for chunk in chunks for s in chunk] == samples
 
 
 def test_summary_with_jobs_matches_one_process(
@@ -329,3 +401,66 @@ def test_one_pool_serves_every_input_of_a_command(
     assert set(pool._processes or {}) == workers  # type: ignore[attr-defined]
     parallel.shutdown()
     assert parallel.executor() is not pool
+
+
+@pytest.mark.parametrize("separator", [b"\n", b"\r\n", b"\n  ", b"\n\x0b", b"\n\n"], ids=repr)
+def test_ndjson_lines_with_white_space_match_serial(
+    tmp_path: Path, task_counter: list[int], separator: bytes
+) -> None:
+    # Dense ranges (one sample a line, nothing else) are decoded straight from the buffer;
+    # anything else goes line by line: both must give what one process gives.
+    lines = [msgspec.json.encode(sample(i % 16, i, 1 + i, f"k{i % 3}")) for i in range(30)]
+    path = tmp_path / "d.ndjson"
+    path.write_bytes(separator.join(lines) + b"\n")
+    parsed = _both(lambda: ndjson_dump.parse_file(path, task_bytes=300))
+    assert task_counter and task_counter[0] >= 2
+    if separator == b"\n\x0b":
+        assert isinstance(parsed, str)  # a vertical tab before a value is not JSON
+        return
+    assert not isinstance(parsed, str)
+    assert parsed.samples["offset"].to_list() == list(range(30))
+    step = 2 if separator == b"\n\n" else 1
+    assert [parsed.place(i) for i in range(30)] == [f"line {1 + step * i}" for i in range(30)]
+
+
+def test_columns_travel_through_the_spool_or_the_pipe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import polars as pl
+
+    frame = pl.DataFrame({"tile": [3, 1, 2], "kind": ["a", None, "c"]})
+    monkeypatch.setattr(parallel, "_spool", str(tmp_path))
+    spooled = parallel.encode_columns(frame)
+    assert isinstance(spooled, str) and Path(spooled).parent == tmp_path
+    assert parallel.decode_columns(spooled).equals(frame)
+    assert not Path(spooled).exists()  # read once, then removed
+    monkeypatch.setattr(parallel, "_spool", str(tmp_path / "missing"))  # e.g. /dev/shm full
+    piped = parallel.encode_columns(frame)
+    assert isinstance(piped, bytes) and parallel.decode_columns(piped).equals(frame)
+
+
+def test_the_spool_ends_with_the_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    parallel.executor()
+    folder = parallel._spool_folder
+    assert folder is not None and Path(folder).is_dir()
+    assert parallel._spool is None  # the parent's own results are not spooled
+    parallel.shutdown()
+    assert parallel._spool_folder is None and not Path(folder).exists()
+
+
+def test_prestart_only_for_json_text_workers_would_decode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    csv_path, json_path = tmp_path / "d.csv", tmp_path / "d.json"
+    csv_path.write_text("physicalTile,offset,duration\n1,2,3\n")
+    json_path.write_bytes(document([sample(1, 2, 3, "k")]))
+    parallel.shutdown()
+    monkeypatch.setenv(parallel.MIN_BYTES_ENV, str(2**40))
+    parallel.prestart([json_path])
+    assert parallel._executor is None  # too small
+    monkeypatch.setenv(parallel.MIN_BYTES_ENV, "0")
+    parallel.prestart([csv_path, tmp_path / "missing.json", tmp_path, 5])
+    assert parallel._executor is None  # not JSON text, not a file
+    parallel.prestart([csv_path, json_path])
+    assert parallel._executor is not None
+    parallel.shutdown()

@@ -219,3 +219,21 @@ def test_layout_filters_dimensions_and_a_long_name(tmp_path: Path) -> None:
     assert len(lines) == 11
     name = lines[9].split("│")[0].strip()
     assert name.count("…") == 1 and set(name.replace("…", "")) == {"k"} and len(name) < 230
+
+
+def test_longest_samples_breaks_ties_by_tile_then_offset() -> None:
+    """Only the samples as long as the k-th longest are ranked on three keys; the result is
+    the first k of a plain Python sort (duration descending, tile, offset ascending)."""
+    import random
+
+    import polars as pl
+
+    from tileprof.summary import longest_samples
+
+    rng = random.Random(7)
+    rows = [(rng.randrange(4), rng.randrange(5), rng.randrange(50)) for _ in range(300)]
+    frame = pl.DataFrame(rows, schema=["duration", "tile", "offset"], orient="row")
+    expected = sorted(rows, key=lambda r: (-r[0], r[1], r[2]))
+    for count in (0, 1, 7, 60, 299, 300, 400):
+        got = longest_samples(frame, count).rows()
+        assert got == expected[:count]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import stat
 import sys
 import tempfile
@@ -29,6 +30,16 @@ TEMP_MARK = ".tileprof-"
 STALE_AFTER_S = 86400.0
 """A temporary file older than this is removed even when its pid is alive (pids are reused)."""
 _TEMP_NAME = re.compile(r"^\..+\.tileprof-(\d+)-[^.]+\.tmp$")
+
+
+def terminal_width(output: Path | None) -> int | None:
+    """The terminal's width (``COLUMNS``, else the terminal's size) when a table is printed on
+    one (stdout, a terminal), else None: files and pipes get the fixed width of each table."""
+    if output is not None and str(output) != "-":
+        return None
+    if not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
 
 
 def is_special(path: Path) -> bool:

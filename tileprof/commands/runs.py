@@ -17,6 +17,7 @@ from tileprof.commands._options import (
 from tileprof.errors import OptionError
 from tileprof.gather import tile_source_runs as tile_source_runs  # moved; kept importable
 from tileprof.links import load_links
+from tileprof.outputs import terminal_width
 from tileprof.reports.renderers import (
     RUNS_RENDERERS,
     RunsModel,
@@ -109,6 +110,7 @@ def command(
         notes=[note for s in sources for note in s.runs.notes],
         sources=[s.describe() for s in sources],
         linked_only=linked,
+        width=terminal_width(output),
     )
     write_rendered(renderer, model, output)
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import sys
 from pathlib import Path
 
 import click
@@ -24,19 +22,10 @@ from tileprof.commands._store_summary import StoreOptions, store_options
 from tileprof.errors import OptionError
 from tileprof.filters import group_name
 from tileprof.model import Profile
-from tileprof.outputs import write_text
+from tileprof.outputs import terminal_width, write_text
 from tileprof.reports.renderers import SUMMARY_RENDERERS, SummaryModel, write_rendered
 from tileprof.summary import DEFAULT_TOP_SAMPLES
 from tileprof.text import shorten
-
-
-def terminal_width(output: Path | None) -> int | None:
-    """The terminal's width when the table is printed on one (stdout, a terminal), else None."""
-    if output is not None and str(output) != "-":
-        return None
-    if not sys.stdout.isatty():
-        return None
-    return shutil.get_terminal_size().columns
 
 
 def what_is_present(profile: Profile, shown: int = 12) -> list[str]:

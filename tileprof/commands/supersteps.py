@@ -13,6 +13,7 @@ from tileprof.commands._options import (
     output_options,
     speed_options,
 )
+from tileprof.outputs import terminal_width
 from tileprof.reports.renderers import SUPERSTEPS_RENDERERS, SuperstepsModel, write_rendered
 
 
@@ -78,5 +79,5 @@ def command(
     result = profile.supersteps(
         epoch=epoch, min_sync_gap=min_sync_gap, window=window, kernels=kernels, top=top
     )
-    model = SuperstepsModel(result, profile.target, tiles=show_tiles)
+    model = SuperstepsModel(result, profile.target, show_tiles, terminal_width(output))
     write_rendered(SUPERSTEPS_RENDERERS[output_format], model, output)

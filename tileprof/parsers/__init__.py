@@ -30,6 +30,7 @@ from tileprof.parsers import (
     latency_bench,
     ndjson_dump,
     nsys,
+    parallel,
     parquet_dump,
     run_table,
 )
@@ -218,6 +219,7 @@ def read_dump(
             source, None, f"unknown format {format!r} (one of {', '.join(DUMP_FORMATS)})"
         )
     head, compressed, size = peek(source)
+    parallel.prestart([source])  # the workers start up while the format is found
     # a pipe was read whole by peek: parse it from memory (it cannot be mapped or re-opened)
     data: bytes | None = read_bytes(source) if stream_content(source) is not None else None
     chosen = format or (sniff_format(head) if head.strip() else None)

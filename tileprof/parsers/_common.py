@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import math
 import os
 import re
@@ -239,24 +240,23 @@ class MetadataInterner:
     interner may serve several batches of one dump: ids follow the order of first appearance.
     """
 
+    _ABSENT: tuple[bytes | str | None, ...] = (None, b"", "", b"null", "null")
+
     def __init__(self) -> None:
-        self.index: dict[bytes | str, int] = {}
+        # The texts that mean "no metadata" are keys too, mapped to -1, so one dict lookup per
+        # sample (``setdefault`` in a comprehension, no branch) interns every text.
+        self.index: dict[bytes | str | None, int] = dict.fromkeys(self._ABSENT, -1)
         self.distinct: list[bytes | str] = []
 
     def intern(self, raw: Sequence[bytes | str | None]) -> np.ndarray:
         """The ids of ``raw``'s texts, adding new texts to ``distinct``."""
-        ids = np.empty(len(raw), dtype=np.int64)
         index = self.index
-        distinct = self.distinct
-        for position, text in enumerate(raw):
-            if not text or text == b"null" or text == "null":
-                ids[position] = -1
-                continue
-            found = index.get(text)
-            if found is None:
-                found = index[text] = len(distinct)
-                distinct.append(text)
-            ids[position] = found
+        known = len(index)
+        absent = len(self._ABSENT)
+        add = index.setdefault
+        ids = np.array([add(text, len(index) - absent) for text in raw], dtype=np.int64)
+        if len(index) > known:
+            self.distinct.extend(itertools.islice(index, known, None))  # type: ignore[arg-type]
         return ids
 
 

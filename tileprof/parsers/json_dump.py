@@ -10,6 +10,12 @@ the file, splits the samples array into raw slices (no objects but one ``Raw`` p
 decodes them in batches (``batches.SampleBatches``) with the garbage collector paused, and hands
 the mapped pages back to the kernel as it goes, so peak memory stays near the file size. On any
 failure it falls back to ``parse``, so errors read the same whichever path met them.
+
+With worker processes (``parallel``), one scan (``SamplesSpan``: the samples array as one raw
+slice, no object per sample) finds the header and where the array lies; candidate cuts between
+samples (``sample_ranges``) split it into byte ranges that the workers decode, and the decoding
+itself proves each cut right. When a range does not decode, the file is decoded in process as
+above (which words any error), so a wrong cut costs time, never a wrong frame.
 """
 
 from __future__ import annotations
@@ -128,29 +134,31 @@ def _release(mapped: mmap.mmap) -> None:
 
 
 class WorkerDecodeFailed(Exception):
-    """A worker could not decode its samples: the caller re-reads the file through ``parse``."""
+    """A worker could not decode its samples: the caller decodes the file in process."""
 
 
-def read_range(path: str, start: int, end: int) -> bytes:
-    """Bytes ``start:end`` of the file (a worker reads its own range; nothing big is sent)."""
-    with open(path, "rb") as handle:
-        handle.seek(start)
-        return handle.read(end - start)
+class SamplesSpan(msgspec.Struct):
+    """The top level with the samples array kept as one raw slice: a scan that validates the
+    whole document's syntax but makes no object per sample (where the array lies, the header)."""
+
+    samples: msgspec.Raw
+    clockHz: int | float | None = None
+    tileCount: int | None = None
 
 
-def decode_range(path: str, start: int, end: int) -> tuple[bytes, list[bytes]] | None:
-    """Worker task: the samples in bytes ``start:end`` (whole samples and the commas between)
-    as Arrow IPC columns and their distinct metadata texts; None when they do not decode."""
-    data = b"[" + read_range(path, start, end) + b"]"
-    try:
-        with gc_paused():
-            records = _BATCH_DECODER.decode(data)
-    except (msgspec.ValidationError, msgspec.DecodeError):
-        return None
-    del data
-    with gc_paused():
-        frame, distinct = intern_columns(records)
-    return parallel.encode_columns(frame), distinct
+_SPAN_DECODER = msgspec.json.Decoder(SamplesSpan)
+_JSON_SPACE = b" \t\n\r"
+_SAMPLE_KEYS = b"|".join(field.encode() for field in SampleRecord.__struct_fields__)
+_BETWEEN_SAMPLES = re.compile(
+    rb"\}[ \t\n\r]*,[ \t\n\r]*\{[ \t\n\r]*\"(?:" + _SAMPLE_KEYS + rb")\"[ \t\n\r]*:"
+)
+"""Where one sample object ends and the next begins, as candidates: ``}``, a comma, then an
+object whose first key is a sample field. Inside a string of a valid document this never
+matches (its ``"`` after ``{`` would end the string, and a string is never followed by a key
+name), so a candidate only errs by depth (a nested object with such a key); the decode of each
+range then fails and the file is decoded in process."""
+TASK_BYTES = 48 * 2**20
+"""Most bytes of samples one worker task decodes (about 100k samples, ~50 MB of objects)."""
 
 
 def _address(buffer: object) -> int:
@@ -158,25 +166,89 @@ def _address(buffer: object) -> int:
     return int(view.ctypes.data)
 
 
+def samples_span(mapped: mmap.mmap, raw: msgspec.Raw) -> tuple[int, int] | None:
+    """(first byte of the first sample, byte after the last sample) of the samples array
+    ``raw``, a view of ``mapped``; None when it is not a view, or not a non-empty array of
+    objects (the in-process path then words whatever is wrong)."""
+    if not len(raw):
+        return None
+    start = _address(raw) - _address(mapped)
+    end = start + len(raw)
+    if (
+        not (0 <= start < end <= len(mapped))
+        or mapped[start] != ord("[")
+        or mapped[end - 1] != ord("]")
+    ):
+        return None
+    first = start + 1
+    while first < end and mapped[first] in _JSON_SPACE:
+        first += 1
+    last = end - 1
+    while last > first and mapped[last - 1] in _JSON_SPACE:
+        last -= 1
+    if mapped[first] != ord("{") or mapped[last - 1] != ord("}"):
+        return None
+    return first, last
+
+
 def sample_ranges(
-    mapped: mmap.mmap, raws: list[msgspec.Raw], batch_rows: int
-) -> list[tuple[int, int]] | None:
-    """Byte ranges of ``batch_rows`` whole samples each, from where the raw split's slices lie
-    in the mapping (msgspec's ``Raw`` is a view of the mapped bytes, not a copy). The split
-    parsed every string and bracket, so a ``},{`` inside a string never cuts a sample. None
-    when a slice is not such a view (a msgspec that copies): the caller decodes in process."""
-    base = _address(mapped)
+    buffer: mmap.mmap | bytes, start: int, end: int, task_bytes: int
+) -> list[tuple[int, int]]:
+    """Byte ranges of about ``task_bytes`` from ``start`` to ``end`` (the samples of one
+    array, from ``samples_span``), cut at the candidate boundaries of ``_BETWEEN_SAMPLES``:
+    each range is whole samples and the commas between, if every cut is a real boundary.
+
+    The cuts are guesses that decoding validates: the first range starts at a sample, and a
+    range that starts at a sample and decodes as ``[`` range ``]`` ends at one (a cut inside a
+    string or a nested object leaves that decode truncated), so by induction, when every range
+    decodes, every cut was a sample boundary."""
     ranges: list[tuple[int, int]] = []
-    for first in range(0, len(raws), batch_rows):
-        head, tail = raws[first], raws[min(first + batch_rows, len(raws)) - 1]
-        start = _address(head) - base
-        end = _address(tail) - base + len(tail)
-        if not (0 <= start < end <= len(mapped)) or (
-            mapped[start : start + 1] != b"{" or mapped[end - 1 : end] != b"}"
-        ):
-            return None
-        ranges.append((start, end))
+    position = start
+    while position < end:
+        found = _BETWEEN_SAMPLES.search(buffer, min(position + max(task_bytes, 1), end), end)
+        if found is None:
+            ranges.append((position, end))
+            break
+        ranges.append((position, found.start() + 1))
+        position = buffer.find(b"{", found.start() + 1)
     return ranges
+
+
+def read_range(
+    path: str, start: int, end: int, before: bytes = b"", after: bytes = b""
+) -> bytearray:
+    """``before``, bytes ``start:end`` of the file, then ``after``, read straight into one
+    buffer (a worker reads its own range; nothing big is sent to it, and nothing is copied
+    twice)."""
+    size = end - start
+    buffer = bytearray(len(before) + size + len(after))
+    buffer[: len(before)] = before
+    view = memoryview(buffer)[len(before) : len(before) + size]
+    with open(path, "rb", buffering=0) as handle:
+        handle.seek(start)
+        while view:
+            count = handle.readinto(view)
+            if not count:
+                break
+            view = view[count:]
+    view.release()
+    buffer[len(before) + size :] = after
+    return buffer
+
+
+def decode_range(path: str, start: int, end: int) -> tuple[bytes | str, list[bytes]] | None:
+    """Worker task: the samples in bytes ``start:end`` (whole samples and the commas between)
+    as Arrow IPC columns and their distinct metadata texts; None when they do not decode."""
+    data = read_range(path, start, end, b"[", b"]")
+    try:
+        with gc_paused():
+            records = _BATCH_DECODER.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None
+    with gc_paused():
+        frame, distinct = intern_columns(records)
+        del records, data
+    return parallel.encode_columns(frame), distinct
 
 
 def _decode_in_workers(
@@ -184,14 +256,40 @@ def _decode_in_workers(
 ) -> SampleBatches:
     batches = SampleBatches()
     tasks = [(str(path), start, end) for start, end in ranges]
-    for result in parallel.run_tasks(path, decode_range, tasks):
+    for (_, end), result in zip(ranges, parallel.run_tasks(path, decode_range, tasks), strict=True):
         if result is None:
             raise WorkerDecodeFailed
         ipc, distinct = result
         batches.add_interned(parallel.decode_columns(ipc), distinct)
         if progress is not None:
-            progress(batches.rows, total)
+            progress(end, total)
     return batches
+
+
+def _parse_spans(
+    path: Path, mapped: mmap.mmap, task_bytes: int | None, progress: ProgressFn | None
+) -> ParsedDump | None:
+    """Worker mode: one scan for the header and the samples array, then ranges of it decoded
+    by the workers; None when the array is not one this can cut (empty, not a view)."""
+    with gc_paused():
+        document = _SPAN_DECODER.decode(mapped)
+    span = samples_span(mapped, document.samples)
+    if span is None:
+        return None
+    header = DeviceHeader(document.clockHz, document.tileCount)
+    del document
+    first, last = span
+    if task_bytes is None:
+        # Tasks small enough that every worker gets several: the load evens out, and the
+        # workers' decoded objects together stay well under the file's size.
+        task_bytes = min(TASK_BYTES, (last - first) // (4 * parallel.jobs()) + 1)
+    ranges = sample_ranges(mapped, first, last, task_bytes)
+    _release(mapped)
+    try:
+        batches = _decode_in_workers(path, ranges, last, progress)
+    except WorkerDecodeFailed:
+        return None
+    return batches.finish(path, header, sample_place)
 
 
 def _parse_mapped(
@@ -203,16 +301,6 @@ def _parse_mapped(
     raws = document.samples
     del document
     total = len(raws)
-    ranges = None
-    if parallel.use_workers(len(mapped)):
-        # Tasks small enough that every worker gets several: the load evens out, and the
-        # workers' decoded objects together stay well under the file's size.
-        ranges = sample_ranges(mapped, raws, min(batch_rows, total // (4 * parallel.jobs()) + 1))
-    if ranges is not None:
-        del raws
-        _release(mapped)
-        batches = _decode_in_workers(path, ranges, total, progress)
-        return batches.finish(path, header, sample_place)
     _release(mapped)
     batches = SampleBatches()
     for start in range(0, total, batch_rows):
@@ -230,7 +318,11 @@ def _parse_mapped(
 
 
 def parse_file(
-    path: Path, *, batch_rows: int = DEFAULT_BATCH_ROWS, progress: ProgressFn | None = None
+    path: Path,
+    *,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    progress: ProgressFn | None = None,
+    task_bytes: int | None = None,
 ) -> ParsedDump:
     """Decode a plain (not gzipped) JSON dump file through the fast path.
 
@@ -246,7 +338,10 @@ def parse_file(
         mapped = None
     if mapped is not None:
         try:
-            parsed = _parse_mapped(path, mapped, batch_rows, progress)
+            if parallel.use_workers(len(mapped)):
+                parsed = _parse_spans(path, mapped, task_bytes, progress)
+            if parsed is None:
+                parsed = _parse_mapped(path, mapped, batch_rows, progress)
         except (msgspec.ValidationError, msgspec.DecodeError, WorkerDecodeFailed, RecursionError):
             parsed = None
         finally:

@@ -3,12 +3,18 @@
 A dump's decoding is CPU-bound Python (msgspec Structs, then columns), so threads would share
 one core; processes do not. The JSON and NDJSON readers cut a plain file into contiguous byte
 ranges (whole samples, whole lines), and each worker reads its range itself, decodes it and
-sends back its typed columns as Arrow IPC bytes plus its distinct raw metadata texts: a few
-bytes a sample through the pipe, never a pickled Python object per sample. The parent joins
-the columns and interns the metadata (``batches.SampleBatches.add_interned``).
+sends back its typed columns as Arrow IPC plus its distinct raw metadata texts: the columns go
+through a file in shared memory (``/dev/shm``) whose name goes through the pipe, never a
+pickled Python object per sample. The parent joins the columns and interns the metadata
+(``batches.SampleBatches.add_interned``).
+
+``jobs`` processes decode: the parent and ``jobs - 1`` workers. The workers take tasks from the
+front while the parent takes those no worker has started from the back (``run_tasks``), so the
+parent never idles and no core runs a process more than it has.
 
 One pool (``ProcessPoolExecutor``, started by ``spawn``: a fork of a process that already runs
-polars' threads may deadlock) serves a whole command: it starts on first use and is reused for
+polars' threads may deadlock) serves a whole command: ``prestart`` starts it as soon as a large
+JSON or NDJSON input is named (its start-up overlaps the parent's first scan), it is reused for
 every input (``report`` and ``diff`` read several), and ``shutdown`` ends it; the ``--jobs``
 option registers that at the command's end. Files under ``min_bytes()`` stay in process, where
 starting workers would cost more than it saves. A worker that dies (killed, out of memory)
@@ -23,9 +29,13 @@ the caller's main module, so a script that opts in must guard its top level with
 from __future__ import annotations
 
 import atexit
+import contextlib
 import io
 import multiprocessing
 import os
+import shutil
+import stat
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -43,6 +53,11 @@ R = TypeVar("R")
 
 _jobs: int | None = 1
 _executor: ProcessPoolExecutor | None = None
+_spool_folder: str | None = None
+"""The folder in shared memory the parent made for its pool's results (None in a worker)."""
+_spool: str | None = None
+"""In a worker, that folder, where it writes its results; None in the parent, whose own results
+stay in memory."""
 
 
 def usable_cores() -> int:
@@ -86,13 +101,66 @@ def use_workers(size: int) -> bool:
 
 
 def executor() -> ProcessPoolExecutor:
-    """The command's pool, started on first use."""
-    global _executor
+    """The command's pool of ``jobs() - 1`` workers (the parent decodes too), started on
+    first use."""
+    global _executor, _spool_folder
     if _executor is None:
+        _spool_folder = tempfile.mkdtemp(
+            prefix="tileprof-ipc-", dir=_SHM if os.path.isdir(_SHM) else None
+        )
         _executor = ProcessPoolExecutor(
-            max_workers=jobs(), mp_context=multiprocessing.get_context("spawn")
+            max_workers=max(1, jobs() - 1),
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_set_spool,
+            initargs=(_spool_folder,),
         )
     return _executor
+
+
+_SHM = "/dev/shm"
+
+
+def _set_spool(folder: str) -> None:
+    global _spool
+    _spool = folder
+
+
+def _remove_spool() -> None:
+    global _spool_folder
+    folder, _spool_folder = _spool_folder, None
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _ready() -> int:
+    """A task that only makes a worker import this package (done on arrival)."""
+    return os.getpid()
+
+
+def _json_file(path: object) -> bool:
+    """Whether ``path`` is a plain (not gzipped) file large enough for workers whose text starts
+    like JSON or NDJSON (the only formats they decode)."""
+    if not isinstance(path, (str, Path)):
+        return False
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or not use_workers(info.st_size):
+            return False
+        with open(path, "rb") as handle:
+            head = handle.read(64)
+    except (OSError, ValueError):
+        return False
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
+
+
+def prestart(paths: Iterable[object]) -> None:
+    """Start the pool now when one of ``paths`` is a JSON or NDJSON file that workers would
+    decode, so that the workers' start-up (an interpreter, then tileprof's imports: most of a
+    second) overlaps what the parent does before it has ranges to hand out."""
+    if jobs() > 1 and _executor is None and any(_json_file(path) for path in paths):
+        pool = executor()
+        for _ in range(jobs() - 1):
+            pool.submit(_ready)
 
 
 def shutdown() -> None:
@@ -101,6 +169,7 @@ def shutdown() -> None:
     pool, _executor = _executor, None
     if pool is not None:
         pool.shutdown(wait=True, cancel_futures=True)
+    _remove_spool()
 
 
 atexit.register(shutdown)
@@ -111,6 +180,7 @@ def _broken(path: Path) -> InputError:
     pool, _executor = _executor, None
     if pool is not None:
         pool.shutdown(wait=False, cancel_futures=True)
+    _remove_spool()
     return InputError(
         path,
         None,
@@ -122,18 +192,31 @@ def _broken(path: Path) -> InputError:
 def run_tasks(
     path: Path, function: Callable[..., R], tasks: Iterable[tuple[Any, ...]]
 ) -> Iterator[R]:
-    """``function(*task)`` for every task in the pool, results in task order.
+    """``function(*task)`` for every task, results in task order.
 
-    Every task is submitted at once (results are small: columns, not text); a generator closed
-    early cancels the tasks not yet started. A dead worker raises ``InputError``.
+    Every task is submitted to the pool at once (results are small: columns, not text); the
+    workers take them from the front while this process takes them from the back, each one that
+    no worker has started yet (it cancels the task, then runs it itself), so ``jobs`` processes
+    decode and none idles. A generator closed early cancels the tasks not yet started. A dead
+    worker raises ``InputError``.
     """
     futures: list[Future[R]] = []
     try:
         try:
             pool = executor()
-            futures = [pool.submit(function, *task) for task in tasks]
-            for future in futures:
-                yield future.result()
+            work = list(tasks)
+            futures = [pool.submit(function, *task) for task in work]
+            done: dict[int, R] = {}
+            ready = 0  # results before this one have been yielded
+            for index in reversed(range(len(work))):
+                while ready < index and futures[ready].done():
+                    yield futures[ready].result()  # the workers' finished results go on now
+                    ready += 1
+                if index < ready or not futures[index].cancel():
+                    break
+                done[index] = function(*work[index])
+            for index in range(ready, len(work)):
+                yield done.pop(index) if index in done else futures[index].result()
         except BrokenProcessPool:
             raise _broken(path) from None
     finally:
@@ -141,13 +224,33 @@ def run_tasks(
             future.cancel()
 
 
-def encode_columns(frame: pl.DataFrame) -> bytes:
-    """A worker's columns as Arrow IPC bytes (uncompressed: the pipe is faster than zstd)."""
+def encode_columns(frame: pl.DataFrame) -> bytes | str:
+    """A task's columns as Arrow IPC (uncompressed: copying is faster than zstd): in a worker,
+    a file in the shared-memory spool whose name goes back through the pipe (a pipe of a few
+    MB would stall the worker while the parent, busy decoding, cannot read it); in the parent,
+    bytes."""
+    if _spool is not None:
+        name = ""
+        try:
+            handle, name = tempfile.mkstemp(suffix=".arrow", dir=_spool)
+            with os.fdopen(handle, "wb") as spooled:
+                frame.write_ipc(spooled, compression="uncompressed")
+            return name
+        except OSError:  # shared memory full (a container's is often small): use the pipe
+            if name:
+                with contextlib.suppress(OSError):
+                    os.unlink(name)
     sink = io.BytesIO()
     frame.write_ipc(sink, compression="uncompressed")
     return sink.getvalue()
 
 
-def decode_columns(data: bytes) -> pl.DataFrame:
-    """The columns ``encode_columns`` wrote."""
-    return pl.read_ipc(io.BytesIO(data))
+def decode_columns(data: bytes | str) -> pl.DataFrame:
+    """The columns ``encode_columns`` wrote (a spooled file is removed once read)."""
+    if isinstance(data, bytes):
+        return pl.read_ipc(io.BytesIO(data))
+    try:
+        with open(data, "rb") as spooled:
+            return pl.read_ipc(io.BytesIO(spooled.read()))
+    finally:
+        os.unlink(data)

@@ -58,6 +58,8 @@ class RunsModel:
     notes: Sequence[str] = ()
     sources: Sequence[dict[str, Any]] = ()
     linked_only: bool = False
+    width: int | None = None
+    """The terminal's width when the table goes to one; None: the fixed width of files."""
 
     @property
     def rows(self) -> pl.DataFrame:
@@ -75,7 +77,10 @@ def _summary_table(model: SummaryModel) -> str:
 def _runs_table(model: RunsModel) -> str:
     from tileprof.reports import runs_table
 
-    return runs_table.render(model.runs, model.sets, model.notes, linked_only=model.linked_only)
+    width = runs_table.TABLE_WIDTH if model.width is None else model.width
+    return runs_table.render(
+        model.runs, model.sets, model.notes, linked_only=model.linked_only, width=width
+    )
 
 
 def _runs_json(model: RunsModel) -> str:
@@ -152,12 +157,15 @@ class SuperstepsModel:
     result: Supersteps
     target: str
     tiles: bool = False
+    width: int | None = None
+    """The terminal's width when the table goes to one; None: the fixed width of files."""
 
 
 def _supersteps_table(model: SuperstepsModel) -> str:
     from tileprof.reports import supersteps_table  # rich: only the table needs it
 
-    return supersteps_table.render(model.result, model.target, tiles=model.tiles)
+    width = supersteps_table.TABLE_WIDTH if model.width is None else model.width
+    return supersteps_table.render(model.result, model.target, tiles=model.tiles, width=width)
 
 
 SUPERSTEPS_RENDERERS: dict[str, Renderer[SuperstepsModel]] = {

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
 
 import polars as pl
 from rich.console import Console
@@ -11,7 +13,8 @@ from rich.table import Table
 from rich.text import Text
 
 from tileprof.links import format_us
-from tileprof.text import cell, escape_control
+from tileprof.reports.fit import Fit, fit_to_width, strip_padding
+from tileprof.text import DISPLAY_NAME_LIMIT, cell, escape_control
 
 TABLE_WIDTH = 220
 NAME_WIDTH = 60
@@ -29,41 +32,65 @@ def _console(buffer: io.StringIO, width: int) -> Console:
     return Console(file=buffer, width=width, force_terminal=False, no_color=True, highlight=False)
 
 
-def runs_table(runs: pl.DataFrame) -> Table:
-    """One line per run: identity, time, rate and energy (columns as in docs/runs.md)."""
+def _peak(fraction: float | None) -> str:
+    return "—" if fraction is None else _num(fraction * 100, ".1f") + "%"
+
+
+RunCell = Callable[[dict[str, Any], int], "Text | str"]
+RUN_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
+    ("target", "left", lambda r, limit: cell(r["target"], limit)),
+    ("workload", "left", lambda r, limit: cell(r["workload"], limit)),
+    ("implementation / kernel", "left", lambda r, limit: _run_name(r, limit)),
+    ("family", "left", lambda r, _: cell(r["op_family"])),
+    ("dtype", "left", lambda r, _: cell(r["dtype"])),
+    ("time", "right", lambda r, _: format_us(r["time_us"])),
+    ("per", "left", lambda r, _: r["per"] or "—"),
+    ("calls", "right", lambda r, _: "—" if r["calls"] is None else f"{r['calls']:,}"),
+    ("TFLOP/s", "right", lambda r, _: _num(r["tflops"], ".4g")),
+    ("peak", "right", lambda r, _: _peak(r["peak_fraction"])),
+    ("J", "right", lambda r, _: _num(r["energy_j"], ".4g")),
+    ("speedup", "right", lambda r, _: _num(r["speedup"], ".3f")),
+)
+"""The run table's columns (docs/runs.md): title, alignment, and the cell of a row given the
+name limit (the kernel's name never more than ``NAME_WIDTH``)."""
+RUN_DROP_FIRST: tuple[str, ...] = (
+    "per",
+    "calls",
+    "J",
+    "family",
+    "dtype",
+    "workload",
+    "peak",
+    "TFLOP/s",
+)
+"""Columns left out, in this order, on a terminal narrower than the table: target, kernel,
+time and speedup (what a run is, and how it compares) stay."""
+RUN_FIT = Fit(
+    titles=tuple(title for title, _, _ in RUN_COLUMNS),
+    drop_first=RUN_DROP_FIRST,
+    full_width=TABLE_WIDTH,
+    full_limit=DISPLAY_NAME_LIMIT,
+)
+
+
+def _run_name(row: dict[str, Any], limit: int) -> Text:
+    """The implementation, else the kernel, never longer than ``NAME_WIDTH``."""
+    return _short(row["implementation"] or row["kernel"], min(limit, NAME_WIDTH))
+
+
+def runs_table(
+    runs: pl.DataFrame,
+    shown: Sequence[str] = RUN_FIT.titles,
+    name_limit: int = DISPLAY_NAME_LIMIT,
+) -> Table:
+    """One line per run: identity, time, rate and energy (columns as in docs/runs.md), the
+    ``shown`` columns only, names cut to ``name_limit``."""
     table = Table(show_edge=False, header_style="bold", pad_edge=False, title_justify="left")
-    for title, justify in (
-        ("target", "left"),
-        ("workload", "left"),
-        ("implementation / kernel", "left"),
-        ("family", "left"),
-        ("dtype", "left"),
-        ("time", "right"),
-        ("per", "left"),
-        ("calls", "right"),
-        ("TFLOP/s", "right"),
-        ("peak", "right"),
-        ("J", "right"),
-        ("speedup", "right"),
-    ):
+    columns = [c for c in RUN_COLUMNS if c[0] in shown]
+    for title, justify, _ in columns:
         table.add_column(title, justify=justify)  # type: ignore[arg-type]
     for r in runs.iter_rows(named=True):
-        name = r["implementation"] or r["kernel"]
-        table.add_row(
-            cell(r["target"]),
-            cell(r["workload"]),
-            _short(name),
-            cell(r["op_family"]),
-            cell(r["dtype"]),
-            format_us(r["time_us"]),
-            r["per"] or "—",
-            "—" if r["calls"] is None else f"{r['calls']:,}",
-            _num(r["tflops"], ".4g"),
-            _num(None if r["peak_fraction"] is None else r["peak_fraction"] * 100, ".1f")
-            + ("%" if r["peak_fraction"] is not None else ""),
-            _num(r["energy_j"], ".4g"),
-            _num(r["speedup"], ".3f"),
-        )
+        table.add_row(*(make(r, name_limit) for _, _, make in columns))
     return table
 
 
@@ -72,6 +99,7 @@ def linked_table(linked: pl.DataFrame) -> Table:
     table = Table(show_edge=False, header_style="bold", pad_edge=False)
     for title in ("set", "linked by", "runs", "target's representative run"):
         table.add_column(title, justify="right" if title == "runs" else "left")
+    table.columns[-1].overflow = "fold"  # prose: a name longer than the column folds, whole
     previous = None
     for r in linked.iter_rows(named=True):
         first = r["set_id"] != previous
@@ -99,7 +127,7 @@ def render(
     if not linked_only:
         console.print(f"runs ({runs.height})", markup=False)
         if runs.height:
-            console.print(runs_table(runs))
+            console.print(fit_to_width(partial(runs_table, runs), RUN_FIT, console, width))
         console.print()
     console.print(
         f"linked sets ({linked['set_id'].n_unique() if linked.height else 0})", markup=False
@@ -113,8 +141,7 @@ def render(
         )
     for note in notes:
         console.print(f"note: {escape_control(note)}", markup=False)
-    # rich pads every row to the table's width; a linked-set line ends at its text
-    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
+    return strip_padding(buffer.getvalue())
 
 
 def ops_table(ops: pl.DataFrame) -> Table:

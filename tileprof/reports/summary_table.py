@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from rich.console import Console
-from rich.measure import Measurement
 from rich.table import Table
 
 from tileprof import numbers
+from tileprof.reports.fit import Fit, fit_to_width
 from tileprof.summary import Summary
 from tileprof.text import DISPLAY_NAME_LIMIT, cell, escape_control
 
@@ -102,22 +103,18 @@ def _table(summary: Summary, shown: Sequence[str], name_limit: int) -> Table:
     return table
 
 
+FIT = Fit(
+    titles=tuple(title for title, _, _ in COLUMNS),
+    drop_first=DROP_FIRST,
+    full_width=TABLE_WIDTH,
+    full_limit=DISPLAY_NAME_LIMIT,
+)
+
+
 def fitted_table(summary: Summary, console: Console, width: int) -> Table:
-    """The group table, narrowed to ``width``: names lose their middle first (down to 24
-    characters), then columns go in ``DROP_FIRST`` order."""
-    shown = [title for title, _, _ in COLUMNS]
-    name_limit = DISPLAY_NAME_LIMIT if width >= TABLE_WIDTH else max(24, width // 3)
-    table = _table(summary, shown, name_limit)
-    natural = console.options.update_width(1 << 20)  # measure unsqueezed
-    for title in DROP_FIRST:
-        if Measurement.get(console, natural, table).maximum <= width:
-            break
-        shown.remove(title)
-        table = _table(summary, shown, name_limit)
-    slack = width - Measurement.get(console, natural, table).maximum
-    if slack > 0 and name_limit < DISPLAY_NAME_LIMIT:  # give the names what is left
-        table = _table(summary, shown, min(DISPLAY_NAME_LIMIT, name_limit + slack))
-    return table
+    """The group table, narrowed to ``width`` (tileprof.reports.fit): names lose their middle
+    first (down to 24 characters), then columns go in ``DROP_FIRST`` order."""
+    return fit_to_width(partial(_table, summary), FIT, console, width)
 
 
 def render(

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import io
-from typing import Any
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 
+from tileprof.reports.fit import Fit, fit_to_width, strip_padding
 from tileprof.reports.summary_table import TABLE_WIDTH, _decimal, _integer, _percent
 from tileprof.supersteps import Supersteps
+from tileprof.text import DISPLAY_NAME_LIMIT, cell
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 
 def header_lines(result: Supersteps, device: str) -> list[str]:
@@ -42,29 +49,57 @@ def footer_lines(result: Supersteps) -> list[str]:
     return lines
 
 
-def _superstep_table(result: Supersteps) -> Table:
+SuperstepCell = Callable[[Supersteps, dict[str, Any], int], "Text | str"]
+SUPERSTEP_COLUMNS: tuple[tuple[str, SuperstepCell], ...] = (
+    ("epoch", lambda _, r, __: "—" if r["epoch"] is None else str(r["epoch"])),
+    ("#", lambda _, r, __: str(r["index"])),
+    ("start", lambda _, r, __: _integer(r["start"])),
+    ("end", lambda _, r, __: _integer(r["end"])),
+    ("cycles", lambda _, r, __: _integer(r["cycles"])),
+    ("µs", lambda s, r, __: _decimal(s.cycles_to_us(r["cycles"]), 3)),
+    ("sync after", lambda _, r, __: _integer(r["syncAfter"])),
+    ("active", lambda _, r, __: _integer(r["activeTiles"])),
+    ("efficiency", lambda _, r, __: _percent(r["efficiency"])),
+    ("balance", lambda _, r, __: _percent(r["tileBalance"])),
+    ("mean wait", lambda _, r, __: _decimal(r["meanSyncWait"])),
+    ("critical", lambda _, r, __: str(r["criticalTile"])),
+    ("group", lambda _, r, limit: cell(r["criticalGroup"], limit)),
+    ("margin", lambda _, r, __: _integer(r["stragglerMargin"])),
+)
+"""The superstep table's columns (docs/metrics.md, "Supersteps"): title, and the cell of a row
+given the result and the name limit."""
+SUPERSTEP_DROP_FIRST: tuple[str, ...] = (
+    "end",
+    "start",
+    "margin",
+    "mean wait",
+    "sync after",
+    "active",
+    "balance",
+    "cycles",
+)
+"""Columns left out, in this order, on a terminal narrower than the table: which superstep
+(epoch, #), how long (µs), how well used (efficiency) and who held it up (critical tile and its
+group) stay."""
+SUPERSTEP_FIT = Fit(
+    titles=tuple(title for title, _ in SUPERSTEP_COLUMNS),
+    drop_first=SUPERSTEP_DROP_FIRST,
+    full_width=TABLE_WIDTH,
+    full_limit=DISPLAY_NAME_LIMIT,
+)
+
+
+def _superstep_table(
+    result: Supersteps,
+    shown: Sequence[str] = SUPERSTEP_FIT.titles,
+    name_limit: int = DISPLAY_NAME_LIMIT,
+) -> Table:
     table = Table(show_edge=False, header_style="bold", pad_edge=False)
-    columns: list[tuple[str, Any]] = [
-        ("epoch", lambda r: "—" if r["epoch"] is None else str(r["epoch"])),
-        ("#", lambda r: str(r["index"])),
-        ("start", lambda r: _integer(r["start"])),
-        ("end", lambda r: _integer(r["end"])),
-        ("cycles", lambda r: _integer(r["cycles"])),
-        ("µs", lambda r: _decimal(result.cycles_to_us(r["cycles"]), 3)),
-        ("sync after", lambda r: _integer(r["syncAfter"])),
-        ("active", lambda r: _integer(r["activeTiles"])),
-        ("efficiency", lambda r: _percent(r["efficiency"])),
-        ("balance", lambda r: _percent(r["tileBalance"])),
-        ("mean wait", lambda r: _decimal(r["meanSyncWait"])),
-        ("critical", lambda r: str(r["criticalTile"])),
-        ("group", lambda r: r["criticalGroup"] or "—"),
-        ("margin", lambda r: _integer(r["stragglerMargin"])),
-    ]
+    columns = [c for c in SUPERSTEP_COLUMNS if c[0] in shown]
     for title, _ in columns:
         table.add_column(title, justify="left" if title == "group" else "right")
-    table.columns[-2].overflow = "fold"
     for row in result.supersteps.iter_rows(named=True):
-        table.add_row(*(cell(row) for _, cell in columns))
+        table.add_row(*(make(result, row, name_limit) for _, make in columns))
     return table
 
 
@@ -90,7 +125,8 @@ def render(result: Supersteps, device: str, tiles: bool = False, width: int = TA
         console.print(line, markup=False)
     console.print()
     if result.supersteps.height:
-        console.print(_superstep_table(result))
+        build = partial(_superstep_table, result)
+        console.print(fit_to_width(build, SUPERSTEP_FIT, console, width))
     else:
         console.print("no supersteps (no compute samples of positive length chosen)", markup=False)
     if tiles and result.tiles.height:
@@ -99,4 +135,4 @@ def render(result: Supersteps, device: str, tiles: bool = False, width: int = TA
     console.print()
     for line in footer_lines(result):
         console.print(line, markup=False)
-    return buffer.getvalue()
+    return strip_padding(buffer.getvalue())
