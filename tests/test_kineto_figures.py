@@ -327,3 +327,28 @@ def test_zero_duration_kernel_is_valid_and_errors_name_the_file(tmp_path: Path) 
     with pytest.raises(InputError) as info:
         _load(tmp_path, [_event("kernel", "k", 0, -1)])
     assert info.value.path == str(tmp_path / "t.json")
+
+
+def test_launch_ops_by_calls_then_name() -> None:
+    from collections import Counter
+
+    from tileprof.parsers.kineto import _launch_ops
+
+    # one op: its name; several: each with its calls, most calls first, ties by name
+    assert _launch_ops(Counter()) is None
+    assert _launch_ops(Counter({"aten::mm": 4})) == "aten::mm"
+    assert _launch_ops(Counter({"aten::mm": 2, "aten::mean": 3})) == "aten::mean ×3; aten::mm ×2"
+    three = Counter({"aten::add": 1, "aten::mm": 3, "aten::bmm": 3})
+    assert _launch_ops(three) == "aten::bmm ×3; aten::mm ×3; aten::add ×1"
+
+
+def test_launch_through_correlation_then_own_external_id() -> None:
+    from tileprof.parsers.kineto import Args, KinetoEvents
+
+    # correlation 7's launch names External id 5 (a cpu_op) or 99 (none): 99 falls back to the
+    # kernel's own External id 2; no correlation: the kernel's own id
+    found = KinetoEvents("t.json", {}, [], [], {7: 5, 8: 99})
+    known = {2, 5}
+    assert found.launching_external_id(Args(correlation=7, external_id=2), known) == 5
+    assert found.launching_external_id(Args(correlation=8, external_id=2), known) == 2
+    assert found.launching_external_id(Args(external_id=2), known) == 2

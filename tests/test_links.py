@@ -162,14 +162,37 @@ def test_links_file_adds_sets_and_overrides() -> None:
 
 def test_a_link_that_matches_no_run_is_kept_empty(tmp_path: Path) -> None:
     path = tmp_path / "links.toml"
-    path.write_text("[[link]]\nname = 'ghost'\nmatch = [{ kernel = 'no_such_kernel*' }]\n")
+    path.write_text(
+        "[[link]]\nname = 'ghost'\nmatch = [{ kernel = 'no_such_kernel*' }]\n"
+        "[[link]]\nname = 'all'\nmatch = [{ kernel = '*' }]\n"
+    )
     sets = linked_sets(load_runs(ENERGY).frame, load_links(path))
+    assert sets["set"].unique(maintain_order=True).to_list() == ["ghost", "all"]
     ghost = sets.filter(pl.col("set") == "ghost").to_dicts()
     assert len(ghost) == 1
-    assert ghost[0]["link_by"] == "links file"
+    assert (ghost[0]["link_by"], ghost[0]["compare"]) == ("links file", "efficiency")
     assert (ghost[0]["runs"], ghost[0]["target"], ghost[0]["time_us"]) == (0, None, None)
     assert ghost[0]["text"] == "no run matches this link"
     assert ghost[0]["set_id"] == 1  # listed first, as links-file sets are
+
+
+def test_same_shape_sets_and_no_other_family() -> None:
+    def run(target: str, family: str, shape: str) -> dict[str, object]:
+        kernel = f"{family}_{target}"
+        return {"target": target, "target_kind": "gpu", "kernel": kernel, "time_us": 1.0} | {
+            "op_family": family,
+            "dtype": "f16",
+            "shape": shape,
+        }
+
+    # GEMMs of one shape on two targets: one same-work set by shape, and no same-kind set
+    # beside it (all its runs are that shape); "other" kernels never link by family
+    rows = [run(t, f, "8x8x8") for t in ("A", "B") for f in ("gemm", "other")]
+    sets = linked_sets(runs_from_rows(rows))
+    assert sets.select("set", "link_by", "compare", "target").rows() == [
+        ("gemm · f16 · 8x8x8", "shape", "time", "A"),
+        ("gemm · f16 · 8x8x8", "shape", "time", "B"),
+    ]
 
 
 def test_no_link_within_one_target() -> None:
@@ -180,42 +203,86 @@ def test_no_link_within_one_target() -> None:
     assert linked_sets(runs_from_rows(rows)).height == 0
 
 
+COLUMNS = (
+    "target, target_kind, source, workload, implementation, kernel, op_family, dtype, shape, "
+    "launch_op"
+)
+
+
 @pytest.mark.parametrize(
-    ("text", "place"),
+    ("text", "place", "message"),
     [
-        ("[[link]]\nname = 'a'\nmatch = [{ colour = 'red' }]\n", "$.link[0].match[0].colour"),
+        (
+            "[[link]]\nname = 'a'\nmatch = [{ colour = 'red' }]\n",
+            "$.link[0].match[0].colour",
+            f"unknown column; use one of {COLUMNS}",
+        ),
         (
             "[[override]]\nmatch = { kernel = 'k' }\nset = { dtype = 'f64' }\n",
             "$.override[0].set.dtype",
+            "'f64' is not one of f32, tf32, f16, bf16, f8, int8, b1",
+        ),
+        (
+            "[[override]]\nmatch = { kernel = 'k' }\nset = { op_family = 'gemv' }\n",
+            "$.override[0].set.op_family",
+            "'gemv' is not one of ",
         ),
         (
             "[[override]]\nmatch = { kernel = 'k' }\nset = { target = 'x' }\n",
             "$.override[0].set.target",
+            "cannot set 'target'; settable: op_family, dtype, workload",
         ),
-        ("[[link]]\nname = 3\nmatch = []\n", "$.link[0].name"),
-        ("[[link]]\nname = 'a'\nmatch = []\n", "$.link[0].match"),
-        ("[[link]]\nname = 'a'\nmatch = [{ kernel = 3 }]\n", "$.link[0].match[0].kernel"),
-        ("[[link]]\nname = 'a'\nmatch = [{}]\n", "$.link[0].match[0]"),
+        ("[[link]]\nname = 3\nmatch = []\n", "$.link[0].name", "expected `str`, got `int`"),
+        (
+            "[[link]]\nname = 'a'\nmatch = []\n",
+            "$.link[0].match",
+            "empty list: the link would select no run",
+        ),
+        (
+            "[[link]]\nname = 'a'\nmatch = [{ kernel = 3 }]\n",
+            "$.link[0].match[0].kernel",
+            "expected a string, got int 3",
+        ),
+        (
+            "[[link]]\nname = 'a'\nmatch = [{}]\n",
+            "$.link[0].match[0]",
+            "empty match: it would match every run",
+        ),
         (
             "[[override]]\nmatch = { kernel = 3 }\nset = { dtype = 'f16' }\n",
             "$.override[0].match.kernel",
+            "expected a string, got int 3",
         ),
         (
             "[[override]]\nmatch = { kernel = 'k' }\nset = { dtype = 16 }\n",
             "$.override[0].set.dtype",
+            "expected a string, got int 16",
         ),
-        ("[[lnk]]\nname = 'a'\n", "$"),
-        ("[[link]\n", "line 1, column 7"),
+        ("[[lnk]]\nname = 'a'\n", "$", "object contains unknown field `lnk`"),
+        (
+            "[[link]\n",
+            "line 1, column 7",
+            "bad TOML: Expected ']]' at the end of an array declaration",
+        ),
     ],
 )
-def test_bad_links_file(tmp_path: Path, text: str, place: str) -> None:
+def test_bad_links_file(tmp_path: Path, text: str, place: str, message: str) -> None:
     path = tmp_path / "links.toml"
     path.write_text(text)
     with pytest.raises(InputError) as info:
         load_links(path)
     assert info.value.where == place
-    assert str(info.value).startswith(str(path))
+    assert info.value.message.startswith(message)
+    assert str(info.value) == f"{path}: {place}: {info.value.message}"
     assert "\n" not in str(info.value)
+
+
+def test_links_file_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "links.toml"
+    path.write_bytes(b"# caf\xe9\n")  # Latin-1 é at byte 5
+    with pytest.raises(InputError) as info:
+        load_links(path)
+    assert str(info.value) == f"{path}: byte 5: not UTF-8 text"
 
 
 def test_docs_define_every_column_family_dtype_and_peak() -> None:
@@ -255,3 +322,122 @@ def test_links_file_forces_same_work_or_same_kind(tmp_path: Path) -> None:
     assert all(r["time_us"] is not None for r in same)
     assert kind and {r["compare"] for r in kind} == {"efficiency"}
     assert all(r["time_us"] is None for r in kind)
+
+
+def test_same_kind_representative_by_total_time() -> None:
+    # A same-kind set shows each target's run with the most total time: total_us where the
+    # source states it, else time_us × calls (calls missing: one), else −∞. Target A:
+    # 100 (stated), 30 × 4 = 120, 70 × 1 = 70, none → "a_120" is its representative.
+    def run(target: str, kernel: str, **figures: float | None) -> dict[str, object]:
+        return {"target": target, "target_kind": "gpu", "kernel": kernel, **figures}
+
+    rows = [
+        run("A", "gemm_f16_a_100", time_us=1.0, calls=100, total_us=100.0),
+        run("A", "gemm_f16_a_120", time_us=30.0, calls=4),
+        run("A", "gemm_f16_a_70", time_us=70.0),
+        run("A", "gemm_f16_a_none"),
+        run("B", "gemm_f16_b", time_us=5.0, calls=1, total_us=5.0),
+    ]
+    sets = linked_sets(runs_from_rows(rows))
+    assert sets["set"].unique().to_list() == [
+        "gemm · f16 (different sizes: compare efficiency, not time)"
+    ]
+    assert sets.select("target", "runs", "kernel").rows() == [
+        ("A", 4, "gemm_f16_a_120"),
+        ("B", 1, "gemm_f16_b"),
+    ]
+
+
+def test_same_work_set_columns_by_hand() -> None:
+    # One workload on three targets. Each target shows its fastest run (an untimed run is never
+    # the fastest); speedup is the slowest target's time over its own: 20 / 20 = 1, 20 / 5 = 4,
+    # 20 / 10 = 2. mac 1e9 → 2 GFLOP, so TFLOP/s is 2e9 / t / 1e6 (100, 400, 200) and J per
+    # GFLOP is 2.0 / 2 = 1 and 0.5 / 2 = 0.25; B states no energy, no kernel and no "per".
+    common = {"workload": "w", "op_family": "gemm", "dtype": "f16", "mac": 1_000_000_000}
+    rows = [
+        {"target": "A gpu", "kernel": "a_slow", "time_us": 8.0, "per": "call"},
+        {"target": "A gpu", "kernel": "a", "time_us": 5.0, "energy_j": 0.5, "per": "call"},
+        {"target": "A gpu", "kernel": "a_untimed", "per": "call"},
+        {"target": "B gpu", "time_us": 10.0},
+        {"target": "Z tile", "target_kind": "tile", "kernel": "z", "time_us": 20.0},
+    ]
+    rows[-1] |= {"energy_j": 2.0, "per": "call"}
+    runs = runs_from_rows([{"target_kind": "gpu", **common, **r} for r in rows])
+    sets = linked_sets(runs).filter(pl.col("link_by") == "workload")
+    columns = ("target", "target_kind", "runs", "kernel", "workload", "per", "speedup")
+    assert sets.select(columns).rows() == [
+        ("Z tile", "tile", 1, "z", "w", "call", 1.0),  # tile targets first
+        ("A gpu", "gpu", 3, "a", "w", "call", 4.0),
+        ("B gpu", "gpu", 1, None, "w", None, 2.0),
+    ]
+    assert sets["op_family"].cast(pl.String).to_list() == ["gemm"] * 3
+    assert sets["dtype"].cast(pl.String).to_list() == ["f16"] * 3
+    assert sets["j_per_gflop"].to_list() == [1.0, 0.25, None]
+    assert sets["flops"].to_list() == [2e9] * 3
+    assert sets["text"].to_list() == [
+        "Z tile z · 2 GFLOP · 20 µs per call at 100 TFLOP/s, 2 J (1e+03 mJ/GFLOP), the slowest",
+        "A gpu a · 2 GFLOP · 5 µs per call at 400 TFLOP/s, 0.5 J (250 mJ/GFLOP), 4× the slowest",
+        "B gpu · 2 GFLOP · 10 µs at 200 TFLOP/s, 2× the slowest",
+    ]
+
+
+def test_describe_without_work_or_time() -> None:
+    from tileprof.links import describe
+
+    row = {"target": "T", "compare": "time", "time_us": None, "work": None}
+    assert describe(row) == "T · work unknown · ?"
+    # same kind, nothing but energy: no "at", no leading comma; 0.0012349 J/GFLOP is 1.23 mJ
+    row = {"target": "T", "compare": "efficiency", "work": "w", "energy_j": 2.0}
+    assert describe(row | {"j_per_gflop": 0.0012349}) == "T · w · 2 J (1.23 mJ/GFLOP)"
+
+
+def test_overrides_decide_the_sets() -> None:
+    from tileprof.links import Links, Override
+
+    # two targets with no workload; an override gives both the same one, so they link
+    rows = [{"target": t, "target_kind": "gpu", "kernel": k} for t, k in (("A", "k1"), ("B", "k2"))]
+    runs = runs_from_rows(rows)
+    links = Links(overrides=(Override(match={"kernel": "k*"}, set={"workload": "joined"}),))
+    assert linked_sets(runs).height == 0
+    sets = linked_sets(runs, links)
+    assert sets.select("set", "target").rows() == [
+        ("workload joined", "A"),
+        ("workload joined", "B"),
+    ]
+    assert apply_overrides(runs, links).schema == runs.schema
+
+
+def test_format_us_units_and_edges() -> None:
+    from tileprof.links import format_us
+
+    # three significant figures; a unit changes at exactly 1,000 µs and 1,000,000 µs
+    assert format_us(None) == "?"
+    assert format_us(999.0) == "999 µs"
+    assert format_us(1000.0) == "1 ms"
+    assert format_us(4360.0) == "4.36 ms"
+    assert format_us(9995.001) == "10 ms"  # 9.995001 rounds up; 9995.001 / 1001 would not
+    assert format_us(999_000.0) == "999 ms"
+    assert format_us(1_000_000.0) == "1 s"
+    assert format_us(9_995_001.0) == "10 s"
+    assert format_us(780_000_000.0) == "780 s"
+
+
+def test_work_of_a_tile_group_and_a_gpu_run() -> None:
+    from tileprof.links import work_of
+
+    # A kernelSpec over 80 characters keeps 40 first and 39 last around "…" (80 in all).
+    spec = "H" * 40 + "m" * 30 + "T" * 39
+    meta = {"kernelSpec": spec, "outputElements": 12345, "usefulCycles": 6789}
+    tile = {"target_kind": "tile", "shape": "2x3x4", "mac": 1000, "metadata": json.dumps(meta)}
+    assert work_of(tile) == {
+        "work": f"2x3x4, {'H' * 40}…{'T' * 39}, 12,345 output elements, 2e-06 GFLOP, "
+        "6,789 useful cycles",
+        "flops": 2000.0,
+        "useful_cycles": 6789,
+    }
+    # a GPU run's metadata (Kineto's category, streams…) is not a tile group's: no useful cycles
+    gpu = {**tile, "target_kind": "gpu", "shape": None, "mac": None}
+    assert work_of(gpu) == {"work": "work unknown", "flops": None, "useful_cycles": None}
+    # 2 × 1,000,750,001 = 2,001,500,002 FLOPs: 2.001500002 GFLOP rounds up to 2.002
+    # (÷ 1,000,000,001 instead of 1e9 would give 2.001)
+    assert work_of({"mac": 1_000_750_001})["work"] == "2.002 GFLOP"
