@@ -240,6 +240,8 @@ def test_launch_op_by_correlation_then_external_id(tmp_path: Path) -> None:
     }
     assert parsed.metadata == {"devices": {0: "NVIDIA H200"}, "gpu_events": 5, "cpu_ops": 3}
     assert parsed.notes == []
+    assert parsed.kind == "PyTorch trace"
+    assert set(parsed.frame["per"]) == {"call"}  # figures per call
 
 
 def test_cpu_only_trace_note(tmp_path: Path) -> None:
@@ -248,6 +250,7 @@ def test_cpu_only_trace_note(tmp_path: Path) -> None:
     assert parsed.frame.height == 0
     assert parsed.notes == ["t.json: CPU-only trace (3 CPU ops, no GPU kernel events)"]
     assert parsed.metadata == {"cpu_ops": 3}
+    assert parsed.kind == "PyTorch trace"
 
 
 @pytest.mark.parametrize(
@@ -427,3 +430,54 @@ def test_events_read_and_put_in_launch_order(tmp_path: Path) -> None:
     assert gpu.events.columns == columns
     types = [pl.Int64, pl.Categorical, pl.Categorical, pl.Float64, pl.Float64, pl.Int64]
     assert gpu.events.dtypes == types + [pl.String] * 4 + [pl.Int64]
+
+
+def test_two_launching_ops_are_listed_in_metadata(tmp_path: Path) -> None:
+    ops = [
+        _event("cpu_op", "aten::mm", 0, 5, **{"External id": 1}),
+        _event("cpu_op", "aten::bmm", 10, 5, **{"External id": 2}),
+    ]
+    kernels = [
+        _event("kernel", "gemm_kernel", 1, 2, device=0, **{"External id": 1}),
+        _event("kernel", "gemm_kernel", 2, 2, device=0, **{"External id": 2}),
+        _event("kernel", "gemm_kernel", 3, 2, device=0, **{"External id": 2}),
+    ]
+    row = _load(tmp_path, ops + kernels).frame.row(0, named=True)
+    assert row["launch_op"] == "aten::bmm ×2; aten::mm ×1"
+    assert json.loads(row["metadata"])["launch_ops"] == {"aten::bmm": 2, "aten::mm": 1}
+
+
+def test_all_casts_by_hand() -> None:
+    """A copy is a cast when every launch is a copy op whose first two tensor types (empty
+    entries and "Scalar" skipped) are known and differ."""
+    from collections import Counter
+
+    from tileprof.parsers.kineto import _all_casts
+
+    def casts(op: str, types: list[str]) -> bool:
+        return _all_casts(Counter({(op, json.dumps(types)): 1}))
+
+    assert not _all_casts(Counter())  # nothing launched it
+    assert casts("aten::copy_", ["float", "c10::BFloat16", "Scalar"])
+    assert not casts("aten::copy_", ["float", "float"])
+    assert not casts("aten::mm", ["c10::BFloat16", "float"])  # not a copy op
+    assert casts("aten::copy_", ["", "c10::BFloat16", "float"])  # empty entry skipped
+    assert casts("aten::copy_", ["Scalar", "c10::BFloat16", "float"])  # Scalar skipped
+    assert not casts("aten::copy_", ["weird", "float"])  # destination type unknown
+    # only the first two tensors count: float into an unknown type is a cast
+    assert casts("aten::copy_", ["float", "weird", "float"])
+    mixed = Counter({("aten::copy_", '["float", "c10::Half"]'): 2, (None, None): 1})
+    assert not _all_casts(mixed)  # one launch without an op
+
+
+def test_read_events_names_the_file_of_a_malformed_trace(tmp_path: Path) -> None:
+    from tileprof.errors import InputError
+    from tileprof.parsers.kineto import read_events
+
+    path = tmp_path / "t.json"
+    with pytest.raises(InputError) as info:
+        read_events(path, b'{"traceEvents": [1')
+    assert info.value.path == str(path)
+    with pytest.raises(InputError) as info:
+        read_events(path, b'{"deviceProperties": []}')  # no traceEvents
+    assert info.value.path == str(path)
