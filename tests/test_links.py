@@ -107,16 +107,16 @@ def test_linked_sets_tile_and_a100_gemm() -> None:
     assert tile["time_us"] is None and a100["time_us"] is None
     assert tile["text"] == (
         "tile device (1472 tiles @ 1.5 GHz) gemm_f16_init_large_rows…aved_k80_c112_r121_r122 "
-        "· 5,902,848 useful cycles · 17% of peak"
+        "· 5,902,848 useful cycles · 17.20% of peak"
     )
-    # 8192³ MAC = 549,755,813,888 → 1,099.5 GFLOP; 1.43 J / 1,099.5 GFLOP = 1.30 mJ/GFLOP;
-    # 2 × MAC / 4.36 ms = 252.1 TFLOP/s = 81% of the A100's 312
+    # 8192³ MAC = 549,755,813,888 → 1,099.5 GFLOP; 1.426 J / 1,099.5 GFLOP = 1.297 mJ/GFLOP;
+    # 2 × MAC / 4.362116 ms (the seed's seconds_per_GEMM) = 252.06 TFLOP/s = 80.79% of 312
     assert a100["shape"] == "8192x8192x8192"
     assert a100["flops"] == 2 * 8192**3
     assert a100["j_per_gflop"] == pytest.approx(a100["energy_j"] / 1099.511627776)
     assert a100["text"] == (
-        "NVIDIA A100-SXM4-40GB fp16_tensor_core · 8192x8192x8192, 1100 GFLOP · 81% of peak, "
-        "252.1 TFLOP/s, 1.43 J (1.3 mJ/GFLOP)"
+        "NVIDIA A100-SXM4-40GB fp16_tensor_core · 8192x8192x8192, 1100 GFLOP · 80.79% of peak, "
+        "252.1 TFLOP/s, 1.426 J (1.297 mJ/GFLOP)"
     )
     # f8 GEMMs exist on the tile device only: no set
     assert sets.filter(pl.col("set").str.starts_with("gemm · f8")).height == 0
@@ -375,8 +375,8 @@ def test_same_work_set_columns_by_hand() -> None:
     assert sets["j_per_gflop"].to_list() == [1.0, 0.25, None]
     assert sets["flops"].to_list() == [2e9] * 3
     assert sets["text"].to_list() == [
-        "Z tile z · 2 GFLOP · 20 µs per call at 100 TFLOP/s, 2 J (1e+03 mJ/GFLOP), the slowest",
-        "A gpu a · 2 GFLOP · 5 µs per call at 400 TFLOP/s, 0.5 J (250 mJ/GFLOP), 4× the slowest",
+        "Z tile z · 2 GFLOP · 20 µs per call at 100 TFLOP/s, 2 J (1,000 mJ/GFLOP), the slowest",
+        "A gpu a · 2 GFLOP · 5 µs per call at 400 TFLOP/s, 0.5000 J (250 mJ/GFLOP), 4× the slowest",
         "B gpu · 2 GFLOP · 10 µs at 200 TFLOP/s, 2× the slowest",
     ]
 
@@ -386,9 +386,9 @@ def test_describe_without_work_or_time() -> None:
 
     row = {"target": "T", "compare": "time", "time_us": None, "work": None}
     assert describe(row) == "T · work unknown · ?"
-    # same kind, nothing but energy: no "at", no leading comma; 0.0012349 J/GFLOP is 1.23 mJ
+    # same kind, nothing but energy: no "at", no leading comma; 0.0012349 J/GFLOP is 1.235 mJ
     row = {"target": "T", "compare": "efficiency", "work": "w", "energy_j": 2.0}
-    assert describe(row | {"j_per_gflop": 0.0012349}) == "T · w · 2 J (1.23 mJ/GFLOP)"
+    assert describe(row | {"j_per_gflop": 0.0012349}) == "T · w · 2 J (1.235 mJ/GFLOP)"
 
 
 def test_overrides_decide_the_sets() -> None:
@@ -410,15 +410,18 @@ def test_overrides_decide_the_sets() -> None:
 def test_format_us_units_and_edges() -> None:
     from tileprof.links import format_us
 
-    # three significant figures; a unit changes at exactly 1,000 µs and 1,000,000 µs
+    # the number policy's four significant figures (trailing zeros kept, whole numbers bare);
+    # a unit changes at exactly 1,000 µs and 1,000,000 µs
     assert format_us(None) == "?"
+    assert format_us(15.5) == "15.50 µs"
     assert format_us(999.0) == "999 µs"
     assert format_us(1000.0) == "1 ms"
-    assert format_us(4360.0) == "4.36 ms"
-    assert format_us(9995.001) == "10 ms"  # 9.995001 rounds up; 9995.001 / 1001 would not
+    assert format_us(4360.0) == "4.360 ms"
+    assert format_us(9995.001) == "9.995 ms"
+    assert format_us(9999.6) == "10.00 ms"  # 9.9996 rounds up to four figures
     assert format_us(999_000.0) == "999 ms"
     assert format_us(1_000_000.0) == "1 s"
-    assert format_us(9_995_001.0) == "10 s"
+    assert format_us(1_234_567_000_000.0) == "1,234,567 s"
     assert format_us(780_000_000.0) == "780 s"
 
 

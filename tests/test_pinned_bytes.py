@@ -88,15 +88,17 @@ SUMMARY_PINS = {
 # Re-recorded on branch xtarget (issue 10): tile rows are "per active", carry usefulCycles;
 # kernels launched by several ops list each; linked sets gain work/compare/speedup columns;
 # tile rows state kernelSpec and outputElements.
+# Re-recorded on main (issue 11): the run and op tables and the linked-set texts print numbers
+# by the one policy (tileprof.numbers): 4 significant figures, percentages with 2 decimals.
 RUNS_PINS = {
-    "table": "fe7921d1b1e6203b74dab634b597b49eef3542105f2f2540829ba306918f1de2",
-    "table-linked": "776ea80017777e3a727cec9a82825dab0a248fa6575a4fbde89b00aa91a5d133",
-    "json": "fbd0eabbe6a9cffad477430c1e768e299843d3cd53ffe60d9c245983241fd7ae",
-    "json-linked": "533e0552c545582442c085022afb961a91754115c21f4db63f091ecf805f1c98",
+    "table": "20848c98957dfa3f55fd5a2195f7bf322dd78b59ed18791427adb3776254bf2d",
+    "table-linked": "3248dc5c7befd4a39c4eaae7d9d34d402e974ae15ece8ae8f47ff43e852cceb6",
+    "json": "ee01c043f8ff7aba63224457e244b9a84393314d38d8db9aeafa5cd0b56305bd",
+    "json-linked": "a8334781074b0009c573db5d6740a2c9b29aedae628f0112d3430d558a3dce68",
     "csv": "d45f5932552fc74d73719dd6eb581cf972eef6beb48bdeffd8c669762cdabb8a",
-    "csv-linked": "a8c2deac48a8741d4905d8e1b3a93f8200875223b574c4db4f413f281f951df8",
+    "csv-linked": "ed72f6140058fdae2a983fd03f772a5104b41473c45fc3e6c96bfbf5b43b6008",
     "parquet": "f1d1401f0b756dc11125df2fea1e07c476fdd18f41478422e64b3cf366aee5b0",
-    "parquet-linked": "f8cf746f9fa247853b4f0de783c8d41789b453cb03acca4ab25f5f794b2135b1",
+    "parquet-linked": "44de96222869e984be6a7088f18a32a51382b3e4ca707e65671f7d74b9208ce9",
 }
 
 

@@ -57,7 +57,7 @@ def test_table_output_and_linked_only() -> None:
     code, out, _ = run("runs", LATENCY, ENERGY)
     assert code == 0
     assert out.startswith("runs (30)")
-    assert "fp16_tensor_core" in out and "80.8%" in out and "linked sets (4)" in out
+    assert "fp16_tensor_core" in out and "80.79%" in out and "linked sets (4)" in out
     code, out, _ = run("runs", LATENCY, ENERGY, "--linked")
     assert code == 0
     assert out.startswith("linked sets (4)")

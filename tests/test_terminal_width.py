@@ -95,7 +95,7 @@ def test_run_table_fits_and_drops_the_low_priority_columns(width: int) -> None:
     assert set(dropped) == set(runs_table.RUN_DROP_FIRST[: len(dropped)])  # lowest first
     for kept in ("target", "implementation / kernel", "time", "speedup"):
         assert kept in shown
-    expected_dropped = {80: 8, 100: 7, 140: 6, 220: 0}[width]  # measured layouts, see below
+    expected_dropped = {80: 8, 100: 8, 140: 6, 220: 0}[width]  # measured layouts, see below
     assert len(dropped) == expected_dropped, shown
     # names keep their distinguishing end
     assert any(
@@ -106,6 +106,31 @@ def test_run_table_fits_and_drops_the_low_priority_columns(width: int) -> None:
     wide = _table(runs_table.render(runs, sets), "target")
     names = {"target", "workload", "implementation / kernel"}
     _assert_same_figures(rows, wide, names)
+
+
+@cache
+def _ops() -> pl.DataFrame:
+    from tileprof.ops import load_ops
+
+    return load_ops(GPU_INPUTS[0]).frame
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_op_table_fits_and_drops_the_low_priority_columns(width: int) -> None:
+    ops = _ops()
+    text = runs_table.render_ops(ops, width=width)
+    _assert_fits(text, width)
+    rows = _table(text, "target")
+    assert len(rows) == ops.height
+    shown = list(rows[0])
+    dropped = [t for t in runs_table.OP_FIT.titles if t not in shown]
+    assert set(dropped) == set(runs_table.OP_DROP_FIRST[: len(dropped)])  # lowest first
+    for kept in ("target", "op", "input dims", "total", "TFLOP/s"):
+        assert kept in shown
+    assert (width == 220) == (not dropped)  # only the file width shows all twelve columns
+    wide = _table(runs_table.render_ops(ops), "target")
+    assert list(wide[0]) == list(runs_table.OP_FIT.titles)
+    _assert_same_figures(rows, wide, {"target", "op", "input dims"})
 
 
 def test_the_default_run_table_is_todays_and_keeps_every_column() -> None:

@@ -32,6 +32,7 @@ import polars as pl
 
 from tileprof.classify import DTYPES, OP_FAMILIES
 from tileprof.errors import InputError
+from tileprof.numbers import number, percent
 from tileprof.parsers._common import read_bytes
 from tileprof.parsers._decode import convert
 from tileprof.runs import RUN_SCHEMA
@@ -351,22 +352,24 @@ def _total_time(row: dict[str, Any]) -> float:
 
 
 def format_us(us: float | None) -> str:
-    """``15.5 µs``, ``4.36 ms``, ``780 ms``: three significant digits."""
+    """``15.50 µs``, ``4.360 ms``, ``780 ms``: the number policy's significant figures
+    (``tileprof.numbers``) in the largest unit that keeps the value at 1 or more."""
     if us is None:
         return "?"
     if us >= 1e6:
-        return f"{us / 1e6:.3g} s"
+        return f"{number(us / 1e6)} s"
     if us >= 1e3:
-        return f"{us / 1e3:.3g} ms"
-    return f"{us:.3g} µs"
+        return f"{number(us / 1e3)} ms"
+    return f"{number(us)} µs"
 
 
 def describe(row: dict[str, Any]) -> str:
     """One target's part of a linked set.
 
     Same work: target, implementation (else kernel), work, time, peak, TFLOP/s, J, speedup —
-    ``NVIDIA A100-SXM4-40GB fp16_tensor_core · 8192x8192x8192, 1100 GFLOP · 4.36 ms per GEMM
-    at 81% of peak, 252.1 TFLOP/s, 1.43 J (1.3 mJ/GFLOP)``. Same kind: the same without time or
+    ``NVIDIA A100-SXM4-40GB fp16_tensor_core · 8192x8192x8192, 1100 GFLOP · 4.360 ms per GEMM
+    at 80.81% of peak, 252.1 TFLOP/s, 1.430 J (1.300 mJ/GFLOP)`` (numbers as
+    ``tileprof.numbers`` prints them). Same kind: the same without time or
     speedup, which do not compare across sizes.
     """
     name = row.get("implementation") or row.get("kernel")
@@ -379,17 +382,18 @@ def describe(row: dict[str, Any]) -> str:
         rest = format_us(row["time_us"]) + (f" per {row['per']}" if row.get("per") else "")
     figures = []
     if row.get("peak_fraction") is not None:
-        figures.append(f"{row['peak_fraction']:.0%} of peak")
+        figures.append(f"{percent(row['peak_fraction'])} of peak")
     if row.get("tflops") is not None:
-        figures.append(f"{row['tflops']:.4g} TFLOP/s")
+        figures.append(f"{number(row['tflops'])} TFLOP/s")
     if figures:
         rest += (" at " if rest else "") + ", ".join(figures)
     if row.get("energy_j") is not None:
-        rest += (", " if rest else "") + f"{row['energy_j']:.3g} J"
+        rest += (", " if rest else "") + f"{number(row['energy_j'])} J"
     if row.get("j_per_gflop") is not None:
-        rest += f" ({row['j_per_gflop'] * 1e3:.3g} mJ/GFLOP)"
+        rest += f" ({number(row['j_per_gflop'] * 1e3)} mJ/GFLOP)"
     if row.get("speedup") is not None:
-        rest += f", {row['speedup']:.3g}× the slowest" if row["speedup"] != 1 else ", the slowest"
+        speedup = row["speedup"]
+        rest += f", {number(speedup)}× the slowest" if speedup != 1 else ", the slowest"
     if rest:
         text += " · " + rest
     return text

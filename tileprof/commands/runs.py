@@ -139,4 +139,5 @@ def _write_ops(
         assert output is not None
         write_bytes(output, runs_data.render_parquet(frame))
     else:
-        write_text(output, runs_table.render_ops(frame, notes))
+        width = terminal_width(output) or runs_table.TABLE_WIDTH
+        write_text(output, runs_table.render_ops(frame, notes, width=width))

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tileprof.links import format_us
+from tileprof.numbers import number, percent
 from tileprof.reports.fit import Fit, fit_to_width, strip_padding
 from tileprof.text import DISPLAY_NAME_LIMIT, cell, escape_control
 
@@ -24,8 +25,8 @@ def _short(text: str | None, width: int = NAME_WIDTH) -> Text:
     return cell(text, width)
 
 
-def _num(value: float | None, spec: str) -> str:
-    return "—" if value is None else format(value, spec)
+def _num(value: float | None) -> str:
+    return number(value)
 
 
 def _console(buffer: io.StringIO, width: int) -> Console:
@@ -33,7 +34,7 @@ def _console(buffer: io.StringIO, width: int) -> Console:
 
 
 def _peak(fraction: float | None) -> str:
-    return "—" if fraction is None else _num(fraction * 100, ".1f") + "%"
+    return percent(fraction)
 
 
 RunCell = Callable[[dict[str, Any], int], "Text | str"]
@@ -45,11 +46,11 @@ RUN_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
     ("dtype", "left", lambda r, _: cell(r["dtype"])),
     ("time", "right", lambda r, _: format_us(r["time_us"])),
     ("per", "left", lambda r, _: r["per"] or "—"),
-    ("calls", "right", lambda r, _: "—" if r["calls"] is None else f"{r['calls']:,}"),
-    ("TFLOP/s", "right", lambda r, _: _num(r["tflops"], ".4g")),
+    ("calls", "right", lambda r, _: _num(r["calls"])),
+    ("TFLOP/s", "right", lambda r, _: _num(r["tflops"])),
     ("peak", "right", lambda r, _: _peak(r["peak_fraction"])),
-    ("J", "right", lambda r, _: _num(r["energy_j"], ".4g")),
-    ("speedup", "right", lambda r, _: _num(r["speedup"], ".3f")),
+    ("J", "right", lambda r, _: _num(r["energy_j"])),
+    ("speedup", "right", lambda r, _: _num(r["speedup"])),
 )
 """The run table's columns (docs/runs.md): title, alignment, and the cell of a row given the
 name limit (the kernel's name never more than ``NAME_WIDTH``)."""
@@ -144,55 +145,71 @@ def render(
     return strip_padding(buffer.getvalue())
 
 
-def ops_table(ops: pl.DataFrame) -> Table:
-    """One line per op row (columns as in docs/runs.md, "Op rows")."""
+OP_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
+    ("target", "left", lambda r, limit: cell(r["target"], limit)),
+    ("op", "left", lambda r, limit: _short(r["op"], min(limit, OP_NAME_WIDTH))),
+    ("input dims", "left", lambda r, limit: _short(r["input_dims"], min(limit, OP_NAME_WIDTH))),
+    ("dtype", "left", lambda r, _: r["dtype"] or "—"),
+    ("calls", "right", lambda r, _: _calls(r["calls"], r["calls_without_gpu"])),
+    ("kernels", "right", lambda r, _: _num(r["kernels"])),
+    ("GFLOP/call", "right", lambda r, _: _num(None if r["flops"] is None else r["flops"] / 1e9)),
+    ("time/call", "right", lambda r, _: "—" if r["time_us"] is None else format_us(r["time_us"])),
+    ("total", "right", lambda r, _: format_us(r["total_us"])),
+    ("TFLOP/s", "right", lambda r, _: _num(r["tflops"])),
+    ("peak", "right", lambda r, _: _peak(r["peak_fraction"])),
+    ("work from", "left", lambda r, _: _work_from(r)),
+)
+"""The op table's columns (docs/runs.md, "Op rows"), as ``RUN_COLUMNS``."""
+OP_NAME_WIDTH = 44
+OP_DROP_FIRST: tuple[str, ...] = (
+    "work from",
+    "kernels",
+    "GFLOP/call",
+    "dtype",
+    "peak",
+    "time/call",
+    "calls",
+)
+"""Columns left out, in this order, on a narrow terminal: target, op, input dims, total and
+TFLOP/s (which op, on what, how long, how fast) stay."""
+OP_FIT = Fit(
+    titles=tuple(title for title, _, _ in OP_COLUMNS),
+    drop_first=OP_DROP_FIRST,
+    full_width=TABLE_WIDTH,
+    full_limit=DISPLAY_NAME_LIMIT,
+)
+
+
+def _work_from(row: dict[str, Any]) -> str:
+    return row["flops_source"] or ("unknown: " + row["problem"] if row["problem"] else "—")
+
+
+def ops_table(
+    ops: pl.DataFrame, shown: Sequence[str] = OP_FIT.titles, name_limit: int = DISPLAY_NAME_LIMIT
+) -> Table:
+    """One line per op row (columns as in docs/runs.md, "Op rows"), the ``shown`` columns
+    only, names cut to ``name_limit``."""
     table = Table(show_edge=False, header_style="bold", pad_edge=False)
-    for title, justify in (
-        ("target", "left"),
-        ("op", "left"),
-        ("input dims", "left"),
-        ("dtype", "left"),
-        ("calls", "right"),
-        ("kernels", "right"),
-        ("GFLOP/call", "right"),
-        ("time/call", "right"),
-        ("total", "right"),
-        ("TFLOP/s", "right"),
-        ("peak", "right"),
-        ("work from", "left"),
-    ):
+    columns = [c for c in OP_COLUMNS if c[0] in shown]
+    for title, justify, _ in columns:
         table.add_column(title, justify=justify)  # type: ignore[arg-type]
     for r in ops.iter_rows(named=True):
-        pf = r["peak_fraction"]
-        table.add_row(
-            r["target"],
-            _short(r["op"], 44),
-            _short(r["input_dims"], 44),
-            r["dtype"] or "—",
-            _calls(r["calls"], r["calls_without_gpu"]),
-            f"{r['kernels']:,}",
-            _num(None if r["flops"] is None else r["flops"] / 1e9, ".4g"),
-            "—" if r["time_us"] is None else format_us(r["time_us"]),
-            format_us(r["total_us"]),
-            _num(r["tflops"], ".4g"),
-            "—" if pf is None else f"{pf * 100:.1f}%",
-            r["flops_source"] or ("unknown: " + r["problem"] if r["problem"] else "—"),
-        )
+        table.add_row(*(make(r, name_limit) for _, _, make in columns))
     return table
 
 
 def _calls(calls: int, without_gpu: int | None) -> str:
     """``2`` or, where some launched no GPU work in a GPU trace, ``2 (1 no GPU)``."""
-    return f"{calls:,}" + (f" ({without_gpu:,} no GPU)" if without_gpu else "")
+    return number(calls) + (f" ({number(without_gpu)} no GPU)" if without_gpu else "")
 
 
 def render_ops(ops: pl.DataFrame, notes: Sequence[str] = (), *, width: int = TABLE_WIDTH) -> str:
-    """The op rows of one or more traces, then the notes."""
+    """The op rows of one or more traces, fitted to ``width``, then the notes."""
     buffer = io.StringIO()
     console = _console(buffer, width)
     console.print(f"ops ({ops.height})", markup=False)
     if ops.height:
-        console.print(ops_table(ops))
+        console.print(fit_to_width(partial(ops_table, ops), OP_FIT, console, width))
     for note in notes:
-        console.print(f"note: {note}", markup=False)
-    return buffer.getvalue()
+        console.print(f"note: {escape_control(note)}", markup=False)
+    return strip_padding(buffer.getvalue())

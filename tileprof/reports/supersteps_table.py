@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
+from tileprof.numbers import number
 from tileprof.reports.fit import Fit, fit_to_width, strip_padding
-from tileprof.reports.summary_table import TABLE_WIDTH, _decimal, _integer, _percent
+from tileprof.reports.summary_table import TABLE_WIDTH, _integer, _percent
 from tileprof.supersteps import Supersteps
 from tileprof.text import DISPLAY_NAME_LIMIT, cell
 
@@ -56,12 +57,12 @@ SUPERSTEP_COLUMNS: tuple[tuple[str, SuperstepCell], ...] = (
     ("start", lambda _, r, __: _integer(r["start"])),
     ("end", lambda _, r, __: _integer(r["end"])),
     ("cycles", lambda _, r, __: _integer(r["cycles"])),
-    ("µs", lambda s, r, __: _decimal(s.cycles_to_us(r["cycles"]), 3)),
+    ("µs", lambda s, r, __: number(s.cycles_to_us(r["cycles"]))),
     ("sync after", lambda _, r, __: _integer(r["syncAfter"])),
     ("active", lambda _, r, __: _integer(r["activeTiles"])),
     ("efficiency", lambda _, r, __: _percent(r["efficiency"])),
     ("balance", lambda _, r, __: _percent(r["tileBalance"])),
-    ("mean wait", lambda _, r, __: _decimal(r["meanSyncWait"])),
+    ("mean wait", lambda _, r, __: number(r["meanSyncWait"])),
     ("critical", lambda _, r, __: str(r["criticalTile"])),
     ("group", lambda _, r, limit: cell(r["criticalGroup"], limit)),
     ("margin", lambda _, r, __: _integer(r["stragglerMargin"])),
