@@ -240,6 +240,8 @@ def test_launch_op_by_correlation_then_external_id(tmp_path: Path) -> None:
     }
     assert parsed.metadata == {"devices": {0: "NVIDIA H200"}, "gpu_events": 5, "cpu_ops": 3}
     assert parsed.notes == []
+    assert parsed.kind == "PyTorch trace"
+    assert set(parsed.frame["per"]) == {"call"}  # figures per call
 
 
 def test_cpu_only_trace_note(tmp_path: Path) -> None:
@@ -248,6 +250,7 @@ def test_cpu_only_trace_note(tmp_path: Path) -> None:
     assert parsed.frame.height == 0
     assert parsed.notes == ["t.json: CPU-only trace (3 CPU ops, no GPU kernel events)"]
     assert parsed.metadata == {"cpu_ops": 3}
+    assert parsed.kind == "PyTorch trace"
 
 
 @pytest.mark.parametrize(
@@ -265,7 +268,11 @@ def test_bad_events_are_named(tmp_path: Path, event: Any, where: str, message: s
 
     with pytest.raises(InputError) as info:
         _load(tmp_path, [_event("kernel", "fine", 0, 1), event])
-    assert (info.value.where, info.value.message) == (where, message)
+    assert (info.value.path, info.value.where, info.value.message) == (
+        str(tmp_path / "t.json"),
+        where,
+        message,
+    )
 
 
 def test_nan_duration_is_refused(tmp_path: Path) -> None:
@@ -278,7 +285,7 @@ def test_nan_duration_is_refused(tmp_path: Path) -> None:
     # NaN is not JSON: the decoder refuses it where it stands
     with pytest.raises(InputError) as info:
         load_runs(path)
-    assert info.value.where == "line 1, column 76"
+    assert (info.value.path, info.value.where) == (str(path), "line 1, column 76")
 
 
 def test_streams_and_ties(tmp_path: Path) -> None:
@@ -352,3 +359,125 @@ def test_launch_through_correlation_then_own_external_id() -> None:
     assert found.launching_external_id(Args(correlation=7, external_id=2), known) == 5
     assert found.launching_external_id(Args(correlation=8, external_id=2), known) == 2
     assert found.launching_external_id(Args(external_id=2), known) == 2
+
+
+def test_events_read_and_put_in_launch_order(tmp_path: Path) -> None:
+    """``read_events`` keeps each cpu_op's fields as written (missing name, ts, dur: "", 0, 0)
+    and only launches with both ids; ``gpu_events_of`` orders GPU events by ts, ties by their
+    place in the file, each with its launching op, in the stated column types."""
+    import polars as pl
+
+    from tileprof.parsers.kineto import CpuOp, gpu_events_of, read_events
+
+    mm_args = {
+        "External id": 1,
+        "Input type": ["float", "float"],
+        "Input Dims": [[2, 3], [3, 4]],
+        "Concrete Inputs": ["", ""],
+        "flops": 48,
+    }
+    events = [
+        {**_event("cpu_op", "aten::mm", 1.5, 4, **mm_args), "pid": 3, "tid": 8},
+        {"ph": "X", "cat": "cpu_op", "pid": "p", "tid": 2},
+        _event("cuda_runtime", "cudaLaunchKernel", 1, 1, correlation=70, **{"External id": 1}),
+        _event("cuda_runtime", "cudaLaunchKernel", 2, 1, correlation=72),
+        _event(
+            "kernel",
+            "k_late",
+            5.0,
+            2,
+            device=0,
+            stream=7,
+            correlation=70,
+            grid=[1, 2, 3],
+            block=[4],
+        ),
+        _event("kernel", "k_zero", 0.0, 1, device=0, correlation=71),
+        _event("kernel", "k_tie", 5.0, 3, device=1),
+        _event("kernel", "k_half", 0.5, 1),
+    ]
+    data = json.dumps({"traceEvents": events}).encode()
+    found = read_events(tmp_path / "t.json", data)
+    assert found.name == "t.json"
+    assert found.cpu_ops == [
+        CpuOp(
+            0, "aten::mm", "3/8", 1.5, 4.0, 1, ["float", "float"], [[2, 3], [3, 4]], ["", ""], 48
+        ),
+        CpuOp(1, "", "p/2", 0.0, 0.0, None, None, None, None, None),
+    ]
+    assert found.launches == {70: 1}  # correlation 72's launch names no op
+    gpu = gpu_events_of(found)
+    assert (gpu.devices, gpu.cpu_ops) == ({}, 2)
+    columns = [
+        "device",
+        "name",
+        "cat",
+        "ts",
+        "dur",
+        "stream",
+        "grid",
+        "block",
+        "op",
+        "op_types",
+        "correlation",
+    ]
+    assert gpu.events.rows() == [
+        (0, "k_zero", "kernel", 0.0, 1.0, None, None, None, None, None, 71),
+        (None, "k_half", "kernel", 0.5, 1.0, None, None, None, None, None, None),
+        (0, "k_late", "kernel", 5.0, 2.0, 7, "1x2x3", "4", "aten::mm", '["float", "float"]', 70),
+        (1, "k_tie", "kernel", 5.0, 3.0, None, None, None, None, None, None),
+    ]
+    assert gpu.events.columns == columns
+    types = [pl.Int64, pl.Categorical, pl.Categorical, pl.Float64, pl.Float64, pl.Int64]
+    assert gpu.events.dtypes == types + [pl.String] * 4 + [pl.Int64]
+
+
+def test_two_launching_ops_are_listed_in_metadata(tmp_path: Path) -> None:
+    ops = [
+        _event("cpu_op", "aten::mm", 0, 5, **{"External id": 1}),
+        _event("cpu_op", "aten::bmm", 10, 5, **{"External id": 2}),
+    ]
+    kernels = [
+        _event("kernel", "gemm_kernel", 1, 2, device=0, **{"External id": 1}),
+        _event("kernel", "gemm_kernel", 2, 2, device=0, **{"External id": 2}),
+        _event("kernel", "gemm_kernel", 3, 2, device=0, **{"External id": 2}),
+    ]
+    row = _load(tmp_path, ops + kernels).frame.row(0, named=True)
+    assert row["launch_op"] == "aten::bmm ×2; aten::mm ×1"
+    assert json.loads(row["metadata"])["launch_ops"] == {"aten::bmm": 2, "aten::mm": 1}
+
+
+def test_all_casts_by_hand() -> None:
+    """A copy is a cast when every launch is a copy op whose first two tensor types (empty
+    entries and "Scalar" skipped) are known and differ."""
+    from collections import Counter
+
+    from tileprof.parsers.kineto import _all_casts
+
+    def casts(op: str, types: list[str]) -> bool:
+        return _all_casts(Counter({(op, json.dumps(types)): 1}))
+
+    assert not _all_casts(Counter())  # nothing launched it
+    assert casts("aten::copy_", ["float", "c10::BFloat16", "Scalar"])
+    assert not casts("aten::copy_", ["float", "float"])
+    assert not casts("aten::mm", ["c10::BFloat16", "float"])  # not a copy op
+    assert casts("aten::copy_", ["", "c10::BFloat16", "float"])  # empty entry skipped
+    assert casts("aten::copy_", ["Scalar", "c10::BFloat16", "float"])  # Scalar skipped
+    assert not casts("aten::copy_", ["weird", "float"])  # destination type unknown
+    # only the first two tensors count: float into an unknown type is a cast
+    assert casts("aten::copy_", ["float", "weird", "float"])
+    mixed = Counter({("aten::copy_", '["float", "c10::Half"]'): 2, (None, None): 1})
+    assert not _all_casts(mixed)  # one launch without an op
+
+
+def test_read_events_names_the_file_of_a_malformed_trace(tmp_path: Path) -> None:
+    from tileprof.errors import InputError
+    from tileprof.parsers.kineto import read_events
+
+    path = tmp_path / "t.json"
+    with pytest.raises(InputError) as info:
+        read_events(path, b'{"traceEvents": [1')
+    assert info.value.path == str(path)
+    with pytest.raises(InputError) as info:
+        read_events(path, b'{"deviceProperties": []}')  # no traceEvents
+    assert info.value.path == str(path)

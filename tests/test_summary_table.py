@@ -237,3 +237,66 @@ def test_longest_samples_breaks_ties_by_tile_then_offset() -> None:
     for count in (0, 1, 7, 60, 299, 300, 400):
         got = longest_samples(frame, count).rows()
         assert got == expected[:count]
+
+
+def test_matched_line_for_a_single_group(tmp_path: Path) -> None:
+    """A filter that leaves one group still gets its matched span (first start to last end)."""
+    dump = write_dump(
+        tmp_path / "d.json",
+        [sample(0, 10, 100, "gemm"), sample(1, 50, 20, "gemm"), sample(0, 500, 40, "x", epoch=2)],
+        clockHz=1_000_000_000,
+        tileCount=4,
+    )
+    result = CliRunner().invoke(cli, ["summary", str(dump), "--epoch", "1"])
+    assert result.exit_code == 0, result.stderr
+    # gemm runs from cycle 10 to 110 (10 + 100): 100 cycles, 0.0001 ms at 1 GHz
+    assert result.stdout.splitlines()[2] == "matched  100 cycles (0.0001 ms), cycles 10 to 110"
+
+
+def test_render_returns_the_text_without_escapes(monkeypatch: Any) -> None:
+    """``render`` returns the whole text (it prints nothing itself) and never styles it, even
+    where the environment asks rich for colour (FORCE_COLOR): the text goes to files too."""
+    from tileprof.examples import example_profile
+    from tileprof.reports.summary_table import render
+
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    profile = example_profile()
+    text = render(profile.summary(epoch=1), profile.target)
+    assert text.splitlines()[0] == "device   tile device (1472 tiles @ 1.5 GHz)"
+    assert "\x1b" not in text
+    rows = parse_table(text)
+    assert rows[0]["group"] == "exchange" and len(rows) == 19
+
+
+def test_brackets_in_filters_and_names_are_not_markup(tmp_path: Path) -> None:
+    """A glob or a group name with ``[...]`` is printed as written, never read as rich markup."""
+    dump = write_dump(tmp_path / "d.json", [sample(0, 0, 10, "gemm[bold]"), sample(0, 10, 5, "b")])
+    result = CliRunner().invoke(cli, ["summary", str(dump), "--kernel", "[bg]emm*"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[4] == "filters  --kernel [bg]emm*"
+    result = CliRunner().invoke(cli, ["summary", str(dump), "--epoch", "7"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[-3:] == [
+        "no samples matched",
+        "epochs present: 1",
+        "groups present: b, gemm[bold]",
+    ]
+
+
+def test_narrow_widths_shorten_then_fold_names() -> None:
+    """At 60 columns names lose their middle and stay on one line; at 30, where even the
+    fewest columns do not fit, a name folds onto the next line rather than being cut."""
+    from tileprof.examples import example_profile
+    from tileprof.reports.summary_table import render
+
+    profile = example_profile()
+    summary = profile.summary(epoch=1)
+    narrow = render(summary, profile.target, 60)
+    rows = parse_table(narrow)
+    assert len(rows) == 19  # one line per group: nothing folded
+    # the 38-character name in 30: 15 characters, the ellipsis, the last 14
+    assert rows[1]["group"] == "attention_softm…68_tail_f8_sm4"
+    assert max(len(line) for line in narrow.splitlines()) <= 60
+    tiny = [line.split("│")[0].strip() for line in render(summary, profile.target, 30).splitlines()]
+    first = tiny.index("exchan")
+    assert tiny[first + 1] == "ge"  # "exchange" folded, not "exchan…"
