@@ -79,6 +79,23 @@ def _run_name(row: dict[str, Any], limit: int) -> Text:
     return _short(row["implementation"] or row["kernel"], min(limit, NAME_WIDTH))
 
 
+def _column_table(
+    frame: pl.DataFrame,
+    columns: Sequence[tuple[str, str, RunCell]],
+    shown: Sequence[str],
+    name_limit: int,
+) -> Table:
+    """One line per row of ``frame``: the ``shown`` ones of ``columns``, names cut to
+    ``name_limit`` (what ``fit_to_width`` rebuilds at each width)."""
+    table = Table(show_edge=False, header_style="bold", pad_edge=False)
+    kept = [c for c in columns if c[0] in shown]
+    for title, justify, _ in kept:
+        table.add_column(title, justify=justify)  # type: ignore[arg-type]
+    for r in frame.iter_rows(named=True):
+        table.add_row(*(make(r, name_limit) for _, _, make in kept))
+    return table
+
+
 def runs_table(
     runs: pl.DataFrame,
     shown: Sequence[str] = RUN_FIT.titles,
@@ -86,13 +103,7 @@ def runs_table(
 ) -> Table:
     """One line per run: identity, time, rate and energy (columns as in docs/runs.md), the
     ``shown`` columns only, names cut to ``name_limit``."""
-    table = Table(show_edge=False, header_style="bold", pad_edge=False, title_justify="left")
-    columns = [c for c in RUN_COLUMNS if c[0] in shown]
-    for title, justify, _ in columns:
-        table.add_column(title, justify=justify)  # type: ignore[arg-type]
-    for r in runs.iter_rows(named=True):
-        table.add_row(*(make(r, name_limit) for _, _, make in columns))
-    return table
+    return _column_table(runs, RUN_COLUMNS, shown, name_limit)
 
 
 def linked_table(linked: pl.DataFrame) -> Table:
@@ -145,6 +156,8 @@ def render(
     return strip_padding(buffer.getvalue())
 
 
+OP_NAME_WIDTH = 44
+"""The op and input-dims cells are never longer than this."""
 OP_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
     ("target", "left", lambda r, limit: cell(r["target"], limit)),
     ("op", "left", lambda r, limit: _short(r["op"], min(limit, OP_NAME_WIDTH))),
@@ -160,7 +173,6 @@ OP_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
     ("work from", "left", lambda r, _: _work_from(r)),
 )
 """The op table's columns (docs/runs.md, "Op rows"), as ``RUN_COLUMNS``."""
-OP_NAME_WIDTH = 44
 OP_DROP_FIRST: tuple[str, ...] = (
     "work from",
     "kernels",
@@ -189,13 +201,7 @@ def ops_table(
 ) -> Table:
     """One line per op row (columns as in docs/runs.md, "Op rows"), the ``shown`` columns
     only, names cut to ``name_limit``."""
-    table = Table(show_edge=False, header_style="bold", pad_edge=False)
-    columns = [c for c in OP_COLUMNS if c[0] in shown]
-    for title, justify, _ in columns:
-        table.add_column(title, justify=justify)  # type: ignore[arg-type]
-    for r in ops.iter_rows(named=True):
-        table.add_row(*(make(r, name_limit) for _, _, make in columns))
-    return table
+    return _column_table(ops, OP_COLUMNS, shown, name_limit)
 
 
 def _calls(calls: int, without_gpu: int | None) -> str:
