@@ -9,6 +9,7 @@ never wrapped: every cell keeps its whole text on one line, and numbers are neve
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -82,6 +83,13 @@ def _widest_limit(
         else:
             high = middle - 1
     return low
+
+
+def plain_console(buffer: io.StringIO, width: int) -> Console:
+    """A console that writes plain text (no colour, no highlighting, no terminal codes) of
+    ``width`` columns into ``buffer``: how every terminal table is rendered, to a terminal,
+    a pipe or a file alike."""
+    return Console(file=buffer, width=width, force_terminal=False, no_color=True, highlight=False)
 
 
 def strip_padding(text: str) -> str:

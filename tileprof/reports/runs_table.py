@@ -8,13 +8,12 @@ from functools import partial
 from typing import Any
 
 import polars as pl
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from tileprof.links import format_us
 from tileprof.numbers import number, percent
-from tileprof.reports.fit import Fit, fit_to_width, strip_padding
+from tileprof.reports.fit import Fit, fit_to_width, plain_console, strip_padding
 from tileprof.text import DISPLAY_NAME_LIMIT, cell, escape_control
 
 TABLE_WIDTH = 220
@@ -23,18 +22,6 @@ NAME_WIDTH = 60
 
 def _short(text: str | None, width: int = NAME_WIDTH) -> Text:
     return cell(text, width)
-
-
-def _num(value: float | None) -> str:
-    return number(value)
-
-
-def _console(buffer: io.StringIO, width: int) -> Console:
-    return Console(file=buffer, width=width, force_terminal=False, no_color=True, highlight=False)
-
-
-def _peak(fraction: float | None) -> str:
-    return percent(fraction)
 
 
 RunCell = Callable[[dict[str, Any], int], "Text | str"]
@@ -46,11 +33,11 @@ RUN_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
     ("dtype", "left", lambda r, _: cell(r["dtype"])),
     ("time", "right", lambda r, _: format_us(r["time_us"])),
     ("per", "left", lambda r, _: r["per"] or "—"),
-    ("calls", "right", lambda r, _: _num(r["calls"])),
-    ("TFLOP/s", "right", lambda r, _: _num(r["tflops"])),
-    ("peak", "right", lambda r, _: _peak(r["peak_fraction"])),
-    ("J", "right", lambda r, _: _num(r["energy_j"])),
-    ("speedup", "right", lambda r, _: _num(r["speedup"])),
+    ("calls", "right", lambda r, _: number(r["calls"])),
+    ("TFLOP/s", "right", lambda r, _: number(r["tflops"])),
+    ("peak", "right", lambda r, _: percent(r["peak_fraction"])),
+    ("J", "right", lambda r, _: number(r["energy_j"])),
+    ("speedup", "right", lambda r, _: number(r["speedup"])),
 )
 """The run table's columns (docs/runs.md): title, alignment, and the cell of a row given the
 name limit (the kernel's name never more than ``NAME_WIDTH``)."""
@@ -135,7 +122,7 @@ def render(
 ) -> str:
     """The run table (unless ``linked_only``), then the linked sets, then the notes."""
     buffer = io.StringIO()
-    console = _console(buffer, width)
+    console = plain_console(buffer, width)
     if not linked_only:
         console.print(f"runs ({runs.height})", markup=False)
         if runs.height:
@@ -164,12 +151,12 @@ OP_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
     ("input dims", "left", lambda r, limit: _short(r["input_dims"], min(limit, OP_NAME_WIDTH))),
     ("dtype", "left", lambda r, _: r["dtype"] or "—"),
     ("calls", "right", lambda r, _: _calls(r["calls"], r["calls_without_gpu"])),
-    ("kernels", "right", lambda r, _: _num(r["kernels"])),
-    ("GFLOP/call", "right", lambda r, _: _num(None if r["flops"] is None else r["flops"] / 1e9)),
+    ("kernels", "right", lambda r, _: number(r["kernels"])),
+    ("GFLOP/call", "right", lambda r, _: number(None if r["flops"] is None else r["flops"] / 1e9)),
     ("time/call", "right", lambda r, _: "—" if r["time_us"] is None else format_us(r["time_us"])),
     ("total", "right", lambda r, _: format_us(r["total_us"])),
-    ("TFLOP/s", "right", lambda r, _: _num(r["tflops"])),
-    ("peak", "right", lambda r, _: _peak(r["peak_fraction"])),
+    ("TFLOP/s", "right", lambda r, _: number(r["tflops"])),
+    ("peak", "right", lambda r, _: percent(r["peak_fraction"])),
     ("work from", "left", lambda r, _: _work_from(r)),
 )
 """The op table's columns (docs/runs.md, "Op rows"), as ``RUN_COLUMNS``."""
@@ -212,7 +199,7 @@ def _calls(calls: int, without_gpu: int | None) -> str:
 def render_ops(ops: pl.DataFrame, notes: Sequence[str] = (), *, width: int = TABLE_WIDTH) -> str:
     """The op rows of one or more traces, fitted to ``width``, then the notes."""
     buffer = io.StringIO()
-    console = _console(buffer, width)
+    console = plain_console(buffer, width)
     console.print(f"ops ({ops.height})", markup=False)
     if ops.height:
         console.print(fit_to_width(partial(ops_table, ops), OP_FIT, console, width))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 
-from rich.console import Console
 from rich.table import Table
 
+from tileprof.reports.fit import plain_console
 from tileprof.store.tables import RunRecord, device_name
 
 TABLE_WIDTH = 200
@@ -32,7 +32,5 @@ def render_runs(runs: Sequence[RunRecord], width: int = TABLE_WIDTH) -> str:
             run.sha256[:12],
         )
     buffer = io.StringIO()
-    Console(file=buffer, width=width, force_terminal=False, no_color=True, highlight=False).print(
-        table
-    )
+    plain_console(buffer, width).print(table)
     return buffer.getvalue()

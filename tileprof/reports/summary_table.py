@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tileprof import numbers
-from tileprof.reports.fit import Fit, fit_to_width
+from tileprof.reports.fit import Fit, fit_to_width, plain_console
 from tileprof.summary import Summary
 from tileprof.text import DISPLAY_NAME_LIMIT, cell, escape_control
 
@@ -128,9 +128,7 @@ def render(
     ``present`` says what the profile holds (its epochs, its kernels) when nothing matched.
     ``width`` is the terminal's when the table goes to one (``fitted_table``)."""
     buffer = io.StringIO()
-    console = Console(
-        file=buffer, width=width, force_terminal=False, no_color=True, highlight=False
-    )
+    console = plain_console(buffer, width)
     for line in header_lines(summary, device):
         console.print(escape_control(line), markup=False)
     console.print()

@@ -7,11 +7,10 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
 from rich.table import Table
 
 from tileprof.numbers import number
-from tileprof.reports.fit import Fit, fit_to_width, strip_padding
+from tileprof.reports.fit import Fit, fit_to_width, plain_console, strip_padding
 from tileprof.reports.summary_table import TABLE_WIDTH, _integer, _percent
 from tileprof.supersteps import Supersteps
 from tileprof.text import DISPLAY_NAME_LIMIT, cell
@@ -119,9 +118,7 @@ def render(result: Supersteps, device: str, tiles: bool = False, width: int = TA
     """Header, the superstep table (every column defined in docs/metrics.md), the per-tile
     table with ``tiles``, then the sync-wait footer."""
     buffer = io.StringIO()
-    console = Console(
-        file=buffer, width=width, force_terminal=False, no_color=True, highlight=False
-    )
+    console = plain_console(buffer, width)
     for line in header_lines(result, device):
         console.print(line, markup=False)
     console.print()
