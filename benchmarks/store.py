@@ -76,32 +76,26 @@ def measure(command: list[str]) -> tuple[float, float, bytes]:
 
 def build_store(uri: str, runs: int, samples: int, seeds: int, progress: bool = False) -> None:
     """R runs written straight through ``write_profile`` (see the module docstring)."""
-    from tileprof._version import __version__
     from tileprof.model import Profile
-    from tileprof.stats import profile_span
-    from tileprof.store.tables import RunRecord, create_store, now_utc
-    from tileprof.store.writes import write_profile
+    from tileprof.store.tables import create_store
+    from tileprof.store.writes import run_record, write_profile
 
     began = time.perf_counter()
     store = create_store(uri)
     profiles = []
     for seed in range(min(seeds, runs)):
         frame, metadata = dumpgen.build(samples, seed=seed).to_frame()
-        profiles.append(Profile(frame, tuple(metadata), dumpgen.CLOCK_HZ, dumpgen.TILES))
+        profiles.append(
+            Profile(frame, tuple(metadata), dumpgen.CLOCK_HZ, dumpgen.TILES, format="generated")
+        )
     for index in range(runs):
         profile = profiles[index % len(profiles)]
-        record = RunRecord(
-            run=f"run{index:04d}",
-            labels={"commit": f"c{index:04d}", "seed": str(index % len(profiles))},
-            source=f"generated-{samples}-seed{index % len(profiles)}",
-            sha256=f"{index:064x}",
-            format="generated",
-            clock_hz=profile.clock_hz,
-            tile_count=profile.tile_count,
-            sample_count=profile.samples.height,
-            profile_span_cycles=profile_span(profile.samples),
-            version=__version__,
-            added_at=now_utc(),
+        record = run_record(
+            profile,
+            f"run{index:04d}",
+            {"commit": f"c{index:04d}", "seed": str(index % len(profiles))},
+            f"generated-{samples}-seed{index % len(profiles)}",
+            f"{index:064x}",
         )
         write_profile(store, record, profile)
         if progress:

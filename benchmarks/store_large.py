@@ -78,13 +78,13 @@ def extend_store(uri: str, runs: int, samples: int, seeds: int) -> None:
     for index in range(len(existing), runs):
         source = existing[index % seeds]
         if source.run not in sources:
-            tables = (store.scan(name, [source.run]) for name in (SAMPLES, METADATA, STATS))
-            sources[source.run] = StoredRows(*(table.collect() for table in tables))
+            scans = (store.scan(name, [source.run]) for name in (SAMPLES, METADATA, STATS))
+            sources[source.run] = StoredRows(*(scan.collect() for scan in scans))
         run = f"run{index:04d}"
         rows = sources[source.run]
         rename = pl.lit(run).alias("run")
-        tables = (rows.samples, rows.metadata, rows.stats)
-        copy = StoredRows(*(table.with_columns(rename) for table in tables))
+        frames = (rows.samples, rows.metadata, rows.stats)
+        copy = StoredRows(*(frame.with_columns(rename) for frame in frames))
         labels = {"commit": f"c{index:04d}", "seed": source.labels["seed"]}
         record = dataclasses.replace(
             source, run=run, labels=labels, sha256=f"{index:064x}", added_at=now_utc()

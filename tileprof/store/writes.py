@@ -98,10 +98,20 @@ def add_run(
     if any(record.run == run_id for record in existing):
         raise OptionError(f"--run {run_id!r}: the store already has a run of that id")
     profile = load(path, format=format, clock_hz=clock_hz, tile_count=tile_count)
-    record = RunRecord(
-        run=run_id,
-        labels=dict(labels or {}),
-        source=path.name,
+    record = run_record(profile, run_id, dict(labels or {}), path.name, sha256)
+    write_profile(store, record, profile)
+    return AddResult(run_id, True, str(path), sha256)
+
+
+def run_record(
+    profile: Profile, run: str, labels: dict[str, str], source: str, sha256: str
+) -> RunRecord:
+    """The run record of ``profile`` added now: what the caller names (id, labels, source and
+    its sha256) plus what the profile says of itself (format, clock, tiles, samples, span)."""
+    return RunRecord(
+        run=run,
+        labels=labels,
+        source=source,
         sha256=sha256,
         format=profile.format,
         clock_hz=profile.clock_hz,
@@ -111,8 +121,6 @@ def add_run(
         version=__version__,
         added_at=now_utc(),
     )
-    write_profile(store, record, profile)
-    return AddResult(run_id, True, str(path), sha256)
 
 
 @dataclass(frozen=True)
