@@ -10,8 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tileprof.parsers.kineto import aggregate
-from tileprof.sources import load_runs
+from tileprof.inputs.gpu.kineto import aggregate
+from tileprof.inputs.sources import load_runs
 
 TRACES = Path(__file__).resolve().parent.parent / "fixtures" / "traces"
 GEMM = "ampere_fp16_s16816gemm_fp16_256x128_ldg8_f2f_stages_32x3_nn"
