@@ -1,1 +1,2 @@
-"""inputs/gpu"""
+"""GPU evidence, one module per format (Kineto traces, nsys CSV, latency and energy reports, the
+generic run table), each returning ``ParsedRuns``."""

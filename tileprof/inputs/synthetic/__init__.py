@@ -1,1 +1,2 @@
-"""inputs/synthetic"""
+"""Dumps made by tileprof itself: the deterministic fixture builder (``synth``) and the bundled
+reference profile (``reference``)."""
