@@ -121,6 +121,13 @@ def test_scenario_a_epoch_row_by_hand() -> None:
         "syncWaitShare": 20 / (4 * 450),
         "leadingExchangeCycles": 0,
         "otherCycles": 20,
+        # Busy: superstep 0 tiles 0-2 150, 200, 210 (mean 560/3, max 210); superstep 1
+        # tile 3 100. Σ mean / Σ max, Σ max / 450, 3 × 210 − 560, late starts 0, 20, 10.
+        "loadBalanceEfficiency": (560 / 3 + 100) / 310,
+        "communicationEfficiency": 310 / 450,
+        "parallelEfficiency": (560 / 3 + 100) / 310 * (310 / 450),
+        "imbalanceCycles": 70,
+        "maxStartSkewCycles": 20,
     }
 
 
@@ -382,7 +389,8 @@ def test_json_layout(dump: Path) -> None:
         "epoch", "index", "start", "end", "cycles", "syncAfter", "exchangeCycles",
         "overlappedExchangeCycles", "activeTiles", "idleTiles", "tileBalance",
         "activeTileBalance", "efficiency", "meanSyncWait", "maxSyncWait", "criticalTile",
-        "criticalGroup", "stragglerMargin",
+        "criticalGroup", "stragglerMargin", "loadBalanceEfficiency",
+        "communicationEfficiency", "parallelEfficiency", "startSkewCycles", "imbalanceCycles",
     ]  # fmt: skip
     assert list(TILE_FIELDS) == [
         "epoch", "index", "tile", "busy", "lateStart", "gaps", "syncWait",
@@ -409,8 +417,12 @@ def test_table_rows_top_and_footer(dump: Path) -> None:
     body = [line for line in lines if "│" in line]
     # one superstep row (the longest, 220 cycles = 0.1467 µs at 1.5 GHz), three tile rows
     assert len(body) == 4 and "220" in body[0] and " 0.1467 " in body[0]
-    assert lines[-1] == (
+    assert lines[-2] == (
         "epoch 1: 2 supersteps; 20 tile-cycles lost to sync wait, 1.11% of 4 tiles × 450 cycles"
+    )
+    assert lines[-1] == (
+        "  load balance 92.47% × communication efficiency 68.89% = parallel efficiency 63.70%; "
+        "70 tile-cycles lost to imbalance; start skew up to 20 cycles"
     )
 
 

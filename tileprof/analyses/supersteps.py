@@ -41,8 +41,14 @@ SUPERSTEP_FIELDS: tuple[str, ...] = (
     "criticalTile",
     "criticalGroup",
     "stragglerMargin",
+    "loadBalanceEfficiency",
+    "communicationEfficiency",
+    "parallelEfficiency",
+    "startSkewCycles",
+    "imbalanceCycles",
 )
-"""One row per superstep, in the JSON document's key order."""
+"""One row per superstep, in the JSON document's key order (the last five: POP's terms,
+docs/metrics.md "Imbalance (POP)")."""
 
 TILE_FIELDS: tuple[str, ...] = ("epoch", "index", "tile", "busy", "lateStart", "gaps", "syncWait")
 """One row per active tile of a superstep (``--tiles``)."""
@@ -57,6 +63,11 @@ EPOCH_FIELDS: tuple[str, ...] = (
     "syncWaitShare",
     "leadingExchangeCycles",
     "otherCycles",
+    "loadBalanceEfficiency",
+    "communicationEfficiency",
+    "parallelEfficiency",
+    "imbalanceCycles",
+    "maxStartSkewCycles",
 )
 """One row per epoch segmented: its span and what is lost to sync wait over all of it."""
 
@@ -353,6 +364,7 @@ def _superstep_figures(
         .sort_by([last, pl.col("tile")], descending=[True, False])
         .first(),
         _runnerUp=last.sort(descending=True).slice(1, 1).first(),
+        startSkewCycles=(pl.col("lateStart").max() - pl.col("lateStart").min()).cast(pl.Int64),
     )
     length = pl.col("end") - pl.col("start")
     active = pl.col("activeTiles")
@@ -372,9 +384,23 @@ def _superstep_figures(
             efficiency=pl.col("_busy") / (length * tile_count),
             meanSyncWait=pl.col("_wait") / active,
             stragglerMargin=pl.col("end") - pl.col("_runnerUp"),
+            **_pop_figures(length, active),
+        )
+        .with_columns(
+            parallelEfficiency=pl.col("loadBalanceEfficiency") * pl.col("communicationEfficiency")
         )
     )
     return rows
+
+
+def _pop_figures(length: pl.Expr, active: pl.Expr) -> dict[str, pl.Expr]:
+    """POP's load balance (mean / max busy over the active tiles), communication efficiency
+    (max busy / length) and the tile-cycles lost to imbalance (Σ (max busy − busy))."""
+    return {
+        "loadBalanceEfficiency": pl.col("_busy") / (pl.col("_maxBusy") * active),
+        "communicationEfficiency": pl.col("_maxBusy") / length,
+        "imbalanceCycles": (pl.col("_maxBusy") * active - pl.col("_busy")).cast(pl.Int64),
+    }
 
 
 def _critical_group(compute: pl.LazyFrame, per_step: pl.LazyFrame) -> pl.LazyFrame:
@@ -526,19 +552,51 @@ def _epoch_figures(
     cycles = pl.col("end") - pl.col("start")
     return (
         bounds.join(counts, on=_E, how="left")
+        .join(_epoch_pop(tiles), on=_E, how="left")
         .join(waits, on=_E, how="left")
         .join(leading, on=_E, how="left")
         .join(other, on=_E, how="left")
         .with_columns(
-            pl.col("supersteps", "syncWaitCycles", "leadingExchangeCycles", "otherCycles")
+            pl.col(
+                "supersteps",
+                "syncWaitCycles",
+                "leadingExchangeCycles",
+                "otherCycles",
+                "imbalanceCycles",
+            )
             .fill_null(0)
             .cast(pl.Int64),
             cycles=cycles,
         )
         .with_columns(
-            syncWaitShare=pl.when(cycles > 0).then(pl.col("syncWaitCycles") / (cycles * tile_count))
+            syncWaitShare=pl.when(cycles > 0).then(
+                pl.col("syncWaitCycles") / (cycles * tile_count)
+            ),
+            loadBalanceEfficiency=pl.col("_meanBusy") / pl.col("_maxBusy"),
+            communicationEfficiency=pl.when(cycles > 0).then(pl.col("_maxBusy") / cycles),
+        )
+        .with_columns(
+            parallelEfficiency=pl.col("loadBalanceEfficiency") * pl.col("communicationEfficiency")
         )
         .sort(_E)
+    )
+
+
+def _epoch_pop(tiles: pl.LazyFrame) -> pl.LazyFrame:
+    """Per epoch, over its supersteps: Σ mean busy and Σ max busy (over each superstep's
+    active tiles), Σ (max − busy) and the largest start skew (docs/metrics.md, "Imbalance
+    (POP)": the epoch's load balance is Σ mean / Σ max, not mean / max of per-tile totals)."""
+    per_step = tiles.group_by(_E, _K).agg(
+        _mean=pl.col("busy").mean(),
+        _max=pl.col("busy").max(),
+        _lost=(pl.col("busy").max() * pl.len() - pl.col("busy").sum()),
+        _skew=pl.col("lateStart").max() - pl.col("lateStart").min(),
+    )
+    return per_step.group_by(_E).agg(
+        _meanBusy=pl.col("_mean").sum(),
+        _maxBusy=pl.col("_max").sum(),
+        imbalanceCycles=pl.col("_lost").sum().cast(pl.Int64),
+        maxStartSkewCycles=pl.col("_skew").max().cast(pl.Int64),
     )
 
 

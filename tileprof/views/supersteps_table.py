@@ -46,7 +46,20 @@ def footer_lines(result: Supersteps) -> list[str]:
             f"sync wait, {_percent(row['syncWaitShare'])} of {result.tile_count:,} tiles × "
             f"{row['cycles']:,} cycles"
         )
+        if row["supersteps"]:
+            lines.append(f"  {pop_line(row)}")
     return lines
+
+
+def pop_line(row: dict[str, Any]) -> str:
+    """An epoch's POP figures in words (docs/metrics.md, "Imbalance (POP)")."""
+    return (
+        f"load balance {_percent(row['loadBalanceEfficiency'])} × communication efficiency "
+        f"{_percent(row['communicationEfficiency'])} = parallel efficiency "
+        f"{_percent(row['parallelEfficiency'])}; {_integer(row['imbalanceCycles'])} "
+        f"tile-cycles lost to imbalance; start skew up to {_integer(row['maxStartSkewCycles'])} "
+        "cycles"
+    )
 
 
 SuperstepCell = Callable[[Supersteps, dict[str, Any], int], "Text | str"]
@@ -65,22 +78,33 @@ SUPERSTEP_COLUMNS: tuple[tuple[str, SuperstepCell], ...] = (
     ("critical", lambda _, r, __: str(r["criticalTile"])),
     ("group", lambda _, r, limit: cell(r["criticalGroup"], limit)),
     ("margin", lambda _, r, __: _integer(r["stragglerMargin"])),
+    ("LB", lambda _, r, __: _percent(r["loadBalanceEfficiency"])),
+    ("CommE", lambda _, r, __: _percent(r["communicationEfficiency"])),
+    ("PE", lambda _, r, __: _percent(r["parallelEfficiency"])),
+    ("skew", lambda _, r, __: _integer(r["startSkewCycles"])),
+    ("lost", lambda _, r, __: _integer(r["imbalanceCycles"])),
 )
 """The superstep table's columns (docs/metrics.md, "Supersteps"): title, and the cell of a row
 given the result and the name limit."""
 SUPERSTEP_DROP_FIRST: tuple[str, ...] = (
     "end",
     "start",
+    "lost",
+    "skew",
     "margin",
     "mean wait",
     "sync after",
+    "CommE",
+    "PE",
     "active",
     "balance",
     "cycles",
+    "LB",
 )
 """Columns left out, in this order, on a terminal narrower than the table: which superstep
 (epoch, #), how long (µs), how well used (efficiency) and who held it up (critical tile and its
-group) stay."""
+group) stay; POP's load balance goes last of the rest, as the one imbalance figure compared
+across systems."""
 SUPERSTEP_FIT = Fit(
     titles=tuple(title for title, _ in SUPERSTEP_COLUMNS),
     drop_first=SUPERSTEP_DROP_FIRST,
