@@ -165,3 +165,32 @@ def test_table_json_and_csv_carry_the_terms() -> None:
     text = render(result, "tile device")
     assert "load balance 75.00% × communication efficiency 100.00% = parallel efficiency" in text
     assert "50 tile-cycles lost to imbalance" in text
+
+
+def test_heat_map_bins_tiles_and_counts_idle_as_zero() -> None:
+    from tileprof.views.html.supersteps_data import busy_heat
+
+    steps = [
+        [(0, 0, 100), (1, 0, 50), (4, 0, 100), (7, 0, 25)],
+        [(2, 200, 240), (6, 200, 280)],
+    ]
+    result = profile_of(samples_of(steps)).supersteps()
+    size, heat = busy_heat(result.supersteps, result.tiles, TILES, max_rows=3)
+    # Bins of ⌈8 / 3⌉ = 3 tiles: {0, 1, 2}, {3, 4, 5}, {6, 7}; lengths 100 and 80.
+    share = np.zeros((TILES, 2))
+    for column, intervals in enumerate(steps):
+        length = max(e for _, _, e in intervals) - min(s for _, s, _ in intervals)
+        for tile, busy in busy_by_tile(intervals).items():
+            share[tile, column] = busy / length
+    want = np.array([share[0:3].mean(0), share[3:6].mean(0), share[6:8].mean(0)])
+    assert size == 3
+    np.testing.assert_allclose(heat, want, rtol=1e-12)
+
+
+def test_report_shows_the_heat_map_and_epoch_terms() -> None:
+    from tileprof.views.html import build_report, render
+
+    html = render(build_report([profile_of(samples_of([[(0, 0, 100), (1, 0, 50)]]))]))
+    assert 'id="tile-0-supersteps-heat"' in html
+    assert "one row per tile, 8 tiles." in html
+    assert "75.00% × 100.00% = 75.00%" in html

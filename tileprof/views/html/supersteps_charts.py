@@ -105,6 +105,49 @@ def ends_chart(section: SuperstepSection) -> Chart | None:
     return _chart(f"{section.id}-ends", "Tile end times, longest superstep", caption, figure)
 
 
+def heat_chart(section: SuperstepSection) -> Chart | None:
+    """Tile bins × supersteps, each cell the bin's mean busy / cycles: stragglers show as dark
+    cells among light ones, idle tiles as pale rows."""
+    heat = section.heat
+    if heat.size == 0 or not section.split.height:
+        return None
+    bins, steps = heat.shape
+    tile_count = section.result.tile_count
+    with matplotlib.rc_context(RC):  # type: ignore[arg-type]
+        figure, axes = plt.subplots(figsize=(9.0, 4.2))
+        image = axes.imshow(
+            heat,
+            aspect="auto",
+            interpolation="nearest",
+            cmap="Blues",
+            vmin=0.0,
+            vmax=1.0,
+            origin="lower",
+            extent=(-0.5, steps - 0.5, -0.5, bins * section.heat_bin - 0.5),
+        )
+        labels = section.split.get_column("label").to_list()
+        step = max(1, len(labels) // 40)
+        x = np.arange(steps)
+        axes.set_xticks(x[::step], labels[::step], rotation=90 if len(labels) > 12 else 0)
+        axes.set_xlabel("superstep")
+        axes.set_ylabel("tile")
+        axes.set_ylim(-0.5, tile_count - 0.5)
+        thousands(axes.yaxis)
+        bar = figure.colorbar(image, ax=axes, fraction=0.04, pad=0.02)
+        bar.set_label("busy / cycles")
+        fit(figure, left_chars=10, legend_chars=8)
+    binned = (
+        "one row per tile"
+        if section.heat_bin == 1
+        else f"rows of {section.heat_bin:,} consecutive tiles (their mean)"
+    )
+    caption = (
+        f"Per superstep and tile, the share of the superstep the tile computed (busy / cycles; "
+        f"idle 0), {binned}, {tile_count:,} tiles. " + section.note
+    ).strip()
+    return _chart(f"{section.id}-heat", "Busy share by tile and superstep", caption, figure)
+
+
 def with_superstep_charts(report: Report) -> Report:
     """The report with each tile section's Supersteps charts drawn."""
     return dataclasses.replace(report, tiles=tuple(_drawn(tile) for tile in report.tiles))
@@ -114,5 +157,6 @@ def _drawn(tile: TileSection) -> TileSection:
     section = tile.supersteps
     if section is None:
         return tile
-    charts = tuple(c for c in (split_chart(section), ends_chart(section)) if c is not None)
+    drawn = (split_chart(section), heat_chart(section), ends_chart(section))
+    charts = tuple(c for c in drawn if c is not None)
     return dataclasses.replace(tile, supersteps=dataclasses.replace(section, charts=charts))

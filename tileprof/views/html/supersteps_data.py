@@ -7,9 +7,11 @@ supersteps its ``--window`` and ``--kernel`` choose; segmentation always runs on
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from tileprof.analyses.filters import Filters
@@ -39,8 +41,22 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "criticalTile",
     "criticalGroup",
     "stragglerMargin",
+    "loadBalanceEfficiency",
+    "communicationEfficiency",
+    "parallelEfficiency",
+    "startSkewCycles",
+    "imbalanceCycles",
 )
-PERCENT_COLUMNS = ("efficiency", "tileBalance", "activeTileBalance")
+PERCENT_COLUMNS = (
+    "efficiency",
+    "tileBalance",
+    "activeTileBalance",
+    "loadBalanceEfficiency",
+    "communicationEfficiency",
+    "parallelEfficiency",
+)
+HEAT_ROWS = 92
+"""The heat map's most rows: tiles are binned ⌈tileCount / 92⌉ to a row (16 for 1,472)."""
 DOCS = {"us": "cycles / clockHz × 10⁶"}
 SPLIT = ("lateStart", "busy", "gaps", "syncWait")
 """A superstep's parts in time order on a tile; their means over active tiles add to cycles."""
@@ -70,9 +86,12 @@ def superstep_section(
         ends = full.tiles.filter(
             (pl.col("epoch").eq_missing(longest["epoch"])) & (pl.col("index") == longest["index"])
         ).select("tile", end=longest["end"] - pl.col("syncWait"))
+    bin_size, heat = busy_heat(rows, full.tiles, profile.tile_count)
     return SuperstepSection(
         id=id,
         result=shown,
+        heat=heat,
+        heat_bin=bin_size,
         table=table(
             f"{id}-table", rows, TABLE_COLUMNS, percent=PERCENT_COLUMNS, docs=DOCS, ditto=("epoch",)
         ),
@@ -120,3 +139,33 @@ def _longest(rows: pl.DataFrame) -> dict[str, Any] | None:
         .sort(["cycles", "_at"], descending=[True, False])
         .row(0, named=True)
     )
+
+
+def busy_heat(
+    rows: pl.DataFrame, tiles: pl.DataFrame, tile_count: int, max_rows: int = HEAT_ROWS
+) -> tuple[int, np.ndarray]:
+    """The tile × superstep heat map: bin size B and a (bins × shown supersteps) array of the
+    mean over each bin's tiles of busy / cycles (idle tiles 0; docs/metrics.md, "In the HTML
+    report"), columns in the order of ``rows``."""
+    bin_size = max(1, math.ceil(tile_count / max_rows))
+    bins = max(1, math.ceil(tile_count / bin_size))
+    heat = np.zeros((bins, rows.height), dtype=np.float64)
+    if not rows.height or not tiles.height:
+        return bin_size, heat
+    columns = rows.select("epoch", "index", "cycles").with_row_index("_column")
+    tiles_in_bin = (
+        pl.min_horizontal(pl.lit(tile_count), (pl.col("_bin") + 1) * bin_size)
+        - pl.col("_bin") * bin_size
+    )
+    cells = (
+        tiles.filter(pl.col("tile") < tile_count)
+        .join(columns, on=["epoch", "index"], nulls_equal=True)
+        .with_columns(_bin=pl.col("tile") // bin_size)
+        .group_by("_bin", "_column")
+        .agg(_share=(pl.col("busy") / pl.col("cycles")).sum())
+        .with_columns(_share=pl.col("_share") / tiles_in_bin)
+    )
+    heat[
+        cells.get_column("_bin").to_numpy(), cells.get_column("_column").cast(pl.Int64).to_numpy()
+    ] = cells.get_column("_share").to_numpy()
+    return bin_size, heat

@@ -144,6 +144,10 @@ class SuperstepSection:
     ends: pl.DataFrame
     note: str
     charts: tuple[Chart, ...] = ()
+    heat: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    """Tile bins × shown supersteps: the mean busy / cycles over each bin's tiles."""
+    heat_bin: int = 1
+    """Tiles per heat-map row (the last row may hold fewer)."""
 
 
 @dataclass(frozen=True)
