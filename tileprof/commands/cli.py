@@ -33,6 +33,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "tileprof.commands.supersteps",
         "Cut each epoch into supersteps from compute timing.",
     ),
+    "findings": (
+        "tileprof.commands.findings",
+        "What to look at first: rules with thresholds over the computed metrics.",
+    ),
 }
 """Subcommand name -> (module defining ``command``, its one-line help). A module is imported
 only when its command runs, so ``summary`` does not pay for the report's or the run table's

@@ -22,6 +22,7 @@ from tileprof.views import runs_data, summary_csv, summary_json, supersteps_expo
 
 if TYPE_CHECKING:
     from tileprof.analyses.diff import Diff
+    from tileprof.analyses.findings import Finding
     from tileprof.analyses.supersteps import Supersteps
 
 M = TypeVar("M")
@@ -179,6 +180,37 @@ SUPERSTEPS_RENDERERS: dict[str, Renderer[SuperstepsModel]] = {
     )
 }
 """``tileprof supersteps --format``; the first is the default."""
+
+
+@dataclass(frozen=True)
+class FindingsModel:
+    """What ``findings`` renders: every rule's outcome, fired first."""
+
+    findings: Sequence[Finding]
+    width: int | None = None
+    """The terminal's width when the table goes to one; None: the fixed width of files."""
+
+
+def _findings_text(kind: str) -> Callable[[FindingsModel], str]:
+    def render(model: FindingsModel) -> str:
+        from tileprof.views import findings_table  # rich: only the table needs it
+
+        if kind == "json":
+            return findings_table.render_json(model.findings)
+        width = findings_table.TABLE_WIDTH if model.width is None else model.width
+        return findings_table.render(model.findings, width)
+
+    return render
+
+
+FINDINGS_RENDERERS: dict[str, Renderer[FindingsModel]] = {
+    r.name: r
+    for r in (
+        Renderer("table", ".txt", False, _findings_text("table")),
+        Renderer("json", ".json", False, _findings_text("json")),
+    )
+}
+"""``tileprof findings --format``; the first is the default."""
 
 
 def check_destination(renderer: Renderer[Any], output: Path | None) -> None:

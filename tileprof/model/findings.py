@@ -1,0 +1,49 @@
+"""The frames the findings' rules read, from the inputs of ``findings`` and ``report``.
+
+A tile dump gives its superstep and epoch rows (``Profile.supersteps`` over the filters'
+epoch) and its group rows (``Profile.summary``); a PyTorch trace gives its op rows
+(``tileprof.analyses.ops``). The GPU time breakdown and the roofline columns come from their
+own analyses when those exist; until then the rules that need them abstain and say so
+(docs/metrics.md, "Findings").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from tileprof.analyses.filters import Filters
+from tileprof.analyses.findings import combined, group_frame, op_frame, superstep_frames
+from tileprof.model.gather import Source
+from tileprof.model.profile import Profile
+
+
+def profile_frames(profile: Profile, filters: Filters | None, name: str) -> dict[str, pl.DataFrame]:
+    """One tile dump's ``supersteps``, ``epochs`` and ``groups`` frames."""
+    filters = filters or Filters()
+    result = profile.supersteps(epoch=filters.epoch)
+    frames = superstep_frames(result.supersteps, result.epochs, result.tile_count, name)
+    frames["groups"] = group_frame(profile.summary(filters, top=0).groups, name)
+    return frames
+
+
+def trace_frames(path: Path) -> dict[str, pl.DataFrame]:
+    """A PyTorch trace's ``ops`` frame."""
+    from tileprof.analyses.ops import load_ops
+
+    return {"ops": op_frame(load_ops(path).frame)}
+
+
+def finding_frames(sources: Sequence[Source]) -> dict[str, pl.DataFrame]:
+    """Every source's frames, stacked source by source."""
+    from tileprof.inputs.gpu.kineto import KIND as TRACE
+
+    parts = []
+    for source in sources:
+        if source.profile is not None:
+            parts.append(profile_frames(source.profile, source.filters, source.name))
+        elif source.kind == TRACE and source.path is not None:
+            parts.append(trace_frames(source.path))
+    return combined(parts)

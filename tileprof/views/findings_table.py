@@ -1,0 +1,89 @@
+"""``findings`` in the terminal and as JSON: one row per rule, then each finding in words.
+
+The table gives each rule's status, its source, how many rows fired it out of how many it
+read, and the first condition's metric, cited value and threshold; the sentences below it are
+the fired findings' messages, then why the others abstained (docs/metrics.md, "Findings").
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import textwrap
+from collections.abc import Callable, Sequence
+from functools import partial
+
+from rich.table import Table
+
+from tileprof.analyses.findings import ABSTAINED, FIRED, Finding
+from tileprof.views.fit import Fit, fit_to_width, plain_console, strip_padding
+
+TABLE_WIDTH = 200
+"""The fixed width of files and pipes."""
+
+FindingCell = Callable[[Finding], str]
+FINDING_COLUMNS: tuple[tuple[str, FindingCell], ...] = (
+    ("status", lambda f: f.status),
+    ("rule", lambda f: f.rule.id),
+    ("source", lambda f: f.rule.source),
+    ("rows", lambda f: f"{f.count:,} of {f.rows:,}" if f.rows else "—"),
+    ("metric", lambda f: f.rule.conditions[0].metric),
+    ("value", lambda f: f.rule.conditions[0].text(f.values.get(f.rule.conditions[0].key))),
+    (
+        "threshold",
+        lambda f: (
+            f"{f.rule.conditions[0].comparison} "
+            f"{f.rule.conditions[0].text(f.rule.conditions[0].threshold)}"
+        ),
+    ),
+)
+"""The table's columns: title, and the cell of one finding."""
+FINDING_DROP_FIRST: tuple[str, ...] = ("source", "metric", "rows", "threshold")
+"""Columns left out, in this order, on a narrow terminal: which rule, its status and the cited
+value stay (the sentences below repeat every number)."""
+FINDING_FIT = Fit(
+    titles=tuple(title for title, _ in FINDING_COLUMNS),
+    drop_first=FINDING_DROP_FIRST,
+    full_width=TABLE_WIDTH,
+    full_limit=TABLE_WIDTH,
+)
+
+
+def _table(findings: Sequence[Finding], shown: Sequence[str], _limit: int) -> Table:
+    table = Table(show_edge=False, header_style="bold", pad_edge=False)
+    columns = [c for c in FINDING_COLUMNS if c[0] in shown]
+    for title, _ in columns:
+        table.add_column(title, justify="right" if title in ("rows", "value") else "left")
+    for finding in findings:
+        table.add_row(*(make(finding) for _, make in columns))
+    return table
+
+
+def render(findings: Sequence[Finding], width: int = TABLE_WIDTH) -> str:
+    """The rule table, then the fired findings' messages and the abstentions' reasons,
+    wrapped to ``width``."""
+    buffer = io.StringIO()
+    console = plain_console(buffer, width)
+    console.print(fit_to_width(partial(_table, findings), FINDING_FIT, console, width))
+    for title, status in (("findings", FIRED), ("abstained", ABSTAINED)):
+        chosen = [f for f in findings if f.status == status]
+        if not chosen:
+            continue
+        console.print()
+        console.print(f"{title}:", markup=False)
+        for finding in chosen:
+            text = textwrap.fill(
+                finding.text if status == FIRED else f"{finding.rule.id}: {finding.text}",
+                width=max(width, 40),
+                initial_indent="- ",
+                subsequent_indent="  ",
+                break_on_hyphens=False,
+            )
+            console.print(text, markup=False, highlight=False, soft_wrap=True)
+    return strip_padding(buffer.getvalue())
+
+
+def render_json(findings: Sequence[Finding]) -> str:
+    """``{"findings": [...]}``: every rule's outcome, fired first (``Finding.to_dict``)."""
+    document = {"findings": [f.to_dict() for f in findings]}
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
