@@ -24,7 +24,7 @@ def profile_of(samples: list[dict[str, Any]], tile_count: int = TILES) -> Profil
 
 def samples_of(steps: list[list[Interval]]) -> list[dict[str, Any]]:
     """Every interval as a compute sample of epoch 1 (group ``g<tile>``)."""
-    out = []
+    out: list[dict[str, Any]] = []
     for intervals in steps:
         out.extend(sample(t, s, e - s, f"g{t}") for t, s, e in intervals)
     return out

@@ -287,8 +287,13 @@ def evaluate(
     return sorted(outcomes, key=lambda f: order[f.status])
 
 
-def evaluate_rule(rule: Rule, frame: pl.DataFrame | None) -> Finding:
-    """One rule over its frame (None: the input is missing)."""
+def _where_text(rule: Rule) -> str:
+    return " where " + ", ".join(f"{c} = {v}" for c, v in rule.where) if rule.where else ""
+
+
+def _considered(rule: Rule, frame: pl.DataFrame | None) -> pl.DataFrame | Finding:
+    """The rows the rule reads, or its abstention: no frame, a column missing, no row chosen,
+    or a metric null in every row (an input that does not carry it)."""
     if frame is None:
         return Finding(rule, ABSTAINED, f"no {rule.source} input; the rule needs {rule.needs}")
     conditions = (*rule.conditions, rule.floor)
@@ -304,9 +309,25 @@ def evaluate_rule(rule: Rule, frame: pl.DataFrame | None) -> Finding:
     considered = frame
     for column, value in rule.where:
         considered = considered.filter(pl.col(column).cast(pl.String) == value)
-    chosen = " where " + ", ".join(f"{c} = {v}" for c, v in rule.where) if rule.where else ""
+    chosen = _where_text(rule)
     if not considered.height:
         return Finding(rule, ABSTAINED, f"no {rule.source} rows{chosen}")
+    empty = [
+        c.metric for c in conditions if considered.select(c.expression().is_null().all()).item()
+    ]
+    if empty:
+        return Finding(
+            rule, ABSTAINED, f"{', '.join(empty)} is null in every {rule.source} row{chosen}"
+        )
+    return considered
+
+
+def evaluate_rule(rule: Rule, frame: pl.DataFrame | None) -> Finding:
+    """One rule over its frame (None: the input is missing)."""
+    considered = _considered(rule, frame)
+    if isinstance(considered, Finding):
+        return considered
+    chosen = _where_text(rule)
     met = considered.filter(pl.all_horizontal(c.holds() for c in rule.conditions))
     tested = " and ".join(_condition_text(c) for c in rule.conditions)
     if not met.height:

@@ -35,7 +35,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "findings": (
         "tileprof.commands.findings",
-        "What to look at first: rules with thresholds over the computed metrics.",
+        "What to look at first, by rules over the metrics.",
     ),
 }
 """Subcommand name -> (module defining ``command``, its one-line help). A module is imported

@@ -20,9 +20,7 @@ from tileprof.core.outputs import terminal_width
 from tileprof.views.renderers import FINDINGS_RENDERERS, FindingsModel, write_rendered
 
 
-@click.command(
-    "findings", short_help="What to look at first: rules with thresholds over the computed metrics."
-)
+@click.command("findings", short_help="What to look at first, by rules over the metrics.")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--example", is_flag=True, help="Use the bundled reference profile.")
 @click.option(
