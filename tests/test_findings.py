@@ -303,3 +303,16 @@ def test_overridden_rule_keeps_its_message() -> None:
     )
     found = outcome(relaxed, tile_frames(straggler_dump(100_000)))
     assert found.status == F.FIRED and "critical tile 2" in found.text
+
+
+def test_report_opens_with_the_findings(tmp_path: Path) -> None:
+    from tileprof.views.html import build_report, render
+
+    profile = Profile(frame(straggler_dump(100)), (), 1_500_000_000, TILES, source="dump.json")
+    html = render(build_report([profile], charts=False))
+    start = html.index('<section id="findings">')
+    assert start < html.index('<section id="tile-0"')
+    section = html[start : html.index("</section>", start)]
+    assert "imbalance, critical tile 2: superstep 1 of epoch 1 (dump.json)" in section
+    assert "<td>host-bound</td><td>abstained</td><td>no breakdown input;" in section
+    assert '<a href="#findings">Findings</a>' in html

@@ -139,6 +139,7 @@ def command(
         filters=filters,
         group_by=dimensions,
         tile_filters=[t.filters for t in inputs.tiles],
+        findings=inputs.findings,
     )
     section = None
     if baseline is not None:

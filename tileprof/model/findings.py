@@ -21,11 +21,14 @@ from tileprof.model.profile import Profile
 
 
 def profile_frames(profile: Profile, filters: Filters | None, name: str) -> dict[str, pl.DataFrame]:
-    """One tile dump's ``supersteps``, ``epochs`` and ``groups`` frames."""
+    """One tile dump's ``supersteps``, ``epochs`` and ``groups`` frames (no superstep frames
+    when the filters' epoch has no samples: the rules over them abstain)."""
     filters = filters or Filters()
-    result = profile.supersteps(epoch=filters.epoch)
-    frames = superstep_frames(result.supersteps, result.epochs, result.tile_count, name)
-    frames["groups"] = group_frame(profile.summary(filters, top=0).groups, name)
+    frames = {"groups": group_frame(profile.summary(filters, top=0).groups, name)}
+    epoch = filters.epoch
+    if epoch is None or profile.samples.filter(pl.col("epoch") == epoch).height:
+        result = profile.supersteps(epoch=epoch)
+        frames |= superstep_frames(result.supersteps, result.epochs, result.tile_count, name)
     return frames
 
 

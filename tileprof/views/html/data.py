@@ -25,6 +25,7 @@ import polars as pl
 
 from tileprof.analyses.balance import tile_balance
 from tileprof.analyses.filters import Filters
+from tileprof.analyses.findings import Finding, combined, evaluate
 from tileprof.analyses.quality import overlapping_samples as overlapping_samples  # re-exported
 from tileprof.analyses.quality import run_quality, tile_quality
 from tileprof.analyses.run_analysis import (
@@ -44,6 +45,7 @@ from tileprof.analyses.timeline import time_bins as time_bins
 from tileprof.core import numbers
 from tileprof.core.errors import OptionError
 from tileprof.core.text import kernel_display_name, shorten
+from tileprof.model.findings import profile_frames
 from tileprof.model.profile import Profile
 from tileprof.views.html.supersteps_data import superstep_section
 from tileprof.views.html.view import (
@@ -574,10 +576,13 @@ def build_report(
     environ: dict[str, str] | None = None,
     charts: bool = True,
     bins: int = TIME_BINS,
+    findings: Sequence[Finding] | None = None,
 ) -> Report:
     """The report's view model for these tile profiles and GPU runs.
 
     ``charts=False`` makes ``render`` leave the charts out (the model itself never draws).
+    ``findings`` (the rule table's outcomes over every input, ``ReportInputs.findings``) head
+    the page; without them, the findings of the tile profiles alone are shown.
     ``filters`` apply to every profile unless ``tile_filters`` gives one per profile (the
     example profile is filtered to epoch 1, as its reference summary was).
     """
@@ -596,17 +601,9 @@ def build_report(
     )
     gpu = None if runs is None else gpu_section(runs)
     linked = () if runs is None else linked_section(runs.linked_sets)
-    targets: list[str] = [p.target for p in profiles]
-    if runs is not None and runs.runs.height and "target" in runs.runs.columns:
-        targets.extend(
-            t
-            for t in runs.runs["target"]
-            .cast(pl.String)
-            .unique(maintain_order=True)
-            .drop_nulls()
-            .to_list()
-            if t not in targets
-        )
+    targets = _targets(profiles, runs)
+    if findings is None:
+        findings = profile_findings(profiles, chosen)
     frames = [tile_quality(p.samples, p.tile_count, p.source or "(in memory)") for p in profiles]
     frames.append(run_quality(*(((), ()) if runs is None else (runs.cpu_only_traces, runs.notes))))
     quality = [QualityCheck(*row) for frame in frames for row in frame.iter_rows()]
@@ -621,4 +618,30 @@ def build_report(
         version=version,
         generated_at=generated_at,
     )
-    return Report(header, tiles, gpu, linked, tuple(quality), draw_charts=charts)
+    return Report(
+        header, tiles, gpu, linked, tuple(quality), draw_charts=charts, findings=tuple(findings)
+    )
+
+
+def _targets(profiles: Sequence[Profile], runs: RunInputs | None) -> list[str]:
+    """The tile profiles' targets, then the GPU runs' in first-seen order."""
+    targets: list[str] = [p.target for p in profiles]
+    if runs is not None and runs.runs.height and "target" in runs.runs.columns:
+        targets.extend(
+            t
+            for t in runs.runs["target"]
+            .cast(pl.String)
+            .unique(maintain_order=True)
+            .drop_nulls()
+            .to_list()
+            if t not in targets
+        )
+    return targets
+
+
+def profile_findings(profiles: Sequence[Profile], filters: Sequence[Filters]) -> list[Finding]:
+    """The rule table over the tile profiles' frames (the GPU rules abstain: no GPU input)."""
+    parts = [
+        profile_frames(p, f, p.source or p.target) for p, f in zip(profiles, filters, strict=True)
+    ]
+    return evaluate(combined(parts))

@@ -19,9 +19,11 @@ from pathlib import Path
 import polars as pl
 
 from tileprof.analyses.filters import Filters
+from tileprof.analyses.findings import Finding, evaluate
 from tileprof.analyses.links import load_links
 from tileprof.inputs._common import stream_content
 from tileprof.inputs.gpu import kineto
+from tileprof.model.findings import finding_frames
 from tileprof.model.gather import gather_inputs, run_table
 from tileprof.model.profile import Profile
 from tileprof.views.html.data import InputFile, LinkedSet, RunInputs
@@ -46,6 +48,8 @@ class ReportInputs:
     tiles: tuple[TileInput, ...]
     runs: RunInputs | None
     files: tuple[InputFile, ...]
+    findings: tuple[Finding, ...] = ()
+    """The rule table over every input (tile dumps and PyTorch traces alike)."""
 
 
 def file_digest(path: str | os.PathLike[str]) -> tuple[int, str]:
@@ -110,10 +114,11 @@ def read_inputs(
         if s.profile is not None
     )
     files = tuple(input_file(s.path, s.kind) for s in sources if s.path is not None)
+    findings = tuple(evaluate(finding_frames(sources)))
     gpu = [s for s in sources if s.profile is None]
     if not gpu and links is None:
         # Tile dumps only: no run table to build (the tile sections summarise the dumps).
-        return ReportInputs(tiles, None, files)
+        return ReportInputs(tiles, None, files, findings)
     tile_sources = [s for s in sources if s.profile is not None]
     runs, sets = run_table([*tile_sources, *gpu], load_links(links) if links is not None else None)
     parsed = [s.runs for s in gpu]
@@ -125,6 +130,7 @@ def read_inputs(
         tiles,
         RunInputs(runs, linked_from_frame(sets), notes=notes, cpu_only_traces=cpu_only),
         files,
+        findings,
     )
 
 

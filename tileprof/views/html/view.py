@@ -14,6 +14,7 @@ import numpy as np
 import polars as pl
 
 from tileprof.analyses.balance import TileBalance
+from tileprof.analyses.findings import Finding
 from tileprof.analyses.summary import Summary
 from tileprof.analyses.supersteps import Supersteps
 from tileprof.analyses.timeline import ActiveTiles, OccupancyMap
@@ -255,3 +256,5 @@ class Report:
     notes: tuple[str, ...] = field(default=())
     draw_charts: bool = True
     """Whether ``render`` draws the charts (tests of numbers skip the drawing)."""
+    findings: tuple[Finding, ...] = ()
+    """The rule table's outcomes, fired first: the page opens with them."""
