@@ -45,6 +45,8 @@ def breakdown(*steps: tuple[float, float, float]) -> pl.DataFrame:
     """(total_us, idle_us, idle_host_wait_us) per step of device 0."""
     return pl.DataFrame(
         {
+            "trace": ["t.json"] * len(steps),
+            "device_name": ["H200"] * len(steps),
             "device": [0] * len(steps),
             "step": list(range(1, len(steps) + 1)),
             "total_us": [s[0] for s in steps],
@@ -58,9 +60,36 @@ def test_host_bound_fires_on_mostly_host_wait_idle() -> None:
     found = outcome(F.HOST_BOUND, {"breakdown": breakdown((100, 30, 20), (100, 5, 5))})
     assert found.status == F.FIRED
     assert found.text == (
-        "host-bound: device 0, step 1 is idle 30 µs of 100 µs (30.00%, over 10.00%), 66.67% "
-        "of it waiting on the host (over 50.00%); 1 of 2 steps like it"
+        "host-bound: t.json H200 (device 0), step 1 is idle 30 µs of 100 µs (30.00%, over "
+        "10.00%), 66.67% of it waiting on the host (over 50.00%); 1 of 2 steps like it"
     )
+
+
+def test_breakdown_rows_count_each_stretch_of_time_once() -> None:
+    rows = pl.DataFrame(
+        {
+            "trace": ["a", "a", "a", "a", "b"],
+            "device": [0, 0, 0, None, 1],
+            "step": [1, 2, None, None, None],
+            "idle_us": [1.0, 2.0, 3.0, 4.0, 5.0],
+        }
+    )
+    # Trace a: its two steps (not its whole-trace or all-devices rows); trace b: its whole trace.
+    assert F.breakdown_frame(rows).get_column("idle_us").to_list() == [1.0, 2.0, 5.0]
+
+
+def test_ridge_points_come_from_the_spec_lookup_once_per_device() -> None:
+    asked: list[tuple[str | None, ...]] = []
+
+    def ridge(target: str | None, dtype: str | None, family: str | None) -> float | None:
+        asked.append((target, dtype, family))
+        return 200.0 if target == "H200" else None
+
+    frame = ops(("gemm", 0.2, 300, 900), ("gemm", 0.5, 300, 50)).drop("ridge_point")
+    frame = frame.with_columns(pl.Series("target", ["H200", "CPU"]))
+    points = F.op_frame(frame, ridge).get_column("ridge_point").to_list()
+    assert points == [200.0, None]
+    assert sorted(asked, key=str) == [("CPU", "bf16", "gemm"), ("H200", "bf16", "gemm")]
 
 
 def test_host_bound_is_clear_when_idle_is_not_host_wait() -> None:

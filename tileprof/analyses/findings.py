@@ -102,7 +102,8 @@ HOST_BOUND = Rule(
     floor=Condition("floor", "idle_us", ">=", 5.0),
     rank="idle_us",
     message=(
-        "host-bound: device {device}, step {step} is idle {idle_us} µs of {total_us} µs "
+        "host-bound: {trace} {device_name} (device {device}), step {step} is idle {idle_us} "
+        "µs of {total_us} µs "
         "({idle_share}, over {idle_share_threshold}), {host_wait_share} of it waiting on the "
         "host (over {host_wait_share_threshold}); {count} of {rows} steps like it"
     ),
@@ -454,12 +455,42 @@ def group_frame(groups: pl.DataFrame, source: str) -> pl.DataFrame:
     )
 
 
-def op_frame(ops: pl.DataFrame) -> pl.DataFrame:
-    """Op rows with ``time_share`` = total_us / Σ total_us over the rows of their source."""
-    if "total_us" not in ops.columns:
+RidgePoint = Callable[[str | None, str | None, str | None], float | None]
+"""(target, dtype, op family) → the device's ridge point in FLOP per byte, or None."""
+
+
+def op_frame(ops: pl.DataFrame, ridge: RidgePoint | None = None) -> pl.DataFrame:
+    """Op rows with ``time_share`` = total_us / Σ total_us over the rows, and, given
+    ``ridge`` (the spec registry's ridge point) and no ``ridge_point`` column yet, the
+    ``ridge_point`` of each row's target, dtype and family (looked up once per distinct
+    triple, not per row)."""
+    if "total_us" in ops.columns:
+        total = pl.col("total_us").sum()
+        ops = ops.with_columns(time_share=pl.when(total > 0).then(pl.col("total_us") / total))
+    keys = ["target", "dtype", "op_family"]
+    if ridge is None or "ridge_point" in ops.columns or not set(keys) <= set(ops.columns):
         return ops
-    total = pl.col("total_us").sum()
-    return ops.with_columns(time_share=pl.when(total > 0).then(pl.col("total_us") / total))
+    triples = ops.select(pl.col(keys).cast(pl.String)).unique()
+    points = triples.with_columns(
+        ridge_point=pl.Series([ridge(*t) for t in triples.iter_rows()], dtype=pl.Float64)
+    )
+    return ops.with_columns(pl.col(keys).cast(pl.String)).join(
+        points, on=keys, how="left", nulls_equal=True
+    )
+
+
+def breakdown_frame(rows: pl.DataFrame) -> pl.DataFrame:
+    """The GPU time breakdown's rows the host-bound rule reads: per trace and device, its
+    profiler steps when it has any, else its whole-trace row; all-devices rows (``device``
+    null) only where no per-device row exists. So no stretch of time is counted twice."""
+    if "step" in rows.columns:
+        keys = [c for c in ("trace", "rank", "device") if c in rows.columns]
+        stepped = pl.col("step").is_not_null()
+        has_steps = stepped.any().over(keys) if keys else stepped.any()
+        rows = rows.filter(stepped | ~has_steps)
+    if "device" in rows.columns and rows.get_column("device").is_not_null().any():
+        rows = rows.filter(pl.col("device").is_not_null())
+    return rows
 
 
 def combined(parts: Sequence[Mapping[str, pl.DataFrame]]) -> dict[str, pl.DataFrame]:
