@@ -172,7 +172,7 @@ def test_imbalance_names_the_critical_tile() -> None:
     assert found.text == (
         "imbalance, critical tile 2: superstep 1 of epoch 1 (dump) has load balance 43.75% "
         "(under 80.00%); 900 tile-cycles lost, 40.91% of the epoch's tile-cycles; "
-        "1 of 2 supersteps under 80.00%"
+        "1 of 2 supersteps like it"
     )
     assert found.row is not None and found.row["criticalTile"] == 2
 
@@ -345,3 +345,20 @@ def test_report_opens_with_the_findings(tmp_path: Path) -> None:
     assert "imbalance, critical tile 2: superstep 1 of epoch 1 (dump.json)" in section
     assert "<td>host-bound</td><td>abstained</td><td>no breakdown input;" in section
     assert '<a href="#findings">Findings</a>' in html
+
+
+def test_report_takes_the_rules_file(tmp_path: Path) -> None:
+    dump = write_dump(tmp_path / "dump.json", straggler_dump(100), clockHz=1.5e9, tileCount=TILES)
+    rules = tmp_path / "rules.toml"
+    rules.write_text("[imbalance]\nload_balance = 0.4\n")
+    out = tmp_path / "r.html"
+    runner = CliRunner()
+    done = runner.invoke(cli, ["report", str(dump), "--rules", str(rules), "-o", str(out)])
+    assert done.exit_code == 0, done.output
+    assert "<td>imbalance</td><td>clear</td>" in out.read_text()
+    rules.write_text("[imbalance]\nload = 0.4\n")
+    bad = runner.invoke(
+        cli, ["report", str(dump), "--rules", str(rules), "-o", str(out), "--force"]
+    )
+    assert bad.exit_code == 2
+    assert bad.stderr.endswith("imbalance.load: unknown key (keys: load_balance, floor)\n")

@@ -138,7 +138,7 @@ IMBALANCE = Rule(
         "imbalance, critical tile {criticalTile}: superstep {index} of epoch {epoch} "
         "({source}) has load balance {load_balance} (under {load_balance_threshold}); "
         "{imbalanceCycles} tile-cycles lost, {imbalanceShare} of the epoch's tile-cycles; "
-        "{count} of {rows} supersteps under {load_balance_threshold}"
+        "{count} of {rows} supersteps like it"
     ),
     needs="a tile dump",
 )

@@ -17,6 +17,7 @@ from tileprof.core.outputs import is_special
 from tileprof.inputs import DUMP_FORMATS
 
 if TYPE_CHECKING:
+    from tileprof.analyses.findings import Rule
     from tileprof.model.profile import Profile
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -277,3 +278,20 @@ def check_report_output(output: Path | None, default: Path, force: bool) -> Path
             f"{default} already exists and is not a tileprof report (use -o or --force)"
         )
     return default
+
+
+rules_option = click.option(
+    "--rules",
+    "rules_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="TOML file overriding the findings' thresholds: [RULE] KEY = NUMBER.",
+)
+
+
+def rules_from_option(path: Path | None) -> tuple[Rule, ...]:
+    """The findings' rule table, with ``--rules FILE``'s thresholds when given."""
+    from tileprof.analyses.findings import RULES, load_overrides
+
+    return RULES if path is None else load_overrides(path)

@@ -14,6 +14,8 @@ from tileprof.commands._options import (
     filter_options,
     filters_from_options,
     output_options,
+    rules_from_option,
+    rules_option,
 )
 from tileprof.core.errors import OptionError
 from tileprof.core.outputs import terminal_width
@@ -23,14 +25,7 @@ from tileprof.views.renderers import FINDINGS_RENDERERS, FindingsModel, write_re
 @click.command("findings", short_help="What to look at first, by rules over the metrics.")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--example", is_flag=True, help="Use the bundled reference profile.")
-@click.option(
-    "--rules",
-    "rules_file",
-    type=click.Path(path_type=Path),
-    default=None,
-    metavar="FILE",
-    help="TOML file overriding thresholds: [RULE] KEY = NUMBER.",
-)
+@rules_option
 @click.option(
     "--format",
     "output_format",
@@ -59,7 +54,7 @@ def command(
 ) -> None:
     """Run the rule table over tile dumps and GPU files in PATHS; each finding cites its
     numbers and threshold, and a rule whose input is missing says why it abstained."""
-    from tileprof.analyses.findings import RULES, evaluate, load_overrides
+    from tileprof.analyses.findings import evaluate
     from tileprof.model.examples import EXAMPLE_SOURCE
     from tileprof.model.findings import finding_frames
     from tileprof.model.gather import gather_inputs
@@ -67,7 +62,7 @@ def command(
     check_output(output, force)
     if not paths and not example:
         raise OptionError("give PATHS... (tile dumps, GPU files) or --example")
-    rules = RULES if rules_file is None else load_overrides(rules_file)
+    rules = rules_from_option(rules_file)
     filters = filters_from_options(epoch, at, window, kernels, kind)
     example_profile, example_filters = example_inputs(example, filters, clock_hz, tile_count)
     sources = gather_inputs(

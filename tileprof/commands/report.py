@@ -23,6 +23,8 @@ from tileprof.commands._options import (
     filters_from_options,
     group_by_option,
     is_tileprof_report,
+    rules_from_option,
+    rules_option,
 )
 from tileprof.core.errors import OptionError
 from tileprof.core.outputs import write_text
@@ -85,6 +87,7 @@ def check_default_output(path: Path, force: bool) -> None:
     is_flag=True,
     help="No progress bar, even for large inputs on a terminal.",
 )
+@rules_option
 def command(
     files: tuple[Path, ...],
     example: bool,
@@ -102,6 +105,7 @@ def command(
     force: bool,
     baseline: Path | None,
     quiet: bool,
+    rules_file: Path | None,
 ) -> None:
     """Write one self-contained HTML report over tile dumps and GPU run FILES."""
     from tileprof.model.examples import EXAMPLE_SOURCE
@@ -128,6 +132,7 @@ def command(
         tile_count=tile_count,
         links=links,
         quiet=quiet,
+        rules=rules_from_option(rules_file),
     )
     listed = list(inputs.files)
     if example:

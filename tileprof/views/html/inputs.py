@@ -19,7 +19,7 @@ from pathlib import Path
 import polars as pl
 
 from tileprof.analyses.filters import Filters
-from tileprof.analyses.findings import Finding, evaluate
+from tileprof.analyses.findings import RULES, Finding, Rule, evaluate
 from tileprof.analyses.links import load_links
 from tileprof.inputs._common import stream_content
 from tileprof.inputs.gpu import kineto
@@ -90,12 +90,14 @@ def read_inputs(
     tile_count: int | None = None,
     links: Path | None = None,
     quiet: bool = True,
+    rules: Sequence[Rule] = RULES,
 ) -> ReportInputs:
     """Read every file once (``tileprof.model.gather.gather_inputs``, the reader ``runs`` uses too);
     tile dumps also give one run per group for the linked sets.
 
     The run table lists the tile groups first, then the GPU files in command-line order.
-    ``quiet=False`` lets large tile dumps draw the progress bar (``tileprof.core.progress``).
+    ``quiet=False`` lets large tile dumps draw the progress bar (``tileprof.core.progress``);
+    ``rules`` is the findings' rule table (``--rules`` overrides).
     """
     sources = gather_inputs(
         paths,
@@ -114,7 +116,7 @@ def read_inputs(
         if s.profile is not None
     )
     files = tuple(input_file(s.path, s.kind) for s in sources if s.path is not None)
-    findings = tuple(evaluate(finding_frames(sources)))
+    findings = tuple(evaluate(finding_frames(sources), rules))
     gpu = [s for s in sources if s.profile is None]
     if not gpu and links is None:
         # Tile dumps only: no run table to build (the tile sections summarise the dumps).
