@@ -362,3 +362,29 @@ def test_report_takes_the_rules_file(tmp_path: Path) -> None:
     )
     assert bad.exit_code == 2
     assert bad.stderr.endswith("imbalance.load: unknown key (keys: load_balance, floor)\n")
+
+
+def test_a_trace_gives_op_rows_and_the_roofline_rule_names_what_is_missing() -> None:
+    runner = CliRunner()
+    done = runner.invoke(
+        cli, ["findings", "fixtures/traces/h200_train_steps.json.gz", "--format", "json"]
+    )
+    assert done.exit_code == 0, done.output
+    by_id = {f["id"]: f for f in json.loads(done.stdout)["findings"]}
+    assert by_id["compute-under-used"]["status"] == "abstained"
+    assert by_id["compute-under-used"]["reason"].startswith(
+        "ops lacks arithmetic_intensity, ridge_point, roofline_fraction;"
+    )
+    assert by_id["imbalance"]["reason"].startswith("no supersteps input;")
+
+
+def test_json_turns_a_nan_in_the_cited_row_into_null() -> None:
+    frames = {"breakdown": breakdown((100, 30, 20)).with_columns(pl.lit(float("nan")).alias("x"))}
+    document = json.loads(as_json(F.evaluate(frames, [F.HOST_BOUND])))
+    assert document["findings"][0]["row"]["x"] is None
+
+
+def as_json(findings: list[F.Finding]) -> str:
+    from tileprof.views.findings_table import render_json
+
+    return render_json(findings)

@@ -15,6 +15,7 @@ Rows are tested with polars expressions; Python touches only the cited row.
 from __future__ import annotations
 
 import dataclasses
+import math
 import operator
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -254,11 +255,16 @@ class Finding:
                 c.key: {"metric": c.metric, "comparison": c.comparison, "threshold": c.threshold}
                 for c in (*self.rule.conditions, self.rule.floor)
             },
-            "values": self.values,
+            "values": {k: _finite(v) for k, v in self.values.items()},
             "count": self.count,
             "rows": self.rows,
-            "row": self.row,
+            "row": None if self.row is None else {k: _finite(v) for k, v in self.row.items()},
         }
+
+
+def _finite(value: Any) -> Any:
+    """A JSON-safe value: NaN and ±∞ (a 0 / 0 in an input's column) become null."""
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 SHARE_SUFFIXES = ("Share", "_share", "Efficiency", "_fraction", "Utilization")
