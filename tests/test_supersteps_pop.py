@@ -5,6 +5,7 @@ and the expected figures come from numpy over those intervals, never from the co
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -194,3 +195,27 @@ def test_report_shows_the_heat_map_and_epoch_terms() -> None:
     assert 'id="tile-0-supersteps-heat"' in html
     assert "one row per tile, 8 tiles." in html
     assert "75.00% × 100.00% = 75.00%" in html
+
+
+def test_epochs_option_in_csv_and_table(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tests.samples import write_dump
+    from tileprof.analyses.supersteps import EPOCH_FIELDS
+    from tileprof.commands.cli import cli
+
+    steps = [[(0, 0, 100), (1, 0, 50)]]
+    dump = write_dump(tmp_path / "d.json", samples_of(steps), clockHz=1.5e9, tileCount=TILES)
+    runner = CliRunner()
+    csv_out = runner.invoke(cli, ["supersteps", str(dump), "--epochs", "--format", "csv"])
+    header, row = csv_out.stdout.splitlines()
+    assert header.split(",") == list(EPOCH_FIELDS)
+    assert row.split(",")[-5:] == ["0.75", "1.0", "0.75", "50", "0"]
+    table = runner.invoke(cli, ["supersteps", str(dump), "--epochs"]).stdout
+    # The epoch table: epoch 1, 1 superstep of 100 cycles, sync wait 25 of 4 × 100, then POP's.
+    assert (
+        "    1 │          1 │    100 │     6.25% │ 75.00% │ 100.00% │ 75.00% │   50 │        0"
+        in (table.splitlines())
+    )
+    both = runner.invoke(cli, ["supersteps", str(dump), "--epochs", "--tiles", "--format", "csv"])
+    assert both.exit_code == 2 and "give --tiles or --epochs" in both.stderr

@@ -13,6 +13,7 @@ from tileprof.commands._options import (
     output_options,
     speed_options,
 )
+from tileprof.core.errors import OptionError
 from tileprof.core.outputs import terminal_width
 from tileprof.views.renderers import SUPERSTEPS_RENDERERS, SuperstepsModel, write_rendered
 
@@ -43,6 +44,12 @@ from tileprof.views.renderers import SUPERSTEPS_RENDERERS, SuperstepsModel, writ
     help="Merge supersteps separated by a compute-free gap shorter than this.",
 )
 @click.option("--tiles", "show_tiles", is_flag=True, help="Add one row per active tile.")
+@click.option(
+    "--epochs",
+    "show_epochs",
+    is_flag=True,
+    help="Add the per-epoch table (with --format csv: one row per epoch instead).",
+)
 @click.option("--top", type=int, default=None, metavar="N", help="The N longest, longest first.")
 @click.option(
     "--format",
@@ -62,6 +69,7 @@ def command(
     kernels: tuple[str, ...],
     min_sync_gap: int,
     show_tiles: bool,
+    show_epochs: bool,
     top: int | None,
     output_format: str,
     format_in: str | None,
@@ -75,9 +83,13 @@ def command(
     """Cut each epoch into supersteps from compute timing; show where each one's time goes
     and which tile holds it up."""
     check_output(output, force)
+    if show_tiles and show_epochs and output_format == "csv":
+        raise OptionError("--format csv prints one kind of row: give --tiles or --epochs")
     profile = load_profile(dump, example, format_in, clock_hz, tile_count, cache=cache, quiet=quiet)
     result = profile.supersteps(
         epoch=epoch, min_sync_gap=min_sync_gap, window=window, kernels=kernels, top=top
     )
-    model = SuperstepsModel(result, profile.target, show_tiles, terminal_width(output))
+    model = SuperstepsModel(
+        result, profile.target, show_tiles, terminal_width(output), epochs=show_epochs
+    )
     write_rendered(SUPERSTEPS_RENDERERS[output_format], model, output)

@@ -160,13 +160,17 @@ class SuperstepsModel:
     tiles: bool = False
     width: int | None = None
     """The terminal's width when the table goes to one; None: the fixed width of files."""
+    epochs: bool = False
+    """``--epochs``: the per-epoch table (CSV: the epoch rows instead of the superstep rows)."""
 
 
 def _supersteps_table(model: SuperstepsModel) -> str:
     from tileprof.views import supersteps_table  # rich: only the table needs it
 
     width = supersteps_table.TABLE_WIDTH if model.width is None else model.width
-    return supersteps_table.render(model.result, model.target, tiles=model.tiles, width=width)
+    return supersteps_table.render(
+        model.result, model.target, tiles=model.tiles, width=width, epochs=model.epochs
+    )
 
 
 SUPERSTEPS_RENDERERS: dict[str, Renderer[SuperstepsModel]] = {
@@ -176,7 +180,12 @@ SUPERSTEPS_RENDERERS: dict[str, Renderer[SuperstepsModel]] = {
         Renderer(
             "json", ".json", False, lambda m: supersteps_export.render_json(m.result, m.tiles)
         ),
-        Renderer("csv", ".csv", False, lambda m: supersteps_export.render_csv(m.result, m.tiles)),
+        Renderer(
+            "csv",
+            ".csv",
+            False,
+            lambda m: supersteps_export.render_csv(m.result, m.tiles, m.epochs),
+        ),
     )
 }
 """``tileprof supersteps --format``; the first is the default."""

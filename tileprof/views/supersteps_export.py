@@ -15,7 +15,8 @@ def render_json(result: Supersteps, tiles: bool = False) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def render_csv(result: Supersteps, tiles: bool = False) -> str:
-    """One row per superstep, or with ``tiles`` one row per active tile of each superstep."""
-    frame = result.tiles if tiles else result.supersteps
+def render_csv(result: Supersteps, tiles: bool = False, epochs: bool = False) -> str:
+    """One row per superstep, or with ``tiles`` one row per active tile of each superstep, or
+    with ``epochs`` one row per epoch."""
+    frame = result.epochs if epochs else result.tiles if tiles else result.supersteps
     return frame.write_csv(float_precision=None)

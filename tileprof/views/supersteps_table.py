@@ -113,6 +113,40 @@ SUPERSTEP_FIT = Fit(
 )
 
 
+EpochCell = Callable[[dict[str, Any]], str]
+EPOCH_COLUMNS: tuple[tuple[str, EpochCell], ...] = (
+    ("epoch", lambda r: "—" if r["epoch"] is None else str(r["epoch"])),
+    ("supersteps", lambda r: _integer(r["supersteps"])),
+    ("cycles", lambda r: _integer(r["cycles"])),
+    ("sync wait", lambda r: _percent(r["syncWaitShare"])),
+    ("LB", lambda r: _percent(r["loadBalanceEfficiency"])),
+    ("CommE", lambda r: _percent(r["communicationEfficiency"])),
+    ("PE", lambda r: _percent(r["parallelEfficiency"])),
+    ("lost", lambda r: _integer(r["imbalanceCycles"])),
+    ("max skew", lambda r: _integer(r["maxStartSkewCycles"])),
+)
+"""The per-epoch table of ``--epochs`` (docs/metrics.md, "Per epoch" and "Imbalance (POP)")."""
+EPOCH_DROP_FIRST: tuple[str, ...] = ("max skew", "lost", "sync wait", "cycles", "supersteps")
+"""Columns left out, in this order, on a narrow terminal: the epoch and POP's three
+efficiencies stay."""
+EPOCH_FIT = Fit(
+    titles=tuple(title for title, _ in EPOCH_COLUMNS),
+    drop_first=EPOCH_DROP_FIRST,
+    full_width=TABLE_WIDTH,
+    full_limit=DISPLAY_NAME_LIMIT,
+)
+
+
+def _epoch_table(result: Supersteps, shown: Sequence[str], _limit: int) -> Table:
+    table = Table(show_edge=False, header_style="bold", pad_edge=False)
+    columns = [c for c in EPOCH_COLUMNS if c[0] in shown]
+    for title, _ in columns:
+        table.add_column(title, justify="right")
+    for row in result.epochs.iter_rows(named=True):
+        table.add_row(*(make(row) for _, make in columns))
+    return table
+
+
 def _superstep_table(
     result: Supersteps,
     shown: Sequence[str] = SUPERSTEP_FIT.titles,
@@ -138,9 +172,15 @@ def _tile_table(result: Supersteps) -> Table:
     return table
 
 
-def render(result: Supersteps, device: str, tiles: bool = False, width: int = TABLE_WIDTH) -> str:
+def render(
+    result: Supersteps,
+    device: str,
+    tiles: bool = False,
+    width: int = TABLE_WIDTH,
+    epochs: bool = False,
+) -> str:
     """Header, the superstep table (every column defined in docs/metrics.md), the per-tile
-    table with ``tiles``, then the sync-wait footer."""
+    table with ``tiles``, the per-epoch table with ``epochs``, then the sync-wait footer."""
     buffer = io.StringIO()
     console = plain_console(buffer, width)
     for line in header_lines(result, device):
@@ -154,6 +194,9 @@ def render(result: Supersteps, device: str, tiles: bool = False, width: int = TA
     if tiles and result.tiles.height:
         console.print()
         console.print(_tile_table(result))
+    if epochs and result.epochs.height:
+        console.print()
+        console.print(fit_to_width(partial(_epoch_table, result), EPOCH_FIT, console, width))
     console.print()
     for line in footer_lines(result):
         console.print(line, markup=False)
