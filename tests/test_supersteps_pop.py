@@ -219,3 +219,44 @@ def test_epochs_option_in_csv_and_table(tmp_path: Path) -> None:
     )
     both = runner.invoke(cli, ["supersteps", str(dump), "--epochs", "--tiles", "--format", "csv"])
     assert both.exit_code == 2 and "give --tiles or --epochs" in both.stderr
+
+
+def test_full_device_with_random_loads_matches_numpy() -> None:
+    from tileprof.inputs.synthetic.synth import DumpBuilder
+
+    tiles, steps, spacing = 1472, 5, 20_000
+    rng = np.random.default_rng(24)
+    active = rng.random((steps, tiles)) < 0.9  # about a tenth of the tiles idle per superstep
+    active[:, 0] = True  # tile 0 always starts at the superstep's start
+    late = np.where(np.arange(tiles) == 0, 0, rng.integers(0, 300, (steps, tiles)))
+    busy = rng.integers(1_000, 5_000, (steps, tiles))
+    busy[np.arange(steps), rng.integers(0, tiles, steps)] = 12_000  # a straggler per superstep
+    step_of, tile_of = np.nonzero(active & (busy > 0))
+    builder = DumpBuilder(1_500_000_000, tiles)
+    builder.add(
+        tile=tile_of,
+        offset=step_of * spacing + late[step_of, tile_of],
+        duration=busy[step_of, tile_of],
+        epoch=0,
+        kind="compute",
+        kernel="k",
+    )
+    samples, metadata = builder.build().to_frame()
+    result = Profile(samples, tuple(metadata), 1_500_000_000, tiles).supersteps()
+    rows = result.supersteps.sort("index").to_dicts()
+    means, maxima, lost = [], [], 0
+    for k, row in enumerate(rows):
+        loads = busy[k][active[k]].astype(np.float64)
+        length = (late[k] + busy[k])[active[k]].max()
+        means.append(loads.mean())
+        maxima.append(loads.max())
+        lost += int((loads.max() - loads).sum())
+        assert row["loadBalanceEfficiency"] == pytest.approx(loads.mean() / loads.max(), rel=1e-12)
+        assert row["communicationEfficiency"] == pytest.approx(loads.max() / length, rel=1e-12)
+        assert row["startSkewCycles"] == late[k][active[k]].max()
+        assert row["imbalanceCycles"] == int((loads.max() - loads).sum())
+    (epoch,) = result.epochs.to_dicts()
+    span = (steps - 1) * spacing + (late[-1] + busy[-1])[active[-1]].max()
+    assert epoch["loadBalanceEfficiency"] == pytest.approx(sum(means) / sum(maxima), rel=1e-12)
+    assert epoch["communicationEfficiency"] == pytest.approx(sum(maxima) / span, rel=1e-12)
+    assert epoch["imbalanceCycles"] == lost
