@@ -388,3 +388,20 @@ def as_json(findings: list[F.Finding]) -> str:
     from tileprof.views.findings_table import render_json
 
     return render_json(findings)
+
+
+def test_the_rule_table_is_well_formed() -> None:
+    import string
+
+    assert len({r.id for r in F.RULES}) == len(F.RULES)
+    for rule in F.RULES:
+        assert rule.source in F.SOURCES, rule.id
+        conditions = (*rule.conditions, rule.floor)
+        keys = [c.key for c in conditions]
+        assert len(set(keys)) == len(keys) and rule.floor.key == "floor", rule.id
+        assert all(c.comparison in F.COMPARISONS for c in conditions), rule.id
+        fields = {f for _, f, _, _ in string.Formatter().parse(rule.message) if f}
+        # Every condition's value and threshold are cited.
+        for condition in rule.conditions:
+            assert {condition.key, f"{condition.key}_threshold"} <= fields, rule.id
+        assert {"count", "rows"} <= fields, rule.id
