@@ -93,7 +93,11 @@ def test_ridge_points_come_from_the_spec_lookup_once_per_device() -> None:
 
 
 def test_host_bound_is_clear_when_idle_is_not_host_wait() -> None:
-    assert outcome(F.HOST_BOUND, {"breakdown": breakdown((100, 30, 5))}).status == F.CLEAR
+    found = outcome(F.HOST_BOUND, {"breakdown": breakdown((100, 30, 5), (100, 5, 4))})
+    assert found.status == F.CLEAR
+    # Closest on the first condition among the rows meeting the second: step 2's 5%.
+    assert found.values == {"idle_share": 0.05}
+    assert "(closest idle_us / total_us: 5.00%; 2 breakdown rows)" in found.text
 
 
 def test_host_bound_abstains_without_a_breakdown_or_under_its_floor() -> None:
@@ -253,6 +257,7 @@ def test_low_utilization_fires_on_a_big_group() -> None:
         F.LOW_UTILIZATION, {"groups": groups(("g", 5_000, 0.1), ("x", 95_000, 1))}
     )
     assert small_group.status == F.CLEAR  # 5% of the phase cycles is not a big group
+    assert small_group.values == {"utilization": 1.0}  # closest among the big groups
 
 
 def test_low_utilization_abstains_without_useful_cycles_or_under_its_floor() -> None:

@@ -338,10 +338,23 @@ def evaluate_rule(rule: Rule, frame: pl.DataFrame | None) -> Finding:
     met = considered.filter(pl.all_horizontal(c.holds() for c in rule.conditions))
     tested = " and ".join(_condition_text(c) for c in rule.conditions)
     if not met.height:
+        # The closest value of the first condition among the rows meeting the others.
+        first, others = rule.conditions[0], rule.conditions[1:]
+        pool = (
+            considered.filter(pl.all_horizontal(c.holds() for c in others))
+            if others
+            else considered
+        )
+        expression = first.expression()
+        closest = pool.select(
+            expression.max() if first.comparison.startswith(">") else expression.min()
+        ).item()
         return Finding(
             rule,
             CLEAR,
-            f"no row has {tested} ({considered.height:,} {rule.source} rows{chosen})",
+            f"no row has {tested} (closest {first.metric}: {first.text(closest)}; "
+            f"{considered.height:,} {rule.source} rows{chosen})",
+            values={first.key: closest},
             rows=considered.height,
         )
     above = met.filter(rule.floor.holds())
