@@ -126,16 +126,17 @@ def heat_chart(section: SuperstepSection) -> Chart | None:
             extent=(-0.5, steps - 0.5, -0.5, bins * section.heat_bin - 0.5),
         )
         labels = section.split.get_column("label").to_list()
-        step = max(1, len(labels) // 40)
+        step = max(1, -(-len(labels) // 30))  # at most 30 labels
+        rotated = len(labels) > 12
         x = np.arange(steps)
-        axes.set_xticks(x[::step], labels[::step], rotation=90 if len(labels) > 12 else 0)
+        axes.set_xticks(x[::step], labels[::step], rotation=90 if rotated else 0)
         axes.set_xlabel("superstep")
         axes.set_ylabel("tile")
         axes.set_ylim(-0.5, tile_count - 0.5)
         thousands(axes.yaxis)
         bar = figure.colorbar(image, ax=axes, fraction=0.04, pad=0.02)
         bar.set_label("busy / cycles")
-        fit(figure, left_chars=10, legend_chars=8)
+        fit(figure, left_chars=10, legend_chars=8, tick_lines=4 if rotated else 1)
     binned = (
         "one row per tile"
         if section.heat_bin == 1
