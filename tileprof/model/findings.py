@@ -15,7 +15,14 @@ from pathlib import Path
 import polars as pl
 
 from tileprof.analyses.filters import Filters
-from tileprof.analyses.findings import combined, group_frame, op_frame, superstep_frames
+from tileprof.analyses.findings import (
+    RidgePoint,
+    breakdown_frame,
+    combined,
+    group_frame,
+    op_frame,
+    superstep_frames,
+)
 from tileprof.model.gather import Source
 from tileprof.model.profile import Profile
 
@@ -32,15 +39,22 @@ def profile_frames(profile: Profile, filters: Filters | None, name: str) -> dict
     return frames
 
 
-def trace_frames(path: Path) -> dict[str, pl.DataFrame]:
-    """A PyTorch trace's ``ops`` frame."""
+def trace_frames(path: Path, ridge: RidgePoint | None = None) -> dict[str, pl.DataFrame]:
+    """A PyTorch trace's ``ops`` frame (with ``ridge``, each row's ridge point)."""
     from tileprof.analyses.ops import load_ops
 
-    return {"ops": op_frame(load_ops(path).frame)}
+    return {"ops": op_frame(load_ops(path).frame, ridge)}
 
 
-def finding_frames(sources: Sequence[Source]) -> dict[str, pl.DataFrame]:
-    """Every source's frames, stacked source by source."""
+def finding_frames(
+    sources: Sequence[Source],
+    *,
+    breakdown: pl.DataFrame | None = None,
+    ridge: RidgePoint | None = None,
+) -> dict[str, pl.DataFrame]:
+    """Every source's frames, stacked source by source; ``breakdown`` is the GPU time
+    breakdown's rows of the traces among them, ``ridge`` the spec registry's ridge point
+    lookup (each rule that needs one abstains without it)."""
     from tileprof.inputs.gpu.kineto import KIND as TRACE
 
     parts = []
@@ -48,5 +62,7 @@ def finding_frames(sources: Sequence[Source]) -> dict[str, pl.DataFrame]:
         if source.profile is not None:
             parts.append(profile_frames(source.profile, source.filters, source.name))
         elif source.kind == TRACE and source.path is not None:
-            parts.append(trace_frames(source.path))
+            parts.append(trace_frames(source.path, ridge))
+    if breakdown is not None:
+        parts.append({"breakdown": breakdown_frame(breakdown)})
     return combined(parts)
