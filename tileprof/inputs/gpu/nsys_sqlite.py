@@ -14,9 +14,9 @@ What is read (``docs/formats.md`` lists it with what is ignored, and why):
   ``gpuId``) name the devices; without them a device is ``GPU N``.
 
 The export is opened read-only (``mode=ro`` URI); a gzipped or piped export is first written
-to a temporary file (SQLite reads files, not bytes). Kernel, memcpy and memset events become the typed
-GPU-event frame (``tileprof.core.gpu_events``) and, aggregated per (device, kind, name) as the
-Kineto source aggregates them, run-table rows.
+to a temporary file (SQLite reads files, not bytes). Kernel, memcpy and memset events become
+the typed GPU-event frame (``tileprof.core.gpu_events``) and, aggregated per (device, kind,
+name) as the Kineto source aggregates them, run-table rows.
 """
 
 from __future__ import annotations
