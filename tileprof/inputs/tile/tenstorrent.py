@@ -17,16 +17,14 @@ when present, the ``PM …`` ideal-model columns, every ``INPUT_i``/``OUTPUT_i``
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from tileprof.core.errors import InputError
 from tileprof.core.run_schema import ParsedRuns, runs_from_rows
+from tileprof.inputs._csv_table import numbers, read_text_table
 from tileprof.inputs._format import Reader
 from tileprof.inputs._sniff import TENSTORRENT, TENSTORRENT_REQUIRED
 
@@ -82,47 +80,12 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
 
 
 def _read(path: str | Path, data: bytes) -> pl.DataFrame:
-    """Every cell as text, checked: the header names the required columns, no row is cut
-    short (a truncated file), and every numeric cell read is a number."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"byte {exc.start}", "not UTF-8 text") from None
-    lines = text.splitlines()
-    header = next(csv.reader(lines[:1]), [])
-    missing = sorted(TENSTORRENT_REQUIRED - set(header))
-    if missing:
-        raise InputError(path, "line 1", f"column {missing[0]!r} is missing")
-    last = max((i for i, ln in enumerate(lines) if ln.strip()), default=0)
-    fields = len(next(csv.reader(lines[last : last + 1]), []))
-    if last > 0 and fields < len(header):
-        raise InputError(
-            path, f"line {last + 1}", f"{fields} fields, expected {len(header)} (truncated file?)"
-        )
-    try:
-        raw = pl.read_csv(io.StringIO(text), infer_schema=False, raise_if_empty=False)
-    except (pl.exceptions.ComputeError, pl.exceptions.NoDataError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise InputError(path, "CSV", f"malformed CSV: {first}") from None
-    return _typed(path, raw)
-
-
-def _typed(path: str | Path, raw: pl.DataFrame) -> pl.DataFrame:
-    """The columns read, renamed, numbers as Float64; a cell that is no number is an error."""
-    numeric = {**NS_COLUMNS, **NUMBER_COLUMNS}
+    """The columns read, renamed, numbers as Float64 (µs for the ns columns), checked by
+    ``read_text_table`` and ``numbers`` (a truncated file or a bad cell is named)."""
+    raw = read_text_table(path, data, sorted(TENSTORRENT_REQUIRED))
     out = []
-    for column, alias in numeric.items():
-        if column not in raw.columns:
-            out.append(pl.lit(None, pl.Float64()).alias(alias))
-            continue
-        cells = raw[column].str.strip_chars()
-        values = cells.cast(pl.Float64, strict=False)
-        bad = (cells.is_not_null() & (cells != "") & values.is_null()).arg_true()
-        if bad.len():
-            i = int(bad[0])
-            raise InputError(
-                path, f"line {i + 2}, column {column!r}", f"not a number: {cells[i]!r}"
-            )
+    for column, alias in {**NS_COLUMNS, **NUMBER_COLUMNS}.items():
+        values = numbers(path, raw, column)
         out.append((values / 1000.0 if column in NS_COLUMNS else values).alias(alias))
     for column, alias in TEXT_COLUMNS.items():
         cell = (
