@@ -83,7 +83,7 @@ def _read(path: str | Path, data: bytes) -> pl.DataFrame:
     """The columns read, renamed, numbers as Float64 (µs for the ns columns), checked by
     ``read_text_table`` and ``numbers`` (a truncated file or a bad cell is named)."""
     raw = read_text_table(path, data, sorted(TENSTORRENT_REQUIRED))
-    out = []
+    out: list[pl.Expr | pl.Series] = []
     for column, alias in {**NS_COLUMNS, **NUMBER_COLUMNS}.items():
         values = numbers(path, raw, column)
         out.append((values / 1000.0 if column in NS_COLUMNS else values).alias(alias))
