@@ -172,3 +172,20 @@ def test_non_nsys_sqlite_lists_the_kinds(tmp_path: Path) -> None:
         conn.execute("CREATE TABLE t (x INTEGER)")
     code, _, err = run("runs", str(path))
     assert code == 2 and "not a tile dump, latency benchmarks" in err, err
+
+
+def test_trace_draws_every_event_and_nvtx_range(tmp_path: Path) -> None:
+    from tests.samples import sample, write_dump
+
+    dump = write_dump(tmp_path / "dump.json", [sample(0, 0, 10, "gemm")], tileCount=2)
+    out = tmp_path / "t.json"
+    code, _, err = run("trace", str(dump), str(EXPORT), "-o", str(out))
+    assert code == 0, err
+    events = [e for e in json.loads(out.read_text())["traceEvents"] if e.get("ph") == "X"]
+    by_cat: dict[str, int] = {}
+    for e in events:
+        by_cat[e["cat"]] = by_cat.get(e["cat"], 0) + 1
+    for cat, table in (("kernel", "KERNEL"), ("gpu_memcpy", "MEMCPY"), ("gpu_memset", "MEMSET")):
+        assert by_cat[cat] == sql(f"SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_{table}")[0][0]
+    ranges = sql("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND end IS NOT NULL")
+    assert by_cat["nvtx"] == ranges[0][0]
