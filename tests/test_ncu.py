@@ -101,3 +101,35 @@ def test_truncated_and_garbled_output_is_one_line(tmp_path: Path) -> None:
         code, _, err = run("runs", str(path))
         assert code == 2 and err.count("\n") == 1 and words in err, err
         assert err.startswith(f"tileprof: error: {path}")
+
+
+def test_report_table_puts_ncu_figures_beside_tile_useful_utilization() -> None:
+    from tileprof.analyses.kernel_metrics import utilization_beside
+    from tileprof.core.run_schema import concat_runs, runs_from_rows
+
+    tile = runs_from_rows(
+        [
+            {
+                "target": "tile device",
+                "target_kind": "tile",
+                "kernel": "gemm_f16_a",
+                "time_us": 5.0,
+                "peak_fraction": 0.4,
+            },
+            {
+                "target": "tile device",
+                "target_kind": "tile",
+                "kernel": "softmax_b",
+                "time_us": 1.0,
+                "peak_fraction": 0.1,
+            },
+        ]
+    )
+    frame = utilization_beside(concat_runs([tile, load_runs(LOG).frame]))
+    assert frame["kernel"].to_list()[0] == "gemm_f16_a"  # tile first, softmax left out
+    assert frame.height == 2
+    gpu = frame.row(1, named=True)
+    assert gpu["sol_compute"] == pytest.approx(0.2359)
+    assert gpu["achieved_occupancy"] == pytest.approx(0.1553)
+    assert gpu["top_rule"] == "TheoreticalOccupancy"
+    assert frame.row(0, named=True)["useful_utilization"] == 0.4

@@ -65,3 +65,85 @@ def attach_kernel_metrics(runs: pl.DataFrame) -> pl.DataFrame:
             continue
         out.append(json.dumps(data | {"ncu": found}, sort_keys=False, default=str))
     return runs.with_columns(pl.Series("metadata", out, dtype=pl.String))
+
+
+COUNTER_COLUMNS: dict[str, pl.DataType] = {
+    "target": pl.String(),
+    "target_kind": pl.String(),
+    "kernel": pl.String(),
+    "op_family": pl.String(),
+    "dtype": pl.String(),
+    "time_us": pl.Float64(),
+    "useful_utilization": pl.Float64(),
+    "sol_compute": pl.Float64(),
+    "sol_memory": pl.Float64(),
+    "achieved_occupancy": pl.Float64(),
+    "theoretical_occupancy": pl.Float64(),
+    "top_rule": pl.String(),
+    "top_rule_speedup": pl.Float64(),
+}
+"""The columns of ``utilization_beside``; the fractions are 0-1 (ncu's percentages / 100)."""
+
+
+def _figure(key: str) -> pl.Expr:
+    """A figure of an ncu row's own metadata, else of its joined ``ncu`` object."""
+    own = pl.col("metadata").str.json_path_match(f"$.{key}")
+    joined = pl.col("metadata").str.json_path_match(f"$.ncu.{key}")
+    return pl.coalesce(own, joined)
+
+
+def utilization_beside(runs: pl.DataFrame) -> pl.DataFrame:
+    """GPU kernels with Nsight Compute figures beside the tile groups of the same op family.
+
+    For each profiled GPU kernel (an ncu row, or a row that ``attach_kernel_metrics`` joined
+    figures onto): SOL compute and memory, achieved and theoretical occupancy, the top rule;
+    for each tile run of an op family among them, its useful utilization (``peak_fraction``:
+    deviceUsefulUtilization for tile groups). Tile rows first within a family, then by time.
+    Empty when no row has ncu figures.
+    """
+    if runs.height == 0:
+        return pl.DataFrame(schema=COUNTER_COLUMNS)
+    meta = runs.with_columns(pl.col("metadata").fill_null("{}"))
+    rule = pl.coalesce(
+        pl.col("metadata").str.json_path_match("$.rules[0].rule"), _figure("top_rule")
+    )
+    speedup = pl.coalesce(
+        pl.col("metadata").str.json_path_match("$.rules[0].estimated_speedup_percent"),
+        _figure("top_rule_speedup_percent"),
+    )
+    gpu = (
+        meta.filter(pl.col("target_kind").cast(pl.String) == "gpu")
+        .with_columns(
+            sol_compute=_figure("sol_compute_percent").cast(pl.Float64) / 100,
+            sol_memory=_figure("sol_memory_percent").cast(pl.Float64) / 100,
+            achieved_occupancy=_figure("achieved_occupancy_percent").cast(pl.Float64) / 100,
+            theoretical_occupancy=_figure("theoretical_occupancy_percent").cast(pl.Float64) / 100,
+            top_rule=rule,
+            top_rule_speedup=speedup.cast(pl.Float64) / 100,
+            useful_utilization=pl.lit(None, pl.Float64()),
+        )
+        .filter(pl.col("sol_compute").is_not_null() | pl.col("sol_memory").is_not_null())
+    )
+    if gpu.height == 0:
+        return pl.DataFrame(schema=COUNTER_COLUMNS)
+    families = gpu["op_family"].cast(pl.String).unique().to_list()
+    tile = meta.filter(
+        (pl.col("target_kind").cast(pl.String) == "tile")
+        & pl.col("op_family").cast(pl.String).is_in(families)
+    ).with_columns(
+        useful_utilization=pl.col("peak_fraction"),
+        **{
+            c: pl.lit(None, t)
+            for c, t in COUNTER_COLUMNS.items()
+            if c.startswith(("sol", "ach", "the", "top"))
+        },
+    )
+    both = pl.concat(
+        [f.select([pl.col(c).cast(t) for c, t in COUNTER_COLUMNS.items()]) for f in (tile, gpu)]
+    )
+    order = pl.when(pl.col("target_kind") == "tile").then(0).otherwise(1)
+    return both.sort(
+        [pl.col("op_family"), order, pl.col("time_us")],
+        descending=[False, False, True],
+        nulls_last=True,
+    )
