@@ -88,6 +88,6 @@ def test_truncated_and_garbled_traces_are_one_line(tmp_path: Path) -> None:
     cut.write_bytes(data[: len(data) - 30])
     garbled = tmp_path / "garbled.csv"
     garbled.write_bytes(data.replace(b",2414192765369494,", b",2414192765x69494,", 1))
-    for path, words in ((cut, "(truncated file?)"), (garbled, "line 2, column 'end_timestamp'")):
+    for path, words in ((cut, "(truncated file?)"), (garbled, "line 2, column 'End_Timestamp'")):
         code, _, err = run("runs", str(path))
         assert code == 2 and err.count("\n") == 1 and words in err, err

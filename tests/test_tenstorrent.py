@@ -125,3 +125,16 @@ def test_a_csv_that_is_no_dump_lists_the_kinds(tmp_path: Path) -> None:
     code, _, err = run("runs", str(path))
     assert code == 2 and err.count("\n") == 1, err
     assert "physicalTile" not in err and "Tenstorrent ops_perf_results CSV" in err, err
+
+
+def test_host_side_ops_are_counted_not_rows(tmp_path: Path) -> None:
+    frame = pd.read_csv(CLIP, low_memory=False).head(5)
+    host = frame.head(1).copy()
+    host["OP CODE"], host["OP TYPE"] = "ttnn::to_torch", "python_fallback"
+    host["DEVICE ID"], host["DEVICE KERNEL DURATION [ns]"] = None, None
+    path = tmp_path / "ops_perf_results_host.csv"
+    pd.concat([frame, host]).to_csv(path, index=False)
+    parsed = load_runs(path)
+    assert "ttnn::to_torch" not in parsed.frame["kernel"].to_list()
+    assert parsed.metadata["host_op_calls"] == 1 and parsed.frame["calls"].sum() == 5
+    assert parsed.notes == [f"{path.name}: 1 host-side op calls (no device kernel time) left out"]

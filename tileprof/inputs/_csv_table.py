@@ -51,9 +51,18 @@ def read_text_table(
     return raw.rename(dict(zip(raw.columns, names, strict=True)))
 
 
-def numbers(path: str | Path, raw: pl.DataFrame, column: str) -> pl.Series:
+def header_spelling(data: bytes) -> dict[str, str]:
+    """Each header name lower-cased → as the file spells it (for errors after ``fold_case``)."""
+    first = data.decode("utf-8-sig", errors="replace").split("\n", 1)[0]
+    return {h.strip().lower(): h.strip() for h in next(csv.reader([first]), [])}
+
+
+def numbers(
+    path: str | Path, raw: pl.DataFrame, column: str, written: dict[str, str] | None = None
+) -> pl.Series:
     """The column as Float64 (empty cells null); a cell that is no number is an InputError
-    naming its line (the header is line 1) and column."""
+    naming its line (the header is line 1) and column, as the file spells it (``written``
+    maps a folded name back)."""
     if column not in raw.columns:
         return pl.Series(column, [None] * raw.height, dtype=pl.Float64)
     cells = raw[column].str.strip_chars()
@@ -61,5 +70,6 @@ def numbers(path: str | Path, raw: pl.DataFrame, column: str) -> pl.Series:
     bad = (cells.is_not_null() & (cells != "") & values.is_null()).arg_true()
     if bad.len():
         i = int(bad[0])
-        raise InputError(path, f"line {i + 2}, column {column!r}", f"not a number: {cells[i]!r}")
+        shown = written.get(column, column) if written else column
+        raise InputError(path, f"line {i + 2}, column {shown!r}", f"not a number: {cells[i]!r}")
     return values

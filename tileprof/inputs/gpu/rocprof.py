@@ -25,7 +25,7 @@ import polars as pl
 from tileprof.core.errors import InputError
 from tileprof.core.gpu_events import GPU_EVENT_SCHEMA
 from tileprof.core.run_schema import ParsedRuns, runs_from_rows
-from tileprof.inputs._csv_table import numbers, read_text_table
+from tileprof.inputs._csv_table import header_spelling, numbers, read_text_table
 from tileprof.inputs._format import Reader
 from tileprof.inputs._sniff import ROCPROF, ROCPROF_REQUIRED
 from tileprof.inputs.gpu.nsys_sqlite import aggregate
@@ -53,14 +53,15 @@ def read_dispatches(path: str | Path, data: bytes) -> pl.DataFrame:
     ``short_name``, ``grid`` and ``block`` (work-items, ``XxYxZ``) and the resource figures."""
     raw = read_text_table(path, data, sorted(c.lower() for c in ROCPROF_REQUIRED), fold_case=True)
     raw = raw.filter(pl.col("kind").str.strip_chars() == "KERNEL_DISPATCH")
+    spelling = header_spelling(data)
     agent = raw["agent_id"].str.extract(r"(\d+)\s*$", 1)
     bad = (agent.is_null() & raw["agent_id"].is_not_null()).arg_true()
     if bad.len():
         raise InputError(
             path, "column 'Agent_Id'", f"not an agent: {raw['agent_id'][int(bad[0])]!r}"
         )
-    start = numbers(path, raw, "start_timestamp")
-    end = numbers(path, raw, "end_timestamp")
+    start = numbers(path, raw, written=spelling, column="start_timestamp")
+    end = numbers(path, raw, written=spelling, column="end_timestamp")
     if (end < start).any():
         name = raw["kernel_name"][int((end < start).arg_true()[0])]
         raise InputError(path, f"kernel {name!r}", "ends before it starts")
@@ -78,10 +79,17 @@ def read_dispatches(path: str | Path, data: bytes) -> pl.DataFrame:
     }
     for figure, names in ALIASES.items():
         column = _column(raw, names)
-        values = numbers(path, raw, column) if column else pl.Series([None] * raw.height)
+        values = (
+            numbers(path, raw, written=spelling, column=column)
+            if column
+            else pl.Series([None] * raw.height)
+        )
         out[figure] = values.cast(pl.Int64)
     for alias, prefix in (("grid", "grid_size_"), ("block", "workgroup_size_")):
-        parts = [numbers(path, raw, prefix + d).cast(pl.Int64).cast(pl.String) for d in DIMS]
+        parts = [
+            numbers(path, raw, written=spelling, column=prefix + d).cast(pl.Int64).cast(pl.String)
+            for d in DIMS
+        ]
         out[alias] = pl.DataFrame(parts).select(pl.concat_str(pl.all(), separator="x")).to_series()
     frame = pl.DataFrame({k: v.alias(k) for k, v in out.items()})
     shared = [pl.col(c).cast(t) for c, t in GPU_EVENT_SCHEMA.items()]

@@ -69,14 +69,20 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
     """The per-op runs of one report, one target per chip."""
     table = _read(path, data)
     ops, windows = _split_signposts(table)
+    # host-side ops (no device, no device kernel time) ran on no chip: counted, not rows
+    on_device = pl.col("device").is_not_null() | pl.col("duration_us").is_not_null()
+    host = ops.filter(~on_device).height
+    ops = ops.filter(on_device)
     name = Path(path).name
     rows = [_row(name, r) for r in _aggregate(ops).iter_rows(named=True)]
     meta: dict[str, Any] = {
         "chips": sorted({r["target"] for r in rows}),
         "op_calls": ops.height,
+        "host_op_calls": host,
         "signposts": windows,
     }
-    return ParsedRuns(KIND, runs_from_rows(rows), metadata=meta)
+    notes = [f"{name}: {host} host-side op calls (no device kernel time) left out"] if host else []
+    return ParsedRuns(KIND, runs_from_rows(rows), notes=notes, metadata=meta)
 
 
 def _read(path: str | Path, data: bytes) -> pl.DataFrame:
@@ -215,7 +221,7 @@ def _aggregate(ops: pl.DataFrame) -> pl.DataFrame:
         ops.group_by(keys, maintain_order=True)
         .agg(
             pl.len().alias("calls"),
-            dur.sum().alias("total_us"),
+            pl.when(dur.count() > 0).then(dur.sum()).alias("total_us"),
             dur.mean().alias("time_us"),
             rank(0.5).alias("p50_us"),
             rank(0.95).alias("p95_us"),
