@@ -49,7 +49,9 @@ def attach_kernel_metrics(runs: pl.DataFrame) -> pl.DataFrame:
     The ncu rows themselves are left as they are; a table without ncu rows is returned
     unchanged (same object), so sources without them pay nothing.
     """
-    if runs.height == 0 or not runs["metadata"].str.contains(f'"{MARK}"', literal=True).any():
+    if "metadata" not in runs.columns or runs.height == 0:
+        return runs
+    if not runs["metadata"].str.contains(f'"{MARK}"', literal=True).any():
         return runs
     profiled = _profiled(runs)
     metas = runs["metadata"].to_list()
@@ -101,7 +103,7 @@ def utilization_beside(runs: pl.DataFrame) -> pl.DataFrame:
     deviceUsefulUtilization for tile groups). Tile rows first within a family, then by time.
     Empty when no row has ncu figures.
     """
-    if runs.height == 0:
+    if runs.height == 0 or "metadata" not in runs.columns:
         return pl.DataFrame(schema=COUNTER_COLUMNS)
     meta = runs.with_columns(pl.col("metadata").fill_null("{}"))
     rule = pl.coalesce(
