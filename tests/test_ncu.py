@@ -133,3 +133,28 @@ def test_report_table_puts_ncu_figures_beside_tile_useful_utilization() -> None:
     assert gpu["achieved_occupancy"] == pytest.approx(0.1553)
     assert gpu["top_rule"] == "TheoreticalOccupancy"
     assert frame.row(0, named=True)["useful_utilization"] == 0.4
+
+
+def test_several_launches_and_kernels_aggregate_per_kernel(tmp_path: Path) -> None:
+    lines = LOG.read_text().splitlines(keepends=True)
+    start = next(i for i, ln in enumerate(lines) if ln.startswith('"ID"'))
+    body = lines[start + 1 :]
+    second = [
+        ln.replace('"0","371693"', '"1","371693"', 1).replace('"406240"', '"1,000,000"')
+        for ln in body
+    ]
+    name = metric_rows()["Kernel Name"][0]
+    third = [
+        ln.replace('"0","371693"', '"2","371693"', 1).replace(name, "other_kernel") for ln in body
+    ]
+    path = tmp_path / "three.log"
+    path.write_text(
+        "".join([*lines[: start + 1], *body, "==PROF== Disconnected\n", *second, *third])
+    )
+    runs = load_runs(path).frame.sort("kernel")
+    assert runs["kernel"].to_list() == [name, "other_kernel"]
+    gemm = runs.row(0, named=True)
+    assert gemm["calls"] == 2
+    assert gemm["time_us"] == pytest.approx((406.24 + 1000.0) / 2)  # "1,000,000" ns
+    assert gemm["max_us"] == pytest.approx(1000.0)
+    assert json.loads(gemm["metadata"])["profiled_launches"] == 2
