@@ -88,6 +88,13 @@ def test_signposts_are_named_windows() -> None:
     ops = frame[frame["OP TYPE"] != "signpost"]
     first = ops[ops["HOST START TS"] >= windows[0]["start_ns"]]
     assert sum(w["op_calls"] for w in windows) == len(first)
+    for w in windows[:5]:  # each window by pandas: host start in [start, end)
+        inside = ops[ops["HOST START TS"] >= w["start_ns"]]
+        if w["end_ns"] is not None:
+            inside = inside[inside["HOST START TS"] < w["end_ns"]]
+        assert w["op_calls"] == len(inside)
+        dur = inside["DEVICE KERNEL DURATION [ns]"].sum() / 1000
+        assert w["device_us"] == pytest.approx(dur, rel=1e-9)
     assert parsed.frame["target"].unique().to_list() == ["Tenstorrent (chip 0)"]
 
 

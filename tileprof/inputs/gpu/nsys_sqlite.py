@@ -165,7 +165,7 @@ def _kernels(conn: sqlite3.Connection) -> pl.DataFrame:
     return _frame(conn, sql, schema).with_columns(
         kind=pl.lit("kernel"),
         bytes=pl.lit(None, pl.Int64()),
-        name=pl.coalesce("name", "short_name"),
+        name=pl.coalesce("name", "short_name", pl.lit("(unnamed kernel)")),
     )
 
 

@@ -168,29 +168,37 @@ def _tensors(raw: pl.DataFrame) -> pl.Expr:
 
 def _split_signposts(table: pl.DataFrame) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
     """The op rows, and each signpost's window: from its host time to the next signpost's
-    (the last one to the end), with the op calls and device time inside it."""
+    (the last one to the end), with the op calls and device time inside it (each op placed by
+    its host start: an as-of join, not a scan per window)."""
     is_mark = pl.col("op_type") == SIGNPOST
-    marks = table.filter(is_mark).sort("host_start_ns", maintain_order=True)
+    marks = (
+        table.filter(is_mark & pl.col("host_start_ns").is_not_null())
+        .sort("host_start_ns", maintain_order=True)
+        .select(
+            pl.int_range(pl.len()).alias("window"),
+            pl.col("op").alias("name"),
+            pl.col("host_start_ns").alias("start_ns"),
+        )
+        .with_columns(end_ns=pl.col("start_ns").shift(-1))
+    )
     ops = table.filter(~is_mark | pl.col("op_type").is_null())
-    windows = []
-    starts = marks["host_start_ns"].to_list()
-    names = marks["op"].to_list()
-    for i, (name, start) in enumerate(zip(names, starts, strict=True)):
-        end = starts[i + 1] if i + 1 < len(starts) else None
-        inside = ops.filter(
-            (pl.col("host_start_ns") >= start)
-            & (pl.col("host_start_ns") < end if end is not None else pl.lit(True))
-        )
-        windows.append(
-            {
-                "name": name,
-                "start_ns": start,
-                "end_ns": end,
-                "op_calls": inside.height,
-                "device_us": inside["duration_us"].sum(),
-            }
-        )
-    return ops, windows
+    if marks.height == 0:
+        return ops, []
+    placed = (
+        ops.filter(pl.col("host_start_ns").is_not_null())
+        .sort("host_start_ns")
+        .join_asof(marks, left_on="host_start_ns", right_on="start_ns", strategy="backward")
+        .filter(pl.col("window").is_not_null())
+        .group_by("window")
+        .agg(pl.len().alias("op_calls"), pl.col("duration_us").sum().alias("device_us"))
+    )
+    windows = (
+        marks.join(placed, on="window", how="left")
+        .with_columns(pl.col("op_calls").fill_null(0), pl.col("device_us").fill_null(0.0))
+        .sort("window")
+        .drop("window")
+    )
+    return ops, windows.to_dicts()
 
 
 def _aggregate(ops: pl.DataFrame) -> pl.DataFrame:
