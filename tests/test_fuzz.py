@@ -35,8 +35,9 @@ from hypothesis import strategies as st
 
 from tests.hostile import ROOT, invoke, strict_json
 from tests.samples import document, sample
+from tileprof.model.cache import write_cache
 from tileprof.model.profile import load
-from tileprof.views.writers import dump_bytes, write_cache
+from tileprof.views.writers import dump_bytes
 
 pytestmark = pytest.mark.fuzz
 

@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from tileprof.analyses.ops import read_ops
+from tileprof.model.ops import read_ops
 from tileprof.core.peaks import peak_tflops
 from tileprof.inputs.sources import load_runs
 

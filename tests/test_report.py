@@ -395,7 +395,7 @@ def cpu_only_trace(path: Path) -> Path:
 
 
 def test_inputs_from_seed_gpu_files_and_a_dump(dump: Path, tmp_path: Path) -> None:
-    from tileprof.views.html.inputs import read_inputs
+    from tileprof.model.gather import read_inputs
 
     trace = cpu_only_trace(tmp_path / "cpu_trace.json")
     inputs = read_inputs(
@@ -494,7 +494,7 @@ def test_overlaps_match_a_naive_count(samples: list[tuple[int, int, int]]) -> No
 
 
 def test_run_table_leaves_trace_kernels_to_the_kernel_tables() -> None:
-    from tileprof.views.html.inputs import read_inputs
+    from tileprof.model.gather import read_inputs
 
     files = [FIXTURES / "traces" / "kineto_small.json", FIXTURES / "runs" / "generic_runs.csv"]
     runs = read_inputs(files, Filters()).runs

@@ -16,6 +16,7 @@ import click
 
 from tileprof.analyses.filters import Filters
 from tileprof.analyses.stats import check_dimensions
+from tileprof.commands._options import label_option, run_option, store_uri_option
 from tileprof.core.errors import OptionError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -58,15 +59,9 @@ def store_options(function: F) -> F:
         return function(*args, **kwargs)
 
     decorators = [
-        click.option(
-            "--store", "store_uri", default=None, metavar="URI", help="Read runs from a store."
-        ),
-        click.option(
-            "--run", "runs", multiple=True, metavar="GLOB", help="Stored runs whose id matches."
-        ),
-        click.option(
-            "--label", "labels", multiple=True, metavar="KEY=VALUE", help="Stored runs so labelled."
-        ),
+        store_uri_option(required=False, help="Read runs from a store."),
+        run_option(multiple=True, help="Stored runs whose id matches."),
+        label_option("Stored runs so labelled."),
         click.option(
             "--engine",
             type=click.Choice(ENGINES),

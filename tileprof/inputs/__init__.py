@@ -19,6 +19,7 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,7 @@ from tileprof.inputs._common import (
 from tileprof.inputs._format import (
     RUN_SOURCE,
     SNIFF_BYTES,
+    SUMMARY_DOCUMENT,
     TILE_DUMP,
     Content,
     InputFormat,
@@ -109,7 +111,16 @@ RUN_INPUTS: tuple[InputFormat[ParsedRuns], ...] = (
     ),
 )
 """The GPU run sources."""
-INPUTS: tuple[InputFormat[Any], ...] = (*RUN_INPUTS, *DUMP_INPUTS)
+SUMMARY_INPUT: InputFormat[dict[str, Any]] = InputFormat(
+    _sniff.SUMMARY,
+    SUMMARY_DOCUMENT,
+    never,
+    _HERE + "summary_document",
+    json_keys=_sniff.is_summary_doc,
+)
+"""A ``summary --format json`` document: groups already summarised (``diff``, ``report
+--baseline``); its keys are checked before a tile dump's, which it resembles."""
+INPUTS: tuple[InputFormat[Any], ...] = (SUMMARY_INPUT, *RUN_INPUTS, *DUMP_INPUTS)
 """Every input format, in the order detection tries them: a GPU source's layout wins over a
 tile dump's looser rules (a JSON object with "traceEvents" and "clockHz" is a trace). Each
 names the module that parses it; that module is imported only when its format is read."""
@@ -241,11 +252,12 @@ def _refuse_run_source(path: Path, data: bytes) -> None:
         found = detect(path, data)
     except InputError:
         return  # not recognised at all: the tile-dump reader words the error
-    if found.kind != TILE_DUMP:
+    if found.kind not in (TILE_DUMP, SUMMARY_DOCUMENT):  # its samples are a small dump
         what = _RUN_SOURCE_WORDS.get(found.name, f"a {found.name}")
-        raise InputError(
-            path, None, f"this is {what}, not a tile dump; use `tileprof runs` (or `report`)"
+        use = (
+            "`tileprof diff`" if found.kind == SUMMARY_DOCUMENT else "`tileprof runs` (or `report`)"
         )
+        raise InputError(path, None, f"this is {what}, not a tile dump; use {use}")
 
 
 def read_dump(
@@ -295,3 +307,37 @@ def read_dump(
     clock, tiles = resolve_device(source, parsed.header, clock_hz, tile_count)
     validate_samples(parsed.samples, source, tiles, parsed.place)
     return parsed, clock, tiles, chosen
+
+
+def check_device(
+    source: Path,
+    samples: Any,
+    header_clock_hz: float | None,
+    header_tile_count: int | None,
+    clock_hz: float | None,
+    tile_count: int | None,
+) -> tuple[int | float, int]:
+    """(clockHz, tileCount) of samples already in memory (the reference profile) with the
+    command line's overrides, checked as a dump read with them would be: a positive device,
+    every tile in range."""
+    from tileprof.inputs._common import DeviceHeader
+
+    clock, tiles = resolve_device(
+        source, DeviceHeader(header_clock_hz, header_tile_count), clock_hz, tile_count
+    )
+    validate_samples(samples, source, tiles, _sample_place)
+    return clock, tiles
+
+
+def _sample_place(index: int) -> str:
+    return f"sample {index}"
+
+
+def decoding_jobs(jobs: int | None) -> Callable[[], None]:
+    """Set how many processes decode large dumps (None: the usable cores); returns the call
+    that restores the previous setting."""
+    from tileprof.inputs import parallel
+
+    previous = parallel.setting()
+    parallel.configure(jobs)
+    return lambda: parallel.configure(previous)

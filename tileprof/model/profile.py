@@ -48,10 +48,23 @@ class Profile:
         filters: Filters | None = None,
         *,
         group_by: Sequence[str] = (),
-        top: int = DEFAULT_TOP_SAMPLES,
+        samples: int = DEFAULT_TOP_SAMPLES,
+        top: int | None = None,
         **filter_options: Any,
     ) -> Summary:
-        """The group table and header; filters as a ``Filters`` or as its keyword fields."""
+        """The group table and header; filters as a ``Filters`` or as its keyword fields.
+
+        ``samples``: how many of the longest matched samples the summary lists (the CLI's
+        ``--samples``); ``top`` is its old name, deprecated."""
+        if top is not None:
+            import warnings
+
+            warnings.warn(
+                "Profile.summary(top=) is deprecated; use samples= (as the CLI's --samples)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            samples = top
         if filter_options:
             if filters is not None:
                 raise TypeError("pass filters either as Filters or as keywords, not both")
@@ -63,7 +76,7 @@ class Profile:
             tile_count=self.tile_count,
             filters=filters,
             group_by=group_by,
-            top=top,
+            top=samples,
             source=self.source,
         )
 
@@ -147,11 +160,9 @@ class Profile:
 
     def save(self, path: str | Path) -> None:
         """Write the columnar cache layout (Parquet) atomically; ``tileprof.load`` reads it back."""
-        from tileprof.core.outputs import write_bytes
-        from tileprof.inputs.tile.parquet_dump import cache_bytes
+        from tileprof.model.cache import write_cache
 
-        data = cache_bytes(self.samples, self.metadata, self.clock_hz, self.tile_count)
-        write_bytes(Path(path), data)
+        write_cache(self, path)
 
 
 def _chosen_filters(filters: Filters | None, options: dict[str, Any]) -> Filters | None:

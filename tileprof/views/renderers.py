@@ -1,7 +1,10 @@
-"""The output formats of ``summary`` and ``runs``: one registry entry per format.
+"""The output formats of every command that prints a table: one registry entry per format.
 
 A ``Renderer`` names its format, the file suffix it suits, whether it is binary, and renders
-one model (``SummaryModel`` or ``RunsModel``) to text or bytes. The commands build their
+one model (``SummaryModel``, ``RunsModel``, ``OpsModel``, ``DiffModel``, ``SuperstepsModel``,
+``HistoryModel``, or the store's run records) to text or bytes. ``report`` writes one HTML
+page (``tileprof.views.html.render``) and ``trace`` the format its output's name asks for
+(``tileprof.views.trace.TRACE_FORMATS``). The commands build their
 ``--format`` choices from these dictionaries and write what ``render`` returns; adding a format
 is one renderer function plus one entry here.
 """
@@ -111,6 +114,40 @@ RUNS_RENDERERS: dict[str, Renderer[RunsModel]] = {
 
 
 @dataclass(frozen=True)
+class OpsModel:
+    """What ``runs --ops`` renders: the op rows of every trace, the notes, the files read."""
+
+    ops: pl.DataFrame
+    notes: Sequence[str] = ()
+    sources: Sequence[dict[str, Any]] = ()
+    width: int | None = None
+
+
+def _ops_table(model: OpsModel) -> str:
+    from tileprof.views import runs_table
+
+    width = model.width or runs_table.TABLE_WIDTH
+    return runs_table.render_ops(model.ops, model.notes, width=width)
+
+
+OPS_RENDERERS: dict[str, Renderer[OpsModel]] = {
+    r.name: r
+    for r in (
+        Renderer("table", ".txt", False, _ops_table),
+        Renderer(
+            "json",
+            ".json",
+            False,
+            lambda m: runs_data.render_ops_json(m.ops, list(m.notes), list(m.sources)),
+        ),
+        Renderer("csv", ".csv", False, lambda m: runs_data.render_csv(m.ops)),
+        Renderer("parquet", ".parquet", True, lambda m: runs_data.render_parquet(m.ops)),
+    )
+}
+"""``tileprof runs --ops --format``: the same names as ``RUNS_RENDERERS``."""
+
+
+@dataclass(frozen=True)
 class DiffModel:
     """What ``diff`` renders: the comparison and the broken ``--fail-on`` lines."""
 
@@ -179,6 +216,55 @@ SUPERSTEPS_RENDERERS: dict[str, Renderer[SuperstepsModel]] = {
     )
 }
 """``tileprof supersteps --format``; the first is the default."""
+
+
+@dataclass(frozen=True)
+class HistoryModel:
+    """What ``history`` renders: the trend, and (for HTML) the page's generation time."""
+
+    history: Any
+    generated_at: Any = None
+
+
+def _history(kind: str) -> Callable[[HistoryModel], str]:
+    def render(model: HistoryModel) -> str:
+        from tileprof.views import history
+
+        if kind == "html":
+            from tileprof.views import history_html
+
+            return history_html.render(model.history, model.generated_at)
+        text: str = getattr(history, f"render_{kind}")(model.history)
+        return text
+
+    return render
+
+
+HISTORY_RENDERERS: dict[str, Renderer[HistoryModel]] = {
+    name: Renderer(name, suffix, False, _history(name))
+    for name, suffix in (("table", ".txt"), ("json", ".json"), ("csv", ".csv"), ("html", ".html"))
+}
+"""``tileprof history --format``; the first is the default."""
+
+
+def _store_runs(kind: str) -> Callable[[Sequence[Any]], str]:
+    def render(runs: Sequence[Any]) -> str:
+        if kind == "json":
+            import json
+
+            return json.dumps([r.to_json() for r in runs], indent=2, ensure_ascii=False) + "\n"
+        from tileprof.views.store_table import render_runs
+
+        return render_runs(runs)
+
+    return render
+
+
+STORE_LIST_RENDERERS: dict[str, Renderer[Sequence[Any]]] = {
+    name: Renderer(name, suffix, False, _store_runs(name))
+    for name, suffix in (("table", ".txt"), ("json", ".json"))
+}
+"""``tileprof store list --format``; the first is the default."""
 
 
 def check_destination(renderer: Renderer[Any], output: Path | None) -> None:

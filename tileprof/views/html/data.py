@@ -316,7 +316,7 @@ def tile_section(
     bins: int = TIME_BINS,
 ) -> TileSection:
     """The tile-device section of one profile (``render`` draws its charts)."""
-    summary = profile.summary(filters, group_by=group_by, top=0)
+    summary = profile.summary(filters, group_by=group_by, samples=0)
     matched = profile.filtered(filters)
     occupancy, active = tile_activity(matched, profile.tile_count, bins)
     return TileSection(
