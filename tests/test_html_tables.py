@@ -19,12 +19,12 @@ import polars as pl
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tileprof.model.gather import read_inputs
 
 from tests.report_samples import generated_profile, run_inputs
 from tileprof.analyses.filters import Filters
 from tileprof.core import numbers
 from tileprof.core.text import kernel_display_name
+from tileprof.model.gather import read_inputs
 from tileprof.views import summary_table
 from tileprof.views.html import build_report, render
 from tileprof.views.html.data import TOP_KERNELS, gpu_section, tile_section

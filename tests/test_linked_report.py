@@ -3,12 +3,11 @@ for unlike work (issue 10)."""
 
 from __future__ import annotations
 
-from tileprof.model.gather import linked_from_frame
-
 from tests.test_links import ENERGY, LATENCY, seed_groups
 from tileprof.analyses.links import linked_sets
 from tileprof.core.run_schema import concat_runs, tile_runs
 from tileprof.inputs.sources import load_runs
+from tileprof.model.gather import linked_from_frame
 from tileprof.views.html.charts import PLOTS
 from tileprof.views.html.data import linked_section
 

@@ -292,7 +292,11 @@ def group_by_option(*, checked: bool = True) -> Any:
         help=f"Extra grouping dimensions: {', '.join(GROUP_DIMENSIONS)}.",
     )
     return _group(
-        "group_by", [option], dimensions_from_option if checked else lambda group_by: group_by
+        "group_by",
+        [option],
+        (lambda group_by: dimensions_from_option(group_by))
+        if checked
+        else lambda group_by: group_by,
     )
 
 

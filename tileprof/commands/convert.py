@@ -47,7 +47,6 @@ def command(
     dump: Path | None, example: bool, out: Output, to: str | None, read: DumpReading
 ) -> None:
     """Convert a DUMP (or --example) to the cache layout or another dump format."""
-    from tileprof.model.cache import write_cache
     from tileprof.model.gather import load_profile
 
     output = out.path
@@ -60,6 +59,6 @@ def command(
     if chosen == "cache":
         if output.suffix == ".gz":
             raise OptionError("the cache layout is compressed Parquet already; drop the .gz")
-        write_cache(profile, output)
+        profile.save(output)
     else:
         write_dump(profile, output, chosen)

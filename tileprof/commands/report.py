@@ -83,9 +83,9 @@ def command(
 ) -> None:
     """Write one self-contained HTML report over tile dumps and GPU run FILES."""
     from tileprof.model.examples import EXAMPLE_SOURCE
-    from tileprof.model.gather import example_run_files, read_inputs
+    from tileprof.model.gather import InputFile, example_run_files, read_inputs
     from tileprof.views.html import build_report, render
-    from tileprof.views.html.data import InputFile, generation_time
+    from tileprof.views.html.data import generation_time
 
     generation_time()  # a malformed SOURCE_DATE_EPOCH fails before any input is read
     target = check_report_output(out.path, DEFAULT_OUTPUT, out.force)

@@ -103,7 +103,7 @@ def load_cached(
     profile = load(path, format=format, clock_hz=clock_hz, tile_count=tile_count, quiet=quiet)
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
-        write_cache(profile, entry)
+        profile.save(entry)
     except (OSError, TileprofError) as exc:
         print(f"tileprof: warning: cannot write cache {entry}: {exc}", file=sys.stderr)
     return profile
@@ -166,14 +166,3 @@ def load_cached_summary(
     except (OSError, TileprofError) as exc:
         print(f"tileprof: warning: cannot write cache {entry}: {exc}", file=sys.stderr)
     return summary
-
-
-def write_cache(profile: Profile, path: str | Path) -> None:
-    """Write ``profile`` in the columnar cache layout (Parquet: the typed frame and the
-    metadata table) atomically; ``tileprof.load`` reads it back. The one writer of the layout:
-    ``Profile.save``, the automatic cache and ``convert`` all call it."""
-    from tileprof.core.outputs import write_bytes
-    from tileprof.inputs.tile.parquet_dump import cache_bytes
-
-    data = cache_bytes(profile.samples, profile.metadata, profile.clock_hz, profile.tile_count)
-    write_bytes(Path(path), data)

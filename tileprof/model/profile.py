@@ -159,10 +159,14 @@ class Profile:
         return frame
 
     def save(self, path: str | Path) -> None:
-        """Write the columnar cache layout (Parquet) atomically; ``tileprof.load`` reads it back."""
-        from tileprof.model.cache import write_cache
+        """Write the columnar cache layout (Parquet) atomically; ``tileprof.load`` reads it back.
 
-        write_cache(self, path)
+        The one writer of the layout: the automatic cache and ``convert`` call it too."""
+        from tileprof.core.outputs import write_bytes
+        from tileprof.inputs.tile.parquet_dump import cache_bytes
+
+        data = cache_bytes(self.samples, self.metadata, self.clock_hz, self.tile_count)
+        write_bytes(Path(path), data)
 
 
 def _chosen_filters(filters: Filters | None, options: dict[str, Any]) -> Filters | None:

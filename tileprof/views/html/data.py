@@ -44,6 +44,7 @@ from tileprof.analyses.timeline import time_bins as time_bins
 from tileprof.core import numbers
 from tileprof.core.errors import OptionError
 from tileprof.core.text import kernel_display_name, shorten
+from tileprof.model.gather import InputFile, LinkedSet, RunInputs
 from tileprof.model.profile import Profile
 from tileprof.views.html.supersteps_data import superstep_section
 from tileprof.views.html.view import (
@@ -54,13 +55,10 @@ from tileprof.views.html.view import (
     Figure,
     GpuSection,
     Header,
-    InputFile,
-    LinkedSet,
     PhaseSplit,
     Plot,
     QualityCheck,
     Report,
-    RunInputs,
     Table,
     TileSection,
 )
