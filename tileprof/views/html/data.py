@@ -429,28 +429,7 @@ def gpu_section(inputs: RunInputs) -> GpuSection | None:
     if gpu.height == 0:
         return None
     kernel_row = is_kernel_row()
-
-    speed = speedup_rows(gpu)
-    speedups = None
-    if speed.height:
-        speedups = ChartedTable(
-            "Speedup over baseline",
-            table_from_frame(
-                "gpu-speedups",
-                speed,
-                (
-                    "target",
-                    "workload",
-                    "implementation",
-                    "baseline_implementation",
-                    "time_us",
-                    "baseline_time_us",
-                    "speedup",
-                ),
-                ditto=("target", "workload", "baseline_implementation"),
-            ),
-            plot=Plot("speedup", "gpu-speedups-chart", "Speedup over baseline", speed),
-        )
+    speedups = _speedup_table(gpu)
     calibrations = tuple(
         ChartedTable(
             f"Calibration: {title}",
@@ -464,31 +443,7 @@ def gpu_section(inputs: RunInputs) -> GpuSection | None:
         )
         for i, (title, frame) in enumerate(calibration_sets(gpu))
     )
-    gemm_frame = gemm_rows(gpu)
-    gemm = None
-    if gemm_frame.height:
-        gemm = ChartedTable(
-            "GEMM time and energy per precision",
-            table_from_frame(
-                "gpu-gemm",
-                gemm_frame,
-                (
-                    "target",
-                    "workload",
-                    "implementation",
-                    "dtype",
-                    "shape",
-                    "time_us",
-                    "mac",
-                    "energy_j",
-                    "energy_raw_j",
-                    "peak_fraction",
-                ),
-                percent=("peak_fraction",),
-                ditto=("target", "workload", "dtype"),
-            ),
-            plot=Plot("gemm", "gpu-gemm-chart", "GEMM", gemm_frame),
-        )
+    gemm = _gemm_table(gpu)
     kernels = tuple(
         ChartedTable(
             f"Kernels of {name}",
@@ -517,6 +472,60 @@ def gpu_section(inputs: RunInputs) -> GpuSection | None:
         calibrations=calibrations,
         gemm=gemm,
         kernels=kernels,
+    )
+
+
+def _speedup_table(gpu: pl.DataFrame) -> ChartedTable | None:
+    """Speedup over baseline, where the runs name one."""
+    speed = speedup_rows(gpu)
+    if not speed.height:
+        return None
+    return ChartedTable(
+        "Speedup over baseline",
+        table_from_frame(
+            "gpu-speedups",
+            speed,
+            (
+                "target",
+                "workload",
+                "implementation",
+                "baseline_implementation",
+                "time_us",
+                "baseline_time_us",
+                "speedup",
+            ),
+            ditto=("target", "workload", "baseline_implementation"),
+        ),
+        plot=Plot("speedup", "gpu-speedups-chart", "Speedup over baseline", speed),
+    )
+
+
+def _gemm_table(gpu: pl.DataFrame) -> ChartedTable | None:
+    """GEMM time and energy per precision, where there are GEMM runs."""
+    gemm_frame = gemm_rows(gpu)
+    if not gemm_frame.height:
+        return None
+    return ChartedTable(
+        "GEMM time and energy per precision",
+        table_from_frame(
+            "gpu-gemm",
+            gemm_frame,
+            (
+                "target",
+                "workload",
+                "implementation",
+                "dtype",
+                "shape",
+                "time_us",
+                "mac",
+                "energy_j",
+                "energy_raw_j",
+                "peak_fraction",
+            ),
+            percent=("peak_fraction",),
+            ditto=("target", "workload", "dtype"),
+        ),
+        plot=Plot("gemm", "gpu-gemm-chart", "GEMM", gemm_frame),
     )
 
 
