@@ -147,7 +147,7 @@ def read_options(*, cache: bool = True, quiet: bool = True, tiles_alias: bool = 
         options.append(quiet_option())
 
     def build(**values: Any) -> Any:
-        from tileprof.model.gather import DumpReading
+        from tileprof.model.reading import DumpReading
 
         alias = values.pop("tiles_alias", None)
         values["tile_count"] = _either(values["tile_count"], alias)

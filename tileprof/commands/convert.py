@@ -16,7 +16,7 @@ from tileprof.core.errors import OptionError
 from tileprof.views.writers import WRITE_FORMATS, write_dump
 
 if TYPE_CHECKING:
-    from tileprof.model.gather import DumpReading
+    from tileprof.model.reading import DumpReading
 
 TARGETS: tuple[str, ...] = ("cache", *WRITE_FORMATS)
 _BY_SUFFIX = {".json": "json", ".ndjson": "ndjson", ".jsonl": "ndjson", ".csv": "csv"}

@@ -25,7 +25,7 @@ from tileprof.model.diff_inputs import ReadOptions, compare_files
 from tileprof.views.renderers import DIFF_RENDERERS, DiffModel, write_rendered
 
 if TYPE_CHECKING:
-    from tileprof.model.gather import DumpReading
+    from tileprof.model.reading import DumpReading
 
 EXIT_BROKEN = 1
 """A --fail-on threshold was broken (2 stays for bad input and options)."""

@@ -32,7 +32,8 @@ from tileprof.core.errors import OptionError
 from tileprof.core.outputs import write_text
 
 if TYPE_CHECKING:
-    from tileprof.model.gather import DumpReading, TileInput
+    from tileprof.model.gather import TileInput
+    from tileprof.model.reading import DumpReading
     from tileprof.views.html.diff_page import DiffSection
 
 __all__ = [

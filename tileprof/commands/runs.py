@@ -28,7 +28,7 @@ from tileprof.views.renderers import (
 )
 
 if TYPE_CHECKING:
-    from tileprof.model.gather import DumpReading
+    from tileprof.model.reading import DumpReading
 
 
 @click.command("runs", short_help="One run table of tile dumps and GPU files, linked.")

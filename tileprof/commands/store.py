@@ -18,7 +18,7 @@ from tileprof.core.errors import OptionError
 from tileprof.core.outputs import write_text
 
 if TYPE_CHECKING:
-    from tileprof.model.gather import DumpReading
+    from tileprof.model.reading import DumpReading
 
 STORE_LIST_FORMATS = ("table", "json")
 """The names of ``tileprof.views.renderers.STORE_LIST_RENDERERS``."""

@@ -26,7 +26,7 @@ from tileprof.core.outputs import terminal_width, write_text
 from tileprof.views.renderers import SUMMARY_RENDERERS, SummaryModel, write_rendered
 
 if TYPE_CHECKING:
-    from tileprof.model.gather import DumpReading
+    from tileprof.model.reading import DumpReading
 
 
 @click.command("summary", short_help="Per-group statistics of one tile dump.")

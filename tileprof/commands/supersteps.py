@@ -23,7 +23,7 @@ from tileprof.core.outputs import terminal_width
 from tileprof.views.renderers import SUPERSTEPS_RENDERERS, SuperstepsModel, write_rendered
 
 if TYPE_CHECKING:
-    from tileprof.model.gather import DumpReading
+    from tileprof.model.reading import DumpReading
 
 
 @click.command("supersteps", short_help="Cut each epoch into supersteps from compute timing.")

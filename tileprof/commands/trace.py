@@ -22,7 +22,7 @@ from tileprof.model.trace import DEFAULT_MAX_SAMPLES
 from tileprof.views.trace import TRACE_FORMATS, trace_format
 
 if TYPE_CHECKING:
-    from tileprof.model.gather import DumpReading
+    from tileprof.model.reading import DumpReading
 
 
 def parse_tile_range(text: str | None) -> tuple[int, int] | None:

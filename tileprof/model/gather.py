@@ -34,55 +34,7 @@ from tileprof.inputs.sources import (
     read_input,
 )
 from tileprof.model.profile import Profile, load
-
-
-@dataclass(frozen=True)
-class DumpReading:
-    """How tile dumps are read: the command line's ``--format-in``, ``--clock-hz``,
-    ``--tile-count``, ``--cache`` and ``-q``, as one value instead of five arguments."""
-
-    format_in: str | None = None
-    clock_hz: float | None = None
-    tile_count: int | None = None
-    cache: bool = False
-    quiet: bool = True
-
-    @property
-    def overrides_device(self) -> bool:
-        return self.clock_hz is not None or self.tile_count is not None
-
-    def load(self, path: Path) -> Profile:
-        """One dump (through the automatic cache with ``cache``)."""
-        if self.cache:
-            from tileprof.model.cache import load_cached
-
-            return load_cached(path, **self.keywords)
-        return load(path, **self.keywords)
-
-    @property
-    def options(self) -> dict[str, Any]:
-        """These fields by name (``diff_inputs.ReadOptions`` takes them)."""
-        return dataclasses.asdict(self)
-
-    @property
-    def gather_keywords(self) -> dict[str, Any]:
-        """``gather_inputs``'s keyword arguments."""
-        return {
-            "format_in": self.format_in,
-            "clock_hz": self.clock_hz,
-            "tile_count": self.tile_count,
-            "quiet": self.quiet,
-        }
-
-    @property
-    def keywords(self) -> dict[str, Any]:
-        """``tileprof.load``'s keyword arguments."""
-        return {
-            "format": self.format_in,
-            "clock_hz": self.clock_hz,
-            "tile_count": self.tile_count,
-            "quiet": self.quiet,
-        }
+from tileprof.model.reading import DumpReading
 
 
 def load_profile(path: Path | None, example: bool, read: DumpReading) -> Profile:
