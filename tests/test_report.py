@@ -560,11 +560,18 @@ def test_tiles_above_tile_count_are_counted_for_a_profile_built_in_python(tiny) 
 def test_file_digests_are_read_by_inputs_not_by_the_view_model(dump: Path) -> None:
     import hashlib
 
-    from tileprof.views.html import data, inputs
+    from tileprof.inputs.sources import FileRead
+    from tileprof.model.gather import Source, tile_source_runs
+    from tileprof.model.profile import load
+    from tileprof.views.html import data
 
     assert not hasattr(data, "file_digest") and not hasattr(data, "input_file")
-    entry = inputs.input_file(dump, "tile dump")
+    profile = load(dump)
+    runs = tile_source_runs(profile, data.Filters(), dump.name)
+    entry = Source(str(dump), dump, "tile dump", runs, profile).input_file()
     assert entry.size_bytes == dump.stat().st_size
+    assert entry.sha256 == hashlib.sha256(dump.read_bytes()).hexdigest()
+    assert FileRead(dump, "tile dump", None).sha256 is None  # a dump's loader streams it
     assert entry.sha256 == hashlib.sha256(dump.read_bytes()).hexdigest()
 
 
