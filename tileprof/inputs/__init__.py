@@ -267,26 +267,32 @@ def read_dump(
     clock_hz: float | None = None,
     tile_count: int | None = None,
     quiet: bool = True,
+    content: bytes | None = None,
 ) -> tuple[ParsedDump, int | float, int, str]:
     """Parse and validate one dump: (parsed dump, clockHz, tileCount, format name).
 
     ``quiet=False`` draws a progress bar on stderr for large inputs (see
-    ``tileprof.core.progress``).
+    ``tileprof.core.progress``). ``content``: the file's bytes, already read whole (by
+    ``sources.read_input``), so that the file is not opened again.
     """
     source = Path(path)
     if format is not None and format not in DUMP_FORMATS:
         raise InputError(
             source, None, f"unknown format {format!r} (one of {', '.join(DUMP_FORMATS)})"
         )
-    head, compressed, size = peek(source)
-    from tileprof.inputs import parallel
+    data: bytes | None = content
+    if content is not None:
+        head, compressed, size = content[:SNIFF_BYTES], False, len(content)
+    else:
+        head, compressed, size = peek(source)
+        from tileprof.inputs import parallel
 
-    parallel.prestart([source])  # the workers start up while the format is found
-    # a pipe was read whole by peek: parse it from memory (it cannot be mapped or re-opened)
-    data: bytes | None = read_bytes(source) if stream_content(source) is not None else None
+        parallel.prestart([source])  # the workers start up while the format is found
+        # a pipe was read whole by peek: parse it from memory (it cannot be mapped or re-opened)
+        data = read_bytes(source) if stream_content(source) is not None else None
     chosen = format or (sniff_format(head) if head.strip() else None)
     if chosen is None:
-        data = read_bytes(source)
+        data = read_bytes(source) if data is None else data
         _refuse_run_source(source, data)
         chosen = detect_dump_format(source, data)
     if chosen is None:

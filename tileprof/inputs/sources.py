@@ -80,22 +80,38 @@ def _head_of(raw: bytes) -> bytes:
         return b""  # the whole read words the error
 
 
-def read_input(path: str | Path) -> FileRead:
+WHOLE_DUMP_BYTES = 50 * 2**20
+"""Tile dumps up to this size on disk are read whole by ``read_input(whole_dumps=True)``, with
+the one open that detected them; larger ones are left to the tile loader, which maps or
+streams them (and may decode them in parallel: files under 50 MB always decode in one)."""
+
+
+def read_input(path: str | Path, *, whole_dumps: bool = False) -> FileRead:
     """The file at ``path``, opened once: a tile dump is recognised from its head and left to
-    the tile loader; anything else is read whole, detected and digested from that one read."""
+    the tile loader (with ``whole_dumps``, one up to ``WHOLE_DUMP_BYTES`` is read whole too);
+    anything else is read whole, detected and digested from that one read."""
     source = Path(path)
     with open_input(source) as handle:
         try:
             raw = handle.read(SNIFF_BYTES)
             head = check_encoding(source, _head_of(raw))
-            if head.strip() and is_tile_dump_head(head) and not is_summary_head(head):
+            dump = head.strip() and is_tile_dump_head(head) and not is_summary_head(head)
+            if dump and not (whole_dumps and _size(handle, raw) <= WHOLE_DUMP_BYTES):
                 return FileRead(source, TILE_DUMP, None)
             raw += handle.read()
         except OSError as exc:
             raise InputError(source, None, f"cannot read: {exc.strerror}") from None
     data = decode_content(source, raw)
-    kind = detect_kind(source, data)
+    kind = TILE_DUMP if dump else detect_kind(source, data)
     return FileRead(source, kind, data, len(raw), hashlib.sha256(raw).hexdigest())
+
+
+def _size(handle: Any, raw: bytes) -> int:
+    """The size on disk of an open input (an in-memory pipe's: its length)."""
+    try:
+        return os.fstat(handle.fileno()).st_size
+    except (AttributeError, OSError, ValueError):
+        return len(handle.getbuffer()) if hasattr(handle, "getbuffer") else len(raw)
 
 
 def detect_file_kind(path: str | Path) -> tuple[str, bytes | None]:

@@ -143,7 +143,7 @@ def tile_source_runs(profile: Profile, filters: Filters, source: str) -> ParsedR
 def _read(path: Path, format_in: str | None) -> FileRead:
     """The file read once; with ``format_in``, anything not a run source is a dump."""
     try:
-        return read_input(path)
+        return read_input(path, whole_dumps=True)
     except InputError:
         if format_in is None:
             raise
@@ -178,11 +178,17 @@ def gather_inputs(
         # a summary document's samples are a small tile dump (``summary`` reads them so too)
         if found.kind in (TILE_DUMP, SUMMARY_DOCUMENT) or found.data is None:
             profile = load(
-                path, format=format_in, clock_hz=clock_hz, tile_count=tile_count, quiet=quiet
+                path,
+                format=format_in,
+                clock_hz=clock_hz,
+                tile_count=tile_count,
+                quiet=quiet,
+                content=found.data,
             )
             check_epoch(profile.samples, filters.epoch)
             runs = tile_source_runs(profile, filters, path.name)
-            sources.append(Source(str(path), path, TILE_DUMP, runs, profile, filters))
+            digest = {"size": found.size, "sha256": found.sha256}
+            sources.append(Source(str(path), path, TILE_DUMP, runs, profile, filters, **digest))
         else:
             runs = parse_runs(path, found.kind, found.data)
             sources.append(

@@ -192,16 +192,23 @@ def load(
     clock_hz: float | None = None,
     tile_count: int | None = None,
     quiet: bool = True,
+    content: bytes | None = None,
 ) -> Profile:
     """Read a tile dump in any supported format (``format`` overrides detection).
 
     ``clock_hz`` and ``tile_count`` override what the dump states; a dump that states neither
     gets the device defaults (1.5 GHz, 1472 tiles). ``quiet=False`` shows a progress bar on a
-    terminal's stderr while a large dump is read.
+    terminal's stderr while a large dump is read. ``content``: the file's bytes when the
+    caller has read them already (the gatherer reads each input once).
     """
     from tileprof.inputs import read_dump
 
     parsed, clock, tiles, chosen = read_dump(
-        path, format=format, clock_hz=clock_hz, tile_count=tile_count, quiet=quiet
+        path,
+        format=format,
+        clock_hz=clock_hz,
+        tile_count=tile_count,
+        quiet=quiet,
+        content=content,
     )
     return Profile(parsed.samples, tuple(parsed.metadata), clock, tiles, str(path), chosen)
