@@ -122,6 +122,7 @@ def _usage_error(exc: click.UsageError, where: str | None = None) -> None:
     """Click's usage error as the one error line, naming where ``--help`` explains it."""
     if where is None:
         where = exc.ctx.command_path if exc.ctx is not None else "tileprof"
+    where = " ".join(["tileprof", *where.split()[1:]])  # the program, however it was started
     message = escape_control(exc.format_message())
     click.echo(f"tileprof: error: {message} (see {where} --help)", err=True)
     sys.exit(EXIT_BAD_INPUT)
