@@ -99,7 +99,10 @@ def imports_of(module: str, source: str | None = None) -> set[str]:
     """The package modules ``module`` imports, wherever the import statement is, and the
     modules it names as text (those are imported by ``importlib`` at run time)."""
     path = MODULES.get(module)
-    tree = ast.parse(source if source is not None else path.read_text(encoding="utf-8"))
+    if source is None:
+        assert path is not None, module
+        source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source)
     is_package = path is not None and path.name == "__init__.py"
     found: set[str] = module_strings(tree)
     for node in ast.walk(tree):

@@ -49,7 +49,7 @@ def _group(
             target = wrapper
         params = target.__dict__.setdefault("__click_params__", [])
         params.extend(reversed(options))  # click lists decorator-added params in reverse
-        return target  # type: ignore[no-any-return]
+        return target
 
     return decorate
 

@@ -187,8 +187,8 @@ def gather_inputs(
             )
             check_epoch(profile.samples, filters.epoch)
             runs = tile_source_runs(profile, filters, path.name)
-            digest = {"size": found.size, "sha256": found.sha256}
-            sources.append(Source(str(path), path, TILE_DUMP, runs, profile, filters, **digest))
+            source = Source(str(path), path, TILE_DUMP, runs, profile, filters)
+            sources.append(dataclasses.replace(source, size=found.size, sha256=found.sha256))
         else:
             runs = parse_runs(path, found.kind, found.data)
             sources.append(
