@@ -29,7 +29,6 @@ from tileprof.commands._options import (
     read_options,
 )
 from tileprof.core.errors import OptionError
-from tileprof.core.outputs import write_text
 
 if TYPE_CHECKING:
     from tileprof.model.gather import TileInput
@@ -85,8 +84,9 @@ def command(
     """Write one self-contained HTML report over tile dumps and GPU run FILES."""
     from tileprof.model.examples import EXAMPLE_SOURCE
     from tileprof.model.gather import InputFile, example_run_files, read_inputs
-    from tileprof.views.html import build_report, render
+    from tileprof.views.html import build_report
     from tileprof.views.html.data import generation_time
+    from tileprof.views.renderers import REPORT_RENDERERS, ReportModel, write_rendered
 
     generation_time()  # a malformed SOURCE_DATE_EPOCH fails before any input is read
     target = check_report_output(out.path, DEFAULT_OUTPUT, out.force)
@@ -115,7 +115,7 @@ def command(
         tile_filters=[t.filters for t in inputs.tiles],
     )
     section = None if baseline is None else baseline_section(baseline, inputs.tiles, group_by)
-    write_text(target, render(report, baseline=section))
+    write_rendered(REPORT_RENDERERS["html"], ReportModel(report, section), target)
     if str(target) != "-":
         click.echo(str(target.resolve()) if out.path is None else str(target))
 

@@ -2,9 +2,9 @@
 
 A ``Renderer`` names its format, the file suffix it suits, whether it is binary, and renders
 one model (``SummaryModel``, ``RunsModel``, ``OpsModel``, ``DiffModel``, ``SuperstepsModel``,
-``HistoryModel``, or the store's run records) to text or bytes. ``report`` writes one HTML
-page (``tileprof.views.html.render``) and ``trace`` the format its output's name asks for
-(``tileprof.views.trace.TRACE_FORMATS``). The commands build their
+``HistoryModel``, the store's run records, ``ReportModel``, a trace's ``Timeline``) to text or
+bytes; a trace format streams into the file instead (``Renderer.stream``). Every output
+format of every command is one entry here. The commands build their
 ``--format`` choices from these dictionaries and write what ``render`` returns; adding a format
 is one renderer function plus one entry here.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Generic, TypeVar
 
 import polars as pl
 
@@ -38,6 +38,9 @@ class Renderer(Generic[M]):
     suffix: str
     binary: bool
     render: Callable[[M], str | bytes]
+    stream: Callable[[M, IO[bytes]], None] | None = None
+    """For a format written piece by piece (a trace): write the model into an open file,
+    never holding the whole output in memory. ``render`` then gives the bytes (for tests)."""
 
 
 @dataclass(frozen=True)
@@ -267,6 +270,65 @@ STORE_LIST_RENDERERS: dict[str, Renderer[Sequence[Any]]] = {
 """``tileprof store list --format``; the first is the default."""
 
 
+@dataclass(frozen=True)
+class ReportModel:
+    """What ``report`` renders: the report's view model and its optional baseline section."""
+
+    report: Any
+    baseline: Any = None
+
+
+def _report_html(model: ReportModel) -> str:
+    from tileprof.views.html import render  # matplotlib, jinja2
+
+    return render(model.report, baseline=model.baseline)
+
+
+REPORT_RENDERERS: dict[str, Renderer[ReportModel]] = {
+    "html": Renderer("html", ".html", False, _report_html)
+}
+"""``tileprof report``'s one format: a self-contained HTML page."""
+
+
+def _trace_stream(name: str) -> Callable[[Any, IO[bytes]], None]:
+    def stream(timeline: Any, handle: IO[bytes]) -> None:
+        import gzip
+
+        if name == "pftrace":
+            from tileprof.views.trace.perfetto import write_pftrace
+
+            write_pftrace(handle, timeline)
+            return
+        from tileprof.views.trace.chrome import write_chrome
+
+        if name == "json.gz":
+            with gzip.GzipFile(fileobj=handle, mode="wb", compresslevel=6, mtime=0) as zipped:
+                write_chrome(zipped, timeline)
+        else:
+            write_chrome(handle, timeline)
+
+    return stream
+
+
+def _streamed_bytes(stream: Callable[[Any, IO[bytes]], None]) -> Callable[[Any], bytes]:
+    def render(model: Any) -> bytes:
+        import io
+
+        buffer = io.BytesIO()
+        stream(model, buffer)
+        return buffer.getvalue()
+
+    return render
+
+
+TRACE_RENDERERS: dict[str, Renderer[Any]] = {
+    name: Renderer(name, suffix, True, _streamed_bytes(_trace_stream(name)), _trace_stream(name))
+    for name, suffix in (("pftrace", ".pftrace"), ("json", ".json"), ("json.gz", ".json.gz"))
+}
+"""``tileprof trace``'s formats (a ``tileprof.model.trace.Timeline``), chosen by the output's
+name (``tileprof.views.trace.trace_format``)."""
+
+
 def check_destination(renderer: Renderer[Any], output: Path | None) -> None:
     """A binary format needs a file: it is never written to the terminal."""
     if renderer.binary and (output is None or str(output) == "-"):
@@ -275,6 +337,14 @@ def check_destination(renderer: Renderer[Any], output: Path | None) -> None:
 
 def write_rendered(renderer: Renderer[M], model: M, output: Path | None) -> None:
     """Render ``model`` and write it to ``output`` (stdout for text when None or ``-``)."""
+    if renderer.stream is not None:
+        check_destination(renderer, output)
+        assert output is not None  # checked above
+        from tileprof.core.outputs import atomic_writer
+
+        with atomic_writer(output, binary=True) as handle:
+            renderer.stream(model, handle)
+        return
     data = renderer.render(model)
     if isinstance(data, bytes):
         check_destination(renderer, output)

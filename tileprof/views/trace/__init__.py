@@ -7,11 +7,9 @@
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 from tileprof.core.errors import OptionError
-from tileprof.core.outputs import atomic_writer
 from tileprof.model.trace import Timeline
 
 TRACE_FORMATS: dict[str, str] = {".pftrace": "pftrace", ".json": "json", ".json.gz": "json.gz"}
@@ -27,18 +25,8 @@ def trace_format(path: Path) -> str:
 
 
 def write_trace(path: Path, fmt: str, timeline: Timeline) -> None:
-    """Write ``timeline`` to ``path`` atomically as ``fmt`` (see ``trace_format``)."""
-    if fmt == "pftrace":
-        from tileprof.views.trace.perfetto import write_pftrace
+    """Write ``timeline`` to ``path`` atomically as ``fmt`` (see ``trace_format``), through
+    its renderer (``tileprof.views.renderers.TRACE_RENDERERS``)."""
+    from tileprof.views.renderers import TRACE_RENDERERS, write_rendered
 
-        with atomic_writer(path, binary=True) as handle:
-            write_pftrace(handle, timeline)
-        return
-    from tileprof.views.trace.chrome import write_chrome
-
-    with atomic_writer(path, binary=True) as handle:
-        if fmt == "json.gz":
-            with gzip.GzipFile(fileobj=handle, mode="wb", compresslevel=6, mtime=0) as zipped:
-                write_chrome(zipped, timeline)
-        else:
-            write_chrome(handle, timeline)
+    write_rendered(TRACE_RENDERERS[fmt], timeline, path)
