@@ -129,3 +129,14 @@ def test_old_spellings_still_work_with_one_note(
     assert err == f"tileprof: note: {note}\n"
     code, out, err, _ = invoke(*[a.format(dump=dump) for a in renamed])
     assert code == 0 and err == "" and out == old_out == new_out
+
+
+def test_the_api_names_the_sample_count_as_the_cli_does() -> None:
+    """``Profile.summary(samples=)`` is ``--samples``; ``top=`` still works, with a warning."""
+    from tileprof.model.examples import example_profile
+
+    profile = example_profile()
+    new = profile.summary(epoch=1, samples=3)
+    with pytest.warns(DeprecationWarning, match="use samples="):
+        old = profile.summary(epoch=1, top=3)
+    assert len(new.samples) == 3 and old.to_document() == new.to_document()
