@@ -79,7 +79,7 @@ def command(
         example=example_profile,
         example_filters=own_filters,
         example_name=EXAMPLE_SOURCE,
-        **read.gather_keywords,
+        read=read,
     )
     runs, sets = run_table(sources, links)
     notes = [note for s in sources for note in s.runs.notes]

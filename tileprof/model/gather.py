@@ -157,34 +157,25 @@ def gather_inputs(
     example: Profile | None = None,
     example_filters: Filters | None = None,
     example_name: str = "example",
-    format_in: str | None = None,
-    clock_hz: float | None = None,
-    tile_count: int | None = None,
-    quiet: bool = True,
+    read: DumpReading | None = None,
 ) -> list[Source]:
     """Every input read once, in command-line order (the example profile first).
 
     ``filters`` apply to every tile dump (``example_filters`` to the example profile);
-    ``clock_hz`` and ``tile_count`` override what the dumps state. ``quiet=False`` lets large
-    tile dumps draw the progress bar (``tileprof.core.progress``).
+    ``read`` says how tile dumps are read (``--format-in``, the device overrides; ``quiet=False``
+    lets large ones draw the progress bar, ``tileprof.core.progress``).
     """
+    read = read or DumpReading()
     sources: list[Source] = []
     if example is not None:
         own = example_filters or filters
         runs = tile_source_runs(example, own, example_name)
         sources.append(Source(example_name, None, TILE_DUMP, runs, example, own))
     for path in paths:
-        found = _read(path, format_in)
+        found = _read(path, read.format_in)
         # a summary document's samples are a small tile dump (``summary`` reads them so too)
         if found.kind in (TILE_DUMP, SUMMARY_DOCUMENT) or found.data is None:
-            profile = load(
-                path,
-                format=format_in,
-                clock_hz=clock_hz,
-                tile_count=tile_count,
-                quiet=quiet,
-                content=found.data,
-            )
+            profile = load(path, **read.keywords, content=found.data)
             check_epoch(profile.samples, filters.epoch)
             runs = tile_source_runs(profile, filters, path.name)
             source = Source(str(path), path, TILE_DUMP, runs, profile, filters)
@@ -291,10 +282,7 @@ def read_inputs(
         example=example,
         example_filters=example_filters,
         example_name=example_name,
-        format_in=read.format_in,
-        clock_hz=read.clock_hz,
-        tile_count=read.tile_count,
-        quiet=read.quiet,
+        read=read,
     )
     tiles = tuple(
         TileInput(s.profile, s.filters or filters, s.name if s.path is None else s.path.name)

@@ -47,16 +47,6 @@ class DumpReading:
         return dataclasses.asdict(self)
 
     @property
-    def gather_keywords(self) -> dict[str, Any]:
-        """``gather_inputs``'s keyword arguments."""
-        return {
-            "format_in": self.format_in,
-            "clock_hz": self.clock_hz,
-            "tile_count": self.tile_count,
-            "quiet": self.quiet,
-        }
-
-    @property
     def keywords(self) -> dict[str, Any]:
         """``tileprof.load``'s keyword arguments."""
         return {
