@@ -261,19 +261,17 @@ def long_command_bodies(
     return long
 
 
-FLAG = re.compile(r"^--?[A-Za-z][\w-]*$")
+FLAG = re.compile(r"^(--[A-Za-z][\w-]*|-[A-Za-z])$")
 
 
 def flag_declarations(trees: dict[str, ast.Module]) -> dict[str, set[str]]:
-    """Flag -> the modules whose ``option(...)`` calls declare it (``click.option``,
-    ``click.Option`` or any other callable named so)."""
+    """Flag -> the modules that pass it to a call (``click.option("--x")``,
+    ``click.Option(["--x"])``, ``flag_with_alias("--new", "dest", "--old")``, pytest's
+    ``addoption``: whatever builds the option)."""
     declared: dict[str, set[str]] = {}
     for module, tree in trees.items():
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
-                continue
-            name = getattr(node.func, "attr", getattr(node.func, "id", ""))
-            if name.lower() != "option":
                 continue
             for arg in node.args:
                 values = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]

@@ -440,6 +440,24 @@ def option(*declarations: str, **attrs: Any) -> Any:
     return _group(None, [click.Option(list(declarations), **attrs)])
 
 
+def per_tile_option() -> Any:
+    """``supersteps --per-tile`` (once ``--tiles``, which elsewhere meant the tile count)."""
+    return flag_with_alias("--per-tile", "per_tile", "--tiles", "Add one row per active tile.")
+
+
+def share_top_option(default: int) -> Any:
+    """``diff --share-top N`` (once ``--top``, which elsewhere limits rows)."""
+    return value_with_alias(
+        "--share-top",
+        "share_top",
+        "--top",
+        type=click.IntRange(min=1),
+        default=default,
+        metavar="N",
+        help="How many top groups the header's explained share covers.",
+    )
+
+
 def flag_with_alias(new: str, dest: str, old: str, help: str) -> Any:
     """A flag ``new`` whose old spelling ``old`` still works, with a note; ``dest`` gets
     either."""

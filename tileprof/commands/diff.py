@@ -18,7 +18,7 @@ from tileprof.commands._options import (
     option,
     output_options,
     read_options,
-    value_with_alias,
+    share_top_option,
 )
 from tileprof.core.errors import OptionError
 from tileprof.model.diff_inputs import ReadOptions, compare_files
@@ -70,15 +70,7 @@ def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> list[str]:
     help="GPU sources: compare op rows (PyTorch traces, as `runs --ops`) or kernels grouped "
     "by launching op (other sources) instead of kernels.",
 )
-@value_with_alias(
-    "--share-top",
-    "share_top",
-    "--top",
-    type=click.IntRange(min=1),
-    default=DEFAULT_TOP,
-    metavar="N",
-    help="How many top groups the header's explained share covers.",
-)
+@share_top_option(DEFAULT_TOP)
 @read_options()
 @filter_options()
 @group_by_option()

@@ -13,9 +13,9 @@ from tileprof.commands._options import (
     example_filters,
     example_option,
     filter_options,
-    flag_with_alias,
     option,
     output_options,
+    per_tile_option,
     read_options,
     top_option,
 )
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     metavar="CYCLES",
     help="Merge supersteps separated by a compute-free gap shorter than this.",
 )
-@flag_with_alias("--per-tile", "per_tile", "--tiles", "Add one row per active tile.")
+@per_tile_option()
 @top_option("The N longest, longest first.")
 @output_options(list(SUPERSTEPS_RENDERERS), default="table")
 @read_options(tiles_alias=False)
