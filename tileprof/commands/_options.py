@@ -204,7 +204,11 @@ FILTER_NAMES = ("epoch", "at", "window", "kernels", "kind")
 def _filter_option(name: str, help: str | None) -> click.Option:
     if name == "epoch":
         return click.Option(
-            ["--epoch"], type=EpochType(), default=None, help=help or "Only samples of this epoch."
+            ["--epoch"],
+            type=EpochType(),
+            default=None,
+            metavar="N|all",
+            help=help or "Only samples of this epoch (all: every epoch, as without it).",
         )
     if name == "at":
         return click.Option(
