@@ -186,6 +186,6 @@ def test_every_command_format_choice_is_a_renderer() -> None:
         STORE_LIST_RENDERERS,
     )
 
-    assert HISTORY_FORMATS == tuple(HISTORY_RENDERERS)
-    assert STORE_LIST_FORMATS == tuple(STORE_LIST_RENDERERS)
+    assert tuple(HISTORY_RENDERERS) == HISTORY_FORMATS
+    assert tuple(STORE_LIST_RENDERERS) == STORE_LIST_FORMATS
     assert list(OPS_RENDERERS) == list(RUNS_RENDERERS)  # runs --ops takes runs' --format
