@@ -140,3 +140,13 @@ def test_the_api_names_the_sample_count_as_the_cli_does() -> None:
     with pytest.warns(DeprecationWarning, match="use samples="):
         old = profile.summary(epoch=1, top=3)
     assert len(new.samples) == 3 and old.to_document() == new.to_document()
+
+
+def test_a_failing_command_prints_only_its_error(tmp_path: Path) -> None:
+    """Notes (an old spelling, what --example chose) wait for success: an error stays one line."""
+    code, _, err, _ = invoke("summary", tmp_path / "absent.json", "--tiles", "4")
+    assert code == 2 and err == f"tileprof: error: {tmp_path / 'absent.json'}: no such file\n"
+    code, _, err, _ = invoke(
+        "trace", "--example", tmp_path / "absent.json", "-o", tmp_path / "t.json"
+    )
+    assert code == 2 and err.count("\n") == 1 and err.startswith("tileprof: error: ")

@@ -22,6 +22,7 @@ import click
 
 from tileprof.analyses.filters import Filters, parse_window
 from tileprof.analyses.stats import GROUP_DIMENSIONS, check_dimensions
+from tileprof.commands._notes import note
 from tileprof.core.errors import OptionError, OutputError
 from tileprof.core.outputs import is_special
 from tileprof.inputs import DUMP_FORMATS
@@ -57,7 +58,7 @@ def _group(
 def _note_deprecated(old: str, new: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
     def callback(_ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
         if value not in (None, False, ()):
-            click.echo(f"tileprof: note: {old} is deprecated; use {new}", err=True)
+            note(f"note: {old} is deprecated; use {new}")
         return value
 
     return callback
@@ -279,11 +280,7 @@ def example_filters(filters: Filters) -> Filters:
 
     context = click.get_current_context(silent=True)
     asked = context is not None and context.meta.get(ALL_EPOCHS_ASKED, False)
-    return filters if asked else example_epoch_filters(filters, note=_note)
-
-
-def _note(text: str) -> None:
-    click.echo(f"tileprof: {text}", err=True)
+    return filters if asked else example_epoch_filters(filters, note=note)
 
 
 def group_by_option(*, checked: bool = True) -> Any:

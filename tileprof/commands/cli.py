@@ -94,8 +94,16 @@ class TileprofGroup(click.Group):
             raise AssertionError("unreachable") from None
 
     def invoke(self, ctx: click.Context) -> Any:
+        from tileprof.commands import _notes  # not at start-up: --help loads no command module
+
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            _notes.flush(ctx)  # only a command that succeeded has notes to add
+            return result
+        except click.exceptions.Exit as exc:
+            if exc.exit_code == 0:
+                _notes.flush(ctx)
+            raise
         except click.UsageError as exc:
             if ctx.params.get("debug"):
                 traceback.print_exc()

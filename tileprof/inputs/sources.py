@@ -178,5 +178,7 @@ def read_kineto_events(
         return kineto_events_of(path, found.data)
     if need is not None:
         raise InputError(path, None, f"{need}; this is a {found.kind}")
+    if found.data is not None and found.data.lstrip()[:1] != b"{":
+        kineto_events_of(path, found.data)  # not a JSON object: the decoder names the place
     hint = " (give the one tile DUMP first, then GPU traces)" if "tile" in found.kind else ""
     raise InputError(path, None, f"{found.kind}, not a PyTorch profiler (Kineto) trace{hint}")
