@@ -167,12 +167,17 @@ def kineto_events_of(path: str | Path, data: bytes) -> KinetoEvents:
 
 
 def read_kineto_events(
-    path: str | Path, *, need: str | None = None, found: FileRead | None = None
+    path: str | Path,
+    *,
+    need: str | None = None,
+    found: FileRead | None = None,
+    expected: str = "a PyTorch profiler (Kineto) trace",
 ) -> KinetoEvents:
     """The events of the PyTorch (Kineto) trace at ``path``, read once (or from ``found``).
 
     A file of another kind is an InputError: ``need`` words it ("--ops needs a PyTorch
-    trace; this is a …"), else it names the kind and, for a tile dump, where one goes."""
+    trace; this is a …"), else it names the kind, what was ``expected`` and, for a tile dump,
+    where one goes."""
     found = found or read_input(path)
     if found.kind == TRACE and found.data is not None:
         return kineto_events_of(path, found.data)
@@ -181,4 +186,4 @@ def read_kineto_events(
     if found.data is not None and found.data.lstrip()[:1] != b"{":
         kineto_events_of(path, found.data)  # not a JSON object: the decoder names the place
     hint = " (give the one tile DUMP first, then GPU traces)" if "tile" in found.kind else ""
-    raise InputError(path, None, f"{found.kind}, not a PyTorch profiler (Kineto) trace{hint}")
+    raise InputError(path, None, f"{found.kind}, not {expected}{hint}")
