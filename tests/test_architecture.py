@@ -209,6 +209,10 @@ def test_no_import_circles() -> None:
 def test_the_checks_can_fail() -> None:
     """The walker sees function-level and TYPE_CHECKING imports, and finds circles."""
     assert "tileprof.inputs" in GRAPH["tileprof.model.profile"]  # imported inside load()
+    # module names as text: _COMMANDS, the registry's module paths, the lazy public names
+    assert "tileprof.commands.summary" in GRAPH["tileprof.commands.cli"]
+    assert "tileprof.inputs.tile.json_dump" in GRAPH["tileprof.inputs"]
+    assert {"tileprof.model.profile", "tileprof.model.ops"} <= GRAPH["tileprof"]
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert (
         layer_of("tileprof.commands.cli")
