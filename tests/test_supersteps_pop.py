@@ -207,18 +207,18 @@ def test_epochs_option_in_csv_and_table(tmp_path: Path) -> None:
     steps = [[(0, 0, 100), (1, 0, 50)]]
     dump = write_dump(tmp_path / "d.json", samples_of(steps), clockHz=1.5e9, tileCount=TILES)
     runner = CliRunner()
-    csv_out = runner.invoke(cli, ["supersteps", str(dump), "--epochs", "--format", "csv"])
+    csv_out = runner.invoke(cli, ["supersteps", str(dump), "--per-epoch", "--format", "csv"])
     header, row = csv_out.stdout.splitlines()
     assert header.split(",") == list(EPOCH_FIELDS)
     assert row.split(",")[-5:] == ["0.75", "1.0", "0.75", "50", "0"]
-    table = runner.invoke(cli, ["supersteps", str(dump), "--epochs"]).stdout
+    table = runner.invoke(cli, ["supersteps", str(dump), "--per-epoch"]).stdout
     # The epoch table: epoch 1, 1 superstep of 100 cycles, sync wait 25 of 4 × 100, then POP's.
     assert (
         "    1 │          1 │    100 │     6.25% │ 75.00% │ 100.00% │ 75.00% │   50 │        0"
         in (table.splitlines())
     )
-    both = runner.invoke(cli, ["supersteps", str(dump), "--epochs", "--tiles", "--format", "csv"])
-    assert both.exit_code == 2 and "give --tiles or --epochs" in both.stderr
+    both = runner.invoke(cli, ["supersteps", str(dump), "--per-epoch", "--per-tile", "--format", "csv"])
+    assert both.exit_code == 2 and "give --per-tile or --per-epoch" in both.stderr
 
 
 def test_full_device_with_random_loads_matches_numpy() -> None:

@@ -3,79 +3,62 @@ computed metrics (definitions: docs/metrics.md, "Findings")."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
+from tileprof.analyses.filters import Filters
 from tileprof.commands._options import (
-    check_output,
-    dump_input_options,
+    Output,
     example_inputs,
+    example_option,
     filter_options,
-    filters_from_options,
     output_options,
-    rules_from_option,
+    read_options,
     rules_option,
 )
 from tileprof.core.errors import OptionError
 from tileprof.core.outputs import terminal_width
 from tileprof.views.renderers import FINDINGS_RENDERERS, FindingsModel, write_rendered
 
+if TYPE_CHECKING:
+    from tileprof.analyses.findings import Rule
+    from tileprof.model.reading import DumpReading
+
 
 @click.command("findings", short_help="What to look at first, by rules over the metrics.")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--example", is_flag=True, help="Use the bundled reference profile.")
-@rules_option
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(list(FINDINGS_RENDERERS)),
-    default="table",
-    show_default=True,
-)
-@dump_input_options
-@filter_options
-@output_options
+@example_option()
+@rules_option()
+@output_options(list(FINDINGS_RENDERERS))
+@read_options(cache=False)
+@filter_options()
 def command(
     paths: tuple[Path, ...],
     example: bool,
-    rules_file: Path | None,
-    output_format: str,
-    format_in: str | None,
-    clock_hz: float | None,
-    tile_count: int | None,
-    epoch: int | None,
-    at: int | None,
-    window: str | None,
-    kernels: tuple[str, ...],
-    kind: str | None,
-    output: Path | None,
-    force: bool,
+    rules: Sequence[Rule],
+    out: Output,
+    read: DumpReading,
+    filters: Filters,
 ) -> None:
     """Run the rule table over tile dumps and GPU files in PATHS; each finding cites its
     numbers and threshold, and a rule whose input is missing says why it abstained."""
-    from tileprof.analyses.findings import evaluate
     from tileprof.model.examples import EXAMPLE_SOURCE
-    from tileprof.model.findings import finding_frames
-    from tileprof.model.gather import gather_inputs
+    from tileprof.model.gather import gather_inputs, source_findings
 
-    check_output(output, force)
+    out.check()
     if not paths and not example:
         raise OptionError("give PATHS... (tile dumps, GPU files) or --example")
-    rules = rules_from_option(rules_file)
-    filters = filters_from_options(epoch, at, window, kernels, kind)
-    example_profile, example_filters = example_inputs(example, filters, clock_hz, tile_count)
+    example_profile, own_filters = example_inputs(example, filters, read)
     sources = gather_inputs(
-        list(paths),
+        paths,
         filters,
         example=example_profile,
-        example_filters=example_filters,
+        example_filters=own_filters,
         example_name=EXAMPLE_SOURCE,
-        format_in=format_in,
-        clock_hz=clock_hz,
-        tile_count=tile_count,
+        read=read,
     )
-    findings = evaluate(finding_frames(sources), rules)
-    write_rendered(
-        FINDINGS_RENDERERS[output_format], FindingsModel(findings, terminal_width(output)), output
-    )
+    model = FindingsModel(source_findings(sources, rules), terminal_width(out.path))
+    write_rendered(FINDINGS_RENDERERS[out.format], model, out.path)

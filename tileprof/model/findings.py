@@ -23,7 +23,6 @@ from tileprof.analyses.findings import (
     op_frame,
     superstep_frames,
 )
-from tileprof.model.gather import Source
 from tileprof.model.profile import Profile
 
 
@@ -41,28 +40,23 @@ def profile_frames(profile: Profile, filters: Filters | None, name: str) -> dict
 
 def trace_frames(path: Path, ridge: RidgePoint | None = None) -> dict[str, pl.DataFrame]:
     """A PyTorch trace's ``ops`` frame (with ``ridge``, each row's ridge point)."""
-    from tileprof.analyses.ops import load_ops
+    from tileprof.model.ops import load_ops
 
     return {"ops": op_frame(load_ops(path).frame, ridge)}
 
 
 def finding_frames(
-    sources: Sequence[Source],
+    tiles: Sequence[tuple[Profile, Filters | None, str]],
+    traces: Sequence[Path] = (),
     *,
     breakdown: pl.DataFrame | None = None,
     ridge: RidgePoint | None = None,
 ) -> dict[str, pl.DataFrame]:
-    """Every source's frames, stacked source by source; ``breakdown`` is the GPU time
-    breakdown's rows of the traces among them, ``ridge`` the spec registry's ridge point
-    lookup (each rule that needs one abstains without it)."""
-    from tileprof.inputs.gpu.kineto import KIND as TRACE
-
-    parts = []
-    for source in sources:
-        if source.profile is not None:
-            parts.append(profile_frames(source.profile, source.filters, source.name))
-        elif source.kind == TRACE and source.path is not None:
-            parts.append(trace_frames(source.path, ridge))
+    """The frames of the tile dumps (profile, filters, name) and PyTorch traces, stacked
+    source by source; ``breakdown`` is the GPU time breakdown's rows of the traces, ``ridge``
+    the spec registry's ridge point lookup (each rule that needs one abstains without it)."""
+    parts = [profile_frames(profile, filters, name) for profile, filters, name in tiles]
+    parts.extend(trace_frames(path, ridge) for path in traces)
     if breakdown is not None:
         parts.append({"breakdown": breakdown_frame(breakdown)})
     return combined(parts)
