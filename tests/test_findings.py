@@ -412,15 +412,12 @@ def test_the_rule_table_is_well_formed() -> None:
         assert {"count", "rows"} <= fields, rule.id
 
 
-def test_finding_frames_take_a_breakdown_and_a_ridge_lookup(tmp_path: Path) -> None:
-    from tileprof.analyses.filters import Filters
+def test_finding_frames_take_a_breakdown_and_a_ridge_lookup() -> None:
     from tileprof.model.findings import finding_frames
-    from tileprof.model.gather import gather_inputs
 
     trace = Path("fixtures/traces/h200_train_steps.json.gz")
-    sources = gather_inputs([trace], Filters())
     frames = finding_frames(
-        sources, breakdown=breakdown((100, 30, 20)), ridge=lambda target, dtype, family: 100.0
+        [], [trace], breakdown=breakdown((100, 30, 20)), ridge=lambda target, dtype, family: 100.0
     )
     assert set(frames) == {"ops", "breakdown"}
     assert frames["ops"].get_column("ridge_point").unique().to_list() == [100.0]

@@ -217,7 +217,9 @@ def test_epochs_option_in_csv_and_table(tmp_path: Path) -> None:
         "    1 │          1 │    100 │     6.25% │ 75.00% │ 100.00% │ 75.00% │   50 │        0"
         in (table.splitlines())
     )
-    both = runner.invoke(cli, ["supersteps", str(dump), "--per-epoch", "--per-tile", "--format", "csv"])
+    both = runner.invoke(
+        cli, ["supersteps", str(dump), "--per-epoch", "--per-tile", "--format", "csv"]
+    )
     assert both.exit_code == 2 and "give --per-tile or --per-epoch" in both.stderr
 
 

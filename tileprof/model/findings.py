@@ -30,7 +30,7 @@ def profile_frames(profile: Profile, filters: Filters | None, name: str) -> dict
     """One tile dump's ``supersteps``, ``epochs`` and ``groups`` frames (no superstep frames
     when the filters' epoch has no samples: the rules over them abstain)."""
     filters = filters or Filters()
-    frames = {"groups": group_frame(profile.summary(filters, top=0).groups, name)}
+    frames = {"groups": group_frame(profile.summary(filters, samples=0).groups, name)}
     epoch = filters.epoch
     if epoch is None or profile.samples.filter(pl.col("epoch") == epoch).height:
         result = profile.supersteps(epoch=epoch)
