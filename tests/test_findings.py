@@ -414,8 +414,9 @@ def test_the_rule_table_is_well_formed() -> None:
 
 def test_finding_frames_take_a_breakdown_and_a_ridge_lookup() -> None:
     from tileprof.model.findings import finding_frames
+    from tileprof.model.ops import load_ops
 
-    trace = Path("fixtures/traces/h200_train_steps.json.gz")
+    trace = load_ops(Path("fixtures/traces/h200_train_steps.json.gz")).frame
     frames = finding_frames(
         [], [trace], breakdown=breakdown((100, 30, 20)), ridge=lambda target, dtype, family: 100.0
     )

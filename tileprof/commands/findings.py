@@ -59,6 +59,7 @@ def command(
         example_filters=own_filters,
         example_name=EXAMPLE_SOURCE,
         read=read,
+        ops=True,
     )
     model = FindingsModel(source_findings(sources, rules), terminal_width(out.path))
     write_rendered(FINDINGS_RENDERERS[out.format], model, out.path)

@@ -2,7 +2,7 @@
 
 A tile dump gives its superstep and epoch rows (``Profile.supersteps`` over the filters'
 epoch) and its group rows (``Profile.summary``); a PyTorch trace gives its op rows
-(``tileprof.analyses.ops``). The GPU time breakdown and the roofline columns come from their
+(``tileprof.model.ops``, read with the trace by ``gather_inputs(..., ops=True)``). The GPU time breakdown and the roofline columns come from their
 own analyses when those exist; until then the rules that need them abstain and say so
 (docs/metrics.md, "Findings").
 """
@@ -10,7 +10,6 @@ own analyses when those exist; until then the rules that need them abstain and s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import polars as pl
 
@@ -38,25 +37,19 @@ def profile_frames(profile: Profile, filters: Filters | None, name: str) -> dict
     return frames
 
 
-def trace_frames(path: Path, ridge: RidgePoint | None = None) -> dict[str, pl.DataFrame]:
-    """A PyTorch trace's ``ops`` frame (with ``ridge``, each row's ridge point)."""
-    from tileprof.model.ops import load_ops
-
-    return {"ops": op_frame(load_ops(path).frame, ridge)}
-
-
 def finding_frames(
     tiles: Sequence[tuple[Profile, Filters | None, str]],
-    traces: Sequence[Path] = (),
+    ops: Sequence[pl.DataFrame] = (),
     *,
     breakdown: pl.DataFrame | None = None,
     ridge: RidgePoint | None = None,
 ) -> dict[str, pl.DataFrame]:
-    """The frames of the tile dumps (profile, filters, name) and PyTorch traces, stacked
-    source by source; ``breakdown`` is the GPU time breakdown's rows of the traces, ``ridge``
-    the spec registry's ridge point lookup (each rule that needs one abstains without it)."""
+    """The frames of the tile dumps (profile, filters, name) and of PyTorch traces' op rows,
+    stacked source by source; ``breakdown`` is the GPU time breakdown's rows of the traces,
+    ``ridge`` the spec registry's ridge point lookup (each rule that needs one abstains
+    without it)."""
     parts = [profile_frames(profile, filters, name) for profile, filters, name in tiles]
-    parts.extend(trace_frames(path, ridge) for path in traces)
+    parts.extend({"ops": op_frame(frame, ridge)} for frame in ops)
     if breakdown is not None:
         parts.append({"breakdown": breakdown_frame(breakdown)})
     return combined(parts)

@@ -101,6 +101,8 @@ class Source:
     filters: Filters | None = None
     size: int | None = None
     sha256: str | None = None
+    ops: pl.DataFrame | None = None
+    """A PyTorch trace's op rows, when ``gather_inputs`` was asked for them (``ops=True``)."""
 
     def input_file(self) -> InputFile:
         """The report header's entry: path, kind, size and sha256 (a GPU file's from its one
@@ -160,12 +162,14 @@ def gather_inputs(
     example_filters: Filters | None = None,
     example_name: str = "example",
     read: DumpReading | None = None,
+    ops: bool = False,
 ) -> list[Source]:
     """Every input read once, in command-line order (the example profile first).
 
     ``filters`` apply to every tile dump (``example_filters`` to the example profile);
     ``read`` says how tile dumps are read (``--format-in``, the device overrides; ``quiet=False``
-    lets large ones draw the progress bar, ``tileprof.core.progress``).
+    lets large ones draw the progress bar, ``tileprof.core.progress``); ``ops`` adds each
+    PyTorch trace's op rows, from the same read (the findings use them).
     """
     read = read or DumpReading()
     sources: list[Source] = []
@@ -184,8 +188,21 @@ def gather_inputs(
             sources.append(dataclasses.replace(source, size=found.size, sha256=found.sha256))
         else:
             runs = parse_runs(path, found.kind, found.data)
+            op_rows = None
+            if ops and found.kind == TRACE:
+                from tileprof.model.ops import read_ops
+
+                op_rows = read_ops(path, found.data).frame
             sources.append(
-                Source(str(path), path, found.kind, runs, size=found.size, sha256=found.sha256)
+                Source(
+                    str(path),
+                    path,
+                    found.kind,
+                    runs,
+                    size=found.size,
+                    sha256=found.sha256,
+                    ops=op_rows,
+                )
             )
     return sources
 
@@ -289,6 +306,7 @@ def read_inputs(
         example_filters=example_filters,
         example_name=example_name,
         read=read,
+        ops=True,
     )
     tiles = tuple(
         TileInput(s.profile, s.filters or filters, s.name if s.path is None else s.path.name)
@@ -327,8 +345,7 @@ def source_findings(
     from tileprof.model.findings import finding_frames
 
     tiles = [(s.profile, s.filters, s.name) for s in sources if s.profile is not None]
-    traces = [s.path for s in sources if s.profile is None and s.kind == TRACE and s.path]
-    frames = finding_frames(tiles, traces)
+    frames = finding_frames(tiles, [s.ops for s in sources if s.ops is not None])
     return tuple(evaluate(frames, RULES if rules is None else rules))
 
 
