@@ -2,9 +2,9 @@
 
 A tile dump gives its superstep and epoch rows (``Profile.supersteps`` over the filters'
 epoch) and its group rows (``Profile.summary``); a PyTorch trace gives its op rows
-(``tileprof.model.ops``, read with the trace by ``gather_inputs(..., ops=True)``). The GPU time breakdown and the roofline columns come from their
-own analyses when those exist; until then the rules that need them abstain and say so
-(docs/metrics.md, "Findings").
+(``tileprof.model.ops``, read with the trace by ``gather_inputs(..., ops=True)``). The GPU
+time breakdown and the roofline columns come from their own analyses when those exist; until
+then the rules that need them abstain and say so (docs/metrics.md, "Findings").
 """
 
 from __future__ import annotations
