@@ -13,7 +13,7 @@ from tileprof.analyses.supersteps import Supersteps
 from tileprof.core.numbers import number
 from tileprof.core.text import DISPLAY_NAME_LIMIT, cell
 from tileprof.views.fit import Fit, fit_to_width, plain_console, strip_padding
-from tileprof.views.summary_table import TABLE_WIDTH, _integer, _percent
+from tileprof.views.summary_table import _integer, _percent
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -62,6 +62,10 @@ def pop_line(row: dict[str, Any]) -> str:
     )
 
 
+TABLE_WIDTH = 220
+"""The fixed width of files and pipes: the superstep table with POP's three columns is wider
+than the summary's 200 (as the run table is)."""
+
 SuperstepCell = Callable[[Supersteps, dict[str, Any], int], "Text | str"]
 SUPERSTEP_COLUMNS: tuple[tuple[str, SuperstepCell], ...] = (
     ("epoch", lambda _, r, __: "—" if r["epoch"] is None else str(r["epoch"])),
@@ -81,16 +85,12 @@ SUPERSTEP_COLUMNS: tuple[tuple[str, SuperstepCell], ...] = (
     ("LB", lambda _, r, __: _percent(r["loadBalanceEfficiency"])),
     ("CommE", lambda _, r, __: _percent(r["communicationEfficiency"])),
     ("PE", lambda _, r, __: _percent(r["parallelEfficiency"])),
-    ("skew", lambda _, r, __: _integer(r["startSkewCycles"])),
-    ("lost", lambda _, r, __: _integer(r["imbalanceCycles"])),
 )
 """The superstep table's columns (docs/metrics.md, "Supersteps"): title, and the cell of a row
 given the result and the name limit."""
 SUPERSTEP_DROP_FIRST: tuple[str, ...] = (
     "end",
     "start",
-    "lost",
-    "skew",
     "margin",
     "mean wait",
     "sync after",
