@@ -120,6 +120,8 @@ def command(
     sorted by the change in phase cycles (total µs for GPU sources), largest first.
     """
     check_output(output, force)
+    if output_format == "html" and output is None:
+        raise OptionError("--format html writes a page: give -o FILE (or -o - for stdout)")
     options = ReadOptions(
         filters=filters_from_options(epoch, at, window, kernels, kind),
         group_by=dimensions_from_option(group_by),

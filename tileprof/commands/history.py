@@ -8,14 +8,20 @@ import click
 
 from tileprof.commands._options import check_output, output_options
 from tileprof.commands.store import label_option, store_option
-from tileprof.core.errors import OptionError, TileprofError
-from tileprof.core.outputs import write_text
+from tileprof.core.errors import OptionError
+from tileprof.core.outputs import say_written, write_text
+
+EXIT_FAILED = 1
+"""A ``--fail-on`` threshold broken by the newest run: a verdict (2 stays for bad input)."""
 
 
-class ThresholdFailed(TileprofError):
-    """A ``--fail-on`` threshold broken by the newest run; the report is still written."""
-
-    exit_code = 1
+def check_judged(unchecked: tuple[str, ...], allow_empty: bool) -> None:
+    """A ``--fail-on`` that judged nothing is refused (exit 2), or under ``--allow-empty``
+    noted on stderr, so a gate never passes silently for want of earlier runs."""
+    if unchecked and not allow_empty:
+        raise OptionError(f"{unchecked[0]} (--allow-empty accepts that)")
+    for sentence in unchecked:
+        click.echo(f"tileprof: note: {sentence}", err=True)
 
 
 @click.command("history", short_help="Trend of figures per run and group from a store.")
@@ -38,6 +44,11 @@ class ThresholdFailed(TileprofError):
     help="e.g. 'usefulUtilization of gemm_* may not drop by more than 2%' (newest run vs band).",
 )
 @click.option(
+    "--allow-empty",
+    is_flag=True,
+    help="Accept a --fail-on that checks nothing yet (too few earlier runs for a band).",
+)
+@click.option(
     "--format",
     "output_format",
     type=click.Choice(["table", "json", "csv", "html"]),
@@ -52,6 +63,7 @@ def command(
     labels: tuple[str, ...],
     order: str,
     fail_on: tuple[str, ...],
+    allow_empty: bool,
     output_format: str,
     output: Path | None,
     force: bool,
@@ -77,6 +89,7 @@ def command(
     history = build_history(
         store, runs, fields=fields, kernels=kernels, order=order, thresholds=thresholds
     )
+    check_judged(history.unchecked, allow_empty)
     if output_format == "json":
         text = views.render_json(history)
     elif output_format == "csv":
@@ -89,9 +102,7 @@ def command(
     else:
         text = views.render_table(history)
     write_text(output, text)
+    say_written(output)
     if history.failures:
-        first = history.failures[0]
-        raise ThresholdFailed(
-            f"{len(history.failures)} --fail-on threshold(s) broken by run {first.run}, "
-            f"e.g. {first.threshold} ({first.group})"
-        )
+        click.echo(views.verdict(history), err=True)
+        click.get_current_context().exit(EXIT_FAILED)

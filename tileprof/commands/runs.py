@@ -122,7 +122,7 @@ def _write_ops(
     import polars as pl
 
     from tileprof.analyses.ops import load_ops
-    from tileprof.core.outputs import write_bytes, write_text
+    from tileprof.core.outputs import say_written, write_bytes, write_text
     from tileprof.views import runs_data, runs_table
 
     if example or linked:
@@ -141,3 +141,4 @@ def _write_ops(
     else:
         width = terminal_width(output) or runs_table.TABLE_WIDTH
         write_text(output, runs_table.render_ops(frame, notes, width=width))
+    say_written(output)

@@ -22,7 +22,7 @@ from tileprof.commands._options import (
 )
 from tileprof.commands._store_summary import StoreOptions, store_options
 from tileprof.core.errors import OptionError
-from tileprof.core.outputs import terminal_width, write_text
+from tileprof.core.outputs import say_written, terminal_width, write_text
 from tileprof.core.text import shorten
 from tileprof.model.profile import Profile
 from tileprof.views.renderers import SUMMARY_RENDERERS, SummaryModel, write_rendered
@@ -105,6 +105,7 @@ def command(
                 "--cache, --format-in, --clock-hz and --tiles read a DUMP, not --store"
             )
         write_text(output, store_summary_text(store, filters, group_by, top, output_format))
+        say_written(output)
         return
     dimensions = dimensions_from_option(group_by)
     profile = load_profile(dump, example, format_in, clock_hz, tile_count, cache=cache, quiet=quiet)

@@ -17,7 +17,7 @@ import polars as pl
 
 from tileprof.analyses.summary import Summary
 from tileprof.core.errors import OptionError
-from tileprof.core.outputs import write_bytes, write_text
+from tileprof.core.outputs import say_written, write_bytes, write_text
 from tileprof.views import runs_data, summary_csv, summary_json, supersteps_export
 
 if TYPE_CHECKING:
@@ -188,7 +188,8 @@ def check_destination(renderer: Renderer[Any], output: Path | None) -> None:
 
 
 def write_rendered(renderer: Renderer[M], model: M, output: Path | None) -> None:
-    """Render ``model`` and write it to ``output`` (stdout for text when None or ``-``)."""
+    """Render ``model`` and write it to ``output`` (stdout for text when None or ``-``); a
+    file written is named on stdout (``say_written``)."""
     data = renderer.render(model)
     if isinstance(data, bytes):
         check_destination(renderer, output)
@@ -196,3 +197,4 @@ def write_rendered(renderer: Renderer[M], model: M, output: Path | None) -> None
         write_bytes(output, data)
     else:
         write_text(output, data)
+    say_written(output)
