@@ -100,5 +100,4 @@ def rm(store_uri: str, run: str) -> None:
     from tileprof.model.store.tables import open_store
     from tileprof.model.store.writes import remove_run
 
-    record = remove_run(open_store(store_uri), run)
-    click.echo(f"removed run {record.run} ({record.source})")
+    click.echo(remove_run(open_store(store_uri), run))
