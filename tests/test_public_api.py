@@ -1,0 +1,77 @@
+"""The API as a REPL shows it (issue 26): one-line reprs, only public names in ``dir``, the
+documented modules after a plain ``import tileprof``, and ``tileprof.trace``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+import tileprof
+from tests.trace_decode import packets
+from tileprof.core.errors import OptionError
+from tileprof.model.examples import example_profile
+
+PUBLIC = ["Filters", "Profile", "Summary", "__version__", "diff", "flops", "load", "ops"]
+
+
+def test_profile_and_summary_reprs_are_one_line() -> None:
+    """The dataclass reprs printed every sample and group (14,580 and 6,749 characters)."""
+    profile = example_profile()
+    text = repr(profile)
+    assert "\n" not in text and len(text) < 200, text
+    assert text == (
+        "Profile(source='tileprof reference profile (seed 004)', samples=232260, tiles=1472, "
+        "clock_hz=1500000000, epochs=[0, 1, 2], groups=19)"
+    )
+    summary = profile.summary(epoch=1)
+    text = repr(summary)
+    assert "\n" not in text and len(text) < 200, text
+    matched = summary.matched_sample_count
+    assert text == (
+        f"Summary(source='tileprof reference profile (seed 004)', samples={matched} of 232260, "
+        f"tiles=1472, epoch=1, groups={summary.groups.height})"
+    )
+    grouped = repr(profile.summary(group_by=("kind",)))
+    assert "epochs=all" in grouped and grouped.endswith("group_by=('kind',))")
+
+
+def test_dir_lists_only_public_names() -> None:
+    assert dir(tileprof) == sorted([*PUBLIC, "sources", "trace"])
+
+
+def test_the_documented_names_resolve_after_a_plain_import() -> None:
+    """In a fresh process (no test has imported the layer modules yet): the README's
+    ``tileprof.sources.load_runs``, ``tileprof.ops.load_ops``, ``tileprof.flops.op_work`` and
+    ``tileprof.trace``, and every name ``dir`` lists."""
+    code = (
+        "import tileprof\n"
+        "for name in dir(tileprof): getattr(tileprof, name)\n"
+        "print(callable(tileprof.sources.load_runs), callable(tileprof.ops.load_ops),"
+        " callable(tileprof.flops.op_work), callable(tileprof.trace))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "True True True True\n"
+
+
+def test_trace_writes_the_file_its_name_asks_for(tmp_path: Path) -> None:
+    profile = example_profile()
+    out = tileprof.trace(profile, tmp_path / "t.pftrace", epoch=1, tile_range=(0, 4))
+    assert out == tmp_path / "t.pftrace"
+    assert packets(out), "an empty trace"
+    chrome = tileprof.trace(profile, tmp_path / "t.json", epoch=1, tile_range=(0, 4))
+    assert chrome.read_text().startswith("{")
+    with pytest.raises(OptionError, match="unknown trace extension"):
+        tileprof.trace(profile, tmp_path / "t.txt")
+    assert not (tmp_path / "t.txt").exists()
+
+
+def test_trace_notes_come_as_warnings(tmp_path: Path) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tileprof.trace(example_profile(), tmp_path / "t.json", epoch=1, max_samples=10)
+    assert any("more than --max-samples 10" in str(w.message) for w in caught)
