@@ -401,6 +401,47 @@ def test_an_unfinished_add_is_named_and_rm_clears_it(tmp_path: Path, dumps: list
     assert run_ids(uri) == ["same"]
 
 
+def _data_files(uri: str, table: str) -> list[Path]:
+    return sorted(Path(uri, table).rglob("*.parquet"))
+
+
+def test_vacuum_compacts_and_deletes_what_no_version_needs(
+    tmp_path: Path, dumps: list[Path]
+) -> None:
+    uri = str(tmp_path / "vacuumed")
+    for index in range(3):
+        added = invoke("store", "add", str(dumps[index]), "--store", uri, "--run", f"r{index}")
+        assert added.exit_code == 0, added.output
+    assert invoke("store", "rm", "--store", uri, "--run", "r1").exit_code == 0
+    kept = invoke("summary", "--store", uri, "--run", "r2", "--format", "json").output
+    removed = _data_files(uri, "samples/run=r1")
+    assert removed, "rm leaves the run's files for time travel"
+    before = {t: _data_files(uri, t) for t in ("samples", "stats", "runs")}
+    dry = invoke("store", "vacuum", "--store", uri, "--retain-hours", "0", "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert "samples: would delete 1 file no kept version needs" in dry.output
+    assert {t: _data_files(uri, t) for t in before} == before  # a dry run deletes nothing
+    # the default keeps a week of versions: it compacts, and deletes nothing this young
+    default = invoke("store", "vacuum", "--store", uri)
+    assert default.exit_code == 0, default.output
+    assert "runs: compacted 2 files into 1; deleted 0 files" in default.output
+    assert _data_files(uri, "samples/run=r1") == removed
+    done = invoke("store", "vacuum", "--store", uri, "--retain-hours", "0")
+    assert done.exit_code == 0, done.output
+    assert (
+        done.output.splitlines()[0]
+        == "samples: nothing to compact; deleted 1 file no kept version needs"
+    )
+    assert _data_files(uri, "samples/run=r1") == []
+    assert len(_data_files(uri, "runs")) == 1  # the two records, in one file now
+    # the store reads the same after it
+    assert run_ids(uri) == ["r0", "r2"]
+    assert invoke("summary", "--store", uri, "--run", "r2", "--format", "json").output == kept
+    assert invoke("history", "--store", uri, "--format", "json").exit_code == 0
+    bad = invoke("store", "vacuum", "--store", uri, "--retain-hours", "-1")
+    assert bad.exit_code == 2
+
+
 def test_duckdb_reads_the_store_and_agrees_with_the_stored_statistics(store: str) -> None:
     """The docs/scale.md query: DuckDB over the Delta tables (through deltalake's Arrow
     dataset; DuckDB's own delta extension is a download). Counts and sums computed by another
