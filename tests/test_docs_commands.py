@@ -10,7 +10,7 @@ repository's ``fixtures/`` and whatever the block's marker comment creates first
 
 A setup runs once for every block that names the same one (a store of three runs takes half a
 minute), and each block gets its own copy of what it made. Every fenced ``python`` block runs
-the same way, as one script (``python -c``).
+the same way, pasted into a file and run as one script.
 
 Other markers: ``<!-- doc-test: synopsis -->`` (a usage synopsis: its subcommand must exist and
 every ``--option`` it shows must be in that subcommand's ``--help``) and
@@ -168,12 +168,9 @@ def test_shell_block_runs_as_pasted(setups: Setups, tmp_path: Path, block: Block
 @pytest.mark.parametrize("block", PYTHON, ids=lambda b: f"{b.doc}:{b.line}")
 def test_python_block_runs(setups: Setups, tmp_path: Path, block: Block) -> None:
     folder = _folder(setups, tmp_path, block)
-    done = _run(f"{sys.executable} -c {_quote(block.body)}", folder)
+    (folder / "doc_block.py").write_text(block.body)  # a file, as pasted: __file__ is set
+    done = _run(f"{sys.executable} doc_block.py", folder)
     assert done.returncode == 0, f"{block.doc}:{block.line}\n{done.stderr}"
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
 @pytest.mark.parametrize("block", SYNOPSES, ids=lambda b: f"{b.doc}:{b.line}")

@@ -322,7 +322,7 @@ def _add_same_id(uri: str, dump: str, barrier: Any, results: Any) -> None:
             barrier.wait(timeout=60)
         return real(table, data, **options)
 
-    deltalake.write_deltalake = at_the_barrier
+    deltalake.write_deltalake = at_the_barrier  # type: ignore[assignment]
     result = CliRunner().invoke(cli, ["store", "add", dump, "--store", uri, "--run", "same"])
     results.put((result.exit_code, result.output))
 
