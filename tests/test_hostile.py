@@ -212,7 +212,7 @@ def test_a_footer_that_panics_polars_gives_one_line(
 ) -> None:
     """A negative chunk size in the footer made polars' reader panic, and the panic hook
     printed its lines (a backtrace under RUST_BACKTRACE=1) on descriptor 2, which only a
-    real process shows: the footer is checked with pyarrow before polars opens the file."""
+    real process shows: they are held back, and pyarrow's read of the footer names the place."""
     out = tmp_path / "c.parquet"
     assert invoke("convert", dump, "-o", out)[0] == 0
     bad = tmp_path / "footer.parquet"

@@ -76,10 +76,10 @@ def check_footer(path: Path, data: bytes) -> None:
     """Read the footer with pyarrow and check that the column chunks it lists lie inside the
     file's data, one after another without overlapping.
 
-    polars trusts the footer: a negative or out-of-file offset or size makes its reader panic,
-    and a Rust panic prints its own lines on stderr before Python sees the exception (whatever
-    ``RUST_BACKTRACE`` says). pyarrow reads the footer without panicking, so a corrupt one is
-    refused here, with one ``InputError``, before polars opens the file.
+    polars trusts the footer: a negative or out-of-file offset or size makes its reader panic
+    (``Option::unwrap()`` on a ``None`` value), which says nothing of where. pyarrow reads the
+    footer without panicking, so when polars fails this names the place. It runs only then:
+    importing pyarrow costs 0.2 s or more, which every read of a good cache would pay.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -133,11 +133,11 @@ def _chunk_bytes(path: Path, chunk: Any, place: str) -> tuple[int, int]:
 def panic_output_held() -> Iterator[None]:
     """Hold what is written to file descriptor 2 while polars reads; drop it if polars panics.
 
-    The footer check catches the corrupt footers that are known to panic polars' reader, but
-    damage deeper in a file (page headers, the polars schema in the key-value metadata) can
-    still panic it, and Rust's panic hook writes to descriptor 2 before Python sees the
-    ``PanicException``, whatever ``RUST_BACKTRACE`` says. The held bytes are written out as
-    they were when the read ends any other way (warnings are delayed, never lost).
+    A corrupt file (a negative chunk size in the footer, a damaged page header, the polars
+    schema in the key-value metadata) can panic polars' reader, and Rust's panic hook writes
+    its lines (a backtrace under ``RUST_BACKTRACE=1``) to descriptor 2 before Python sees the
+    ``PanicException``. The held bytes are written out as they were when the read ends any
+    other way (warnings are delayed, never lost).
     """
     sys.stderr.flush()
     try:
@@ -168,8 +168,11 @@ def _first(exc: BaseException) -> str:
 
 
 def parse(path: Path, data: bytes) -> ParsedDump:
-    """Read either layout; types are checked per column, values per row."""
-    check_footer(path, data)
+    """Read either layout; types are checked per column, values per row.
+
+    A file polars cannot read is one ``InputError`` line: a panic's own lines are held back
+    (``panic_output_held``), and the footer check names the place when the footer is at fault.
+    """
     source = io.BytesIO(data)
     try:
         with panic_output_held():
@@ -177,6 +180,7 @@ def parse(path: Path, data: bytes) -> ParsedDump:
             source.seek(0)
             table = pl.read_parquet(source)
     except (pl.exceptions.PolarsError, OSError, PanicException) as exc:
+        check_footer(path, data)
         raise InputError(path, "parquet", f"unreadable Parquet: {_first(exc)}") from None
     header = _header(kv, path)
     if kv.get(CACHE_LAYOUT_KEY) == CACHE_LAYOUT:
