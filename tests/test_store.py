@@ -289,6 +289,13 @@ def test_store_errors_are_one_line(store: str, tmp_path: Path) -> None:
         assert "Traceback" not in result.output
     history = invoke("history", "--store", str(tmp_path / "plain"))
     assert history.exit_code == 2 and "not a tileprof store" in history.output
+    for place, message in (("plain", "not a tileprof store"), ("absent", "no such store")):
+        vacuum = invoke("store", "vacuum", "--store", str(tmp_path / place))
+        assert vacuum.exit_code == 2 and vacuum.output.count("\n") == 1, vacuum.output
+        assert vacuum.output.startswith("tileprof: error: ") and message in vacuum.output
+    gone = invoke("store", "rm", "--store", store, "--run", "never-added")
+    assert gone.exit_code == 2
+    assert gone.output == f"tileprof: error: --run 'never-added': no such run in {store}\n"
 
 
 def test_two_processes_adding_at_once_both_land(tmp_path: Path, dumps: list[Path]) -> None:
