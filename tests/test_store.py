@@ -408,6 +408,28 @@ def test_an_unfinished_add_is_named_and_rm_clears_it(tmp_path: Path, dumps: list
     assert run_ids(uri) == ["same"]
 
 
+def test_a_failed_write_releases_its_claim(
+    tmp_path: Path, dumps: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that fails (a full disk, a lost connection) is no add under way: the id is
+    free again, and the next add of it lands whole."""
+    from tileprof.model.store import writes
+
+    uri = str(tmp_path / "failed")
+
+    def full_disk(*_args: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(writes, "write_profile", full_disk)
+        failed = invoke("store", "add", str(dumps[0]), "--store", uri, "--run", "same")
+    assert failed.exit_code == 2 and "no space left" in failed.output
+    again = invoke("store", "add", str(dumps[0]), "--store", uri, "--run", "same")
+    assert again.exit_code == 0, again.output
+    assert run_ids(uri) == ["same"]
+    assert sample_runs(uri) == {"same": pl.read_parquet(dumps[0]).height}
+
+
 def _data_files(uri: str, table: str) -> list[Path]:
     return sorted(Path(uri, table).rglob("*.parquet"))
 

@@ -18,6 +18,7 @@ the other fails with one line and has written nothing.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import uuid
 from collections.abc import Mapping
@@ -110,7 +111,11 @@ def add_run(
     profile = load(path, format=format, clock_hz=clock_hz, tile_count=tile_count)
     record = run_record(profile, run_id, dict(labels or {}), path.name, sha256)
     claim_run(store, run_id)
-    write_profile(store, record, profile)
+    try:
+        write_profile(store, record, profile)
+    except BaseException:
+        release_claim(store, run_id)  # a failed write is no add under way; its rows, if any,
+        raise  # go with the next add of the id (``write_rows`` removes them first)
     return AddResult(run_id, True, str(path), sha256)
 
 
@@ -135,6 +140,13 @@ def claim_run(store: Store, run: str) -> None:
             f"--run {run!r}: another process added a run of that id at the same moment; "
             "nothing was added"
         ) from None
+
+
+def release_claim(store: Store, run: str) -> None:
+    """Drop this process's claim on ``run`` after a write that failed, as far as the store
+    lets it (an unreachable store keeps the claim; ``store rm`` clears it then)."""
+    with contextlib.suppress(Exception):  # the write's own error is the one to report
+        store.table(CLAIMS).delete(f"run = {sql_string(run)}")
 
 
 def _claimed(store: Store, run: str) -> OptionError:
