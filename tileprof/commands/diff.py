@@ -20,6 +20,7 @@ from tileprof.commands._options import (
     speed_options,
 )
 from tileprof.core.errors import OptionError
+from tileprof.core.outputs import terminal_width
 from tileprof.model.diff_inputs import ReadOptions, compare_files
 from tileprof.views.renderers import DIFF_RENDERERS, DiffModel, write_rendered
 
@@ -79,9 +80,9 @@ def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> list[str]:
 @click.option(
     "--top",
     type=click.IntRange(min=1),
-    default=DEFAULT_TOP,
-    show_default=True,
-    help="How many top groups the header's explained share covers.",
+    default=None,
+    help="Show only the N largest changes (the header's explained share covers them; "
+    f"without --top, every group is shown and the share covers the top {DEFAULT_TOP}).",
 )
 @dump_input_options
 @filter_options
@@ -98,7 +99,7 @@ def command(
     normalize: str | None,
     fail_on: tuple[str, ...],
     per_op: bool,
-    top: int,
+    top: int | None,
     format_in: str | None,
     clock_hz: float | None,
     tile_count: int | None,
@@ -130,14 +131,15 @@ def command(
         quiet=quiet,
         per_op=per_op,
     )
-    diff = compare_files(before, after, options, match=match, normalize=normalize, top=top)
+    diff = compare_files(before, after, options, match=match, normalize=normalize).limited(top)
     broken = broken_thresholds(diff, fail_on)
     if output_format != "table" or (output is not None and str(output) != "-"):
         for line in broken:  # the terminal table lists them first itself
             click.echo(f"tileprof: {line}", err=True)
     if output_format == "html":
         diff = _with_digests(diff)
-    write_rendered(DIFF_RENDERERS[output_format], DiffModel(diff, tuple(broken)), output)
+    model = DiffModel(diff, tuple(broken), terminal_width(output))
+    write_rendered(DIFF_RENDERERS[output_format], model, output)
     if broken:
         ctx.exit(EXIT_BROKEN)
 

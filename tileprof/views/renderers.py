@@ -116,6 +116,8 @@ class DiffModel:
 
     diff: Diff
     broken: tuple[str, ...] = ()
+    width: int | None = None
+    """The terminal's width when the table goes to one; None: the fixed width of files."""
 
 
 def _diff_text(kind: str) -> Callable[[DiffModel], str]:
@@ -123,7 +125,7 @@ def _diff_text(kind: str) -> Callable[[DiffModel], str]:
         from tileprof.views import diff_text
 
         if kind == "table":
-            return diff_text.render_table(model.diff, model.broken)
+            return diff_text.render_table(model.diff, model.broken, model.width)
         if kind == "json":
             return diff_text.render_json(model.diff, model.broken)
         return diff_text.render_csv(model.diff)
