@@ -340,9 +340,7 @@ def compare_summaries(
             after.summary.profile_span_cycles,
         ),
         **_figure("profileSpanMs", before.summary.profile_span_ms, after.summary.profile_span_ms),
-        **_figure(
-            "matchedSpanCycles", matched_span(before.summary), matched_span(after.summary)
-        ),
+        **_figure("matchedSpanCycles", matched_span(before.summary), matched_span(after.summary)),
         **_figure(
             "matchedSampleCount",
             before.summary.matched_sample_count,

@@ -87,7 +87,9 @@ def command(
         assert generated_at is not None
         text = history_html.render(history, generated_at)
     else:
-        text = views.render_table(history)
+        from tileprof.core.outputs import terminal_width
+
+        text = views.render_table(history, terminal_width(output))
     write_text(output, text)
     if history.failures:
         first = history.failures[0]

@@ -86,9 +86,10 @@ def list_runs(store_uri: str, labels: tuple[str, ...], output_format: str) -> No
     if output_format == "json":
         text = json.dumps([r.to_json() for r in runs], indent=2, ensure_ascii=False) + "\n"
     else:
-        from tileprof.views.store_table import render_runs
+        from tileprof.core.outputs import terminal_width
+        from tileprof.views.store_table import TABLE_WIDTH, render_runs
 
-        text = render_runs(runs)
+        text = render_runs(runs, terminal_width(None) or TABLE_WIDTH)
     write_text(None, text)
 
 

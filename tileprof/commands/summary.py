@@ -104,7 +104,9 @@ def command(
             raise OptionError(
                 "--cache, --format-in, --clock-hz and --tiles read a DUMP, not --store"
             )
-        write_text(output, store_summary_text(store, filters, group_by, top, output_format))
+        width = terminal_width(output)
+        text = store_summary_text(store, filters, group_by, top, output_format, width)
+        write_text(output, text)
         return
     dimensions = dimensions_from_option(group_by)
     profile = load_profile(dump, example, format_in, clock_hz, tile_count, cache=cache, quiet=quiet)

@@ -179,7 +179,7 @@ def _fitted_lines(lines: Sequence[str], width: int | None) -> list[str]:
         return list(lines)
     fitted = []
     for line in lines:
-        for part in wrap(line, width, indent=" " * 16):
+        for part in wrap(line, width, indent=" " * 16) if len(line) > width else [line]:
             fitted.append(part if len(part) <= width else shorten(part, width))
     return fitted
 

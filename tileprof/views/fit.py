@@ -17,7 +17,6 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # rich is imported where a rich table is built: diff and history use none
@@ -96,7 +95,8 @@ def wrap(line: str, width: int, indent: str = "") -> list[str]:
 def print_fitted(console: Console, fitted: Fitted, fit: Fit) -> None:
     """Print a fitted table (whole, never cut) and, if it lost columns, ``dropped_line``."""
     if fitted.overflow is not None:
-        console.print(fitted.table, width=fitted.overflow, crop=False)
+        fitted.table.width = fitted.overflow  # rich lays a table out at its own width
+        console.print(fitted.table, crop=False)
     else:
         console.print(fitted.table)
     if fitted.dropped:
@@ -188,50 +188,51 @@ class PlainColumn:
 
 
 def fit_plain(
-    columns: Sequence[PlainColumn], names: str, fit: Fit, width: int | None
+    columns: Sequence[PlainColumn], names: str | Sequence[str], fit: Fit, width: int | None
 ) -> tuple[list[str], tuple[str, ...]]:
     """The lines of a plain aligned table (header, rule, rows), fitted to ``width`` (None: the
-    full table of files), and the columns it left out. ``names`` is the key of the one column
-    of names, which loses its middle (``distinct_shortened``) as in ``fit_table``."""
+    full table of files), and the columns it left out. ``names`` are the keys of the columns
+    of names, which lose their middle (``distinct_shortened``) as in ``fit_table``."""
+    name_keys = (names,) if isinstance(names, str) else tuple(names)
     target = fit.full_width if width is None else width
     limit = fit.full_limit if target >= fit.full_width else max(fit.min_limit, target // 3)
     shown = list(fit.titles)
     for title in fit.drop_first:
-        if _plain_width(columns, names, shown, limit) <= target:
+        if width is None or _plain_width(columns, name_keys, shown, limit) <= target:
             break
         shown.remove(title)
     if width is None:
-        shown, limit = list(fit.titles), fit.full_limit
+        limit = fit.full_limit
     else:  # the widest names that fit, as fit_table gives the names what is left
-        low, high = NAME_FLOOR, max(NAME_FLOOR, min(fit.full_limit, _names_length(columns, names)))
+        longest = max(_names_length(c) for c in columns if c.key in name_keys)
+        low, high = NAME_FLOOR, max(NAME_FLOOR, min(fit.full_limit, longest))
         while low < high:
             middle = (low + high + 1) // 2
-            if _plain_width(columns, names, shown, middle) <= target:
+            if _plain_width(columns, name_keys, shown, middle) <= target:
                 low = middle
             else:
                 high = middle - 1
         limit = low
     kept = [c for c in columns if c.key in shown]
-    table = [_plain_titles(kept), *_plain_rows(kept, names, limit)]
+    table = [_plain_titles(kept), *_plain_rows(kept, name_keys, limit)]
     return _aligned(table, [c.right for c in kept]), tuple(t for t in fit.titles if t not in shown)
 
 
-def _names_length(columns: Sequence[PlainColumn], names: str) -> int:
-    column = next(c for c in columns if c.key == names)
+def _names_length(column: PlainColumn) -> int:
     return max((len(n) for n in column.cells if n is not None), default=1)
 
 
 def _plain_width(
-    columns: Sequence[PlainColumn], names: str, shown: Sequence[str], limit: int
+    columns: Sequence[PlainColumn], names: Sequence[str], shown: Sequence[str], limit: int
 ) -> int:
     """The width of the table of the ``shown`` columns with names cut to ``limit``."""
     kept = [c for c in columns if c.key in shown]
     titles = _plain_titles(kept)
     total = 2 * (len(kept) - 1)
     for column, title in zip(kept, titles, strict=True):
-        if column.key == names:
+        if column.key in names:
             prefix = max((len(p) for p in column.prefixes), default=0)
-            total += max(len(title), prefix + min(_names_length(columns, names), limit))
+            total += max(len(title), prefix + min(_names_length(column), limit))
         else:
             total += max(len(title), *(len(c or "") for c in column.cells))
     return total
@@ -248,15 +249,18 @@ def _plain_titles(kept: Sequence[PlainColumn]) -> list[str]:
     return titles
 
 
-def _plain_rows(kept: Sequence[PlainColumn], names: str, limit: int) -> list[list[str]]:
+def _plain_rows(kept: Sequence[PlainColumn], names: Sequence[str], limit: int) -> list[list[str]]:
     cells: list[list[str]] = []
     for column in kept:
-        if column.key == names:
+        if column.key in names:
             from tileprof.core.text import distinct_shortened, escape_control
 
             short = distinct_shortened(column.cells, limit)
             prefixes = column.prefixes or [""] * len(short)
-            texts = [p + ("—" if s is None else escape_control(s)) for p, s in zip(prefixes, short, strict=True)]
+            texts = [
+                p + ("—" if s is None else escape_control(s))
+                for p, s in zip(prefixes, short, strict=True)
+            ]
         else:
             texts = ["—" if c is None else c for c in column.cells]
         cells.append(texts)
@@ -269,8 +273,40 @@ def _aligned(rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(right))]
     lines = []
     for index, cells in enumerate(rows):
-        padded = [c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right, strict=True)]
+        padded = [
+            c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right, strict=True)
+        ]
         lines.append("  ".join(padded).rstrip())
         if index == 0:
             lines.append("  ".join("─" * w for w in widths))
     return lines
+
+
+@dataclass(frozen=True)
+class Name:
+    """A table cell holding a name, shortened with the rest of its column (``resolve_names``)
+    so that names which would shorten alike stay apart."""
+
+    text: str | None
+    cap: int | None = None
+    """The longest this column's names are ever shown, whatever the limit."""
+
+
+def resolve_names(rows: Sequence[Sequence[object]], limit: int) -> list[list[object]]:
+    """``rows`` with every ``Name`` cell replaced by its text, each column's names shortened
+    together to ``limit`` (or the column's cap) by ``distinct_shortened``."""
+    from tileprof.core.text import cell, distinct_shortened
+
+    resolved = [list(row) for row in rows]
+    width = len(resolved[0]) if resolved else 0
+    for index in range(width):
+        column = [row[index] for row in resolved]
+        names = [c for c in column if isinstance(c, Name)]
+        if not names:
+            continue
+        cap = min((n.cap for n in names if n.cap is not None), default=limit)
+        short = iter(distinct_shortened([n.text for n in names], min(limit, cap)))
+        for row in resolved:
+            if isinstance(row[index], Name):
+                row[index] = cell(next(short))
+    return resolved
