@@ -13,7 +13,7 @@ from rich.table import Table
 from tileprof.analyses.summary import Summary
 from tileprof.core import numbers
 from tileprof.core.text import DISPLAY_NAME_LIMIT, cell, distinct_shortened, escape_control
-from tileprof.views.fit import Fit, Fitted, fit_table, plain_console, print_fitted
+from tileprof.views.fit import Fit, Fitted, fit_table, plain_console, print_fitted, strip_padding
 
 TABLE_WIDTH = 200
 
@@ -142,4 +142,4 @@ def render(
         console.print("no samples matched", markup=False)
         for line in present:
             console.print(escape_control(line), markup=False)
-    return buffer.getvalue()
+    return strip_padding(buffer.getvalue())
