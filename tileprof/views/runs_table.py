@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tileprof.analyses.links import format_us
-from tileprof.core.numbers import number, percent
+from tileprof.core.numbers import number, percent, speedup
 from tileprof.core.text import DISPLAY_NAME_LIMIT, cell, escape_control
 from tileprof.views.fit import (
     Fit,
@@ -49,7 +49,7 @@ RUN_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
     ("TFLOP/s", "right", lambda r, _: number(r["tflops"])),
     ("peak", "right", lambda r, _: percent(r["peak_fraction"])),
     ("J", "right", lambda r, _: number(r["energy_j"])),
-    ("speedup", "right", lambda r, _: number(r["speedup"])),
+    ("speedup", "right", lambda r, _: speedup(r["speedup"])),
 )
 """The run table's columns (docs/runs.md): title, alignment, and the cell of a row given the
 name limit (the kernel's name never more than ``NAME_WIDTH``)."""

@@ -76,11 +76,33 @@ def format_number(value: Any, *, percent: bool = False, digits: int = numbers.DI
     return numbers.number(value, digits)
 
 
-def number_cell(value: Any, *, percent: bool = False) -> Cell:
-    """A numeric cell whose title holds the exact value."""
+def unit_of(key: str) -> str | None:
+    """The unit a column's numbers carry, read from its name (docs/metrics.md, "How numbers
+    are shown"): ``µs`` for ``*_us`` and ``us``, ``ms`` for ``*Ms``/``*_ms``, ``×`` for a
+    speedup; None for the rest (counts, cycles, ratios)."""
+    if key == "us" or key.endswith(("_us", "Us")):
+        return "µs"
+    if key.endswith(("Ms", "_ms")):
+        return "ms"
+    return "×" if key == "speedup" else None
+
+
+def _with_unit(value: Any, unit: str | None) -> str:
+    if unit == "µs":
+        return numbers.duration_us(value)
+    if unit == "×":
+        return numbers.speedup(value)
+    text = numbers.number(value)
+    return text if unit is None or text == numbers.MISSING else f"{text} {unit}"
+
+
+def number_cell(value: Any, *, percent: bool = False, unit: str | None = None) -> Cell:
+    """A numeric cell whose title holds the exact value; ``unit``: ``unit_of`` its column."""
     sort = None if value is None or (isinstance(value, float) and math.isnan(value)) else value
     return Cell(
-        format_number(value, percent=percent),
+        format_number(value, percent=percent)
+        if percent or unit is None
+        else _with_unit(value, unit),
         None if sort is None else float(sort),
         "" if sort is None else repr(value),
     )
@@ -153,13 +175,16 @@ def table_from_frame(
     cols = []
     for name in present:
         dtype = frame.schema[name]
-        cols.append(Column(name, name, dtype.is_numeric(), docs.get(name, ""), name in ditto))
+        label = "µs" if name == "us" else name  # the unit's one spelling (numbers.MICRO)
+        cols.append(Column(name, label, dtype.is_numeric(), docs.get(name, ""), name in ditto))
     rows = []
     for row in frame.select(present).iter_rows():
         cells = []
         for column, value in zip(cols, row, strict=False):
             if column.numeric:
-                cells.append(number_cell(value, percent=column.key in percent))
+                percentage = column.key in percent
+                unit = None if percentage else unit_of(column.key)
+                cells.append(number_cell(value, percent=percentage, unit=unit))
             elif column.key in kernels:
                 cells.append(kernel_cell(value))
             else:
