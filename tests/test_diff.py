@@ -192,7 +192,7 @@ def test_fail_on_exit_codes(dumps: tuple[Path, Path]) -> None:
     )
     assert code == 1 and err == ""
     assert out.splitlines()[:2] == [
-        "broken: phaseCycles of softmax: 40 → 60 (+50%) breaks "
+        "broken: phaseCycles of softmax: 40 → 60 (+50.00%) breaks "
         "'phaseCycles of s* may not rise by more than 5%'",
         "phaseCycles     net +10, gross 70; the top 5 groups explain 100.00% of the gross",
     ]  # the figures first (issue 26), the inputs after them
