@@ -13,7 +13,6 @@ import re
 import select
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
