@@ -78,22 +78,18 @@ def format_number(value: Any, *, percent: bool = False, digits: int = numbers.DI
 
 def unit_of(key: str) -> str | None:
     """The unit a column's numbers carry, read from its name (docs/metrics.md, "How numbers
-    are shown"): ``µs`` for ``*_us`` and ``us``, ``ms`` for ``*Ms``/``*_ms``, ``×`` for a
-    speedup; None for the rest (counts, cycles, ratios)."""
-    if key == "us" or key.endswith(("_us", "Us")):
+    are shown"): ``µs`` for ``*_us`` and ``us`` (shown as the terminal's run table shows a
+    time, in µs, ms or s), ``×`` for a speedup; None for the rest (counts, cycles, ratios, and
+    ``phaseMs``, printed as the terminal's ``phase ms`` column prints it)."""
+    if key == "us" or key.endswith("_us"):
         return "µs"
-    if key.endswith(("Ms", "_ms")):
-        return "ms"
     return "×" if key == "speedup" else None
 
 
 def _with_unit(value: Any, unit: str | None) -> str:
     if unit == "µs":
         return numbers.duration_us(value)
-    if unit == "×":
-        return numbers.speedup(value)
-    text = numbers.number(value)
-    return text if unit is None or text == numbers.MISSING else f"{text} {unit}"
+    return numbers.speedup(value) if unit == "×" else numbers.number(value)
 
 
 def number_cell(value: Any, *, percent: bool = False, unit: str | None = None) -> Cell:
