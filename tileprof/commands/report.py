@@ -104,6 +104,7 @@ def command(
     quiet: bool,
 ) -> None:
     """Write one self-contained HTML report over tile dumps and GPU run FILES."""
+    from tileprof.commands._command_line import command_line
     from tileprof.model.examples import EXAMPLE_SOURCE
     from tileprof.views.html import build_report, render
     from tileprof.views.html.data import InputFile, generation_time
@@ -139,6 +140,7 @@ def command(
         filters=filters,
         group_by=dimensions,
         tile_filters=[t.filters for t in inputs.tiles],
+        command=command_line(click.get_current_context()),
     )
     section = None
     if baseline is not None:

@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 from tileprof.analyses.balance import tile_balance
-from tileprof.analyses.filters import Filters
+from tileprof.analyses.filters import Filters, group_name
 from tileprof.analyses.quality import overlapping_samples as overlapping_samples  # re-exported
 from tileprof.analyses.quality import run_quality, tile_quality
 from tileprof.analyses.run_analysis import (
@@ -249,13 +249,32 @@ def _display_names(summary: Summary) -> tuple[str, ...]:
     return tuple(names)
 
 
-def phase_split(summary: Summary) -> PhaseSplit:
-    """Each group's phaseCycles split by its usefulUtilization (no estimate: all "other")."""
+def phase_split(summary: Summary, matched: pl.DataFrame | None = None) -> PhaseSplit:
+    """Each group's phaseCycles split by its usefulUtilization (no estimate: all "other");
+    a group whose ``matched`` samples are all of kind exchange is all "exchange"."""
     groups = summary.groups
     phase = groups["phaseCycles"].cast(pl.Float64).fill_null(0).to_numpy()
     share = groups["usefulUtilization"].fill_null(0.0).clip(0.0, 1.0).to_numpy()
     useful = phase * share
-    return PhaseSplit(_display_names(summary), useful, phase - useful)
+    exchange = np.zeros_like(phase)
+    if matched is not None and matched.height:
+        names = exchange_groups(matched)
+        is_exchange = groups["name"].cast(pl.String).is_in(list(names)).to_numpy()
+        exchange = np.where(is_exchange, phase, 0.0)
+        useful = np.where(is_exchange, 0.0, useful)
+    return PhaseSplit(_display_names(summary), useful, phase - useful - exchange, exchange)
+
+
+def exchange_groups(matched: pl.DataFrame) -> set[str]:
+    """Names of the groups whose samples are all of kind ``exchange``."""
+    frame = (
+        matched.lazy()
+        .group_by(name=group_name().cast(pl.String))
+        .agg(exchange=(pl.col("kind").cast(pl.String) == "exchange").all())
+        .filter(pl.col("exchange"))
+        .collect()
+    )
+    return set(frame["name"].drop_nulls().to_list())
 
 
 def duration_spread(summary: Summary) -> DurationSpread:
@@ -350,7 +369,7 @@ def tile_section(
         groups=group_table(summary, f"{id}-groups"),
         occupancy=occupancy,
         active=active,
-        phase=phase_split(summary),
+        phase=phase_split(summary, matched),
         spread=duration_spread(summary),
         balance=tile_balance(matched, profile.tile_count),
         supersteps=superstep_section(profile, filters, f"{id}-supersteps", table_from_frame),
@@ -595,10 +614,12 @@ def build_report(
     environ: dict[str, str] | None = None,
     charts: bool = True,
     bins: int = TIME_BINS,
+    command: str | None = None,
 ) -> Report:
     """The report's view model for these tile profiles and GPU runs.
 
     ``charts=False`` makes ``render`` leave the charts out (the model itself never draws).
+    ``command`` is the command line the header records.
     ``filters`` apply to every profile unless ``tile_filters`` gives one per profile (the
     example profile is filtered to epoch 1, as its reference summary was).
     """
@@ -641,5 +662,6 @@ def build_report(
         group_by=tuple(group_by),
         version=version,
         generated_at=generated_at,
+        command=command,
     )
     return Report(header, tiles, gpu, linked, tuple(quality), draw_charts=charts)

@@ -110,6 +110,8 @@ def read_inputs(
         if s.profile is not None
     )
     files = tuple(input_file(s.path, s.kind) for s in sources if s.path is not None)
+    if links is not None:  # the links file is an input too: its digest says which links held
+        files = (*files, input_file(links, "links (TOML)"))
     gpu = [s for s in sources if s.profile is None]
     if not gpu and links is None:
         # Tile dumps only: no run table to build (the tile sections summarise the dumps).

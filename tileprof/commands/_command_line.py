@@ -1,0 +1,44 @@
+"""The command line a command ran with, rebuilt from click's parsed parameters.
+
+The report records it in its header. It is rebuilt rather than read from ``sys.argv`` so that
+it is the same however the command was started (a console script, ``python -m``, click's test
+runner): the arguments as given, then each option whose value differs from its default.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+import click
+
+
+def command_line(ctx: click.Context) -> str:
+    """``tileprof report dump.json --epoch 1 -o report.html``: the command's path, its
+    arguments, then the options given (long names, in the command's order)."""
+    words = ["tileprof", *ctx.command_path.split()[1:]]
+    options: list[str] = []
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name or "")
+        if isinstance(param, click.Argument):
+            words += [str(v) for v in _values(value)]
+        elif isinstance(param, click.Option) and not param.hidden:
+            options += _option_words(param, value)
+    return shlex.join([*words, *options])
+
+
+def _values(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, tuple | list) else [value]
+
+
+def _option_words(option: click.Option, value: Any) -> list[str]:
+    if value is None or value == option.default or value in ((), []):
+        return []
+    name = max(option.opts, key=len)
+    if option.is_flag:
+        return [name] if value else []
+    if option.multiple:
+        return [word for item in value for word in (name, str(item))]
+    return [name, str(value)]
