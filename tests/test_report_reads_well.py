@@ -5,6 +5,7 @@ data is and says so; exchange is drawn as exchange in "Phase cycles per group"."
 from __future__ import annotations
 
 import hashlib
+import itertools
 import shutil
 from pathlib import Path
 from typing import Any
@@ -78,7 +79,7 @@ def test_gemm_labels_stay_inside_their_axes_and_apart(figures: dict[str, Any]) -
         assert not _overlap(extent, right.get_window_extent(renderer))
     ticks = [t for t in left.xaxis.get_ticklabels() if t.get_text()]
     extents = [t.get_window_extent(renderer) for t in ticks]
-    for first, second in zip(extents, extents[1:], strict=False):
+    for first, second in itertools.pairwise(extents):
         assert first.x1 < second.x0, [t.get_text() for t in ticks]  # tick labels apart
 
 

@@ -471,7 +471,7 @@ def gemm_chart(frame: pl.DataFrame) -> Chart:
                 )
         left.set_yticks(y, labels)
         left.invert_yaxis()
-        longest = float(frame["time_us"].fill_null(0).max() or 0)
+        longest = float(frame["time_us"].fill_null(0).cast(pl.Float64).to_numpy().max(initial=0.0))
         if longest > 0:  # room right of the longest bar for its label, inside the axes
             left.set_xlim(0, longest * GEMM_LABEL_ROOM)
         left.set_xlabel("µs per run (time_us)")
