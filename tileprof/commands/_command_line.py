@@ -13,12 +13,16 @@ from typing import Any
 import click
 
 
-def command_line(ctx: click.Context) -> str:
-    """``tileprof report dump.json --epoch 1 -o report.html``: the command's path, its
-    arguments, then the options given (long names, in the command's order)."""
+def command_line(ctx: click.Context, leave_out: tuple[str, ...] = ("output", "force")) -> str:
+    """``tileprof report dump.json --epoch 1``: the command's path, its arguments, then the
+    options given (long names, in the command's order). ``leave_out`` names parameters not
+    recorded: by default where the output went (``-o``, ``--force``), which changes nothing in
+    it, so the same inputs written to two names stay byte-identical."""
     words = ["tileprof", *ctx.command_path.split()[1:]]
     options: list[str] = []
     for param in ctx.command.params:
+        if param.name in leave_out:
+            continue
         value = ctx.params.get(param.name or "")
         if isinstance(param, click.Argument):
             words += [str(v) for v in _values(value)]
