@@ -91,6 +91,7 @@ def test_the_html_starts_with_the_figures(dumps: tuple[str, str], tmp_path: Path
     out = tmp_path / "d.html"
     run("diff", *dumps, "--epoch", "1", "--top", "3", "--format", "html", "-o", str(out))
     page = out.read_text(encoding="utf-8")
+    assert page.index('class="figures"') < page.index("<dt>Generated</dt>")  # numbers first
     section = page[page.index('<section id="diff"') :]
     assert section.index('class="figures"') < section.index('class="inputs"')
     assert "Matched span (cycles)" in section and "Profile span" not in section
