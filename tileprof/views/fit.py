@@ -194,21 +194,22 @@ def fit_plain(
     full table of files), and the columns it left out. ``names`` are the keys of the columns
     of names, which lose their middle (``distinct_shortened``) as in ``fit_table``."""
     name_keys = (names,) if isinstance(names, str) else tuple(names)
+    measured = [_measured(c, c.key in name_keys) for c in columns]  # once: rows × columns
     target = fit.full_width if width is None else width
     limit = fit.full_limit if target >= fit.full_width else max(fit.min_limit, target // 3)
     shown = list(fit.titles)
     for title in fit.drop_first:
-        if width is None or _plain_width(columns, name_keys, shown, limit) <= target:
+        if width is None or _plain_width(measured, shown, limit) <= target:
             break
         shown.remove(title)
     if width is None:
         limit = fit.full_limit
     else:  # the widest names that fit, as fit_table gives the names what is left
-        longest = max(_names_length(c) for c in columns if c.key in name_keys)
+        longest = max(m.names for m in measured if m.names is not None)
         low, high = NAME_FLOOR, max(NAME_FLOOR, min(fit.full_limit, longest))
         while low < high:
             middle = (low + high + 1) // 2
-            if _plain_width(columns, name_keys, shown, middle) <= target:
+            if _plain_width(measured, shown, middle) <= target:
                 low = middle
             else:
                 high = middle - 1
@@ -218,23 +219,35 @@ def fit_plain(
     return _aligned(table, [c.right for c in kept]), tuple(t for t in fit.titles if t not in shown)
 
 
-def _names_length(column: PlainColumn) -> int:
-    return max((len(n) for n in column.cells if n is not None), default=1)
+@dataclass(frozen=True)
+class _Measured:
+    """One plain column's widths, measured once: its widest cell, or for a column of names
+    the longest name and the widest prefix."""
+
+    column: PlainColumn
+    cells: int
+    names: int | None
+    prefix: int
 
 
-def _plain_width(
-    columns: Sequence[PlainColumn], names: Sequence[str], shown: Sequence[str], limit: int
-) -> int:
+def _measured(column: PlainColumn, holds_names: bool) -> _Measured:
+    texts = [len(c) if c is not None else 1 for c in column.cells]  # None shows as "—"
+    prefix = max((len(p) for p in column.prefixes), default=0)
+    return _Measured(
+        column, max(texts, default=0), max(texts, default=1) if holds_names else None, prefix
+    )
+
+
+def _plain_width(measured: Sequence[_Measured], shown: Sequence[str], limit: int) -> int:
     """The width of the table of the ``shown`` columns with names cut to ``limit``."""
-    kept = [c for c in columns if c.key in shown]
-    titles = _plain_titles(kept)
+    kept = [m for m in measured if m.column.key in shown]
+    titles = _plain_titles([m.column for m in kept])
     total = 2 * (len(kept) - 1)
-    for column, title in zip(kept, titles, strict=True):
-        if column.key in names:
-            prefix = max((len(p) for p in column.prefixes), default=0)
-            total += max(len(title), prefix + min(_names_length(column), limit))
+    for m, title in zip(kept, titles, strict=True):
+        if m.names is not None:
+            total += max(len(title), m.prefix + min(m.names, limit))
         else:
-            total += max(len(title), *(len(c or "") for c in column.cells))
+            total += max(len(title), m.cells)
     return total
 
 
