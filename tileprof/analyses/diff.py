@@ -146,13 +146,15 @@ class Diff:
         """The rows a view shows: the first ``rows_shown`` (the rows are sorted by change)."""
         return self.rows if self.rows_shown is None else self.rows.head(self.rows_shown)
 
-    def limited(self, count: int | None) -> Diff:
+    def limited(self, count: int | None, share_top: int | None = None) -> Diff:
         """This diff showing only its ``count`` largest changes (None: all), with the header's
-        explained share over the same rows."""
-        if count is None:
+        explained share over ``share_top`` rows (default: the rows shown, else as it was)."""
+        share = share_top if share_top is not None else count
+        if count is None and share is None:
             return self
-        header = {**self.header, **_totals(self.rows, self.impact, count)}
-        return replace(self, rows_shown=count, top=count, header=header)
+        top = self.top if share is None else share
+        header = {**self.header, **_totals(self.rows, self.impact, top)}
+        return replace(self, rows_shown=count, top=top, header=header)
 
     def values(self, side: str) -> GroupValues:
         """``{group: {field: value}}`` of one side (``"before"``/``"after"``), for thresholds."""
