@@ -105,6 +105,12 @@ _GPU_COLUMNS = (
 _PARTS = ("before", "after", "Δ", "Δ%")
 
 
+def statistics(diff: Diff) -> tuple[tuple[str, str, bool], ...]:
+    """The statistics the table shows (title, field, whether a fraction), the sort
+    statistic first: tile groups' or GPU rows'."""
+    return _TILE_COLUMNS if diff.impact == "phaseCycles" else _GPU_COLUMNS
+
+
 def _fit(columns: Sequence[tuple[str, str, bool]]) -> Fit:
     """Drop the least wanted statistics first, each from its right end (Δ%, Δ, after,
     before), so that what is left keeps its title; the main statistic's change and the
@@ -137,7 +143,7 @@ def _cells(row: dict[str, Any], key: str, fraction: bool) -> list[str]:
 
 
 def _plain_columns(diff: Diff, rows: pl.DataFrame) -> list[PlainColumn]:
-    columns = _TILE_COLUMNS if diff.impact == "phaseCycles" else _GPU_COLUMNS
+    columns = statistics(diff)
     cells: list[list[str]] = [[] for _ in range(4 * len(columns))]
     for row in rows.iter_rows(named=True):
         for index, (_, key, fraction) in enumerate(columns):
@@ -162,7 +168,7 @@ def render_table(diff: Diff, breaches: Sequence[str] = (), width: int | None = N
     if diff.rows.height == 0:
         return "\n".join([*lines, "no groups on either side"]) + "\n"
     columns = _plain_columns(diff, rows)
-    fit = _fit(_TILE_COLUMNS if diff.impact == "phaseCycles" else _GPU_COLUMNS)
+    fit = _fit(statistics(diff))
     table, dropped = fit_plain(columns, "group", fit, width)
     lines += table
     if rows.height < diff.rows.height:
