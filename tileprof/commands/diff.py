@@ -19,6 +19,7 @@ from tileprof.commands._options import (
     output_options,
     read_options,
     share_top_option,
+    top_option,
 )
 from tileprof.core.errors import OptionError
 from tileprof.core.outputs import terminal_width
@@ -72,14 +73,10 @@ def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> list[str]:
     "by launching op (other sources) instead of kernels.",
 )
 @share_top_option(DEFAULT_TOP)
-@option(
-    "--top",
-    "top",
-    type=click.IntRange(min=1),
-    default=None,
-    metavar="N",
-    help="Show only the N largest changes (in every format; --fail-on still checks every "
-    "group); the header's share then covers them, unless --share-top says otherwise.",
+@top_option(
+    "Show only the N largest changes (in every format; --fail-on still checks every group); "
+    "the header's share then covers them, unless --share-top says otherwise.",
+    minimum=1,
 )
 @read_options()
 @filter_options()
