@@ -233,3 +233,14 @@ def _wrapped(lines: Sequence[str], width: int) -> list[str]:
 
 def _dropped(dropped: Sequence[str], width: int | None) -> list[str]:
     return wrap(dropped_line(dropped, "--format csv"), width or TABLE_WIDTH) if dropped else []
+
+
+def verdict(history: History) -> str:
+    """The last line of a ``history --fail-on`` that broke thresholds: a verdict (exit 1),
+    worded as one, not as an error."""
+    failures = history.failures
+    first = failures[0]
+    count = f"{len(failures)} threshold{'s' if len(failures) > 1 else ''} failed"
+    example = f"{first.threshold} ({display_name(first.group)})"
+    lead = "" if len(failures) == 1 else "e.g. "
+    return f"tileprof: {count} for run {escape_control(first.run)}: {lead}{example}"
