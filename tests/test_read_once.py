@@ -110,3 +110,12 @@ def test_runs_of_a_dump_and_gpu_files_opens_each_once(opens: Counter[Path], tmp_
     code, _, err, exc = invoke("runs", dump, trace, nsys, "--format", "json")
     assert exc is None and code == 0, err
     assert [opens[p.resolve()] for p in (dump, trace, nsys)] == [1, 1, 1]
+
+
+def test_diff_of_two_tile_dumps_opens_each_once(opens: Counter[Path], tmp_path: Path) -> None:
+    before = write_dump(tmp_path / "a.json", [sample(0, 0, 10, "gemm")])
+    after = write_dump(tmp_path / "b.json", [sample(0, 0, 12, "gemm")])
+    opens.clear()
+    code, _, err, exc = invoke("diff", before, after, "--format", "json")
+    assert exc is None and code == 0, err
+    assert opens[before.resolve()] == opens[after.resolve()] == 1
