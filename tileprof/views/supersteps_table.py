@@ -11,8 +11,16 @@ from rich.table import Table
 
 from tileprof.analyses.supersteps import Supersteps
 from tileprof.core.numbers import number
-from tileprof.core.text import DISPLAY_NAME_LIMIT, cell
-from tileprof.views.fit import Fit, fit_to_width, plain_console, strip_padding
+from tileprof.core.text import DISPLAY_NAME_LIMIT
+from tileprof.views.fit import (
+    Fit,
+    Name,
+    fit_table,
+    plain_console,
+    print_fitted,
+    resolve_names,
+    strip_padding,
+)
 from tileprof.views.summary_table import _integer, _percent
 
 if TYPE_CHECKING:
@@ -66,7 +74,8 @@ TABLE_WIDTH = 220
 """The fixed width of files and pipes: the superstep table with POP's three columns is wider
 than the summary's 200 (as the run table is)."""
 
-SuperstepCell = Callable[[Supersteps, dict[str, Any], int], "Text | str"]
+
+SuperstepCell = Callable[[Supersteps, dict[str, Any], int], "Text | str | Name"]
 SUPERSTEP_COLUMNS: tuple[tuple[str, SuperstepCell], ...] = (
     ("epoch", lambda _, r, __: "—" if r["epoch"] is None else str(r["epoch"])),
     ("#", lambda _, r, __: str(r["index"])),
@@ -80,7 +89,7 @@ SUPERSTEP_COLUMNS: tuple[tuple[str, SuperstepCell], ...] = (
     ("balance", lambda _, r, __: _percent(r["tileBalance"])),
     ("mean wait", lambda _, r, __: number(r["meanSyncWait"])),
     ("critical", lambda _, r, __: str(r["criticalTile"])),
-    ("group", lambda _, r, limit: cell(r["criticalGroup"], limit)),
+    ("group", lambda _, r, __: Name(r["criticalGroup"])),
     ("margin", lambda _, r, __: _integer(r["stragglerMargin"])),
     ("LB", lambda _, r, __: _percent(r["loadBalanceEfficiency"])),
     ("CommE", lambda _, r, __: _percent(r["communicationEfficiency"])),
@@ -125,7 +134,7 @@ EPOCH_COLUMNS: tuple[tuple[str, EpochCell], ...] = (
     ("lost", lambda r: _integer(r["imbalanceCycles"])),
     ("max skew", lambda r: _integer(r["maxStartSkewCycles"])),
 )
-"""The per-epoch table of ``--epochs`` (docs/metrics.md, "Per epoch" and "Imbalance (POP)")."""
+"""The per-epoch table of ``--per-epoch`` (docs/metrics.md, "Per epoch", "Imbalance (POP)")."""
 EPOCH_DROP_FIRST: tuple[str, ...] = ("max skew", "lost", "sync wait", "cycles", "supersteps")
 """Columns left out, in this order, on a narrow terminal: the epoch and POP's three
 efficiencies stay."""
@@ -156,8 +165,12 @@ def _superstep_table(
     columns = [c for c in SUPERSTEP_COLUMNS if c[0] in shown]
     for title, _ in columns:
         table.add_column(title, justify="left" if title == "group" else "right")
-    for row in result.supersteps.iter_rows(named=True):
-        table.add_row(*(make(result, row, name_limit) for _, make in columns))
+    rows = [
+        [make(result, r, name_limit) for _, make in columns]
+        for r in result.supersteps.iter_rows(named=True)
+    ]
+    for row in resolve_names(rows, name_limit):
+        table.add_row(*row)  # type: ignore[arg-type]
     return table
 
 
@@ -188,7 +201,7 @@ def render(
     console.print()
     if result.supersteps.height:
         build = partial(_superstep_table, result)
-        console.print(fit_to_width(build, SUPERSTEP_FIT, console, width))
+        print_fitted(console, fit_table(build, SUPERSTEP_FIT, console, width), SUPERSTEP_FIT)
     else:
         console.print("no supersteps (no compute samples of positive length chosen)", markup=False)
     if tiles and result.tiles.height:
@@ -196,7 +209,8 @@ def render(
         console.print(_tile_table(result))
     if epochs and result.epochs.height:
         console.print()
-        console.print(fit_to_width(partial(_epoch_table, result), EPOCH_FIT, console, width))
+        build_epochs = partial(_epoch_table, result)
+        print_fitted(console, fit_table(build_epochs, EPOCH_FIT, console, width), EPOCH_FIT)
     console.print()
     for line in footer_lines(result):
         console.print(line, markup=False)
