@@ -30,9 +30,11 @@ from typing import Any
 
 import polars as pl
 
+from tileprof.analyses.bytes_moved import op_bytes
 from tileprof.analyses.flops import COMPOSITE, INT64_MAX, PRIMARY, Work, op_work
 from tileprof.core.classify import dtype_from_torch_types, op_family
 from tileprof.core.peaks import peak_tflops
+from tileprof.core.roofline import with_roofline
 from tileprof.inputs.gpu.kineto import CpuOp, KinetoEvents, read_events
 
 CPU_TARGET = "CPU"
@@ -58,6 +60,12 @@ OP_SCHEMA: dict[str, pl.DataType] = {
     "tflops": pl.Float64(),
     "peak_tflops": pl.Float64(),
     "peak_fraction": pl.Float64(),
+    "bytes": pl.Int64(),
+    "arithmetic_intensity": pl.Float64(),
+    "roofline_us": pl.Float64(),
+    "bound": pl.String(),
+    "roofline_fraction": pl.Float64(),
+    "time_lost_us": pl.Float64(),
     "problem": pl.String(),
 }
 """The op table's columns, in order; ``docs/runs.md`` defines each."""
@@ -241,6 +249,8 @@ def _aggregate(calls: Sequence[_Call], events: KinetoEvents) -> pl.DataFrame:
         has_gpu = c.kernels > 0
         target = _gpu_target(events, c.device) if has_gpu else idle
         w = c.work
+        moved = op_bytes(c.op.name, _list(c.op.input_dims), _list(c.op.input_type),
+                         _list(c.op.concrete_inputs))
         records.append(
             {
                 "target": target,
@@ -253,6 +263,7 @@ def _aggregate(calls: Sequence[_Call], events: KinetoEvents) -> pl.DataFrame:
                 "without_gpu": (not has_gpu) if gpu_trace else None,
                 "flops": w.flops if w else None,
                 "flops_source": c.source if w and w.flops is not None else None,
+                "bytes": moved.bytes if moved else None,
                 "us": c.gpu_us if gpu_trace else c.op.dur,
                 "problem": w.problem if w else None,
                 "has_work": w is not None,
@@ -271,6 +282,7 @@ def _aggregate(calls: Sequence[_Call], events: KinetoEvents) -> pl.DataFrame:
             "without_gpu": pl.Boolean,
             "flops": pl.Int64,
             "flops_source": pl.String,
+            "bytes": pl.Int64,
             "us": pl.Float64,
             "problem": pl.String,
             "has_work": pl.Boolean,
@@ -291,6 +303,8 @@ def _rows(frame: pl.DataFrame, name: str) -> pl.DataFrame:
         pl.col("flops").first(),
         pl.col("flops").null_count().alias("null_flops"),
         pl.col("flops_source").first(),
+        pl.col("bytes").first(),
+        pl.col("bytes").null_count().alias("null_bytes"),
         pl.col("gemm_mnk").first(),
         pl.col("causal").first(),
         pl.col("us").sum().alias("total_us"),
@@ -328,6 +342,7 @@ def _rows(frame: pl.DataFrame, name: str) -> pl.DataFrame:
         .then(pl.col("problem"))
         .alias("problem")
     )
+    out = with_roofline(out, flops=pl.col("flops"))
     out = out.sort(["total_us", "op"], descending=[True, False], maintain_order=True)
     return out.select([pl.col(c).cast(t) for c, t in OP_SCHEMA.items()])
 

@@ -158,7 +158,19 @@ def read_events(path: str | Path, data: bytes) -> KinetoEvents:
             c = ev.args or _NO_ARGS
             if c.correlation is not None and c.external_id is not None:
                 events.launches[c.correlation] = c.external_id
+    events.devices = _device_names(events.devices, {a.device for _, _, a in events.gpu})
     return events
+
+
+def _device_names(listed: dict[int, str], used: set[int | None]) -> dict[int, str]:
+    """``deviceProperties``' names by id, and the one listed device's name under the one id
+    the GPU events use when they differ: ROCm traces of a process that sees one GPU list it as
+    id 0 while the kernels run on its system id (MI300X traces: ``deviceProperties`` id 0,
+    kernels on ``"device": 2``). Several devices, or several ids, keep the ids as written."""
+    ids = {d for d in used if d is not None}
+    if len(listed) == 1 and len(ids) == 1 and not ids & set(listed):
+        return listed | {ids.pop(): next(iter(listed.values()))}
+    return listed
 
 
 @dataclass(frozen=True)
