@@ -186,6 +186,9 @@ LINKED_SCHEMA: dict[str, pl.DataType] = {
     "speedup": pl.Float64(),
     "tflops": pl.Float64(),
     "peak_fraction": pl.Float64(),
+    "arithmetic_intensity": pl.Float64(),
+    "bound": pl.String(),
+    "roofline_fraction": pl.Float64(),
     "energy_j": pl.Float64(),
     "j_per_gflop": pl.Float64(),
     "text": pl.String(),
@@ -277,12 +280,14 @@ def _set_rows(
             members,
             min(members, key=_time_or_inf)
             if compare == SAME_WORK
-            else max(members, key=_total_time),
+            else max(_with_work(members), key=_total_time),
         )
         for target, members in ordered
     ]
     times = [r["time_us"] for _, _, r in reps if r["time_us"]]
-    slowest = max(times) if compare == SAME_WORK and times else None
+    units = {r["per"] for _, _, r in reps if r["time_us"]}
+    # times per different units (µs per call vs per tile phase) do not compare: no speedup
+    slowest = max(times) if compare == SAME_WORK and times and len(units) == 1 else None
     out = []
     for target, members, rep in reps:
         work = work_of(rep)
@@ -306,6 +311,9 @@ def _set_rows(
             "speedup": slowest / rep["time_us"] if slowest and rep["time_us"] else None,
             "tflops": rep["tflops"],
             "peak_fraction": rep["peak_fraction"],
+            "arithmetic_intensity": rep.get("arithmetic_intensity"),
+            "bound": rep.get("bound"),
+            "roofline_fraction": rep.get("roofline_fraction"),
             "energy_j": rep["energy_j"],
             "j_per_gflop": (
                 rep["energy_j"] / (work["flops"] / 1e9)
@@ -337,6 +345,13 @@ def work_of(row: dict[str, Any]) -> dict[str, Any]:
     if useful:
         parts.append(f"{useful:,.0f} useful cycles")
     return {"work": ", ".join(parts) or "work unknown", "flops": flops, "useful_cycles": useful}
+
+
+def _with_work(members: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A same-kind set's candidates for a target's representative: its runs with a FLOP
+    count (so the set compares TFLOP/s and roofline), else all of them."""
+    worked = [m for m in members if m.get("tflops") is not None]
+    return worked or members
 
 
 def _time_or_inf(row: dict[str, Any]) -> float:
@@ -385,6 +400,11 @@ def describe(row: dict[str, Any]) -> str:
         figures.append(f"{percent(row['peak_fraction'])} of peak")
     if row.get("tflops") is not None:
         figures.append(f"{number(row['tflops'])} TFLOP/s")
+    if row.get("roofline_fraction") is not None:
+        roof = f"{percent(row['roofline_fraction'])} of roofline ({row['bound']} bound)"
+        if row["roofline_fraction"] > 1:
+            roof += ": faster than the roofline, the spec is wrong"
+        figures.append(roof)
     if figures:
         rest += (" at " if rest else "") + ", ".join(figures)
     if row.get("energy_j") is not None:

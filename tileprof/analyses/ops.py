@@ -32,7 +32,7 @@ import polars as pl
 
 from tileprof.analyses.bytes_moved import op_bytes
 from tileprof.analyses.flops import COMPOSITE, INT64_MAX, PRIMARY, Work, op_work
-from tileprof.core.classify import dtype_from_torch_types, op_family
+from tileprof.core.classify import DTYPES, OP_FAMILIES, dtype_from_torch_types, op_family
 from tileprof.core.peaks import peak_tflops
 from tileprof.core.roofline import with_roofline
 from tileprof.inputs.gpu.kineto import CpuOp, KinetoEvents, read_events
@@ -370,3 +370,45 @@ def _notes(frame: pl.DataFrame, name: str) -> list[str]:
     if frame.height == 0:
         notes.append(f"{name}: no op with known work or GPU time")
     return notes
+
+
+def op_runs(frame: pl.DataFrame) -> pl.DataFrame:
+    """The op rows that carry work (FLOPs or bytes) and GPU time, as rows of the run table
+    (``per`` = call, ``mac`` = FLOPs / 2, ``shape`` = the GEMM's M×N×K or the input dims), so
+    that they can be linked with other targets' runs; the kernel rows keep their place."""
+    from tileprof.core.run_schema import runs_from_rows
+
+    rows = []
+    worked = frame.filter(
+        (pl.col("flops").is_not_null() | pl.col("bytes").is_not_null())
+        & (pl.col("time_us") > 0)
+        & (pl.col("target") != CPU_TARGET)
+    )
+    for r in worked.iter_rows(named=True):
+        flops = r["flops"]
+        rows.append(
+            {
+                "target": r["target"],
+                "target_kind": "gpu",
+                "source": f"{r['source']}: op",
+                "kernel": r["op"],
+                "op_family": r["op_family"] if r["op_family"] in OP_FAMILIES else None,
+                "dtype": r["dtype"] if r["dtype"] in DTYPES else None,
+                "shape": r["gemm_mnk"] or r["input_dims"],
+                "per": "call",
+                "time_us": r["time_us"],
+                "calls": r["calls"],
+                "total_us": r["total_us"],
+                "mac": flops // 2 if flops is not None and flops % 2 == 0 else None,
+                "bytes": r["bytes"],
+                "classify_hint": r["op"],
+                "metadata": {
+                    "row": "op",
+                    "input_dims": r["input_dims"],
+                    "input_types": r["input_types"],
+                    "kernels": r["kernels"],
+                    "flops_source": r["flops_source"],
+                },
+            }
+        )
+    return runs_from_rows(rows)

@@ -5,10 +5,20 @@ The tile device's samples carry their kernel's description in metadata (``kernel
 A group's work is the kernelSpec its samples share (or how many distinct ones they have) and
 Σ outputElements over the samples that state it; a group whose samples state neither has no
 work here, and the run table says "work unknown" rather than guess one.
+
+FLOPs come from a stated shape where a documented rule exists. The one rule so far is GEMM:
+``Gemm { a: <dtype>, k: K, cols: N, ... }`` with ``outputElements`` = M × N per sample gives
+M = outputElements / N, so Σ MAC = K × Σ outputElements (FLOPs = 2 × MAC, torch's
+definition), and bytes = width(a) × (K × ΣM + samples × K × N + Σ outputElements): each
+sample reads its A (M × K) and B (K × N) and writes C (M × N) once, all at ``a``'s dtype (the
+spec states one dtype; the output's is taken to be the same). Any other kernelSpec, or a GEMM
+whose counts do not fit (outputElements not a multiple of cols), is "work unknown" with the
+reason in ``workUnknown``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import polars as pl
@@ -21,7 +31,52 @@ WORK_SCHEMA: dict[str, pl.DataType] = {
     "kernelSpec": pl.String(),
     "kernelSpecs": pl.Int64(),
     "outputElements": pl.Int64(),
+    "mac": pl.Int64(),
+    "bytes": pl.Int64(),
+    "workUnknown": pl.String(),
 }
+_SPEC = re.compile(r"^\s*(\w+)\s*\{(.*)\}\s*$")
+_WIDTH = {"f32": 4, "f16": 2, "bf16": 2, "f8": 1, "int8": 1, "u8": 1}
+
+
+def spec_fields(spec: str) -> tuple[str, dict[str, str]] | None:
+    """``Gemm { a: f16, k: 80 }`` as ("Gemm", {"a": "f16", "k": "80"}); None if not that form."""
+    m = _SPEC.match(spec)
+    if m is None:
+        return None
+    fields = {}
+    for part in m.group(2).split(","):
+        key, sep, value = part.partition(":")
+        if sep:
+            fields[key.strip()] = value.strip()
+    return m.group(1), fields
+
+
+def stated_work(
+    spec: str | None, output_elements: int | None, samples: int
+) -> tuple[int | None, int | None, str | None]:
+    """(MAC, bytes, why unknown) of a group from its kernelSpec (module docstring)."""
+    if spec is None:
+        return None, None, "no kernelSpec shared by the group's samples"
+    parsed = spec_fields(spec)
+    if parsed is None or parsed[0] != "Gemm":
+        kind = parsed[0] if parsed else spec
+        return None, None, f"no FLOP rule for {kind} kernels"
+    fields = parsed[1]
+    k, n, dtype = fields.get("k", ""), fields.get("cols", ""), fields.get("a")
+    if not (k.isdigit() and n.isdigit()) or int(n) == 0:
+        return None, None, "Gemm kernelSpec without k and cols"
+    if output_elements is None:
+        return None, None, "no outputElements stated"
+    kk, nn = int(k), int(n)
+    if output_elements % nn:
+        return None, None, f"outputElements {output_elements} is not a multiple of cols {nn}"
+    mac = kk * output_elements
+    width = _WIDTH.get(dtype or "")
+    if width is None:
+        return mac, None, None
+    rows = output_elements // nn
+    return mac, width * (kk * rows + samples * kk * nn + output_elements), None
 
 
 def _metadata_work(metadata: Sequence[MetadataEntries]) -> pl.DataFrame:
@@ -49,14 +104,21 @@ def group_work(samples: pl.DataFrame, metadata: Sequence[MetadataEntries]) -> pl
         group_name().cast(pl.String).alias("name"), pl.col("metadataId").cast(pl.UInt32)
     ).join(_metadata_work(metadata), on="metadataId", how="left")
     specs = pl.col("kernelSpec").drop_nulls().unique()
-    return (
-        joined.group_by("name")
-        .agg(
-            specs.len().cast(pl.Int64).alias("kernelSpecs"),
-            pl.when(specs.len() == 1).then(specs.first()).alias("kernelSpec"),
-            pl.when(pl.col("outputElements").is_not_null().any())
-            .then(pl.col("outputElements").sum())
-            .alias("outputElements"),
-        )
-        .select([pl.col(c).cast(t) for c, t in WORK_SCHEMA.items()])
+    groups = joined.group_by("name").agg(
+        specs.len().cast(pl.Int64).alias("kernelSpecs"),
+        pl.when(specs.len() == 1).then(specs.first()).alias("kernelSpec"),
+        pl.when(pl.col("outputElements").is_not_null().any())
+        .then(pl.col("outputElements").sum())
+        .alias("outputElements"),
+        pl.col("outputElements").is_not_null().sum().alias("_stating"),
     )
+    # one call per group (not per sample): the rule reads the group's shared kernelSpec
+    work = [
+        stated_work(spec, out, int(n))
+        for spec, out, n in groups.select("kernelSpec", "outputElements", "_stating").iter_rows()
+    ]
+    return groups.with_columns(
+        pl.Series("mac", [w[0] for w in work], dtype=pl.Int64),
+        pl.Series("bytes", [w[1] for w in work], dtype=pl.Int64),
+        pl.Series("workUnknown", [w[2] for w in work], dtype=pl.String),
+    ).select([pl.col(c).cast(t) for c, t in WORK_SCHEMA.items()])

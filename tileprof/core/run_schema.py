@@ -16,6 +16,7 @@ import polars as pl
 
 from tileprof.core.classify import DTYPES, OP_FAMILIES, classify
 from tileprof.core.peaks import peak_tflops
+from tileprof.core.roofline import BOUNDS, with_roofline
 
 TARGET_KINDS: tuple[str, ...] = ("tile", "gpu")
 
@@ -60,7 +61,27 @@ RUN_COLUMNS: tuple[RunColumn, ...] = (
     RunColumn(
         "peak_fraction",
         pl.Float64(),
-        "tflops / peak_tflops; deviceUsefulUtilization for tile groups",
+        "tflops / peak_tflops; deviceUsefulUtilization for tile groups without FLOPs",
+        derived=True,
+    ),
+    RunColumn("bytes", pl.Int64(), "bytes moved per time_us, where the work is known"),
+    RunColumn("arithmetic_intensity", pl.Float64(), "2 × mac / bytes (FLOP per byte)", derived=True),
+    RunColumn(
+        "roofline_us",
+        pl.Float64(),
+        "max(2 × mac / peak, bytes / bandwidth), µs per time_us",
+        derived=True,
+    ),
+    RunColumn(
+        "bound",
+        pl.Enum(list(BOUNDS)),
+        "compute or memory (the larger roofline term); latency below the spec's floor",
+        derived=True,
+    ),
+    RunColumn(
+        "roofline_fraction",
+        pl.Float64(),
+        "roofline_us / time_us (above 1: the spec is wrong)",
         derived=True,
     ),
     RunColumn("j_per_mac", pl.Float64(), "energy_j / mac", derived=True),
@@ -123,12 +144,16 @@ def runs_from_rows(rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
 def with_derived(frame: pl.DataFrame) -> pl.DataFrame:
     """Add (or recompute) the derived columns and put columns in the documented order.
 
-    A ``peak_fraction`` already set (tile groups carry their own) is kept.
+    ``peak_fraction`` is ``tflops / peak_tflops`` wherever both are known; a tile group with
+    no FLOP count keeps the one it carries (deviceUsefulUtilization).
     """
     peaks = [
-        peak_tflops(t, d)
-        for t, d in zip(
-            frame["target"].to_list(), frame["dtype"].cast(pl.String).to_list(), strict=True
+        peak_tflops(t, d, f)
+        for t, d, f in zip(
+            frame["target"].to_list(),
+            frame["dtype"].cast(pl.String).to_list(),
+            frame["op_family"].cast(pl.String).to_list(),
+            strict=True,
         )
     ]
     has_pf = "peak_fraction" in frame.columns
@@ -138,8 +163,11 @@ def with_derived(frame: pl.DataFrame) -> pl.DataFrame:
         (pl.col("energy_j") / pl.col("mac").cast(pl.Float64)).alias("j_per_mac"),
     )
     computed = pl.col("tflops") / pl.col("peak_tflops")
-    pf = pl.coalesce(pl.col("peak_fraction"), computed) if has_pf else computed
+    pf = pl.coalesce(computed, pl.col("peak_fraction")) if has_pf else computed
     out = out.with_columns(pf.alias("peak_fraction"))
+    if "bytes" not in out.columns:
+        out = out.with_columns(pl.lit(None, dtype=pl.Int64).alias("bytes"))
+    out = with_roofline(out, flops=2 * pl.col("mac")).drop("time_lost_us")
     return out.select([pl.col(c.name).cast(c.dtype) for c in RUN_COLUMNS])
 
 
@@ -184,10 +212,14 @@ def tile_runs(
     """
     name = target or tile_target_name(summary.clock_hz, summary.tile_count)
     stated: dict[str, dict[str, Any]] = {}
+    counted: dict[str, tuple[int | None, int | None]] = {}
     for w in work.iter_rows(named=True) if work is not None else ():
         stated[w["name"]] = {
-            k: w[k] for k in ("kernelSpec", "kernelSpecs", "outputElements") if w[k] is not None
+            k: w[k]
+            for k in ("kernelSpec", "kernelSpecs", "outputElements", "workUnknown")
+            if w.get(k) is not None
         }
+        counted[w["name"]] = (w.get("mac"), w.get("bytes"))
     rows = []
     for g in summary.groups.iter_rows(named=True):
         phase_cycles = g.get("phaseCycles")
@@ -206,6 +238,8 @@ def tile_runs(
                 "p50_us": _cycles_us(g.get("p50Cycles"), summary.clock_hz),
                 "p95_us": _cycles_us(g.get("p95Cycles"), summary.clock_hz),
                 "peak_fraction": g.get("deviceUsefulUtilization"),
+                "mac": counted.get(g["name"], (None, None))[0],
+                "bytes": counted.get(g["name"], (None, None))[1],
                 "metadata": {
                     k: g.get(k)
                     for k in (

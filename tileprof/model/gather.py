@@ -115,8 +115,25 @@ def gather_inputs(
             runs = tile_source_runs(profile, filters, path.name)
             sources.append(Source(str(path), path, TILE_DUMP, runs, profile, filters))
         else:
-            sources.append(Source(str(path), path, kind, parse_runs(path, kind, data)))
+            sources.append(Source(str(path), path, kind, _gpu_runs(path, kind, data)))
     return sources
+
+
+def _gpu_runs(path: Path, kind: str, data: bytes) -> ParsedRuns:
+    """A GPU file's runs; a PyTorch trace's op rows that carry work follow its kernel rows
+    (``tileprof.analyses.ops.op_runs``), so that they can be linked."""
+    from tileprof.inputs.gpu.kineto import KIND
+
+    parsed = parse_runs(path, kind, data)
+    if kind != KIND or parsed.frame.height == 0:
+        return parsed
+    from tileprof.analyses.ops import op_runs, read_ops
+
+    ops = op_runs(read_ops(path, data).frame)
+    if ops.height == 0:
+        return parsed
+    frame = concat_runs([parsed.frame, ops])
+    return ParsedRuns(parsed.kind, frame, parsed.notes, parsed.metadata | {"op_rows": ops.height})
 
 
 def run_table(sources: Sequence[Source], links: Links | None) -> tuple[pl.DataFrame, pl.DataFrame]:
