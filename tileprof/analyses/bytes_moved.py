@@ -157,7 +157,11 @@ def _conv_out(dims: Sequence[Any], c: Sequence[Any], at: tuple[int, int, int]) -
 
     x, w = _dims(dims, 0), _dims(dims, 1)
     n = len(x) - 2
-    stride, padding, dilation = (_ints(c, at[0], n, 1), _ints(c, at[1], n, 0), _ints(c, at[2], n, 1))
+    stride, padding, dilation = (
+        _ints(c, at[0], n, 1),
+        _ints(c, at[1], n, 0),
+        _ints(c, at[2], n, 1),
+    )
     return conv_out(x, w, stride, padding, dilation)
 
 
@@ -216,10 +220,7 @@ def _binary(dims: Sequence[Any], types: Sequence[Any], c: Sequence[Any]) -> int:
     of its recorded type, as TraceLens counts it); the broadcast output written."""
     x, y = _dims(dims, 0), _dims(dims, 1)
     wx, wy = width(types[0]), width(types[1])
-    if _has(dims, 2):
-        out_w = width(types[2])
-    else:
-        out_w = max(wx, wy) if x and y else wx
+    out_w = width(types[2]) if _has(dims, 2) else (max(wx, wy) if x and y else wx)
     return prod(x) * wx + prod(y) * wy + prod(_broadcast(x, y)) * out_w
 
 
@@ -261,11 +262,8 @@ def _softmax(dims: Sequence[Any], types: Sequence[Any], c: Sequence[Any]) -> int
     return n * width(types[0]) + n * (4 if to_float else width(types[0]))
 
 
-_UNARY = (
-    "copy_ abs neg exp log sqrt rsqrt sigmoid silu gelu relu tanh pow clamp clamp_min "
-    "clamp_max reciprocal sin cos erf"
-).split()
-_BINARY = "add sub mul div maximum minimum eq ne lt gt le ge".split()
+_UNARY = ["copy_", "abs", "neg", "exp", "log", "sqrt", "rsqrt", "sigmoid", "silu", "gelu", "relu", "tanh", "pow", "clamp", "clamp_min", "clamp_max", "reciprocal", "sin", "cos", "erf"]
+_BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "gt", "le", "ge"]
 
 MODELS: dict[str, Model] = {
     "aten::mm": _gemm(0, 1),
@@ -311,7 +309,9 @@ MODELS: dict[str, Model] = {
 
 
 def op_bytes(
-    name: str, dims: Sequence[Any] | None, types: Sequence[Any] | None,
+    name: str,
+    dims: Sequence[Any] | None,
+    types: Sequence[Any] | None,
     concrete: Sequence[Any] | None = None,
 ) -> Moved | None:
     """The bytes one call of ``name`` moves; None when tileprof has no model for the op."""

@@ -249,8 +249,9 @@ def _aggregate(calls: Sequence[_Call], events: KinetoEvents) -> pl.DataFrame:
         has_gpu = c.kernels > 0
         target = _gpu_target(events, c.device) if has_gpu else idle
         w = c.work
-        moved = op_bytes(c.op.name, _list(c.op.input_dims), _list(c.op.input_type),
-                         _list(c.op.concrete_inputs))
+        moved = op_bytes(
+            c.op.name, _list(c.op.input_dims), _list(c.op.input_type), _list(c.op.concrete_inputs)
+        )
         records.append(
             {
                 "target": target,

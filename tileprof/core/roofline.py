@@ -32,8 +32,9 @@ ROOFLINE_COLUMNS: tuple[str, ...] = (
 BOUNDS: tuple[str, ...] = ("compute", "memory", "latency")
 
 
-def _spec_columns(targets: list[str | None], dtypes: list[str | None],
-                  families: list[str | None]) -> pl.DataFrame:
+def _spec_columns(
+    targets: list[str | None], dtypes: list[str | None], families: list[str | None]
+) -> pl.DataFrame:
     """Per row: the spec's peak (TFLOP/s), bandwidth (GB/s) and latency floor (µs)."""
     peaks, bandwidths, floors = [], [], []
     for target, dtype, family in zip(targets, dtypes, families, strict=True):
@@ -49,7 +50,11 @@ def _spec_columns(targets: list[str | None], dtypes: list[str | None],
 
 
 def with_roofline(
-    frame: pl.DataFrame, *, flops: pl.Expr, time_us: str = "time_us", calls: str = "calls",
+    frame: pl.DataFrame,
+    *,
+    flops: pl.Expr,
+    time_us: str = "time_us",
+    calls: str = "calls",
     family: str = "op_family",
 ) -> pl.DataFrame:
     """``frame`` with the roofline columns added (module docstring). ``frame`` has
@@ -88,7 +93,8 @@ def with_roofline(
     ).with_columns(
         pl.when(measured > 0).then(pl.col("roofline_us") / measured).alias("roofline_fraction"),
         # a tile group (no calls) is one phase of work
-        ((measured - pl.col("roofline_us")) * pl.col(calls).cast(pl.Float64).fill_null(1.0))
-        .alias("time_lost_us"),
+        ((measured - pl.col("roofline_us")) * pl.col(calls).cast(pl.Float64).fill_null(1.0)).alias(
+            "time_lost_us"
+        ),
     )
     return out.drop("_peak", "_bandwidth", "_floor", "_compute", "_memory")

@@ -65,7 +65,9 @@ RUN_COLUMNS: tuple[RunColumn, ...] = (
         derived=True,
     ),
     RunColumn("bytes", pl.Int64(), "bytes moved per time_us, where the work is known"),
-    RunColumn("arithmetic_intensity", pl.Float64(), "2 × mac / bytes (FLOP per byte)", derived=True),
+    RunColumn(
+        "arithmetic_intensity", pl.Float64(), "2 × mac / bytes (FLOP per byte)", derived=True
+    ),
     RunColumn(
         "roofline_us",
         pl.Float64(),

@@ -16,12 +16,13 @@ tile per cycle, turned into the device's peaks by the target's own tile count an
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+import tomllib
 
 from tileprof.core.errors import InputError
 
@@ -144,8 +145,13 @@ def peak_key(dtype: str | None, family: str | None = None) -> str | None:
     return f"{kind}_{precision}"
 
 
-def _number(path: str, where: str, raw: Any, units: Mapping[str, tuple[str, float]],
-            sources: Mapping[str, str]) -> SpecNumber:
+def _number(
+    path: str,
+    where: str,
+    raw: Any,
+    units: Mapping[str, tuple[str, float]],
+    sources: Mapping[str, str],
+) -> SpecNumber:
     """One ``{ value, unit, source }`` table, checked and converted."""
     if not isinstance(raw, dict):
         raise InputError(path, where, "not a table { value, unit, source }")
@@ -169,8 +175,9 @@ def _number(path: str, where: str, raw: Any, units: Mapping[str, tuple[str, floa
     return SpecNumber(float(value) * factor, canonical, sources[raw["source"]])
 
 
-def _table(path: str, data: Mapping[str, Any], name: str, keys: Iterable[str],
-           sources: Mapping[str, str]) -> dict[str, SpecNumber]:
+def _table(
+    path: str, data: Mapping[str, Any], name: str, keys: Iterable[str], sources: Mapping[str, str]
+) -> dict[str, SpecNumber]:
     raw = data.get(name, {})
     if not isinstance(raw, dict):
         raise InputError(path, name, "not a table")
@@ -243,7 +250,7 @@ def load_specs(paths: Iterable[str | Path]) -> tuple[DeviceSpec, ...]:
 
 def bundled_specs() -> tuple[DeviceSpec, ...]:
     """The spec files shipped in ``tileprof/data/specs``."""
-    folder = resources.files("tileprof").joinpath("data", "specs")
+    folder = resources.files("tileprof") / "data" / "specs"
     files = sorted((f for f in folder.iterdir() if f.name.endswith(".toml")), key=lambda f: f.name)
     return tuple(parse_spec(f"tileprof/data/specs/{f.name}", f.read_text("utf-8")) for f in files)
 
@@ -277,7 +284,9 @@ def spec_for(target: str | None) -> DeviceSpec | None:
     return None
 
 
-def ridge_intensity(target: str | None, dtype: str | None, family: str | None = None) -> float | None:
+def ridge_intensity(
+    target: str | None, dtype: str | None, family: str | None = None
+) -> float | None:
     """The ridge point of ``target``'s roofline for ``dtype``: peak FLOP/s ÷ bandwidth, in
     FLOP per byte. An op below it is memory bound at best, above it compute bound."""
     spec = spec_for(target)
