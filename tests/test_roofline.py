@@ -75,7 +75,7 @@ def test_bytes_equal_tracelens_data_moved() -> None:
 
 def test_gemm_and_conv_flops_equal_tracelens_up_to_the_bias() -> None:
     checked = 0
-    for folder, sheet, r in _reference_rows():
+    for _, sheet, r in _reference_rows():
         if sheet not in ("GEMM", "CONV_fwd"):
             continue
         dims, _, concrete = _args(r)

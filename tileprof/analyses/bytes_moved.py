@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from math import prod
 from typing import Any
 
+INT64_MAX = 2**63 - 1
+
 # torch's type names as the profiler writes them (``Input type``), by width in bytes
 _WIDTH: dict[str, int] = {
     "double": 8,
@@ -262,7 +264,10 @@ def _softmax(dims: Sequence[Any], types: Sequence[Any], c: Sequence[Any]) -> int
     return n * width(types[0]) + n * (4 if to_float else width(types[0]))
 
 
-_UNARY = ["copy_", "abs", "neg", "exp", "log", "sqrt", "rsqrt", "sigmoid", "silu", "gelu", "relu", "tanh", "pow", "clamp", "clamp_min", "clamp_max", "reciprocal", "sin", "cos", "erf"]
+_UNARY = [
+    *("copy_", "abs", "neg", "exp", "log", "sqrt", "rsqrt", "sigmoid", "silu", "gelu", "relu"),
+    *("tanh", "pow", "clamp", "clamp_min", "clamp_max", "reciprocal", "sin", "cos", "erf"),
+]
 _BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "gt", "le", "ge"]
 
 MODELS: dict[str, Model] = {
@@ -321,8 +326,11 @@ def op_bytes(
     if not dims or not types:
         return Moved(None, "no Input Dims / Input type (record with record_shapes=True)")
     try:
-        return Moved(model(dims, types, concrete or ()))
+        count = model(dims, types, concrete or ())
     except BytesError as exc:
         return Moved(None, str(exc))
     except (TypeError, ValueError, IndexError) as exc:
         return Moved(None, f"malformed arguments ({exc})")
+    if count > INT64_MAX:
+        return Moved(None, f"{count} bytes overflow int64")
+    return Moved(count)

@@ -33,6 +33,7 @@ import polars as pl
 from tileprof.core.classify import DTYPES, OP_FAMILIES
 from tileprof.core.errors import InputError
 from tileprof.core.numbers import number, percent
+from tileprof.core.roofline import is_issue_slot_roofline
 from tileprof.core.run_schema import RUN_SCHEMA
 from tileprof.core.text import shorten
 from tileprof.inputs._common import read_bytes
@@ -189,6 +190,8 @@ LINKED_SCHEMA: dict[str, pl.DataType] = {
     "arithmetic_intensity": pl.Float64(),
     "bound": pl.String(),
     "roofline_fraction": pl.Float64(),
+    "issue_slot": pl.Boolean(),
+    "device_useful": pl.Float64(),
     "energy_j": pl.Float64(),
     "j_per_gflop": pl.Float64(),
     "text": pl.String(),
@@ -314,6 +317,8 @@ def _set_rows(
             "arithmetic_intensity": rep.get("arithmetic_intensity"),
             "bound": rep.get("bound"),
             "roofline_fraction": rep.get("roofline_fraction"),
+            "issue_slot": is_issue_slot_roofline(rep),
+            "device_useful": _device_useful(rep),
             "energy_j": rep["energy_j"],
             "j_per_gflop": (
                 rep["energy_j"] / (work["flops"] / 1e9)
@@ -345,6 +350,14 @@ def work_of(row: dict[str, Any]) -> dict[str, Any]:
     if useful:
         parts.append(f"{useful:,.0f} useful cycles")
     return {"work": ", ".join(parts) or "work unknown", "flops": flops, "useful_cycles": useful}
+
+
+def _device_useful(row: dict[str, Any]) -> float | None:
+    """A tile group's deviceUsefulUtilization (a tile-only measure, never a fraction of peak)."""
+    if row.get("target_kind") != "tile" or not row.get("metadata"):
+        return None
+    value = json.loads(row["metadata"]).get("deviceUsefulUtilization")
+    return float(value) if value is not None else None
 
 
 def _with_work(members: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -398,10 +411,13 @@ def describe(row: dict[str, Any]) -> str:
     figures = []
     if row.get("peak_fraction") is not None:
         figures.append(f"{percent(row['peak_fraction'])} of peak")
+    elif row.get("device_useful") is not None:
+        figures.append(f"{percent(row['device_useful'])} device useful utilization")
     if row.get("tflops") is not None:
         figures.append(f"{number(row['tflops'])} TFLOP/s")
     if row.get("roofline_fraction") is not None:
-        roof = f"{percent(row['roofline_fraction'])} of roofline ({row['bound']} bound)"
+        kind = "issue-slot roofline" if row.get("issue_slot") else "roofline"
+        roof = f"{percent(row['roofline_fraction'])} of {kind} ({row['bound']} bound)"
         if row["roofline_fraction"] > 1:
             roof += ": faster than the roofline, the spec is wrong"
         figures.append(roof)

@@ -36,7 +36,10 @@ WORK_SCHEMA: dict[str, pl.DataType] = {
     "workUnknown": pl.String(),
 }
 _SPEC = re.compile(r"^\s*(\w+)\s*\{(.*)\}\s*$")
-_WIDTH = {"f32": 4, "f16": 2, "bf16": 2, "f8": 1, "int8": 1, "u8": 1}
+_WIDTH = {
+    **{"f32": 4, "f16": 2, "bf16": 2, "f8": 1, "int8": 1},
+    **{"u64": 8, "u32": 4, "u16": 2, "u8": 1, "i64": 8, "i32": 4, "i16": 2, "i8": 1},
+}
 
 
 def spec_fields(spec: str) -> tuple[str, dict[str, str]] | None:
@@ -53,16 +56,19 @@ def spec_fields(spec: str) -> tuple[str, dict[str, str]] | None:
 
 
 def stated_work(
-    spec: str | None, output_elements: int | None, samples: int
+    spec: str | None, output_elements: int | None, samples: int, input_elements: int | None = None
 ) -> tuple[int | None, int | None, str | None]:
-    """(MAC, bytes, why unknown) of a group from its kernelSpec (module docstring)."""
+    """(MAC, bytes, why the FLOPs are unknown) of a group from its kernelSpec (module
+    docstring)."""
     if spec is None:
         return None, None, "no kernelSpec shared by the group's samples"
     parsed = spec_fields(spec)
-    if parsed is None or parsed[0] != "Gemm":
-        kind = parsed[0] if parsed else spec
-        return None, None, f"no FLOP rule for {kind} kernels"
-    fields = parsed[1]
+    if parsed is None:
+        return None, None, f"kernelSpec {spec!r} is not of the form Kind {{ key: value }}"
+    kind, fields = parsed
+    if kind != "Gemm":
+        moved = stated_bytes(kind, fields, output_elements, input_elements)
+        return None, moved, f"no FLOP rule for {kind} kernels"
     k, n, dtype = fields.get("k", ""), fields.get("cols", ""), fields.get("a")
     if not (k.isdigit() and n.isdigit()) or int(n) == 0:
         return None, None, "Gemm kernelSpec without k and cols"
@@ -79,18 +85,52 @@ def stated_work(
     return mac, width * (kk * rows + samples * kk * nn + output_elements), None
 
 
+def stated_bytes(
+    kind: str, fields: dict[str, str], output_elements: int | None, input_elements: int | None
+) -> int | None:
+    """Bytes of a non-GEMM group from its element counts and the dtype its kernelSpec states:
+    a copy (``Copy``, ``CopyStrided``, ``StaticCopy``) reads and writes ``element``s (the input
+    count is ``input0Elements`` where stated, else the output count: a copy reads what it
+    writes); ``Fill`` only writes; ``Cast`` reads ``from`` and writes ``to``; ``ReduceSum``
+    reads ``input0Elements`` and writes ``outputElements`` of ``element``. Anything else, or a
+    count or dtype not stated, is None."""
+    if not output_elements:  # 0 or unstated: no count to go by
+        return None
+    if kind in ("Copy", "CopyStrided", "StaticCopy", "Fill", "ReduceSum"):
+        w_in = w_out = _WIDTH.get(fields.get("element", ""))
+    elif kind == "Cast":
+        w_in, w_out = _WIDTH.get(fields.get("from", "")), _WIDTH.get(fields.get("to", ""))
+    else:
+        return None
+    if w_in is None or w_out is None:
+        return None
+    if kind == "Fill":
+        return output_elements * w_out
+    read = input_elements
+    if read is None and kind != "ReduceSum":
+        read = output_elements
+    return None if read is None else read * w_in + output_elements * w_out
+
+
 def _metadata_work(metadata: Sequence[MetadataEntries]) -> pl.DataFrame:
     """One row per interned metadata list (not per sample): its kernelSpec and outputElements."""
-    ids, specs, outputs = [], [], []
+    ids, specs, outputs, inputs = [], [], [], []
     for i, entries in enumerate(metadata):
         values = dict(entries)
         out = values.get("outputElements", "").strip()
+        into = values.get("input0Elements", "").strip()
         ids.append(i)
         specs.append(values.get("kernelSpec") or None)
         outputs.append(int(out) if out.isdigit() else None)
+        inputs.append(int(into) if into.isdigit() else None)
     return pl.DataFrame(
-        {"metadataId": ids, "kernelSpec": specs, "outputElements": outputs},
-        schema={"metadataId": pl.UInt32, "kernelSpec": pl.String, "outputElements": pl.Int64},
+        {"metadataId": ids, "kernelSpec": specs, "outputElements": outputs, "_in": inputs},
+        schema={
+            "metadataId": pl.UInt32,
+            "kernelSpec": pl.String,
+            "outputElements": pl.Int64,
+            "_in": pl.Int64,
+        },
     )
 
 
@@ -111,11 +151,17 @@ def group_work(samples: pl.DataFrame, metadata: Sequence[MetadataEntries]) -> pl
         .then(pl.col("outputElements").sum())
         .alias("outputElements"),
         pl.col("outputElements").is_not_null().sum().alias("_stating"),
+        # Σ input0Elements only where every sample stating outputs states it too
+        pl.when(pl.col("_in").is_not_null().sum() == pl.col("outputElements").is_not_null().sum())
+        .then(pl.col("_in").sum())
+        .alias("_in"),
     )
     # one call per group (not per sample): the rule reads the group's shared kernelSpec
     work = [
-        stated_work(spec, out, int(n))
-        for spec, out, n in groups.select("kernelSpec", "outputElements", "_stating").iter_rows()
+        stated_work(spec, out, int(n), into)
+        for spec, out, n, into in groups.select(
+            "kernelSpec", "outputElements", "_stating", "_in"
+        ).iter_rows()
     ]
     return groups.with_columns(
         pl.Series("mac", [w[0] for w in work], dtype=pl.Int64),

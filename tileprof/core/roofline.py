@@ -13,6 +13,11 @@ One definition for the run table and the op table (``docs/runs.md``, "Roofline")
   beat the roofline, so the spec (or the count) is wrong: it is kept, never clipped, and the
   tables say so;
 - ``time_lost_us`` = (measured − roofline) × calls, what the op tables sort by.
+
+A tile group with no FLOP count but with ``usefulCycles`` stands on the **issue-slot
+roofline** instead: its compute term is usefulCycles ÷ (the spec's issue slots per tile per
+cycle × tiles × clock), the time its useful instructions take with every issue slot of the
+device busy. ``is_issue_slot_roofline`` tells such rows apart; texts label them so.
 """
 
 from __future__ import annotations
@@ -36,17 +41,16 @@ def _spec_columns(
     targets: list[str | None], dtypes: list[str | None], families: list[str | None]
 ) -> pl.DataFrame:
     """Per row: the spec's peak (TFLOP/s), bandwidth (GB/s) and latency floor (µs)."""
-    peaks, bandwidths, floors = [], [], []
+    peaks, bandwidths, floors, issue = [], [], [], []
     for target, dtype, family in zip(targets, dtypes, families, strict=True):
         spec = spec_for(target)
         key = peak_key(dtype, family)
         peaks.append(spec.peak_tflops(key, target) if spec and key else None)
         bandwidths.append(spec.bandwidth_gbps(target) if spec else None)
         floors.append(spec.latency_floor_us() if spec else None)
-    return pl.DataFrame(
-        {"_peak": peaks, "_bandwidth": bandwidths, "_floor": floors},
-        schema={"_peak": pl.Float64, "_bandwidth": pl.Float64, "_floor": pl.Float64},
-    )
+        issue.append(spec.issue_slots_per_s(target) if spec else None)
+    columns = {"_peak": peaks, "_bandwidth": bandwidths, "_floor": floors, "_issue": issue}
+    return pl.DataFrame(columns, schema=dict.fromkeys(columns, pl.Float64))
 
 
 def with_roofline(
@@ -56,10 +60,12 @@ def with_roofline(
     time_us: str = "time_us",
     calls: str = "calls",
     family: str = "op_family",
+    issue_cycles: pl.Expr | None = None,
 ) -> pl.DataFrame:
     """``frame`` with the roofline columns added (module docstring). ``frame`` has
     ``target``, ``dtype``, ``family``, ``bytes`` (per call), ``time_us`` and ``calls``;
-    ``flops`` is the FLOPs per call (null where unknown)."""
+    ``flops`` is the FLOPs per call (null where unknown); ``issue_cycles`` the useful
+    cycles of a tile group (module docstring)."""
     specs = _spec_columns(
         frame["target"].cast(pl.String).to_list(),
         frame["dtype"].cast(pl.String).to_list(),
@@ -73,6 +79,13 @@ def with_roofline(
     # an op whose bytes are known but whose FLOPs are not counted stands on the memory roof
     compute_or_zero = pl.when(flop_count.is_null() & byte_count.is_not_null()).then(0.0)
     compute_term = compute_or_zero.otherwise(compute)
+    if issue_cycles is not None:
+        issue_term = issue_cycles.cast(pl.Float64) / pl.col("_issue") * 1e6
+        compute_term = (
+            pl.when(flop_count.is_null() & issue_term.is_not_null())
+            .then(issue_term)
+            .otherwise(compute_term)
+        )
     out = out.with_columns(compute_term.alias("_compute"), memory.alias("_memory"))
     roof = pl.max_horizontal("_compute", "_memory")
     roof = pl.when(pl.col("_compute").is_not_null() & pl.col("_memory").is_not_null()).then(roof)
@@ -97,4 +110,13 @@ def with_roofline(
             "time_lost_us"
         ),
     )
-    return out.drop("_peak", "_bandwidth", "_floor", "_compute", "_memory")
+    return out.drop("_peak", "_bandwidth", "_floor", "_issue", "_compute", "_memory")
+
+
+def is_issue_slot_roofline(row: dict[str, object]) -> bool:
+    """A run row whose roofline is the issue-slot one: a tile group without a FLOP count."""
+    return (
+        row.get("target_kind") == "tile"
+        and row.get("mac") is None
+        and row.get("roofline_us") is not None
+    )

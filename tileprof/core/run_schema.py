@@ -61,7 +61,7 @@ RUN_COLUMNS: tuple[RunColumn, ...] = (
     RunColumn(
         "peak_fraction",
         pl.Float64(),
-        "tflops / peak_tflops; deviceUsefulUtilization for tile groups without FLOPs",
+        "tflops / peak_tflops (tile groups too; never deviceUsefulUtilization)",
         derived=True,
     ),
     RunColumn("bytes", pl.Int64(), "bytes moved per time_us, where the work is known"),
@@ -146,8 +146,8 @@ def runs_from_rows(rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
 def with_derived(frame: pl.DataFrame) -> pl.DataFrame:
     """Add (or recompute) the derived columns and put columns in the documented order.
 
-    ``peak_fraction`` is ``tflops / peak_tflops`` wherever both are known; a tile group with
-    no FLOP count keeps the one it carries (deviceUsefulUtilization).
+    ``peak_fraction`` is ``tflops / peak_tflops`` wherever both are known, else the one a
+    run-table file carries.
     """
     peaks = [
         peak_tflops(t, d, f)
@@ -169,7 +169,10 @@ def with_derived(frame: pl.DataFrame) -> pl.DataFrame:
     out = out.with_columns(pf.alias("peak_fraction"))
     if "bytes" not in out.columns:
         out = out.with_columns(pl.lit(None, dtype=pl.Int64).alias("bytes"))
-    out = with_roofline(out, flops=2 * pl.col("mac")).drop("time_lost_us")
+    useful = pl.when(pl.col("target_kind") == "tile").then(
+        pl.col("metadata").str.json_path_match("$.usefulCycles").cast(pl.Float64, strict=False)
+    )
+    out = with_roofline(out, flops=2 * pl.col("mac"), issue_cycles=useful).drop("time_lost_us")
     return out.select([pl.col(c.name).cast(c.dtype) for c in RUN_COLUMNS])
 
 
@@ -207,7 +210,8 @@ def tile_runs(
     """One run row per tile group of ``summary``.
 
     ``time_us = phaseCycles / clockHz × 1e6`` (the group's phase time, not the summed work)
-    and ``peak_fraction = deviceUsefulUtilization``; the group's own statistics go to
+    and no ``peak_fraction`` of its own (deviceUsefulUtilization, a tile-only measure, stays in
+    ``metadata``; a GEMM group's FLOP count gives it one); the group's own statistics go to
     ``metadata``, with the work the group's samples state
     (``tileprof.analyses.tile_work.group_work``:
     kernelSpec, outputElements) where ``work`` gives it.
@@ -239,7 +243,6 @@ def tile_runs(
                 "max_us": _cycles_us(g.get("maximumCycles"), summary.clock_hz),
                 "p50_us": _cycles_us(g.get("p50Cycles"), summary.clock_hz),
                 "p95_us": _cycles_us(g.get("p95Cycles"), summary.clock_hz),
-                "peak_fraction": g.get("deviceUsefulUtilization"),
                 "mac": counted.get(g["name"], (None, None))[0],
                 "bytes": counted.get(g["name"], (None, None))[1],
                 "metadata": {

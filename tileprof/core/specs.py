@@ -124,6 +124,14 @@ class DeviceSpec:
             return None
         return number.value * scale / 1e9 if self.kind == "tile" else number.value
 
+    def issue_slots_per_s(self, target: str | None = None) -> float | None:
+        """Instruction issue slots per second at ``target``'s size (tile specs only)."""
+        number = self.memory.get("issue_slots")
+        scale = self.scale(target)
+        if number is None or scale is None or self.kind != "tile":
+            return None
+        return number.value * scale
+
     def latency_floor_us(self) -> float | None:
         number = self.memory.get("latency_floor")
         return number.value if number else None
