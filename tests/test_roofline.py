@@ -258,3 +258,20 @@ def test_tile_gemm_group_and_h200_gemm_op_link_with_roofline() -> None:
     assert tile["flops"] == 2 * 80 * 5_203_968
     assert tile["tflops"] == pytest.approx(2 * 80 * 5_203_968 / 15.54 / 1e6)
     assert kinds["gpu"]["kernel"].startswith("aten::")
+
+
+def test_same_work_link_across_units_gets_no_speedup() -> None:
+    from tileprof.analyses.links import linked_sets
+    from tileprof.core.run_schema import runs_from_rows
+
+    common = {"workload": "w", "op_family": "gemm", "dtype": "f16", "mac": 1_000_000}
+    rows = [
+        {"target": "T", "target_kind": "tile", "time_us": 15.54, "per": "active"},
+        {"target": "G", "target_kind": "gpu", "time_us": 3.392, "per": "call"},
+    ]
+    sets = linked_sets(runs_from_rows([{**common, **r} for r in rows]))
+    sets = sets.filter(pl.col("link_by") == "workload")
+    assert sets["speedup"].to_list() == [None, None]
+    assert not any("slowest" in t for t in sets["text"].to_list())
+    assert "15.54 µs per active" in sets["text"][0]
+    assert "3.392 µs per call" in sets["text"][1]

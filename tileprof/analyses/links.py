@@ -288,7 +288,7 @@ def _set_rows(
         for target, members in ordered
     ]
     times = [r["time_us"] for _, _, r in reps if r["time_us"]]
-    units = {r["per"] for _, _, r in reps if r["time_us"]}
+    units = {r["per"] for _, _, r in reps if r["time_us"] and r["per"]}
     # times per different units (µs per call vs per tile phase) do not compare: no speedup
     slowest = max(times) if compare == SAME_WORK and times and len(units) == 1 else None
     out = []
