@@ -377,7 +377,7 @@ def op_runs(frame: pl.DataFrame) -> pl.DataFrame:
     """The op rows that carry work (FLOPs or bytes) and GPU time, as rows of the run table
     (``per`` = call, ``mac`` = FLOPs / 2, ``shape`` = the GEMM's M×N×K or the input dims), so
     that they can be linked with other targets' runs; the kernel rows keep their place."""
-    from tileprof.core.run_schema import runs_from_rows
+    from tileprof.core.run_schema import OP_ROW_SOURCE, runs_from_rows
 
     rows = []
     worked = frame.filter(
@@ -391,7 +391,7 @@ def op_runs(frame: pl.DataFrame) -> pl.DataFrame:
             {
                 "target": r["target"],
                 "target_kind": "gpu",
-                "source": f"{r['source']}: op",
+                "source": f"{r['source']}{OP_ROW_SOURCE}",
                 "kernel": r["op"],
                 "op_family": r["op_family"] if r["op_family"] in OP_FAMILIES else None,
                 "dtype": r["dtype"] if r["dtype"] in DTYPES else None,

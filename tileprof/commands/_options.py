@@ -277,3 +277,27 @@ def check_report_output(output: Path | None, default: Path, force: bool) -> Path
             f"{default} already exists and is not a tileprof report (use -o or --force)"
         )
     return default
+
+
+def _specs(
+    _ctx: click.Context, _param: click.Parameter, value: tuple[Path, ...]
+) -> tuple[Path, ...]:
+    """Load the ``--spec`` files now, before any input is read, so every peak and roofline of
+    the command uses them (checked on load: one line naming the file and key)."""
+    from tileprof.core.specs import use_specs
+
+    use_specs(value)
+    return value
+
+
+spec_option = click.option(
+    "--spec",
+    "spec",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    callback=_specs,
+    is_eager=True,
+    help="Device spec TOML file or folder of them (peaks, bandwidth, latency floor; "
+    "docs/runs.md, 'Spec registry'), matched before the bundled ones. Repeatable.",
+)
+"""``--spec FILE`` (or folder): the user's own device specs (``tileprof.core.specs``)."""

@@ -17,6 +17,7 @@ from tileprof.commands._options import (
     filters_from_options,
     group_by_option,
     output_options,
+    spec_option,
     speed_options,
 )
 from tileprof.core.errors import OptionError
@@ -83,6 +84,7 @@ def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> list[str]:
     show_default=True,
     help="How many top groups the header's explained share covers.",
 )
+@spec_option
 @dump_input_options
 @filter_options
 @group_by_option
@@ -99,6 +101,7 @@ def command(
     fail_on: tuple[str, ...],
     per_op: bool,
     top: int,
+    spec: tuple[Path, ...],
     format_in: str | None,
     clock_hz: float | None,
     tile_count: int | None,

@@ -23,6 +23,7 @@ from tileprof.commands._options import (
     filters_from_options,
     group_by_option,
     is_tileprof_report,
+    spec_option,
 )
 from tileprof.core.errors import OptionError
 from tileprof.core.outputs import write_text
@@ -57,6 +58,7 @@ def check_default_output(path: Path, force: bool) -> None:
     default=None,
     help="TOML file adding or overriding links between runs.",
 )
+@spec_option
 @dump_input_options
 @filter_options
 @group_by_option
@@ -89,6 +91,7 @@ def command(
     files: tuple[Path, ...],
     example: bool,
     links: Path | None,
+    spec: tuple[Path, ...],
     format_in: str | None,
     clock_hz: float | None,
     tile_count: int | None,

@@ -14,6 +14,7 @@ from tileprof.commands._options import (
     filter_options,
     filters_from_options,
     output_options,
+    spec_option,
 )
 from tileprof.core.errors import OptionError
 from tileprof.core.outputs import terminal_width
@@ -56,6 +57,15 @@ from tileprof.views.renderers import (
     help="Op-level rows of PyTorch traces: FLOPs, GPU time, TFLOP/s and fraction of peak "
     "per (device, op, input dims, dtypes) (docs/runs.md).",
 )
+@click.option(
+    "--sort",
+    type=click.Choice(["total", "lost"]),
+    default="total",
+    show_default=True,
+    help="--ops row order: total GPU time, or time lost to the roofline "
+    "((measured - roofline) x calls).",
+)
+@spec_option
 @dump_input_options
 @filter_options
 @output_options
@@ -66,6 +76,8 @@ def command(
     links_path: Path | None,
     linked: bool,
     ops: bool,
+    sort: str,
+    spec: tuple[Path, ...],
     format_in: str | None,
     clock_hz: float | None,
     tile_count: int | None,
@@ -87,7 +99,7 @@ def command(
     filters = filters_from_options(epoch, at, window, kernels, kind)
     links = load_links(links_path) if links_path is not None else None
     if ops:
-        _write_ops(files, example, linked, output_format, output)
+        _write_ops(files, example, linked, output_format, output, sort)
         return
     example_profile, example_filters = example_inputs(example, filters, clock_hz, tile_count)
     from tileprof.model.examples import EXAMPLE_SOURCE
@@ -104,10 +116,12 @@ def command(
         tile_count=tile_count,
     )
     runs, sets = run_table(sources, links)
+    from tileprof.core.roofline import roofline_notes
+
     model = RunsModel(
         runs,
         sets,
-        notes=[note for s in sources for note in s.runs.notes],
+        notes=[note for s in sources for note in s.runs.notes] + roofline_notes(runs),
         sources=[s.describe() for s in sources],
         linked_only=linked,
         width=terminal_width(output),
@@ -116,7 +130,12 @@ def command(
 
 
 def _write_ops(
-    files: tuple[Path, ...], example: bool, linked: bool, output_format: str, output: Path | None
+    files: tuple[Path, ...],
+    example: bool,
+    linked: bool,
+    output_format: str,
+    output: Path | None,
+    sort: str = "total",
 ) -> None:
     """``--ops``: the op rows of every FILE (each a PyTorch trace), in one table."""
     import polars as pl
@@ -127,9 +146,13 @@ def _write_ops(
 
     if example or linked:
         raise OptionError("--ops reads PyTorch traces only: drop --example and --linked")
+    from tileprof.core.roofline import roofline_notes
+
     parsed = [(str(path), load_ops(path)) for path in files]
     frame = pl.concat([p.frame for _, p in parsed], how="vertical")
-    notes = [n for _, p in parsed for n in p.notes]
+    if sort == "lost":
+        frame = frame.sort("time_lost_us", descending=True, nulls_last=True, maintain_order=True)
+    notes = [n for _, p in parsed for n in p.notes] + roofline_notes(frame)
     if output_format == "json":
         sources = [{"file": name, "ops": p.frame.height} for name, p in parsed]
         write_text(output, runs_data.render_ops_json(frame, notes, sources))

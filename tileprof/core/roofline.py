@@ -120,3 +120,18 @@ def is_issue_slot_roofline(row: dict[str, object]) -> bool:
         and row.get("mac") is None
         and row.get("roofline_us") is not None
     )
+
+
+def roofline_notes(frame: pl.DataFrame) -> list[str]:
+    """A note when some rows ran faster than their roofline: the spec (or the count) is wrong,
+    and the fraction is kept, never clipped."""
+    if "roofline_fraction" not in frame.columns:
+        return []
+    beat = frame.filter(pl.col("roofline_fraction") > 1)
+    if beat.height == 0:
+        return []
+    targets = ", ".join(sorted({str(t) for t in beat["target"].to_list()}))
+    return [
+        f"{beat.height} rows ran faster than their roofline (marked !, roofline_fraction > 1): "
+        f"the spec of {targets} (--spec) or the rows' FLOP or byte count is wrong"
+    ]

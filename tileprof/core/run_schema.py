@@ -19,6 +19,9 @@ from tileprof.core.peaks import peak_tflops
 from tileprof.core.roofline import BOUNDS, with_roofline
 
 TARGET_KINDS: tuple[str, ...] = ("tile", "gpu")
+OP_ROW_SOURCE = ": op rows"
+"""How a PyTorch trace's op rows end their ``source`` ("trace.json.gz: op rows"): they are in
+the run table beside the trace's kernel rows, and are not kernels."""
 
 
 @dataclass(frozen=True)
