@@ -275,3 +275,56 @@ def test_same_work_link_across_units_gets_no_speedup() -> None:
     assert not any("slowest" in t for t in sets["text"].to_list())
     assert "15.54 µs per active" in sets["text"][0]
     assert "3.392 µs per call" in sets["text"][1]
+
+
+def _roofline_plot():
+    from tileprof.analyses.filters import Filters
+    from tileprof.model.examples import EXAMPLE_SOURCE, example_profile
+    from tileprof.model.gather import gather_inputs, run_table
+    from tileprof.views.html.data import roofline_section
+    from tileprof.views.html.inputs import linked_from_frame
+
+    trace = (
+        Path(__file__).resolve().parent.parent / "fixtures" / "traces" / "h200_train_steps.json.gz"
+    )
+    sources = gather_inputs(
+        [trace],
+        Filters(),
+        example=example_profile(),
+        example_filters=Filters(epoch=1),
+        example_name=EXAMPLE_SOURCE,
+    )
+    runs, sets = run_table(sources, None)
+    section = roofline_section(runs, linked_from_frame(sets))
+    assert section is not None and section.plot is not None
+    return section
+
+
+def test_roofline_chart_points_roofs_links_and_no_overlapping_labels() -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from tileprof.views.html.charts import roofline_figure
+
+    section = _roofline_plot()
+    plot = section.plot
+    kinds = set(plot.frame["target_kind"].to_list())
+    assert kinds == {"tile", "gpu"}
+    figure = roofline_figure(plot)
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    axes = figure.axes[0]
+    by_gid = {a.get_gid(): a for a in axes.get_children() if a.get_gid()}
+    points = [a for g, a in by_gid.items() if g.startswith("points_")]
+    assert sum(len(p.get_offsets()) for p in points) == plot.frame.height
+    roofs = [g for g in by_gid if g.startswith("roof_")]
+    assert len(roofs) == plot.roofs.height >= 2
+    assert any(g.startswith("link_") for g in by_gid)
+    from matplotlib.text import Text
+
+    texts = {id(t): t for t in figure.findobj(Text) if t.get_text() and t.get_visible()}
+    boxes = [t.get_window_extent(renderer) for t in texts.values()]
+    assert len(boxes) > 10  # ticks, axis titles, legend entries
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not a.overlaps(b) or a.width == 0 or b.width == 0, (a, b)
