@@ -83,6 +83,8 @@ _GPU_COLUMNS = (
     ("calls", "calls", False),
     ("µs/call", "time_us", False),
 )
+_OP_COLUMNS = (*_GPU_COLUMNS, ("% of roofline", "roofline_fraction", True))
+"""A per-op diff of traces adds each op's fraction of its roofline (docs/runs.md)."""
 
 
 def _cells(row: dict[str, Any], key: str, fraction: bool) -> list[str]:
@@ -100,6 +102,8 @@ def render_table(diff: Diff, breaches: Sequence[str] = ()) -> str:
     before, after, Δ and Δ%, and the group last (plain aligned columns: one line per group
     whatever the name's length, cheap to render for thousands of groups)."""
     columns = _TILE_COLUMNS if diff.impact == "phaseCycles" else _GPU_COLUMNS
+    if "roofline_fraction_before" in diff.rows.columns:
+        columns = _OP_COLUMNS
     titles = ["status"]
     for title, _, _ in columns:
         titles += [f"{title} before", "after", "Δ", "Δ%"]
