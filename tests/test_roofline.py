@@ -89,6 +89,15 @@ def test_gemm_and_conv_flops_equal_tracelens_up_to_the_bias() -> None:
     assert checked > 20
 
 
+def test_mi300x_kernel_rows_keep_the_device_name() -> None:
+    # deviceProperties lists id 0 ("AMD Instinct MI300X VF"); the kernels run on device 2
+    from tileprof.inputs.sources import load_runs
+
+    frame = load_runs(FIXTURES / "mi300_gaunernst_bert-small-uncased__1016001.json.gz").frame
+    assert set(frame["target"].to_list()) == {"AMD Instinct MI300X VF"}
+    assert frame["source"].str.ends_with("device 2").all()
+
+
 def test_mi300x_keeps_its_name_and_peaks() -> None:
     frame = load_ops(FIXTURES / "mi300_gaunernst_bert-small-uncased__1016001.json.gz").frame
     assert set(frame["target"].unique()) == {"AMD Instinct MI300X VF"}
@@ -273,6 +282,7 @@ def test_same_work_link_across_units_gets_no_speedup() -> None:
     sets = sets.filter(pl.col("link_by") == "workload")
     assert sets["speedup"].to_list() == [None, None]
     assert not any("slowest" in t for t in sets["text"].to_list())
+    assert all(t.endswith("not compared: timed per active and per call") for t in sets["text"])
     assert "15.54 µs per active" in sets["text"][0]
     assert "3.392 µs per call" in sets["text"][1]
 

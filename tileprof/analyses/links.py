@@ -327,6 +327,8 @@ def _set_rows(
             ),
         }
         row["text"] = describe(row)
+        if compare == SAME_WORK and len(units) > 1:
+            row["text"] += f" · not compared: timed per {' and per '.join(sorted(units))}"
         out.append(row)
     return out
 
