@@ -338,3 +338,32 @@ def test_roofline_chart_points_roofs_links_and_no_overlapping_labels() -> None:
     for i, a in enumerate(boxes):
         for b in boxes[i + 1 :]:
             assert not a.overlaps(b) or a.width == 0 or b.width == 0, (a, b)
+
+
+def test_spec_option_overrides_the_bundled_peaks_and_reports_bad_files(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from tileprof.commands.cli import cli
+
+    trace = FIXTURES / "h100_gaunernst_bert-small-uncased__1016001.json.gz"
+    mine = tmp_path / "mine.toml"
+    mine.write_text(HAND_SPEC.replace("^hand gpu$", "h100"))
+    try:
+        result = CliRunner().invoke(
+            cli, ["runs", "--ops", str(trace), "--spec", str(mine), "--format", "json"]
+        )
+        assert result.exit_code == 0, result.output
+        ops = json.loads(result.stdout)["ops"]
+        addmm = next(o for o in ops if o["op"] == "aten::addmm")
+        assert addmm["peak_tflops"] == 100.0  # the hand spec's matrix_bf16, not the H100's
+        bad = tmp_path / "bad.toml"
+        bad.write_text(HAND_SPEC.replace('unit = "TB/s", ', ""))
+        result = CliRunner().invoke(cli, ["runs", "--ops", str(trace), "--spec", str(bad)])
+        assert result.exit_code == 2
+        assert result.stderr.strip().splitlines() == [
+            f"tileprof: error: {bad}: memory.bandwidth.unit: missing"
+        ]
+    finally:
+        specs.use_specs([])
