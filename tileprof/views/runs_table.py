@@ -16,7 +16,7 @@ from tileprof.core.numbers import number, percent
 from tileprof.core.text import DISPLAY_NAME_LIMIT, cell, escape_control
 from tileprof.views.fit import Fit, fit_to_width, plain_console, strip_padding
 
-TABLE_WIDTH = 220
+TABLE_WIDTH = 250
 NAME_WIDTH = 60
 
 
