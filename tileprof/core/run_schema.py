@@ -172,11 +172,27 @@ def with_derived(frame: pl.DataFrame) -> pl.DataFrame:
     out = out.with_columns(pf.alias("peak_fraction"))
     if "bytes" not in out.columns:
         out = out.with_columns(pl.lit(None, dtype=pl.Int64).alias("bytes"))
+    out = out.with_columns(pl.coalesce(pl.col("bytes"), gemm_shape_bytes()).alias("bytes"))
     useful = pl.when(pl.col("target_kind") == "tile").then(
         pl.col("metadata").str.json_path_match("$.usefulCycles").cast(pl.Float64, strict=False)
     )
     out = with_roofline(out, flops=2 * pl.col("mac"), issue_cycles=useful).drop("time_lost_us")
     return out.select([pl.col(c.name).cast(c.dtype) for c in RUN_COLUMNS])
+
+
+GEMM_WIDTH: dict[str, int] = {"f32": 4, "tf32": 4, "f16": 2, "bf16": 2, "f8": 1, "int8": 1}
+"""Bytes per element of a GEMM run's dtype, for ``gemm_shape_bytes``."""
+
+
+def gemm_shape_bytes() -> pl.Expr:
+    """Bytes of a GEMM run whose ``shape`` is ``MxNxK`` and whose source states no bytes: A
+    (M×K) and B (K×N) read and C (M×N) written once, all at the dtype's width (TraceLens' rule:
+    the output at the inputs' dtype); null for other rows, or a dtype of no whole-byte width."""
+    dims = pl.col("shape").str.extract_groups(r"^(\d+)x(\d+)x(\d+)$")
+    m, n, k = (dims.struct.field(str(i)).cast(pl.Int64, strict=False) for i in (1, 2, 3))
+    width = pl.col("dtype").cast(pl.String).replace_strict(GEMM_WIDTH, default=None)
+    elements = m * k + k * n + m * n
+    return pl.when(pl.col("op_family") == "gemm").then(elements * width.cast(pl.Int64))
 
 
 def concat_runs(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
