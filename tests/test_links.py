@@ -120,8 +120,13 @@ def test_linked_sets_tile_and_a100_gemm() -> None:
     assert a100["j_per_gflop"] == pytest.approx(a100["energy_j"] / 1099.511627776)
     assert a100["text"] == (
         "NVIDIA A100-SXM4-40GB fp16_tensor_core · 8192x8192x8192, 1100 GFLOP · 80.79% of peak, "
-        "252.1 TFLOP/s, 1.426 J (1.297 mJ/GFLOP)"
+        "252.1 TFLOP/s, 80.79% of roofline (compute bound), 1.426 J (1.297 mJ/GFLOP)"
     )
+    # 8192³ bf16/f16 GEMM: 3 × 8192² × 2 bytes, intensity 2 × 8192³ / that = 2730.7 FLOP/B,
+    # far above the A100's ridge (312e12 / 1555e9 = 200.6): compute bound, so the roofline
+    # fraction is the peak fraction
+    assert a100["arithmetic_intensity"] == pytest.approx(2 * 8192**3 / (3 * 8192**2 * 2))
+    assert a100["roofline_fraction"] == pytest.approx(a100["peak_fraction"])
     # f8 GEMMs exist on the tile device only: no set
     assert sets.filter(pl.col("set").str.starts_with("gemm · f8")).height == 0
     workloads = sets.filter(pl.col("link_by") == "workload")
