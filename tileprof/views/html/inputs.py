@@ -120,7 +120,10 @@ def read_inputs(
     cpu_only = tuple(
         note for p in parsed if p.kind == kineto.KIND and p.frame.height == 0 for note in p.notes
     )
+    from tileprof.core.roofline import roofline_notes
+
     notes = tuple(note for p in parsed for note in p.notes if note not in cpu_only)
+    notes += tuple(roofline_notes(runs))
     return ReportInputs(
         tiles,
         RunInputs(runs, linked_from_frame(sets), notes=notes, cpu_only_traces=cpu_only),
