@@ -124,12 +124,16 @@ def _gpu_runs(path: Path, kind: str, data: bytes) -> ParsedRuns:
     (``tileprof.analyses.ops.op_runs``), so that they can be linked."""
     from tileprof.inputs.gpu.kineto import KIND
 
-    parsed = parse_runs(path, kind, data)
-    if kind != KIND or parsed.frame.height == 0:
-        return parsed
-    from tileprof.analyses.ops import op_runs, read_ops
+    if kind != KIND:
+        return parse_runs(path, kind, data)
+    from tileprof.analyses.ops import op_rows, op_runs
+    from tileprof.inputs.gpu.kineto import parse_events, read_events
 
-    ops = op_runs(read_ops(path, data).frame)
+    events = read_events(path, data)  # once, for both the kernel rows and the op rows
+    parsed = parse_events(events)
+    if parsed.frame.height == 0:
+        return parsed
+    ops = op_runs(op_rows(events).frame)
     if ops.height == 0:
         return parsed
     frame = concat_runs([parsed.frame, ops])

@@ -234,8 +234,14 @@ _EVENT_SCHEMA: dict[str, pl.DataType] = {
 
 def parse(path: str | Path, data: bytes) -> ParsedRuns:
     """The per-kernel runs of a Kineto trace."""
-    found = gpu_events(path, data)
-    name = Path(path).name
+    return parse_events(read_events(path, data))
+
+
+def parse_events(read: KinetoEvents) -> ParsedRuns:
+    """The per-kernel runs of an already-read trace (the gatherer reads a trace once for its
+    kernel rows and its op rows)."""
+    found = gpu_events_of(read)
+    name = read.name
     devices, cpu_count = found.devices, found.cpu_ops
     notes: list[str] = []
     if found.events.height == 0:
