@@ -335,8 +335,8 @@ def _set_rows(
 
 def work_of(row: dict[str, Any]) -> dict[str, Any]:
     """A run's work: FLOPs (2 × mac), useful cycles of a tile group, and a ``work`` text
-    (shape; a tile group's kernelSpec and Σ outputElements; GFLOP; useful cycles;
-    ``work unknown`` when the source states none)."""
+    (shape; a tile group's kernelSpec and Σ outputElements; GFLOP, or for a tile group why its
+    FLOPs are unknown; useful cycles; ``work unknown`` when the source states none)."""
     flops = 2.0 * row["mac"] if row.get("mac") else None
     meta: dict[str, Any] = {}
     if row.get("target_kind") == "tile" and row.get("metadata"):
@@ -349,6 +349,8 @@ def work_of(row: dict[str, Any]) -> dict[str, Any]:
         parts.append(f"{meta['outputElements']:,} output elements")
     if flops:
         parts.append(f"{flops / 1e9:.4g} GFLOP")
+    elif meta.get("workUnknown"):
+        parts.append(f"FLOPs unknown: {meta['workUnknown']}")
     if useful:
         parts.append(f"{useful:,.0f} useful cycles")
     return {"work": ", ".join(parts) or "work unknown", "flops": flops, "useful_cycles": useful}
