@@ -62,12 +62,15 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # digests main recorded (da821a22… and d28f28b0…): nothing else changed.
             # Re-recorded on branch html11 (issue 11): tables reordered, sticky and ditto'd,
             # top-15 kernel tables, one number policy ("12.34%"), axes with separators and µs.
-            "7f4f9af21ee61482a1dc14ffa65cb1dac98decb03cf477da3975deb093ffe511",
+            # Re-recorded on branch roof23 (issue 23): the run and linked tables gain % of roofline
+            # and bound, the page a roofline chart and table, trace op rows join the run table.
+            "2a453ab15dcc186378b09c9d667ce5895a5bbbfad4ff6e805d3ffd8a2f850acf",
         ),
         (
             ["report", "--example", *GPU_INPUTS, *LINKS],
             # Re-recorded on branch html11 (issue 11), as above.
-            "09888c2c55ab3d66b60f6ddd95c2c6c40e28b9b76fcbbc63ab443913efdb2960",
+            # Re-recorded on branch roof23 (issue 23), as above.
+            "1f028dd76d4a09f1ec53192a5aab71c44ac5ee54b723915ac528e6c26fd5c342",
         ),
     ],
     ids=["example", "example+gpu"],
@@ -93,15 +96,19 @@ SUMMARY_PINS = {
 # Re-recorded on branch fmt25 (issue 25): the full run table (json, csv, parquet) gains the
 # nullable columns cores and start_skew_us (null on every row of these inputs); the table and
 # the linked sets print neither, so their digests stand.
+# Re-recorded on branch roof23 (issue 23): roofline columns (bytes, arithmetic_intensity,
+# roofline_us, bound, roofline_fraction) on every run, the table's roofline column at 250
+# columns, op rows of traces in the run table, tile GEMM groups with FLOPs (peak_fraction is
+# tflops / peak only), specs from the registry, linked sets with % of roofline.
 RUNS_PINS = {
-    "table": "20848c98957dfa3f55fd5a2195f7bf322dd78b59ed18791427adb3776254bf2d",
-    "table-linked": "3248dc5c7befd4a39c4eaae7d9d34d402e974ae15ece8ae8f47ff43e852cceb6",
-    "json": "631af77a748ef9e1644a0543e880f37e3a09bfe490b0820f6ab9ed14f75ebad8",
-    "json-linked": "a8334781074b0009c573db5d6740a2c9b29aedae628f0112d3430d558a3dce68",
-    "csv": "4d6d62322840becee6c5e58bdc0f7c4e53ef016b54234745fb5a234dc27e5ab9",
-    "csv-linked": "ed72f6140058fdae2a983fd03f772a5104b41473c45fc3e6c96bfbf5b43b6008",
-    "parquet": "b5537e94704a293b80fa28aa0c7e332bcdc80066e5deccdd63927b570457fd23",
-    "parquet-linked": "44de96222869e984be6a7088f18a32a51382b3e4ca707e65671f7d74b9208ce9",
+    "table": "4ed5239943f7dba752e3962441ad92993244f00eb9d2f4558c4d81ccd47a6fb5",
+    "table-linked": "6d866056bb9e2db942eec649e9b53bfa0a64746780bbefe61aeee30df61d6240",
+    "json": "496b5595f4077d6f572a206c8754028fd353e8815daa1b6abfccd8623683b898",
+    "json-linked": "5f635e676334f99bbadc03e4da13d66e49e67566f7808e089861dfec41d189b5",
+    "csv": "d0edaf8d9e5edec80ffa89bac7e9c64501906d083bc4e8a95959da688008b056",
+    "csv-linked": "3bf3202adf5406ff52f749206ce9dcefee4480c2173b21041898a92d53e4b003",
+    "parquet": "f372bd39fdc85d9b0ec77bd3600a7f76d4248912e7b8b948157b162f6cfb2ceb",
+    "parquet-linked": "2a94c51118eb5d6c521c42a7ff0f082d870bb1c0cfae05f5e77e33485d91ad04",
 }
 
 
