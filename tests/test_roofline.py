@@ -12,7 +12,7 @@ import pytest
 
 from tileprof.analyses.bytes_moved import op_bytes
 from tileprof.analyses.flops import op_work
-from tileprof.analyses.ops import load_ops
+from tileprof.model.ops import load_ops
 from tileprof.core import specs
 from tileprof.core.errors import InputError
 from tileprof.core.roofline import with_roofline
@@ -292,7 +292,7 @@ def _roofline_plot():
     from tileprof.model.examples import EXAMPLE_SOURCE, example_profile
     from tileprof.model.gather import gather_inputs, run_table
     from tileprof.views.html.data import roofline_section
-    from tileprof.views.html.inputs import linked_from_frame
+    from tileprof.model.gather import linked_from_frame
 
     trace = (
         Path(__file__).resolve().parent.parent / "fixtures" / "traces" / "h200_train_steps.json.gz"
