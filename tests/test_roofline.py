@@ -12,10 +12,10 @@ import pytest
 
 from tileprof.analyses.bytes_moved import op_bytes
 from tileprof.analyses.flops import op_work
-from tileprof.model.ops import load_ops
 from tileprof.core import specs
 from tileprof.core.errors import InputError
 from tileprof.core.roofline import with_roofline
+from tileprof.model.ops import load_ops
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "tracelens"
 SHEETS = (
@@ -290,9 +290,8 @@ def test_same_work_link_across_units_gets_no_speedup() -> None:
 def _roofline_plot():
     from tileprof.analyses.filters import Filters
     from tileprof.model.examples import EXAMPLE_SOURCE, example_profile
-    from tileprof.model.gather import gather_inputs, run_table
+    from tileprof.model.gather import gather_inputs, linked_from_frame, run_table
     from tileprof.views.html.data import roofline_section
-    from tileprof.model.gather import linked_from_frame
 
     trace = (
         Path(__file__).resolve().parent.parent / "fixtures" / "traces" / "h200_train_steps.json.gz"
