@@ -369,17 +369,21 @@ def test_report_takes_the_rules_file(tmp_path: Path) -> None:
     assert bad.stderr.endswith("imbalance.load: unknown key (keys: load_balance, floor)\n")
 
 
-def test_a_trace_gives_op_rows_and_the_roofline_rule_names_what_is_missing() -> None:
+def test_a_trace_fires_the_roofline_rule_with_the_spec_registrys_ridge() -> None:
+    from tileprof.core.specs import ridge_intensity
+
     runner = CliRunner()
-    done = runner.invoke(
-        cli, ["findings", "fixtures/traces/h200_train_steps.json.gz", "--format", "json"]
-    )
+    args = ["findings", "fixtures/traces/h200_train_steps.json.gz", "--format", "json"]
+    done = runner.invoke(cli, args)
     assert done.exit_code == 0, done.output
     by_id = {f["id"]: f for f in json.loads(done.stdout)["findings"]}
-    assert by_id["compute-under-used"]["status"] == "abstained"
-    assert by_id["compute-under-used"]["reason"].startswith(
-        "ops lacks arithmetic_intensity, ridge_point, roofline_fraction;"
-    )
+    found = by_id["compute-under-used"]
+    assert found["status"] == "fired"
+    row = found["row"]
+    # The cited GEMM: under 30% of its roofline, above the registry's ridge for its device.
+    assert row["op_family"] == "gemm" and row["roofline_fraction"] < 0.3
+    assert row["ridge_point"] == ridge_intensity(row["target"], row["dtype"], row["op_family"])
+    assert row["arithmetic_intensity"] > row["ridge_point"]
     assert by_id["imbalance"]["reason"].startswith("no supersteps input;")
 
 

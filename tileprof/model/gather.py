@@ -187,7 +187,7 @@ def gather_inputs(
             source = Source(str(path), path, TILE_DUMP, runs, profile, filters)
             sources.append(dataclasses.replace(source, size=found.size, sha256=found.sha256))
         else:
-            runs = parse_runs(path, found.kind, found.data)
+            runs = _gpu_runs(path, found.kind, found.data)
             op_rows = None
             if ops and found.kind == TRACE:
                 from tileprof.model.ops import read_ops
@@ -205,6 +205,27 @@ def gather_inputs(
                 )
             )
     return sources
+
+
+def _gpu_runs(path: Path, kind: str, data: bytes) -> ParsedRuns:
+    """A GPU file's runs; a PyTorch trace's op rows that carry work follow its kernel rows
+    (``tileprof.analyses.ops.op_runs``), so that they can be linked."""
+    from tileprof.inputs.gpu.kineto import KIND
+
+    if kind != KIND:
+        return parse_runs(path, kind, data)
+    from tileprof.analyses.ops import op_rows, op_runs
+    from tileprof.inputs.gpu.kineto import parse_events, read_events
+
+    events = read_events(path, data)  # once, for both the kernel rows and the op rows
+    parsed = parse_events(events)
+    if parsed.frame.height == 0:
+        return parsed
+    ops = op_runs(op_rows(events).frame)
+    if ops.height == 0:
+        return parsed
+    frame = concat_runs([parsed.frame, ops])
+    return ParsedRuns(parsed.kind, frame, parsed.notes, parsed.metadata | {"op_rows": ops.height})
 
 
 def run_table(sources: Sequence[Source], links: Links | None) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -330,7 +351,10 @@ def read_inputs(
     cpu_only = tuple(
         note for p in parsed if p.kind == TRACE and p.frame.height == 0 for note in p.notes
     )
+    from tileprof.core.roofline import roofline_notes
+
     notes = tuple(note for p in parsed for note in p.notes if note not in cpu_only)
+    notes += tuple(roofline_notes(runs))
     return ReportInputs(
         tiles,
         RunInputs(runs, linked_from_frame(sets), notes=notes, cpu_only_traces=cpu_only),
@@ -343,12 +367,15 @@ def source_findings(
     sources: Sequence[Source], rules: Sequence[Rule] | None = None
 ) -> tuple[Finding, ...]:
     """The findings' rules (default ``RULES``) over the sources' tile dumps and PyTorch
-    traces (docs/metrics.md, "Findings")."""
+    traces, each op row with its device's ridge point from the spec registry
+    (docs/metrics.md, "Findings")."""
     from tileprof.analyses.findings import RULES, evaluate
+    from tileprof.core.specs import ridge_intensity
     from tileprof.model.findings import finding_frames
 
     tiles = [(s.profile, s.filters, s.name) for s in sources if s.profile is not None]
-    frames = finding_frames(tiles, [s.ops for s in sources if s.ops is not None])
+    ops = [s.ops for s in sources if s.ops is not None]
+    frames = finding_frames(tiles, ops, ridge=ridge_intensity)
     return tuple(evaluate(frames, RULES if rules is None else rules))
 
 
