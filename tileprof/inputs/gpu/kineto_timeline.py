@@ -1,0 +1,221 @@
+"""A PyTorch profiler (Kineto) trace as the typed GPU timeline (``core.gpu_timeline``).
+
+Read for ``tileprof breakdown``: every GPU event (``ph: "X"`` of category ``kernel``,
+``gpu_memcpy`` or ``gpu_memset``) with its launching runtime call (the ``cuda_runtime`` or
+``cuda_driver`` event of the same ``correlation``: ``cudaLaunchKernel``, ``hipLaunchKernel``,
+``cudaMemcpyAsync``, ...), the GPU-side ``ProfilerStep#N`` annotations
+(``gpu_user_annotation``, on the device their ``pid`` names) and ``distributedInfo``.
+
+A kernel whose name holds ``nccl`` or ``rccl`` (any case) is communication, as TraceLens
+counts it. Its NCCL parameters (``Collective name``, ``In msg nelems``, ``Out msg nelems``,
+``Group size``, ``dtype``, ``Process Group Name`` or ``pg_id``, ``Seq``) are read from the
+kernel's own args, else from the ``record_param_comms`` CPU op that launched it (through the
+runtime call's ``External id``, else the kernel's). The same structural checks as the run
+reader (``kineto``) apply: a GPU event needs ``ts``, ``dur`` and ``name``, and ``dur`` ≥ 0.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import polars as pl
+
+from tileprof.core.errors import InputError
+from tileprof.core.gpu_timeline import EVENT_SCHEMA, STEP_SCHEMA, GpuTimeline, RankInfo
+from tileprof.inputs.gpu.kineto import (
+    GPU_CATEGORIES,
+    LAUNCH_CATEGORIES,
+    DeviceProperties,
+    Int64,
+    _decode_part,
+)
+
+STEP_NAME = re.compile(r"ProfilerStep#(\d+)$")
+COMM_NAME = re.compile(r"nccl|rccl", re.IGNORECASE)
+_KIND_OF_CATEGORY = {"gpu_memcpy": "memcpy", "gpu_memset": "memset"}
+
+
+class CommArgs(msgspec.Struct):
+    """The ``args`` of GPU events, runtime calls and CPU ops that the timeline reads. The NCCL
+    fields vary in type between PyTorch versions (a group name may be a number), so they are
+    read as any JSON and kept only when they have the expected type."""
+
+    device: Int64 | None = None
+    stream: Any = None  # a runtime call may write it as text ("0x0"); GPU events are checked
+    correlation: Int64 | None = None
+    external_id: Int64 | None = msgspec.field(default=None, name="External id")
+    collective: Any = msgspec.field(default=None, name="Collective name")
+    in_nelems: Any = msgspec.field(default=None, name="In msg nelems")
+    out_nelems: Any = msgspec.field(default=None, name="Out msg nelems")
+    group_size: Any = msgspec.field(default=None, name="Group size")
+    dtype: Any = None
+    pg_name: Any = msgspec.field(default=None, name="Process Group Name")
+    pg_id: Any = None
+    seq: Any = msgspec.field(default=None, name="Seq")
+
+
+class TimelineEvent(msgspec.Struct):
+    ph: str | None = None
+    cat: str | None = None
+    name: str | None = None
+    ts: float | None = None
+    dur: float | None = None
+    pid: Any = None
+    args: CommArgs | None = None
+
+
+class DistributedInfo(msgspec.Struct):
+    rank: Int64
+    world_size: Int64
+    backend: str | None = None
+
+
+class TimelineTrace(msgspec.Struct):
+    traceEvents: msgspec.Raw
+    deviceProperties: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"[]"))
+    distributedInfo: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"null"))
+
+
+_NO_ARGS = CommArgs()
+_COMM_FIELDS = ("collective", "process_group", "seq", "in_nelems", "out_nelems", "group_size")
+
+
+def read_timeline(path: str | Path, data: bytes) -> GpuTimeline:
+    """The GPU timeline of one Kineto trace (``data`` read from ``path``)."""
+    from tileprof.inputs._decode import decode_json
+
+    trace = decode_json(path, data, TimelineTrace)
+    events = _decode_part(path, trace.traceEvents, list[TimelineEvent], "$.traceEvents")
+    props = _decode_part(path, trace.deviceProperties, list[DeviceProperties], "$.deviceProperties")
+    info = _decode_part(path, trace.distributedInfo, DistributedInfo | None, "$.distributedInfo")
+    gpu, launches, comm_ops, steps = _split_events(path, events)
+    frame = _event_frame(gpu, launches, comm_ops)
+    rank = None if info is None else RankInfo(info.rank, info.world_size, info.backend)
+    return GpuTimeline(
+        Path(path).name,
+        frame,
+        pl.DataFrame(steps, schema=STEP_SCHEMA, orient="row"),
+        {d.id: d.name for d in props},
+        rank,
+    )
+
+
+_Launch = tuple[str, float, float, int | None]
+"""A runtime call: (name, start, duration, External id)."""
+
+
+def _split_events(
+    path: str | Path, events: list[TimelineEvent]
+) -> tuple[
+    list[tuple[int, TimelineEvent, CommArgs]],
+    dict[int, _Launch],
+    dict[int, CommArgs],
+    list[tuple[int | None, int, float, float]],
+]:
+    """The GPU events (checked), the runtime calls by correlation, the ``record_param_comms``
+    ops by External id, and the GPU-side step windows."""
+    gpu: list[tuple[int, TimelineEvent, CommArgs]] = []
+    launches: dict[int, _Launch] = {}
+    comm_ops: dict[int, CommArgs] = {}
+    steps: list[tuple[int | None, int, float, float]] = []
+    for i, ev in enumerate(events):
+        if ev.ph != "X":
+            continue
+        where = f"$.traceEvents[{i}]"
+        if ev.dur is not None and (ev.dur < 0 or math.isnan(ev.dur)):
+            raise InputError(path, f"{where}.dur", f"negative duration {ev.dur:g} µs")
+        a = ev.args or _NO_ARGS
+        if ev.cat in GPU_CATEGORIES:
+            if ev.dur is None or ev.ts is None:
+                missing = "dur" if ev.dur is None else "ts"
+                raise InputError(path, f"{where}.{missing}", "GPU event without it")
+            if ev.name is None:
+                raise InputError(path, f"{where}.name", "GPU event without a name")
+            if a.stream is not None and (
+                isinstance(a.stream, bool) or not isinstance(a.stream, int)
+            ):
+                raise InputError(
+                    path, f"{where}.args.stream", f"expected an integer, got {a.stream!r}"
+                )
+            gpu.append((i, ev, a))
+        elif ev.cat in LAUNCH_CATEGORIES:
+            if a.correlation is not None and ev.ts is not None:
+                launches[a.correlation] = (ev.name or "", ev.ts, ev.dur or 0.0, a.external_id)
+        elif ev.cat == "cpu_op" and ev.name == "record_param_comms":
+            if a.external_id is not None:
+                comm_ops[a.external_id] = a
+        elif ev.cat == "gpu_user_annotation" and ev.ts is not None and ev.dur is not None:
+            found = STEP_NAME.match(ev.name or "")
+            if found:
+                device = ev.pid if isinstance(ev.pid, int) else None
+                steps.append((device, int(found.group(1)), ev.ts, ev.ts + ev.dur))
+    return gpu, launches, comm_ops, steps
+
+
+def _event_frame(
+    gpu: list[tuple[int, TimelineEvent, CommArgs]],
+    launches: dict[int, _Launch],
+    comm_ops: dict[int, CommArgs],
+) -> pl.DataFrame:
+    """One row per GPU event, in start order (file order among equal starts)."""
+    records: dict[str, list[Any]] = {k: [] for k in EVENT_SCHEMA}
+    for _, ev, a in sorted(gpu, key=lambda t: (t[1].ts or 0.0, t[0])):
+        assert ev.ts is not None and ev.dur is not None and ev.name is not None  # checked
+        kind = _KIND_OF_CATEGORY.get(ev.cat or "", "kernel")
+        if kind == "kernel" and COMM_NAME.search(ev.name):
+            kind = "comm"
+        launch = launches.get(a.correlation) if a.correlation is not None else None
+        device = a.device if a.device is not None else (ev.pid if isinstance(ev.pid, int) else None)
+        records["device"].append(device)
+        records["stream"].append(a.stream)
+        records["kind"].append(kind)
+        records["start"].append(ev.ts)
+        records["end"].append(ev.ts + ev.dur)
+        records["name"].append(ev.name)
+        records["correlation"].append(a.correlation)
+        records["launch_name"].append(None if launch is None else launch[0])
+        records["launch_start"].append(None if launch is None else launch[1])
+        records["launch_dur"].append(None if launch is None else launch[2])
+        params = _comm_params(a, launch, comm_ops) if kind == "comm" else {}
+        for key in _COMM_FIELDS:
+            records[key].append(params.get(key))
+        records["dtype"].append(params.get("dtype"))
+    return pl.DataFrame(records, schema=EVENT_SCHEMA)
+
+
+def _comm_params(
+    a: CommArgs, launch: _Launch | None, comm_ops: dict[int, CommArgs]
+) -> dict[str, Any]:
+    """The NCCL parameters of a communication kernel: its own args when they name the
+    collective, else those of the ``record_param_comms`` op that launched it."""
+    source = a
+    if not isinstance(a.collective, str):
+        for ext in (None if launch is None else launch[3], a.external_id):
+            if ext is not None and ext in comm_ops:
+                source = comm_ops[ext]
+                break
+    group = source.pg_name if source.pg_name is not None else source.pg_id
+    return {
+        "collective": source.collective if isinstance(source.collective, str) else None,
+        "process_group": None if group is None or isinstance(group, dict | list) else str(group),
+        "seq": _whole(source.seq),
+        "in_nelems": _whole(source.in_nelems),
+        "out_nelems": _whole(source.out_nelems),
+        "group_size": _whole(source.group_size),
+        "dtype": source.dtype if isinstance(source.dtype, str) else None,
+    }
+
+
+def _whole(value: Any) -> int | None:
+    """An integer field that may be written as a number or a numeric string; else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and -(2**63) <= value < 2**63:
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None

@@ -1,0 +1,33 @@
+"""GPU traces as typed timelines (``core.gpu_timeline``) for ``tileprof breakdown``.
+
+A file is detected as the registry detects every input (``tileprof.inputs.detect``); a PyTorch
+profiler trace is read by ``gpu.kineto_timeline``. Any other kind of file is refused with a
+one-line error naming what it is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tileprof.core.errors import InputError
+from tileprof.core.gpu_timeline import GpuTimeline
+from tileprof.inputs import _sniff, detect
+from tileprof.inputs._common import read_bytes
+
+TIMELINE_FORMATS: tuple[str, ...] = (_sniff.TRACE,)
+"""The formats that hold a GPU timeline."""
+
+
+def load_timeline(path: str | Path) -> GpuTimeline:
+    """The GPU timeline of the trace at ``path``; InputError when it holds none."""
+    data = read_bytes(Path(path))
+    found = detect(path, data)
+    if found.name == _sniff.TRACE:
+        from tileprof.inputs.gpu.kineto_timeline import read_timeline
+
+        return read_timeline(path, data)
+    raise InputError(
+        path,
+        None,
+        f"a {found.name} holds no GPU timeline; `breakdown` reads PyTorch profiler traces",
+    )
