@@ -18,9 +18,17 @@ import polars as pl
 from tileprof.analyses.summary import Summary
 from tileprof.core.errors import OptionError
 from tileprof.core.outputs import write_bytes, write_text
-from tileprof.views import runs_data, summary_csv, summary_json, supersteps_export
+from tileprof.views import (
+    breakdown_export,
+    runs_data,
+    summary_csv,
+    summary_json,
+    supersteps_export,
+)
 
 if TYPE_CHECKING:
+    from tileprof.analyses.collectives import Job
+    from tileprof.analyses.gpu_breakdown import Breakdown
     from tileprof.analyses.diff import Diff
     from tileprof.analyses.supersteps import Supersteps
 
@@ -196,3 +204,29 @@ def write_rendered(renderer: Renderer[M], model: M, output: Path | None) -> None
         write_bytes(output, data)
     else:
         write_text(output, data)
+
+
+@dataclass(frozen=True)
+class BreakdownModel:
+    """What ``breakdown`` renders: the per-device, per-step breakdown and the ranks' jobs."""
+
+    result: Breakdown
+    job: Job
+
+
+def _breakdown_html(model: BreakdownModel) -> str:
+    from tileprof.views.html import render_breakdown  # jinja2: only the page needs it
+
+    return render_breakdown(model.result, model.job)
+
+
+BREAKDOWN_RENDERERS: dict[str, Renderer[BreakdownModel]] = {
+    r.name: r
+    for r in (
+        Renderer("table", ".txt", False, lambda m: breakdown_export.render_table(m.result, m.job)),
+        Renderer("json", ".json", False, lambda m: breakdown_export.render_json(m.result, m.job)),
+        Renderer("csv", ".csv", False, lambda m: breakdown_export.render_csv(m.result)),
+        Renderer("html", ".html", False, _breakdown_html),
+    )
+}
+"""``tileprof breakdown --format``; the first is the default."""

@@ -1,0 +1,290 @@
+"""``tileprof breakdown``: held to TraceLens' gpu_timeline.csv, idle causes, launch figures and
+collectives across ranks (docs/metrics.md, "Time breakdown")."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from tileprof.analyses.collectives import jobs
+from tileprof.analyses.gpu_breakdown import breakdown
+from tileprof.commands.cli import cli
+from tileprof.inputs.timelines import load_timeline
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+TRACELENS = sorted((FIXTURES / "tracelens").glob("*.json.gz"))
+HTA = FIXTURES / "hta"
+REFERENCE_KEYS = {
+    "computation_us": "computation_time",
+    "exposed_comm_us": "exposed_comm_time",
+    "exposed_memcpy_us": "exposed_memcpy_time",
+    "busy_us": "busy_time",
+    "idle_us": "idle_time",
+    "total_us": "total_time",
+    "total_comm_us": "total_comm_time",
+    "total_memcpy_us": "total_memcpy_time",
+}
+
+
+def _reference(trace: Path) -> dict[str, float]:
+    folder = trace.parent / (trace.name.removesuffix(".json.gz") + "_reference")
+    with open(folder / "gpu_timeline.csv", newline="") as handle:
+        return {r["type"]: float(r["time ms"]) * 1000 for r in csv.DictReader(handle)}
+
+
+@pytest.mark.parametrize("trace", TRACELENS, ids=lambda p: p.name[:30])
+def test_profiler_step_matches_tracelens_gpu_timeline(trace: Path) -> None:
+    """The ProfilerStep row of each trace is TraceLens' gpu_timeline.csv within 0.1%."""
+    assert len(TRACELENS) == 6
+    rows = breakdown([load_timeline(trace)]).rows
+    step = rows.filter(pl.col("step").is_not_null())
+    assert step.height == 1
+    row = step.row(0, named=True)
+    ref = _reference(trace)
+    for mine, theirs in REFERENCE_KEYS.items():
+        assert row[mine] == pytest.approx(ref[theirs], rel=1e-3, abs=1e-6), mine
+
+
+def _gap_classes(
+    events: list[tuple[float, float, float | None]], wait: float
+) -> tuple[float, float, float]:
+    """An independent, plain-Python reading of HTA's classes over the device's busy periods:
+    (host wait, kernel wait, other)."""
+    events = sorted(events, key=lambda e: (e[0], float("inf") if e[2] is None else e[2]))
+    host = kernel = other = 0.0
+    reach = events[0][1]
+    for start, end, launch in events[1:]:
+        if start > reach:
+            gap = start - reach
+            if launch is not None and launch > reach:
+                host += gap
+            elif gap < wait:
+                kernel += gap
+            else:
+                other += gap
+        reach = max(reach, end)
+    return host, kernel, other
+
+
+@pytest.mark.parametrize(
+    "trace", [*TRACELENS, HTA / "sampled_rank-0.json.gz"], ids=lambda p: p.name[:30]
+)
+def test_idle_causes_add_up_and_match_a_plain_reading(trace: Path) -> None:
+    timeline = load_timeline(trace)
+    result = breakdown([timeline])
+    for row in result.rows.iter_rows(named=True):
+        parts = row["idle_host_wait_us"] + row["idle_kernel_wait_us"] + row["idle_other_us"]
+        assert parts == pytest.approx(row["idle_us"], rel=1e-12, abs=1e-9)
+        assert min(row["idle_host_wait_us"], row["idle_kernel_wait_us"]) >= 0
+        assert row["idle_other_us"] >= -1e-6
+    whole = result.rows.filter(pl.col("step").is_null()).row(0, named=True)
+    events = list(timeline.events.select("start", "end", "launch_start").iter_rows())
+    host, kernel, other = _gap_classes(events, result.kernel_wait_us)
+    assert whole["idle_host_wait_us"] == pytest.approx(host, abs=1e-6)
+    assert whole["idle_kernel_wait_us"] == pytest.approx(kernel, abs=1e-6)
+    assert whole["idle_other_us"] == pytest.approx(other, abs=1e-6)
+    streams = result.streams.filter(pl.col("step").is_null())
+    for s in streams.iter_rows(named=True):
+        total = s["idle_host_wait_us"] + s["idle_kernel_wait_us"] + s["idle_other_us"]
+        assert total == pytest.approx(s["idle_us"], rel=1e-12, abs=1e-9)
+
+
+def _x(cat: str, name: str, ts: float, dur: float, pid: int = 0, **args: Any) -> dict[str, Any]:
+    return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": 7, "ts": ts, "dur": dur,
+            "args": args}  # fmt: skip
+
+
+def _kernel(ts: float, dur: float, corr: int, name: str = "gemm", **args: Any) -> dict[str, Any]:
+    return _x("kernel", name, ts, dur, device=0, stream=7, correlation=corr, **args)
+
+
+def _launch(
+    ts: float, dur: float, corr: int, name: str = "cudaLaunchKernel", **args: Any
+) -> dict[str, Any]:
+    return _x("cuda_runtime", name, ts, dur, pid=100, correlation=corr, **args)
+
+
+HAND_BUILT = {
+    "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}],
+    "traceEvents": [
+        _x("gpu_user_annotation", "ProfilerStep#3", 0.0, 100.0),
+        _launch(0.0, 5.0, 1), _kernel(10.0, 20.0, 1),   # delay 10
+        _launch(40.0, 4.0, 2), _kernel(50.0, 3.0, 2),   # host wait 20; shorter than its launch
+        _launch(45.0, 6.0, 3), _kernel(53.02, 10.0, 3),  # kernel wait 0.02
+        _launch(47.0, 2.0, 4), _kernel(70.0, 5.0, 4),   # other 6.98
+        _launch(76.0, 3.0, 5, "cudaMemcpyAsync"),
+        _x("gpu_memcpy", "Memcpy DtoH", 80.0, 2.0, device=0, stream=7, correlation=5),  # host 5
+    ],
+}  # fmt: skip
+
+
+def _write(tmp_path: Path, name: str, document: dict[str, Any]) -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_launch_figures_and_idle_causes_of_a_hand_built_trace(tmp_path: Path) -> None:
+    result = breakdown([load_timeline(_write(tmp_path, "t.json", HAND_BUILT))])
+    step = result.rows.filter(pl.col("step") == 3).row(0, named=True)
+    assert step["busy_us"] == pytest.approx(40.0)
+    assert step["total_us"] == pytest.approx(72.0)
+    assert step["idle_us"] == pytest.approx(32.0)
+    assert step["idle_host_wait_us"] == pytest.approx(25.0)
+    assert step["idle_kernel_wait_us"] == pytest.approx(0.02)
+    assert step["idle_other_us"] == pytest.approx(6.98)
+    assert step["window_us"] == pytest.approx(100.0)
+    assert step["computation_us"] == pytest.approx(38.0)
+    assert step["exposed_memcpy_us"] == pytest.approx(2.0)
+    launch = result.launches.filter(pl.col("step") == 3).row(0, named=True)
+    assert (launch["kernels"], launch["launched"], launch["shorter_than_launch"]) == (4, 4, 1)
+    assert launch["launch_us_mean"] == pytest.approx(4.25)
+    assert (launch["launch_us_p50"], launch["launch_us_p95"]) == (4.0, 6.0)
+    assert launch["launch_delay_us_p50"] == pytest.approx(10.0)
+    assert launch["launch_delay_us_p95"] == pytest.approx(23.0)
+    assert launch["launch_delay_us_max"] == pytest.approx(23.0)
+    none = breakdown([load_timeline(tmp_path / "t.json")], kernel_wait_us=0.0).rows.row(
+        0, named=True
+    )
+    assert none["idle_kernel_wait_us"] == 0.0
+    assert none["idle_other_us"] == pytest.approx(7.0)
+
+
+def _raw_comm_kernels(path: Path) -> list[dict[str, Any]]:
+    with gzip.open(path) as handle:
+        events = json.load(handle)["traceEvents"]
+    kernels = [e for e in events if e.get("cat") == "kernel" and "nccl" in e["name"]]
+    return sorted(kernels, key=lambda e: e["ts"])
+
+
+def test_collectives_of_the_hta_all_reduce_rank() -> None:
+    path = HTA / "nccl_2xA100_rank0.json.gz"
+    found = jobs([load_timeline(path)]).collectives
+    raw = _raw_comm_kernels(path)
+    assert found.height == len(raw) == 21
+    for row, kernel in zip(found.iter_rows(named=True), raw, strict=True):
+        a = kernel["args"]
+        assert (
+            row["collective"]
+            == {"allreduce": "all_reduce", "broadcast": "broadcast"}[a["Collective name"]]
+        )
+        assert (
+            row["message_bytes"]
+            == max(a["In msg nelems"], a["Out msg nelems"]) * {"Float": 4, "Long": 8}[a["dtype"]]
+        )
+        # end − start at ts ≈ 4.5e12 µs resolves to ~0.5 ns: durations agree to 1e-3 µs
+        assert row["time_us"] == pytest.approx(kernel["dur"], abs=1e-3)
+        algbw = row["message_bytes"] / kernel["dur"] / 1e3
+        assert row["algbw_gbps"] == pytest.approx(algbw, rel=1e-4)
+        # 2 ranks: all_reduce 2(n-1)/n = 1, broadcast 1
+        assert row["busbw_gbps"] == pytest.approx(algbw, rel=1e-4)
+        assert (row["start_skew_us"], row["straggler_rank"], row["ranks"]) == (0.0, 0, 1)
+
+
+def test_collectives_of_the_hta_sampled_ranks_match_by_order() -> None:
+    paths = [HTA / "sampled_rank-0.json.gz", HTA / "sampled_rank-1.json.gz"]
+    found = jobs([load_timeline(p) for p in paths])
+    raw = [_raw_comm_kernels(p) for p in paths]
+    assert found.collectives.height == 10
+    for row, k0, k1 in zip(found.collectives.iter_rows(named=True), *raw, strict=True):
+        assert row["start_skew_us"] == pytest.approx(abs(k0["ts"] - k1["ts"]))
+        late, rank = (k1, 1) if k1["ts"] > k0["ts"] else (k0, 0)
+        assert (row["straggler_rank"], row["time_us"]) == (rank, late["dur"])
+        assert row["collective"] == "send_recv" and row["message_bytes"] is None
+    overlap = found.ranks.row(0, named=True)
+    assert overlap["overlapped_comm_us"] == pytest.approx(
+        overlap["total_comm_us"] - overlap["exposed_comm_us"]
+    )
+
+
+def _rank_trace(rank: int, parts: list[tuple[int, str, float, float, int]]) -> dict[str, Any]:
+    """A rank's trace: (seq, collective, start, duration, elements) per collective, its NCCL
+    parameters on the record_param_comms op that launched the kernel."""
+    events: list[dict[str, Any]] = []
+    for i, (seq, collective, start, dur, nelems) in enumerate(parts):
+        ext, corr = 1000 + i, 500 + i
+        out = nelems * 2 if "allgather" in collective else nelems
+        events.append(_x("cpu_op", "record_param_comms", start - 20, 5, pid=100, **{
+            "External id": ext, "Collective name": collective, "In msg nelems": nelems,
+            "Out msg nelems": out, "Group size": 2, "dtype": "Float",
+            "Process Group Name": "0", "Seq": seq}))  # fmt: skip
+        events.append(_launch(start - 18, 3, corr, **{"External id": ext}))
+        events.append(_kernel(start, dur, corr, f"ncclDevKernel_{collective}"))
+    return {"distributedInfo": {"backend": "nccl", "rank": rank, "world_size": 2},
+            "traceEvents": events}  # fmt: skip
+
+
+def test_a_hand_built_pair_of_ranks_with_a_known_skew(tmp_path: Path) -> None:
+    r0 = _rank_trace(
+        0, [(7, "allreduce", 100.0, 50.0, 1 << 20), (8, "_allgather_base", 300.0, 40.0, 1000)]
+    )
+    # rank 1's file lists seq 8 first: matching is by sequence number, not file order
+    r1 = _rank_trace(
+        1, [(8, "_allgather_base", 290.0, 45.0, 1000), (7, "allreduce", 130.0, 20.0, 1 << 20)]
+    )
+    paths = [_write(tmp_path, "r0.json", r0), _write(tmp_path, "r1.json", r1)]
+    found = jobs([load_timeline(p) for p in paths]).collectives
+    first, second = found.iter_rows(named=True)
+    assert (first["seq"], first["collective"], first["ranks"]) == (7, "all_reduce", 2)
+    assert first["start_skew_us"] == pytest.approx(30.0)
+    assert (first["straggler_rank"], first["time_us"]) == (1, 20.0)
+    assert first["message_bytes"] == 4 * (1 << 20)
+    assert first["algbw_gbps"] == pytest.approx(4 * (1 << 20) / 20e3)
+    assert first["busbw_gbps"] == pytest.approx(first["algbw_gbps"] * 2 * (2 - 1) / 2)
+    assert (second["collective"], second["straggler_rank"]) == ("all_gather", 0)
+    assert second["start_skew_us"] == pytest.approx(10.0)
+    assert second["message_bytes"] == 8000
+    assert second["busbw_gbps"] == pytest.approx(8000 / 40e3 * (2 - 1) / 2)
+
+
+def _run(*args: str) -> Any:
+    return CliRunner().invoke(cli, ["breakdown", *args])
+
+
+def test_outputs_of_the_command(tmp_path: Path) -> None:
+    trace = str(_write(tmp_path, "t.json", HAND_BUILT))
+    table = _run(trace)
+    assert table.exit_code == 0, table.output
+    assert "Time breakdown" in table.output and "#3" in table.output
+    document = json.loads(_run(trace, "--format", "json").output)
+    assert {"breakdown", "launches", "streams", "collectives", "ranks"} <= set(document)
+    assert document["breakdown"][1]["idle_host_wait_us"] == pytest.approx(25.0)
+    rows = list(csv.DictReader(_run(trace, "--format", "csv").output.splitlines()))
+    assert float(rows[1]["launch_delay_us_p50"]) == pytest.approx(10.0)
+    page = _run(trace, "--format", "html").output
+    assert page.startswith("<!DOCTYPE html>") and "idle_host_wait_us" in page
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ({"traceEvents": [_x("cpu_op", "aten::mm", 0, 1)], "schemaVersion": 1}, "no GPU events"),
+        ({"traceEvents": [_x("kernel", "k", 0, -1.0)], "schemaVersion": 1}, "negative duration"),
+        (
+            {"traceEvents": [], "distributedInfo": {"rank": "x", "world_size": 2}},
+            "distributedInfo.rank",
+        ),
+        ({"clockHz": 1.5e9, "tileCount": 4, "samples": []}, "holds no GPU timeline"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path, document: dict[str, Any], message: str
+) -> None:
+    result = _run(str(_write(tmp_path, "bad.json", document)))
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tileprof: error: ") and message in lines[0]
+
+
+def test_a_rank_given_twice_is_refused(tmp_path: Path) -> None:
+    r0 = _rank_trace(0, [(1, "allreduce", 100.0, 5.0, 10)])
+    result = _run(str(_write(tmp_path, "a.json", r0)), str(_write(tmp_path, "b.json", r0)))
+    assert result.exit_code == 2
+    assert "rank 0 of the nccl×2 job is given twice" in result.output

@@ -1,0 +1,46 @@
+"""Reading GPU traces for ``tileprof breakdown`` (and the report's breakdown section).
+
+Each file becomes a typed GPU timeline (``tileprof.inputs.timelines``); the breakdown and the
+ranks' collectives are computed from those timelines by the analyses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tileprof.analyses.collectives import Job, jobs
+from tileprof.analyses.gpu_breakdown import KERNEL_WAIT_US, Breakdown, breakdown
+from tileprof.core.errors import InputError
+from tileprof.core.gpu_timeline import GpuTimeline
+from tileprof.inputs.timelines import load_timeline
+
+
+@dataclass(frozen=True)
+class TraceBreakdown:
+    """The breakdown of some traces and the jobs their ranks form."""
+
+    timelines: tuple[GpuTimeline, ...]
+    breakdown: Breakdown
+    job: Job
+
+
+def read_timelines(paths: Sequence[Path]) -> tuple[GpuTimeline, ...]:
+    """Every trace's timeline; a trace with no GPU event is an input error (nothing to break
+    down)."""
+    timelines = []
+    for path in paths:
+        timeline = load_timeline(path)
+        if timeline.events.height == 0:
+            raise InputError(path, "$.traceEvents", "no GPU events (a CPU-only trace)")
+        timelines.append(timeline)
+    return tuple(timelines)
+
+
+def trace_breakdown(
+    paths: Sequence[Path], kernel_wait_us: float = KERNEL_WAIT_US
+) -> TraceBreakdown:
+    """The breakdown of the traces at ``paths``, with the collectives of their ranks."""
+    timelines = read_timelines(paths)
+    return TraceBreakdown(timelines, breakdown(timelines, kernel_wait_us), jobs(timelines))

@@ -1,0 +1,94 @@
+"""``breakdown`` as a terminal table, a JSON document or CSV rows (definitions: docs/metrics.md,
+"Time breakdown"). Numbers in the table follow the one policy (``core.numbers``)."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from tileprof.analyses.collectives import Job
+from tileprof.analyses.gpu_breakdown import IDLE_COLUMNS, TIME_COLUMNS, Breakdown
+from tileprof.core.numbers import MISSING, number, percent
+
+TABLE_WIDTH = 240
+KEYS: tuple[str, ...] = ("trace", "rank", "device", "device_name", "step")
+
+
+def render_json(result: Breakdown, job: Job) -> str:
+    """``{"breakdown": [...], "launches": [...], "streams": [...], "collectives": [...],
+    "ranks": [...], "options": {...}}``."""
+    document = result.to_document() | job.to_document()
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def render_csv(result: Breakdown) -> str:
+    """One row per (trace, device, step): the time columns, idle causes and launch figures."""
+    joined = result.rows.join(result.launches, on=list(KEYS), how="left", nulls_equal=True)
+    return joined.write_csv(float_precision=None)
+
+
+def _cell(value: Any) -> str:
+    return MISSING if value is None else number(value)
+
+
+def _key_cells(row: dict[str, Any], traces: int) -> list[str]:
+    cells = [row["trace"]] if traces > 1 else []
+    device = "all" if row["device"] is None else f"{row['device']} {row['device_name'] or ''}"
+    return [*cells, device.strip(), "whole" if row["step"] is None else f"#{row['step']}"]
+
+
+def _table(title: str, header: Sequence[str], rows: list[list[str]]) -> str:
+    from rich.table import Table
+
+    from tileprof.views.fit import plain_console, strip_padding
+
+    table = Table(title=title, title_justify="left", box=None, pad_edge=False)
+    for i, name in enumerate(header):
+        table.add_column(name, justify="left" if i < 2 else "right", no_wrap=True)
+    for row in rows:
+        table.add_row(*row)
+    buffer = io.StringIO()
+    plain_console(buffer, TABLE_WIDTH).print(table)
+    return strip_padding(buffer.getvalue())
+
+
+def render_table(result: Breakdown, job: Job) -> str:
+    """The time table, the launch table, and with ranks the collectives and overlap tables."""
+    traces = result.rows.get_column("trace").n_unique()
+    keys = (["trace"] if traces > 1 else []) + ["device", "step"]
+    time_header = [*keys, *(c.removesuffix("_us") + " µs" for c in TIME_COLUMNS), "idle",
+                   *(c.removeprefix("idle_").removesuffix("_us") + " µs" for c in IDLE_COLUMNS)]  # fmt: skip
+    time_rows = []
+    for r in result.rows.iter_rows(named=True):
+        share = r["idle_us"] / r["total_us"] if r["total_us"] else None
+        time_rows.append([*_key_cells(r, traces), *(_cell(r[c]) for c in TIME_COLUMNS),
+                          percent(share), *(_cell(r[c]) for c in IDLE_COLUMNS)])  # fmt: skip
+    parts = [_table("Time breakdown (µs)", time_header, time_rows)]
+    launch = [c for c in result.launches.columns if c not in KEYS]
+    launch_rows = [
+        [*_key_cells(r, traces), *(_cell(r[c]) for c in launch)]
+        for r in result.launches.iter_rows(named=True)
+    ]
+    parts.append(_table("Kernel launches (µs)", [*keys, *launch], launch_rows))
+    parts.extend(_job_tables(job))
+    kernel_wait = number(result.kernel_wait_us)
+    parts.append(f"kernel wait: idle gaps under {kernel_wait} µs (--kernel-wait-us)\n")
+    return "\n".join(parts)
+
+
+def _job_tables(job: Job) -> list[str]:
+    if job.ranks.height == 0:
+        return []
+    return [
+        _frame_table("Collectives across ranks", job.collectives),
+        _frame_table("Ranks: compute and communication overlap", job.ranks),
+    ]
+
+
+def _frame_table(title: str, frame: pl.DataFrame) -> str:
+    rows = [[v if isinstance(v, str) else _cell(v) for v in row] for row in frame.iter_rows()]
+    return _table(title, frame.columns, rows)
