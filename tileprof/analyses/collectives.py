@@ -214,8 +214,8 @@ def _collectives(parts: pl.DataFrame) -> pl.DataFrame:
                 for c in COLLECTIVE_SCHEMA
             ]
         )
-        .cast(COLLECTIVE_SCHEMA)
-    )  # type: ignore[arg-type]
+        .cast(dict(COLLECTIVE_SCHEMA.items()))
+    )
 
 
 def _rank_row(job: str, timeline: GpuTimeline) -> dict[str, Any]:

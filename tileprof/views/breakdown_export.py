@@ -60,8 +60,8 @@ def render_table(result: Breakdown, job: Job) -> str:
     """The time table, the launch table, and with ranks the collectives and overlap tables."""
     traces = result.rows.get_column("trace").n_unique()
     keys = (["trace"] if traces > 1 else []) + ["device", "step"]
-    time_header = [*keys, *(c.removesuffix("_us") + " µs" for c in TIME_COLUMNS), "idle",
-                   *(c.removeprefix("idle_").removesuffix("_us") + " µs" for c in IDLE_COLUMNS)]  # fmt: skip
+    causes = [c.removeprefix("idle_").removesuffix("_us") + " µs" for c in IDLE_COLUMNS]
+    time_header = [*keys, *(c.removesuffix("_us") + " µs" for c in TIME_COLUMNS), "idle", *causes]
     time_rows = []
     for r in result.rows.iter_rows(named=True):
         share = r["idle_us"] / r["total_us"] if r["total_us"] else None

@@ -28,8 +28,8 @@ from tileprof.views import (
 
 if TYPE_CHECKING:
     from tileprof.analyses.collectives import Job
-    from tileprof.analyses.gpu_breakdown import Breakdown
     from tileprof.analyses.diff import Diff
+    from tileprof.analyses.gpu_breakdown import Breakdown
     from tileprof.analyses.supersteps import Supersteps
 
 M = TypeVar("M")

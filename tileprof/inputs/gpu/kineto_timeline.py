@@ -91,7 +91,12 @@ def read_timeline(path: str | Path, data: bytes) -> GpuTimeline:
     trace = decode_json(path, data, TimelineTrace)
     events = _decode_part(path, trace.traceEvents, list[TimelineEvent], "$.traceEvents")
     props = _decode_part(path, trace.deviceProperties, list[DeviceProperties], "$.deviceProperties")
-    info = _decode_part(path, trace.distributedInfo, DistributedInfo | None, "$.distributedInfo")
+    info: DistributedInfo | None = _decode_part(
+        path,
+        trace.distributedInfo,
+        DistributedInfo | None,
+        "$.distributedInfo",  # type: ignore[arg-type]
+    )
     gpu, launches, comm_ops, steps = _split_events(path, events)
     frame = _event_frame(gpu, launches, comm_ops)
     rank = None if info is None else RankInfo(info.rank, info.world_size, info.backend)
