@@ -288,3 +288,11 @@ def test_a_rank_given_twice_is_refused(tmp_path: Path) -> None:
     result = _run(str(_write(tmp_path, "a.json", r0)), str(_write(tmp_path, "b.json", r0)))
     assert result.exit_code == 2
     assert "rank 0 of the nccl×2 job is given twice" in result.output
+
+
+def test_the_command_default_is_the_analysis_default() -> None:
+    from tileprof.analyses.gpu_breakdown import KERNEL_WAIT_US
+    from tileprof.commands.breakdown import command
+
+    option = next(p for p in command.params if p.name == "kernel_wait_us")
+    assert option.default == KERNEL_WAIT_US

@@ -18,13 +18,7 @@ import polars as pl
 from tileprof.analyses.summary import Summary
 from tileprof.core.errors import OptionError
 from tileprof.core.outputs import write_bytes, write_text
-from tileprof.views import (
-    breakdown_export,
-    runs_data,
-    summary_csv,
-    summary_json,
-    supersteps_export,
-)
+from tileprof.views import runs_data, summary_csv, summary_json, supersteps_export
 
 if TYPE_CHECKING:
     from tileprof.analyses.collectives import Job
@@ -214,19 +208,33 @@ class BreakdownModel:
     job: Job
 
 
-def _breakdown_html(model: BreakdownModel) -> str:
-    from tileprof.views.html import render_breakdown  # jinja2: only the page needs it
+def _breakdown(kind: str) -> Callable[[BreakdownModel], str]:
+    """A breakdown format; its module (numpy, through the analysis) loads when it renders, so
+    other commands that read this registry do not pay for it."""
 
-    return render_breakdown(model.result, model.job)
+    def render(model: BreakdownModel) -> str:
+        if kind == "html":
+            from tileprof.views.html import render_breakdown  # jinja2: only the page needs it
+
+            return render_breakdown(model.result, model.job)
+        from tileprof.views import breakdown_export
+
+        if kind == "table":
+            return breakdown_export.render_table(model.result, model.job)
+        if kind == "json":
+            return breakdown_export.render_json(model.result, model.job)
+        return breakdown_export.render_csv(model.result)
+
+    return render
 
 
 BREAKDOWN_RENDERERS: dict[str, Renderer[BreakdownModel]] = {
     r.name: r
     for r in (
-        Renderer("table", ".txt", False, lambda m: breakdown_export.render_table(m.result, m.job)),
-        Renderer("json", ".json", False, lambda m: breakdown_export.render_json(m.result, m.job)),
-        Renderer("csv", ".csv", False, lambda m: breakdown_export.render_csv(m.result)),
-        Renderer("html", ".html", False, _breakdown_html),
+        Renderer("table", ".txt", False, _breakdown("table")),
+        Renderer("json", ".json", False, _breakdown("json")),
+        Renderer("csv", ".csv", False, _breakdown("csv")),
+        Renderer("html", ".html", False, _breakdown("html")),
     )
 }
 """``tileprof breakdown --format``; the first is the default."""

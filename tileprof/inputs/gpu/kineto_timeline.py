@@ -91,11 +91,9 @@ def read_timeline(path: str | Path, data: bytes) -> GpuTimeline:
     trace = decode_json(path, data, TimelineTrace)
     events = _decode_part(path, trace.traceEvents, list[TimelineEvent], "$.traceEvents")
     props = _decode_part(path, trace.deviceProperties, list[DeviceProperties], "$.deviceProperties")
+    optional_info: Any = DistributedInfo | None  # a union: msgspec decodes null as None
     info: DistributedInfo | None = _decode_part(
-        path,
-        trace.distributedInfo,
-        DistributedInfo | None,
-        "$.distributedInfo",  # type: ignore[arg-type]
+        path, trace.distributedInfo, optional_info, "$.distributedInfo"
     )
     gpu, launches, comm_ops, steps = _split_events(path, events)
     frame = _event_frame(gpu, launches, comm_ops)

@@ -18,8 +18,8 @@ from tileprof.views.html.data import Report, build_report
 
 if TYPE_CHECKING:
     from tileprof.analyses.collectives import Job
-    from tileprof.analyses.gpu_breakdown import Breakdown
     from tileprof.analyses.diff import Diff
+    from tileprof.analyses.gpu_breakdown import Breakdown
     from tileprof.views.html.diff_page import DiffSection
 
 __all__ = ["Report", "build_report", "render", "render_breakdown", "render_diff"]

@@ -38,19 +38,17 @@ class BreakdownSection:
 def breakdown_section(result: Breakdown, job: Job, id: str = "breakdown") -> BreakdownSection:
     """The view model of one breakdown and its jobs."""
     times = [*KEYS, "window_us", "events", *TIME_COLUMNS, *IDLE_COLUMNS]
-    tables = [
-        ("Time per device and step (µs)", table_from_frame(f"{id}-time", result.rows, times, docs=DOCS)),
-        ("Kernel launches", table_from_frame(f"{id}-launch", result.launches, result.launches.columns)),
-        ("Idle per stream (µs)", table_from_frame(f"{id}-streams", result.streams, result.streams.columns, top=40)),
-    ]  # fmt: skip
+    frames = [
+        ("Time per device and step (µs)", "time", result.rows, times),
+        ("Kernel launches", "launch", result.launches, result.launches.columns),
+        ("Idle per stream (µs)", "streams", result.streams, result.streams.columns),
+    ]
     if job.ranks.height:
-        tables.append(
-            (
-                "Collectives across ranks",
-                table_from_frame(
-                    f"{id}-collectives", job.collectives, job.collectives.columns, top=40
-                ),
-            )  # fmt: skip
-        )
-        tables.append(("Ranks", table_from_frame(f"{id}-ranks", job.ranks, job.ranks.columns)))
-    return BreakdownSection(id, result.kernel_wait_us, tuple(tables))
+        frames.append(("Collectives across ranks", "collectives", job.collectives,
+                       job.collectives.columns))  # fmt: skip
+        frames.append(("Ranks", "ranks", job.ranks, job.ranks.columns))
+    tables = tuple(
+        (title, table_from_frame(f"{id}-{key}", frame, columns, docs=DOCS, top=40))
+        for title, key, frame, columns in frames
+    )
+    return BreakdownSection(id, result.kernel_wait_us, tables)
