@@ -296,3 +296,15 @@ def test_the_command_default_is_the_analysis_default() -> None:
 
     option = next(p for p in command.params if p.name == "kernel_wait_us")
     assert option.default == KERNEL_WAIT_US
+
+
+def test_every_column_is_defined_in_metrics_md(tmp_path: Path) -> None:
+    text = (FIXTURES.parent / "docs" / "metrics.md").read_text()
+    section = text[text.index("## Time breakdown") :]
+    section = section[: section.index("\n## ", 4)]
+    r0 = _rank_trace(0, [(1, "allreduce", 100.0, 5.0, 10)])
+    timelines = [load_timeline(_write(tmp_path, "r.json", r0))]
+    result, job = breakdown(timelines), jobs(timelines)
+    frames = [result.rows, result.launches, result.streams, job.collectives, job.ranks]
+    missing = {c for f in frames for c in f.columns if f"`{c}`" not in section}
+    assert missing == set()
