@@ -308,3 +308,13 @@ def test_every_column_is_defined_in_metrics_md(tmp_path: Path) -> None:
     frames = [result.rows, result.launches, result.streams, job.collectives, job.ranks]
     missing = {c for f in frames for c in f.columns if f"`{c}`" not in section}
     assert missing == set()
+
+
+def test_the_report_has_a_breakdown_section_for_its_traces(tmp_path: Path) -> None:
+    trace = _write(tmp_path, "t.json", HAND_BUILT)
+    page = tmp_path / "r.html"
+    result = CliRunner().invoke(cli, ["report", str(trace), "-o", str(page)])
+    assert result.exit_code == 0, result.output
+    html = page.read_text()
+    assert '<section id="breakdown">' in html and 'href="#breakdown"' in html
+    assert "breakdown-launch" in html and "idle_host_wait_us" in html

@@ -28,6 +28,8 @@ from tileprof.core.errors import OptionError
 from tileprof.core.outputs import write_text
 
 if TYPE_CHECKING:
+    from tileprof.views.html import Report
+    from tileprof.views.html.data import InputFile
     from tileprof.views.html.diff_page import DiffSection
     from tileprof.views.html.inputs import TileInput
 
@@ -140,12 +142,31 @@ def command(
         group_by=dimensions,
         tile_filters=[t.filters for t in inputs.tiles],
     )
+    report = with_breakdown(report, inputs.files)
     section = None
     if baseline is not None:
         section = baseline_section(baseline, inputs.tiles, dimensions, quiet=quiet)
     write_text(target, render(report, baseline=section))
     if str(target) != "-":
         click.echo(str(target.resolve()) if output is None else str(target))
+
+
+def with_breakdown(report: Report, files: Sequence[InputFile]) -> Report:
+    """The report with the GPU time breakdown of its PyTorch traces (none: unchanged)."""
+    from tileprof.inputs.gpu.kineto import KIND
+
+    traces = [Path(f.path) for f in files if f.kind == KIND]
+    if not traces:
+        return report
+    import dataclasses
+
+    from tileprof.model.breakdown import report_breakdown
+    from tileprof.views.html.breakdown_data import breakdown_section
+
+    found = report_breakdown(traces)
+    if found is None:
+        return report
+    return dataclasses.replace(report, breakdown=breakdown_section(found.breakdown, found.job))
 
 
 def baseline_section(

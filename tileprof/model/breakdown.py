@@ -44,3 +44,14 @@ def trace_breakdown(
     """The breakdown of the traces at ``paths``, with the collectives of their ranks."""
     timelines = read_timelines(paths)
     return TraceBreakdown(timelines, breakdown(timelines, kernel_wait_us), jobs(timelines))
+
+
+def report_breakdown(
+    paths: Sequence[Path], kernel_wait_us: float = KERNEL_WAIT_US
+) -> TraceBreakdown | None:
+    """The breakdown of the report's traces that hold GPU events (a CPU-only trace is noted in
+    the report's GPU section already); None when none does."""
+    timelines = tuple(t for t in (load_timeline(p) for p in paths) if t.events.height)
+    if not timelines:
+        return None
+    return TraceBreakdown(timelines, breakdown(timelines, kernel_wait_us), jobs(timelines))

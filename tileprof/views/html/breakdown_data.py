@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tileprof.analyses.collectives import Job
 from tileprof.analyses.gpu_breakdown import IDLE_COLUMNS, TIME_COLUMNS, Breakdown
 from tileprof.views.html.data import table_from_frame
-from tileprof.views.html.view import Table
+from tileprof.views.html.view import BreakdownSection
 
 KEYS = ("trace", "rank", "device", "device_name", "step")
 DOCS = {
@@ -24,15 +22,6 @@ DOCS = {
     "idle_kernel_wait_us": "other gaps shorter than the kernel-wait threshold",
     "idle_other_us": "the rest of idle_us",
 }
-
-
-@dataclass(frozen=True)
-class BreakdownSection:
-    """The tables of the breakdown: time, launches, streams, and with ranks the collectives."""
-
-    id: str
-    kernel_wait_us: float
-    tables: tuple[tuple[str, Table], ...]
 
 
 def breakdown_section(result: Breakdown, job: Job, id: str = "breakdown") -> BreakdownSection:
