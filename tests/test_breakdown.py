@@ -305,7 +305,10 @@ def test_every_column_is_defined_in_metrics_md(tmp_path: Path) -> None:
     r0 = _rank_trace(0, [(1, "allreduce", 100.0, 5.0, 10)])
     timelines = [load_timeline(_write(tmp_path, "r.json", r0))]
     result, job = breakdown(timelines), jobs(timelines)
-    frames = [result.rows, result.launches, result.streams, job.collectives, job.ranks]
+    from tileprof.analyses.breakdown_diff import compare_breakdowns
+
+    comparison = compare_breakdowns(result, result)
+    frames = [result.rows, result.launches, result.streams, job.collectives, job.ranks, comparison]
     missing = {c for f in frames for c in f.columns if f"`{c}`" not in section}
     assert missing == set()
 
@@ -318,3 +321,43 @@ def test_the_report_has_a_breakdown_section_for_its_traces(tmp_path: Path) -> No
     html = page.read_text()
     assert '<section id="breakdown">' in html and 'href="#breakdown"' in html
     assert "breakdown-launch" in html and "idle_host_wait_us" in html
+
+
+def _slower(document: dict[str, Any], factor: float, step: int) -> dict[str, Any]:
+    """The same trace with every GPU event ``factor`` times as long, in step ``step``."""
+    events = []
+    for e in document["traceEvents"]:
+        e = dict(e)
+        if e["cat"] in ("kernel", "gpu_memcpy"):
+            e["dur"] *= factor
+        if e["cat"] == "gpu_user_annotation":
+            e["name"] = f"ProfilerStep#{step}"
+        events.append(e)
+    return {**document, "traceEvents": events}
+
+
+def test_diff_breakdown_pairs_windows_by_position_and_gives_the_changes(tmp_path: Path) -> None:
+    before = _write(tmp_path, "before.json", HAND_BUILT)
+    after = _write(tmp_path, "after.json", _slower(HAND_BUILT, 1.5, 9))
+    result = CliRunner().invoke(
+        cli, ["diff", "--breakdown", str(before), str(after), "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)["breakdown_diff"]
+    busy = [r for r in rows if r["figure"] == "busy_us"]
+    assert [(r["window"], r["step_before"], r["step_after"]) for r in busy] == [
+        (0, None, None),
+        (1, 3, 9),
+    ]
+    # the second kernel (50 + 4.5) now overlaps the third's start (53.02): recompute plainly
+    spans = [(10, 40), (50, 54.5), (53.02, 68.02), (70, 77.5), (80, 83)]
+    merged_busy = 30 + (68.02 - 50) + 7.5 + 3
+    assert sum(b - a for a, b in spans) > merged_busy  # the overlap is there
+    assert busy[1]["before"] == pytest.approx(40.0)
+    assert busy[1]["after"] == pytest.approx(merged_busy)
+    assert busy[1]["delta"] == pytest.approx(merged_busy - 40.0)
+    assert busy[1]["change"] == pytest.approx((merged_busy - 40.0) / 40.0)
+    wait = next(r for r in rows if r["figure"] == "idle_kernel_wait_us" and r["window"] == 1)
+    assert (wait["before"], wait["after"], wait["change"]) == (pytest.approx(0.02), 0.0, -1.0)
+    table = CliRunner().invoke(cli, ["diff", "--breakdown", str(before), str(after)])
+    assert "whole → whole" in table.output and "#3 → #9" in table.output

@@ -77,6 +77,12 @@ def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> list[str]:
     "by launching op (other sources) instead of kernels.",
 )
 @click.option(
+    "--breakdown",
+    is_flag=True,
+    help="PyTorch traces: compare their GPU time breakdowns (as `tileprof breakdown`) figure "
+    "by figure, per device and window, instead of kernels.",
+)
+@click.option(
     "--top",
     type=click.IntRange(min=1),
     default=DEFAULT_TOP,
@@ -98,6 +104,7 @@ def command(
     normalize: str | None,
     fail_on: tuple[str, ...],
     per_op: bool,
+    breakdown: bool,
     top: int,
     format_in: str | None,
     clock_hz: float | None,
@@ -120,6 +127,9 @@ def command(
     sorted by the change in phase cycles (total µs for GPU sources), largest first.
     """
     check_output(output, force)
+    if breakdown:
+        diff_breakdowns(before, after, output_format, output)
+        return
     options = ReadOptions(
         filters=filters_from_options(epoch, at, window, kernels, kind),
         group_by=dimensions_from_option(group_by),
@@ -140,6 +150,20 @@ def command(
     write_rendered(DIFF_RENDERERS[output_format], DiffModel(diff, tuple(broken)), output)
     if broken:
         ctx.exit(EXIT_BROKEN)
+
+
+def diff_breakdowns(before: Path, after: Path, output_format: str, output: Path | None) -> None:
+    """``diff --breakdown``: the two traces' breakdowns compared (table, JSON or CSV)."""
+    from tileprof.analyses.breakdown_diff import compare_breakdowns
+    from tileprof.model.breakdown import trace_breakdown
+    from tileprof.views.renderers import BREAKDOWN_DIFF_RENDERERS
+
+    if output_format not in BREAKDOWN_DIFF_RENDERERS:
+        raise OptionError(
+            f"--breakdown: --format {output_format} is not offered (table, json, csv)"
+        )
+    sides = trace_breakdown([before]).breakdown, trace_breakdown([after]).breakdown
+    write_rendered(BREAKDOWN_DIFF_RENDERERS[output_format], compare_breakdowns(*sides), output)
 
 
 def _with_digests(diff: Diff) -> Diff:

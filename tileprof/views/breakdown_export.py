@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -92,3 +93,37 @@ def _job_tables(job: Job) -> list[str]:
 def _frame_table(title: str, frame: pl.DataFrame) -> str:
     rows = [[v if isinstance(v, str) else _cell(v) for v in row] for row in frame.iter_rows()]
     return _table(title, frame.columns, rows)
+
+
+def _signed_inf(value: Any) -> Any:
+    """JSON has no infinity: an infinite change is written "+inf"/"-inf", as `diff` does."""
+    if isinstance(value, float) and math.isinf(value):
+        return "+inf" if value > 0 else "-inf"
+    return value
+
+
+def render_diff_json(comparison: pl.DataFrame) -> str:
+    """``{"breakdown_diff": [...]}``: one entry per paired window and figure."""
+    rows = [{k: _signed_inf(v) for k, v in r.items()} for r in comparison.iter_rows(named=True)]
+    return (
+        json.dumps({"breakdown_diff": rows}, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    )
+
+
+def render_diff_csv(comparison: pl.DataFrame) -> str:
+    """One row per paired window and figure."""
+    return comparison.write_csv(float_precision=None)
+
+
+def render_diff_table(comparison: pl.DataFrame) -> str:
+    """Per paired window: each figure before, after, its difference and relative change."""
+    header = ["device (before → after)", "window", "figure", "before", "after", "Δ", "change"]
+    rows = []
+    for r in comparison.iter_rows(named=True):
+        devices = f"{r['device_before'] or MISSING} → {r['device_after'] or MISSING}"
+        steps = ["whole" if r["window"] == 0 else MISSING if s is None else f"#{s}"
+                 for s in (r["step_before"], r["step_after"])]  # fmt: skip
+        figures = [_cell(r[c]) for c in ("before", "after", "delta")]
+        change = percent(r["change"], signed=True)
+        rows.append([devices, " → ".join(steps), r["figure"], *figures, change])
+    return _table("Breakdown comparison", header, rows)

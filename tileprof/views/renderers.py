@@ -238,3 +238,28 @@ BREAKDOWN_RENDERERS: dict[str, Renderer[BreakdownModel]] = {
     )
 }
 """``tileprof breakdown --format``; the first is the default."""
+
+
+def _breakdown_diff(kind: str) -> Callable[[pl.DataFrame], str]:
+    def render(comparison: pl.DataFrame) -> str:
+        from tileprof.views import breakdown_export
+
+        if kind == "table":
+            return breakdown_export.render_diff_table(comparison)
+        if kind == "json":
+            return breakdown_export.render_diff_json(comparison)
+        return breakdown_export.render_diff_csv(comparison)
+
+    return render
+
+
+BREAKDOWN_DIFF_RENDERERS: dict[str, Renderer[pl.DataFrame]] = {
+    r.name: r
+    for r in (
+        Renderer("table", ".txt", False, _breakdown_diff("table")),
+        Renderer("json", ".json", False, _breakdown_diff("json")),
+        Renderer("csv", ".csv", False, _breakdown_diff("csv")),
+    )
+}
+"""``tileprof diff --breakdown --format``: the comparison of two GPU time breakdowns
+(``analyses.breakdown_diff``)."""
