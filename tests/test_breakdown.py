@@ -361,3 +361,39 @@ def test_diff_breakdown_pairs_windows_by_position_and_gives_the_changes(tmp_path
     assert (wait["before"], wait["after"], wait["change"]) == (pytest.approx(0.02), 0.0, -1.0)
     table = CliRunner().invoke(cli, ["diff", "--breakdown", str(before), str(after)])
     assert "whole → whole" in table.output and "#3 → #9" in table.output
+
+
+def test_a_step_without_a_gpu_annotation_takes_the_events_its_cpu_step_launched(
+    tmp_path: Path,
+) -> None:
+    events = [e for e in HAND_BUILT["traceEvents"] if e["cat"] != "gpu_user_annotation"]
+    cpu_step = _x("user_annotation", "ProfilerStep#3", 0.0, 46.0, pid=100)
+    document = {**HAND_BUILT, "traceEvents": [cpu_step, *events]}
+    rows = breakdown([load_timeline(_write(tmp_path, "t.json", document))]).rows
+    step = rows.filter(pl.col("step") == 3).row(0, named=True)
+    # launches at 0, 40 and 45 are inside the CPU step; the one at 47 is not
+    assert step["window_from"] == "cpu_step"
+    assert step["window_us"] == pytest.approx(63.02 - 10.0)
+    assert step["busy_us"] == pytest.approx(33.0)
+    assert step["idle_host_wait_us"] == pytest.approx(20.0)
+    assert step["idle_kernel_wait_us"] == pytest.approx(0.02)
+    assert step["idle_other_us"] == pytest.approx(0.0, abs=1e-9)
+    assert rows.filter(pl.col("step").is_null()).row(0, named=True)["window_from"] == "trace"
+
+
+def test_the_hta_rank_gets_its_three_profiler_steps_from_the_cpu_side() -> None:
+    path = HTA / "nccl_2xA100_rank0.json.gz"
+    with gzip.open(path) as handle:
+        raw = json.load(handle)["traceEvents"]
+    marks = [e for e in raw if e.get("cat") == "user_annotation"]
+    cpu = {int(e["name"].split("#")[1]): (e["ts"], e["ts"] + e["dur"]) for e in marks
+           if e["name"].startswith("ProfilerStep#")}  # fmt: skip
+    launch = {e["args"]["correlation"]: e["ts"] for e in raw if e.get("cat") == "cuda_runtime"}
+    gpu = [e for e in raw if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    steps = load_timeline(path).steps
+    assert sorted(steps["step"]) == sorted(cpu) == [4, 5, 6]
+    for row in steps.iter_rows(named=True):
+        low, high = cpu[row["step"]]
+        mine = [e for e in gpu if low <= launch.get(e["args"]["correlation"], -1) < high]
+        assert row["start"] == pytest.approx(min(e["ts"] for e in mine))
+        assert row["end"] == pytest.approx(max(e["ts"] + e["dur"] for e in mine))

@@ -57,6 +57,7 @@ _KEY_SCHEMA: dict[str, pl.DataType] = {
 }
 ROW_SCHEMA: dict[str, pl.DataType] = {
     **_KEY_SCHEMA,
+    "window_from": pl.String(),
     "window_us": pl.Float64(),
     "events": pl.Int64(),
     **{c: pl.Float64() for c in (*TIME_COLUMNS, *IDLE_COLUMNS)},
@@ -104,6 +105,7 @@ class _Window:
     step: int | None
     low: float
     high: float
+    source: str = "trace"
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,9 @@ def _windows(timeline: GpuTimeline) -> list[_Window]:
     for device in devices:
         windows.append(_Window(device, None, -math.inf, math.inf))
         for step in steps.filter(pl.col("device").eq_missing(device)).iter_rows(named=True):
-            windows.append(_Window(device, step["step"], step["start"], step["end"]))
+            windows.append(
+                _Window(device, step["step"], step["start"], step["end"], str(step["source"]))
+            )
     if len(devices) > 1:
         windows.append(_Window(None, None, -math.inf, math.inf))
     return windows
@@ -203,6 +207,7 @@ def _time_row(events: _Events, window: _Window, kernel_wait_us: float) -> dict[s
     host, kernel = _idle_causes(events, np.ones(s.size, dtype=bool), kernel_wait_us)
     finite = math.isfinite(window.high - window.low)
     return {
+        "window_from": window.source,
         "window_us": (window.high - window.low) if finite else total,
         "events": int(s.size),
         "computation_us": computation,

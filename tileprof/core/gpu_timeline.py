@@ -41,13 +41,18 @@ EVENT_SCHEMA: dict[str, pl.DataType] = {
 the trace holds none); the collective columns are filled for communication kernels whose
 trace records NCCL's parameters (``record_param_comms`` or the kernel's own args)."""
 
+STEP_SOURCES: tuple[str, ...] = ("gpu_annotation", "cpu_step")
+"""Where a step window comes from: the GPU-side ``ProfilerStep#N`` annotation, or (for a step
+that has none) the GPU events launched during the CPU-side ``ProfilerStep#N``."""
+
 STEP_SCHEMA: dict[str, pl.DataType] = {
     "device": pl.Int64(),
     "step": pl.Int64(),
     "start": pl.Float64(),
     "end": pl.Float64(),
+    "source": pl.Enum(list(STEP_SOURCES)),
 }
-"""One row per GPU-side ``ProfilerStep#N`` annotation: the step's window on that device."""
+"""One row per step and device: the step's window on that device."""
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,10 @@ Read for ``tileprof breakdown``: every GPU event (``ph: "X"`` of category ``kern
 ``gpu_memcpy`` or ``gpu_memset``) with its launching runtime call (the ``cuda_runtime`` or
 ``cuda_driver`` event of the same ``correlation``: ``cudaLaunchKernel``, ``hipLaunchKernel``,
 ``cudaMemcpyAsync``, ...), the GPU-side ``ProfilerStep#N`` annotations
-(``gpu_user_annotation``, on the device their ``pid`` names) and ``distributedInfo``.
+(``gpu_user_annotation``, on the device their ``pid`` names) and ``distributedInfo``. A step
+with no GPU-side annotation (older traces, HTA's) but a CPU-side ``ProfilerStep#N``
+(``user_annotation``) gets, per device, the window from the first start to the last end of the
+GPU events whose launch call began inside the CPU step.
 
 A kernel whose name holds ``nccl`` or ``rccl`` (any case) is communication, as TraceLens
 counts it. Its NCCL parameters (``Collective name``, ``In msg nelems``, ``Out msg nelems``,
@@ -97,11 +100,15 @@ def read_timeline(path: str | Path, data: bytes) -> GpuTimeline:
     )
     gpu, launches, comm_ops, steps = _split_events(path, events)
     frame = _event_frame(gpu, launches, comm_ops)
+    gpu_steps = [s for s in steps if s[4] == "gpu_annotation"]
+    annotated = {s[1] for s in gpu_steps}
+    cpu_steps = [s for s in steps if s[4] == "cpu_step" and s[1] not in annotated]
+    derived = _launched_windows(frame, cpu_steps)
     rank = None if info is None else RankInfo(info.rank, info.world_size, info.backend)
     return GpuTimeline(
         Path(path).name,
         frame,
-        pl.DataFrame(steps, schema=STEP_SCHEMA, orient="row"),
+        pl.concat([pl.DataFrame(gpu_steps, schema=STEP_SCHEMA, orient="row"), derived]),
         {d.id: d.name for d in props},
         rank,
     )
@@ -109,6 +116,27 @@ def read_timeline(path: str | Path, data: bytes) -> GpuTimeline:
 
 _Launch = tuple[str, float, float, int | None]
 """A runtime call: (name, start, duration, External id)."""
+_Step = tuple[int | None, int, float, float, str]
+"""A step annotation: (device, step, start, end, source)."""
+_STEP_CATEGORIES = {"gpu_user_annotation": "gpu_annotation", "user_annotation": "cpu_step"}
+
+
+def _launched_windows(events: pl.DataFrame, cpu_steps: list[_Step]) -> pl.DataFrame:
+    """Per CPU-side step and device: first start to last end of the GPU events whose launch
+    call began inside the step."""
+    windows = []
+    for _, step, start, end, _ in cpu_steps:  # one filter per step: steps are few
+        launched = events.filter(pl.col("launch_start") >= start, pl.col("launch_start") < end)
+        windows.append(
+            launched.group_by("device", maintain_order=True).agg(
+                pl.lit(step, pl.Int64).alias("step"),
+                pl.col("start").min(),
+                pl.col("end").max(),
+                pl.lit("cpu_step").alias("source"),
+            )
+        )
+    frame = pl.concat(windows) if windows else pl.DataFrame(schema=STEP_SCHEMA)
+    return frame.select(list(STEP_SCHEMA)).cast(dict(STEP_SCHEMA.items()))
 
 
 def _split_events(
@@ -117,14 +145,14 @@ def _split_events(
     list[tuple[int, TimelineEvent, CommArgs]],
     dict[int, _Launch],
     dict[int, CommArgs],
-    list[tuple[int | None, int, float, float]],
+    list[_Step],
 ]:
     """The GPU events (checked), the runtime calls by correlation, the ``record_param_comms``
     ops by External id, and the GPU-side step windows."""
     gpu: list[tuple[int, TimelineEvent, CommArgs]] = []
     launches: dict[int, _Launch] = {}
     comm_ops: dict[int, CommArgs] = {}
-    steps: list[tuple[int | None, int, float, float]] = []
+    steps: list[_Step] = []
     for i, ev in enumerate(events):
         if ev.ph != "X":
             continue
@@ -151,11 +179,12 @@ def _split_events(
         elif ev.cat == "cpu_op" and ev.name == "record_param_comms":
             if a.external_id is not None:
                 comm_ops[a.external_id] = a
-        elif ev.cat == "gpu_user_annotation" and ev.ts is not None and ev.dur is not None:
+        elif ev.cat in _STEP_CATEGORIES and ev.ts is not None and ev.dur is not None:
             found = STEP_NAME.match(ev.name or "")
             if found:
-                device = ev.pid if isinstance(ev.pid, int) else None
-                steps.append((device, int(found.group(1)), ev.ts, ev.ts + ev.dur))
+                source = _STEP_CATEGORIES[ev.cat]
+                device = ev.pid if isinstance(ev.pid, int) and source == "gpu_annotation" else None
+                steps.append((device, int(found.group(1)), ev.ts, ev.ts + ev.dur, source))
     return gpu, launches, comm_ops, steps
 
 
