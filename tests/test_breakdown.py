@@ -397,3 +397,12 @@ def test_the_hta_rank_gets_its_three_profiler_steps_from_the_cpu_side() -> None:
         mine = [e for e in gpu if low <= launch.get(e["args"]["correlation"], -1) < high]
         assert row["start"] == pytest.approx(min(e["ts"] for e in mine))
         assert row["end"] == pytest.approx(max(e["ts"] + e["dur"] for e in mine))
+
+
+def test_events_naming_no_device_are_one_device_not_all_devices(tmp_path: Path) -> None:
+    nameless = _x("kernel", "k", 0.0, 10.0, pid="GPU", stream=1)
+    named = _x("kernel", "k", 5.0, 10.0, device=3, stream=1)
+    document = {"traceEvents": [nameless, named], "schemaVersion": 1}
+    rows = breakdown([load_timeline(_write(tmp_path, "t.json", document))]).rows
+    busy = {(r["device"], r["device_name"]): r["busy_us"] for r in rows.iter_rows(named=True)}
+    assert busy == {(3, "GPU 3"): 10.0, (None, "GPU"): 10.0, (None, None): 15.0}

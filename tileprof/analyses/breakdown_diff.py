@@ -40,7 +40,9 @@ def _wide(result: Breakdown) -> pl.DataFrame:
     """One row per (rank, device, window position) with every compared figure."""
     rows = result.rows.join(result.launches, on=list(_KEYS), how="left", nulls_equal=True)
     window = pl.int_range(pl.len()).over("trace", "rank", "device").cast(pl.Int64)
-    gpu = pl.col("device").rank("dense").over("trace", "rank").cast(pl.Int64) - 1
+    every = pl.col("device_name").is_null()  # the all-devices row
+    position = pl.col("device").fill_null(-1).rank("dense").over("trace", "rank", every)
+    gpu = pl.when(every).then(None).otherwise(position.cast(pl.Int64) - 1)
     label = (
         pl.when(pl.col("device").is_null())
         .then(pl.lit("all"))

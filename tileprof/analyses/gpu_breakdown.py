@@ -106,6 +106,9 @@ class _Window:
     low: float
     high: float
     source: str = "trace"
+    every_device: bool = False
+    """The all-devices row (``device`` is null then; a device the trace does not name is null
+    too, but is one device)."""
 
 
 @dataclass(frozen=True)
@@ -155,13 +158,15 @@ def _windows(timeline: GpuTimeline) -> list[_Window]:
                 _Window(device, step["step"], step["start"], step["end"], str(step["source"]))
             )
     if len(devices) > 1:
-        windows.append(_Window(None, None, -math.inf, math.inf))
+        windows.append(_Window(None, None, -math.inf, math.inf, every_device=True))
     return windows
 
 
 def _key(timeline: GpuTimeline, window: _Window) -> dict[str, Any]:
     names = timeline.devices
     name = None
+    if window.device is None and not window.every_device:
+        name = "GPU"  # events that name no device: one device all the same
     if window.device is not None:
         name = names.get(window.device)
         if name is None and len(names) == 1:
@@ -180,8 +185,8 @@ def _key(timeline: GpuTimeline, window: _Window) -> dict[str, Any]:
 
 def _window_events(events: pl.DataFrame, window: _Window) -> _Events:
     """The window's events, cut to it, sorted by start then launch start."""
-    if window.device is not None:
-        events = events.filter(pl.col("device") == window.device)
+    if not window.every_device:
+        events = events.filter(pl.col("device").eq_missing(window.device))
     start = events.get_column("start").to_numpy().astype(np.float64)
     end = events.get_column("end").to_numpy().astype(np.float64)
     s, e, keep = clip(start, end, window.low, window.high)
@@ -273,8 +278,8 @@ def _launch_row(events: pl.DataFrame, window: _Window) -> dict[str, Any]:
         pl.col("start") >= window.low,
         pl.col("start") < window.high,
     )
-    if window.device is not None:
-        kernels = kernels.filter(pl.col("device") == window.device)
+    if not window.every_device:
+        kernels = kernels.filter(pl.col("device").eq_missing(window.device))
     launched = kernels.filter(pl.col("launch_start").is_not_null())
     call = launched.get_column("launch_dur").to_numpy().astype(np.float64)
     delay = (launched.get_column("start") - launched.get_column("launch_start")).to_numpy()

@@ -38,7 +38,9 @@ def _cell(value: Any) -> str:
 
 def _key_cells(row: dict[str, Any], traces: int) -> list[str]:
     cells = [row["trace"]] if traces > 1 else []
-    device = "all" if row["device"] is None else f"{row['device']} {row['device_name'] or ''}"
+    device = f"{'' if row['device'] is None else row['device']} {row['device_name'] or ''}"
+    if row["device"] is None and row["device_name"] is None:
+        device = "all"
     return [*cells, device.strip(), "whole" if row["step"] is None else f"#{row['step']}"]
 
 
