@@ -406,3 +406,17 @@ def test_events_naming_no_device_are_one_device_not_all_devices(tmp_path: Path) 
     rows = breakdown([load_timeline(_write(tmp_path, "t.json", document))]).rows
     busy = {(r["device"], r["device_name"]): r["busy_us"] for r in rows.iter_rows(named=True)}
     assert busy == {(3, "GPU 3"): 10.0, (None, "GPU"): 10.0, (None, None): 15.0}
+
+
+def test_huge_durations_give_strict_json_or_a_one_line_error(tmp_path: Path) -> None:
+    calls = [_launch(0.0, 1e308, 1), _launch(0.5, 1e308, 2)]
+    huge = {"traceEvents": [*calls, _kernel(1.0, 1e308, 1), _kernel(2.0, 1e308, 2)]}
+    result = _run(str(_write(tmp_path, "huge.json", huge)), "--format", "json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)  # strict: no Infinity
+    assert document["breakdown"][0]["busy_us"] == pytest.approx(1e308)
+    assert document["launches"][0]["launch_us_mean"] is None  # the mean overflows
+    assert any("launch_us_mean" in note for note in document["notes"])
+    beyond = {"traceEvents": [_kernel(1e308, 1e308, 1)], "schemaVersion": 1}
+    result = _run(str(_write(tmp_path, "beyond.json", beyond)))
+    assert result.exit_code == 2 and "beyond a 64-bit float" in result.output

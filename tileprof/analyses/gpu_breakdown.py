@@ -287,7 +287,7 @@ def _launch_row(events: pl.DataFrame, window: _Window) -> dict[str, Any]:
     return {
         "kernels": kernels.height,
         "launched": launched.height,
-        "launch_us_mean": float(call.mean()) if call.size else None,
+        "launch_us_mean": _mean(call),
         "launch_us_p50": _rank(call, 0.5),
         "launch_us_p95": _rank(call, 0.95),
         "launch_delay_us_p50": _rank(delay, 0.5),
@@ -296,6 +296,14 @@ def _launch_row(events: pl.DataFrame, window: _Window) -> dict[str, Any]:
         "launch_delay_us_max": float(delay.max()) if delay.size else None,
         "shorter_than_launch": int(np.count_nonzero(length < call)),
     }
+
+
+def _mean(values: Floats) -> float | None:
+    """The mean; None when empty; an overflowing sum gives inf (JSON writes it as null)."""
+    if values.size == 0:
+        return None
+    with np.errstate(over="ignore"):
+        return float(values.mean())
 
 
 def _rank(values: Floats, p: float) -> float | None:

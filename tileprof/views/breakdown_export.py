@@ -22,8 +22,10 @@ KEYS: tuple[str, ...] = ("trace", "rank", "device", "device_name", "step")
 def render_json(result: Breakdown, job: Job) -> str:
     """``{"breakdown": [...], "launches": [...], "streams": [...], "collectives": [...],
     "ranks": [...], "options": {...}}``."""
+    from tileprof.views.strict_json import dumps
+
     document = result.to_document() | job.to_document()
-    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
 def render_csv(result: Breakdown) -> str:

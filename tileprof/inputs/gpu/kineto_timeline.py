@@ -166,6 +166,8 @@ def _split_events(
                 raise InputError(path, f"{where}.{missing}", "GPU event without it")
             if ev.name is None:
                 raise InputError(path, f"{where}.name", "GPU event without a name")
+            if not math.isfinite(ev.ts + ev.dur):
+                raise InputError(path, where, "ts + dur is beyond a 64-bit float")
             if a.stream is not None and (
                 isinstance(a.stream, bool) or not isinstance(a.stream, int)
             ):
