@@ -195,30 +195,63 @@ def _event_frame(
     launches: dict[int, _Launch],
     comm_ops: dict[int, CommArgs],
 ) -> pl.DataFrame:
-    """One row per GPU event, in start order (file order among equal starts)."""
-    records: dict[str, list[Any]] = {k: [] for k in EVENT_SCHEMA}
-    for _, ev, a in sorted(gpu, key=lambda t: (t[1].ts or 0.0, t[0])):
-        assert ev.ts is not None and ev.dur is not None and ev.name is not None  # checked
-        kind = _KIND_OF_CATEGORY.get(ev.cat or "", "kernel")
-        if kind == "kernel" and COMM_NAME.search(ev.name):
-            kind = "comm"
-        launch = launches.get(a.correlation) if a.correlation is not None else None
-        device = a.device if a.device is not None else (ev.pid if isinstance(ev.pid, int) else None)
-        records["device"].append(device)
-        records["stream"].append(a.stream)
-        records["kind"].append(kind)
-        records["start"].append(ev.ts)
-        records["end"].append(ev.ts + ev.dur)
-        records["name"].append(ev.name)
-        records["correlation"].append(a.correlation)
-        records["launch_name"].append(None if launch is None else launch[0])
-        records["launch_start"].append(None if launch is None else launch[1])
-        records["launch_dur"].append(None if launch is None else launch[2])
-        params = _comm_params(a, launch, comm_ops) if kind == "comm" else {}
-        for key in _COMM_FIELDS:
-            records[key].append(params.get(key))
-        records["dtype"].append(params.get("dtype"))
-    return pl.DataFrame(records, schema=EVENT_SCHEMA)
+    """One row per GPU event, in start order (file order among equal starts). The columns are
+    gathered once and joined with the launch calls in polars; only the communication kernels
+    (few) have their NCCL parameters looked up one by one."""
+    events = pl.DataFrame(
+        {
+            "index": [i for i, _, _ in gpu],
+            "device": [a.device if a.device is not None else _int(e.pid) for _, e, a in gpu],
+            "stream": [a.stream for _, _, a in gpu],
+            "cat": [e.cat for _, e, _ in gpu],
+            "start": [e.ts for _, e, _ in gpu],
+            "dur": [e.dur for _, e, _ in gpu],
+            "name": [e.name for _, e, _ in gpu],
+            "correlation": [a.correlation for _, _, a in gpu],
+        },
+        schema={"index": pl.Int64, "device": pl.Int64, "stream": pl.Int64, "cat": pl.String,
+                "start": pl.Float64, "dur": pl.Float64, "name": pl.String,
+                "correlation": pl.Int64},
+    )  # fmt: skip
+    calls = pl.DataFrame(
+        [(c, *launch[:3]) for c, launch in launches.items()],
+        schema={"correlation": pl.Int64, "launch_name": pl.String,
+                "launch_start": pl.Float64, "launch_dur": pl.Float64},
+        orient="row",
+    )  # fmt: skip
+    kind = (
+        pl.when(pl.col("cat") == "gpu_memcpy").then(pl.lit("memcpy"))
+        .when(pl.col("cat") == "gpu_memset").then(pl.lit("memset"))
+        .when(pl.col("name").str.contains(COMM_NAME.pattern)).then(pl.lit("comm"))
+        .otherwise(pl.lit("kernel"))
+    )  # fmt: skip
+    frame = (
+        events.join(calls, on="correlation", how="left")
+        .with_columns(kind.alias("kind"), (pl.col("start") + pl.col("dur")).alias("end"))
+        .sort("start", "index")
+    )
+    return frame.join(_comm_frame(gpu, launches, comm_ops), on="index", how="left").select(
+        [pl.col(c).cast(t) for c, t in EVENT_SCHEMA.items()]
+    )
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _comm_frame(
+    gpu: list[tuple[int, TimelineEvent, CommArgs]],
+    launches: dict[int, _Launch],
+    comm_ops: dict[int, CommArgs],
+) -> pl.DataFrame:
+    """The NCCL parameters of the communication kernels, by event index."""
+    rows = []
+    for i, ev, a in gpu:
+        if ev.cat == "kernel" and ev.name is not None and COMM_NAME.search(ev.name):
+            launch = launches.get(a.correlation) if a.correlation is not None else None
+            rows.append({"index": i, **_comm_params(a, launch, comm_ops)})
+    schema = {"index": pl.Int64(), **{k: EVENT_SCHEMA[k] for k in (*_COMM_FIELDS, "dtype")}}
+    return pl.DataFrame(rows, schema=schema)
 
 
 def _comm_params(
