@@ -12,6 +12,8 @@ from typing import Any
 import polars as pl
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tileprof.analyses.collectives import jobs
 from tileprof.analyses.gpu_breakdown import breakdown
@@ -420,3 +422,64 @@ def test_huge_durations_give_strict_json_or_a_one_line_error(tmp_path: Path) -> 
     beyond = {"traceEvents": [_kernel(1e308, 1e308, 1)], "schemaVersion": 1}
     result = _run(str(_write(tmp_path, "beyond.json", beyond)))
     assert result.exit_code == 2 and "beyond a 64-bit float" in result.output
+
+
+def _plain_union(spans: list[tuple[float, float]]) -> float:
+    """Length of a union of intervals, the textbook way (sort, sweep)."""
+    total, reach_start, reach_end = 0.0, None, None
+    for start, end in sorted(spans):
+        if reach_end is None or start > reach_end:
+            if reach_end is not None and reach_start is not None:
+                total += reach_end - reach_start
+            reach_start, reach_end = start, end
+        else:
+            reach_end = max(reach_end, end)
+    if reach_end is not None and reach_start is not None:
+        total += reach_end - reach_start
+    return total
+
+
+_EVENT = st.tuples(
+    st.sampled_from(["kernel", "comm", "memcpy", "memset"]),
+    st.integers(0, 400),  # start, in quarter µs (exact in binary)
+    st.integers(0, 80),  # duration
+    st.one_of(st.none(), st.integers(-100, 400)),  # launch start
+    st.integers(0, 2),  # stream
+)
+
+
+@given(st.lists(_EVENT, min_size=1, max_size=40))
+def test_breakdown_figures_hold_for_any_events(
+    drawn: list[tuple[str, int, int, int | None, int]],
+) -> None:
+    """TraceLens' identities and a plain-Python union hold for any events on one device."""
+    from tileprof.core.gpu_timeline import EVENT_SCHEMA, GpuTimeline, empty_steps
+
+    rows = [
+        {"device": 0, "stream": s, "kind": k, "start": a / 4, "end": (a + d) / 4, "name": k,
+         "launch_start": None if la is None else la / 4}
+        for k, a, d, la, s in drawn
+    ]  # fmt: skip
+    events = (
+        pl.DataFrame(rows)
+        .with_columns([pl.lit(None).alias(c) for c in EVENT_SCHEMA if c not in rows[0]])
+        .select([pl.col(c).cast(t) for c, t in EVENT_SCHEMA.items()])
+    )
+    row = breakdown([GpuTimeline("t", events, empty_steps())]).rows.row(0, named=True)
+
+    def spans(*kinds: str) -> list[tuple[float, float]]:
+        return [(r["start"], r["end"]) for r in rows if r["kind"] in kinds]
+
+    assert row["computation_us"] == _plain_union(spans("kernel", "memset"))
+    assert row["total_comm_us"] == _plain_union(spans("comm"))
+    assert row["total_memcpy_us"] == _plain_union(spans("memcpy"))
+    assert row["busy_us"] == _plain_union(spans("kernel", "memset", "comm", "memcpy"))
+    parts = row["computation_us"] + row["exposed_comm_us"] + row["exposed_memcpy_us"]
+    assert parts + row["idle_us"] == pytest.approx(row["total_us"])
+    assert 0 <= row["exposed_comm_us"] <= row["total_comm_us"]
+    assert 0 <= row["exposed_memcpy_us"] <= row["total_memcpy_us"]
+    causes = [row[c] for c in ("idle_host_wait_us", "idle_kernel_wait_us", "idle_other_us")]
+    assert sum(causes) == pytest.approx(row["idle_us"]) and min(causes) >= -1e-9
+    launches = [(r["start"], r["end"], r["launch_start"]) for r in rows]
+    host, kernel, other = _gap_classes(launches, 0.03)
+    assert causes == pytest.approx([host, kernel, other], abs=1e-9)
