@@ -483,3 +483,11 @@ def test_breakdown_figures_hold_for_any_events(
     launches = [(r["start"], r["end"], r["launch_start"]) for r in rows]
     host, kernel, other = _gap_classes(launches, 0.03)
     assert causes == pytest.approx([host, kernel, other], abs=1e-9)
+
+
+def test_a_step_annotation_naming_no_device_applies_to_every_device(tmp_path: Path) -> None:
+    events = [dict(e) for e in HAND_BUILT["traceEvents"]]
+    events[0]["pid"] = "GPU stream"  # the ProfilerStep#3 annotation
+    rows = breakdown([load_timeline(_write(tmp_path, "t.json", {"traceEvents": events}))]).rows
+    step = rows.filter(pl.col("step") == 3).row(0, named=True)
+    assert (step["device"], step["busy_us"], step["window_from"]) == (0, 40.0, "gpu_annotation")

@@ -153,7 +153,9 @@ def _windows(timeline: GpuTimeline) -> list[_Window]:
     steps = timeline.steps.sort("step", "start")
     for device in devices:
         windows.append(_Window(device, None, -math.inf, math.inf))
-        for step in steps.filter(pl.col("device").eq_missing(device)).iter_rows(named=True):
+        # a GPU-side annotation whose pid names no device applies to every device
+        mine = steps.filter(pl.col("device").eq_missing(device) | pl.col("device").is_null())
+        for step in mine.iter_rows(named=True):
             windows.append(
                 _Window(device, step["step"], step["start"], step["end"], str(step["source"]))
             )
