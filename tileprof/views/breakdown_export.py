@@ -43,7 +43,10 @@ def _key_cells(row: dict[str, Any], traces: int) -> list[str]:
     device = f"{'' if row['device'] is None else row['device']} {row['device_name'] or ''}"
     if row["device"] is None and row["device_name"] is None:
         device = "all"
-    return [*cells, device.strip(), "whole" if row["step"] is None else f"#{row['step']}"]
+    step = "whole" if row["step"] is None else f"#{row['step']}"
+    if row.get("window_from") == "cpu_step":
+        step += " (cpu)"  # the window of the events the CPU-side step launched
+    return [*cells, device.strip(), step]
 
 
 def _table(title: str, header: Sequence[str], rows: list[list[str]]) -> str:
@@ -79,6 +82,13 @@ def render_table(result: Breakdown, job: Job) -> str:
         for r in result.launches.iter_rows(named=True)
     ]
     parts.append(_table("Kernel launches (µs)", [*keys, *launch], launch_rows))
+    stream_header = [*keys, "stream", "events", "busy µs", "idle µs", *causes]
+    stream_rows = [
+        [*_key_cells(r, traces), _cell(r["stream"]), _cell(r["events"]), _cell(r["busy_us"]),
+         _cell(r["idle_us"]), *(_cell(r[c]) for c in IDLE_COLUMNS)]
+        for r in result.streams.iter_rows(named=True)
+    ]  # fmt: skip
+    parts.append(_table("Idle per stream (µs)", stream_header, stream_rows))
     parts.extend(_job_tables(job))
     kernel_wait = number(result.kernel_wait_us)
     parts.append(f"kernel wait: idle gaps under {kernel_wait} µs (--kernel-wait-us)\n")
