@@ -491,3 +491,14 @@ def test_a_step_annotation_naming_no_device_applies_to_every_device(tmp_path: Pa
     rows = breakdown([load_timeline(_write(tmp_path, "t.json", {"traceEvents": events}))]).rows
     step = rows.filter(pl.col("step") == 3).row(0, named=True)
     assert (step["device"], step["busy_us"], step["window_from"]) == (0, 40.0, "gpu_annotation")
+
+
+def test_the_table_fits_a_narrow_terminal_keeping_idle(tmp_path: Path) -> None:
+    from tileprof.views.breakdown_export import render_table
+
+    timelines = [load_timeline(_write(tmp_path, "t.json", HAND_BUILT))]
+    result, job = breakdown(timelines), jobs(timelines)
+    narrow = render_table(result, job, 80)
+    assert max(len(line) for line in narrow.splitlines()) <= 80
+    assert "idle µs" in narrow and "host_wait µs" in narrow and "kernel_wait µs" not in narrow
+    assert "kernel_wait µs" in render_table(result, job)  # files: every column

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from tileprof.commands._options import check_output, output_options
+from tileprof.core.outputs import terminal_width
 from tileprof.views.renderers import BREAKDOWN_RENDERERS, BreakdownModel, write_rendered
 
 
@@ -46,5 +47,5 @@ def command(
 
     check_output(output, force)
     found = trace_breakdown(traces, kernel_wait_us)
-    model = BreakdownModel(found.breakdown, found.job)
+    model = BreakdownModel(found.breakdown, found.job, terminal_width(output))
     write_rendered(BREAKDOWN_RENDERERS[output_format], model, output)

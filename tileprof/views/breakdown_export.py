@@ -17,6 +17,13 @@ from tileprof.core.numbers import MISSING, number, percent
 
 TABLE_WIDTH = 240
 KEYS: tuple[str, ...] = ("trace", "rank", "device", "device_name", "step")
+TIME_DROP_FIRST: tuple[str, ...] = (
+    "kernel_wait µs", "total_memcpy µs", "total_comm µs", "exposed_memcpy µs",
+    "exposed_comm µs", "other µs", "computation µs", "host_wait µs", "busy µs", "total µs",
+    "idle µs", "idle",
+)  # fmt: skip
+"""The time table's columns a narrow terminal loses, first to last: the idle share and its
+host-wait part stay longest."""
 
 
 def render_json(result: Breakdown, job: Job) -> str:
@@ -49,22 +56,40 @@ def _key_cells(row: dict[str, Any], traces: int) -> list[str]:
     return [*cells, device.strip(), step]
 
 
-def _table(title: str, header: Sequence[str], rows: list[list[str]]) -> str:
+def _table(
+    title: str,
+    header: Sequence[str],
+    rows: list[list[str]],
+    width: int | None = None,
+    names: int = 2,
+    drop_first: Sequence[str] | None = None,
+) -> str:
+    """A plain table; its first ``names`` columns hold names. On a terminal narrower than the
+    file width it is fitted (``views/fit.py``): names lose their middle, then figures go in
+    ``drop_first`` order (default: the rightmost first)."""
     from rich.table import Table
 
-    from tileprof.views.fit import plain_console, strip_padding
+    from tileprof.core.text import cell
+    from tileprof.views.fit import Fit, fit_to_width, plain_console, strip_padding
 
-    table = Table(title=title, title_justify="left", box=None, pad_edge=False)
-    for i, name in enumerate(header):
-        table.add_column(name, justify="left" if i < 2 else "right", no_wrap=True)
-    for row in rows:
-        table.add_row(*row)
+    def build(shown: Sequence[str], limit: int) -> Table:
+        table = Table(title=title, title_justify="left", box=None, pad_edge=False)
+        keep = [i for i, name in enumerate(header) if name in shown]
+        for i in keep:
+            table.add_column(header[i], justify="left" if i < names else "right", no_wrap=True)
+        for row in rows:
+            table.add_row(*(cell(row[i], limit) if i < names else row[i] for i in keep))
+        return table
+
+    order = tuple(reversed(header[names:])) if drop_first is None else tuple(drop_first)
+    fit = Fit(tuple(header), order, TABLE_WIDTH, 120)
     buffer = io.StringIO()
-    plain_console(buffer, TABLE_WIDTH).print(table)
+    console = plain_console(buffer, TABLE_WIDTH if width is None else width)
+    console.print(fit_to_width(build, fit, console, TABLE_WIDTH if width is None else width))
     return strip_padding(buffer.getvalue())
 
 
-def render_table(result: Breakdown, job: Job) -> str:
+def render_table(result: Breakdown, job: Job, width: int | None = None) -> str:
     """The time table, the launch table, and with ranks the collectives and overlap tables."""
     traces = result.rows.get_column("trace").n_unique()
     keys = (["trace"] if traces > 1 else []) + ["device", "step"]
@@ -75,38 +100,39 @@ def render_table(result: Breakdown, job: Job) -> str:
         share = r["idle_us"] / r["total_us"] if r["total_us"] else None
         time_rows.append([*_key_cells(r, traces), *(_cell(r[c]) for c in TIME_COLUMNS),
                           percent(share), *(_cell(r[c]) for c in IDLE_COLUMNS)])  # fmt: skip
-    parts = [_table("Time breakdown (µs)", time_header, time_rows)]
+    names = len(keys)
+    parts = [_table("Time breakdown (µs)", time_header, time_rows, width, names, TIME_DROP_FIRST)]
     launch = [c for c in result.launches.columns if c not in KEYS]
     launch_rows = [
         [*_key_cells(r, traces), *(_cell(r[c]) for c in launch)]
         for r in result.launches.iter_rows(named=True)
     ]
-    parts.append(_table("Kernel launches (µs)", [*keys, *launch], launch_rows))
+    parts.append(_table("Kernel launches (µs)", [*keys, *launch], launch_rows, width, names))
     stream_header = [*keys, "stream", "events", "busy µs", "idle µs", *causes]
     stream_rows = [
         [*_key_cells(r, traces), _cell(r["stream"]), _cell(r["events"]), _cell(r["busy_us"]),
          _cell(r["idle_us"]), *(_cell(r[c]) for c in IDLE_COLUMNS)]
         for r in result.streams.iter_rows(named=True)
     ]  # fmt: skip
-    parts.append(_table("Idle per stream (µs)", stream_header, stream_rows))
-    parts.extend(_job_tables(job))
+    parts.append(_table("Idle per stream (µs)", stream_header, stream_rows, width, names))
+    parts.extend(_job_tables(job, width))
     kernel_wait = number(result.kernel_wait_us)
     parts.append(f"kernel wait: idle gaps under {kernel_wait} µs (--kernel-wait-us)\n")
     return "\n".join(parts)
 
 
-def _job_tables(job: Job) -> list[str]:
+def _job_tables(job: Job, width: int | None) -> list[str]:
     if job.ranks.height == 0:
         return []
     return [
-        _frame_table("Collectives across ranks", job.collectives),
-        _frame_table("Ranks: compute and communication overlap", job.ranks),
+        _frame_table("Collectives across ranks", job.collectives, width),
+        _frame_table("Ranks: compute and communication overlap", job.ranks, width),
     ]
 
 
-def _frame_table(title: str, frame: pl.DataFrame) -> str:
+def _frame_table(title: str, frame: pl.DataFrame, width: int | None) -> str:
     rows = [[v if isinstance(v, str) else _cell(v) for v in row] for row in frame.iter_rows()]
-    return _table(title, frame.columns, rows)
+    return _table(title, frame.columns, rows, width, names=1)
 
 
 def _signed_inf(value: Any) -> Any:
@@ -129,7 +155,7 @@ def render_diff_csv(comparison: pl.DataFrame) -> str:
     return comparison.write_csv(float_precision=None)
 
 
-def render_diff_table(comparison: pl.DataFrame) -> str:
+def render_diff_table(comparison: pl.DataFrame, width: int | None = None) -> str:
     """Per paired window: each figure before, after, its difference and relative change."""
     header = ["device (before → after)", "window", "figure", "before", "after", "Δ", "change"]
     rows = []
@@ -140,4 +166,4 @@ def render_diff_table(comparison: pl.DataFrame) -> str:
         figures = [_cell(r[c]) for c in ("before", "after", "delta")]
         change = percent(r["change"], signed=True)
         rows.append([devices, " → ".join(steps), r["figure"], *figures, change])
-    return _table("Breakdown comparison", header, rows)
+    return _table("Breakdown comparison", header, rows, width, names=3)

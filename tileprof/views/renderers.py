@@ -206,6 +206,8 @@ class BreakdownModel:
 
     result: Breakdown
     job: Job
+    width: int | None = None
+    """The terminal's width when the table goes to one; None: the fixed width of files."""
 
 
 def _breakdown(kind: str) -> Callable[[BreakdownModel], str]:
@@ -220,7 +222,7 @@ def _breakdown(kind: str) -> Callable[[BreakdownModel], str]:
         from tileprof.views import breakdown_export
 
         if kind == "table":
-            return breakdown_export.render_table(model.result, model.job)
+            return breakdown_export.render_table(model.result, model.job, model.width)
         if kind == "json":
             return breakdown_export.render_json(model.result, model.job)
         return breakdown_export.render_csv(model.result)
