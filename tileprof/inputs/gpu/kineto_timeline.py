@@ -168,11 +168,9 @@ def _split_events(
                 raise InputError(path, f"{where}.name", "GPU event without a name")
             if not math.isfinite(ev.ts + ev.dur):
                 raise InputError(path, where, "ts + dur is beyond a 64-bit float")
-            if a.stream is not None and (
-                isinstance(a.stream, bool) or not isinstance(a.stream, int)
-            ):
+            if a.stream is not None and _int(a.stream) is None:
                 raise InputError(
-                    path, f"{where}.args.stream", f"expected an integer, got {a.stream!r}"
+                    path, f"{where}.args.stream", f"expected a 64-bit integer, got {a.stream!r}"
                 )
             gpu.append((i, ev, a))
         elif ev.cat in LAUNCH_CATEGORIES:
@@ -185,7 +183,7 @@ def _split_events(
             found = STEP_NAME.match(ev.name or "")
             if found:
                 source = _STEP_CATEGORIES[ev.cat]
-                device = ev.pid if isinstance(ev.pid, int) and source == "gpu_annotation" else None
+                device = _int(ev.pid) if source == "gpu_annotation" else None
                 steps.append((device, int(found.group(1)), ev.ts, ev.ts + ev.dur, source))
     return gpu, launches, comm_ops, steps
 
@@ -236,7 +234,11 @@ def _event_frame(
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """``value`` when it is an integer the frame's Int64 columns hold (a ``pid`` of any other
+    kind names no device); else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63:
+        return value
+    return None
 
 
 def _comm_frame(
