@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +104,7 @@ def read_timeline(path: str | Path, data: bytes) -> GpuTimeline:
     gpu_steps = [s for s in steps if s[4] == "gpu_annotation"]
     annotated = {s[1] for s in gpu_steps}
     cpu_steps = [s for s in steps if s[4] == "cpu_step" and s[1] not in annotated]
-    derived = _launched_windows(frame, cpu_steps)
+    derived = launched_windows(frame, cpu_steps)
     rank = None if info is None else RankInfo(info.rank, info.world_size, info.backend)
     return GpuTimeline(
         Path(path).name,
@@ -121,7 +122,7 @@ _Step = tuple[int | None, int, float, float, str]
 _STEP_CATEGORIES = {"gpu_user_annotation": "gpu_annotation", "user_annotation": "cpu_step"}
 
 
-def _launched_windows(events: pl.DataFrame, cpu_steps: list[_Step]) -> pl.DataFrame:
+def launched_windows(events: pl.DataFrame, cpu_steps: Sequence[_Step]) -> pl.DataFrame:
     """Per CPU-side step and device: first start to last end of the GPU events whose launch
     call began inside the step."""
     windows = []
