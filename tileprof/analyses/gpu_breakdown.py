@@ -135,6 +135,8 @@ def breakdown(
             events = _window_events(timeline.events, window)
             rows.append(key | _time_row(events, window, kernel_wait_us))
             launches.append(key | _launch_row(timeline.events, window))
+            if window.every_device:
+                continue  # streams are per device: the same id on two devices is two streams
             for stream in np.unique(events.stream):
                 mask = events.stream == stream
                 streams.append(key | _stream_row(events, mask, int(stream), kernel_wait_us))
