@@ -502,3 +502,17 @@ def test_the_table_fits_a_narrow_terminal_keeping_idle(tmp_path: Path) -> None:
     assert max(len(line) for line in narrow.splitlines()) <= 80
     assert "idle µs" in narrow and "host_wait µs" in narrow and "kernel_wait µs" not in narrow
     assert "kernel_wait µs" in render_table(result, job)  # files: every column
+
+
+def test_the_page_and_json_of_two_ranks_carry_their_collectives(tmp_path: Path) -> None:
+    r0 = _rank_trace(0, [(1, "allreduce", 100.0, 50.0, 256)])
+    r1 = _rank_trace(1, [(1, "allreduce", 120.0, 30.0, 256)])
+    paths = [str(_write(tmp_path, "r0.json", r0)), str(_write(tmp_path, "r1.json", r1))]
+    page = _run(*paths, "--format", "html").output
+    assert 'id="breakdown-collectives"' in page and 'id="breakdown-ranks"' in page
+    document = json.loads(_run(*paths, "--format", "json").output)
+    (collective,) = document["collectives"]
+    assert (collective["straggler_rank"], collective["start_skew_us"]) == (1, 20.0)
+    assert [r["rank"] for r in document["ranks"]] == [0, 1]
+    table = _run(*paths).output
+    assert "Collectives across ranks" in table and "nccl×2" in table
