@@ -516,3 +516,21 @@ def test_the_page_and_json_of_two_ranks_carry_their_collectives(tmp_path: Path) 
     assert [r["rank"] for r in document["ranks"]] == [0, 1]
     table = _run(*paths).output
     assert "Collectives across ranks" in table and "nccl×2" in table
+
+
+@pytest.mark.parametrize(
+    ("name", "before"),
+    [("h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz", 509),
+     ("mi300_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz", 463)],
+)  # fmt: skip
+def test_the_qwen_whole_trace_rows_also_count_the_events_before_the_step(
+    name: str, before: int
+) -> None:
+    """docs/metrics.md: why the whole-trace row of the Qwen traces differs from TraceLens."""
+    timeline = load_timeline(FIXTURES / "tracelens" / name)
+    step = timeline.steps.row(0, named=True)
+    early = timeline.events.filter(pl.col("start") < step["start"])
+    assert early.height == before and early["launch_start"].null_count() == before
+    rows = breakdown([timeline]).rows
+    whole, in_step = rows.row(0, named=True), rows.row(1, named=True)
+    assert whole["events"] == in_step["events"] + before
