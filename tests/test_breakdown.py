@@ -534,3 +534,19 @@ def test_the_qwen_whole_trace_rows_also_count_the_events_before_the_step(
     rows = breakdown([timeline]).rows
     whole, in_step = rows.row(0, named=True), rows.row(1, named=True)
     assert whole["events"] == in_step["events"] + before
+
+
+def test_diff_breakdown_reads_a_breakdown_document_as_one_side(tmp_path: Path) -> None:
+    trace = _write(tmp_path, "t.json", HAND_BUILT)
+    saved = tmp_path / "saved.json"
+    assert _run(str(trace), "--format", "json", "-o", str(saved)).exit_code == 0
+    result = CliRunner().invoke(
+        cli, ["diff", "--breakdown", str(saved), str(trace), "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)["breakdown_diff"]
+    assert rows and all(r["delta"] in (0.0, None) for r in rows)
+    assert any(r["figure"] == "idle_host_wait_us" and r["before"] == 25.0 for r in rows)
+    broken = _write(tmp_path, "broken.json", {"breakdown": [{"busy_us": "x"}], "launches": []})
+    result = CliRunner().invoke(cli, ["diff", "--breakdown", str(broken), str(trace)])
+    assert result.exit_code == 2 and "not a breakdown document" in result.output

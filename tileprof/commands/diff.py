@@ -79,8 +79,8 @@ def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> list[str]:
 @click.option(
     "--breakdown",
     is_flag=True,
-    help="PyTorch traces: compare their GPU time breakdowns (as `tileprof breakdown`) figure "
-    "by figure, per device and window, instead of kernels.",
+    help="PyTorch traces (or `breakdown --format json` documents): compare their GPU time "
+    "breakdowns figure by figure, per device and window, instead of kernels.",
 )
 @click.option(
     "--top",
@@ -155,14 +155,14 @@ def command(
 def diff_breakdowns(before: Path, after: Path, output_format: str, output: Path | None) -> None:
     """``diff --breakdown``: the two traces' breakdowns compared (table, JSON or CSV)."""
     from tileprof.analyses.breakdown_diff import compare_breakdowns
-    from tileprof.model.breakdown import trace_breakdown
+    from tileprof.model.breakdown import read_breakdown
     from tileprof.views.renderers import BREAKDOWN_DIFF_RENDERERS
 
     if output_format not in BREAKDOWN_DIFF_RENDERERS:
         raise OptionError(
             f"--breakdown: --format {output_format} is not offered (table, json, csv)"
         )
-    sides = trace_breakdown([before]).breakdown, trace_breakdown([after]).breakdown
+    sides = read_breakdown(before), read_breakdown(after)
     write_rendered(BREAKDOWN_DIFF_RENDERERS[output_format], compare_breakdowns(*sides), output)
 
 

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import polars as pl
+
 from tileprof.analyses.collectives import Job, jobs
 from tileprof.analyses.gpu_breakdown import KERNEL_WAIT_US, Breakdown, breakdown
 from tileprof.core.errors import InputError
@@ -55,3 +57,41 @@ def report_breakdown(
     if not timelines:
         return None
     return TraceBreakdown(timelines, breakdown(timelines, kernel_wait_us), jobs(timelines))
+
+
+def read_breakdown(path: Path) -> Breakdown:
+    """The breakdown of one side of ``diff --breakdown``: a trace's, or a document that
+    ``breakdown --format json`` wrote (its ``breakdown``, ``launches`` and ``streams``)."""
+    from tileprof.inputs import peek
+
+    head, _, _ = peek(path)
+    if head.lstrip()[:1] == b"{" and b'"breakdown"' in head and b'"launches"' in head:
+        return _document_breakdown(path)
+    return trace_breakdown([path]).breakdown
+
+
+def _document_breakdown(path: Path) -> Breakdown:
+    import gzip
+    import json
+
+    from tileprof.analyses.gpu_breakdown import LAUNCH_SCHEMA, ROW_SCHEMA, STREAM_SCHEMA
+
+    try:
+        data = path.read_bytes()
+        document = json.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
+        frames = [
+            pl.DataFrame(document[key], schema=schema, strict=False)
+            for key, schema in (("breakdown", ROW_SCHEMA), ("launches", LAUNCH_SCHEMA),
+                                ("streams", STREAM_SCHEMA))
+        ]  # fmt: skip
+        wait = float(document.get("options", {}).get("kernel_wait_us", KERNEL_WAIT_US))
+    except (
+        ValueError,
+        KeyError,
+        TypeError,
+        AttributeError,
+        OSError,
+        pl.exceptions.PolarsError,
+    ) as exc:
+        raise InputError(path, None, f"not a breakdown document ({exc})") from None
+    return Breakdown(frames[0], frames[1], frames[2], kernel_wait_us=wait)
