@@ -550,3 +550,12 @@ def test_diff_breakdown_reads_a_breakdown_document_as_one_side(tmp_path: Path) -
     broken = _write(tmp_path, "broken.json", {"breakdown": [{"busy_us": "x"}], "launches": []})
     result = CliRunner().invoke(cli, ["diff", "--breakdown", str(broken), str(trace)])
     assert result.exit_code == 2 and "not a breakdown document" in result.output
+
+
+def test_traces_of_one_file_name_are_named_by_their_paths(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    paths = [_write(tmp_path / d, "trace.json", HAND_BUILT) for d in ("a", "b")]
+    rows = list(csv.DictReader(_run(*map(str, paths), "--format", "csv").output.splitlines()))
+    assert len(rows) == 4  # whole and step 3 of each; no row joined twice
+    assert {r["trace"] for r in rows} == {str(p) for p in paths}

@@ -6,6 +6,7 @@ ranks' collectives are computed from those timelines by the analyses.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,13 +31,18 @@ class TraceBreakdown:
 
 def read_timelines(paths: Sequence[Path]) -> tuple[GpuTimeline, ...]:
     """Every trace's timeline; a trace with no GPU event is an input error (nothing to break
-    down)."""
+    down). Traces are named by file name, or by the path as given when two share a name."""
     timelines = []
     for path in paths:
         timeline = load_timeline(path)
         if timeline.events.height == 0:
             raise InputError(path, "$.traceEvents", "no GPU events (a CPU-only trace)")
         timelines.append(timeline)
+    names = [t.name for t in timelines]
+    if len(set(names)) < len(names):  # rank0/trace.json, rank1/trace.json: name them in full
+        timelines = [
+            dataclasses.replace(t, name=str(p)) for t, p in zip(timelines, paths, strict=True)
+        ]
     return tuple(timelines)
 
 
