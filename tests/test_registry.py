@@ -40,6 +40,13 @@ RUN_SAMPLES: dict[str, list[Path]] = {
     "latency benchmarks": [FIXTURES / "seeds" / "000_55f6fcd9cea2f10a.txt"],
     "energy report": [FIXTURES / "seeds" / "003_2d9153cb18ea7de3.txt"],
     "nsys kernel summary": [FIXTURES / "runs" / "nsys_kern_sum.csv"],
+    "nsys SQLite export": [FIXTURES / "real" / "h100_2gpu_1s.sqlite"],
+    "rocprofv3 kernel trace": [FIXTURES / "real" / "kernel_trace.csv"],
+    "Nsight Compute CSV": [FIXTURES / "real" / "cublaslt_gemm_b200_ncu.log"],
+    "Tenstorrent ops report": [
+        FIXTURES / "real" / "tt_wh_clip_encoder_400.csv",
+        FIXTURES / "real" / "ops_perf_results_2025_09_18_11_39_20.csv",
+    ],
     "run table": [FIXTURES / "runs" / "generic_runs.csv", FIXTURES / "runs" / "generic_runs.json"],
 }
 DUMP_SAMPLES = {"json": "d.json", "ndjson": "d.ndjson", "parquet": "d.parquet", "csv": "d.csv"}
@@ -111,6 +118,7 @@ def test_extension_is_the_fallback_when_content_does_not_settle_it(tmp_path: Pat
         ".parquet": "parquet",
         ".pq": "parquet",
         ".csv": "csv",
+        ".sqlite": "nsys SQLite export",
     }
     with pytest.raises(InputError, match="not a tile dump, latency benchmarks"):
         detect(tmp_path / "x.bin", b"hello")

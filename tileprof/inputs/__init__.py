@@ -101,6 +101,18 @@ RUN_INPUTS: tuple[InputFormat[ParsedRuns], ...] = (
     ),
     InputFormat(_sniff.NSYS, RUN_SOURCE, _sniff.nsys_report, _HERE + "gpu.nsys"),
     InputFormat(
+        _sniff.NSYS_SQLITE,
+        RUN_SOURCE,
+        _sniff.nsys_sqlite,
+        _HERE + "gpu.nsys_sqlite",
+        extensions=(".sqlite",),
+    ),
+    InputFormat(_sniff.ROCPROF, RUN_SOURCE, _sniff.rocprof_trace, _HERE + "gpu.rocprof"),
+    InputFormat(_sniff.NCU, RUN_SOURCE, _sniff.ncu_report, _HERE + "gpu.ncu"),
+    InputFormat(
+        _sniff.TENSTORRENT, RUN_SOURCE, _sniff.tenstorrent_report, _HERE + "tile.tenstorrent"
+    ),
+    InputFormat(
         _sniff.RUN_TABLE,
         RUN_SOURCE,
         _sniff.run_table,
@@ -175,6 +187,14 @@ def _by_json_keys(path: str | Path, keys: set[str]) -> InputFormat[Any]:
     )
 
 
+KNOWN_KINDS = (
+    "a tile dump, latency benchmarks, energy report, PyTorch trace, nsys cuda_gpu_kern_sum CSV, "
+    "nsys SQLite export, rocprofv3 kernel trace CSV, Nsight Compute CSV, Tenstorrent "
+    "ops_perf_results CSV or run table"
+)
+"""The kinds of file tileprof reads, as an unrecognised file's error lists them."""
+
+
 def detect(path: str | Path, data: bytes) -> InputFormat[Any]:
     """The input format of ``data`` (read from ``path``): content first, then extension.
 
@@ -198,11 +218,13 @@ def detect(path: str | Path, data: bytes) -> InputFormat[Any]:
         by_name = format_from_extension(Path(path))
         found = None if by_name is None else _BY_NAME[by_name]
     if found is None:
+        raise InputError(path, None, f"not {KNOWN_KINDS}")
+    if found.name == _sniff.CSV and not _sniff.csv_dump(content):
+        shown = ", ".join(_sniff.csv_header(content)[:6]) or "none"
         raise InputError(
             path,
-            None,
-            "not a tile dump, latency benchmarks, energy report, PyTorch trace, "
-            "nsys cuda_gpu_kern_sum CSV or run table",
+            "line 1",
+            f"CSV of no known layout (columns: {shown}); tileprof reads {KNOWN_KINDS}",
         )
     return found
 
@@ -230,6 +252,10 @@ _RUN_SOURCE_WORDS = {
     _sniff.LATENCY: "a latency benchmark file",
     _sniff.ENERGY: "an energy report",
     _sniff.NSYS: "an nsys kernel summary CSV",
+    _sniff.NSYS_SQLITE: "an nsys SQLite export",
+    _sniff.ROCPROF: "a rocprofv3 kernel trace",
+    _sniff.NCU: "Nsight Compute CSV output",
+    _sniff.TENSTORRENT: "a Tenstorrent ops report",
     _sniff.RUN_TABLE: "a run table",
 }
 

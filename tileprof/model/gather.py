@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from tileprof.analyses.filters import Filters
+from tileprof.analyses.kernel_metrics import attach_kernel_metrics
 from tileprof.analyses.links import Links, linked_sets
 from tileprof.core.errors import InputError
 from tileprof.core.run_schema import ParsedRuns, concat_runs, tile_runs
@@ -121,5 +122,5 @@ def gather_inputs(
 
 def run_table(sources: Sequence[Source], links: Links | None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The run table of ``sources`` in their order, and its linked sets (docs/runs.md)."""
-    runs = concat_runs([s.runs.frame for s in sources])
+    runs = attach_kernel_metrics(concat_runs([s.runs.frame for s in sources]))
     return runs, linked_sets(runs, links)

@@ -25,6 +25,7 @@ import polars as pl
 
 from tileprof.analyses.balance import tile_balance
 from tileprof.analyses.filters import Filters
+from tileprof.analyses.kernel_metrics import utilization_beside
 from tileprof.analyses.quality import overlapping_samples as overlapping_samples  # re-exported
 from tileprof.analyses.quality import run_quality, tile_quality
 from tileprof.analyses.run_analysis import (
@@ -519,6 +520,34 @@ def gpu_section(inputs: RunInputs) -> GpuSection | None:
         calibrations=calibrations,
         gemm=gemm,
         kernels=kernels,
+        counters=counter_table(inputs.runs),
+    )
+
+
+COUNTER_DOCS: dict[str, str] = {
+    "useful_utilization": "tile groups: deviceUsefulUtilization (docs/metrics.md)",
+    "sol_compute": "Nsight Compute Speed Of Light: Compute (SM) Throughput, % of peak",
+    "sol_memory": "Nsight Compute Speed Of Light: Memory Throughput, % of peak",
+    "achieved_occupancy": "active warps per SM / the SM's maximum",
+    "theoretical_occupancy": "the most active warps the launch configuration allows",
+    "top_rule_speedup": "ncu's estimated speedup of its top rule",
+}
+
+
+def counter_table(runs: pl.DataFrame) -> Table | None:
+    """Nsight Compute's per-kernel figures beside the tile groups of the same op family
+    (``tileprof.analyses.kernel_metrics.utilization_beside``), or None without ncu input."""
+    frame = utilization_beside(runs)
+    if frame.height == 0:
+        return None
+    return table_from_frame(
+        "gpu-counters",
+        frame,
+        tuple(frame.columns),
+        percent=tuple(COUNTER_DOCS),
+        docs=COUNTER_DOCS,
+        kernels=("kernel",),
+        ditto=("op_family",),
     )
 
 

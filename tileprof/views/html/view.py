@@ -227,6 +227,8 @@ class GpuSection:
     calibrations: tuple[ChartedTable, ...]
     gemm: ChartedTable | None
     kernels: tuple[ChartedTable, ...]
+    counters: Table | None = None
+    """Nsight Compute's figures beside the tile groups' useful utilization (when ncu gave any)."""
 
 
 @dataclass(frozen=True)

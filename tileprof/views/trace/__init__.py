@@ -20,7 +20,9 @@ from tileprof.views.trace.tracks import (
     GpuDevice,
     Timeline,
     align,
+    event_frame_devices,
     gpu_devices,
+    nvtx_track,
     tile_timeline,
 )
 
@@ -68,16 +70,47 @@ def _gpu_devices(path: Path, notes: list[str]) -> list[GpuDevice]:
     from tileprof.inputs.sources import detect_kind
 
     data = read_bytes(path)
+    timeline = _event_frame_devices(path, data)
+    if timeline is not None:
+        return timeline
     if data.lstrip()[:1] != b"{":
         gpu_events(path, data)  # not a JSON object: the decoder names the place
     kind = detect_kind(path, data)
     if kind != KIND:
         hint = " (give the one tile DUMP first, then GPU traces)" if "tile" in kind else ""
-        raise InputError(path, None, f"{kind}, not a PyTorch profiler (Kineto) trace{hint}")
+        raise InputError(
+            path,
+            None,
+            f"{kind}, not a PyTorch profiler (Kineto) trace, an nsys SQLite export or a "
+            f"rocprofv3 kernel trace{hint}",
+        )
     devices = gpu_devices(path, data)
     if not devices:
         notes.append(f"{path.name}: CPU-only trace (no GPU kernel events): nothing drawn")
     return devices
+
+
+def _event_frame_devices(path: Path, data: bytes) -> list[GpuDevice] | None:
+    """The devices (and NVTX track) of an nsys SQLite export or a rocprofv3 trace, or None
+    when ``data`` is neither (or nothing tileprof reads: the caller words that)."""
+    from tileprof.inputs.sources import detect_kind
+
+    try:
+        kind = detect_kind(path, data)
+    except InputError:
+        return None
+    from tileprof.inputs.gpu import nsys_sqlite, rocprof
+
+    if kind == nsys_sqlite.KIND:
+        export = nsys_sqlite.read_export(path, data)
+        devices = event_frame_devices(export.events, export.devices, path.name)
+        ranges = nvtx_track(export.nvtx, path.name)
+        return devices if ranges is None else [*devices, ranges]
+    if kind == rocprof.KIND:
+        events = rocprof.read_dispatches(path, data)
+        agents = events["device"].drop_nulls().unique().to_list()
+        return event_frame_devices(events, {a: rocprof.agent_target(a) for a in agents}, path.name)
+    return None
 
 
 def write_trace(path: Path, fmt: str, timeline: Timeline) -> None:

@@ -270,28 +270,102 @@ def gpu_devices(path: Path, data: bytes) -> list[GpuDevice]:
         name=pl.col("name").cast(pl.String),
         cat=pl.col("cat").cast(pl.String),
     ).sort(["begin_ns", "end_ns"], maintain_order=True)
+    return _devices(frame, found.devices, path.name, "device")
+
+
+EVENT_CATEGORIES: dict[str, str] = {
+    "kernel": "kernel",
+    "memcpy": "gpu_memcpy",
+    "memset": "gpu_memset",
+}
+"""The GPU-event frame's kinds as Kineto's categories name them, so every source's slices
+carry one vocabulary."""
+
+
+def event_frame_devices(
+    events: pl.DataFrame, names: dict[int, str], source: str
+) -> list[GpuDevice]:
+    """One ``GpuDevice`` per device of a GPU-event frame (``tileprof.core.gpu_events``: nsys
+    SQLite exports, rocprofv3 traces); ``grid``/``block`` are used where the frame has them."""
+    begin = np.rint(events["start_us"].to_numpy() * 1000).astype(np.int64)
+    end = np.rint(events["end_us"].to_numpy() * 1000).astype(np.int64)
+    stream = events["stream"].fill_null(-1).to_numpy()
+    device = events["device"].fill_null(-1).to_numpy()
+    none = pl.lit(None, pl.String())
+    frame = events.with_columns(
+        begin_ns=pl.Series(begin),
+        end_ns=pl.Series(end),
+        stream=pl.Series(stream),
+        device=pl.Series(device),
+        lane=pl.Series(assign_lanes(device * 2**20 + stream, begin, end)),
+        cat=pl.col("kind").cast(pl.String).replace_strict(EVENT_CATEGORIES, default="kernel"),
+        op=none,
+        grid=pl.col("grid") if "grid" in events.columns else none,
+        block=pl.col("block") if "block" in events.columns else none,
+        flops=pl.lit(None, pl.Float64()),
+    ).sort(["begin_ns", "end_ns"], maintain_order=True)
+    return _devices(frame, names, source, "device")
+
+
+def nvtx_track(ranges: pl.DataFrame, source: str) -> GpuDevice | None:
+    """The NVTX ranges of a capture (``name``, ``start_us``, ``end_us``, ``tid``) as one more
+    track group, one track per thread, nested ranges on lanes below; None when there are none."""
+    if ranges.height == 0:
+        return None
+    begin = np.rint(ranges["start_us"].to_numpy() * 1000).astype(np.int64)
+    end = np.rint(ranges["end_us"].to_numpy() * 1000).astype(np.int64)
+    tid = ranges["tid"].fill_null(-1).to_numpy()
+    none = pl.lit(None, pl.String())
+    frame = ranges.with_columns(
+        begin_ns=pl.Series(begin),
+        end_ns=pl.Series(end),
+        stream=pl.Series(tid),
+        device=pl.lit(-1, pl.Int64()),
+        lane=pl.Series(assign_lanes(tid, begin, end)),
+        name=pl.col("name").fill_null("(unnamed range)"),
+        cat=pl.lit("nvtx"),
+        op=none,
+        grid=none,
+        block=none,
+        correlation=pl.lit(None, pl.Int64()),
+        flops=pl.lit(None, pl.Float64()),
+    ).sort(["begin_ns", "end_ns"], maintain_order=True)
+    return GpuDevice(
+        name=f"NVTX ranges ({source})",
+        source=source,
+        slices=frame.select(_SLICE_COLUMNS),
+        streams=tuple(sorted(set(frame["stream"].to_list()))),
+        lanes=int(frame["lane"].to_numpy().max()) + 1,
+    )
+
+
+_SLICE_COLUMNS: tuple[str, ...] = (
+    "device",
+    "stream",
+    "lane",
+    "begin_ns",
+    "end_ns",
+    "name",
+    "cat",
+    "op",
+    "grid",
+    "block",
+    "correlation",
+    "flops",
+)
+
+
+def _devices(frame: pl.DataFrame, names: dict[int, str], source: str, _: str) -> list[GpuDevice]:
+    """The per-device split of a slice frame (columns ``_SLICE_COLUMNS``), by name."""
     out = []
     for (dev,), part in frame.group_by(["device"], maintain_order=True):
         number = int(str(dev))
-        label = found.devices.get(number) or (f"GPU {number}" if number >= 0 else "GPU")
+        label = names.get(number) or (f"GPU {number}" if number >= 0 else "GPU")
         out.append(
             GpuDevice(
-                name=f"{label} (device {number}, {path.name})" if number >= 0 else label,
-                source=path.name,
-                slices=part.select(
-                    "device",
-                    "stream",
-                    "lane",
-                    "begin_ns",
-                    "end_ns",
-                    "name",
-                    "cat",
-                    "op",
-                    "grid",
-                    "block",
-                    "correlation",
-                    "flops",
-                ),
+                name=f"{label} (device {number}, {source})" if number >= 0 else label,
+                source=source,
+                slices=part.select(_SLICE_COLUMNS),
                 streams=tuple(sorted(set(part["stream"].to_list()))),
                 lanes=int(part["lane"].to_numpy().max()) + 1,
             )
