@@ -1,7 +1,8 @@
 """GPU traces as typed timelines (``core.gpu_timeline``) for ``tileprof breakdown``.
 
 A file is detected as the registry detects every input (``tileprof.inputs.detect``); a PyTorch
-profiler trace is read by ``gpu.kineto_timeline``. Any other kind of file is refused with a
+profiler trace is read by ``gpu.kineto_timeline``, an nsys SQLite export by
+``gpu.nsys_timeline``. Any other kind of file is refused with a
 one-line error naming what it is.
 """
 
@@ -14,7 +15,7 @@ from tileprof.core.gpu_timeline import GpuTimeline
 from tileprof.inputs import _sniff, detect
 from tileprof.inputs._common import read_bytes
 
-TIMELINE_FORMATS: tuple[str, ...] = (_sniff.TRACE,)
+TIMELINE_FORMATS: tuple[str, ...] = (_sniff.TRACE, _sniff.NSYS_SQLITE)
 """The formats that hold a GPU timeline."""
 
 
@@ -26,8 +27,13 @@ def load_timeline(path: str | Path) -> GpuTimeline:
         from tileprof.inputs.gpu.kineto_timeline import read_timeline
 
         return read_timeline(path, data)
+    if found.name == _sniff.NSYS_SQLITE:
+        from tileprof.inputs.gpu.nsys_timeline import read_timeline as read_export_timeline
+
+        return read_export_timeline(path, data)
     raise InputError(
         path,
         None,
-        f"a {found.name} holds no GPU timeline; `breakdown` reads PyTorch profiler traces",
+        f"a {found.name} holds no GPU timeline; `breakdown` reads PyTorch profiler traces "
+        "and nsys SQLite exports",
     )
