@@ -39,10 +39,10 @@ def command(
     output: Path | None,
     force: bool,
 ) -> None:
-    """Break each GPU's time down as TraceLens does (computation, exposed communication and
-    memcpy, busy, idle), split idle by cause as HTA does, and give launch figures; traces
-    whose distributedInfo names ranks of one job also get their collectives matched across
-    ranks (bandwidth, skew, straggler)."""
+    """Break each GPU's time in PyTorch traces or nsys SQLite exports down as TraceLens does
+    (computation, exposed communication and memcpy, busy, idle), split idle by cause as HTA
+    does, and give launch figures; traces whose distributedInfo names ranks of one job also
+    get their collectives matched across ranks (bandwidth, skew, straggler)."""
     from tileprof.model.breakdown import trace_breakdown
 
     check_output(output, force)
