@@ -166,3 +166,34 @@ def test_format_in_rule_is_shared_by_runs_and_report(
     )
     assert result.exit_code == 0, result.output
     assert "PyTorch trace" in out.read_text()
+
+
+def test_the_summary_document_is_a_registered_kind() -> None:
+    """``summary --format json`` documents are recognised by the registry, by their keys, before
+    a tile dump's looser rules (a diff side is read as groups, not as its sample list)."""
+    from tileprof.inputs import SUMMARY_INPUT
+    from tileprof.inputs._format import SUMMARY_DOCUMENT
+    from tileprof.inputs.sources import read_input
+
+    seed = FIXTURES.parent / "fixtures" / "seed_004_summary.json"
+    assert SUMMARY_INPUT in INPUTS and INPUTS.index(SUMMARY_INPUT) == 0
+    assert detect(seed, seed.read_bytes()) is SUMMARY_INPUT
+    found = read_input(seed)
+    assert found.kind == SUMMARY_DOCUMENT and found.data == seed.read_bytes()
+    assert SUMMARY_INPUT.parse(seed, found.data)["matchedSampleCount"] > 0
+
+
+def test_every_command_format_choice_is_a_renderer() -> None:
+    """The ``--format`` choices of the commands that declare them apart from the registry
+    (to start without it) are the registry's names, in its order."""
+    from tileprof.commands.history import HISTORY_FORMATS
+    from tileprof.commands.store import STORE_LIST_FORMATS
+    from tileprof.views.renderers import (
+        HISTORY_RENDERERS,
+        OPS_RENDERERS,
+        STORE_LIST_RENDERERS,
+    )
+
+    assert tuple(HISTORY_RENDERERS) == HISTORY_FORMATS
+    assert tuple(STORE_LIST_RENDERERS) == STORE_LIST_FORMATS
+    assert list(OPS_RENDERERS) == list(RUNS_RENDERERS)  # runs --ops takes runs' --format

@@ -280,7 +280,7 @@ def test_store_errors_are_one_line(store: str, tmp_path: Path) -> None:
         (["--store", store, "--group-by", "run,bogus"], "unknown dimension"),
         (["--store", store, str(tmp_path / "x.json")], "not several"),
         (["--engine", "dask", str(tmp_path / "x.json")], "need --store"),
-        (["--store", store, "--tiles", "4"], "read a DUMP, not --store"),
+        (["--store", store, "--tile-count", "4"], "read a DUMP, not --store"),
     ]
     for args, message in cases:
         result = invoke("summary", *args)

@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tileprof._version import __version__
-    from tileprof.analyses import flops, ops
+    from tileprof.analyses import flops
     from tileprof.analyses.filters import Filters
     from tileprof.analyses.summary import Summary
     from tileprof.inputs import sources
+    from tileprof.model import ops
     from tileprof.model.diff_inputs import diff
     from tileprof.model.profile import Profile, load
 
@@ -48,7 +49,7 @@ _LAZY = {
 """Public name -> the module defining it, imported when the name is first read."""
 _MODULES = {
     "sources": "tileprof.inputs.sources",
-    "ops": "tileprof.analyses.ops",
+    "ops": "tileprof.model.ops",
     "flops": "tileprof.analyses.flops",
 }
 """Public module name -> the module it stands for."""

@@ -14,6 +14,7 @@ from tileprof.inputs._format import Content
 
 JSON, NDJSON, PARQUET, CSV = "json", "ndjson", "parquet", "csv"
 """The tile-dump format names (``--format-in``)."""
+SUMMARY = "summary document"
 TRACE = "PyTorch trace"
 LATENCY = "latency benchmarks"
 ENERGY = "energy report"
@@ -83,6 +84,20 @@ def csv_dump(content: Content) -> bool:
     return (
         first_line[:1] not in (b"[", b"{") and b"physicalTile" in first_line and b"," in first_line
     )
+
+
+SUMMARY_KEYS = frozenset({"matchedSampleCount", "groups"})
+"""The top-level keys of a ``summary --format json`` document that no tile dump has."""
+
+
+def is_summary_doc(keys: set[str]) -> bool:
+    """Whether a JSON object with these top-level keys is a ``summary --format json`` document."""
+    return keys >= SUMMARY_KEYS
+
+
+def is_summary_head(head: bytes) -> bool:
+    """Whether the head of a JSON object shows a summary document (its keys, not a tile dump's)."""
+    return head.lstrip()[:1] == b"{" and all(f'"{k}"'.encode() in head for k in SUMMARY_KEYS)
 
 
 def is_trace(keys: set[str]) -> bool:

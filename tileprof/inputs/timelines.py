@@ -22,18 +22,22 @@ TIMELINE_FORMATS: tuple[str, ...] = (_sniff.TRACE, _sniff.NSYS_SQLITE)
 def load_timeline(path: str | Path) -> GpuTimeline:
     """The GPU timeline of the trace at ``path``; InputError when it holds none."""
     data = read_bytes(Path(path))
-    found = detect(path, data)
-    if found.name == _sniff.TRACE:
+    return parse_timeline(path, detect(path, data).name, data)
+
+
+def parse_timeline(path: str | Path, kind: str, data: bytes) -> GpuTimeline:
+    """The GPU timeline of ``data`` (read from ``path``, detected as ``kind``)."""
+    if kind == _sniff.TRACE:
         from tileprof.inputs.gpu.kineto_timeline import read_timeline
 
         return read_timeline(path, data)
-    if found.name == _sniff.NSYS_SQLITE:
+    if kind == _sniff.NSYS_SQLITE:
         from tileprof.inputs.gpu.nsys_timeline import read_timeline as read_export_timeline
 
         return read_export_timeline(path, data)
     raise InputError(
         path,
         None,
-        f"a {found.name} holds no GPU timeline; `breakdown` reads PyTorch profiler traces "
+        f"a {kind} holds no GPU timeline; `breakdown` reads PyTorch profiler traces "
         "and nsys SQLite exports",
     )

@@ -55,14 +55,14 @@ def trace_breakdown(
 
 
 def report_breakdown(
-    paths: Sequence[Path], kernel_wait_us: float = KERNEL_WAIT_US
+    timelines: Sequence[GpuTimeline], kernel_wait_us: float = KERNEL_WAIT_US
 ) -> TraceBreakdown | None:
     """The breakdown of the report's traces that hold GPU events (a CPU-only trace is noted in
     the report's GPU section already); None when none does."""
-    timelines = tuple(t for t in (load_timeline(p) for p in paths) if t.events.height)
-    if not timelines:
+    kept = tuple(t for t in timelines if t.events.height)
+    if not kept:
         return None
-    return TraceBreakdown(timelines, breakdown(timelines, kernel_wait_us), jobs(timelines))
+    return TraceBreakdown(kept, breakdown(kept, kernel_wait_us), jobs(kept))
 
 
 def read_breakdown(path: Path) -> Breakdown:

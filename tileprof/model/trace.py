@@ -9,6 +9,7 @@ Every definition is in docs/metrics.md ("Trace").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
@@ -16,9 +17,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from tileprof.analyses.filters import group_name
+from tileprof.analyses.filters import Filters, group_name
 from tileprof.analyses.timeline import TIME_BINS, TimeBins, binned_cycles, time_bins
 from tileprof.core.errors import OptionError
+from tileprof.core.kineto import KinetoEvents
 from tileprof.core.schema import MetadataEntries
 from tileprof.model.profile import Profile
 
@@ -80,6 +82,17 @@ class Timeline:
     tile: TileTimeline
     gpus: tuple[GpuDevice, ...] = ()
     notes: tuple[str, ...] = field(default=())
+
+    def describe(self) -> str:
+        """What the trace holds, in one line (``tileprof trace`` prints it after the path)."""
+        tile = self.tile
+        gpu_slices = sum(g.slices.height for g in self.gpus)
+        return (
+            f"{tile.slices.height:,} samples on {len(tile.tiles):,} tile tracks "
+            f"({tile.overlapping:,} overlapping, on overlap tracks), "
+            f"{gpu_slices:,} GPU events on {len(self.gpus)} "
+            f"device{'' if len(self.gpus) == 1 else 's'}"
+        )
 
 
 # ---------------------------------------------------------------- clocks
@@ -245,12 +258,11 @@ def _spread(
 # ---------------------------------------------------------------- GPU traces
 
 
-def gpu_devices(path: Path, data: bytes) -> list[GpuDevice]:
+def gpu_devices(path: Path, read: KinetoEvents) -> list[GpuDevice]:
     """One ``GpuDevice`` per device of a Kineto trace; times in ns of the trace's own clock."""
     from tileprof.analyses.ops import single_kernel_flops
-    from tileprof.inputs.gpu.kineto import gpu_events_of, read_events
+    from tileprof.inputs.gpu.kineto import gpu_events_of
 
-    read = read_events(path, data)
     found = gpu_events_of(read)
     flops = single_kernel_flops(read)  # gpu_events_of's rows are the GPU events by (ts, index)
     order = sorted(read.gpu, key=lambda t: (t[1].ts or 0.0, t[0]))
@@ -462,3 +474,68 @@ def _shift(slices: pl.DataFrame, ns: int) -> pl.DataFrame:
     if ns == 0:
         return slices
     return slices.with_columns(pl.col("begin_ns") + ns, pl.col("end_ns") + ns)
+
+
+# ---------------------------------------------------------------- the whole timeline
+
+
+def build_timeline(
+    profile: Profile,
+    filters: Filters,
+    gpu_traces: Sequence[Path],
+    alignment: Alignment,
+    *,
+    tile_range: tuple[int, int] | None = None,
+    max_samples: int = DEFAULT_MAX_SAMPLES,
+) -> Timeline:
+    """The aligned timeline of the filtered tile samples and every GPU trace's devices."""
+    tile, matched = tile_timeline(
+        profile, profile.filtered(filters), tile_range=tile_range, max_samples=max_samples
+    )
+    notes: list[str] = []
+    if matched > tile.slices.height:
+        notes.append(
+            f"{matched:,} samples match, more than --max-samples {max_samples:,}: the trace "
+            f"holds the first {max_samples:,} in time order (offsets up to cycle "
+            f"{tile.last_offset:,}); select a window with --window START:END (cycles), "
+            "or raise --max-samples"
+        )
+    gpus = [device for path in gpu_traces for device in _gpu_devices(path, notes)]
+    return align(Timeline(tile, tuple(gpus), tuple(notes)), alignment)
+
+
+TRACE_KINDS = "a PyTorch profiler (Kineto) trace, an nsys SQLite export or a rocprofv3 kernel trace"
+"""What ``tileprof trace`` draws besides the tile dump."""
+
+
+def _gpu_devices(path: Path, notes: list[str]) -> list[GpuDevice]:
+    """The devices of one GPU trace, read once; anything else is an InputError."""
+    from tileprof.inputs.sources import read_input, read_kineto_events
+
+    found = read_input(path)
+    timeline = _event_frame_devices(path, found.kind, found.data)
+    if timeline is not None:
+        return timeline
+    devices = gpu_devices(path, read_kineto_events(path, found=found, expected=TRACE_KINDS))
+    if not devices:
+        notes.append(f"{path.name}: CPU-only trace (no GPU kernel events): nothing drawn")
+    return devices
+
+
+def _event_frame_devices(path: Path, kind: str, data: bytes | None) -> list[GpuDevice] | None:
+    """The devices (and NVTX track) of an nsys SQLite export or a rocprofv3 trace, or None
+    when the file is neither."""
+    from tileprof.inputs.gpu import nsys_sqlite, rocprof
+
+    if data is None:
+        return None
+    if kind == nsys_sqlite.KIND:
+        export = nsys_sqlite.read_export(path, data)
+        devices = event_frame_devices(export.events, export.devices, path.name)
+        ranges = nvtx_track(export.nvtx, path.name)
+        return devices if ranges is None else [*devices, ranges]
+    if kind == rocprof.KIND:
+        events = rocprof.read_dispatches(path, data)
+        agents = events["device"].drop_nulls().unique().to_list()
+        return event_frame_devices(events, {a: rocprof.agent_target(a) for a in agents}, path.name)
+    return None
