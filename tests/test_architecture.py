@@ -21,12 +21,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", ("tileprof._version", "tileprof.core")),
     ("inputs", ("tileprof.inputs",)),
     ("analyses", ("tileprof.analyses",)),
-    ("model", ("tileprof", "tileprof.model")),
+    ("model", ("tileprof.model",)),
     ("views", ("tileprof.views",)),
+    ("api", ("tileprof",)),
     ("commands", ("tileprof.commands", "tileprof.__main__", "tileprof.testing")),
 )
 """Bottom to top: a module may import its own layer and the layers below it. Each layer is a
-folder of the package; the package itself (the lazy public API) sits with the model."""
+folder of the package; the package itself is the public API (``tileprof.load``, ``tileprof.diff``,
+``tileprof.trace``, ...), a facade above the views that nothing in the package imports."""
 MAX_FUNCTION_LINES = 80
 MAX_COMMAND_BODY_LINES = 40
 INPUT_LAYER = "tileprof.inputs"

@@ -119,7 +119,7 @@ def test_output_file_is_written_and_not_overwritten_without_force(
 ) -> None:
     out_path = tmp_path / "summary.json"
     code, out, _ = run("summary", str(dump), "--format", "json", "-o", str(out_path))
-    assert code == 0 and out == ""
+    assert code == 0 and out == f"{out_path}\n"  # the path written, as report prints it
     first = out_path.read_text()
     assert json.loads(first)["sampleCount"] == 4
     code, _, err = run("summary", str(dump), "--format", "csv", "-o", str(out_path))

@@ -9,6 +9,8 @@ and every command that does not need polars or numpy (``tileprof --version``, ``
 start without them. ``tileprof.sources``, ``tileprof.ops`` and ``tileprof.flops`` are the
 documented modules of GPU evidence (``sources.load_runs``, ``ops.load_ops``,
 ``flops.op_work``), resolved the same way to the layer modules that define them.
+``tileprof.trace`` writes a trace file; it is defined with the trace writers (views layer)
+and named here only as a string, so this package imports nothing above the model layer.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ __all__ = [
     "load",
     "ops",
     "sources",
+    "trace",
 ]
 
 _LAZY = {
@@ -45,6 +48,7 @@ _LAZY = {
     "Summary": "tileprof.analyses.summary",
     "diff": "tileprof.model.diff_inputs",
     "load": "tileprof.model.profile",
+    "trace": "tileprof.views.trace.public",
 }
 """Public name -> the module defining it, imported when the name is first read."""
 _MODULES = {

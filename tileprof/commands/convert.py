@@ -13,23 +13,36 @@ import click
 
 from tileprof.commands._options import Output, example_option, option, output_options, read_options
 from tileprof.core.errors import OptionError
+from tileprof.core.outputs import say_written
 from tileprof.views.writers import WRITE_FORMATS, write_dump
 
 if TYPE_CHECKING:
     from tileprof.model.reading import DumpReading
 
 TARGETS: tuple[str, ...] = ("cache", *WRITE_FORMATS)
-_BY_SUFFIX = {".json": "json", ".ndjson": "ndjson", ".jsonl": "ndjson", ".csv": "csv"}
+_BY_SUFFIX = {
+    ".parquet": "cache",
+    ".json": "json",
+    ".ndjson": "ndjson",
+    ".jsonl": "ndjson",
+    ".csv": "csv",
+}
 
 
 def target_format(output: Path, to: str | None) -> str:
-    """``--to``, else from the output's name: ``.parquet`` (and anything unknown) is the cache."""
+    """``--to``, else from the output's name (``.parquet``: the cache layout). A name that
+    says no known layout is refused rather than given Parquet under a name that hides it."""
     if to is not None:
         return to
     suffixes = [s.lower() for s in output.suffixes]
     if suffixes and suffixes[-1] == ".gz":
         suffixes = suffixes[:-1]
-    return _BY_SUFFIX.get(suffixes[-1], "cache") if suffixes else "cache"
+    if not suffixes or suffixes[-1] not in _BY_SUFFIX:
+        known = ", ".join(_BY_SUFFIX)
+        raise OptionError(
+            f"-o {output}: the name says no layout ({known}, optionally .gz; or --to FORMAT)"
+        )
+    return _BY_SUFFIX[suffixes[-1]]
 
 
 @click.command("convert", short_help="Convert a dump to the cache layout or another dump format.")
@@ -62,3 +75,4 @@ def command(
         profile.save(output)
     else:
         write_dump(profile, output, chosen)
+    say_written(output)

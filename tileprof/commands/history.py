@@ -14,17 +14,24 @@ from tileprof.commands._options import (
     output_options,
     store_uri_option,
 )
-from tileprof.core.errors import OptionError, TileprofError
+from tileprof.core.errors import OptionError
 
 HISTORY_FORMATS = ("table", "json", "csv", "html")
 """The names of ``tileprof.views.renderers.HISTORY_RENDERERS`` (that module loads polars'
 neighbours, which ``history --help`` need not)."""
 
 
-class ThresholdFailed(TileprofError):
-    """A ``--fail-on`` threshold broken by the newest run; the report is still written."""
+EXIT_FAILED = 1
+"""A ``--fail-on`` threshold broken by the newest run: a verdict (2 stays for bad input)."""
 
-    exit_code = 1
+
+def check_judged(unchecked: tuple[str, ...], allow_empty: bool) -> None:
+    """A ``--fail-on`` that judged nothing is refused (exit 2), or under ``--allow-empty``
+    noted on stderr, so a gate never passes silently for want of earlier runs."""
+    if unchecked and not allow_empty:
+        raise OptionError(f"{unchecked[0]} (--allow-empty accepts that)")
+    for sentence in unchecked:
+        click.echo(f"tileprof: note: {sentence}", err=True)
 
 
 @click.command("history", short_help="Trend of figures per run and group from a store.")
@@ -42,6 +49,11 @@ class ThresholdFailed(TileprofError):
 @fail_on_option(
     "e.g. 'usefulUtilization of gemm_* may not drop by more than 2%' (newest run vs band)."
 )
+@click.option(
+    "--allow-empty",
+    is_flag=True,
+    help="Accept a --fail-on that checks nothing yet (too few earlier runs for a band).",
+)
 @output_options(HISTORY_FORMATS, default="table")
 def command(
     store_uri: str,
@@ -50,12 +62,14 @@ def command(
     labels: tuple[str, ...],
     order: str,
     fail_on: tuple[str, ...],
+    allow_empty: bool,
     out: Output,
 ) -> None:
     """Trend FIELDs per run and group from the stored statistics; flag runs outside their band."""
     from tileprof.analyses.thresholds import ThresholdError, parse_thresholds
     from tileprof.model.store.history import build_history
     from tileprof.model.store.tables import open_store, parse_labels, read_runs, select_runs
+    from tileprof.views import history as views
     from tileprof.views.renderers import HISTORY_RENDERERS, HistoryModel, write_rendered
 
     out.check()
@@ -73,10 +87,8 @@ def command(
     history = build_history(
         store, runs, fields=fields, kernels=filters.kernels, order=order, thresholds=thresholds
     )
+    check_judged(history.unchecked, allow_empty)
     write_rendered(HISTORY_RENDERERS[out.format], HistoryModel(history, generated_at), out.path)
     if history.failures:
-        first = history.failures[0]
-        raise ThresholdFailed(
-            f"{len(history.failures)} --fail-on threshold(s) broken by run {first.run}, "
-            f"e.g. {first.threshold} ({first.group})"
-        )
+        click.echo(views.verdict(history), err=True)
+        click.get_current_context().exit(EXIT_FAILED)

@@ -1,4 +1,4 @@
-"""``tileprof store add|list|rm``: the profile store of many runs (docs/store.md)."""
+"""``tileprof store add|list|rm|vacuum``: the profile store of many runs (docs/store.md)."""
 
 from __future__ import annotations
 
@@ -86,5 +86,23 @@ def rm(store_uri: str, run: str) -> None:
     from tileprof.model.store.tables import open_store
     from tileprof.model.store.writes import remove_run
 
-    record = remove_run(open_store(store_uri), run)
-    click.echo(f"removed run {record.run} ({record.source})")
+    click.echo(remove_run(open_store(store_uri), run))
+
+
+@command.command("vacuum")
+@store_uri_option()
+@click.option(
+    "--retain-hours",
+    type=click.IntRange(min=0),
+    default=168,
+    show_default=True,
+    help="Keep every file a version of the last H hours needs (0: only the current version).",
+)
+@click.option("--dry-run", is_flag=True, help="Compact nothing; count what would be deleted.")
+def vacuum(store_uri: str, retain_hours: int, dry_run: bool) -> None:
+    """Compact each table's small files, then delete files no kept version needs."""
+    from tileprof.model.store.tables import open_store
+    from tileprof.model.store.vacuum import vacuum_store
+
+    for table in vacuum_store(open_store(store_uri), retain_hours=retain_hours, dry_run=dry_run):
+        click.echo(table.line(dry_run))

@@ -22,7 +22,7 @@ from tileprof.commands._options import (
 )
 from tileprof.commands._store_summary import StoreOptions, store_options
 from tileprof.core.errors import OptionError
-from tileprof.core.outputs import terminal_width, write_text
+from tileprof.core.outputs import say_written, terminal_width, write_text
 from tileprof.views.renderers import SUMMARY_RENDERERS, SummaryModel, write_rendered
 
 if TYPE_CHECKING:
@@ -69,6 +69,7 @@ def command(
                 "--cache, --format-in, --clock-hz and --tile-count read a DUMP, not --store"
             )
         write_text(out.path, store_summary_text(store, filters, group_by, samples, out.format))
+        say_written(out.path)
         return
     dimensions = dimensions_from_option(group_by)
     profile = load_profile(dump, example, read)

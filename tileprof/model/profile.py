@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tileprof.analyses.balance import tile_balance_frame
-from tileprof.analyses.filters import Filters, apply_filters
+from tileprof.analyses.filters import Filters, apply_filters, group_name
 from tileprof.analyses.quality import tile_quality
 from tileprof.analyses.summary import DEFAULT_TOP_SAMPLES, Summary, sample_records, summarize
 from tileprof.analyses.timeline import TIME_BINS, active_tiles_frame, occupancy_frame
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from tileprof.analyses.supersteps import Supersteps
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Profile:
     """A tile-device sample dump, typed and validated."""
 
@@ -37,6 +37,19 @@ class Profile:
     tile_count: int
     source: str | None = None
     format: str | None = None
+
+    def __repr__(self) -> str:
+        """One line for a REPL (the dataclass default printed every sample frame and metadata
+        list: 14,580 characters for the reference profile)."""
+        counts = self.samples.select(
+            epochs=pl.col("epoch").drop_nulls().unique().sort().implode(),
+            groups=group_name().n_unique(),
+        ).row(0)
+        return (
+            f"Profile(source={self.source!r}, samples={self.samples.height}, "
+            f"tiles={self.tile_count}, clock_hz={self.clock_hz!r}, "
+            f"epochs={_epochs_text(counts[0])}, groups={counts[1]})"
+        )
 
     @property
     def target(self) -> str:
@@ -212,3 +225,10 @@ def load(
         content=content,
     )
     return Profile(parsed.samples, tuple(parsed.metadata), clock, tiles, str(path), chosen)
+
+
+def _epochs_text(epochs: Sequence[int]) -> str:
+    """The epochs present, listed when few, else their count and range."""
+    if len(epochs) <= 8:
+        return "[" + ", ".join(map(str, epochs)) + "]"
+    return f"{len(epochs)} ({epochs[0]}..{epochs[-1]})"

@@ -20,7 +20,7 @@ import polars as pl
 
 from tileprof.analyses.summary import Summary
 from tileprof.core.errors import OptionError
-from tileprof.core.outputs import write_bytes, write_text
+from tileprof.core.outputs import say_written, write_bytes, write_text
 from tileprof.views import runs_data, summary_csv, summary_json, supersteps_export
 
 if TYPE_CHECKING:
@@ -338,7 +338,8 @@ def check_destination(renderer: Renderer[Any], output: Path | None) -> None:
 
 
 def write_rendered(renderer: Renderer[M], model: M, output: Path | None) -> None:
-    """Render ``model`` and write it to ``output`` (stdout for text when None or ``-``)."""
+    """Render ``model`` and write it to ``output`` (stdout for text when None or ``-``); a
+    file written is named on stdout (``say_written``)."""
     if renderer.stream is not None:
         check_destination(renderer, output)
         assert output is not None  # checked above
@@ -346,6 +347,7 @@ def write_rendered(renderer: Renderer[M], model: M, output: Path | None) -> None
 
         with atomic_writer(output, binary=True) as handle:
             renderer.stream(model, handle)
+        say_written(output)
         return
     data = renderer.render(model)
     if isinstance(data, bytes):
@@ -354,6 +356,7 @@ def write_rendered(renderer: Renderer[M], model: M, output: Path | None) -> None
         write_bytes(output, data)
     else:
         write_text(output, data)
+    say_written(output)
 
 
 @dataclass(frozen=True)
