@@ -405,7 +405,7 @@ def check_report_output(output: Path | None, default: Path, force: bool) -> Path
         raise OutputError(
             f"{default} already exists and is not a tileprof report (use -o or --force)"
         )
-    return default
+    return default.resolve()  # printed once written: where the page is, whatever the folder
 
 
 # ---------------------------------------------------------------- single options
@@ -434,6 +434,18 @@ def top_option(help: str, *, default: int | None = None, minimum: int | None = N
         help=help,
     )
     return _group(None, [option])
+
+
+def stacked(*decorators: Any) -> Any:
+    """Several option decorators as one, applied as if stacked in this order above a
+    function: a command's own related options named once as a group."""
+
+    def apply(function: Any) -> Any:
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+
+    return apply
 
 
 def option(*declarations: str, **attrs: Any) -> Any:

@@ -36,6 +36,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "tileprof.commands.supersteps",
         "Cut each epoch into supersteps from compute timing.",
     ),
+    "breakdown": (
+        "tileprof.commands.breakdown",
+        "GPU time per device and step: busy, idle causes, launches, ranks.",
+    ),
 }
 """Subcommand name -> (module defining ``command``, its one-line help). A module is imported
 only when its command runs, so ``summary`` does not pay for the report's or the run table's

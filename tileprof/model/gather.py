@@ -24,6 +24,7 @@ from tileprof.analyses.filters import Filters, check_epoch
 from tileprof.analyses.kernel_metrics import attach_kernel_metrics
 from tileprof.analyses.links import Links, linked_sets
 from tileprof.core.errors import InputError, OptionError
+from tileprof.core.gpu_timeline import GpuTimeline
 from tileprof.core.run_schema import ParsedRuns, concat_runs, tile_runs
 from tileprof.inputs.sources import (
     SUMMARY_DOCUMENT,
@@ -34,6 +35,7 @@ from tileprof.inputs.sources import (
     parse_runs,
     read_input,
 )
+from tileprof.inputs.timelines import TIMELINE_FORMATS, parse_timeline
 from tileprof.model.profile import Profile, load
 from tileprof.model.reading import DumpReading
 
@@ -100,6 +102,8 @@ class Source:
     filters: Filters | None = None
     size: int | None = None
     sha256: str | None = None
+    timeline: GpuTimeline | None = None
+    """A trace's GPU timeline (``tileprof breakdown``), parsed from the same read when asked."""
 
     def input_file(self) -> InputFile:
         """The report header's entry: path, kind, size and sha256 (a GPU file's from its one
@@ -159,8 +163,12 @@ def gather_inputs(
     example_filters: Filters | None = None,
     example_name: str = "example",
     read: DumpReading | None = None,
+    timelines: bool = False,
 ) -> list[Source]:
     """Every input read once, in command-line order (the example profile first).
+
+    With ``timelines``, a GPU trace that holds a timeline (PyTorch trace, nsys SQLite export)
+    also gets it, parsed from the same read.
 
     ``filters`` apply to every tile dump (``example_filters`` to the example profile);
     ``read`` says how tile dumps are read (``--format-in``, the device overrides; ``quiet=False``
@@ -183,9 +191,15 @@ def gather_inputs(
             sources.append(dataclasses.replace(source, size=found.size, sha256=found.sha256))
         else:
             runs = _gpu_runs(path, found.kind, found.data)
+            timeline = None
+            if timelines and found.kind in TIMELINE_FORMATS:
+                timeline = parse_timeline(path, found.kind, found.data)
             sources.append(
-                Source(str(path), path, found.kind, runs, size=found.size, sha256=found.sha256)
-            )
+                Source(
+                    str(path), path, found.kind, runs, size=found.size, sha256=found.sha256,
+                    timeline=timeline,
+                )
+            )  # fmt: skip
     return sources
 
 
@@ -272,6 +286,8 @@ class ReportInputs:
     tiles: tuple[TileInput, ...]
     runs: RunInputs | None
     files: tuple[InputFile, ...]
+    timelines: tuple[GpuTimeline, ...] = ()
+    """The GPU timelines of the traces (for the report's time breakdown)."""
 
 
 def example_run_files() -> list[Path]:
@@ -305,7 +321,9 @@ def read_inputs(
         example_filters=example_filters,
         example_name=example_name,
         read=read,
+        timelines=True,
     )
+    timelines = tuple(s.timeline for s in sources if s.timeline is not None)
     tiles = tuple(
         TileInput(s.profile, s.filters or filters, s.name if s.path is None else s.path.name)
         for s in sources
@@ -318,7 +336,7 @@ def read_inputs(
     gpu = [s for s in sources if s.profile is None]
     if not gpu and links is None:
         # Tile dumps only: no run table to build (the tile sections summarise the dumps).
-        return ReportInputs(tiles, None, files)
+        return ReportInputs(tiles, None, files, timelines)
     tile_sources = [s for s in sources if s.profile is not None]
     from tileprof.inputs.links_file import load_links
 
@@ -335,6 +353,7 @@ def read_inputs(
         tiles,
         RunInputs(runs, linked_from_frame(sets), notes=notes, cpu_only_traces=cpu_only),
         files,
+        timelines,
     )
 
 
