@@ -19,11 +19,14 @@ pub mod scan;
 pub use columns::{Columns, NONE};
 pub use error::DecodeError;
 
+/// The name every decoding thread's name starts with.
+pub const THREAD_PREFIX: &str = "tileprof-decode-";
+
 /// A pool of `jobs` threads (at least one) to decode on.
 pub fn pool(jobs: usize) -> Result<rayon::ThreadPool, DecodeError> {
     rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.max(1))
-        .thread_name(|index| format!("tileprof-decode-{index}"))
+        .thread_name(|index| format!("{THREAD_PREFIX}{index}"))
         .build()
         .map_err(|error| DecodeError::Io(format!("cannot start decoding threads: {error}")))
 }
