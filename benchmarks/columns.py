@@ -28,10 +28,10 @@ sys.path.insert(0, str(HERE))
 
 import dumpgen  # noqa: E402
 
-from tileprof.parsers.batches import record_columns  # noqa: E402
-from tileprof.parsers.json_dump import _BATCH_DECODER  # noqa: E402
-from tileprof.parsers.records import SampleRecord  # noqa: E402
-from tileprof.schema import SAMPLE_SCHEMA  # noqa: E402
+from tileprof.core.schema import SAMPLE_SCHEMA  # noqa: E402
+from tileprof.inputs.batches import record_columns  # noqa: E402
+from tileprof.inputs.records import SampleRecord  # noqa: E402
+from tileprof.inputs.tile.json_dump import _BATCH_DECODER  # noqa: E402
 
 FIELDS = ("physicalTile", "offset", "duration", "phase", "epoch", "kind", "operation", "kernel")
 COLUMNS = ("tile", "offset", "duration", "phase", "epoch", "kind", "operation", "kernel")

@@ -2,7 +2,7 @@
 
 The README promises that memory stays near the size of the file. Converting used to build the
 whole output (every record as a dict, then the encoded bytes) before writing it; the writer now
-streams batches of ``tileprof.writers.WRITE_BATCH_ROWS`` records. Each conversion runs in a
+streams batches of ``tileprof.views.writers.WRITE_BATCH_ROWS`` records. Each conversion runs in a
 fresh process; the figure is that process's peak resident set (``ru_maxrss``).
 
     nice -n 10 python benchmarks/convert_memory.py --samples 1000000 --folder /tmp/harden

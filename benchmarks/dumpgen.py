@@ -1,4 +1,5 @@
-"""Realistic tile dumps for the benchmarks, built through the fixture builder (``tileprof.synth``).
+"""Realistic tile dumps for the benchmarks, built through the fixture builder
+(``tileprof.inputs.synthetic.synth``).
 
 Every per-sample value comes from numpy; the samples go into one ``DumpBuilder.add`` call per
 chunk of ``CHUNK`` samples, with the distinct metadata lists (a few hundred, as in real dumps)
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tileprof.synth import DumpBuilder, SyntheticDump
+from tileprof.inputs.synthetic.synth import DumpBuilder, SyntheticDump
 
 TILES = 1472
 CLOCK_HZ = 1_500_000_000

@@ -16,9 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-from tileprof.parsers import json_dump, parallel
-from tileprof.parsers._common import DeviceHeader
-from tileprof.parsers.batches import SampleBatches
+from tileprof.inputs import parallel
+from tileprof.inputs._common import DeviceHeader
+from tileprof.inputs.batches import SampleBatches
+from tileprof.inputs.tile import json_dump
 
 
 def main() -> None:

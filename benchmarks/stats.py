@@ -16,7 +16,7 @@ sys.path.insert(0, str(HERE))
 import dumpgen  # noqa: E402
 
 import tileprof  # noqa: E402
-from tileprof.stats import group_statistics  # noqa: E402
+from tileprof.analyses.stats import group_statistics  # noqa: E402
 
 
 def main() -> None:

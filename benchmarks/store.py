@@ -17,7 +17,7 @@ The samples come from ``dumpgen.build`` (the realistic benchmark dump, 48 kernel
 1472 tiles). Building it costs seconds per million samples, so ``--seeds`` distinct dumps
 (default 4) are built and stored under R run ids in turn: every run's samples are really
 stored and really re-aggregated; only the values repeat. The first R runs are written by
-``tileprof.store.writes.write_profile`` in one process (the same path ``store add`` takes
+``tileprof.model.store.writes.write_profile`` in one process (the same path ``store add`` takes
 after parsing); the timed ``add`` is a real ``tileprof store add``. ``--keep`` keeps the store
 (and reuses one already in ``--folder``).
 """
@@ -76,9 +76,9 @@ def measure(command: list[str]) -> tuple[float, float, bytes]:
 
 def build_store(uri: str, runs: int, samples: int, seeds: int, progress: bool = False) -> None:
     """R runs written straight through ``write_profile`` (see the module docstring)."""
-    from tileprof.model import Profile
-    from tileprof.store.tables import create_store
-    from tileprof.store.writes import run_record, write_profile
+    from tileprof.model.profile import Profile
+    from tileprof.model.store.tables import create_store
+    from tileprof.model.store.writes import run_record, write_profile
 
     began = time.perf_counter()
     store = create_store(uri)
@@ -107,9 +107,9 @@ def history_in_process(uri: str) -> float:
     stats table, build every trend and band, render JSON (first call in this process)."""
     code = (
         "import time, deltalake, polars\n"
-        "from tileprof.store.tables import open_store, read_runs\n"
-        "from tileprof.store.history import build_history\n"
-        "from tileprof.reports.history import render_json\n"
+        "from tileprof.model.store.tables import open_store, read_runs\n"
+        "from tileprof.model.store.history import build_history\n"
+        "from tileprof.views.history import render_json\n"
         "t = time.perf_counter()\n"
         f"s = open_store({uri!r})\n"
         "render_json(build_history(s, read_runs(s)))\n"
@@ -125,8 +125,8 @@ def task_in_process(uri: str, tasks: int = 3) -> list[tuple[int, float, float]]:
     docs/scale.md multiplies, CPU time being what a worker with a core of its own would spend."""
     code = (
         "import time\n"
-        "from tileprof.store.aggregate import DEFAULT_TASK_SAMPLES, Query, plan, run_task\n"
-        "from tileprof.store.tables import open_store, read_runs\n"
+        "from tileprof.model.store.aggregate import DEFAULT_TASK_SAMPLES, Query, plan, run_task\n"
+        "from tileprof.model.store.tables import open_store, read_runs\n"
         f"s = open_store({uri!r})\n"
         f"for task in plan(s, read_runs(s), DEFAULT_TASK_SAMPLES)[:{tasks}]:\n"
         "    wall, cpu = time.perf_counter(), time.process_time()\n"
@@ -165,7 +165,7 @@ def main() -> None:
           f"{size / 2**20:.1f} MiB on disk ({per_run:.1f} MiB per run)")  # fmt: skip
     dump = folder / f"add-{args.samples}.parquet"
     if not dump.exists():
-        from tileprof.model import Profile
+        from tileprof.model.profile import Profile
 
         frame, metadata = dumpgen.build(args.samples, seed=99).to_frame()
         Profile(frame, tuple(metadata), dumpgen.CLOCK_HZ, dumpgen.TILES).save(dump)

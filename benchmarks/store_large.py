@@ -40,8 +40,8 @@ def frame_bytes_per_sample(uri: str, seed_samples: int) -> tuple[float, float]:
     """Bytes per sample of a dump's typed frame and of the first stored run's task frame."""
     import dumpgen
 
-    from tileprof.store.aggregate import plan, read_task_samples
-    from tileprof.store.tables import open_store, read_runs
+    from tileprof.model.store.aggregate import plan, read_task_samples
+    from tileprof.model.store.tables import open_store, read_runs
 
     frame, _ = dumpgen.build(seed_samples, seed=0).to_frame()
     typed = frame.estimated_size() / frame.height
@@ -66,8 +66,8 @@ def extend_store(uri: str, runs: int, samples: int, seeds: int) -> None:
 
     import polars as pl
 
-    from tileprof.store.tables import METADATA, SAMPLES, STATS, now_utc, open_store, read_runs
-    from tileprof.store.writes import StoredRows, write_rows
+    from tileprof.model.store.tables import METADATA, SAMPLES, STATS, now_utc, open_store, read_runs
+    from tileprof.model.store.writes import StoredRows, write_rows
 
     began = time.perf_counter()
     if not Path(uri).exists() or len(read_runs(open_store(uri))) < seeds:

@@ -8,7 +8,8 @@ target: a 1M-sample dump well under a second after load). Times 5 runs on two du
   each followed by an exchange on every tile, and a few exchanges overlapping compute. This is
   the shape with many (superstep, tile) groups, the expensive case.
 
-Both are built in memory through ``tileprof.synth.DumpBuilder``; no file is written. As a yardstick
+Both are built in memory through ``tileprof.inputs.synthetic.synth.DumpBuilder``; no file is
+written. As a yardstick
 on a shared machine, each dump also times ``group_statistics`` (``benchmarks/stats.py``'s subject)
 on the same frame, and prints the ratio.
 """
@@ -30,9 +31,9 @@ sys.path.insert(0, str(HERE))
 
 import dumpgen  # noqa: E402
 
-from tileprof.model import Profile  # noqa: E402
-from tileprof.stats import group_statistics  # noqa: E402
-from tileprof.synth import DumpBuilder, SyntheticDump  # noqa: E402
+from tileprof.analyses.stats import group_statistics  # noqa: E402
+from tileprof.inputs.synthetic.synth import DumpBuilder, SyntheticDump  # noqa: E402
+from tileprof.model.profile import Profile  # noqa: E402
 
 TILES = 1472
 

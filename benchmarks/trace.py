@@ -42,11 +42,11 @@ def timed(command: list[str]) -> tuple[float, float, float]:
 
 def stages(dump: Path) -> None:
     """Load, timeline and .pftrace write of ``trace`` apart (written to memory)."""
-    from tileprof.filters import Filters
-    from tileprof.model import load
-    from tileprof.reports.trace import build_timeline
-    from tileprof.reports.trace.perfetto import write_pftrace
-    from tileprof.reports.trace.tracks import Alignment
+    from tileprof.analyses.filters import Filters
+    from tileprof.model.profile import load
+    from tileprof.views.trace import build_timeline
+    from tileprof.views.trace.perfetto import write_pftrace
+    from tileprof.views.trace.tracks import Alignment
 
     marks = [(time.perf_counter(), time.process_time())]
     profile = load(dump)

@@ -13,7 +13,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from tileprof.cli import cli
+from tileprof.commands.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 

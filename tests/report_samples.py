@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from tileprof.model import Profile
-from tileprof.reports.html.data import LinkedSet, RunInputs
-from tileprof.schema import SAMPLE_SCHEMA
+from tileprof.core.schema import SAMPLE_SCHEMA
+from tileprof.model.profile import Profile
+from tileprof.views.html.data import LinkedSet, RunInputs
 
 KERNELS = (
     "gemm_f16_tile_k80",

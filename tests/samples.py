@@ -8,8 +8,8 @@ from typing import Any
 import msgspec
 import polars as pl
 
-from tileprof.model import Profile, load
-from tileprof.parsers import json_dump
+from tileprof.inputs.tile import json_dump
+from tileprof.model.profile import Profile, load
 
 
 def sample(

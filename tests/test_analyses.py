@@ -14,8 +14,8 @@ import pytest
 
 from tests.samples import profile as load_samples
 from tests.samples import sample
-from tileprof.filters import Filters
-from tileprof.model import Profile
+from tileprof.analyses.filters import Filters
+from tileprof.model.profile import Profile
 
 SAMPLES = [
     sample(0, 0, 100, "gemm", useful=50, physical=60, phase=1),

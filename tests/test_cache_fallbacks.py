@@ -11,9 +11,9 @@ import pytest
 
 import tileprof
 from tests.samples import document, sample
-from tileprof.cache import cache_path, load_cached
-from tileprof.errors import InputError
-from tileprof.parsers.parquet_dump import CACHE_LAYOUT, CACHE_LAYOUT_KEY, METADATA_TABLE_KEY
+from tileprof.core.errors import InputError
+from tileprof.inputs.tile.parquet_dump import CACHE_LAYOUT, CACHE_LAYOUT_KEY, METADATA_TABLE_KEY
+from tileprof.model.cache import cache_path, load_cached
 
 SAMPLES = [sample(0, 0, 10, "a", useful=5), sample(1, 4, 6, "b"), sample(0, 10, 3, "a")]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tileprof.classify import DTYPES, OP_FAMILIES, classify, dtype_from_torch_types
+from tileprof.core.classify import DTYPES, OP_FAMILIES, classify, dtype_from_torch_types
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

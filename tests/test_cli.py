@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.samples import sample, write_dump
-from tileprof.cli import cli
+from tileprof.commands.cli import cli
 
 SEED_004 = Path(__file__).resolve().parent.parent / "fixtures" / "seed_004_summary.json"
 
@@ -246,7 +246,7 @@ def test_kernel_glob_with_several_stars_on_the_example() -> None:
 
 def test_python_api_takes_natural_argument_shapes() -> None:
     import tileprof
-    from tileprof.errors import OptionError
+    from tileprof.core.errors import OptionError
 
     profile = tileprof.load(SEED_004)
     assert profile.summary(kernels="attention_*").matched_sample_count == 3

@@ -1,4 +1,5 @@
-"""``tileprof diff`` and ``tileprof.diff``: pairing, categories, rows, exit codes, GPU traces.
+"""``tileprof diff`` and ``tileprof.analyses.diff``: pairing, categories, rows, exit codes, GPU
+traces.
 
 Expected values are worked out by hand from the samples below (intervals on one or two
 tiles), or taken from the raw trace events, never from the diff itself.
@@ -18,10 +19,10 @@ from click.testing import CliRunner
 
 import tileprof
 from tests.samples import sample, write_dump
-from tileprof.cli import cli
-from tileprof.examples import EXAMPLE_EPOCH, example_profile
-from tileprof.stats import GROUP_FIELDS
-from tileprof.summary import summary_from_document
+from tileprof.analyses.stats import GROUP_FIELDS
+from tileprof.analyses.summary import summary_from_document
+from tileprof.commands.cli import cli
+from tileprof.model.examples import EXAMPLE_EPOCH, example_profile
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SEED_004 = FIXTURES / "seed_004_summary.json"
@@ -326,9 +327,9 @@ def test_gpu_trace_diff_finds_the_removed_and_the_slowed_kernel(
 def test_gpu_trace_diff_per_op_uses_the_op_rows(
     h200_after: tuple[Path, str, str, dict[str, float]],
 ) -> None:
-    """Op rows (tileprof.ops) of both traces, compared as they are; the copy ops gain the
+    """Op rows (tileprof.analyses.ops) of both traces, compared as they are; the copy ops gain the
     slowed kernel's time, counted from the raw events."""
-    from tileprof.ops import load_ops
+    from tileprof.analyses.ops import load_ops
 
     after, removed, slowed, totals = h200_after
     code, out, _ = run("diff", str(H200), str(after), "--per-op", "--format", "json")

@@ -160,7 +160,7 @@ def test_synopsis_matches_help(block: Block) -> None:
 def test_help_lists_each_command_on_one_line_without_ellipsis() -> None:
     from click.testing import CliRunner
 
-    from tileprof.cli import cli
+    from tileprof.commands.cli import cli
 
     result = CliRunner().invoke(cli, ["--help"], terminal_width=80)
     commands = result.stdout.split("Commands:\n", 1)[1].splitlines()

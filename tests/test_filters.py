@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from tests.samples import frame, sample, write_dump
-from tileprof.cli import cli
-from tileprof.errors import OptionError
-from tileprof.filters import Filters, apply_filters, glob_to_regex, parse_window
+from tileprof.analyses.filters import Filters, apply_filters, glob_to_regex, parse_window
+from tileprof.commands.cli import cli
+from tileprof.core.errors import OptionError
 
 # --window 100:200 keeps offset < 200 and offset + duration > 100; a zero-length sample is kept
 # when 100 ≤ offset < 200. Each sample's kernel says whether it is kept.

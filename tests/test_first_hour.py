@@ -33,8 +33,8 @@ def test_a_filter_matching_nothing_lists_what_exists(tmp_path: Path) -> None:
 
 
 def test_summary_table_follows_the_terminal_width() -> None:
-    from tileprof.examples import example_profile
-    from tileprof.reports import summary_table
+    from tileprof.model.examples import example_profile
+    from tileprof.views import summary_table
 
     profile = example_profile()
     summary = profile.summary(epoch=1)

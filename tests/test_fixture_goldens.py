@@ -31,7 +31,7 @@ def test_scenario_aggregates(
 
 def test_reference_profile_of_seed_004(reference_aggregates: Callable[[str], GoldenFile]) -> None:
     """The generated reference run, filtered as the seed was, against the seed's own numbers."""
-    from tileprof.examples import EXAMPLE_EPOCH, example_profile
+    from tileprof.model.examples import EXAMPLE_EPOCH, example_profile
 
     summary = example_profile().summary(epoch=EXAMPLE_EPOCH)
     assert_aggregates_match(summary, reference_aggregates("reference-004"), rtol=1e-12)

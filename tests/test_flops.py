@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tileprof.flops import INT64_MAX, op_work
+from tileprof.analyses.flops import INT64_MAX, op_work
 
 
 def test_matrix_products_by_hand() -> None:

@@ -35,8 +35,8 @@ from hypothesis import strategies as st
 
 from tests.hostile import ROOT, invoke, strict_json
 from tests.samples import document, sample
-from tileprof.model import load
-from tileprof.writers import dump_bytes, write_cache
+from tileprof.model.profile import load
+from tileprof.views.writers import dump_bytes, write_cache
 
 pytestmark = pytest.mark.fuzz
 

@@ -17,7 +17,7 @@ import pytest
 
 from tests.hostile import ROOT, assert_one_line_error, finite_everywhere, invoke, strict_json
 from tests.samples import document, sample, write_dump
-from tileprof.model import load
+from tileprof.model.profile import load
 
 KINETO = ROOT / "fixtures" / "traces" / "kineto_small.json"
 ENERGY = ROOT / "fixtures" / "seeds" / "003_2d9153cb18ea7de3.txt"
@@ -371,7 +371,7 @@ def test_permission_denied_is_one_line(
     tmp_path: Path, dump: Path, command: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """As root a mode-000 file is readable, so EACCES is simulated where inputs are opened."""
-    from tileprof.parsers import _common
+    from tileprof.inputs import _common
 
     def denied(path: object, *_: object, **__: object) -> None:
         raise PermissionError(13, "Permission denied", str(path))
@@ -416,7 +416,7 @@ def test_batched_writer_gives_the_same_dump(
 ) -> None:
     """Seven samples written three at a time read back as the same samples (and, for the text
     formats, as the same bytes as in one batch)."""
-    from tileprof import writers
+    from tileprof.views import writers
 
     samples = [sample(t % 3, 10 * t, 5 + t, f"k{t % 2}", useful=t) for t in range(7)]
     profile = load(write_dump(tmp_path / "d.json", samples))

@@ -21,13 +21,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.report_samples import generated_profile, run_inputs
-from tileprof import numbers
-from tileprof.filters import Filters
-from tileprof.reports import summary_table
-from tileprof.reports.html import build_report, render
-from tileprof.reports.html.data import TOP_KERNELS, gpu_section, tile_section
-from tileprof.reports.html.inputs import read_inputs
-from tileprof.text import kernel_display_name
+from tileprof.analyses.filters import Filters
+from tileprof.core import numbers
+from tileprof.core.text import kernel_display_name
+from tileprof.views import summary_table
+from tileprof.views.html import build_report, render
+from tileprof.views.html.data import TOP_KERNELS, gpu_section, tile_section
+from tileprof.views.html.inputs import read_inputs
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 H200 = FIXTURES / "traces" / "h200_train_steps.json.gz"
@@ -35,7 +35,7 @@ SEEDS = sorted((FIXTURES / "seeds").glob("00[03]_*.txt"))
 CSS = (
     Path(__file__).resolve().parent.parent
     / "tileprof"
-    / "reports"
+    / "views"
     / "html"
     / "templates"
     / "report.css"
@@ -396,7 +396,7 @@ def test_no_space_before_a_percent_sign_on_the_page(page: Node) -> None:
 @pytest.fixture()
 def figures(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """The matplotlib figures the charts draw, by chart id, instead of their SVG."""
-    from tileprof.reports.html import charts
+    from tileprof.views.html import charts
 
     drawn: dict[str, Any] = {}
 
@@ -414,7 +414,7 @@ def _ticks(axis: Any) -> list[str]:
 
 
 def test_tile_charts_in_cycles_also_show_microseconds(figures: dict[str, Any]) -> None:
-    from tileprof.reports.html.charts import with_tile_charts
+    from tileprof.views.html.charts import with_tile_charts
 
     profile = generated_profile(samples=3_000, tiles=64)
     with_tile_charts(tile_section(profile))
@@ -435,7 +435,7 @@ def test_tile_charts_in_cycles_also_show_microseconds(figures: dict[str, Any]) -
 
 
 def test_gemm_chart_draws_time_us_in_the_tables_unit(figures: dict[str, Any]) -> None:
-    from tileprof.reports.html.charts import gemm_chart
+    from tileprof.views.html.charts import gemm_chart
 
     gpu = gpu_section(run_inputs())
     assert gpu is not None and gpu.gemm is not None and gpu.gemm.plot is not None
@@ -450,7 +450,7 @@ def test_gemm_chart_draws_time_us_in_the_tables_unit(figures: dict[str, Any]) ->
 
 
 def test_report_charts_use_thousands_separators(figures: dict[str, Any]) -> None:
-    from tileprof.reports.html.charts import with_tile_charts
+    from tileprof.views.html.charts import with_tile_charts
 
     with_tile_charts(tile_section(generated_profile(samples=3_000, tiles=2_000)))
     balance = figures["tile-0-balance"].axes[0]
@@ -460,7 +460,7 @@ def test_report_charts_use_thousands_separators(figures: dict[str, Any]) -> None
 
 
 def test_run_names_skip_nulls() -> None:
-    from tileprof.reports.html.data import run_names
+    from tileprof.views.html.data import run_names
 
     frame = pl.DataFrame(
         {
@@ -483,7 +483,7 @@ def test_diff_and_history_tables_scroll_with_a_sticky_first_column(tmp_path: Pat
     from click.testing import CliRunner
 
     from tests.samples import sample, write_dump
-    from tileprof.cli import cli
+    from tileprof.commands.cli import cli
 
     before = write_dump(tmp_path / "b.json", [sample(0, 0, 100, "gemm", useful=50)])
     after = write_dump(tmp_path / "a.json", [sample(0, 0, 80, "gemm", useful=50)])

@@ -10,8 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tileprof.parsers.kineto import aggregate
-from tileprof.sources import load_runs
+from tileprof.inputs.gpu.kineto import aggregate
+from tileprof.inputs.sources import load_runs
 
 TRACES = Path(__file__).resolve().parent.parent / "fixtures" / "traces"
 GEMM = "ampere_fp16_s16816gemm_fp16_256x128_ldg8_f2f_stages_32x3_nn"
@@ -113,22 +113,24 @@ def test_real_h200_training_trace() -> None:
     assert sum(listed.values()) == 205
 
 
-def test_real_cpu_trace_from_torch_profiler(tmp_path: Path) -> None:
-    torch = pytest.importorskip("torch")
-    from torch.profiler import ProfilerActivity, profile
-
-    x = torch.randn(64, 128)
-    w = torch.randn(128, 32)
-    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
-        y = torch.softmax(x @ w, dim=-1)
-        y.sum()
-    path = tmp_path / "cpu_trace.json"
-    prof.export_chrome_trace(str(path))
+def _assert_cpu_only_trace(path: Path) -> None:
     parsed = load_runs(path)
     assert parsed.kind == "PyTorch trace"
     assert parsed.frame.height == 0
     assert parsed.metadata["cpu_ops"] > 0
     assert len(parsed.notes) == 1 and "CPU-only trace" in parsed.notes[0]
+
+
+def test_recorded_cpu_trace_from_torch_profiler() -> None:
+    """A real torch.profiler CPU trace (fixtures/torch, tools/record_torch_references.py)."""
+    _assert_cpu_only_trace(TRACES.parent / "torch" / "cpu_trace.json.gz")
+
+
+def test_real_cpu_trace_from_torch_profiler(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    from tests.torch_model import record_cpu_softmax
+
+    _assert_cpu_only_trace(record_cpu_softmax(tmp_path, torch))
 
 
 def _h200_rows() -> dict[str, dict[str, object]]:

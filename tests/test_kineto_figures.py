@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tileprof.sources import load_runs
+from tileprof.inputs.sources import load_runs
 
 TRACES = Path(__file__).resolve().parent.parent / "fixtures" / "traces"
 H200 = TRACES / "h200_train_steps.json.gz"
@@ -264,7 +264,7 @@ def test_cpu_only_trace_note(tmp_path: Path) -> None:
     ],
 )
 def test_bad_events_are_named(tmp_path: Path, event: Any, where: str, message: str) -> None:
-    from tileprof.errors import InputError
+    from tileprof.core.errors import InputError
 
     with pytest.raises(InputError) as info:
         _load(tmp_path, [_event("kernel", "fine", 0, 1), event])
@@ -276,7 +276,7 @@ def test_bad_events_are_named(tmp_path: Path, event: Any, where: str, message: s
 
 
 def test_nan_duration_is_refused(tmp_path: Path) -> None:
-    from tileprof.errors import InputError
+    from tileprof.core.errors import InputError
 
     path = tmp_path / "t.json"
     path.write_text(
@@ -317,7 +317,7 @@ def test_streams_and_ties(tmp_path: Path) -> None:
     ],
 )
 def test_wrong_types_name_file_and_path(tmp_path: Path, document: str, where: str) -> None:
-    from tileprof.errors import InputError
+    from tileprof.core.errors import InputError
 
     path = tmp_path / "t.json"
     path.write_text(document)
@@ -327,7 +327,7 @@ def test_wrong_types_name_file_and_path(tmp_path: Path, document: str, where: st
 
 
 def test_zero_duration_kernel_is_valid_and_errors_name_the_file(tmp_path: Path) -> None:
-    from tileprof.errors import InputError
+    from tileprof.core.errors import InputError
 
     frame = _load(tmp_path, [_event("kernel", "instant", 0, 0, device=0)]).frame
     assert (frame["calls"].item(), frame["total_us"].item()) == (1, 0.0)
@@ -339,7 +339,7 @@ def test_zero_duration_kernel_is_valid_and_errors_name_the_file(tmp_path: Path) 
 def test_launch_ops_by_calls_then_name() -> None:
     from collections import Counter
 
-    from tileprof.parsers.kineto import _launch_ops
+    from tileprof.inputs.gpu.kineto import _launch_ops
 
     # one op: its name; several: each with its calls, most calls first, ties by name
     assert _launch_ops(Counter()) is None
@@ -350,7 +350,7 @@ def test_launch_ops_by_calls_then_name() -> None:
 
 
 def test_launch_through_correlation_then_own_external_id() -> None:
-    from tileprof.parsers.kineto import Args, KinetoEvents
+    from tileprof.inputs.gpu.kineto import Args, KinetoEvents
 
     # correlation 7's launch names External id 5 (a cpu_op) or 99 (none): 99 falls back to the
     # kernel's own External id 2; no correlation: the kernel's own id
@@ -367,7 +367,7 @@ def test_events_read_and_put_in_launch_order(tmp_path: Path) -> None:
     place in the file, each with its launching op, in the stated column types."""
     import polars as pl
 
-    from tileprof.parsers.kineto import CpuOp, gpu_events_of, read_events
+    from tileprof.inputs.gpu.kineto import CpuOp, gpu_events_of, read_events
 
     mm_args = {
         "External id": 1,
@@ -452,7 +452,7 @@ def test_all_casts_by_hand() -> None:
     entries and "Scalar" skipped) are known and differ."""
     from collections import Counter
 
-    from tileprof.parsers.kineto import _all_casts
+    from tileprof.inputs.gpu.kineto import _all_casts
 
     def casts(op: str, types: list[str]) -> bool:
         return _all_casts(Counter({(op, json.dumps(types)): 1}))
@@ -471,8 +471,8 @@ def test_all_casts_by_hand() -> None:
 
 
 def test_read_events_names_the_file_of_a_malformed_trace(tmp_path: Path) -> None:
-    from tileprof.errors import InputError
-    from tileprof.parsers.kineto import read_events
+    from tileprof.core.errors import InputError
+    from tileprof.inputs.gpu.kineto import read_events
 
     path = tmp_path / "t.json"
     with pytest.raises(InputError) as info:

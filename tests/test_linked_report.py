@@ -4,12 +4,12 @@ for unlike work (issue 10)."""
 from __future__ import annotations
 
 from tests.test_links import ENERGY, LATENCY, seed_groups
-from tileprof.links import linked_sets
-from tileprof.reports.html.charts import PLOTS
-from tileprof.reports.html.data import linked_section
-from tileprof.reports.html.inputs import linked_from_frame
-from tileprof.runs import concat_runs, tile_runs
-from tileprof.sources import load_runs
+from tileprof.analyses.links import linked_sets
+from tileprof.core.run_schema import concat_runs, tile_runs
+from tileprof.inputs.sources import load_runs
+from tileprof.views.html.charts import PLOTS
+from tileprof.views.html.data import linked_section
+from tileprof.views.html.inputs import linked_from_frame
 
 
 def test_time_bars_only_for_same_work_efficiency_bars_otherwise() -> None:

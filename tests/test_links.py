@@ -9,10 +9,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tileprof.errors import InputError
-from tileprof.links import apply_overrides, linked_sets, load_links
-from tileprof.runs import concat_runs, runs_from_rows, tile_runs
-from tileprof.sources import load_runs
+from tileprof.analyses.links import apply_overrides, linked_sets, load_links
+from tileprof.core.errors import InputError
+from tileprof.core.run_schema import concat_runs, runs_from_rows, tile_runs
+from tileprof.inputs.sources import load_runs
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ENERGY = FIXTURES / "seeds" / "003_2d9153cb18ea7de3.txt"
@@ -286,9 +286,9 @@ def test_links_file_not_utf8(tmp_path: Path) -> None:
 
 
 def test_docs_define_every_column_family_dtype_and_peak() -> None:
-    from tileprof.classify import DTYPES, OP_FAMILIES
-    from tileprof.peaks import PEAKS
-    from tileprof.runs import RUN_COLUMNS
+    from tileprof.core.classify import DTYPES, OP_FAMILIES
+    from tileprof.core.peaks import PEAKS
+    from tileprof.core.run_schema import RUN_COLUMNS
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "runs.md").read_text()
     for column in RUN_COLUMNS:
@@ -300,7 +300,7 @@ def test_docs_define_every_column_family_dtype_and_peak() -> None:
 
 
 def test_shorten_is_the_one_ellipsis_helper() -> None:
-    from tileprof.text import shorten
+    from tileprof.core.text import shorten
 
     assert shorten("abcdef", 6) == "abcdef"
     assert shorten("abcdefg", 6) == "abc…fg"  # the middle goes: names differ at their ends
@@ -382,7 +382,7 @@ def test_same_work_set_columns_by_hand() -> None:
 
 
 def test_describe_without_work_or_time() -> None:
-    from tileprof.links import describe
+    from tileprof.analyses.links import describe
 
     row = {"target": "T", "compare": "time", "time_us": None, "work": None}
     assert describe(row) == "T · work unknown · ?"
@@ -392,7 +392,7 @@ def test_describe_without_work_or_time() -> None:
 
 
 def test_overrides_decide_the_sets() -> None:
-    from tileprof.links import Links, Override
+    from tileprof.analyses.links import Links, Override
 
     # two targets with no workload; an override gives both the same one, so they link
     rows = [{"target": t, "target_kind": "gpu", "kernel": k} for t, k in (("A", "k1"), ("B", "k2"))]
@@ -408,7 +408,7 @@ def test_overrides_decide_the_sets() -> None:
 
 
 def test_format_us_units_and_edges() -> None:
-    from tileprof.links import format_us
+    from tileprof.analyses.links import format_us
 
     # the number policy's four significant figures (trailing zeros kept, whole numbers bare);
     # a unit changes at exactly 1,000 µs and 1,000,000 µs
@@ -426,7 +426,7 @@ def test_format_us_units_and_edges() -> None:
 
 
 def test_work_of_a_tile_group_and_a_gpu_run() -> None:
-    from tileprof.links import work_of
+    from tileprof.analyses.links import work_of
 
     # A kernelSpec over 80 characters keeps 40 first and 39 last around "…" (80 in all).
     spec = "H" * 40 + "m" * 30 + "T" * 39

@@ -12,9 +12,9 @@ from typing import Any
 import polars as pl
 import pytest
 
-from tileprof.ops import read_ops
-from tileprof.peaks import peak_tflops
-from tileprof.sources import load_runs
+from tileprof.analyses.ops import read_ops
+from tileprof.core.peaks import peak_tflops
+from tileprof.inputs.sources import load_runs
 
 TRACES = Path(__file__).resolve().parent.parent / "fixtures" / "traces"
 H200 = TRACES / "h200_train_steps.json.gz"
@@ -24,67 +24,12 @@ def _h200_ops() -> pl.DataFrame:
     return read_ops(H200, gzip.decompress(H200.read_bytes())).frame
 
 
-def _record_model(tmp_path: Path, torch: Any) -> tuple[Path, dict[str, int]]:
-    """Run one forward+backward of a small CPU model twice: under FlopCounterMode and under
-    torch.profiler; the trace and FlopCounterMode's per-op counts."""
-    import torch.nn.functional as F
-    from torch.profiler import ProfilerActivity, profile
-    from torch.utils import flop_counter as fc
-
-    torch.manual_seed(0)
-    nn = torch.nn
-    convs = [
-        nn.Conv1d(4, 6, 3, stride=2, padding=1, dilation=2),
-        nn.Conv2d(6, 8, 3, stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2),
-        nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1, groups=2),
-        nn.ConvTranspose1d(6, 4, 4, stride=3, padding=2, dilation=2),
-        nn.Conv3d(2, 4, (2, 3, 3), stride=1, padding=(0, 1, 1)),
-    ]
-    lin = nn.Linear(16, 12)
-    x1 = torch.randn(2, 4, 20, requires_grad=True)
-    x2 = torch.randn(2, 6, 10, 12)
-    x3 = torch.randn(1, 2, 4, 6, 6)
-    a = torch.randn(8, 16, requires_grad=True)
-    b = torch.randn(96, requires_grad=True)
-    q, k, v = (torch.randn(2, 3, n, 8, requires_grad=True) for n in (5, 7, 7))
-
-    def step() -> None:
-        h1 = convs[0](x1)
-        y = h1.sum() + convs[3](h1).sum() + convs[4](x3).sum()
-        h2 = convs[1](x2)
-        y = y + h2.sum() + convs[2](h2).sum() + lin(a).sum()
-        y = y + torch.bmm(a.view(2, 4, 16), b.view(2, 16, 3)).sum()
-        y = y + torch.mm(a, b.view(16, 6)).sum() + torch.matmul(a, a.t()).sum()
-        y = y + F.scaled_dot_product_attention(q, k, v, is_causal=True).sum()
-        y = y + F.scaled_dot_product_attention(q, k, v, scale=0.5).sum()
-        y.backward()
-
-    aten = torch.ops.aten
-    # FlopCounterMode has no entry for the CPU attention kernels (it would count them as 0):
-    # map them to torch's own attention formulas, so the reference is still torch's.
-    # (__wrapped__: custom_mapping wraps each formula once more, as the registry's already are)
-    mapping = {
-        aten._scaled_dot_product_flash_attention_for_cpu: fc.sdpa_flop.__wrapped__,
-        aten._scaled_dot_product_flash_attention_for_cpu_backward: (
-            fc.sdpa_backward_flop.__wrapped__
-        ),
-    }
-    with fc.FlopCounterMode(display=False, custom_mapping=mapping) as counter:
-        step()
-    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
-        step()
-    trace = tmp_path / "model.json"
-    prof.export_chrome_trace(str(trace))
-    counts = {
-        str(k).replace("aten.", "aten::", 1): v
-        for k, v in counter.get_flop_counts()["Global"].items()
-    }
-    return trace, counts
+RECORDED = Path(__file__).resolve().parent.parent / "fixtures" / "torch"
+"""FlopCounterMode's counts and the profiler trace of tests/torch_model.py's model, recorded by
+tools/record_torch_references.py (torch version inside flop_counts.json)."""
 
 
-def test_flops_equal_torch_flop_counter_mode(tmp_path: Path) -> None:
-    torch = pytest.importorskip("torch")
-    trace, reference = _record_model(tmp_path, torch)
+def _assert_flops_equal(trace: Path, data: bytes, reference: dict[str, int]) -> None:
     # Every op family the model exercises is counted by the reference, forward and backward.
     assert set(reference) >= {
         "aten::convolution",
@@ -95,7 +40,7 @@ def test_flops_equal_torch_flop_counter_mode(tmp_path: Path) -> None:
         "aten::_scaled_dot_product_flash_attention_for_cpu",
         "aten::_scaled_dot_product_flash_attention_for_cpu_backward",
     }
-    ops = read_ops(trace, trace.read_bytes())
+    ops = read_ops(trace, data)
     totals: dict[str, int] = defaultdict(int)
     for r in ops.frame.filter(pl.col("total_flops") > 0).iter_rows(named=True):
         totals[r["op"]] += r["total_flops"]
@@ -105,6 +50,26 @@ def test_flops_equal_torch_flop_counter_mode(tmp_path: Path) -> None:
     assert ops.notes == []
     causal = ops.frame.filter(pl.col("op").str.ends_with("_for_cpu"))["causal"].to_list()
     assert sorted(causal) == [False, True]
+
+
+def test_flops_equal_recorded_torch_flop_counter_mode() -> None:
+    """The recorded trace's FLOPs equal what FlopCounterMode counted for the same step."""
+    recorded = json.loads((RECORDED / "flop_counts.json").read_text())
+    assert recorded["torch"].startswith("2.13.0")
+    trace = RECORDED / "model_trace.json.gz"
+    _assert_flops_equal(trace, gzip.decompress(trace.read_bytes()), recorded["flop_counts"])
+
+
+def test_flops_equal_torch_flop_counter_mode_live(tmp_path: Path) -> None:
+    """The same comparison on a fresh recording, whenever torch is installed."""
+    torch = pytest.importorskip("torch")
+    from tests.torch_model import record_model
+
+    trace, reference = record_model(tmp_path, torch)
+    _assert_flops_equal(trace, trace.read_bytes(), reference)
+    recorded = json.loads((RECORDED / "flop_counts.json").read_text())
+    if torch.__version__ == recorded["torch"]:
+        assert reference == recorded["flop_counts"]
 
 
 def test_h200_op_rows_have_work_and_never_exceed_peak() -> None:

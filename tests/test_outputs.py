@@ -1,5 +1,5 @@
 """Atomic outputs: a write that fails partway leaves the previous file as it was and no
-temporary file behind (tileprof/outputs.py)."""
+temporary file behind (tileprof/core/outputs.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from tests.samples import sample, write_dump
-from tileprof.cli import cli
-from tileprof.errors import OutputError
-from tileprof.outputs import atomic_writer, write_bytes, write_text
+from tileprof.commands.cli import cli
+from tileprof.core.errors import OutputError
+from tileprof.core.outputs import atomic_writer, write_bytes, write_text
 
 PREVIOUS = "previous contents\n"
 
@@ -112,7 +112,7 @@ def test_unwritable_folder_is_an_output_error(
     def mkstemp(**_: object) -> tuple[int, str]:
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
 
-    monkeypatch.setattr("tileprof.outputs.tempfile.mkstemp", mkstemp)
+    monkeypatch.setattr("tileprof.core.outputs.tempfile.mkstemp", mkstemp)
     with pytest.raises(OutputError, match="cannot write: Permission denied"):
         write_text(existing, "x")
     assert existing.read_text() == PREVIOUS

@@ -14,8 +14,8 @@ import pytest
 
 from tests.hostile import assert_one_line_error, invoke, strict_json
 from tests.samples import sample, write_dump
-from tileprof import outputs
-from tileprof.outputs import remove_stale, write_text
+from tileprof.core import outputs
+from tileprof.core.outputs import remove_stale, write_text
 
 
 @pytest.fixture()
@@ -115,7 +115,7 @@ def test_temporary_files_are_named_and_stale_ones_removed(tmp_path: Path) -> Non
 def test_kill_during_write_leaves_a_recognisable_temp_file(tmp_path: Path) -> None:
     script = (
         "import os, signal\n"
-        "from tileprof.outputs import atomic_writer\n"
+        "from tileprof.core.outputs import atomic_writer\n"
         f"with atomic_writer({str(tmp_path / 'out.txt')!r}) as h:\n"
         "    h.write('partial'); h.flush()\n"
         "    os.kill(os.getpid(), signal.SIGKILL)\n"
@@ -145,21 +145,21 @@ def test_full_disk_is_one_line_and_leaves_nothing(
 
 
 def test_memory_error_is_one_line(dump: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import tileprof.model
+    import tileprof.model.profile
 
     def exhausted(*_: object, **__: object) -> None:
         raise MemoryError
 
-    monkeypatch.setattr(tileprof.model.Profile, "summary", exhausted)
+    monkeypatch.setattr(tileprof.model.profile.Profile, "summary", exhausted)
     assert_one_line_error("summary", dump, contains="out of memory")
 
 
 def test_debug_still_shows_a_traceback(dump: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import tileprof.model
+    import tileprof.model.profile
 
     def exhausted(*_: object, **__: object) -> None:
         raise MemoryError
 
-    monkeypatch.setattr(tileprof.model.Profile, "summary", exhausted)
+    monkeypatch.setattr(tileprof.model.profile.Profile, "summary", exhausted)
     code, _, err, _ = invoke("--debug", "summary", dump)
     assert code == 2 and "Traceback" in err

@@ -24,10 +24,11 @@ from hypothesis import strategies as st
 
 import tileprof
 from tests.samples import document, sample
-from tileprof.cli import cli
-from tileprof.errors import InputError
-from tileprof.parsers import json_dump, ndjson_dump, parallel
-from tileprof.parsers._common import ParsedDump
+from tileprof.commands.cli import cli
+from tileprof.core.errors import InputError
+from tileprof.inputs import parallel
+from tileprof.inputs._common import ParsedDump
+from tileprof.inputs.tile import json_dump, ndjson_dump
 
 AWKWARD_TEXT = [
     'a},{"physicalTile":1,"offset":2,"duration":3}',
@@ -378,7 +379,7 @@ def test_a_killed_worker_is_a_one_line_error(
     message = str(caught.value)
     assert message == (
         f"{path}: a decoding worker process died (killed, or out of memory); --jobs 1 "
-        "(from Python: tileprof.parsers.parallel.configure(1)) decodes in one process"
+        "(from Python: tileprof.inputs.parallel.configure(1)) decodes in one process"
     )
     assert "\n" not in message
     # The pool is replaced: the next decode works again.

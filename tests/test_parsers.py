@@ -11,11 +11,11 @@ import pytest
 
 import tileprof
 from tests.samples import document, sample, write_dump
-from tileprof.errors import InputError
-from tileprof.parsers import detect_dump_format
-from tileprof.schema import SAMPLE_SCHEMA
-from tileprof.writers import WRITE_FORMATS
-from tileprof.writers import write_dump as write_profile
+from tileprof.core.errors import InputError
+from tileprof.core.schema import SAMPLE_SCHEMA
+from tileprof.inputs import detect_dump_format
+from tileprof.views.writers import WRITE_FORMATS
+from tileprof.views.writers import write_dump as write_profile
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SEED_004 = FIXTURES / "seed_004_summary.json"
@@ -229,8 +229,8 @@ def test_bad_clock_in_dump(tmp_path: Path) -> None:
 
 
 def test_tile_dump_is_recognised_from_its_head(tmp_path: Path) -> None:
-    from tileprof.parsers import is_tile_dump_head
-    from tileprof.sources import TILE_DUMP, detect_file_kind
+    from tileprof.inputs import is_tile_dump_head
+    from tileprof.inputs.sources import TILE_DUMP, detect_file_kind
 
     original = tileprof.load(write_dump(tmp_path / "d.json", MIXED))
     for fmt in WRITE_FORMATS:

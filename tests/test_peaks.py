@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tileprof.peaks import peak_for, peak_tflops
+from tileprof.core.peaks import peak_for, peak_tflops
 
 
 @pytest.mark.parametrize(

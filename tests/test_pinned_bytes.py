@@ -20,8 +20,8 @@ import pytest
 from click.testing import CliRunner
 
 import tileprof
-from tileprof.cli import cli
-from tileprof.reference import build_reference_dump
+from tileprof.commands.cli import cli
+from tileprof.inputs.synthetic.reference import build_reference_dump
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = str(Path(tileprof.__file__).resolve().parent).encode()
@@ -80,7 +80,7 @@ def test_report_bytes_are_pinned(
 
 SUMMARY_PINS = {
     # Re-recorded on branch html11 (issue 11): phase ms and avg tiles to 4 significant figures,
-    # as the HTML report prints them (tileprof.numbers).
+    # as the HTML report prints them (tileprof.core.numbers).
     "table": "145e034570e0f3fb5336fb0bb0fd7b8cb18e81bd4d72b4c8c367f37c583966ac",
     "json": "10e301c50a960c78929ee8db1e85023062598044dca7780382c3b9bc8fa83460",
     "csv": "c9157568c0d54b5d6a003c09a815893d7215ebd41572f7bce1a643efdbbdb367",
@@ -89,7 +89,7 @@ SUMMARY_PINS = {
 # kernels launched by several ops list each; linked sets gain work/compare/speedup columns;
 # tile rows state kernelSpec and outputElements.
 # Re-recorded on main (issue 11): the run and op tables and the linked-set texts print numbers
-# by the one policy (tileprof.numbers): 4 significant figures, percentages with 2 decimals.
+# by the one policy (tileprof.core.numbers): 4 significant figures, percentages with 2 decimals.
 RUNS_PINS = {
     "table": "20848c98957dfa3f55fd5a2195f7bf322dd78b59ed18791427adb3776254bf2d",
     "table-linked": "3248dc5c7befd4a39c4eaae7d9d34d402e974ae15ece8ae8f47ff43e852cceb6",

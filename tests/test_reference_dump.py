@@ -1,7 +1,7 @@
 """The reference dump rebuilds seed 004: counts, span, physical plausibility, every group.
 
 The group statistics are computed here by a deliberately naive implementation
-(``_naive_group_stats``), independent of ``tileprof.stats``, straight from the seed's
+(``_naive_group_stats``), independent of ``tileprof.analyses.stats``, straight from the seed's
 definitions; the fixture is a byte-identical copy of ``shared/seeds/004_b8c9894ad1339892.txt``.
 """
 
@@ -16,8 +16,8 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from tileprof.reference import build_reference_dump
-from tileprof.synth import SyntheticDump
+from tileprof.inputs.synthetic.reference import build_reference_dump
+from tileprof.inputs.synthetic.synth import SyntheticDump
 
 SEED_PATH = Path(__file__).resolve().parents[1] / "fixtures" / "seed_004_summary.json"
 SEED: dict[str, Any] = json.loads(SEED_PATH.read_text())
@@ -211,7 +211,7 @@ def _close(got: object, want: object) -> bool:
 def test_stats_module_reproduces_seed(dump: SyntheticDump) -> None:
     import polars as pl
 
-    from tileprof.stats import GROUP_FIELDS, group_statistics
+    from tileprof.analyses.stats import GROUP_FIELDS, group_statistics
 
     frame, _ = dump.to_frame()
     groups = group_statistics(
@@ -228,7 +228,7 @@ def test_stats_module_reproduces_seed(dump: SyntheticDump) -> None:
 def test_summary_of_written_dump_is_the_seed(
     dump: SyntheticDump, tmp_path: Path, name: str
 ) -> None:
-    from tileprof.model import load
+    from tileprof.model.profile import load
 
     path = tmp_path / name
     if name.endswith(".ndjson"):

@@ -1,6 +1,6 @@
 """The input and output registries: every registered format round-trips through detection.
 
-Each input format gets a sample file of its own (tile dumps written by ``tileprof.writers``,
+Each input format gets a sample file of its own (tile dumps written by ``tileprof.views.writers``,
 run sources from ``fixtures/``); detection must name that format, by content and by the
 generic ``detect`` alike, and its parser must read the file. A format added to the registry
 without a sample here fails ``test_every_registered_format_has_a_sample``.
@@ -17,9 +17,9 @@ from click.testing import CliRunner
 
 from tests.samples import profile as load_samples
 from tests.samples import sample
-from tileprof.cli import cli
-from tileprof.errors import InputError
-from tileprof.parsers import (
+from tileprof.commands.cli import cli
+from tileprof.core.errors import InputError
+from tileprof.inputs import (
     DUMP_FORMATS,
     DUMP_INPUTS,
     EXTENSIONS,
@@ -29,10 +29,10 @@ from tileprof.parsers import (
     detect_dump_format,
     read_dump,
 )
-from tileprof.parsers._format import RUN_SOURCE, TILE_DUMP
-from tileprof.reports.renderers import RUNS_RENDERERS, SUMMARY_RENDERERS
-from tileprof.sources import detect_file_kind, detect_kind, load_runs
-from tileprof.writers import write_dump
+from tileprof.inputs._format import RUN_SOURCE, TILE_DUMP
+from tileprof.inputs.sources import detect_file_kind, detect_kind, load_runs
+from tileprof.views.renderers import RUNS_RENDERERS, SUMMARY_RENDERERS
+from tileprof.views.writers import write_dump
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 RUN_SAMPLES: dict[str, list[Path]] = {

@@ -19,11 +19,12 @@ from hypothesis import strategies as st
 from tests.report_samples import generated_profile, run_inputs
 from tests.samples import profile as load_samples
 from tests.samples import sample, write_dump
-from tileprof.cli import cli
-from tileprof.errors import OptionError
-from tileprof.filters import Filters
-from tileprof.reports.html import build_report, render
-from tileprof.reports.html.data import (
+from tileprof.analyses.filters import Filters
+from tileprof.analyses.stats import GROUP_FIELDS
+from tileprof.commands.cli import cli
+from tileprof.core.errors import OptionError
+from tileprof.views.html import build_report, render
+from tileprof.views.html.data import (
     IDLE,
     RunInputs,
     binned_cycles,
@@ -36,7 +37,6 @@ from tileprof.reports.html.data import (
     tile_section,
     time_bins,
 )
-from tileprof.stats import GROUP_FIELDS
 
 XSS = "<script>alert(1)</script>"
 
@@ -190,7 +190,7 @@ def test_generated_profile_view_model() -> None:
 
 
 def test_example_view_model() -> None:
-    from tileprof.examples import example_profile
+    from tileprof.model.examples import example_profile
 
     section = tile_section(example_profile(), Filters(epoch=1))
     assert section.groups.rows and len(section.groups.rows) == 19
@@ -242,7 +242,7 @@ def test_generation_time_follows_source_date_epoch() -> None:
 
 
 def test_charts_never_read_source_date_epoch(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tileprof.reports.html.charts import speedup_chart
+    from tileprof.views.html.charts import speedup_chart
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "abc")  # matplotlib would fail on int("abc")
     frame = pl.DataFrame({"target": ["g"], "workload": ["w"], "implementation": ["i"]})
@@ -395,7 +395,7 @@ def cpu_only_trace(path: Path) -> Path:
 
 
 def test_inputs_from_seed_gpu_files_and_a_dump(dump: Path, tmp_path: Path) -> None:
-    from tileprof.reports.html.inputs import read_inputs
+    from tileprof.views.html.inputs import read_inputs
 
     trace = cpu_only_trace(tmp_path / "cpu_trace.json")
     inputs = read_inputs(
@@ -494,7 +494,7 @@ def test_overlaps_match_a_naive_count(samples: list[tuple[int, int, int]]) -> No
 
 
 def test_run_table_leaves_trace_kernels_to_the_kernel_tables() -> None:
-    from tileprof.reports.html.inputs import read_inputs
+    from tileprof.views.html.inputs import read_inputs
 
     files = [FIXTURES / "traces" / "kineto_small.json", FIXTURES / "runs" / "generic_runs.csv"]
     runs = read_inputs(files, Filters()).runs
@@ -516,7 +516,7 @@ def test_run_table_leaves_trace_kernels_to_the_kernel_tables() -> None:
 
 
 def test_linked_chart_axis_is_linear_from_zero_unless_times_span_two_decades() -> None:
-    from tileprof.reports.html.charts import linked_chart, linked_scale, plain_tick
+    from tileprof.views.html.charts import linked_chart, linked_scale, plain_tick
 
     assert linked_scale(np.array([13.4, 20.3])) == ("linear", 0.0)
     assert linked_scale(np.array([np.nan, 5.0, 400.0])) == ("linear", 0.0)
@@ -560,7 +560,7 @@ def test_tiles_above_tile_count_are_counted_for_a_profile_built_in_python(tiny) 
 def test_file_digests_are_read_by_inputs_not_by_the_view_model(dump: Path) -> None:
     import hashlib
 
-    from tileprof.reports.html import data, inputs
+    from tileprof.views.html import data, inputs
 
     assert not hasattr(data, "file_digest") and not hasattr(data, "input_file")
     entry = inputs.input_file(dump, "tile dump")
@@ -622,7 +622,7 @@ def test_an_empty_match_says_so_instead_of_empty_tables_and_charts(tiny) -> None
 
 
 def test_gemm_rows_follow_the_precision_order() -> None:
-    from tileprof.reports.html.data import gemm_rows
+    from tileprof.views.html.data import gemm_rows
 
     dtypes = ["int8", "b1", "bf16", "fp32", "weird", "fp8", "tf32", "fp16"]
     frame = pl.DataFrame(
@@ -642,7 +642,7 @@ def test_gemm_rows_follow_the_precision_order() -> None:
 def test_report_loads_tile_dumps_with_the_progress_bar_unless_quiet(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tileprof import gather
+    from tileprof.model import gather
 
     dump = write_dump(tmp_path / "d.json", [sample(0, 0, 10)])
     seen: list[bool] = []

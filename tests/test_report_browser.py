@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from tests.cdp import Browser, find_browser
 from tests.report_samples import generated_profile
-from tileprof.cli import cli
-from tileprof.writers import dump_bytes
+from tileprof.commands.cli import cli
+from tileprof.views.writers import dump_bytes
 
 BROWSER = find_browser()
 pytestmark = pytest.mark.skipif(
@@ -37,7 +37,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("report")
     path = folder / "report.html"
     try:
-        import tileprof.reference  # noqa: F401
+        import tileprof.inputs.synthetic.reference  # noqa: F401
 
         args = ["report", "--example", str(H200), "-o", str(path)]
     except ImportError:

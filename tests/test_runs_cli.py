@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from tileprof.cli import cli
-from tileprof.runs import RUN_SCHEMA
+from tileprof.commands.cli import cli
+from tileprof.core.run_schema import RUN_SCHEMA
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 LATENCY = str(FIXTURES / "seeds" / "000_55f6fcd9cea2f10a.txt")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tileprof.runs import RUN_SCHEMA
-from tileprof.sources import detect_kind, load_runs
+from tileprof.core.run_schema import RUN_SCHEMA
+from tileprof.inputs.sources import detect_kind, load_runs
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 LATENCY = FIXTURES / "seeds" / "000_55f6fcd9cea2f10a.txt"

@@ -13,11 +13,11 @@ from click.testing import CliRunner
 
 import tileprof
 from tests.samples import document, sample
-from tileprof import progress
-from tileprof.cache import cache_path, load_cached
-from tileprof.cli import cli
-from tileprof.errors import InputError
-from tileprof.parsers import json_dump, ndjson_dump
+from tileprof.commands.cli import cli
+from tileprof.core import progress
+from tileprof.core.errors import InputError
+from tileprof.inputs.tile import json_dump, ndjson_dump
+from tileprof.model.cache import cache_path, load_cached
 
 # Mixed and missing optional fields, metadata present, absent, empty, null and repeated.
 MIXED = [
@@ -215,7 +215,7 @@ def test_cache_key_changes_with_size_and_mtime(
 
 
 def test_cache_dir_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from tileprof.cache import cache_dir
+    from tileprof.model.cache import cache_dir
 
     monkeypatch.delenv("TILEPROF_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))

@@ -18,8 +18,8 @@ import pytest
 from click.testing import CliRunner
 
 from tests.samples import sample, write_dump
-from tileprof.cli import _COMMANDS, cli
-from tileprof.parsers import INPUTS
+from tileprof.commands.cli import _COMMANDS, cli
+from tileprof.inputs import INPUTS
 
 HEAVY = ("polars", "numpy", "rich", "jinja2", "deltalake", "msgspec", "matplotlib", "pyarrow")
 """Libraries that neither ``import tileprof`` nor ``tileprof --help`` may load."""
@@ -45,15 +45,23 @@ def tops(modules: set[str]) -> set[str]:
 
 
 def test_importing_the_package_and_the_cli_loads_no_heavy_library() -> None:
-    for code in ("import tileprof", "import tileprof.cli", "import tileprof; tileprof.__version__"):
+    for code in (
+        "import tileprof",
+        "import tileprof.commands.cli",
+        "import tileprof; tileprof.__version__",
+    ):
         assert tops(loaded_after(code)) & set(HEAVY) == set(), code
 
 
 def test_help_and_version_load_no_command_module() -> None:
     for argv in (["--help"], ["--version"]):
-        code = f"from tileprof.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    0"
+        code = (
+            "from tileprof.commands.cli import main\n"
+            f"try:\n    main({argv!r})\nexcept SystemExit:\n    0"
+        )
         loaded = loaded_after(code)
-        assert {m for m in loaded if m.startswith("tileprof.commands")} == set(), argv
+        commands = {m for m in loaded if m.startswith("tileprof.commands.")}
+        assert commands == {"tileprof.commands.cli"}, argv
         assert tops(loaded) & set(HEAVY) == set(), argv
 
 
@@ -65,7 +73,7 @@ def test_the_checks_see_an_import() -> None:
 def test_every_public_name_still_resolves() -> None:
     code = (
         "import tileprof\n"
-        "import tileprof.diff  # the submodule must not hide the function tileprof.diff\n"
+        "import tileprof.analyses.diff  # the analysis module must not hide tileprof.diff\n"
         "names = {n: type(getattr(tileprof, n)).__name__ for n in tileprof.__all__}\n"
         "assert set(tileprof.__all__) <= set(dir(tileprof))\n"
         "print(names)"
@@ -80,13 +88,20 @@ def test_every_public_name_still_resolves() -> None:
             "Summary": "type",
             "__version__": "str",
             "diff": "function",
+            "flops": "module",
             "load": "function",
+            "ops": "module",
+            "sources": "module",
         }
     )
     import tileprof
 
-    assert tileprof.diff.__module__ == "tileprof.diff_inputs"
-    assert tileprof.load.__module__ == "tileprof.model"
+    assert tileprof.diff.__module__ == "tileprof.model.diff_inputs"
+    assert tileprof.sources.load_runs.__module__ == "tileprof.inputs.sources"
+    assert tileprof.ops.load_ops.__module__ == "tileprof.analyses.ops"
+    assert tileprof.flops.op_work.__module__ == "tileprof.analyses.flops"
+    assert "sys" not in dir(tileprof) and "Any" not in dir(tileprof)
+    assert tileprof.load.__module__ == "tileprof.model.profile"
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         tileprof.nothing  # noqa: B018
 
@@ -109,18 +124,18 @@ def test_a_warm_cached_diff_reads_documents_without_numpy_or_the_model(tmp_path:
     ]
     env = {"TILEPROF_CACHE_DIR": str(tmp_path / "cache")}
     run = (
-        "from tileprof.cli import main\n"
+        "from tileprof.commands.cli import main\n"
         f"try:\n    main(['diff', {str(dumps[0])!r}, {str(dumps[1])!r}, '--cache'])\n"
         "except SystemExit as exc:\n    assert not exc.code, exc.code"
     )
     cold = loaded_after(run, env)
-    assert "numpy" in tops(cold) and "tileprof.model" in cold  # parsed and summarised once
+    assert "numpy" in tops(cold) and "tileprof.model.profile" in cold  # parsed and summarised once
     assert len(list((tmp_path / "cache").glob("*.summary-*.json"))) == 2
     warm = loaded_after(run, env)
     assert "polars" in tops(warm)  # the diff itself is polars
     assert tops(warm) & {"numpy", "rich", "jinja2", "deltalake", "matplotlib"} == set()
     assert {f.module for f in INPUTS} & warm == set()  # detection imports no format module
-    assert "tileprof.model" not in warm
+    assert "tileprof.model.profile" not in warm
 
 
 def test_history_loads_neither_numpy_nor_rich(tmp_path: Path) -> None:
@@ -131,7 +146,7 @@ def test_history_loads_neither_numpy_nor_rich(tmp_path: Path) -> None:
     assert added.exit_code == 0, added.output
     for output_format in ("table", "json"):
         code = (
-            "from tileprof.cli import main\n"
+            "from tileprof.commands.cli import main\n"
             f"try:\n    main(['history', '--store', {store!r}, '--format', {output_format!r}])\n"
             "except SystemExit as exc:\n    assert not exc.code, exc.code"
         )

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.samples import frame, sample
-from tileprof.stats import GROUP_FIELDS, group_statistics, nearest_rank, profile_span
+from tileprof.analyses.stats import GROUP_FIELDS, group_statistics, nearest_rank, profile_span
 
 TILES = 1472
 CLOCK = 1_500_000_000
@@ -308,15 +308,15 @@ GLOB_ALPHABET = "ab-.*?[]!^$\\ #&~"
 def test_kernel_glob_matches_like_fnmatch(glob: str, names: list[str]) -> None:
     import fnmatch
 
-    from tileprof.errors import OptionError
-    from tileprof.filters import glob_to_regex
+    from tileprof.analyses.filters import glob_to_regex
+    from tileprof.core.errors import OptionError
 
     try:
         got = pl.Series(names, dtype=pl.String).str.contains(glob_to_regex(glob)).to_list()
     except pl.exceptions.ComputeError:
         # A bracket range that is no range (``[b-a]``): refused as an OptionError by filters.
         with pytest.raises(OptionError):
-            from tileprof.filters import Filters, apply_filters
+            from tileprof.analyses.filters import Filters, apply_filters
 
             apply_filters(frame([sample(0, 0, 1, kernel="a")]), Filters(kernels=(glob,)))
         return
@@ -324,7 +324,7 @@ def test_kernel_glob_matches_like_fnmatch(glob: str, names: list[str]) -> None:
 
 
 def test_kernel_glob_with_several_stars(tmp_path: Any) -> None:
-    from tileprof.filters import Filters, apply_filters
+    from tileprof.analyses.filters import Filters, apply_filters
 
     samples = frame([sample(0, 0, 1, kernel="gemm_f16_init_rows"), sample(1, 0, 1, kernel="gemm")])
     matched = apply_filters(samples, Filters(kernels="gemm*init*rows"))
@@ -332,8 +332,8 @@ def test_kernel_glob_with_several_stars(tmp_path: Any) -> None:
 
 
 def test_group_by_is_checked_deduplicated_and_may_be_one_string() -> None:
-    from tileprof.errors import OptionError
-    from tileprof.stats import check_dimensions
+    from tileprof.analyses.stats import check_dimensions
+    from tileprof.core.errors import OptionError
 
     assert check_dimensions("kind") == ("kind",)
     assert check_dimensions(["tile", "epoch", "tile"]) == ("tile", "epoch")

@@ -22,8 +22,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from tests.report_samples import generated_profile
-from tileprof.cli import cli
-from tileprof.writers import dump_bytes
+from tileprof.commands.cli import cli
+from tileprof.views.writers import dump_bytes
 
 RUNS = 4
 

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from tests.samples import sample, write_dump
-from tileprof.cli import cli
-from tileprof.store.history import band, trend_points
+from tileprof.commands.cli import cli
+from tileprof.model.store.history import band, trend_points
 
 UTILIZATION = (0.50, 0.51, 0.49, 0.50, 0.40)
 """gemm's usefulUtilization in runs 1..5; the last one drops out of its band."""
@@ -161,7 +161,7 @@ def test_html_is_self_contained_and_deterministic(store: str, tmp_path: Path) ->
 
 def test_the_vectorised_bands_follow_the_per_run_rule() -> None:
     """`bands` (all positions at once) against `band` applied run by run as the rule reads."""
-    from tileprof.store.history import BAND_RUNS, bands
+    from tileprof.model.store.history import BAND_RUNS, bands
 
     rng = np.random.default_rng(3)
     values = rng.normal(100, 5, 40)

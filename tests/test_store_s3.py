@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.report_samples import generated_profile
-from tileprof.writers import dump_bytes
+from tileprof.views.writers import dump_bytes
 
 moto_server = pytest.importorskip("moto.server")
 

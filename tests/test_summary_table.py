@@ -11,7 +11,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from tests.samples import sample, write_dump
-from tileprof.cli import cli
+from tileprof.commands.cli import cli
 
 # The table's columns (docs/metrics.md, "Terminal table") and the document field each shows.
 COLUMNS: dict[str, str] = {
@@ -183,7 +183,7 @@ def test_zero_length_group_and_empty_dump(tmp_path: Path) -> None:
 
 def test_cell_formats() -> None:
     """Each column's format, docs/metrics.md "Terminal table" (— marks a missing value)."""
-    from tileprof.reports.summary_table import _decimal, _integer, _percent
+    from tileprof.views.summary_table import _decimal, _integer, _percent
 
     assert [_integer(v) for v in (None, 0, 1234567)] == ["—", "0", "1,234,567"]
     assert [_decimal(v) for v in (None, 1347.55, 0.04)] == ["—", "1,347.5", "0.0"]
@@ -228,7 +228,7 @@ def test_longest_samples_breaks_ties_by_tile_then_offset() -> None:
 
     import polars as pl
 
-    from tileprof.summary import longest_samples
+    from tileprof.analyses.summary import longest_samples
 
     rng = random.Random(7)
     rows = [(rng.randrange(4), rng.randrange(5), rng.randrange(50)) for _ in range(300)]
@@ -256,8 +256,8 @@ def test_matched_line_for_a_single_group(tmp_path: Path) -> None:
 def test_render_returns_the_text_without_escapes(monkeypatch: Any) -> None:
     """``render`` returns the whole text (it prints nothing itself) and never styles it, even
     where the environment asks rich for colour (FORCE_COLOR): the text goes to files too."""
-    from tileprof.examples import example_profile
-    from tileprof.reports.summary_table import render
+    from tileprof.model.examples import example_profile
+    from tileprof.views.summary_table import render
 
     monkeypatch.setenv("FORCE_COLOR", "1")
     profile = example_profile()
@@ -286,8 +286,8 @@ def test_brackets_in_filters_and_names_are_not_markup(tmp_path: Path) -> None:
 def test_narrow_widths_shorten_then_fold_names() -> None:
     """At 60 columns names lose their middle and stay on one line; at 30, where even the
     fewest columns do not fit, a name folds onto the next line rather than being cut."""
-    from tileprof.examples import example_profile
-    from tileprof.reports.summary_table import render
+    from tileprof.model.examples import example_profile
+    from tileprof.views.summary_table import render
 
     profile = example_profile()
     summary = profile.summary(epoch=1)

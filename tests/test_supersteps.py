@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.samples import frame, sample, write_dump
-from tileprof.cli import cli
-from tileprof.errors import OptionError
-from tileprof.model import Profile
-from tileprof.supersteps import SUPERSTEP_FIELDS, TILE_FIELDS, Supersteps
+from tileprof.analyses.supersteps import SUPERSTEP_FIELDS, TILE_FIELDS, Supersteps
+from tileprof.commands.cli import cli
+from tileprof.core.errors import OptionError
+from tileprof.model.profile import Profile
 from tileprof.testing import TileDumpFactory
 
 
@@ -222,11 +222,12 @@ def test_bad_options_raise_option_error(options: dict[str, Any], message: str) -
 
 
 def test_example_epoch_0_has_six_even_supersteps() -> None:
-    from tileprof.examples import example_profile
+    from tileprof.model.examples import example_profile
 
     result = example_profile().supersteps(epoch=0)
     steps = rows(result)
-    # tileprof.reference: step k computes on every tile over [32000k + s, 32000k + s + 20000),
+    # tileprof.inputs.synthetic.reference: step k computes on every tile over [32000k + s, 32000k +
+    # s + 20000),
     # s = 6·(tile mod 7) ≤ 36, then exchanges for 8000 cycles.
     assert [r["start"] for r in steps] == [32_000 * k for k in range(6)]
     assert {r["cycles"] for r in steps} == {20_036}
@@ -457,7 +458,7 @@ def test_overflow_fallbacks_give_the_same_frames(monkeypatch: pytest.MonkeyPatch
     # every step takes its slower general path (multi-key sort, per-group maximum, as-of join).
     samples = [*SCENARIO_A, *(dict(s, epoch=2, offset=s["offset"] + 7) for s in SCENARIO_A)]
     fast = profile_of(samples).supersteps()
-    monkeypatch.setattr("tileprof.supersteps._COMPOSITE_LIMIT", 0)
+    monkeypatch.setattr("tileprof.analyses.supersteps._COMPOSITE_LIMIT", 0)
     slow = profile_of(samples).supersteps()
     assert slow.supersteps.equals(fast.supersteps)
     assert slow.tiles.equals(fast.tiles)
@@ -469,8 +470,8 @@ def test_overflow_fallbacks_give_the_same_frames(monkeypatch: pytest.MonkeyPatch
 
 
 def test_report_section_numbers() -> None:
-    from tileprof.filters import Filters
-    from tileprof.reports.html import build_report
+    from tileprof.analyses.filters import Filters
+    from tileprof.views.html import build_report
 
     report = build_report([profile_of(SCENARIO_A)], filters=Filters(epoch=1), charts=False)
     section = report.tiles[0].supersteps
@@ -493,7 +494,7 @@ def test_report_section_numbers() -> None:
 
 
 def test_report_section_renders_its_charts_and_table() -> None:
-    from tileprof.reports.html import build_report, render
+    from tileprof.views.html import build_report, render
 
     html = render(build_report([profile_of(SCENARIO_A)]))
     start = html.index('<section id="tile-0-supersteps">')
@@ -506,8 +507,8 @@ def test_report_section_renders_its_charts_and_table() -> None:
 
 
 def test_report_section_skips_an_epoch_the_dump_lacks() -> None:
-    from tileprof.filters import Filters
-    from tileprof.reports.html import build_report
+    from tileprof.analyses.filters import Filters
+    from tileprof.views.html import build_report
 
     report = build_report([profile_of(SCENARIO_A)], filters=Filters(epoch=5), charts=False)
     assert report.tiles[0].supersteps is None

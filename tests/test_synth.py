@@ -10,8 +10,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from tileprof.schema import SAMPLE_SCHEMA
-from tileprof.synth import DumpBuilder, SyntheticDump
+from tileprof.core.schema import SAMPLE_SCHEMA
+from tileprof.inputs.synthetic.synth import DumpBuilder, SyntheticDump
 
 GEMM_META = [("reason", "OperatorKernel"), ("usefulCycles", "12"), ("physicalWorkCycles", "16")]
 
@@ -108,7 +108,7 @@ def test_writers_chunked_output_is_unchanged(
     whole = {fmt: (tmp_path / f"whole.{fmt}") for fmt in ("json", "ndjson")}
     dump.write_json(whole["json"])
     dump.write_ndjson(whole["ndjson"])
-    monkeypatch.setattr("tileprof.synth._WRITE_CHUNK", 2)
+    monkeypatch.setattr("tileprof.inputs.synthetic.synth._WRITE_CHUNK", 2)
     assert dump.write_json(tmp_path / "c.json").read_bytes() == whole["json"].read_bytes()
     assert dump.write_ndjson(tmp_path / "c.ndjson").read_bytes() == whole["ndjson"].read_bytes()
 

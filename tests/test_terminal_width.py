@@ -18,10 +18,10 @@ import polars as pl
 import pytest
 
 from tests.hostile import ROOT
-from tileprof.filters import Filters
-from tileprof.reports import runs_table, supersteps_table
-from tileprof.supersteps import Supersteps
-from tileprof.text import shorten
+from tileprof.analyses.filters import Filters
+from tileprof.analyses.supersteps import Supersteps
+from tileprof.core.text import shorten
+from tileprof.views import runs_table, supersteps_table
 
 WIDTHS = (80, 100, 140, 220)
 GPU_INPUTS = [
@@ -35,8 +35,8 @@ LONG = "gemm_f16_init_large_rows_interleaved_k80_c112_r121_r122"
 
 @cache
 def _runs() -> tuple[pl.DataFrame, pl.DataFrame]:
-    from tileprof.examples import example_profile
-    from tileprof.gather import gather_inputs, run_table
+    from tileprof.model.examples import example_profile
+    from tileprof.model.gather import gather_inputs, run_table
 
     epoch1 = Filters(epoch=1)
     sources = gather_inputs(GPU_INPUTS, epoch1, example=example_profile(), example_filters=epoch1)
@@ -45,7 +45,7 @@ def _runs() -> tuple[pl.DataFrame, pl.DataFrame]:
 
 @cache
 def _supersteps(top: int | None = None) -> Supersteps:
-    from tileprof.examples import example_profile
+    from tileprof.model.examples import example_profile
 
     return example_profile().supersteps(epoch=1, top=top)
 
@@ -110,7 +110,7 @@ def test_run_table_fits_and_drops_the_low_priority_columns(width: int) -> None:
 
 @cache
 def _ops() -> pl.DataFrame:
-    from tileprof.ops import load_ops
+    from tileprof.analyses.ops import load_ops
 
     return load_ops(GPU_INPUTS[0]).frame
 
@@ -162,7 +162,7 @@ def test_superstep_table_fits_and_drops_the_low_priority_columns(width: int, til
 
 
 def test_fit_refuses_a_priority_naming_no_column() -> None:
-    from tileprof.reports.fit import Fit
+    from tileprof.views.fit import Fit
 
     with pytest.raises(ValueError, match="lacks"):
         Fit(titles=("a", "b"), drop_first=("c",), full_width=100, full_limit=10)
@@ -214,6 +214,6 @@ def test_the_commands_follow_the_terminal_but_not_a_pipe(command: list[str]) -> 
 
 
 def test_an_output_file_keeps_the_fixed_width(tmp_path: Path) -> None:
-    from tileprof.outputs import terminal_width
+    from tileprof.core.outputs import terminal_width
 
     assert terminal_width(tmp_path / "t.txt") is None

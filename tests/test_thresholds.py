@@ -1,4 +1,5 @@
-"""The shared threshold-sentence evaluator (tileprof.thresholds), outside pytest's plugin."""
+"""The shared threshold-sentence evaluator (tileprof.analyses.thresholds), outside pytest's
+plugin."""
 
 from __future__ import annotations
 
@@ -7,7 +8,13 @@ import math
 import pytest
 
 import tileprof.testing as testing
-from tileprof.thresholds import Breach, Threshold, ThresholdError, evaluate, relative_change
+from tileprof.analyses.thresholds import (
+    Breach,
+    Threshold,
+    ThresholdError,
+    evaluate,
+    relative_change,
+)
 
 BEFORE = {
     "gemm_f16_a": {"usefulUtilization": 0.50, "phaseCycles": 1000},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tileprof.tile_work import group_work
+from tileprof.analyses.tile_work import group_work
 
 
 def test_group_work_by_hand() -> None:

@@ -19,10 +19,10 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from tests.samples import sample, write_dump
 from tests.trace_decode import Decoded, decode, packets
-from tileprof.cli import cli
-from tileprof.reports.trace import protowire as w
-from tileprof.reports.trace.perfetto import SliceRows, encode_slices
-from tileprof.reports.trace.tracks import assign_lanes, cycles_to_ns
+from tileprof.commands.cli import cli
+from tileprof.views.trace import protowire as w
+from tileprof.views.trace.perfetto import SliceRows, encode_slices
+from tileprof.views.trace.tracks import assign_lanes, cycles_to_ns
 
 TRACES = Path(__file__).resolve().parent.parent / "fixtures" / "traces"
 TARGET = "tile device (4 tiles @ 1.5 GHz)"
@@ -177,11 +177,11 @@ def test_counters_match_brute_force(dump: Path, tmp_path: Path) -> None:
 
 
 def test_batches_do_not_change_the_trace(dump: Path, tmp_path: Path) -> None:
-    from tileprof.filters import Filters
-    from tileprof.model import load
-    from tileprof.reports.trace import build_timeline
-    from tileprof.reports.trace.perfetto import write_pftrace
-    from tileprof.reports.trace.tracks import Alignment
+    from tileprof.analyses.filters import Filters
+    from tileprof.model.profile import load
+    from tileprof.views.trace import build_timeline
+    from tileprof.views.trace.perfetto import write_pftrace
+    from tileprof.views.trace.tracks import Alignment
 
     timeline = build_timeline(load(dump), Filters(), [], Alignment())
     whole, small = io.BytesIO(), io.BytesIO()
@@ -202,7 +202,7 @@ def test_batches_do_not_change_the_trace(dump: Path, tmp_path: Path) -> None:
 
 
 def _serial(timeline: Any) -> bytes:
-    from tileprof.reports.trace.perfetto import write_pftrace
+    from tileprof.views.trace.perfetto import write_pftrace
 
     out = io.BytesIO()
     write_pftrace(out, timeline, batch=2, workers=1)
@@ -396,7 +396,7 @@ def test_align_none_and_offsets(dump: Path, tmp_path: Path) -> None:
 
 
 def test_chrome_gpu_part_reads_back_through_the_kineto_reader(dump: Path, tmp_path: Path) -> None:
-    from tileprof.sources import load_runs
+    from tileprof.inputs.sources import load_runs
 
     out = tmp_path / "t.json"
     assert run("trace", str(dump), str(TRACES / "kineto_small.json"), "-o", str(out))[0] == 0
@@ -465,8 +465,8 @@ def test_output_is_not_overwritten_without_force(dump: Path, tmp_path: Path) -> 
 
 
 def test_real_h200_trace_every_gpu_event_once(dump: Path, tmp_path: Path) -> None:
-    from tileprof.parsers._common import read_bytes
-    from tileprof.parsers.kineto import gpu_events
+    from tileprof.inputs._common import read_bytes
+    from tileprof.inputs.gpu.kineto import gpu_events
 
     source = TRACES / "h200_train_steps.json.gz"
     events = gpu_events(source, read_bytes(source)).events
@@ -491,7 +491,7 @@ def test_real_h200_trace_every_gpu_event_once(dump: Path, tmp_path: Path) -> Non
 def test_overlap_lanes_count_what_the_data_quality_check_counts() -> None:
     import polars as pl
 
-    from tileprof.quality import overlapping_samples
+    from tileprof.analyses.quality import overlapping_samples
 
     rng = np.random.default_rng(3)
     n = 5000
@@ -524,7 +524,7 @@ def test_active_tiles_counter_is_the_reports_curve(tmp_path: Path) -> None:
     summed over its legend groups (``Profile.active_tiles``), bin by bin."""
     import polars as pl
 
-    from tileprof.examples import example_profile
+    from tileprof.model.examples import example_profile
 
     profile = example_profile()
     out = tmp_path / "t.pftrace"

@@ -6,57 +6,65 @@
 
 The public names are imported on first use (PEP 562 ``__getattr__``), so ``import tileprof``
 and every command that does not need polars or numpy (``tileprof --version``, ``--help``)
-start without them.
+start without them. ``tileprof.sources``, ``tileprof.ops`` and ``tileprof.flops`` are the
+documented modules of GPU evidence (``sources.load_runs``, ``ops.load_ops``,
+``flops.op_work``), resolved the same way to the layer modules that define them.
 """
 
 from __future__ import annotations
 
-import importlib
-import sys
-import types
+import importlib as _importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tileprof._version import __version__
-    from tileprof.diff_inputs import diff
-    from tileprof.filters import Filters
-    from tileprof.model import Profile, load
-    from tileprof.summary import Summary
+    from tileprof.analyses import flops, ops
+    from tileprof.analyses.filters import Filters
+    from tileprof.analyses.summary import Summary
+    from tileprof.inputs import sources
+    from tileprof.model.diff_inputs import diff
+    from tileprof.model.profile import Profile, load
 
-__all__ = ["Filters", "Profile", "Summary", "__version__", "diff", "load"]
+__all__ = [
+    "Filters",
+    "Profile",
+    "Summary",
+    "__version__",
+    "diff",
+    "flops",
+    "load",
+    "ops",
+    "sources",
+]
 
 _LAZY = {
     "__version__": "tileprof._version",
-    "Filters": "tileprof.filters",
-    "Profile": "tileprof.model",
-    "Summary": "tileprof.summary",
-    "diff": "tileprof.diff_inputs",
-    "load": "tileprof.model",
+    "Filters": "tileprof.analyses.filters",
+    "Profile": "tileprof.model.profile",
+    "Summary": "tileprof.analyses.summary",
+    "diff": "tileprof.model.diff_inputs",
+    "load": "tileprof.model.profile",
 }
 """Public name -> the module defining it, imported when the name is first read."""
+_MODULES = {
+    "sources": "tileprof.inputs.sources",
+    "ops": "tileprof.analyses.ops",
+    "flops": "tileprof.analyses.flops",
+}
+"""Public module name -> the module it stands for."""
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
+    if name in _MODULES:
+        value = _importlib.import_module(_MODULES[name])
+    elif name in _LAZY:
+        value = getattr(_importlib.import_module(_LAZY[name]), name)
+    else:
         raise AttributeError(f"module 'tileprof' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
-
-class _Package(types.ModuleType):
-    """The package object: importing the submodule ``tileprof.diff`` binds it on the package
-    as ``diff``, which would hide the public function ``tileprof.diff``; that binding is
-    skipped, so the name keeps resolving to the function (as when it was imported eagerly)."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _LAZY and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
+    """Only the public names (not the helpers this module imports)."""
+    return sorted(__all__)

@@ -1,5 +1,5 @@
 """``python -m tileprof``."""
 
-from tileprof.cli import main
+from tileprof.commands.cli import main
 
 main()

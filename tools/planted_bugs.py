@@ -31,7 +31,7 @@ BUGS = (
     Bug(
         "kineto-mean-median",
         "Kineto per-kernel mean → median",
-        "tileprof/parsers/kineto.py",
+        "tileprof/inputs/gpu/kineto.py",
         'pl.col("dur").mean().alias("mean_us")',
         'pl.col("dur").median().alias("mean_us")',
         ("tests/test_kineto.py", "tests/test_kineto_figures.py"),
@@ -39,7 +39,7 @@ BUGS = (
     Bug(
         "kineto-rank-round",
         "Kineto percentile rank: ceil → round",
-        "tileprof/parsers/kineto.py",
+        "tileprof/inputs/gpu/kineto.py",
         "(pl.len().cast(pl.Float64) * p).ceil()",
         "(pl.len().cast(pl.Float64) * p).round()",
         ("tests/test_kineto.py", "tests/test_kineto_figures.py"),
@@ -47,7 +47,7 @@ BUGS = (
     Bug(
         "outputs-in-place",
         "output written in place, no atomic rename",
-        "tileprof/outputs.py",
+        "tileprof/core/outputs.py",
         'fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)',
         "fd, tmp_name = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), str(target)",
         ("tests/test_outputs.py", "tests/test_cli.py"),
@@ -55,7 +55,7 @@ BUGS = (
     Bug(
         "window-zero-length",
         "--window drops zero-duration samples",
-        "tileprof/filters.py",
+        "tileprof/analyses/filters.py",
         "condition &= overlaps | instant_inside",
         "condition &= overlaps",
         ("tests/test_filters.py", "tests/test_stats.py", "tests/test_cli.py"),
@@ -63,7 +63,7 @@ BUGS = (
     Bug(
         "table-p50-p95-swapped",
         "summary table: p50 and p95 columns swapped",
-        "tileprof/reports/summary_table.py",
+        "tileprof/views/summary_table.py",
         '("p50", "p50Cycles", _integer),\n        ("p95", "p95Cycles", _integer),',
         '("p50", "p95Cycles", _integer),\n        ("p95", "p50Cycles", _integer),',
         ("tests/test_summary_table.py", "tests/test_cli.py"),
@@ -71,7 +71,7 @@ BUGS = (
     Bug(
         "table-percent-x10",
         "summary table: percentages ×10",
-        "tileprof/reports/summary_table.py",
+        "tileprof/views/summary_table.py",
         'f"{value * 100:.2f}%"',
         'f"{value * 1000:.2f}%"',
         ("tests/test_summary_table.py", "tests/test_cli.py"),
@@ -79,7 +79,7 @@ BUGS = (
     Bug(
         "tile-rank-round",
         "tile nearest rank: ceil → round (the seventh, caught before only by seed 004)",
-        "tileprof/stats.py",
+        "tileprof/analyses/stats.py",
         "rank = (pl.len() * percent + 99) // 100",
         "rank = (pl.len() * percent + 50) // 100",
         ("tests/test_stats.py",),

@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from tileprof.errors import OptionError, OutputError
-from tileprof.filters import Filters, parse_window
-from tileprof.outputs import is_special
-from tileprof.parsers import DUMP_FORMATS
-from tileprof.stats import GROUP_DIMENSIONS, check_dimensions
+from tileprof.analyses.filters import Filters, parse_window
+from tileprof.analyses.stats import GROUP_DIMENSIONS, check_dimensions
+from tileprof.core.errors import OptionError, OutputError
+from tileprof.core.outputs import is_special
+from tileprof.inputs import DUMP_FORMATS
 
 if TYPE_CHECKING:
-    from tileprof.model import Profile
+    from tileprof.model.profile import Profile
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,7 +42,7 @@ def _finite(_ctx: click.Context, param: click.Parameter, value: float | None) ->
 def _jobs(ctx: click.Context, _param: click.Parameter, value: int | None) -> int | None:
     """Set the decoding processes for this command (default: the usable cores); its pool ends
     with the command, and the API's setting is restored then."""
-    from tileprof.parsers import parallel
+    from tileprof.inputs import parallel
 
     previous = parallel.setting()
     parallel.configure(value)
@@ -175,7 +175,7 @@ def load_profile(
 ) -> Profile:
     """The dump named on the command line, or the bundled reference profile with ``--example``.
 
-    ``cache`` reads through the automatic columnar cache (``tileprof.cache``); ``quiet=False``
+    ``cache`` reads through the automatic columnar cache (``tileprof.model.cache``); ``quiet=False``
     allows the progress bar for large inputs.
     """
     if example and path is not None:
@@ -183,10 +183,10 @@ def load_profile(
     if path is None and not example:
         raise OptionError("give a DUMP file (or --example for the bundled reference profile)")
     if path is not None:
-        from tileprof.model import load
+        from tileprof.model.profile import load
 
         if cache:
-            from tileprof.cache import load_cached
+            from tileprof.model.cache import load_cached
 
             return load_cached(
                 path, format=format_in, clock_hz=clock_hz, tile_count=tile_count, quiet=quiet
@@ -194,14 +194,14 @@ def load_profile(
         return load(path, format=format_in, clock_hz=clock_hz, tile_count=tile_count, quiet=quiet)
     if cache or format_in is not None:
         raise OptionError("--example takes no --cache or --format-in: it is built in memory")
-    from tileprof.examples import example_profile
+    from tileprof.model.examples import example_profile
 
     profile = example_profile()
     if clock_hz is None and tile_count is None:
         return profile
     # The same checks as a dump read with these options: positive device, tiles in range.
-    from tileprof.parsers._common import DeviceHeader, resolve_device, validate_samples
-    from tileprof.parsers.json_dump import sample_place
+    from tileprof.inputs._common import DeviceHeader, resolve_device, validate_samples
+    from tileprof.inputs.tile.json_dump import sample_place
 
     source = Path(profile.source or "example")
     header = DeviceHeader(profile.clock_hz, profile.tile_count)
@@ -213,7 +213,7 @@ def load_profile(
 def example_filters(filters: Filters) -> Filters:
     """Filters for the reference profile in ``runs`` and ``report``: epoch 1, as seed 004 was
     summarized, unless ``--epoch`` chose another."""
-    from tileprof.examples import EXAMPLE_EPOCH
+    from tileprof.model.examples import EXAMPLE_EPOCH
 
     if filters.epoch is not None:
         return filters
@@ -230,7 +230,7 @@ def check_output(path: Path | None, force: bool) -> None:
     """Refuse to replace an existing file unless ``--force`` was given, or a folder at all.
 
     A device or FIFO (``/dev/stdout``, ``/dev/null``) is written into, not replaced, so it needs
-    no ``--force`` (``tileprof.outputs.atomic_writer``)."""
+    no ``--force`` (``tileprof.core.outputs.atomic_writer``)."""
     if path is None or str(path) == "-":
         return
     if path.is_dir():

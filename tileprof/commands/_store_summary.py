@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 
 import click
 
-from tileprof.errors import OptionError
-from tileprof.filters import Filters
-from tileprof.stats import check_dimensions
+from tileprof.analyses.filters import Filters
+from tileprof.analyses.stats import check_dimensions
+from tileprof.core.errors import OptionError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,7 +42,7 @@ _OPTION_NAMES = ("store_uri", "runs", "labels", "engine", "scheduler", "workers"
 def store_options(function: F) -> F:
     """Add ``--store``, ``--run``, ``--label``, ``--engine``, ``--scheduler``, ``--workers`` and
     ``--task-samples``; the command receives them as ``store: StoreOptions | None``."""
-    from tileprof.store.aggregate import DEFAULT_TASK_SAMPLES, ENGINES
+    from tileprof.model.store.aggregate import DEFAULT_TASK_SAMPLES, ENGINES
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -116,8 +116,8 @@ def store_summary_text(
     Otherwise one summary per run: JSON ``{"runs": [{"run", "labels", …document}]}``, CSV rows
     with a leading ``run`` column, one table per run.
     """
-    from tileprof.store.aggregate import Query, summarize_runs
-    from tileprof.store.tables import open_store, parse_labels, read_runs, select_runs
+    from tileprof.model.store.aggregate import Query, summarize_runs
+    from tileprof.model.store.tables import open_store, parse_labels, read_runs, select_runs
 
     by_run, dimensions = split_run_dimension(group_by)
     store = open_store(options.uri)
@@ -141,8 +141,8 @@ def store_summary_text(
 
 def _render_one(summary: Any, record: Any, output_format: str) -> str:
     """As ``summary`` renders a dump's summary (the same renderer, the same device line)."""
-    from tileprof.reports.renderers import SUMMARY_RENDERERS, SummaryModel
-    from tileprof.store.tables import device_name
+    from tileprof.model.store.tables import device_name
+    from tileprof.views.renderers import SUMMARY_RENDERERS, SummaryModel
 
     text = SUMMARY_RENDERERS[output_format].render(SummaryModel(summary, device_name(record)))
     assert isinstance(text, str)  # summary's formats are all text

@@ -11,8 +11,8 @@ from pathlib import Path
 import click
 
 from tileprof.commands._options import check_output, dump_input_options, load_profile
-from tileprof.errors import OptionError
-from tileprof.writers import WRITE_FORMATS, write_cache, write_dump
+from tileprof.core.errors import OptionError
+from tileprof.views.writers import WRITE_FORMATS, write_cache, write_dump
 
 TARGETS: tuple[str, ...] = ("cache", *WRITE_FORMATS)
 _BY_SUFFIX = {".json": "json", ".ndjson": "ndjson", ".jsonl": "ndjson", ".csv": "csv"}

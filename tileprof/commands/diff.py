@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from tileprof.analyses.diff import DEFAULT_TOP, Diff
+from tileprof.analyses.thresholds import ThresholdError, evaluate
 from tileprof.commands._options import (
     check_output,
     dimensions_from_option,
@@ -17,11 +19,9 @@ from tileprof.commands._options import (
     output_options,
     speed_options,
 )
-from tileprof.diff import DEFAULT_TOP, Diff
-from tileprof.diff_inputs import ReadOptions, compare_files
-from tileprof.errors import OptionError
-from tileprof.reports.renderers import DIFF_RENDERERS, DiffModel, write_rendered
-from tileprof.thresholds import ThresholdError, evaluate
+from tileprof.core.errors import OptionError
+from tileprof.model.diff_inputs import ReadOptions, compare_files
+from tileprof.views.renderers import DIFF_RENDERERS, DiffModel, write_rendered
 
 EXIT_BROKEN = 1
 """A --fail-on threshold was broken (2 stays for bad input and options)."""
@@ -144,7 +144,7 @@ def command(
 
 def _with_digests(diff: Diff) -> Diff:
     """The diff with each side's sha256, which the HTML header shows."""
-    from tileprof.reports.html.inputs import file_digest
+    from tileprof.views.html.inputs import file_digest
 
     sides = [
         dataclasses.replace(side, sha256=file_digest(side.label)[1])

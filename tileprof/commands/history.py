@@ -8,8 +8,8 @@ import click
 
 from tileprof.commands._options import check_output, output_options
 from tileprof.commands.store import label_option, store_option
-from tileprof.errors import OptionError, TileprofError
-from tileprof.outputs import write_text
+from tileprof.core.errors import OptionError, TileprofError
+from tileprof.core.outputs import write_text
 
 
 class ThresholdFailed(TileprofError):
@@ -57,10 +57,10 @@ def command(
     force: bool,
 ) -> None:
     """Trend FIELDs per run and group from the stored statistics; flag runs outside their band."""
-    from tileprof.reports import history as views
-    from tileprof.store.history import build_history
-    from tileprof.store.tables import open_store, parse_labels, read_runs, select_runs
-    from tileprof.thresholds import ThresholdError, parse_thresholds
+    from tileprof.analyses.thresholds import ThresholdError, parse_thresholds
+    from tileprof.model.store.history import build_history
+    from tileprof.model.store.tables import open_store, parse_labels, read_runs, select_runs
+    from tileprof.views import history as views
 
     check_output(output, force)
     try:
@@ -69,7 +69,7 @@ def command(
         raise OptionError(f"--fail-on: {exc}") from None
     generated_at = None
     if output_format == "html":
-        from tileprof.reports.html.data import generation_time
+        from tileprof.views.html.data import generation_time
 
         generated_at = generation_time()  # first: a malformed SOURCE_DATE_EPOCH fails early
     store = open_store(store_uri)
@@ -82,7 +82,7 @@ def command(
     elif output_format == "csv":
         text = views.render_csv(history)
     elif output_format == "html":
-        from tileprof.reports import history_html
+        from tileprof.views import history_html
 
         assert generated_at is not None
         text = history_html.render(history, generated_at)

@@ -24,12 +24,12 @@ from tileprof.commands._options import (
     group_by_option,
     is_tileprof_report,
 )
-from tileprof.errors import OptionError
-from tileprof.outputs import write_text
+from tileprof.core.errors import OptionError
+from tileprof.core.outputs import write_text
 
 if TYPE_CHECKING:
-    from tileprof.reports.html.diff_page import DiffSection
-    from tileprof.reports.html.inputs import TileInput
+    from tileprof.views.html.diff_page import DiffSection
+    from tileprof.views.html.inputs import TileInput
 
 __all__ = [
     "DEFAULT_OUTPUT",
@@ -104,10 +104,10 @@ def command(
     quiet: bool,
 ) -> None:
     """Write one self-contained HTML report over tile dumps and GPU run FILES."""
-    from tileprof.examples import EXAMPLE_SOURCE
-    from tileprof.reports.html import build_report, render
-    from tileprof.reports.html.data import InputFile, generation_time
-    from tileprof.reports.html.inputs import example_run_files, read_inputs
+    from tileprof.model.examples import EXAMPLE_SOURCE
+    from tileprof.views.html import build_report, render
+    from tileprof.views.html.data import InputFile, generation_time
+    from tileprof.views.html.inputs import example_run_files, read_inputs
 
     generation_time()  # a malformed SOURCE_DATE_EPOCH fails before any input is read
     target = check_report_output(output, DEFAULT_OUTPUT, force)
@@ -159,18 +159,18 @@ def baseline_section(
     grouping on both sides."""
     import dataclasses
 
-    from tileprof.diff import compare_summaries, tile_side
-    from tileprof.diff_inputs import (
+    from tileprof.analyses.diff import compare_summaries, tile_side
+    from tileprof.analyses.filters import Filters
+    from tileprof.inputs.sources import TILE_DUMP
+    from tileprof.model.diff_inputs import (
         SUMMARY_DOCUMENT,
         ReadOptions,
         check_kinds,
         input_kind,
         read_side,
     )
-    from tileprof.filters import Filters
-    from tileprof.reports.html.diff_page import diff_section
-    from tileprof.reports.html.inputs import file_digest
-    from tileprof.sources import TILE_DUMP
+    from tileprof.views.html.diff_page import diff_section
+    from tileprof.views.html.inputs import file_digest
 
     if len(tiles) != 1:
         raise OptionError(f"--baseline compares with one tile dump; the report has {len(tiles)}")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from tileprof.analyses.links import load_links
 from tileprof.commands._options import (
     check_output,
     dump_input_options,
@@ -14,11 +15,10 @@ from tileprof.commands._options import (
     filters_from_options,
     output_options,
 )
-from tileprof.errors import OptionError
-from tileprof.gather import tile_source_runs as tile_source_runs  # moved; kept importable
-from tileprof.links import load_links
-from tileprof.outputs import terminal_width
-from tileprof.reports.renderers import (
+from tileprof.core.errors import OptionError
+from tileprof.core.outputs import terminal_width
+from tileprof.model.gather import tile_source_runs as tile_source_runs  # moved; kept importable
+from tileprof.views.renderers import (
     RUNS_RENDERERS,
     RunsModel,
     check_destination,
@@ -90,8 +90,8 @@ def command(
         _write_ops(files, example, linked, output_format, output)
         return
     example_profile, example_filters = example_inputs(example, filters, clock_hz, tile_count)
-    from tileprof.examples import EXAMPLE_SOURCE
-    from tileprof.gather import gather_inputs, run_table
+    from tileprof.model.examples import EXAMPLE_SOURCE
+    from tileprof.model.gather import gather_inputs, run_table
 
     sources = gather_inputs(
         files,
@@ -121,9 +121,9 @@ def _write_ops(
     """``--ops``: the op rows of every FILE (each a PyTorch trace), in one table."""
     import polars as pl
 
-    from tileprof.ops import load_ops
-    from tileprof.outputs import write_bytes, write_text
-    from tileprof.reports import runs_data, runs_table
+    from tileprof.analyses.ops import load_ops
+    from tileprof.core.outputs import write_bytes, write_text
+    from tileprof.views import runs_data, runs_table
 
     if example or linked:
         raise OptionError("--ops reads PyTorch traces only: drop --example and --linked")

@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from tileprof.commands._options import dump_input_options
-from tileprof.errors import OptionError
-from tileprof.outputs import write_text
+from tileprof.core.errors import OptionError
+from tileprof.core.outputs import write_text
 
 store_option = click.option(
     "--store",
@@ -48,8 +48,8 @@ def add(
     tile_count: int | None,
 ) -> None:
     """Add DUMPs as runs; a dump already stored (same sha256) is skipped and says so."""
-    from tileprof.store.tables import create_store, parse_labels
-    from tileprof.store.writes import add_run
+    from tileprof.model.store.tables import create_store, parse_labels
+    from tileprof.model.store.writes import add_run
 
     if run is not None and len(dumps) > 1:
         raise OptionError("--run names one run: give one DUMP with it")
@@ -80,13 +80,13 @@ def add(
 )
 def list_runs(store_uri: str, labels: tuple[str, ...], output_format: str) -> None:
     """List the runs (oldest first), optionally only those carrying every --label."""
-    from tileprof.store.tables import open_store, parse_labels, read_runs, select_runs
+    from tileprof.model.store.tables import open_store, parse_labels, read_runs, select_runs
 
     runs = select_runs(read_runs(open_store(store_uri)), labels=parse_labels(labels))
     if output_format == "json":
         text = json.dumps([r.to_json() for r in runs], indent=2, ensure_ascii=False) + "\n"
     else:
-        from tileprof.reports.store_table import render_runs
+        from tileprof.views.store_table import render_runs
 
         text = render_runs(runs)
     write_text(None, text)
@@ -97,8 +97,8 @@ def list_runs(store_uri: str, labels: tuple[str, ...], output_format: str) -> No
 @click.option("--run", "run", required=True, metavar="ID", help="The run to remove.")
 def rm(store_uri: str, run: str) -> None:
     """Remove one run: its record, samples, metadata and statistics."""
-    from tileprof.store.tables import open_store
-    from tileprof.store.writes import remove_run
+    from tileprof.model.store.tables import open_store
+    from tileprof.model.store.writes import remove_run
 
     record = remove_run(open_store(store_uri), run)
     click.echo(f"removed run {record.run} ({record.source})")

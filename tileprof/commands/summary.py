@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 import polars as pl
 
+from tileprof.analyses.filters import group_name
+from tileprof.analyses.summary import DEFAULT_TOP_SAMPLES
 from tileprof.commands._options import (
     check_output,
     dimensions_from_option,
@@ -19,13 +21,11 @@ from tileprof.commands._options import (
     speed_options,
 )
 from tileprof.commands._store_summary import StoreOptions, store_options
-from tileprof.errors import OptionError
-from tileprof.filters import group_name
-from tileprof.model import Profile
-from tileprof.outputs import terminal_width, write_text
-from tileprof.reports.renderers import SUMMARY_RENDERERS, SummaryModel, write_rendered
-from tileprof.summary import DEFAULT_TOP_SAMPLES
-from tileprof.text import shorten
+from tileprof.core.errors import OptionError
+from tileprof.core.outputs import terminal_width, write_text
+from tileprof.core.text import shorten
+from tileprof.model.profile import Profile
+from tileprof.views.renderers import SUMMARY_RENDERERS, SummaryModel, write_rendered
 
 
 def what_is_present(profile: Profile, shown: int = 12) -> list[str]:

@@ -13,8 +13,8 @@ from tileprof.commands._options import (
     output_options,
     speed_options,
 )
-from tileprof.outputs import terminal_width
-from tileprof.reports.renderers import SUPERSTEPS_RENDERERS, SuperstepsModel, write_rendered
+from tileprof.core.outputs import terminal_width
+from tileprof.views.renderers import SUPERSTEPS_RENDERERS, SuperstepsModel, write_rendered
 
 
 @click.command("supersteps", short_help="Cut each epoch into supersteps from compute timing.")

@@ -14,9 +14,9 @@ from tileprof.commands._options import (
     load_profile,
     speed_options,
 )
-from tileprof.errors import OptionError
-from tileprof.reports.trace import TRACE_FORMATS, trace_format
-from tileprof.reports.trace.tracks import DEFAULT_MAX_SAMPLES
+from tileprof.core.errors import OptionError
+from tileprof.views.trace import TRACE_FORMATS, trace_format
+from tileprof.views.trace.tracks import DEFAULT_MAX_SAMPLES
 
 
 def parse_tile_range(text: str | None) -> tuple[int, int] | None:
@@ -95,8 +95,8 @@ def command(
     The output's extension picks the format: .pftrace is Perfetto's own (open it in
     ui.perfetto.dev), .json or .json.gz the Chrome trace event format.
     """
-    from tileprof.reports.trace import build_timeline, write_trace
-    from tileprof.reports.trace.tracks import parse_alignment
+    from tileprof.views.trace import build_timeline, write_trace
+    from tileprof.views.trace.tracks import parse_alignment
 
     fmt = trace_format(output)
     check_output(output, force)

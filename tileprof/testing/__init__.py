@@ -1,6 +1,6 @@
 """Testing helpers for kernel authors: deterministic dumps, golden aggregates, readable diffs.
 
-The pytest plugin (``tileprof.pytest_plugin``, loaded automatically once tileprof is
+The pytest plugin (``tileprof.testing.plugin``, loaded automatically once tileprof is
 installed) wraps these as fixtures: ``tile_dump``, ``reference_aggregates`` and the
 ``--tileprof-regen`` option. Everything here also works without pytest.
 """

@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tileprof.errors import InputError
-from tileprof.stats import GROUP_FIELDS
+from tileprof.analyses.stats import GROUP_FIELDS
+from tileprof.core.errors import InputError
 from tileprof.testing.thresholds import Threshold
 
 if TYPE_CHECKING:
-    from tileprof.model import Profile
-    from tileprof.summary import Summary
+    from tileprof.analyses.summary import Summary
+    from tileprof.model.profile import Profile
 
 GOLDEN_FORMAT = "tileprof-aggregates/1"
 HEADER_FIELDS: tuple[str, ...] = (
@@ -123,8 +123,8 @@ def aggregates_of(actual: Aggregates | Summary | Profile | Mapping[str, Any]) ->
     A summary document is the ``tileprof summary --format json`` layout (seed 004's), so a
     stored reference summary can serve as a golden directly.
     """
-    from tileprof.model import Profile
-    from tileprof.summary import Summary
+    from tileprof.analyses.summary import Summary
+    from tileprof.model.profile import Profile
 
     if isinstance(actual, Aggregates):
         return actual

@@ -14,17 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tileprof.stats import GROUP_FIELDS
+from tileprof.analyses.stats import GROUP_FIELDS
+from tileprof.analyses.thresholds import Threshold, check_fields
 from tileprof.testing.aggregates import HEADER_FIELDS, Aggregates, Value, aggregates_of
 from tileprof.testing.golden import GoldenFile, shown
 from tileprof.testing.numbers import format_change, relative_change, within_tolerance
-from tileprof.thresholds import Threshold, check_fields
 
 if TYPE_CHECKING:
     from typing import TypeAlias
 
-    from tileprof.model import Profile
-    from tileprof.summary import Summary
+    from tileprof.analyses.summary import Summary
+    from tileprof.model.profile import Profile
 
     ActualLike: TypeAlias = Aggregates | Summary | Profile | Mapping[str, Any]
     ReferenceLike: TypeAlias = Aggregates | GoldenFile | str | Path | Mapping[str, Any]

@@ -10,10 +10,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tileprof.model import Profile
-from tileprof.parsers import format_from_extension
+from tileprof.inputs import format_from_extension
+from tileprof.model.profile import Profile
 from tileprof.testing.spec import DumpSpec, SpecError, build_dump
-from tileprof.writers import write_dump
+from tileprof.views.writers import write_dump
 
 SPEC_NAME = "spec.json"
 

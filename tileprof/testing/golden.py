@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tileprof.outputs import write_text
+from tileprof.core.outputs import write_text
 from tileprof.testing.aggregates import Aggregates
 
 GOLDEN_NAME = "aggregates.json"

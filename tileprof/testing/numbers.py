@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from tileprof.thresholds import Number, relative_change
+from tileprof.analyses.thresholds import Number, relative_change
 
 __all__ = ["Number", "format_change", "relative_change", "within_tolerance"]
 

@@ -3,7 +3,7 @@
 Kernel authors' tests need dumps with a known shape (this kernel on these tiles, that tail,
 no work estimate here) without committing megabytes of samples. A spec names groups with
 sample counts, tiles, a duration distribution, metadata, phases and epochs, plus one seed;
-``build_dump`` turns it into a ``tileprof.synth.SyntheticDump`` through the same
+``build_dump`` turns it into a ``tileprof.inputs.synthetic.synth.SyntheticDump`` through the same
 ``DumpBuilder`` the reference profile generator uses, so a spec dump and the reference run
 go through one code path.
 
@@ -15,7 +15,8 @@ What ``phase`` means here is this builder's choice, not the field's meaning in r
 a spec's phase id names one device-wide barrier block (every sample of the block carries it,
 and the next block starts when the block's last sample ends). In a device's dump, ``phase``
 is a per-tile schedule label that only exchanges share, and supersteps come from timing
-(``tileprof.supersteps``). Blocks follow each other with no idle cycle unless ``gap`` is set,
+(``tileprof.analyses.supersteps``). Blocks follow each other with no idle cycle unless ``gap`` is
+set,
 so consecutive blocks touch and form one superstep.
 A tile still busy when a group starts begins that group's work once it is free, so no
 tile ever runs two samples at once.
@@ -42,9 +43,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tileprof.errors import InputError
-from tileprof.schema import DEFAULT_CLOCK_HZ, DEFAULT_TILE_COUNT
-from tileprof.synth import DumpBuilder, SyntheticDump
+from tileprof.core.errors import InputError
+from tileprof.core.schema import DEFAULT_CLOCK_HZ, DEFAULT_TILE_COUNT
+from tileprof.inputs.synthetic.synth import DumpBuilder, SyntheticDump
 
 DISTRIBUTIONS: tuple[str, ...] = ("constant", "uniform", "normal", "lognormal", "choice", "cycle")
 """Duration distributions a group may use; ``cycle`` repeats its values exactly, in order."""

@@ -1,4 +1,4 @@
-"""Thresholds for golden comparisons: re-exported from ``tileprof.thresholds``.
+"""Thresholds for golden comparisons: re-exported from ``tileprof.analyses.thresholds``.
 
 The parser and evaluator live in the analyses layer so that ``tileprof diff --fail-on`` and
 ``tileprof history --fail-on`` read the same sentences as the pytest plugin.
@@ -6,6 +6,6 @@ The parser and evaluator live in the analyses layer so that ``tileprof diff --fa
 
 from __future__ import annotations
 
-from tileprof.thresholds import Threshold, ThresholdError
+from tileprof.analyses.thresholds import Threshold, ThresholdError
 
 __all__ = ["Threshold", "ThresholdError"]

@@ -1,0 +1,464 @@
+"""What changed between two profiles: groups paired by name, every statistic before and after.
+
+The rows are built from two summaries' own group tables (``Profile.summary``, or a summary
+document read back as written), so every before/after number is exactly the one ``summary``
+prints: nothing is recomputed here except the differences themselves. GPU run sources are
+compared per kernel (or per launching op) from the run table ``runs`` builds.
+Definitions: docs/metrics.md, "Diff".
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from tileprof.analyses.stats import GROUP_FIELDS
+from tileprof.analyses.summary import Summary
+from tileprof.analyses.thresholds import GroupValues, relative_change
+from tileprof.core.errors import OptionError
+
+STATUSES: tuple[str, ...] = ("added", "removed", "changed", "unchanged")
+"""Every paired group is one of these (HTA TraceDiff's categories)."""
+
+TILE_ADDITIVE: frozenset[str] = frozenset(
+    {
+        "sampleCount",
+        "tileCount",
+        "phaseCount",
+        "phaseCycles",
+        "phaseMs",
+        "workCycles",
+        "usefulCycles",
+        "estimatedWorkCycles",
+    }
+)
+"""Tile statistics that a group absent from one side has as 0 there, for its change."""
+
+GPU_FIELDS: tuple[str, ...] = ("calls", "total_us", "time_us", "p50_us", "p95_us", "max_us")
+"""The run-table columns a GPU diff compares (docs/runs.md)."""
+
+GPU_ADDITIVE: frozenset[str] = frozenset({"calls", "total_us"})
+
+OP_FIELDS: tuple[str, ...] = (
+    "calls",
+    "kernels",
+    "calls_without_gpu",
+    "total_us",
+    "time_us",
+    "flops",
+    "tflops",
+    "peak_fraction",
+)
+"""The op-table columns (``tileprof.analyses.ops``, docs/runs.md) a per-op diff of traces
+compares."""
+
+OP_ADDITIVE: frozenset[str] = frozenset({"calls", "kernels", "calls_without_gpu", "total_us"})
+
+DEFAULT_TOP = 5
+"""How many of the top rows the header's explained share covers."""
+
+
+@dataclass(frozen=True)
+class Rename:
+    """``--match OLD=NEW``: a before-side name matching glob OLD pairs with NEW.
+
+    Each ``*``/``?`` of OLD captures what it matched; NEW's wildcards, in order, are replaced
+    by the captures, so ``gemm_v1_*=gemm_v2_*`` pairs ``gemm_v1_f16`` with ``gemm_v2_f16``.
+    """
+
+    old: str
+    new: str
+
+    @classmethod
+    def parse(cls, text: str) -> Rename:
+        """``OLD=NEW``, both non-empty, with the same number of wildcards."""
+        old, sep, new = text.partition("=")
+        if not sep or not old or not new:
+            raise OptionError(f"--match {text!r}: write OLD=NEW (globs allowed)")
+        if _wildcards(old) != _wildcards(new):
+            raise OptionError(f"--match {text!r}: OLD and NEW need the same wildcards (* and ?)")
+        return cls(old, new)
+
+    def apply(self, name: str) -> str | None:
+        """The after-side name ``name`` pairs with, or None when OLD does not match it."""
+        found = re.fullmatch(_capturing(self.old), name, flags=re.DOTALL)
+        if found is None:
+            return None
+        captures = iter(found.groups())
+        return re.sub(r"\*|\?", lambda _: next(captures), self.new)
+
+
+def _wildcards(glob: str) -> list[str]:
+    return re.findall(r"\*|\?", glob)
+
+
+def _capturing(glob: str) -> str:
+    parts = re.split(r"(\*|\?)", glob)
+    return "".join("(.*)" if p == "*" else "(.)" if p == "?" else re.escape(p) for p in parts if p)
+
+
+def compile_normalize(pattern: str | None) -> re.Pattern[str] | None:
+    """``--normalize REGEX`` compiled; a bad pattern is an OptionError naming it."""
+    if pattern is None:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise OptionError(f"--normalize {pattern!r}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a diff: its groups, the statistics they carry, and where they came from."""
+
+    label: str
+    kind: str
+    groups: pl.DataFrame
+    dimensions: tuple[str, ...] = ()
+    summary: Summary | None = None
+    sha256: str | None = None
+
+
+@dataclass(frozen=True)
+class Diff:
+    """The rows of a diff, its header figures, and the two sides it compares."""
+
+    rows: pl.DataFrame
+    header: dict[str, Any]
+    before: Side
+    after: Side
+    fields: tuple[str, ...]
+    impact: str
+    dimensions: tuple[str, ...] = ()
+    top: int = DEFAULT_TOP
+    notes: list[str] = field(default_factory=list)
+
+    def values(self, side: str) -> GroupValues:
+        """``{group: {field: value}}`` of one side (``"before"``/``"after"``), for thresholds."""
+        present = self.rows.filter(pl.col(f"{side}Name").is_not_null())
+        columns = [f"{f}_{side}" for f in self.fields]
+        return {
+            row["group"]: {f: row[c] for f, c in zip(self.fields, columns, strict=True)}
+            for row in present.select("group", *columns).iter_rows(named=True)
+        }
+
+
+def _keys(
+    side: Side,
+    dimensions: Sequence[str],
+    renames: Sequence[Rename],
+    normalize: re.Pattern[str] | None,
+    rename: bool,
+) -> pl.DataFrame:
+    """One row per group: its name, its matching key, and the label shown for it."""
+    names = side.groups.get_column("name").to_list()
+    keys = []
+    for name in names:
+        key = name
+        if rename:
+            key = next((n for r in renames if (n := r.apply(name)) is not None), name)
+        if normalize is not None:
+            key = normalize.sub("", key)
+        keys.append(key)
+    frame = side.groups.with_columns(pl.Series("_key", keys, dtype=pl.String))
+    label = pl.col("_key")
+    if dimensions:
+        label = pl.concat_str([label, pl.lit(" ["), *_dimension_text(dimensions), pl.lit("]")])
+    frame = frame.with_columns(group=label)
+    repeated = frame.filter(pl.col("group").is_duplicated())
+    if repeated.height:
+        clash = repeated.filter(pl.col("group") == repeated.get_column("group")[0])
+        shown = " and ".join(clash.get_column("name").head(2).to_list())
+        raise OptionError(
+            f"{side.label}: {shown} both pair as {clash.get_column('group')[0]!r}; "
+            "narrow --normalize or --match"
+        )
+    return frame
+
+
+def _dimension_text(dimensions: Sequence[str]) -> list[pl.Expr]:
+    parts: list[pl.Expr] = []
+    for index, d in enumerate(dimensions):
+        prefix = f"{d}=" if index == 0 else f", {d}="
+        parts += [pl.lit(prefix), pl.col(d).cast(pl.String).fill_null("null")]
+    return parts
+
+
+def relative(before: pl.Expr, after: pl.Expr) -> pl.Expr:
+    """(after − before) / |before|, as ``tileprof.analyses.thresholds.relative_change`` defines
+    it."""
+    infinite = pl.when(after > 0).then(pl.lit(math.inf)).otherwise(pl.lit(-math.inf))
+    return (
+        pl.when(before.is_null() | after.is_null())
+        .then(pl.lit(None, pl.Float64))
+        .when(before == after)
+        .then(pl.lit(0.0))
+        .when(before == 0)
+        .then(infinite)
+        .otherwise((after - before).cast(pl.Float64) / before.abs().cast(pl.Float64))
+    )
+
+
+def pair(
+    before: Side,
+    after: Side,
+    *,
+    fields: Sequence[str],
+    additive: frozenset[str],
+    impact: str,
+    dimensions: Sequence[str] = (),
+    match: Sequence[str | Rename] = (),
+    normalize: str | re.Pattern[str] | None = None,
+) -> pl.DataFrame:
+    """The diff rows: every group of either side, paired by key, sorted by |Δ impact|.
+
+    Columns: ``group`` (the matching key, with dimensions), ``status``, ``beforeName``,
+    ``afterName``, the dimensions, then per field ``F_before``, ``F_after``, ``F_change``
+    (after − before; a group absent from one side counts 0 there for additive fields and
+    has a null change otherwise) and ``F_relative`` (null unless both sides have the group).
+    """
+    renames = [m if isinstance(m, Rename) else Rename.parse(m) for m in match]
+    pattern = normalize if isinstance(normalize, re.Pattern) else compile_normalize(normalize)
+    left = _keys(before, dimensions, renames, pattern, rename=True)
+    right = _keys(after, dimensions, renames, pattern, rename=False)
+    keep = ["group", "_key", "name", *dimensions, *fields]
+    joined = (
+        left.select(keep)
+        .rename({"name": "beforeName", **{f: f"{f}_before" for f in fields}})
+        .join(
+            right.select(keep).rename(
+                {"name": "afterName", "_key": "_key_after", **{f: f"{f}_after" for f in fields}}
+            ),
+            on="group",
+            how="full",
+            coalesce=True,
+            nulls_equal=True,
+        )
+    )
+    both = pl.col("beforeName").is_not_null() & pl.col("afterName").is_not_null()
+    differs = pl.any_horizontal(
+        [pl.col(f"{f}_before").ne_missing(pl.col(f"{f}_after")) for f in fields]
+    )
+    status = (
+        pl.when(pl.col("beforeName").is_null())
+        .then(pl.lit("added"))
+        .when(pl.col("afterName").is_null())
+        .then(pl.lit("removed"))
+        .when(differs)
+        .then(pl.lit("changed"))
+        .otherwise(pl.lit("unchanged"))
+    )
+    changes: list[pl.Expr] = []
+    for f in fields:
+        b, a = pl.col(f"{f}_before"), pl.col(f"{f}_after")
+        if f in additive:
+            delta = pl.when(both).then(a - b).otherwise(a.fill_null(0) - b.fill_null(0))
+        else:
+            delta = a - b
+        changes += [delta.alias(f"{f}_change"), relative(b, a).alias(f"{f}_relative")]
+    dims = [pl.coalesce(pl.col(d), pl.col(f"{d}_right")).alias(d) for d in dimensions]
+    result = joined.with_columns(*changes, status=status)
+    if dimensions:
+        result = result.with_columns(dims)
+    ordered = [
+        "group",
+        "status",
+        "beforeName",
+        "afterName",
+        *dimensions,
+        *[f"{f}_{s}" for f in fields for s in ("before", "after", "change", "relative")],
+    ]
+    return result.select(ordered).sort(
+        [pl.col(f"{impact}_change").abs(), "group"],
+        descending=[True, False],
+        nulls_last=True,
+    )
+
+
+def tile_side(summary: Summary, label: str | None = None, sha256: str | None = None) -> Side:
+    """A summary as one side of a tile diff."""
+    return Side(
+        label=label or summary.source or "profile",
+        kind="tile",
+        groups=summary.groups,
+        dimensions=summary.group_by,
+        summary=summary,
+        sha256=sha256,
+    )
+
+
+def compare_summaries(
+    before: Side,
+    after: Side,
+    *,
+    match: Sequence[str | Rename] = (),
+    normalize: str | re.Pattern[str] | None = None,
+    top: int = DEFAULT_TOP,
+) -> Diff:
+    """The diff of two tile summaries; both must be grouped by the same dimensions."""
+    if before.dimensions != after.dimensions:
+        raise OptionError(
+            f"{before.label} is grouped by {list(before.dimensions)} and {after.label} by "
+            f"{list(after.dimensions)}; compare summaries with the same --group-by"
+        )
+    rows = pair(
+        before,
+        after,
+        fields=GROUP_FIELDS,
+        additive=TILE_ADDITIVE,
+        impact="phaseCycles",
+        dimensions=before.dimensions,
+        match=match,
+        normalize=normalize,
+    )
+    assert before.summary is not None and after.summary is not None
+    header = {
+        **_figure(
+            "profileSpanCycles",
+            before.summary.profile_span_cycles,
+            after.summary.profile_span_cycles,
+        ),
+        **_figure("profileSpanMs", before.summary.profile_span_ms, after.summary.profile_span_ms),
+        **_figure(
+            "matchedSampleCount",
+            before.summary.matched_sample_count,
+            after.summary.matched_sample_count,
+        ),
+        **_figure("deviceBusy", device_busy(before.summary), device_busy(after.summary)),
+        **_totals(rows, "phaseCycles", top),
+    }
+    return Diff(rows, header, before, after, GROUP_FIELDS, "phaseCycles", before.dimensions, top)
+
+
+def device_busy(summary: Summary) -> float | None:
+    """Σ workCycles / ((max lastOffset − min firstOffset) × tileCount) over the groups.
+
+    The groups hold exactly the matched samples, so this is the report's "device busy"
+    (mean active tiles / tileCount over the matched span); null without matched work.
+    """
+    groups = summary.groups
+    if groups.height == 0:
+        return None
+    bounds = groups.select(
+        span=pl.col("lastOffset").max() - pl.col("firstOffset").min(),
+        work=pl.col("workCycles").sum(),
+    ).row(0)
+    span, work = int(bounds[0]), int(bounds[1])
+    if not span:
+        return None
+    return work / (span * summary.tile_count)
+
+
+def _figure(name: str, before: float | None, after: float | None) -> dict[str, Any]:
+    change = None if before is None or after is None else after - before
+    return {
+        name: {
+            "before": before,
+            "after": after,
+            "change": change,
+            "relative": relative_change(before, after),
+        }
+    }
+
+
+def _totals(rows: pl.DataFrame, impact: str, top: int) -> dict[str, Any]:
+    """Net and gross change of ``impact``, the share of the gross the top rows explain, and
+    the count of each status."""
+    delta = rows.get_column(f"{impact}_change").fill_null(0)
+    gross = float(delta.abs().sum())
+    top_gross = float(delta.head(top).abs().sum())
+    counts = rows.get_column("status").value_counts()
+    by_status = dict(zip(counts["status"].to_list(), counts["count"].to_list(), strict=True))
+    return {
+        f"{impact}NetChange": delta.sum(),
+        f"{impact}GrossChange": delta.abs().sum(),
+        "topGroups": min(top, rows.height),
+        "topShare": top_gross / gross if gross else None,
+        "groups": {s: by_status.get(s, 0) for s in STATUSES},
+    }
+
+
+def gpu_groups(runs: pl.DataFrame, *, per_op: bool = False) -> pl.DataFrame:
+    """One row per kernel (or per launching op) of a run table, with ``GPU_FIELDS``.
+
+    A name with one row keeps that row's numbers unchanged. Several rows of one name (the
+    same kernel on two devices, or every kernel of one op) add their calls and total_us,
+    time_us is total_us / calls, max_us the largest, and p50/p95 are null: percentiles of
+    separate rows do not combine.
+    """
+    fallback = pl.concat_str(
+        [pl.col("workload").fill_null(""), pl.col("implementation").fill_null("")],
+        separator=" · ",
+    )
+    name = pl.col("launch_op") if per_op else pl.col("kernel")
+    frame = runs.with_columns(name=pl.coalesce(name, fallback))
+    single = pl.len() == 1
+    grouped = frame.group_by("name").agg(
+        calls=pl.col("calls").sum(),
+        total_us=pl.col("total_us").sum(),
+        time_us=pl.when(single)
+        .then(pl.col("time_us").first())
+        .otherwise(pl.col("total_us").sum() / pl.col("calls").sum()),
+        p50_us=pl.when(single).then(pl.col("p50_us").first()),
+        p95_us=pl.when(single).then(pl.col("p95_us").first()),
+        max_us=pl.col("max_us").max(),
+    )
+    return grouped.sort("total_us", "name", descending=[True, False], nulls_last=True)
+
+
+def op_groups(ops: pl.DataFrame) -> pl.DataFrame:
+    """One row per op row of ``tileprof.analyses.ops`` (a trace's ops), named ``op dims types``,
+    with
+    ``OP_FIELDS`` as the op table has them; `` @ target`` is added to the names that several
+    targets share (a GPU op and the same op timed on the CPU)."""
+    parts = [pl.col("op"), pl.col("input_dims").fill_null(""), pl.col("input_types").fill_null("")]
+    base = ops.with_columns(name=pl.concat_str(parts, separator=" ").str.strip_chars())
+    shared = pl.col("name").is_duplicated()
+    name = pl.when(shared).then(pl.concat_str([pl.col("name"), pl.lit(" @ "), pl.col("target")]))
+    return base.select(name.otherwise(pl.col("name")).alias("name"), *OP_FIELDS)
+
+
+def compare_runs(
+    before: Side,
+    after: Side,
+    *,
+    match: Sequence[str | Rename] = (),
+    normalize: str | re.Pattern[str] | None = None,
+    top: int = DEFAULT_TOP,
+) -> Diff:
+    """The diff of two GPU sides' kernel (or op) rows, by total_us."""
+    per_op = "kernels" in before.groups.columns
+    fields = OP_FIELDS if per_op else GPU_FIELDS
+    rows = pair(
+        before,
+        after,
+        fields=fields,
+        additive=OP_ADDITIVE if per_op else GPU_ADDITIVE,
+        impact="total_us",
+        match=match,
+        normalize=normalize,
+    )
+    total = {
+        s: float(side.groups.get_column("total_us").sum())
+        for s, side in (("before", before), ("after", after))
+    }
+    header = {
+        **_figure("totalUs", total["before"], total["after"]),
+        **_totals(rows, "total_us", top),
+    }
+    return Diff(rows, header, before, after, fields, "total_us", (), top)
+
+
+def kernel_globs_filter(groups: pl.DataFrame, kernels: Sequence[str]) -> pl.DataFrame:
+    """The groups whose name matches any ``--kernel`` glob (all of them when none is given)."""
+    if not kernels:
+        return groups
+    names = groups.get_column("name").to_list()
+    keep = [any(fnmatch.fnmatchcase(str(n), k) for k in kernels) for n in names]
+    return groups.filter(pl.Series(keep, dtype=pl.Boolean))

@@ -1,0 +1,399 @@
+"""Cross-links between runs of different targets, and the links file that adds or overrides them.
+
+Runs link automatically by (``op_family``, ``dtype``) and by ``workload``; a set is kept when
+it spans at least two targets. A TOML links file adds named sets and overrides the
+classification of matching runs::
+
+    [[link]]
+    name = "layer 3 GEMM"
+    match = [
+      { target = "tile device*", kernel = "gemm_f16_*" },
+      { target = "NVIDIA A100*", implementation = "fp16_tensor_core" },
+    ]
+
+    [[override]]
+    match = { kernel = "my_fused_kernel*" }
+    set = { op_family = "gemm", dtype = "f16" }
+
+Patterns are shell globs (``fnmatch``, case-sensitive) over the run table's text columns.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import polars as pl
+
+from tileprof.core.classify import DTYPES, OP_FAMILIES
+from tileprof.core.errors import InputError
+from tileprof.core.numbers import number, percent
+from tileprof.core.run_schema import RUN_SCHEMA
+from tileprof.core.text import shorten
+from tileprof.inputs._common import read_bytes
+from tileprof.inputs._decode import convert
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+MATCH_COLUMNS: tuple[str, ...] = (
+    "target",
+    "target_kind",
+    "source",
+    "workload",
+    "implementation",
+    "kernel",
+    "op_family",
+    "dtype",
+    "shape",
+    "launch_op",
+)
+SETTABLE_COLUMNS: tuple[str, ...] = ("op_family", "dtype", "workload")
+NAME_WIDTH = 48
+SPEC_WIDTH = 80
+"""Longest tile kernelSpec a linked set's ``work`` shows in full."""
+NO_MATCH = "no run matches this link"
+"""The ``text`` of the one row of a links-file set that matches no run."""
+"""Longest kernel or implementation name a linked-set ``text`` shows in full."""
+
+
+# Match and set values are typed Any here and checked by hand, so that a wrong value is reported
+# at its key (``$.link[0].match[0].kernel``), which msgspec cannot name inside a dict.
+class Link(msgspec.Struct, forbid_unknown_fields=True):
+    name: str
+    match: list[dict[str, Any]]
+    # true: the runs do the same work, so their times and speedups are compared; false (the
+    # default): only their efficiency is
+    same_work: bool = False
+
+
+class Override(msgspec.Struct, forbid_unknown_fields=True):
+    match: dict[str, Any]
+    set: dict[str, Any]
+
+
+class LinksFile(msgspec.Struct, forbid_unknown_fields=True):
+    link: list[Link] = msgspec.field(default_factory=list)
+    override: list[Override] = msgspec.field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Links:
+    """A parsed links file."""
+
+    links: tuple[Link, ...] = ()
+    overrides: tuple[Override, ...] = ()
+
+
+def load_links(path: str | Path) -> Links:
+    """Parse and check a TOML links file; errors name the line or the key path."""
+    data = read_bytes(Path(path))
+    try:
+        raw: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"byte {exc.start}", "not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        text = str(exc)
+        where = None
+        if "(at " in text:
+            text, _, rest = text.partition(" (at ")
+            where = rest.rstrip(")")
+        raise InputError(path, where, f"bad TOML: {text}") from None
+    doc = convert(path, raw, LinksFile, "$")
+    for i, link in enumerate(doc.link):
+        if not link.match:
+            raise InputError(path, f"$.link[{i}].match", "empty list: the link would select no run")
+        for j, m in enumerate(link.match):
+            _check_match(path, m, f"$.link[{i}].match[{j}]")
+    for i, ov in enumerate(doc.override):
+        _check_match(path, ov.match, f"$.override[{i}].match")
+        for key, value in ov.set.items():
+            where = f"$.override[{i}].set.{key}"
+            _check_string(path, value, where)
+            if key not in SETTABLE_COLUMNS:
+                raise InputError(
+                    path, where, f"cannot set {key!r}; settable: " + ", ".join(SETTABLE_COLUMNS)
+                )
+            allowed = {"op_family": OP_FAMILIES, "dtype": DTYPES}.get(key)
+            if allowed and value not in allowed:
+                raise InputError(path, where, f"{value!r} is not one of {', '.join(allowed)}")
+    return Links(tuple(doc.link), tuple(doc.override))
+
+
+def _check_match(path: str | Path, match: dict[str, Any], where: str) -> None:
+    if not match:
+        raise InputError(path, where, "empty match: it would match every run")
+    for key, value in match.items():
+        if key not in MATCH_COLUMNS:
+            raise InputError(
+                path, f"{where}.{key}", f"unknown column; use one of {', '.join(MATCH_COLUMNS)}"
+            )
+        _check_string(path, value, f"{where}.{key}")
+
+
+def _check_string(path: str | Path, value: Any, where: str) -> None:
+    if not isinstance(value, str):
+        raise InputError(path, where, f"expected a string, got {type(value).__name__} {value!r}")
+
+
+def _matches(row: dict[str, Any], match: dict[str, str]) -> bool:
+    return all(
+        row.get(k) is not None and fnmatchcase(str(row[k]), pattern) for k, pattern in match.items()
+    )
+
+
+def apply_overrides(runs: pl.DataFrame, links: Links | None) -> pl.DataFrame:
+    """``runs`` with each override's ``set`` applied to the runs its ``match`` selects.
+
+    Later overrides win over earlier ones.
+    """
+    if links is None or not links.overrides:
+        return runs
+    rows = runs.to_dicts()
+    for ov in links.overrides:
+        for row in rows:
+            if _matches(row, ov.match):
+                row.update(ov.set)
+    return pl.DataFrame(rows, schema=runs.schema)
+
+
+LINKED_SCHEMA: dict[str, pl.DataType] = {
+    "set_id": pl.Int64(),
+    "set": pl.String(),
+    "link_by": pl.String(),
+    "target": pl.String(),
+    "target_kind": RUN_SCHEMA["target_kind"],
+    "runs": pl.Int64(),
+    "kernel": pl.String(),
+    "implementation": pl.String(),
+    "workload": pl.String(),
+    "op_family": RUN_SCHEMA["op_family"],
+    "dtype": RUN_SCHEMA["dtype"],
+    "compare": pl.String(),
+    "shape": pl.String(),
+    "work": pl.String(),
+    "flops": pl.Float64(),
+    "useful_cycles": pl.Float64(),
+    "per": pl.String(),
+    "time_us": pl.Float64(),
+    "speedup": pl.Float64(),
+    "tflops": pl.Float64(),
+    "peak_fraction": pl.Float64(),
+    "energy_j": pl.Float64(),
+    "j_per_gflop": pl.Float64(),
+    "text": pl.String(),
+}
+
+SAME_WORK = "time"
+"""``compare`` of a set whose runs do the same work: time and speedup are compared."""
+SAME_KIND = "efficiency"
+"""``compare`` of a set of one kind of work in different sizes: only efficiency is."""
+KIND_NOTE = "different sizes: compare efficiency, not time"
+
+
+def linked_sets(runs: pl.DataFrame, links: Links | None = None) -> pl.DataFrame:
+    """The linked sets of ``runs``: one row per (set, target), with one representative run.
+
+    Sets come first from the links file (every named link, even one that matches no run: that
+    set is one row with ``runs`` 0, no target and the text ``no run matches this link``), then
+    the **same work** sets: one ``workload``, or one (``op_family``, ``dtype``, ``shape``);
+    then the **same kind of work** sets: one (``op_family``, ``dtype``), families other than
+    ``other``, dtype known, unless every run of it is already one same-shape set. Automatic
+    sets are kept when they span two or more targets.
+
+    Same-work sets (``compare`` = ``time``) show each target's fastest run, its time and its
+    speedup over the set's slowest target. Same-kind sets (``compare`` = ``efficiency``) show
+    each target's run with the most total time, and no time or speedup: only work, fraction of
+    peak, TFLOP/s and J per GFLOP, which compare across sizes.
+    """
+    runs = apply_overrides(runs, links)
+    rows = runs.to_dicts()
+    sets: list[tuple[str, str, list[int], str]] = []
+    for link in links.links if links else ():
+        idx = [i for i, r in enumerate(rows) if any(_matches(r, m) for m in link.match)]
+        sets.append((link.name, "links file", idx, SAME_WORK if link.same_work else SAME_KIND))
+    by_workload: dict[str, list[int]] = {}
+    by_shape: dict[tuple[str, str, str], list[int]] = {}
+    by_family: dict[tuple[str, str], list[int]] = {}
+    for i, r in enumerate(rows):
+        if r["workload"]:
+            by_workload.setdefault(r["workload"], []).append(i)
+        if r["op_family"] not in (None, "other") and r["dtype"] is not None:
+            by_family.setdefault((r["op_family"], r["dtype"]), []).append(i)
+            if r["shape"]:
+                by_shape.setdefault((r["op_family"], r["dtype"], r["shape"]), []).append(i)
+    for workload, idx in sorted(by_workload.items()):
+        sets.append((f"workload {workload}", "workload", idx, SAME_WORK))
+    for (family, dt, shape), idx in sorted(by_shape.items()):
+        sets.append((f"{family} · {dt} · {shape}", "shape", idx, SAME_WORK))
+    for (family, dt), idx in sorted(by_family.items()):
+        if (family, dt, rows[idx[0]]["shape"]) in by_shape and len(
+            by_shape[(family, dt, rows[idx[0]]["shape"])]
+        ) == len(idx):
+            continue  # all one shape: already a same-work set
+        sets.append((f"{family} · {dt} ({KIND_NOTE})", "op_family·dtype", idx, SAME_KIND))
+
+    out: list[dict[str, Any]] = []
+    set_id = 0
+    for label, link_by, idx, compare in sets:
+        targets: dict[str, list[dict[str, Any]]] = {}
+        for i in idx:
+            targets.setdefault(rows[i]["target"], []).append(rows[i])
+        if link_by != "links file" and len(targets) < 2:
+            continue
+        set_id += 1
+        if not targets:
+            # a links-file set whose tables match no run is kept, empty, and says so
+            out.append(
+                {
+                    "set_id": set_id,
+                    "set": label,
+                    "link_by": link_by,
+                    "compare": compare,
+                    "runs": 0,
+                    "text": NO_MATCH,
+                }
+            )
+            continue
+        out.extend(_set_rows(set_id, label, link_by, compare, targets))
+    return pl.DataFrame(out, schema=LINKED_SCHEMA)
+
+
+def _set_rows(
+    set_id: int, label: str, link_by: str, compare: str, targets: dict[str, list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """One row per target of one set, tile targets first, then by name."""
+    ordered = sorted(targets.items(), key=lambda kv: (kv[1][0]["target_kind"] != "tile", kv[0]))
+    reps = [
+        (
+            target,
+            members,
+            min(members, key=_time_or_inf)
+            if compare == SAME_WORK
+            else max(members, key=_total_time),
+        )
+        for target, members in ordered
+    ]
+    times = [r["time_us"] for _, _, r in reps if r["time_us"]]
+    slowest = max(times) if compare == SAME_WORK and times else None
+    out = []
+    for target, members, rep in reps:
+        work = work_of(rep)
+        row = {
+            "set_id": set_id,
+            "set": label,
+            "link_by": link_by,
+            "target": target,
+            "target_kind": rep["target_kind"],
+            "runs": len(members),
+            "kernel": rep["kernel"],
+            "implementation": rep["implementation"],
+            "workload": rep["workload"],
+            "op_family": rep["op_family"],
+            "dtype": rep["dtype"],
+            "compare": compare,
+            "shape": rep["shape"],
+            **work,
+            "per": rep["per"],
+            "time_us": rep["time_us"] if compare == SAME_WORK else None,
+            "speedup": slowest / rep["time_us"] if slowest and rep["time_us"] else None,
+            "tflops": rep["tflops"],
+            "peak_fraction": rep["peak_fraction"],
+            "energy_j": rep["energy_j"],
+            "j_per_gflop": (
+                rep["energy_j"] / (work["flops"] / 1e9)
+                if rep["energy_j"] is not None and work["flops"]
+                else None
+            ),
+        }
+        row["text"] = describe(row)
+        out.append(row)
+    return out
+
+
+def work_of(row: dict[str, Any]) -> dict[str, Any]:
+    """A run's work: FLOPs (2 × mac), useful cycles of a tile group, and a ``work`` text
+    (shape; a tile group's kernelSpec and Σ outputElements; GFLOP; useful cycles;
+    ``work unknown`` when the source states none)."""
+    flops = 2.0 * row["mac"] if row.get("mac") else None
+    meta: dict[str, Any] = {}
+    if row.get("target_kind") == "tile" and row.get("metadata"):
+        meta = json.loads(row["metadata"])
+    useful = meta.get("usefulCycles") or None
+    parts = [row["shape"]] if row.get("shape") else []
+    if meta.get("kernelSpec"):
+        parts.append(shorten(meta["kernelSpec"], SPEC_WIDTH))
+    if meta.get("outputElements"):
+        parts.append(f"{meta['outputElements']:,} output elements")
+    if flops:
+        parts.append(f"{flops / 1e9:.4g} GFLOP")
+    if useful:
+        parts.append(f"{useful:,.0f} useful cycles")
+    return {"work": ", ".join(parts) or "work unknown", "flops": flops, "useful_cycles": useful}
+
+
+def _time_or_inf(row: dict[str, Any]) -> float:
+    return float(row["time_us"]) if row["time_us"] is not None else float("inf")
+
+
+def _total_time(row: dict[str, Any]) -> float:
+    if row["total_us"] is not None:
+        return float(row["total_us"])
+    if row["time_us"] is None:
+        return float("-inf")
+    return float(row["time_us"]) * (row["calls"] or 1)
+
+
+def format_us(us: float | None) -> str:
+    """``15.50 µs``, ``4.360 ms``, ``780 ms``: the number policy's significant figures
+    (``tileprof.core.numbers``) in the largest unit that keeps the value at 1 or more."""
+    if us is None:
+        return "?"
+    if us >= 1e6:
+        return f"{number(us / 1e6)} s"
+    if us >= 1e3:
+        return f"{number(us / 1e3)} ms"
+    return f"{number(us)} µs"
+
+
+def describe(row: dict[str, Any]) -> str:
+    """One target's part of a linked set.
+
+    Same work: target, implementation (else kernel), work, time, peak, TFLOP/s, J, speedup —
+    ``NVIDIA A100-SXM4-40GB fp16_tensor_core · 8192x8192x8192, 1100 GFLOP · 4.360 ms per GEMM
+    at 80.81% of peak, 252.1 TFLOP/s, 1.430 J (1.300 mJ/GFLOP)`` (numbers as
+    ``tileprof.core.numbers`` prints them). Same kind: the same without time or
+    speedup, which do not compare across sizes.
+    """
+    name = row.get("implementation") or row.get("kernel")
+    if name:
+        name = shorten(name, NAME_WIDTH)
+    impl = f" {name}" if name else ""
+    text = f"{shorten(row['target'], NAME_WIDTH)}{impl} · {row.get('work') or 'work unknown'}"
+    rest = ""
+    if row.get("compare") in (SAME_WORK, None):
+        rest = format_us(row["time_us"]) + (f" per {row['per']}" if row.get("per") else "")
+    figures = []
+    if row.get("peak_fraction") is not None:
+        figures.append(f"{percent(row['peak_fraction'])} of peak")
+    if row.get("tflops") is not None:
+        figures.append(f"{number(row['tflops'])} TFLOP/s")
+    if figures:
+        rest += (" at " if rest else "") + ", ".join(figures)
+    if row.get("energy_j") is not None:
+        rest += (", " if rest else "") + f"{number(row['energy_j'])} J"
+    if row.get("j_per_gflop") is not None:
+        rest += f" ({number(row['j_per_gflop'] * 1e3)} mJ/GFLOP)"
+    if row.get("speedup") is not None:
+        speedup = row["speedup"]
+        rest += f", {number(speedup)}× the slowest" if speedup != 1 else ", the slowest"
+    if rest:
+        text += " · " + rest
+    return text

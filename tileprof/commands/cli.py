@@ -1,0 +1,126 @@
+"""The ``tileprof`` command line: a thin layer of click commands over the Python API.
+
+Errors are caught once, here: a ``TileprofError`` becomes one line on stderr and its exit
+code; ``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import errno
+import importlib
+import sys
+import traceback
+from typing import Any
+
+import click
+
+from tileprof.core.errors import EXIT_BAD_INPUT, TileprofError
+from tileprof.core.text import escape_control
+
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "summary": ("tileprof.commands.summary", "Per-group statistics of one tile dump."),
+    "runs": ("tileprof.commands.runs", "One run table of tile dumps and GPU files, linked."),
+    "convert": (
+        "tileprof.commands.convert",
+        "Convert a dump to the cache layout or another dump format.",
+    ),
+    "report": ("tileprof.commands.report", "Write one self-contained HTML report of every input."),
+    "store": ("tileprof.commands.store", "Keep many runs in one store (Delta Lake tables)."),
+    "history": ("tileprof.commands.history", "Trend of figures per run and group from a store."),
+    "diff": ("tileprof.commands.diff", "Compare two dumps or summaries, group by group."),
+    "trace": ("tileprof.commands.trace", "Write a Perfetto or Chrome trace of every target."),
+    "supersteps": (
+        "tileprof.commands.supersteps",
+        "Cut each epoch into supersteps from compute timing.",
+    ),
+}
+"""Subcommand name -> (module defining ``command``, its one-line help). A module is imported
+only when its command runs, so ``summary`` does not pay for the report's or the run table's
+imports, and ``tileprof --help`` lists every command from this table without importing any
+(the one-line help is the command's own ``short_help``; tests/test_startup.py holds them
+equal)."""
+
+
+class TileprofGroup(click.Group):
+    """The top-level group; loads subcommands lazily and turns ``TileprofError`` into a
+    one-line message."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and cmd_name in _COMMANDS:
+            command = importlib.import_module(_COMMANDS[cmd_name][0]).command
+            self.add_command(command, cmd_name)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands section of ``--help``, from ``_COMMANDS`` (no command module loaded)."""
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in _COMMANDS and name not in self.commands:
+                rows.append((name, _COMMANDS[name][1]))
+                continue
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(formatter.width)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except TileprofError as exc:
+            self._fail(ctx, str(exc), exc.exit_code)
+        except MemoryError:
+            self._fail(ctx, "out of memory (try a smaller input, a filter, or the cache layout)")
+        except OSError as exc:
+            self._fail(ctx, os_error_text(exc))
+
+    @staticmethod
+    def _fail(ctx: click.Context, message: str, code: int = EXIT_BAD_INPUT) -> None:
+        """One line on stderr (the traceback first under ``--debug``), then exit ``code``."""
+        if ctx.params.get("debug"):
+            traceback.print_exc()
+        click.echo(f"tileprof: error: {escape_control(message)}", err=True)
+        ctx.exit(code)
+
+
+def os_error_text(exc: OSError) -> str:
+    """An ``OSError`` met while reading or writing (a full disk, a vanished file) in one line."""
+    reason = exc.strerror or type(exc).__name__
+    if exc.errno == errno.ENOSPC:
+        reason = "no space left on device (nothing partial was left behind)"
+    return f"{exc.filename}: {reason}" if exc.filename else reason
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``--version`` as click's ``version_option`` prints it; the installed version is looked
+    up here (``importlib.metadata``, ~40 ms), not by every command that starts."""
+    if not value or ctx.resilient_parsing:
+        return
+    from tileprof._version import __version__
+
+    click.echo(f"tileprof, version {__version__}")
+    ctx.exit()
+
+
+@click.group(cls=TileprofGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Show a traceback with errors.")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
+def cli(debug: bool) -> None:
+    """Profile analyzer for tile-based accelerators, side by side with GPU runs."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="tileprof")

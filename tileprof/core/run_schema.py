@@ -1,0 +1,235 @@
+"""The run table: every target's runs (tile groups, GPU kernels, benchmarks) in one frame.
+
+Each parser turns its source into rows of this table; derived figures (TFLOP/s, peak
+fraction, J per MAC, speedup) are computed once, here, so every source gets the same
+definitions. ``docs/runs.md`` documents every column.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import polars as pl
+
+from tileprof.core.classify import DTYPES, OP_FAMILIES, classify
+from tileprof.core.peaks import peak_tflops
+
+TARGET_KINDS: tuple[str, ...] = ("tile", "gpu")
+
+
+@dataclass(frozen=True)
+class RunColumn:
+    """One column of the run table."""
+
+    name: str
+    dtype: pl.DataType
+    doc: str
+    derived: bool = False
+
+
+RUN_COLUMNS: tuple[RunColumn, ...] = (
+    RunColumn("target", pl.String(), "device name as the source writes it"),
+    RunColumn("target_kind", pl.Enum(list(TARGET_KINDS)), "tile or gpu"),
+    RunColumn("source", pl.String(), "file, and the place in it, the row comes from"),
+    RunColumn("workload", pl.String(), "what was run (benchmark workload, GEMM, model)"),
+    RunColumn("implementation", pl.String(), "how it was run (trainkernel, inductor, schedule)"),
+    RunColumn("kernel", pl.String(), "kernel or tile group name"),
+    RunColumn("op_family", pl.Enum(list(OP_FAMILIES)), "classifier: kind of work"),
+    RunColumn("dtype", pl.Enum(list(DTYPES)), "classifier: number format"),
+    RunColumn("shape", pl.String(), "problem shape as the source writes it"),
+    RunColumn(
+        "per", pl.String(), "what one time_us covers: call, step, GEMM, epoch, active (tile)"
+    ),
+    RunColumn("time_us", pl.Float64(), "µs per call, step, GEMM or epoch (see per)"),
+    RunColumn("calls", pl.Int64(), "calls, steps or repetitions time_us averages over"),
+    RunColumn("total_us", pl.Float64(), "µs over all calls, where the source gives it"),
+    RunColumn("p50_us", pl.Float64(), "median µs per call (nearest rank)"),
+    RunColumn("p95_us", pl.Float64(), "95th percentile µs per call (nearest rank)"),
+    RunColumn("max_us", pl.Float64(), "longest call, µs"),
+    RunColumn("mac", pl.Int64(), "multiply-accumulates per time_us, where the source states it"),
+    RunColumn("energy_j", pl.Float64(), "J per time_us, idle-adjusted where the source has it"),
+    RunColumn("energy_raw_j", pl.Float64(), "J per time_us, raw board energy"),
+    RunColumn("baseline_implementation", pl.String(), "what speedup compares against"),
+    RunColumn("baseline_time_us", pl.Float64(), "the baseline's time_us"),
+    RunColumn("speedup", pl.Float64(), "baseline_time_us / time_us", derived=True),
+    RunColumn("tflops", pl.Float64(), "2 × mac / time_us / 1e6", derived=True),
+    RunColumn("peak_tflops", pl.Float64(), "dense peak of target for dtype", derived=True),
+    RunColumn(
+        "peak_fraction",
+        pl.Float64(),
+        "tflops / peak_tflops; deviceUsefulUtilization for tile groups",
+        derived=True,
+    ),
+    RunColumn("j_per_mac", pl.Float64(), "energy_j / mac", derived=True),
+    RunColumn("launch_op", pl.String(), "CPU op that launched the kernel (PyTorch traces)"),
+    RunColumn("metadata", pl.String(), "JSON object: the source's other fields for this row"),
+)
+
+RUN_SCHEMA: dict[str, pl.DataType] = {c.name: c.dtype for c in RUN_COLUMNS}
+# peak_fraction is derived for GPU rows but given for tile groups, so parsers may set it.
+INPUT_COLUMNS: tuple[str, ...] = tuple(
+    c.name for c in RUN_COLUMNS if not c.derived or c.name == "peak_fraction"
+)
+
+
+def empty_runs() -> pl.DataFrame:
+    """A run table with no rows."""
+    return pl.DataFrame(schema=RUN_SCHEMA)
+
+
+@dataclass
+class ParsedRuns:
+    """What one input file gives: its rows, its kind, and what a reader should be told."""
+
+    kind: str
+    frame: pl.DataFrame
+    notes: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def runs_from_rows(rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
+    """Build a typed run table from row mappings; classify and derive what they leave out.
+
+    ``op_family``/``dtype`` left unset are classified from kernel, implementation and
+    workload names (in that order); ``metadata`` may be a mapping and is stored as JSON.
+    """
+    columns: dict[str, list[Any]] = {name: [] for name in INPUT_COLUMNS}
+    for row in rows:
+        unknown = set(row) - set(INPUT_COLUMNS) - {"classify_hint"}
+        if unknown:
+            raise ValueError(f"not run columns: {sorted(unknown)}")
+        family, dt = classify(
+            row.get("classify_hint"),
+            row.get("kernel"),
+            row.get("implementation"),
+            row.get("workload"),
+        )
+        for name in INPUT_COLUMNS:
+            value = row.get(name)
+            if name == "op_family" and value is None:
+                value = family
+            elif name == "dtype" and value is None:
+                value = dt
+            elif name == "metadata" and isinstance(value, Mapping):
+                value = json.dumps(value, sort_keys=False, default=str) if value else None
+            columns[name].append(value)
+    frame = pl.DataFrame(columns, schema={n: RUN_SCHEMA[n] for n in INPUT_COLUMNS})
+    return with_derived(frame)
+
+
+def with_derived(frame: pl.DataFrame) -> pl.DataFrame:
+    """Add (or recompute) the derived columns and put columns in the documented order.
+
+    A ``peak_fraction`` already set (tile groups carry their own) is kept.
+    """
+    peaks = [
+        peak_tflops(t, d)
+        for t, d in zip(
+            frame["target"].to_list(), frame["dtype"].cast(pl.String).to_list(), strict=True
+        )
+    ]
+    has_pf = "peak_fraction" in frame.columns
+    out = frame.with_columns(pl.Series("peak_tflops", peaks, dtype=pl.Float64)).with_columns(
+        (pl.col("baseline_time_us") / pl.col("time_us")).alias("speedup"),
+        (2.0 * pl.col("mac").cast(pl.Float64) / pl.col("time_us") / 1e6).alias("tflops"),
+        (pl.col("energy_j") / pl.col("mac").cast(pl.Float64)).alias("j_per_mac"),
+    )
+    computed = pl.col("tflops") / pl.col("peak_tflops")
+    pf = pl.coalesce(pl.col("peak_fraction"), computed) if has_pf else computed
+    out = out.with_columns(pf.alias("peak_fraction"))
+    return out.select([pl.col(c.name).cast(c.dtype) for c in RUN_COLUMNS])
+
+
+def concat_runs(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    """All rows of ``frames`` in one run table, in order."""
+    if not frames:
+        return empty_runs()
+    return pl.concat([f.select(list(RUN_SCHEMA)) for f in frames], how="vertical")
+
+
+class GroupSummary(Protocol):
+    """What tile-group conversion needs from ``tileprof``'s ``Summary``."""
+
+    @property
+    def clock_hz(self) -> int | float: ...
+    @property
+    def tile_count(self) -> int: ...
+    @property
+    def groups(self) -> pl.DataFrame: ...
+
+
+def tile_target_name(clock_hz: float, tile_count: int) -> str:
+    """The tile device's target name, e.g. ``tile device (1472 tiles @ 1.5 GHz)``."""
+    return f"tile device ({tile_count} tiles @ {clock_hz / 1e9:g} GHz)"
+
+
+def tile_runs(
+    summary: GroupSummary,
+    *,
+    source: str,
+    target: str | None = None,
+    workload: str | None = None,
+    work: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """One run row per tile group of ``summary``.
+
+    ``time_us = phaseCycles / clockHz × 1e6`` (the group's phase time, not the summed work)
+    and ``peak_fraction = deviceUsefulUtilization``; the group's own statistics go to
+    ``metadata``, with the work the group's samples state
+    (``tileprof.analyses.tile_work.group_work``:
+    kernelSpec, outputElements) where ``work`` gives it.
+    """
+    name = target or tile_target_name(summary.clock_hz, summary.tile_count)
+    stated: dict[str, dict[str, Any]] = {}
+    for w in work.iter_rows(named=True) if work is not None else ():
+        stated[w["name"]] = {
+            k: w[k] for k in ("kernelSpec", "kernelSpecs", "outputElements") if w[k] is not None
+        }
+    rows = []
+    for g in summary.groups.iter_rows(named=True):
+        phase_cycles = g.get("phaseCycles")
+        dims = g.get("dimensions")
+        rows.append(
+            {
+                "target": name,
+                "target_kind": "tile",
+                "source": source,
+                "workload": workload,
+                "kernel": g["name"],
+                "per": "active",
+                "time_us": _cycles_us(phase_cycles, summary.clock_hz),
+                "calls": None,
+                "max_us": _cycles_us(g.get("maximumCycles"), summary.clock_hz),
+                "p50_us": _cycles_us(g.get("p50Cycles"), summary.clock_hz),
+                "p95_us": _cycles_us(g.get("p95Cycles"), summary.clock_hz),
+                "peak_fraction": g.get("deviceUsefulUtilization"),
+                "metadata": {
+                    k: g.get(k)
+                    for k in (
+                        "sampleCount",
+                        "tileCount",
+                        "phaseCount",
+                        "phaseCycles",
+                        "workCycles",
+                        "usefulCycles",
+                        "usefulUtilization",
+                        "workLaneOccupancy",
+                        "deviceUsefulUtilization",
+                    )
+                    if k in g
+                }
+                | stated.get(g["name"], {})
+                | ({"dimensions": dims} if dims else {}),
+            }
+        )
+    return runs_from_rows(rows)
+
+
+def _cycles_us(cycles: float | None, clock_hz: float) -> float | None:
+    """``cycles / clockHz`` in µs, as ``cycles × 10⁶ / clockHz``: the numerator is exact for
+    integer cycle counts, so the one rounding is the division's (``cycles / clockHz × 1e6``
+    rounds twice: 94608 cycles at 1.5 GHz gave 63.071999999999996 µs, not 63.072)."""
+    return None if cycles is None else cycles * 1_000_000 / clock_hz

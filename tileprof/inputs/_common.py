@@ -1,0 +1,415 @@
+"""What every dump parser shares: reading (maybe gzipped) bytes, interning metadata lists,
+building the typed sample frame and validating it at the boundary."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import itertools
+import math
+import os
+import re
+import stat
+import time
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
+
+import msgspec
+import polars as pl
+
+from tileprof.core.errors import InputError
+from tileprof.core.schema import (
+    DEFAULT_CLOCK_HZ,
+    DEFAULT_TILE_COUNT,
+    METADATA_NUMBER_KEYS,
+    SAMPLE_SCHEMA,
+    MetadataEntries,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+
+GZIP_MAGIC = b"\x1f\x8b"
+MAX_CYCLES = 2**62
+"""Largest offset or duration a dump may state."""
+MAX_END = 2**63 - 1
+"""Largest offset + duration, and largest sum of all durations: every cycle count derived from
+them (lastOffset, workCycles, the span) then fits in a signed 64-bit integer."""
+CLOCK_HZ_RANGE = (1.0, 1e12)
+"""clockHz a dump or --clock-hz may state: 1 Hz to 1 THz keeps cycles → ms finite and exact."""
+MAX_TILE_COUNT = 2**20
+"""Largest tileCount: per-tile views are sized by it, so a claim of 10^12 tiles is refused."""
+PlaceFn = Callable[[int], str]
+"""Turns a sample's position in the dump into the place an error names ("sample 12", "line 14")."""
+
+
+@dataclass
+class DeviceHeader:
+    """``clockHz``/``tileCount`` as the dump states them (None where it does not)."""
+
+    clock_hz: int | float | None = None
+    tile_count: int | None = None
+
+
+@dataclass
+class ParsedDump:
+    """What a parser hands to the model: the typed frame, the interned metadata, the device."""
+
+    samples: pl.DataFrame
+    metadata: list[MetadataEntries]
+    header: DeviceHeader
+    place: PlaceFn
+
+
+FIFO_WAIT_S = 10.0
+"""How long reading a FIFO waits for a writer to open it before giving up."""
+_STREAMS: dict[str, bytes] = {}
+_STREAMS_KEPT = 4
+
+
+def stream_content(path: Path) -> bytes | None:
+    """The whole content of ``path`` when it is a pipe or FIFO (read once, then kept, since
+    detection and parsing each look at it); None for a regular file. A device or socket is an
+    InputError: reading ``/dev/zero`` would never end.
+
+    ``cat dump.json | tileprof summary /dev/stdin`` and ``<(zcat dump.ndjson.gz)`` are pipes.
+    """
+    key = str(path)
+    if key in _STREAMS:
+        return _STREAMS[key]
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # open_input words the error
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if not stat.S_ISFIFO(mode):
+        kind = "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+        raise InputError(path, None, f"is {kind}, not a file (give a file, or pipe the data in)")
+    data = _read_fifo(path)
+    while len(_STREAMS) >= _STREAMS_KEPT:
+        del _STREAMS[next(iter(_STREAMS))]
+    _STREAMS[key] = data
+    return data
+
+
+def _read_fifo(path: Path, wait_s: float = FIFO_WAIT_S) -> bytes:
+    """Read a pipe or FIFO to its end, waiting at most ``wait_s`` for a writer to appear.
+
+    Opened without blocking, a FIFO nobody writes to reads as end-of-file at once, while one
+    with a writer but no data yet says "try again": so poll until there is a writer, then read
+    the stream normally. A plain ``open`` would block forever on a FIFO with no writer.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + wait_s
+    try:
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                break  # a writer is there: read the rest blocking
+            if chunk:
+                chunks.append(chunk)
+                break
+            if time.monotonic() > deadline:
+                raise InputError(path, None, f"FIFO: nothing was written to it within {wait_s:g} s")
+            time.sleep(0.02)
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            chunks.append(handle.read())
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+def open_input(path: Path) -> BinaryIO:
+    """``path`` opened for reading; a missing, folder or unreadable path is an InputError.
+
+    A pipe or FIFO is read whole first (``stream_content``) and served from memory."""
+    content = stream_content(path)
+    if content is not None:
+        return io.BytesIO(content)
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise InputError(path, None, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(path, None, "is a folder, not a file") from None
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+
+
+UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_STARTS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def check_encoding(path: Path, data: bytes) -> bytes:
+    """``data`` without a UTF-8 byte-order mark; UTF-16 (and UTF-32) text is an InputError.
+
+    A BOM is what some Windows tools put before UTF-8; UTF-16 shows as its BOM or as ASCII with
+    a NUL after every character, and would otherwise surface as a baffling CSV or JSON error.
+    """
+    if data.startswith(UTF8_BOM):
+        return data[len(UTF8_BOM) :]
+    if (
+        data.startswith(_UTF16_STARTS)
+        or (len(data) >= 4 and data[0] != 0 and data[1] == 0 and data[3] == 0)
+        or (len(data) >= 4 and data[0] == 0 and data[1] != 0 and data[2] == 0)
+    ):
+        raise InputError(path, "start of file", "UTF-16 is not supported; save as UTF-8")
+    return data
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's content, gunzipped when it is gzip; unreadable files are InputErrors.
+
+    A UTF-8 byte-order mark is dropped and UTF-16 refused (``check_encoding``)."""
+    with open_input(path) as handle:
+        try:
+            data = handle.read()
+        except OSError as exc:
+            raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+    if data[:2] == GZIP_MAGIC:
+        try:
+            data = gzip.decompress(data)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise InputError(path, None, f"corrupt or truncated gzip data ({exc})") from None
+    data = check_encoding(path, data)
+    if not data.strip():
+        raise InputError(path, None, "file is empty")
+    return data
+
+
+_BYTE_POSITION = re.compile(r"\(byte (\d+)\)")
+
+
+def split_validation_error(message: str) -> tuple[str, str]:
+    """msgspec's ``Expected `int`, got `str` - at `$.samples[3].offset``` as
+    (``"$.samples[3].offset"``, ``"expected `int`, got `str`"``); the path is "$" when absent."""
+    text, _, at = message.partition(" - at ")
+    return at.strip("`") or "$", text[:1].lower() + text[1:]
+
+
+def json_error_text(message: str) -> str:
+    """msgspec's decode error in our words, without its byte position (the place says where)."""
+    detail = _BYTE_POSITION.sub("", message).strip().removeprefix("JSON is malformed: ")
+    if detail == "Input data was truncated":
+        detail = "truncated: the file ends inside the document"
+    if detail.startswith("maximum recursion depth"):
+        detail = NESTED_TOO_DEEP
+    return f"malformed JSON: {detail}"
+
+
+NESTED_TOO_DEEP = "nested too deeply (more levels of [ or { than any profile has)"
+
+
+def json_error_place(data: bytes, message: str) -> str:
+    """Turn msgspec's "(byte N)" or truncation message into "line L, column C"."""
+    match = _BYTE_POSITION.search(message)
+    if match:
+        position = int(match.group(1))
+    elif "truncated" in message:
+        position = len(data)
+    else:
+        return "document"
+    line = data.count(b"\n", 0, position) + 1
+    column = position - (data.rfind(b"\n", 0, position) + 1) + 1
+    return f"line {line}, column {column}"
+
+
+class MetadataEntry(msgspec.Struct, frozen=True):
+    """One ``{"name": …, "value": …}`` pair of a sample's metadata list."""
+
+    name: str
+    value: str | int | float
+
+
+_METADATA_DECODER = msgspec.json.Decoder(list[MetadataEntry])
+
+
+class MetadataInterner:
+    """Maps each sample's raw metadata text to an id into the list of distinct texts.
+
+    Metadata lists repeat across the samples of a kernel, so decoding each distinct text once is
+    what keeps the metadata cheap. Absent metadata (None, empty, ``null``) gets id -1. One
+    interner may serve several batches of one dump: ids follow the order of first appearance.
+    """
+
+    _ABSENT: tuple[bytes | str | None, ...] = (None, b"", "", b"null", "null")
+
+    def __init__(self) -> None:
+        # The texts that mean "no metadata" are keys too, mapped to -1, so one dict lookup per
+        # sample (``setdefault`` in a comprehension, no branch) interns every text.
+        self.index: dict[bytes | str | None, int] = dict.fromkeys(self._ABSENT, -1)
+        self.distinct: list[bytes | str] = []
+
+    def intern(self, raw: Sequence[bytes | str | None]) -> np.ndarray:
+        """The ids of ``raw``'s texts, adding new texts to ``distinct``."""
+        import numpy as np  # here, not at the top: detection and peeking need no numpy
+
+        index = self.index
+        known = len(index)
+        absent = len(self._ABSENT)
+        add = index.setdefault
+        ids = np.array([add(text, len(index) - absent) for text in raw], dtype=np.int64)
+        if len(index) > known:
+            self.distinct.extend(itertools.islice(index, known, None))  # type: ignore[arg-type]
+        return ids
+
+
+def intern_metadata(raw: Sequence[bytes | str | None]) -> tuple[np.ndarray, list[bytes | str]]:
+    """Ids and distinct texts of one column of raw metadata texts (see ``MetadataInterner``)."""
+    interner = MetadataInterner()
+    return interner.intern(raw), interner.distinct
+
+
+def decode_metadata(
+    path: Path, distinct: Sequence[bytes | str], ids: np.ndarray, place: PlaceFn
+) -> tuple[list[MetadataEntries], np.ndarray, np.ndarray]:
+    """Decode each distinct metadata list and pull out the numeric entries.
+
+    Returns the entries per id and, per id, ``usefulCycles`` and ``physicalWorkCycles`` as floats
+    (NaN where the list has no such entry). Errors name the first sample that carries the list.
+    """
+    import numpy as np
+
+    table: list[MetadataEntries] = []
+    numbers = np.full((len(distinct), len(METADATA_NUMBER_KEYS)), np.nan)
+    for metadata_id, text in enumerate(distinct):
+
+        def where(metadata_id: int = metadata_id) -> str:
+            return place(int(np.flatnonzero(ids == metadata_id)[0]))
+
+        try:
+            entries = _METADATA_DECODER.decode(text)
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
+            message = str(exc).replace("`$", "`metadata")
+            raise InputError(path, where(), f"metadata: {message}") from None
+        pairs = tuple((entry.name, str(entry.value)) for entry in entries)
+        table.append(pairs)
+        for column, key in enumerate(METADATA_NUMBER_KEYS):
+            value = next((v for n, v in pairs if n == key), None)
+            if value is None:
+                continue
+            try:
+                number = float(value)
+            except ValueError:
+                raise InputError(
+                    path, where(), f"metadata {key} {value!r} is not a number"
+                ) from None
+            if not math.isfinite(number) or number < 0:
+                raise InputError(
+                    path, where(), f"metadata {key} {value!r} is not a finite, non-negative number"
+                )
+            numbers[metadata_id, column] = number
+    return table, numbers[:, 0], numbers[:, 1]
+
+
+def build_sample_frame(
+    columns: Mapping[str, Sequence[object] | np.ndarray | pl.Series],
+    metadata_ids: np.ndarray,
+    useful_by_id: np.ndarray,
+    physical_by_id: np.ndarray,
+) -> pl.DataFrame:
+    """Assemble the typed frame from raw columns and interned metadata ids (-1: none).
+
+    The per-sample metadata columns are gathers from the per-id tables by the nullable id
+    column (a null id gathers null), so no sample-sized temporaries are made beyond the results.
+    """
+    import numpy as np
+
+    ids = pl.Series("metadataId", metadata_ids, dtype=pl.Int64)
+    ids = pl.select(pl.when(ids >= 0).then(ids).cast(pl.UInt32)).to_series().alias("metadataId")
+
+    def per_sample(values_by_id: np.ndarray) -> pl.Series:
+        if len(values_by_id) == 0:
+            return pl.Series(np.full(len(metadata_ids), np.nan)).fill_nan(None)
+        return pl.Series(values_by_id, dtype=pl.Float64).fill_nan(None).gather(ids)
+
+    series = {
+        name: pl.Series(name, columns[name], dtype=SAMPLE_SCHEMA[name], strict=False)
+        for name in ("tile", "offset", "duration", "phase", "epoch", "kind", "operation", "kernel")
+    }
+    series["usefulCycles"] = per_sample(useful_by_id).alias("usefulCycles")
+    series["physicalWorkCycles"] = per_sample(physical_by_id).alias("physicalWorkCycles")
+    series["metadataId"] = ids
+    return pl.DataFrame(series)
+
+
+def validate_samples(frame: pl.DataFrame, path: Path, tile_count: int, place: PlaceFn) -> None:
+    """Range checks the types cannot express: no negative times, tiles inside the device."""
+    checks: list[tuple[pl.Expr, Callable[[dict[str, object]], str]]] = [
+        (pl.col("offset") < 0, lambda row: f"negative offset {row['offset']}"),
+        (pl.col("duration") < 0, lambda row: f"negative duration {row['duration']}"),
+        (
+            (pl.col("offset") > MAX_CYCLES) | (pl.col("duration") > MAX_CYCLES),
+            lambda row: (
+                f"offset {row['offset']} or duration {row['duration']} is beyond 2^62 cycles"
+            ),
+        ),
+        (pl.col("tile") < 0, lambda row: f"negative physicalTile {row['tile']}"),
+        (
+            pl.col("tile") >= tile_count,
+            lambda row: f"physicalTile {row['tile']} is not below tileCount {tile_count}",
+        ),
+    ]
+    checks += [
+        (
+            pl.col("offset") > MAX_END - pl.col("duration"),
+            lambda row: (
+                f"offset {row['offset']} + duration {row['duration']} is beyond 2^63 - 1 cycles"
+            ),
+        ),
+        (
+            pl.col("duration").cast(pl.Int128).cum_sum() > MAX_END,
+            lambda _: "the durations up to here add up beyond 2^63 - 1 cycles",
+        ),
+    ]
+    checks += [
+        (
+            pl.col(column).fill_null(0.0).cum_sum().is_infinite(),
+            _sum_overflow_text(column),
+        )
+        for column in METADATA_NUMBER_KEYS
+    ]
+    for condition, describe in checks:
+        bad = frame.select(condition.arg_true().first()).item()
+        if bad is not None:
+            row = frame.row(int(bad), named=True)
+            raise InputError(path, place(int(bad)), describe(row))
+
+
+def _sum_overflow_text(column: str) -> Callable[[dict[str, object]], str]:
+    return lambda _: f"metadata {column} values up to here add up beyond a 64-bit float"
+
+
+def resolve_device(
+    path: Path,
+    header: DeviceHeader,
+    clock_hz: float | None,
+    tile_count: int | None,
+) -> tuple[int | float, int]:
+    """Options override the dump, which overrides the device defaults; both must be positive."""
+    clock = clock_hz if clock_hz is not None else header.clock_hz
+    tiles = tile_count if tile_count is not None else header.tile_count
+    clock = DEFAULT_CLOCK_HZ if clock is None else clock
+    tiles = DEFAULT_TILE_COUNT if tiles is None else tiles
+    if isinstance(clock, float) and clock.is_integer():
+        clock = int(clock)
+    low, high = CLOCK_HZ_RANGE
+    if not (isinstance(clock, (int, float)) and math.isfinite(clock) and clock > 0):
+        raise InputError(path, "clockHz", f"must be a positive number, not {clock!r}")
+    if not low <= clock <= high:
+        raise InputError(path, "clockHz", f"{clock!r} is outside 1 Hz to 1 THz")
+    if not (isinstance(tiles, int) and tiles > 0):
+        raise InputError(path, "tileCount", f"must be a positive integer, not {tiles!r}")
+    if tiles > MAX_TILE_COUNT:
+        raise InputError(path, "tileCount", f"{tiles} is beyond {MAX_TILE_COUNT} tiles")
+    return clock, tiles

@@ -1,0 +1,358 @@
+"""PyTorch profiler (Kineto) Chrome traces, ``.json`` or ``.json.gz``.
+
+GPU events are the complete events (``ph: "X"``) of category ``kernel``, ``gpu_memcpy`` or
+``gpu_memset``; ``ts``/``dur`` are µs and ``args`` carries ``device``, ``stream``, ``grid``,
+``block`` and ``correlation``. A kernel's launching CPU op is found through ``correlation``
+(the ``cuda_runtime``/``cuda_driver`` launch with the same correlation, whose ``External id``
+names a ``cpu_op``), falling back to the kernel's own ``External id``. Device names come from
+``deviceProperties``. Kernels are aggregated per (device, name): count, total, mean,
+nearest-rank p50 and p95, and max. A trace with no GPU events is valid: it gives no rows and
+a note saying it is CPU-only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Container
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import msgspec
+import polars as pl
+
+from tileprof.core.classify import classify, dtype_from_torch_types
+from tileprof.core.errors import InputError
+from tileprof.core.run_schema import ParsedRuns, runs_from_rows
+from tileprof.inputs._format import Reader
+from tileprof.inputs._sniff import TRACE
+
+T = TypeVar("T")
+Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+"""Integers the run table stores as Int64: a larger one is named as out of range."""
+
+KIND = TRACE
+GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
+LAUNCH_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})
+NO_DTYPE_FAMILIES = frozenset({"copy", "fill", "cast", "layout", "exchange", "other"})
+
+
+class Args(msgspec.Struct):
+    """The ``args`` keys tileprof reads; others are skipped unread. Typing them here makes
+    msgspec check every event in one pass and name the bad one (``$.traceEvents[i].args.…``)."""
+
+    device: Int64 | None = None
+    stream: Int64 | None = None
+    correlation: Int64 | None = None
+    external_id: Int64 | None = msgspec.field(default=None, name="External id")
+    grid: list[Int64] | None = None
+    block: list[Int64] | None = None
+    input_type: list[str] | None = msgspec.field(default=None, name="Input type")
+    # Read as any JSON: malformed dims or arguments give an op null work, never an error.
+    input_dims: Any = msgspec.field(default=None, name="Input Dims")
+    concrete_inputs: Any = msgspec.field(default=None, name="Concrete Inputs")
+    flops: Any = None
+
+
+class Event(msgspec.Struct):
+    ph: str | None = None
+    cat: str | None = None
+    name: str | None = None
+    ts: float | None = None
+    dur: float | None = None
+    tid: Any = None
+    pid: Any = None
+    args: Args | None = None
+
+
+class DeviceProperties(msgspec.Struct):
+    id: Int64
+    name: str
+
+
+class Trace(msgspec.Struct):
+    """The top level, each part left undecoded so that a missing ``traceEvents`` is reported
+    before any fault inside ``deviceProperties`` (msgspec checks fields in document order)."""
+
+    traceEvents: msgspec.Raw
+    deviceProperties: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"[]"))
+
+
+_NO_ARGS = Args()
+
+
+@dataclass
+class CpuOp:
+    """One ``cpu_op`` event: what op-level rows and work attribution read."""
+
+    index: int
+    name: str
+    thread: str
+    ts: float
+    dur: float
+    external_id: int | None
+    input_type: list[str] | None
+    input_dims: Any
+    concrete_inputs: Any
+    flops: Any
+
+
+@dataclass
+class KinetoEvents:
+    """The events of a trace that tileprof reads, checked, in file order."""
+
+    name: str
+    devices: dict[int, str]
+    cpu_ops: list[CpuOp]
+    gpu: list[tuple[int, Event, Args]]
+    launches: dict[int, int]  # correlation -> External id of the launching cpu_op
+
+    def launching_external_id(self, a: Args, known: Container[int]) -> int | None:
+        """The External id of the cpu_op that launched a GPU event with ``args`` ``a``."""
+        ext = self.launches.get(a.correlation) if a.correlation is not None else None
+        if ext is None or ext not in known:
+            ext = a.external_id
+        return ext
+
+
+def read_events(path: str | Path, data: bytes) -> KinetoEvents:
+    """Decode a trace and check its GPU events; the CPU ops, GPU events and launches."""
+    from tileprof.inputs._decode import decode_json
+
+    trace = decode_json(path, data, Trace)
+    trace_events = _decode_part(path, trace.traceEvents, list[Event], "$.traceEvents")
+    props = _decode_part(path, trace.deviceProperties, list[DeviceProperties], "$.deviceProperties")
+    events = KinetoEvents(Path(path).name, {d.id: d.name for d in props}, [], [], {})
+    for i, ev in enumerate(trace_events):
+        if ev.ph != "X":
+            continue
+        where = f"$.traceEvents[{i}]"
+        if ev.dur is not None and (ev.dur < 0 or math.isnan(ev.dur)):
+            raise InputError(path, f"{where}.dur", f"negative duration {ev.dur:g} µs")
+        if ev.cat in GPU_CATEGORIES:
+            if ev.dur is None or ev.ts is None:
+                missing = "dur" if ev.dur is None else "ts"
+                raise InputError(path, f"{where}.{missing}", "GPU event without it")
+            if ev.name is None:
+                raise InputError(path, f"{where}.name", "GPU event without a name")
+            events.gpu.append((i, ev, ev.args or _NO_ARGS))
+        elif ev.cat == "cpu_op":
+            c = ev.args or _NO_ARGS
+            events.cpu_ops.append(
+                CpuOp(
+                    i,
+                    ev.name or "",
+                    f"{ev.pid}/{ev.tid}",
+                    ev.ts or 0.0,
+                    ev.dur or 0.0,
+                    c.external_id,
+                    c.input_type,
+                    c.input_dims,
+                    c.concrete_inputs,
+                    c.flops,
+                )
+            )
+        elif ev.cat in LAUNCH_CATEGORIES:
+            c = ev.args or _NO_ARGS
+            if c.correlation is not None and c.external_id is not None:
+                events.launches[c.correlation] = c.external_id
+    return events
+
+
+@dataclass(frozen=True)
+class GpuEvents:
+    """Every GPU event of one trace, in launch order, with its launching CPU op."""
+
+    events: pl.DataFrame
+    devices: dict[int, str]
+    cpu_ops: int
+
+
+def gpu_events(path: str | Path, data: bytes) -> GpuEvents:
+    """The GPU events of a Kineto trace, one row each (``ts``/``dur`` in µs, as written).
+
+    ``op`` is the launching CPU op found through ``correlation`` (module docstring); the
+    frame is empty for a CPU-only trace.
+    """
+    return gpu_events_of(read_events(path, data))
+
+
+def gpu_events_of(found: KinetoEvents) -> GpuEvents:
+    """``gpu_events`` of an already-read trace."""
+    cpu_ops = {
+        op.external_id: (op.name, op.input_type)
+        for op in found.cpu_ops
+        if op.external_id is not None
+    }
+    records: dict[str, list[Any]] = {k: [] for k in _EVENT_SCHEMA}
+    for _, ev, a in sorted(found.gpu, key=lambda t: (t[1].ts or 0.0, t[0])):
+        ext = found.launching_external_id(a, cpu_ops)
+        op, types = cpu_ops.get(ext, (None, None)) if ext is not None else (None, None)
+        records["device"].append(a.device)
+        records["name"].append(ev.name)
+        records["cat"].append(ev.cat)
+        records["ts"].append(ev.ts)
+        records["dur"].append(ev.dur)
+        records["stream"].append(a.stream)
+        records["grid"].append(_dims(a.grid))
+        records["block"].append(_dims(a.block))
+        records["op"].append(op)
+        records["op_types"].append(json.dumps(types) if types else None)
+        records["correlation"].append(a.correlation)
+    events = pl.DataFrame(records, schema=_EVENT_SCHEMA)
+    return GpuEvents(events, found.devices, len(found.cpu_ops))
+
+
+_EVENT_SCHEMA: dict[str, pl.DataType] = {
+    "device": pl.Int64(),
+    "name": pl.Categorical(),
+    "cat": pl.Categorical(),
+    "ts": pl.Float64(),
+    "dur": pl.Float64(),
+    "stream": pl.Int64(),
+    "grid": pl.String(),
+    "block": pl.String(),
+    "op": pl.String(),
+    "op_types": pl.String(),
+    "correlation": pl.Int64(),
+}
+
+
+def parse(path: str | Path, data: bytes) -> ParsedRuns:
+    """The per-kernel runs of a Kineto trace."""
+    found = gpu_events(path, data)
+    name = Path(path).name
+    devices, cpu_count = found.devices, found.cpu_ops
+    notes: list[str] = []
+    if found.events.height == 0:
+        notes.append(f"{name}: CPU-only trace ({cpu_count} CPU ops, no GPU kernel events)")
+        return ParsedRuns(KIND, runs_from_rows([]), notes=notes, metadata={"cpu_ops": cpu_count})
+    agg = aggregate(found.events)
+    rows = []
+    for r in agg.iter_rows(named=True):
+        device = r["device"]
+        target = devices.get(device) if device is not None else None
+        if target is None:
+            target = f"GPU {device}" if device is not None else "GPU"
+        launches = Counter(zip(r["ops"], r["ops_types"], strict=True))
+        family, dt = classify(r["name"])
+        if family == "other" and r["op"]:
+            family = classify(r["op"])[0]
+        if family == "copy" and _all_casts(launches):
+            family = "cast"
+        # Only compute kernels take the launching op's input type; a memcpy or memset
+        # launched by aten::copy_ of floats moves bytes, not floats.
+        if dt is None and r["op_types"] and family not in NO_DTYPE_FAMILIES:
+            dt = dtype_from_torch_types(json.loads(r["op_types"]))
+        per_op = Counter[str]()
+        for (op, _), n in launches.items():
+            if op is not None:
+                per_op[op] += n
+        rows.append(
+            {
+                "target": target,
+                "target_kind": "gpu",
+                "source": f"{name}: device {device}" if device is not None else name,
+                "kernel": r["name"],
+                "op_family": family,
+                "dtype": dt,
+                "per": "call",
+                "time_us": r["mean_us"],
+                "calls": r["count"],
+                "total_us": r["total_us"],
+                "p50_us": r["p50_us"],
+                "p95_us": r["p95_us"],
+                "max_us": r["max_us"],
+                "launch_op": _launch_ops(per_op),
+                "metadata": {
+                    "category": r["cat"],
+                    "streams": r["streams"],
+                    "grid": r["grid"],
+                    "block": r["block"],
+                }
+                | ({"launch_ops": dict(per_op.most_common())} if len(per_op) > 1 else {}),
+            }
+        )
+    meta = {"devices": devices, "gpu_events": found.events.height, "cpu_ops": cpu_count}
+    return ParsedRuns(KIND, runs_from_rows(rows), notes=notes, metadata=meta)
+
+
+def aggregate(events: pl.DataFrame) -> pl.DataFrame:
+    """Per (device, name): count, total, mean, nearest-rank p50/p95 and max of ``dur`` (µs).
+
+    ``events`` is in launch order (ts); grid, block, category and launching op are the
+    first call's, streams all distinct ones. Rows are ordered by total time, largest first.
+    """
+
+    def rank(p: float) -> pl.Expr:
+        idx = (pl.len().cast(pl.Float64) * p).ceil().cast(pl.Int64) - 1
+        return pl.col("dur").sort().gather(idx).first()
+
+    return (
+        events.group_by("device", "name", maintain_order=True)
+        .agg(
+            pl.len().alias("count"),
+            pl.col("dur").sum().alias("total_us"),
+            pl.col("dur").mean().alias("mean_us"),
+            rank(0.5).alias("p50_us"),
+            rank(0.95).alias("p95_us"),
+            pl.col("dur").max().alias("max_us"),
+            pl.col("cat").first().cast(pl.String).alias("cat"),
+            pl.col("grid").first(),
+            pl.col("block").first(),
+            pl.col("op").drop_nulls().first().alias("op"),
+            pl.col("op_types").drop_nulls().first().alias("op_types"),
+            pl.col("op").alias("ops"),
+            pl.col("op_types").alias("ops_types"),
+            pl.col("stream").unique().sort().cast(pl.String).str.join(",").alias("streams"),
+        )
+        .with_columns(pl.col("name").cast(pl.String))
+        .sort(["total_us", "name"], descending=[True, False])
+    )
+
+
+COPY_OPS = frozenset({"aten::copy_", "aten::_to_copy", "aten::to"})
+
+
+def _all_casts(launches: Counter[tuple[str | None, str | None]]) -> bool:
+    """Whether every launch is a copy op whose destination and source types differ (a copy_
+    from bf16 into a float tensor is a cast, whatever its kernel is named)."""
+    if not launches:
+        return False
+    for op, types in launches:
+        if op not in COPY_OPS or not types:
+            return False
+        tensors = [t for t in json.loads(types) if t and t != "Scalar"][:2]
+        if len(tensors) < 2 or dtype_from_torch_types(tensors[:1]) is None:
+            return False
+        if dtype_from_torch_types(tensors[:1]) == dtype_from_torch_types(tensors[1:]):
+            return False
+    return True
+
+
+def _launch_ops(per_op: Counter[str]) -> str | None:
+    """The launching op, or every one with its calls (``aten::mm ×2; aten::mean ×3``)."""
+    if len(per_op) <= 1:
+        return next(iter(per_op), None)
+    return "; ".join(
+        f"{op} ×{n}" for op, n in sorted(per_op.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
+
+
+def _dims(values: list[int] | None) -> str | None:
+    return None if not values else "x".join(str(v) for v in values)
+
+
+def _decode_part(path: str | Path, raw: msgspec.Raw, type_: type[T], where: str) -> T:
+    """Decode one part of an already-parsed document; a failure names its JSON path."""
+    from tileprof.inputs._decode import validation_error
+
+    try:
+        return msgspec.json.decode(raw, type=type_)
+    except msgspec.ValidationError as exc:
+        raise validation_error(path, exc, prefix=where) from None
+
+
+READER: Reader[ParsedRuns] = Reader(parse)

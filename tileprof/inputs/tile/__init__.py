@@ -1,0 +1,2 @@
+"""Tile-device dumps, one module per format (JSON, NDJSON, CSV, Parquet), each returning a
+``ParsedDump``."""

@@ -1,0 +1,142 @@
+"""Parquet dumps: one sample per row.
+
+Two layouts are read. The dump layout names columns by the dump's keys with metadata as JSON
+text and ``clockHz``/``tileCount`` in the file's key-value metadata. The cache layout, written
+by ``Profile.save`` and ``tileprof convert``, stores the typed frame itself plus the interned
+metadata table, so loading it does no conversion at all.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import msgspec
+import polars as pl
+from polars.exceptions import PanicException
+
+from tileprof.core.errors import InputError
+from tileprof.core.schema import SAMPLE_COLUMNS, SAMPLE_SCHEMA, MetadataEntries
+from tileprof.inputs._common import DeviceHeader, ParsedDump
+from tileprof.inputs._format import Reader
+from tileprof.inputs._sniff import PARQUET, PARQUET_MAGIC
+from tileprof.inputs.table_columns import typed_from_table
+
+FORMAT = PARQUET
+MAGIC = PARQUET_MAGIC
+CACHE_LAYOUT_KEY = "tileprof.layout"
+CACHE_LAYOUT = "samples-v1"
+METADATA_TABLE_KEY = "tileprof.metadata"
+
+
+def cache_bytes(
+    samples: pl.DataFrame,
+    metadata: tuple[MetadataEntries, ...],
+    clock_hz: int | float,
+    tile_count: int,
+) -> bytes:
+    """The cache layout of a profile: its typed frame plus the metadata table, as Parquet.
+
+    Written here, beside the reader of the same layout, so that ``Profile.save`` (model) and
+    ``tileprof.views.writers`` (outputs) both use it without importing each other.
+    """
+    kv = {"clockHz": str(clock_hz), "tileCount": str(tile_count)}
+    kv[CACHE_LAYOUT_KEY] = CACHE_LAYOUT
+    kv[METADATA_TABLE_KEY] = msgspec.json.encode([list(map(list, m)) for m in metadata]).decode()
+    buffer = io.BytesIO()
+    samples.write_parquet(buffer, metadata=kv, compression="zstd")
+    return buffer.getvalue()
+
+
+def row_place(index: int) -> str:
+    """Where row ``index`` of a Parquet dump is, for error messages."""
+    return f"row {index}"
+
+
+def _header(kv: dict[str, str], path: Path) -> DeviceHeader:
+    try:
+        clock = msgspec.json.decode(kv["clockHz"]) if "clockHz" in kv else None
+        tiles = msgspec.json.decode(kv["tileCount"]) if "tileCount" in kv else None
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise InputError(path, "key-value metadata", f"bad clockHz/tileCount: {exc}") from None
+    if clock is not None and (isinstance(clock, bool) or not isinstance(clock, (int, float))):
+        raise InputError(path, "key-value metadata clockHz", f"not a number: {clock!r}")
+    if tiles is not None and (isinstance(tiles, bool) or not isinstance(tiles, int)):
+        raise InputError(path, "key-value metadata tileCount", f"not an integer: {tiles!r}")
+    return DeviceHeader(clock, tiles)
+
+
+def parse(path: Path, data: bytes) -> ParsedDump:
+    """Read either layout; types are checked per column, values per row."""
+    source = io.BytesIO(data)
+    try:
+        kv = pl.read_parquet_metadata(source)
+        source.seek(0)
+        table = pl.read_parquet(source)
+    except (pl.exceptions.PolarsError, OSError, PanicException) as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(path, "parquet", f"unreadable Parquet: {message}") from None
+    header = _header(kv, path)
+    if kv.get(CACHE_LAYOUT_KEY) == CACHE_LAYOUT:
+        return _read_cache_layout(table, kv, path, header)
+    return typed_from_table(table, path, header, row_place, "column")
+
+
+def _read_cache_layout(
+    table: pl.DataFrame, kv: dict[str, str], path: Path, header: DeviceHeader
+) -> ParsedDump:
+    if set(table.columns) != set(SAMPLE_SCHEMA):
+        raise InputError(path, "columns", "cache layout does not hold the sample columns")
+    try:
+        entries = msgspec.json.decode(
+            kv.get(METADATA_TABLE_KEY, "[]"), type=list[list[tuple[str, str]]]
+        )
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
+        raise InputError(path, METADATA_TABLE_KEY, f"bad metadata table: {exc}") from None
+    metadata: list[MetadataEntries] = [tuple(pairs) for pairs in entries]
+    frame = _typed_cache_frame(table, path)
+    ids = frame.get_column("metadataId")
+    beyond = ids >= len(metadata)
+    if beyond.any():
+        first = int(beyond.arg_true()[0])
+        raise InputError(
+            path,
+            f"{row_place(first)}, column metadataId",
+            f"{ids[first]} is not below the {len(metadata)} entries of the metadata table",
+        )
+    return ParsedDump(frame, metadata, header, row_place)
+
+
+def _typed_cache_frame(table: pl.DataFrame, path: Path) -> pl.DataFrame:
+    """The cache layout's columns checked against the sample schema and cast to it.
+
+    The layout is written by tileprof, but a file that claims it is still input: a column of
+    another kind (tile as text), a value that does not fit or a missing required value is an
+    InputError naming the column and row, not a polars error.
+    """
+    required = {c.name for c in SAMPLE_COLUMNS if c.required}
+    columns = []
+    for name, dtype in SAMPLE_SCHEMA.items():
+        raw = table.get_column(name)
+        expected_text = dtype == pl.Categorical
+        fits = (
+            raw.dtype in (pl.String, pl.Categorical, pl.Enum, pl.Null)
+            if expected_text
+            else raw.dtype.is_integer() or raw.dtype == pl.Null
+            if dtype.is_integer()
+            else raw.dtype.is_numeric() or raw.dtype == pl.Null
+        )
+        if not fits:
+            raise InputError(path, f"column {name}", f"expected {dtype}, got {raw.dtype}")
+        converted = raw.cast(dtype, strict=False)
+        lost = converted.is_null() & raw.is_not_null()
+        missing = converted.is_null() if name in required else lost
+        if missing.any():
+            first = int(missing.arg_true()[0])
+            problem = "value is missing" if raw[first] is None else f"{raw[first]} does not fit"
+            raise InputError(path, f"{row_place(first)}, column {name}", problem)
+        columns.append(converted)
+    return pl.DataFrame(columns)
+
+
+READER: Reader[ParsedDump] = Reader(parse)

@@ -1,0 +1,289 @@
+"""Trends across stored runs, read from the stored group statistics, and the regressions in them.
+
+The regression rule (docs/store.md): a run's value of a field is judged against the
+``BAND_RUNS`` runs before it that have a value (at least ``MIN_RUNS`` of them). Their median m
+and median absolute deviation MAD give the noise band
+
+    m ± max(SIGMAS × 1.4826 × MAD, FLOOR × |m|)
+
+(1.4826 × MAD estimates the standard deviation of normal noise, robust to earlier outliers;
+the floor keeps a perfectly flat history from flagging a change in the last bit). A value
+outside the band is flagged ``drop`` (below) or ``rise`` (above).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from tileprof.analyses.stats import GROUP_FIELDS
+from tileprof.analyses.thresholds import Threshold
+from tileprof.core.errors import OptionError
+from tileprof.model.store.tables import STATS, RunRecord, Store
+
+DEFAULT_FIELDS: tuple[str, ...] = ("phaseCycles", "usefulUtilization", "deviceUsefulUtilization")
+BAND_RUNS = 10
+MIN_RUNS = 3
+SIGMAS = 3.0
+MAD_SCALE = 1.4826
+FLOOR = 0.01
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run's value of one field of one group, and the band of the runs before it."""
+
+    run: str
+    value: float | None
+    median: float | None = None
+    low: float | None = None
+    high: float | None = None
+    flag: str | None = None
+
+
+@dataclass(frozen=True)
+class Trend:
+    """One field of one group across the runs, in run order."""
+
+    group: str
+    field: str
+    points: tuple[Point, ...]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A ``--fail-on`` threshold that the newest run breaks against its band's median."""
+
+    threshold: str
+    run: str
+    group: str
+    field: str
+    baseline: float
+    value: float | None
+
+
+@dataclass(frozen=True)
+class History:
+    """What ``tileprof history`` reports."""
+
+    runs: tuple[RunRecord, ...]
+    fields: tuple[str, ...]
+    trends: tuple[Trend, ...]
+    failures: tuple[Failure, ...] = ()
+    order: str = "time"
+
+    def flags(self) -> list[tuple[Trend, Point]]:
+        """Every flagged point, group by group, in run order."""
+        return [(t, p) for t in self.trends for p in t.points if p.flag is not None]
+
+
+def check_fields(fields: Sequence[str]) -> tuple[str, ...]:
+    unknown = [f for f in fields if f not in GROUP_FIELDS]
+    if unknown:
+        raise OptionError(f"--field {unknown[0]!r}: not a group statistic (docs/metrics.md)")
+    return tuple(dict.fromkeys(fields)) or DEFAULT_FIELDS
+
+
+def order_runs(runs: Sequence[RunRecord], order: str) -> list[RunRecord]:
+    """``time``: by the time added; otherwise by that label's value (runs without it last)."""
+    by_time = sorted(runs, key=lambda r: (r.added_at, r.run))
+    if order == "time":
+        return by_time
+    return sorted(by_time, key=lambda r: (order not in r.labels, r.labels.get(order, "")))
+
+
+def band(previous: Sequence[float]) -> tuple[float, float, float] | None:
+    """(median, low, high) of the band that ``previous`` values give, or None if too few."""
+    if len(previous) < MIN_RUNS:
+        return None
+    median = _median([float(v) for v in previous])
+    mad = _median([abs(float(v) - median) for v in previous])
+    half = max(SIGMAS * MAD_SCALE * mad, FLOOR * abs(median))
+    return median, median - half, median + half
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return (ordered[(len(ordered) - 1) // 2] + ordered[middle]) / 2
+
+
+def band_frame(values: pl.DataFrame) -> pl.DataFrame:
+    """``band`` at every position of every trend at once.
+
+    ``values``: one row per trend and run, ``trend`` (an id) and ``value`` (null: none), in
+    run order within each trend. Returns the rows in that order with ``median``, ``low`` and
+    ``high`` of the last ``BAND_RUNS`` values before each row (null where fewer than
+    ``MIN_RUNS``). Each row's window is gathered by exploding the ranks of the values before
+    it (at most ``BAND_RUNS`` rows each), so the whole history is a few polars operations,
+    whatever the number of runs and groups.
+    """
+    has = pl.col("value").is_not_null().cast(pl.Int64)
+    rows = values.with_columns(
+        _row=pl.int_range(pl.len(), dtype=pl.Int64),
+        _seen=(has.cum_sum() - has).over("trend"),
+    )
+    present = rows.filter(pl.col("value").is_not_null()).select(
+        "trend", "value", _rank=pl.int_range(pl.len(), dtype=pl.Int64).over("trend")
+    )
+    start = pl.max_horizontal(pl.col("_seen") - BAND_RUNS, pl.lit(0, pl.Int64))
+    windows = (
+        rows.select("_row", "trend", _rank=pl.int_ranges(start, pl.col("_seen"), dtype=pl.Int64))
+        .explode("_rank")
+        .join(present, on=["trend", "_rank"], how="left")
+    )
+    median = windows.group_by("_row").agg(
+        median=pl.col("value").median(), _count=pl.col("value").count()
+    )
+    spread = (
+        windows.join(median, on="_row")
+        .group_by("_row")
+        .agg(mad=(pl.col("value") - pl.col("median")).abs().median())
+        .join(median, on="_row")
+    )
+    half = pl.max_horizontal(SIGMAS * MAD_SCALE * pl.col("mad"), FLOOR * pl.col("median").abs())
+    enough = pl.col("_count") >= MIN_RUNS
+    judged = spread.select(
+        "_row",
+        median=pl.when(enough).then(pl.col("median")),
+        low=pl.when(enough).then(pl.col("median") - half),
+        high=pl.when(enough).then(pl.col("median") + half),
+    )
+    return rows.join(judged, on="_row", how="left").sort("_row").drop("_row", "_seen")
+
+
+def bands(
+    values: Sequence[float | None],
+) -> tuple[list[float | None], list[float | None], list[float | None]]:
+    """``band`` for every position of one trend (NaN or None = no value): median, low, high
+    lists, None where fewer than ``MIN_RUNS`` values came before."""
+    clean = [None if v is None or v != v else float(v) for v in values]  # v != v: NaN
+    frame = band_frame(
+        pl.DataFrame(
+            {"trend": [0] * len(clean), "value": clean},
+            schema={"trend": pl.Int64, "value": pl.Float64},
+        )
+    )
+    return (
+        frame.get_column("median").to_list(),
+        frame.get_column("low").to_list(),
+        frame.get_column("high").to_list(),
+    )
+
+
+def _flag(value: float | None, low: float | None, high: float | None) -> str | None:
+    if value is None or low is None or high is None:
+        return None
+    return "drop" if value < low else "rise" if value > high else None
+
+
+def trend_points(runs: Sequence[str], values: Sequence[float | None]) -> tuple[Point, ...]:
+    """Each run's value with its band and flag."""
+    medians, lows, highs = bands(values)
+    return _points(runs, values, medians, lows, highs)
+
+
+def _points(
+    runs: Sequence[str],
+    values: Sequence[float | None],
+    medians: Sequence[float | None],
+    lows: Sequence[float | None],
+    highs: Sequence[float | None],
+) -> tuple[Point, ...]:
+    return tuple(
+        Point(run, value, median, low, high, _flag(value, low, high))
+        for run, value, median, low, high in zip(runs, values, medians, lows, highs, strict=True)
+    )
+
+
+def read_stats(store: Store, runs: Sequence[str], fields: Sequence[str]) -> pl.DataFrame:
+    """The stored statistics (default filters) of ``runs``: run, name, ``fields``."""
+    return (
+        store.scan(STATS, runs)
+        .filter(pl.col("name").is_not_null())
+        .select("run", "name", *fields)
+        .collect()
+    )
+
+
+def build_history(
+    store: Store,
+    runs: Sequence[RunRecord],
+    *,
+    fields: Sequence[str] = (),
+    kernels: Sequence[str] = (),
+    order: str = "time",
+    thresholds: Sequence[Threshold] = (),
+) -> History:
+    """The trends of ``fields`` for the groups matching ``kernels`` over ``runs``."""
+    chosen = check_fields(fields)
+    wanted = check_fields([*chosen, *(t.field for t in thresholds)])
+    ordered = order_runs(runs, order)
+    ids = [r.run for r in ordered]
+    stats = read_stats(store, ids, wanted)
+    names = sorted(set(stats.get_column("name").to_list()))
+    if kernels:
+        names = [n for n in names if any(fnmatch.fnmatchcase(n, g) for g in kernels)]
+    trends = _trends(stats, ids, names, wanted)
+    failures = check_thresholds(trends, thresholds)
+    shown = tuple(t for t in trends if t.field in chosen)
+    return History(tuple(ordered), chosen, shown, failures, order)
+
+
+def _trends(
+    stats: pl.DataFrame, ids: Sequence[str], names: Sequence[str], fields: Sequence[str]
+) -> list[Trend]:
+    """One trend per group in ``names`` and field, every run of ``ids`` in order (a run
+    without the group has no value), with the bands of all of them computed at once."""
+    keys = pl.DataFrame(
+        {"name": [n for n in names for _ in fields], "field": [f for _ in names for f in fields]},
+        schema={"name": pl.String, "field": pl.String},
+    ).with_row_index("trend")
+    runs = pl.DataFrame({"run": list(ids)}, schema={"run": pl.String}).with_row_index("position")
+    long = stats.unpivot(index=["run", "name"], on=list(fields), variable_name="field")
+    values = (
+        keys.join(runs, how="cross")
+        .join(long, on=["name", "field", "run"], how="left")
+        .sort("trend", "position")
+        .select("trend", "name", "field", "run", value=pl.col("value").cast(pl.Float64))
+    )
+    banded = band_frame(values)
+    stored = {(row[0], row[1]): row for row in stats.select("name", "run", *fields).iter_rows()}
+    column = {f: i for i, f in enumerate(fields, start=2)}
+    trends = []
+    for (name, field), part in zip(
+        keys.select("name", "field").iter_rows(), banded.partition_by("trend"), strict=True
+    ):
+        rows = [stored.get((name, run)) for run in ids]
+        shown = [None if row is None else row[column[field]] for row in rows]  # as stored
+        bounds = [part.get_column(c).to_list() for c in ("median", "low", "high")]
+        trends.append(Trend(name, field, _points(ids, shown, *bounds)))
+    return trends
+
+
+def check_thresholds(
+    trends: Sequence[Trend], thresholds: Sequence[Threshold]
+) -> tuple[Failure, ...]:
+    """The newest run of each trend against its band's median, for each threshold covering it."""
+    failures: list[Failure] = []
+    for threshold in thresholds:
+        for trend in trends:
+            if not trend.points or not threshold.matches(trend.group, trend.field):
+                continue
+            newest = trend.points[-1]
+            if newest.median is None or threshold.allows(newest.median, newest.value):
+                continue
+            failures.append(
+                Failure(
+                    str(threshold),
+                    newest.run,
+                    trend.group,
+                    trend.field,
+                    newest.median,
+                    newest.value,
+                )
+            )
+    return tuple(failures)

@@ -1,0 +1,228 @@
+"""Adding runs to the store and removing them.
+
+A run is parsed completely before anything is written, so a dump that fails to parse adds
+nothing. Its rows go to ``samples``, ``metadata`` and ``stats`` first and its record to ``runs``
+last: each write is one atomic Delta commit, and readers only see runs that have a record, so
+a crash in between leaves rows that no reader sees and that the next ``add`` of that run
+removes first. Appends from several processes at once all land: Delta appends of new files
+do not conflict, and delta-rs commits each one with an atomic put-if-absent of the next log
+entry, retrying on the next version when another writer took it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+import polars as pl
+
+from tileprof._version import __version__
+from tileprof.analyses.filters import group_name
+from tileprof.analyses.stats import group_statistics, profile_span
+from tileprof.core.errors import InputError, OptionError
+from tileprof.model.profile import Profile, load
+from tileprof.model.store.tables import (
+    METADATA,
+    METADATA_SCHEMA,
+    ROW_GROUP_ROWS,
+    RUN_SCHEMA,
+    RUNS,
+    SAMPLES,
+    STATS,
+    STORED_SAMPLE_SCHEMA,
+    RunRecord,
+    Store,
+    check_run_id,
+    now_utc,
+    read_runs,
+    sql_string,
+)
+
+_JSON = msgspec.json.Encoder()
+
+
+@dataclass(frozen=True)
+class AddResult:
+    """What ``add_run`` did: ``added`` is False when the same source was already stored."""
+
+    run: str
+    added: bool
+    source: str
+    sha256: str
+
+    def message(self) -> str:
+        if self.added:
+            return f"added run {self.run} from {self.source}"
+        return f"{self.source}: already stored as run {self.run} (same sha256), nothing added"
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as exc:
+        raise InputError(path, None, exc.strerror or "cannot read") from None
+    return digest.hexdigest()
+
+
+def default_run_id(path: Path, sha256: str) -> str:
+    """The file name without its extensions, then the first 8 hex digits of its sha256."""
+    stem = path.name.split(".")[0] or "run"
+    safe = "".join(c if c.isalnum() or c in "._-" else "-" for c in stem).lstrip("._-")
+    return f"{safe or 'run'}-{sha256[:8]}"
+
+
+def add_run(
+    store: Store,
+    path: Path,
+    *,
+    run: str | None = None,
+    labels: Mapping[str, str] | None = None,
+    format: str | None = None,
+    clock_hz: float | None = None,
+    tile_count: int | None = None,
+) -> AddResult:
+    """Parse the dump at ``path`` and append it as one run (a no-op when its sha256 is stored)."""
+    sha256 = file_sha256(path)
+    existing = read_runs(store)
+    for record in existing:
+        if record.sha256 == sha256:
+            return AddResult(record.run, False, str(path), sha256)
+    run_id = check_run_id(run) if run is not None else default_run_id(path, sha256)
+    if any(record.run == run_id for record in existing):
+        raise OptionError(f"--run {run_id!r}: the store already has a run of that id")
+    profile = load(path, format=format, clock_hz=clock_hz, tile_count=tile_count)
+    record = run_record(profile, run_id, dict(labels or {}), path.name, sha256)
+    write_profile(store, record, profile)
+    return AddResult(run_id, True, str(path), sha256)
+
+
+def run_record(
+    profile: Profile, run: str, labels: dict[str, str], source: str, sha256: str
+) -> RunRecord:
+    """The run record of ``profile`` added now: what the caller names (id, labels, source and
+    its sha256) plus what the profile says of itself (format, clock, tiles, samples, span)."""
+    return RunRecord(
+        run=run,
+        labels=labels,
+        source=source,
+        sha256=sha256,
+        format=profile.format,
+        clock_hz=profile.clock_hz,
+        tile_count=profile.tile_count,
+        sample_count=profile.samples.height,
+        profile_span_cycles=profile_span(profile.samples),
+        version=__version__,
+        added_at=now_utc(),
+    )
+
+
+@dataclass(frozen=True)
+class StoredRows:
+    """A run's rows as stored: its samples, metadata and statistics, each with a ``run`` column."""
+
+    samples: pl.DataFrame
+    metadata: pl.DataFrame
+    stats: pl.DataFrame
+
+
+def write_profile(store: Store, record: RunRecord, profile: Profile) -> None:
+    """Append ``profile``'s rows under ``record.run``, then commit the record."""
+    write_rows(store, record, stored_rows(record.run, profile))
+
+
+def stored_rows(run: str, profile: Profile) -> StoredRows:
+    """Everything ``write_profile`` stores of ``profile`` but the run record."""
+    return StoredRows(
+        stored_samples(run, profile.samples),
+        stored_metadata(run, profile),
+        stored_stats(run, profile),
+    )
+
+
+def write_rows(store: Store, record: RunRecord, rows: StoredRows) -> None:
+    """Append ``rows`` (whose ``run`` is ``record.run``), then commit the record: one atomic
+    Delta commit per table, the record last."""
+    from deltalake import WriterProperties, write_deltalake
+
+    _remove_rows(store, record.run, (SAMPLES, METADATA, STATS))
+    options = store.options()
+    properties = WriterProperties(compression="ZSTD", max_row_group_size=ROW_GROUP_ROWS)
+    write_deltalake(
+        store.table_uri(SAMPLES),
+        rows.samples.to_arrow(),
+        mode="append",
+        partition_by=["run"],
+        storage_options=options,
+        writer_properties=properties,
+    )
+    for name, frame in (
+        (METADATA, rows.metadata),
+        (STATS, rows.stats),
+        (RUNS, pl.DataFrame([record.to_row()], schema=RUN_SCHEMA)),
+    ):
+        write_deltalake(
+            store.table_uri(name),
+            frame.to_arrow(),
+            mode="append",
+            partition_by=None if name == RUNS else ["run"],
+            storage_options=options,
+        )
+
+
+def stored_samples(run: str, samples: pl.DataFrame) -> pl.DataFrame:
+    """The sample frame as stored: run, dump index, group name, strings instead of categoricals,
+    sorted by group (stably, so each group keeps the dump's order)."""
+    frame = samples.with_row_index("sample").select(
+        pl.lit(run).alias("run"),
+        pl.col("sample").cast(pl.Int64),
+        group_name().cast(pl.String).alias("group"),
+        pl.exclude("sample"),
+    )
+    frame = frame.with_columns(
+        pl.col(name).cast(dtype) for name, dtype in STORED_SAMPLE_SCHEMA.items()
+    )
+    return frame.sort("group", nulls_last=False, maintain_order=True)
+
+
+def stored_metadata(run: str, profile: Profile) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "run": [run] * len(profile.metadata),
+            "metadataId": list(range(len(profile.metadata))),
+            "metadata": [_JSON.encode([list(e) for e in m]).decode() for m in profile.metadata],
+        },
+        schema=METADATA_SCHEMA,
+    )
+
+
+def stored_stats(run: str, profile: Profile) -> pl.DataFrame:
+    """The run's group statistics at the default filters, as ``summary`` computes them."""
+    groups = group_statistics(
+        profile.samples, tile_count=profile.tile_count, clock_hz=profile.clock_hz
+    )
+    return groups.select(pl.lit(run).alias("run"), pl.all())
+
+
+def _remove_rows(store: Store, run: str, tables: tuple[str, ...]) -> None:
+    """Delete a run's rows from ``tables`` where there are any (leftovers of a failed add)."""
+    for name in tables:
+        table = store.table(name)
+        if table.file_uris(file_pruning_predicate=[("run", "=", run)]):
+            table.delete(f"run = {sql_string(run)}")
+
+
+def remove_run(store: Store, run: str) -> RunRecord:
+    """Remove one run: its record first (readers stop seeing it), then its rows."""
+    records = [r for r in read_runs(store) if r.run == run]
+    if not records:
+        raise OptionError(f"--run {run!r}: no such run in {store.uri}")
+    store.table(RUNS).delete(f"run = {sql_string(run)}")
+    _remove_rows(store, run, (SAMPLES, METADATA, STATS))
+    return records[0]

@@ -1,0 +1,170 @@
+"""``history --format html``: one small line chart per group (a panel per field, the noise band
+shaded, flagged runs marked) and a sortable table of flags, in the report's page style.
+
+The charts are plain inline SVG built here from the numbers (no matplotlib: a store of many
+groups draws in milliseconds); names go into the HTML only, autoescaped, never into the SVG.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tileprof.model.store.history import History, Trend
+from tileprof.views.history import format_value, labels_text, rule
+
+WIDTH, HEIGHT, PAD = 300.0, 64.0, 6.0
+
+
+@dataclass(frozen=True)
+class Marker:
+    x: float
+    y: float
+    title: str
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One field of one group: the line, the band area and the flagged points."""
+
+    field: str
+    line: str
+    band: str
+    flags: tuple[Marker, ...]
+    points: tuple[Marker, ...]
+    newest: str
+    minimum: str
+    maximum: str
+
+
+@dataclass(frozen=True)
+class GroupCharts:
+    id: str
+    name: str
+    panels: tuple[Panel, ...]
+    flagged: int
+
+
+@dataclass(frozen=True)
+class FlagRow:
+    run: str
+    labels: str
+    group: str
+    field: str
+    value: str
+    value_sort: float | None
+    band: str
+    direction: str
+
+
+@dataclass(frozen=True)
+class HistoryPage:
+    title: str
+    generated_at: str
+    version: str
+    runs: tuple[tuple[str, str], ...]
+    rule: dict[str, float | int]
+    fields: tuple[str, ...]
+    groups: tuple[GroupCharts, ...]
+    flags: tuple[FlagRow, ...]
+    failures: tuple[str, ...]
+
+
+def _coordinates(trend: Trend, count: int) -> tuple[float, float, list[float]]:
+    values = [v for p in trend.points for v in (p.value, p.low, p.high) if v is not None]
+    low, high = (min(values), max(values)) if values else (0.0, 1.0)
+    if high == low:
+        low, high = low - 1, high + 1
+    step = (WIDTH - 2 * PAD) / max(count - 1, 1)
+    return low, high, [PAD + i * step for i in range(count)]
+
+
+def panel(trend: Trend) -> Panel:
+    """The SVG geometry of one trend, in a WIDTH × HEIGHT box."""
+    low, high, xs = _coordinates(trend, len(trend.points))
+
+    def y(value: float) -> float:
+        return round(HEIGHT - PAD - (value - low) / (high - low) * (HEIGHT - 2 * PAD), 2)
+
+    placed = list(zip(xs, trend.points, strict=True))
+    line = " ".join(f"{round(x, 2)},{y(p.value)}" for x, p in placed if p.value is not None)
+    banded = [(x, p) for x, p in placed if p.low is not None and p.high is not None]
+    upper = [f"{round(x, 2)},{y(p.high)}" for x, p in banded]  # type: ignore[arg-type]
+    lower = [f"{round(x, 2)},{y(p.low)}" for x, p in reversed(banded)]  # type: ignore[arg-type]
+    markers = [
+        Marker(round(x, 2), y(p.value), f"{p.run}: {format_value(trend.field, p.value)}")
+        for x, p in zip(xs, trend.points, strict=True)
+        if p.value is not None
+    ]
+    flags = [
+        Marker(
+            round(x, 2), y(p.value), f"{p.run}: {p.flag} to {format_value(trend.field, p.value)}"
+        )
+        for x, p in zip(xs, trend.points, strict=True)
+        if p.value is not None and p.flag is not None
+    ]
+    defined = [p.value for p in trend.points if p.value is not None]
+    return Panel(
+        field=trend.field,
+        line=line,
+        band=" ".join(upper + lower),
+        flags=tuple(flags),
+        points=tuple(markers),
+        newest=format_value(trend.field, trend.points[-1].value if trend.points else None),
+        minimum=format_value(trend.field, min(defined) if defined else None),
+        maximum=format_value(trend.field, max(defined) if defined else None),
+    )
+
+
+def build_page(history: History, generated_at: str, version: str) -> HistoryPage:
+    """The page's view model."""
+    by_group: dict[str, list[Trend]] = {}
+    for trend in history.trends:
+        by_group.setdefault(trend.group, []).append(trend)
+    groups = tuple(
+        GroupCharts(
+            id=f"group-{index}",
+            name=name,
+            panels=tuple(panel(t) for t in trends),
+            flagged=sum(p.flag is not None for t in trends for p in t.points),
+        )
+        for index, (name, trends) in enumerate(by_group.items())
+    )
+    labels = {r.run: labels_text(r.labels) for r in history.runs}
+    flags = tuple(
+        FlagRow(
+            run=p.run,
+            labels=labels[p.run] or "—",
+            group=t.group,
+            field=t.field,
+            value=format_value(t.field, p.value),
+            value_sort=p.value,
+            band=f"{format_value(t.field, p.low)} … {format_value(t.field, p.high)}",
+            direction=p.flag or "",
+        )
+        for t, p in history.flags()
+    )
+    failures = tuple(
+        f"{f.threshold}: {f.group} {f.field} {format_value(f.field, f.baseline)} → "
+        f"{format_value(f.field, f.value)} in run {f.run}"
+        for f in history.failures
+    )
+    return HistoryPage(
+        title=f"tileprof history: {len(history.runs)} runs",
+        generated_at=generated_at,
+        version=version,
+        runs=tuple((r.run, labels[r.run]) for r in history.runs),
+        rule=rule(),
+        fields=history.fields,
+        groups=groups,
+        flags=flags,
+        failures=failures,
+    )
+
+
+def render(history: History, generated_at: str) -> str:
+    """The self-contained page."""
+    from tileprof._version import __version__
+    from tileprof.views.html import environment
+
+    page = build_page(history, generated_at, __version__)
+    return environment().get_template("history.html.j2").render(page=page, report=page)

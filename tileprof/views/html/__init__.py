@@ -1,0 +1,58 @@
+"""``tileprof report``: one self-contained HTML page over every target.
+
+``data`` builds the plain view model (types in ``view``), ``render`` has ``charts`` draw its
+figures as inline SVG, and the Jinja2 templates (a base page plus one template per section,
+autoescaped) lay it out. Nothing in the
+page loads from the network: CSS, script and figures are inline.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING
+
+import jinja2
+
+from tileprof.core import numbers
+from tileprof.views.html.data import Report, build_report
+
+if TYPE_CHECKING:
+    from tileprof.analyses.diff import Diff
+    from tileprof.views.html.diff_page import DiffSection
+
+__all__ = ["Report", "build_report", "render", "render_diff"]
+
+
+@functools.lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    """The template environment: package templates, autoescape on, undefined names fail, and
+    the ``number``/``percent`` filters of ``tileprof.core.numbers``."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("tileprof.views.html", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["number"] = numbers.number  # the one number policy, docs/metrics.md
+    env.filters["percent"] = numbers.percent
+    return env
+
+
+def render(report: Report, baseline: DiffSection | None = None) -> str:
+    """The page for ``report``, its charts drawn unless it was built with ``charts=False``."""
+    if report.draw_charts:
+        from tileprof.views.html.charts import with_charts  # matplotlib: only when drawing
+        from tileprof.views.html.supersteps_charts import with_superstep_charts
+
+        report = with_superstep_charts(with_charts(report))
+    template = environment().get_template("report.html.j2")
+    return template.render(report=report, baseline=baseline)
+
+
+def render_diff(diff: Diff, broken: tuple[str, ...] = ()) -> str:
+    """The self-contained page of ``diff --format html``."""
+    from tileprof.views.html.diff_page import diff_page  # matplotlib: only when drawing
+
+    return environment().get_template("diff.html.j2").render(page=diff_page(diff, broken))

@@ -1,0 +1,628 @@
+"""Charts of the report: matplotlib (Agg) figures turned into inline, deterministic SVG.
+
+Charts draw what ``data`` computed (already binned); nothing here reads samples. Text is
+drawn as paths, so no input name reaches the SVG as markup, and the output does not depend
+on installed fonts at view time. ``svg.hashsalt`` and a null date make the bytes repeatable;
+ids are prefixed per chart so several SVGs can live in one page.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import polars as pl
+from matplotlib import pyplot as plt
+from matplotlib.colors import ListedColormap
+from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
+
+from tileprof.analyses.timeline import OTHER
+from tileprof.core import numbers
+from tileprof.core.text import shorten
+from tileprof.views.html.view import Chart, ChartedTable, Plot, Report, TileSection
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
+RC: dict[str, Any] = {
+    "svg.hashsalt": "tileprof",
+    "svg.fonttype": "path",
+    "font.family": "DejaVu Sans",
+    "font.size": 8,
+    "axes.titlesize": 9,
+    "figure.dpi": 100,
+    "path.simplify": True,
+}
+PALETTE = (
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#2f4b7c",
+)
+OTHER_COLOUR = "#9a9a9a"
+IDLE_COLOUR = "#f4f4f4"
+USEFUL_COLOUR = "#59a14f"
+OTHER_WORK_COLOUR = "#c9c9c9"
+
+
+def _style() -> contextlib.AbstractContextManager[None]:
+    """The report's matplotlib settings, for the duration of one chart."""
+    return matplotlib.rc_context(RC)  # type: ignore[arg-type]
+
+
+def colours(legend: tuple[str, ...]) -> list[str]:
+    """One colour per legend entry; "other" is grey."""
+    return [
+        OTHER_COLOUR if name == OTHER else PALETTE[i % len(PALETTE)]
+        for i, name in enumerate(legend)
+    ]
+
+
+SVG_METADATA: dict[str, Any] = {"Date": None, "Creator": None, "Format": None, "Type": None}
+"""No RDF block: no date (repeatable bytes) and no namespace URLs in the page."""
+
+_ID = re.compile(r'id="([^"]+)"')
+
+
+CHAR_WIDTH_IN = 0.068
+"""Width of one 8 pt DejaVu Sans character, rounded up (digits are 0.64 em)."""
+
+
+def fit(
+    figure: MplFigure,
+    *,
+    left_chars: int,
+    legend_chars: int = 0,
+    plot_width: float = 7.2,
+    tick_lines: int = 1,
+) -> None:
+    """Margins from the longest tick label and outside-legend entry, without a layout pass.
+
+    The tile charts are drawn once: a tight bounding box or a layout engine would draw (or lay
+    out every label) a second time, which for a chart per group of a large profile cost as
+    much as the drawing itself. Labels are shortened (``_short``) so the estimate is bounded.
+    ``tick_lines`` is 2 under an axis in cycles, whose ticks also give µs (``cycle_axis``).
+    """
+    left = 0.35 + left_chars * CHAR_WIDTH_IN
+    right = 0.2 + (legend_chars * CHAR_WIDTH_IN + 0.45 if legend_chars else 0.0)
+    height = figure.get_figheight()
+    figure.set_figwidth(left + plot_width + right)
+    width = figure.get_figwidth()
+    figure.subplots_adjust(
+        left=left / width,
+        right=1 - right / width,
+        bottom=min((0.45 + 0.14 * (tick_lines - 1)) / height, 0.5),
+        top=1 - min(0.12 / height, 0.2),
+    )
+
+
+def to_svg(figure: MplFigure, prefix: str, *, tight: bool = True) -> str:
+    """The figure as an inline ``<svg>`` element with ids unique to ``prefix``.
+
+    ``tight=False`` keeps the margins the chart set with ``fit``. A tight box is measured here
+    (an Agg dry run) and passed as a box: with ``bbox_inches="tight"`` matplotlib would make its
+    dry run through the SVG writer *without* our metadata, and that writer, finding no Date,
+    reads ``SOURCE_DATE_EPOCH`` (and fails on a malformed one). The SVG writer thus only ever
+    sees ``SVG_METADATA``, whose null Date keeps the environment out of it.
+    """
+    buffer = io.StringIO()
+    with _style():
+        box = None
+        if tight:
+            box = figure.get_tightbbox().padded(matplotlib.rcParams["savefig.pad_inches"])
+        figure.savefig(buffer, format="svg", metadata=SVG_METADATA, bbox_inches=box)
+    plt.close(figure)
+    text = buffer.getvalue()
+    text = text[text.index("<svg") :]
+    ids = set(_ID.findall(text))
+    for old in sorted(ids, key=len, reverse=True):
+        new = f"{prefix}-{old}"
+        text = text.replace(f'id="{old}"', f'id="{new}"')
+        text = text.replace(f'"#{old}"', f'"#{new}"').replace(f"(#{old})", f"(#{new})")
+    return text
+
+
+def _short(name: str, limit: int = 48) -> str:
+    return shorten(name, limit)
+
+
+def thousands(axis: Any) -> None:
+    """Tick labels of ``axis`` as the number policy prints them: "1,000", never "1e3"."""
+    axis.set_major_formatter(FuncFormatter(numbers.tick))
+
+
+def cycle_axis(axis: Any, clock_hz: float) -> None:
+    """An axis in cycles: each tick gives the cycles and, below, the µs at ``clock_hz``
+    ("1,500,000" over "(1,000 µs)")."""
+    axis.set_major_formatter(FuncFormatter(numbers.cycle_tick(clock_hz)))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _chart(id: str, title: str, caption: str, figure: MplFigure, *, tight: bool = True) -> Chart:
+    return Chart(id, title, caption, to_svg(figure, id, tight=tight))
+
+
+# ---------------------------------------------------------------- tile device
+
+
+def occupancy_chart(section: TileSection) -> Chart | None:
+    """Tile × time map: each cell coloured by the group with most cycles there."""
+    occ = section.occupancy
+    if occ is None:
+        return None
+    palette = colours(occ.legend)
+    cmap = ListedColormap([IDLE_COLOUR, *palette])
+    with _style():
+        figure, axes = plt.subplots(figsize=(9.5, 5.2))
+        edges = occ.bins.edges
+        axes.imshow(
+            occ.cells.astype(np.int16) + 1,
+            aspect="auto",
+            interpolation="nearest",
+            cmap=cmap,
+            vmin=0,
+            vmax=len(palette),
+            origin="lower",
+            extent=(float(edges[0]), float(edges[-1]), -0.5, occ.cells.shape[0] - 0.5),
+        )
+        axes.set_xlabel("cycle (µs)")
+        axes.set_ylabel("tile")
+        cycle_axis(axes.xaxis, section.summary.clock_hz)
+        thousands(axes.yaxis)
+        handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in palette] + [
+            plt.Rectangle((0, 0), 1, 1, color=IDLE_COLOUR, ec="#999")
+        ]
+        labels = [_short(n) for n in occ.legend] + ["idle"]
+        axes.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+        fit(figure, left_chars=6, legend_chars=max(map(len, labels)), tick_lines=2)
+    caption = (
+        f"{occ.cells.shape[0]:,} tiles × {occ.bins.count} bins of {occ.bins.width:,} cycles; "
+        "each cell shows the group with most cycles in it."
+    )
+    return _chart(f"{section.id}-occupancy", "Tile × time occupancy", caption, figure, tight=False)
+
+
+def active_chart(section: TileSection) -> Chart | None:
+    """Mean active tiles per time bin, stacked by group."""
+    act = section.active
+    if act is None:
+        return None
+    with _style():
+        figure, axes = plt.subplots(figsize=(9.5, 3.2))
+        edges = act.bins.edges.astype(np.float64)
+        x = np.repeat(edges, 2)[1:-1]
+        stacked = np.repeat(act.series, 2, axis=1)
+        axes.stackplot(
+            x,
+            stacked,
+            colors=colours(act.legend),
+            labels=[_short(n) for n in act.legend],
+            linewidth=0,
+        )
+        axes.axhline(section.summary.tile_count, color="#333", lw=0.8, ls="--")
+        axes.set_xlim(edges[0], edges[-1])
+        axes.set_xlabel("cycle (µs)")
+        axes.set_ylabel("active tiles (mean per bin)")
+        cycle_axis(axes.xaxis, section.summary.clock_hz)
+        thousands(axes.yaxis)
+        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+        legend = max(len(_short(n)) for n in act.legend)
+        fit(figure, left_chars=6, legend_chars=legend, tick_lines=2)
+    kinds = ", ".join(
+        f"{k}: peak {numbers.number(float(v.max()))}" for k, v in sorted(act.by_kind.items())
+    )
+    caption = (
+        f"Σ cycles of samples in a bin / bin width, stacked by group; dashed line: tileCount. "
+        f"By kind — {kinds}."
+    )
+    return _chart(f"{section.id}-active", "Active tiles over time", caption, figure, tight=False)
+
+
+def _group_rows(count: int) -> tuple[MplFigure, Any, np.ndarray]:
+    """A figure with one horizontal row per group, tall enough for ``count`` labels."""
+    figure, axes = plt.subplots(figsize=(9.5, 0.8 + 0.22 * count))
+    return figure, axes, np.arange(count)
+
+
+def _label_group_rows(
+    figure: MplFigure,
+    axes: Any,
+    y: np.ndarray,
+    names: tuple[str, ...],
+    xlabel: str,
+    clock_hz: float | None = None,
+) -> None:
+    """Group names down the side (first on top), the x label and legend, and the margins;
+    with ``clock_hz`` the x axis is in cycles and its ticks also give µs."""
+    labels = [_short(s, 60) for s in names]
+    axes.set_yticks(y, labels)
+    axes.invert_yaxis()
+    axes.set_xlabel(xlabel)
+    if clock_hz is None:
+        thousands(axes.xaxis)
+    else:
+        cycle_axis(axes.xaxis, clock_hz)
+    axes.legend(loc="lower right", frameon=False)
+    fit(figure, left_chars=max(map(len, labels)), tick_lines=1 if clock_hz is None else 2)
+
+
+def phase_chart(section: TileSection) -> Chart | None:
+    """phaseCycles per group, split into useful and other."""
+    split = section.phase
+    if not split.names:
+        return None
+    with _style():
+        figure, axes, y = _group_rows(len(split.names))
+        axes.barh(y, split.useful, color=USEFUL_COLOUR, label="useful")
+        axes.barh(y, split.other, left=split.useful, color=OTHER_WORK_COLOUR, label="other")
+        clock = section.summary.clock_hz
+        _label_group_rows(figure, axes, y, split.names, "phase cycles (µs)", clock)
+    caption = (
+        "useful = phaseCycles × usefulUtilization; other = the rest (all of it without estimate)."
+    )
+    return _chart(f"{section.id}-phase", "Phase cycles per group", caption, figure, tight=False)
+
+
+def spread_chart(section: TileSection) -> Chart | None:
+    """p50, p95 and max sample duration per group (log scale)."""
+    spread = section.spread
+    if not spread.names:
+        return None
+    with _style():
+        figure, axes, y = _group_rows(len(spread.names))
+        floor = 0.8
+        axes.hlines(
+            y,
+            np.maximum(spread.p50, floor),
+            np.maximum(spread.maximum, floor),
+            color="#bbb",
+            lw=1.5,
+        )
+        axes.plot(np.maximum(spread.p50, floor), y, "o", color="#4e79a7", ms=4, label="p50")
+        axes.plot(np.maximum(spread.p95, floor), y, "D", color="#f28e2b", ms=4, label="p95")
+        axes.plot(
+            np.maximum(spread.maximum, floor), y, "|", color="#e15759", ms=9, mew=2, label="max"
+        )
+        axes.set_xscale("log")
+        xlabel = "sample duration, cycles (µs), log"
+        _label_group_rows(figure, axes, y, spread.names, xlabel, section.summary.clock_hz)
+    return _chart(
+        f"{section.id}-spread",
+        "Duration spread per group",
+        "p50Cycles, p95Cycles and maximumCycles of each group.",
+        figure,
+        tight=False,
+    )
+
+
+def balance_chart(section: TileSection) -> Chart:
+    """Busy cycles of every tile, by index and as a histogram, with min/mean/max."""
+    bal = section.balance
+    with _style():
+        figure, (left, right) = plt.subplots(
+            1, 2, figsize=(9.5, 3.0), gridspec_kw={"width_ratios": [3, 2]}
+        )
+        tiles = np.arange(bal.busy.size)
+        left.fill_between(tiles, bal.busy, step="mid", color="#4e79a7", lw=0)
+        left.set_xlim(-0.5, bal.busy.size - 0.5)
+        left.set_xlabel("tile")
+        left.set_ylabel("busy cycles")
+        right.hist(bal.busy, bins=min(60, max(bal.busy.size // 4, 1)), color="#4e79a7")
+        for value, style, label in (
+            (bal.minimum, ":", "min"),
+            (bal.mean, "-", "mean"),
+            (bal.maximum, "--", "max"),
+        ):
+            left.axhline(value, color="#e15759", ls=style, lw=0.9)
+            right.axvline(
+                value, color="#e15759", ls=style, lw=0.9, label=f"{label} {numbers.number(value)}"
+            )
+        right.xaxis.set_major_locator(MaxNLocator(4))
+        right.set_xlabel("busy cycles (µs)")
+        right.set_ylabel("tiles")
+        cycle_axis(right.xaxis, section.summary.clock_hz)
+        for axis in (left.xaxis, left.yaxis, right.yaxis):
+            thousands(axis)
+        right.legend(frameon=False)
+        fit(figure, left_chars=10, tick_lines=2)
+        figure.subplots_adjust(wspace=0.3)
+    caption = (
+        f"min {numbers.number(bal.minimum)} (tile {bal.min_tile}), "
+        f"mean {numbers.number(bal.mean)}, "
+        f"max {numbers.number(bal.maximum)} (tile {bal.max_tile}); "
+        f"{numbers.number(bal.idle_tiles)} idle tiles."
+    )
+    return _chart(f"{section.id}-balance", "Tile balance", caption, figure, tight=False)
+
+
+def with_tile_charts(section: TileSection) -> TileSection:
+    """The section with its five charts drawn (those with data; none when nothing matched)."""
+    if section.empty:
+        return section
+    drawn = [
+        occupancy_chart(section),
+        active_chart(section),
+        phase_chart(section),
+        spread_chart(section),
+        balance_chart(section),
+    ]
+    return dataclasses.replace(section, charts=tuple(c for c in drawn if c is not None))
+
+
+# ---------------------------------------------------------------- GPU and links
+
+
+def _labels(frame: pl.DataFrame, columns: tuple[str, ...]) -> list[str]:
+    return [
+        _short(" · ".join(str(v) for v in row if v is not None), 70)
+        for row in frame.select(columns).iter_rows()
+    ]
+
+
+def speedup_chart(frame: pl.DataFrame) -> Chart:
+    """Speedup of each implementation over its baseline, per workload and GPU."""
+    n = frame.height
+    labels = _labels(frame, ("target", "workload", "implementation"))
+    with _style():
+        figure, axes = plt.subplots(figsize=(9.5, 0.8 + 0.24 * n))
+        y = np.arange(n)
+        values = frame["speedup"].to_numpy()
+        axes.barh(y, values, color=["#59a14f" if v >= 1 else "#e15759" for v in values])
+        axes.axvline(1.0, color="#333", lw=0.8)
+        axes.set_yticks(y, labels)
+        axes.invert_yaxis()
+        axes.set_xlabel("speedup (baseline_time_us / time_us)")
+        thousands(axes.xaxis)
+    return _chart(
+        "gpu-speedups-chart",
+        "Speedup over baseline",
+        "Green: faster than the baseline; red: slower.",
+        figure,
+    )
+
+
+def calibration_chart(id: str, title: str, frame: pl.DataFrame) -> Chart:
+    """Latency of each schedule in one calibration set."""
+    n = frame.height
+    with _style():
+        figure, axes = plt.subplots(figsize=(7.5, 0.8 + 0.28 * n))
+        y = np.arange(n)
+        axes.barh(y, frame["time_us"].fill_null(0).to_numpy(), color="#4e79a7")
+        axes.set_yticks(y, _labels(frame, ("implementation",)))
+        axes.invert_yaxis()
+        axes.set_xlabel("µs per step (time_us)")
+        thousands(axes.xaxis)
+    return _chart(id, f"Calibration latency: {title}", "time_us per schedule.", figure)
+
+
+def gemm_chart(frame: pl.DataFrame) -> Chart:
+    """Time and energy per precision, annotated with the peak fraction."""
+    labels = _labels(frame, ("target", "dtype"))
+    n = frame.height
+    with _style():
+        figure, (left, right) = plt.subplots(1, 2, figsize=(9.5, 0.9 + 0.3 * n), sharey=True)
+        y = np.arange(n)
+        left.barh(y, frame["time_us"].fill_null(0).to_numpy(), color="#4e79a7")
+        for yi, pf, t in zip(
+            y, frame["peak_fraction"].to_list(), frame["time_us"].to_list(), strict=False
+        ):
+            if pf is not None and t is not None:
+                left.annotate(
+                    f"{numbers.percent(pf)} of peak",
+                    (t, yi),
+                    xytext=(3, 0),
+                    textcoords="offset points",
+                    va="center",
+                    fontsize=7,
+                )
+        left.set_yticks(y, labels)
+        left.invert_yaxis()
+        left.set_xlabel("µs per run (time_us)")
+        right.barh(y, frame["energy_j"].fill_null(0).to_numpy(), color="#59a14f", label="energy_j")
+        right.set_xlabel("J per run (energy_j, idle-adjusted)")
+        thousands(left.xaxis)
+        thousands(right.xaxis)
+    return _chart(
+        "gpu-gemm-chart",
+        "GEMM per precision",
+        "time_us and energy_j; annotation: peak_fraction.",
+        figure,
+    )
+
+
+LOG_SPAN = 100.0
+"""Linked-set times are drawn on a log axis only when the largest exceeds the smallest by this."""
+
+
+def linked_scale(times: np.ndarray) -> tuple[str, float]:
+    """The time axis of a linked-set chart: ("linear", 0) unless the positive times span more
+    than two decades; then ("log", left edge), the edge being the power of ten at or below the
+    smallest time, so every bar starts from the same visible baseline.
+    """
+    positive = times[np.isfinite(times) & (times > 0)]
+    if positive.size == 0 or positive.max() <= LOG_SPAN * positive.min():
+        return "linear", 0.0
+    return "log", float(10 ** np.floor(np.log10(positive.min())))
+
+
+plain_tick = numbers.tick
+"""A tick label as a plain number ("13.4", "1,000", "0.01"), never "1.3×10¹"."""
+
+
+def linked_efficiency_chart(id: str, title: str, frame: pl.DataFrame) -> Chart:
+    """One linked set of unlike work: fraction of peak per target (0-100 %), annotated with
+    TFLOP/s where the work is known. No time axis: the runs' sizes differ."""
+    n = max(frame.height, 1)
+    labels = _labels(frame, ("target", "implementation", "kernel"))
+    fractions = frame["peak_fraction"].cast(pl.Float64).fill_null(np.nan).to_numpy() * 100
+    with _style():
+        figure, axes = plt.subplots(figsize=(9.5, 0.8 + 0.3 * n))
+        y = np.arange(frame.height)
+        kinds = frame["target_kind"].to_list()
+        axes.barh(
+            y,
+            np.nan_to_num(fractions, nan=0.0),
+            color=["#f28e2b" if k == "tile" else "#4e79a7" for k in kinds],
+        )
+        for yi, pf, tf in zip(y, fractions, frame["tflops"].to_list(), strict=False):
+            text = "peak unknown" if pf != pf else numbers.percent(pf / 100)
+            if tf is not None:
+                text += f", {numbers.number(tf)} TFLOP/s"
+            axes.annotate(
+                text,
+                (0.0 if pf != pf else pf, yi),
+                xytext=(3, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=7,
+            )
+        axes.set_xlim(0, 100)
+        axes.set_yticks(y, labels)
+        axes.invert_yaxis()
+        axes.set_xlabel("% of peak")
+    return _chart(
+        id, title, "Different sizes: efficiency, not time. Orange: tile device; blue: GPU.", figure
+    )
+
+
+def linked_chart(id: str, title: str, frame: pl.DataFrame) -> Chart:
+    """One linked set: time per target from 0 (log from a power of ten when times span more
+    than two decades), annotated with peak fraction.
+    """
+    n = max(frame.height, 1)
+    labels = _labels(frame, ("target", "implementation", "kernel"))
+    times = frame["time_us"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    scale, edge = linked_scale(times)
+    with _style():
+        figure, axes = plt.subplots(figsize=(9.5, 0.8 + 0.3 * n))
+        y = np.arange(frame.height)
+        kinds = frame["target_kind"].to_list()
+        drawn = np.nan_to_num(times, nan=edge)
+        drawn = np.where(drawn > edge, drawn, edge)
+        axes.barh(
+            y,
+            drawn - edge,
+            left=edge,
+            color=["#f28e2b" if k == "tile" else "#4e79a7" for k in kinds],
+        )
+        for yi, pf, t in zip(y, frame["peak_fraction"].to_list(), times, strict=False):
+            if pf is not None and t == t and t > 0:
+                axes.annotate(
+                    f"{numbers.percent(pf)} of peak",
+                    (t, yi),
+                    xytext=(3, 0),
+                    textcoords="offset points",
+                    va="center",
+                    fontsize=7,
+                )
+        if scale == "log":
+            axes.set_xscale("log")
+            axes.xaxis.set_minor_formatter(NullFormatter())
+        axes.set_xlim(left=edge)
+        axes.xaxis.set_major_formatter(FuncFormatter(plain_tick))
+        axes.set_yticks(y, labels)
+        axes.invert_yaxis()
+        axes.set_xlabel("µs (log scale)" if scale == "log" else "µs")
+    return _chart(id, title, "Orange: tile device; blue: GPU.", figure)
+
+
+PLOTS: dict[str, Callable[[Plot], Chart]] = {
+    "speedup": lambda plot: speedup_chart(plot.frame),
+    "calibration": lambda plot: calibration_chart(plot.id, plot.title, plot.frame),
+    "gemm": lambda plot: gemm_chart(plot.frame),
+    "linked": lambda plot: linked_chart(plot.id, plot.title, plot.frame),
+    "linked_efficiency": lambda plot: linked_efficiency_chart(plot.id, plot.title, plot.frame),
+}
+"""How each ``Plot`` kind of the view model is drawn."""
+
+
+def _drawn(table: ChartedTable) -> ChartedTable:
+    if table.plot is None or table.chart is not None:
+        return table
+    return dataclasses.replace(table, chart=PLOTS[table.plot.kind](table.plot))
+
+
+def with_charts(report: Report) -> Report:
+    """The report with every chart drawn: tile sections' five, GPU and linked-set charts."""
+    gpu = report.gpu
+    if gpu is not None:
+        gpu = dataclasses.replace(
+            gpu,
+            speedups=None if gpu.speedups is None else _drawn(gpu.speedups),
+            calibrations=tuple(_drawn(c) for c in gpu.calibrations),
+            gemm=None if gpu.gemm is None else _drawn(gpu.gemm),
+        )
+    return dataclasses.replace(
+        report,
+        tiles=tuple(with_tile_charts(t) for t in report.tiles),
+        gpu=gpu,
+        linked=tuple(_drawn(c) for c in report.linked),
+    )
+
+
+# ---------------------------------------------------------------- diff
+
+INCREASE_COLOUR = "#e15759"
+DECREASE_COLOUR = "#59a14f"
+BEFORE_COLOUR = "#bab0ac"
+AFTER_COLOUR = "#4e79a7"
+
+
+def waterfall_chart(
+    id: str, names: tuple[str, ...], changes: np.ndarray, unit: str, caption: str
+) -> Chart | None:
+    """Each group's change as a bar starting where the previous ones left the running total,
+    then the net change; rises red, falls green, first group on top."""
+    if not names:
+        return None
+    labels = (*names, "net change")
+    ends = np.cumsum(changes)
+    starts = ends - changes
+    with _style():
+        figure, axes, y = _group_rows(len(labels))
+        colours = [INCREASE_COLOUR if c > 0 else DECREASE_COLOUR for c in changes]
+        axes.barh(y[:-1], changes, left=starts, color=colours)
+        net = float(ends[-1])
+        axes.barh(y[-1:], [net], color=AFTER_COLOUR)
+        axes.axvline(0, color="#888", linewidth=0.6)
+        axes.set_yticks(y, [_short(s, 60) for s in labels])
+        axes.invert_yaxis()
+        axes.set_xlabel(f"change in {unit}")
+        thousands(axes.xaxis)
+        fit(figure, left_chars=max(len(_short(s, 60)) for s in labels))
+    return _chart(id, f"Change in {unit} by group", caption, figure, tight=False)
+
+
+def before_after_chart(
+    id: str,
+    title: str,
+    names: tuple[str, ...],
+    before: np.ndarray,
+    after: np.ndarray,
+    xlabel: str,
+    caption: str,
+) -> Chart | None:
+    """Two bars per group, before (grey) above after (blue); a missing value draws no bar."""
+    if not names:
+        return None
+    with _style():
+        figure, axes, y = _group_rows(len(names))
+        axes.barh(y - 0.2, before, height=0.4, color=BEFORE_COLOUR, label="before")
+        axes.barh(y + 0.2, after, height=0.4, color=AFTER_COLOUR, label="after")
+        _label_group_rows(figure, axes, y, names, xlabel)
+    return _chart(id, title, caption, figure, tight=False)

@@ -1,0 +1,624 @@
+"""The report's view model: plain, typed data that the templates render and tests check.
+
+Everything the page shows is computed here, once, from a ``Profile`` (tile dumps) and a run
+table (GPU runs); the Jinja2 templates only lay it out and ``charts`` draws it at render
+time. Numbers are binned with numpy so a million samples cost a few array passes, never a
+Python loop per sample. Definitions of every figure: docs/metrics.md, "Report".
+
+
+The analyses it shows live beside ``tileprof.analyses.stats`` (``timeline``, ``balance``,
+``quality``,
+``run_analysis``); their names stay importable from here for earlier callers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from tileprof.analyses.balance import tile_balance
+from tileprof.analyses.filters import Filters
+from tileprof.analyses.quality import overlapping_samples as overlapping_samples  # re-exported
+from tileprof.analyses.quality import run_quality, tile_quality
+from tileprof.analyses.run_analysis import (
+    calibration_sets,
+    gemm_rows,  # also re-exported
+    is_kernel_row,
+    kernel_sets,
+    normalize_runs,
+    speedup_rows,
+)
+from tileprof.analyses.stats import GROUP_FIELDS
+from tileprof.analyses.summary import Summary
+from tileprof.analyses.timeline import IDLE as IDLE  # re-exported, as the two below
+from tileprof.analyses.timeline import TIME_BINS, tile_activity
+from tileprof.analyses.timeline import binned_cycles as binned_cycles
+from tileprof.analyses.timeline import time_bins as time_bins
+from tileprof.core import numbers
+from tileprof.core.errors import OptionError
+from tileprof.core.text import kernel_display_name, shorten
+from tileprof.model.profile import Profile
+from tileprof.views.html.supersteps_data import superstep_section
+from tileprof.views.html.view import (
+    Cell,
+    ChartedTable,
+    Column,
+    DurationSpread,
+    Figure,
+    GpuSection,
+    Header,
+    InputFile,
+    LinkedSet,
+    PhaseSplit,
+    Plot,
+    QualityCheck,
+    Report,
+    RunInputs,
+    Table,
+    TileSection,
+)
+
+# ---------------------------------------------------------------- formatting
+
+
+def format_number(value: Any, *, percent: bool = False, digits: int = numbers.DIGITS) -> str:
+    """How the page prints a number (the exact value goes in the cell's hover title): the one
+    policy of ``tileprof.core.numbers`` (docs/metrics.md, "How numbers are shown")."""
+    if percent:
+        return numbers.percent(value)
+    return numbers.number(value, digits)
+
+
+def number_cell(value: Any, *, percent: bool = False) -> Cell:
+    """A numeric cell whose title holds the exact value."""
+    sort = None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+    return Cell(
+        format_number(value, percent=percent),
+        None if sort is None else float(sort),
+        "" if sort is None else repr(value),
+    )
+
+
+TITLE_LIMIT = 4096
+"""Longest text a cell's hover title holds (a name from an input can be megabytes)."""
+
+
+def text_cell(value: Any) -> Cell:
+    """A text cell (escaped by the template, as every cell is)."""
+    text = "—" if value is None else str(value)
+    return Cell(
+        text,
+        None if value is None else text.lower(),
+        shorten(text, TITLE_LIMIT) if len(text) > 40 else "",
+    )
+
+
+def kernel_cell(value: Any) -> Cell:
+    """A CUDA kernel name shortened around its functor (``kernel_display_name``); the full
+    name sorts the cell and is its hover title."""
+    if value is None:
+        return text_cell(None)
+    text = str(value)
+    return Cell(kernel_display_name(text), text.lower(), shorten(text, TITLE_LIMIT))
+
+
+def with_dittos(cells: list[tuple[Cell, ...]], columns: Sequence[Column]) -> list[tuple[Cell, ...]]:
+    """Mark each cell of a ``ditto`` column whose text equals the one above it."""
+    marked = [i for i, c in enumerate(columns) if c.ditto]
+    if not marked:
+        return cells
+    out = []
+    for r, row in enumerate(cells):
+        if r == 0:
+            out.append(row)
+            continue
+        above = cells[r - 1]
+        out.append(
+            tuple(
+                dataclasses.replace(cell, ditto=True)
+                if i in marked and cell.sort is not None and cell.text == above[i].text
+                else cell
+                for i, cell in enumerate(row)
+            )
+        )
+    return out
+
+
+def table_from_frame(
+    id: str,
+    frame: pl.DataFrame,
+    columns: Sequence[str],
+    *,
+    percent: Sequence[str] = (),
+    docs: dict[str, str] | None = None,
+    ditto: Sequence[str] = (),
+    kernels: Sequence[str] = (),
+    top: int | None = None,
+) -> Table:
+    """A table of ``frame``'s ``columns`` (absent ones show as null).
+
+    ``ditto`` columns show a value equal to the row above as a ditto mark; ``kernels`` columns
+    hold CUDA kernel names, shown shortened (``kernel_cell``); past ``top`` rows the page shows
+    an "all" toggle.
+    """
+    docs = docs or {}
+    present = [c for c in columns if c in frame.columns]
+    cols = []
+    for name in present:
+        dtype = frame.schema[name]
+        cols.append(Column(name, name, dtype.is_numeric(), docs.get(name, ""), name in ditto))
+    rows = []
+    for row in frame.select(present).iter_rows():
+        cells = []
+        for column, value in zip(cols, row, strict=False):
+            if column.numeric:
+                cells.append(number_cell(value, percent=column.key in percent))
+            elif column.key in kernels:
+                cells.append(kernel_cell(value))
+            else:
+                cells.append(text_cell(value))
+        rows.append(tuple(cells))
+    shown = top if top is not None and len(rows) > top else None
+    return Table(id, tuple(cols), tuple(with_dittos(rows, cols)), shown)
+
+
+# ---------------------------------------------------------------- header
+
+
+def generation_time(environ: dict[str, str] | None = None) -> str:
+    """UTC generation time: ``SOURCE_DATE_EPOCH`` when set (reproducible builds), else now.
+
+    A value that is not a whole number of seconds is an ``OptionError`` (one line, exit 2).
+    """
+    env = os.environ if environ is None else environ
+    epoch = env.get("SOURCE_DATE_EPOCH")
+    if not epoch:
+        return datetime.now(tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    try:
+        moment = datetime.fromtimestamp(int(epoch), tz=timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        raise OptionError(
+            f"SOURCE_DATE_EPOCH={epoch!r}: expected a whole number of seconds since 1970"
+        ) from None
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+# ---------------------------------------------------------------- tile device
+
+
+GROUP_PERCENT_FIELDS = ("usefulUtilization", "workLaneOccupancy", "deviceUsefulUtilization")
+
+
+GROUP_LEADING_FIELDS: tuple[str, ...] = (
+    "phaseCycles",
+    "phaseMs",
+    "usefulUtilization",
+    "deviceUsefulUtilization",
+    "p50Cycles",
+    "p95Cycles",
+    "averageActiveTiles",
+)
+"""The figures people come for, first in the group table (the rest follow in the summary's
+order, behind a horizontal scroll on a narrow screen)."""
+
+
+def group_table(summary: Summary, id: str) -> Table:
+    """Every group with every statistic of docs/metrics.md: name, the dimensions, the
+    ``GROUP_LEADING_FIELDS``, then the others in the summary's order."""
+    rest = [f for f in GROUP_FIELDS if f not in GROUP_LEADING_FIELDS]
+    columns = ["name", *summary.group_by, *GROUP_LEADING_FIELDS, *rest]
+    frame = summary.groups.with_columns(
+        [pl.col(d).cast(pl.String) for d in summary.group_by if d in ("operation", "kind")]
+    )
+    return table_from_frame(id, frame, columns, percent=GROUP_PERCENT_FIELDS)
+
+
+def _display_names(summary: Summary) -> tuple[str, ...]:
+    names = []
+    for row in summary.groups.iter_rows(named=True):
+        dims = ", ".join(f"{d}={row[d]}" for d in summary.group_by)
+        names.append(f"{row['name']} ({dims})" if dims else str(row["name"]))
+    return tuple(names)
+
+
+def phase_split(summary: Summary) -> PhaseSplit:
+    """Each group's phaseCycles split by its usefulUtilization (no estimate: all "other")."""
+    groups = summary.groups
+    phase = groups["phaseCycles"].cast(pl.Float64).fill_null(0).to_numpy()
+    share = groups["usefulUtilization"].fill_null(0.0).clip(0.0, 1.0).to_numpy()
+    useful = phase * share
+    return PhaseSplit(_display_names(summary), useful, phase - useful)
+
+
+def duration_spread(summary: Summary) -> DurationSpread:
+    """p50, p95 and max cycles per group, as the summary gives them."""
+    groups = summary.groups
+
+    def col(name: str) -> np.ndarray:
+        return groups[name].cast(pl.Float64).fill_null(0).to_numpy()
+
+    return DurationSpread(
+        _display_names(summary), col("p50Cycles"), col("p95Cycles"), col("maximumCycles")
+    )
+
+
+def headline(summary: Summary, matched: pl.DataFrame) -> tuple[Figure, ...]:
+    """Span, samples, mean active tiles, device busy and device utilization."""
+    span: int | None = None
+    work = useful = 0.0
+    if matched.height:
+        totals = matched.select(
+            span=(pl.col("offset") + pl.col("duration")).max() - pl.col("offset").min(),
+            work=pl.col("duration").sum(),
+            useful=pl.col("usefulCycles").sum(),
+        ).row(0, named=True)
+        span, work, useful = int(totals["span"]), float(totals["work"]), float(totals["useful"])
+    active = work / span if span else None
+    busy = None if active is None else active / summary.tile_count
+    device = useful / (summary.tile_count * span) if span else None
+    ms = None if span is None else span * 1000 / summary.clock_hz
+    profile_ms = summary.profile_span_ms
+    return (
+        Figure(
+            "Matched span",
+            span,
+            "—" if span is None else f"{span:,} cycles · {ms:.6g} ms",
+            "max(offset + duration) − min(offset) over the matched samples",
+        ),
+        Figure(
+            "Profile span",
+            summary.profile_span_cycles,
+            "—"
+            if summary.profile_span_cycles is None
+            else f"{summary.profile_span_cycles:,} cycles · {profile_ms:.6g} ms",
+            "profileSpanCycles: over all samples, unfiltered",
+        ),
+        Figure(
+            "Samples matched / total",
+            summary.matched_sample_count,
+            f"{summary.matched_sample_count:,} / {summary.sample_count:,}",
+            "matchedSampleCount / sampleCount",
+        ),
+        Figure(
+            "Mean active tiles",
+            active,
+            format_number(active),
+            "Σ duration of matched samples / matched span",
+        ),
+        Figure(
+            "Device busy",
+            busy,
+            format_number(busy, percent=True),
+            "mean active tiles / tileCount",
+        ),
+        Figure(
+            "Device useful utilization",
+            device,
+            format_number(device, percent=True),
+            "Σ usefulCycles of matched samples / (tileCount × matched span)",
+        ),
+    )
+
+
+def tile_section(
+    profile: Profile,
+    filters: Filters | None = None,
+    *,
+    group_by: Sequence[str] = (),
+    id: str = "tile-0",
+    bins: int = TIME_BINS,
+) -> TileSection:
+    """The tile-device section of one profile (``render`` draws its charts)."""
+    summary = profile.summary(filters, group_by=group_by, top=0)
+    matched = profile.filtered(filters)
+    occupancy, active = tile_activity(matched, profile.tile_count, bins)
+    return TileSection(
+        id=id,
+        target=profile.target,
+        source=profile.source or "(in memory)",
+        filters=tuple((filters or Filters()).describe()),
+        summary=summary,
+        headline=headline(summary, matched),
+        groups=group_table(summary, f"{id}-groups"),
+        occupancy=occupancy,
+        active=active,
+        phase=phase_split(summary),
+        spread=duration_spread(summary),
+        balance=tile_balance(matched, profile.tile_count),
+        supersteps=superstep_section(profile, filters, f"{id}-supersteps", table_from_frame),
+    )
+
+
+# ---------------------------------------------------------------- data quality
+
+
+# ---------------------------------------------------------------- GPU runs
+
+RUN_TABLE_COLUMNS: tuple[str, ...] = (
+    "run",
+    "time_us",
+    "speedup",
+    "target",
+    "workload",
+    "implementation",
+    "kernel",
+    "op_family",
+    "dtype",
+    "shape",
+    "per",
+    "calls",
+    "mac",
+    "energy_j",
+    "energy_raw_j",
+    "baseline_implementation",
+    "baseline_time_us",
+    "peak_fraction",
+)
+"""The run table's columns: the run's name, its time and speedup first (docs/metrics.md)."""
+RUN_DITTO_COLUMNS = (
+    "target",
+    "workload",
+    "implementation",
+    "kernel",
+    "op_family",
+    "dtype",
+    "shape",
+    "per",
+    "baseline_implementation",
+)
+"""Run-table columns whose repeats down the table show as a ditto mark."""
+TOP_KERNELS = 15
+"""Kernels a kernel table shows before its "all" toggle (the rest by total time, on demand)."""
+KERNEL_COLUMNS: tuple[str, ...] = (
+    "kernel",
+    "op_family",
+    "dtype",
+    "calls",
+    "total_us",
+    "time_us",
+    "p50_us",
+    "p95_us",
+    "max_us",
+    "launch_op",
+)
+LINK_COLUMNS: tuple[str, ...] = (
+    "target",
+    "target_kind",
+    "workload",
+    "implementation",
+    "kernel",
+    "shape",
+    "work",
+    "per",
+    "time_us",
+    "speedup",
+    "tflops",
+    "peak_fraction",
+    "energy_j",
+    "j_per_gflop",
+)
+# What a linked set's rows add to the run table (tileprof.analyses.links.LINKED_SCHEMA).
+LINK_EXTRA_COLUMNS: dict[str, pl.DataType] = {
+    "work": pl.String(),
+    "tflops": pl.Float64(),
+    "j_per_gflop": pl.Float64(),
+    "compare": pl.String(),
+}
+
+
+def run_names() -> pl.Expr:
+    """A run's name in the run table: "WORKLOAD · IMPLEMENTATION", the kernel (shortened)
+    standing in for a missing implementation; "—" when the run has none of the three."""
+    kernel = pl.col("kernel").map_elements(kernel_display_name, return_dtype=pl.String)
+    return pl.concat_str(
+        [pl.col("workload"), pl.coalesce(pl.col("implementation"), kernel)],
+        separator=" · ",
+        ignore_nulls=True,
+    ).replace("", None)
+
+
+def gpu_section(inputs: RunInputs) -> GpuSection | None:
+    """The GPU section, or None when there are no GPU runs (``render`` draws its charts)."""
+    runs = normalize_runs(inputs.runs)
+    gpu = runs.filter(pl.col("target_kind") == "gpu")
+    if gpu.height == 0:
+        return None
+    kernel_row = is_kernel_row()
+
+    speed = speedup_rows(gpu)
+    speedups = None
+    if speed.height:
+        speedups = ChartedTable(
+            "Speedup over baseline",
+            table_from_frame(
+                "gpu-speedups",
+                speed,
+                (
+                    "target",
+                    "workload",
+                    "implementation",
+                    "baseline_implementation",
+                    "time_us",
+                    "baseline_time_us",
+                    "speedup",
+                ),
+                ditto=("target", "workload", "baseline_implementation"),
+            ),
+            plot=Plot("speedup", "gpu-speedups-chart", "Speedup over baseline", speed),
+        )
+    calibrations = tuple(
+        ChartedTable(
+            f"Calibration: {title}",
+            table_from_frame(
+                f"gpu-calibration-{i}",
+                frame,
+                ("implementation", "time_us", "baseline_implementation", "speedup"),
+                ditto=("baseline_implementation",),
+            ),
+            plot=Plot("calibration", f"gpu-calibration-{i}-chart", title, frame),
+        )
+        for i, (title, frame) in enumerate(calibration_sets(gpu))
+    )
+    gemm_frame = gemm_rows(gpu)
+    gemm = None
+    if gemm_frame.height:
+        gemm = ChartedTable(
+            "GEMM time and energy per precision",
+            table_from_frame(
+                "gpu-gemm",
+                gemm_frame,
+                (
+                    "target",
+                    "workload",
+                    "implementation",
+                    "dtype",
+                    "shape",
+                    "time_us",
+                    "mac",
+                    "energy_j",
+                    "energy_raw_j",
+                    "peak_fraction",
+                ),
+                percent=("peak_fraction",),
+                ditto=("target", "workload", "dtype"),
+            ),
+            plot=Plot("gemm", "gpu-gemm-chart", "GEMM", gemm_frame),
+        )
+    kernels = tuple(
+        ChartedTable(
+            f"Kernels of {name}",
+            table_from_frame(
+                f"gpu-kernels-{i}",
+                frame,
+                KERNEL_COLUMNS,
+                kernels=("kernel",),
+                top=TOP_KERNELS,
+                ditto=("op_family", "dtype", "launch_op"),
+            ),
+        )
+        for i, (name, frame) in enumerate(kernel_sets(gpu))
+    )
+    return GpuSection(
+        runs=table_from_frame(
+            "gpu-runs",
+            gpu.filter(~kernel_row).with_columns(run=run_names()),
+            RUN_TABLE_COLUMNS,
+            percent=("peak_fraction",),
+            ditto=RUN_DITTO_COLUMNS,
+            kernels=("kernel",),
+        ),
+        kernel_rows=gpu.filter(kernel_row).height,
+        speedups=speedups,
+        calibrations=calibrations,
+        gemm=gemm,
+        kernels=kernels,
+    )
+
+
+def linked_section(linked_sets: Sequence[LinkedSet]) -> tuple[ChartedTable, ...]:
+    """Each linked set side by side: one row per run, one chart per set (drawn by ``render``)."""
+    out = []
+    for i, linked in enumerate(linked_sets):
+        extra = [
+            pl.col(c).cast(t) if c in linked.runs.columns else pl.lit(None, t).alias(c)
+            for c, t in LINK_EXTRA_COLUMNS.items()
+        ]
+        frame = (
+            normalize_runs(linked.runs)
+            .with_columns(linked.runs.with_columns(extra).select(list(LINK_EXTRA_COLUMNS)))
+            .with_columns(target_kind=pl.col("target_kind").fill_null(""))
+        )
+        # time bars only where the runs do the same work; efficiency bars otherwise
+        same_work = frame["compare"].drop_nulls().to_list()[:1] != ["efficiency"]
+        out.append(
+            ChartedTable(
+                linked.key,
+                table_from_frame(
+                    f"linked-{i}",
+                    frame,
+                    LINK_COLUMNS,
+                    percent=("peak_fraction",),
+                    kernels=("kernel",),
+                    ditto=("target_kind", "workload", "shape", "work", "per"),
+                ),
+                plot=Plot(
+                    "linked" if same_work else "linked_efficiency",
+                    f"linked-{i}-chart",
+                    linked.key,
+                    frame,
+                ),
+            )
+        )
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- the whole report
+
+
+def build_report(
+    profiles: Sequence[Profile],
+    runs: RunInputs | None = None,
+    *,
+    inputs: Sequence[InputFile] = (),
+    filters: Filters | None = None,
+    group_by: Sequence[str] = (),
+    tile_filters: Sequence[Filters] | None = None,
+    version: str | None = None,
+    environ: dict[str, str] | None = None,
+    charts: bool = True,
+    bins: int = TIME_BINS,
+) -> Report:
+    """The report's view model for these tile profiles and GPU runs.
+
+    ``charts=False`` makes ``render`` leave the charts out (the model itself never draws).
+    ``filters`` apply to every profile unless ``tile_filters`` gives one per profile (the
+    example profile is filtered to epoch 1, as its reference summary was).
+    """
+    generated_at = generation_time(environ)  # first: a malformed value fails before any work
+    if version is None:
+        from tileprof._version import __version__
+
+        version = __version__
+    filters = filters or Filters()
+    chosen = list(tile_filters) if tile_filters is not None else [filters] * len(profiles)
+    if len(chosen) != len(profiles):
+        raise ValueError("tile_filters needs one Filters per profile")
+    tiles = tuple(
+        tile_section(profile, own, group_by=group_by, id=f"tile-{i}", bins=bins)
+        for i, (profile, own) in enumerate(zip(profiles, chosen, strict=True))
+    )
+    gpu = None if runs is None else gpu_section(runs)
+    linked = () if runs is None else linked_section(runs.linked_sets)
+    targets: list[str] = [p.target for p in profiles]
+    if runs is not None and runs.runs.height and "target" in runs.runs.columns:
+        targets.extend(
+            t
+            for t in runs.runs["target"]
+            .cast(pl.String)
+            .unique(maintain_order=True)
+            .drop_nulls()
+            .to_list()
+            if t not in targets
+        )
+    frames = [tile_quality(p.samples, p.tile_count, p.source or "(in memory)") for p in profiles]
+    frames.append(run_quality(*(((), ()) if runs is None else (runs.cpu_only_traces, runs.notes))))
+    quality = [QualityCheck(*row) for frame in frames for row in frame.iter_rows()]
+    header = Header(
+        title="tileprof utilization report",
+        targets=tuple(dict.fromkeys(targets)),
+        inputs=tuple(inputs),
+        filters=tuple(
+            f"{tile.source}: {' '.join(tile.filters) if tile.filters else 'none'}" for tile in tiles
+        ),
+        group_by=tuple(group_by),
+        version=version,
+        generated_at=generated_at,
+    )
+    return Report(header, tiles, gpu, linked, tuple(quality), draw_charts=charts)

@@ -1,0 +1,236 @@
+"""``diff --format html`` and the report's baseline section: the view model of a ``Diff``.
+
+Everything shown is a figure of ``tileprof.analyses.diff.Diff`` (docs/metrics.md, "Diff");
+this module only selects, formats and charts it. Names reach the page through the templates'
+escaping and, in charts, as text drawn as paths.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from tileprof._version import __version__
+from tileprof.analyses.diff import STATUSES, Diff, Side
+from tileprof.core import numbers
+from tileprof.views.html import charts
+from tileprof.views.html.data import (
+    GROUP_PERCENT_FIELDS,
+    format_number,
+    generation_time,
+    number_cell,
+    text_cell,
+)
+from tileprof.views.html.view import Cell, Chart, Column, Figure
+
+WATERFALL_GROUPS = 20
+"""Groups the waterfall draws one by one; the rest are one bar ("other N groups")."""
+
+BAR_GROUPS = 10
+"""Top groups in the before/after chart."""
+
+
+@dataclass(frozen=True)
+class DiffInput:
+    """One side as the header lists it."""
+
+    role: str
+    path: str
+    kind: str
+    sha256: str | None
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    """One table row: its status (for the marker) and its cells."""
+
+    status: str
+    cells: tuple[Cell, ...]
+
+
+@dataclass(frozen=True)
+class DiffSection:
+    """The comparison: inputs, headline figures, charts and the full table."""
+
+    id: str
+    title: str
+    inputs: tuple[DiffInput, ...]
+    figures: tuple[Figure, ...]
+    charts: tuple[Chart, ...]
+    columns: tuple[Column, ...]
+    rows: tuple[DiffRow, ...]
+    broken: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DiffPage:
+    """A page holding only the comparison."""
+
+    title: str
+    version: str
+    generated_at: str
+    section: DiffSection
+
+
+def _input(role: str, side: Side) -> DiffInput:
+    return DiffInput(role, side.label, side.kind, side.sha256)
+
+
+def _change_text(figure: dict[str, Any], *, percent: bool = False) -> str:
+    change, relative = figure["change"], figure["relative"]
+    if change is None:
+        return "—"
+    if percent:
+        return f"{change * 100:+.2f} pp"
+    sign = "+" if change > 0 else ""
+    rel = "" if relative is None else f", {_relative_text(relative)}"
+    return f"{sign}{format_number(change)}{rel}"
+
+
+def _relative_text(value: float | None) -> str:
+    return numbers.percent(value, signed=True)
+
+
+def _figure(
+    label: str, figure: dict[str, Any], definition: str, *, percent: bool = False
+) -> Figure:
+    before = format_number(figure["before"], percent=percent)
+    after = format_number(figure["after"], percent=percent)
+    text = f"{before} → {after} ({_change_text(figure, percent=percent)})"
+    return Figure(label, figure["change"], text, definition)
+
+
+def headline(diff: Diff) -> tuple[Figure, ...]:
+    """The header figures of docs/metrics.md, "Diff"."""
+    h = diff.header
+    impact = diff.impact
+    figures = []
+    if impact == "phaseCycles":
+        figures += [
+            _figure("Profile span (cycles)", h["profileSpanCycles"], "profileSpanCycles"),
+            _figure("Matched samples", h["matchedSampleCount"], "matchedSampleCount"),
+            _figure("Device busy", h["deviceBusy"], "deviceBusy", percent=True),
+        ]
+    else:
+        figures.append(_figure("Total µs", h["totalUs"], "Σ total_us over the rows"))
+    net = h[f"{impact}NetChange"]
+    share = h["topShare"]
+    figures += [
+        Figure(
+            f"Net change in {impact}",
+            net,
+            ("+" if net > 0 else "") + format_number(net),
+            f"{impact}NetChange: Σ {impact}_change",
+        ),
+        Figure(
+            f"Top {h['topGroups']} groups explain",
+            share,
+            format_number(share, percent=True),
+            f"topShare: Σ |{impact}_change| of the top rows / {impact}GrossChange",
+        ),
+        Figure(
+            "Groups",
+            None,
+            ", ".join(f"{h['groups'][s]} {s}" for s in STATUSES),
+            "added, removed, changed, unchanged",
+        ),
+    ]
+    return tuple(figures)
+
+
+def _waterfall(diff: Diff, id: str) -> Chart | None:
+    rows = diff.rows
+    changes = rows.get_column(f"{diff.impact}_change").fill_null(0).cast(pl.Float64).to_numpy()
+    names = rows.get_column("group").to_list()
+    shown = min(WATERFALL_GROUPS, len(names))
+    values = changes[:shown]
+    labels = list(names[:shown])
+    if len(names) > shown:
+        labels.append(f"other {len(names) - shown} groups")
+        values = np.append(values, changes[shown:].sum())
+    unit = "phase cycles" if diff.impact == "phaseCycles" else "total µs"
+    caption = (
+        f"Groups by |change in {diff.impact}|, largest first; each bar starts where the one "
+        "above ended, the last is the net change. Red: more time; green: less."
+    )
+    return charts.waterfall_chart(f"{id}-waterfall", tuple(labels), values, unit, caption)
+
+
+def _bars(diff: Diff, id: str) -> Chart | None:
+    field = "usefulUtilization" if diff.impact == "phaseCycles" else "total_us"
+    top = diff.rows.head(BAR_GROUPS)
+    before = top.get_column(f"{field}_before").cast(pl.Float64).fill_null(0).to_numpy()
+    after = top.get_column(f"{field}_after").cast(pl.Float64).fill_null(0).to_numpy()
+    if field == "usefulUtilization":
+        before, after = before * 100, after * 100
+        title, xlabel = "Useful utilization, before and after", "usefulUtilization (%)"
+    else:
+        title, xlabel = "Total µs, before and after", "total_us"
+    caption = (
+        f"The top {top.height} groups of the table; a group absent from a side, or with "
+        f"null {field}, has no bar there."
+    )
+    names = tuple(top.get_column("group").to_list())
+    return charts.before_after_chart(f"{id}-bars", title, names, before, after, xlabel, caption)
+
+
+def _columns(diff: Diff) -> tuple[Column, ...]:
+    columns = [
+        Column("group", "group", False, "matching key (after --match and --normalize)"),
+        Column("status", "status", False, "added, removed, changed or unchanged"),
+        Column("beforeName", "before name", False),
+        Column("afterName", "after name", False),
+    ]
+    for f in diff.fields:
+        columns += [
+            Column(f"{f}_before", f"{f} before", True, f),
+            Column(f"{f}_after", "after", True, f),
+            Column(f"{f}_change", "Δ", True, f"{f}_change: after − before"),
+            Column(f"{f}_relative", "Δ %", True, f"{f}_relative: (after − before) / |before|"),
+        ]
+    return tuple(columns)
+
+
+def _row(record: dict[str, Any], columns: tuple[Column, ...]) -> DiffRow:
+    cells = []
+    for column in columns:
+        value = record[column.key]
+        if not column.numeric:
+            cells.append(text_cell(value))
+        elif column.key.endswith("_relative"):
+            sort = None if value is None else float(value)
+            cells.append(Cell(_relative_text(value), sort, "" if value is None else repr(value)))
+        else:
+            base = column.key.rsplit("_", 1)[0]
+            percent = base in GROUP_PERCENT_FIELDS and not column.key.endswith("_change")
+            cells.append(number_cell(value, percent=percent))
+    return DiffRow(record["status"], tuple(cells))
+
+
+def diff_page(diff: Diff, broken: tuple[str, ...] = ()) -> DiffPage:
+    """The page of ``diff --format html``: a title and the comparison section."""
+    return DiffPage(
+        title=f"tileprof diff: {diff.before.label} → {diff.after.label}",
+        version=__version__,
+        generated_at=generation_time(),
+        section=diff_section(diff, broken=broken),
+    )
+
+
+def diff_section(diff: Diff, *, id: str = "diff", broken: tuple[str, ...] = ()) -> DiffSection:
+    """The comparison as a page section."""
+    columns = _columns(diff)
+    charted = [c for c in (_waterfall(diff, id), _bars(diff, id)) if c is not None]
+    return DiffSection(
+        id=id,
+        title=f"Compared with {diff.before.label}",
+        inputs=(_input("before", diff.before), _input("after", diff.after)),
+        figures=headline(diff),
+        charts=tuple(charted),
+        columns=columns,
+        rows=tuple(_row(r, columns) for r in diff.rows.iter_rows(named=True)),
+        broken=broken,
+    )

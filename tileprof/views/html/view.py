@@ -1,0 +1,253 @@
+"""The report's view-model types: plain, typed data that the templates render and tests check.
+
+``data`` fills them from profiles and run tables, ``charts`` draws the figures they describe
+(at render time, from ``Plot`` entries and the tile sections' arrays) and the templates lay
+them out. Both ``data`` and ``charts`` import these types; neither imports the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from tileprof.analyses.balance import TileBalance
+from tileprof.analyses.summary import Summary
+from tileprof.analyses.supersteps import Supersteps
+from tileprof.analyses.timeline import ActiveTiles, OccupancyMap
+
+# ---------------------------------------------------------------- generic building blocks
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One input of the report, as the header lists it."""
+
+    path: str
+    kind: str
+    size_bytes: int | None
+    sha256: str | None
+
+
+@dataclass(frozen=True)
+class Header:
+    """What the report covers and how it was made."""
+
+    title: str
+    targets: tuple[str, ...]
+    inputs: tuple[InputFile, ...]
+    filters: tuple[str, ...]
+    """What each tile section applies, one line each: "SOURCE: --epoch 1" (or "none")."""
+    group_by: tuple[str, ...]
+    version: str
+    generated_at: str
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A headline number: its exact value, its printed text and where it is defined."""
+
+    label: str
+    value: float | int | None
+    text: str
+    definition: str
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column; ``numeric`` columns sort by number, others by text."""
+
+    key: str
+    label: str
+    numeric: bool
+    doc: str = ""
+    ditto: bool = False
+    """A value equal to the one above is shown as a subdued ditto mark (the full value stays in
+    the cell for sorting, screen readers and its title; ``sort.js`` redoes the marks)."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A table cell: what is printed, what it sorts by (None sorts last), its exact value."""
+
+    text: str
+    sort: float | str | None
+    title: str = ""
+    ditto: bool = False
+    """Same text as the cell above in a ``Column.ditto`` column: shown as a ditto mark."""
+
+
+@dataclass(frozen=True)
+class Table:
+    """A sortable table."""
+
+    id: str
+    columns: tuple[Column, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    top: int | None = None
+    """Rows shown until the reader asks for all of them (an "all" toggle); None shows all."""
+
+    def column(self, key: str) -> list[Cell]:
+        """The cells of one column, top to bottom."""
+        index = [c.key for c in self.columns].index(key)
+        return [row[index] for row in self.rows]
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A rendered chart: inline SVG markup (made by ``charts``, never from input text)."""
+
+    id: str
+    title: str
+    caption: str
+    svg: str
+
+
+# ---------------------------------------------------------------- tile device
+
+
+@dataclass(frozen=True)
+class PhaseSplit:
+    """phaseCycles per group split into useful (phaseCycles × usefulUtilization) and other."""
+
+    names: tuple[str, ...]
+    useful: np.ndarray
+    other: np.ndarray
+
+
+@dataclass(frozen=True)
+class DurationSpread:
+    """p50Cycles, p95Cycles and maximumCycles per group."""
+
+    names: tuple[str, ...]
+    p50: np.ndarray
+    p95: np.ndarray
+    maximum: np.ndarray
+
+
+@dataclass(frozen=True)
+class SuperstepSection:
+    """The Supersteps part of a tile section (docs/metrics.md, "Supersteps").
+
+    ``split`` has one row per shown superstep (``label``, and ``lateStart``, ``busy``, ``gaps``,
+    ``syncWait`` averaged over its active tiles, which add up to ``cycles``); ``ends`` has the
+    last end of every active tile of the longest shown superstep (``tile``, ``end``).
+    """
+
+    id: str
+    result: Supersteps
+    table: Table
+    split: pl.DataFrame
+    longest: dict[str, Any] | None
+    ends: pl.DataFrame
+    note: str
+    charts: tuple[Chart, ...] = ()
+
+
+@dataclass(frozen=True)
+class TileSection:
+    """The tile-device part of the report for one dump."""
+
+    id: str
+    target: str
+    source: str
+    filters: tuple[str, ...]
+    summary: Summary
+    headline: tuple[Figure, ...]
+    groups: Table
+    occupancy: OccupancyMap | None
+    active: ActiveTiles | None
+    phase: PhaseSplit
+    spread: DurationSpread
+    balance: TileBalance
+    charts: tuple[Chart, ...] = ()
+    supersteps: SuperstepSection | None = None
+
+    @property
+    def empty(self) -> bool:
+        """No sample matched the filters: the page says so instead of empty tables and charts."""
+        return self.summary.matched_sample_count == 0
+
+
+# ---------------------------------------------------------------- GPU runs and links
+
+
+@dataclass(frozen=True)
+class LinkedSet:
+    """Runs of different targets side by side: the same work, or the same kind of work in
+    different sizes (``runs.compare``: time or efficiency; issue 10)."""
+
+    key: str
+    runs: pl.DataFrame
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """What the GPU and across-targets sections are built from.
+
+    ``runs`` is the run table of docs/runs.md (columns it lacks count as null);
+    ``notes`` are the parsers' remarks, ``cpu_only_traces`` the traces with no GPU events.
+    """
+
+    runs: pl.DataFrame
+    linked_sets: tuple[LinkedSet, ...] = ()
+    notes: tuple[str, ...] = ()
+    cpu_only_traces: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A chart still to draw: which drawing (``charts.PLOTS``), its id, title and rows."""
+
+    kind: str
+    id: str
+    title: str
+    frame: pl.DataFrame
+
+
+@dataclass(frozen=True)
+class ChartedTable:
+    """A titled table with its chart (``plot`` says what to draw; ``chart`` is the drawing)."""
+
+    title: str
+    table: Table
+    chart: Chart | None = None
+    plot: Plot | None = None
+
+
+@dataclass(frozen=True)
+class GpuSection:
+    """The GPU runs part of the report."""
+
+    runs: Table
+    kernel_rows: int
+    speedups: ChartedTable | None
+    calibrations: tuple[ChartedTable, ...]
+    gemm: ChartedTable | None
+    kernels: tuple[ChartedTable, ...]
+
+
+@dataclass(frozen=True)
+class QualityCheck:
+    """One data-quality check: how many things it found and what they were."""
+
+    check: str
+    count: int
+    status: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Report:
+    """The whole page."""
+
+    header: Header
+    tiles: tuple[TileSection, ...]
+    gpu: GpuSection | None
+    linked: tuple[ChartedTable, ...]
+    quality: tuple[QualityCheck, ...]
+    notes: tuple[str, ...] = field(default=())
+    draw_charts: bool = True
+    """Whether ``render`` draws the charts (tests of numbers skip the drawing)."""

@@ -1,0 +1,208 @@
+"""``runs`` in the terminal: the run table, the linked sets and the sources' notes (rich)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+import polars as pl
+from rich.table import Table
+from rich.text import Text
+
+from tileprof.analyses.links import format_us
+from tileprof.core.numbers import number, percent
+from tileprof.core.text import DISPLAY_NAME_LIMIT, cell, escape_control
+from tileprof.views.fit import Fit, fit_to_width, plain_console, strip_padding
+
+TABLE_WIDTH = 220
+NAME_WIDTH = 60
+
+
+def _short(text: str | None, width: int = NAME_WIDTH) -> Text:
+    return cell(text, width)
+
+
+RunCell = Callable[[dict[str, Any], int], "Text | str"]
+RUN_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
+    ("target", "left", lambda r, limit: cell(r["target"], limit)),
+    ("workload", "left", lambda r, limit: cell(r["workload"], limit)),
+    ("implementation / kernel", "left", lambda r, limit: _run_name(r, limit)),
+    ("family", "left", lambda r, _: cell(r["op_family"])),
+    ("dtype", "left", lambda r, _: cell(r["dtype"])),
+    ("time", "right", lambda r, _: format_us(r["time_us"])),
+    ("per", "left", lambda r, _: r["per"] or "—"),
+    ("calls", "right", lambda r, _: number(r["calls"])),
+    ("TFLOP/s", "right", lambda r, _: number(r["tflops"])),
+    ("peak", "right", lambda r, _: percent(r["peak_fraction"])),
+    ("J", "right", lambda r, _: number(r["energy_j"])),
+    ("speedup", "right", lambda r, _: number(r["speedup"])),
+)
+"""The run table's columns (docs/runs.md): title, alignment, and the cell of a row given the
+name limit (the kernel's name never more than ``NAME_WIDTH``)."""
+RUN_DROP_FIRST: tuple[str, ...] = (
+    "per",
+    "calls",
+    "J",
+    "family",
+    "dtype",
+    "workload",
+    "peak",
+    "TFLOP/s",
+)
+"""Columns left out, in this order, on a terminal narrower than the table: target, kernel,
+time and speedup (what a run is, and how it compares) stay."""
+RUN_FIT = Fit(
+    titles=tuple(title for title, _, _ in RUN_COLUMNS),
+    drop_first=RUN_DROP_FIRST,
+    full_width=TABLE_WIDTH,
+    full_limit=DISPLAY_NAME_LIMIT,
+)
+
+
+def _run_name(row: dict[str, Any], limit: int) -> Text:
+    """The implementation, else the kernel, never longer than ``NAME_WIDTH``."""
+    return _short(row["implementation"] or row["kernel"], min(limit, NAME_WIDTH))
+
+
+def _column_table(
+    frame: pl.DataFrame,
+    columns: Sequence[tuple[str, str, RunCell]],
+    shown: Sequence[str],
+    name_limit: int,
+) -> Table:
+    """One line per row of ``frame``: the ``shown`` ones of ``columns``, names cut to
+    ``name_limit`` (what ``fit_to_width`` rebuilds at each width)."""
+    table = Table(show_edge=False, header_style="bold", pad_edge=False)
+    kept = [c for c in columns if c[0] in shown]
+    for title, justify, _ in kept:
+        table.add_column(title, justify=justify)  # type: ignore[arg-type]
+    for r in frame.iter_rows(named=True):
+        table.add_row(*(make(r, name_limit) for _, _, make in kept))
+    return table
+
+
+def runs_table(
+    runs: pl.DataFrame,
+    shown: Sequence[str] = RUN_FIT.titles,
+    name_limit: int = DISPLAY_NAME_LIMIT,
+) -> Table:
+    """One line per run: identity, time, rate and energy (columns as in docs/runs.md), the
+    ``shown`` columns only, names cut to ``name_limit``."""
+    return _column_table(runs, RUN_COLUMNS, shown, name_limit)
+
+
+def linked_table(linked: pl.DataFrame) -> Table:
+    """One line per (set, target): the set's label, how it was linked, the target's figures."""
+    table = Table(show_edge=False, header_style="bold", pad_edge=False)
+    for title in ("set", "linked by", "runs", "target's representative run"):
+        table.add_column(title, justify="right" if title == "runs" else "left")
+    table.columns[-1].overflow = "fold"  # prose: a name longer than the column folds, whole
+    previous = None
+    for r in linked.iter_rows(named=True):
+        first = r["set_id"] != previous
+        previous = r["set_id"]
+        table.add_row(
+            cell(r["set"]) if first else "",
+            cell(r["link_by"]) if first else "",
+            str(r["runs"]),
+            Text(escape_control(r["text"] or "")),
+        )
+    return table
+
+
+def render(
+    runs: pl.DataFrame,
+    linked: pl.DataFrame,
+    notes: Sequence[str] = (),
+    *,
+    linked_only: bool = False,
+    width: int = TABLE_WIDTH,
+) -> str:
+    """The run table (unless ``linked_only``), then the linked sets, then the notes."""
+    buffer = io.StringIO()
+    console = plain_console(buffer, width)
+    if not linked_only:
+        console.print(f"runs ({runs.height})", markup=False)
+        if runs.height:
+            console.print(fit_to_width(partial(runs_table, runs), RUN_FIT, console, width))
+        console.print()
+    console.print(
+        f"linked sets ({linked['set_id'].n_unique() if linked.height else 0})", markup=False
+    )
+    if linked.height:
+        console.print(linked_table(linked))
+    else:
+        console.print(
+            "no runs of two or more targets share a workload, a shape or an (op_family, dtype)",
+            markup=False,
+        )
+    for note in notes:
+        console.print(f"note: {escape_control(note)}", markup=False)
+    return strip_padding(buffer.getvalue())
+
+
+OP_NAME_WIDTH = 44
+"""The op and input-dims cells are never longer than this."""
+OP_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
+    ("target", "left", lambda r, limit: cell(r["target"], limit)),
+    ("op", "left", lambda r, limit: _short(r["op"], min(limit, OP_NAME_WIDTH))),
+    ("input dims", "left", lambda r, limit: _short(r["input_dims"], min(limit, OP_NAME_WIDTH))),
+    ("dtype", "left", lambda r, _: r["dtype"] or "—"),
+    ("calls", "right", lambda r, _: _calls(r["calls"], r["calls_without_gpu"])),
+    ("kernels", "right", lambda r, _: number(r["kernels"])),
+    ("GFLOP/call", "right", lambda r, _: number(None if r["flops"] is None else r["flops"] / 1e9)),
+    ("time/call", "right", lambda r, _: "—" if r["time_us"] is None else format_us(r["time_us"])),
+    ("total", "right", lambda r, _: format_us(r["total_us"])),
+    ("TFLOP/s", "right", lambda r, _: number(r["tflops"])),
+    ("peak", "right", lambda r, _: percent(r["peak_fraction"])),
+    ("work from", "left", lambda r, _: _work_from(r)),
+)
+"""The op table's columns (docs/runs.md, "Op rows"), as ``RUN_COLUMNS``."""
+OP_DROP_FIRST: tuple[str, ...] = (
+    "work from",
+    "kernels",
+    "GFLOP/call",
+    "dtype",
+    "peak",
+    "time/call",
+    "calls",
+)
+"""Columns left out, in this order, on a narrow terminal: target, op, input dims, total and
+TFLOP/s (which op, on what, how long, how fast) stay."""
+OP_FIT = Fit(
+    titles=tuple(title for title, _, _ in OP_COLUMNS),
+    drop_first=OP_DROP_FIRST,
+    full_width=TABLE_WIDTH,
+    full_limit=DISPLAY_NAME_LIMIT,
+)
+
+
+def _work_from(row: dict[str, Any]) -> str:
+    return row["flops_source"] or ("unknown: " + row["problem"] if row["problem"] else "—")
+
+
+def ops_table(
+    ops: pl.DataFrame, shown: Sequence[str] = OP_FIT.titles, name_limit: int = DISPLAY_NAME_LIMIT
+) -> Table:
+    """One line per op row (columns as in docs/runs.md, "Op rows"), the ``shown`` columns
+    only, names cut to ``name_limit``."""
+    return _column_table(ops, OP_COLUMNS, shown, name_limit)
+
+
+def _calls(calls: int, without_gpu: int | None) -> str:
+    """``2`` or, where some launched no GPU work in a GPU trace, ``2 (1 no GPU)``."""
+    return number(calls) + (f" ({number(without_gpu)} no GPU)" if without_gpu else "")
+
+
+def render_ops(ops: pl.DataFrame, notes: Sequence[str] = (), *, width: int = TABLE_WIDTH) -> str:
+    """The op rows of one or more traces, fitted to ``width``, then the notes."""
+    buffer = io.StringIO()
+    console = plain_console(buffer, width)
+    console.print(f"ops ({ops.height})", markup=False)
+    if ops.height:
+        console.print(fit_to_width(partial(ops_table, ops), OP_FIT, console, width))
+    for note in notes:
+        console.print(f"note: {escape_control(note)}", markup=False)
+    return strip_padding(buffer.getvalue())

@@ -1,0 +1,136 @@
+"""``supersteps`` in the terminal: one row per superstep, per-tile rows, the sync-wait footer."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from rich.table import Table
+
+from tileprof.analyses.supersteps import Supersteps
+from tileprof.core.numbers import number
+from tileprof.core.text import DISPLAY_NAME_LIMIT, cell
+from tileprof.views.fit import Fit, fit_to_width, plain_console, strip_padding
+from tileprof.views.summary_table import TABLE_WIDTH, _integer, _percent
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+
+def header_lines(result: Supersteps, device: str) -> list[str]:
+    """Device, the segmentation option and the choices of rows."""
+    chosen = []
+    if result.epoch is not None:
+        chosen.append(f"--epoch {result.epoch}")
+    if result.window is not None:
+        chosen.append(f"--window {result.window[0]}:{result.window[1]}")
+    chosen.extend(f"--kernel {glob}" for glob in result.kernels)
+    if result.top is not None:
+        chosen.append(f"--top {result.top} (longest first)")
+    return [
+        f"device        {device}",
+        f"min sync gap  {result.min_sync_gap:,} cycles",
+        f"shown         {' '.join(chosen) or 'every superstep, in time order'}",
+    ]
+
+
+def footer_lines(result: Supersteps) -> list[str]:
+    """Per epoch: tile-cycles lost to sync wait and their share of tileCount × the epoch."""
+    lines = []
+    for row in result.epochs.iter_rows(named=True):
+        lines.append(
+            f"epoch {'—' if row['epoch'] is None else row['epoch']}: "
+            f"{row['supersteps']:,} supersteps; {row['syncWaitCycles']:,} tile-cycles lost to "
+            f"sync wait, {_percent(row['syncWaitShare'])} of {result.tile_count:,} tiles × "
+            f"{row['cycles']:,} cycles"
+        )
+    return lines
+
+
+SuperstepCell = Callable[[Supersteps, dict[str, Any], int], "Text | str"]
+SUPERSTEP_COLUMNS: tuple[tuple[str, SuperstepCell], ...] = (
+    ("epoch", lambda _, r, __: "—" if r["epoch"] is None else str(r["epoch"])),
+    ("#", lambda _, r, __: str(r["index"])),
+    ("start", lambda _, r, __: _integer(r["start"])),
+    ("end", lambda _, r, __: _integer(r["end"])),
+    ("cycles", lambda _, r, __: _integer(r["cycles"])),
+    ("µs", lambda s, r, __: number(s.cycles_to_us(r["cycles"]))),
+    ("sync after", lambda _, r, __: _integer(r["syncAfter"])),
+    ("active", lambda _, r, __: _integer(r["activeTiles"])),
+    ("efficiency", lambda _, r, __: _percent(r["efficiency"])),
+    ("balance", lambda _, r, __: _percent(r["tileBalance"])),
+    ("mean wait", lambda _, r, __: number(r["meanSyncWait"])),
+    ("critical", lambda _, r, __: str(r["criticalTile"])),
+    ("group", lambda _, r, limit: cell(r["criticalGroup"], limit)),
+    ("margin", lambda _, r, __: _integer(r["stragglerMargin"])),
+)
+"""The superstep table's columns (docs/metrics.md, "Supersteps"): title, and the cell of a row
+given the result and the name limit."""
+SUPERSTEP_DROP_FIRST: tuple[str, ...] = (
+    "end",
+    "start",
+    "margin",
+    "mean wait",
+    "sync after",
+    "active",
+    "balance",
+    "cycles",
+)
+"""Columns left out, in this order, on a terminal narrower than the table: which superstep
+(epoch, #), how long (µs), how well used (efficiency) and who held it up (critical tile and its
+group) stay."""
+SUPERSTEP_FIT = Fit(
+    titles=tuple(title for title, _ in SUPERSTEP_COLUMNS),
+    drop_first=SUPERSTEP_DROP_FIRST,
+    full_width=TABLE_WIDTH,
+    full_limit=DISPLAY_NAME_LIMIT,
+)
+
+
+def _superstep_table(
+    result: Supersteps,
+    shown: Sequence[str] = SUPERSTEP_FIT.titles,
+    name_limit: int = DISPLAY_NAME_LIMIT,
+) -> Table:
+    table = Table(show_edge=False, header_style="bold", pad_edge=False)
+    columns = [c for c in SUPERSTEP_COLUMNS if c[0] in shown]
+    for title, _ in columns:
+        table.add_column(title, justify="left" if title == "group" else "right")
+    for row in result.supersteps.iter_rows(named=True):
+        table.add_row(*(make(result, row, name_limit) for _, make in columns))
+    return table
+
+
+def _tile_table(result: Supersteps) -> Table:
+    table = Table(show_edge=False, header_style="bold", pad_edge=False)
+    names = ("epoch", "#", "tile", "busy", "late start", "gaps", "sync wait")
+    keys = ("epoch", "index", "tile", "busy", "lateStart", "gaps", "syncWait")
+    for name in names:
+        table.add_column(name, justify="right")
+    for row in result.tiles.iter_rows(named=True):
+        table.add_row(*("—" if row[k] is None else f"{row[k]:,}" for k in keys))
+    return table
+
+
+def render(result: Supersteps, device: str, tiles: bool = False, width: int = TABLE_WIDTH) -> str:
+    """Header, the superstep table (every column defined in docs/metrics.md), the per-tile
+    table with ``tiles``, then the sync-wait footer."""
+    buffer = io.StringIO()
+    console = plain_console(buffer, width)
+    for line in header_lines(result, device):
+        console.print(line, markup=False)
+    console.print()
+    if result.supersteps.height:
+        build = partial(_superstep_table, result)
+        console.print(fit_to_width(build, SUPERSTEP_FIT, console, width))
+    else:
+        console.print("no supersteps (no compute samples of positive length chosen)", markup=False)
+    if tiles and result.tiles.height:
+        console.print()
+        console.print(_tile_table(result))
+    console.print()
+    for line in footer_lines(result):
+        console.print(line, markup=False)
+    return strip_padding(buffer.getvalue())

@@ -1,0 +1,390 @@
+"""What a trace holds, before any file format: slices per track in ns, counters, processes.
+
+The tile device is one process with one track per tile; samples that overlap an earlier sample
+of their tile go on that tile's "overlap" tracks (lanes 1, 2, … by greedy interval
+partitioning), so that slices on one track never overlap. GPU traces give one process per
+device with one track per stream. Timestamps are integer ns, aligned per target (``Alignment``).
+Every definition is in docs/metrics.md ("Trace").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from tileprof.analyses.filters import group_name
+from tileprof.analyses.timeline import TIME_BINS, TimeBins, binned_cycles, time_bins
+from tileprof.core.errors import OptionError
+from tileprof.core.schema import MetadataEntries
+from tileprof.model.profile import Profile
+
+DEFAULT_MAX_SAMPLES = 5_000_000
+OVERLAP = "overlap"
+
+
+@dataclass(frozen=True)
+class Counter:
+    """A counter track: value ``values[i]`` from ``times_ns[i]`` on (the last one is 0)."""
+
+    name: str
+    unit: str
+    times_ns: np.ndarray
+    values: np.ndarray
+
+
+@dataclass(frozen=True)
+class TileTimeline:
+    """The tile device's slices, in write order (begin, then end, then tile).
+
+    ``slices`` columns: tile, lane (0 = the tile's own track), begin_ns, end_ns, group, kind,
+    phase, epoch, operation, usefulCycles, physicalWorkCycles, metadataId (group, kind and
+    operation stay categorical: a million samples build no strings).
+    """
+
+    name: str
+    tiles: tuple[int, ...]
+    lanes: int
+    slices: pl.DataFrame
+    metadata: tuple[MetadataEntries, ...]
+    counters: tuple[Counter, ...]
+    overlapping: int
+    matched: int
+    last_offset: int = 0  # cycle at which the last written sample starts
+
+    @property
+    def stride(self) -> int:
+        """One more than the highest tile: lane *L* of tile *t* is track number t + L × stride."""
+        return max(self.tiles, default=0) + 1
+
+
+@dataclass(frozen=True)
+class GpuDevice:
+    """One GPU device of one trace: its kernels per stream (``slices``: device, stream, lane,
+    begin_ns, end_ns, name, cat, op, grid, block, correlation, flops)."""
+
+    name: str
+    source: str
+    slices: pl.DataFrame
+    streams: tuple[int, ...]
+    lanes: int
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Every target of one trace file."""
+
+    tile: TileTimeline
+    gpus: tuple[GpuDevice, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+
+# ---------------------------------------------------------------- clocks
+
+
+def cycles_to_ns(cycles: np.ndarray, clock_hz: float) -> np.ndarray:
+    """Cycles as ns, ⌊cycles × 10⁹ / clockHz + ½⌋, exactly (integer arithmetic).
+
+    Rounding is monotone, so samples that do not overlap in cycles do not overlap in ns.
+    """
+    clock = Fraction(clock_hz)
+    c = np.asarray(cycles, dtype=np.int64)
+    num, den = clock.numerator, clock.denominator
+    if den == 1 and num * 2 * 10**9 < 2**62:
+        q, r = np.divmod(c, num)
+        return q * 10**9 + (r * (2 * 10**9) + num) // (2 * num)
+    exact = [(int(v) * 2 * 10**9 * den + num) // (2 * num) for v in c.tolist()]
+    return np.array(exact, dtype=np.int64)
+
+
+# ---------------------------------------------------------------- lanes
+
+
+def assign_lanes(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Per interval, its lane: 0 unless it starts before an earlier interval of the same key
+    ends (the rule of ``tileprof.analyses.quality.overlapping_samples``, intervals ordered by start
+    then end); the flagged ones are partitioned again into lane 1, and so on. Slices in one
+    lane never overlap."""
+    lane = np.zeros(keys.size, dtype=np.int64)
+    todo = np.lexsort((ends, starts, keys))
+    level = 0
+    while todo.size:
+        k, s, e = keys[todo], starts[todo], ends[todo]
+        first = np.ones(todo.size, dtype=bool)
+        first[1:] = k[1:] != k[:-1]
+        # Running max of ends within each key: shift each key's ends above the previous key's.
+        group = np.cumsum(first) - 1
+        low = int(min(s.min(), e.min()))
+        width = int(max(s.max(), e.max())) - low + 1
+        if width * (int(group[-1]) + 1) < 2**62:
+            covered = np.maximum.accumulate(e - low + group * width) - group * width + low
+            flagged = np.zeros(todo.size, dtype=bool)
+            flagged[1:] = (s[1:] < covered[:-1]) & ~first[1:]
+        else:  # spans too wide to stack in int64: per-key running max by polars
+            prev = pl.DataFrame({"k": group, "e": e}).select(
+                pl.col("e").cum_max().shift(1).over("k")
+            )["e"]
+            flagged = (pl.Series(s) < prev).fill_null(False).to_numpy()
+        level += 1
+        todo = todo[flagged]
+        lane[todo] = level
+    return lane
+
+
+# ---------------------------------------------------------------- tile device
+
+
+def select_samples(
+    matched: pl.DataFrame, tile_range: tuple[int, int] | None, max_samples: int
+) -> tuple[pl.DataFrame, int]:
+    """The samples to write, in time order, at most ``max_samples``; and how many matched."""
+    if tile_range is not None:
+        low, high = tile_range
+        matched = matched.filter((pl.col("tile") >= low) & (pl.col("tile") < high))
+    ordered = matched.sort(["offset", "duration", "tile"], maintain_order=True)
+    return ordered.head(max_samples), ordered.height
+
+
+def tile_timeline(
+    profile: Profile,
+    matched: pl.DataFrame,
+    *,
+    tile_range: tuple[int, int] | None = None,
+    max_samples: int = DEFAULT_MAX_SAMPLES,
+) -> tuple[TileTimeline, int]:
+    """The device process of ``matched`` (filtered samples); times in ns from cycle 0.
+
+    Also returns how many samples matched before ``max_samples`` cut them.
+    """
+    chosen, total = select_samples(matched, tile_range, max_samples)
+    offset = chosen["offset"].to_numpy().astype(np.int64)
+    end = offset + chosen["duration"].to_numpy().astype(np.int64)
+    tile = chosen["tile"].to_numpy().astype(np.int64)
+    lane = assign_lanes(tile, offset, end)
+    slices = chosen.select(
+        "tile",
+        pl.Series("lane", lane),
+        pl.Series("begin_ns", cycles_to_ns(offset, profile.clock_hz)),
+        pl.Series("end_ns", cycles_to_ns(end, profile.clock_hz)),
+        group_name().alias("group"),
+        "kind",
+        "phase",
+        "epoch",
+        "operation",
+        "usefulCycles",
+        "physicalWorkCycles",
+        "metadataId",
+    )
+    low, high = tile_range if tile_range is not None else (0, profile.tile_count)
+    tiles = tuple(range(low, min(high, profile.tile_count)))
+    extra = sorted(set(np.unique(tile).tolist()) - set(tiles))
+    timeline = TileTimeline(
+        name=profile.target,
+        tiles=tuple(sorted((*tiles, *extra))),
+        lanes=int(lane.max()) + 1 if lane.size else 1,
+        slices=slices,
+        metadata=profile.metadata,
+        counters=device_counters(offset, end, chosen, profile),
+        overlapping=int((lane > 0).sum()),
+        matched=total,
+        last_offset=int(offset.max()) if offset.size else 0,
+    )
+    return timeline, total
+
+
+def device_counters(
+    starts: np.ndarray, ends: np.ndarray, samples: pl.DataFrame, profile: Profile
+) -> tuple[Counter, ...]:
+    """Active tiles and device useful utilization per time bin (docs/metrics.md, "Trace")."""
+    in_range = samples["tile"].to_numpy() < profile.tile_count
+    starts, ends = starts[in_range], ends[in_range]
+    if starts.size == 0:
+        return ()
+    bins = time_bins(int(starts.min()), int(ends.max()), TIME_BINS)
+    covered = bins.covered
+    keys = np.zeros(starts.size, dtype=np.int64)
+    active = binned_cycles(starts, ends, keys, 1, bins)[0] / covered
+    useful = samples["usefulCycles"].to_numpy()[in_range]
+    known = ~np.isnan(useful) & (ends > starts)
+    useful_cycles = _spread(starts[known], ends[known], useful[known], bins)
+    utilization = useful_cycles / (profile.tile_count * covered)
+    edges = np.append(bins.edges[:-1], bins.stop)
+    times = cycles_to_ns(edges, profile.clock_hz)
+    return (
+        Counter("active tiles", "tiles", times, np.append(active, 0.0)),
+        Counter("device useful utilization", "fraction", times, np.append(utilization, 0.0)),
+    )
+
+
+def _spread(
+    starts: np.ndarray, ends: np.ndarray, amounts: np.ndarray, bins: TimeBins
+) -> np.ndarray:
+    """Σ over intervals of amount × (cycles of the interval in the bin / its length), per bin:
+    each interval's amount spread evenly over its cycles (intervals of non-zero length)."""
+    nb, w = bins.count, bins.width
+    rate = amounts / (ends - starts)
+    rel_start, rel_end = starts - bins.start, ends - bins.start
+    b0 = np.clip(rel_start // w, 0, nb - 1)
+    b1 = np.clip((rel_end - 1) // w, 0, nb - 1)
+    same = b0 == b1
+    head_end = np.where(same, rel_end, (b0 + 1) * w)
+    out = np.bincount(b0, weights=rate * (head_end - rel_start), minlength=nb)
+    split = ~same
+    out += np.bincount(b1[split], weights=rate[split] * (rel_end - b1 * w)[split], minlength=nb)
+    diff = np.bincount(
+        np.concatenate((b0[split] + 1, b1[split])),
+        weights=np.concatenate((rate[split] * w, -rate[split] * w)),
+        minlength=nb + 1,
+    )
+    return np.asarray(out + np.cumsum(diff[:nb]), dtype=np.float64)
+
+
+# ---------------------------------------------------------------- GPU traces
+
+
+def gpu_devices(path: Path, data: bytes) -> list[GpuDevice]:
+    """One ``GpuDevice`` per device of a Kineto trace; times in ns of the trace's own clock."""
+    from tileprof.analyses.ops import single_kernel_flops
+    from tileprof.inputs.gpu.kineto import gpu_events_of, read_events
+
+    read = read_events(path, data)
+    found = gpu_events_of(read)
+    flops = single_kernel_flops(read)  # gpu_events_of's rows are the GPU events by (ts, index)
+    order = sorted(read.gpu, key=lambda t: (t[1].ts or 0.0, t[0]))
+    events = found.events.with_columns(
+        flops=pl.Series([flops.get(index) for index, _, _ in order], dtype=pl.Float64)
+    )
+    begin = np.rint(events["ts"].to_numpy() * 1000).astype(np.int64)
+    end = np.rint((events["ts"].to_numpy() + events["dur"].to_numpy()) * 1000).astype(np.int64)
+    stream = events["stream"].fill_null(-1).to_numpy()
+    device = events["device"].fill_null(-1).to_numpy()
+    frame = events.with_columns(
+        begin_ns=pl.Series(begin),
+        end_ns=pl.Series(end),
+        stream=pl.Series(stream),
+        device=pl.Series(device),
+        lane=pl.Series(assign_lanes(device * 2**20 + stream, begin, end)),
+        name=pl.col("name").cast(pl.String),
+        cat=pl.col("cat").cast(pl.String),
+    ).sort(["begin_ns", "end_ns"], maintain_order=True)
+    out = []
+    for (dev,), part in frame.group_by(["device"], maintain_order=True):
+        number = int(str(dev))
+        label = found.devices.get(number) or (f"GPU {number}" if number >= 0 else "GPU")
+        out.append(
+            GpuDevice(
+                name=f"{label} (device {number}, {path.name})" if number >= 0 else label,
+                source=path.name,
+                slices=part.select(
+                    "device",
+                    "stream",
+                    "lane",
+                    "begin_ns",
+                    "end_ns",
+                    "name",
+                    "cat",
+                    "op",
+                    "grid",
+                    "block",
+                    "correlation",
+                    "flops",
+                ),
+                streams=tuple(sorted(set(part["stream"].to_list()))),
+                lanes=int(part["lane"].to_numpy().max()) + 1,
+            )
+        )
+    return sorted(out, key=lambda d: d.name)
+
+
+# ---------------------------------------------------------------- alignment
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """``mode`` is "start" (every target's first slice at 0) or "none" (own timestamps);
+    ``offsets_us`` shifts named targets (process name or GPU trace file name) further."""
+
+    mode: str = "start"
+    offsets_us: tuple[tuple[str, float], ...] = ()
+
+
+def parse_alignment(values: tuple[str, ...]) -> Alignment:
+    """``--align start|none|TARGET=OFFSET_US`` (repeatable) as an ``Alignment``."""
+    mode = "start"
+    offsets: list[tuple[str, float]] = []
+    for value in values:
+        if value in ("start", "none"):
+            mode = value
+            continue
+        name, sep, number = value.rpartition("=")
+        try:
+            shift = float(number)
+        except ValueError:
+            shift = float("nan")
+        if not sep or not name or not np.isfinite(shift):
+            raise OptionError(
+                f"--align {value}: expected start, none or TARGET=OFFSET_US (a number of µs)"
+            )
+        offsets.append((name, shift))
+    return Alignment(mode, tuple(offsets))
+
+
+def align(timeline: Timeline, alignment: Alignment) -> Timeline:
+    """Shift every target as ``alignment`` says; if that puts anything before 0, shift all
+    targets together so the earliest is at 0 (Perfetto timestamps are unsigned)."""
+    names = {timeline.tile.name: "tile"} | {g.name: g.source for g in timeline.gpus}
+    for target, _ in alignment.offsets_us:
+        if target not in names and target not in names.values():
+            known = ", ".join(sorted({*names, *(g.source for g in timeline.gpus)}))
+            raise OptionError(f"--align {target}=…: no target of that name (targets: {known})")
+
+    def extra(name: str, source: str) -> int:
+        total = sum(us for t, us in alignment.offsets_us if t in (name, source))
+        return round(total * 1000)
+
+    shifts: dict[str, int] = {}
+    tile_first = _first(timeline.tile.slices)
+    base = tile_first if alignment.mode == "start" and tile_first is not None else 0
+    shifts[timeline.tile.name] = extra(timeline.tile.name, "tile") - base
+    for gpu in timeline.gpus:
+        first = _first(gpu.slices)
+        base = first if alignment.mode == "start" and first is not None else 0
+        shifts[gpu.name] = extra(gpu.name, gpu.source) - base
+    lowest = min(
+        [(_first(s) or 0) + shifts[n] for n, s in _all_slices(timeline)]
+        + [int(c.times_ns[0]) + shifts[timeline.tile.name] for c in timeline.tile.counters]
+    )
+    floor = -lowest if lowest < 0 else 0
+    notes = list(timeline.notes)
+    if floor:
+        notes.append(f"every target moved {floor / 1000:g} µs later so that none starts before 0")
+    tile = timeline.tile
+    tile_shift = shifts[tile.name] + floor
+    new_tile = replace(
+        tile,
+        slices=_shift(tile.slices, tile_shift),
+        counters=tuple(
+            Counter(c.name, c.unit, c.times_ns + tile_shift, c.values) for c in tile.counters
+        ),
+    )
+    gpus = tuple(replace(g, slices=_shift(g.slices, shifts[g.name] + floor)) for g in timeline.gpus)
+    return Timeline(new_tile, gpus, tuple(notes))
+
+
+def _first(slices: pl.DataFrame) -> int | None:
+    return int(slices["begin_ns"].min()) if slices.height else None  # type: ignore[arg-type]
+
+
+def _all_slices(timeline: Timeline) -> list[tuple[str, pl.DataFrame]]:
+    return [(timeline.tile.name, timeline.tile.slices)] + [
+        (g.name, g.slices) for g in timeline.gpus
+    ]
+
+
+def _shift(slices: pl.DataFrame, ns: int) -> pl.DataFrame:
+    if ns == 0:
+        return slices
+    return slices.with_columns(pl.col("begin_ns") + ns, pl.col("end_ns") + ns)
