@@ -40,13 +40,13 @@ def _finite(_ctx: click.Context, param: click.Parameter, value: float | None) ->
 
 
 def _jobs(ctx: click.Context, _param: click.Parameter, value: int | None) -> int | None:
-    """Set the decoding processes for this command (default: the usable cores); its pool ends
-    with the command, and the API's setting is restored then."""
-    from tileprof.inputs import parallel
+    """Set the decoding threads for this command (default: the usable cores); the API's
+    setting is restored when the command ends."""
+    from tileprof.inputs import threads
 
-    previous = parallel.setting()
-    parallel.configure(value)
-    ctx.call_on_close(lambda: parallel.configure(previous))
+    previous = threads.setting()
+    threads.configure(value)
+    ctx.call_on_close(lambda: threads.configure(previous))
     return value
 
 
@@ -80,8 +80,7 @@ def device_input_options(tile_count_flag: str = "--tiles") -> Callable[[F], F]:
             default=None,
             expose_value=False,
             callback=_jobs,
-            help="Processes decoding large JSON/NDJSON dumps (default: the usable cores; "
-            "files under 50 MB always decode in one).",
+            help="Threads decoding JSON/NDJSON dumps (default: the usable cores).",
         ),
     )
 

@@ -9,9 +9,10 @@ run sources return ``tileprof.core.run_schema.ParsedRuns``. ``detect`` trusts co
 object's top-level keys, Parquet magic, NDJSON's one-object-per-line shape, a CSV header row)
 and falls back to the extension; ``read_dump`` reads one tile dump.
 
-Detection reads only the head of the file when the head settles it, so that NDJSON can stream
-(``ndjson_dump.parse_file``) and plain JSON can be mapped (``json_dump.parse_file``) instead of
-read whole; every other case reads the bytes and parses them in memory.
+Detection reads only the head of the file when the head settles it, so that the compiled
+decoder (``native``) can stream NDJSON and map plain JSON, or stream gzipped JSON and NDJSON,
+instead of reading them whole (``json_dump.parse_file``, ``ndjson_dump.parse_file``); every other
+case reads the bytes and parses them in memory.
 """
 
 from __future__ import annotations
@@ -267,9 +268,6 @@ def read_dump(
             source, None, f"unknown format {format!r} (one of {', '.join(DUMP_FORMATS)})"
         )
     head, compressed, size = peek(source)
-    from tileprof.inputs import parallel
-
-    parallel.prestart([source])  # the workers start up while the format is found
     # a pipe was read whole by peek: parse it from memory (it cannot be mapped or re-opened)
     data: bytes | None = read_bytes(source) if stream_content(source) is not None else None
     chosen = format or (sniff_format(head) if head.strip() else None)

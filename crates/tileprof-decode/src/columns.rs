@@ -156,7 +156,9 @@ impl Columns {
         self.operation.push(sample.operation.as_deref());
         self.kernel.push(sample.kernel.as_deref());
         let id = match sample.metadata {
-            Some(raw) => self.metadata.intern(raw.as_bytes(), |r: &[u8]| Box::from(r)),
+            Some(raw) => self
+                .metadata
+                .intern(raw.as_bytes(), |r: &[u8]| Box::from(r)),
             None => NONE,
         };
         self.metadata_ids.push(id);
@@ -173,12 +175,14 @@ impl Columns {
         self.operation.append(other.operation);
         self.kernel.append(other.kernel);
         let remap = self.metadata.absorb(&other.metadata);
-        self.metadata_ids.extend(
-            other
-                .metadata_ids
-                .iter()
-                .map(|&id| if id == NONE { NONE } else { remap[id as usize] }),
-        );
+        self.metadata_ids
+            .extend(other.metadata_ids.iter().map(|&id| {
+                if id == NONE {
+                    NONE
+                } else {
+                    remap[id as usize]
+                }
+            }));
         self.line.extend_from_slice(&other.line);
     }
 

@@ -45,17 +45,25 @@ pub struct JsonDump {
     pub tile_count: Option<String>,
 }
 
-/// Decode a JSON dump held in `data` on `pool`'s threads.
+/// Decode a JSON dump held in `data` on `pool`'s threads, in blocks of `block` bytes (None:
+/// several blocks a thread, at most `BLOCK_BYTES`; tests choose tiny blocks to put block
+/// boundaries everywhere).
 pub fn decode(
     data: &[u8],
     pool: &rayon::ThreadPool,
     release: &dyn Release,
+    block: Option<usize>,
 ) -> Result<JsonDump, DecodeError> {
-    let skip = if data.starts_with(UTF8_BOM) { UTF8_BOM.len() } else { 0 };
+    let skip = if data.starts_with(UTF8_BOM) {
+        UTF8_BOM.len()
+    } else {
+        0
+    };
     let data = &data[skip..];
     let shift = |start: usize, end: usize| release.release(start + skip, end + skip);
     pool.install(|| {
-        let blocks = scan_blocks(data, pool.current_num_threads(), &shift);
+        let size = block.unwrap_or_else(|| block_size(data.len(), pool.current_num_threads()));
+        let blocks = scan_blocks(data, size, &shift);
         let (open, close) = samples_span(data, &blocks)?;
         let (clock_hz, tile_count) = header(data, open, close)?;
         let columns = decode_samples(data, &blocks, open, close, &shift)?;
@@ -68,12 +76,12 @@ pub fn decode(
 }
 
 fn block_size(len: usize, jobs: usize) -> usize {
-    // Several blocks a thread, so the load evens out; no smaller than 64 KiB.
-    (len / (jobs * 8).max(1)).clamp(1 << 16, BLOCK_BYTES)
+    // Several blocks a thread, so the load evens out.
+    (len / (jobs * 8).max(1)).clamp(1, BLOCK_BYTES)
 }
 
-fn scan_blocks(data: &[u8], jobs: usize, release: &(dyn Fn(usize, usize) + Sync)) -> Blocks {
-    let starts = scan::block_starts(data, block_size(data.len(), jobs));
+fn scan_blocks(data: &[u8], size: usize, release: &(dyn Fn(usize, usize) + Sync)) -> Blocks {
+    let starts = scan::block_starts(data, size);
     let ends: Vec<usize> = starts.iter().skip(1).copied().chain([data.len()]).collect();
     let summaries: Vec<_> = starts
         .par_iter()
@@ -136,7 +144,8 @@ fn is_samples_key(key: &[u8]) -> bool {
     }
     // A key written with escapes ("sampl\u0065s") is still that key.
     key.contains(&b'\\')
-        && serde_json::from_slice::<String>(&[b"\"", key, b"\""].concat()).is_ok_and(|k| k == "samples")
+        && serde_json::from_slice::<String>(&[b"\"", key, b"\""].concat())
+            .is_ok_and(|k| k == "samples")
 }
 
 /// (position of the `[`, position of the `]`) of the top-level `samples` array.
@@ -190,8 +199,12 @@ impl<'de> Deserialize<'de> for Top {
                 };
                 while let Some(key) = map.next_key::<String>()? {
                     match key.as_str() {
-                        "clockHz" => top.clock_hz = Some(map.next_value::<&RawValue>()?.get().to_owned()),
-                        "tileCount" => top.tile_count = Some(map.next_value::<&RawValue>()?.get().to_owned()),
+                        "clockHz" => {
+                            top.clock_hz = Some(map.next_value::<&RawValue>()?.get().to_owned())
+                        }
+                        "tileCount" => {
+                            top.tile_count = Some(map.next_value::<&RawValue>()?.get().to_owned())
+                        }
                         _ => {
                             map.next_value::<IgnoredAny>()?;
                         }
@@ -206,7 +219,11 @@ impl<'de> Deserialize<'de> for Top {
 
 /// Decode everything but the samples array (replaced by `[]`): checks its syntax, and gives the
 /// raw text of `clockHz` and `tileCount`.
-fn header(data: &[u8], open: usize, close: usize) -> Result<(Option<String>, Option<String>), DecodeError> {
+fn header(
+    data: &[u8],
+    open: usize,
+    close: usize,
+) -> Result<(Option<String>, Option<String>), DecodeError> {
     let rest = [&data[..open], b"[]", &data[close + 1..]].concat();
     let top: Top = serde_json::from_slice(&rest).map_err(|e| syntax(&serde_message(&e)))?;
     Ok((top.clock_hz, top.tile_count))
@@ -249,12 +266,27 @@ fn decode_part(data: &[u8], from: usize, to: usize, state: State) -> Result<Part
         let after = skip_space(data, position + length);
         match data.get(after) {
             Some(b',') => {}
-            Some(b']') => return Ok(Part { first: Some(first), next: Next::End(after), columns }),
-            _ => return Err((columns.len(), "expected `,` or `]` after a sample".to_owned())),
+            Some(b']') => {
+                return Ok(Part {
+                    first: Some(first),
+                    next: Next::End(after),
+                    columns,
+                })
+            }
+            _ => {
+                return Err((
+                    columns.len(),
+                    "expected `,` or `]` after a sample".to_owned(),
+                ))
+            }
         }
         position = skip_space(data, after + 1);
         if position >= to {
-            return Ok(Part { first: Some(first), next: Next::Sample(position), columns });
+            return Ok(Part {
+                first: Some(first),
+                next: Next::Sample(position),
+                columns,
+            });
         }
     }
 }
@@ -275,9 +307,20 @@ fn decode_samples(
     let parts: Vec<Result<Part, PartError>> = (first_block..=last_block)
         .into_par_iter()
         .map(|block| {
-            let from = if block == first_block { open + 1 } else { blocks.starts[block] };
-            let state = if block == first_block { array } else { blocks.states[block] };
-            let to = blocks.starts.get(block + 1).map_or(close, |&end| end.min(close));
+            let from = if block == first_block {
+                open + 1
+            } else {
+                blocks.starts[block]
+            };
+            let state = if block == first_block {
+                array
+            } else {
+                blocks.states[block]
+            };
+            let to = blocks
+                .starts
+                .get(block + 1)
+                .map_or(close, |&end| end.min(close));
             let part = decode_part(data, from, to, state);
             release(from, to);
             part
@@ -294,15 +337,24 @@ fn chain(
     parts: Vec<Result<Part, PartError>>,
 ) -> Result<Columns, DecodeError> {
     let start = skip_space(data, open + 1);
-    let mut expected = if start == close { Next::End(close) } else { Next::Sample(start) };
+    let mut expected = if start == close {
+        Next::End(close)
+    } else {
+        Next::Sample(start)
+    };
     let mut joined: Vec<Columns> = Vec::with_capacity(parts.len());
     let mut count = 0;
     for part in parts {
-        let broken = || DecodeError::json(Some(count), "not a sample object where one should start");
+        let broken =
+            || DecodeError::json(Some(count), "not a sample object where one should start");
         match part {
             Err((index, message)) => return Err(DecodeError::json(Some(count + index), message)),
             Ok(Part { first: None, .. }) => continue,
-            Ok(Part { first: Some(first), next, columns }) => {
+            Ok(Part {
+                first: Some(first),
+                next,
+                columns,
+            }) => {
                 if expected != Next::Sample(first) {
                     return Err(broken());
                 }
@@ -313,7 +365,10 @@ fn chain(
         }
     }
     if expected != Next::End(close) {
-        return Err(DecodeError::json(Some(count), "not a sample object where one should start"));
+        return Err(DecodeError::json(
+            Some(count),
+            "not a sample object where one should start",
+        ));
     }
     Ok(Columns::join(joined))
 }
@@ -323,7 +378,7 @@ mod tests {
     use super::*;
 
     fn decoded(text: &str, jobs: usize) -> Result<JsonDump, DecodeError> {
-        decode(text.as_bytes(), &crate::pool(jobs).unwrap(), &Keep)
+        decode(text.as_bytes(), &crate::pool(jobs).unwrap(), &Keep, None)
     }
 
     const DUMP: &str = r#"{"clockHz": 1.5e9, "note": "\"samples\": [", "samples": [
@@ -347,9 +402,18 @@ mod tests {
         for size in 1..data.len() + 2 {
             let starts = scan::block_starts(data, size);
             let ends: Vec<usize> = starts.iter().skip(1).copied().chain([data.len()]).collect();
-            let summaries = starts.iter().zip(&ends).map(|(&s, &e)| scan::summarise(&data[s..e])).collect::<Vec<_>>();
+            let summaries = starts
+                .iter()
+                .zip(&ends)
+                .map(|(&s, &e)| scan::summarise(&data[s..e]))
+                .collect::<Vec<_>>();
             let states = scan::block_states(&summaries, State::default());
-            let blocks = Blocks { starts, summaries, states, len: data.len() };
+            let blocks = Blocks {
+                starts,
+                summaries,
+                states,
+                len: data.len(),
+            };
             let (open, close) = samples_span(data, &blocks).unwrap();
             let columns = decode_samples(data, &blocks, open, close, &|_, _| {}).unwrap();
             assert_eq!(columns.offset, whole.offset, "block size {size}");
@@ -360,10 +424,29 @@ mod tests {
     #[test]
     fn bad_documents_are_errors_naming_the_sample() {
         let bad = DUMP.replace(r#""offset": 5"#, r#""offset": "5""#);
-        assert!(matches!(decoded(&bad, 2), Err(DecodeError::Json { sample: Some(1), .. })));
+        assert!(matches!(
+            decoded(&bad, 2),
+            Err(DecodeError::Json {
+                sample: Some(1),
+                ..
+            })
+        ));
         let scalar = DUMP.replace("samples\": [", "samples\": [1, ");
-        assert!(matches!(decoded(&scalar, 2), Err(DecodeError::Json { sample: Some(0), .. })));
-        for text in ["", "[]", "{}", r#"{"samples": {}}"#, r#"{"samples": [}"#, &DUMP[..DUMP.len() - 3]] {
+        assert!(matches!(
+            decoded(&scalar, 2),
+            Err(DecodeError::Json {
+                sample: Some(0),
+                ..
+            })
+        ));
+        for text in [
+            "",
+            "[]",
+            "{}",
+            r#"{"samples": {}}"#,
+            r#"{"samples": [}"#,
+            &DUMP[..DUMP.len() - 3],
+        ] {
             assert!(decoded(text, 2).is_err(), "{text}");
         }
         assert!(decoded(r#"{"samples": []}"#, 2).unwrap().columns.is_empty());

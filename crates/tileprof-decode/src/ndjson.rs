@@ -30,7 +30,8 @@ pub struct NdjsonDump {
 
 /// Blank as Python's `bytes.strip()` sees it.
 fn is_blank(line: &[u8]) -> bool {
-    line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
+    line.iter()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -39,7 +40,8 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 
 /// A first line without `physicalTile` that names device facts is the header.
 pub fn is_header(line: &[u8]) -> bool {
-    !contains(line, b"\"physicalTile\"") && (contains(line, b"\"clockHz\"") || contains(line, b"\"tileCount\""))
+    !contains(line, b"\"physicalTile\"")
+        && (contains(line, b"\"clockHz\"") || contains(line, b"\"tileCount\""))
 }
 
 /// Decode the whole lines of `text`, the first of which is line `first_line`.
@@ -92,7 +94,7 @@ impl Stream {
         if !self.seen_first {
             text = self.header(text);
         }
-        let size = (text.len() / (self.jobs * 4)).max(1 << 16);
+        let size = text.len().div_ceil(self.jobs * 4).max(1);
         let ranges = line_ranges(text, size, self.next_line);
         let parts: Vec<Result<Columns, DecodeError>> = ranges
             .par_iter()
@@ -167,9 +169,17 @@ pub fn decode(
     loop {
         let at_end = fill(&mut reader, &mut buffer, want).map_err(|error| {
             let message = error.to_string();
-            if gzip { DecodeError::Gzip(message) } else { DecodeError::Io(message) }
+            if gzip {
+                DecodeError::Gzip(message)
+            } else {
+                DecodeError::Io(message)
+            }
         })?;
-        let cut = if at_end { Some(buffer.len()) } else { memchr::memrchr(b'\n', &buffer).map(|i| i + 1) };
+        let cut = if at_end {
+            Some(buffer.len())
+        } else {
+            memchr::memrchr(b'\n', &buffer).map(|i| i + 1)
+        };
         match cut {
             Some(cut) => {
                 pool.install(|| stream.take(&buffer[..cut]))?;
@@ -231,6 +241,9 @@ mod tests {
     #[test]
     fn a_header_later_than_the_first_line_is_a_sample() {
         let text = b"{\"physicalTile\":0,\"offset\":0,\"duration\":1}\n{\"clockHz\": 1}\n";
-        assert!(matches!(decoded(text, 1 << 20, 1), Err(DecodeError::Line { line: 2, .. })));
+        assert!(matches!(
+            decoded(text, 1 << 20, 1),
+            Err(DecodeError::Line { line: 2, .. })
+        ));
     }
 }

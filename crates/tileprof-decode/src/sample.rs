@@ -138,9 +138,21 @@ impl<'de> Visitor<'de> for SampleVisitor {
             }
         }
         let missing = |field| de::Error::missing_field(field);
-        sample.tile = bounded(tile.ok_or_else(|| missing("physicalTile"))?, MAX_TILE, "physicalTile")?;
-        sample.offset = bounded(offset.ok_or_else(|| missing("offset"))?, MAX_CYCLES, "offset")?;
-        sample.duration = bounded(duration.ok_or_else(|| missing("duration"))?, MAX_CYCLES, "duration")?;
+        sample.tile = bounded(
+            tile.ok_or_else(|| missing("physicalTile"))?,
+            MAX_TILE,
+            "physicalTile",
+        )?;
+        sample.offset = bounded(
+            offset.ok_or_else(|| missing("offset"))?,
+            MAX_CYCLES,
+            "offset",
+        )?;
+        sample.duration = bounded(
+            duration.ok_or_else(|| missing("duration"))?,
+            MAX_CYCLES,
+            "duration",
+        )?;
         Ok(sample)
     }
 }
@@ -157,7 +169,9 @@ pub fn decode_at(data: &[u8]) -> Result<(Sample<'_>, usize), serde_json::Error> 
     match stream.next() {
         Some(Ok(sample)) => Ok((sample, stream.byte_offset())),
         Some(Err(error)) => Err(error),
-        None => Err(serde::de::Error::custom("the input ends where a sample should start")),
+        None => Err(serde::de::Error::custom(
+            "the input ends where a sample should start",
+        )),
     }
 }
 
@@ -181,12 +195,18 @@ mod tests {
         assert_eq!((sample.phase, sample.epoch), (None, Some(2)));
         assert_eq!(sample.kernel.as_deref(), Some("gémm"));
         assert!(matches!(sample.kind, Some(Cow::Borrowed("compute"))));
-        assert_eq!(sample.metadata, Some(r#"[{"name": "usefulCycles", "value": "4"}]"#));
+        assert_eq!(
+            sample.metadata,
+            Some(r#"[{"name": "usefulCycles", "value": "4"}]"#)
+        );
     }
 
     #[test]
     fn null_metadata_is_absent_and_duplicates_keep_the_last() {
-        let sample = decode_line(br#"{"physicalTile":1,"offset":1,"duration":1,"offset":7,"metadata":null}"#).unwrap();
+        let sample = decode_line(
+            br#"{"physicalTile":1,"offset":1,"duration":1,"offset":7,"metadata":null}"#,
+        )
+        .unwrap();
         assert_eq!(sample.offset, 7);
         assert_eq!(sample.metadata, None);
     }
@@ -204,7 +224,11 @@ mod tests {
             br#"[1, 2]"#,
             br#"{"physicalTile":1,"offset":1,"duration":1"#,
         ] {
-            assert!(decode_line(line).is_err(), "{}", String::from_utf8_lossy(line));
+            assert!(
+                decode_line(line).is_err(),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
         }
     }
 

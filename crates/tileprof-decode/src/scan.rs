@@ -160,7 +160,13 @@ impl Walker {
 
 /// The first position in `from..to` where a container opens at `depth` (the depth before the
 /// bracket) outside a string, walking from `state` at `from`.
-pub fn first_open_at(data: &[u8], from: usize, to: usize, state: State, depth: i64) -> Option<usize> {
+pub fn first_open_at(
+    data: &[u8],
+    from: usize,
+    to: usize,
+    state: State,
+    depth: i64,
+) -> Option<usize> {
     let mut walker = Walker::new(state);
     for (position, &byte) in data.iter().enumerate().take(to.min(data.len())).skip(from) {
         let before = walker.state.depth;
@@ -253,7 +259,8 @@ mod tests {
         states
     }
 
-    const AWKWARD: &[u8] = br#"{"a": "},{\"physicalTile\": 1}", "b": [1, {"c": "\\"}, "\\\"[["], "d": {}}"#;
+    const AWKWARD: &[u8] =
+        br#"{"a": "},{\"physicalTile\": 1}", "b": [1, {"c": "\\"}, "\\\"[["], "d": {}}"#;
 
     #[test]
     fn block_states_equal_a_plain_walk_for_every_block_size() {
@@ -261,7 +268,10 @@ mod tests {
         for size in 1..AWKWARD.len() + 2 {
             let blocks = blocks_of(AWKWARD, size);
             for (block, &start) in blocks.starts.iter().enumerate() {
-                assert_eq!(blocks.states[block], truth[start], "size {size}, block {block}");
+                assert_eq!(
+                    blocks.states[block], truth[start],
+                    "size {size}, block {block}"
+                );
             }
         }
     }
@@ -271,7 +281,10 @@ mod tests {
         let data = br#""\\\\\\\\\\\\\\\\\\\\\\\\"#;
         for size in 1..8 {
             for &start in &block_starts(data, size) {
-                assert!(start == 0 || data[start - 1] != b'\\', "size {size}, start {start}");
+                assert!(
+                    start == 0 || data[start - 1] != b'\\',
+                    "size {size}, start {start}"
+                );
             }
         }
     }

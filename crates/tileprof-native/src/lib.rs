@@ -14,7 +14,9 @@ use std::sync::Arc;
 
 use arrow_array::ffi::{to_ffi, FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::types::UInt32Type;
-use arrow_array::{Array, ArrayRef, DictionaryArray, Int64Array, StringArray, StructArray, UInt32Array};
+use arrow_array::{
+    Array, ArrayRef, DictionaryArray, Int64Array, StringArray, StructArray, UInt32Array,
+};
 use arrow_buffer::{NullBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, Field};
 use flate2::read::MultiGzDecoder;
@@ -57,7 +59,11 @@ impl ArrowColumns {
     }
 }
 
-fn capsule<'py, T: Send + 'static>(py: Python<'py>, value: T, name: &str) -> PyResult<Bound<'py, PyCapsule>> {
+fn capsule<'py, T: Send + 'static>(
+    py: Python<'py>,
+    value: T,
+    name: &str,
+) -> PyResult<Bound<'py, PyCapsule>> {
     // The consumer moves the struct out (and nulls its release callback); dropping what is left
     // releases it only when nobody took it (the FFI types' Drop checks that).
     let name = CString::new(name).expect("capsule names have no NUL");
@@ -65,7 +71,12 @@ fn capsule<'py, T: Send + 'static>(py: Python<'py>, value: T, name: &str) -> PyR
 }
 
 fn arrow_error(error: ArrowError) -> PyErr {
-    NativeDecodeError::new_err(("panic", None::<u64>, format!("arrow export failed: {error}"), None::<Vec<u8>>))
+    NativeDecodeError::new_err((
+        "panic",
+        None::<u64>,
+        format!("arrow export failed: {error}"),
+        None::<Vec<u8>>,
+    ))
 }
 
 fn int_array(values: Vec<i64>) -> ArrayRef {
@@ -78,21 +89,45 @@ fn nullable_array(column: IntColumn) -> ArrayRef {
 }
 
 fn text_array(column: TextColumn) -> Result<ArrayRef, ArrowError> {
-    let nulls = column.ids.contains(&NONE).then(|| NullBuffer::from_iter(column.ids.iter().map(|&id| id != NONE)));
-    let keys: Vec<u32> = column.ids.into_iter().map(|id| if id == NONE { 0 } else { id }).collect();
-    let values = StringArray::from_iter_values(column.dictionary.values.iter().map(|value| value.as_ref()));
+    let nulls = column
+        .ids
+        .contains(&NONE)
+        .then(|| NullBuffer::from_iter(column.ids.iter().map(|&id| id != NONE)));
+    let keys: Vec<u32> = column
+        .ids
+        .into_iter()
+        .map(|id| if id == NONE { 0 } else { id })
+        .collect();
+    let values =
+        StringArray::from_iter_values(column.dictionary.values.iter().map(|value| value.as_ref()));
     let keys = UInt32Array::new(ScalarBuffer::from(keys), nulls);
-    Ok(Arc::new(DictionaryArray::<UInt32Type>::try_new(keys, Arc::new(values))?))
+    Ok(Arc::new(DictionaryArray::<UInt32Type>::try_new(
+        keys,
+        Arc::new(values),
+    )?))
 }
 
 /// The metadata ids as Int64, -1 where a sample has none (what `build_sample_frame` takes).
 fn metadata_array(ids: Vec<u32>) -> ArrayRef {
-    int_array(ids.into_iter().map(|id| if id == NONE { -1 } else { i64::from(id) }).collect())
+    int_array(
+        ids.into_iter()
+            .map(|id| if id == NONE { -1 } else { i64::from(id) })
+            .collect(),
+    )
 }
 
+/// Distinct raw metadata texts.
+type Texts = Vec<Box<[u8]>>;
+
 /// The columns as one struct array, plus the distinct metadata texts.
-fn to_arrow(columns: Columns) -> Result<(StructArray, Vec<Box<[u8]>>), ArrowError> {
-    let text = |name: &str| Field::new(name, DataType::Dictionary(Box::new(DataType::UInt32), Box::new(DataType::Utf8)), true);
+fn to_arrow(columns: Columns) -> Result<(StructArray, Texts), ArrowError> {
+    let text = |name: &str| {
+        Field::new(
+            name,
+            DataType::Dictionary(Box::new(DataType::UInt32), Box::new(DataType::Utf8)),
+            true,
+        )
+    };
     let mut fields = vec![
         Field::new("tile", DataType::Int64, false),
         Field::new("offset", DataType::Int64, false),
@@ -125,7 +160,10 @@ fn to_arrow(columns: Columns) -> Result<(StructArray, Vec<Box<[u8]>>), ArrowErro
 }
 
 /// Run `decode` with the GIL released, a panic turned into a `DecodeError`.
-fn guarded<T: Send>(py: Python<'_>, decode: impl FnOnce() -> Result<T, DecodeError> + Send) -> PyResult<T> {
+fn guarded<T: Send>(
+    py: Python<'_>,
+    decode: impl FnOnce() -> Result<T, DecodeError> + Send,
+) -> PyResult<T> {
     let outcome = py.allow_threads(|| {
         GUARDED.with(|flag| flag.set(true));
         let outcome = catch_unwind(AssertUnwindSafe(decode));
@@ -141,7 +179,12 @@ fn guarded<T: Send>(py: Python<'_>, decode: impl FnOnce() -> Result<T, DecodeErr
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_owned());
-            Err(NativeDecodeError::new_err(("panic", None::<u64>, text, None::<Vec<u8>>)))
+            Err(NativeDecodeError::new_err((
+                "panic",
+                None::<u64>,
+                text,
+                None::<Vec<u8>>,
+            )))
         }
     }
 }
@@ -150,7 +193,11 @@ fn to_python(error: DecodeError) -> PyErr {
     let message = error.to_string();
     let args = match error {
         DecodeError::Json { sample, message } => ("json", sample.map(|i| i as u64), message, None),
-        DecodeError::Line { line, text, message } => ("line", Some(line), message, Some(text)),
+        DecodeError::Line {
+            line,
+            text,
+            message,
+        } => ("line", Some(line), message, Some(text)),
         DecodeError::Gzip(detail) => ("gzip", None, detail, None),
         DecodeError::Io(_) => ("io", None, message, None),
     };
@@ -170,7 +217,10 @@ impl json::Release for Mapped {
             // copies of the pages; the next read faults the same bytes back in from the page
             // cache, so slices held into the mapping keep their contents. Measured: without
             // it the mapping's pages count toward peak RSS (the whole file).
-            let _ = unsafe { self.0.unchecked_advise_range(UncheckedAdvice::DontNeed, first, last - first) };
+            let _ = unsafe {
+                self.0
+                    .unchecked_advise_range(UncheckedAdvice::DontNeed, first, last - first)
+            };
         }
     }
 }
@@ -187,31 +237,46 @@ fn read_gzip(file: File) -> Result<Vec<u8>, DecodeError> {
     Ok(data)
 }
 
-fn json_file(path: &str, jobs: usize) -> Result<(json::JsonDump, bool), DecodeError> {
+fn json_file(
+    path: &str,
+    jobs: usize,
+    block: Option<usize>,
+) -> Result<(json::JsonDump, bool), DecodeError> {
     let pool = tileprof_decode::pool(jobs)?;
     let mut file = open(path)?;
     let mut magic = [0u8; 2];
-    let gzip = file.read(&mut magic).is_ok_and(|n| n == 2 && magic == GZIP_MAGIC);
+    let gzip = file
+        .read(&mut magic)
+        .is_ok_and(|n| n == 2 && magic == GZIP_MAGIC);
     let file = open(path)?;
     if gzip {
-        return json::decode(&read_gzip(file)?, &pool, &json::Keep).map(|dump| (dump, true));
+        return json::decode(&read_gzip(file)?, &pool, &json::Keep, block).map(|dump| (dump, true));
     }
     // SAFETY: the file is mapped read-only; tileprof reads dumps that no one writes while it
     // reads them (a file truncated meanwhile would fault, as for any mapped reader).
     match unsafe { Mmap::map(&file) } {
         Ok(map) => {
             let mapped = Mapped(map);
-            json::decode(&mapped.0, &pool, &mapped).map(|dump| (dump, false))
+            json::decode(&mapped.0, &pool, &mapped, block).map(|dump| (dump, false))
         }
         Err(_) => {
             let mut data = Vec::new();
-            BufReader::new(file).read_to_end(&mut data).map_err(|e| DecodeError::Io(e.to_string()))?;
-            json::decode(&data, &pool, &json::Keep).map(|dump| (dump, false))
+            BufReader::new(file)
+                .read_to_end(&mut data)
+                .map_err(|e| DecodeError::Io(e.to_string()))?;
+            json::decode(&data, &pool, &json::Keep, block).map(|dump| (dump, false))
         }
     }
 }
 
 type Decoded<'py> = (ArrowColumns, Bound<'py, PyList>);
+/// (columns, distinct metadata texts, raw clockHz, raw tileCount).
+type JsonResult<'py> = (
+    ArrowColumns,
+    Bound<'py, PyList>,
+    Option<String>,
+    Option<String>,
+);
 
 fn handed_over(py: Python<'_>, columns: Columns) -> PyResult<Decoded<'_>> {
     let (array, metadata) = to_arrow(columns).map_err(arrow_error)?;
@@ -219,25 +284,45 @@ fn handed_over(py: Python<'_>, columns: Columns) -> PyResult<Decoded<'_>> {
     Ok((ArrowColumns { array }, texts))
 }
 
-/// Decode a JSON dump file (plain: mapped; gzip: decompressed in memory) on `jobs` threads.
-/// Returns (columns, distinct metadata texts, raw clockHz, raw tileCount, whether gzipped).
+/// Decode a JSON dump file (plain: mapped; gzip: decompressed in memory) on `jobs` threads, in
+/// blocks of `block` bytes (None: chosen from the size). Returns ((columns, distinct metadata
+/// texts, raw clockHz, raw tileCount), whether gzipped).
 #[pyfunction]
-fn decode_json_file<'py>(py: Python<'py>, path: &str, jobs: usize) -> PyResult<(ArrowColumns, Bound<'py, PyList>, Option<String>, Option<String>, bool)> {
-    let (dump, gzip) = guarded(py, || json_file(path, jobs))?;
+#[pyo3(signature = (path, jobs, block=None))]
+fn decode_json_file<'py>(
+    py: Python<'py>,
+    path: &str,
+    jobs: usize,
+    block: Option<usize>,
+) -> PyResult<(JsonResult<'py>, bool)> {
+    let (dump, gzip) = guarded(py, || json_file(path, jobs, block))?;
     let (columns, metadata) = handed_over(py, dump.columns)?;
-    Ok((columns, metadata, dump.clock_hz, dump.tile_count, gzip))
+    Ok(((columns, metadata, dump.clock_hz, dump.tile_count), gzip))
 }
 
 /// Decode a JSON dump held in memory on `jobs` threads (same result as `decode_json_file`,
 /// without the gzip flag).
 #[pyfunction]
-fn decode_json_bytes<'py>(py: Python<'py>, data: &[u8], jobs: usize) -> PyResult<(ArrowColumns, Bound<'py, PyList>, Option<String>, Option<String>)> {
-    let dump = guarded(py, || json::decode(data, &tileprof_decode::pool(jobs)?, &json::Keep))?;
+#[pyo3(signature = (data, jobs, block=None))]
+fn decode_json_bytes<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    jobs: usize,
+    block: Option<usize>,
+) -> PyResult<JsonResult<'py>> {
+    let dump = guarded(py, || {
+        json::decode(data, &tileprof_decode::pool(jobs)?, &json::Keep, block)
+    })?;
     let (columns, metadata) = handed_over(py, dump.columns)?;
     Ok((columns, metadata, dump.clock_hz, dump.tile_count))
 }
 
-type NdjsonResult<'py> = (ArrowColumns, Bound<'py, PyList>, Option<u64>, Option<Bound<'py, PyBytes>>);
+type NdjsonResult<'py> = (
+    ArrowColumns,
+    Bound<'py, PyList>,
+    Option<u64>,
+    Option<Bound<'py, PyBytes>>,
+);
 
 fn ndjson_result(py: Python<'_>, dump: ndjson::NdjsonDump) -> PyResult<NdjsonResult<'_>> {
     let (columns, metadata) = handed_over(py, dump.columns)?;
@@ -253,12 +338,19 @@ fn ndjson_result(py: Python<'_>, dump: ndjson::NdjsonDump) -> PyResult<NdjsonRes
 /// text).
 #[pyfunction]
 #[pyo3(signature = (path, jobs, window=ndjson::WINDOW_BYTES))]
-fn decode_ndjson_file<'py>(py: Python<'py>, path: &str, jobs: usize, window: usize) -> PyResult<NdjsonResult<'py>> {
+fn decode_ndjson_file<'py>(
+    py: Python<'py>,
+    path: &str,
+    jobs: usize,
+    window: usize,
+) -> PyResult<NdjsonResult<'py>> {
     let dump = guarded(py, || {
         let pool = tileprof_decode::pool(jobs)?;
         let mut file = BufReader::with_capacity(1 << 20, open(path)?);
         let mut magic = [0u8; 2];
-        let gzip = file.read(&mut magic).is_ok_and(|n| n == 2 && magic == GZIP_MAGIC);
+        let gzip = file
+            .read(&mut magic)
+            .is_ok_and(|n| n == 2 && magic == GZIP_MAGIC);
         let file = BufReader::with_capacity(1 << 20, open(path)?);
         if gzip {
             ndjson::decode(MultiGzDecoder::new(file), &pool, window, true)
@@ -272,8 +364,15 @@ fn decode_ndjson_file<'py>(py: Python<'py>, path: &str, jobs: usize, window: usi
 /// Decode NDJSON held in memory (same result as `decode_ndjson_file`).
 #[pyfunction]
 #[pyo3(signature = (data, jobs, window=ndjson::WINDOW_BYTES))]
-fn decode_ndjson_bytes<'py>(py: Python<'py>, data: &[u8], jobs: usize, window: usize) -> PyResult<NdjsonResult<'py>> {
-    let dump = guarded(py, || ndjson::decode(data, &tileprof_decode::pool(jobs)?, window, false))?;
+fn decode_ndjson_bytes<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    jobs: usize,
+    window: usize,
+) -> PyResult<NdjsonResult<'py>> {
+    let dump = guarded(py, || {
+        ndjson::decode(data, &tileprof_decode::pool(jobs)?, window, false)
+    })?;
     ndjson_result(py, dump)
 }
 
@@ -298,7 +397,9 @@ thread_local! {
 fn quiet_decoder_panics() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let decoding = std::thread::current().name().is_some_and(|name| name.starts_with(THREAD_PREFIX));
+        let decoding = std::thread::current()
+            .name()
+            .is_some_and(|name| name.starts_with(THREAD_PREFIX));
         if !(decoding || GUARDED.with(|flag| flag.get())) {
             previous(info);
         }
