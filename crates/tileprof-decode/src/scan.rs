@@ -53,35 +53,137 @@ const fn classes() -> [u8; 256] {
 static CLASS: [u8; 256] = classes();
 
 /// Summarise one block (which must not start right after a backslash; see `block_starts`).
+///
+/// 64 bytes at a time, as bit masks (the technique of simdjson's stage 1, in portable Rust that
+/// the compiler vectorises): a mask per kind of byte, the escaped positions from the runs of
+/// backslashes, the in-string mask as the prefix XOR of the unescaped quotes, then the brackets
+/// outside strings walked bit by bit for the depth. Measured: about 4× the byte loop
+/// (`summarise_plain`), which was a third of a one-thread decode.
 pub fn summarise(block: &[u8]) -> BlockSummary {
     let mut summary = BlockSummary::default();
-    let mut toggled = false; // the string state relative to the block's start
-    let mut escaped = false;
+    let mut carry = Carry::default();
     let mut depth = [0i64; 2];
-    for &byte in block {
-        if escaped {
-            escaped = false;
-            continue;
+    let mut chunks = block.chunks_exact(64);
+    for chunk in &mut chunks {
+        let chunk: &[u8; 64] = chunk.try_into().expect("chunks_exact gives 64 bytes");
+        carry.chunk(chunk, &mut depth, &mut summary.low);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut padded = [b' '; 64];
+        padded[..rest.len()].copy_from_slice(rest);
+        carry.chunk(&padded, &mut depth, &mut summary.low);
+    }
+    summary.flips = carry.in_string != 0;
+    summary.delta = depth;
+    summary
+}
+
+/// What one 64-byte chunk hands the next.
+#[derive(Default)]
+struct Carry {
+    /// 1 when the chunk before ended in an odd run of backslashes (the next byte is escaped).
+    odd_backslash: u64,
+    /// All ones when the chunk before ended inside a string (relative to the block's start).
+    in_string: u64,
+}
+
+const EVEN_BITS: u64 = 0x5555_5555_5555_5555;
+
+/// Masks of one 64-byte chunk: (quotes, backslashes, `{` or `[`, `}` or `]`).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn masks(chunk: &[u8; 64]) -> [u64; 4] {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    // `{` and `[` (and `}` and `]`) differ only in bit 0x20: one compare finds both.
+    const WANTED: [u8; 4] = [b'"', b'\\', b'{', b'}'];
+    const FOLD: [u8; 4] = [0, 0, 0x20, 0x20];
+    let mut found = [0u64; 4];
+    // SAFETY: SSE2 is part of every x86_64 CPU (the target's baseline), and each load reads the
+    // 16 bytes 16 * part .. 16 * part + 16 of the 64-byte array, unaligned. Measured with
+    // callgrind on a 5 MB dump: the byte-by-byte masks made the scan cost 4× serde_json's whole
+    // validating pass; these cost a fraction of it.
+    unsafe {
+        for part in 0..4 {
+            let bytes = _mm_loadu_si128(chunk.as_ptr().add(16 * part).cast());
+            for kind in 0..4 {
+                let folded = _mm_or_si128(bytes, _mm_set1_epi8(FOLD[kind] as i8));
+                let hits =
+                    _mm_movemask_epi8(_mm_cmpeq_epi8(folded, _mm_set1_epi8(WANTED[kind] as i8)));
+                found[kind] |= u64::from(hits as u16) << (16 * part);
+            }
         }
-        match CLASS[byte as usize] {
-            QUOTE => toggled = !toggled,
-            BACKSLASH => escaped = true,
-            class @ (OPEN | CLOSE) => {
-                // Outside a string under assumption 0 exactly when not toggled; under 1 when toggled.
-                let which = usize::from(toggled);
-                if class == OPEN {
+    }
+    found
+}
+
+/// Masks of one 64-byte chunk: (quotes, backslashes, `{` or `[`, `}` or `]`).
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn masks(chunk: &[u8; 64]) -> [u64; 4] {
+    let mut found = [0u64; 4];
+    for (index, &byte) in chunk.iter().enumerate() {
+        found[0] |= u64::from(byte == b'"') << index;
+        found[1] |= u64::from(byte == b'\\') << index;
+        found[2] |= u64::from(byte | 0x20 == b'{') << index;
+        found[3] |= u64::from(byte | 0x20 == b'}') << index;
+    }
+    found
+}
+
+#[inline]
+fn prefix_xor(mut bits: u64) -> u64 {
+    for shift in [1, 2, 4, 8, 16, 32] {
+        bits ^= bits << shift;
+    }
+    bits
+}
+
+impl Carry {
+    /// The positions escaped by a backslash (the byte after an odd run of them).
+    #[inline]
+    fn escaped(&mut self, backslash: u64) -> u64 {
+        let starts = backslash & !(backslash << 1);
+        let even_start_mask = EVEN_BITS ^ self.odd_backslash;
+        let even_starts = starts & even_start_mask;
+        let odd_starts = starts & !even_start_mask;
+        let even_carries = backslash.wrapping_add(even_starts);
+        let (odd_carries, overflow) = backslash.overflowing_add(odd_starts);
+        let odd_carries = odd_carries | self.odd_backslash;
+        self.odd_backslash = u64::from(overflow);
+        let even_start_odd_end = even_carries & !backslash & !EVEN_BITS;
+        let odd_start_even_end = odd_carries & !backslash & EVEN_BITS;
+        even_start_odd_end | odd_start_even_end
+    }
+
+    #[inline]
+    fn chunk(&mut self, chunk: &[u8; 64], depth: &mut [i64; 2], low: &mut [i64; 2]) {
+        let [quotes, backslashes, opens, closes] = masks(chunk);
+        let escaped = self.escaped(backslashes);
+        let inside = prefix_xor(quotes & !escaped) ^ self.in_string;
+        self.in_string = ((inside >> 63) & 1).wrapping_neg();
+        let (opens, closes) = (opens & !escaped, closes & !escaped);
+        // Outside a string under assumption 0 where `inside` is clear; under 1 where it is set.
+        for (which, outside) in [!inside, inside].into_iter().enumerate() {
+            let (mut brackets, opened) = ((opens | closes) & outside, opens & outside);
+            if opened == brackets {
+                depth[which] += i64::from(opened.count_ones());
+                continue;
+            }
+            while brackets != 0 {
+                let bit = brackets & brackets.wrapping_neg();
+                if opened & bit != 0 {
                     depth[which] += 1;
                 } else {
                     depth[which] -= 1;
-                    summary.low[which] = summary.low[which].min(depth[which]);
+                    low[which] = low[which].min(depth[which]);
                 }
+                brackets ^= bit;
             }
-            _ => {}
         }
     }
-    summary.flips = toggled;
-    summary.delta = depth;
-    summary
 }
 
 /// Where blocks of about `size` bytes start in `data` (the first at 0), each moved forward past
@@ -231,6 +333,63 @@ impl Blocks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `summarise`, one byte at a time: the definition the fast one is tested against.
+    fn summarise_plain(block: &[u8]) -> BlockSummary {
+        let mut summary = BlockSummary::default();
+        let mut toggled = false; // the string state relative to the block's start
+        let mut escaped = false;
+        let mut depth = [0i64; 2];
+        for &byte in block {
+            if escaped {
+                escaped = false;
+                continue;
+            }
+            match CLASS[byte as usize] {
+                QUOTE => toggled = !toggled,
+                BACKSLASH => escaped = true,
+                class @ (OPEN | CLOSE) => {
+                    // Outside a string under assumption 0 exactly when not toggled; under 1 when toggled.
+                    let which = usize::from(toggled);
+                    if class == OPEN {
+                        depth[which] += 1;
+                    } else {
+                        depth[which] -= 1;
+                        summary.low[which] = summary.low[which].min(depth[which]);
+                    }
+                }
+                _ => {}
+            }
+        }
+        summary.flips = toggled;
+        summary.delta = depth;
+        summary
+    }
+
+    /// Bytes from a small alphabet of structure, by xorshift (no dependency).
+    fn random_bytes(seed: &mut u64, len: usize) -> Vec<u8> {
+        const ALPHABET: &[u8] = b"\\\\\"\"{}[]a ";
+        (0..len)
+            .map(|_| {
+                *seed ^= *seed << 13;
+                *seed ^= *seed >> 7;
+                *seed ^= *seed << 17;
+                ALPHABET[(*seed % ALPHABET.len() as u64) as usize]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_fast_summary_equals_the_byte_loop() {
+        let mut seed = 0x2545_f491_4f6c_dd1d;
+        for len in (0..300).chain([511, 512, 513, 1000, 4096]) {
+            for _ in 0..20 {
+                let block = random_bytes(&mut seed, len);
+                let text = String::from_utf8_lossy(&block);
+                assert_eq!(summarise(&block), summarise_plain(&block), "{text:?}");
+            }
+        }
+    }
 
     fn blocks_of(data: &[u8], size: usize) -> Blocks {
         let starts = block_starts(data, size);

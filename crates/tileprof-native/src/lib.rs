@@ -376,6 +376,19 @@ fn decode_ndjson_bytes<'py>(
     ndjson_result(py, dump)
 }
 
+/// The floor the decoder is measured against (benchmarks/ingest.py): serde_json's validating
+/// parse of the whole file on one thread (every byte checked, nothing built).
+#[pyfunction]
+fn _validate_json_file(py: Python<'_>, path: &str) -> PyResult<()> {
+    guarded(py, || {
+        // SAFETY: as in `json_file`: a read-only mapping of a file nobody writes meanwhile.
+        let map = unsafe { Mmap::map(&open(path)?) }.map_err(|e| DecodeError::Io(e.to_string()))?;
+        serde_json::from_slice::<serde::de::IgnoredAny>(&map)
+            .map(|_| ())
+            .map_err(|e| DecodeError::json(None, e.to_string()))
+    })
+}
+
 /// Panic inside the guard, as a decoding thread would: the tests hold the guard to turning it
 /// into a `DecodeError` of kind "panic" instead of a crash.
 #[pyfunction]
@@ -416,5 +429,6 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(decode_ndjson_file, module)?)?;
     module.add_function(wrap_pyfunction!(decode_ndjson_bytes, module)?)?;
     module.add_function(wrap_pyfunction!(_panic_in_decoder, module)?)?;
+    module.add_function(wrap_pyfunction!(_validate_json_file, module)?)?;
     Ok(())
 }
