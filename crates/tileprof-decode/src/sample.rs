@@ -163,9 +163,10 @@ impl<'de> Deserialize<'de> for Sample<'de> {
     }
 }
 
-/// Decode the sample that starts at `data[0]`; returns it and the number of bytes it took.
-pub fn decode_at(data: &[u8]) -> Result<(Sample<'_>, usize), serde_json::Error> {
-    let mut stream = serde_json::Deserializer::from_slice(data).into_iter::<Sample<'_>>();
+fn first_sample<'a, R: serde_json::de::Read<'a>>(
+    deserializer: serde_json::Deserializer<R>,
+) -> Result<(Sample<'a>, usize), serde_json::Error> {
+    let mut stream = deserializer.into_iter::<Sample<'a>>();
     match stream.next() {
         Some(Ok(sample)) => Ok((sample, stream.byte_offset())),
         Some(Err(error)) => Err(error),
@@ -173,6 +174,17 @@ pub fn decode_at(data: &[u8]) -> Result<(Sample<'_>, usize), serde_json::Error> 
             "the input ends where a sample should start",
         )),
     }
+}
+
+/// Decode the sample that starts at `data[0]`; returns it and the number of bytes it took.
+pub fn decode_at(data: &[u8]) -> Result<(Sample<'_>, usize), serde_json::Error> {
+    first_sample(serde_json::Deserializer::from_slice(data))
+}
+
+/// `decode_at` on text already known to be UTF-8: serde_json then skips checking each string
+/// and raw value again (measured: a tenth of a one-thread decode's instructions).
+pub fn decode_at_str(text: &str) -> Result<(Sample<'_>, usize), serde_json::Error> {
+    first_sample(serde_json::Deserializer::from_str(text))
 }
 
 /// Decode one whole line (white space around it allowed, nothing else).

@@ -187,13 +187,16 @@ impl Carry {
 }
 
 /// Where blocks of about `size` bytes start in `data` (the first at 0), each moved forward past
-/// any backslash before it so that no block starts inside an escape sequence.
+/// any backslash before it, so that no block starts inside an escape sequence, and past UTF-8
+/// continuation bytes, so that each block's text can be checked as UTF-8 on its own.
 pub fn block_starts(data: &[u8], size: usize) -> Vec<usize> {
     let size = size.max(1);
     let mut starts = vec![0];
     let mut position = size;
     while position < data.len() {
-        while position < data.len() && data[position - 1] == b'\\' {
+        while position < data.len()
+            && (data[position - 1] == b'\\' || data[position] & 0xC0 == 0x80)
+        {
             position += 1;
         }
         if position >= data.len() {
