@@ -95,6 +95,10 @@ fn scan_blocks(
     release: &(dyn Fn(usize, usize) + Sync),
 ) -> (Blocks, bool) {
     let starts = scan::block_starts(data, size);
+    // Measured: finding the starts touches one byte a block, and each touch maps a whole page
+    // cache folio around it, which put most of a large mapped file in RSS before the scan had
+    // released anything; hand those pages back at once (they fault in again block by block).
+    release(0, data.len());
     let ends: Vec<usize> = starts.iter().skip(1).copied().chain([data.len()]).collect();
     let (summaries, utf8): (Vec<_>, Vec<bool>) = starts
         .par_iter()

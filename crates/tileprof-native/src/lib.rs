@@ -256,6 +256,10 @@ fn json_file(
     // reads them (a file truncated meanwhile would fault, as for any mapped reader).
     match unsafe { Mmap::map(&file) } {
         Ok(map) => {
+            // Measured: without this the kernel maps most of the file at the first faults
+            // (read-around of pages already in the page cache), so RSS reached the file's size
+            // before any block was released; MADV_RANDOM maps only the pages touched.
+            let _ = map.advise(memmap2::Advice::Random);
             let mapped = Mapped(map);
             json::decode(&mapped.0, &pool, &mapped, block).map(|dump| (dump, false))
         }
