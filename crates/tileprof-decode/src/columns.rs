@@ -186,10 +186,49 @@ impl Columns {
         self.line.extend_from_slice(&other.line);
     }
 
-    /// All parts joined in order.
-    pub fn join(parts: impl IntoIterator<Item = Columns>) -> Columns {
-        let mut parts = parts.into_iter();
-        let mut joined = parts.next().unwrap_or_default();
+    /// Give back the room the columns grew into but do not use.
+    pub fn shrink_to_fit(&mut self) {
+        for column in [
+            &mut self.tile,
+            &mut self.offset,
+            &mut self.duration,
+            &mut self.line,
+        ] {
+            column.shrink_to_fit();
+        }
+        for column in [&mut self.phase, &mut self.epoch] {
+            column.values.shrink_to_fit();
+            column.valid.shrink_to_fit();
+        }
+        for column in [&mut self.kind, &mut self.operation, &mut self.kernel] {
+            column.ids.shrink_to_fit();
+        }
+        self.metadata_ids.shrink_to_fit();
+    }
+
+    /// Room for `rows` more samples in every column, reserved exactly.
+    fn reserve(&mut self, rows: usize) {
+        for column in [&mut self.tile, &mut self.offset, &mut self.duration] {
+            column.reserve_exact(rows);
+        }
+        for column in [&mut self.phase, &mut self.epoch] {
+            column.values.reserve_exact(rows);
+            column.valid.reserve_exact(rows);
+        }
+        for column in [&mut self.kind, &mut self.operation, &mut self.kernel] {
+            column.ids.reserve_exact(rows);
+        }
+        self.metadata_ids.reserve_exact(rows);
+    }
+
+    /// All parts joined in order. The result is sized once and each part is dropped as soon as
+    /// it is copied, so the join holds the columns plus one part, not twice the columns.
+    pub fn join(parts: Vec<Columns>) -> Columns {
+        let rows = parts.iter().map(Columns::len).sum();
+        let lines = parts.iter().map(|part| part.line.len()).sum();
+        let mut joined = Columns::default();
+        joined.reserve(rows);
+        joined.line.reserve_exact(lines);
         for part in parts {
             joined.append(part);
         }
@@ -226,11 +265,11 @@ mod tests {
     #[test]
     fn joined_parts_equal_one_pass() {
         let whole = columns(&[A, B, C, B, A]);
-        let parts = Columns::join([columns(&[B]), columns(&[]), columns(&[C, B, A])]);
-        let expected = Columns::join([columns(&[B, C, B, A])]);
+        let parts = Columns::join(vec![columns(&[B]), columns(&[]), columns(&[C, B, A])]);
+        let expected = Columns::join(vec![columns(&[B, C, B, A])]);
         assert_eq!(parts.kernel.ids, expected.kernel.ids);
         assert_eq!(parts.metadata_ids, expected.metadata_ids);
-        let two = Columns::join([columns(&[A, B]), columns(&[C, B, A])]);
+        let two = Columns::join(vec![columns(&[A, B]), columns(&[C, B, A])]);
         assert_eq!(two.kernel.ids, whole.kernel.ids);
         assert_eq!(two.kernel.dictionary.values, whole.kernel.dictionary.values);
         assert_eq!(two.metadata_ids, whole.metadata_ids);

@@ -186,25 +186,29 @@ impl Carry {
     }
 }
 
-/// Where blocks of about `size` bytes start in `data` (the first at 0), each moved forward past
-/// any backslash before it, so that no block starts inside an escape sequence, and past UTF-8
-/// continuation bytes, so that each block's text can be checked as UTF-8 on its own.
+/// The block start at or after `nominal`: moved forward past any backslash before it, so that
+/// no block starts inside an escape sequence, and past UTF-8 continuation bytes, so that each
+/// block's text can be checked as UTF-8 on its own. 0 stays 0; `data.len()` when none is left.
+pub fn block_start(data: &[u8], nominal: usize) -> usize {
+    let mut position = nominal.min(data.len());
+    while position > 0
+        && position < data.len()
+        && (data[position - 1] == b'\\' || data[position] & 0xC0 == 0x80)
+    {
+        position += 1;
+    }
+    position
+}
+
+/// Where blocks of about `size` bytes start in `data` (the first at 0; see `block_start`).
 pub fn block_starts(data: &[u8], size: usize) -> Vec<usize> {
     let size = size.max(1);
-    let mut starts = vec![0];
-    let mut position = size;
-    while position < data.len() {
-        while position < data.len()
-            && (data[position - 1] == b'\\' || data[position] & 0xC0 == 0x80)
-        {
-            position += 1;
-        }
-        if position >= data.len() {
-            break;
-        }
-        starts.push(position);
-        position += size;
-    }
+    let mut starts: Vec<usize> = (0..data.len().max(1))
+        .step_by(size)
+        .map(|nominal| block_start(data, nominal))
+        .collect();
+    starts.dedup();
+    starts.retain(|&start| start == 0 || start < data.len());
     starts
 }
 
