@@ -44,9 +44,8 @@ def stages(dump: Path) -> None:
     """Load, timeline and .pftrace write of ``trace`` apart (written to memory)."""
     from tileprof.analyses.filters import Filters
     from tileprof.model.profile import load
-    from tileprof.views.trace import build_timeline
+    from tileprof.model.trace import Alignment, build_timeline
     from tileprof.views.trace.perfetto import write_pftrace
-    from tileprof.views.trace.tracks import Alignment
 
     marks = [(time.perf_counter(), time.process_time())]
     profile = load(dump)

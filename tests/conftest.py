@@ -39,3 +39,24 @@ def _tool_scratch_in_tmp_path(tmp_path_factory: pytest.TempPathFactory) -> Itera
         if "dask" in sys.modules:  # already read its configuration: read it again
             sys.modules["dask"].config.refresh()
         yield
+
+
+NO_CHROMIUM = "no Chromium found"
+"""The start of the browser tests' skip reason (tests/test_report_browser.py)."""
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say at the end of the run, not only in a skip reason that ``-rs`` shows, that the
+    browser tests did not run: a green run without them has not looked at any page."""
+    skipped = [
+        report
+        for report in terminalreporter.stats.get("skipped", [])
+        if isinstance(report.longrepr, tuple) and NO_CHROMIUM in str(report.longrepr[2])
+    ]
+    if skipped:
+        reason = str(skipped[0].longrepr[2]).removeprefix("Skipped: ")
+        terminalreporter.write_sep("=", "browser tests skipped", yellow=True)
+        terminalreporter.write_line(
+            f"{len(skipped)} browser test{'s' if len(skipped) > 1 else ''} skipped: {reason}; "
+            "the report, diff and history pages were not checked in Chromium"
+        )

@@ -58,3 +58,38 @@ def finite_everywhere(value: Any) -> bool:
     if isinstance(value, list):
         return all(finite_everywhere(v) for v in value)
     return True
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, value = value & 0x7F, value >> 7
+        out.append(low | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _zigzag(value: int) -> int:
+    return value * 2 if value >= 0 else -value * 2 - 1
+
+
+def with_negative_chunk_size(parquet: bytes) -> bytes:
+    """``parquet`` with its last column chunk's ``total_compressed_size`` negated in the
+    footer (Thrift compact: field 6 of ColumnMetaData, header byte 0x16, a zigzag varint):
+    pyarrow still reads the footer, and polars' reader panics on it."""
+    import struct
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    meta = pq.read_metadata(pa.BufferReader(parquet))
+    group = meta.row_group(meta.num_row_groups - 1)
+    size = group.column(group.num_columns - 1).total_compressed_size
+    old, new = (b"\x16" + _varint(_zigzag(v)) for v in (size, -size))
+    assert len(old) == len(new), "pick a size whose negation encodes in as many bytes"
+    footer_start = len(parquet) - 8 - struct.unpack("<I", parquet[-8:-4])[0]
+    at = parquet.rindex(old, footer_start)
+    bad = parquet[:at] + new + parquet[at + len(old) :]
+    chunk = pq.read_metadata(pa.BufferReader(bad)).row_group(meta.num_row_groups - 1)
+    assert chunk.column(group.num_columns - 1).total_compressed_size == -size
+    return bad

@@ -329,7 +329,7 @@ def test_gpu_trace_diff_per_op_uses_the_op_rows(
 ) -> None:
     """Op rows (tileprof.analyses.ops) of both traces, compared as they are; the copy ops gain the
     slowed kernel's time, counted from the raw events."""
-    from tileprof.analyses.ops import load_ops
+    from tileprof.model.ops import load_ops
 
     after, removed, slowed, totals = h200_after
     code, out, _ = run("diff", str(H200), str(after), "--per-op", "--format", "json")

@@ -27,9 +27,13 @@ def test_filtered_summary_shows_the_matched_span(tmp_path: Path) -> None:
 
 def test_a_filter_matching_nothing_lists_what_exists(tmp_path: Path) -> None:
     dump = write_dump(tmp_path / "d.json", SAMPLES)
-    code, out, err, _ = invoke("summary", dump, "--epoch", "9")
+    code, out, err, _ = invoke("summary", dump, "--kind", "nothing")
     assert code == 0, err
     assert "no samples matched\nepochs present: 1, 2\ngroups present: copy, gemm\n" in out
+    code, out, err, _ = invoke("summary", dump, "--epoch", "9")  # an epoch not there: exit 2
+    assert (
+        code == 2 and err == "tileprof: error: --epoch 9: no samples in that epoch (epochs: 1, 2)\n"
+    )
 
 
 def test_summary_table_follows_the_terminal_width() -> None:

@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from tests.hostile import ROOT, invoke, strict_json
 from tests.samples import document, sample
 from tileprof.model.profile import load
-from tileprof.views.writers import dump_bytes, write_cache
+from tileprof.views.writers import dump_bytes
 
 pytestmark = pytest.mark.fuzz
 
@@ -89,7 +89,7 @@ def _tile_seeds() -> dict[str, bytes]:
         folder = Path(name)
         seed = document(SAMPLES, clockHz=1.5e9, tileCount=4)
         profile = load(_write(folder / "seed.json", seed))
-        write_cache(profile, folder / "cache.parquet")
+        profile.save(folder / "cache.parquet")
         seeds = {fmt: dump_bytes(profile, fmt) for fmt in ("json", "ndjson", "csv", "parquet")}
         seeds["cache"] = (folder / "cache.parquet").read_bytes()
     seeds["gzip"] = gzip.compress(seeds["json"], mtime=0)

@@ -9,13 +9,21 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
 
-from tests.hostile import ROOT, assert_one_line_error, finite_everywhere, invoke, strict_json
+from tests.hostile import (
+    ROOT,
+    assert_one_line_error,
+    finite_everywhere,
+    invoke,
+    strict_json,
+    with_negative_chunk_size,
+)
 from tests.samples import document, sample, write_dump
 from tileprof.model.profile import load
 
@@ -196,6 +204,48 @@ def test_corrupt_parquet_names_the_file(tmp_path: Path, dump: Path) -> None:
     bad = tmp_path / "corrupt.parquet"
     bad.write_bytes(bytes(data))
     assert_one_line_error("summary", bad, contains="corrupt.parquet")
+
+
+@pytest.mark.parametrize("backtrace", ["1", None], ids=["RUST_BACKTRACE=1", "unset"])
+def test_a_footer_that_panics_polars_gives_one_line(
+    tmp_path: Path, dump: Path, backtrace: str | None
+) -> None:
+    """A negative chunk size in the footer made polars' reader panic, and the panic hook
+    printed its lines (a backtrace under RUST_BACKTRACE=1) on descriptor 2, which only a
+    real process shows: they are held back, and pyarrow's read of the footer names the place."""
+    out = tmp_path / "c.parquet"
+    assert invoke("convert", dump, "-o", out)[0] == 0
+    bad = tmp_path / "footer.parquet"
+    bad.write_bytes(with_negative_chunk_size(out.read_bytes()))
+    env = {k: v for k, v in os.environ.items() if k != "RUST_BACKTRACE"}
+    if backtrace is not None:
+        env["RUST_BACKTRACE"] = backtrace
+    done = subprocess.run(
+        [sys.executable, "-m", "tileprof", "summary", str(bad)],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stdout == "", done
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("tileprof: error: "), done.stderr
+    assert "footer.parquet: parquet footer, row group 0, column 10: negative" in done.stderr
+
+
+def test_a_panic_deeper_in_the_file_prints_nothing_of_its_own(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """What the footer check cannot see (a page, the polars schema in the key-value metadata)
+    may still panic the reader: its hook's lines on descriptor 2 are dropped, and anything
+    else written there while reading is kept."""
+    from polars.exceptions import PanicException
+
+    from tileprof.inputs.tile.parquet_dump import panic_output_held
+
+    with pytest.raises(PanicException), panic_output_held():
+        os.write(2, b"thread panicked at src/lib.rs:1:1\n")
+        raise PanicException("boom")
+    with panic_output_held():
+        os.write(2, b"a warning\n")
+    assert capfd.readouterr().err == "a warning\n"
 
 
 # --- encoding ----------------------------------------------------------------------------

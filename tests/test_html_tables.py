@@ -24,10 +24,10 @@ from tests.report_samples import generated_profile, run_inputs
 from tileprof.analyses.filters import Filters
 from tileprof.core import numbers
 from tileprof.core.text import kernel_display_name
+from tileprof.model.gather import read_inputs
 from tileprof.views import summary_table
 from tileprof.views.html import build_report, render
 from tileprof.views.html.data import TOP_KERNELS, gpu_section, tile_section
-from tileprof.views.html.inputs import read_inputs
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 H200 = FIXTURES / "traces" / "h200_train_steps.json.gz"
@@ -368,7 +368,7 @@ def test_the_policy_by_hand() -> None:
 
 def test_terminal_and_html_print_a_group_figure_the_same_way() -> None:
     profile = generated_profile(samples=3_000, tiles=64)
-    summary = profile.summary(None, top=0)
+    summary = profile.summary(None, samples=0)
     section = tile_section(profile)
     terminal = summary_table.render(summary, "device", width=400)
     checked = 0

@@ -7,9 +7,9 @@ from tests.test_links import ENERGY, LATENCY, seed_groups
 from tileprof.analyses.links import linked_sets
 from tileprof.core.run_schema import concat_runs, tile_runs
 from tileprof.inputs.sources import load_runs
+from tileprof.model.gather import linked_from_frame
 from tileprof.views.html.charts import PLOTS
 from tileprof.views.html.data import linked_section
-from tileprof.views.html.inputs import linked_from_frame
 
 
 def test_time_bars_only_for_same_work_efficiency_bars_otherwise() -> None:

@@ -9,9 +9,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tileprof.analyses.links import apply_overrides, linked_sets, load_links
+from tileprof.analyses.links import apply_overrides, linked_sets
 from tileprof.core.errors import InputError
 from tileprof.core.run_schema import concat_runs, runs_from_rows, tile_runs
+from tileprof.inputs.links_file import load_links
 from tileprof.inputs.sources import load_runs
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -392,7 +393,7 @@ def test_describe_without_work_or_time() -> None:
 
 
 def test_overrides_decide_the_sets() -> None:
-    from tileprof.analyses.links import Links, Override
+    from tileprof.core.links import Links, Override
 
     # two targets with no workload; an override gives both the same one, so they link
     rows = [{"target": t, "target_kind": "gpu", "kernel": k} for t, k in (("A", "k1"), ("B", "k2"))]

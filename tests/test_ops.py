@@ -12,9 +12,9 @@ from typing import Any
 import polars as pl
 import pytest
 
-from tileprof.analyses.ops import read_ops
 from tileprof.core.peaks import peak_tflops
 from tileprof.inputs.sources import load_runs
+from tileprof.model.ops import read_ops
 
 TRACES = Path(__file__).resolve().parent.parent / "fixtures" / "traces"
 H200 = TRACES / "h200_train_steps.json.gz"

@@ -70,7 +70,7 @@ def test_every_format_gives_identical_summaries(tmp_path: Path, fmt: str, compre
     assert copy.samples.equals(original.samples)
     assert copy.metadata == original.metadata
     assert (copy.clock_hz, copy.tile_count) == (1_000_000_000, 16)
-    assert copy.summary(top=5).to_document() == original.summary(top=5).to_document()
+    assert copy.summary(samples=5).to_document() == original.summary(samples=5).to_document()
 
 
 def test_cache_layout_round_trips(tmp_path: Path) -> None:

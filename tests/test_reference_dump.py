@@ -235,5 +235,5 @@ def test_summary_of_written_dump_is_the_seed(
         dump.write_ndjson(path)
     else:
         dump.write_json(path)
-    document = load(path).summary(epoch=1, top=3).to_document()
+    document = load(path).summary(epoch=1, samples=3).to_document()
     assert _close(document, SEED)

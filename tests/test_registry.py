@@ -40,6 +40,13 @@ RUN_SAMPLES: dict[str, list[Path]] = {
     "latency benchmarks": [FIXTURES / "seeds" / "000_55f6fcd9cea2f10a.txt"],
     "energy report": [FIXTURES / "seeds" / "003_2d9153cb18ea7de3.txt"],
     "nsys kernel summary": [FIXTURES / "runs" / "nsys_kern_sum.csv"],
+    "nsys SQLite export": [FIXTURES / "real" / "h100_2gpu_1s.sqlite"],
+    "rocprofv3 kernel trace": [FIXTURES / "real" / "kernel_trace.csv"],
+    "Nsight Compute CSV": [FIXTURES / "real" / "cublaslt_gemm_b200_ncu.log"],
+    "Tenstorrent ops report": [
+        FIXTURES / "real" / "tt_wh_clip_encoder_400.csv",
+        FIXTURES / "real" / "ops_perf_results_2025_09_18_11_39_20.csv",
+    ],
     "run table": [FIXTURES / "runs" / "generic_runs.csv", FIXTURES / "runs" / "generic_runs.json"],
 }
 DUMP_SAMPLES = {"json": "d.json", "ndjson": "d.ndjson", "parquet": "d.parquet", "csv": "d.csv"}
@@ -111,6 +118,7 @@ def test_extension_is_the_fallback_when_content_does_not_settle_it(tmp_path: Pat
         ".parquet": "parquet",
         ".pq": "parquet",
         ".csv": "csv",
+        ".sqlite": "nsys SQLite export",
     }
     with pytest.raises(InputError, match="not a tile dump, latency benchmarks"):
         detect(tmp_path / "x.bin", b"hello")
@@ -158,3 +166,34 @@ def test_format_in_rule_is_shared_by_runs_and_report(
     )
     assert result.exit_code == 0, result.output
     assert "PyTorch trace" in out.read_text()
+
+
+def test_the_summary_document_is_a_registered_kind() -> None:
+    """``summary --format json`` documents are recognised by the registry, by their keys, before
+    a tile dump's looser rules (a diff side is read as groups, not as its sample list)."""
+    from tileprof.inputs import SUMMARY_INPUT
+    from tileprof.inputs._format import SUMMARY_DOCUMENT
+    from tileprof.inputs.sources import read_input
+
+    seed = FIXTURES.parent / "fixtures" / "seed_004_summary.json"
+    assert SUMMARY_INPUT in INPUTS and INPUTS.index(SUMMARY_INPUT) == 0
+    assert detect(seed, seed.read_bytes()) is SUMMARY_INPUT
+    found = read_input(seed)
+    assert found.kind == SUMMARY_DOCUMENT and found.data == seed.read_bytes()
+    assert SUMMARY_INPUT.parse(seed, found.data)["matchedSampleCount"] > 0
+
+
+def test_every_command_format_choice_is_a_renderer() -> None:
+    """The ``--format`` choices of the commands that declare them apart from the registry
+    (to start without it) are the registry's names, in its order."""
+    from tileprof.commands.history import HISTORY_FORMATS
+    from tileprof.commands.store import STORE_LIST_FORMATS
+    from tileprof.views.renderers import (
+        HISTORY_RENDERERS,
+        OPS_RENDERERS,
+        STORE_LIST_RENDERERS,
+    )
+
+    assert tuple(HISTORY_RENDERERS) == HISTORY_FORMATS
+    assert tuple(STORE_LIST_RENDERERS) == STORE_LIST_FORMATS
+    assert list(OPS_RENDERERS) == list(RUNS_RENDERERS)  # runs --ops takes runs' --format

@@ -395,7 +395,7 @@ def cpu_only_trace(path: Path) -> Path:
 
 
 def test_inputs_from_seed_gpu_files_and_a_dump(dump: Path, tmp_path: Path) -> None:
-    from tileprof.views.html.inputs import read_inputs
+    from tileprof.model.gather import read_inputs
 
     trace = cpu_only_trace(tmp_path / "cpu_trace.json")
     inputs = read_inputs(
@@ -494,7 +494,7 @@ def test_overlaps_match_a_naive_count(samples: list[tuple[int, int, int]]) -> No
 
 
 def test_run_table_leaves_trace_kernels_to_the_kernel_tables() -> None:
-    from tileprof.views.html.inputs import read_inputs
+    from tileprof.model.gather import read_inputs
 
     files = [FIXTURES / "traces" / "kineto_small.json", FIXTURES / "runs" / "generic_runs.csv"]
     runs = read_inputs(files, Filters()).runs
@@ -560,11 +560,18 @@ def test_tiles_above_tile_count_are_counted_for_a_profile_built_in_python(tiny) 
 def test_file_digests_are_read_by_inputs_not_by_the_view_model(dump: Path) -> None:
     import hashlib
 
-    from tileprof.views.html import data, inputs
+    from tileprof.inputs.sources import FileRead
+    from tileprof.model.gather import Source, tile_source_runs
+    from tileprof.model.profile import load
+    from tileprof.views.html import data
 
     assert not hasattr(data, "file_digest") and not hasattr(data, "input_file")
-    entry = inputs.input_file(dump, "tile dump")
+    profile = load(dump)
+    runs = tile_source_runs(profile, data.Filters(), dump.name)
+    entry = Source(str(dump), dump, "tile dump", runs, profile).input_file()
     assert entry.size_bytes == dump.stat().st_size
+    assert entry.sha256 == hashlib.sha256(dump.read_bytes()).hexdigest()
+    assert FileRead(dump, "tile dump", None).sha256 is None  # a dump's loader streams it
     assert entry.sha256 == hashlib.sha256(dump.read_bytes()).hexdigest()
 
 

@@ -50,7 +50,7 @@ def _ndjson(samples: list[dict[str, object]], header: bool = True) -> bytes:
 def _same(a: tileprof.Profile, b: tileprof.Profile) -> None:
     assert a.samples.equals(b.samples)
     assert a.metadata == b.metadata
-    assert a.summary(top=20).to_document() == b.summary(top=20).to_document()
+    assert a.summary(samples=20).to_document() == b.summary(samples=20).to_document()
 
 
 @pytest.mark.parametrize("jobs", [1, 2, 3])

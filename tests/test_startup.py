@@ -92,16 +92,18 @@ def test_every_public_name_still_resolves() -> None:
             "load": "function",
             "ops": "module",
             "sources": "module",
+            "trace": "function",
         }
     )
     import tileprof
 
     assert tileprof.diff.__module__ == "tileprof.model.diff_inputs"
     assert tileprof.sources.load_runs.__module__ == "tileprof.inputs.sources"
-    assert tileprof.ops.load_ops.__module__ == "tileprof.analyses.ops"
+    assert tileprof.ops.load_ops.__module__ == "tileprof.model.ops"
     assert tileprof.flops.op_work.__module__ == "tileprof.analyses.flops"
     assert "sys" not in dir(tileprof) and "Any" not in dir(tileprof)
     assert tileprof.load.__module__ == "tileprof.model.profile"
+    assert tileprof.trace.__module__ == "tileprof.views.trace.public"
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         tileprof.nothing  # noqa: B018
 

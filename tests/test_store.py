@@ -280,7 +280,7 @@ def test_store_errors_are_one_line(store: str, tmp_path: Path) -> None:
         (["--store", store, "--group-by", "run,bogus"], "unknown dimension"),
         (["--store", store, str(tmp_path / "x.json")], "not several"),
         (["--engine", "dask", str(tmp_path / "x.json")], "need --store"),
-        (["--store", store, "--tiles", "4"], "read a DUMP, not --store"),
+        (["--store", store, "--tile-count", "4"], "read a DUMP, not --store"),
     ]
     for args, message in cases:
         result = invoke("summary", *args)
@@ -289,6 +289,13 @@ def test_store_errors_are_one_line(store: str, tmp_path: Path) -> None:
         assert "Traceback" not in result.output
     history = invoke("history", "--store", str(tmp_path / "plain"))
     assert history.exit_code == 2 and "not a tileprof store" in history.output
+    for place, message in (("plain", "not a tileprof store"), ("absent", "no such store")):
+        vacuum = invoke("store", "vacuum", "--store", str(tmp_path / place))
+        assert vacuum.exit_code == 2 and vacuum.output.count("\n") == 1, vacuum.output
+        assert vacuum.output.startswith("tileprof: error: ") and message in vacuum.output
+    gone = invoke("store", "rm", "--store", store, "--run", "never-added")
+    assert gone.exit_code == 2
+    assert gone.output == f"tileprof: error: --run 'never-added': no such run in {store}\n"
 
 
 def test_two_processes_adding_at_once_both_land(tmp_path: Path, dumps: list[Path]) -> None:
@@ -308,6 +315,160 @@ def test_two_processes_adding_at_once_both_land(tmp_path: Path, dumps: list[Path
     assert sorted(sample_runs(uri).values()) == sorted(
         pl.read_parquet(d).height for d in dumps[2:4]
     )
+
+
+def _add_same_id(uri: str, dump: str, barrier: Any, results: Any) -> None:
+    """In a child process: ``store add --run same``, held at ``barrier`` just before the
+    claim's commit, after both processes have found the id free (the race, made certain)."""
+    import deltalake
+
+    real = deltalake.write_deltalake
+
+    def at_the_barrier(table: Any, data: Any, **options: Any) -> Any:
+        if str(getattr(table, "table_uri", "")).rstrip("/").endswith("/claims"):
+            barrier.wait(timeout=60)
+        return real(table, data, **options)
+
+    deltalake.write_deltalake = at_the_barrier  # type: ignore[assignment]
+    result = CliRunner().invoke(cli, ["store", "add", dump, "--store", uri, "--run", "same"])
+    results.put((result.exit_code, result.output))
+
+
+def _one_added_one_refused(
+    uri: str, outcomes: list[tuple[int, str]], dumps: list[Path], other: str | None = None
+) -> None:
+    """Exactly one add went on; the other printed one line, exit 2; the store holds one
+    run of the id, with the rows of one dump (not two dumps' rows under one record)."""
+    assert sorted(code for code, _ in outcomes) == [0, 2], outcomes
+    (refused,) = [text for code, text in outcomes if code == 2]
+    assert refused.count("\n") == 1 and refused.startswith("tileprof: error: --run 'same': ")
+    (added,) = [text for code, text in outcomes if code == 0]
+    assert sorted(run_ids(uri)) == sorted(["same", *([other] if other else [])])
+    heights = {str(d): pl.read_parquet(d).height for d in dumps}
+    assert sample_runs(uri)["same"] == heights[added.split(" from ")[1].strip()]
+
+
+def test_two_processes_adding_the_same_new_id_at_once(tmp_path: Path, dumps: list[Path]) -> None:
+    """Both find the id free and reach the claim together: Delta's conflict check lets one
+    claim commit and refuses the other, before either has written a row."""
+    import multiprocessing
+
+    uri = str(tmp_path / "same")
+    context = multiprocessing.get_context("spawn")
+    barrier, results = context.Barrier(2), context.Queue()
+    children = [
+        context.Process(target=_add_same_id, args=(uri, str(d), barrier, results))
+        for d in dumps[:2]
+    ]
+    for child in children:
+        child.start()
+    outcomes = [results.get(timeout=120) for _ in children]
+    for child in children:
+        child.join(timeout=60)
+    _one_added_one_refused(uri, outcomes, dumps)
+    assert "at the same moment; nothing was added" in str(outcomes)
+
+
+def test_two_commands_adding_the_same_new_id_together(tmp_path: Path, dumps: list[Path]) -> None:
+    """The same with two plain ``tileprof store add`` processes started together: whichever
+    comes second (at the claim, or after the first one's record) fails with one line."""
+    uri = str(tmp_path / "same")
+    assert invoke("store", "add", str(dumps[3]), "--store", uri, "--run", "other").exit_code == 0
+    command = [sys.executable, "-m", "tileprof", "store", "add", "--store", uri, "--run", "same"]
+    processes = [
+        subprocess.Popen(
+            [*command, str(d)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        for d in dumps[1:3]
+    ]
+    outcomes = [(p.wait(timeout=120), p.communicate()[0]) for p in processes]
+    _one_added_one_refused(uri, outcomes, dumps, other="other")
+    assert invoke("store", "rm", "--store", uri, "--run", "same").exit_code == 0
+    assert "same" not in run_ids(uri) and "same" not in sample_runs(uri)
+
+
+def test_an_unfinished_add_is_named_and_rm_clears_it(tmp_path: Path, dumps: list[Path]) -> None:
+    """A claim without a record (an add killed mid-way) refuses the id with a way out."""
+    from tileprof.model.store.tables import create_store
+    from tileprof.model.store.writes import claim_run
+
+    uri = str(tmp_path / "unfinished")
+    claim_run(create_store(uri), "same")
+    again = invoke("store", "add", str(dumps[0]), "--store", uri, "--run", "same")
+    assert again.exit_code == 2
+    assert again.output == (
+        "tileprof: error: --run 'same': another add of that run id is under way or was "
+        f"interrupted (if none is running, `tileprof store rm --store {uri} --run same` "
+        "clears it)\n"
+    )
+    cleared = invoke("store", "rm", "--store", uri, "--run", "same")
+    assert cleared.exit_code == 0, cleared.output
+    assert cleared.output.startswith("removed the unfinished add of run same")
+    assert invoke("store", "add", str(dumps[0]), "--store", uri, "--run", "same").exit_code == 0
+    assert run_ids(uri) == ["same"]
+
+
+def test_a_failed_write_releases_its_claim(
+    tmp_path: Path, dumps: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that fails (a full disk, a lost connection) is no add under way: the id is
+    free again, and the next add of it lands whole."""
+    from tileprof.model.store import writes
+
+    uri = str(tmp_path / "failed")
+
+    def full_disk(*_args: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(writes, "write_profile", full_disk)
+        failed = invoke("store", "add", str(dumps[0]), "--store", uri, "--run", "same")
+    assert failed.exit_code == 2 and "no space left" in failed.output
+    again = invoke("store", "add", str(dumps[0]), "--store", uri, "--run", "same")
+    assert again.exit_code == 0, again.output
+    assert run_ids(uri) == ["same"]
+    assert sample_runs(uri) == {"same": pl.read_parquet(dumps[0]).height}
+
+
+def _data_files(uri: str, table: str) -> list[Path]:
+    return sorted(Path(uri, table).rglob("*.parquet"))
+
+
+def test_vacuum_compacts_and_deletes_what_no_version_needs(
+    tmp_path: Path, dumps: list[Path]
+) -> None:
+    uri = str(tmp_path / "vacuumed")
+    for index in range(3):
+        added = invoke("store", "add", str(dumps[index]), "--store", uri, "--run", f"r{index}")
+        assert added.exit_code == 0, added.output
+    assert invoke("store", "rm", "--store", uri, "--run", "r1").exit_code == 0
+    kept = invoke("summary", "--store", uri, "--run", "r2", "--format", "json").output
+    removed = _data_files(uri, "samples/run=r1")
+    assert removed, "rm leaves the run's files for time travel"
+    before = {t: _data_files(uri, t) for t in ("samples", "stats", "runs")}
+    dry = invoke("store", "vacuum", "--store", uri, "--retain-hours", "0", "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert "samples: would delete 1 file no kept version needs" in dry.output
+    assert {t: _data_files(uri, t) for t in before} == before  # a dry run deletes nothing
+    # the default keeps a week of versions: it compacts, and deletes nothing this young
+    default = invoke("store", "vacuum", "--store", uri)
+    assert default.exit_code == 0, default.output
+    assert "runs: compacted 2 files into 1; deleted 0 files" in default.output
+    assert _data_files(uri, "samples/run=r1") == removed
+    done = invoke("store", "vacuum", "--store", uri, "--retain-hours", "0")
+    assert done.exit_code == 0, done.output
+    assert (
+        done.output.splitlines()[0]
+        == "samples: nothing to compact; deleted 1 file no kept version needs"
+    )
+    assert _data_files(uri, "samples/run=r1") == []
+    assert len(_data_files(uri, "runs")) == 1  # the two records, in one file now
+    # the store reads the same after it
+    assert run_ids(uri) == ["r0", "r2"]
+    assert invoke("summary", "--store", uri, "--run", "r2", "--format", "json").output == kept
+    assert invoke("history", "--store", uri, "--format", "json").exit_code == 0
+    bad = invoke("store", "vacuum", "--store", uri, "--retain-hours", "-1")
+    assert bad.exit_code == 2
 
 
 def test_duckdb_reads_the_store_and_agrees_with_the_stored_statistics(store: str) -> None:

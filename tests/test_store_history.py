@@ -112,7 +112,12 @@ def test_fail_on_compares_the_newest_run_with_its_band(store: str, tmp_path: Pat
         "--fail-on", "usefulUtilization of gemm may not drop by more than 5%",
     )  # fmt: skip
     assert failing.exit_code == 1
-    assert "1 --fail-on threshold(s) broken by run n5" in failing.output
+    # a verdict, worded as one (exit 1), then the path written: no "error"
+    assert failing.stderr.splitlines() == [
+        "tileprof: 1 threshold failed for run n5: "
+        "usefulUtilization of gemm may not drop by more than 5% (gemm)"
+    ]
+    assert failing.stdout == f"{output}\n"
     [failure] = json.loads(output.read_text())["failures"]
     # baseline: the median of n1..n4 = 0.50; 0.40 is a 20% drop
     assert failure["baseline"] == pytest.approx(0.50) and failure["value"] == pytest.approx(0.40)
@@ -124,6 +129,34 @@ def test_fail_on_compares_the_newest_run_with_its_band(store: str, tmp_path: Pat
     assert passing.exit_code == 0, passing.output
     bad = invoke("history", "--store", store, "--fail-on", "gemm must be fast")
     assert bad.exit_code == 2 and bad.output.startswith("tileprof: error: --fail-on")
+
+
+def test_a_fail_on_without_a_band_is_not_a_pass(store: str) -> None:
+    """Too few earlier runs for a band: nothing is checked, and the command says so and exits
+    2 instead of passing silently; --allow-empty accepts it with a note."""
+    sentence = "usefulUtilization of gemm may not drop by more than 5%"
+    few = ("history", "--store", store, "--label", "commit=abc5", "--fail-on", sentence)
+    refused = invoke(*few)
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert refused.stderr == (
+        f"tileprof: error: --fail-on '{sentence}': no band yet (needs 3 earlier runs with a "
+        "value, has 0); nothing was checked (--allow-empty accepts that)\n"
+    )
+    allowed = invoke(*few, "--allow-empty")
+    assert allowed.exit_code == 0, allowed.output
+    assert "tileprof: note: --fail-on" in allowed.stderr and "no band yet" in allowed.stderr
+    misspelt = invoke("history", "--store", store, "--fail-on", sentence.replace("gemm", "gemn"))
+    assert misspelt.exit_code == 2
+    assert "matches no stored group" in misspelt.stderr
+
+
+def test_order_by_a_label_no_run_carries_is_refused(store: str) -> None:
+    result = invoke("history", "--store", store, "--order", "dat")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (
+        "tileprof: error: --order 'dat': no run carries that label "
+        "(labels: commit, date; or --order time)\n"
+    )
 
 
 def test_table_and_csv(store: str) -> None:

@@ -155,7 +155,7 @@ def test_group_by_columns_and_missing_values(tmp_path: Path) -> None:
 
 
 def test_empty_match_says_so() -> None:
-    text = _run("--epoch", "99")
+    text = _run("--epoch", "1", "--kind", "no such kind")
     assert "no samples matched" in text.splitlines()
     assert "samples  0 matched of 232,260" in text.splitlines()
     assert "┃" not in text
@@ -274,7 +274,7 @@ def test_brackets_in_filters_and_names_are_not_markup(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["summary", str(dump), "--kernel", "[bg]emm*"])
     assert result.exit_code == 0, result.stderr
     assert result.stdout.splitlines()[4] == "filters  --kernel [bg]emm*"
-    result = CliRunner().invoke(cli, ["summary", str(dump), "--epoch", "7"])
+    result = CliRunner().invoke(cli, ["summary", str(dump), "--kind", "nothing"])
     assert result.exit_code == 0, result.stderr
     assert result.stdout.splitlines()[-3:] == [
         "no samples matched",

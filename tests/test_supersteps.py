@@ -373,7 +373,7 @@ def dump(tmp_path: Path) -> Path:
 
 
 def test_json_layout(dump: Path) -> None:
-    code, out, _ = run("supersteps", str(dump), "--format", "json", "--tiles")
+    code, out, _ = run("supersteps", str(dump), "--format", "json", "--per-tile")
     assert code == 0
     document = json.loads(out)
     assert list(document) == ["supersteps", "tiles", "epochs", "options"]
@@ -398,12 +398,12 @@ def test_csv_rows(dump: Path) -> None:
     assert code == 0
     table = list(csv.DictReader(io.StringIO(out)))
     assert [r["end"] for r in table] == ["220", "400"] and table[1]["syncAfter"] == ""
-    code, out, _ = run("supersteps", str(dump), "--format", "csv", "--tiles")
+    code, out, _ = run("supersteps", str(dump), "--format", "csv", "--per-tile")
     assert [r["tile"] for r in csv.DictReader(io.StringIO(out))] == ["0", "1", "2", "3"]
 
 
 def test_table_rows_top_and_footer(dump: Path) -> None:
-    code, out, _ = run("supersteps", str(dump), "--top", "1", "--tiles")
+    code, out, _ = run("supersteps", str(dump), "--top", "1", "--per-tile")
     assert code == 0
     lines = out.splitlines()
     body = [line for line in lines if "│" in line]

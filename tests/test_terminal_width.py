@@ -110,7 +110,7 @@ def test_run_table_fits_and_drops_the_low_priority_columns(width: int) -> None:
 
 @cache
 def _ops() -> pl.DataFrame:
-    from tileprof.analyses.ops import load_ops
+    from tileprof.model.ops import load_ops
 
     return load_ops(GPU_INPUTS[0]).frame
 

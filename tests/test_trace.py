@@ -20,9 +20,9 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 from tests.samples import sample, write_dump
 from tests.trace_decode import Decoded, decode, packets
 from tileprof.commands.cli import cli
+from tileprof.model.trace import assign_lanes, cycles_to_ns
 from tileprof.views.trace import protowire as w
 from tileprof.views.trace.perfetto import SliceRows, encode_slices
-from tileprof.views.trace.tracks import assign_lanes, cycles_to_ns
 
 TRACES = Path(__file__).resolve().parent.parent / "fixtures" / "traces"
 TARGET = "tile device (4 tiles @ 1.5 GHz)"
@@ -179,9 +179,8 @@ def test_counters_match_brute_force(dump: Path, tmp_path: Path) -> None:
 def test_batches_do_not_change_the_trace(dump: Path, tmp_path: Path) -> None:
     from tileprof.analyses.filters import Filters
     from tileprof.model.profile import load
-    from tileprof.views.trace import build_timeline
+    from tileprof.model.trace import Alignment, build_timeline
     from tileprof.views.trace.perfetto import write_pftrace
-    from tileprof.views.trace.tracks import Alignment
 
     timeline = build_timeline(load(dump), Filters(), [], Alignment())
     whole, small = io.BytesIO(), io.BytesIO()

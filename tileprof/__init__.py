@@ -9,6 +9,8 @@ and every command that does not need polars or numpy (``tileprof --version``, ``
 start without them. ``tileprof.sources``, ``tileprof.ops`` and ``tileprof.flops`` are the
 documented modules of GPU evidence (``sources.load_runs``, ``ops.load_ops``,
 ``flops.op_work``), resolved the same way to the layer modules that define them.
+``tileprof.trace`` writes a trace file; it is defined with the trace writers (views layer)
+and named here only as a string, so this package imports nothing above the model layer.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tileprof._version import __version__
-    from tileprof.analyses import flops, ops
+    from tileprof.analyses import flops
     from tileprof.analyses.filters import Filters
     from tileprof.analyses.summary import Summary
     from tileprof.inputs import sources
+    from tileprof.model import ops
     from tileprof.model.diff_inputs import diff
     from tileprof.model.profile import Profile, load
 
@@ -35,6 +38,7 @@ __all__ = [
     "load",
     "ops",
     "sources",
+    "trace",
 ]
 
 _LAZY = {
@@ -44,11 +48,12 @@ _LAZY = {
     "Summary": "tileprof.analyses.summary",
     "diff": "tileprof.model.diff_inputs",
     "load": "tileprof.model.profile",
+    "trace": "tileprof.views.trace.public",
 }
 """Public name -> the module defining it, imported when the name is first read."""
 _MODULES = {
     "sources": "tileprof.inputs.sources",
-    "ops": "tileprof.analyses.ops",
+    "ops": "tileprof.model.ops",
     "flops": "tileprof.analyses.flops",
 }
 """Public module name -> the module it stands for."""

@@ -164,3 +164,34 @@ def apply_filters(samples: pl.DataFrame, filters: Filters | None) -> pl.DataFram
         raise OptionError(
             f"--kernel {' '.join(filters.kernels)!r}: not a usable glob ({first})"
         ) from None
+
+
+def check_epoch(samples: pl.DataFrame, epoch: int | None) -> None:
+    """Every command's one meaning of an epoch that is not there: an OptionError naming the
+    epochs that are (exit 2), not an empty result."""
+    if epoch is None or samples.filter(pl.col("epoch") == epoch).height:
+        return
+    epochs = samples.get_column("epoch").drop_nulls().unique().sort().to_list()
+    known = ", ".join(str(e) for e in epochs) if epochs else "none"
+    raise OptionError(f"--epoch {epoch}: no samples in that epoch (epochs: {known})")
+
+
+def present_epochs_and_groups(samples: pl.DataFrame, shown: int = 12) -> list[str]:
+    """The epochs and group names a profile holds, for a filter that matched nothing."""
+    from tileprof.core.text import shorten
+
+    epochs = samples.get_column("epoch").drop_nulls().unique().sort().to_list()
+    names = (
+        samples.select(group_name().cast(pl.String).alias("name"))
+        .get_column("name")
+        .drop_nulls()
+        .unique()
+        .sort()
+        .to_list()
+    )
+
+    def listed(values: list[object]) -> str:
+        more = f", … ({len(values)} in all)" if len(values) > shown else ""
+        return (", ".join(shorten(str(v), 60) for v in values[:shown]) + more) or "none"
+
+    return [f"epochs present: {listed(epochs)}", f"groups present: {listed(names)}"]

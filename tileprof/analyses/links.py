@@ -22,125 +22,27 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from pathlib import Path
 from typing import Any
 
-import msgspec
 import polars as pl
 
-from tileprof.core.classify import DTYPES, OP_FAMILIES
-from tileprof.core.errors import InputError
+from tileprof.core.links import Links
 from tileprof.core.numbers import number, percent
 from tileprof.core.run_schema import RUN_SCHEMA
 from tileprof.core.text import shorten
-from tileprof.inputs._common import read_bytes
-from tileprof.inputs._decode import convert
 
 if sys.version_info >= (3, 11):
-    import tomllib
+    pass
 else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+    pass
 
-MATCH_COLUMNS: tuple[str, ...] = (
-    "target",
-    "target_kind",
-    "source",
-    "workload",
-    "implementation",
-    "kernel",
-    "op_family",
-    "dtype",
-    "shape",
-    "launch_op",
-)
-SETTABLE_COLUMNS: tuple[str, ...] = ("op_family", "dtype", "workload")
 NAME_WIDTH = 48
 SPEC_WIDTH = 80
 """Longest tile kernelSpec a linked set's ``work`` shows in full."""
 NO_MATCH = "no run matches this link"
 """The ``text`` of the one row of a links-file set that matches no run."""
 """Longest kernel or implementation name a linked-set ``text`` shows in full."""
-
-
-# Match and set values are typed Any here and checked by hand, so that a wrong value is reported
-# at its key (``$.link[0].match[0].kernel``), which msgspec cannot name inside a dict.
-class Link(msgspec.Struct, forbid_unknown_fields=True):
-    name: str
-    match: list[dict[str, Any]]
-    # true: the runs do the same work, so their times and speedups are compared; false (the
-    # default): only their efficiency is
-    same_work: bool = False
-
-
-class Override(msgspec.Struct, forbid_unknown_fields=True):
-    match: dict[str, Any]
-    set: dict[str, Any]
-
-
-class LinksFile(msgspec.Struct, forbid_unknown_fields=True):
-    link: list[Link] = msgspec.field(default_factory=list)
-    override: list[Override] = msgspec.field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Links:
-    """A parsed links file."""
-
-    links: tuple[Link, ...] = ()
-    overrides: tuple[Override, ...] = ()
-
-
-def load_links(path: str | Path) -> Links:
-    """Parse and check a TOML links file; errors name the line or the key path."""
-    data = read_bytes(Path(path))
-    try:
-        raw: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"byte {exc.start}", "not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        text = str(exc)
-        where = None
-        if "(at " in text:
-            text, _, rest = text.partition(" (at ")
-            where = rest.rstrip(")")
-        raise InputError(path, where, f"bad TOML: {text}") from None
-    doc = convert(path, raw, LinksFile, "$")
-    for i, link in enumerate(doc.link):
-        if not link.match:
-            raise InputError(path, f"$.link[{i}].match", "empty list: the link would select no run")
-        for j, m in enumerate(link.match):
-            _check_match(path, m, f"$.link[{i}].match[{j}]")
-    for i, ov in enumerate(doc.override):
-        _check_match(path, ov.match, f"$.override[{i}].match")
-        for key, value in ov.set.items():
-            where = f"$.override[{i}].set.{key}"
-            _check_string(path, value, where)
-            if key not in SETTABLE_COLUMNS:
-                raise InputError(
-                    path, where, f"cannot set {key!r}; settable: " + ", ".join(SETTABLE_COLUMNS)
-                )
-            allowed = {"op_family": OP_FAMILIES, "dtype": DTYPES}.get(key)
-            if allowed and value not in allowed:
-                raise InputError(path, where, f"{value!r} is not one of {', '.join(allowed)}")
-    return Links(tuple(doc.link), tuple(doc.override))
-
-
-def _check_match(path: str | Path, match: dict[str, Any], where: str) -> None:
-    if not match:
-        raise InputError(path, where, "empty match: it would match every run")
-    for key, value in match.items():
-        if key not in MATCH_COLUMNS:
-            raise InputError(
-                path, f"{where}.{key}", f"unknown column; use one of {', '.join(MATCH_COLUMNS)}"
-            )
-        _check_string(path, value, f"{where}.{key}")
-
-
-def _check_string(path: str | Path, value: Any, where: str) -> None:
-    if not isinstance(value, str):
-        raise InputError(path, where, f"expected a string, got {type(value).__name__} {value!r}")
 
 
 def _matches(row: dict[str, Any], match: dict[str, str]) -> bool:

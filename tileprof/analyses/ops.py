@@ -25,15 +25,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from tileprof.analyses.flops import COMPOSITE, INT64_MAX, PRIMARY, Work, op_work
 from tileprof.core.classify import dtype_from_torch_types, op_family
+from tileprof.core.kineto import CpuOp, KinetoEvents
 from tileprof.core.peaks import peak_tflops
-from tileprof.inputs.gpu.kineto import CpuOp, KinetoEvents, read_events
 
 CPU_TARGET = "CPU"
 
@@ -82,26 +81,6 @@ class _Call:
     gpu_us: float = 0.0
     kernels: int = 0
     device: int | None = None
-
-
-def load_ops(path: str | Path) -> ParsedOps:
-    """The op rows of the PyTorch trace at ``path`` (``.json`` or ``.json.gz``).
-
-    Any other kind of file is an InputError naming it and what it is.
-    """
-    from tileprof.core.errors import InputError
-    from tileprof.inputs.gpu.kineto import KIND
-    from tileprof.inputs.sources import detect_file_kind
-
-    kind, data = detect_file_kind(path)
-    if kind != KIND or data is None:
-        raise InputError(path, None, f"--ops needs a PyTorch trace; this is a {kind}")
-    return read_ops(path, data)
-
-
-def read_ops(path: str | Path, data: bytes) -> ParsedOps:
-    """The op rows of the Kineto trace ``data`` read from ``path``."""
-    return op_rows(read_events(path, data))
 
 
 def op_rows(events: KinetoEvents) -> ParsedOps:

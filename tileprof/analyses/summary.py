@@ -19,7 +19,7 @@ from tileprof.core.schema import MetadataEntries
 DEFAULT_TOP_SAMPLES = 3
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Summary:
     """What ``tileprof summary`` reports; renderers turn it into text."""
 
@@ -34,6 +34,17 @@ class Summary:
     samples: list[dict[str, Any]] = field(default_factory=list)
     filters: Filters = field(default_factory=Filters)
     source: str | None = None
+
+    def __repr__(self) -> str:
+        """One line for a REPL (the dataclass default printed the group frame and the longest
+        samples: 6,749 characters); ``.groups`` holds the table."""
+        epoch = "epochs=all" if self.filters.epoch is None else f"epoch={self.filters.epoch}"
+        by = f", group_by={self.group_by!r}" if self.group_by else ""
+        return (
+            f"Summary(source={self.source!r}, samples={self.matched_sample_count} of "
+            f"{self.sample_count}, tiles={self.tile_count}, {epoch}, "
+            f"groups={self.groups.height}{by})"
+        )
 
     @property
     def profile_span_ms(self) -> float | None:

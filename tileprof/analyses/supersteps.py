@@ -19,7 +19,7 @@ from typing import Any
 
 import polars as pl
 
-from tileprof.analyses.filters import Filters, apply_filters, group_name, parse_window
+from tileprof.analyses.filters import Filters, apply_filters, check_epoch, group_name, parse_window
 from tileprof.core.errors import OptionError
 
 SUPERSTEP_FIELDS: tuple[str, ...] = (
@@ -182,12 +182,7 @@ def _check_options(min_sync_gap: object, top: object) -> None:
 
 def _epoch_samples(samples: pl.DataFrame, epoch: int | None) -> pl.LazyFrame:
     """The samples of ``epoch`` (all when None) with an end and a join-safe epoch key."""
-    if epoch is not None:
-        present = samples.filter(pl.col("epoch") == epoch).height
-        if not present:
-            epochs = samples.get_column("epoch").drop_nulls().unique().sort().to_list()
-            known = ", ".join(str(e) for e in epochs) if epochs else "none"
-            raise OptionError(f"--epoch {epoch}: no samples in that epoch (epochs: {known})")
+    check_epoch(samples, epoch)
     frame = samples.lazy()
     if epoch is not None:
         frame = frame.filter(pl.col("epoch") == epoch)

@@ -1,34 +1,77 @@
-"""Options and helpers shared by the subcommands: dump input, filters, grouping, outputs."""
+"""Every command-line option of tileprof, declared once, and the groups that hand them over.
+
+A group (``read_options``, ``filter_options``, ``output_options``, …) adds its options to a
+command and gives the command one object instead of one parameter per option: ``read`` (a
+``tileprof.model.gather.DumpReading``: format, device overrides, cache, progress), ``filters``
+(a ``Filters``), ``group_by`` (checked dimensions), ``out`` (an ``Output``: path, force,
+format). A flag is declared in this module only (tests/test_architecture.py fails on a flag
+declared in two modules), so one spelling has one meaning; an old spelling kept for a while is
+a hidden alias that prints a one-line note on stderr (``_deprecated``).
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
 from tileprof.analyses.filters import Filters, parse_window
 from tileprof.analyses.stats import GROUP_DIMENSIONS, check_dimensions
+from tileprof.commands._notes import note
 from tileprof.core.errors import OptionError, OutputError
 from tileprof.core.outputs import is_special
 from tileprof.inputs import DUMP_FORMATS
 
-if TYPE_CHECKING:
-    from tileprof.model.profile import Profile
-
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
-    def apply(function: F) -> F:
-        for decorator in reversed(decorators):
-            function = decorator(function)
-        return function
+def _group(
+    dest: str | None, options: Sequence[click.Option], build: Callable[..., Any] | None = None
+) -> Callable[[F], F]:
+    """A decorator adding ``options`` to a command; with ``dest``, their values reach the
+    command as one argument ``dest=build(**values)`` instead of one argument each."""
+    names = [o.name for o in options if o.expose_value and o.name]
 
-    return apply
+    def decorate(function: F) -> F:
+        target: Any = function
+        if dest is not None:
+
+            @functools.wraps(function)
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                values = {name: kwargs.pop(name) for name in names}
+                kwargs[dest] = build(**values) if build is not None else values
+                return function(*args, **kwargs)
+
+            target = wrapper
+        params = target.__dict__.setdefault("__click_params__", [])
+        params.extend(reversed(options))  # click lists decorator-added params in reverse
+        return target
+
+    return decorate
+
+
+def _note_deprecated(old: str, new: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    def callback(_ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+        if value not in (None, False, ()):
+            note(f"note: {old} is deprecated; use {new}")
+        return value
+
+    return callback
+
+
+def _deprecated(old: str, dest: str, new: str, **attrs: Any) -> click.Option:
+    """A hidden old spelling of ``new``, into its own ``dest``; it prints a one-line note."""
+    return click.Option([old, dest], hidden=True, callback=_note_deprecated(old, new), **attrs)
+
+
+def _either(value: Any, alias: Any) -> Any:
+    """The new spelling's value, else the deprecated alias's."""
+    return alias if value is None or value is False else value
 
 
 def _finite(_ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
@@ -40,120 +83,220 @@ def _finite(_ctx: click.Context, param: click.Parameter, value: float | None) ->
 
 
 def _jobs(ctx: click.Context, _param: click.Parameter, value: int | None) -> int | None:
-    """Set the decoding threads for this command (default: the usable cores); the API's
-    setting is restored when the command ends."""
-    from tileprof.inputs import threads
+    """Set the decoding threads for this command (default: the usable cores); the setting
+    ends with the command, and the API's setting is restored then."""
+    from tileprof.inputs import decoding_jobs
 
-    previous = threads.setting()
-    threads.configure(value)
-    ctx.call_on_close(lambda: threads.configure(previous))
+    restore = decoding_jobs(value)
+    ctx.call_on_close(restore)
     return value
 
 
-def device_input_options(tile_count_flag: str = "--tiles") -> Callable[[F], F]:
-    """``--format-in``, ``--clock-hz`` and the tile-count override, named ``tile_count_flag``
-    (``supersteps`` keeps ``--tiles`` for its per-tile rows and takes ``--tile-count``)."""
-    return _stack(
-        click.option(
-            "--format-in",
+# ---------------------------------------------------------------- reading tile dumps
+
+
+def read_options(*, cache: bool = True, quiet: bool = True, tiles_alias: bool = True) -> Any:
+    """``--format-in``, ``--clock-hz``, ``--tile-count``, ``--jobs``, and where the command has
+    them ``--cache`` and ``-q``: the command receives ``read`` (a ``DumpReading``).
+
+    ``--tiles N`` is the old spelling of ``--tile-count`` (``supersteps --tiles`` is its
+    per-tile rows' old flag instead, so there it is no alias)."""
+    options = [
+        click.Option(
+            ["--format-in"],
             type=click.Choice(sorted(DUMP_FORMATS)),
             default=None,
             help="Dump format, when detection from content and extension is not wanted.",
         ),
-        click.option(
-            "--clock-hz",
+        click.Option(
+            ["--clock-hz"],
             type=click.FloatRange(min=0, min_open=True),
             default=None,
             callback=_finite,
             help="Device clock; overrides the dump (default 1.5e9).",
         ),
-        click.option(
-            tile_count_flag,
-            "tile_count",
+        click.Option(
+            ["--tile-count"],
             type=click.IntRange(min=1),
             default=None,
             help="Device tile count; overrides the dump (default 1472).",
         ),
-        click.option(
-            "--jobs",
+        click.Option(
+            ["--jobs"],
             type=click.IntRange(min=1),
             default=None,
             expose_value=False,
             callback=_jobs,
             help="Threads decoding JSON/NDJSON dumps (default: the usable cores).",
         ),
+    ]
+    if tiles_alias:
+        options.append(
+            _deprecated("--tiles", "tiles_alias", "--tile-count", type=click.IntRange(min=1))
+        )
+    if cache:
+        options.append(
+            click.Option(
+                ["--cache"],
+                is_flag=True,
+                help="Read through the automatic columnar cache (keyed by path, size, mtime, "
+                "version; in $TILEPROF_CACHE_DIR or ~/.cache/tileprof).",
+            )
+        )
+    if quiet:
+        options.append(quiet_option())
+
+    def build(**values: Any) -> Any:
+        from tileprof.model.reading import DumpReading
+
+        alias = values.pop("tiles_alias", None)
+        values["tile_count"] = _either(values["tile_count"], alias)
+        values["quiet"] = values.get("quiet", True)
+        return DumpReading(**values)
+
+    return _group("read", options, build)
+
+
+def quiet_option() -> click.Option:
+    return click.Option(
+        ["-q", "--quiet"],
+        is_flag=True,
+        help="No progress bar, even for large inputs on a terminal.",
     )
 
 
-dump_input_options = device_input_options()
+def example_option() -> Any:
+    """``--example``: one meaning in every command (see ``tileprof.model.gather.example``)."""
+    return _group(
+        None,
+        [
+            click.Option(
+                ["--example"],
+                is_flag=True,
+                help="Use the bundled reference profile: epoch 1, as seed 004 was summarized, "
+                "unless --epoch N or --epoch all (convert writes every epoch).",
+            )
+        ],
+    )
 
-filter_options = _stack(
-    click.option("--epoch", type=int, default=None, help="Only samples of this epoch."),
-    click.option(
-        "--at",
-        type=click.IntRange(min=0),
-        default=None,
-        help="Only samples active at this cycle (offset ≤ CYCLE < offset+duration).",
-    ),
-    click.option(
-        "--window", default=None, metavar="START:END", help="Only samples overlapping [START, END)."
-    ),
-    click.option(
-        "--kernel",
-        "kernels",
-        multiple=True,
-        metavar="GLOB",
-        help="Only groups whose name matches GLOB; repeatable.",
-    ),
-    click.option("--kind", default=None, help="Only samples of this kind (compute, exchange, …)."),
-)
 
-group_by_option = click.option(
-    "--group-by",
-    "group_by",
-    multiple=True,
-    metavar="DIM[,DIM]",
-    help=f"Extra grouping dimensions: {', '.join(GROUP_DIMENSIONS)}.",
-)
+# ---------------------------------------------------------------- filters and grouping
 
-speed_options = _stack(
-    click.option(
-        "--cache",
-        is_flag=True,
-        help="Read through the automatic columnar cache (keyed by path, size, mtime, version; "
-        "in $TILEPROF_CACHE_DIR or ~/.cache/tileprof).",
-    ),
-    click.option(
-        "-q", "--quiet", is_flag=True, help="No progress bar, even for large inputs on a terminal."
-    ),
-)
 
-output_options = _stack(
-    click.option(
-        "-o",
-        "--output",
-        type=click.Path(path_type=Path),
-        default=None,
-        help="Write to this file instead of stdout.",
-    ),
-    click.option("--force", is_flag=True, help="Overwrite an existing output file."),
-)
+class EpochType(click.ParamType):
+    """An epoch number, or ``all`` (every epoch, the default for a dump)."""
+
+    name = "N|all"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, int) or value == ALL_EPOCHS:
+            return value
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is neither an epoch number nor 'all'", param, ctx)
+
+
+ALL_EPOCHS = "all"
+FILTER_NAMES = ("epoch", "at", "window", "kernels", "kind")
+
+
+def _filter_option(name: str, help: str | None) -> click.Option:
+    if name == "epoch":
+        return click.Option(
+            ["--epoch"],
+            type=EpochType(),
+            default=None,
+            metavar="N|all",
+            help=help or "Only samples of this epoch (all: every epoch, as without it).",
+        )
+    if name == "at":
+        return click.Option(
+            ["--at"],
+            type=click.IntRange(min=0),
+            default=None,
+            help=help or "Only samples active at this cycle (offset ≤ CYCLE < offset+duration).",
+        )
+    if name == "window":
+        return click.Option(
+            ["--window"],
+            default=None,
+            metavar="START:END",
+            help=help or "Only samples overlapping [START, END).",
+        )
+    if name == "kernels":
+        return click.Option(
+            ["--kernel", "kernels"],
+            multiple=True,
+            metavar="GLOB",
+            help=help or "Only groups whose name matches GLOB; repeatable.",
+        )
+    return click.Option(
+        ["--kind"], default=None, help=help or "Only samples of this kind (compute, exchange, …)."
+    )
+
+
+def filter_options(names: Iterable[str] = FILTER_NAMES, **helps: str) -> Any:
+    """The filter options ``names`` (default all): the command receives ``filters``."""
+    chosen = tuple(names)
+    options = [_filter_option(name, helps.get(name)) for name in chosen]
+
+    def build(**values: Any) -> Filters:
+        return filters_from_options(**{name: values.get(name) for name in FILTER_NAMES})
+
+    return _group("filters", options, build)
 
 
 def filters_from_options(
-    epoch: int | None,
-    at: int | None,
-    window: str | None,
-    kernels: tuple[str, ...],
-    kind: str | None,
+    epoch: int | str | None = None,
+    at: int | None = None,
+    window: str | None = None,
+    kernels: tuple[str, ...] | None = (),
+    kind: str | None = None,
 ) -> Filters:
-    """The ``Filters`` that the filter options describe."""
+    """The ``Filters`` the filter options describe (``--epoch all`` is no epoch filter, said
+    explicitly: it keeps ``--example`` from choosing epoch 1)."""
+    if epoch == ALL_EPOCHS:
+        context = click.get_current_context(silent=True)
+        if context is not None:
+            context.meta[ALL_EPOCHS_ASKED] = True
     return Filters(
-        epoch=epoch,
+        epoch=None if epoch == ALL_EPOCHS else epoch,  # type: ignore[arg-type]
         at=at,
         window=None if window is None else parse_window(window),
-        kernels=tuple(kernels),
+        kernels=tuple(kernels or ()),
         kind=kind,
+    )
+
+
+ALL_EPOCHS_ASKED = "tileprof.all_epochs"
+"""Set in the click context's ``meta`` by ``--epoch all``, so ``--example`` keeps every epoch."""
+
+
+def example_filters(filters: Filters) -> Filters:
+    """The reference profile's filters: epoch 1 unless ``--epoch`` chose (``all`` included)."""
+    from tileprof.model.gather import example_epoch_filters
+
+    context = click.get_current_context(silent=True)
+    asked = context is not None and context.meta.get(ALL_EPOCHS_ASKED, False)
+    return filters if asked else example_epoch_filters(filters, note=note)
+
+
+def group_by_option(*, checked: bool = True) -> Any:
+    """``--group-by``: the command receives ``group_by``, the checked dimensions (unchecked,
+    as given, where ``summary --store`` adds its own ``run`` dimension)."""
+    option = click.Option(
+        ["--group-by", "group_by"],
+        multiple=True,
+        metavar="DIM[,DIM]",
+        help=f"Extra grouping dimensions: {', '.join(GROUP_DIMENSIONS)}.",
+    )
+    return _group(
+        "group_by",
+        [option],
+        (lambda group_by: dimensions_from_option(group_by))
+        if checked
+        else lambda group_by: group_by,
     )
 
 
@@ -162,67 +305,63 @@ def dimensions_from_option(values: tuple[str, ...]) -> tuple[str, ...]:
     return check_dimensions([d.strip() for value in values for d in value.split(",") if d.strip()])
 
 
-def load_profile(
-    path: Path | None,
-    example: bool,
-    format_in: str | None,
-    clock_hz: float | None,
-    tile_count: int | None,
+# ---------------------------------------------------------------- outputs
+
+
+@dataclasses.dataclass(frozen=True)
+class Output:
+    """Where and how a command writes: ``-o`` (None: stdout), ``--force``, ``--format``."""
+
+    path: Path | None
+    force: bool
+    format: str = ""
+
+    def check(self) -> None:
+        check_output(self.path, self.force)
+
+    @property
+    def to_stdout(self) -> bool:
+        return self.path is None or str(self.path) == "-"
+
+
+def output_options(
+    formats: Sequence[str] = (),
     *,
-    cache: bool = False,
-    quiet: bool = True,
-) -> Profile:
-    """The dump named on the command line, or the bundled reference profile with ``--example``.
+    default: str | None = None,
+    required: bool = False,
+    output_help: str = "Write to this file instead of stdout.",
+    force_help: str = "Overwrite an existing output file.",
+) -> Any:
+    """``-o/--output``, ``--force`` and (given ``formats``) ``--format``: the command receives
+    ``out`` (an ``Output``)."""
+    options = [
+        click.Option(
+            ["-o", "--output"],
+            type=click.Path(path_type=Path),
+            default=None,
+            required=required,
+            help=output_help,
+        ),
+        click.Option(["--force"], is_flag=True, help=force_help),
+    ]
+    if formats:
+        options.insert(0, format_option(formats, default))
 
-    ``cache`` reads through the automatic columnar cache (``tileprof.model.cache``); ``quiet=False``
-    allows the progress bar for large inputs.
-    """
-    if example and path is not None:
-        raise OptionError("give a DUMP or --example, not both")
-    if path is None and not example:
-        raise OptionError("give a DUMP file (or --example for the bundled reference profile)")
-    if path is not None:
-        from tileprof.model.profile import load
+    def build(output: Path | None, force: bool, output_format: str = "") -> Output:
+        return Output(output, force, output_format)
 
-        if cache:
-            from tileprof.model.cache import load_cached
-
-            return load_cached(
-                path, format=format_in, clock_hz=clock_hz, tile_count=tile_count, quiet=quiet
-            )
-        return load(path, format=format_in, clock_hz=clock_hz, tile_count=tile_count, quiet=quiet)
-    if cache or format_in is not None:
-        raise OptionError("--example takes no --cache or --format-in: it is built in memory")
-    from tileprof.model.examples import example_profile
-
-    profile = example_profile()
-    if clock_hz is None and tile_count is None:
-        return profile
-    # The same checks as a dump read with these options: positive device, tiles in range.
-    from tileprof.inputs._common import DeviceHeader, resolve_device, validate_samples
-    from tileprof.inputs.tile.json_dump import sample_place
-
-    source = Path(profile.source or "example")
-    header = DeviceHeader(profile.clock_hz, profile.tile_count)
-    clock, tiles = resolve_device(source, header, clock_hz, tile_count)
-    validate_samples(profile.samples, source, tiles, sample_place)
-    return dataclasses.replace(profile, clock_hz=clock, tile_count=tiles)
+    return _group("out", options, build)
 
 
-def example_filters(filters: Filters) -> Filters:
-    """Filters for the reference profile in ``runs`` and ``report``: epoch 1, as seed 004 was
-    summarized, unless ``--epoch`` chose another."""
-    from tileprof.model.examples import EXAMPLE_EPOCH
-
-    if filters.epoch is not None:
-        return filters
-    # said on stderr, so that `summary --example` (every epoch) and these never silently differ
-    click.echo(
-        f"tileprof: --example: epoch {EXAMPLE_EPOCH} of the reference profile, as seed 004 was "
-        "summarized (--epoch N for another)",
-        err=True,
+def format_option(formats: Sequence[str], default: str | None = None) -> click.Option:
+    """``--format``, one of ``formats`` (the command's renderers), default the first."""
+    return click.Option(
+        ["--format", "output_format"],
+        type=click.Choice(list(formats)),
+        default=default or formats[0],
+        show_default=True,
+        help="Output format.",
     )
-    return dataclasses.replace(filters, epoch=EXAMPLE_EPOCH)
 
 
 def check_output(path: Path | None, force: bool) -> None:
@@ -236,16 +375,6 @@ def check_output(path: Path | None, force: bool) -> None:
         raise OutputError(f"{path} is a folder, not a file")
     if path.exists() and not force and not is_special(path):
         raise OutputError(f"{path} already exists (use --force to overwrite it)")
-
-
-def example_inputs(
-    example: bool, filters: Filters, clock_hz: float | None, tile_count: int | None
-) -> tuple[Profile | None, Filters | None]:
-    """The reference profile and its filters for ``runs --example`` and ``report --example``
-    (None, None without ``--example``)."""
-    if not example:
-        return None, None
-    return load_profile(None, True, None, clock_hz, tile_count), example_filters(filters)
 
 
 GENERATOR_MARK = b'<meta name="generator" content="tileprof report">'
@@ -276,3 +405,131 @@ def check_report_output(output: Path | None, default: Path, force: bool) -> Path
             f"{default} already exists and is not a tileprof report (use -o or --force)"
         )
     return default
+
+
+# ---------------------------------------------------------------- single options
+
+
+def links_option(help: str = "TOML file of links to add and classifications to override.") -> Any:
+    option = click.Option(
+        ["--links", "links_path"], type=click.Path(path_type=Path), default=None, help=help
+    )
+    return _group(None, [option])
+
+
+def fail_on_option(help: str) -> Any:
+    option = click.Option(["--fail-on", "fail_on"], multiple=True, metavar="SENTENCE", help=help)
+    return _group(None, [option])
+
+
+def top_option(help: str, *, default: int | None = None, minimum: int | None = None) -> Any:
+    """``--top N``: how many rows (the N largest, largest first)."""
+    option = click.Option(
+        ["--top"],
+        type=click.IntRange(min=minimum),
+        default=default,
+        metavar="N",
+        show_default=default is not None,
+        help=help,
+    )
+    return _group(None, [option])
+
+
+def option(*declarations: str, **attrs: Any) -> Any:
+    """One command's own option (a flag only that command has), declared here like the rest."""
+    return _group(None, [click.Option(list(declarations), **attrs)])
+
+
+def per_tile_option() -> Any:
+    """``supersteps --per-tile`` (once ``--tiles``, which elsewhere meant the tile count)."""
+    return flag_with_alias("--per-tile", "per_tile", "--tiles", "Add one row per active tile.")
+
+
+def share_top_option(default: int) -> Any:
+    """``diff --share-top N`` (once ``--top``, which elsewhere limits rows)."""
+    return value_with_alias(
+        "--share-top",
+        "share_top",
+        "--top",
+        type=click.IntRange(min=1),
+        default=default,
+        metavar="N",
+        help="How many top groups the header's explained share covers.",
+    )
+
+
+def flag_with_alias(new: str, dest: str, old: str, help: str) -> Any:
+    """A flag ``new`` whose old spelling ``old`` still works, with a note; ``dest`` gets
+    either."""
+    options = [
+        click.Option([new, dest], is_flag=True, help=help),
+        _deprecated(old, dest + "_alias", new, is_flag=True),
+    ]
+
+    def build(**values: Any) -> bool:
+        return bool(values[dest] or values[dest + "_alias"])
+
+    return _group(dest, options, build)
+
+
+def value_with_alias(new: str, dest: str, old: str, **attrs: Any) -> Any:
+    """An option ``new`` whose old spelling ``old`` still works, with a note."""
+    default = attrs.pop("default", None)
+    options = [
+        click.Option([new, dest], default=None, **attrs),
+        _deprecated(old, dest + "_alias", new, type=attrs.get("type")),
+    ]
+    if default is not None:
+        options[0].help = f"{options[0].help}  [default: {default}]"
+
+    def build(**values: Any) -> Any:
+        value = _either(values[dest], values[dest + "_alias"])
+        return default if value is None else value
+
+    return _group(dest, options, build)
+
+
+# ---------------------------------------------------------------- the profile store
+
+
+def store_uri_option(*, required: bool = True, help: str | None = None) -> Any:
+    option = click.Option(
+        ["--store", "store_uri"],
+        required=required,
+        default=None,
+        metavar="URI",
+        help=help or "The store: a folder, or an object-store URI (s3://bucket/path).",
+    )
+    return _group(None, [option])
+
+
+def label_option(help: str = "A run label (commit, date, model, …); repeatable.") -> Any:
+    option = click.Option(["--label", "labels"], multiple=True, metavar="KEY=VALUE", help=help)
+    return _group(None, [option])
+
+
+def run_option(*, multiple: bool, required: bool = False, help: str) -> Any:
+    option = click.Option(
+        ["--run", "runs" if multiple else "run"],
+        multiple=multiple,
+        required=required,
+        default=None,
+        metavar="GLOB" if multiple else "ID",
+        help=help,
+    )
+    return _group(None, [option])
+
+
+def example_inputs(example: bool, filters: Filters, read: Any) -> tuple[Any, Filters | None]:
+    """The reference profile and its filters for ``runs --example`` and ``report --example``
+    (None, None without ``--example``)."""
+    if not example:
+        return None, None
+    from tileprof.model.gather import example_with_device
+
+    return example_with_device(read.clock_hz, read.tile_count), example_filters(filters)
+
+
+def format_only(formats: Sequence[str], default: str | None = None) -> Any:
+    """``--format`` alone, for a command that always prints (``store list``)."""
+    return _group(None, [format_option(formats, default)])

@@ -7,7 +7,6 @@ command and hands them over as one ``StoreOptions`` value (None without ``--stor
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -16,6 +15,7 @@ import click
 
 from tileprof.analyses.filters import Filters
 from tileprof.analyses.stats import check_dimensions
+from tileprof.commands._options import label_option, run_option, store_uri_option
 from tileprof.core.errors import OptionError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -58,15 +58,9 @@ def store_options(function: F) -> F:
         return function(*args, **kwargs)
 
     decorators = [
-        click.option(
-            "--store", "store_uri", default=None, metavar="URI", help="Read runs from a store."
-        ),
-        click.option(
-            "--run", "runs", multiple=True, metavar="GLOB", help="Stored runs whose id matches."
-        ),
-        click.option(
-            "--label", "labels", multiple=True, metavar="KEY=VALUE", help="Stored runs so labelled."
-        ),
+        store_uri_option(required=False, help="Read runs from a store."),
+        run_option(multiple=True, help="Stored runs whose id matches."),
+        label_option("Stored runs so labelled."),
         click.option(
             "--engine",
             type=click.Choice(ENGINES),
@@ -134,36 +128,6 @@ def store_summary_text(
         workers=options.workers,
         task_samples=options.task_samples,
     )
-    if len(results) == 1 and not by_run:
-        return _render_one(results[0][1], results[0][0], output_format)
-    return _render_runs(results, output_format)
+    from tileprof.views.store_summary import render_store_summary
 
-
-def _render_one(summary: Any, record: Any, output_format: str) -> str:
-    """As ``summary`` renders a dump's summary (the same renderer, the same device line)."""
-    from tileprof.model.store.tables import device_name
-    from tileprof.views.renderers import SUMMARY_RENDERERS, SummaryModel
-
-    text = SUMMARY_RENDERERS[output_format].render(SummaryModel(summary, device_name(record)))
-    assert isinstance(text, str)  # summary's formats are all text
-    return text
-
-
-def _render_runs(results: Sequence[tuple[Any, Any]], output_format: str) -> str:
-    import polars as pl
-
-    if output_format == "json":
-        runs = [
-            {"run": record.run, "labels": record.labels, **summary.to_document()}
-            for record, summary in results
-        ]
-        return json.dumps({"runs": runs}, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    if output_format == "csv":
-        frames = [
-            summary.groups.select(pl.lit(record.run).alias("run"), pl.all())
-            for record, summary in results
-        ]
-        return str(pl.concat(frames, how="vertical_relaxed").write_csv(float_precision=None))
-    return "\n".join(
-        f"run {record.run}\n{_render_one(summary, record, 'table')}" for record, summary in results
-    )
+    return render_store_summary(results, output_format, by_run=by_run)

@@ -1,7 +1,10 @@
 """The ``tileprof`` command line: a thin layer of click commands over the Python API.
 
 Errors are caught once, here: a ``TileprofError`` becomes one line on stderr and its exit
-code; ``--debug`` shows the traceback instead.
+code; ``--debug`` shows the traceback instead. Click's own usage errors (a bad option value, a
+missing value, an unknown option or command) are worded the same way, one line with the hint
+``(see tileprof COMMAND --help)`` and exit code 2, instead of click's usage block. ``--debug``
+is accepted after the subcommand too.
 """
 
 from __future__ import annotations
@@ -69,9 +72,44 @@ class TileprofGroup(click.Group):
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """``--debug`` anywhere before ``--`` counts as the group's own (``tileprof summary
+        --debug x.json`` as ``tileprof --debug summary x.json``)."""
+        end = args.index("--") if "--" in args else len(args)
+        if "--debug" in args[1:end]:
+            args = ["--debug", *(a for a in args[:end] if a != "--debug"), *args[end:]]
+        return super().parse_args(ctx, args)
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
         try:
-            return super().invoke(ctx)
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as exc:
+            _usage_error(exc)
+            raise AssertionError("unreachable") from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from tileprof.commands import _notes  # not at start-up: --help loads no command module
+
+        try:
+            result = super().invoke(ctx)
+            _notes.flush(ctx)  # only a command that succeeded has notes to add
+            return result
+        except click.exceptions.Exit as exc:
+            if exc.exit_code == 0:
+                _notes.flush(ctx)
+            raise
+        except click.UsageError as exc:
+            if ctx.params.get("debug"):
+                traceback.print_exc()
+            sub = ctx.invoked_subcommand
+            named = exc.ctx is not None and exc.ctx is not ctx
+            _usage_error(exc, None if named or sub is None else f"{ctx.command_path} {sub}")
         except TileprofError as exc:
             self._fail(ctx, str(exc), exc.exit_code)
         except MemoryError:
@@ -86,6 +124,16 @@ class TileprofGroup(click.Group):
             traceback.print_exc()
         click.echo(f"tileprof: error: {escape_control(message)}", err=True)
         ctx.exit(code)
+
+
+def _usage_error(exc: click.UsageError, where: str | None = None) -> None:
+    """Click's usage error as the one error line, naming where ``--help`` explains it."""
+    if where is None:
+        where = exc.ctx.command_path if exc.ctx is not None else "tileprof"
+    where = " ".join(["tileprof", *where.split()[1:]])  # the program, however it was started
+    message = escape_control(exc.format_message())
+    click.echo(f"tileprof: error: {message} (see {where} --help)", err=True)
+    sys.exit(EXIT_BAD_INPUT)
 
 
 def os_error_text(exc: OSError) -> str:

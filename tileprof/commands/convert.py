@@ -7,68 +7,72 @@ does no conversion at all, so a dump that will be read many times is worth conve
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from tileprof.commands._options import check_output, dump_input_options, load_profile
+from tileprof.commands._options import Output, example_option, option, output_options, read_options
 from tileprof.core.errors import OptionError
-from tileprof.views.writers import WRITE_FORMATS, write_cache, write_dump
+from tileprof.core.outputs import say_written
+from tileprof.views.writers import WRITE_FORMATS, write_dump
+
+if TYPE_CHECKING:
+    from tileprof.model.reading import DumpReading
 
 TARGETS: tuple[str, ...] = ("cache", *WRITE_FORMATS)
-_BY_SUFFIX = {".json": "json", ".ndjson": "ndjson", ".jsonl": "ndjson", ".csv": "csv"}
+_BY_SUFFIX = {
+    ".parquet": "cache",
+    ".json": "json",
+    ".ndjson": "ndjson",
+    ".jsonl": "ndjson",
+    ".csv": "csv",
+}
 
 
 def target_format(output: Path, to: str | None) -> str:
-    """``--to``, else from the output's name: ``.parquet`` (and anything unknown) is the cache."""
+    """``--to``, else from the output's name (``.parquet``: the cache layout). A name that
+    says no known layout is refused rather than given Parquet under a name that hides it."""
     if to is not None:
         return to
     suffixes = [s.lower() for s in output.suffixes]
     if suffixes and suffixes[-1] == ".gz":
         suffixes = suffixes[:-1]
-    return _BY_SUFFIX.get(suffixes[-1], "cache") if suffixes else "cache"
+    if not suffixes or suffixes[-1] not in _BY_SUFFIX:
+        known = ", ".join(_BY_SUFFIX)
+        raise OptionError(
+            f"-o {output}: the name says no layout ({known}, optionally .gz; or --to FORMAT)"
+        )
+    return _BY_SUFFIX[suffixes[-1]]
 
 
 @click.command("convert", short_help="Convert a dump to the cache layout or another dump format.")
 @click.argument("dump", required=False, type=click.Path(path_type=Path))
-@click.option(
-    "--example", is_flag=True, help="Write the bundled reference profile (e.g. example.json.gz)."
-)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="The file to write (e.g. dump.parquet).",
-)
-@click.option(
+@example_option()
+@output_options(required=True, output_help="The file to write (e.g. dump.parquet).")
+@option(
     "--to",
     type=click.Choice(TARGETS),
     default=None,
     help="Output layout; default from the name (.parquet: the cache layout).",
 )
-@dump_input_options
-@click.option("--force", is_flag=True, help="Overwrite an existing output file.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@read_options(cache=False)
 def command(
-    dump: Path | None,
-    example: bool,
-    output: Path,
-    to: str | None,
-    format_in: str | None,
-    clock_hz: float | None,
-    tile_count: int | None,
-    force: bool,
-    quiet: bool,
+    dump: Path | None, example: bool, out: Output, to: str | None, read: DumpReading
 ) -> None:
     """Convert a DUMP (or --example) to the cache layout or another dump format."""
+    from tileprof.model.gather import load_profile
+
+    output = out.path
+    assert output is not None  # required
     if str(output) == "-":
         raise OptionError("convert writes a file; give -o FILE")
-    check_output(output, force)
+    out.check()
     chosen = target_format(output, to)
-    profile = load_profile(dump, example, format_in, clock_hz, tile_count, quiet=quiet)
+    profile = load_profile(dump, example, read)
     if chosen == "cache":
         if output.suffix == ".gz":
             raise OptionError("the cache layout is compressed Parquet already; drop the .gz")
-        write_cache(profile, output)
+        profile.save(output)
     else:
         write_dump(profile, output, chosen)
+    say_written(output)

@@ -3,38 +3,39 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
+from tileprof.analyses.filters import Filters
 from tileprof.commands._options import (
-    check_output,
-    device_input_options,
-    load_profile,
+    Output,
+    example_filters,
+    example_option,
+    filter_options,
+    option,
     output_options,
-    speed_options,
+    per_tile_option,
+    read_options,
+    top_option,
 )
 from tileprof.core.outputs import terminal_width
 from tileprof.views.renderers import SUPERSTEPS_RENDERERS, SuperstepsModel, write_rendered
 
+if TYPE_CHECKING:
+    from tileprof.model.reading import DumpReading
+
 
 @click.command("supersteps", short_help="Cut each epoch into supersteps from compute timing.")
 @click.argument("dump", required=False, type=click.Path(path_type=Path))
-@click.option("--example", is_flag=True, help="Use the bundled reference profile.")
-@click.option("--epoch", type=int, default=None, help="Only this epoch (default: every epoch).")
-@click.option(
-    "--window",
-    default=None,
-    metavar="START:END",
-    help="Show the supersteps overlapping [START, END); segmentation is unchanged.",
+@example_option()
+@filter_options(
+    ("epoch", "window", "kernels"),
+    epoch="Only this epoch (default: every epoch).",
+    window="Show the supersteps overlapping [START, END); segmentation is unchanged.",
+    kernels="Show the supersteps (and with --per-tile the tiles) running a matching compute group.",
 )
-@click.option(
-    "--kernel",
-    "kernels",
-    multiple=True,
-    metavar="GLOB",
-    help="Show the supersteps (and with --tiles the tiles) running a matching compute group.",
-)
-@click.option(
+@option(
     "--min-sync-gap",
     type=int,
     default=0,
@@ -42,42 +43,34 @@ from tileprof.views.renderers import SUPERSTEPS_RENDERERS, SuperstepsModel, writ
     metavar="CYCLES",
     help="Merge supersteps separated by a compute-free gap shorter than this.",
 )
-@click.option("--tiles", "show_tiles", is_flag=True, help="Add one row per active tile.")
-@click.option("--top", type=int, default=None, metavar="N", help="The N longest, longest first.")
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(list(SUPERSTEPS_RENDERERS)),
-    default="table",
-    show_default=True,
-)
-@device_input_options("--tile-count")
-@speed_options
-@output_options
+@per_tile_option()
+@top_option("The N longest, longest first.")
+@output_options(list(SUPERSTEPS_RENDERERS), default="table")
+@read_options(tiles_alias=False)
 def command(
     dump: Path | None,
     example: bool,
-    epoch: int | None,
-    window: str | None,
-    kernels: tuple[str, ...],
+    filters: Filters,
     min_sync_gap: int,
-    show_tiles: bool,
+    per_tile: bool,
     top: int | None,
-    output_format: str,
-    format_in: str | None,
-    clock_hz: float | None,
-    tile_count: int | None,
-    cache: bool,
-    quiet: bool,
-    output: Path | None,
-    force: bool,
+    out: Output,
+    read: DumpReading,
 ) -> None:
     """Cut each epoch into supersteps from compute timing; show where each one's time goes
     and which tile holds it up."""
-    check_output(output, force)
-    profile = load_profile(dump, example, format_in, clock_hz, tile_count, cache=cache, quiet=quiet)
+    from tileprof.model.gather import load_profile
+
+    out.check()
+    profile = load_profile(dump, example, read)
+    filters = example_filters(filters) if example else filters
+    window = filters.window
     result = profile.supersteps(
-        epoch=epoch, min_sync_gap=min_sync_gap, window=window, kernels=kernels, top=top
+        epoch=filters.epoch,
+        min_sync_gap=min_sync_gap,
+        window=window,
+        kernels=filters.kernels,
+        top=top,
     )
-    model = SuperstepsModel(result, profile.target, show_tiles, terminal_width(output))
-    write_rendered(SUPERSTEPS_RENDERERS[output_format], model, output)
+    model = SuperstepsModel(result, profile.target, per_tile, terminal_width(out.path))
+    write_rendered(SUPERSTEPS_RENDERERS[out.format], model, out.path)

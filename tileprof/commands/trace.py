@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
+from tileprof.analyses.filters import Filters, check_epoch
 from tileprof.commands._options import (
-    check_output,
-    dump_input_options,
+    Output,
+    example_filters,
+    example_option,
     filter_options,
-    filters_from_options,
-    load_profile,
-    speed_options,
+    option,
+    output_options,
+    read_options,
 )
 from tileprof.core.errors import OptionError
+from tileprof.model.trace import DEFAULT_MAX_SAMPLES
 from tileprof.views.trace import TRACE_FORMATS, trace_format
-from tileprof.views.trace.tracks import DEFAULT_MAX_SAMPLES
+
+if TYPE_CHECKING:
+    from tileprof.model.reading import DumpReading
 
 
 def parse_tile_range(text: str | None) -> tuple[int, int] | None:
@@ -37,10 +43,10 @@ def parse_tile_range(text: str | None) -> tuple[int, int] | None:
 @click.command("trace", short_help="Write a Perfetto or Chrome trace of every target.")
 @click.argument("dump", required=False, type=click.Path(path_type=Path))
 @click.argument("gpu_traces", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--example", is_flag=True, help="Use the bundled reference profile as the DUMP.")
-@dump_input_options
-@filter_options
-@click.option(
+@example_option()
+@read_options()
+@filter_options()
+@option(
     "--align",
     "align",
     multiple=True,
@@ -48,76 +54,55 @@ def parse_tile_range(text: str | None) -> tuple[int, int] | None:
     help="start (default): every target begins at 0; none: the sources' own clocks; "
     "TARGET=OFFSET_US shifts one target (process name or GPU trace file name); repeatable.",
 )
-@click.option(
+@option(
     "--tile-range",
     default=None,
     metavar="START:END",
     help="Only tiles START ≤ tile < END (or one tile N).",
 )
-@click.option(
+@option(
     "--max-samples",
     type=click.IntRange(min=1),
     default=DEFAULT_MAX_SAMPLES,
     show_default=True,
     help="Write at most this many samples (the first in time order) and say so.",
 )
-@speed_options
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path),
-    required=True,
-    help=f"The trace file: {', '.join(TRACE_FORMATS)}.",
-)
-@click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+@output_options(required=True, output_help=f"The trace file: {', '.join(TRACE_FORMATS)}.")
 def command(
     dump: Path | None,
     gpu_traces: tuple[Path, ...],
     example: bool,
-    format_in: str | None,
-    clock_hz: float | None,
-    tile_count: int | None,
-    epoch: int | None,
-    at: int | None,
-    window: str | None,
-    kernels: tuple[str, ...],
-    kind: str | None,
+    read: DumpReading,
+    filters: Filters,
     align: tuple[str, ...],
     tile_range: str | None,
     max_samples: int,
-    cache: bool,
-    quiet: bool,
-    output: Path,
-    force: bool,
+    out: Output,
 ) -> None:
     """Write the DUMP's samples (one track per tile) and GPU_TRACE kernels as one trace.
 
     The output's extension picks the format: .pftrace is Perfetto's own (open it in
     ui.perfetto.dev), .json or .json.gz the Chrome trace event format.
     """
-    from tileprof.views.trace import build_timeline, write_trace
-    from tileprof.views.trace.tracks import parse_alignment
+    from tileprof.model.gather import load_profile
+    from tileprof.model.trace import build_timeline, parse_alignment
+    from tileprof.views.trace import write_trace
 
-    fmt = trace_format(output)
-    check_output(output, force)
+    assert out.path is not None  # required
+    fmt = trace_format(out.path)
+    out.check()
     if example and dump is not None:
         gpu_traces = (dump, *gpu_traces)
         dump = None
-    filters = filters_from_options(epoch, at, window, kernels, kind)
     alignment = parse_alignment(align)
     tiles = parse_tile_range(tile_range)
-    profile = load_profile(dump, example, format_in, clock_hz, tile_count, cache=cache, quiet=quiet)
+    profile = load_profile(dump, example, read)
+    filters = example_filters(filters) if example else filters
+    check_epoch(profile.samples, filters.epoch)
     timeline = build_timeline(
         profile, filters, gpu_traces, alignment, tile_range=tiles, max_samples=max_samples
     )
-    write_trace(output, fmt, timeline)
+    write_trace(out.path, fmt, timeline)
     for line in timeline.notes:
         click.echo(f"tileprof trace: {line}", err=True)
-    tile = timeline.tile
-    gpu_slices = sum(g.slices.height for g in timeline.gpus)
-    click.echo(
-        f"{output}: {tile.slices.height:,} samples on {len(tile.tiles):,} tile tracks "
-        f"({tile.overlapping:,} overlapping, on overlap tracks), "
-        f"{gpu_slices:,} GPU events on {len(timeline.gpus)} "
-        f"device{'' if len(timeline.gpus) == 1 else 's'}"
-    )
+    click.echo(f"{out.path}: {timeline.describe()}")

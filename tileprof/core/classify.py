@@ -51,7 +51,10 @@ FAMILY_RULES: tuple[tuple[str, str], ...] = (
         r"popcount|"
         # convolutions are matrix work against the same dense peaks; cuDNN runs most as
         # implicit GEMM (whose names say gemm), so a direct or backward one joins them
-        r"conv[123]d|convolution|convolve|fprop|dgrad|wgrad",
+        r"conv[123]d|convolution|convolve|fprop|dgrad|wgrad|"
+        # Tenstorrent (tt-metal) op codes: MinimalMatmulOp and Matmul match "matmul" above;
+        # OptimizedConvNew is its convolution
+        r"optimizedconv",
     ),
     # "cast" and "convert" start a word: ATen's gpu_kernel_impl_nocast and LoadWithCast are not
     # casts
@@ -60,15 +63,23 @@ FAMILY_RULES: tuple[tuple[str, str], ...] = (
         r"(?<![a-z])(?:cast|convert)|(?:b?float16|half|float8|fp8|bf16|f16|f8)_copy|to_copy|"
         r"quantiz",
     ),
-    ("copy", r"memcpy|copy"),
+    # MoveDeviceOperation moves a tensor between memories (tt-metal)
+    ("copy", r"memcpy|copy|^movedevice"),
     ("fill", r"memset|fill|zero"),
-    ("layout", r"rearrange|transpose|permute|layout|im2col|col2im|contiguous|reshape"),
+    # tilize/untilize (row-major <-> 32×32 tiles), halo and slice ops are tt-metal's layout ops
+    (
+        "layout",
+        r"rearrange|transpose|permute|layout|im2col|col2im|contiguous|reshape|tilize|"
+        r"^halo|slice",
+    ),
     # "reduce" but not "reduced": cuDNN's reduced_divisor is an index helper of any kernel
     ("reduce", r"reduce(?!d)|reduction|sum|mean|norm|nll_loss|argmax|max_pool|avg_pool"),
     (
         "elementwise",
         r"elementwise|functor|relu|gelu|silu|sigmoid|tanh|threshold|clamp|dropout|"
-        r"multi_tensor_apply|add|mul|div|sub|pow|exp|sgd|adam",
+        r"multi_tensor_apply|add|mul|div|sub|pow|exp|sgd|adam|"
+        # tt-metal's BinaryNgDeviceOperation, UnaryDeviceOperation, eltwise ops
+        r"^binary|^unary|eltwise",
     ),
 )
 

@@ -180,3 +180,13 @@ def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically."""
     with atomic_writer(path, binary=True) as handle:
         handle.write(data)
+
+
+def say_written(path: str | os.PathLike[str] | None) -> None:
+    """Print the path of a file a command just wrote, on stdout, as ``tileprof report`` does:
+    a command that writes a file never ends in silence. Nothing for stdout (None or ``-``) or
+    a device or FIFO written into (``/dev/stdout``): there the output itself is the answer."""
+    if path is None or str(path) == "-" or is_special(Path(path)):
+        return
+    sys.stdout.write(f"{os.fspath(path)}\n")
+    sys.stdout.flush()

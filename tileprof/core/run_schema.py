@@ -65,6 +65,10 @@ RUN_COLUMNS: tuple[RunColumn, ...] = (
     ),
     RunColumn("j_per_mac", pl.Float64(), "energy_j / mac", derived=True),
     RunColumn("launch_op", pl.String(), "CPU op that launched the kernel (PyTorch traces)"),
+    RunColumn("cores", pl.Int64(), "cores (tiles) the run used, where the source states it"),
+    RunColumn(
+        "start_skew_us", pl.Float64(), "µs from the first core's start to the last's, per call"
+    ),
     RunColumn("metadata", pl.String(), "JSON object: the source's other fields for this row"),
 )
 

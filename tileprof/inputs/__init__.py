@@ -20,6 +20,7 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,7 @@ from tileprof.inputs._common import (
 from tileprof.inputs._format import (
     RUN_SOURCE,
     SNIFF_BYTES,
+    SUMMARY_DOCUMENT,
     TILE_DUMP,
     Content,
     InputFormat,
@@ -102,6 +104,18 @@ RUN_INPUTS: tuple[InputFormat[ParsedRuns], ...] = (
     ),
     InputFormat(_sniff.NSYS, RUN_SOURCE, _sniff.nsys_report, _HERE + "gpu.nsys"),
     InputFormat(
+        _sniff.NSYS_SQLITE,
+        RUN_SOURCE,
+        _sniff.nsys_sqlite,
+        _HERE + "gpu.nsys_sqlite",
+        extensions=(".sqlite",),
+    ),
+    InputFormat(_sniff.ROCPROF, RUN_SOURCE, _sniff.rocprof_trace, _HERE + "gpu.rocprof"),
+    InputFormat(_sniff.NCU, RUN_SOURCE, _sniff.ncu_report, _HERE + "gpu.ncu"),
+    InputFormat(
+        _sniff.TENSTORRENT, RUN_SOURCE, _sniff.tenstorrent_report, _HERE + "tile.tenstorrent"
+    ),
+    InputFormat(
         _sniff.RUN_TABLE,
         RUN_SOURCE,
         _sniff.run_table,
@@ -110,7 +124,16 @@ RUN_INPUTS: tuple[InputFormat[ParsedRuns], ...] = (
     ),
 )
 """The GPU run sources."""
-INPUTS: tuple[InputFormat[Any], ...] = (*RUN_INPUTS, *DUMP_INPUTS)
+SUMMARY_INPUT: InputFormat[dict[str, Any]] = InputFormat(
+    _sniff.SUMMARY,
+    SUMMARY_DOCUMENT,
+    never,
+    _HERE + "summary_document",
+    json_keys=_sniff.is_summary_doc,
+)
+"""A ``summary --format json`` document: groups already summarised (``diff``, ``report
+--baseline``); its keys are checked before a tile dump's, which it resembles."""
+INPUTS: tuple[InputFormat[Any], ...] = (SUMMARY_INPUT, *RUN_INPUTS, *DUMP_INPUTS)
 """Every input format, in the order detection tries them: a GPU source's layout wins over a
 tile dump's looser rules (a JSON object with "traceEvents" and "clockHz" is a trace). Each
 names the module that parses it; that module is imported only when its format is read."""
@@ -176,6 +199,14 @@ def _by_json_keys(path: str | Path, keys: set[str]) -> InputFormat[Any]:
     )
 
 
+KNOWN_KINDS = (
+    "a tile dump, latency benchmarks, energy report, PyTorch trace, nsys cuda_gpu_kern_sum CSV, "
+    "nsys SQLite export, rocprofv3 kernel trace CSV, Nsight Compute CSV, Tenstorrent "
+    "ops_perf_results CSV or run table"
+)
+"""The kinds of file tileprof reads, as an unrecognised file's error lists them."""
+
+
 def detect(path: str | Path, data: bytes) -> InputFormat[Any]:
     """The input format of ``data`` (read from ``path``): content first, then extension.
 
@@ -199,11 +230,13 @@ def detect(path: str | Path, data: bytes) -> InputFormat[Any]:
         by_name = format_from_extension(Path(path))
         found = None if by_name is None else _BY_NAME[by_name]
     if found is None:
+        raise InputError(path, None, f"not {KNOWN_KINDS}")
+    if found.name == _sniff.CSV and not _sniff.csv_dump(content):
+        shown = ", ".join(_sniff.csv_header(content)[:6]) or "none"
         raise InputError(
             path,
-            None,
-            "not a tile dump, latency benchmarks, energy report, PyTorch trace, "
-            "nsys cuda_gpu_kern_sum CSV or run table",
+            "line 1",
+            f"CSV of no known layout (columns: {shown}); tileprof reads {KNOWN_KINDS}",
         )
     return found
 
@@ -231,6 +264,10 @@ _RUN_SOURCE_WORDS = {
     _sniff.LATENCY: "a latency benchmark file",
     _sniff.ENERGY: "an energy report",
     _sniff.NSYS: "an nsys kernel summary CSV",
+    _sniff.NSYS_SQLITE: "an nsys SQLite export",
+    _sniff.ROCPROF: "a rocprofv3 kernel trace",
+    _sniff.NCU: "Nsight Compute CSV output",
+    _sniff.TENSTORRENT: "a Tenstorrent ops report",
     _sniff.RUN_TABLE: "a run table",
 }
 
@@ -242,11 +279,12 @@ def _refuse_run_source(path: Path, data: bytes) -> None:
         found = detect(path, data)
     except InputError:
         return  # not recognised at all: the tile-dump reader words the error
-    if found.kind != TILE_DUMP:
+    if found.kind not in (TILE_DUMP, SUMMARY_DOCUMENT):  # its samples are a small dump
         what = _RUN_SOURCE_WORDS.get(found.name, f"a {found.name}")
-        raise InputError(
-            path, None, f"this is {what}, not a tile dump; use `tileprof runs` (or `report`)"
+        use = (
+            "`tileprof diff`" if found.kind == SUMMARY_DOCUMENT else "`tileprof runs` (or `report`)"
         )
+        raise InputError(path, None, f"this is {what}, not a tile dump; use {use}")
 
 
 def read_dump(
@@ -256,23 +294,29 @@ def read_dump(
     clock_hz: float | None = None,
     tile_count: int | None = None,
     quiet: bool = True,
+    content: bytes | None = None,
 ) -> tuple[ParsedDump, int | float, int, str]:
     """Parse and validate one dump: (parsed dump, clockHz, tileCount, format name).
 
     ``quiet=False`` draws a progress bar on stderr for large inputs (see
-    ``tileprof.core.progress``).
+    ``tileprof.core.progress``). ``content``: the file's bytes, already read whole (by
+    ``sources.read_input``), so that the file is not opened again.
     """
     source = Path(path)
     if format is not None and format not in DUMP_FORMATS:
         raise InputError(
             source, None, f"unknown format {format!r} (one of {', '.join(DUMP_FORMATS)})"
         )
-    head, compressed, size = peek(source)
-    # a pipe was read whole by peek: parse it from memory (it cannot be mapped or re-opened)
-    data: bytes | None = read_bytes(source) if stream_content(source) is not None else None
+    data: bytes | None = content
+    if content is not None:
+        head, compressed, size = content[:SNIFF_BYTES], False, len(content)
+    else:
+        head, compressed, size = peek(source)
+        # a pipe was read whole by peek: parse it from memory (it cannot be mapped or re-opened)
+        data = read_bytes(source) if stream_content(source) is not None else None
     chosen = format or (sniff_format(head) if head.strip() else None)
     if chosen is None:
-        data = read_bytes(source)
+        data = read_bytes(source) if data is None else data
         _refuse_run_source(source, data)
         chosen = detect_dump_format(source, data)
     if chosen is None:
@@ -293,3 +337,37 @@ def read_dump(
     clock, tiles = resolve_device(source, parsed.header, clock_hz, tile_count)
     validate_samples(parsed.samples, source, tiles, parsed.place)
     return parsed, clock, tiles, chosen
+
+
+def check_device(
+    source: Path,
+    samples: Any,
+    header_clock_hz: float | None,
+    header_tile_count: int | None,
+    clock_hz: float | None,
+    tile_count: int | None,
+) -> tuple[int | float, int]:
+    """(clockHz, tileCount) of samples already in memory (the reference profile) with the
+    command line's overrides, checked as a dump read with them would be: a positive device,
+    every tile in range."""
+    from tileprof.inputs._common import DeviceHeader
+
+    clock, tiles = resolve_device(
+        source, DeviceHeader(header_clock_hz, header_tile_count), clock_hz, tile_count
+    )
+    validate_samples(samples, source, tiles, _sample_place)
+    return clock, tiles
+
+
+def _sample_place(index: int) -> str:
+    return f"sample {index}"
+
+
+def decoding_jobs(jobs: int | None) -> Callable[[], None]:
+    """Set how many threads decode JSON and NDJSON dumps (None: the usable cores); returns the
+    call that restores the previous setting."""
+    from tileprof.inputs import threads
+
+    previous = threads.setting()
+    threads.configure(jobs)
+    return lambda: threads.configure(previous)

@@ -176,6 +176,12 @@ def read_bytes(path: Path) -> bytes:
             data = handle.read()
         except OSError as exc:
             raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+    return decode_content(path, data)
+
+
+def decode_content(path: Path, data: bytes) -> bytes:
+    """A file's bytes as read (``read_bytes``): gunzipped, BOM dropped, UTF-16 and empty
+    files refused."""
     if data[:2] == GZIP_MAGIC:
         try:
             data = gzip.decompress(data)

@@ -14,13 +14,26 @@ from tileprof.inputs._format import Content
 
 JSON, NDJSON, PARQUET, CSV = "json", "ndjson", "parquet", "csv"
 """The tile-dump format names (``--format-in``)."""
+SUMMARY = "summary document"
 TRACE = "PyTorch trace"
 LATENCY = "latency benchmarks"
 ENERGY = "energy report"
 NSYS = "nsys kernel summary"
+NSYS_SQLITE = "nsys SQLite export"
+ROCPROF = "rocprofv3 kernel trace"
+NCU = "Nsight Compute CSV"
+TENSTORRENT = "Tenstorrent ops report"
 RUN_TABLE = "run table"
 
 PARQUET_MAGIC = b"PAR1"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+NSYS_TABLES: tuple[bytes, ...] = (
+    b"CUPTI_ACTIVITY_KIND_",
+    b"NVTX_EVENTS",
+    b"TARGET_INFO_",
+    b"StringIds",
+)
+"""Table names of which one, in the schema text of an SQLite file, shows an nsys export."""
 TILE_KEYS = frozenset({"samples", "clockHz", "tileCount"})
 """Top-level keys of which any one makes a JSON object document a tile dump."""
 TRACE_KEYS = frozenset({"deviceProperties", "schemaVersion", "traceName", "displayTimeUnit"})
@@ -71,6 +84,20 @@ def csv_dump(content: Content) -> bool:
     return (
         first_line[:1] not in (b"[", b"{") and b"physicalTile" in first_line and b"," in first_line
     )
+
+
+SUMMARY_KEYS = frozenset({"matchedSampleCount", "groups"})
+"""The top-level keys of a ``summary --format json`` document that no tile dump has."""
+
+
+def is_summary_doc(keys: set[str]) -> bool:
+    """Whether a JSON object with these top-level keys is a ``summary --format json`` document."""
+    return keys >= SUMMARY_KEYS
+
+
+def is_summary_head(head: bytes) -> bool:
+    """Whether the head of a JSON object shows a summary document (its keys, not a tile dump's)."""
+    return head.lstrip()[:1] == b"{" and all(f'"{k}"'.encode() in head for k in SUMMARY_KEYS)
 
 
 def is_trace(keys: set[str]) -> bool:
@@ -128,3 +155,65 @@ def run_table(content: Content) -> bool:
         return False
     first = next((ln for ln in content.text_lines if ln.strip()), "")
     return "," in first and is_run_csv_header(first)
+
+
+def nsys_sqlite(content: Content) -> bool:
+    """An nsys SQLite export: SQLite's magic, and an nsys table named in the database.
+
+    Table names live in the schema pages, which may lie past the head; detection hands
+    recognisers the whole file when it has it, so the search reaches them.
+    """
+    data = content.data
+    return data[:16] == SQLITE_MAGIC and any(t in data for t in NSYS_TABLES)
+
+
+def csv_header(content: Content) -> list[str]:
+    """The first line of a CSV as stripped column names ([] for a JSON or binary head)."""
+    if content.opening in (b"{", b"[") or content.data[:16] == SQLITE_MAGIC:
+        return []
+    first = next((ln for ln in content.text_lines if ln.strip()), "")
+    return [c.strip().lstrip("\ufeff") for c in next(csv.reader([first]), [])]
+
+
+ROCPROF_REQUIRED = frozenset(
+    {"Kind", "Agent_Id", "Kernel_Name", "Start_Timestamp", "End_Timestamp"}
+)
+"""Columns both rocprofv3 kernel-trace layouts have."""
+
+
+def rocprof_trace(content: Content) -> bool:
+    """A rocprofv3 kernel trace CSV: its header names the dispatch columns."""
+    return set(csv_header(content)) >= ROCPROF_REQUIRED
+
+
+NCU_REQUIRED = frozenset({"ID", "Kernel Name", "Section Name", "Metric Name", "Metric Value"})
+"""Columns of ``ncu --csv``'s long format (one row per launch and metric)."""
+
+
+def ncu_header_line(lines: list[str]) -> int | None:
+    """Index of the ``"ID","Process ID",…`` header line of ``ncu --csv`` output, if any: the
+    program's own output and ``==PROF==`` lines may come first."""
+    for i, line in enumerate(lines):
+        if line.startswith('"ID",') or line.startswith("ID,"):
+            cols = {c.strip() for c in next(csv.reader([line]), [])}
+            if cols >= NCU_REQUIRED:
+                return i
+    return None
+
+
+def ncu_report(content: Content) -> bool:
+    """``ncu --csv`` output: a line among the first 200 is its long-format header."""
+    return (
+        content.opening not in (b"{", b"[")
+        and content.data[:16] != SQLITE_MAGIC
+        and ncu_header_line(content.text_lines[:200]) is not None
+    )
+
+
+TENSTORRENT_REQUIRED = frozenset({"OP CODE", "OP TYPE", "DEVICE ID", "CORE COUNT"})
+"""Columns of every tt-metal ``ops_perf_results`` report."""
+
+
+def tenstorrent_report(content: Content) -> bool:
+    """A Tenstorrent ``ops_perf_results`` CSV: its header names the op and device columns."""
+    return set(csv_header(content)) >= TENSTORRENT_REQUIRED

@@ -1,57 +1,149 @@
-"""Which kind of run source a file is, and its runs: thin calls into the input registry.
+"""Which kind of input a file is, read once, and its runs: thin calls into the input registry.
 
 Detection reads content, not names (``tileprof.inputs.detect``: JSON objects by their
 top-level keys, CSV by its header line, anything else offered to the tile-dump formats).
-``docs/runs.md`` lists the rules.
+``docs/runs.md`` lists the rules. ``read_input`` opens a file once: a tile dump is recognised
+from its first bytes and left to the tile loader (it streams or maps large files); any other
+file is read whole from the same handle, detected once, and its size and sha256 taken from
+the bytes read, so that nothing reads it a second time.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tileprof.core.errors import InputError
-from tileprof.inputs import RUN_INPUTS, detect, is_tile_dump_head, peek
-from tileprof.inputs._common import read_bytes
-from tileprof.inputs._format import TILE_DUMP
+from tileprof.inputs import RUN_INPUTS, SUMMARY_INPUT, detect, is_tile_dump_head
+from tileprof.inputs._common import (
+    GZIP_MAGIC,
+    check_encoding,
+    decode_content,
+    open_input,
+    stream_content,
+)
+from tileprof.inputs._format import SNIFF_BYTES, SUMMARY_DOCUMENT, TILE_DUMP
+from tileprof.inputs._sniff import TRACE, is_summary_head
 
 if TYPE_CHECKING:
+    from tileprof.core.kineto import KinetoEvents
     from tileprof.core.run_schema import ParsedRuns
 
-__all__ = ["TILE_DUMP", "detect_file_kind", "detect_kind", "load_runs", "parse_runs"]
+__all__ = [
+    "SUMMARY_DOCUMENT",
+    "TILE_DUMP",
+    "TRACE",
+    "FileRead",
+    "detect_file_kind",
+    "detect_kind",
+    "file_digest",
+    "kineto_events_of",
+    "load_runs",
+    "parse_runs",
+    "parse_summary_document",
+    "read_input",
+    "read_kineto_events",
+]
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """One input file after its one read: its kind, its content when it was read whole (None
+    for a tile dump, which its loader reads), and the size and sha256 of its bytes on disk."""
+
+    path: Path
+    kind: str
+    data: bytes | None
+    size: int | None = None
+    sha256: str | None = None
 
 
 def detect_kind(path: str | Path, data: bytes) -> str:
-    """The kind of run source ``data`` (read from ``path``) is, or "tile dump"; InputError if
-    none."""
+    """The kind of input ``data`` (read from ``path``) is: "tile dump", "summary document" or
+    a run source's name; InputError if none."""
     found = detect(path, data)
-    return TILE_DUMP if found.kind == TILE_DUMP else found.name
+    return found.kind if found.kind in (TILE_DUMP, SUMMARY_DOCUMENT) else found.name
+
+
+def _head_of(raw: bytes) -> bytes:
+    """The decompressed start of ``raw`` (the first bytes of a file), for detection."""
+    if raw[:2] != GZIP_MAGIC:
+        return raw
+    try:
+        return zlib.decompressobj(wbits=31).decompress(raw, SNIFF_BYTES)
+    except zlib.error:
+        return b""  # the whole read words the error
+
+
+WHOLE_DUMP_BYTES = 50 * 2**20
+"""Tile dumps up to this size on disk are read whole by ``read_input(whole_dumps=True)``, with
+the one open that detected them; larger ones are left to the tile loader, which maps or
+streams them (and may decode them in parallel: files under 50 MB always decode in one)."""
+
+
+def read_input(path: str | Path, *, whole_dumps: bool = False) -> FileRead:
+    """The file at ``path``, opened once: a tile dump is recognised from its head and left to
+    the tile loader (with ``whole_dumps``, one up to ``WHOLE_DUMP_BYTES`` is read whole too);
+    anything else is read whole, detected and digested from that one read."""
+    source = Path(path)
+    with open_input(source) as handle:
+        try:
+            raw = handle.read(SNIFF_BYTES)
+            head = check_encoding(source, _head_of(raw))
+            dump = head.strip() and is_tile_dump_head(head) and not is_summary_head(head)
+            if dump and not (whole_dumps and _size(handle, raw) <= WHOLE_DUMP_BYTES):
+                return FileRead(source, TILE_DUMP, None)
+            raw += handle.read()
+        except OSError as exc:
+            raise InputError(source, None, f"cannot read: {exc.strerror}") from None
+    data = decode_content(source, raw)
+    kind = TILE_DUMP if dump else detect_kind(source, data)
+    return FileRead(source, kind, data, len(raw), hashlib.sha256(raw).hexdigest())
+
+
+def _size(handle: Any, raw: bytes) -> int:
+    """The size on disk of an open input (an in-memory pipe's: its length)."""
+    try:
+        return os.fstat(handle.fileno()).st_size
+    except (AttributeError, OSError, ValueError):
+        return len(handle.getbuffer()) if hasattr(handle, "getbuffer") else len(raw)
 
 
 def detect_file_kind(path: str | Path) -> tuple[str, bytes | None]:
-    """The kind of the file at ``path``, and its content when reading it was needed.
+    """The kind of the file at ``path``, and its content when reading it was needed."""
+    found = read_input(path)
+    return found.kind, found.data
 
-    A tile dump is recognised from its first bytes, so a large dump is read once, by the
-    tile loader, not also here; GPU files are small next to it and are read whole.
-    """
-    head, _, _ = peek(Path(path))
-    if is_tile_dump_head(head):
-        return TILE_DUMP, None
-    data = read_bytes(Path(path))
-    return detect_kind(path, data), data
+
+def file_digest(path: str | os.PathLike[str]) -> tuple[int, str]:
+    """Size and sha256 of a file, read in chunks (a tile dump, which its loader read)."""
+    digest = hashlib.sha256()
+    size = 0
+    stream = stream_content(Path(path))  # a pipe was read once already; it cannot be re-read
+    if stream is not None:
+        return len(stream), hashlib.sha256(stream).hexdigest()
+    with open_input(Path(path)) as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+            size += len(chunk)
+    return size, digest.hexdigest()
 
 
 def load_runs(
     path: str | Path, *, tile_loader: Callable[[Path], ParsedRuns] | None = None, **_: Any
 ) -> ParsedRuns:
     """The runs of one file, whatever its kind; tile dumps go to ``tile_loader``."""
-    kind, data = detect_file_kind(path)
-    if kind == TILE_DUMP or data is None:
+    found = read_input(path)
+    if found.kind == TILE_DUMP or found.data is None:
         if tile_loader is None:
             raise InputError(path, None, "tile dumps need the tile core (tileprof.load)")
         return tile_loader(Path(path))
-    return parse_runs(path, kind, data)
+    return parse_runs(path, found.kind, found.data)
 
 
 def parse_runs(path: str | Path, kind: str, data: bytes) -> ParsedRuns:
@@ -60,3 +152,38 @@ def parse_runs(path: str | Path, kind: str, data: bytes) -> ParsedRuns:
         if source.name == kind:
             return source.parse(path, data)
     raise InputError(path, None, f"{kind} files hold no GPU runs")
+
+
+def parse_summary_document(path: str | Path, data: bytes) -> dict[str, Any]:
+    """A ``summary --format json`` document, decoded."""
+    return SUMMARY_INPUT.parse(path, data)
+
+
+def kineto_events_of(path: str | Path, data: bytes) -> KinetoEvents:
+    """The typed events of the Kineto trace ``data`` read from ``path``."""
+    from tileprof.inputs.gpu.kineto import read_events
+
+    return read_events(path, data)
+
+
+def read_kineto_events(
+    path: str | Path,
+    *,
+    need: str | None = None,
+    found: FileRead | None = None,
+    expected: str = "a PyTorch profiler (Kineto) trace",
+) -> KinetoEvents:
+    """The events of the PyTorch (Kineto) trace at ``path``, read once (or from ``found``).
+
+    A file of another kind is an InputError: ``need`` words it ("--ops needs a PyTorch
+    trace; this is a …"), else it names the kind, what was ``expected`` and, for a tile dump,
+    where one goes."""
+    found = found or read_input(path)
+    if found.kind == TRACE and found.data is not None:
+        return kineto_events_of(path, found.data)
+    if need is not None:
+        raise InputError(path, None, f"{need}; this is a {found.kind}")
+    if found.data is not None and found.data.lstrip()[:1] != b"{":
+        kineto_events_of(path, found.data)  # not a JSON object: the decoder names the place
+    hint = " (give the one tile DUMP first, then GPU traces)" if "tile" in found.kind else ""
+    raise InputError(path, None, f"{found.kind}, not {expected}{hint}")

@@ -9,7 +9,6 @@ family, tile or GPU.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,33 +28,17 @@ from tileprof.analyses.diff import (
     op_groups,
     tile_side,
 )
-from tileprof.analyses.filters import Filters
+from tileprof.analyses.filters import Filters, check_epoch
 from tileprof.analyses.summary import Summary, summary_from_document
-from tileprof.core.errors import InputError, OptionError
+from tileprof.core.errors import OptionError
+from tileprof.inputs.sources import SUMMARY_DOCUMENT, TILE_DUMP, FileRead, read_input
 
 if TYPE_CHECKING:
     from tileprof.model.profile import Profile
 
-SUMMARY_DOCUMENT = "summary document"
-_SUMMARY_KEYS = (b'"matchedSampleCount"', b'"groups"')
-
-
-def input_kind(path: Path) -> str:
-    """``tile dump``, ``summary document`` or the GPU kind ``runs`` names; InputError if none."""
-    from tileprof.inputs import peek
-
-    head, _, _ = peek(path)
-    if head.lstrip()[:1] == b"{" and all(key in head for key in _SUMMARY_KEYS):
-        return SUMMARY_DOCUMENT
-    from tileprof.inputs.sources import detect_file_kind
-
-    return detect_file_kind(path)[0]
-
 
 def is_tile_kind(kind: str) -> bool:
     """Whether ``kind`` is compared per tile group (dumps, caches, summary documents)."""
-    from tileprof.inputs._format import TILE_DUMP
-
     return kind in (TILE_DUMP, SUMMARY_DOCUMENT)
 
 
@@ -82,10 +65,12 @@ class ReadOptions:
     per_op: bool = False
 
 
-def read_side(path: Path, kind: str, options: ReadOptions) -> Side:
-    """One side of the diff from the file at ``path`` of ``kind`` (see ``input_kind``)."""
+def read_side(found: FileRead, options: ReadOptions) -> Side:
+    """One side of the diff from a file read once (``tileprof.inputs.sources.read_input``)."""
+    path, kind = found.path, found.kind
     if kind == SUMMARY_DOCUMENT:
-        return tile_side(_document_summary(path, options), str(path))
+        assert found.data is not None
+        return tile_side(_document_summary(found, options), str(path))
     if is_tile_kind(kind):
         read: dict[str, Any] = {
             "format": options.format_in,
@@ -101,14 +86,16 @@ def read_side(path: Path, kind: str, options: ReadOptions) -> Side:
         from tileprof.model.profile import load
 
         profile = load(path, **read)
+        check_epoch(profile.samples, options.filters.epoch)
         return tile_side(profile.summary(options.filters, group_by=options.group_by), str(path))
-    return _gpu_side(path, kind, options)
+    return _gpu_side(found, options)
 
 
-def _document_summary(path: Path, options: ReadOptions) -> Summary:
+def _document_summary(found: FileRead, options: ReadOptions) -> Summary:
     """A summary document, narrowed by ``--kernel`` (the only filter its groups can take)."""
-    from tileprof.inputs._common import read_bytes
+    from tileprof.inputs.sources import parse_summary_document
 
+    path = found.path
     filters = options.filters
     sample_filters = [
         name
@@ -125,10 +112,8 @@ def _document_summary(path: Path, options: ReadOptions) -> Summary:
             f"{path} is a summary document (groups, not samples): {sample_filters[0]} "
             "cannot apply to it; only --kernel can"
         )
-    try:
-        document = json.loads(read_bytes(path))
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"line {exc.lineno}", f"invalid JSON: {exc.msg}") from None
+    assert found.data is not None
+    document = parse_summary_document(path, found.data)
     summary = summary_from_document(document, str(path))
     wanted = tuple(options.group_by)
     if wanted and wanted != summary.group_by:
@@ -148,10 +133,12 @@ def _document_summary(path: Path, options: ReadOptions) -> Summary:
     )
 
 
-def _gpu_side(path: Path, kind: str, options: ReadOptions) -> Side:
+def _gpu_side(found: FileRead, options: ReadOptions) -> Side:
     """A GPU source's kernel (or op) rows; only ``--kernel`` applies to them."""
-    from tileprof.inputs.sources import load_runs
+    from tileprof.inputs.sources import TRACE, kineto_events_of, parse_runs
 
+    path, kind, data = found.path, found.kind, found.data
+    assert data is not None
     filters = options.filters
     for name, value in (
         ("--epoch", filters.epoch),
@@ -162,14 +149,12 @@ def _gpu_side(path: Path, kind: str, options: ReadOptions) -> Side:
     ):
         if value is not None:
             raise OptionError(f"{path} is a {kind}: {name} applies to tile profiles only")
-    from tileprof.inputs.gpu.kineto import KIND as TRACE
-
     if options.per_op and kind == TRACE:
-        from tileprof.analyses.ops import load_ops
+        from tileprof.analyses.ops import op_rows
 
-        groups = op_groups(load_ops(path).frame)
+        groups = op_groups(op_rows(kineto_events_of(path, data)).frame)
     else:
-        groups = gpu_groups(load_runs(path).frame, per_op=options.per_op)
+        groups = gpu_groups(parse_runs(path, kind, data).frame, per_op=options.per_op)
     groups = kernel_globs_filter(groups, filters.kernels)
     return Side(label=str(path), kind=kind, groups=groups)
 
@@ -182,16 +167,53 @@ def compare_files(
     match: Sequence[str | Rename] = (),
     normalize: str | None = None,
     top: int = DEFAULT_TOP,
+    digests: bool = False,
 ) -> Diff:
-    """Read both sides with the same options and compare them."""
+    """Read both sides once each, with the same options, and compare them; with ``digests``
+    each side carries its file's sha256 (the HTML header shows it)."""
     pattern = compile_normalize(normalize)
     renames = [m if isinstance(m, Rename) else Rename.parse(m) for m in match]
-    kinds = input_kind(before), input_kind(after)
-    check_kinds(before, kinds[0], after, kinds[1])
-    sides = read_side(before, kinds[0], options), read_side(after, kinds[1], options)
-    if is_tile_kind(kinds[0]):
+    reads = read_input(before), read_input(after)
+    check_kinds(before, reads[0].kind, after, reads[1].kind)
+    sides = [read_side(found, options) for found in reads]
+    if digests:
+        sides = [_with_digest(side, found) for side, found in zip(sides, reads, strict=True)]
+    if is_tile_kind(reads[0].kind):
         return compare_summaries(*sides, match=renames, normalize=pattern, top=top)
     return compare_runs(*sides, match=renames, normalize=pattern, top=top)
+
+
+def _with_digest(side: Side, found: FileRead) -> Side:
+    """``side`` with its file's sha256: from the one read, or (a tile dump, which its loader
+    streamed) in chunks."""
+    from tileprof.inputs.sources import file_digest
+
+    sha = found.sha256 if found.sha256 is not None else file_digest(found.path)[1]
+    return dataclasses.replace(side, sha256=sha)
+
+
+def baseline_diff(
+    baseline: Path,
+    profile: Profile,
+    filters: Filters,
+    name: str,
+    group_by: Sequence[str],
+) -> Diff:
+    """``report --baseline``: ``baseline`` (a dump, cache or summary document) against the
+    report's one tile dump, same filters and grouping on both sides, with both digests."""
+    from tileprof.inputs.sources import file_digest
+
+    found = read_input(baseline)
+    check_kinds(baseline, found.kind, Path(name), TILE_DUMP)
+    before_filters = filters
+    if found.kind == SUMMARY_DOCUMENT:  # its groups were filtered when it was written
+        before_filters = Filters(kernels=filters.kernels)
+    before = read_side(found, ReadOptions(filters=before_filters, group_by=group_by))
+    before = _with_digest(before, found)
+    source = profile.source
+    digest = file_digest(source)[1] if source and Path(source).is_file() else None
+    after = tile_side(profile.summary(filters, group_by=group_by), name, digest)
+    return compare_summaries(before, after)
 
 
 def diff(
@@ -231,9 +253,8 @@ def _object_side(value: str | Path | Profile | Summary, options: ReadOptions) ->
     if isinstance(value, Summary):
         return tile_side(value)
     if isinstance(value, str | Path):
-        path = Path(value)
-        kind = input_kind(path)
-        if not is_tile_kind(kind):
-            raise OptionError(f"cannot compare {path} ({kind}) with a tile profile")
-        return read_side(path, kind, options)
+        found = read_input(value)
+        if not is_tile_kind(found.kind):
+            raise OptionError(f"cannot compare {found.path} ({found.kind}) with a tile profile")
+        return read_side(found, options)
     return tile_side(value.summary(options.filters, group_by=options.group_by))

@@ -11,19 +11,77 @@ one that detection cannot place) is read as a tile dump in that format.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from tileprof.analyses.filters import Filters
+from tileprof.analyses.filters import Filters, check_epoch
+from tileprof.analyses.kernel_metrics import attach_kernel_metrics
 from tileprof.analyses.links import Links, linked_sets
-from tileprof.core.errors import InputError
+from tileprof.core.errors import InputError, OptionError
 from tileprof.core.run_schema import ParsedRuns, concat_runs, tile_runs
-from tileprof.inputs.sources import TILE_DUMP, detect_file_kind, parse_runs
+from tileprof.inputs.sources import (
+    SUMMARY_DOCUMENT,
+    TILE_DUMP,
+    TRACE,
+    FileRead,
+    file_digest,
+    parse_runs,
+    read_input,
+)
 from tileprof.model.profile import Profile, load
+from tileprof.model.reading import DumpReading
+
+
+def load_profile(path: Path | None, example: bool, read: DumpReading) -> Profile:
+    """The dump named on the command line, or the bundled reference profile with ``--example``
+    (with the device overrides checked as a dump read with them would be)."""
+    if example and path is not None:
+        raise OptionError("give a DUMP or --example, not both")
+    if path is None and not example:
+        raise OptionError("give a DUMP file (or --example for the bundled reference profile)")
+    if path is not None:
+        return read.load(path)
+    if read.cache or read.format_in is not None:
+        raise OptionError("--example takes no --cache or --format-in: it is built in memory")
+    return example_with_device(read.clock_hz, read.tile_count)
+
+
+def example_with_device(clock_hz: float | None, tile_count: int | None) -> Profile:
+    """The reference profile, with ``--clock-hz``/``--tile-count`` applied and checked."""
+
+    from tileprof.inputs import check_device
+    from tileprof.model.examples import example_profile
+
+    profile = example_profile()
+    if clock_hz is None and tile_count is None:
+        return profile
+    source = Path(profile.source or "example")
+    clock, tiles = check_device(
+        source, profile.samples, profile.clock_hz, profile.tile_count, clock_hz, tile_count
+    )
+    return dataclasses.replace(profile, clock_hz=clock, tile_count=tiles)
+
+
+def example_epoch_filters(filters: Filters, note: Callable[[str], None] | None = None) -> Filters:
+    """Filters for the reference profile: epoch 1, as seed 004 was summarized, unless
+    ``--epoch`` chose another; ``note`` is told so (every command says it the same way)."""
+
+    from tileprof.model.examples import EXAMPLE_EPOCH
+
+    if filters.epoch is not None:
+        return filters
+    if note is not None:
+        note(
+            f"--example: epoch {EXAMPLE_EPOCH} of the reference profile, as seed 004 was "
+            "summarized (--epoch N for another, --epoch all for every one)"
+        )
+    return dataclasses.replace(filters, epoch=EXAMPLE_EPOCH)
 
 
 @dataclass(frozen=True)
@@ -40,6 +98,16 @@ class Source:
     runs: ParsedRuns
     profile: Profile | None = None
     filters: Filters | None = None
+    size: int | None = None
+    sha256: str | None = None
+
+    def input_file(self) -> InputFile:
+        """The report header's entry: path, kind, size and sha256 (a GPU file's from its one
+        read; a tile dump's, which its loader streamed, in chunks)."""
+        size, sha = self.size, self.sha256
+        if sha is None and self.path is not None:
+            size, sha = file_digest(self.path)
+        return InputFile(str(self.path), self.kind, size, sha)
 
     def describe(self) -> dict[str, Any]:
         """The entry ``runs --format json`` lists under "sources"."""
@@ -55,7 +123,7 @@ def tile_source_runs(profile: Profile, filters: Filters, source: str) -> ParsedR
     """One run per tile group of ``profile`` after ``filters``."""
     from tileprof.analyses.tile_work import group_work
 
-    summary = profile.summary(filters, top=0)
+    summary = profile.summary(filters, samples=0)
     work = group_work(profile.filtered(filters), profile.metadata)
     frame = tile_runs(summary, source=source, target=profile.target, work=work)
     notes = [] if summary.groups.height else [f"{source}: no tile samples matched the filters"]
@@ -73,14 +141,14 @@ def tile_source_runs(profile: Profile, filters: Filters, source: str) -> ParsedR
     )
 
 
-def _kind(path: Path, format_in: str | None) -> tuple[str, bytes | None]:
-    """The file's kind by content; with ``format_in``, anything not a run source is a dump."""
+def _read(path: Path, format_in: str | None) -> FileRead:
+    """The file read once; with ``format_in``, anything not a run source is a dump."""
     try:
-        return detect_file_kind(path)
+        return read_input(path, whole_dumps=True)
     except InputError:
         if format_in is None:
             raise
-        return TILE_DUMP, None
+        return FileRead(path, TILE_DUMP, None)
 
 
 def gather_inputs(
@@ -90,36 +158,164 @@ def gather_inputs(
     example: Profile | None = None,
     example_filters: Filters | None = None,
     example_name: str = "example",
-    format_in: str | None = None,
-    clock_hz: float | None = None,
-    tile_count: int | None = None,
-    quiet: bool = True,
+    read: DumpReading | None = None,
 ) -> list[Source]:
     """Every input read once, in command-line order (the example profile first).
 
     ``filters`` apply to every tile dump (``example_filters`` to the example profile);
-    ``clock_hz`` and ``tile_count`` override what the dumps state. ``quiet=False`` lets large
-    tile dumps draw the progress bar (``tileprof.core.progress``).
+    ``read`` says how tile dumps are read (``--format-in``, the device overrides; ``quiet=False``
+    lets large ones draw the progress bar, ``tileprof.core.progress``).
     """
+    read = read or DumpReading()
     sources: list[Source] = []
     if example is not None:
         own = example_filters or filters
         runs = tile_source_runs(example, own, example_name)
         sources.append(Source(example_name, None, TILE_DUMP, runs, example, own))
     for path in paths:
-        kind, data = _kind(path, format_in)
-        if kind == TILE_DUMP or data is None:
-            profile = load(
-                path, format=format_in, clock_hz=clock_hz, tile_count=tile_count, quiet=quiet
-            )
+        found = _read(path, read.format_in)
+        # a summary document's samples are a small tile dump (``summary`` reads them so too)
+        if found.kind in (TILE_DUMP, SUMMARY_DOCUMENT) or found.data is None:
+            profile = load(path, **read.keywords, content=found.data)
+            check_epoch(profile.samples, filters.epoch)
             runs = tile_source_runs(profile, filters, path.name)
-            sources.append(Source(str(path), path, TILE_DUMP, runs, profile, filters))
+            source = Source(str(path), path, TILE_DUMP, runs, profile, filters)
+            sources.append(dataclasses.replace(source, size=found.size, sha256=found.sha256))
         else:
-            sources.append(Source(str(path), path, kind, parse_runs(path, kind, data)))
+            runs = parse_runs(path, found.kind, found.data)
+            sources.append(
+                Source(str(path), path, found.kind, runs, size=found.size, sha256=found.sha256)
+            )
     return sources
 
 
 def run_table(sources: Sequence[Source], links: Links | None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The run table of ``sources`` in their order, and its linked sets (docs/runs.md)."""
-    runs = concat_runs([s.runs.frame for s in sources])
+    runs = attach_kernel_metrics(concat_runs([s.runs.frame for s in sources]))
     return runs, linked_sets(runs, links)
+
+
+# ---------------------------------------------------------------- the report's inputs
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One input of the report, as the header lists it."""
+
+    path: str
+    kind: str
+    size_bytes: int | None
+    sha256: str | None
+
+
+@dataclass(frozen=True)
+class LinkedSet:
+    """Runs of different targets side by side: the same work, or the same kind of work in
+    different sizes (``runs.compare``: time or efficiency; issue 10)."""
+
+    key: str
+    runs: pl.DataFrame
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """What the GPU and across-targets sections are built from.
+
+    ``runs`` is the run table of docs/runs.md (columns it lacks count as null);
+    ``notes`` are the parsers' remarks, ``cpu_only_traces`` the traces with no GPU events.
+    """
+
+    runs: pl.DataFrame
+    linked_sets: tuple[LinkedSet, ...] = ()
+    notes: tuple[str, ...] = ()
+    cpu_only_traces: tuple[str, ...] = ()
+
+
+EXAMPLE_RUN_FILES: tuple[str, ...] = ("000_55f6fcd9cea2f10a.txt", "003_2d9153cb18ea7de3.txt")
+"""The seed GPU files ``report --example`` adds, shipped as package data."""
+
+
+@dataclass(frozen=True)
+class TileInput:
+    """One tile dump, with the filters its section uses."""
+
+    profile: Profile
+    filters: Filters
+    name: str
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    """Everything the report reads: tile profiles, GPU runs and the header's file list."""
+
+    tiles: tuple[TileInput, ...]
+    runs: RunInputs | None
+    files: tuple[InputFile, ...]
+
+
+def example_run_files() -> list[Path]:
+    """The packaged seed files (latency benchmarks 000, energy report 003)."""
+    folder = resources.files("tileprof") / "data" / "seeds"
+    return [Path(str(folder / name)) for name in EXAMPLE_RUN_FILES]
+
+
+def read_inputs(
+    paths: Sequence[Path],
+    filters: Filters,
+    *,
+    example: Profile | None = None,
+    example_filters: Filters | None = None,
+    example_name: str = "example",
+    read: DumpReading | None = None,
+    links: Path | None = None,
+) -> ReportInputs:
+    """Read every file once (``gather_inputs``, the reader ``runs`` uses too); tile dumps also
+    give one run per group for the linked sets.
+
+    The run table lists the tile groups first, then the GPU files in command-line order.
+    ``read`` says how tile dumps are read (``quiet=False`` lets large ones draw the progress
+    bar, ``tileprof.core.progress``).
+    """
+    read = read or DumpReading()
+    sources = gather_inputs(
+        paths,
+        filters,
+        example=example,
+        example_filters=example_filters,
+        example_name=example_name,
+        read=read,
+    )
+    tiles = tuple(
+        TileInput(s.profile, s.filters or filters, s.name if s.path is None else s.path.name)
+        for s in sources
+        if s.profile is not None
+    )
+    files = tuple(s.input_file() for s in sources if s.path is not None)
+    gpu = [s for s in sources if s.profile is None]
+    if not gpu and links is None:
+        # Tile dumps only: no run table to build (the tile sections summarise the dumps).
+        return ReportInputs(tiles, None, files)
+    tile_sources = [s for s in sources if s.profile is not None]
+    from tileprof.inputs.links_file import load_links
+
+    runs, sets = run_table([*tile_sources, *gpu], load_links(links) if links is not None else None)
+    parsed = [s.runs for s in gpu]
+    cpu_only = tuple(
+        note for p in parsed if p.kind == TRACE and p.frame.height == 0 for note in p.notes
+    )
+    notes = tuple(note for p in parsed for note in p.notes if note not in cpu_only)
+    return ReportInputs(
+        tiles,
+        RunInputs(runs, linked_from_frame(sets), notes=notes, cpu_only_traces=cpu_only),
+        files,
+    )
+
+
+def linked_from_frame(sets: pl.DataFrame) -> tuple[LinkedSet, ...]:
+    """``tileprof.analyses.links.linked_sets``'s flat frame (one row per set and target) as sets."""
+    out = []
+    for (_, label, link_by), frame in sets.group_by(
+        ["set_id", "set", "link_by"], maintain_order=True
+    ):
+        out.append(LinkedSet(f"{label} ({link_by})", frame))
+    return tuple(out)

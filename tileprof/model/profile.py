@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tileprof.analyses.balance import tile_balance_frame
-from tileprof.analyses.filters import Filters, apply_filters
+from tileprof.analyses.filters import Filters, apply_filters, group_name
 from tileprof.analyses.quality import tile_quality
 from tileprof.analyses.summary import DEFAULT_TOP_SAMPLES, Summary, sample_records, summarize
 from tileprof.analyses.timeline import TIME_BINS, active_tiles_frame, occupancy_frame
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from tileprof.analyses.supersteps import Supersteps
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Profile:
     """A tile-device sample dump, typed and validated."""
 
@@ -37,6 +37,19 @@ class Profile:
     tile_count: int
     source: str | None = None
     format: str | None = None
+
+    def __repr__(self) -> str:
+        """One line for a REPL (the dataclass default printed every sample frame and metadata
+        list: 14,580 characters for the reference profile)."""
+        counts = self.samples.select(
+            epochs=pl.col("epoch").drop_nulls().unique().sort().implode(),
+            groups=group_name().n_unique(),
+        ).row(0)
+        return (
+            f"Profile(source={self.source!r}, samples={self.samples.height}, "
+            f"tiles={self.tile_count}, clock_hz={self.clock_hz!r}, "
+            f"epochs={_epochs_text(counts[0])}, groups={counts[1]})"
+        )
 
     @property
     def target(self) -> str:
@@ -48,10 +61,23 @@ class Profile:
         filters: Filters | None = None,
         *,
         group_by: Sequence[str] = (),
-        top: int = DEFAULT_TOP_SAMPLES,
+        samples: int = DEFAULT_TOP_SAMPLES,
+        top: int | None = None,
         **filter_options: Any,
     ) -> Summary:
-        """The group table and header; filters as a ``Filters`` or as its keyword fields."""
+        """The group table and header; filters as a ``Filters`` or as its keyword fields.
+
+        ``samples``: how many of the longest matched samples the summary lists (the CLI's
+        ``--samples``); ``top`` is its old name, deprecated."""
+        if top is not None:
+            import warnings
+
+            warnings.warn(
+                "Profile.summary(top=) is deprecated; use samples= (as the CLI's --samples)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            samples = top
         if filter_options:
             if filters is not None:
                 raise TypeError("pass filters either as Filters or as keywords, not both")
@@ -63,7 +89,7 @@ class Profile:
             tile_count=self.tile_count,
             filters=filters,
             group_by=group_by,
-            top=top,
+            top=samples,
             source=self.source,
         )
 
@@ -146,7 +172,9 @@ class Profile:
         return frame
 
     def save(self, path: str | Path) -> None:
-        """Write the columnar cache layout (Parquet) atomically; ``tileprof.load`` reads it back."""
+        """Write the columnar cache layout (Parquet) atomically; ``tileprof.load`` reads it back.
+
+        The one writer of the layout: the automatic cache and ``convert`` call it too."""
         from tileprof.core.outputs import write_bytes
         from tileprof.inputs.tile.parquet_dump import cache_bytes
 
@@ -177,16 +205,30 @@ def load(
     clock_hz: float | None = None,
     tile_count: int | None = None,
     quiet: bool = True,
+    content: bytes | None = None,
 ) -> Profile:
     """Read a tile dump in any supported format (``format`` overrides detection).
 
     ``clock_hz`` and ``tile_count`` override what the dump states; a dump that states neither
     gets the device defaults (1.5 GHz, 1472 tiles). ``quiet=False`` shows a progress bar on a
-    terminal's stderr while a large dump is read.
+    terminal's stderr while a large dump is read. ``content``: the file's bytes when the
+    caller has read them already (the gatherer reads each input once).
     """
     from tileprof.inputs import read_dump
 
     parsed, clock, tiles, chosen = read_dump(
-        path, format=format, clock_hz=clock_hz, tile_count=tile_count, quiet=quiet
+        path,
+        format=format,
+        clock_hz=clock_hz,
+        tile_count=tile_count,
+        quiet=quiet,
+        content=content,
     )
     return Profile(parsed.samples, tuple(parsed.metadata), clock, tiles, str(path), chosen)
+
+
+def _epochs_text(epochs: Sequence[int]) -> str:
+    """The epochs present, listed when few, else their count and range."""
+    if len(epochs) <= 8:
+        return "[" + ", ".join(map(str, epochs)) + "]"
+    return f"{len(epochs)} ({epochs[0]}..{epochs[-1]})"

@@ -194,3 +194,14 @@ def render_table(history: History) -> str:
             f"{format_value(failure.field, failure.value)} in run {escape_control(failure.run)}"
         )
     return "\n".join(lines) + "\n"
+
+
+def verdict(history: History) -> str:
+    """The last line of a ``history --fail-on`` that broke thresholds: a verdict (exit 1),
+    worded as one, not as an error."""
+    failures = history.failures
+    first = failures[0]
+    count = f"{len(failures)} threshold{'s' if len(failures) > 1 else ''} failed"
+    example = f"{first.threshold} ({display_name(first.group)})"
+    lead = "" if len(failures) == 1 else "e.g. "
+    return f"tileprof: {count} for run {escape_control(first.run)}: {lead}{example}"

@@ -1,7 +1,10 @@
-"""The output formats of ``summary`` and ``runs``: one registry entry per format.
+"""The output formats of every command that prints a table: one registry entry per format.
 
 A ``Renderer`` names its format, the file suffix it suits, whether it is binary, and renders
-one model (``SummaryModel`` or ``RunsModel``) to text or bytes. The commands build their
+one model (``SummaryModel``, ``RunsModel``, ``OpsModel``, ``DiffModel``, ``SuperstepsModel``,
+``HistoryModel``, the store's run records, ``ReportModel``, a trace's ``Timeline``) to text or
+bytes; a trace format streams into the file instead (``Renderer.stream``). Every output
+format of every command is one entry here. The commands build their
 ``--format`` choices from these dictionaries and write what ``render`` returns; adding a format
 is one renderer function plus one entry here.
 """
@@ -11,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Generic, TypeVar
 
 import polars as pl
 
 from tileprof.analyses.summary import Summary
 from tileprof.core.errors import OptionError
-from tileprof.core.outputs import write_bytes, write_text
+from tileprof.core.outputs import say_written, write_bytes, write_text
 from tileprof.views import runs_data, summary_csv, summary_json, supersteps_export
 
 if TYPE_CHECKING:
@@ -35,6 +38,9 @@ class Renderer(Generic[M]):
     suffix: str
     binary: bool
     render: Callable[[M], str | bytes]
+    stream: Callable[[M, IO[bytes]], None] | None = None
+    """For a format written piece by piece (a trace): write the model into an open file,
+    never holding the whole output in memory. ``render`` then gives the bytes (for tests)."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +117,40 @@ RUNS_RENDERERS: dict[str, Renderer[RunsModel]] = {
 
 
 @dataclass(frozen=True)
+class OpsModel:
+    """What ``runs --ops`` renders: the op rows of every trace, the notes, the files read."""
+
+    ops: pl.DataFrame
+    notes: Sequence[str] = ()
+    sources: Sequence[dict[str, Any]] = ()
+    width: int | None = None
+
+
+def _ops_table(model: OpsModel) -> str:
+    from tileprof.views import runs_table
+
+    width = model.width or runs_table.TABLE_WIDTH
+    return runs_table.render_ops(model.ops, model.notes, width=width)
+
+
+OPS_RENDERERS: dict[str, Renderer[OpsModel]] = {
+    r.name: r
+    for r in (
+        Renderer("table", ".txt", False, _ops_table),
+        Renderer(
+            "json",
+            ".json",
+            False,
+            lambda m: runs_data.render_ops_json(m.ops, list(m.notes), list(m.sources)),
+        ),
+        Renderer("csv", ".csv", False, lambda m: runs_data.render_csv(m.ops)),
+        Renderer("parquet", ".parquet", True, lambda m: runs_data.render_parquet(m.ops)),
+    )
+}
+"""``tileprof runs --ops --format``: the same names as ``RUNS_RENDERERS``."""
+
+
+@dataclass(frozen=True)
 class DiffModel:
     """What ``diff`` renders: the comparison and the broken ``--fail-on`` lines."""
 
@@ -181,6 +221,114 @@ SUPERSTEPS_RENDERERS: dict[str, Renderer[SuperstepsModel]] = {
 """``tileprof supersteps --format``; the first is the default."""
 
 
+@dataclass(frozen=True)
+class HistoryModel:
+    """What ``history`` renders: the trend, and (for HTML) the page's generation time."""
+
+    history: Any
+    generated_at: Any = None
+
+
+def _history(kind: str) -> Callable[[HistoryModel], str]:
+    def render(model: HistoryModel) -> str:
+        from tileprof.views import history
+
+        if kind == "html":
+            from tileprof.views import history_html
+
+            return history_html.render(model.history, model.generated_at)
+        text: str = getattr(history, f"render_{kind}")(model.history)
+        return text
+
+    return render
+
+
+HISTORY_RENDERERS: dict[str, Renderer[HistoryModel]] = {
+    name: Renderer(name, suffix, False, _history(name))
+    for name, suffix in (("table", ".txt"), ("json", ".json"), ("csv", ".csv"), ("html", ".html"))
+}
+"""``tileprof history --format``; the first is the default."""
+
+
+def _store_runs(kind: str) -> Callable[[Sequence[Any]], str]:
+    def render(runs: Sequence[Any]) -> str:
+        if kind == "json":
+            import json
+
+            return json.dumps([r.to_json() for r in runs], indent=2, ensure_ascii=False) + "\n"
+        from tileprof.views.store_table import render_runs
+
+        return render_runs(runs)
+
+    return render
+
+
+STORE_LIST_RENDERERS: dict[str, Renderer[Sequence[Any]]] = {
+    name: Renderer(name, suffix, False, _store_runs(name))
+    for name, suffix in (("table", ".txt"), ("json", ".json"))
+}
+"""``tileprof store list --format``; the first is the default."""
+
+
+@dataclass(frozen=True)
+class ReportModel:
+    """What ``report`` renders: the report's view model and its optional baseline section."""
+
+    report: Any
+    baseline: Any = None
+
+
+def _report_html(model: ReportModel) -> str:
+    from tileprof.views.html import render  # matplotlib, jinja2
+
+    return render(model.report, baseline=model.baseline)
+
+
+REPORT_RENDERERS: dict[str, Renderer[ReportModel]] = {
+    "html": Renderer("html", ".html", False, _report_html)
+}
+"""``tileprof report``'s one format: a self-contained HTML page."""
+
+
+def _trace_stream(name: str) -> Callable[[Any, IO[bytes]], None]:
+    def stream(timeline: Any, handle: IO[bytes]) -> None:
+        import gzip
+
+        if name == "pftrace":
+            from tileprof.views.trace.perfetto import write_pftrace
+
+            write_pftrace(handle, timeline)
+            return
+        from tileprof.views.trace.chrome import write_chrome
+
+        if name == "json.gz":
+            with gzip.GzipFile(fileobj=handle, mode="wb", compresslevel=6, mtime=0) as zipped:
+                write_chrome(zipped, timeline)
+        else:
+            write_chrome(handle, timeline)
+
+    return stream
+
+
+def _streamed_bytes(stream: Callable[[Any, IO[bytes]], None]) -> Callable[[Any], bytes]:
+    def render(model: Any) -> bytes:
+        import io
+
+        buffer = io.BytesIO()
+        stream(model, buffer)
+        return buffer.getvalue()
+
+    return render
+
+
+TRACE_RENDERERS: dict[str, Renderer[Any]] = {
+    name: Renderer(name, suffix, True, _streamed_bytes(_trace_stream(name)), _trace_stream(name))
+    for name, suffix in (("pftrace", ".pftrace"), ("json", ".json"), ("json.gz", ".json.gz"))
+}
+"""``tileprof trace``'s formats (a ``tileprof.model.trace.Timeline``), chosen by the output's
+name (``tileprof.views.trace.trace_format``)."""
+
+
 def check_destination(renderer: Renderer[Any], output: Path | None) -> None:
     """A binary format needs a file: it is never written to the terminal."""
     if renderer.binary and (output is None or str(output) == "-"):
@@ -188,7 +336,17 @@ def check_destination(renderer: Renderer[Any], output: Path | None) -> None:
 
 
 def write_rendered(renderer: Renderer[M], model: M, output: Path | None) -> None:
-    """Render ``model`` and write it to ``output`` (stdout for text when None or ``-``)."""
+    """Render ``model`` and write it to ``output`` (stdout for text when None or ``-``); a
+    file written is named on stdout (``say_written``)."""
+    if renderer.stream is not None:
+        check_destination(renderer, output)
+        assert output is not None  # checked above
+        from tileprof.core.outputs import atomic_writer
+
+        with atomic_writer(output, binary=True) as handle:
+            renderer.stream(model, handle)
+        say_written(output)
+        return
     data = renderer.render(model)
     if isinstance(data, bytes):
         check_destination(renderer, output)
@@ -196,3 +354,4 @@ def write_rendered(renderer: Renderer[M], model: M, output: Path | None) -> None
         write_bytes(output, data)
     else:
         write_text(output, data)
+    say_written(output)

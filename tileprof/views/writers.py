@@ -1,6 +1,7 @@
-"""Writing a profile back out: every dump format, and the columnar cache layout.
+"""Writing a profile back out in every dump format (the cache layout's one writer is
+``tileprof.model.cache.write_cache``).
 
-Used by ``tileprof convert``, by ``Profile.save`` and by tests that check every format gives
+Used by ``tileprof convert`` and by tests that check every format gives
 the same summary. Files are written atomically; a ``.gz`` suffix gzips the output.
 """
 
@@ -16,8 +17,7 @@ import msgspec
 import polars as pl
 
 from tileprof.core.errors import OptionError
-from tileprof.core.outputs import atomic_writer, write_bytes
-from tileprof.inputs.tile.parquet_dump import cache_bytes
+from tileprof.core.outputs import atomic_writer
 
 if TYPE_CHECKING:
     from tileprof.model.profile import Profile
@@ -105,9 +105,3 @@ def write_dump(profile: Profile, path: Path, format: str) -> None:
                 write_dump_to(cast(IO[bytes], zipped), profile, format)
         else:
             write_dump_to(handle, profile, format)
-
-
-def write_cache(profile: Profile, path: Path) -> None:
-    """Write the typed frame and the metadata table as Parquet (the cache layout)."""
-    data = cache_bytes(profile.samples, profile.metadata, profile.clock_hz, profile.tile_count)
-    write_bytes(path, data)

@@ -15,56 +15,24 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Container
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 import polars as pl
 
 from tileprof.core.classify import classify, dtype_from_torch_types
 from tileprof.core.errors import InputError
+from tileprof.core.kineto import Args, CpuOp, Event, GpuEvents, Int64, KinetoEvents
 from tileprof.core.run_schema import ParsedRuns, runs_from_rows
 from tileprof.inputs._format import Reader
 from tileprof.inputs._sniff import TRACE
 
 T = TypeVar("T")
-Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
-"""Integers the run table stores as Int64: a larger one is named as out of range."""
-
 KIND = TRACE
 GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
 LAUNCH_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})
 NO_DTYPE_FAMILIES = frozenset({"copy", "fill", "cast", "layout", "exchange", "other"})
-
-
-class Args(msgspec.Struct):
-    """The ``args`` keys tileprof reads; others are skipped unread. Typing them here makes
-    msgspec check every event in one pass and name the bad one (``$.traceEvents[i].args.…``)."""
-
-    device: Int64 | None = None
-    stream: Int64 | None = None
-    correlation: Int64 | None = None
-    external_id: Int64 | None = msgspec.field(default=None, name="External id")
-    grid: list[Int64] | None = None
-    block: list[Int64] | None = None
-    input_type: list[str] | None = msgspec.field(default=None, name="Input type")
-    # Read as any JSON: malformed dims or arguments give an op null work, never an error.
-    input_dims: Any = msgspec.field(default=None, name="Input Dims")
-    concrete_inputs: Any = msgspec.field(default=None, name="Concrete Inputs")
-    flops: Any = None
-
-
-class Event(msgspec.Struct):
-    ph: str | None = None
-    cat: str | None = None
-    name: str | None = None
-    ts: float | None = None
-    dur: float | None = None
-    tid: Any = None
-    pid: Any = None
-    args: Args | None = None
 
 
 class DeviceProperties(msgspec.Struct):
@@ -81,40 +49,6 @@ class Trace(msgspec.Struct):
 
 
 _NO_ARGS = Args()
-
-
-@dataclass
-class CpuOp:
-    """One ``cpu_op`` event: what op-level rows and work attribution read."""
-
-    index: int
-    name: str
-    thread: str
-    ts: float
-    dur: float
-    external_id: int | None
-    input_type: list[str] | None
-    input_dims: Any
-    concrete_inputs: Any
-    flops: Any
-
-
-@dataclass
-class KinetoEvents:
-    """The events of a trace that tileprof reads, checked, in file order."""
-
-    name: str
-    devices: dict[int, str]
-    cpu_ops: list[CpuOp]
-    gpu: list[tuple[int, Event, Args]]
-    launches: dict[int, int]  # correlation -> External id of the launching cpu_op
-
-    def launching_external_id(self, a: Args, known: Container[int]) -> int | None:
-        """The External id of the cpu_op that launched a GPU event with ``args`` ``a``."""
-        ext = self.launches.get(a.correlation) if a.correlation is not None else None
-        if ext is None or ext not in known:
-            ext = a.external_id
-        return ext
 
 
 def read_events(path: str | Path, data: bytes) -> KinetoEvents:
@@ -159,15 +93,6 @@ def read_events(path: str | Path, data: bytes) -> KinetoEvents:
             if c.correlation is not None and c.external_id is not None:
                 events.launches[c.correlation] = c.external_id
     return events
-
-
-@dataclass(frozen=True)
-class GpuEvents:
-    """Every GPU event of one trace, in launch order, with its launching CPU op."""
-
-    events: pl.DataFrame
-    devices: dict[int, str]
-    cpu_ops: int
 
 
 def gpu_events(path: str | Path, data: bytes) -> GpuEvents:

@@ -8,8 +8,14 @@ metadata table, so loading it does no conversion at all.
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import polars as pl
@@ -66,16 +72,116 @@ def _header(kv: dict[str, str], path: Path) -> DeviceHeader:
     return DeviceHeader(clock, tiles)
 
 
+def check_footer(path: Path, data: bytes) -> None:
+    """Read the footer with pyarrow and check that the column chunks it lists lie inside the
+    file's data, one after another without overlapping.
+
+    polars trusts the footer: a negative or out-of-file offset or size makes its reader panic
+    (``Option::unwrap()`` on a ``None`` value), which says nothing of where. pyarrow reads the
+    footer without panicking, so when polars fails this names the place. It runs only then:
+    importing pyarrow costs 0.2 s or more, which every read of a good cache would pay.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_metadata(pa.BufferReader(data))
+        end = len(data) - 8 - meta.serialized_size  # the footer, its length and magic follow
+        chunks = []
+        for index in range(meta.num_row_groups):
+            group = meta.row_group(index)
+            if group.num_rows < 0:
+                raise InputError(path, f"parquet footer, row group {index}", "negative row count")
+            for column in range(group.num_columns):
+                place = f"parquet footer, row group {index}, column {column}"
+                chunks.append((*_chunk_bytes(path, group.column(column), place), place))
+    except (OSError, pa.ArrowException, ValueError) as exc:  # UnicodeDecodeError included
+        raise InputError(path, "parquet footer", f"unreadable Parquet: {_first(exc)}") from None
+    reached = len(PARQUET_MAGIC)
+    for start, stop, place in sorted(chunks):
+        if start < reached or stop > end:
+            raise InputError(path, place, f"pages at bytes {start}-{stop} overlap other data")
+        reached = stop
+
+
+_DICTIONARY_ENCODINGS = frozenset({"RLE_DICTIONARY", "PLAIN_DICTIONARY"})
+
+
+def _chunk_bytes(path: Path, chunk: Any, place: str) -> tuple[int, int]:
+    """Where one column chunk's pages are (start, stop) as its metadata says: the dictionary
+    page first when there is one, then the data pages, ``total_compressed_size`` in all."""
+    sizes = {
+        "num_values": chunk.num_values,
+        "total_compressed_size": chunk.total_compressed_size,
+        "total_uncompressed_size": chunk.total_uncompressed_size,
+        "data_page_offset": chunk.data_page_offset,
+        "dictionary_page_offset": chunk.dictionary_page_offset,
+    }
+    for name, value in sizes.items():
+        if value is not None and value < 0:
+            raise InputError(path, place, f"negative {name} ({value})")
+    dictionary = chunk.dictionary_page_offset
+    if dictionary is not None and dictionary >= chunk.data_page_offset:
+        raise InputError(path, place, "dictionary page after the data pages")
+    if dictionary is None and _DICTIONARY_ENCODINGS.intersection(chunk.encodings):
+        raise InputError(path, place, "dictionary-encoded pages without a dictionary page")
+    start = chunk.data_page_offset if dictionary is None else dictionary
+    return start, start + chunk.total_compressed_size
+
+
+@contextlib.contextmanager
+def panic_output_held() -> Iterator[None]:
+    """Hold what is written to file descriptor 2 while polars reads; drop it if polars panics.
+
+    A corrupt file (a negative chunk size in the footer, a damaged page header, the polars
+    schema in the key-value metadata) can panic polars' reader, and Rust's panic hook writes
+    its lines (a backtrace under ``RUST_BACKTRACE=1``) to descriptor 2 before Python sees the
+    ``PanicException``. The held bytes are written out as they were when the read ends any
+    other way (warnings are delayed, never lost).
+    """
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no descriptor 2 at all: nothing to hold
+        yield
+        return
+    panicked = False
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+        except PanicException:
+            panicked = True
+            raise
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            if not panicked:
+                held.seek(0)
+                kept = held.read()
+                while kept:
+                    kept = kept[os.write(2, kept) :]
+
+
+def _first(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
 def parse(path: Path, data: bytes) -> ParsedDump:
-    """Read either layout; types are checked per column, values per row."""
+    """Read either layout; types are checked per column, values per row.
+
+    A file polars cannot read is one ``InputError`` line: a panic's own lines are held back
+    (``panic_output_held``), and the footer check names the place when the footer is at fault.
+    """
     source = io.BytesIO(data)
     try:
-        kv = pl.read_parquet_metadata(source)
-        source.seek(0)
-        table = pl.read_parquet(source)
+        with panic_output_held():
+            kv = pl.read_parquet_metadata(source)
+            source.seek(0)
+            table = pl.read_parquet(source)
     except (pl.exceptions.PolarsError, OSError, PanicException) as exc:
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise InputError(path, "parquet", f"unreadable Parquet: {message}") from None
+        check_footer(path, data)
+        raise InputError(path, "parquet", f"unreadable Parquet: {_first(exc)}") from None
     header = _header(kv, path)
     if kv.get(CACHE_LAYOUT_KEY) == CACHE_LAYOUT:
         return _read_cache_layout(table, kv, path, header)

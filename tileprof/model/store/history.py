@@ -74,6 +74,9 @@ class History:
     trends: tuple[Trend, ...]
     failures: tuple[Failure, ...] = ()
     order: str = "time"
+    unchecked: tuple[str, ...] = ()
+    """One sentence per ``--fail-on`` threshold that checked nothing (no band yet, or no
+    stored group and field it covers): a gate that passes only because it judged nothing."""
 
     def flags(self) -> list[tuple[Trend, Point]]:
         """Every flagged point, group by group, in run order."""
@@ -92,6 +95,12 @@ def order_runs(runs: Sequence[RunRecord], order: str) -> list[RunRecord]:
     by_time = sorted(runs, key=lambda r: (r.added_at, r.run))
     if order == "time":
         return by_time
+    if runs and not any(order in r.labels for r in runs):
+        known = sorted({key for r in runs for key in r.labels})
+        raise OptionError(
+            f"--order {order!r}: no run carries that label "
+            f"(labels: {', '.join(known) or 'none'}; or --order time)"
+        )
     return sorted(by_time, key=lambda r: (order not in r.labels, r.labels.get(order, "")))
 
 
@@ -230,7 +239,8 @@ def build_history(
     trends = _trends(stats, ids, names, wanted)
     failures = check_thresholds(trends, thresholds)
     shown = tuple(t for t in trends if t.field in chosen)
-    return History(tuple(ordered), chosen, shown, failures, order)
+    unchecked = unchecked_thresholds(trends, thresholds)
+    return History(tuple(ordered), chosen, shown, failures, order, unchecked)
 
 
 def _trends(
@@ -287,3 +297,26 @@ def check_thresholds(
                 )
             )
     return tuple(failures)
+
+
+def unchecked_thresholds(
+    trends: Sequence[Trend], thresholds: Sequence[Threshold]
+) -> tuple[str, ...]:
+    """A sentence for each threshold that judges nothing for want of runs: none of the trends
+    it covers has a band at the newest run (fewer than ``MIN_RUNS`` earlier values), or there
+    are no runs at all. A threshold that covers no stored group and field while there are
+    some is a mistake (a misspelt glob), refused like ``diff --fail-on`` refuses it."""
+    found = []
+    for threshold in thresholds:
+        covered = [t for t in trends if t.points and threshold.matches(t.group, t.field)]
+        if not covered and trends:
+            raise OptionError(f"--fail-on '{threshold}': matches no stored group")
+        if all(t.points[-1].median is None for t in covered):
+            earlier = max(
+                (sum(p.value is not None for p in t.points[:-1]) for t in covered), default=0
+            )
+            found.append(
+                f"--fail-on '{threshold}': no band yet (needs {MIN_RUNS} earlier runs with a "
+                f"value, has {earlier}); nothing was checked"
+            )
+    return tuple(found)

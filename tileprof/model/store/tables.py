@@ -6,6 +6,9 @@
 ``metadata`` every run's interned metadata lists (``metadataId`` → JSON ``[[name, value]…]``).
 ``stats``    every run's group statistics at the default filters (``tileprof.analyses.stats``).
 ``runs``     one record per run; written last, so a run exists once its record commits.
+``claims``   one row per run id an ``add`` has taken, partitioned by ``run``: committed before
+             any of the run's rows, with Delta's conflict check, so that of two processes
+             adding the same new id at once exactly one goes on (``writes.claim_run``).
 
 Delta Lake is used through ``deltalake`` (delta-rs): polars, DuckDB, Spark and Dask read the
 same tables, each commit is atomic through the transaction log, and local folders and object
@@ -28,8 +31,8 @@ from tileprof.analyses.stats import group_statistics
 from tileprof.core.errors import InputError, OptionError
 from tileprof.core.schema import SAMPLE_SCHEMA
 
-SAMPLES, METADATA, STATS, RUNS = "samples", "metadata", "stats", "runs"
-TABLES: tuple[str, ...] = (SAMPLES, METADATA, STATS, RUNS)
+SAMPLES, METADATA, STATS, RUNS, CLAIMS = "samples", "metadata", "stats", "runs", "claims"
+TABLES: tuple[str, ...] = (SAMPLES, METADATA, STATS, RUNS, CLAIMS)
 
 ROW_GROUP_ROWS = 131_072
 """Rows per Parquet row group of the samples table: the unit a group read can skip."""
@@ -63,6 +66,12 @@ STORED_SAMPLE_SCHEMA: dict[str, pl.DataType] = {
     },
     "metadataId": pl.Int64(),
 }
+CLAIM_SCHEMA: dict[str, pl.DataType] = {
+    "run": pl.String(),
+    "token": pl.String(),
+    "claimedAt": pl.Datetime("us", "UTC"),
+}
+"""A claim on a run id: ``token`` tells the claiming ``add`` apart (a random UUID)."""
 METADATA_SCHEMA: dict[str, pl.DataType] = {
     "run": pl.String(),
     "metadataId": pl.Int64(),
@@ -82,6 +91,7 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
     METADATA: METADATA_SCHEMA,
     STATS: STATS_SCHEMA,
     RUNS: RUN_SCHEMA,
+    CLAIMS: CLAIM_SCHEMA,
 }
 
 
@@ -258,7 +268,8 @@ def open_store(uri: str, storage_options: Mapping[str, str] | None = None) -> St
 
 
 def create_store(uri: str, storage_options: Mapping[str, str] | None = None) -> Store:
-    """The store at ``uri``, creating its four empty tables when they are missing.
+    """The store at ``uri``, creating its empty tables when they are missing (a store made
+    before ``claims`` existed gets that table on its next ``add``).
 
     Two processes creating the same store at once both succeed: a table that another process
     created in the meantime is accepted as it is.

@@ -7,11 +7,20 @@ a crash in between leaves rows that no reader sees and that the next ``add`` of 
 removes first. Appends from several processes at once all land: Delta appends of new files
 do not conflict, and delta-rs commits each one with an atomic put-if-absent of the next log
 entry, retrying on the next version when another writer took it.
+
+Two processes adding the same new run id at once would both pass the check that the id is
+free and append the same run twice. So before writing any row an ``add`` claims the id
+(``claim_run``): it commits one row to the ``claims`` table as a Delta overwrite of that id's
+partition, on the snapshot in which it found no claim. Delta's conflict check refuses the
+commit when another claim on the id landed after that snapshot, so exactly one process goes on;
+the other fails with one line and has written nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +34,8 @@ from tileprof.analyses.stats import group_statistics, profile_span
 from tileprof.core.errors import InputError, OptionError
 from tileprof.model.profile import Profile, load
 from tileprof.model.store.tables import (
+    CLAIM_SCHEMA,
+    CLAIMS,
     METADATA,
     METADATA_SCHEMA,
     ROW_GROUP_ROWS,
@@ -99,8 +110,53 @@ def add_run(
         raise OptionError(f"--run {run_id!r}: the store already has a run of that id")
     profile = load(path, format=format, clock_hz=clock_hz, tile_count=tile_count)
     record = run_record(profile, run_id, dict(labels or {}), path.name, sha256)
-    write_profile(store, record, profile)
+    claim_run(store, run_id)
+    try:
+        write_profile(store, record, profile)
+    except BaseException:
+        release_claim(store, run_id)  # a failed write is no add under way; its rows, if any,
+        raise  # go with the next add of the id (``write_rows`` removes them first)
     return AddResult(run_id, True, str(path), sha256)
+
+
+def claim_run(store: Store, run: str) -> None:
+    """Take the id ``run`` for this process, or fail with one line when another ``add`` has
+    it (finished, under way, or interrupted) or takes it at the same moment."""
+    from deltalake import write_deltalake
+    from deltalake.exceptions import CommitFailedError
+
+    claims = store.table(CLAIMS)  # the snapshot the conflict check compares with
+    if claims.file_uris(file_pruning_predicate=[("run", "=", run)]):
+        raise _claimed(store, run)
+    row = pl.DataFrame(
+        [{"run": run, "token": uuid.uuid4().hex, "claimedAt": now_utc()}], schema=CLAIM_SCHEMA
+    )
+    try:
+        write_deltalake(
+            claims, row.to_arrow(), mode="overwrite", predicate=f"run = {sql_string(run)}"
+        )
+    except CommitFailedError:
+        raise OptionError(
+            f"--run {run!r}: another process added a run of that id at the same moment; "
+            "nothing was added"
+        ) from None
+
+
+def release_claim(store: Store, run: str) -> None:
+    """Drop this process's claim on ``run`` after a write that failed, as far as the store
+    lets it (an unreachable store keeps the claim; ``store rm`` clears it then)."""
+    with contextlib.suppress(Exception):  # the write's own error is the one to report
+        store.table(CLAIMS).delete(f"run = {sql_string(run)}")
+
+
+def _claimed(store: Store, run: str) -> OptionError:
+    """The error for an id that is claimed already: a run of it, or an add not finished."""
+    if any(record.run == run for record in read_runs(store)):
+        return OptionError(f"--run {run!r}: the store already has a run of that id")
+    return OptionError(
+        f"--run {run!r}: another add of that run id is under way or was interrupted "
+        f"(if none is running, `tileprof store rm --store {store.uri} --run {run}` clears it)"
+    )
 
 
 def run_record(
@@ -218,11 +274,28 @@ def _remove_rows(store: Store, run: str, tables: tuple[str, ...]) -> None:
             table.delete(f"run = {sql_string(run)}")
 
 
-def remove_run(store: Store, run: str) -> RunRecord:
-    """Remove one run: its record first (readers stop seeing it), then its rows."""
+def remove_run(store: Store, run: str) -> str:
+    """Remove one run: its record first (readers stop seeing it), then its rows and its
+    claim; or, for an id claimed by an add that never finished, the claim and any rows it
+    left. Returns what was removed, in words."""
     records = [r for r in read_runs(store) if r.run == run]
-    if not records:
+    claimed = _has_claim(store, run)
+    if not records and not claimed:
         raise OptionError(f"--run {run!r}: no such run in {store.uri}")
-    store.table(RUNS).delete(f"run = {sql_string(run)}")
-    _remove_rows(store, run, (SAMPLES, METADATA, STATS))
-    return records[0]
+    if records:
+        store.table(RUNS).delete(f"run = {sql_string(run)}")
+    _remove_rows(
+        store, run, (SAMPLES, METADATA, STATS, CLAIMS) if claimed else (SAMPLES, METADATA, STATS)
+    )
+    if records:
+        return f"removed run {run} ({records[0].source})"
+    return f"removed the unfinished add of run {run} (its claim and any rows it left)"
+
+
+def _has_claim(store: Store, run: str) -> bool:
+    """Whether ``run`` is claimed (a store made before ``claims`` existed has no claims)."""
+    from deltalake import DeltaTable
+
+    if not DeltaTable.is_deltatable(store.table_uri(CLAIMS), store.options()):
+        return False
+    return bool(store.table(CLAIMS).file_uris(file_pruning_predicate=[("run", "=", run)]))

@@ -25,6 +25,7 @@ import polars as pl
 
 from tileprof.analyses.balance import tile_balance
 from tileprof.analyses.filters import Filters
+from tileprof.analyses.kernel_metrics import utilization_beside
 from tileprof.analyses.quality import overlapping_samples as overlapping_samples  # re-exported
 from tileprof.analyses.quality import run_quality, tile_quality
 from tileprof.analyses.run_analysis import (
@@ -44,6 +45,7 @@ from tileprof.analyses.timeline import time_bins as time_bins
 from tileprof.core import numbers
 from tileprof.core.errors import OptionError
 from tileprof.core.text import kernel_display_name, shorten
+from tileprof.model.gather import InputFile, LinkedSet, RunInputs
 from tileprof.model.profile import Profile
 from tileprof.views.html.supersteps_data import superstep_section
 from tileprof.views.html.view import (
@@ -54,13 +56,10 @@ from tileprof.views.html.view import (
     Figure,
     GpuSection,
     Header,
-    InputFile,
-    LinkedSet,
     PhaseSplit,
     Plot,
     QualityCheck,
     Report,
-    RunInputs,
     Table,
     TileSection,
 )
@@ -316,7 +315,7 @@ def tile_section(
     bins: int = TIME_BINS,
 ) -> TileSection:
     """The tile-device section of one profile (``render`` draws its charts)."""
-    summary = profile.summary(filters, group_by=group_by, top=0)
+    summary = profile.summary(filters, group_by=group_by, samples=0)
     matched = profile.filtered(filters)
     occupancy, active = tile_activity(matched, profile.tile_count, bins)
     return TileSection(
@@ -431,28 +430,7 @@ def gpu_section(inputs: RunInputs) -> GpuSection | None:
     if gpu.height == 0:
         return None
     kernel_row = is_kernel_row()
-
-    speed = speedup_rows(gpu)
-    speedups = None
-    if speed.height:
-        speedups = ChartedTable(
-            "Speedup over baseline",
-            table_from_frame(
-                "gpu-speedups",
-                speed,
-                (
-                    "target",
-                    "workload",
-                    "implementation",
-                    "baseline_implementation",
-                    "time_us",
-                    "baseline_time_us",
-                    "speedup",
-                ),
-                ditto=("target", "workload", "baseline_implementation"),
-            ),
-            plot=Plot("speedup", "gpu-speedups-chart", "Speedup over baseline", speed),
-        )
+    speedups = _speedup_table(gpu)
     calibrations = tuple(
         ChartedTable(
             f"Calibration: {title}",
@@ -466,31 +444,7 @@ def gpu_section(inputs: RunInputs) -> GpuSection | None:
         )
         for i, (title, frame) in enumerate(calibration_sets(gpu))
     )
-    gemm_frame = gemm_rows(gpu)
-    gemm = None
-    if gemm_frame.height:
-        gemm = ChartedTable(
-            "GEMM time and energy per precision",
-            table_from_frame(
-                "gpu-gemm",
-                gemm_frame,
-                (
-                    "target",
-                    "workload",
-                    "implementation",
-                    "dtype",
-                    "shape",
-                    "time_us",
-                    "mac",
-                    "energy_j",
-                    "energy_raw_j",
-                    "peak_fraction",
-                ),
-                percent=("peak_fraction",),
-                ditto=("target", "workload", "dtype"),
-            ),
-            plot=Plot("gemm", "gpu-gemm-chart", "GEMM", gemm_frame),
-        )
+    gemm = _gemm_table(gpu)
     kernels = tuple(
         ChartedTable(
             f"Kernels of {name}",
@@ -519,6 +473,88 @@ def gpu_section(inputs: RunInputs) -> GpuSection | None:
         calibrations=calibrations,
         gemm=gemm,
         kernels=kernels,
+        counters=counter_table(inputs.runs),
+    )
+
+
+COUNTER_DOCS: dict[str, str] = {
+    "useful_utilization": "tile groups: deviceUsefulUtilization (docs/metrics.md)",
+    "sol_compute": "Nsight Compute Speed Of Light: Compute (SM) Throughput, % of peak",
+    "sol_memory": "Nsight Compute Speed Of Light: Memory Throughput, % of peak",
+    "achieved_occupancy": "active warps per SM / the SM's maximum",
+    "theoretical_occupancy": "the most active warps the launch configuration allows",
+    "top_rule_speedup": "ncu's estimated speedup of its top rule",
+}
+
+
+def counter_table(runs: pl.DataFrame) -> Table | None:
+    """Nsight Compute's per-kernel figures beside the tile groups of the same op family
+    (``tileprof.analyses.kernel_metrics.utilization_beside``), or None without ncu input."""
+    frame = utilization_beside(runs)
+    if frame.height == 0:
+        return None
+    return table_from_frame(
+        "gpu-counters",
+        frame,
+        tuple(frame.columns),
+        percent=tuple(COUNTER_DOCS),
+        docs=COUNTER_DOCS,
+        kernels=("kernel",),
+        ditto=("op_family",),
+    )
+
+
+def _speedup_table(gpu: pl.DataFrame) -> ChartedTable | None:
+    """Speedup over baseline, where the runs name one."""
+    speed = speedup_rows(gpu)
+    if not speed.height:
+        return None
+    return ChartedTable(
+        "Speedup over baseline",
+        table_from_frame(
+            "gpu-speedups",
+            speed,
+            (
+                "target",
+                "workload",
+                "implementation",
+                "baseline_implementation",
+                "time_us",
+                "baseline_time_us",
+                "speedup",
+            ),
+            ditto=("target", "workload", "baseline_implementation"),
+        ),
+        plot=Plot("speedup", "gpu-speedups-chart", "Speedup over baseline", speed),
+    )
+
+
+def _gemm_table(gpu: pl.DataFrame) -> ChartedTable | None:
+    """GEMM time and energy per precision, where there are GEMM runs."""
+    gemm_frame = gemm_rows(gpu)
+    if not gemm_frame.height:
+        return None
+    return ChartedTable(
+        "GEMM time and energy per precision",
+        table_from_frame(
+            "gpu-gemm",
+            gemm_frame,
+            (
+                "target",
+                "workload",
+                "implementation",
+                "dtype",
+                "shape",
+                "time_us",
+                "mac",
+                "energy_j",
+                "energy_raw_j",
+                "peak_fraction",
+            ),
+            percent=("peak_fraction",),
+            ditto=("target", "workload", "dtype"),
+        ),
+        plot=Plot("gemm", "gpu-gemm-chart", "GEMM", gemm_frame),
     )
 
 

@@ -17,18 +17,9 @@ from tileprof.analyses.balance import TileBalance
 from tileprof.analyses.summary import Summary
 from tileprof.analyses.supersteps import Supersteps
 from tileprof.analyses.timeline import ActiveTiles, OccupancyMap
+from tileprof.model.gather import InputFile
 
 # ---------------------------------------------------------------- generic building blocks
-
-
-@dataclass(frozen=True)
-class InputFile:
-    """One input of the report, as the header lists it."""
-
-    path: str
-    kind: str
-    size_bytes: int | None
-    sha256: str | None
 
 
 @dataclass(frozen=True)
@@ -175,29 +166,6 @@ class TileSection:
 
 
 @dataclass(frozen=True)
-class LinkedSet:
-    """Runs of different targets side by side: the same work, or the same kind of work in
-    different sizes (``runs.compare``: time or efficiency; issue 10)."""
-
-    key: str
-    runs: pl.DataFrame
-
-
-@dataclass(frozen=True)
-class RunInputs:
-    """What the GPU and across-targets sections are built from.
-
-    ``runs`` is the run table of docs/runs.md (columns it lacks count as null);
-    ``notes`` are the parsers' remarks, ``cpu_only_traces`` the traces with no GPU events.
-    """
-
-    runs: pl.DataFrame
-    linked_sets: tuple[LinkedSet, ...] = ()
-    notes: tuple[str, ...] = ()
-    cpu_only_traces: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class Plot:
     """A chart still to draw: which drawing (``charts.PLOTS``), its id, title and rows."""
 
@@ -227,6 +195,8 @@ class GpuSection:
     calibrations: tuple[ChartedTable, ...]
     gemm: ChartedTable | None
     kernels: tuple[ChartedTable, ...]
+    counters: Table | None = None
+    """Nsight Compute's figures beside the tile groups' useful utilization (when ncu gave any)."""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import msgspec
 import polars as pl
 
 from tileprof.core.outputs import Writable
-from tileprof.views.trace.tracks import OVERLAP, Counter, GpuDevice, TileTimeline, Timeline
+from tileprof.model.trace import OVERLAP, Counter, GpuDevice, TileTimeline, Timeline
 
 BATCH = 100_000
 _ENCODE = msgspec.json.Encoder().encode

@@ -23,8 +23,8 @@ import polars as pl
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from tileprof.core.outputs import Writable
+from tileprof.model.trace import OVERLAP, GpuDevice, TileTimeline, Timeline
 from tileprof.views.trace import protowire as w
-from tileprof.views.trace.tracks import OVERLAP, GpuDevice, TileTimeline, Timeline
 
 SEQUENCE = 1
 BATCH = 65_536

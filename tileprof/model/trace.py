@@ -9,6 +9,7 @@ Every definition is in docs/metrics.md ("Trace").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
@@ -16,9 +17,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from tileprof.analyses.filters import group_name
+from tileprof.analyses.filters import Filters, group_name
 from tileprof.analyses.timeline import TIME_BINS, TimeBins, binned_cycles, time_bins
 from tileprof.core.errors import OptionError
+from tileprof.core.kineto import KinetoEvents
 from tileprof.core.schema import MetadataEntries
 from tileprof.model.profile import Profile
 
@@ -80,6 +82,17 @@ class Timeline:
     tile: TileTimeline
     gpus: tuple[GpuDevice, ...] = ()
     notes: tuple[str, ...] = field(default=())
+
+    def describe(self) -> str:
+        """What the trace holds, in one line (``tileprof trace`` prints it after the path)."""
+        tile = self.tile
+        gpu_slices = sum(g.slices.height for g in self.gpus)
+        return (
+            f"{tile.slices.height:,} samples on {len(tile.tiles):,} tile tracks "
+            f"({tile.overlapping:,} overlapping, on overlap tracks), "
+            f"{gpu_slices:,} GPU events on {len(self.gpus)} "
+            f"device{'' if len(self.gpus) == 1 else 's'}"
+        )
 
 
 # ---------------------------------------------------------------- clocks
@@ -245,12 +258,11 @@ def _spread(
 # ---------------------------------------------------------------- GPU traces
 
 
-def gpu_devices(path: Path, data: bytes) -> list[GpuDevice]:
+def gpu_devices(path: Path, read: KinetoEvents) -> list[GpuDevice]:
     """One ``GpuDevice`` per device of a Kineto trace; times in ns of the trace's own clock."""
     from tileprof.analyses.ops import single_kernel_flops
-    from tileprof.inputs.gpu.kineto import gpu_events_of, read_events
+    from tileprof.inputs.gpu.kineto import gpu_events_of
 
-    read = read_events(path, data)
     found = gpu_events_of(read)
     flops = single_kernel_flops(read)  # gpu_events_of's rows are the GPU events by (ts, index)
     order = sorted(read.gpu, key=lambda t: (t[1].ts or 0.0, t[0]))
@@ -270,28 +282,102 @@ def gpu_devices(path: Path, data: bytes) -> list[GpuDevice]:
         name=pl.col("name").cast(pl.String),
         cat=pl.col("cat").cast(pl.String),
     ).sort(["begin_ns", "end_ns"], maintain_order=True)
+    return _devices(frame, found.devices, path.name, "device")
+
+
+EVENT_CATEGORIES: dict[str, str] = {
+    "kernel": "kernel",
+    "memcpy": "gpu_memcpy",
+    "memset": "gpu_memset",
+}
+"""The GPU-event frame's kinds as Kineto's categories name them, so every source's slices
+carry one vocabulary."""
+
+
+def event_frame_devices(
+    events: pl.DataFrame, names: dict[int, str], source: str
+) -> list[GpuDevice]:
+    """One ``GpuDevice`` per device of a GPU-event frame (``tileprof.core.gpu_events``: nsys
+    SQLite exports, rocprofv3 traces); ``grid``/``block`` are used where the frame has them."""
+    begin = np.rint(events["start_us"].to_numpy() * 1000).astype(np.int64)
+    end = np.rint(events["end_us"].to_numpy() * 1000).astype(np.int64)
+    stream = events["stream"].fill_null(-1).to_numpy()
+    device = events["device"].fill_null(-1).to_numpy()
+    none = pl.lit(None, pl.String())
+    frame = events.with_columns(
+        begin_ns=pl.Series(begin),
+        end_ns=pl.Series(end),
+        stream=pl.Series(stream),
+        device=pl.Series(device),
+        lane=pl.Series(assign_lanes(device * 2**20 + stream, begin, end)),
+        cat=pl.col("kind").cast(pl.String).replace_strict(EVENT_CATEGORIES, default="kernel"),
+        op=none,
+        grid=pl.col("grid") if "grid" in events.columns else none,
+        block=pl.col("block") if "block" in events.columns else none,
+        flops=pl.lit(None, pl.Float64()),
+    ).sort(["begin_ns", "end_ns"], maintain_order=True)
+    return _devices(frame, names, source, "device")
+
+
+def nvtx_track(ranges: pl.DataFrame, source: str) -> GpuDevice | None:
+    """The NVTX ranges of a capture (``name``, ``start_us``, ``end_us``, ``tid``) as one more
+    track group, one track per thread, nested ranges on lanes below; None when there are none."""
+    if ranges.height == 0:
+        return None
+    begin = np.rint(ranges["start_us"].to_numpy() * 1000).astype(np.int64)
+    end = np.rint(ranges["end_us"].to_numpy() * 1000).astype(np.int64)
+    tid = ranges["tid"].fill_null(-1).to_numpy()
+    none = pl.lit(None, pl.String())
+    frame = ranges.with_columns(
+        begin_ns=pl.Series(begin),
+        end_ns=pl.Series(end),
+        stream=pl.Series(tid),
+        device=pl.lit(-1, pl.Int64()),
+        lane=pl.Series(assign_lanes(tid, begin, end)),
+        name=pl.col("name").fill_null("(unnamed range)"),
+        cat=pl.lit("nvtx"),
+        op=none,
+        grid=none,
+        block=none,
+        correlation=pl.lit(None, pl.Int64()),
+        flops=pl.lit(None, pl.Float64()),
+    ).sort(["begin_ns", "end_ns"], maintain_order=True)
+    return GpuDevice(
+        name=f"NVTX ranges ({source})",
+        source=source,
+        slices=frame.select(_SLICE_COLUMNS),
+        streams=tuple(sorted(set(frame["stream"].to_list()))),
+        lanes=int(frame["lane"].to_numpy().max()) + 1,
+    )
+
+
+_SLICE_COLUMNS: tuple[str, ...] = (
+    "device",
+    "stream",
+    "lane",
+    "begin_ns",
+    "end_ns",
+    "name",
+    "cat",
+    "op",
+    "grid",
+    "block",
+    "correlation",
+    "flops",
+)
+
+
+def _devices(frame: pl.DataFrame, names: dict[int, str], source: str, _: str) -> list[GpuDevice]:
+    """The per-device split of a slice frame (columns ``_SLICE_COLUMNS``), by name."""
     out = []
     for (dev,), part in frame.group_by(["device"], maintain_order=True):
         number = int(str(dev))
-        label = found.devices.get(number) or (f"GPU {number}" if number >= 0 else "GPU")
+        label = names.get(number) or (f"GPU {number}" if number >= 0 else "GPU")
         out.append(
             GpuDevice(
-                name=f"{label} (device {number}, {path.name})" if number >= 0 else label,
-                source=path.name,
-                slices=part.select(
-                    "device",
-                    "stream",
-                    "lane",
-                    "begin_ns",
-                    "end_ns",
-                    "name",
-                    "cat",
-                    "op",
-                    "grid",
-                    "block",
-                    "correlation",
-                    "flops",
-                ),
+                name=f"{label} (device {number}, {source})" if number >= 0 else label,
+                source=source,
+                slices=part.select(_SLICE_COLUMNS),
                 streams=tuple(sorted(set(part["stream"].to_list()))),
                 lanes=int(part["lane"].to_numpy().max()) + 1,
             )
@@ -388,3 +474,68 @@ def _shift(slices: pl.DataFrame, ns: int) -> pl.DataFrame:
     if ns == 0:
         return slices
     return slices.with_columns(pl.col("begin_ns") + ns, pl.col("end_ns") + ns)
+
+
+# ---------------------------------------------------------------- the whole timeline
+
+
+def build_timeline(
+    profile: Profile,
+    filters: Filters,
+    gpu_traces: Sequence[Path],
+    alignment: Alignment,
+    *,
+    tile_range: tuple[int, int] | None = None,
+    max_samples: int = DEFAULT_MAX_SAMPLES,
+) -> Timeline:
+    """The aligned timeline of the filtered tile samples and every GPU trace's devices."""
+    tile, matched = tile_timeline(
+        profile, profile.filtered(filters), tile_range=tile_range, max_samples=max_samples
+    )
+    notes: list[str] = []
+    if matched > tile.slices.height:
+        notes.append(
+            f"{matched:,} samples match, more than --max-samples {max_samples:,}: the trace "
+            f"holds the first {max_samples:,} in time order (offsets up to cycle "
+            f"{tile.last_offset:,}); select a window with --window START:END (cycles), "
+            "or raise --max-samples"
+        )
+    gpus = [device for path in gpu_traces for device in _gpu_devices(path, notes)]
+    return align(Timeline(tile, tuple(gpus), tuple(notes)), alignment)
+
+
+TRACE_KINDS = "a PyTorch profiler (Kineto) trace, an nsys SQLite export or a rocprofv3 kernel trace"
+"""What ``tileprof trace`` draws besides the tile dump."""
+
+
+def _gpu_devices(path: Path, notes: list[str]) -> list[GpuDevice]:
+    """The devices of one GPU trace, read once; anything else is an InputError."""
+    from tileprof.inputs.sources import read_input, read_kineto_events
+
+    found = read_input(path)
+    timeline = _event_frame_devices(path, found.kind, found.data)
+    if timeline is not None:
+        return timeline
+    devices = gpu_devices(path, read_kineto_events(path, found=found, expected=TRACE_KINDS))
+    if not devices:
+        notes.append(f"{path.name}: CPU-only trace (no GPU kernel events): nothing drawn")
+    return devices
+
+
+def _event_frame_devices(path: Path, kind: str, data: bytes | None) -> list[GpuDevice] | None:
+    """The devices (and NVTX track) of an nsys SQLite export or a rocprofv3 trace, or None
+    when the file is neither."""
+    from tileprof.inputs.gpu import nsys_sqlite, rocprof
+
+    if data is None:
+        return None
+    if kind == nsys_sqlite.KIND:
+        export = nsys_sqlite.read_export(path, data)
+        devices = event_frame_devices(export.events, export.devices, path.name)
+        ranges = nvtx_track(export.nvtx, path.name)
+        return devices if ranges is None else [*devices, ranges]
+    if kind == rocprof.KIND:
+        events = rocprof.read_dispatches(path, data)
+        agents = events["device"].drop_nulls().unique().to_list()
+        return event_frame_devices(events, {a: rocprof.agent_target(a) for a in agents}, path.name)
+    return None

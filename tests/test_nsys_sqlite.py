@@ -1,0 +1,191 @@
+"""Nsight Systems SQLite exports, held to SQL over the same database.
+
+``fixtures/real/h100_2gpu_1s.sqlite`` is one second of a 2×H100 run (see
+``fixtures/real/README.md``); every total tileprof reports is recomputed here with plain SQL.
+The before/after ``diff`` pair and the named-GPU export are built with ``sqlite3`` in the test.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from tileprof.commands.cli import cli
+from tileprof.core.gpu_events import GPU_EVENT_SCHEMA
+from tileprof.inputs.gpu.nsys_sqlite import gpu_events, read_export
+from tileprof.inputs.sources import detect_file_kind, load_runs
+
+EXPORT = Path(__file__).resolve().parent.parent / "fixtures" / "real" / "h100_2gpu_1s.sqlite"
+
+
+def sql(query: str, path: Path = EXPORT) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        return conn.execute(query).fetchall()
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_detected_by_content(tmp_path: Path) -> None:
+    copy = tmp_path / "export.bin"
+    copy.write_bytes(EXPORT.read_bytes())
+    assert detect_file_kind(copy)[0] == "nsys SQLite export"
+
+
+def test_kernel_totals_match_sql() -> None:
+    runs = load_runs(EXPORT).frame
+    kernels = runs.filter(pl.col("metadata").str.contains('"category": "kernel"'))
+    got = kernels.group_by("target").agg(pl.col("calls").sum(), pl.col("total_us").sum())
+    want = sql(
+        "SELECT deviceId, COUNT(*), SUM(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL "
+        "GROUP BY deviceId"
+    )
+    assert len(want) == 2
+    for device, count, total_ns in want:
+        row = got.filter(pl.col("target") == f"GPU {device}").row(0, named=True)
+        assert row["calls"] == count
+        assert row["total_us"] == pytest.approx(int(total_ns) / 1000, rel=1e-12)
+    # one row per (device, demangled name)
+    names = sql(
+        "SELECT COUNT(*) FROM (SELECT DISTINCT k.deviceId, s.value FROM "
+        "CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName)"
+    )
+    assert kernels.height == names[0][0]
+
+
+def test_memcpy_memset_bytes_and_launches_match_sql() -> None:
+    runs = load_runs(EXPORT).frame
+    meta = [json.loads(m) for m in runs["metadata"].to_list()]
+    copied = sum(m.get("bytes", 0) for m in meta if m["category"] == "memcpy")
+    set_ = sum(m.get("bytes", 0) for m in meta if m["category"] == "memset")
+    assert copied == sql("SELECT SUM(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY")[0][0]
+    assert set_ == sql("SELECT SUM(bytes) FROM CUPTI_ACTIVITY_KIND_MEMSET")[0][0]
+    # a launch is the runtime call with the same correlation id in the same process
+    (launched,) = sql(
+        "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r "
+        "ON r.correlationId = k.correlationId "
+        "AND ((r.globalTid >> 24) & 16777215) = ((k.globalPid >> 24) & 16777215)"
+    )[0]
+    kernel_launches = sum(m.get("launched_calls", 0) for m in meta if m["category"] == "kernel")
+    assert kernel_launches == launched
+    assert 0 < launched < sql("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")[0][0]
+
+
+def test_gpu_event_frame_and_nvtx() -> None:
+    data = EXPORT.read_bytes()
+    events = gpu_events(EXPORT, data)
+    assert events.schema == pl.Schema(GPU_EVENT_SCHEMA)
+    total = sum(
+        sql(f"SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_{t}")[0][0]
+        for t in ("KERNEL", "MEMCPY", "MEMSET")
+    )
+    assert events.height == total
+    assert (events["end_us"] >= events["start_us"]).all()
+    launched = events.filter(pl.col("launch_end_us").is_not_null())
+    assert (launched["launch_start_us"] <= launched["start_us"]).all()
+    nvtx = read_export(EXPORT, data).nvtx
+    want = sql("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND end IS NOT NULL")
+    assert nvtx.height == want[0][0]
+    assert nvtx["name"].null_count() == 0
+
+
+def build_export(path: Path, kernels: list[tuple[str, int, int, int]], gpus: bool = True) -> Path:
+    """A minimal nsys export: kernels (name, device, start ns, end ns), named GPUs."""
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        """
+        CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,
+            streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER,
+            shortName INTEGER, gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER,
+            blockY INTEGER, blockZ INTEGER);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, globalTid INTEGER,
+            correlationId INTEGER, nameId INTEGER);
+        CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT);
+        CREATE TABLE TARGET_INFO_CUDA_DEVICE (gpuId INTEGER, cudaId INTEGER, pid INTEGER);
+        """
+    )
+    names = sorted({k[0] for k in kernels})
+    conn.executemany("INSERT INTO StringIds VALUES (?, ?)", list(enumerate(names)))
+    pid = 42 << 24
+    for corr, (name, device, start, end) in enumerate(kernels):
+        sid = names.index(name)
+        conn.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?,?,?,7,?,?,?,?,1,1,1,128,1,1)",
+            (start, end, device, corr, pid, sid, sid),
+        )
+        conn.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,?,?,0)",
+            (start - 900, start - 400, pid + 1, corr),
+        )
+    if gpus:
+        conn.execute("INSERT INTO TARGET_INFO_GPU VALUES (3, 'NVIDIA H100 80GB HBM3')")
+        conn.execute("INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (3, 0, 42)")
+    conn.commit()
+    conn.close()
+    return path
+
+
+def test_gpus_named_from_the_export_and_launch_delay(tmp_path: Path) -> None:
+    path = build_export(tmp_path / "a.sqlite", [("gemm_bf16", 0, 1000, 3000)] * 2)
+    runs = load_runs(path)
+    row = runs.frame.row(0, named=True)
+    assert row["target"] == "NVIDIA H100 80GB HBM3"  # CUDA device 0 of pid 42 is GPU 3
+    assert row["peak_tflops"] is not None and row["calls"] == 2
+    assert json.loads(row["metadata"])["launch_delay_us"] == pytest.approx(0.4)  # start − call end
+
+
+def test_diff_of_two_exports(tmp_path: Path) -> None:
+    before = build_export(tmp_path / "before.sqlite", [("k_a", 0, 0, 10_000), ("k_b", 0, 0, 500)])
+    after = build_export(tmp_path / "after.sqlite", [("k_a", 0, 0, 5_000), ("k_c", 0, 0, 700)])
+    code, out, err = run("diff", str(before), str(after), "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    rows = {r["group"]: r for r in doc["groups"]}
+    assert rows["k_a"]["total_us_before"] == 10.0 and rows["k_a"]["total_us_after"] == 5.0
+    assert rows["k_a"]["status"] == "changed"
+    assert {rows["k_b"]["status"], rows["k_c"]["status"]} == {"removed", "added"}
+
+
+@pytest.mark.parametrize("cut", [100, 5000, 70_000])
+def test_truncated_or_garbled_export_is_one_line(tmp_path: Path, cut: int) -> None:
+    path = tmp_path / "broken.sqlite"
+    data = EXPORT.read_bytes()
+    path.write_bytes(data[:cut] if cut != 5000 else data[:5000] + b"\xff" * 200_000)
+    code, out, err = run("runs", str(path))
+    assert code == 2, (code, out, err)
+    assert err.count("\n") == 1 and err.startswith(f"tileprof: error: {path}"), err
+    assert "Traceback" not in err
+
+
+def test_non_nsys_sqlite_lists_the_kinds(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (x INTEGER)")
+    code, _, err = run("runs", str(path))
+    assert code == 2 and "not a tile dump, latency benchmarks" in err, err
+
+
+def test_trace_draws_every_event_and_nvtx_range(tmp_path: Path) -> None:
+    from tests.samples import sample, write_dump
+
+    dump = write_dump(tmp_path / "dump.json", [sample(0, 0, 10, "gemm")], tileCount=2)
+    out = tmp_path / "t.json"
+    code, _, err = run("trace", str(dump), str(EXPORT), "-o", str(out))
+    assert code == 0, err
+    events = [e for e in json.loads(out.read_text())["traceEvents"] if e.get("ph") == "X"]
+    by_cat: dict[str, int] = {}
+    for e in events:
+        by_cat[e["cat"]] = by_cat.get(e["cat"], 0) + 1
+    for cat, table in (("kernel", "KERNEL"), ("gpu_memcpy", "MEMCPY"), ("gpu_memset", "MEMSET")):
+        assert by_cat[cat] == sql(f"SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_{table}")[0][0]
+    ranges = sql("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND end IS NOT NULL")
+    assert by_cat["nvtx"] == ranges[0][0]

@@ -1,0 +1,100 @@
+"""One reader (issue 21): each input is opened and read once, however many steps need it.
+
+``builtins.open``/``io.open`` (through which ``tileprof.inputs`` opens every file, and the
+JSON dump's mapping opens its file) and ``os.open`` are patched to count the opens of each
+input; the commands run in this process.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import io
+import os
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.hostile import invoke
+from tests.samples import sample, write_dump
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+TRACE = FIXTURES / "traces" / "kineto_small.json"
+NSYS = FIXTURES / "runs" / "nsys_kern_sum.csv"
+
+
+@pytest.fixture()
+def opens(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[Path]]:
+    """How often each file was opened, by resolved path."""
+    counted: Counter[Path] = Counter()
+    real_open, real_os_open = builtins.open, os.open
+
+    def counting_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(file, (str, os.PathLike)):
+            counted[Path(file).resolve()] += 1
+        return real_open(file, *args, **kwargs)
+
+    def counting_os_open(file: Any, *args: Any, **kwargs: Any) -> int:
+        counted[Path(file).resolve()] += 1
+        return real_os_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    monkeypatch.setattr(io, "open", counting_open)  # pathlib opens through io.open
+    monkeypatch.setattr(os, "open", counting_os_open)
+    yield counted
+
+
+def test_the_counter_counts(opens: Counter[Path], tmp_path: Path) -> None:
+    """The probe is real: a file opened twice counts 2."""
+    path = tmp_path / "x.txt"
+    path.write_text("x")
+    path.read_text()
+    with open(path, "rb"):
+        pass
+    assert opens[path.resolve()] == 3  # write, read_text, open
+
+
+@pytest.mark.parametrize("fmt", ["table", "html"])
+def test_diff_of_two_gpu_files_opens_each_once(
+    opens: Counter[Path], tmp_path: Path, fmt: str
+) -> None:
+    """``--format html`` adds each side's sha256: taken from the same read."""
+    before, after = tmp_path / "before.json", tmp_path / "after.json"
+    before.write_bytes(TRACE.read_bytes())
+    after.write_bytes(TRACE.read_bytes())
+    opens.clear()
+    code, _, err, exc = invoke("diff", before, after, "--format", fmt, "-o", tmp_path / "out")
+    assert exc is None and code == 0, err
+    assert opens[before.resolve()] == 1
+    assert opens[after.resolve()] == 1
+
+
+def test_diff_of_a_trace_and_an_nsys_csv_reads_each_once(
+    opens: Counter[Path], tmp_path: Path
+) -> None:
+    trace, nsys = tmp_path / "t.json", tmp_path / "k.csv"
+    trace.write_bytes(TRACE.read_bytes())
+    nsys.write_bytes(NSYS.read_bytes())
+    opens.clear()
+    code, _, err, exc = invoke("diff", trace, nsys, "--format", "json")
+    assert exc is None and code == 0, err
+    assert opens[trace.resolve()] == 1
+    assert opens[nsys.resolve()] == 1
+
+
+def test_report_of_a_dump_and_a_trace_opens_each_once(opens: Counter[Path], tmp_path: Path) -> None:
+    dump = write_dump(tmp_path / "d.json", [sample(0, 0, 10, "gemm"), sample(1, 5, 10, "copy")])
+    trace = tmp_path / "t.json"
+    trace.write_bytes(TRACE.read_bytes())
+    out = tmp_path / "report.html"
+    opens.clear()
+    code, _, err, exc = invoke("report", dump, trace, "-o", out)
+    assert exc is None and code == 0, err
+    assert opens[dump.resolve()] == 1
+    assert opens[trace.resolve()] == 1
+    page = out.read_text(encoding="utf-8")
+    for path in (dump, trace):  # the digests in the header come from that one read
+        assert hashlib.sha256(path.read_bytes()).hexdigest() in page

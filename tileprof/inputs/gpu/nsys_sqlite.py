@@ -1,0 +1,459 @@
+"""Nsight Systems SQLite exports (``nsys export --type sqlite``).
+
+What is read (``docs/formats.md`` lists it with what is ignored, and why):
+
+- ``CUPTI_ACTIVITY_KIND_KERNEL``: start/end (ns), ``deviceId``, ``streamId``,
+  ``correlationId``, ``globalPid``, ``demangledName`` and ``shortName`` (ids into
+  ``StringIds``), grid and block;
+- ``CUPTI_ACTIVITY_KIND_MEMCPY`` (``bytes``, ``copyKind``) and ``CUPTI_ACTIVITY_KIND_MEMSET``
+  (``bytes``), where the export has them;
+- ``CUPTI_ACTIVITY_KIND_RUNTIME``: the CUDA runtime call with the same ``correlationId`` in
+  the same process (correlation ids restart in every process) is the event's launch;
+- ``NVTX_EVENTS`` push/pop and start/end ranges (``text``, else ``StringIds`` by ``textId``);
+- ``TARGET_INFO_GPU`` (``id``, ``name``) and ``TARGET_INFO_CUDA_DEVICE`` (``pid``, ``cudaId``,
+  ``gpuId``) name the devices; without them a device is ``GPU N``.
+
+The export is opened read-only (``mode=ro`` URI); a gzipped or piped export is first written
+to a temporary file (SQLite reads files, not bytes). Kernel, memcpy and memset events become
+the typed GPU-event frame (``tileprof.core.gpu_events``) and, aggregated per (device, kind,
+name) as the Kineto source aggregates them, run-table rows.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from tileprof.core.errors import InputError
+from tileprof.core.gpu_events import GPU_EVENT_SCHEMA
+from tileprof.core.run_schema import ParsedRuns, runs_from_rows
+from tileprof.inputs._format import Reader
+from tileprof.inputs._sniff import NSYS_SQLITE
+
+KIND = NSYS_SQLITE
+KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
+MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
+MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
+RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
+NVTX = "NVTX_EVENTS"
+KERNEL_COLUMNS: tuple[str, ...] = (
+    "start",
+    "end",
+    "deviceId",
+    "streamId",
+    "correlationId",
+    "globalPid",
+    "demangledName",
+    "shortName",
+    "gridX",
+    "gridY",
+    "gridZ",
+    "blockX",
+    "blockY",
+    "blockZ",
+)
+COPY_COLUMNS: tuple[str, ...] = (
+    "start",
+    "end",
+    "deviceId",
+    "streamId",
+    "correlationId",
+    "globalPid",
+    "bytes",
+)
+NVTX_RANGE_TYPES = (59, 60)
+"""``ENUM_NSYS_EVENT_TYPE`` ids of NVTX ranges: 59 push/pop, 60 start/end (marks are skipped)."""
+COPY_KINDS: dict[int, str] = {
+    0: "Unknown",
+    1: "HtoD",
+    2: "DtoH",
+    3: "HtoA",
+    4: "AtoH",
+    5: "AtoA",
+    6: "AtoD",
+    7: "DtoA",
+    8: "DtoD",
+    9: "HtoH",
+    10: "PtoP",
+    11: "UVM HtoD",
+    12: "UVM DtoH",
+    13: "UVM DtoD",
+}
+"""CUPTI's ``CUpti_ActivityMemcpyKind`` (``ENUM_CUDA_MEMCPY_OPER``), as Kineto abbreviates it."""
+PID_SHIFT = 24
+PID_MASK = 0xFFFFFF
+"""A ``globalPid``/``globalTid`` holds the process id in bits 24-47 (the thread below)."""
+EXTRA_COLUMNS: dict[str, pl.DataType] = {
+    "pid": pl.Int64(),
+    "short_name": pl.String(),
+    "grid": pl.String(),
+    "block": pl.String(),
+    "duration_us": pl.Float64(),
+}
+"""Columns the export's own frame carries besides the shared GPU-event columns;
+``duration_us`` is computed from the integer ns, so it does not lose the digits that
+``end_us - start_us`` loses far from the session start."""
+
+
+@dataclass(frozen=True)
+class NsysExport:
+    """What one export holds: its GPU events (the shared columns, then ``EXTRA_COLUMNS``),
+    the name of each device, and its NVTX ranges (``name``, ``start_us``, ``end_us``, ``tid``)."""
+
+    events: pl.DataFrame
+    devices: dict[int, str]
+    nvtx: pl.DataFrame
+
+
+def _connect(path: str | Path, data: bytes, scratch: Path) -> sqlite3.Connection:
+    """The export, read-only: the file itself when ``data`` is its content, else a copy of
+    ``data`` in the ``scratch`` folder (a gzipped or piped export)."""
+    file = Path(path)
+    if not (file.is_file() and os.path.getsize(file) == len(data)):
+        file = scratch / "export.sqlite"
+        file.write_bytes(data)
+    return sqlite3.connect(file.resolve().as_uri() + "?mode=ro", uri=True)
+
+
+def _tables(conn: sqlite3.Connection) -> dict[str, set[str]]:
+    """Every table of the export with its column names."""
+    names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {n: {r[1] for r in conn.execute(f'PRAGMA table_info("{n}")')} for n in names}
+
+
+def _require(
+    path: str | Path, tables: dict[str, set[str]], table: str, columns: Sequence[str]
+) -> None:
+    missing = [c for c in columns if c not in tables[table]]
+    if missing:
+        raise InputError(path, f"table {table}", f"column {missing[0]} is missing")
+
+
+def _frame(conn: sqlite3.Connection, sql: str, schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
+    rows = conn.execute(sql).fetchall()
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def _kernels(conn: sqlite3.Connection) -> pl.DataFrame:
+    sql = f"""
+        SELECT k.deviceId, k.streamId, k.start, k.end, d.value, s.value, k.correlationId,
+               (k.globalPid >> {PID_SHIFT}) & {PID_MASK},
+               k.gridX || 'x' || k.gridY || 'x' || k.gridZ,
+               k.blockX || 'x' || k.blockY || 'x' || k.blockZ
+        FROM {KERNELS} k
+        LEFT JOIN StringIds d ON d.id = k.demangledName
+        LEFT JOIN StringIds s ON s.id = k.shortName"""
+    schema = {
+        "device": pl.Int64(),
+        "stream": pl.Int64(),
+        "start_ns": pl.Int64(),
+        "end_ns": pl.Int64(),
+        "name": pl.String(),
+        "short_name": pl.String(),
+        "correlation": pl.Int64(),
+        "pid": pl.Int64(),
+        "grid": pl.String(),
+        "block": pl.String(),
+    }
+    return _frame(conn, sql, schema).with_columns(
+        kind=pl.lit("kernel"),
+        bytes=pl.lit(None, pl.Int64()),
+        name=pl.coalesce("name", "short_name", pl.lit("(unnamed kernel)")),
+    )
+
+
+def _copies(conn: sqlite3.Connection, table: str, kind: str, copy_kind: bool) -> pl.DataFrame:
+    label = "copyKind" if copy_kind else "NULL"
+    sql = f"""
+        SELECT deviceId, streamId, start, end, correlationId,
+               (globalPid >> {PID_SHIFT}) & {PID_MASK}, bytes, {label}
+        FROM {table}"""
+    schema = {
+        "device": pl.Int64(),
+        "stream": pl.Int64(),
+        "start_ns": pl.Int64(),
+        "end_ns": pl.Int64(),
+        "correlation": pl.Int64(),
+        "pid": pl.Int64(),
+        "bytes": pl.Int64(),
+        "copy_kind": pl.Int64(),
+    }
+    frame = _frame(conn, sql, schema)
+    if kind == "memcpy":
+        word = pl.col("copy_kind").replace_strict(
+            COPY_KINDS, default="Unknown", return_dtype=pl.String
+        )
+        name = pl.lit("Memcpy ") + word
+    else:
+        name = pl.lit("Memset")
+    return frame.with_columns(
+        kind=pl.lit(kind),
+        name=name,
+        short_name=name,
+        grid=pl.lit(None, pl.String()),
+        block=pl.lit(None, pl.String()),
+    ).drop("copy_kind")
+
+
+def _launches(conn: sqlite3.Connection) -> pl.DataFrame:
+    """Each runtime call's (pid, correlation) and its start/end in ns."""
+    sql = f"""
+        SELECT (globalTid >> {PID_SHIFT}) & {PID_MASK}, correlationId, start, end FROM {RUNTIME}
+        WHERE correlationId IS NOT NULL"""
+    schema = {
+        "pid": pl.Int64(),
+        "correlation": pl.Int64(),
+        "launch_start_ns": pl.Int64(),
+        "launch_end_ns": pl.Int64(),
+    }
+    return _frame(conn, sql, schema).unique(["pid", "correlation"], keep="first")
+
+
+def _device_map(conn: sqlite3.Connection, tables: dict[str, set[str]]) -> pl.DataFrame:
+    """(pid, CUDA device id) → export GPU id, from ``TARGET_INFO_CUDA_DEVICE`` where present."""
+    schema = {"pid": pl.Int64(), "device": pl.Int64(), "gpu": pl.Int64()}
+    cols = tables.get("TARGET_INFO_CUDA_DEVICE", set())
+    if not {"cudaId", "gpuId"} <= cols:
+        return pl.DataFrame(schema=schema)
+    pid = "pid" if "pid" in cols else "NULL"
+    sql = f"SELECT DISTINCT {pid}, cudaId, gpuId FROM TARGET_INFO_CUDA_DEVICE"
+    return _frame(conn, sql, schema)
+
+
+def _gpu_names(conn: sqlite3.Connection, tables: dict[str, set[str]]) -> dict[int, str]:
+    """Export GPU id → name, from ``TARGET_INFO_GPU`` where present."""
+    if not {"id", "name"} <= tables.get("TARGET_INFO_GPU", set()):
+        return {}
+    rows = conn.execute("SELECT id, name FROM TARGET_INFO_GPU WHERE name IS NOT NULL")
+    return {int(i): str(n) for i, n in rows}
+
+
+def _physical_devices(events: pl.DataFrame, mapping: pl.DataFrame) -> pl.DataFrame:
+    """``device`` as the export's GPU id where the process's CUDA device maps to one.
+
+    A process sees its GPUs renumbered from 0 (``CUDA_VISIBLE_DEVICES``), so two processes'
+    device 0 may be different GPUs; ``TARGET_INFO_CUDA_DEVICE`` says which. Without a pid
+    column a CUDA id maps only when every process agrees on it.
+    """
+    if mapping.height == 0:
+        return events
+    if mapping["pid"].null_count() == mapping.height:
+        agreed = mapping.group_by("device").agg(pl.col("gpu").unique())
+        agreed = agreed.filter(pl.col("gpu").list.len() == 1).select(
+            "device", pl.col("gpu").list.first()
+        )
+        joined = events.join(agreed, on="device", how="left")
+    else:
+        joined = events.join(mapping, on=["pid", "device"], how="left")
+    return joined.with_columns(device=pl.coalesce("gpu", "device")).drop("gpu")
+
+
+def target_names(devices: Sequence[int], names: dict[int, str]) -> dict[int, str]:
+    """One target per GPU: its name where the export names it (with ``(GPU N)`` when two
+    GPUs share a name, so they stay two targets), else ``GPU N``."""
+    named = [names.get(d) for d in devices]
+    out = {}
+    for device, name in zip(devices, named, strict=True):
+        if name is None:
+            out[device] = f"GPU {device}"
+        elif named.count(name) > 1:
+            out[device] = f"{name} (GPU {device})"
+        else:
+            out[device] = name
+    return out
+
+
+def _nvtx(conn: sqlite3.Connection, tables: dict[str, set[str]]) -> pl.DataFrame:
+    """The NVTX ranges (push/pop and start/end) with a known end, named by text or textId."""
+    schema = {
+        "name": pl.String(),
+        "start_us": pl.Float64(),
+        "end_us": pl.Float64(),
+        "tid": pl.Int64(),
+    }
+    cols = tables.get(NVTX, set())
+    if not {"start", "end", "eventType"} <= cols:
+        return pl.DataFrame(schema=schema)
+    text = "n.text" if "text" in cols else "NULL"
+    sid = "(SELECT value FROM StringIds s WHERE s.id = n.textId)" if "textId" in cols else "NULL"
+    tid = "n.globalTid & 16777215" if "globalTid" in cols else "NULL"
+    types = ", ".join(str(t) for t in NVTX_RANGE_TYPES)
+    sql = f"""
+        SELECT COALESCE({text}, {sid}), n.start / 1000.0, n.end / 1000.0, {tid}
+        FROM {NVTX} n WHERE n.eventType IN ({types}) AND n.end IS NOT NULL ORDER BY n.start"""
+    return _frame(conn, sql, schema)
+
+
+def read_export(path: str | Path, data: bytes) -> NsysExport:
+    """The GPU events, device names and NVTX ranges of one export; InputError when the file
+    is not a readable nsys export (a truncated or garbled database, a missing table)."""
+    with tempfile.TemporaryDirectory(prefix="tileprof-nsys-") as scratch:
+        try:
+            conn = _connect(path, data, Path(scratch))
+        except sqlite3.Error as exc:
+            raise InputError(path, None, f"cannot open the SQLite database ({exc})") from None
+        try:
+            return _read(path, conn)
+        except sqlite3.DatabaseError as exc:
+            raise InputError(path, None, f"unreadable SQLite database ({exc})") from None
+        finally:
+            conn.close()
+
+
+def _read(path: str | Path, conn: sqlite3.Connection) -> NsysExport:
+    tables = _tables(conn)
+    if KERNELS not in tables and MEMCPY not in tables:
+        raise InputError(
+            path,
+            None,
+            f"SQLite database without {KERNELS} or {MEMCPY}: not an nsys export with CUDA trace",
+        )
+    parts = []
+    if KERNELS in tables:
+        _require(path, tables, KERNELS, KERNEL_COLUMNS)
+        if "StringIds" not in tables:
+            raise InputError(path, None, "table StringIds is missing (kernel names)")
+        parts.append(_kernels(conn))
+    for table, kind in ((MEMCPY, "memcpy"), (MEMSET, "memset")):
+        if table in tables:
+            _require(path, tables, table, COPY_COLUMNS)
+            parts.append(_copies(conn, table, kind, "copyKind" in tables[table]))
+    events = pl.concat([p.select(_RAW_COLUMNS) for p in parts], how="vertical")
+    events = _physical_devices(events, _device_map(conn, tables))
+    if RUNTIME in tables:
+        _require(path, tables, RUNTIME, ("globalTid", "correlationId", "start", "end"))
+        events = events.join(_launches(conn), on=["pid", "correlation"], how="left")
+    else:
+        events = events.with_columns(
+            launch_start_ns=pl.lit(None, pl.Int64()), launch_end_ns=pl.lit(None, pl.Int64())
+        )
+    bad = events.filter(pl.col("end_ns") < pl.col("start_ns"))
+    if bad.height:
+        row = bad.row(0, named=True)
+        raise InputError(path, f"{row['kind']} {row['name']!r}", "ends before it starts")
+    events = _in_us(events).sort(["start_us", "end_us"], maintain_order=True)
+    ids = sorted(events["device"].unique().drop_nulls().to_list())
+    return NsysExport(events, target_names(ids, _gpu_names(conn, tables)), _nvtx(conn, tables))
+
+
+_RAW_COLUMNS: tuple[str, ...] = (
+    "device",
+    "stream",
+    "kind",
+    "start_ns",
+    "end_ns",
+    "name",
+    "short_name",
+    "correlation",
+    "pid",
+    "grid",
+    "block",
+    "bytes",
+)
+
+
+def _in_us(events: pl.DataFrame) -> pl.DataFrame:
+    """The shared GPU-event columns (ns → µs), then ``EXTRA_COLUMNS``."""
+    us = {
+        "start_us": "start_ns",
+        "end_us": "end_ns",
+        "launch_start_us": "launch_start_ns",
+        "launch_end_us": "launch_end_ns",
+    }
+    return events.select(
+        [
+            (pl.col(us[name]) / 1000.0).alias(name) if name in us else pl.col(name).cast(dtype)
+            for name, dtype in GPU_EVENT_SCHEMA.items()
+        ]
+        + [
+            pl.col(name).cast(dtype)
+            for name, dtype in EXTRA_COLUMNS.items()
+            if name in events.columns
+        ]
+        + [((pl.col("end_ns") - pl.col("start_ns")) / 1000.0).alias("duration_us")]
+    )
+
+
+def gpu_events(path: str | Path, data: bytes) -> pl.DataFrame:
+    """The export's GPU events in the shared frame (``tileprof.core.gpu_events``), by start."""
+    return read_export(path, data).events.select(list(GPU_EVENT_SCHEMA))
+
+
+def aggregate(events: pl.DataFrame) -> pl.DataFrame:
+    """Per (device, kind, name): count, total, mean, nearest-rank p50/p95 and max of the
+    duration (µs), summed bytes, mean launch delay (event start − end of its runtime call),
+    distinct streams, and the first call's short name, grid and block; largest total first."""
+    dur = pl.col("duration_us")
+
+    def rank(p: float) -> pl.Expr:
+        idx = (pl.len().cast(pl.Float64) * p).ceil().cast(pl.Int64) - 1
+        return dur.sort().gather(idx).first()
+
+    return (
+        events.group_by("device", "kind", "name", maintain_order=True)
+        .agg(
+            pl.len().alias("count"),
+            dur.sum().alias("total_us"),
+            dur.mean().alias("mean_us"),
+            rank(0.5).alias("p50_us"),
+            rank(0.95).alias("p95_us"),
+            dur.max().alias("max_us"),
+            pl.col("bytes").sum().alias("bytes"),
+            (pl.col("start_us") - pl.col("launch_end_us")).mean().alias("launch_delay_us"),
+            pl.col("launch_end_us").count().alias("launched"),
+            pl.col("stream").unique().sort().cast(pl.String).str.join(",").alias("streams"),
+            pl.col("short_name").first(),
+            pl.col("grid").first(),
+            pl.col("block").first(),
+        )
+        .sort(["total_us", "name"], descending=[True, False])
+    )
+
+
+def parse(path: str | Path, data: bytes) -> ParsedRuns:
+    """The per-kernel (and per-copy) runs of an export, one target per GPU."""
+    export = read_export(path, data)
+    name = Path(path).name
+    rows = []
+    for r in aggregate(export.events).iter_rows(named=True):
+        device = r["device"]
+        meta: dict[str, Any] = {"category": r["kind"], "short_name": r["short_name"]}
+        meta |= {"streams": r["streams"], "grid": r["grid"], "block": r["block"]}
+        if r["kind"] != "kernel":
+            meta["bytes"] = r["bytes"]
+        if r["launched"]:
+            meta |= {"launch_delay_us": r["launch_delay_us"], "launched_calls": r["launched"]}
+        rows.append(
+            {
+                "target": export.devices.get(device, f"GPU {device}"),
+                "target_kind": "gpu",
+                "source": f"{name}: device {device}",
+                "kernel": r["name"],
+                "classify_hint": r["name"],
+                "per": "call",
+                "time_us": r["mean_us"],
+                "calls": r["count"],
+                "total_us": r["total_us"],
+                "p50_us": r["p50_us"],
+                "p95_us": r["p95_us"],
+                "max_us": r["max_us"],
+                "metadata": {k: v for k, v in meta.items() if v is not None},
+            }
+        )
+    counts = export.events["kind"].value_counts(sort=True)
+    meta = {
+        "devices": export.devices,
+        "gpu_events": {str(k): int(n) for k, n in counts.iter_rows()},
+        "nvtx_ranges": export.nvtx.height,
+    }
+    return ParsedRuns(KIND, runs_from_rows(rows), metadata=meta)
+
+
+READER: Reader[ParsedRuns] = Reader(parse)

@@ -1,0 +1,314 @@
+"""Tenstorrent per-op device reports (tt-metal's ``ops_perf_results*.csv``).
+
+A Tenstorrent chip (Wormhole, Blackhole) is a second tile-array device: a grid of Tensix cores
+that an op spreads over. Its profiler does not write per-core samples the way a tile dump does;
+it writes one row per op call, with what the cores did summed up (duration spread, first-to-last
+start). So the report is a run source, not a tile dump: each op becomes run-table rows of
+``target_kind`` ``tile``, one target per chip, aggregated per (chip, op, math fidelity,
+input/output tensors) as GPU kernels are aggregated per name.
+
+Read (``docs/formats.md`` lists what is ignored and why): ``OP CODE``, ``OP TYPE``,
+``DEVICE ID``, ``DEVICE ARCH``, ``MATH FIDELITY``, ``CORE COUNT``, ``AVAILABLE WORKER CORE
+COUNT``, ``DEVICE KERNEL DURATION [ns]``, the per-core min/max/avg and ``FIRST TO LAST START``
+when present, the ``PM …`` ideal-model columns, every ``INPUT_i``/``OUTPUT_i`` shape
+(``W, Z, Y, X`` as ``padded[logical]``), layout, datatype and memory, and ``signpost`` rows
+(named marks in host time: each opens a window that lasts to the next one).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from tileprof.core.run_schema import ParsedRuns, runs_from_rows
+from tileprof.inputs._csv_table import numbers, read_text_table
+from tileprof.inputs._format import Reader
+from tileprof.inputs._sniff import TENSTORRENT, TENSTORRENT_REQUIRED
+
+KIND = TENSTORRENT
+DURATION = "DEVICE KERNEL DURATION [ns]"
+HOST_START = "HOST START TS"
+NS_COLUMNS: dict[str, str] = {
+    DURATION: "duration_us",
+    "DEVICE KERNEL DURATION PER CORE MIN [ns]": "core_min_us",
+    "DEVICE KERNEL DURATION PER CORE MAX [ns]": "core_max_us",
+    "DEVICE KERNEL DURATION PER CORE AVG [ns]": "core_avg_us",
+    "DEVICE KERNEL FIRST TO LAST START [ns]": "start_skew_us",
+    "PM IDEAL [ns]": "pm_ideal_us",
+    "PM COMPUTE [ns]": "pm_compute_us",
+    "PM BANDWIDTH [ns]": "pm_bandwidth_us",
+}
+"""Nanosecond columns read, and the µs figure each becomes (per call, then averaged)."""
+NUMBER_COLUMNS: dict[str, str] = {
+    "DEVICE ID": "device",
+    "CORE COUNT": "cores",
+    "AVAILABLE WORKER CORE COUNT": "available_cores",
+    "PM FPU UTIL (%)": "pm_fpu_util_percent",
+    HOST_START: "host_start_ns",
+}
+TEXT_COLUMNS: dict[str, str] = {
+    "OP CODE": "op",
+    "OP TYPE": "op_type",
+    "DEVICE ARCH": "arch",
+    "MATH FIDELITY": "math_fidelity",
+}
+TENSOR = re.compile(r"^(INPUT|OUTPUT)_(\d+)_([WZYX])_PAD\[LOGICAL\]$")
+DIM = re.compile(r"^\s*(\d+)\s*(?:\[\s*(\d+)\s*\])?\s*$")
+"""A shape cell: ``padded[logical]`` (``32[19]``), or one number for both."""
+DTYPES: dict[str, str] = {"BFLOAT16": "bf16", "FLOAT32": "f32", "FLOAT16": "f16"}
+"""Tensor datatypes that name one of the run table's dtypes. Block-float formats
+(``BFLOAT8_B``, ``BFLOAT4_B``: a shared exponent per 16 values) and integers name none."""
+MATMUL_OPS = re.compile(r"matmul", re.IGNORECASE)
+SIGNPOST = "signpost"
+
+
+def parse(path: str | Path, data: bytes) -> ParsedRuns:
+    """The per-op runs of one report, one target per chip."""
+    table = _read(path, data)
+    ops, windows = _split_signposts(table)
+    # host-side ops (no device, no device kernel time) ran on no chip: counted, not rows
+    on_device = pl.col("device").is_not_null() | pl.col("duration_us").is_not_null()
+    host = ops.filter(~on_device).height
+    ops = ops.filter(on_device)
+    name = Path(path).name
+    rows = [_row(name, r) for r in _aggregate(ops).iter_rows(named=True)]
+    meta: dict[str, Any] = {
+        "chips": sorted({r["target"] for r in rows}),
+        "op_calls": ops.height,
+        "host_op_calls": host,
+        "signposts": windows,
+    }
+    notes = [f"{name}: {host} host-side op calls (no device kernel time) left out"] if host else []
+    return ParsedRuns(KIND, runs_from_rows(rows), notes=notes, metadata=meta)
+
+
+def _read(path: str | Path, data: bytes) -> pl.DataFrame:
+    """The columns read, renamed, numbers as Float64 (µs for the ns columns), checked by
+    ``read_text_table`` and ``numbers`` (a truncated file or a bad cell is named)."""
+    raw = read_text_table(path, data, sorted(TENSTORRENT_REQUIRED))
+    out: list[pl.Expr | pl.Series] = []
+    for column, alias in {**NS_COLUMNS, **NUMBER_COLUMNS}.items():
+        values = numbers(path, raw, column)
+        out.append((values / 1000.0 if column in NS_COLUMNS else values).alias(alias))
+    for column, alias in TEXT_COLUMNS.items():
+        cell = (
+            pl.col(column).str.strip_chars() if column in raw.columns else pl.lit(None, pl.String())
+        )
+        out.append(pl.when(cell != "").then(cell).alias(alias))
+    out.append(_tensors(raw))
+    out.extend(_operand_dims(raw))
+    dtype = "INPUT_0_DATATYPE"
+    out.append(
+        (
+            pl.col(dtype).str.strip_chars() if dtype in raw.columns else pl.lit(None, pl.String())
+        ).alias("input_dtype")
+    )
+    out.append(pl.int_range(pl.len()).add(2).alias("line"))
+    return raw.select(out)
+
+
+OPERAND_DIMS: dict[str, str] = {
+    "INPUT_0_W_PAD[LOGICAL]": "a_w",
+    "INPUT_0_Z_PAD[LOGICAL]": "a_z",
+    "INPUT_0_Y_PAD[LOGICAL]": "a_y",
+    "INPUT_0_X_PAD[LOGICAL]": "a_x",
+    "INPUT_1_Y_PAD[LOGICAL]": "b_y",
+    "INPUT_1_X_PAD[LOGICAL]": "b_x",
+}
+"""The logical dims a matmul's work is read from: A is W×Z×Y×X (batch W·Z, M = Y, K = X),
+B is …×Y×X (K = Y, N = X)."""
+
+
+def _operand_dims(raw: pl.DataFrame) -> list[pl.Expr]:
+    """The logical size of each matmul operand dim (``32[19]`` → 19; ``19`` → 19)."""
+    out = []
+    for column, alias in OPERAND_DIMS.items():
+        if column not in raw.columns:
+            out.append(pl.lit(None, pl.Int64()).alias(alias))
+            continue
+        cell = pl.col(column).str.strip_chars()
+        logical = cell.str.extract(r"\[\s*(\d+)\s*\]", 1).fill_null(cell)
+        out.append(logical.cast(pl.Int64, strict=False).alias(alias))
+    return out
+
+
+def _tensors(raw: pl.DataFrame) -> pl.Expr:
+    """Each row's tensors as one struct-free text: ``INPUT_0 1x1x19x1280 TILE BFLOAT16 DRAM;
+    …``, logical dims (W×Z×Y×X), so equal tensors group together."""
+    slots: dict[tuple[str, int], dict[str, str]] = {}
+    for column in raw.columns:
+        m = TENSOR.match(column)
+        if m:
+            slots.setdefault((m[1], int(m[2])), {})[m[3]] = column
+    parts = []
+    for (kind, i), dims in sorted(slots.items()):
+        prefix = f"{kind}_{i}"
+        cols = [dims[d] for d in "WZYX" if d in dims]
+        logical = [
+            pl.col(c).str.extract(r"\[\s*(\d+)\s*\]", 1).fill_null(pl.col(c).str.strip_chars())
+            for c in cols
+        ]
+        extra = [
+            pl.col(f"{prefix}_{k}").fill_null("") if f"{prefix}_{k}" in raw.columns else pl.lit("")
+            for k in ("LAYOUT", "DATATYPE", "MEMORY")
+        ]
+        shape = pl.concat_str(logical, separator="x")
+        parts.append(
+            pl.when(shape.is_not_null() & (shape != "")).then(
+                pl.concat_str([pl.lit(prefix), shape, *extra], separator=" ")
+            )
+        )
+    if not parts:
+        return pl.lit(None, pl.String()).alias("tensors")
+    return pl.concat_str(parts, separator="; ", ignore_nulls=True).alias("tensors")
+
+
+def _split_signposts(table: pl.DataFrame) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
+    """The op rows, and each signpost's window: from its host time to the next signpost's
+    (the last one to the end), with the op calls and device time inside it (each op placed by
+    its host start: an as-of join, not a scan per window)."""
+    is_mark = pl.col("op_type") == SIGNPOST
+    marks = (
+        table.filter(is_mark & pl.col("host_start_ns").is_not_null())
+        .sort("host_start_ns", maintain_order=True)
+        .select(
+            pl.int_range(pl.len()).alias("window"),
+            pl.col("op").alias("name"),
+            pl.col("host_start_ns").alias("start_ns"),
+        )
+        .with_columns(end_ns=pl.col("start_ns").shift(-1))
+    )
+    ops = table.filter(~is_mark | pl.col("op_type").is_null())
+    if marks.height == 0:
+        return ops, []
+    placed = (
+        ops.filter(pl.col("host_start_ns").is_not_null())
+        .sort("host_start_ns")
+        .join_asof(marks, left_on="host_start_ns", right_on="start_ns", strategy="backward")
+        .filter(pl.col("window").is_not_null())
+        .group_by("window")
+        .agg(pl.len().alias("op_calls"), pl.col("duration_us").sum().alias("device_us"))
+    )
+    windows = (
+        marks.join(placed, on="window", how="left")
+        .with_columns(pl.col("op_calls").fill_null(0), pl.col("device_us").fill_null(0.0))
+        .sort("window")
+        .drop("window")
+    )
+    return ops, windows.to_dicts()
+
+
+def _aggregate(ops: pl.DataFrame) -> pl.DataFrame:
+    """Per (chip, op, math fidelity, tensors): calls, total/mean/p50/p95/max device kernel
+    µs, cores used (the most any call used), and the mean of every other per-call figure."""
+    dur = pl.col("duration_us")
+
+    def rank(p: float) -> pl.Expr:
+        idx = (dur.count().cast(pl.Float64) * p).ceil().cast(pl.Int64) - 1
+        return dur.drop_nulls().sort().gather(idx.clip(0)).first()
+
+    means = [
+        pl.col(c).mean()
+        for c in (
+            "core_min_us",
+            "core_max_us",
+            "core_avg_us",
+            "start_skew_us",
+            "pm_ideal_us",
+            "pm_compute_us",
+            "pm_bandwidth_us",
+            "pm_fpu_util_percent",
+        )
+    ]
+    keys = ["device", "arch", "op", "op_type", "math_fidelity", "tensors"]
+    firsts = [pl.col(c).first() for c in ("input_dtype", *OPERAND_DIMS.values(), "line")]
+    return (
+        ops.group_by(keys, maintain_order=True)
+        .agg(
+            pl.len().alias("calls"),
+            pl.when(dur.count() > 0).then(dur.sum()).alias("total_us"),
+            dur.mean().alias("time_us"),
+            rank(0.5).alias("p50_us"),
+            rank(0.95).alias("p95_us"),
+            dur.max().alias("max_us"),
+            pl.col("cores").max().alias("cores"),
+            pl.col("cores").min().alias("cores_min"),
+            pl.col("available_cores").max().alias("available_cores"),
+            *means,
+            *firsts,
+        )
+        .sort(["total_us", "op"], descending=[True, False], nulls_last=True)
+    )
+
+
+def chip_target(device: float | None, arch: str | None) -> str:
+    """The chip's target name: ``Tenstorrent wormhole_b0 (chip 0)``, arch left out when the
+    report does not name it (older reports have no ``DEVICE ARCH``)."""
+    chip = "chip ?" if device is None else f"chip {int(device)}"
+    return f"Tenstorrent {arch} ({chip})" if arch else f"Tenstorrent ({chip})"
+
+
+def matmul_work(r: dict[str, Any]) -> tuple[str | None, int | None]:
+    """(shape, multiply-accumulates per call) of a matmul row: A is batch×M×K, B is K×N, so
+    ``MAC = batch·M·N·K`` (FLOPs = 2·MAC, as TraceLens and the GPU op rows count a GEMM);
+    the shape is ``MxNxK`` (``BxMxNxK`` when batched). None when K of A and B differ."""
+    dims = [r[k] for k in ("a_w", "a_z", "a_y", "a_x", "b_y", "b_x")]
+    if any(d is None for d in dims):
+        return None, None
+    w, z, m, k, k_b, n = (int(d) for d in dims)
+    if k != k_b:
+        return None, None
+    batch = w * z
+    shape = f"{m}x{n}x{k}" if batch == 1 else f"{batch}x{m}x{n}x{k}"
+    return shape, batch * m * n * k
+
+
+def _row(name: str, r: dict[str, Any]) -> dict[str, Any]:
+    """One run-table row of an aggregated op."""
+    is_matmul = bool(r["op"] and MATMUL_OPS.search(r["op"]))
+    shape, mac = matmul_work(r) if is_matmul else (None, None)
+    meta = {
+        "op_type": r["op_type"],
+        "math_fidelity": r["math_fidelity"],
+        "tensors": r["tensors"],
+        "available_cores": _int(r["available_cores"]),
+        "cores_min": _int(r["cores_min"]),
+    }
+    for key in ("core_min_us", "core_max_us", "core_avg_us", "pm_ideal_us", "pm_compute_us"):
+        meta[key] = r[key]
+    meta |= {
+        "pm_bandwidth_us": r["pm_bandwidth_us"],
+        "pm_fpu_util_percent": r["pm_fpu_util_percent"],
+    }
+    if r["pm_ideal_us"] and r["time_us"]:
+        meta["pm_ideal_fraction"] = r["pm_ideal_us"] / r["time_us"]
+    return {
+        "target": chip_target(r["device"], r["arch"]),
+        "target_kind": "tile",
+        "source": f"{name}: line {r['line']}",
+        "kernel": r["op"],
+        "classify_hint": r["op"],
+        "dtype": DTYPES.get((r["input_dtype"] or "").upper()),
+        "shape": shape,
+        "per": "call",
+        "time_us": r["time_us"],
+        "calls": r["calls"],
+        "total_us": r["total_us"],
+        "p50_us": r["p50_us"],
+        "p95_us": r["p95_us"],
+        "max_us": r["max_us"],
+        "mac": mac,
+        "cores": _int(r["cores"]),
+        "start_skew_us": r["start_skew_us"],
+        "metadata": {k: v for k, v in meta.items() if v is not None},
+    }
+
+
+def _int(value: float | None) -> int | None:
+    return None if value is None else int(value)
+
+
+READER: Reader[ParsedRuns] = Reader(parse)
