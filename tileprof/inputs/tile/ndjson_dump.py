@@ -22,7 +22,7 @@ import msgspec
 import polars as pl
 
 from tileprof.core.errors import InputError
-from tileprof.inputs import _native, native, threads
+from tileprof.inputs import native, threads
 from tileprof.inputs._common import (
     DeviceHeader,
     ParsedDump,
@@ -131,7 +131,7 @@ def _parsed(
 def parse(path: Path, data: bytes) -> ParsedDump:
     """Decode an NDJSON dump held in memory (the same decoder as the file reader)."""
     try:
-        decoded = _native.decode_ndjson_bytes(data, threads.jobs())
+        decoded = native.core.decode_ndjson_bytes(data, threads.jobs())
     except native.DecodeError as error:
         raise _failure(path, error) from None
     return _parsed(path, decoded)
@@ -146,9 +146,9 @@ def parse_file(
         pass  # a missing or unreadable file is named as every reader names it
     try:
         if window is None:
-            decoded = _native.decode_ndjson_file(str(path), threads.jobs())
+            decoded = native.core.decode_ndjson_file(str(path), threads.jobs())
         else:
-            decoded = _native.decode_ndjson_file(str(path), threads.jobs(), window)
+            decoded = native.core.decode_ndjson_file(str(path), threads.jobs(), window)
     except native.DecodeError as error:
         raise _failure(path, error) from None
     parsed = _parsed(path, decoded)
