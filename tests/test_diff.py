@@ -192,10 +192,10 @@ def test_fail_on_exit_codes(dumps: tuple[Path, Path]) -> None:
     )
     assert code == 1 and err == ""
     assert out.splitlines()[:2] == [
-        "broken: phaseCycles of softmax: 40 → 60 (+50%) breaks "
+        "broken: phaseCycles of softmax: 40 → 60 (+50.00%) breaks "
         "'phaseCycles of s* may not rise by more than 5%'",
-        f"before          {paths[0]} (tile)",
-    ]
+        "phaseCycles     net +10, gross 70; the top 5 groups explain 100.00% of the gross",
+    ]  # the figures first (issue 26), the inputs after them
     code, out, err = run(
         "diff", *paths, "--format", "json", "--fail-on", "phaseCycles may not rise by more than 5%"
     )
@@ -443,9 +443,11 @@ def test_cache_keeps_summaries_and_gives_the_same_rows(
 def test_table_has_one_line_per_group(dumps: tuple[Path, Path]) -> None:
     code, out, _ = run("diff", *map(str, dumps), "--epoch", "1")
     assert code == 0
-    lines = {line.split()[-1]: line.split() for line in out.splitlines()[10:]}
+    lines = {line.split()[-1]: line.split() for line in out.splitlines()[11:]}
     assert set(lines) == {"gemm_c112_r121", "gemm_c64_r12", "new", "softmax", "gone", "same"}
-    # status; phase cycles before, after, Δ, Δ%; useful before, after, Δ (pp), Δ%
-    assert lines["softmax"][:5] == ["changed", "40", "60", "+20", "+50.00%"]
-    assert lines["gemm_c112_r121"][:6] == ["removed", "100", "—", "-100", "—", "50.00%"]
-    assert "groups          2 added, 2 removed, 1 changed, 1 unchanged" in out
+    # phase cycles before, after, Δ, Δ%; useful before, after, Δ (pp), Δ%; …; status mark, group
+    assert lines["softmax"][:4] == ["40", "60", "+20", "+50.00%"]
+    assert lines["softmax"][-2:] == ["~", "softmax"]
+    assert lines["gemm_c112_r121"][:5] == ["100", "—", "-100", "—", "50.00%"]
+    assert lines["gemm_c112_r121"][-2] == "-"
+    assert "groups          2 added (+), 2 removed (-), 1 changed (~), 1 unchanged (=)" in out

@@ -112,7 +112,6 @@ def test_epoch_all_keeps_every_epoch_of_the_example() -> None:
     [
         (["summary", "{dump}", "--tiles", "4"], "--tiles is deprecated; use --tile-count"),
         (["supersteps", "{dump}", "--tiles"], "--tiles is deprecated; use --per-tile"),
-        (["diff", "{dump}", "{dump}", "--top", "2"], "--top is deprecated; use --share-top"),
     ],
 )
 def test_old_spellings_still_work_with_one_note(
@@ -122,7 +121,6 @@ def test_old_spellings_still_work_with_one_note(
     assert code == 0
     old = {
         "--tiles": "--tile-count" if args[0] == "summary" else "--per-tile",
-        "--top": "--share-top",
     }
     renamed = [old.get(a, a) for a in args]
     code, old_out, err, _ = invoke(*[a.format(dump=dump) for a in args])

@@ -62,12 +62,19 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # digests main recorded (da821a22… and d28f28b0…): nothing else changed.
             # Re-recorded on branch html11 (issue 11): tables reordered, sticky and ditto'd,
             # top-15 kernel tables, one number policy ("12.34%"), axes with separators and µs.
-            "7f4f9af21ee61482a1dc14ffa65cb1dac98decb03cf477da3975deb093ffe511",
+            # Re-recorded on branch fit26 (issue 26): the header records the command; times in
+            # the run, speedup and linked tables carry their unit (µs/ms/s) and speedups "×";
+            # the superstep column "us" is titled µs; exchange is drawn as exchange in the
+            # phase chart; the tile-balance axis starts at the data and says so; the GEMM
+            # axis leaves room for its labels; the tile-end caption says a tie is a tie.
+            "b141dd29f572aa2610f6e4e5e2542ed5e890b6df66f2d19a3d92c83c87529153",
         ),
         (
             ["report", "--example", *GPU_INPUTS, *LINKS],
             # Re-recorded on branch html11 (issue 11), as above.
-            "09888c2c55ab3d66b60f6ddd95c2c6c40e28b9b76fcbbc63ab443913efdb2960",
+            # Re-recorded on branch fit26 (issue 26), as above; the --links file is listed
+            # among the inputs with its size and sha256.
+            "987fcbe27a888fd1a284344aa5d57b3c992d3e597885bcc85a6ff4e6cb5e7055",
         ),
     ],
     ids=["example", "example+gpu"],
@@ -93,8 +100,10 @@ SUMMARY_PINS = {
 # Re-recorded on branch fmt25 (issue 25): the full run table (json, csv, parquet) gains the
 # nullable columns cores and start_skew_us (null on every row of these inputs); the table and
 # the linked sets print neither, so their digests stand.
+# Re-recorded on branch fit26 (issue 26): the run table's speedup column carries "×"
+# ("1.495×"); nothing else in it changed, and the other formats stand.
 RUNS_PINS = {
-    "table": "20848c98957dfa3f55fd5a2195f7bf322dd78b59ed18791427adb3776254bf2d",
+    "table": "c1a3d1ae849c670ac3c6d752e6d323027251cdb116063c1b25970bcd5cf0c65c",
     "table-linked": "3248dc5c7befd4a39c4eaae7d9d34d402e974ae15ece8ae8f47ff43e852cceb6",
     "json": "631af77a748ef9e1644a0543e880f37e3a09bfe490b0820f6ab9ed14f75ebad8",
     "json-linked": "a8334781074b0009c573db5d6740a2c9b29aedae628f0112d3430d558a3dce68",

@@ -98,3 +98,24 @@ def test_report_of_a_dump_and_a_trace_opens_each_once(opens: Counter[Path], tmp_
     page = out.read_text(encoding="utf-8")
     for path in (dump, trace):  # the digests in the header come from that one read
         assert hashlib.sha256(path.read_bytes()).hexdigest() in page
+
+
+def test_runs_of_a_dump_and_gpu_files_opens_each_once(opens: Counter[Path], tmp_path: Path) -> None:
+    """``runs`` shares the report's gatherer: the same one open per file."""
+    dump = write_dump(tmp_path / "d.json", [sample(0, 0, 10, "gemm")])
+    trace, nsys = tmp_path / "t.json", tmp_path / "k.csv"
+    trace.write_bytes(TRACE.read_bytes())
+    nsys.write_bytes(NSYS.read_bytes())
+    opens.clear()
+    code, _, err, exc = invoke("runs", dump, trace, nsys, "--format", "json")
+    assert exc is None and code == 0, err
+    assert [opens[p.resolve()] for p in (dump, trace, nsys)] == [1, 1, 1]
+
+
+def test_diff_of_two_tile_dumps_opens_each_once(opens: Counter[Path], tmp_path: Path) -> None:
+    before = write_dump(tmp_path / "a.json", [sample(0, 0, 10, "gemm")])
+    after = write_dump(tmp_path / "b.json", [sample(0, 0, 12, "gemm")])
+    opens.clear()
+    code, _, err, exc = invoke("diff", before, after, "--format", "json")
+    assert exc is None and code == 0, err
+    assert opens[before.resolve()] == opens[after.resolve()] == 1

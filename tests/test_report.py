@@ -128,7 +128,9 @@ def test_tiny_phase_spread_balance(tiny) -> None:  # type: ignore[no-untyped-def
     section = tile_section(tiny)
     assert section.phase.names == ("gemm", "exchange", "copy")
     assert section.phase.useful.tolist() == pytest.approx([150 * 90 / 200, 0, 0])
-    assert (section.phase.useful + section.phase.other).tolist() == [150, 30, 10]
+    assert (section.phase.useful + section.phase.other).tolist() == [150, 0, 10]
+    assert section.phase.exchange is not None  # exchange is drawn as exchange (issue 26)
+    assert section.phase.exchange.tolist() == [0, 30, 0]
     assert section.spread.p50.tolist() == [100, 30, 10]
     assert section.spread.maximum.tolist() == [100, 30, 10]
     balance = section.balance
@@ -410,6 +412,7 @@ def test_inputs_from_seed_gpu_files_and_a_dump(dump: Path, tmp_path: Path) -> No
         "PyTorch trace",
         "PyTorch trace",
         "tile dump",
+        "links (TOML)",  # the links file is an input too (issue 26)
     ]
     assert all(f.sha256 and f.size_bytes for f in inputs.files)
     runs = inputs.runs

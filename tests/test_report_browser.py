@@ -8,6 +8,7 @@ outside the page (file:// and inline data: only). Skips only when no Chromium is
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -223,13 +224,13 @@ def test_diff_page_in_headless_chromium(diff_page: Path, tmp_path: Path) -> None
     assert {c["id"] for c in charts} == {"diff-waterfall", "diff-bars"}
     assert all(c["width"] > 50 and c["height"] > 50 for c in charts), charts
     # |Δ phaseCycles|: softmax +40, new +20, gone −40, gemm −20 (100 → 80 after --normalize)
-    assert initial == [
-        ["changed", "<b>softmax</b>"],
-        ["removed", "gone"],
-        ["changed", "gemm"],
-        ["added", "new"],
+    assert initial == [  # the status mark before the name, one column (issue 26)
+        ["changed", "~ <b>softmax</b>"],
+        ["removed", "- gone"],
+        ["changed", "~ gemm"],
+        ["added", "+ new"],
     ]
-    assert [name for _, name in by_name] == ["<b>softmax</b>", "gemm", "gone", "new"]
+    assert [name[2:] for _, name in by_name] == ["<b>softmax</b>", "gemm", "gone", "new"]
     assert bold == 0, "a group name must show as text, not markup"
     assert all(u.startswith(("file://", "data:")) for u in urls), urls
     assert (tmp_path / "diff.png").stat().st_size > 10_000
@@ -290,3 +291,58 @@ def test_history_page_in_headless_chromium(history_page: Path, tmp_path: Path) -
     assert sorted(c["flags"] for c in charts) == [0, 0, 0, 0, 2, 2]
     assert len(before) == 4 and ascending == sorted(before)
     assert all(u.startswith(("file://", "data:")) for u in urls), urls
+
+
+def test_history_axes_and_fail_box_in_headless_chromium(tmp_path: Path) -> None:
+    """Issue 26: each sparkline's run ids and dates are laid out apart from each other and
+    inside the panel, and a FAIL box looks unlike an info box."""
+    from tests.samples import sample, write_dump
+
+    store = str(tmp_path / "store")
+    for index, useful in enumerate((50, 51, 49, 50, 40)):
+        samples = [sample(t, 1000 + index, 100, "gemm", useful=useful) for t in range(4)]
+        dump = write_dump(tmp_path / f"run{index}.json", samples)
+        args = ["store", "add", str(dump), "--store", store, "--run", f"nightly-build-{index}"]
+        assert CliRunner().invoke(cli, args).exit_code == 0
+    page = tmp_path / "history.html"
+    args = ["history", "--store", store, "--format", "html", "-o", str(page)]
+    args += ["--fail-on", "usefulUtilization of gemm may not drop by more than 2%"]
+    assert CliRunner().invoke(cli, args).exit_code == 1
+    page.write_text(
+        page.read_text(encoding="utf-8").replace(
+            "</header>", '<p class="empty">an info box</p></header>', 1
+        ),
+        encoding="utf-8",
+    )
+    assert BROWSER is not None
+    browser = Browser(BROWSER, tmp_path / "profile")
+    try:
+        browser.open(page.as_uri())
+        labels = browser.evaluate(
+            """Array.from(document.querySelectorAll('figure.chart svg')).map(s => {
+                 const box = s.getBoundingClientRect();
+                 const texts = Array.from(s.querySelectorAll('text.run-axis, text.date-axis'));
+                 return {box: [box.left, box.right],
+                         rows: ['run-axis', 'date-axis'].map(c => texts
+                           .filter(t => t.classList.contains(c))
+                           .map(t => { const r = t.getBoundingClientRect();
+                                       return [r.left, r.right]; }))};
+               })"""
+        )
+        styles = browser.evaluate(
+            """['p.fail', 'p.empty'].map(q => {
+                 const cs = getComputedStyle(document.querySelector(q));
+                 return [cs.backgroundColor, cs.borderLeftColor]; })"""
+        )
+    finally:
+        browser.close()
+    assert len(labels) == 3
+    for chart in labels:
+        left, right = chart["box"]
+        for row in chart["rows"]:
+            assert len(row) == 3  # first, middle and last run
+            for (_a0, a1), (b0, _) in itertools.pairwise(row):
+                assert a1 <= b0, row  # apart
+            assert all(left - 0.5 <= x0 and x1 <= right + 0.5 for x0, x1 in row), (chart, row)
+    fail, info = styles
+    assert fail[0] != info[0] and fail[1] != info[1], styles

@@ -210,13 +210,19 @@ def test_layout_filters_dimensions_and_a_long_name(tmp_path: Path) -> None:
     assert lines[7].startswith("group ")
     assert lines[7].split("┃")[1:4] == [" phase ", " tile ", " samples "]
     assert lines[8].startswith("━") and "╇" in lines[8]
-    assert lines[-1].startswith("gemm ")
+    assert lines[-2].startswith("gemm ")
+    # The 120-character name leaves no room for every column, even at the width of files: the
+    # table says which it left out.
+    assert lines[-1] == (
+        "not shown: tiles, phases, avg tiles, lanes, p50, max (a wider terminal or --format csv "
+        "shows them)"
+    )
     # Dimensions are left-aligned, figures right-aligned under their titles.
-    gemm = lines[-1].split("│")
+    gemm = lines[-2].split("│")
     assert (gemm[1], gemm[3]) == (" 0     ", "       1 ")
     # A name wider than its column is shortened in the middle (issue 11): one line, both ends
     # kept, one ellipsis, never folded onto the following lines.
-    assert len(lines) == 11
+    assert len(lines) == 12
     name = lines[9].split("│")[0].strip()
     assert name.count("…") == 1 and set(name.replace("…", "")) == {"k"} and len(name) < 230
 
@@ -283,9 +289,11 @@ def test_brackets_in_filters_and_names_are_not_markup(tmp_path: Path) -> None:
     ]
 
 
-def test_narrow_widths_shorten_then_fold_names() -> None:
-    """At 60 columns names lose their middle and stay on one line; at 30, where even the
-    fewest columns do not fit, a name folds onto the next line rather than being cut."""
+def test_narrow_widths_shorten_names_and_never_cut_numbers() -> None:
+    """At 60 columns names lose their middle and stay on one line, and the sort key (phase
+    cycles) stays; at 30, where even the fewest columns do not fit, names go down to 8
+    characters and the table is printed whole, wider than the terminal, rather than cutting a
+    number (``0.06…``, issue 26)."""
     from tileprof.model.examples import example_profile
     from tileprof.views.summary_table import render
 
@@ -294,9 +302,11 @@ def test_narrow_widths_shorten_then_fold_names() -> None:
     narrow = render(summary, profile.target, 60)
     rows = parse_table(narrow)
     assert len(rows) == 19  # one line per group: nothing folded
-    # the 38-character name in 30: 15 characters, the ellipsis, the last 14
-    assert rows[1]["group"] == "attention_softm…68_tail_f8_sm4"
+    assert "phase cycles" in rows[0]
+    assert rows[1]["group"] == "attention_so…tail_f8_sm4"  # 24 = max(24, 60 // 3)
     assert max(len(line) for line in narrow.splitlines()) <= 60
-    tiny = [line.split("│")[0].strip() for line in render(summary, profile.target, 30).splitlines()]
-    first = tiny.index("exchan")
-    assert tiny[first + 1] == "ge"  # "exchange" folded, not "exchan…"
+    tiny = parse_table(render(summary, profile.target, 30))
+    assert len(tiny) == 19
+    assert tiny[0] == {"group": "exchange", "phase cycles": "94,608", "phase ms": "0.06307",
+                       "useful": "—"}  # fmt: skip
+    assert all("…" not in v for row in tiny for k, v in row.items() if k != "group")

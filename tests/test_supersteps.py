@@ -502,7 +502,7 @@ def test_report_section_renders_its_charts_and_table() -> None:
     assert 'id="tile-0-supersteps-split"' in section
     assert 'id="tile-0-supersteps-ends"' in section
     assert 'id="tile-0-supersteps-table"' in section
-    assert "critical tile 1 (b), 0 cycles after the next." in section
+    assert "critical tile 1 (b), ending with another tile (a tie: no single straggler)." in section
     assert '<a href="#tile-0-supersteps">Supersteps</a>' in html
 
 

@@ -102,8 +102,8 @@ def test_format_change_is_a_signed_percentage(change: float) -> None:
 
 
 def test_format_change_edges() -> None:
-    assert format_change(None) == "n/a"
-    assert format_change(math.inf) == "+inf%"
+    assert format_change(None) == "—"  # as every view prints a missing value (issue 26)
+    assert format_change(math.inf) == "+∞%"
     assert format_change(-0.0231) == "-2.31%"
     assert format_change(0.0) == "+0.00%"
     assert format_change(-3e-7) == "-3e-05%"

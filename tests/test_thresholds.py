@@ -51,7 +51,7 @@ def test_evaluate_lists_breaches_in_sentence_then_group_order() -> None:
     assert breaches[0].old == 0.50 and breaches[0].new == 0.489
     assert breaches[0].change == pytest.approx(-0.022)
     assert str(breaches[1]) == (
-        "phaseCycles of gemm_f16_a: 1000 → 1051 (+5.1%) breaks "
+        "phaseCycles of gemm_f16_a: 1,000 → 1,051 (+5.10%) breaks "
         "'phaseCycles may not rise by more than 5%'"
     )
 

@@ -13,7 +13,7 @@ import fnmatch
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import polars as pl
@@ -138,6 +138,23 @@ class Diff:
     dimensions: tuple[str, ...] = ()
     top: int = DEFAULT_TOP
     notes: list[str] = field(default_factory=list)
+    rows_shown: int | None = None
+    """``--top N``: the N largest changes are shown (None: every row); thresholds still see
+    every row."""
+
+    def shown_rows(self) -> pl.DataFrame:
+        """The rows a view shows: the first ``rows_shown`` (the rows are sorted by change)."""
+        return self.rows if self.rows_shown is None else self.rows.head(self.rows_shown)
+
+    def limited(self, count: int | None, share_top: int | None = None) -> Diff:
+        """This diff showing only its ``count`` largest changes (None: all), with the header's
+        explained share over ``share_top`` rows (default: the rows shown, else as it was)."""
+        share = share_top if share_top is not None else count
+        if count is None and share is None:
+            return self
+        top = self.top if share is None else share
+        header = {**self.header, **_totals(self.rows, self.impact, top)}
+        return replace(self, rows_shown=count, top=top, header=header)
 
     def values(self, side: str) -> GroupValues:
         """``{group: {field: value}}`` of one side (``"before"``/``"after"``), for thresholds."""
@@ -325,6 +342,7 @@ def compare_summaries(
             after.summary.profile_span_cycles,
         ),
         **_figure("profileSpanMs", before.summary.profile_span_ms, after.summary.profile_span_ms),
+        **_figure("matchedSpanCycles", matched_span(before.summary), matched_span(after.summary)),
         **_figure(
             "matchedSampleCount",
             before.summary.matched_sample_count,
@@ -334,6 +352,18 @@ def compare_summaries(
         **_totals(rows, "phaseCycles", top),
     }
     return Diff(rows, header, before, after, GROUP_FIELDS, "phaseCycles", before.dimensions, top)
+
+
+def matched_span(summary: Summary) -> int | None:
+    """Cycles from the first matched sample's start to the last one's end (the span the
+    filters chose, as ``summary``'s "matched" line); null when nothing matched."""
+    groups = summary.groups
+    if groups.height == 0:
+        return None
+    first, last = groups["firstOffset"].min(), groups["lastOffset"].max()
+    if not isinstance(first, int) or not isinstance(last, int):
+        return None
+    return last - first
 
 
 def device_busy(summary: Summary) -> float | None:

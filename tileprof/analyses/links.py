@@ -28,7 +28,8 @@ from typing import Any
 import polars as pl
 
 from tileprof.core.links import Links
-from tileprof.core.numbers import number, percent
+from tileprof.core.numbers import duration_us, number, percent
+from tileprof.core.numbers import speedup as speedup_text
 from tileprof.core.run_schema import RUN_SCHEMA
 from tileprof.core.text import shorten
 
@@ -256,13 +257,7 @@ def _total_time(row: dict[str, Any]) -> float:
 def format_us(us: float | None) -> str:
     """``15.50 µs``, ``4.360 ms``, ``780 ms``: the number policy's significant figures
     (``tileprof.core.numbers``) in the largest unit that keeps the value at 1 or more."""
-    if us is None:
-        return "?"
-    if us >= 1e6:
-        return f"{number(us / 1e6)} s"
-    if us >= 1e3:
-        return f"{number(us / 1e3)} ms"
-    return f"{number(us)} µs"
+    return "?" if us is None else duration_us(us)
 
 
 def describe(row: dict[str, Any]) -> str:
@@ -295,7 +290,7 @@ def describe(row: dict[str, Any]) -> str:
         rest += f" ({number(row['j_per_gflop'] * 1e3)} mJ/GFLOP)"
     if row.get("speedup") is not None:
         speedup = row["speedup"]
-        rest += f", {number(speedup)}× the slowest" if speedup != 1 else ", the slowest"
+        rest += f", {speedup_text(speedup)} the slowest" if speedup != 1 else ", the slowest"
     if rest:
         text += " · " + rest
     return text

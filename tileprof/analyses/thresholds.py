@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tileprof.analyses.stats import GROUP_FIELDS
+from tileprof.core import numbers
 
 Number = int | float
 Value = int | float | None
@@ -195,7 +196,7 @@ class Breach:
     def __str__(self) -> str:
         """One line: what moved, from what to what, and the sentence it broke."""
         change = self.change
-        moved = "became null" if change is None else f"{change * 100:+.4g}%"
+        moved = "became null" if change is None else numbers.percent(change, signed=True)
         return (
             f"{self.field} of {self.group}: {_shown(self.old)} → {_shown(self.new)} "
             f"({moved}) breaks {str(self.threshold)!r}"
@@ -203,7 +204,7 @@ class Breach:
 
 
 def _shown(value: Value) -> str:
-    return "null" if value is None else f"{value:.10g}" if isinstance(value, float) else str(value)
+    return numbers.exact(value)
 
 
 def evaluate(

@@ -446,15 +446,16 @@ def per_tile_option() -> Any:
 
 
 def share_top_option(default: int) -> Any:
-    """``diff --share-top N`` (once ``--top``, which elsewhere limits rows)."""
-    return value_with_alias(
+    """``diff --share-top N`` (once ``--top``, which now limits diff's rows, as it does
+    elsewhere)."""
+    return option(
         "--share-top",
         "share_top",
-        "--top",
         type=click.IntRange(min=1),
-        default=default,
+        default=None,
         metavar="N",
-        help="How many top groups the header's explained share covers.",
+        help=f"How many top groups the header's explained share covers (default: the rows "
+        f"--top shows, else {default}).",
     )
 
 

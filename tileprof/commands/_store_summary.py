@@ -102,13 +102,19 @@ def split_run_dimension(values: Sequence[str]) -> tuple[bool, tuple[str, ...]]:
 
 
 def store_summary_text(
-    options: StoreOptions, filters: Filters, group_by: Sequence[str], top: int, output_format: str
+    options: StoreOptions,
+    filters: Filters,
+    group_by: Sequence[str],
+    top: int,
+    output_format: str,
+    width: int | None = None,
 ) -> str:
     """The summary of the selected stored runs in ``output_format``.
 
     One run and no ``--group-by run``: exactly what ``summary`` prints for its source dump.
     Otherwise one summary per run: JSON ``{"runs": [{"run", "labels", …document}]}``, CSV rows
-    with a leading ``run`` column, one table per run.
+    with a leading ``run`` column, one table per run. ``width``: the terminal's, when the
+    tables go to one (None: the fixed width of files).
     """
     from tileprof.model.store.aggregate import Query, summarize_runs
     from tileprof.model.store.tables import open_store, parse_labels, read_runs, select_runs
@@ -130,4 +136,4 @@ def store_summary_text(
     )
     from tileprof.views.store_summary import render_store_summary
 
-    return render_store_summary(results, output_format, by_run=by_run)
+    return render_store_summary(results, output_format, by_run=by_run, width=width)

@@ -19,8 +19,10 @@ from tileprof.commands._options import (
     output_options,
     read_options,
     share_top_option,
+    top_option,
 )
 from tileprof.core.errors import OptionError
+from tileprof.core.outputs import terminal_width
 from tileprof.model.diff_inputs import ReadOptions, compare_files
 from tileprof.views.renderers import DIFF_RENDERERS, DiffModel, write_rendered
 
@@ -71,6 +73,11 @@ def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> list[str]:
     "by launching op (other sources) instead of kernels.",
 )
 @share_top_option(DEFAULT_TOP)
+@top_option(
+    "Show only the N largest changes (in every format; --fail-on still checks every group); "
+    "the header's share then covers them, unless --share-top says otherwise.",
+    minimum=1,
+)
 @read_options()
 @filter_options()
 @group_by_option()
@@ -84,7 +91,8 @@ def command(
     normalize: str | None,
     fail_on: tuple[str, ...],
     per_op: bool,
-    share_top: int,
+    share_top: int | None,
+    top: int | None,
     read: DumpReading,
     filters: Filters,
     group_by: tuple[str, ...],
@@ -101,12 +109,13 @@ def command(
     options = ReadOptions(filters=filters, group_by=group_by, per_op=per_op, **read.options)
     html = out.format == "html"
     diff = compare_files(
-        before, after, options, match=match, normalize=normalize, top=share_top, digests=html
-    )
+        before, after, options, match=match, normalize=normalize, digests=html
+    ).limited(top, share_top)
     broken = broken_thresholds(diff, fail_on)
     if out.format != "table" or not out.to_stdout:
         for line in broken:  # the terminal table lists them first itself
             click.echo(f"tileprof: {line}", err=True)
-    write_rendered(DIFF_RENDERERS[out.format], DiffModel(diff, tuple(broken)), out.path)
+    model = DiffModel(diff, tuple(broken), terminal_width(out.path))
+    write_rendered(DIFF_RENDERERS[out.format], model, out.path)
     if broken:
         ctx.exit(EXIT_BROKEN)

@@ -15,6 +15,7 @@ from tileprof.commands._options import (
     store_uri_option,
 )
 from tileprof.core.errors import OptionError
+from tileprof.core.outputs import terminal_width
 
 HISTORY_FORMATS = ("table", "json", "csv", "html")
 """The names of ``tileprof.views.renderers.HISTORY_RENDERERS`` (that module loads polars'
@@ -88,7 +89,8 @@ def command(
         store, runs, fields=fields, kernels=filters.kernels, order=order, thresholds=thresholds
     )
     check_judged(history.unchecked, allow_empty)
-    write_rendered(HISTORY_RENDERERS[out.format], HistoryModel(history, generated_at), out.path)
+    model = HistoryModel(history, generated_at, terminal_width(out.path))
+    write_rendered(HISTORY_RENDERERS[out.format], model, out.path)
     if history.failures:
         click.echo(views.verdict(history), err=True)
         click.get_current_context().exit(EXIT_FAILED)

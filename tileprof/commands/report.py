@@ -82,6 +82,7 @@ def command(
     baseline: Path | None,
 ) -> None:
     """Write one self-contained HTML report over tile dumps and GPU run FILES."""
+    from tileprof.commands._command_line import command_line
     from tileprof.model.examples import EXAMPLE_SOURCE
     from tileprof.model.gather import InputFile, example_run_files, read_inputs
     from tileprof.views.html import build_report
@@ -113,6 +114,7 @@ def command(
         filters=filters,
         group_by=group_by,
         tile_filters=[t.filters for t in inputs.tiles],
+        command=command_line(click.get_current_context()),
     )
     section = None if baseline is None else baseline_section(baseline, inputs.tiles, group_by)
     write_rendered(REPORT_RENDERERS["html"], ReportModel(report, section), target)

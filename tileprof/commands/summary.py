@@ -68,7 +68,9 @@ def command(
             raise OptionError(
                 "--cache, --format-in, --clock-hz and --tile-count read a DUMP, not --store"
             )
-        write_text(out.path, store_summary_text(store, filters, group_by, samples, out.format))
+        width = terminal_width(out.path)
+        text = store_summary_text(store, filters, group_by, samples, out.format, width)
+        write_text(out.path, text)
         say_written(out.path)
         return
     dimensions = dimensions_from_option(group_by)

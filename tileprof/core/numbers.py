@@ -7,7 +7,12 @@ everywhere:
   (``1,500,000``; cycle counts are never in scientific notation);
 - other numbers to ``DIGITS`` significant figures (``1.426``, ``0.01235``, ``123.5``), rounded
   to a whole number with separators from 1,000 up (``12,346``); below 1e-4, scientific;
-- ratios as percentages with ``PERCENT_DECIMALS`` decimals and no space (``12.34%``);
+- ratios as percentages with ``PERCENT_DECIMALS`` decimals and no space (``12.34%``); a
+  change too small for them to 2 significant figures (``+0.0012%``), never ``+0.00%``;
+- times with their unit: µs, ms or s, the largest that keeps the value at 1 or more
+  (``15.50 µs``), ``MICRO`` (U+00B5 MICRO SIGN) being the one spelling of µ;
+- speedups with ``×`` (``2.500×``);
+- an exact value (a verdict's before and after) to 10 significant figures, separators;
 - a missing value as ``MISSING``;
 - chart axes with the same separators (``1,000``), and an axis in cycles also in µs.
 """
@@ -25,6 +30,10 @@ PERCENT_DECIMALS = 2
 """Decimals of a percentage."""
 MISSING = "—"
 """A null or NaN value."""
+MICRO = "\u00b5"
+"""µ as every view spells it (MICRO SIGN, not GREEK SMALL LETTER MU U+03BC)."""
+EXACT_DIGITS = 10
+"""Significant figures of an exact value: enough to see a last-place change."""
 
 
 def _missing(value: Any) -> bool:
@@ -62,7 +71,42 @@ def percent(value: float | None, *, signed: bool = False) -> str:
     if math.isinf(value):
         return ("+∞%" if signed else "∞%") if value > 0 else "−∞%"
     sign = "+" if signed else ""
+    hundredths = 10.0**-PERCENT_DECIMALS
+    if signed and value != 0 and abs(value * 100) < hundredths / 2:
+        return f"{value * 100:+.2g}%"  # a tiny change must not read as "+0.00%"
     return f"{value * 100:{sign}.{PERCENT_DECIMALS}f}%"
+
+
+def duration_us(us: float | None) -> str:
+    """A time given in µs, with its unit: ``15.50 µs``, ``4.360 ms``, ``780 s`` (``number``'s
+    figures in the largest unit that keeps the value at 1 or more)."""
+    if _missing(us):
+        return MISSING
+    assert us is not None
+    if abs(us) >= 1e6:
+        return f"{number(us / 1e6)} s"
+    if abs(us) >= 1e3:
+        return f"{number(us / 1e3)} ms"
+    return f"{number(us)} {MICRO}s"
+
+
+def speedup(value: float | None) -> str:
+    """A speedup (a ratio of times) with ``×``: ``2.500×``."""
+    return MISSING if _missing(value) else f"{number(value)}×"
+
+
+def exact(value: Any) -> str:
+    """A value as a verdict line or a golden comparison shows it: integers in full, floats to
+    ``EXACT_DIGITS`` significant figures, both with separators; null as ``null``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, Integral):
+        return f"{int(value):,}"
+    if isinstance(value, float):
+        return f"{value:,.{EXACT_DIGITS}g}"
+    return str(value)
 
 
 def tick(value: float, _position: object = None) -> str:

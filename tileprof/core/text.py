@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -20,6 +21,66 @@ def shorten(text: str, limit: int) -> str:
     tail = (limit - 1) // 2
     head = limit - 1 - tail
     return text[:head] + "…" + (text[-tail:] if tail else "")
+
+
+def _cut(text: str, head: int, limit: int) -> str:
+    tail = limit - 1 - head
+    return text[:head] + "…" + (text[-tail:] if tail else "")
+
+
+def distinct_shortened(names: Sequence[str | None], limit: int) -> list[str | None]:
+    """Every name ``shorten``ed to ``limit``, except that different names which would shorten
+    to the same text keep more of the part that tells them apart: the cut moves (less head,
+    more tail, or the other way) until they differ, and where no one cut separates them they
+    are numbered (``…_b64x16~2``). Names whose new cuts would meet are cut together, so a
+    shortened name never reads as another's. Equal names stay equal; None stays None."""
+    short = [None if n is None else shorten(n, limit) for n in names]
+    fulls_by_short: dict[str, set[str]] = {}
+    for name, cut in zip(names, short, strict=True):
+        if name is not None and cut is not None:
+            fulls_by_short.setdefault(cut, set()).add(name)
+    fixed = {cut for cut, fulls in fulls_by_short.items() if len(fulls) == 1}
+    clashes = [fulls for fulls in fulls_by_short.values() if len(fulls) > 1]
+    renamed = _separate_all(clashes, limit, fixed)
+    return [None if n is None else renamed.get(n, s) for n, s in zip(names, short, strict=True)]
+
+
+def _separate_all(clashes: list[set[str]], limit: int, fixed: set[str]) -> dict[str, str]:
+    """Cuts for every clashing set, merging two sets whose cuts would meet and trying again."""
+    while True:
+        renamed: dict[str, str] = {}
+        owner: dict[str, int] = {}
+        merged = False
+        for index, fulls in enumerate(clashes):
+            cuts = _separate(sorted(fulls), limit, fixed)
+            met = {owner[c] for c in cuts.values() if c in owner}
+            if met:  # cut together with the sets whose texts these cuts meet
+                for other in met:
+                    fulls.update(clashes[other])
+                clashes = [c for i, c in enumerate(clashes) if i not in met]
+                merged = True
+                break
+            renamed.update(cuts)
+            owner.update(dict.fromkeys(cuts.values(), index))
+        if not merged:
+            return renamed
+
+
+def _separate(fulls: Sequence[str], limit: int, taken: set[str]) -> dict[str, str]:
+    """Shortened forms of ``fulls`` (all longer than ``limit``) that differ from each other
+    and from ``taken``: the cut nearest the middle that separates them, else numbered."""
+    middle = limit - 1 - (limit - 1) // 2
+    for offset in range(1, limit):
+        for head in (middle - offset, middle + offset):
+            if not 1 <= head <= limit - 1:
+                continue
+            cuts = [_cut(f, head, limit) for f in fulls]
+            if len(set(cuts)) == len(cuts) and not taken.intersection(cuts):
+                return dict(zip(fulls, cuts, strict=True))
+    return {
+        full: shorten(full, max(1, limit - len(f"~{index}"))) + f"~{index}"
+        for index, full in enumerate(fulls, start=1)
+    }
 
 
 _CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)}

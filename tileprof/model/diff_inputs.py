@@ -85,7 +85,7 @@ def read_side(found: FileRead, options: ReadOptions) -> Side:
             return tile_side(summary, str(path))
         from tileprof.model.profile import load
 
-        profile = load(path, **read)
+        profile = load(path, **read, content=found.data if kind == TILE_DUMP else None)
         check_epoch(profile.samples, options.filters.epoch)
         return tile_side(profile.summary(options.filters, group_by=options.group_by), str(path))
     return _gpu_side(found, options)
@@ -173,7 +173,8 @@ def compare_files(
     each side carries its file's sha256 (the HTML header shows it)."""
     pattern = compile_normalize(normalize)
     renames = [m if isinstance(m, Rename) else Rename.parse(m) for m in match]
-    reads = read_input(before), read_input(after)
+    whole = not options.cache  # a cached side reads its summary, not the dump
+    reads = read_input(before, whole_dumps=whole), read_input(after, whole_dumps=whole)
     check_kinds(before, reads[0].kind, after, reads[1].kind)
     sides = [read_side(found, options) for found in reads]
     if digests:

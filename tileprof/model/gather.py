@@ -291,6 +291,9 @@ def read_inputs(
         if s.profile is not None
     )
     files = tuple(s.input_file() for s in sources if s.path is not None)
+    if links is not None:  # the links file is an input too: its digest says which links held
+        size, sha = file_digest(links)
+        files = (*files, InputFile(str(links), "links (TOML)", size, sha))
     gpu = [s for s in sources if s.profile is None]
     if not gpu and links is None:
         # Tile dumps only: no run table to build (the tile sections summarise the dumps).

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tileprof.analyses.stats import GROUP_FIELDS
 from tileprof.analyses.thresholds import Threshold, check_fields
+from tileprof.core import numbers
 from tileprof.testing.aggregates import HEADER_FIELDS, Aggregates, Value, aggregates_of
 from tileprof.testing.golden import GoldenFile, shown
 from tileprof.testing.numbers import format_change, relative_change, within_tolerance
@@ -98,11 +99,7 @@ class AggregatesMismatch(AssertionError):
 
 
 def _cell(value: Value) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, float):
-        return f"{value:.10g}"  # enough digits to see a last-place change, short enough to read
-    return str(value)
+    return numbers.exact(value)  # enough digits to see a last-place change, short enough to read
 
 
 def _reference(reference: ReferenceLike) -> tuple[Aggregates, str]:

@@ -7,9 +7,8 @@ undefined is a change a kernel author must see.
 
 from __future__ import annotations
 
-import math
-
 from tileprof.analyses.thresholds import Number, relative_change
+from tileprof.core import numbers
 
 __all__ = ["Number", "format_change", "relative_change", "within_tolerance"]
 
@@ -26,12 +25,6 @@ def within_tolerance(
 
 
 def format_change(change: float | None) -> str:
-    """A relative change as a signed percentage for diff tables (``-2.31%``, ``+inf%``, ``n/a``)."""
-    if change is None:
-        return "n/a"
-    if math.isinf(change):
-        return "+inf%" if change > 0 else "-inf%"
-    percent = change * 100
-    if percent != 0 and abs(percent) < 0.01:
-        return f"{percent:+.2g}%"  # a tiny change must not read as "+0.00%"
-    return f"{percent:+.2f}%"
+    """A relative change as a signed percentage for diff tables (``-2.31%``, ``+∞%``, ``—``):
+    the one policy of ``tileprof.core.numbers`` (a tiny change never reads as ``+0.00%``)."""
+    return numbers.percent(change, signed=True)

@@ -11,8 +11,12 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import polars as pl
+
 from tileprof.analyses.diff import STATUSES, Diff
 from tileprof.core import numbers
+from tileprof.core.text import DISPLAY_NAME_LIMIT, shorten
+from tileprof.views.fit import Fit, PlainColumn, dropped_line, fit_plain, wrap
 
 
 def _number(value: Any) -> str:
@@ -38,7 +42,9 @@ def _points(change: float) -> str:
     return f"{change * 100:+.{numbers.PERCENT_DECIMALS}f} pp"
 
 
-def _figure_line(title: str, figure: dict[str, Any], fmt: Callable[[Any], str] = _number) -> str:
+def _figure_line(
+    title: str, figure: dict[str, Any], fmt: Callable[[Any], str] = _number, unit: str = ""
+) -> str:
     change = figure["change"]
     if change is None:
         signed = "—"
@@ -47,29 +53,42 @@ def _figure_line(title: str, figure: dict[str, Any], fmt: Callable[[Any], str] =
     else:
         signed = _signed(change)
     return (
-        f"{title:<16}{fmt(figure['before'])} → {fmt(figure['after'])}  "
+        f"{title:<16}{fmt(figure['before'])} → {fmt(figure['after'])}{unit}  "
         f"({signed}, {_percent(figure['relative'])})"
     )
 
 
+STATUS_MARKS = {"added": "+", "removed": "-", "changed": "~", "unchanged": "="}
+"""The mark before each group's name: its status, in one column with the name."""
+
+
 def header_lines(diff: Diff, breaches: Sequence[str] = ()) -> list[str]:
-    """Both inputs, the header figures and the status counts."""
+    """The figures first (the change, the matched span, samples, device busy, the status
+    counts), then the filters and both inputs."""
     h = diff.header
-    lines = [f"before          {diff.before.label} ({diff.before.kind})"]
-    lines.append(f"after           {diff.after.label} ({diff.after.kind})")
+    lines = [
+        f"{diff.impact:<16}net {_signed(h[f'{diff.impact}NetChange'])}, gross "
+        f"{_number(h[f'{diff.impact}GrossChange'])}; the top {h['topGroups']} groups explain "
+        f"{_share(h['topShare'])} of the gross"
+    ]
     if diff.impact == "phaseCycles":
-        lines.append(_figure_line("span cycles", h["profileSpanCycles"]))
+        lines.append(_figure_line("matched span", h["matchedSpanCycles"], unit=" cycles"))
         lines.append(_figure_line("matched samples", h["matchedSampleCount"]))
         lines.append(_figure_line("device busy", h["deviceBusy"], _share))
     else:
         lines.append(_figure_line("total µs", h["totalUs"]))
-    lines.append(
-        f"{diff.impact} change  net {_signed(h[f'{diff.impact}NetChange'])}, gross "
-        f"{_number(h[f'{diff.impact}GrossChange'])}; top {h['topGroups']} groups explain "
-        f"{_share(h['topShare'])} of the gross"
-    )
-    lines.append("groups          " + ", ".join(f"{h['groups'][s]} {s}" for s in STATUSES))
+    counts = ", ".join(f"{h['groups'][s]} {s} ({STATUS_MARKS[s]})" for s in STATUSES)
+    lines.append(f"groups          {counts}")
+    lines.append(f"filters         {' '.join(_filters(diff)) or 'none'}")
+    lines.append(f"before          {diff.before.label} ({diff.before.kind})")
+    lines.append(f"after           {diff.after.label} ({diff.after.kind})")
     return [*breaches, *lines]
+
+
+def _filters(diff: Diff) -> list[str]:
+    """The filters both sides were read with, as options (a tile diff's summaries hold them)."""
+    summary = diff.before.summary
+    return [] if summary is None else list(summary.filters.describe())
 
 
 _TILE_COLUMNS = (
@@ -83,6 +102,34 @@ _GPU_COLUMNS = (
     ("calls", "calls", False),
     ("µs/call", "time_us", False),
 )
+_PARTS = ("before", "after", "Δ", "Δ%")
+
+
+def statistics(diff: Diff) -> tuple[tuple[str, str, bool], ...]:
+    """The statistics the table shows (title, field, whether a fraction), the sort
+    statistic first: tile groups' or GPU rows'."""
+    return _TILE_COLUMNS if diff.impact == "phaseCycles" else _GPU_COLUMNS
+
+
+def _fit(columns: Sequence[tuple[str, str, bool]]) -> Fit:
+    """Drop the least wanted statistics first, each from its right end (Δ%, Δ, after,
+    before), so that what is left keeps its title; the main statistic's change and the
+    group stay."""
+    main, rest = columns[0][0], [title for title, _, _ in reversed(columns[1:])]
+    keys = [f"{title} {part}" for title, _, _ in columns for part in _PARTS]
+    drop = [f"{title} {part}" for title in rest for part in reversed(_PARTS)]
+    drop += [f"{main} Δ%", f"{main} before", f"{main} after"]
+    return Fit(
+        titles=(*keys, "group"),
+        drop_first=tuple(drop),
+        full_width=TABLE_WIDTH,
+        full_limit=DISPLAY_NAME_LIMIT,
+        keep=(f"{main} Δ", "group"),
+    )
+
+
+TABLE_WIDTH = 200
+"""The width of the table in files and pipes (names up to ``DISPLAY_NAME_LIMIT``)."""
 
 
 def _cells(row: dict[str, Any], key: str, fraction: bool) -> list[str]:
@@ -95,31 +142,64 @@ def _cells(row: dict[str, Any], key: str, fraction: bool) -> list[str]:
     return [_number(before), _number(after), _signed(change), _percent(row[f"{key}_relative"])]
 
 
-def render_table(diff: Diff, breaches: Sequence[str] = ()) -> str:
-    """Broken thresholds, the header, then one line per group: status, the main statistics
-    before, after, Δ and Δ%, and the group last (plain aligned columns: one line per group
-    whatever the name's length, cheap to render for thousands of groups)."""
-    columns = _TILE_COLUMNS if diff.impact == "phaseCycles" else _GPU_COLUMNS
-    titles = ["status"]
-    for title, _, _ in columns:
-        titles += [f"{title} before", "after", "Δ", "Δ%"]
-    table = [[*titles, "group"]]
-    for row in diff.rows.iter_rows(named=True):
-        cells = [row["status"]]
-        for _, key, fraction in columns:
-            cells += _cells(row, key, fraction)
-        table.append([*cells, row["group"]])
-    lines = [*header_lines(diff, breaches), ""]
+def _plain_columns(diff: Diff, rows: pl.DataFrame) -> list[PlainColumn]:
+    columns = statistics(diff)
+    cells: list[list[str]] = [[] for _ in range(4 * len(columns))]
+    for row in rows.iter_rows(named=True):
+        for index, (_, key, fraction) in enumerate(columns):
+            for part, text in enumerate(_cells(row, key, fraction)):
+                cells[4 * index + part].append(text)
+    plain = [
+        PlainColumn(f"{title} {part}", cells[4 * i + p], title=part, group=title)
+        for i, (title, _, _) in enumerate(columns)
+        for p, part in enumerate(_PARTS)
+    ]
+    marks = [STATUS_MARKS[s] + " " for s in rows.get_column("status").to_list()]
+    names = rows.get_column("group").to_list()
+    return [*plain, PlainColumn("group", names, right=False, prefixes=marks)]
+
+
+def render_table(diff: Diff, breaches: Sequence[str] = (), width: int | None = None) -> str:
+    """The header figures, then one line per group shown: the main statistics before, after,
+    Δ and Δ%, and the group last with its status mark (plain aligned columns, cheap to render
+    for thousands of groups), fitted to ``width`` (a terminal's; None: files and pipes)."""
+    lines = [*_fitted_lines(header_lines(diff, breaches), width), ""]
+    rows = diff.shown_rows()
     if diff.rows.height == 0:
         return "\n".join([*lines, "no groups on either side"]) + "\n"
-    widths = [max(len(r[i]) for r in table) for i in range(len(titles))]
-    for index, cells in enumerate(table):
-        aligned = [cells[0].ljust(widths[0])]
-        aligned += [c.rjust(w) for c, w in zip(cells[1:-1], widths[1:], strict=True)]
-        lines.append("  ".join([*aligned, cells[-1]]))
-        if index == 0:
-            lines.append("  ".join("─" * w for w in [*widths, 5]))
+    columns = _plain_columns(diff, rows)
+    fit = _fit(statistics(diff))
+    table, dropped = fit_plain(columns, "group", fit, width)
+    lines += table
+    if rows.height < diff.rows.height:
+        lines.append(f"the {rows.height} largest changes of {diff.rows.height} groups (--top)")
+    if dropped:
+        lines += wrap(dropped_line(_whole_statistics(dropped)), width or TABLE_WIDTH)
     return "\n".join(lines) + "\n"
+
+
+def _fitted_lines(lines: Sequence[str], width: int | None) -> list[str]:
+    """Header lines on a terminal: broken at spaces under their value (16 columns in), a
+    word longer than the line (a path) losing its middle."""
+    if width is None:
+        return list(lines)
+    fitted = []
+    for line in lines:
+        for part in wrap(line, width, indent=" " * 16) if len(line) > width else [line]:
+            fitted.append(part if len(part) <= width else shorten(part, width))
+    return fitted
+
+
+def _whole_statistics(dropped: Sequence[str]) -> list[str]:
+    """The dropped columns, a statistic whose four columns all went named once."""
+    named: list[str] = []
+    for key in dropped:
+        statistic = key.rsplit(" ", 1)[0]
+        whole = all(f"{statistic} {part}" in dropped for part in _PARTS)
+        text = statistic if whole else key
+        if text not in named:
+            named.append(text)
+    return named
 
 
 def to_document(diff: Diff, breaches: Sequence[str] = ()) -> dict[str, Any]:
@@ -130,7 +210,7 @@ def to_document(diff: Diff, breaches: Sequence[str] = ()) -> dict[str, Any]:
         "impact": diff.impact,
         "header": diff.header,
         "broken": list(breaches),
-        "groups": [_finite(row) for row in diff.rows.iter_rows(named=True)],
+        "groups": [_finite(row) for row in diff.shown_rows().iter_rows(named=True)],
     }
 
 
@@ -155,4 +235,4 @@ def render_json(diff: Diff, breaches: Sequence[str] = ()) -> str:
 
 def render_csv(diff: Diff) -> str:
     """``diff --format csv``: the rows with their column names; nulls are empty cells."""
-    return diff.rows.write_csv(float_precision=None)
+    return diff.shown_rows().write_csv(float_precision=None)

@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 
 from tileprof.core import numbers
-from tileprof.core.text import display_name, escape_control
+from tileprof.core.text import DISPLAY_NAME_LIMIT, display_name, escape_control
 from tileprof.model.store.history import (
     BAND_RUNS,
     FLOOR,
@@ -21,6 +21,7 @@ from tileprof.model.store.history import (
     Point,
     Trend,
 )
+from tileprof.views.fit import Fit, PlainColumn, dropped_line, fit_plain, wrap
 
 PERCENT_FIELDS = frozenset({"usefulUtilization", "deviceUsefulUtilization", "workLaneOccupancy"})
 
@@ -130,29 +131,67 @@ def _band_text(trend: Trend, point: Point) -> str:
     return f"{format_value(trend.field, point.low)} … {format_value(trend.field, point.high)}"
 
 
-def aligned(rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
-    """Plain aligned columns: the first row is the header, then a rule, then the rows
-    (``right``: which columns are right-aligned; the last column is never padded)."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(right))]
-    lines = []
-    for index, cells in enumerate(rows):
-        padded = [
-            c.rjust(w) if r else c.ljust(w)
-            for c, w, r in zip(cells[:-1], widths[:-1], right[:-1], strict=True)
-        ]
-        last = cells[-1].rjust(widths[-1]) if right[-1] else cells[-1]
-        lines.append("  ".join([*padded, last]).rstrip())
-        if index == 0:
-            lines.append("  ".join("─" * w for w in widths))
-    return lines
+TABLE_WIDTH = 200
+"""The width of the tables in files and pipes."""
+TREND_FIT = Fit(
+    titles=("group", "field", "runs", "newest", "band", "flags"),
+    drop_first=("runs", "flags", "band"),
+    full_width=TABLE_WIDTH,
+    full_limit=DISPLAY_NAME_LIMIT,
+    keep=("group", "field", "newest"),
+)
+"""A trend is its group and field: both stay, with the newest value."""
+FLAG_FIT = Fit(
+    titles=("run", "labels", "group", "field", "value", "band", "direction"),
+    drop_first=("labels", "band"),
+    full_width=TABLE_WIDTH,
+    full_limit=DISPLAY_NAME_LIMIT,
+    keep=("run", "group", "field", "value", "direction"),
+)
 
 
-def render_table(history: History) -> str:
+def _trend_columns(history: History) -> list[PlainColumn]:
+    rows = []
+    for trend in history.trends:
+        last = trend.points[-1]
+        flagged = sum(p.flag is not None for p in trend.points)
+        rows.append((
+            trend.group, trend.field, str(sum(p.value is not None for p in trend.points)),
+            format_value(trend.field, last.value), _band_text(trend, last),
+            str(flagged) if flagged else "",
+        ))  # fmt: skip
+    cells = list(zip(*rows, strict=True)) if rows else [()] * 6
+    right = (False, False, True, True, False, True)
+    return [
+        PlainColumn(title, list(column), right=r)
+        for title, column, r in zip(TREND_FIT.titles, cells, right, strict=True)
+    ]
+
+
+def _flag_columns(history: History) -> list[PlainColumn]:
+    labels = {r.run: r.labels for r in history.runs}
+    rows = [
+        (
+            point.run, escape_control(labels_text(labels[point.run])) or "—",
+            trend.group, trend.field, format_value(trend.field, point.value),
+            _band_text(trend, point), point.flag or "",
+        )
+        for trend, point in history.flags()
+    ]  # fmt: skip
+    cells = list(zip(*rows, strict=True)) if rows else [()] * 7
+    return [
+        PlainColumn(title, list(column), right=False)
+        for title, column in zip(FLAG_FIT.titles, cells, strict=True)
+    ]
+
+
+def render_table(history: History, width: int | None = None) -> str:
     """The newest run of each trend against its band, then every flag, then the failures.
 
     Plain aligned text (one line per trend whatever the name's length; cheap for thousands of
     trends, where laying out a rich table took seconds); names from the store are shown as
     ``display_name`` shows them (long ones elided in the middle, control characters escaped).
+    On a terminal (``width``) the tables fit it as ``diff``'s does (``fit_plain``).
     """
     newest = history.runs[-1].run if history.runs else "—"
     lines = [
@@ -161,39 +200,39 @@ def render_table(history: History) -> str:
         f"of the previous {BAND_RUNS} runs (at least {MIN_RUNS})",
         "",
     ]
-    rows = [["group", "field", "runs", "newest", "band", "flags"]]
-    for trend in history.trends:
-        last = trend.points[-1]
-        count = sum(p.value is not None for p in trend.points)
-        flagged = sum(p.flag is not None for p in trend.points)
-        rows.append([
-            display_name(trend.group), trend.field, str(count),
-            format_value(trend.field, last.value), _band_text(trend, last),
-            str(flagged) if flagged else "",
-        ])  # fmt: skip
+    if width is not None:  # the lines above and the FAIL lines below break under their value
+        lines = _wrapped(lines, width)
     if history.trends:
-        lines += aligned(rows, [False, False, True, True, False, True])
+        table, dropped = fit_plain(_trend_columns(history), "group", TREND_FIT, width)
+        lines += table + _dropped(dropped, width)
     else:
         lines.append("no stored statistics matched")
     flags = history.flags()
     lines += ["", f"flags    {len(flags)}"]
     if flags:
-        labels = {r.run: r.labels for r in history.runs}
-        rows = [["run", "labels", "group", "field", "value", "band", "direction"]]
-        for trend, point in flags:
-            rows.append([
-                escape_control(point.run), escape_control(labels_text(labels[point.run])) or "—",
-                display_name(trend.group), trend.field, format_value(trend.field, point.value),
-                _band_text(trend, point), point.flag or "",
-            ])  # fmt: skip
-        lines += aligned(rows, [False] * 7)
-    for failure in history.failures:
-        lines.append(
-            f"FAIL     {failure.threshold}: {display_name(failure.group)} {failure.field} "
-            f"{format_value(failure.field, failure.baseline)} → "
-            f"{format_value(failure.field, failure.value)} in run {escape_control(failure.run)}"
-        )
+        table, dropped = fit_plain(_flag_columns(history), ("run", "group"), FLAG_FIT, width)
+        lines += table + _dropped(dropped, width)
+    failures = [
+        f"FAIL     {failure.threshold}: {display_name(failure.group)} {failure.field} "
+        f"{format_value(failure.field, failure.baseline)} → "
+        f"{format_value(failure.field, failure.value)} in run {escape_control(failure.run)}"
+        for failure in history.failures
+    ]
+    lines += failures if width is None else _wrapped(failures, width)
     return "\n".join(lines) + "\n"
+
+
+def _wrapped(lines: Sequence[str], width: int) -> list[str]:
+    """Lines longer than ``width`` broken at spaces, continued 9 columns in."""
+    return [
+        part
+        for line in lines
+        for part in (wrap(line, width, indent=" " * 9) if len(line) > width else [line])
+    ]
+
+
+def _dropped(dropped: Sequence[str], width: int | None) -> list[str]:
+    return wrap(dropped_line(dropped, "--format csv"), width or TABLE_WIDTH) if dropped else []
 
 
 def verdict(history: History) -> str:

@@ -8,11 +8,28 @@ groups draws in milliseconds); names go into the HTML only, autoescaped, never i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timezone
 
+from tileprof.core.text import shorten
 from tileprof.model.store.history import History, Trend
 from tileprof.views.history import format_value, labels_text, rule
 
-WIDTH, HEIGHT, PAD = 300.0, 64.0, 6.0
+WIDTH, HEIGHT = 360.0, 100.0
+"""The SVG box of one panel: the plot, its value axis on the left, its run axis below."""
+PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 58.0, 350.0, 8.0, 62.0
+"""The plot area inside the box; the value labels sit left of it, run ids and dates below."""
+RUN_LABEL_LIMIT = 22
+"""Longest run id an axis label shows (the whole id is in each point's hover title)."""
+
+
+@dataclass(frozen=True)
+class AxisLabel:
+    """A label of the run axis: where, which run, and the date it was added (UTC)."""
+
+    x: float
+    run: str
+    date: str
+    anchor: str
 
 
 @dataclass(frozen=True)
@@ -34,6 +51,12 @@ class Panel:
     newest: str
     minimum: str
     maximum: str
+    axis_low: str = ""
+    """The value at the bottom of the plot (the lower end of the values and the band)."""
+    axis_high: str = ""
+    """The value at the top."""
+    runs: tuple[AxisLabel, ...] = ()
+    """The first and the last run (and the middle one from five runs up) under the plot."""
 
 
 @dataclass(frozen=True)
@@ -74,16 +97,34 @@ def _coordinates(trend: Trend, count: int) -> tuple[float, float, list[float]]:
     low, high = (min(values), max(values)) if values else (0.0, 1.0)
     if high == low:
         low, high = low - 1, high + 1
-    step = (WIDTH - 2 * PAD) / max(count - 1, 1)
-    return low, high, [PAD + i * step for i in range(count)]
+    step = (PLOT_RIGHT - PLOT_LEFT) / max(count - 1, 1)
+    return low, high, [PLOT_LEFT + i * step for i in range(count)]
 
 
-def panel(trend: Trend) -> Panel:
-    """The SVG geometry of one trend, in a WIDTH × HEIGHT box."""
+def _run_axis(trend: Trend, xs: list[float], dates: dict[str, str]) -> tuple[AxisLabel, ...]:
+    count = len(trend.points)
+    chosen = sorted({0, count - 1} | ({count // 2} if count >= 5 else set()))
+    anchors = {0: "start", count - 1: "end"}
+    return tuple(
+        AxisLabel(
+            round(xs[i], 2),
+            shorten(trend.points[i].run, RUN_LABEL_LIMIT),
+            dates.get(trend.points[i].run, ""),
+            anchors.get(i, "middle") if count > 1 else "start",
+        )
+        for i in chosen
+        if count
+    )
+
+
+def panel(trend: Trend, dates: dict[str, str] | None = None) -> Panel:
+    """The SVG geometry of one trend, in a WIDTH × HEIGHT box: the plot, the value axis
+    (its low and high ends) and the run axis (run ids and the dates they were added)."""
     low, high, xs = _coordinates(trend, len(trend.points))
 
     def y(value: float) -> float:
-        return round(HEIGHT - PAD - (value - low) / (high - low) * (HEIGHT - 2 * PAD), 2)
+        span = PLOT_BOTTOM - PLOT_TOP
+        return round(PLOT_BOTTOM - (value - low) / (high - low) * span, 2)
 
     placed = list(zip(xs, trend.points, strict=True))
     line = " ".join(f"{round(x, 2)},{y(p.value)}" for x, p in placed if p.value is not None)
@@ -112,6 +153,9 @@ def panel(trend: Trend) -> Panel:
         newest=format_value(trend.field, trend.points[-1].value if trend.points else None),
         minimum=format_value(trend.field, min(defined) if defined else None),
         maximum=format_value(trend.field, max(defined) if defined else None),
+        axis_low=format_value(trend.field, low),
+        axis_high=format_value(trend.field, high),
+        runs=_run_axis(trend, xs, dates or {}),
     )
 
 
@@ -120,11 +164,12 @@ def build_page(history: History, generated_at: str, version: str) -> HistoryPage
     by_group: dict[str, list[Trend]] = {}
     for trend in history.trends:
         by_group.setdefault(trend.group, []).append(trend)
+    dates = {r.run: r.added_at.astimezone(timezone.utc).strftime("%Y-%m-%d") for r in history.runs}
     groups = tuple(
         GroupCharts(
             id=f"group-{index}",
             name=name,
-            panels=tuple(panel(t) for t in trends),
+            panels=tuple(panel(t, dates) for t in trends),
             flagged=sum(p.flag is not None for t in trends for p in t.points),
         )
         for index, (name, trends) in enumerate(by_group.items())

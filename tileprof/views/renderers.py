@@ -156,6 +156,8 @@ class DiffModel:
 
     diff: Diff
     broken: tuple[str, ...] = ()
+    width: int | None = None
+    """The terminal's width when the table goes to one; None: the fixed width of files."""
 
 
 def _diff_text(kind: str) -> Callable[[DiffModel], str]:
@@ -163,7 +165,7 @@ def _diff_text(kind: str) -> Callable[[DiffModel], str]:
         from tileprof.views import diff_text
 
         if kind == "table":
-            return diff_text.render_table(model.diff, model.broken)
+            return diff_text.render_table(model.diff, model.broken, model.width)
         if kind == "json":
             return diff_text.render_json(model.diff, model.broken)
         return diff_text.render_csv(model.diff)
@@ -227,6 +229,8 @@ class HistoryModel:
 
     history: Any
     generated_at: Any = None
+    width: int | None = None
+    """The terminal's width when the table goes to one; None: the fixed width of files."""
 
 
 def _history(kind: str) -> Callable[[HistoryModel], str]:
@@ -237,6 +241,8 @@ def _history(kind: str) -> Callable[[HistoryModel], str]:
             from tileprof.views import history_html
 
             return history_html.render(model.history, model.generated_at)
+        if kind == "table":
+            return history.render_table(model.history, model.width)
         text: str = getattr(history, f"render_{kind}")(model.history)
         return text
 
@@ -256,9 +262,10 @@ def _store_runs(kind: str) -> Callable[[Sequence[Any]], str]:
             import json
 
             return json.dumps([r.to_json() for r in runs], indent=2, ensure_ascii=False) + "\n"
-        from tileprof.views.store_table import render_runs
+        from tileprof.core.outputs import terminal_width
+        from tileprof.views.store_table import TABLE_WIDTH, render_runs
 
-        return render_runs(runs)
+        return render_runs(runs, terminal_width(None) or TABLE_WIDTH)  # always to stdout
 
     return render
 

@@ -12,9 +12,17 @@ from rich.table import Table
 from rich.text import Text
 
 from tileprof.analyses.links import format_us
-from tileprof.core.numbers import number, percent
+from tileprof.core.numbers import number, percent, speedup
 from tileprof.core.text import DISPLAY_NAME_LIMIT, cell, escape_control
-from tileprof.views.fit import Fit, fit_to_width, plain_console, strip_padding
+from tileprof.views.fit import (
+    Fit,
+    Name,
+    fit_table,
+    plain_console,
+    print_fitted,
+    resolve_names,
+    strip_padding,
+)
 
 TABLE_WIDTH = 220
 NAME_WIDTH = 60
@@ -24,11 +32,15 @@ def _short(text: str | None, width: int = NAME_WIDTH) -> Text:
     return cell(text, width)
 
 
-RunCell = Callable[[dict[str, Any], int], "Text | str"]
+RunCell = Callable[[dict[str, Any], int], "Text | str | Name"]
 RUN_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
-    ("target", "left", lambda r, limit: cell(r["target"], limit)),
-    ("workload", "left", lambda r, limit: cell(r["workload"], limit)),
-    ("implementation / kernel", "left", lambda r, limit: _run_name(r, limit)),
+    ("target", "left", lambda r, _: Name(r["target"])),
+    ("workload", "left", lambda r, _: Name(r["workload"])),
+    (
+        "implementation / kernel",
+        "left",
+        lambda r, _: Name(r["implementation"] or r["kernel"], NAME_WIDTH),
+    ),
     ("family", "left", lambda r, _: cell(r["op_family"])),
     ("dtype", "left", lambda r, _: cell(r["dtype"])),
     ("time", "right", lambda r, _: format_us(r["time_us"])),
@@ -37,7 +49,7 @@ RUN_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
     ("TFLOP/s", "right", lambda r, _: number(r["tflops"])),
     ("peak", "right", lambda r, _: percent(r["peak_fraction"])),
     ("J", "right", lambda r, _: number(r["energy_j"])),
-    ("speedup", "right", lambda r, _: number(r["speedup"])),
+    ("speedup", "right", lambda r, _: speedup(r["speedup"])),
 )
 """The run table's columns (docs/runs.md): title, alignment, and the cell of a row given the
 name limit (the kernel's name never more than ``NAME_WIDTH``)."""
@@ -47,23 +59,20 @@ RUN_DROP_FIRST: tuple[str, ...] = (
     "J",
     "family",
     "dtype",
-    "workload",
     "peak",
     "TFLOP/s",
 )
-"""Columns left out, in this order, on a terminal narrower than the table: target, kernel,
-time and speedup (what a run is, and how it compares) stay."""
+"""Columns left out, in this order, on a terminal narrower than the table: target, workload,
+kernel, time and speedup (what a run is, and how it compares) stay."""
+RUN_KEEP: tuple[str, ...] = ("workload",)
+"""Never dropped: the column that tells runs of one target apart."""
 RUN_FIT = Fit(
     titles=tuple(title for title, _, _ in RUN_COLUMNS),
     drop_first=RUN_DROP_FIRST,
     full_width=TABLE_WIDTH,
     full_limit=DISPLAY_NAME_LIMIT,
+    keep=RUN_KEEP,
 )
-
-
-def _run_name(row: dict[str, Any], limit: int) -> Text:
-    """The implementation, else the kernel, never longer than ``NAME_WIDTH``."""
-    return _short(row["implementation"] or row["kernel"], min(limit, NAME_WIDTH))
 
 
 def _column_table(
@@ -78,8 +87,9 @@ def _column_table(
     kept = [c for c in columns if c[0] in shown]
     for title, justify, _ in kept:
         table.add_column(title, justify=justify)  # type: ignore[arg-type]
-    for r in frame.iter_rows(named=True):
-        table.add_row(*(make(r, name_limit) for _, _, make in kept))
+    rows = [[make(r, name_limit) for _, _, make in kept] for r in frame.iter_rows(named=True)]
+    for row in resolve_names(rows, name_limit):
+        table.add_row(*row)  # type: ignore[arg-type]
     return table
 
 
@@ -126,7 +136,8 @@ def render(
     if not linked_only:
         console.print(f"runs ({runs.height})", markup=False)
         if runs.height:
-            console.print(fit_to_width(partial(runs_table, runs), RUN_FIT, console, width))
+            fitted = fit_table(partial(runs_table, runs), RUN_FIT, console, width)
+            print_fitted(console, fitted, RUN_FIT)
         console.print()
     console.print(
         f"linked sets ({linked['set_id'].n_unique() if linked.height else 0})", markup=False
@@ -146,9 +157,9 @@ def render(
 OP_NAME_WIDTH = 44
 """The op and input-dims cells are never longer than this."""
 OP_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
-    ("target", "left", lambda r, limit: cell(r["target"], limit)),
-    ("op", "left", lambda r, limit: _short(r["op"], min(limit, OP_NAME_WIDTH))),
-    ("input dims", "left", lambda r, limit: _short(r["input_dims"], min(limit, OP_NAME_WIDTH))),
+    ("target", "left", lambda r, _: Name(r["target"])),
+    ("op", "left", lambda r, _: Name(r["op"], OP_NAME_WIDTH)),
+    ("input dims", "left", lambda r, _: Name(r["input_dims"], OP_NAME_WIDTH)),
     ("dtype", "left", lambda r, _: r["dtype"] or "—"),
     ("calls", "right", lambda r, _: _calls(r["calls"], r["calls_without_gpu"])),
     ("kernels", "right", lambda r, _: number(r["kernels"])),
@@ -164,18 +175,20 @@ OP_DROP_FIRST: tuple[str, ...] = (
     "work from",
     "kernels",
     "GFLOP/call",
-    "dtype",
     "peak",
     "time/call",
     "calls",
 )
-"""Columns left out, in this order, on a narrow terminal: target, op, input dims, total and
-TFLOP/s (which op, on what, how long, how fast) stay."""
+"""Columns left out, in this order, on a narrow terminal: target, op, input dims, dtype, total
+and TFLOP/s (which op, on what, how long, how fast) stay."""
+OP_KEEP: tuple[str, ...] = ("dtype",)
+"""Never dropped: rows of one op and shape differ by dtype."""
 OP_FIT = Fit(
     titles=tuple(title for title, _, _ in OP_COLUMNS),
     drop_first=OP_DROP_FIRST,
     full_width=TABLE_WIDTH,
     full_limit=DISPLAY_NAME_LIMIT,
+    keep=OP_KEEP,
 )
 
 
@@ -202,7 +215,7 @@ def render_ops(ops: pl.DataFrame, notes: Sequence[str] = (), *, width: int = TAB
     console = plain_console(buffer, width)
     console.print(f"ops ({ops.height})", markup=False)
     if ops.height:
-        console.print(fit_to_width(partial(ops_table, ops), OP_FIT, console, width))
+        print_fitted(console, fit_table(partial(ops_table, ops), OP_FIT, console, width), OP_FIT)
     for note in notes:
         console.print(f"note: {escape_control(note)}", markup=False)
     return strip_padding(buffer.getvalue())

@@ -12,8 +12,8 @@ from rich.table import Table
 
 from tileprof.analyses.summary import Summary
 from tileprof.core import numbers
-from tileprof.core.text import DISPLAY_NAME_LIMIT, cell, escape_control
-from tileprof.views.fit import Fit, fit_to_width, plain_console
+from tileprof.core.text import DISPLAY_NAME_LIMIT, cell, distinct_shortened, escape_control
+from tileprof.views.fit import Fit, Fitted, fit_table, plain_console, print_fitted, strip_padding
 
 TABLE_WIDTH = 200
 
@@ -80,12 +80,15 @@ DROP_FIRST: tuple[str, ...] = (
     "max",
     "tiles",
     "avg tiles",
-    "phase cycles",
     "p95",
     "samples",
+    "device",
 )
 """Columns left out, in this order, when the table would be wider than the terminal: the
-figures people came for (phase ms, useful and device utilization) go last."""
+figures people came for (phase ms, useful and device utilization) go last, and ``KEEP``
+never."""
+KEEP: tuple[str, ...] = ("phase cycles",)
+"""Never dropped: the sort key (groups are sorted by phase cycles, largest first)."""
 
 
 def _table(summary: Summary, shown: Sequence[str], name_limit: int) -> Table:
@@ -96,10 +99,10 @@ def _table(summary: Summary, shown: Sequence[str], name_limit: int) -> Table:
     columns = [c for c in COLUMNS if c[0] in shown]
     for title, _, _ in columns:
         table.add_column(title, justify="right")
-    for row in summary.groups.iter_rows(named=True):
+    names = distinct_shortened(summary.groups.get_column("name").to_list(), name_limit)
+    for row, name in zip(summary.groups.iter_rows(named=True), names, strict=True):
         dims = [cell(None if row[d] is None else str(row[d])) for d in summary.group_by]
-        name = cell(row["name"], name_limit)
-        table.add_row(name, *dims, *(fmt(row[key]) for _, key, fmt in columns))
+        table.add_row(cell(name), *dims, *(fmt(row[key]) for _, key, fmt in columns))
     return table
 
 
@@ -108,13 +111,14 @@ FIT = Fit(
     drop_first=DROP_FIRST,
     full_width=TABLE_WIDTH,
     full_limit=DISPLAY_NAME_LIMIT,
+    keep=KEEP,
 )
 
 
-def fitted_table(summary: Summary, console: Console, width: int) -> Table:
+def fitted_table(summary: Summary, console: Console, width: int) -> Fitted:
     """The group table, narrowed to ``width`` (tileprof.views.fit): names lose their middle
     first (down to 24 characters), then columns go in ``DROP_FIRST`` order."""
-    return fit_to_width(partial(_table, summary), FIT, console, width)
+    return fit_table(partial(_table, summary), FIT, console, width)
 
 
 def render(
@@ -133,9 +137,9 @@ def render(
         console.print(escape_control(line), markup=False)
     console.print()
     if summary.groups.height:
-        console.print(fitted_table(summary, console, width))
+        print_fitted(console, fitted_table(summary, console, width), FIT)
     else:
         console.print("no samples matched", markup=False)
         for line in present:
             console.print(escape_control(line), markup=False)
-    return buffer.getvalue()
+    return strip_padding(buffer.getvalue())

@@ -11,8 +11,16 @@ from rich.table import Table
 
 from tileprof.analyses.supersteps import Supersteps
 from tileprof.core.numbers import number
-from tileprof.core.text import DISPLAY_NAME_LIMIT, cell
-from tileprof.views.fit import Fit, fit_to_width, plain_console, strip_padding
+from tileprof.core.text import DISPLAY_NAME_LIMIT
+from tileprof.views.fit import (
+    Fit,
+    Name,
+    fit_table,
+    plain_console,
+    print_fitted,
+    resolve_names,
+    strip_padding,
+)
 from tileprof.views.summary_table import TABLE_WIDTH, _integer, _percent
 
 if TYPE_CHECKING:
@@ -49,7 +57,7 @@ def footer_lines(result: Supersteps) -> list[str]:
     return lines
 
 
-SuperstepCell = Callable[[Supersteps, dict[str, Any], int], "Text | str"]
+SuperstepCell = Callable[[Supersteps, dict[str, Any], int], "Text | str | Name"]
 SUPERSTEP_COLUMNS: tuple[tuple[str, SuperstepCell], ...] = (
     ("epoch", lambda _, r, __: "—" if r["epoch"] is None else str(r["epoch"])),
     ("#", lambda _, r, __: str(r["index"])),
@@ -63,7 +71,7 @@ SUPERSTEP_COLUMNS: tuple[tuple[str, SuperstepCell], ...] = (
     ("balance", lambda _, r, __: _percent(r["tileBalance"])),
     ("mean wait", lambda _, r, __: number(r["meanSyncWait"])),
     ("critical", lambda _, r, __: str(r["criticalTile"])),
-    ("group", lambda _, r, limit: cell(r["criticalGroup"], limit)),
+    ("group", lambda _, r, __: Name(r["criticalGroup"])),
     ("margin", lambda _, r, __: _integer(r["stragglerMargin"])),
 )
 """The superstep table's columns (docs/metrics.md, "Supersteps"): title, and the cell of a row
@@ -98,8 +106,12 @@ def _superstep_table(
     columns = [c for c in SUPERSTEP_COLUMNS if c[0] in shown]
     for title, _ in columns:
         table.add_column(title, justify="left" if title == "group" else "right")
-    for row in result.supersteps.iter_rows(named=True):
-        table.add_row(*(make(result, row, name_limit) for _, make in columns))
+    rows = [
+        [make(result, r, name_limit) for _, make in columns]
+        for r in result.supersteps.iter_rows(named=True)
+    ]
+    for row in resolve_names(rows, name_limit):
+        table.add_row(*row)  # type: ignore[arg-type]
     return table
 
 
@@ -124,7 +136,7 @@ def render(result: Supersteps, device: str, tiles: bool = False, width: int = TA
     console.print()
     if result.supersteps.height:
         build = partial(_superstep_table, result)
-        console.print(fit_to_width(build, SUPERSTEP_FIT, console, width))
+        print_fitted(console, fit_table(build, SUPERSTEP_FIT, console, width), SUPERSTEP_FIT)
     else:
         console.print("no supersteps (no compute samples of positive length chosen)", markup=False)
     if tiles and result.tiles.height:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import math
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -58,6 +59,8 @@ OTHER_COLOUR = "#9a9a9a"
 IDLE_COLOUR = "#f4f4f4"
 USEFUL_COLOUR = "#59a14f"
 OTHER_WORK_COLOUR = "#c9c9c9"
+EXCHANGE_COLOUR = "#76b7b2"
+"""Exchange in the phase chart: its own colour, never the grey of other work."""
 
 
 def _style() -> contextlib.AbstractContextManager[None]:
@@ -270,10 +273,14 @@ def phase_chart(section: TileSection) -> Chart | None:
         figure, axes, y = _group_rows(len(split.names))
         axes.barh(y, split.useful, color=USEFUL_COLOUR, label="useful")
         axes.barh(y, split.other, left=split.useful, color=OTHER_WORK_COLOUR, label="other")
+        if split.exchange is not None and split.exchange.any():
+            left = split.useful + split.other
+            axes.barh(y, split.exchange, left=left, color=EXCHANGE_COLOUR, label="exchange")
         clock = section.summary.clock_hz
         _label_group_rows(figure, axes, y, split.names, "phase cycles (µs)", clock)
     caption = (
-        "useful = phaseCycles × usefulUtilization; other = the rest (all of it without estimate)."
+        "useful = phaseCycles × usefulUtilization; other = the rest (all of it without "
+        "estimate); exchange = all of a group of exchange samples (data moving between tiles)."
     )
     return _chart(f"{section.id}-phase", "Phase cycles per group", caption, figure, tight=False)
 
@@ -318,8 +325,20 @@ def balance_chart(section: TileSection) -> Chart:
             1, 2, figsize=(9.5, 3.0), gridspec_kw={"width_ratios": [3, 2]}
         )
         tiles = np.arange(bal.busy.size)
-        left.fill_between(tiles, bal.busy, step="mid", color="#4e79a7", lw=0)
+        floor = balance_floor(bal.busy)
+        left.fill_between(tiles, bal.busy, floor, step="mid", color="#4e79a7", lw=0)
         left.set_xlim(-0.5, bal.busy.size - 0.5)
+        if floor > 0:  # the axis starts where the data is: say so on the chart
+            top = float(bal.busy.max())
+            left.set_ylim(floor, top + (top - floor) * 0.05)
+            left.annotate(
+                f"axis starts at {numbers.number(floor)}, not 0",
+                (0.01, 0.02),
+                xycoords="axes fraction",
+                fontsize=7,
+                color="#555",
+                bbox={"boxstyle": "round", "fc": "white", "ec": "#999", "lw": 0.6},
+            )
         left.set_xlabel("tile")
         left.set_ylabel("busy cycles")
         right.hist(bal.busy, bins=min(60, max(bal.busy.size // 4, 1)), color="#4e79a7")
@@ -347,7 +366,22 @@ def balance_chart(section: TileSection) -> Chart:
         f"max {numbers.number(bal.maximum)} (tile {bal.max_tile}); "
         f"{numbers.number(bal.idle_tiles)} idle tiles."
     )
+    if floor > 0:
+        caption += f" The busy-cycles axis starts at {numbers.number(floor)}, not 0."
     return _chart(f"{section.id}-balance", "Tile balance", caption, figure, tight=False)
+
+
+def balance_floor(busy: np.ndarray) -> float:
+    """Where the busy-cycles axis starts: 0, unless every tile is busy for more than half of
+    the largest value, where a zero-based axis would flatten the differences; then a round
+    value a little below the smallest (the chart marks that the axis does not start at 0)."""
+    if busy.size == 0:
+        return 0.0
+    low, high = float(busy.min()), float(busy.max())
+    if low <= 0 or low < high / 2:
+        return 0.0
+    step = 10 ** math.floor(math.log10(max(high - low, 1.0)))
+    return float(max(0.0, math.floor((low - (high - low) * 0.1) / step) * step))
 
 
 def with_tile_charts(section: TileSection) -> TileSection:
@@ -410,6 +444,11 @@ def calibration_chart(id: str, title: str, frame: pl.DataFrame) -> Chart:
     return _chart(id, f"Calibration latency: {title}", "time_us per schedule.", figure)
 
 
+GEMM_LABEL_ROOM = 1.45
+"""The GEMM chart's time axis runs to this many times the longest bar, so the "…% of peak"
+label after it stays inside its own axes instead of running into the energy panel."""
+
+
 def gemm_chart(frame: pl.DataFrame) -> Chart:
     """Time and energy per precision, annotated with the peak fraction."""
     labels = _labels(frame, ("target", "dtype"))
@@ -432,9 +471,13 @@ def gemm_chart(frame: pl.DataFrame) -> Chart:
                 )
         left.set_yticks(y, labels)
         left.invert_yaxis()
+        longest = float(frame["time_us"].fill_null(0).cast(pl.Float64).to_numpy().max(initial=0.0))
+        if longest > 0:  # room right of the longest bar for its label, inside the axes
+            left.set_xlim(0, longest * GEMM_LABEL_ROOM)
         left.set_xlabel("µs per run (time_us)")
         right.barh(y, frame["energy_j"].fill_null(0).to_numpy(), color="#59a14f", label="energy_j")
         right.set_xlabel("J per run (energy_j, idle-adjusted)")
+        left.xaxis.set_major_locator(MaxNLocator(5))  # tick labels of 6 digits never touch
         thousands(left.xaxis)
         thousands(right.xaxis)
     return _chart(

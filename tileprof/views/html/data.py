@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 from tileprof.analyses.balance import tile_balance
-from tileprof.analyses.filters import Filters
+from tileprof.analyses.filters import Filters, group_name
 from tileprof.analyses.kernel_metrics import utilization_beside
 from tileprof.analyses.quality import overlapping_samples as overlapping_samples  # re-exported
 from tileprof.analyses.quality import run_quality, tile_quality
@@ -75,11 +75,29 @@ def format_number(value: Any, *, percent: bool = False, digits: int = numbers.DI
     return numbers.number(value, digits)
 
 
-def number_cell(value: Any, *, percent: bool = False) -> Cell:
-    """A numeric cell whose title holds the exact value."""
+def unit_of(key: str) -> str | None:
+    """The unit a column's numbers carry, read from its name (docs/metrics.md, "How numbers
+    are shown"): ``µs`` for ``*_us`` and ``us`` (shown as the terminal's run table shows a
+    time, in µs, ms or s), ``×`` for a speedup; None for the rest (counts, cycles, ratios, and
+    ``phaseMs``, printed as the terminal's ``phase ms`` column prints it)."""
+    if key == "us" or key.endswith("_us"):
+        return "µs"
+    return "×" if key == "speedup" else None
+
+
+def _with_unit(value: Any, unit: str | None) -> str:
+    if unit == "µs":
+        return numbers.duration_us(value)
+    return numbers.speedup(value) if unit == "×" else numbers.number(value)
+
+
+def number_cell(value: Any, *, percent: bool = False, unit: str | None = None) -> Cell:
+    """A numeric cell whose title holds the exact value; ``unit``: ``unit_of`` its column."""
     sort = None if value is None or (isinstance(value, float) and math.isnan(value)) else value
     return Cell(
-        format_number(value, percent=percent),
+        format_number(value, percent=percent)
+        if percent or unit is None
+        else _with_unit(value, unit),
         None if sort is None else float(sort),
         "" if sort is None else repr(value),
     )
@@ -152,13 +170,16 @@ def table_from_frame(
     cols = []
     for name in present:
         dtype = frame.schema[name]
-        cols.append(Column(name, name, dtype.is_numeric(), docs.get(name, ""), name in ditto))
+        label = "µs" if name == "us" else name  # the unit's one spelling (numbers.MICRO)
+        cols.append(Column(name, label, dtype.is_numeric(), docs.get(name, ""), name in ditto))
     rows = []
     for row in frame.select(present).iter_rows():
         cells = []
         for column, value in zip(cols, row, strict=False):
             if column.numeric:
-                cells.append(number_cell(value, percent=column.key in percent))
+                percentage = column.key in percent
+                unit = None if percentage else unit_of(column.key)
+                cells.append(number_cell(value, percent=percentage, unit=unit))
             elif column.key in kernels:
                 cells.append(kernel_cell(value))
             else:
@@ -227,13 +248,32 @@ def _display_names(summary: Summary) -> tuple[str, ...]:
     return tuple(names)
 
 
-def phase_split(summary: Summary) -> PhaseSplit:
-    """Each group's phaseCycles split by its usefulUtilization (no estimate: all "other")."""
+def phase_split(summary: Summary, matched: pl.DataFrame | None = None) -> PhaseSplit:
+    """Each group's phaseCycles split by its usefulUtilization (no estimate: all "other");
+    a group whose ``matched`` samples are all of kind exchange is all "exchange"."""
     groups = summary.groups
     phase = groups["phaseCycles"].cast(pl.Float64).fill_null(0).to_numpy()
     share = groups["usefulUtilization"].fill_null(0.0).clip(0.0, 1.0).to_numpy()
     useful = phase * share
-    return PhaseSplit(_display_names(summary), useful, phase - useful)
+    exchange = np.zeros_like(phase)
+    if matched is not None and matched.height:
+        names = exchange_groups(matched)
+        is_exchange = groups["name"].cast(pl.String).is_in(list(names)).to_numpy()
+        exchange = np.where(is_exchange, phase, 0.0)
+        useful = np.where(is_exchange, 0.0, useful)
+    return PhaseSplit(_display_names(summary), useful, phase - useful - exchange, exchange)
+
+
+def exchange_groups(matched: pl.DataFrame) -> set[str]:
+    """Names of the groups whose samples are all of kind ``exchange``."""
+    frame = (
+        matched.lazy()
+        .group_by(name=group_name().cast(pl.String))
+        .agg(exchange=(pl.col("kind").cast(pl.String) == "exchange").all())
+        .filter(pl.col("exchange"))
+        .collect()
+    )
+    return set(frame["name"].drop_nulls().to_list())
 
 
 def duration_spread(summary: Summary) -> DurationSpread:
@@ -328,7 +368,7 @@ def tile_section(
         groups=group_table(summary, f"{id}-groups"),
         occupancy=occupancy,
         active=active,
-        phase=phase_split(summary),
+        phase=phase_split(summary, matched),
         spread=duration_spread(summary),
         balance=tile_balance(matched, profile.tile_count),
         supersteps=superstep_section(profile, filters, f"{id}-supersteps", table_from_frame),
@@ -610,10 +650,12 @@ def build_report(
     environ: dict[str, str] | None = None,
     charts: bool = True,
     bins: int = TIME_BINS,
+    command: str | None = None,
 ) -> Report:
     """The report's view model for these tile profiles and GPU runs.
 
     ``charts=False`` makes ``render`` leave the charts out (the model itself never draws).
+    ``command`` is the command line the header records.
     ``filters`` apply to every profile unless ``tile_filters`` gives one per profile (the
     example profile is filtered to epoch 1, as its reference summary was).
     """
@@ -656,5 +698,6 @@ def build_report(
         group_by=tuple(group_by),
         version=version,
         generated_at=generated_at,
+        command=command,
     )
     return Report(header, tiles, gpu, linked, tuple(quality), draw_charts=charts)

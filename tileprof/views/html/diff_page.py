@@ -16,6 +16,7 @@ import polars as pl
 from tileprof._version import __version__
 from tileprof.analyses.diff import STATUSES, Diff, Side
 from tileprof.core import numbers
+from tileprof.views.diff_text import STATUS_MARKS
 from tileprof.views.html import charts
 from tileprof.views.html.data import (
     GROUP_PERCENT_FIELDS,
@@ -63,6 +64,8 @@ class DiffSection:
     columns: tuple[Column, ...]
     rows: tuple[DiffRow, ...]
     broken: tuple[str, ...] = ()
+    hint: str = "Every group of either side, largest change first."
+    """Which rows the table holds (all, or the ``--top`` largest changes)."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +113,7 @@ def headline(diff: Diff) -> tuple[Figure, ...]:
     figures = []
     if impact == "phaseCycles":
         figures += [
-            _figure("Profile span (cycles)", h["profileSpanCycles"], "profileSpanCycles"),
+            _figure("Matched span (cycles)", h["matchedSpanCycles"], "matchedSpanCycles"),
             _figure("Matched samples", h["matchedSampleCount"], "matchedSampleCount"),
             _figure("Device busy", h["deviceBusy"], "deviceBusy", percent=True),
         ]
@@ -134,8 +137,14 @@ def headline(diff: Diff) -> tuple[Figure, ...]:
         Figure(
             "Groups",
             None,
-            ", ".join(f"{h['groups'][s]} {s}" for s in STATUSES),
+            ", ".join(f"{h['groups'][s]} {s} ({STATUS_MARKS[s]})" for s in STATUSES),
             "added, removed, changed, unchanged",
+        ),
+        Figure(
+            "Filters",
+            None,
+            " ".join(_filters(diff)) or "none",
+            "the filters both sides were read with",
         ),
     ]
     return tuple(figures)
@@ -179,10 +188,13 @@ def _bars(diff: Diff, id: str) -> Chart | None:
 
 def _columns(diff: Diff) -> tuple[Column, ...]:
     columns = [
-        Column("group", "group", False, "matching key (after --match and --normalize)"),
-        Column("status", "status", False, "added, removed, changed or unchanged"),
-        Column("beforeName", "before name", False),
-        Column("afterName", "after name", False),
+        Column(
+            "group",
+            "group",
+            False,
+            "matching key (after --match and --normalize), after its status mark: + added, "
+            "- removed, ~ changed, = unchanged; hover for each side's own name",
+        ),
     ]
     for f in diff.fields:
         columns += [
@@ -198,7 +210,9 @@ def _row(record: dict[str, Any], columns: tuple[Column, ...]) -> DiffRow:
     cells = []
     for column in columns:
         value = record[column.key]
-        if not column.numeric:
+        if column.key == "group":
+            cells.append(_group_cell(record))
+        elif not column.numeric:
             cells.append(text_cell(value))
         elif column.key.endswith("_relative"):
             sort = None if value is None else float(value)
@@ -208,6 +222,22 @@ def _row(record: dict[str, Any], columns: tuple[Column, ...]) -> DiffRow:
             percent = base in GROUP_PERCENT_FIELDS and not column.key.endswith("_change")
             cells.append(number_cell(value, percent=percent))
     return DiffRow(record["status"], tuple(cells))
+
+
+def _group_cell(record: dict[str, Any]) -> Cell:
+    """The group with its status mark; the title names each side's own name when the key
+    differs from it (a --match or --normalize pairing)."""
+    group = record["group"]
+    names = [(side, record[f"{side}Name"]) for side in ("before", "after")]
+    renamed = [f"{side}: {name}" for side, name in names if name is not None and name != group]
+    cell = text_cell(group)
+    title = "; ".join(renamed) or cell.title
+    return Cell(f"{STATUS_MARKS[record['status']]} {cell.text}", cell.sort, title)
+
+
+def _filters(diff: Diff) -> list[str]:
+    summary = diff.before.summary
+    return [] if summary is None else list(summary.filters.describe())
 
 
 def diff_page(diff: Diff, broken: tuple[str, ...] = ()) -> DiffPage:
@@ -231,6 +261,14 @@ def diff_section(diff: Diff, *, id: str = "diff", broken: tuple[str, ...] = ()) 
         figures=headline(diff),
         charts=tuple(charted),
         columns=columns,
-        rows=tuple(_row(r, columns) for r in diff.rows.iter_rows(named=True)),
+        rows=tuple(_row(r, columns) for r in diff.shown_rows().iter_rows(named=True)),
         broken=broken,
+        hint=_rows_hint(diff),
     )
+
+
+def _rows_hint(diff: Diff) -> str:
+    shown, total = diff.shown_rows().height, diff.rows.height
+    if shown < total:
+        return f"The {shown} largest changes of {total} groups (--top {shown}), largest first."
+    return "Every group of either side, largest change first."

@@ -99,10 +99,19 @@ def ends_chart(section: SuperstepSection) -> Chart | None:
     caption = (
         f"Superstep {longest['index']} of epoch {epoch}, the longest shown "
         f"({int(longest['cycles']):,} cycles): critical tile {critical} "
-        f"({longest['criticalGroup']}), "
-        + ("no other active tile." if margin is None else f"{int(margin):,} cycles after the next.")
+        f"({longest['criticalGroup']}), " + straggler_text(margin)
     )
     return _chart(f"{section.id}-ends", "Tile end times, longest superstep", caption, figure)
+
+
+def straggler_text(margin: int | None) -> str:
+    """How far the critical tile ends after the runner-up (``stragglerMargin``), in words: a
+    tie is said as a tie, not as "0 cycles after the next"."""
+    if margin is None:
+        return "the only active tile."
+    if margin == 0:
+        return "ending with another tile (a tie: no single straggler)."
+    return f"ending {int(margin):,} cycles after the next tile to end."
 
 
 def with_superstep_charts(report: Report) -> Report:

@@ -34,6 +34,8 @@ class Header:
     group_by: tuple[str, ...]
     version: str
     generated_at: str
+    command: str | None = None
+    """The command line that made the report (its arguments and the options given)."""
 
 
 @dataclass(frozen=True)
@@ -101,11 +103,13 @@ class Chart:
 
 @dataclass(frozen=True)
 class PhaseSplit:
-    """phaseCycles per group split into useful (phaseCycles × usefulUtilization) and other."""
+    """phaseCycles per group split into useful (phaseCycles × usefulUtilization) and other;
+    a group of exchange samples only is all ``exchange`` (moving data, not computing)."""
 
     names: tuple[str, ...]
     useful: np.ndarray
     other: np.ndarray
+    exchange: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
