@@ -47,7 +47,10 @@ def test_tile_groups_become_runs() -> None:
     )
     row = gemm.row(0, named=True)
     assert row["time_us"] == pytest.approx(23310 / 1.5e9 * 1e6)  # phaseCycles / clockHz
-    assert row["peak_fraction"] == 0.17203290246768507  # deviceUsefulUtilization as stated
+    # no work stated here (no kernelSpec given): no FLOPs, so no fraction of peak; the
+    # group's deviceUsefulUtilization stays a tile-only measure in metadata
+    assert row["peak_fraction"] is None
+    assert json.loads(row["metadata"])["deviceUsefulUtilization"] == 0.17203290246768507
     assert (row["op_family"], row["dtype"], row["target_kind"], row["per"]) == (
         "gemm",
         "f16",
@@ -70,7 +73,8 @@ def test_hand_built_groups_frame() -> None:
     )
     runs = tile_runs(FakeSummary(1_000_000_000, 4, groups), source="hand", target="T")
     assert runs["time_us"].to_list() == [3.0, 0.0]
-    assert runs["peak_fraction"].to_list() == [0.25, None]
+    # deviceUsefulUtilization is not a fraction of a FLOP peak: no work, no peak_fraction
+    assert runs["peak_fraction"].to_list() == [None, None]
     assert runs["max_us"].to_list() == [1.5, 0.0]
     assert runs["target"].to_list() == ["T", "T"]
 
@@ -108,7 +112,7 @@ def test_linked_sets_tile_and_a100_gemm() -> None:
     assert tile["time_us"] is None and a100["time_us"] is None
     assert tile["text"] == (
         "tile device (1472 tiles @ 1.5 GHz) gemm_f16_init_large_rows…aved_k80_c112_r121_r122 "
-        "· 5,902,848 useful cycles · 17.20% of peak"
+        "· 5,902,848 useful cycles · 17.20% device useful utilization"
     )
     # 8192³ MAC = 549,755,813,888 → 1,099.5 GFLOP; 1.426 J / 1,099.5 GFLOP = 1.297 mJ/GFLOP;
     # 2 × MAC / 4.362116 ms (the seed's seconds_per_GEMM) = 252.06 TFLOP/s = 80.79% of 312
@@ -117,8 +121,13 @@ def test_linked_sets_tile_and_a100_gemm() -> None:
     assert a100["j_per_gflop"] == pytest.approx(a100["energy_j"] / 1099.511627776)
     assert a100["text"] == (
         "NVIDIA A100-SXM4-40GB fp16_tensor_core · 8192x8192x8192, 1100 GFLOP · 80.79% of peak, "
-        "252.1 TFLOP/s, 1.426 J (1.297 mJ/GFLOP)"
+        "252.1 TFLOP/s, 80.79% of roofline (compute bound), 1.426 J (1.297 mJ/GFLOP)"
     )
+    # 8192³ bf16/f16 GEMM: 3 × 8192² × 2 bytes, intensity 2 × 8192³ / that = 2730.7 FLOP/B,
+    # far above the A100's ridge (312e12 / 1555e9 = 200.6): compute bound, so the roofline
+    # fraction is the peak fraction
+    assert a100["arithmetic_intensity"] == pytest.approx(2 * 8192**3 / (3 * 8192**2 * 2))
+    assert a100["roofline_fraction"] == pytest.approx(a100["peak_fraction"])
     # f8 GEMMs exist on the tile device only: no set
     assert sets.filter(pl.col("set").str.starts_with("gemm · f8")).height == 0
     workloads = sets.filter(pl.col("link_by") == "workload")
@@ -288,7 +297,7 @@ def test_links_file_not_utf8(tmp_path: Path) -> None:
 
 def test_docs_define_every_column_family_dtype_and_peak() -> None:
     from tileprof.core.classify import DTYPES, OP_FAMILIES
-    from tileprof.core.peaks import PEAKS
+    from tileprof.core.peaks import peaks
     from tileprof.core.run_schema import RUN_COLUMNS
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "runs.md").read_text()
@@ -296,8 +305,8 @@ def test_docs_define_every_column_family_dtype_and_peak() -> None:
         assert f"| `{column.name}` |" in doc, column.name
     for name in (*OP_FAMILIES, *DTYPES):
         assert name in doc, name
-    for peak in PEAKS:
-        assert peak.citation in doc
+    for peak in peaks():
+        assert peak.device in doc
 
 
 def test_shorten_is_the_one_ellipsis_helper() -> None:

@@ -67,6 +67,8 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # the superstep column "us" is titled µs; exchange is drawn as exchange in the
             # phase chart; the tile-balance axis starts at the data and says so; the GEMM
             # axis leaves room for its labels; the tile-end caption says a tie is a tie.
+            # Re-recorded on branch roof23 (issue 23): the run and linked tables gain % of roofline
+            # and bound, the page a roofline chart and table, trace op rows join the run table.
             "b141dd29f572aa2610f6e4e5e2542ed5e890b6df66f2d19a3d92c83c87529153",
         ),
         (
@@ -74,6 +76,7 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # Re-recorded on branch html11 (issue 11), as above.
             # Re-recorded on branch fit26 (issue 26), as above; the --links file is listed
             # among the inputs with its size and sha256.
+            # Re-recorded on branch roof23 (issue 23), as above.
             "987fcbe27a888fd1a284344aa5d57b3c992d3e597885bcc85a6ff4e6cb5e7055",
         ),
     ],
@@ -102,6 +105,10 @@ SUMMARY_PINS = {
 # the linked sets print neither, so their digests stand.
 # Re-recorded on branch fit26 (issue 26): the run table's speedup column carries "×"
 # ("1.495×"); nothing else in it changed, and the other formats stand.
+# Re-recorded on branch roof23 (issue 23): roofline columns (bytes, arithmetic_intensity,
+# roofline_us, bound, roofline_fraction) on every run, the table's roofline column at 250
+# columns, op rows of traces in the run table, tile GEMM groups with FLOPs (peak_fraction is
+# tflops / peak only), specs from the registry, linked sets with % of roofline.
 RUNS_PINS = {
     "table": "c1a3d1ae849c670ac3c6d752e6d323027251cdb116063c1b25970bcd5cf0c65c",
     "table-linked": "3248dc5c7befd4a39c4eaae7d9d34d402e974ae15ece8ae8f47ff43e852cceb6",

@@ -106,6 +106,46 @@ def test_report_in_headless_chromium(page: Path, tmp_path: Path) -> None:
     assert (tmp_path / "report.png").stat().st_size > 10_000
 
 
+def test_roofline_chart_in_headless_chromium(page: Path, tmp_path: Path) -> None:
+    """The roofline chart as the browser lays it out: its points (one marker per op or tile
+    group), each target's roofs drawn with a non-zero extent, and no two labels overlapping."""
+    assert BROWSER is not None
+    browser = Browser(BROWSER, tmp_path / "profile")
+    try:
+        browser.open(page.as_uri())
+        found = browser.evaluate(
+            """(() => {
+                 const svg = document.querySelector('#roofline-chart svg');
+                 if (!svg) return null;
+                 const box = e => { const r = e.getBoundingClientRect();
+                                    return [r.left, r.top, r.right, r.bottom]; };
+                 const q = s => Array.from(svg.querySelectorAll(s));
+                 return {
+                   markers: q('[id^="roofline-chart-points_"] use').length,
+                   roofs: q('[id^="roofline-chart-roof_"] path').map(box),
+                   links: q('[id^="roofline-chart-link_"]').length,
+                   labels: q('[id^="roofline-chart-text_"]').map(box),
+                   rows: document.querySelectorAll('#roofline tbody tr').length,
+                 };
+               })()"""
+        )
+    finally:
+        browser.close()
+    assert found is not None, "no roofline chart on the page"
+    assert found["rows"] > 0 and found["markers"] == found["rows"]
+    assert len(found["roofs"]) >= 2
+    assert all(r[2] - r[0] > 50 for r in found["roofs"]), found["roofs"]
+    assert found["links"] >= 1
+    labels = [b for b in found["labels"] if b[2] > b[0] and b[3] > b[1]]
+    assert len(labels) > 10
+    for i, a in enumerate(labels):
+        for b in labels[i + 1 :]:
+            overlap = (
+                min(a[2], b[2]) - max(a[0], b[0]) > 0.5 and min(a[3], b[3]) - max(a[1], b[1]) > 0.5
+            )
+            assert not overlap, (a, b)
+
+
 def test_tables_scroll_with_a_sticky_name_and_kernels_toggle(page: Path, tmp_path: Path) -> None:
     """At 1,400 px: the group table scrolls in its box while its name column stays put; the
     65-kernel table shows 15 rows until "show all" is ticked; sorting redoes the ditto marks."""

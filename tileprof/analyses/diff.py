@@ -54,6 +54,7 @@ OP_FIELDS: tuple[str, ...] = (
     "flops",
     "tflops",
     "peak_fraction",
+    "roofline_fraction",
 )
 """The op-table columns (``tileprof.analyses.ops``, docs/runs.md) a per-op diff of traces
 compares."""

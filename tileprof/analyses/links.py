@@ -30,6 +30,7 @@ import polars as pl
 from tileprof.core.links import Links
 from tileprof.core.numbers import duration_us, number, percent
 from tileprof.core.numbers import speedup as speedup_text
+from tileprof.core.roofline import is_issue_slot_roofline
 from tileprof.core.run_schema import RUN_SCHEMA
 from tileprof.core.text import shorten
 
@@ -89,6 +90,11 @@ LINKED_SCHEMA: dict[str, pl.DataType] = {
     "speedup": pl.Float64(),
     "tflops": pl.Float64(),
     "peak_fraction": pl.Float64(),
+    "arithmetic_intensity": pl.Float64(),
+    "bound": pl.String(),
+    "roofline_fraction": pl.Float64(),
+    "issue_slot": pl.Boolean(),
+    "device_useful": pl.Float64(),
     "energy_j": pl.Float64(),
     "j_per_gflop": pl.Float64(),
     "text": pl.String(),
@@ -180,12 +186,14 @@ def _set_rows(
             members,
             min(members, key=_time_or_inf)
             if compare == SAME_WORK
-            else max(members, key=_total_time),
+            else max(_with_work(members), key=_total_time),
         )
         for target, members in ordered
     ]
     times = [r["time_us"] for _, _, r in reps if r["time_us"]]
-    slowest = max(times) if compare == SAME_WORK and times else None
+    units = {r["per"] for _, _, r in reps if r["time_us"] and r["per"]}
+    # times per different units (µs per call vs per tile phase) do not compare: no speedup
+    slowest = max(times) if compare == SAME_WORK and times and len(units) == 1 else None
     out = []
     for target, members, rep in reps:
         work = work_of(rep)
@@ -209,6 +217,11 @@ def _set_rows(
             "speedup": slowest / rep["time_us"] if slowest and rep["time_us"] else None,
             "tflops": rep["tflops"],
             "peak_fraction": rep["peak_fraction"],
+            "arithmetic_intensity": rep.get("arithmetic_intensity"),
+            "bound": rep.get("bound"),
+            "roofline_fraction": rep.get("roofline_fraction"),
+            "issue_slot": is_issue_slot_roofline(rep),
+            "device_useful": _device_useful(rep),
             "energy_j": rep["energy_j"],
             "j_per_gflop": (
                 rep["energy_j"] / (work["flops"] / 1e9)
@@ -217,14 +230,16 @@ def _set_rows(
             ),
         }
         row["text"] = describe(row)
+        if compare == SAME_WORK and len(units) > 1:
+            row["text"] += f" · not compared: timed per {' and per '.join(sorted(units))}"
         out.append(row)
     return out
 
 
 def work_of(row: dict[str, Any]) -> dict[str, Any]:
     """A run's work: FLOPs (2 × mac), useful cycles of a tile group, and a ``work`` text
-    (shape; a tile group's kernelSpec and Σ outputElements; GFLOP; useful cycles;
-    ``work unknown`` when the source states none)."""
+    (shape; a tile group's kernelSpec and Σ outputElements; GFLOP, or for a tile group why its
+    FLOPs are unknown; useful cycles; ``work unknown`` when the source states none)."""
     flops = 2.0 * row["mac"] if row.get("mac") else None
     meta: dict[str, Any] = {}
     if row.get("target_kind") == "tile" and row.get("metadata"):
@@ -237,9 +252,26 @@ def work_of(row: dict[str, Any]) -> dict[str, Any]:
         parts.append(f"{meta['outputElements']:,} output elements")
     if flops:
         parts.append(f"{flops / 1e9:.4g} GFLOP")
+    elif meta.get("workUnknown"):
+        parts.append(f"FLOPs unknown: {meta['workUnknown']}")
     if useful:
         parts.append(f"{useful:,.0f} useful cycles")
     return {"work": ", ".join(parts) or "work unknown", "flops": flops, "useful_cycles": useful}
+
+
+def _device_useful(row: dict[str, Any]) -> float | None:
+    """A tile group's deviceUsefulUtilization (a tile-only measure, never a fraction of peak)."""
+    if row.get("target_kind") != "tile" or not row.get("metadata"):
+        return None
+    value = json.loads(row["metadata"]).get("deviceUsefulUtilization")
+    return float(value) if value is not None else None
+
+
+def _with_work(members: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A same-kind set's candidates for a target's representative: its runs with a FLOP
+    count (so the set compares TFLOP/s and roofline), else all of them."""
+    worked = [m for m in members if m.get("tflops") is not None]
+    return worked or members
 
 
 def _time_or_inf(row: dict[str, Any]) -> float:
@@ -280,8 +312,16 @@ def describe(row: dict[str, Any]) -> str:
     figures = []
     if row.get("peak_fraction") is not None:
         figures.append(f"{percent(row['peak_fraction'])} of peak")
+    elif row.get("device_useful") is not None:
+        figures.append(f"{percent(row['device_useful'])} device useful utilization")
     if row.get("tflops") is not None:
         figures.append(f"{number(row['tflops'])} TFLOP/s")
+    if row.get("roofline_fraction") is not None:
+        kind = "issue-slot roofline" if row.get("issue_slot") else "roofline"
+        roof = f"{percent(row['roofline_fraction'])} of {kind} ({row['bound']} bound)"
+        if row["roofline_fraction"] > 1:
+            roof += ": faster than the roofline, the spec is wrong"
+        figures.append(roof)
     if figures:
         rest += (" at " if rest else "") + ", ".join(figures)
     if row.get("energy_j") is not None:

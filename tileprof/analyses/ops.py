@@ -29,10 +29,12 @@ from typing import Any
 
 import polars as pl
 
+from tileprof.analyses.bytes_moved import op_bytes
 from tileprof.analyses.flops import COMPOSITE, INT64_MAX, PRIMARY, Work, op_work
-from tileprof.core.classify import dtype_from_torch_types, op_family
+from tileprof.core.classify import DTYPES, OP_FAMILIES, dtype_from_torch_types, op_family
 from tileprof.core.kineto import CpuOp, KinetoEvents
 from tileprof.core.peaks import peak_tflops
+from tileprof.core.roofline import with_roofline
 
 CPU_TARGET = "CPU"
 
@@ -57,6 +59,12 @@ OP_SCHEMA: dict[str, pl.DataType] = {
     "tflops": pl.Float64(),
     "peak_tflops": pl.Float64(),
     "peak_fraction": pl.Float64(),
+    "bytes": pl.Int64(),
+    "arithmetic_intensity": pl.Float64(),
+    "roofline_us": pl.Float64(),
+    "bound": pl.String(),
+    "roofline_fraction": pl.Float64(),
+    "time_lost_us": pl.Float64(),
     "problem": pl.String(),
 }
 """The op table's columns, in order; ``docs/runs.md`` defines each."""
@@ -220,6 +228,9 @@ def _aggregate(calls: Sequence[_Call], events: KinetoEvents) -> pl.DataFrame:
         has_gpu = c.kernels > 0
         target = _gpu_target(events, c.device) if has_gpu else idle
         w = c.work
+        moved = op_bytes(
+            c.op.name, _list(c.op.input_dims), _list(c.op.input_type), _list(c.op.concrete_inputs)
+        )
         records.append(
             {
                 "target": target,
@@ -232,6 +243,7 @@ def _aggregate(calls: Sequence[_Call], events: KinetoEvents) -> pl.DataFrame:
                 "without_gpu": (not has_gpu) if gpu_trace else None,
                 "flops": w.flops if w else None,
                 "flops_source": c.source if w and w.flops is not None else None,
+                "bytes": moved.bytes if moved else None,
                 "us": c.gpu_us if gpu_trace else c.op.dur,
                 "problem": w.problem if w else None,
                 "has_work": w is not None,
@@ -250,6 +262,7 @@ def _aggregate(calls: Sequence[_Call], events: KinetoEvents) -> pl.DataFrame:
             "without_gpu": pl.Boolean,
             "flops": pl.Int64,
             "flops_source": pl.String,
+            "bytes": pl.Int64,
             "us": pl.Float64,
             "problem": pl.String,
             "has_work": pl.Boolean,
@@ -270,6 +283,8 @@ def _rows(frame: pl.DataFrame, name: str) -> pl.DataFrame:
         pl.col("flops").first(),
         pl.col("flops").null_count().alias("null_flops"),
         pl.col("flops_source").first(),
+        pl.col("bytes").first(),
+        pl.col("bytes").null_count().alias("null_bytes"),
         pl.col("gemm_mnk").first(),
         pl.col("causal").first(),
         pl.col("us").sum().alias("total_us"),
@@ -307,6 +322,7 @@ def _rows(frame: pl.DataFrame, name: str) -> pl.DataFrame:
         .then(pl.col("problem"))
         .alias("problem")
     )
+    out = with_roofline(out, flops=pl.col("flops"))
     out = out.sort(["total_us", "op"], descending=[True, False], maintain_order=True)
     return out.select([pl.col(c).cast(t) for c, t in OP_SCHEMA.items()])
 
@@ -334,3 +350,45 @@ def _notes(frame: pl.DataFrame, name: str) -> list[str]:
     if frame.height == 0:
         notes.append(f"{name}: no op with known work or GPU time")
     return notes
+
+
+def op_runs(frame: pl.DataFrame) -> pl.DataFrame:
+    """The op rows that carry work (FLOPs or bytes) and GPU time, as rows of the run table
+    (``per`` = call, ``mac`` = FLOPs / 2, ``shape`` = the GEMM's M×N×K or the input dims), so
+    that they can be linked with other targets' runs; the kernel rows keep their place."""
+    from tileprof.core.run_schema import OP_ROW_SOURCE, runs_from_rows
+
+    rows = []
+    worked = frame.filter(
+        (pl.col("flops").is_not_null() | pl.col("bytes").is_not_null())
+        & (pl.col("time_us") > 0)
+        & (pl.col("target") != CPU_TARGET)
+    )
+    for r in worked.iter_rows(named=True):
+        flops = r["flops"]
+        rows.append(
+            {
+                "target": r["target"],
+                "target_kind": "gpu",
+                "source": f"{r['source']}{OP_ROW_SOURCE}",
+                "kernel": r["op"],
+                "op_family": r["op_family"] if r["op_family"] in OP_FAMILIES else None,
+                "dtype": r["dtype"] if r["dtype"] in DTYPES else None,
+                "shape": r["gemm_mnk"] or r["input_dims"],
+                "per": "call",
+                "time_us": r["time_us"],
+                "calls": r["calls"],
+                "total_us": r["total_us"],
+                "mac": flops // 2 if flops is not None and flops % 2 == 0 else None,
+                "bytes": r["bytes"],
+                "classify_hint": r["op"],
+                "metadata": {
+                    "row": "op",
+                    "input_dims": r["input_dims"],
+                    "input_types": r["input_types"],
+                    "kernels": r["kernels"],
+                    "flops_source": r["flops_source"],
+                },
+            }
+        )
+    return runs_from_rows(rows)

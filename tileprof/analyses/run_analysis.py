@@ -33,6 +33,13 @@ OPTIONAL_RUN_COLUMNS: dict[str, pl.DataType] = {
     "baseline_time_us": pl.Float64(),
     "speedup": pl.Float64(),
     "peak_fraction": pl.Float64(),
+    "tflops": pl.Float64(),
+    "peak_tflops": pl.Float64(),
+    "bytes": pl.Int64(),
+    "arithmetic_intensity": pl.Float64(),
+    "roofline_us": pl.Float64(),
+    "bound": pl.String(),
+    "roofline_fraction": pl.Float64(),
     "launch_op": pl.String(),
 }
 
@@ -113,11 +120,15 @@ def gemm_rows(runs: pl.DataFrame) -> pl.DataFrame:
 def is_kernel_row() -> pl.Expr:
     """A per-call kernel row with a timing distribution (traces, nsys, run tables that give
     ``total_us``): these also get a per-file detail table, besides their row in the run table.
+    A trace's op rows are not kernels: they stay in the run table.
     """
+    from tileprof.core.run_schema import OP_ROW_SOURCE
+
     return (
         (pl.col("target_kind") == "gpu")
         & (pl.col("per") == "call").fill_null(False)
         & pl.col("total_us").is_not_null()
+        & ~pl.col("source").str.ends_with(OP_ROW_SOURCE).fill_null(False)
     )
 
 

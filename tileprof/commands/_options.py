@@ -534,3 +534,31 @@ def example_inputs(example: bool, filters: Filters, read: Any) -> tuple[Any, Fil
 def format_only(formats: Sequence[str], default: str | None = None) -> Any:
     """``--format`` alone, for a command that always prints (``store list``)."""
     return _group(None, [format_option(formats, default)])
+
+
+def _specs(
+    _ctx: click.Context, _param: click.Parameter, value: tuple[Path, ...]
+) -> tuple[Path, ...]:
+    """Load the ``--spec`` files now, before any input is read, so every peak and roofline of
+    the command uses them (checked on load: one line naming the file and key)."""
+    from tileprof.core.specs import use_specs
+
+    use_specs(value)
+    return value
+
+
+def spec_option() -> Any:
+    """``--spec FILE`` (or folder, repeatable): the user's own device specs
+    (``tileprof.core.specs``), loaded by the option itself; the command gets no argument."""
+    option = click.Option(
+        ["--spec", "spec"],
+        multiple=True,
+        type=click.Path(exists=True, path_type=Path),
+        callback=_specs,
+        is_eager=True,
+        expose_value=False,
+        metavar="SPEC",
+        help="Device spec TOML file or folder of them (peaks, bandwidth, latency floor; "
+        "docs/runs.md, 'Spec registry'), matched before the bundled ones. Repeatable.",
+    )
+    return _group(None, [option])

@@ -19,6 +19,7 @@ from tileprof.commands._options import (
     output_options,
     read_options,
     share_top_option,
+    spec_option,
     top_option,
 )
 from tileprof.core.errors import OptionError
@@ -72,6 +73,7 @@ def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> list[str]:
     help="GPU sources: compare op rows (PyTorch traces, as `runs --ops`) or kernels grouped "
     "by launching op (other sources) instead of kernels.",
 )
+@spec_option()
 @share_top_option(DEFAULT_TOP)
 @top_option(
     "Show only the N largest changes (in every format; --fail-on still checks every group); "

@@ -27,6 +27,7 @@ from tileprof.commands._options import (
     option,
     output_options,
     read_options,
+    spec_option,
 )
 from tileprof.core.errors import OptionError
 
@@ -56,6 +57,7 @@ def check_default_output(path: Path, force: bool) -> None:
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
 @example_option()
 @links_option("TOML file adding or overriding links between runs.")
+@spec_option()
 @read_options(cache=False)
 @filter_options()
 @group_by_option()

@@ -17,6 +17,7 @@ from tileprof.commands._options import (
     option,
     output_options,
     read_options,
+    spec_option,
 )
 from tileprof.core.errors import OptionError
 from tileprof.core.outputs import terminal_width
@@ -44,6 +45,15 @@ if TYPE_CHECKING:
     help="Op-level rows of PyTorch traces: FLOPs, GPU time, TFLOP/s and fraction of peak "
     "per (device, op, input dims, dtypes) (docs/runs.md).",
 )
+@option(
+    "--sort",
+    type=click.Choice(["total", "lost"]),
+    default="total",
+    show_default=True,
+    help="--ops row order: total GPU time, or time lost to the roofline "
+    "((measured - roofline) x calls).",
+)
+@spec_option()
 @read_options(cache=False, quiet=False)
 @filter_options()
 def command(
@@ -53,6 +63,7 @@ def command(
     links_path: Path | None,
     linked: bool,
     ops: bool,
+    sort: str,
     read: DumpReading,
     filters: Filters,
 ) -> None:
@@ -66,7 +77,7 @@ def command(
     if ops:
         if example or linked:
             raise OptionError("--ops reads PyTorch traces only: drop --example and --linked")
-        return _write_ops(files, out)
+        return _write_ops(files, out, sort)
     from tileprof.inputs.links_file import load_links
     from tileprof.model.examples import EXAMPLE_SOURCE
     from tileprof.model.gather import gather_inputs, run_table
@@ -82,14 +93,16 @@ def command(
         read=read,
     )
     runs, sets = run_table(sources, links)
-    notes = [note for s in sources for note in s.runs.notes]
+    from tileprof.core.roofline import roofline_notes
+
+    notes = [note for s in sources for note in s.runs.notes] + roofline_notes(runs)
     described = [s.describe() for s in sources]
     width = terminal_width(out.path)
     model = RunsModel(runs, sets, notes, described, linked_only=linked, width=width)
     write_rendered(renderer, model, out.path)
 
 
-def _write_ops(files: tuple[Path, ...], out: Output) -> None:
+def _write_ops(files: tuple[Path, ...], out: Output, sort: str = "total") -> None:
     """``--ops``: the op rows of every FILE (each a PyTorch trace), in one table."""
     import polars as pl
 
@@ -97,8 +110,12 @@ def _write_ops(files: tuple[Path, ...], out: Output) -> None:
     from tileprof.views.renderers import OPS_RENDERERS, OpsModel
 
     parsed = [(str(path), load_ops(path)) for path in files]
+    from tileprof.core.roofline import roofline_notes
+
     frame = pl.concat([p.frame for _, p in parsed], how="vertical")
-    notes = [n for _, p in parsed for n in p.notes]
+    if sort == "lost":
+        frame = frame.sort("time_lost_us", descending=True, nulls_last=True, maintain_order=True)
+    notes = [n for _, p in parsed for n in p.notes] + roofline_notes(frame)
     sources = [{"file": name, "ops": p.frame.height} for name, p in parsed]
     model = OpsModel(frame, notes, sources, terminal_width(out.path))
     write_rendered(OPS_RENDERERS[out.format], model, out.path)

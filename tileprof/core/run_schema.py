@@ -16,8 +16,12 @@ import polars as pl
 
 from tileprof.core.classify import DTYPES, OP_FAMILIES, classify
 from tileprof.core.peaks import peak_tflops
+from tileprof.core.roofline import BOUNDS, with_roofline
 
 TARGET_KINDS: tuple[str, ...] = ("tile", "gpu")
+OP_ROW_SOURCE = ": op rows"
+"""How a PyTorch trace's op rows end their ``source`` ("trace.json.gz: op rows"): they are in
+the run table beside the trace's kernel rows, and are not kernels."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,29 @@ RUN_COLUMNS: tuple[RunColumn, ...] = (
     RunColumn(
         "peak_fraction",
         pl.Float64(),
-        "tflops / peak_tflops; deviceUsefulUtilization for tile groups",
+        "tflops / peak_tflops (tile groups too; never deviceUsefulUtilization)",
+        derived=True,
+    ),
+    RunColumn("bytes", pl.Int64(), "bytes moved per time_us, where the work is known"),
+    RunColumn(
+        "arithmetic_intensity", pl.Float64(), "2 × mac / bytes (FLOP per byte)", derived=True
+    ),
+    RunColumn(
+        "roofline_us",
+        pl.Float64(),
+        "max(2 × mac / peak, bytes / bandwidth), µs per time_us",
+        derived=True,
+    ),
+    RunColumn(
+        "bound",
+        pl.Enum(list(BOUNDS)),
+        "compute or memory (the larger roofline term); latency below the spec's floor",
+        derived=True,
+    ),
+    RunColumn(
+        "roofline_fraction",
+        pl.Float64(),
+        "roofline_us / time_us (above 1: the spec is wrong)",
         derived=True,
     ),
     RunColumn("j_per_mac", pl.Float64(), "energy_j / mac", derived=True),
@@ -127,12 +153,16 @@ def runs_from_rows(rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
 def with_derived(frame: pl.DataFrame) -> pl.DataFrame:
     """Add (or recompute) the derived columns and put columns in the documented order.
 
-    A ``peak_fraction`` already set (tile groups carry their own) is kept.
+    ``peak_fraction`` is ``tflops / peak_tflops`` wherever both are known, else the one a
+    run-table file carries.
     """
     peaks = [
-        peak_tflops(t, d)
-        for t, d in zip(
-            frame["target"].to_list(), frame["dtype"].cast(pl.String).to_list(), strict=True
+        peak_tflops(t, d, f)
+        for t, d, f in zip(
+            frame["target"].to_list(),
+            frame["dtype"].cast(pl.String).to_list(),
+            frame["op_family"].cast(pl.String).to_list(),
+            strict=True,
         )
     ]
     has_pf = "peak_fraction" in frame.columns
@@ -142,9 +172,31 @@ def with_derived(frame: pl.DataFrame) -> pl.DataFrame:
         (pl.col("energy_j") / pl.col("mac").cast(pl.Float64)).alias("j_per_mac"),
     )
     computed = pl.col("tflops") / pl.col("peak_tflops")
-    pf = pl.coalesce(pl.col("peak_fraction"), computed) if has_pf else computed
+    pf = pl.coalesce(computed, pl.col("peak_fraction")) if has_pf else computed
     out = out.with_columns(pf.alias("peak_fraction"))
+    if "bytes" not in out.columns:
+        out = out.with_columns(pl.lit(None, dtype=pl.Int64).alias("bytes"))
+    out = out.with_columns(pl.coalesce(pl.col("bytes"), gemm_shape_bytes()).alias("bytes"))
+    useful = pl.when(pl.col("target_kind") == "tile").then(
+        pl.col("metadata").str.json_path_match("$.usefulCycles").cast(pl.Float64, strict=False)
+    )
+    out = with_roofline(out, flops=2 * pl.col("mac"), issue_cycles=useful).drop("time_lost_us")
     return out.select([pl.col(c.name).cast(c.dtype) for c in RUN_COLUMNS])
+
+
+GEMM_WIDTH: dict[str, int] = {"f32": 4, "tf32": 4, "f16": 2, "bf16": 2, "f8": 1, "int8": 1}
+"""Bytes per element of a GEMM run's dtype, for ``gemm_shape_bytes``."""
+
+
+def gemm_shape_bytes() -> pl.Expr:
+    """Bytes of a GEMM run whose ``shape`` is ``MxNxK`` and whose source states no bytes: A
+    (M×K) and B (K×N) read and C (M×N) written once, all at the dtype's width (TraceLens' rule:
+    the output at the inputs' dtype); null for other rows, or a dtype of no whole-byte width."""
+    dims = pl.col("shape").str.extract_groups(r"^(\d+)x(\d+)x(\d+)$")
+    m, n, k = (dims.struct.field(str(i)).cast(pl.Int64, strict=False) for i in (1, 2, 3))
+    width = pl.col("dtype").cast(pl.String).replace_strict(GEMM_WIDTH, default=None)
+    elements = m * k + k * n + m * n
+    return pl.when(pl.col("op_family") == "gemm").then(elements * width.cast(pl.Int64))
 
 
 def concat_runs(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
@@ -181,17 +233,22 @@ def tile_runs(
     """One run row per tile group of ``summary``.
 
     ``time_us = phaseCycles / clockHz × 1e6`` (the group's phase time, not the summed work)
-    and ``peak_fraction = deviceUsefulUtilization``; the group's own statistics go to
+    and no ``peak_fraction`` of its own (deviceUsefulUtilization, a tile-only measure, stays in
+    ``metadata``; a GEMM group's FLOP count gives it one); the group's own statistics go to
     ``metadata``, with the work the group's samples state
     (``tileprof.analyses.tile_work.group_work``:
     kernelSpec, outputElements) where ``work`` gives it.
     """
     name = target or tile_target_name(summary.clock_hz, summary.tile_count)
     stated: dict[str, dict[str, Any]] = {}
+    counted: dict[str, tuple[int | None, int | None]] = {}
     for w in work.iter_rows(named=True) if work is not None else ():
         stated[w["name"]] = {
-            k: w[k] for k in ("kernelSpec", "kernelSpecs", "outputElements") if w[k] is not None
+            k: w[k]
+            for k in ("kernelSpec", "kernelSpecs", "outputElements", "workUnknown")
+            if w.get(k) is not None
         }
+        counted[w["name"]] = (w.get("mac"), w.get("bytes"))
     rows = []
     for g in summary.groups.iter_rows(named=True):
         phase_cycles = g.get("phaseCycles")
@@ -209,7 +266,8 @@ def tile_runs(
                 "max_us": _cycles_us(g.get("maximumCycles"), summary.clock_hz),
                 "p50_us": _cycles_us(g.get("p50Cycles"), summary.clock_hz),
                 "p95_us": _cycles_us(g.get("p95Cycles"), summary.clock_hz),
-                "peak_fraction": g.get("deviceUsefulUtilization"),
+                "mac": counted.get(g["name"], (None, None))[0],
+                "bytes": counted.get(g["name"], (None, None))[1],
                 "metadata": {
                     k: g.get(k)
                     for k in (

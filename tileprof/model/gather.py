@@ -182,11 +182,32 @@ def gather_inputs(
             source = Source(str(path), path, TILE_DUMP, runs, profile, filters)
             sources.append(dataclasses.replace(source, size=found.size, sha256=found.sha256))
         else:
-            runs = parse_runs(path, found.kind, found.data)
+            runs = _gpu_runs(path, found.kind, found.data)
             sources.append(
                 Source(str(path), path, found.kind, runs, size=found.size, sha256=found.sha256)
             )
     return sources
+
+
+def _gpu_runs(path: Path, kind: str, data: bytes) -> ParsedRuns:
+    """A GPU file's runs; a PyTorch trace's op rows that carry work follow its kernel rows
+    (``tileprof.analyses.ops.op_runs``), so that they can be linked."""
+    from tileprof.inputs.gpu.kineto import KIND
+
+    if kind != KIND:
+        return parse_runs(path, kind, data)
+    from tileprof.analyses.ops import op_rows, op_runs
+    from tileprof.inputs.gpu.kineto import parse_events, read_events
+
+    events = read_events(path, data)  # once, for both the kernel rows and the op rows
+    parsed = parse_events(events)
+    if parsed.frame.height == 0:
+        return parsed
+    ops = op_runs(op_rows(events).frame)
+    if ops.height == 0:
+        return parsed
+    frame = concat_runs([parsed.frame, ops])
+    return ParsedRuns(parsed.kind, frame, parsed.notes, parsed.metadata | {"op_rows": ops.height})
 
 
 def run_table(sources: Sequence[Source], links: Links | None) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -306,7 +327,10 @@ def read_inputs(
     cpu_only = tuple(
         note for p in parsed if p.kind == TRACE and p.frame.height == 0 for note in p.notes
     )
+    from tileprof.core.roofline import roofline_notes
+
     notes = tuple(note for p in parsed for note in p.notes if note not in cpu_only)
+    notes += tuple(roofline_notes(runs))
     return ReportInputs(
         tiles,
         RunInputs(runs, linked_from_frame(sets), notes=notes, cpu_only_traces=cpu_only),

@@ -102,13 +102,17 @@ _GPU_COLUMNS = (
     ("calls", "calls", False),
     ("µs/call", "time_us", False),
 )
+_OP_COLUMNS = (*_GPU_COLUMNS, ("% of roofline", "roofline_fraction", True))
+"""A per-op diff of traces adds each op's fraction of its roofline (docs/runs.md)."""
 _PARTS = ("before", "after", "Δ", "Δ%")
 
 
 def statistics(diff: Diff) -> tuple[tuple[str, str, bool], ...]:
     """The statistics the table shows (title, field, whether a fraction), the sort
     statistic first: tile groups' or GPU rows'."""
-    return _TILE_COLUMNS if diff.impact == "phaseCycles" else _GPU_COLUMNS
+    if diff.impact == "phaseCycles":
+        return _TILE_COLUMNS
+    return _OP_COLUMNS if "roofline_fraction_before" in diff.rows.columns else _GPU_COLUMNS
 
 
 def _fit(columns: Sequence[tuple[str, str, bool]]) -> Fit:

@@ -24,7 +24,7 @@ from tileprof.views.fit import (
     strip_padding,
 )
 
-TABLE_WIDTH = 220
+TABLE_WIDTH = 250
 NAME_WIDTH = 60
 
 
@@ -48,6 +48,7 @@ RUN_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
     ("calls", "right", lambda r, _: number(r["calls"])),
     ("TFLOP/s", "right", lambda r, _: number(r["tflops"])),
     ("peak", "right", lambda r, _: percent(r["peak_fraction"])),
+    ("roofline", "right", lambda r, _: _roofline(r)),
     ("J", "right", lambda r, _: number(r["energy_j"])),
     ("speedup", "right", lambda r, _: speedup(r["speedup"])),
 )
@@ -57,6 +58,7 @@ RUN_DROP_FIRST: tuple[str, ...] = (
     "per",
     "calls",
     "J",
+    "roofline",
     "family",
     "dtype",
     "peak",
@@ -73,6 +75,19 @@ RUN_FIT = Fit(
     full_limit=DISPLAY_NAME_LIMIT,
     keep=RUN_KEEP,
 )
+
+
+def _roofline(row: dict[str, Any]) -> str:
+    """``18.96% compute``: % of roofline and the bound (docs/runs.md, "Roofline"); a tile group
+    without FLOPs stands on the issue-slot roofline (``issue-slot``); above 100% a ``!``
+    marks a spec the measurement beat."""
+    fraction = row.get("roofline_fraction")
+    if fraction is None:
+        return "—"
+    bound = row.get("bound") or "?"
+    if row.get("target_kind") == "tile" and row.get("mac") is None:
+        bound = f"issue-slot {bound}"
+    return f"{percent(fraction)} {bound}" + (" !" if fraction > 1 else "")
 
 
 def _column_table(
@@ -168,11 +183,16 @@ OP_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
     ("total", "right", lambda r, _: format_us(r["total_us"])),
     ("TFLOP/s", "right", lambda r, _: number(r["tflops"])),
     ("peak", "right", lambda r, _: percent(r["peak_fraction"])),
+    ("MB/call", "right", lambda r, _: number(None if r["bytes"] is None else r["bytes"] / 1e6)),
+    ("roofline", "right", lambda r, _: _roofline(r)),
+    ("lost", "right", lambda r, _: format_us(r["time_lost_us"]) if r["time_lost_us"] else "—"),
     ("work from", "left", lambda r, _: _work_from(r)),
 )
 """The op table's columns (docs/runs.md, "Op rows"), as ``RUN_COLUMNS``."""
 OP_DROP_FIRST: tuple[str, ...] = (
     "work from",
+    "MB/call",
+    "lost",
     "kernels",
     "GFLOP/call",
     "peak",

@@ -92,7 +92,19 @@ def read_events(path: str | Path, data: bytes) -> KinetoEvents:
             c = ev.args or _NO_ARGS
             if c.correlation is not None and c.external_id is not None:
                 events.launches[c.correlation] = c.external_id
+    events.devices = _device_names(events.devices, {a.device for _, _, a in events.gpu})
     return events
+
+
+def _device_names(listed: dict[int, str], used: set[int | None]) -> dict[int, str]:
+    """``deviceProperties``' names by id, and the one listed device's name under the one id
+    the GPU events use when they differ: ROCm traces of a process that sees one GPU list it as
+    id 0 while the kernels run on its system id (MI300X traces: ``deviceProperties`` id 0,
+    kernels on ``"device": 2``). Several devices, or several ids, keep the ids as written."""
+    ids = {d for d in used if d is not None}
+    if len(listed) == 1 and len(ids) == 1 and not ids & set(listed):
+        return listed | {ids.pop(): next(iter(listed.values()))}
+    return listed
 
 
 def gpu_events(path: str | Path, data: bytes) -> GpuEvents:
@@ -147,8 +159,14 @@ _EVENT_SCHEMA: dict[str, pl.DataType] = {
 
 def parse(path: str | Path, data: bytes) -> ParsedRuns:
     """The per-kernel runs of a Kineto trace."""
-    found = gpu_events(path, data)
-    name = Path(path).name
+    return parse_events(read_events(path, data))
+
+
+def parse_events(read: KinetoEvents) -> ParsedRuns:
+    """The per-kernel runs of an already-read trace (the gatherer reads a trace once for its
+    kernel rows and its op rows)."""
+    found = gpu_events_of(read)
+    name = read.name
     devices, cpu_count = found.devices, found.cpu_ops
     notes: list[str] = []
     if found.events.height == 0:

@@ -4,7 +4,8 @@ CSV with a header row, or JSON as ``{"runs": [ {…}, … ]}`` (or a bare list o
 Required fields: ``target``, ``workload``, ``kernel``, ``time_us``. Optional: ``target_kind``
 (default gpu), ``implementation``, ``op_family``, ``dtype``, ``shape``, ``per`` (default call),
 ``calls``, ``total_us``, ``p50_us``, ``p95_us``, ``max_us``, ``mac``, ``energy_j``,
-``energy_raw_j``, ``baseline_implementation``, ``baseline_time_us``, ``peak_fraction``.
+``energy_raw_j``, ``baseline_implementation``, ``baseline_time_us``, ``peak_fraction``,
+``bytes`` (bytes moved per time_us, for the roofline columns).
 Unknown fields are an error (they are usually misspellings); an empty CSV cell is null.
 """
 
@@ -51,6 +52,7 @@ class GenericRun(msgspec.Struct, forbid_unknown_fields=True):
     baseline_implementation: str | None = None
     baseline_time_us: float | None = None
     peak_fraction: float | None = None
+    bytes: int | None = None
 
 
 class RunDoc(msgspec.Struct):
@@ -58,7 +60,7 @@ class RunDoc(msgspec.Struct):
 
 
 FIELDS: tuple[str, ...] = GenericRun.__struct_fields__
-_INT_FIELDS = frozenset({"calls", "mac"})
+_INT_FIELDS = frozenset({"calls", "mac", "bytes"})
 _FLOAT_FIELDS = frozenset(
     {
         "time_us",

@@ -29,7 +29,14 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
 from tileprof.analyses.timeline import OTHER
 from tileprof.core import numbers
 from tileprof.core.text import shorten
-from tileprof.views.html.view import Chart, ChartedTable, Plot, Report, TileSection
+from tileprof.views.html.view import (
+    Chart,
+    ChartedTable,
+    Plot,
+    Report,
+    RooflinePlot,
+    TileSection,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
@@ -584,12 +591,109 @@ def linked_chart(id: str, title: str, frame: pl.DataFrame) -> Chart:
     return _chart(id, title, "Orange: tile device; blue: GPU.", figure)
 
 
+ROOF_STYLES = ("-", "--", "-.", ":")
+"""Line styles of one target's roofs (one per dtype class), in order."""
+
+
+def _roof_span(plot: RooflinePlot) -> tuple[float, float]:
+    """The intensity axis: a decade beyond the points and every roof's ridge point."""
+    xs = plot.frame["arithmetic_intensity"].to_numpy()
+    ridges = (plot.roofs["peak"] * 1000 / plot.roofs["bandwidth"]).to_numpy()
+    values = np.concatenate([xs, ridges]) if ridges.size else xs
+    return float(10 ** np.floor(np.log10(values.min()) - 1)), float(
+        10 ** np.ceil(np.log10(values.max()) + 1)
+    )
+
+
+def _draw_roofs(axes: Any, plot: RooflinePlot, colour: dict[str, str], x: np.ndarray) -> None:
+    """Each roof: min(peak, intensity × bandwidth), TFLOP/s (GB/s × FLOP/B / 1000)."""
+    seen: dict[str, int] = {}
+    for target, roof, peak, bandwidth in plot.roofs.iter_rows():
+        style = ROOF_STYLES[seen.get(target, 0) % len(ROOF_STYLES)]
+        seen[target] = seen.get(target, 0) + 1
+        label = (
+            f"{_short(target, 36)} {roof}: {numbers.number(peak)} TFLOP/s, "
+            f"{numbers.number(bandwidth)} GB/s"
+        )
+        y = np.minimum(peak, x * bandwidth / 1000)
+        (line,) = axes.plot(x, y, color=colour[target], ls=style, lw=1.2, label=label)
+        line.set_gid(f"roof_{sum(seen.values()) - 1}")
+
+
+def roofline_chart(plot: RooflinePlot) -> Chart:
+    """The roofline figure (``roofline_figure``) as a chart."""
+    return _chart(
+        plot.id,
+        plot.title,
+        "Points: GPU ops (circles) and tile groups (squares) with a FLOP count, at their "
+        "arithmetic intensity and achieved TFLOP/s. Lines: each target's roofs from its spec "
+        "(flat at the dtype's peak, slanted at memory bandwidth). Dotted: the members of a "
+        "linked set. Memory-only ops and tile groups without FLOPs have no point.",
+        roofline_figure(plot),
+    )
+
+
+def roofline_figure(plot: RooflinePlot) -> MplFigure:
+    """Every target's ops and tile groups at (arithmetic intensity, achieved TFLOP/s) on a
+    log-log plane, each target's roofs as lines (gid ``roof_N``), the points per target
+    (``points_N``), the members of each linked set joined (``link_N``). Names go in the
+    legend, never beside the points, so no label can overlap another."""
+    points = plot.frame
+    targets = list(dict.fromkeys([*points["target"].to_list(), *plot.roofs["target"].to_list()]))
+    colour = dict(zip(targets, colours(tuple(targets)), strict=True))
+    lo, hi = _roof_span(plot)
+    x = np.logspace(np.log10(lo), np.log10(hi), 256)
+    with _style():
+        figure, axes = plt.subplots(figsize=(7.2, 4.6))
+        axes.set_xscale("log")
+        axes.set_yscale("log")
+        _draw_roofs(axes, plot, colour, x)
+        for n, (_, members) in enumerate(plot.links.group_by("set", maintain_order=True)):
+            ordered = members.sort("arithmetic_intensity")
+            (joined,) = axes.plot(
+                ordered["arithmetic_intensity"].to_numpy(),
+                ordered["tflops"].to_numpy(),
+                color="#555",
+                ls=":",
+                lw=0.9,
+                marker=None,
+                label=None,
+            )
+            joined.set_gid(f"link_{n}")
+        groups = points.group_by(["target", "target_kind"], maintain_order=True)
+        for n, ((target, kind), group) in enumerate(groups):
+            drawn = axes.scatter(
+                group["arithmetic_intensity"].to_numpy(),
+                group["tflops"].to_numpy(),
+                s=22,
+                marker="s" if kind == "tile" else "o",
+                color=colour[str(target)],
+                edgecolors="#222",
+                linewidths=0.4,
+                zorder=3,
+                label=f"{_short(str(target), 36)}: {group.height} "
+                + ("tile groups" if kind == "tile" else "ops"),
+            )
+            drawn.set_gid(f"points_{n}")
+        axes.set_xlim(lo, hi)
+        axes.set_xlabel("arithmetic intensity (FLOP / byte)")
+        axes.set_ylabel("achieved TFLOP/s")
+        axes.xaxis.set_major_formatter(FuncFormatter(plain_tick))
+        axes.yaxis.set_major_formatter(FuncFormatter(plain_tick))
+        axes.xaxis.set_minor_formatter(NullFormatter())
+        axes.yaxis.set_minor_formatter(NullFormatter())
+        axes.grid(True, which="major", color="#e6e6e6", lw=0.5)
+        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+    return figure
+
+
 PLOTS: dict[str, Callable[[Plot], Chart]] = {
     "speedup": lambda plot: speedup_chart(plot.frame),
     "calibration": lambda plot: calibration_chart(plot.id, plot.title, plot.frame),
     "gemm": lambda plot: gemm_chart(plot.frame),
     "linked": lambda plot: linked_chart(plot.id, plot.title, plot.frame),
     "linked_efficiency": lambda plot: linked_efficiency_chart(plot.id, plot.title, plot.frame),
+    "roofline": lambda plot: roofline_chart(plot),  # type: ignore[arg-type]
 }
 """How each ``Plot`` kind of the view model is drawn."""
 
@@ -615,6 +719,7 @@ def with_charts(report: Report) -> Report:
         tiles=tuple(with_tile_charts(t) for t in report.tiles),
         gpu=gpu,
         linked=tuple(_drawn(c) for c in report.linked),
+        roofline=None if report.roofline is None else _drawn(report.roofline),
     )
 
 

@@ -60,6 +60,7 @@ from tileprof.views.html.view import (
     Plot,
     QualityCheck,
     Report,
+    RooflinePlot,
     Table,
     TileSection,
 )
@@ -399,6 +400,8 @@ RUN_TABLE_COLUMNS: tuple[str, ...] = (
     "baseline_implementation",
     "baseline_time_us",
     "peak_fraction",
+    "roofline_fraction",
+    "bound",
 )
 """The run table's columns: the run's name, its time and speedup first (docs/metrics.md)."""
 RUN_DITTO_COLUMNS = (
@@ -440,13 +443,14 @@ LINK_COLUMNS: tuple[str, ...] = (
     "speedup",
     "tflops",
     "peak_fraction",
+    "roofline_fraction",
+    "bound",
     "energy_j",
     "j_per_gflop",
 )
 # What a linked set's rows add to the run table (tileprof.analyses.links.LINKED_SCHEMA).
 LINK_EXTRA_COLUMNS: dict[str, pl.DataType] = {
     "work": pl.String(),
-    "tflops": pl.Float64(),
     "j_per_gflop": pl.Float64(),
     "compare": pl.String(),
 }
@@ -504,7 +508,7 @@ def gpu_section(inputs: RunInputs) -> GpuSection | None:
             "gpu-runs",
             gpu.filter(~kernel_row).with_columns(run=run_names()),
             RUN_TABLE_COLUMNS,
-            percent=("peak_fraction",),
+            percent=("peak_fraction", "roofline_fraction"),
             ditto=RUN_DITTO_COLUMNS,
             kernels=("kernel",),
         ),
@@ -620,7 +624,7 @@ def linked_section(linked_sets: Sequence[LinkedSet]) -> tuple[ChartedTable, ...]
                     f"linked-{i}",
                     frame,
                     LINK_COLUMNS,
-                    percent=("peak_fraction",),
+                    percent=("peak_fraction", "roofline_fraction"),
                     kernels=("kernel",),
                     ditto=("target_kind", "workload", "shape", "work", "per"),
                 ),
@@ -633,6 +637,101 @@ def linked_section(linked_sets: Sequence[LinkedSet]) -> tuple[ChartedTable, ...]
             )
         )
     return tuple(out)
+
+
+ROOFLINE_COLUMNS: tuple[str, ...] = (
+    "target",
+    "target_kind",
+    "kernel",
+    "dtype",
+    "shape",
+    "arithmetic_intensity",
+    "tflops",
+    "peak_tflops",
+    "peak_fraction",
+    "roofline_fraction",
+    "bound",
+    "time_us",
+    "calls",
+)
+ROOFLINE_DOCS = {
+    "arithmetic_intensity": "FLOPs / bytes moved per call (docs/runs.md, Roofline)",
+    "roofline_fraction": "roofline_us / time_us: above 100% the spec is wrong",
+}
+
+
+def roofline_points(runs: pl.DataFrame) -> pl.DataFrame:
+    """The runs a FLOP roofline can place: known arithmetic intensity and achieved TFLOP/s
+    (GPU op rows and tile GEMM groups; memory-only ops and issue-slot tile groups have no FLOP
+    count, so no point)."""
+    needed = ("arithmetic_intensity", "tflops")
+    if runs.height == 0 or any(c not in runs.columns for c in needed):
+        return runs.clear()
+    return runs.filter((pl.col("arithmetic_intensity") > 0) & (pl.col("tflops") > 0)).sort(
+        ["target_kind", "target", "tflops"], descending=[True, False, True]
+    )
+
+
+def _roofs(points: pl.DataFrame) -> pl.DataFrame:
+    """One roof per (target, dtype, matrix or vector) among ``points``: the spec's peak and
+    memory bandwidth (``tileprof.core.specs``)."""
+    from tileprof.core.specs import peak_key, spec_for
+
+    rows = []
+    keys = points.select("target", "dtype", "op_family").unique(maintain_order=True)
+    for target, dtype, family in keys.iter_rows():
+        spec, key = spec_for(target), peak_key(dtype, family)
+        if spec is None or key is None:
+            continue
+        peak, bandwidth = spec.peak_tflops(key, target), spec.bandwidth_gbps(target)
+        if peak and bandwidth:
+            rows.append({"target": target, "roof": key, "peak": peak, "bandwidth": bandwidth})
+    schema = {"target": pl.String, "roof": pl.String, "peak": pl.Float64, "bandwidth": pl.Float64}
+    return pl.DataFrame(rows, schema=schema).unique(maintain_order=True)
+
+
+def _linked_points(sets: Sequence[LinkedSet]) -> pl.DataFrame:
+    """Each linked set's members that have a point: (set, target, intensity, TFLOP/s)."""
+    rows: list[dict[str, Any]] = []
+    for linked in sets:
+        frame = linked.runs
+        if "arithmetic_intensity" not in frame.columns:
+            continue
+        placed = frame.filter((pl.col("arithmetic_intensity") > 0) & (pl.col("tflops") > 0)).select(
+            "target", "arithmetic_intensity", "tflops"
+        )
+        if placed.height >= 2:
+            rows.extend({"set": linked.key, **r} for r in placed.iter_rows(named=True))
+    schema = {
+        "set": pl.String,
+        "target": pl.String,
+        "arithmetic_intensity": pl.Float64,
+        "tflops": pl.Float64,
+    }
+    return pl.DataFrame(rows, schema=schema)
+
+
+def roofline_section(runs: pl.DataFrame, sets: Sequence[LinkedSet]) -> ChartedTable | None:
+    """Every target's ops and tile groups at (arithmetic intensity, achieved TFLOP/s), each
+    target's roofs, the members of each linked set joined; None when nothing has a point."""
+    points = roofline_points(normalize_runs(runs))
+    if points.height == 0:
+        return None
+    return ChartedTable(
+        "Roofline",
+        table_from_frame(
+            "roofline",
+            points,
+            ROOFLINE_COLUMNS,
+            percent=("peak_fraction", "roofline_fraction"),
+            docs=ROOFLINE_DOCS,
+            kernels=("kernel",),
+            ditto=("target", "target_kind"),
+        ),
+        plot=RooflinePlot(
+            "roofline", "roofline-chart", "Roofline", points, _roofs(points), _linked_points(sets)
+        ),
+    )
 
 
 # ---------------------------------------------------------------- the whole report
@@ -700,4 +799,7 @@ def build_report(
         generated_at=generated_at,
         command=command,
     )
-    return Report(header, tiles, gpu, linked, tuple(quality), draw_charts=charts)
+    roofline = None
+    if runs is not None:
+        roofline = roofline_section(runs.runs, runs.linked_sets)
+    return Report(header, tiles, gpu, linked, tuple(quality), draw_charts=charts, roofline=roofline)

@@ -180,6 +180,15 @@ class Plot:
 
 
 @dataclass(frozen=True)
+class RooflinePlot(Plot):
+    """The roofline chart still to draw: its points (``frame``), each target's roofs (target,
+    roof key, peak TFLOP/s, bandwidth GB/s) and the linked sets' members to join."""
+
+    roofs: pl.DataFrame = field(default_factory=pl.DataFrame)
+    links: pl.DataFrame = field(default_factory=pl.DataFrame)
+
+
+@dataclass(frozen=True)
 class ChartedTable:
     """A titled table with its chart (``plot`` says what to draw; ``chart`` is the drawing)."""
 
@@ -225,3 +234,5 @@ class Report:
     notes: tuple[str, ...] = field(default=())
     draw_charts: bool = True
     """Whether ``render`` draws the charts (tests of numbers skip the drawing)."""
+    roofline: ChartedTable | None = None
+    """Every target's ops and tile groups on their rooflines (``data.roofline_section``)."""

@@ -1,0 +1,368 @@
+"""Bytes moved, FLOPs and the roofline columns, held to TraceLens' own reports and to a hand
+computation over a spec file written here."""
+
+from __future__ import annotations
+
+import ast
+import csv
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tileprof.analyses.bytes_moved import op_bytes
+from tileprof.analyses.flops import op_work
+from tileprof.core import specs
+from tileprof.core.errors import InputError
+from tileprof.core.roofline import with_roofline
+from tileprof.model.ops import load_ops
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "tracelens"
+SHEETS = (
+    "GEMM",
+    "CONV_fwd",
+    "SDPA_fwd",
+    "UnaryElementwise",
+    "BinaryElementwise",
+    "Normalization",
+    "Reduce_fwd",
+)
+
+
+def _reference_rows() -> list[tuple[str, str, dict[str, str]]]:
+    rows = []
+    for folder in sorted(FIXTURES.glob("*_reference")):
+        for sheet in SHEETS:
+            path = folder / f"{sheet}.csv"
+            if path.exists():
+                with path.open(newline="") as f:
+                    rows.extend((folder.name, sheet, r) for r in csv.DictReader(f))
+    return rows
+
+
+def _args(r: dict[str, str]) -> tuple[list, list, list]:
+    return (
+        ast.literal_eval(r["Input Dims_first"]),
+        ast.literal_eval(r["Input type_first"]),
+        ast.literal_eval(r["Concrete Inputs_first"]),
+    )
+
+
+def _documented_difference(name: str, dims: list, types: list, concrete: list) -> int:
+    """tileprof's bytes − TraceLens' (docs/runs.md): the convolution bias TraceLens drops, and
+    the reduced output TraceLens counts as one element."""
+    if name == "aten::convolution" and dims[2]:
+        return dims[2][0] * 2
+    if name in ("aten::mean", "aten::sum"):
+        x = dims[0]
+        kept = [d for i, d in enumerate(x) if i != len(x) - 1]
+        width = 4 if types[0] == "float" else 2
+        return (int(pl.Series(kept).product()) - 1) * width
+    return 0
+
+
+def test_bytes_equal_tracelens_data_moved() -> None:
+    rows = _reference_rows()
+    assert len(rows) > 60
+    for folder, sheet, r in rows:
+        dims, types, concrete = _args(r)
+        moved = op_bytes(r["name"], dims, types, concrete)
+        assert moved is not None and moved.bytes is not None, (folder, sheet, r["name"])
+        expected_mib = float(r["Data Moved (MB)_first"])
+        ours = moved.bytes - _documented_difference(r["name"], dims, types, concrete)
+        assert ours / 2**20 == expected_mib, (folder, sheet, r["name"], dims)
+
+
+def test_gemm_and_conv_flops_equal_tracelens_up_to_the_bias() -> None:
+    checked = 0
+    for _, sheet, r in _reference_rows():
+        if sheet not in ("GEMM", "CONV_fwd"):
+            continue
+        dims, _, concrete = _args(r)
+        work = op_work(r["name"], dims, concrete)
+        assert work is not None and work.flops is not None
+        bias = 0
+        if sheet == "GEMM" and r["param: bias"] == "True":
+            bias = int(r["param: M"]) * int(r["param: N"]) * int(r["param: B"] or 1)
+        assert (work.flops + bias) / 1e9 == pytest.approx(float(r["GFLOPS_first"]), rel=1e-12)
+        checked += 1
+    assert checked > 20
+
+
+def test_mi300x_kernel_rows_keep_the_device_name() -> None:
+    # deviceProperties lists id 0 ("AMD Instinct MI300X VF"); the kernels run on device 2
+    from tileprof.inputs.sources import load_runs
+
+    frame = load_runs(FIXTURES / "mi300_gaunernst_bert-small-uncased__1016001.json.gz").frame
+    assert set(frame["target"].to_list()) == {"AMD Instinct MI300X VF"}
+    assert frame["source"].str.ends_with("device 2").all()
+
+
+def test_mi300x_keeps_its_name_and_peaks() -> None:
+    frame = load_ops(FIXTURES / "mi300_gaunernst_bert-small-uncased__1016001.json.gz").frame
+    assert set(frame["target"].unique()) == {"AMD Instinct MI300X VF"}
+    gemm = frame.filter(pl.col("op") == "aten::addmm").row(0, named=True)
+    assert gemm["peak_tflops"] == 1307.4  # MI300X data sheet, dense BF16
+
+
+@pytest.mark.parametrize("trace", sorted(p.name for p in FIXTURES.glob("*.json.gz")))
+def test_roofline_columns_consistent_with_printed_peaks(trace: str) -> None:
+    frame = load_ops(FIXTURES / trace).frame.filter(pl.col("roofline_us").is_not_null())
+    assert frame.height > 5
+    for r in frame.iter_rows(named=True):
+        spec = specs.spec_for(r["target"])
+        assert spec is not None
+        memory = r["bytes"] / (spec.bandwidth_gbps() * 1e3)
+        compute = r["flops"] / (r["peak_tflops"] * 1e6) if r["flops"] is not None else 0.0
+        assert r["roofline_us"] == pytest.approx(max(memory, compute))
+        assert r["roofline_fraction"] == pytest.approx(r["roofline_us"] / r["time_us"])
+        if r["flops"] is not None:
+            assert r["arithmetic_intensity"] == pytest.approx(r["flops"] / r["bytes"])
+
+
+HAND_SPEC = """
+name = "hand device"
+kind = "gpu"
+match = ['^hand gpu$']
+[sources]
+made_up = "written by the test"
+[peaks]
+matrix_bf16 = { value = 100, unit = "TFLOP/s", source = "made_up" }
+vector_bf16 = { value = 10, unit = "TFLOP/s", source = "made_up" }
+[memory]
+bandwidth = { value = 2, unit = "TB/s", source = "made_up" }
+latency_floor = { value = 500, unit = "ns", source = "made_up" }
+"""
+
+
+@pytest.fixture
+def hand_spec(tmp_path: Path):
+    path = tmp_path / "hand.toml"
+    path.write_text(HAND_SPEC)
+    specs.use_specs([path])
+    yield path
+    specs.use_specs([])
+
+
+def test_every_column_against_a_hand_computation(hand_spec: Path) -> None:
+    frame = pl.DataFrame(
+        {
+            "target": ["hand gpu"] * 4,
+            "dtype": ["bf16"] * 4,
+            "op_family": ["gemm", "gemm", "elementwise", "gemm"],
+            # compute bound; memory bound; memory-only (no FLOPs) but latency; beats the roof
+            "flops": [2_000_000_000, 2_000_000, None, 2_000_000_000],
+            "bytes": [4_000_000, 40_000_000, 100_000, 4_000_000],
+            "time_us": [40.0, 25.0, 2.0, 10.0],
+            "calls": [3, 1, 2, 1],
+        }
+    )
+    out = with_roofline(frame, flops=pl.col("flops")).to_dicts()
+    # 2e9 FLOP / 100e12 = 20 µs; 4e6 B / 2e12 = 2 µs
+    assert out[0]["roofline_us"] == pytest.approx(20.0)
+    assert out[0]["bound"] == "compute"
+    assert out[0]["arithmetic_intensity"] == pytest.approx(500.0)
+    assert out[0]["roofline_fraction"] == pytest.approx(0.5)
+    assert out[0]["time_lost_us"] == pytest.approx((40 - 20) * 3)
+    # 2e6 / 100e12 = 0.02 µs; 40e6 / 2e12 = 20 µs
+    assert out[1]["roofline_us"] == pytest.approx(20.0)
+    assert out[1]["bound"] == "memory"
+    assert out[1]["roofline_fraction"] == pytest.approx(0.8)
+    # no FLOP count: memory roof alone, 1e5 / 2e12 = 0.05 µs, below the 0.5 µs floor
+    assert out[2]["roofline_us"] == pytest.approx(0.05)
+    assert out[2]["bound"] == "latency"
+    assert out[2]["arithmetic_intensity"] is None
+    # measured faster than the roofline: kept above 1, never clipped
+    assert out[3]["roofline_fraction"] == pytest.approx(2.0)
+    assert specs.ridge_intensity("hand gpu", "bf16") == pytest.approx(100e12 / 2e12)
+    assert specs.ridge_intensity("hand gpu", "bf16", "elementwise") == pytest.approx(5.0)
+
+
+@pytest.mark.parametrize(
+    ("edit", "place", "what"),
+    [
+        ('kind = "gpu"', "colour", "unknown key"),
+        ('unit = "TB/s"', "memory.bandwidth.unit", "missing"),
+        ("value = 2,", "memory.bandwidth.value", "negative number -2"),
+        ('source = "made_up" }\n[memory]', "peaks.vector_bf16.source", "not in [sources]"),
+    ],
+)
+def test_bad_spec_files_are_one_line_errors(
+    tmp_path: Path, edit: str, place: str, what: str
+) -> None:
+    text = HAND_SPEC
+    if place == "colour":
+        text = text.replace(edit, edit + '\ncolour = "red"')
+    elif what == "missing":
+        text = text.replace(edit + ", ", "")
+    elif what.startswith("negative"):
+        text = text.replace(edit, "value = -2,")
+    else:
+        text = text.replace(edit, 'source = "elsewhere" }\n[memory]')
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(InputError) as info:
+        specs.load_specs([tmp_path])
+    message = str(info.value)
+    assert message.startswith(f"{path}: {place}: "), message
+    assert what in message
+    assert "\n" not in message
+
+
+def test_every_bundled_number_is_cited() -> None:
+    bundled = specs.bundled_specs()
+    names = {s.name for s in bundled}
+    for device in (
+        "NVIDIA A100 SXM 40 GB",
+        "NVIDIA A100 SXM 80 GB",
+        "NVIDIA H100 SXM",
+        "NVIDIA H100 PCIe",
+        "NVIDIA H200",
+        "NVIDIA B200",
+        "AMD Instinct MI250X",
+        "AMD Instinct MI300X",
+        "tile device",
+    ):
+        assert device in names
+    for spec in bundled:
+        assert spec.memory["bandwidth"].value > 0
+        for number in (*spec.peaks.values(), *spec.memory.values()):
+            assert number.source.strip()
+            assert "http" in number.source or number.source.startswith(("assumption", "derived"))
+
+
+def test_tile_device_peaks_scale_with_its_size() -> None:
+    tile = specs.spec_for("tile device (1472 tiles @ 1.5 GHz)")
+    assert tile is not None and tile.kind == "tile"
+    assert tile.peak_tflops("matrix_fp16", "tile device (1472 tiles @ 1.5 GHz)") == (
+        pytest.approx(1472 * 1.5e9 * 128 / 1e12)
+    )
+    assert tile.peak_tflops("matrix_fp16", "tile device (736 tiles @ 1 GHz)") == (
+        pytest.approx(736 * 1e9 * 128 / 1e12)
+    )
+
+
+def test_tile_gemm_group_and_h200_gemm_op_link_with_roofline() -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from tileprof.commands.cli import cli
+
+    trace = (
+        Path(__file__).resolve().parent.parent / "fixtures" / "traces" / "h200_train_steps.json.gz"
+    )
+    result = CliRunner().invoke(cli, ["runs", "--example", str(trace), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout if hasattr(result, "stdout") else result.output)
+    gemm = [s for s in data["linkedSets"] if s["op_family"] == "gemm" and s["dtype"] == "f16"]
+    kinds = {s["target_kind"]: s for s in gemm}
+    assert set(kinds) == {"tile", "gpu"}
+    for member in kinds.values():
+        assert member["tflops"] > 0
+        assert 0 < member["peak_fraction"] < 1
+        assert 0 < member["roofline_fraction"] <= 1
+    tile = kinds["tile"]
+    # Gemm { k: 80, cols: 112 }, 5,203,968 output elements: 2 × 80 × 5,203,968 FLOPs
+    assert tile["flops"] == 2 * 80 * 5_203_968
+    assert tile["tflops"] == pytest.approx(2 * 80 * 5_203_968 / 15.54 / 1e6)
+    assert kinds["gpu"]["kernel"].startswith("aten::")
+
+
+def test_same_work_link_across_units_gets_no_speedup() -> None:
+    from tileprof.analyses.links import linked_sets
+    from tileprof.core.run_schema import runs_from_rows
+
+    common = {"workload": "w", "op_family": "gemm", "dtype": "f16", "mac": 1_000_000}
+    rows = [
+        {"target": "T", "target_kind": "tile", "time_us": 15.54, "per": "active"},
+        {"target": "G", "target_kind": "gpu", "time_us": 3.392, "per": "call"},
+    ]
+    sets = linked_sets(runs_from_rows([{**common, **r} for r in rows]))
+    sets = sets.filter(pl.col("link_by") == "workload")
+    assert sets["speedup"].to_list() == [None, None]
+    assert not any("slowest" in t for t in sets["text"].to_list())
+    assert all(t.endswith("not compared: timed per active and per call") for t in sets["text"])
+    assert "15.54 µs per active" in sets["text"][0]
+    assert "3.392 µs per call" in sets["text"][1]
+
+
+def _roofline_plot():
+    from tileprof.analyses.filters import Filters
+    from tileprof.model.examples import EXAMPLE_SOURCE, example_profile
+    from tileprof.model.gather import gather_inputs, linked_from_frame, run_table
+    from tileprof.views.html.data import roofline_section
+
+    trace = (
+        Path(__file__).resolve().parent.parent / "fixtures" / "traces" / "h200_train_steps.json.gz"
+    )
+    sources = gather_inputs(
+        [trace],
+        Filters(),
+        example=example_profile(),
+        example_filters=Filters(epoch=1),
+        example_name=EXAMPLE_SOURCE,
+    )
+    runs, sets = run_table(sources, None)
+    section = roofline_section(runs, linked_from_frame(sets))
+    assert section is not None and section.plot is not None
+    return section
+
+
+def test_roofline_chart_points_roofs_links_and_no_overlapping_labels() -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from tileprof.views.html.charts import roofline_figure
+
+    section = _roofline_plot()
+    plot = section.plot
+    kinds = set(plot.frame["target_kind"].to_list())
+    assert kinds == {"tile", "gpu"}
+    figure = roofline_figure(plot)
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    axes = figure.axes[0]
+    by_gid = {a.get_gid(): a for a in axes.get_children() if a.get_gid()}
+    points = [a for g, a in by_gid.items() if g.startswith("points_")]
+    assert sum(len(p.get_offsets()) for p in points) == plot.frame.height
+    roofs = [g for g in by_gid if g.startswith("roof_")]
+    assert len(roofs) == plot.roofs.height >= 2
+    assert any(g.startswith("link_") for g in by_gid)
+    from matplotlib.text import Text
+
+    texts = {id(t): t for t in figure.findobj(Text) if t.get_text() and t.get_visible()}
+    boxes = [t.get_window_extent(renderer) for t in texts.values()]
+    assert len(boxes) > 10  # ticks, axis titles, legend entries
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not a.overlaps(b) or a.width == 0 or b.width == 0, (a, b)
+
+
+def test_spec_option_overrides_the_bundled_peaks_and_reports_bad_files(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from tileprof.commands.cli import cli
+
+    trace = FIXTURES / "h100_gaunernst_bert-small-uncased__1016001.json.gz"
+    mine = tmp_path / "mine.toml"
+    mine.write_text(HAND_SPEC.replace("^hand gpu$", "h100"))
+    try:
+        result = CliRunner().invoke(
+            cli, ["runs", "--ops", str(trace), "--spec", str(mine), "--format", "json"]
+        )
+        assert result.exit_code == 0, result.output
+        ops = json.loads(result.stdout)["ops"]
+        addmm = next(o for o in ops if o["op"] == "aten::addmm")
+        assert addmm["peak_tflops"] == 100.0  # the hand spec's matrix_bf16, not the H100's
+        bad = tmp_path / "bad.toml"
+        bad.write_text(HAND_SPEC.replace('unit = "TB/s", ', ""))
+        result = CliRunner().invoke(cli, ["runs", "--ops", str(trace), "--spec", str(bad)])
+        assert result.exit_code == 2
+        assert result.stderr.strip().splitlines() == [
+            f"tileprof: error: {bad}: memory.bandwidth.unit: missing"
+        ]
+    finally:
+        specs.use_specs([])
