@@ -83,7 +83,7 @@ def _finite(_ctx: click.Context, param: click.Parameter, value: float | None) ->
 
 
 def _jobs(ctx: click.Context, _param: click.Parameter, value: int | None) -> int | None:
-    """Set the decoding processes for this command (default: the usable cores); the setting
+    """Set the decoding threads for this command (default: the usable cores); the setting
     ends with the command, and the API's setting is restored then."""
     from tileprof.inputs import decoding_jobs
 
@@ -127,8 +127,7 @@ def read_options(*, cache: bool = True, quiet: bool = True, tiles_alias: bool = 
             default=None,
             expose_value=False,
             callback=_jobs,
-            help="Processes decoding large JSON/NDJSON dumps (default: the usable cores; "
-            "files under 50 MB always decode in one).",
+            help="Threads decoding JSON/NDJSON dumps (default: the usable cores).",
         ),
     ]
     if tiles_alias:
