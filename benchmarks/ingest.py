@@ -1,17 +1,23 @@
-"""Ingest benchmark (issue 6): whole processes, timed in alternation, ratios to ``orjson.loads``.
+"""Ingest benchmark (issues 6, 22): whole processes, timed in alternation, ratios to
+``orjson.loads``, plus the compiled decoder against its floor.
 
     python benchmarks/ingest.py                 # 100k and 1M samples
     python benchmarks/ingest.py --samples 200000 --repeat 3
-    python benchmarks/ingest.py --large         # adds 5M samples (about 2.3 GB of JSON)
+    python benchmarks/ingest.py --large         # adds 5M samples (about 2.2 GB of JSON)
     python benchmarks/ingest.py --samples 1000000 --repeat 3 --no-extras --jobs 1 --jobs 2
 
 Dumps come from ``dumpgen.py`` (cached under the temp folder). Each stage runs as its own Python
 process, so import time and peak RSS count as a user sees them: the largest single process
 (``resource.getrusage(RUSAGE_CHILDREN)``) and the peak of the RSS summed over the command's whole
-process tree, decoding workers included (polled through psutil). Two baselines, labelled apart:
-``orjson.loads`` with the garbage collector disabled (the strict one: tileprof pauses the
-collector while it decodes, so the baseline should too) and with it enabled. Stages alternate
-within each round so a noisy neighbour slows all of them alike; the table shows medians.
+process tree (polled through psutil; since issue 22 decoding starts no process, so the two
+agree). Two baselines, labelled apart: ``orjson.loads`` with the garbage collector disabled (the
+strict one) and with it enabled. Stages alternate within each round so a noisy neighbour slows
+all of them alike; the table shows medians.
+
+The floor (issue 22) is timed inside one process, after its imports, on the same bytes:
+reading the file, serde_json's validate-only pass (``IgnoredAny``: every byte checked, nothing
+built; the JSON crate the decoder uses), and the decoder itself (``decode_json_file``, columns
+only, no frame) on one thread and on ``--jobs`` threads.
 """
 
 from __future__ import annotations
@@ -32,8 +38,8 @@ sys.path.insert(0, str(HERE))
 import dumpgen  # noqa: E402
 
 # Runs one command as a child, then prints its wall time, its peak RSS (KiB, the largest single
-# process, from getrusage), the peak of the RSS summed over its whole process tree (KiB, the
-# parent and its decoding workers, polled every 20 ms through psutil; null without psutil), its
+# process, from getrusage), the peak of the RSS summed over its whole process tree (KiB, polled
+# every 20 ms through psutil; null without psutil), its
 # exit status and the end of its stderr as JSON. argv[1] is an address-space limit in bytes for
 # the child (0: none), set with RLIMIT_AS before exec so a decoder that wants more fails with
 # MemoryError instead of pushing the machine into the OOM killer.
@@ -139,6 +145,46 @@ def stages(
         page = json_path.with_name(json_path.stem + ".report.html")
         table["f) report"] = [*_tileprof(), "report", str(json_path), "-o", str(page), "--force"]
     return table
+
+
+# Times, inside one process after its imports, the floor and the decoder on the same file
+# (argv: path, decoding threads, repeats); prints the median seconds of each as JSON.
+_FLOOR = """
+import json, statistics, sys, time
+from tileprof.inputs import _native
+path, jobs, repeat = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+steps = {
+    "read the file": lambda: open(path, "rb").read(),
+    "serde_json validate-only, 1 thread": lambda: _native._validate_json_file(path),
+    "decoder, 1 thread": lambda: _native.decode_json_file(path, 1),
+    f"decoder, {jobs} threads": lambda: _native.decode_json_file(path, jobs),
+}
+times = {name: [] for name in steps}
+for _ in range(repeat):
+    for name, step in steps.items():
+        began = time.perf_counter()
+        step()
+        times[name].append(time.perf_counter() - began)
+print(json.dumps({name: statistics.median(values) for name, values in times.items()}))
+"""
+
+
+def floor(json_path: Path, jobs: int, repeat: int) -> dict[str, float]:
+    """Median seconds of the floor's steps and of the decoder (see ``_FLOOR``)."""
+    command = [sys.executable, "-c", _FLOOR, str(json_path), str(jobs), str(repeat)]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    found: dict[str, float] = json.loads(done.stdout)
+    return found
+
+
+def print_floor(samples: int, size: int, times: dict[str, float]) -> None:
+    """The floor table: seconds, MB/s and each step over the validate-only pass."""
+    validate = times["serde_json validate-only, 1 thread"]
+    print(f"\n{samples:,} samples, {size / 1e6:.0f} MB, in one process after its imports:\n")
+    print("| step | s | MB/s | × validate-only |")
+    print("| --- | ---: | ---: | ---: |")
+    for name, seconds in times.items():
+        print(f"| {name} | {seconds:.3f} | {size / 1e6 / seconds:.0f} | {seconds / validate:.2f} |")
 
 
 def has_report_command() -> bool:
@@ -248,11 +294,12 @@ def print_rows(rows: list[dict[str, object]]) -> None:
 
 
 def print_ratios(rows: list[dict[str, object]]) -> None:
-    """The ratios issues 6 and 15 set targets on, for one dump size."""
+    """The ratios issues 6, 15 and 22 set targets on, for one dump size."""
     seconds = {str(r["stage"]): float(r["seconds"]) for r in rows if "seconds" in r}  # type: ignore[arg-type]
+    rss = {str(r["stage"]): float(r["rss_over_file"]) for r in rows if "seconds" in r}  # type: ignore[arg-type]
     samples = rows[0]["samples"]
     pairs = [
-        (f"{stage} / orjson.loads, gc disabled (strict; issue 15: ≤ 0.45)", stage, STRICT)
+        (f"{stage} / orjson.loads, gc disabled (strict; issue 22: ≤ 0.2)", stage, STRICT)
         for stage in seconds
         if stage.startswith("c) ")
     ]
@@ -261,6 +308,9 @@ def print_ratios(rows: list[dict[str, object]]) -> None:
         for stage in seconds
         if stage.startswith("c) ")
     ]
+    for stage, ratio in rss.items():
+        if stage.startswith(("c) ", "d) ")):
+            print(f"{samples:,} samples: {stage}: peak RSS / file {ratio:.2f} (issue 22: ≤ 1.2)")
     pairs += [
         ("cache cold / warm (≥ 5)", "e0) summary --cache (cold)", "e) summary --cache (warm)"),
     ]
@@ -275,7 +325,7 @@ def main() -> None:
     parser.add_argument("--large", action="store_true", help="also 5M samples")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
-        "--jobs", type=int, action="append", help="decoding processes to time (default: 1, 2)"
+        "--jobs", type=int, action="append", help="decoding threads to time (default: 1, 2)"
     )
     parser.add_argument("--no-extras", action="store_true", help="skip the cache and report stages")
     parser.add_argument(
@@ -296,7 +346,19 @@ def main() -> None:
         rows.extend(new)
         print_rows(rows)
         print_ratios(new)
+        json_path, _ = dumpgen.ensure_dumps(samples, args.folder)
+        jobs = max(args.jobs or [1, 2])
+        print_floor(samples, json_path.stat().st_size, floor(json_path, jobs, args.repeat))
         sys.stdout.flush()
+    by_size = {
+        (int(r["samples"]), str(r["stage"])): float(r["seconds"])  # type: ignore[call-overload]
+        for r in rows
+        if "seconds" in r
+    }
+    for (samples, stage), seconds in by_size.items():
+        base = by_size.get((1_000_000, stage))
+        if samples == 5_000_000 and base and stage.startswith(("c) ", "d) ")):
+            print(f"{stage}: 5M / 1M samples {seconds / base:.2f}× (issue 22: ≤ 5.5×)")
 
 
 if __name__ == "__main__":

@@ -366,3 +366,47 @@ def test_run_source_structure(folder: Path, kind: str, edits: list[tuple[int, An
 def test_links_bytes(folder: Path, edits: list[tuple[str, int, bytes]]) -> None:
     links = _write(folder / "links.toml", mutate_bytes(LINKS.read_bytes(), edits))
     assert_promise("runs", RUNS_CSV, ENERGY, "--links", links, "--linked")
+
+
+def _rank_seed() -> bytes:
+    """A small rank trace for ``breakdown``: a ProfilerStep, a launched kernel, and an NCCL
+    kernel launched by a ``record_param_comms`` op that carries its parameters."""
+    comm = {"External id": 9, "Collective name": "allreduce", "In msg nelems": 1024,
+            "Out msg nelems": 1024, "Group size": 2, "dtype": "Float",
+            "Process Group Name": "0", "Seq": 3}  # fmt: skip
+    events = [
+        {"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#1", "pid": 0, "tid": 7,
+         "ts": 0.0, "dur": 100.0, "args": {}},
+        {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1,
+         "ts": 1.0, "dur": 5.0, "args": comm},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+         "ts": 2.0, "dur": 3.0, "args": {"correlation": 5, "External id": 9}},
+        {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce", "pid": 0, "tid": 7,
+         "ts": 10.0, "dur": 20.0, "args": {"device": 0, "stream": 7, "correlation": 5}},
+        {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 40.0,
+         "dur": 20.0, "args": {"device": 0, "stream": 7, "correlation": 6}},
+    ]  # fmt: skip
+    info = {"backend": "nccl", "rank": 0, "world_size": 2}
+    return json.dumps({"traceEvents": events, "distributedInfo": info}).encode()
+
+
+BREAKDOWN_SEEDS = {"kineto": KINETO.read_bytes(), "rank": _rank_seed()}
+
+
+@pytest.mark.parametrize("kind", sorted(BREAKDOWN_SEEDS))
+@settings(FUZZ)
+@given(edits=byte_edits)
+def test_breakdown_bytes(folder: Path, kind: str, edits: list[tuple[str, int, bytes]]) -> None:
+    path = _write(folder / "trace.json", mutate_bytes(BREAKDOWN_SEEDS[kind], edits))
+    assert_promise("breakdown", path)
+
+
+@pytest.mark.parametrize("kind", sorted(BREAKDOWN_SEEDS))
+@settings(FUZZ)
+@given(edits=value_edits)
+@example(edits=[(7, 2**70)])
+@example(edits=[(12, "__INF__")])
+@example(edits=[(840, 2**63)])  # found: a stream beyond Int64 in kineto_small.json
+def test_breakdown_structure(folder: Path, kind: str, edits: list[tuple[int, Any]]) -> None:
+    path = _write(folder / "trace.json", mutate_json(BREAKDOWN_SEEDS[kind], edits))
+    assert_promise("breakdown", path)

@@ -1,7 +1,9 @@
-"""Issue 6: the fast JSON path, the streaming NDJSON reader, the cache, convert and progress."""
+"""Issues 6 and 22: the compiled JSON decoder, the streaming NDJSON reader, the cache, convert
+and progress."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import os
@@ -16,6 +18,7 @@ from tests.samples import document, sample
 from tileprof.commands.cli import cli
 from tileprof.core import progress
 from tileprof.core.errors import InputError
+from tileprof.inputs import threads
 from tileprof.inputs.tile import json_dump, ndjson_dump
 from tileprof.model.cache import cache_path, load_cached
 
@@ -50,28 +53,33 @@ def _same(a: tileprof.Profile, b: tileprof.Profile) -> None:
     assert a.summary(samples=20).to_document() == b.summary(samples=20).to_document()
 
 
-@pytest.mark.parametrize("batch_rows", [1, 2, 3, 100])
-def test_fast_json_path_matches_the_precise_path(tmp_path: Path, batch_rows: int) -> None:
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_file_and_memory_decodes_agree_on_any_thread_count(
+    tmp_path: Path, jobs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(threads, "_jobs", jobs)
     data = document(MIXED * 3, clockHz=1e9, tileCount=16)
     path = _write(tmp_path / "d.json", data)
-    precise = json_dump.parse(path, data)
-    fast = json_dump.parse_file(path, batch_rows=batch_rows)
-    assert fast.samples.equals(precise.samples)
-    assert fast.metadata == precise.metadata
-    assert fast.header == precise.header
-    assert fast.place(4) == precise.place(4) == "sample 4"
+    in_memory = json_dump.parse(path, data)
+    from_file = json_dump.parse_file(path)
+    assert from_file.samples.equals(in_memory.samples)
+    assert from_file.metadata == in_memory.metadata
+    assert from_file.header == in_memory.header
+    assert from_file.place(4) == in_memory.place(4) == "sample 4"
+    gzipped = json_dump.parse_file(_write(tmp_path / "d.json.gz", gzip.compress(data)))
+    assert gzipped.samples.equals(in_memory.samples)
 
 
-def test_valid_json_never_falls_back_to_the_whole_file_decode(
+def test_valid_json_never_runs_the_precise_decode(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _write(tmp_path / "d.json", document(MIXED * 3, clockHz=1e9, tileCount=16))
 
     def no_fallback(*_: object) -> None:
-        raise AssertionError("the fast path fell back to decoding the whole document")
+        raise AssertionError("valid JSON was decoded a second time to word an error")
 
-    monkeypatch.setattr(json_dump, "parse", no_fallback)
-    assert json_dump.parse_file(path, batch_rows=2).samples.height == len(MIXED) * 3
+    monkeypatch.setattr(json_dump, "precise_error", no_fallback)
+    assert json_dump.parse_file(path).samples.height == len(MIXED) * 3
 
 
 def test_pretty_printed_json_takes_the_fast_path_too(tmp_path: Path) -> None:
@@ -102,20 +110,22 @@ def test_every_reader_gives_the_same_profile(tmp_path: Path) -> None:
         ({"metadata": {"a": 1}}, "sample 4", "metadata"),
     ],
 )
-def test_fast_path_failure_falls_back_to_precise_errors(
+def test_decoder_failure_is_worded_by_the_precise_decode(
     tmp_path: Path, bad: dict[str, object], where: str | None, words: str | None
 ) -> None:
     samples = [sample(i, i, 1, "k") for i in range(8)]
     samples[4] = {**samples[4], **bad}
     data = document(samples)
     path = _write(tmp_path / "d.json", data)
-    try:
-        precise: InputError | None = None
-        json_dump.parse(path, data)
-    except InputError as exc:
-        precise = exc
-    if precise is None:  # valid input after all (numeric metadata value): same result both ways
+    precise = json_dump.precise_error(path, data)
+    if precise is None and where is None:  # valid (a numeric metadata value is fine)
         assert json_dump.parse_file(path).samples.equals(json_dump.parse(path, data).samples)
+        return
+    if precise is None:  # the document decodes; its metadata is what is wrong
+        with pytest.raises(InputError) as caught:
+            tileprof.load(path)
+        assert caught.value.where == where
+        assert words is not None and words.lower() in str(caught.value).lower()
         return
     with pytest.raises(InputError) as caught:
         tileprof.load(path)
@@ -131,39 +141,32 @@ def test_truncated_json_names_the_place(tmp_path: Path) -> None:
         tileprof.load(path)
 
 
-def test_ndjson_reader_streams_in_batches(tmp_path: Path) -> None:
+def test_ndjson_reader_streams_through_any_window(tmp_path: Path) -> None:
     samples = [sample(i % 16, i, 1 + i % 5, f"k{i % 3}", useful=i % 4) for i in range(25)]
     data = _ndjson(samples)
     path = _write(tmp_path / "d.ndjson", data)
-    seen: list[tuple[int, int]] = []
-
-    class Counting(io.BytesIO):
-        """Records how far the file has been read when each batch is decoded."""
-
-    handle = Counting(data)
-    parsed = ndjson_dump.read_stream(
-        path, handle, batch_rows=4, on_batch=lambda rows: seen.append((rows, handle.tell()))
+    whole = ndjson_dump.parse_file(path)
+    assert whole.samples.height == 25 and whole.header.clock_hz == 1e9
+    for window in (1, 7, 64, 1000):  # smaller than a line, a few lines, the whole file
+        parsed = ndjson_dump.parse_file(path, window=window)
+        assert parsed.samples.equals(whole.samples)
+        assert parsed.metadata == whole.metadata
+        assert parsed.place(24) == whole.place(24) == "line 26"
+    gzipped = ndjson_dump.parse_file(
+        _write(tmp_path / "d.ndjson.gz", gzip.compress(data)), window=64
     )
-    assert len(seen) == 7  # 26 lines (header + 25 samples) in batches of 4 lines
-    assert max(rows for rows, _ in seen) <= 4
-    assert seen[0][1] < len(data)  # the first batch was decoded before the file was read whole
-    assert sum(rows for rows, _ in seen) == parsed.samples.height == 25
-    whole = ndjson_dump.read_stream(path, io.BytesIO(data), batch_rows=1000)
-    assert parsed.samples.equals(whole.samples)
-    assert parsed.metadata == whole.metadata
-    batches: list[int] = []
-    from_file = ndjson_dump.parse_file(path, batch_rows=10, on_batch=batches.append)
-    assert batches == [9, 10, 6] and from_file.samples.equals(whole.samples)
+    assert gzipped.samples.equals(whole.samples)
+    assert ndjson_dump.parse(path, data).samples.equals(whole.samples)
 
 
-def test_ndjson_errors_name_the_line_in_any_batch(tmp_path: Path) -> None:
+def test_ndjson_errors_name_the_line_in_any_window(tmp_path: Path) -> None:
     lines = _ndjson([sample(i, i, 1) for i in range(9)]).split(b"\n")
     lines.insert(7, b"")
     lines[8] = lines[8].replace(b'"offset":6', b'"offset":"6"')
     path = _write(tmp_path / "d.ndjson", b"\n".join(lines))
-    for batch_rows in (1, 3, 100):
+    for window in (1, 100, None):
         with pytest.raises(InputError) as caught:
-            ndjson_dump.parse_file(path, batch_rows=batch_rows)
+            ndjson_dump.parse_file(path, window=window)
         assert caught.value.where == "line 9"
         assert "offset" in caught.value.message
 

@@ -83,7 +83,7 @@ def _finite(_ctx: click.Context, param: click.Parameter, value: float | None) ->
 
 
 def _jobs(ctx: click.Context, _param: click.Parameter, value: int | None) -> int | None:
-    """Set the decoding processes for this command (default: the usable cores); the setting
+    """Set the decoding threads for this command (default: the usable cores); the setting
     ends with the command, and the API's setting is restored then."""
     from tileprof.inputs import decoding_jobs
 
@@ -127,8 +127,7 @@ def read_options(*, cache: bool = True, quiet: bool = True, tiles_alias: bool = 
             default=None,
             expose_value=False,
             callback=_jobs,
-            help="Processes decoding large JSON/NDJSON dumps (default: the usable cores; "
-            "files under 50 MB always decode in one).",
+            help="Threads decoding JSON/NDJSON dumps (default: the usable cores).",
         ),
     ]
     if tiles_alias:
@@ -405,7 +404,7 @@ def check_report_output(output: Path | None, default: Path, force: bool) -> Path
         raise OutputError(
             f"{default} already exists and is not a tileprof report (use -o or --force)"
         )
-    return default
+    return default.resolve()  # printed once written: where the page is, whatever the folder
 
 
 # ---------------------------------------------------------------- single options
@@ -434,6 +433,18 @@ def top_option(help: str, *, default: int | None = None, minimum: int | None = N
         help=help,
     )
     return _group(None, [option])
+
+
+def stacked(*decorators: Any) -> Any:
+    """Several option decorators as one, applied as if stacked in this order above a
+    function: a command's own related options named once as a group."""
+
+    def apply(function: Any) -> Any:
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+
+    return apply
 
 
 def option(*declarations: str, **attrs: Any) -> Any:

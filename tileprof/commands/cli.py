@@ -40,6 +40,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "tileprof.commands.findings",
         "What to look at first, by rules over the metrics.",
     ),
+    "breakdown": (
+        "tileprof.commands.breakdown",
+        "GPU time per device and step: busy, idle causes, launches, ranks.",
+    ),
 }
 """Subcommand name -> (module defining ``command``, its one-line help). A module is imported
 only when its command runs, so ``summary`` does not pay for the report's or the run table's

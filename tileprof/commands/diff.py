@@ -20,6 +20,7 @@ from tileprof.commands._options import (
     read_options,
     share_top_option,
     spec_option,
+    stacked,
     top_option,
 )
 from tileprof.core.errors import OptionError
@@ -46,34 +47,50 @@ def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> list[str]:
     return [f"broken: {b}" for b in breaches]
 
 
+pairing_options = stacked(
+    option(
+        "--match",
+        "match",
+        multiple=True,
+        metavar="OLD=NEW",
+        help="Pair a renamed group: OLD names the before side, NEW the after side (globs, "
+        "wildcards carried over in order); repeatable.",
+    ),
+    option(
+        "--normalize",
+        default=None,
+        metavar="REGEX",
+        help="Strip what REGEX matches from every name before pairing (e.g. '_c\\d+(_r\\d+)*$').",
+    ),
+)
+"""How groups of the two sides pair: renamed groups, and names stripped of a pattern."""
+source_options = stacked(
+    option(
+        "--per-op",
+        is_flag=True,
+        help="GPU sources: compare op rows (PyTorch traces, as `runs --ops`) or kernels grouped "
+        "by launching op (other sources) instead of kernels.",
+    ),
+    spec_option(),
+    option(
+        "--breakdown",
+        is_flag=True,
+        help="PyTorch traces or nsys exports (or `breakdown --format json` documents): compare "
+        "their GPU time breakdowns figure by figure, per device and window, instead of kernels.",
+    ),
+)
+"""What a GPU side compares: kernels, op rows or GPU time breakdowns, and the specs."""
+
+
 @click.command("diff", short_help="Compare two dumps or summaries, group by group.")
 @click.argument("before", type=click.Path(path_type=Path))
 @click.argument("after", type=click.Path(path_type=Path))
 @output_options(list(DIFF_RENDERERS), default="table")
-@option(
-    "--match",
-    "match",
-    multiple=True,
-    metavar="OLD=NEW",
-    help="Pair a renamed group: OLD names the before side, NEW the after side (globs, "
-    "wildcards carried over in order); repeatable.",
-)
-@option(
-    "--normalize",
-    default=None,
-    metavar="REGEX",
-    help="Strip what REGEX matches from every name before pairing (e.g. '_c\\d+(_r\\d+)*$').",
-)
+@pairing_options
 @fail_on_option(
     "Exit 1 when broken, e.g. 'phaseCycles of * may not rise by more than 5%'; repeatable."
 )
-@option(
-    "--per-op",
-    is_flag=True,
-    help="GPU sources: compare op rows (PyTorch traces, as `runs --ops`) or kernels grouped "
-    "by launching op (other sources) instead of kernels.",
-)
-@spec_option()
+@source_options
 @share_top_option(DEFAULT_TOP)
 @top_option(
     "Show only the N largest changes (in every format; --fail-on still checks every group); "
@@ -95,6 +112,7 @@ def command(
     per_op: bool,
     share_top: int | None,
     top: int | None,
+    breakdown: bool,
     read: DumpReading,
     filters: Filters,
     group_by: tuple[str, ...],
@@ -106,6 +124,9 @@ def command(
     sorted by the change in phase cycles (total µs for GPU sources), largest first.
     """
     out.check()
+    if breakdown:
+        diff_breakdowns(before, after, out)
+        return
     if out.format == "html" and out.path is None:
         raise OptionError("--format html writes a page: give -o FILE (or -o - for stdout)")
     options = ReadOptions(filters=filters, group_by=group_by, per_op=per_op, **read.options)
@@ -121,3 +142,15 @@ def command(
     write_rendered(DIFF_RENDERERS[out.format], model, out.path)
     if broken:
         ctx.exit(EXIT_BROKEN)
+
+
+def diff_breakdowns(before: Path, after: Path, out: Output) -> None:
+    """``diff --breakdown``: the two sides' GPU time breakdowns compared (table, JSON or CSV)."""
+    from tileprof.analyses.breakdown_diff import compare_breakdowns
+    from tileprof.model.breakdown import read_breakdown
+    from tileprof.views.renderers import BREAKDOWN_DIFF_RENDERERS
+
+    if out.format not in BREAKDOWN_DIFF_RENDERERS:
+        raise OptionError(f"--breakdown: --format {out.format} is not offered (table, json, csv)")
+    sides = read_breakdown(before), read_breakdown(after)
+    write_rendered(BREAKDOWN_DIFF_RENDERERS[out.format], compare_breakdowns(*sides), out.path)

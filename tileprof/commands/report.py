@@ -34,8 +34,10 @@ from tileprof.core.errors import OptionError
 
 if TYPE_CHECKING:
     from tileprof.analyses.findings import Rule
+    from tileprof.core.gpu_timeline import GpuTimeline
     from tileprof.model.gather import TileInput
     from tileprof.model.reading import DumpReading
+    from tileprof.views.html import Report
     from tileprof.views.html.diff_page import DiffSection
 
 __all__ = [
@@ -124,10 +126,22 @@ def command(
         findings=inputs.findings,
         command=command_line(click.get_current_context()),
     )
+    report = with_breakdown(report, inputs.timelines)
     section = None if baseline is None else baseline_section(baseline, inputs.tiles, group_by)
     write_rendered(REPORT_RENDERERS["html"], ReportModel(report, section), target)
-    if str(target) != "-":
-        click.echo(str(target.resolve()) if out.path is None else str(target))
+
+
+def with_breakdown(report: Report, timelines: Sequence[GpuTimeline]) -> Report:
+    """The report with the GPU time breakdown of its traces (none: unchanged)."""
+    import dataclasses
+
+    from tileprof.model.breakdown import report_breakdown
+    from tileprof.views.html.breakdown_data import breakdown_section
+
+    found = report_breakdown(timelines)
+    if found is None:
+        return report
+    return dataclasses.replace(report, breakdown=breakdown_section(found.breakdown, found.job))
 
 
 def baseline_section(

@@ -9,9 +9,10 @@ run sources return ``tileprof.core.run_schema.ParsedRuns``. ``detect`` trusts co
 object's top-level keys, Parquet magic, NDJSON's one-object-per-line shape, a CSV header row)
 and falls back to the extension; ``read_dump`` reads one tile dump.
 
-Detection reads only the head of the file when the head settles it, so that NDJSON can stream
-(``ndjson_dump.parse_file``) and plain JSON can be mapped (``json_dump.parse_file``) instead of
-read whole; every other case reads the bytes and parses them in memory.
+Detection reads only the head of the file when the head settles it, so that the compiled
+decoder (``native``) can stream NDJSON and map plain JSON, or stream gzipped JSON and NDJSON,
+instead of reading them whole (``json_dump.parse_file``, ``ndjson_dump.parse_file``); every other
+case reads the bytes and parses them in memory.
 """
 
 from __future__ import annotations
@@ -311,9 +312,6 @@ def read_dump(
         head, compressed, size = content[:SNIFF_BYTES], False, len(content)
     else:
         head, compressed, size = peek(source)
-        from tileprof.inputs import parallel
-
-        parallel.prestart([source])  # the workers start up while the format is found
         # a pipe was read whole by peek: parse it from memory (it cannot be mapped or re-opened)
         data = read_bytes(source) if stream_content(source) is not None else None
     chosen = format or (sniff_format(head) if head.strip() else None)
@@ -366,10 +364,10 @@ def _sample_place(index: int) -> str:
 
 
 def decoding_jobs(jobs: int | None) -> Callable[[], None]:
-    """Set how many processes decode large dumps (None: the usable cores); returns the call
-    that restores the previous setting."""
-    from tileprof.inputs import parallel
+    """Set how many threads decode JSON and NDJSON dumps (None: the usable cores); returns the
+    call that restores the previous setting."""
+    from tileprof.inputs import threads
 
-    previous = parallel.setting()
-    parallel.configure(jobs)
-    return lambda: parallel.configure(previous)
+    previous = threads.setting()
+    threads.configure(jobs)
+    return lambda: threads.configure(previous)

@@ -1,7 +1,9 @@
-"""One tile sample as the JSON and NDJSON dumps write it: the typed record both decoders build.
+"""One tile sample as the JSON and NDJSON dumps write it, typed for msgspec.
 
-Kept apart from the decoders so that ``batches`` (which turns records into frames) and
-``json_dump``/``ndjson_dump`` (which decode them) import it without importing each other.
+The compiled decoder (``native``) builds the frame; this record is what words a dump's error
+when the decoder meets one (``json_dump.precise_error``, ``ndjson_dump._line_problem``): the
+same sample index or line and field as tileprof has always named. Kept apart so that both dump
+modules import it without importing each other.
 """
 
 from __future__ import annotations

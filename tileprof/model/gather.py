@@ -25,6 +25,7 @@ from tileprof.analyses.findings import Finding, Rule
 from tileprof.analyses.kernel_metrics import attach_kernel_metrics
 from tileprof.analyses.links import Links, linked_sets
 from tileprof.core.errors import InputError, OptionError
+from tileprof.core.gpu_timeline import GpuTimeline
 from tileprof.core.run_schema import ParsedRuns, concat_runs, tile_runs
 from tileprof.inputs.sources import (
     SUMMARY_DOCUMENT,
@@ -35,6 +36,7 @@ from tileprof.inputs.sources import (
     parse_runs,
     read_input,
 )
+from tileprof.inputs.timelines import TIMELINE_FORMATS, parse_timeline
 from tileprof.model.profile import Profile, load
 from tileprof.model.reading import DumpReading
 
@@ -103,6 +105,8 @@ class Source:
     sha256: str | None = None
     ops: pl.DataFrame | None = None
     """A PyTorch trace's op rows, when ``gather_inputs`` was asked for them (``ops=True``)."""
+    timeline: GpuTimeline | None = None
+    """A trace's GPU timeline (``tileprof breakdown``), parsed from the same read when asked."""
 
     def input_file(self) -> InputFile:
         """The report header's entry: path, kind, size and sha256 (a GPU file's from its one
@@ -163,8 +167,12 @@ def gather_inputs(
     example_name: str = "example",
     read: DumpReading | None = None,
     ops: bool = False,
+    timelines: bool = False,
 ) -> list[Source]:
     """Every input read once, in command-line order (the example profile first).
+
+    With ``timelines``, a GPU trace that holds a timeline (PyTorch trace, nsys SQLite export)
+    also gets it, parsed from the same read.
 
     ``filters`` apply to every tile dump (``example_filters`` to the example profile);
     ``read`` says how tile dumps are read (``--format-in``, the device overrides; ``quiet=False``
@@ -193,6 +201,9 @@ def gather_inputs(
                 from tileprof.model.ops import read_ops
 
                 op_rows = read_ops(path, found.data).frame
+            timeline = None
+            if timelines and found.kind in TIMELINE_FORMATS:
+                timeline = parse_timeline(path, found.kind, found.data)
             sources.append(
                 Source(
                     str(path),
@@ -202,6 +213,7 @@ def gather_inputs(
                     size=found.size,
                     sha256=found.sha256,
                     ops=op_rows,
+                    timeline=timeline,
                 )
             )
     return sources
@@ -292,6 +304,8 @@ class ReportInputs:
     files: tuple[InputFile, ...]
     findings: tuple[Finding, ...] = ()
     """The findings' rule table over every input (tile dumps and PyTorch traces alike)."""
+    timelines: tuple[GpuTimeline, ...] = ()
+    """The GPU timelines of the traces (for the report's time breakdown)."""
 
 
 def example_run_files() -> list[Path]:
@@ -328,7 +342,9 @@ def read_inputs(
         example_name=example_name,
         read=read,
         ops=True,
+        timelines=True,
     )
+    timelines = tuple(s.timeline for s in sources if s.timeline is not None)
     tiles = tuple(
         TileInput(s.profile, s.filters or filters, s.name if s.path is None else s.path.name)
         for s in sources
@@ -342,7 +358,7 @@ def read_inputs(
     gpu = [s for s in sources if s.profile is None]
     if not gpu and links is None:
         # Tile dumps only: no run table to build (the tile sections summarise the dumps).
-        return ReportInputs(tiles, None, files, findings)
+        return ReportInputs(tiles, None, files, findings=findings, timelines=timelines)
     tile_sources = [s for s in sources if s.profile is not None]
     from tileprof.inputs.links_file import load_links
 
@@ -359,7 +375,8 @@ def read_inputs(
         tiles,
         RunInputs(runs, linked_from_frame(sets), notes=notes, cpu_only_traces=cpu_only),
         files,
-        findings,
+        findings=findings,
+        timelines=timelines,
     )
 
 

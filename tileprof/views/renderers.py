@@ -24,8 +24,10 @@ from tileprof.core.outputs import say_written, write_bytes, write_text
 from tileprof.views import runs_data, summary_csv, summary_json, supersteps_export
 
 if TYPE_CHECKING:
+    from tileprof.analyses.collectives import Job
     from tileprof.analyses.diff import Diff
     from tileprof.analyses.findings import Finding
+    from tileprof.analyses.gpu_breakdown import Breakdown
     from tileprof.analyses.supersteps import Supersteps
 
 M = TypeVar("M")
@@ -403,3 +405,70 @@ def write_rendered(renderer: Renderer[M], model: M, output: Path | None) -> None
     else:
         write_text(output, data)
     say_written(output)
+
+
+@dataclass(frozen=True)
+class BreakdownModel:
+    """What ``breakdown`` renders: the per-device, per-step breakdown and the ranks' jobs."""
+
+    result: Breakdown
+    job: Job
+    width: int | None = None
+    """The terminal's width when the table goes to one; None: the fixed width of files."""
+
+
+def _breakdown(kind: str) -> Callable[[BreakdownModel], str]:
+    """A breakdown format; its module (numpy, through the analysis) loads when it renders, so
+    other commands that read this registry do not pay for it."""
+
+    def render(model: BreakdownModel) -> str:
+        if kind == "html":
+            from tileprof.views.html import render_breakdown  # jinja2: only the page needs it
+
+            return render_breakdown(model.result, model.job)
+        from tileprof.views import breakdown_export
+
+        if kind == "table":
+            return breakdown_export.render_table(model.result, model.job, model.width)
+        if kind == "json":
+            return breakdown_export.render_json(model.result, model.job)
+        return breakdown_export.render_csv(model.result)
+
+    return render
+
+
+BREAKDOWN_RENDERERS: dict[str, Renderer[BreakdownModel]] = {
+    r.name: r
+    for r in (
+        Renderer("table", ".txt", False, _breakdown("table")),
+        Renderer("json", ".json", False, _breakdown("json")),
+        Renderer("csv", ".csv", False, _breakdown("csv")),
+        Renderer("html", ".html", False, _breakdown("html")),
+    )
+}
+"""``tileprof breakdown --format``; the first is the default."""
+
+
+def _breakdown_diff(kind: str) -> Callable[[pl.DataFrame], str]:
+    def render(comparison: pl.DataFrame) -> str:
+        from tileprof.views import breakdown_export
+
+        if kind == "table":
+            return breakdown_export.render_diff_table(comparison)
+        if kind == "json":
+            return breakdown_export.render_diff_json(comparison)
+        return breakdown_export.render_diff_csv(comparison)
+
+    return render
+
+
+BREAKDOWN_DIFF_RENDERERS: dict[str, Renderer[pl.DataFrame]] = {
+    r.name: r
+    for r in (
+        Renderer("table", ".txt", False, _breakdown_diff("table")),
+        Renderer("json", ".json", False, _breakdown_diff("json")),
+        Renderer("csv", ".csv", False, _breakdown_diff("csv")),
+    )
+}
+"""``tileprof diff --breakdown --format``: the comparison of two GPU time breakdowns
+(``analyses.breakdown_diff``)."""

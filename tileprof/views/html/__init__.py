@@ -17,10 +17,12 @@ from tileprof.core import numbers
 from tileprof.views.html.data import Report, build_report
 
 if TYPE_CHECKING:
+    from tileprof.analyses.collectives import Job
     from tileprof.analyses.diff import Diff
+    from tileprof.analyses.gpu_breakdown import Breakdown
     from tileprof.views.html.diff_page import DiffSection
 
-__all__ = ["Report", "build_report", "render", "render_diff"]
+__all__ = ["Report", "build_report", "render", "render_breakdown", "render_diff"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -56,3 +58,11 @@ def render_diff(diff: Diff, broken: tuple[str, ...] = ()) -> str:
     from tileprof.views.html.diff_page import diff_page  # matplotlib: only when drawing
 
     return environment().get_template("diff.html.j2").render(page=diff_page(diff, broken))
+
+
+def render_breakdown(result: Breakdown, job: Job) -> str:
+    """The self-contained page of ``breakdown --format html``."""
+    from tileprof.views.html.breakdown_data import breakdown_section
+
+    template = environment().get_template("breakdown_page.html.j2")
+    return template.render(bd=breakdown_section(result, job))

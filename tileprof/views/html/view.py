@@ -218,6 +218,16 @@ class GpuSection:
 
 
 @dataclass(frozen=True)
+class BreakdownSection:
+    """The GPU time breakdown (``views/html/breakdown_data``): time per device and step,
+    launches, idle per stream, and with ranks the collectives and each rank's overlap."""
+
+    id: str
+    kernel_wait_us: float
+    tables: tuple[tuple[str, Table], ...]
+
+
+@dataclass(frozen=True)
 class QualityCheck:
     """One data-quality check: how many things it found and what they were."""
 
@@ -237,6 +247,8 @@ class Report:
     linked: tuple[ChartedTable, ...]
     quality: tuple[QualityCheck, ...]
     notes: tuple[str, ...] = field(default=())
+    breakdown: BreakdownSection | None = None
+    """The GPU time breakdown of the report's PyTorch traces (``tileprof breakdown``)."""
     draw_charts: bool = True
     """Whether ``render`` draws the charts (tests of numbers skip the drawing)."""
     findings: tuple[Finding, ...] = ()

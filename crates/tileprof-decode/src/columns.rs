@@ -1,0 +1,278 @@
+//! The typed columns samples decode into, and the dictionaries that intern their text.
+//!
+//! Each thread fills its own `Columns` with its own dictionaries (no locks in the hot loop);
+//! `Columns::append` then joins them in file order, remapping each part's dictionary ids so that
+//! ids follow the order of first appearance in the whole file, as a single pass would give.
+
+use std::hash::Hash;
+
+use hashbrown::HashMap;
+
+use crate::sample::Sample;
+
+/// The id of an absent value in a dictionary-encoded column.
+pub const NONE: u32 = u32::MAX;
+
+/// Distinct values in the order first seen, and each value's id.
+#[derive(Debug, Clone)]
+pub struct Dictionary<K: Eq + Hash> {
+    index: HashMap<K, u32>,
+    pub values: Vec<K>,
+}
+
+impl<K: Eq + Hash> Default for Dictionary<K> {
+    fn default() -> Self {
+        Dictionary {
+            index: HashMap::new(),
+            values: Vec::new(),
+        }
+    }
+}
+
+impl<K: Eq + Hash + Clone> Dictionary<K> {
+    /// The id of `value`, adding it when new (`make` builds the owned key only then).
+    #[inline]
+    pub fn intern<Q>(&mut self, value: &Q, make: impl FnOnce(&Q) -> K) -> u32
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        if let Some(&id) = self.index.get(value) {
+            return id;
+        }
+        let id = self.values.len() as u32;
+        let key = make(value);
+        self.values.push(key.clone());
+        self.index.insert(key, id);
+        id
+    }
+
+    /// Add every value of `other`; returns, for each of its ids, the id here.
+    pub fn absorb(&mut self, other: &Dictionary<K>) -> Vec<u32> {
+        other
+            .values
+            .iter()
+            .map(|value| self.intern(value, K::clone))
+            .collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
+
+/// A dictionary-encoded text column: ids into `dictionary` (`NONE` where absent).
+#[derive(Debug, Default, Clone)]
+pub struct TextColumn {
+    pub ids: Vec<u32>,
+    pub dictionary: Dictionary<Box<str>>,
+}
+
+impl TextColumn {
+    #[inline]
+    fn push(&mut self, value: Option<&str>) {
+        let id = match value {
+            Some(text) => self.dictionary.intern(text, |t: &str| Box::from(t)),
+            None => NONE,
+        };
+        self.ids.push(id);
+    }
+
+    fn append(&mut self, other: TextColumn) {
+        let remap = self.dictionary.absorb(&other.dictionary);
+        self.ids.extend(
+            other
+                .ids
+                .iter()
+                .map(|&id| if id == NONE { NONE } else { remap[id as usize] }),
+        );
+    }
+}
+
+/// A nullable 64-bit integer column.
+#[derive(Debug, Default, Clone)]
+pub struct IntColumn {
+    pub values: Vec<i64>,
+    pub valid: Vec<bool>,
+    pub nulls: usize,
+}
+
+impl IntColumn {
+    #[inline]
+    fn push(&mut self, value: Option<i64>) {
+        self.values.push(value.unwrap_or(0));
+        self.valid.push(value.is_some());
+        self.nulls += usize::from(value.is_none());
+    }
+
+    fn append(&mut self, other: IntColumn) {
+        self.values.extend_from_slice(&other.values);
+        self.valid.extend_from_slice(&other.valid);
+        self.nulls += other.nulls;
+    }
+}
+
+/// Every column of the sample frame, as decoded (the metadata lists interned by raw text).
+#[derive(Debug, Default, Clone)]
+pub struct Columns {
+    pub tile: Vec<i64>,
+    pub offset: Vec<i64>,
+    pub duration: Vec<i64>,
+    pub phase: IntColumn,
+    pub epoch: IntColumn,
+    pub kind: TextColumn,
+    pub operation: TextColumn,
+    pub kernel: TextColumn,
+    /// Ids into `metadata` (`NONE`: no metadata).
+    pub metadata_ids: Vec<u32>,
+    /// The distinct raw metadata texts, in the order first seen.
+    pub metadata: Dictionary<Box<[u8]>>,
+    /// Each sample's line number (NDJSON only; empty for JSON).
+    pub line: Vec<i64>,
+}
+
+impl Columns {
+    pub fn len(&self) -> usize {
+        self.tile.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tile.is_empty()
+    }
+
+    /// Add one sample.
+    #[inline]
+    pub fn push(&mut self, sample: &Sample<'_>) {
+        self.tile.push(sample.tile);
+        self.offset.push(sample.offset);
+        self.duration.push(sample.duration);
+        self.phase.push(sample.phase);
+        self.epoch.push(sample.epoch);
+        self.kind.push(sample.kind.as_deref());
+        self.operation.push(sample.operation.as_deref());
+        self.kernel.push(sample.kernel.as_deref());
+        let id = match sample.metadata {
+            Some(raw) => self
+                .metadata
+                .intern(raw.as_bytes(), |r: &[u8]| Box::from(r)),
+            None => NONE,
+        };
+        self.metadata_ids.push(id);
+    }
+
+    /// Add `other`'s samples after these, its dictionaries merged into these.
+    pub fn append(&mut self, other: Columns) {
+        self.tile.extend_from_slice(&other.tile);
+        self.offset.extend_from_slice(&other.offset);
+        self.duration.extend_from_slice(&other.duration);
+        self.phase.append(other.phase);
+        self.epoch.append(other.epoch);
+        self.kind.append(other.kind);
+        self.operation.append(other.operation);
+        self.kernel.append(other.kernel);
+        let remap = self.metadata.absorb(&other.metadata);
+        self.metadata_ids
+            .extend(other.metadata_ids.iter().map(|&id| {
+                if id == NONE {
+                    NONE
+                } else {
+                    remap[id as usize]
+                }
+            }));
+        self.line.extend_from_slice(&other.line);
+    }
+
+    /// Give back the room the columns grew into but do not use.
+    pub fn shrink_to_fit(&mut self) {
+        for column in [
+            &mut self.tile,
+            &mut self.offset,
+            &mut self.duration,
+            &mut self.line,
+        ] {
+            column.shrink_to_fit();
+        }
+        for column in [&mut self.phase, &mut self.epoch] {
+            column.values.shrink_to_fit();
+            column.valid.shrink_to_fit();
+        }
+        for column in [&mut self.kind, &mut self.operation, &mut self.kernel] {
+            column.ids.shrink_to_fit();
+        }
+        self.metadata_ids.shrink_to_fit();
+    }
+
+    /// Room for `rows` more samples in every column, reserved exactly.
+    fn reserve(&mut self, rows: usize) {
+        for column in [&mut self.tile, &mut self.offset, &mut self.duration] {
+            column.reserve_exact(rows);
+        }
+        for column in [&mut self.phase, &mut self.epoch] {
+            column.values.reserve_exact(rows);
+            column.valid.reserve_exact(rows);
+        }
+        for column in [&mut self.kind, &mut self.operation, &mut self.kernel] {
+            column.ids.reserve_exact(rows);
+        }
+        self.metadata_ids.reserve_exact(rows);
+    }
+
+    /// All parts joined in order. The result is sized once and each part is dropped as soon as
+    /// it is copied, so the join holds the columns plus one part, not twice the columns.
+    pub fn join(parts: Vec<Columns>) -> Columns {
+        let rows = parts.iter().map(Columns::len).sum();
+        let lines = parts.iter().map(|part| part.line.len()).sum();
+        let mut joined = Columns::default();
+        joined.reserve(rows);
+        joined.line.reserve_exact(lines);
+        for part in parts {
+            joined.append(part);
+        }
+        joined
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::decode_line;
+
+    fn columns(lines: &[&str]) -> Columns {
+        let mut columns = Columns::default();
+        for line in lines {
+            columns.push(&decode_line(line.as_bytes()).unwrap());
+        }
+        columns
+    }
+
+    const A: &str = r#"{"physicalTile":0,"offset":0,"duration":1,"kernel":"a","metadata":[1]}"#;
+    const B: &str = r#"{"physicalTile":1,"offset":2,"duration":1,"kernel":"b","phase":4}"#;
+    const C: &str = r#"{"physicalTile":2,"offset":3,"duration":1,"kernel":"a","metadata":[ 1]}"#;
+
+    #[test]
+    fn interning_follows_first_appearance() {
+        let joined = columns(&[A, B, C, B]);
+        assert_eq!(joined.kernel.ids, vec![0, 1, 0, 1]);
+        assert_eq!(joined.metadata_ids, vec![0, NONE, 1, NONE]);
+        assert_eq!(joined.metadata.values[1].as_ref(), b"[ 1]");
+        assert_eq!(joined.phase.valid, vec![false, true, false, true]);
+    }
+
+    #[test]
+    fn joined_parts_equal_one_pass() {
+        let whole = columns(&[A, B, C, B, A]);
+        let parts = Columns::join(vec![columns(&[B]), columns(&[]), columns(&[C, B, A])]);
+        let expected = Columns::join(vec![columns(&[B, C, B, A])]);
+        assert_eq!(parts.kernel.ids, expected.kernel.ids);
+        assert_eq!(parts.metadata_ids, expected.metadata_ids);
+        let two = Columns::join(vec![columns(&[A, B]), columns(&[C, B, A])]);
+        assert_eq!(two.kernel.ids, whole.kernel.ids);
+        assert_eq!(two.kernel.dictionary.values, whole.kernel.dictionary.values);
+        assert_eq!(two.metadata_ids, whole.metadata_ids);
+        assert_eq!(two.offset, whole.offset);
+    }
+}

@@ -1,0 +1,63 @@
+//! What can go wrong while decoding. The Python layer words each error the way tileprof
+//! always has (file, sample index or line, field); these carry what it needs for that.
+
+use std::fmt;
+
+/// A decoding failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecodeError {
+    /// A JSON document that does not decode: `sample` is the index of the first sample that
+    /// does not, when the failure is inside the samples array.
+    Json {
+        sample: Option<usize>,
+        message: String,
+    },
+    /// An NDJSON line that does not decode: its number (from 1) and its text.
+    Line {
+        line: u64,
+        text: Vec<u8>,
+        message: String,
+    },
+    /// The gzip stream is corrupt or truncated.
+    Gzip(String),
+    /// Reading the file failed.
+    Io(String),
+}
+
+impl DecodeError {
+    pub fn json(sample: Option<usize>, message: impl Into<String>) -> Self {
+        DecodeError::Json {
+            sample,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::Json {
+                sample: Some(index),
+                message,
+            } => write!(f, "sample {index}: {message}"),
+            DecodeError::Json {
+                sample: None,
+                message,
+            } => write!(f, "{message}"),
+            DecodeError::Line { line, message, .. } => write!(f, "line {line}: {message}"),
+            DecodeError::Gzip(message) => write!(f, "corrupt or truncated gzip data ({message})"),
+            DecodeError::Io(message) => write!(f, "cannot read: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// serde_json's message without its " at line L column C" (the caller says where).
+pub fn serde_message(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    match text.rfind(" at line ") {
+        Some(cut) => text[..cut].to_owned(),
+        None => text,
+    }
+}

@@ -1,0 +1,545 @@
+//! A JSON dump: `{"clockHz": …, "tileCount": …, "samples": [ … ], …}`.
+//!
+//! 1. The structural scan summarises blocks of the document on threads (`scan`), and a prefix
+//!    gives the exact state at each block's start.
+//! 2. The top level is walked (skipping whole blocks inside large values) to find the samples
+//!    array; the rest of the document, with the array replaced by `[]`, is decoded by
+//!    serde_json, which checks every byte of it and gives the header values.
+//! 3. Each block of the array is decoded on a thread: from its first sample start (a container
+//!    opened at the array's depth) sample after sample, by serde_json, until a sample starts
+//!    past the block. The bytes between samples must be one comma (and white space).
+//! 4. The parts join in order, and each part must begin where the one before ended: the chain of
+//!    decoded samples and commas covers the whole array, so a frame is only ever made of bytes
+//!    that serde_json decoded, whatever the scan guessed.
+
+use std::fmt;
+
+use rayon::prelude::*;
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+use crate::columns::Columns;
+use crate::error::{serde_message, DecodeError};
+use crate::sample::{decode_at, decode_at_str, Sample};
+use crate::scan::{self, Blocks, State};
+use crate::skip_space;
+
+/// Most bytes a block holds (the unit of the scan; a thread's task is a run of blocks).
+///
+/// Measured on a 453 MB mapped dump (2 threads): with 1 MiB blocks the mapping's resident
+/// pages peaked at the file's size, with 4 MiB at 220 MB, with 16 MiB at 86 MB. Handing back a
+/// small range does not last: the next touch nearby maps the whole page-cache folio again,
+/// released pages included. Large ranges outrun that.
+pub const BLOCK_BYTES: usize = 16 << 20;
+/// How much of a part is decoded before its pages are handed back (as large, for the same reason).
+const RELEASE_BYTES: usize = 16 << 20;
+const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// Hands decoded byte ranges back (a mapped file drops their resident pages); no-op by default.
+pub trait Release: Sync {
+    fn release(&self, _start: usize, _end: usize) {}
+}
+
+/// Releases nothing (data held in memory).
+pub struct Keep;
+impl Release for Keep {}
+
+/// A decoded JSON dump: the columns and the raw text of the header values (None: absent).
+#[derive(Debug, Default)]
+pub struct JsonDump {
+    pub columns: Columns,
+    pub clock_hz: Option<String>,
+    pub tile_count: Option<String>,
+}
+
+/// Decode a JSON dump held in `data` on `pool`'s threads, in blocks of `block` bytes (None:
+/// several blocks a thread, at most `BLOCK_BYTES`; tests choose tiny blocks to put block
+/// boundaries everywhere).
+pub fn decode(
+    data: &[u8],
+    pool: &rayon::ThreadPool,
+    release: &dyn Release,
+    block: Option<usize>,
+) -> Result<JsonDump, DecodeError> {
+    let skip = if data.starts_with(UTF8_BOM) {
+        UTF8_BOM.len()
+    } else {
+        0
+    };
+    let data = &data[skip..];
+    let shift = |start: usize, end: usize| release.release(start + skip, end + skip);
+    pool.install(|| {
+        let size = block.unwrap_or_else(|| block_size(data.len(), pool.current_num_threads()));
+        let (blocks, utf8) = scan_blocks(data, size, &shift);
+        let (open, close) = samples_span(data, &blocks)?;
+        let (clock_hz, tile_count) = header(data, open, close)?;
+        let columns = if utf8 {
+            // SAFETY: every block of `data` was checked to be UTF-8 (`scan_blocks`), and blocks
+            // start at character boundaries, so the whole is UTF-8. Measured: serde_json's
+            // checks of each string and raw value were a tenth of a one-thread decode.
+            let text = unsafe { std::str::from_utf8_unchecked(data) };
+            decode_samples(data, &Text(text), &blocks, (open, close), &shift)?
+        } else {
+            decode_samples(data, &Bytes(data), &blocks, (open, close), &shift)?
+        };
+        Ok(JsonDump {
+            columns,
+            clock_hz,
+            tile_count,
+        })
+    })
+}
+
+fn block_size(len: usize, jobs: usize) -> usize {
+    // Several blocks a thread, so the load evens out.
+    (len / (jobs * 8).max(1)).clamp(1, BLOCK_BYTES)
+}
+
+/// The blocks, and whether all of `data` is UTF-8 (each block checked on its own).
+///
+/// Each task finds its own block's bounds (`scan::block_start` of its nominal start and of the
+/// next one's), so no pass touches the file before the scan. Measured: finding every start first
+/// touched a byte per block, and on this kernel each touch maps a whole page-cache folio, so most
+/// of a mapped file was resident (peak RSS the file's size) before any block was released.
+fn scan_blocks(
+    data: &[u8],
+    size: usize,
+    release: &(dyn Fn(usize, usize) + Sync),
+) -> (Blocks, bool) {
+    let size = size.max(1);
+    let nominal: Vec<usize> = (0..data.len().max(1)).step_by(size).collect();
+    let scanned: Vec<(usize, scan::BlockSummary, bool)> = nominal
+        .par_iter()
+        .filter_map(|&from| {
+            let start = scan::block_start(data, from);
+            let end = scan::block_start(data, from + size);
+            if start >= end && !(start == 0 && data.is_empty()) {
+                return None; // a long run of backslashes swallowed this block
+            }
+            let summary = scan::summarise(&data[start..end]);
+            let utf8 = std::str::from_utf8(&data[start..end]).is_ok();
+            release(start, end);
+            Some((start, summary, utf8))
+        })
+        .collect();
+    let starts = scanned.iter().map(|block| block.0).collect();
+    let summaries: Vec<_> = scanned.iter().map(|block| block.1).collect();
+    let states = scan::block_states(&summaries, State::default());
+    let utf8 = scanned.iter().all(|block| block.2);
+    let blocks = Blocks {
+        starts,
+        summaries,
+        states,
+        len: data.len(),
+    };
+    (blocks, utf8)
+}
+
+/// Decodes the sample at a position (from bytes, or from text known to be UTF-8).
+trait At<'a>: Sync {
+    fn at(&self, position: usize) -> Result<(Sample<'a>, usize), serde_json::Error>;
+}
+
+struct Bytes<'a>(&'a [u8]);
+impl<'a> At<'a> for Bytes<'a> {
+    fn at(&self, position: usize) -> Result<(Sample<'a>, usize), serde_json::Error> {
+        decode_at(&self.0[position..])
+    }
+}
+
+struct Text<'a>(&'a str);
+impl<'a> At<'a> for Text<'a> {
+    fn at(&self, position: usize) -> Result<(Sample<'a>, usize), serde_json::Error> {
+        // Positions are where a sample's `{` is: always a character boundary.
+        decode_at_str(&self.0[position..])
+    }
+}
+
+fn syntax(message: &str) -> DecodeError {
+    DecodeError::json(None, message)
+}
+
+/// The position of the quote that ends the string whose opening quote is at `open`.
+fn string_end(data: &[u8], open: usize) -> Option<usize> {
+    let mut position = open + 1;
+    loop {
+        position += memchr::memchr2(b'"', b'\\', data.get(position..)?)?;
+        if data[position] == b'"' {
+            return Some(position);
+        }
+        position += 2;
+    }
+}
+
+/// The position after the top-level value that starts at `start`.
+fn value_end(data: &[u8], blocks: &Blocks, start: usize) -> Option<usize> {
+    match data.get(start)? {
+        b'"' => string_end(data, start).map(|end| end + 1),
+        b'{' | b'[' => {
+            let inside = State {
+                in_string: false,
+                depth: 2,
+            };
+            blocks.close_of(data, start + 1, inside).map(|end| end + 1)
+        }
+        _ => {
+            let rest = &data[start..];
+            let length = rest
+                .iter()
+                .position(|&b| matches!(b, b',' | b'}' | b']') || crate::is_json_space(b));
+            Some(start + length.unwrap_or(rest.len()))
+        }
+    }
+}
+
+fn is_samples_key(key: &[u8]) -> bool {
+    if key == b"samples" {
+        return true;
+    }
+    // A key written with escapes ("sampl\u0065s") is still that key.
+    key.contains(&b'\\')
+        && serde_json::from_slice::<String>(&[b"\"", key, b"\""].concat())
+            .is_ok_and(|k| k == "samples")
+}
+
+/// (position of the `[`, position of the `]`) of the top-level `samples` array.
+fn samples_span(data: &[u8], blocks: &Blocks) -> Result<(usize, usize), DecodeError> {
+    let not_found = || syntax("no samples array at the top level");
+    let mut position = skip_space(data, 0);
+    if data.get(position) != Some(&b'{') {
+        return Err(syntax("the document is not a JSON object"));
+    }
+    let mut found = None;
+    position = skip_space(data, position + 1);
+    while data.get(position) == Some(&b'"') {
+        let key_end = string_end(data, position).ok_or_else(not_found)?;
+        let key = &data[position + 1..key_end];
+        position = skip_space(data, key_end + 1);
+        if data.get(position) != Some(&b':') {
+            return Err(not_found());
+        }
+        let start = skip_space(data, position + 1);
+        let end = value_end(data, blocks, start).ok_or_else(not_found)?;
+        if is_samples_key(key) {
+            found = (data[start] == b'[').then_some((start, end - 1));
+        }
+        position = skip_space(data, end);
+        if data.get(position) != Some(&b',') {
+            break;
+        }
+        position = skip_space(data, position + 1);
+    }
+    found.ok_or_else(not_found)
+}
+
+/// The top level's header values, as raw JSON text.
+struct Top {
+    clock_hz: Option<String>,
+    tile_count: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for Top {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TopVisitor;
+        impl<'de> Visitor<'de> for TopVisitor {
+            type Value = Top;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a dump document")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top, A::Error> {
+                let mut top = Top {
+                    clock_hz: None,
+                    tile_count: None,
+                };
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "clockHz" => {
+                            top.clock_hz = Some(map.next_value::<&RawValue>()?.get().to_owned())
+                        }
+                        "tileCount" => {
+                            top.tile_count = Some(map.next_value::<&RawValue>()?.get().to_owned())
+                        }
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(top)
+            }
+        }
+        deserializer.deserialize_map(TopVisitor)
+    }
+}
+
+/// Decode everything but the samples array (replaced by `[]`): checks its syntax, and gives the
+/// raw text of `clockHz` and `tileCount`.
+fn header(
+    data: &[u8],
+    open: usize,
+    close: usize,
+) -> Result<(Option<String>, Option<String>), DecodeError> {
+    let rest = [&data[..open], b"[]", &data[close + 1..]].concat();
+    let top: Top = serde_json::from_slice(&rest).map_err(|e| syntax(&serde_message(&e)))?;
+    Ok((top.clock_hz, top.tile_count))
+}
+
+/// Where one part's run of samples ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    /// The next sample starts here (in a later part).
+    Sample(usize),
+    /// The array's `]` is here.
+    End(usize),
+}
+
+/// One part of the samples array, decoded.
+struct Part {
+    /// Where its first sample starts (None: no sample starts in it).
+    first: Option<usize>,
+    next: Next,
+    columns: Columns,
+}
+
+/// A failure inside a part: the sample's index in the part and the message.
+type PartError = (usize, String);
+
+fn decode_part<'a>(
+    data: &'a [u8],
+    decoder: &dyn At<'a>,
+    (from, to): (usize, usize),
+    state: State,
+    release: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Part, PartError> {
+    let mut released = from;
+    let mut columns = Columns::default();
+    let Some(first) = scan::first_open_at(data, from, to, state, 2) else {
+        return Ok(Part {
+            first: None,
+            next: Next::Sample(to),
+            columns,
+        });
+    };
+    let mut position = first;
+    loop {
+        let (sample, length) = decoder
+            .at(position)
+            .map_err(|e| (columns.len(), serde_message(&e)))?;
+        columns.push(&sample);
+        let after = skip_space(data, position + length);
+        match data.get(after) {
+            Some(b',') => {}
+            Some(b']') => {
+                return Ok(Part {
+                    first: Some(first),
+                    next: Next::End(after),
+                    columns,
+                })
+            }
+            _ => {
+                return Err((
+                    columns.len(),
+                    "expected `,` or `]` after a sample".to_owned(),
+                ))
+            }
+        }
+        position = skip_space(data, after + 1);
+        if position - released >= RELEASE_BYTES {
+            release(released, position); // nothing before `position` is read again
+            released = position;
+        }
+        if position >= to {
+            return Ok(Part {
+                first: Some(first),
+                next: Next::Sample(position),
+                columns,
+            });
+        }
+    }
+}
+
+fn decode_samples<'a>(
+    data: &'a [u8],
+    decoder: &dyn At<'a>,
+    blocks: &Blocks,
+    (open, close): (usize, usize),
+    release: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Columns, DecodeError> {
+    let first_block = blocks.block_of(open);
+    let last_block = blocks.block_of(close);
+    let array = State {
+        in_string: false,
+        depth: 2,
+    };
+    let groups = part_groups(blocks, first_block, last_block, close - open);
+    let parts: Vec<Result<Part, PartError>> = groups
+        .into_par_iter()
+        .map(|(block, after)| {
+            let (from, state) = if block == first_block {
+                (open + 1, array)
+            } else {
+                (blocks.starts[block], blocks.states[block])
+            };
+            let to = blocks
+                .starts
+                .get(after)
+                .map_or(close, |&end| end.min(close));
+            let part = decode_part(data, decoder, (from, to), state, release);
+            release(from, to);
+            part.map(|mut part| {
+                part.columns.shrink_to_fit();
+                part
+            })
+        })
+        .collect();
+    chain(data, open, close, parts)
+}
+
+/// The parts of the array: runs of whole blocks `(first, after last)`, about four a thread.
+/// Few large parts keep the per-part dictionaries (hundreds of metadata texts each) few;
+/// `decode_part` hands pages back as it goes, so a large part holds no more of the file.
+fn part_groups(blocks: &Blocks, first: usize, last: usize, bytes: usize) -> Vec<(usize, usize)> {
+    let jobs = rayon::current_num_threads().max(1);
+    let target = (bytes / (jobs * 4)).max(1);
+    let mut groups = Vec::new();
+    let mut start = first;
+    while start <= last {
+        let mut after = start + 1;
+        while after <= last && blocks.starts[after] - blocks.starts[start] < target {
+            after += 1;
+        }
+        groups.push((start, after));
+        start = after;
+    }
+    groups
+}
+
+/// Join the parts, checking that each begins where the one before ended.
+fn chain(
+    data: &[u8],
+    open: usize,
+    close: usize,
+    parts: Vec<Result<Part, PartError>>,
+) -> Result<Columns, DecodeError> {
+    let start = skip_space(data, open + 1);
+    let mut expected = if start == close {
+        Next::End(close)
+    } else {
+        Next::Sample(start)
+    };
+    let mut joined: Vec<Columns> = Vec::with_capacity(parts.len());
+    let mut count = 0;
+    for part in parts {
+        let broken =
+            || DecodeError::json(Some(count), "not a sample object where one should start");
+        match part {
+            Err((index, message)) => return Err(DecodeError::json(Some(count + index), message)),
+            Ok(Part { first: None, .. }) => continue,
+            Ok(Part {
+                first: Some(first),
+                next,
+                columns,
+            }) => {
+                if expected != Next::Sample(first) {
+                    return Err(broken());
+                }
+                count += columns.len();
+                expected = next;
+                joined.push(columns);
+            }
+        }
+    }
+    if expected != Next::End(close) {
+        return Err(DecodeError::json(
+            Some(count),
+            "not a sample object where one should start",
+        ));
+    }
+    Ok(Columns::join(joined))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decoded(text: &str, jobs: usize) -> Result<JsonDump, DecodeError> {
+        decode(text.as_bytes(), &crate::pool(jobs).unwrap(), &Keep, None)
+    }
+
+    const DUMP: &str = r#"{"clockHz": 1.5e9, "note": "\"samples\": [", "samples": [
+        {"physicalTile": 0, "offset": 0, "duration": 5, "kernel": "a},{\"b"},
+        {"physicalTile": 1, "offset": 5, "duration": 5, "metadata": [{"name": "x", "value": 1}]}
+      ], "tileCount": 4, "groups": [{"physicalTile": 9}]}"#;
+
+    #[test]
+    fn header_and_samples_decode() {
+        let dump = decoded(DUMP, 2).unwrap();
+        assert_eq!(dump.clock_hz.as_deref(), Some("1.5e9"));
+        assert_eq!(dump.tile_count.as_deref(), Some("4"));
+        assert_eq!(dump.columns.tile, vec![0, 1]);
+        assert_eq!(dump.columns.kernel.dictionary.values[0].as_ref(), "a},{\"b");
+    }
+
+    #[test]
+    fn every_block_size_gives_the_same_columns() {
+        let whole = decoded(DUMP, 1).unwrap().columns;
+        let data = DUMP.as_bytes();
+        for size in 1..data.len() + 2 {
+            let starts = scan::block_starts(data, size);
+            let ends: Vec<usize> = starts.iter().skip(1).copied().chain([data.len()]).collect();
+            let summaries = starts
+                .iter()
+                .zip(&ends)
+                .map(|(&s, &e)| scan::summarise(&data[s..e]))
+                .collect::<Vec<_>>();
+            let states = scan::block_states(&summaries, State::default());
+            let blocks = Blocks {
+                starts,
+                summaries,
+                states,
+                len: data.len(),
+            };
+            let (open, close) = samples_span(data, &blocks).unwrap();
+            let span = (open, close);
+            for decoder in [&Bytes(data) as &dyn At, &Text(DUMP)] {
+                let columns = decode_samples(data, decoder, &blocks, span, &|_, _| {}).unwrap();
+                assert_eq!(columns.offset, whole.offset, "block size {size}");
+                assert_eq!(columns.metadata_ids, whole.metadata_ids);
+                assert_eq!(
+                    columns.kernel.dictionary.values,
+                    whole.kernel.dictionary.values
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn bad_documents_are_errors_naming_the_sample() {
+        let bad = DUMP.replace(r#""offset": 5"#, r#""offset": "5""#);
+        assert!(matches!(
+            decoded(&bad, 2),
+            Err(DecodeError::Json {
+                sample: Some(1),
+                ..
+            })
+        ));
+        let scalar = DUMP.replace("samples\": [", "samples\": [1, ");
+        assert!(matches!(
+            decoded(&scalar, 2),
+            Err(DecodeError::Json {
+                sample: Some(0),
+                ..
+            })
+        ));
+        for text in [
+            "",
+            "[]",
+            "{}",
+            r#"{"samples": {}}"#,
+            r#"{"samples": [}"#,
+            &DUMP[..DUMP.len() - 3],
+        ] {
+            assert!(decoded(text, 2).is_err(), "{text}");
+        }
+        assert!(decoded(r#"{"samples": []}"#, 2).unwrap().columns.is_empty());
+    }
+}

@@ -1,0 +1,48 @@
+//! Decoding tile dumps (JSON and NDJSON, plain or gzip) into typed columns, on threads.
+//!
+//! This crate is the hot loop and nothing else: no Python, no Arrow. `tileprof-native` wraps
+//! it for Python and hands the columns over as Arrow arrays.
+//!
+//! - `scan`: the structural scan that finds strings and containers in blocks, on threads;
+//! - `sample`: one sample decoded by serde_json, text borrowed from the input;
+//! - `columns`: the typed columns and the dictionaries that intern text and metadata;
+//! - `json`: a JSON dump document, its samples decoded by byte range on threads;
+//! - `ndjson`: an NDJSON dump streamed through a bounded window, lines decoded on threads.
+
+pub mod columns;
+pub mod error;
+pub mod json;
+pub mod ndjson;
+pub mod sample;
+pub mod scan;
+
+pub use columns::{Columns, NONE};
+pub use error::DecodeError;
+
+/// The name every decoding thread's name starts with.
+pub const THREAD_PREFIX: &str = "tileprof-decode-";
+
+/// A pool of `jobs` threads (at least one) to decode on.
+pub fn pool(jobs: usize) -> Result<rayon::ThreadPool, DecodeError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .thread_name(|index| format!("{THREAD_PREFIX}{index}"))
+        .build()
+        .map_err(|error| DecodeError::Io(format!("cannot start decoding threads: {error}")))
+}
+
+/// JSON white space.
+#[inline]
+pub fn is_json_space(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// The first position from `from` that is not JSON white space (or `data.len()`).
+#[inline]
+pub fn skip_space(data: &[u8], from: usize) -> usize {
+    let mut position = from;
+    while position < data.len() && is_json_space(data[position]) {
+        position += 1;
+    }
+    position
+}

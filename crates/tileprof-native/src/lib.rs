@@ -1,0 +1,438 @@
+//! `tileprof._native`: the Python face of `tileprof-decode`.
+//!
+//! Thin on purpose: open the input (a mapped file, bytes, a gzip stream), release the GIL,
+//! decode on `jobs` threads, and hand the columns over as one Arrow struct array through the
+//! Arrow C data interface (`__arrow_c_array__`), which polars wraps without a copy. Any
+//! failure, a panic included, is a `DecodeError(kind, place, message, text)`; the Python layer
+//! words it the way tileprof always has.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use arrow_array::ffi::{to_ffi, FFI_ArrowArray, FFI_ArrowSchema};
+use arrow_array::types::UInt32Type;
+use arrow_array::{
+    Array, ArrayRef, DictionaryArray, Int64Array, StringArray, StructArray, UInt32Array,
+};
+use arrow_buffer::{NullBuffer, ScalarBuffer};
+use arrow_schema::{ArrowError, DataType, Field};
+use flate2::read::MultiGzDecoder;
+use memmap2::{Mmap, UncheckedAdvice};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyCapsule, PyList};
+use tileprof_decode::columns::{IntColumn, TextColumn};
+use tileprof_decode::{json, ndjson, Columns, DecodeError, NONE, THREAD_PREFIX};
+
+create_exception!(_native, NativeDecodeError, PyException);
+
+const GZIP_MAGIC: &[u8] = b"\x1f\x8b";
+
+/// The decoded columns, exported to Arrow consumers (polars) through the C data interface.
+#[pyclass(frozen, module = "tileprof._native")]
+struct ArrowColumns {
+    array: StructArray,
+}
+
+#[pymethods]
+impl ArrowColumns {
+    /// The Arrow PyCapsule protocol: (schema capsule, array capsule) of one struct array.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
+        let _ = requested_schema; // the columns have one schema; consumers cast if they must
+        let (array, schema) = to_ffi(&self.array.to_data()).map_err(arrow_error)?;
+        let schema = capsule::<FFI_ArrowSchema>(py, schema, "arrow_schema")?;
+        let array = capsule::<FFI_ArrowArray>(py, array, "arrow_array")?;
+        Ok((schema, array))
+    }
+
+    fn __len__(&self) -> usize {
+        self.array.len()
+    }
+}
+
+fn capsule<'py, T: Send + 'static>(
+    py: Python<'py>,
+    value: T,
+    name: &str,
+) -> PyResult<Bound<'py, PyCapsule>> {
+    // The consumer moves the struct out (and nulls its release callback); dropping what is left
+    // releases it only when nobody took it (the FFI types' Drop checks that).
+    let name = CString::new(name).expect("capsule names have no NUL");
+    PyCapsule::new_with_destructor(py, value, Some(name), |value, _| drop(value))
+}
+
+fn arrow_error(error: ArrowError) -> PyErr {
+    NativeDecodeError::new_err((
+        "panic",
+        None::<u64>,
+        format!("arrow export failed: {error}"),
+        None::<Vec<u8>>,
+    ))
+}
+
+fn int_array(values: Vec<i64>) -> ArrayRef {
+    Arc::new(Int64Array::new(ScalarBuffer::from(values), None))
+}
+
+fn nullable_array(column: IntColumn) -> ArrayRef {
+    let nulls = (column.nulls > 0).then(|| NullBuffer::from(column.valid));
+    Arc::new(Int64Array::new(ScalarBuffer::from(column.values), nulls))
+}
+
+fn text_array(column: TextColumn) -> Result<ArrayRef, ArrowError> {
+    let nulls = column
+        .ids
+        .contains(&NONE)
+        .then(|| NullBuffer::from_iter(column.ids.iter().map(|&id| id != NONE)));
+    let keys: Vec<u32> = column
+        .ids
+        .into_iter()
+        .map(|id| if id == NONE { 0 } else { id })
+        .collect();
+    let values =
+        StringArray::from_iter_values(column.dictionary.values.iter().map(|value| value.as_ref()));
+    let keys = UInt32Array::new(ScalarBuffer::from(keys), nulls);
+    Ok(Arc::new(DictionaryArray::<UInt32Type>::try_new(
+        keys,
+        Arc::new(values),
+    )?))
+}
+
+/// The metadata ids as Int64, -1 where a sample has none (what `build_sample_frame` takes).
+fn metadata_array(ids: Vec<u32>) -> ArrayRef {
+    int_array(
+        ids.into_iter()
+            .map(|id| if id == NONE { -1 } else { i64::from(id) })
+            .collect(),
+    )
+}
+
+/// Distinct raw metadata texts.
+type Texts = Vec<Box<[u8]>>;
+
+/// The columns as one struct array, plus the distinct metadata texts.
+fn to_arrow(columns: Columns) -> Result<(StructArray, Texts), ArrowError> {
+    let text = |name: &str| {
+        Field::new(
+            name,
+            DataType::Dictionary(Box::new(DataType::UInt32), Box::new(DataType::Utf8)),
+            true,
+        )
+    };
+    let mut fields = vec![
+        Field::new("tile", DataType::Int64, false),
+        Field::new("offset", DataType::Int64, false),
+        Field::new("duration", DataType::Int64, false),
+        Field::new("phase", DataType::Int64, true),
+        Field::new("epoch", DataType::Int64, true),
+        text("kind"),
+        text("operation"),
+        text("kernel"),
+        Field::new("metadataId", DataType::Int64, false),
+    ];
+    let with_lines = !columns.line.is_empty() || columns.tile.is_empty();
+    let mut arrays = vec![
+        int_array(columns.tile),
+        int_array(columns.offset),
+        int_array(columns.duration),
+        nullable_array(columns.phase),
+        nullable_array(columns.epoch),
+        text_array(columns.kind)?,
+        text_array(columns.operation)?,
+        text_array(columns.kernel)?,
+        metadata_array(columns.metadata_ids),
+    ];
+    if with_lines {
+        fields.push(Field::new("line", DataType::Int64, false));
+        arrays.push(int_array(columns.line));
+    }
+    let array = StructArray::try_new(fields.into(), arrays, None)?;
+    Ok((array, columns.metadata.values))
+}
+
+/// Run `decode` with the GIL released, a panic turned into a `DecodeError`.
+fn guarded<T: Send>(
+    py: Python<'_>,
+    decode: impl FnOnce() -> Result<T, DecodeError> + Send,
+) -> PyResult<T> {
+    let outcome = py.allow_threads(|| {
+        GUARDED.with(|flag| flag.set(true));
+        let outcome = catch_unwind(AssertUnwindSafe(decode));
+        GUARDED.with(|flag| flag.set(false));
+        outcome
+    });
+    match outcome {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => Err(to_python(error)),
+        Err(panic) => {
+            let text = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            Err(NativeDecodeError::new_err((
+                "panic",
+                None::<u64>,
+                text,
+                None::<Vec<u8>>,
+            )))
+        }
+    }
+}
+
+fn to_python(error: DecodeError) -> PyErr {
+    let message = error.to_string();
+    let args = match error {
+        DecodeError::Json { sample, message } => ("json", sample.map(|i| i as u64), message, None),
+        DecodeError::Line {
+            line,
+            text,
+            message,
+        } => ("line", Some(line), message, Some(text)),
+        DecodeError::Gzip(detail) => ("gzip", None, detail, None),
+        DecodeError::Io(_) => ("io", None, message, None),
+    };
+    NativeDecodeError::new_err(args)
+}
+
+/// A read-only mapping of a file whose decoded pages are handed back as the decode goes.
+struct Mapped(Mmap);
+
+impl json::Release for Mapped {
+    fn release(&self, start: usize, end: usize) {
+        const PAGE: usize = 4096;
+        let first = start.div_ceil(PAGE) * PAGE;
+        let last = (end / PAGE) * PAGE;
+        if last > first {
+            // SAFETY: DONTNEED on a read-only shared file mapping only drops this process's
+            // copies of the pages; the next read faults the same bytes back in from the page
+            // cache, so slices held into the mapping keep their contents. Measured: without
+            // it the mapping's pages count toward peak RSS (the whole file).
+            let _ = unsafe {
+                self.0
+                    .unchecked_advise_range(UncheckedAdvice::DontNeed, first, last - first)
+            };
+        }
+    }
+}
+
+fn open(path: &str) -> Result<File, DecodeError> {
+    File::open(path).map_err(|error| DecodeError::Io(error.to_string()))
+}
+
+fn read_gzip(file: File) -> Result<Vec<u8>, DecodeError> {
+    let mut data = Vec::new();
+    MultiGzDecoder::new(BufReader::new(file))
+        .read_to_end(&mut data)
+        .map_err(|error| DecodeError::Gzip(error.to_string()))?;
+    Ok(data)
+}
+
+fn json_file(
+    path: &str,
+    jobs: usize,
+    block: Option<usize>,
+) -> Result<(json::JsonDump, bool), DecodeError> {
+    let pool = tileprof_decode::pool(jobs)?;
+    let mut file = open(path)?;
+    let mut magic = [0u8; 2];
+    let gzip = file
+        .read(&mut magic)
+        .is_ok_and(|n| n == 2 && magic == GZIP_MAGIC);
+    let file = open(path)?;
+    if gzip {
+        return json::decode(&read_gzip(file)?, &pool, &json::Keep, block).map(|dump| (dump, true));
+    }
+    // SAFETY: the file is mapped read-only; tileprof reads dumps that no one writes while it
+    // reads them (a file truncated meanwhile would fault, as for any mapped reader).
+    match unsafe { Mmap::map(&file) } {
+        Ok(map) => {
+            // Measured: without this the kernel maps most of the file at the first faults
+            // (read-around of pages already in the page cache), so RSS reached the file's size
+            // before any block was released; MADV_RANDOM maps only the pages touched.
+            let _ = map.advise(memmap2::Advice::Random);
+            let mapped = Mapped(map);
+            json::decode(&mapped.0, &pool, &mapped, block).map(|dump| (dump, false))
+        }
+        Err(_) => {
+            let mut data = Vec::new();
+            BufReader::new(file)
+                .read_to_end(&mut data)
+                .map_err(|e| DecodeError::Io(e.to_string()))?;
+            json::decode(&data, &pool, &json::Keep, block).map(|dump| (dump, false))
+        }
+    }
+}
+
+type Decoded<'py> = (ArrowColumns, Bound<'py, PyList>);
+/// (columns, distinct metadata texts, raw clockHz, raw tileCount).
+type JsonResult<'py> = (
+    ArrowColumns,
+    Bound<'py, PyList>,
+    Option<String>,
+    Option<String>,
+);
+
+fn handed_over(py: Python<'_>, columns: Columns) -> PyResult<Decoded<'_>> {
+    let (array, metadata) = to_arrow(columns).map_err(arrow_error)?;
+    let texts = PyList::new(py, metadata.iter().map(|text| PyBytes::new(py, text)))?;
+    Ok((ArrowColumns { array }, texts))
+}
+
+/// Decode a JSON dump file (plain: mapped; gzip: decompressed in memory) on `jobs` threads, in
+/// blocks of `block` bytes (None: chosen from the size). Returns ((columns, distinct metadata
+/// texts, raw clockHz, raw tileCount), whether gzipped).
+#[pyfunction]
+#[pyo3(signature = (path, jobs, block=None))]
+fn decode_json_file<'py>(
+    py: Python<'py>,
+    path: &str,
+    jobs: usize,
+    block: Option<usize>,
+) -> PyResult<(JsonResult<'py>, bool)> {
+    let (dump, gzip) = guarded(py, || json_file(path, jobs, block))?;
+    let (columns, metadata) = handed_over(py, dump.columns)?;
+    Ok(((columns, metadata, dump.clock_hz, dump.tile_count), gzip))
+}
+
+/// Decode a JSON dump held in memory on `jobs` threads (same result as `decode_json_file`,
+/// without the gzip flag).
+#[pyfunction]
+#[pyo3(signature = (data, jobs, block=None))]
+fn decode_json_bytes<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    jobs: usize,
+    block: Option<usize>,
+) -> PyResult<JsonResult<'py>> {
+    let dump = guarded(py, || {
+        json::decode(data, &tileprof_decode::pool(jobs)?, &json::Keep, block)
+    })?;
+    let (columns, metadata) = handed_over(py, dump.columns)?;
+    Ok((columns, metadata, dump.clock_hz, dump.tile_count))
+}
+
+type NdjsonResult<'py> = (
+    ArrowColumns,
+    Bound<'py, PyList>,
+    Option<u64>,
+    Option<Bound<'py, PyBytes>>,
+);
+
+fn ndjson_result(py: Python<'_>, dump: ndjson::NdjsonDump) -> PyResult<NdjsonResult<'_>> {
+    let (columns, metadata) = handed_over(py, dump.columns)?;
+    let (line, text) = match dump.header {
+        Some((line, text)) => (Some(line), Some(PyBytes::new(py, &text))),
+        None => (None, None),
+    };
+    Ok((columns, metadata, line, text))
+}
+
+/// Stream an NDJSON dump file (plain or gzip) through a window of `window` bytes, on `jobs`
+/// threads. Returns (columns with `line`, distinct metadata texts, header line number, header
+/// text).
+#[pyfunction]
+#[pyo3(signature = (path, jobs, window=ndjson::WINDOW_BYTES))]
+fn decode_ndjson_file<'py>(
+    py: Python<'py>,
+    path: &str,
+    jobs: usize,
+    window: usize,
+) -> PyResult<NdjsonResult<'py>> {
+    let dump = guarded(py, || {
+        let pool = tileprof_decode::pool(jobs)?;
+        let mut file = BufReader::with_capacity(1 << 20, open(path)?);
+        let mut magic = [0u8; 2];
+        let gzip = file
+            .read(&mut magic)
+            .is_ok_and(|n| n == 2 && magic == GZIP_MAGIC);
+        let file = BufReader::with_capacity(1 << 20, open(path)?);
+        if gzip {
+            ndjson::decode(MultiGzDecoder::new(file), &pool, window, true)
+        } else {
+            ndjson::decode(file, &pool, window, false)
+        }
+    })?;
+    ndjson_result(py, dump)
+}
+
+/// Decode NDJSON held in memory (same result as `decode_ndjson_file`).
+#[pyfunction]
+#[pyo3(signature = (data, jobs, window=ndjson::WINDOW_BYTES))]
+fn decode_ndjson_bytes<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    jobs: usize,
+    window: usize,
+) -> PyResult<NdjsonResult<'py>> {
+    let dump = guarded(py, || {
+        ndjson::decode(data, &tileprof_decode::pool(jobs)?, window, false)
+    })?;
+    ndjson_result(py, dump)
+}
+
+/// The floor the decoder is measured against (benchmarks/ingest.py): serde_json's validating
+/// parse of the whole file on one thread (every byte checked, nothing built).
+#[pyfunction]
+fn _validate_json_file(py: Python<'_>, path: &str) -> PyResult<()> {
+    guarded(py, || {
+        // SAFETY: as in `json_file`: a read-only mapping of a file nobody writes meanwhile.
+        let map = unsafe { Mmap::map(&open(path)?) }.map_err(|e| DecodeError::Io(e.to_string()))?;
+        serde_json::from_slice::<serde::de::IgnoredAny>(&map)
+            .map(|_| ())
+            .map_err(|e| DecodeError::json(None, e.to_string()))
+    })
+}
+
+/// Panic inside the guard, as a decoding thread would: the tests hold the guard to turning it
+/// into a `DecodeError` of kind "panic" instead of a crash.
+#[pyfunction]
+fn _panic_in_decoder(py: Python<'_>, jobs: usize) -> PyResult<()> {
+    guarded(py, || {
+        let pool = tileprof_decode::pool(jobs)?;
+        pool.install(|| rayon::join(|| (), || panic!("a decoding thread panicked on purpose")));
+        Ok(())
+    })
+}
+
+thread_local! {
+    /// Set while this thread runs `guarded` (the caller's thread; rayon's are named).
+    static GUARDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Keep the default panic message off stderr for panics in the decoder (they become one-line
+/// errors); every other panic in the process is printed as before.
+fn quiet_decoder_panics() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let decoding = std::thread::current()
+            .name()
+            .is_some_and(|name| name.starts_with(THREAD_PREFIX));
+        if !(decoding || GUARDED.with(|flag| flag.get())) {
+            previous(info);
+        }
+    }));
+}
+
+#[pymodule]
+fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    quiet_decoder_panics();
+    module.add("DecodeError", module.py().get_type::<NativeDecodeError>())?;
+    module.add_class::<ArrowColumns>()?;
+    module.add_function(wrap_pyfunction!(decode_json_file, module)?)?;
+    module.add_function(wrap_pyfunction!(decode_json_bytes, module)?)?;
+    module.add_function(wrap_pyfunction!(decode_ndjson_file, module)?)?;
+    module.add_function(wrap_pyfunction!(decode_ndjson_bytes, module)?)?;
+    module.add_function(wrap_pyfunction!(_panic_in_decoder, module)?)?;
+    module.add_function(wrap_pyfunction!(_validate_json_file, module)?)?;
+    Ok(())
+}

@@ -1,0 +1,561 @@
+"""``tileprof breakdown``: held to TraceLens' gpu_timeline.csv, idle causes, launch figures and
+collectives across ranks (docs/metrics.md, "Time breakdown")."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tileprof.analyses.collectives import jobs
+from tileprof.analyses.gpu_breakdown import breakdown
+from tileprof.commands.cli import cli
+from tileprof.inputs.timelines import load_timeline
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+TRACELENS = sorted((FIXTURES / "tracelens").glob("*.json.gz"))
+HTA = FIXTURES / "hta"
+REFERENCE_KEYS = {
+    "computation_us": "computation_time",
+    "exposed_comm_us": "exposed_comm_time",
+    "exposed_memcpy_us": "exposed_memcpy_time",
+    "busy_us": "busy_time",
+    "idle_us": "idle_time",
+    "total_us": "total_time",
+    "total_comm_us": "total_comm_time",
+    "total_memcpy_us": "total_memcpy_time",
+}
+
+
+def _reference(trace: Path) -> dict[str, float]:
+    folder = trace.parent / (trace.name.removesuffix(".json.gz") + "_reference")
+    with open(folder / "gpu_timeline.csv", newline="") as handle:
+        return {r["type"]: float(r["time ms"]) * 1000 for r in csv.DictReader(handle)}
+
+
+@pytest.mark.parametrize("trace", TRACELENS, ids=lambda p: p.name[:30])
+def test_profiler_step_matches_tracelens_gpu_timeline(trace: Path) -> None:
+    """The ProfilerStep row of each trace is TraceLens' gpu_timeline.csv within 0.1%."""
+    assert len(TRACELENS) == 6
+    rows = breakdown([load_timeline(trace)]).rows
+    step = rows.filter(pl.col("step").is_not_null())
+    assert step.height == 1
+    row = step.row(0, named=True)
+    ref = _reference(trace)
+    for mine, theirs in REFERENCE_KEYS.items():
+        assert row[mine] == pytest.approx(ref[theirs], rel=1e-3, abs=1e-6), mine
+
+
+def _gap_classes(
+    events: list[tuple[float, float, float | None]], wait: float
+) -> tuple[float, float, float]:
+    """An independent, plain-Python reading of HTA's classes over the device's busy periods:
+    (host wait, kernel wait, other)."""
+    events = sorted(events, key=lambda e: (e[0], float("inf") if e[2] is None else e[2]))
+    host = kernel = other = 0.0
+    reach = events[0][1]
+    for start, end, launch in events[1:]:
+        if start > reach:
+            gap = start - reach
+            if launch is not None and launch > reach:
+                host += gap
+            elif gap < wait:
+                kernel += gap
+            else:
+                other += gap
+        reach = max(reach, end)
+    return host, kernel, other
+
+
+@pytest.mark.parametrize(
+    "trace", [*TRACELENS, HTA / "sampled_rank-0.json.gz"], ids=lambda p: p.name[:30]
+)
+def test_idle_causes_add_up_and_match_a_plain_reading(trace: Path) -> None:
+    timeline = load_timeline(trace)
+    result = breakdown([timeline])
+    for row in result.rows.iter_rows(named=True):
+        parts = row["idle_host_wait_us"] + row["idle_kernel_wait_us"] + row["idle_other_us"]
+        assert parts == pytest.approx(row["idle_us"], rel=1e-12, abs=1e-9)
+        assert min(row["idle_host_wait_us"], row["idle_kernel_wait_us"]) >= 0
+        assert row["idle_other_us"] >= -1e-6
+    whole = result.rows.filter(pl.col("step").is_null()).row(0, named=True)
+    events = list(timeline.events.select("start", "end", "launch_start").iter_rows())
+    host, kernel, other = _gap_classes(events, result.kernel_wait_us)
+    assert whole["idle_host_wait_us"] == pytest.approx(host, abs=1e-6)
+    assert whole["idle_kernel_wait_us"] == pytest.approx(kernel, abs=1e-6)
+    assert whole["idle_other_us"] == pytest.approx(other, abs=1e-6)
+    streams = result.streams.filter(pl.col("step").is_null())
+    for s in streams.iter_rows(named=True):
+        total = s["idle_host_wait_us"] + s["idle_kernel_wait_us"] + s["idle_other_us"]
+        assert total == pytest.approx(s["idle_us"], rel=1e-12, abs=1e-9)
+
+
+def _x(cat: str, name: str, ts: float, dur: float, pid: int = 0, **args: Any) -> dict[str, Any]:
+    return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": 7, "ts": ts, "dur": dur,
+            "args": args}  # fmt: skip
+
+
+def _kernel(ts: float, dur: float, corr: int, name: str = "gemm", **args: Any) -> dict[str, Any]:
+    return _x("kernel", name, ts, dur, device=0, stream=7, correlation=corr, **args)
+
+
+def _launch(
+    ts: float, dur: float, corr: int, name: str = "cudaLaunchKernel", **args: Any
+) -> dict[str, Any]:
+    return _x("cuda_runtime", name, ts, dur, pid=100, correlation=corr, **args)
+
+
+HAND_BUILT = {
+    "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}],
+    "traceEvents": [
+        _x("gpu_user_annotation", "ProfilerStep#3", 0.0, 100.0),
+        _launch(0.0, 5.0, 1), _kernel(10.0, 20.0, 1),   # delay 10
+        _launch(40.0, 4.0, 2), _kernel(50.0, 3.0, 2),   # host wait 20; shorter than its launch
+        _launch(45.0, 6.0, 3), _kernel(53.02, 10.0, 3),  # kernel wait 0.02
+        _launch(47.0, 2.0, 4), _kernel(70.0, 5.0, 4),   # other 6.98
+        _launch(76.0, 3.0, 5, "cudaMemcpyAsync"),
+        _x("gpu_memcpy", "Memcpy DtoH", 80.0, 2.0, device=0, stream=7, correlation=5),  # host 5
+    ],
+}  # fmt: skip
+
+
+def _write(tmp_path: Path, name: str, document: dict[str, Any]) -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_launch_figures_and_idle_causes_of_a_hand_built_trace(tmp_path: Path) -> None:
+    result = breakdown([load_timeline(_write(tmp_path, "t.json", HAND_BUILT))])
+    step = result.rows.filter(pl.col("step") == 3).row(0, named=True)
+    assert step["busy_us"] == pytest.approx(40.0)
+    assert step["total_us"] == pytest.approx(72.0)
+    assert step["idle_us"] == pytest.approx(32.0)
+    assert step["idle_host_wait_us"] == pytest.approx(25.0)
+    assert step["idle_kernel_wait_us"] == pytest.approx(0.02)
+    assert step["idle_other_us"] == pytest.approx(6.98)
+    assert step["window_us"] == pytest.approx(100.0)
+    assert step["computation_us"] == pytest.approx(38.0)
+    assert step["exposed_memcpy_us"] == pytest.approx(2.0)
+    launch = result.launches.filter(pl.col("step") == 3).row(0, named=True)
+    assert (launch["kernels"], launch["launched"], launch["shorter_than_launch"]) == (4, 4, 1)
+    assert launch["launch_us_mean"] == pytest.approx(4.25)
+    assert (launch["launch_us_p50"], launch["launch_us_p95"]) == (4.0, 6.0)
+    assert launch["launch_delay_us_p50"] == pytest.approx(10.0)
+    assert launch["launch_delay_us_p95"] == pytest.approx(23.0)
+    assert launch["launch_delay_us_max"] == pytest.approx(23.0)
+    none = breakdown([load_timeline(tmp_path / "t.json")], kernel_wait_us=0.0).rows.row(
+        0, named=True
+    )
+    assert none["idle_kernel_wait_us"] == 0.0
+    assert none["idle_other_us"] == pytest.approx(7.0)
+
+
+def _raw_comm_kernels(path: Path) -> list[dict[str, Any]]:
+    with gzip.open(path) as handle:
+        events = json.load(handle)["traceEvents"]
+    kernels = [e for e in events if e.get("cat") == "kernel" and "nccl" in e["name"]]
+    return sorted(kernels, key=lambda e: e["ts"])
+
+
+def test_collectives_of_the_hta_all_reduce_rank() -> None:
+    path = HTA / "nccl_2xA100_rank0.json.gz"
+    found = jobs([load_timeline(path)]).collectives
+    raw = _raw_comm_kernels(path)
+    assert found.height == len(raw) == 21
+    for row, kernel in zip(found.iter_rows(named=True), raw, strict=True):
+        a = kernel["args"]
+        assert (
+            row["collective"]
+            == {"allreduce": "all_reduce", "broadcast": "broadcast"}[a["Collective name"]]
+        )
+        assert (
+            row["message_bytes"]
+            == max(a["In msg nelems"], a["Out msg nelems"]) * {"Float": 4, "Long": 8}[a["dtype"]]
+        )
+        # end − start at ts ≈ 4.5e12 µs resolves to ~0.5 ns: durations agree to 1e-3 µs
+        assert row["time_us"] == pytest.approx(kernel["dur"], abs=1e-3)
+        algbw = row["message_bytes"] / kernel["dur"] / 1e3
+        assert row["algbw_gbps"] == pytest.approx(algbw, rel=1e-4)
+        # 2 ranks: all_reduce 2(n-1)/n = 1, broadcast 1
+        assert row["busbw_gbps"] == pytest.approx(algbw, rel=1e-4)
+        assert (row["start_skew_us"], row["straggler_rank"], row["ranks"]) == (0.0, 0, 1)
+
+
+def test_collectives_of_the_hta_sampled_ranks_match_by_order() -> None:
+    paths = [HTA / "sampled_rank-0.json.gz", HTA / "sampled_rank-1.json.gz"]
+    found = jobs([load_timeline(p) for p in paths])
+    raw = [_raw_comm_kernels(p) for p in paths]
+    assert found.collectives.height == 10
+    for row, k0, k1 in zip(found.collectives.iter_rows(named=True), *raw, strict=True):
+        assert row["start_skew_us"] == pytest.approx(abs(k0["ts"] - k1["ts"]))
+        late, rank = (k1, 1) if k1["ts"] > k0["ts"] else (k0, 0)
+        assert (row["straggler_rank"], row["time_us"]) == (rank, late["dur"])
+        assert row["collective"] == "send_recv" and row["message_bytes"] is None
+    overlap = found.ranks.row(0, named=True)
+    assert overlap["overlapped_comm_us"] == pytest.approx(
+        overlap["total_comm_us"] - overlap["exposed_comm_us"]
+    )
+
+
+def _rank_trace(rank: int, parts: list[tuple[int, str, float, float, int]]) -> dict[str, Any]:
+    """A rank's trace: (seq, collective, start, duration, elements) per collective, its NCCL
+    parameters on the record_param_comms op that launched the kernel."""
+    events: list[dict[str, Any]] = []
+    for i, (seq, collective, start, dur, nelems) in enumerate(parts):
+        ext, corr = 1000 + i, 500 + i
+        out = nelems * 2 if "allgather" in collective else nelems
+        events.append(_x("cpu_op", "record_param_comms", start - 20, 5, pid=100, **{
+            "External id": ext, "Collective name": collective, "In msg nelems": nelems,
+            "Out msg nelems": out, "Group size": 2, "dtype": "Float",
+            "Process Group Name": "0", "Seq": seq}))  # fmt: skip
+        events.append(_launch(start - 18, 3, corr, **{"External id": ext}))
+        events.append(_kernel(start, dur, corr, f"ncclDevKernel_{collective}"))
+    return {"distributedInfo": {"backend": "nccl", "rank": rank, "world_size": 2},
+            "traceEvents": events}  # fmt: skip
+
+
+def test_a_hand_built_pair_of_ranks_with_a_known_skew(tmp_path: Path) -> None:
+    r0 = _rank_trace(
+        0, [(7, "allreduce", 100.0, 50.0, 1 << 20), (8, "_allgather_base", 300.0, 40.0, 1000)]
+    )
+    # rank 1's file lists seq 8 first: matching is by sequence number, not file order
+    r1 = _rank_trace(
+        1, [(8, "_allgather_base", 290.0, 45.0, 1000), (7, "allreduce", 130.0, 20.0, 1 << 20)]
+    )
+    paths = [_write(tmp_path, "r0.json", r0), _write(tmp_path, "r1.json", r1)]
+    found = jobs([load_timeline(p) for p in paths]).collectives
+    first, second = found.iter_rows(named=True)
+    assert (first["seq"], first["collective"], first["ranks"]) == (7, "all_reduce", 2)
+    assert first["start_skew_us"] == pytest.approx(30.0)
+    assert (first["straggler_rank"], first["time_us"]) == (1, 20.0)
+    assert first["message_bytes"] == 4 * (1 << 20)
+    assert first["algbw_gbps"] == pytest.approx(4 * (1 << 20) / 20e3)
+    assert first["busbw_gbps"] == pytest.approx(first["algbw_gbps"] * 2 * (2 - 1) / 2)
+    assert (second["collective"], second["straggler_rank"]) == ("all_gather", 0)
+    assert second["start_skew_us"] == pytest.approx(10.0)
+    assert second["message_bytes"] == 8000
+    assert second["busbw_gbps"] == pytest.approx(8000 / 40e3 * (2 - 1) / 2)
+
+
+def _run(*args: str) -> Any:
+    return CliRunner().invoke(cli, ["breakdown", *args])
+
+
+def test_outputs_of_the_command(tmp_path: Path) -> None:
+    trace = str(_write(tmp_path, "t.json", HAND_BUILT))
+    table = _run(trace)
+    assert table.exit_code == 0, table.output
+    assert "Time breakdown" in table.output and "#3" in table.output
+    document = json.loads(_run(trace, "--format", "json").output)
+    assert {"breakdown", "launches", "streams", "collectives", "ranks"} <= set(document)
+    assert document["breakdown"][1]["idle_host_wait_us"] == pytest.approx(25.0)
+    rows = list(csv.DictReader(_run(trace, "--format", "csv").output.splitlines()))
+    assert float(rows[1]["launch_delay_us_p50"]) == pytest.approx(10.0)
+    page = _run(trace, "--format", "html").output
+    assert page.startswith("<!DOCTYPE html>") and "idle_host_wait_us" in page
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ({"traceEvents": [_x("cpu_op", "aten::mm", 0, 1)], "schemaVersion": 1}, "no GPU events"),
+        ({"traceEvents": [_x("kernel", "k", 0, -1.0)], "schemaVersion": 1}, "negative duration"),
+        (
+            {"traceEvents": [], "distributedInfo": {"rank": "x", "world_size": 2}},
+            "distributedInfo.rank",
+        ),
+        ({"clockHz": 1.5e9, "tileCount": 4, "samples": []}, "holds no GPU timeline"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path, document: dict[str, Any], message: str
+) -> None:
+    result = _run(str(_write(tmp_path, "bad.json", document)))
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tileprof: error: ") and message in lines[0]
+
+
+def test_a_rank_given_twice_is_refused(tmp_path: Path) -> None:
+    r0 = _rank_trace(0, [(1, "allreduce", 100.0, 5.0, 10)])
+    result = _run(str(_write(tmp_path, "a.json", r0)), str(_write(tmp_path, "b.json", r0)))
+    assert result.exit_code == 2
+    assert "rank 0 of the nccl×2 job is given twice" in result.output
+
+
+def test_the_command_default_is_the_analysis_default() -> None:
+    from tileprof.analyses.gpu_breakdown import KERNEL_WAIT_US
+    from tileprof.commands.breakdown import command
+
+    option = next(p for p in command.params if p.name == "kernel_wait_us")
+    assert option.default == KERNEL_WAIT_US
+
+
+def test_every_column_is_defined_in_metrics_md(tmp_path: Path) -> None:
+    text = (FIXTURES.parent / "docs" / "metrics.md").read_text()
+    section = text[text.index("## Time breakdown") :]
+    section = section[: section.index("\n## ", 4)]
+    r0 = _rank_trace(0, [(1, "allreduce", 100.0, 5.0, 10)])
+    timelines = [load_timeline(_write(tmp_path, "r.json", r0))]
+    result, job = breakdown(timelines), jobs(timelines)
+    from tileprof.analyses.breakdown_diff import compare_breakdowns
+
+    comparison = compare_breakdowns(result, result)
+    frames = [result.rows, result.launches, result.streams, job.collectives, job.ranks, comparison]
+    missing = {c for f in frames for c in f.columns if f"`{c}`" not in section}
+    assert missing == set()
+
+
+def test_the_report_has_a_breakdown_section_for_its_traces(tmp_path: Path) -> None:
+    trace = _write(tmp_path, "t.json", HAND_BUILT)
+    page = tmp_path / "r.html"
+    result = CliRunner().invoke(cli, ["report", str(trace), "-o", str(page)])
+    assert result.exit_code == 0, result.output
+    html = page.read_text()
+    assert '<section id="breakdown">' in html and 'href="#breakdown"' in html
+    assert "breakdown-launch" in html and "idle_host_wait_us" in html
+
+
+def _slower(document: dict[str, Any], factor: float, step: int) -> dict[str, Any]:
+    """The same trace with every GPU event ``factor`` times as long, in step ``step``."""
+    events = []
+    for e in document["traceEvents"]:
+        e = dict(e)
+        if e["cat"] in ("kernel", "gpu_memcpy"):
+            e["dur"] *= factor
+        if e["cat"] == "gpu_user_annotation":
+            e["name"] = f"ProfilerStep#{step}"
+        events.append(e)
+    return {**document, "traceEvents": events}
+
+
+def test_diff_breakdown_pairs_windows_by_position_and_gives_the_changes(tmp_path: Path) -> None:
+    before = _write(tmp_path, "before.json", HAND_BUILT)
+    after = _write(tmp_path, "after.json", _slower(HAND_BUILT, 1.5, 9))
+    result = CliRunner().invoke(
+        cli, ["diff", "--breakdown", str(before), str(after), "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)["breakdown_diff"]
+    busy = [r for r in rows if r["figure"] == "busy_us"]
+    assert [(r["window"], r["step_before"], r["step_after"]) for r in busy] == [
+        (0, None, None),
+        (1, 3, 9),
+    ]
+    # the second kernel (50 + 4.5) now overlaps the third's start (53.02): recompute plainly
+    spans = [(10, 40), (50, 54.5), (53.02, 68.02), (70, 77.5), (80, 83)]
+    merged_busy = 30 + (68.02 - 50) + 7.5 + 3
+    assert sum(b - a for a, b in spans) > merged_busy  # the overlap is there
+    assert busy[1]["before"] == pytest.approx(40.0)
+    assert busy[1]["after"] == pytest.approx(merged_busy)
+    assert busy[1]["delta"] == pytest.approx(merged_busy - 40.0)
+    assert busy[1]["change"] == pytest.approx((merged_busy - 40.0) / 40.0)
+    wait = next(r for r in rows if r["figure"] == "idle_kernel_wait_us" and r["window"] == 1)
+    assert (wait["before"], wait["after"], wait["change"]) == (pytest.approx(0.02), 0.0, -1.0)
+    table = CliRunner().invoke(cli, ["diff", "--breakdown", str(before), str(after)])
+    assert "whole → whole" in table.output and "#3 → #9" in table.output
+
+
+def test_a_step_without_a_gpu_annotation_takes_the_events_its_cpu_step_launched(
+    tmp_path: Path,
+) -> None:
+    events = [e for e in HAND_BUILT["traceEvents"] if e["cat"] != "gpu_user_annotation"]
+    cpu_step = _x("user_annotation", "ProfilerStep#3", 0.0, 46.0, pid=100)
+    document = {**HAND_BUILT, "traceEvents": [cpu_step, *events]}
+    rows = breakdown([load_timeline(_write(tmp_path, "t.json", document))]).rows
+    step = rows.filter(pl.col("step") == 3).row(0, named=True)
+    # launches at 0, 40 and 45 are inside the CPU step; the one at 47 is not
+    assert step["window_from"] == "cpu_step"
+    assert step["window_us"] == pytest.approx(63.02 - 10.0)
+    assert step["busy_us"] == pytest.approx(33.0)
+    assert step["idle_host_wait_us"] == pytest.approx(20.0)
+    assert step["idle_kernel_wait_us"] == pytest.approx(0.02)
+    assert step["idle_other_us"] == pytest.approx(0.0, abs=1e-9)
+    assert rows.filter(pl.col("step").is_null()).row(0, named=True)["window_from"] == "trace"
+
+
+def test_the_hta_rank_gets_its_three_profiler_steps_from_the_cpu_side() -> None:
+    path = HTA / "nccl_2xA100_rank0.json.gz"
+    with gzip.open(path) as handle:
+        raw = json.load(handle)["traceEvents"]
+    marks = [e for e in raw if e.get("cat") == "user_annotation"]
+    cpu = {int(e["name"].split("#")[1]): (e["ts"], e["ts"] + e["dur"]) for e in marks
+           if e["name"].startswith("ProfilerStep#")}  # fmt: skip
+    launch = {e["args"]["correlation"]: e["ts"] for e in raw if e.get("cat") == "cuda_runtime"}
+    gpu = [e for e in raw if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    steps = load_timeline(path).steps
+    assert sorted(steps["step"]) == sorted(cpu) == [4, 5, 6]
+    for row in steps.iter_rows(named=True):
+        low, high = cpu[row["step"]]
+        mine = [e for e in gpu if low <= launch.get(e["args"]["correlation"], -1) < high]
+        assert row["start"] == pytest.approx(min(e["ts"] for e in mine))
+        assert row["end"] == pytest.approx(max(e["ts"] + e["dur"] for e in mine))
+
+
+def test_events_naming_no_device_are_one_device_not_all_devices(tmp_path: Path) -> None:
+    nameless = _x("kernel", "k", 0.0, 10.0, pid="GPU", stream=1)
+    named = _x("kernel", "k", 5.0, 10.0, device=3, stream=1)
+    document = {"traceEvents": [nameless, named], "schemaVersion": 1}
+    rows = breakdown([load_timeline(_write(tmp_path, "t.json", document))]).rows
+    busy = {(r["device"], r["device_name"]): r["busy_us"] for r in rows.iter_rows(named=True)}
+    assert busy == {(3, "GPU 3"): 10.0, (None, "GPU"): 10.0, (None, None): 15.0}
+
+
+def test_huge_durations_give_strict_json_or_a_one_line_error(tmp_path: Path) -> None:
+    calls = [_launch(0.0, 1e308, 1), _launch(0.5, 1e308, 2)]
+    huge = {"traceEvents": [*calls, _kernel(1.0, 1e308, 1), _kernel(2.0, 1e308, 2)]}
+    result = _run(str(_write(tmp_path, "huge.json", huge)), "--format", "json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)  # strict: no Infinity
+    assert document["breakdown"][0]["busy_us"] == pytest.approx(1e308)
+    assert document["launches"][0]["launch_us_mean"] is None  # the mean overflows
+    assert any("launch_us_mean" in note for note in document["notes"])
+    beyond = {"traceEvents": [_kernel(1e308, 1e308, 1)], "schemaVersion": 1}
+    result = _run(str(_write(tmp_path, "beyond.json", beyond)))
+    assert result.exit_code == 2 and "beyond a 64-bit float" in result.output
+
+
+def _plain_union(spans: list[tuple[float, float]]) -> float:
+    """Length of a union of intervals, the textbook way (sort, sweep)."""
+    total, reach_start, reach_end = 0.0, None, None
+    for start, end in sorted(spans):
+        if reach_end is None or start > reach_end:
+            if reach_end is not None and reach_start is not None:
+                total += reach_end - reach_start
+            reach_start, reach_end = start, end
+        else:
+            reach_end = max(reach_end, end)
+    if reach_end is not None and reach_start is not None:
+        total += reach_end - reach_start
+    return total
+
+
+_EVENT = st.tuples(
+    st.sampled_from(["kernel", "comm", "memcpy", "memset"]),
+    st.integers(0, 400),  # start, in quarter µs (exact in binary)
+    st.integers(0, 80),  # duration
+    st.one_of(st.none(), st.integers(-100, 400)),  # launch start
+    st.integers(0, 2),  # stream
+)
+
+
+@given(st.lists(_EVENT, min_size=1, max_size=40))
+def test_breakdown_figures_hold_for_any_events(
+    drawn: list[tuple[str, int, int, int | None, int]],
+) -> None:
+    """TraceLens' identities and a plain-Python union hold for any events on one device."""
+    from tileprof.core.gpu_timeline import EVENT_SCHEMA, GpuTimeline, empty_steps
+
+    rows = [
+        {"device": 0, "stream": s, "kind": k, "start": a / 4, "end": (a + d) / 4, "name": k,
+         "launch_start": None if la is None else la / 4}
+        for k, a, d, la, s in drawn
+    ]  # fmt: skip
+    events = (
+        pl.DataFrame(rows)
+        .with_columns([pl.lit(None).alias(c) for c in EVENT_SCHEMA if c not in rows[0]])
+        .select([pl.col(c).cast(t) for c, t in EVENT_SCHEMA.items()])
+    )
+    row = breakdown([GpuTimeline("t", events, empty_steps())]).rows.row(0, named=True)
+
+    def spans(*kinds: str) -> list[tuple[float, float]]:
+        return [(r["start"], r["end"]) for r in rows if r["kind"] in kinds]
+
+    assert row["computation_us"] == _plain_union(spans("kernel", "memset"))
+    assert row["total_comm_us"] == _plain_union(spans("comm"))
+    assert row["total_memcpy_us"] == _plain_union(spans("memcpy"))
+    assert row["busy_us"] == _plain_union(spans("kernel", "memset", "comm", "memcpy"))
+    parts = row["computation_us"] + row["exposed_comm_us"] + row["exposed_memcpy_us"]
+    assert parts + row["idle_us"] == pytest.approx(row["total_us"])
+    assert 0 <= row["exposed_comm_us"] <= row["total_comm_us"]
+    assert 0 <= row["exposed_memcpy_us"] <= row["total_memcpy_us"]
+    causes = [row[c] for c in ("idle_host_wait_us", "idle_kernel_wait_us", "idle_other_us")]
+    assert sum(causes) == pytest.approx(row["idle_us"]) and min(causes) >= -1e-9
+    launches = [(r["start"], r["end"], r["launch_start"]) for r in rows]
+    host, kernel, other = _gap_classes(launches, 0.03)
+    assert causes == pytest.approx([host, kernel, other], abs=1e-9)
+
+
+def test_a_step_annotation_naming_no_device_applies_to_every_device(tmp_path: Path) -> None:
+    events = [dict(e) for e in HAND_BUILT["traceEvents"]]
+    events[0]["pid"] = "GPU stream"  # the ProfilerStep#3 annotation
+    rows = breakdown([load_timeline(_write(tmp_path, "t.json", {"traceEvents": events}))]).rows
+    step = rows.filter(pl.col("step") == 3).row(0, named=True)
+    assert (step["device"], step["busy_us"], step["window_from"]) == (0, 40.0, "gpu_annotation")
+
+
+def test_the_table_fits_a_narrow_terminal_keeping_idle(tmp_path: Path) -> None:
+    from tileprof.views.breakdown_export import render_table
+
+    timelines = [load_timeline(_write(tmp_path, "t.json", HAND_BUILT))]
+    result, job = breakdown(timelines), jobs(timelines)
+    narrow = render_table(result, job, 80)
+    assert max(len(line) for line in narrow.splitlines()) <= 80
+    assert "idle µs" in narrow and "host_wait µs" in narrow and "kernel_wait µs" not in narrow
+    assert "kernel_wait µs" in render_table(result, job)  # files: every column
+
+
+def test_the_page_and_json_of_two_ranks_carry_their_collectives(tmp_path: Path) -> None:
+    r0 = _rank_trace(0, [(1, "allreduce", 100.0, 50.0, 256)])
+    r1 = _rank_trace(1, [(1, "allreduce", 120.0, 30.0, 256)])
+    paths = [str(_write(tmp_path, "r0.json", r0)), str(_write(tmp_path, "r1.json", r1))]
+    page = _run(*paths, "--format", "html").output
+    assert 'id="breakdown-collectives"' in page and 'id="breakdown-ranks"' in page
+    document = json.loads(_run(*paths, "--format", "json").output)
+    (collective,) = document["collectives"]
+    assert (collective["straggler_rank"], collective["start_skew_us"]) == (1, 20.0)
+    assert [r["rank"] for r in document["ranks"]] == [0, 1]
+    table = _run(*paths).output
+    assert "Collectives across ranks" in table and "nccl×2" in table
+
+
+@pytest.mark.parametrize(
+    ("name", "before"),
+    [("h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz", 509),
+     ("mi300_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz", 463)],
+)  # fmt: skip
+def test_the_qwen_whole_trace_rows_also_count_the_events_before_the_step(
+    name: str, before: int
+) -> None:
+    """docs/metrics.md: why the whole-trace row of the Qwen traces differs from TraceLens."""
+    timeline = load_timeline(FIXTURES / "tracelens" / name)
+    step = timeline.steps.row(0, named=True)
+    early = timeline.events.filter(pl.col("start") < step["start"])
+    assert early.height == before and early["launch_start"].null_count() == before
+    rows = breakdown([timeline]).rows
+    whole, in_step = rows.row(0, named=True), rows.row(1, named=True)
+    assert whole["events"] == in_step["events"] + before
+
+
+def test_diff_breakdown_reads_a_breakdown_document_as_one_side(tmp_path: Path) -> None:
+    trace = _write(tmp_path, "t.json", HAND_BUILT)
+    saved = tmp_path / "saved.json"
+    assert _run(str(trace), "--format", "json", "-o", str(saved)).exit_code == 0
+    result = CliRunner().invoke(
+        cli, ["diff", "--breakdown", str(saved), str(trace), "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)["breakdown_diff"]
+    assert rows and all(r["delta"] in (0.0, None) for r in rows)
+    assert any(r["figure"] == "idle_host_wait_us" and r["before"] == 25.0 for r in rows)
+    broken = _write(tmp_path, "broken.json", {"breakdown": [{"busy_us": "x"}], "launches": []})
+    result = CliRunner().invoke(cli, ["diff", "--breakdown", str(broken), str(trace)])
+    assert result.exit_code == 2 and "not a breakdown document" in result.output
+
+
+def test_traces_of_one_file_name_are_named_by_their_paths(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    paths = [_write(tmp_path / d, "trace.json", HAND_BUILT) for d in ("a", "b")]
+    rows = list(csv.DictReader(_run(*map(str, paths), "--format", "csv").output.splitlines()))
+    assert len(rows) == 4  # whole and step 3 of each; no row joined twice
+    assert {r["trace"] for r in rows} == {str(p) for p in paths}

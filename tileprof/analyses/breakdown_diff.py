@@ -1,0 +1,86 @@
+"""Two GPU time breakdowns compared (``tileprof diff --breakdown``): figure by figure, per device
+and window (docs/metrics.md, "Time breakdown: comparing two").
+
+Rows are paired by rank, device position (the trace's first device, its second, ..., then the
+all-devices row) and window position (the whole trace, then the steps in order), so that GPU 0
+of one machine meets GPU 2 of another and ``ProfilerStep#6`` of one run meets
+``ProfilerStep#10`` of another run of the same program. Each figure gives before, after, their
+difference and the relative change (``analyses.diff.relative``: (after − before) / |before|).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tileprof.analyses.diff import relative
+from tileprof.analyses.gpu_breakdown import IDLE_COLUMNS, LAUNCH_COLUMNS, TIME_COLUMNS, Breakdown
+
+COMPARED: tuple[str, ...] = (*TIME_COLUMNS, *IDLE_COLUMNS, *LAUNCH_COLUMNS)
+"""The figures compared, in the order shown."""
+_KEYS = ("trace", "rank", "device", "device_name", "step")
+_PAIR = ("rank", "gpu", "window")
+
+DIFF_SCHEMA: dict[str, pl.DataType] = {
+    "rank": pl.Int64(),
+    "gpu": pl.Int64(),
+    "window": pl.Int64(),
+    "device_before": pl.String(),
+    "device_after": pl.String(),
+    "step_before": pl.Int64(),
+    "step_after": pl.Int64(),
+    "figure": pl.String(),
+    "before": pl.Float64(),
+    "after": pl.Float64(),
+    "delta": pl.Float64(),
+    "change": pl.Float64(),
+}
+
+
+def _wide(result: Breakdown) -> pl.DataFrame:
+    """One row per (rank, device, window position) with every compared figure."""
+    rows = result.rows.join(result.launches, on=list(_KEYS), how="left", nulls_equal=True)
+    window = pl.int_range(pl.len()).over("trace", "rank", "device").cast(pl.Int64)
+    every = pl.col("device_name").is_null()  # the all-devices row
+    position = pl.col("device").fill_null(-1).rank("dense").over("trace", "rank", every)
+    gpu = pl.when(every).then(None).otherwise(position.cast(pl.Int64) - 1)
+    label = (
+        pl.when(pl.col("device").is_null())
+        .then(pl.lit("all"))
+        .otherwise(pl.format("{} {}", pl.col("device"), pl.col("device_name")))
+    )
+    return rows.with_columns(window.alias("window"), gpu.alias("gpu"), label.alias("label")).select(
+        *_PAIR, "label", "step", *[pl.col(c).cast(pl.Float64) for c in COMPARED]
+    )
+
+
+def compare_breakdowns(before: Breakdown, after: Breakdown) -> pl.DataFrame:
+    """One row per paired window and figure; a window on one side only has null on the other."""
+    joined = _wide(before).join(
+        _wide(after), on=list(_PAIR), how="full", suffix="_after", coalesce=True, nulls_equal=True
+    )
+    parts = []
+    for figure in COMPARED:
+        old, new = pl.col(figure), pl.col(f"{figure}_after")
+        parts.append(
+            joined.select(
+                *_PAIR,
+                pl.col("label").alias("device_before"),
+                pl.col("label_after").alias("device_after"),
+                pl.col("step").alias("step_before"),
+                pl.col("step_after"),
+                pl.lit(figure).alias("figure"),
+                old.alias("before"),
+                new.alias("after"),
+                (new - old).alias("delta"),
+                relative(old, new).alias("change"),
+            )
+        )
+    frame = pl.concat(parts) if parts else pl.DataFrame(schema=DIFF_SCHEMA)
+    order = {f: i for i, f in enumerate(COMPARED)}
+    rank = pl.col("figure").replace_strict(order, return_dtype=pl.Int64)
+    return (
+        frame.with_columns(rank.alias("_order"))
+        .sort("rank", "gpu", "window", "_order", nulls_last=True)
+        .select(list(DIFF_SCHEMA))
+        .cast(dict(DIFF_SCHEMA.items()))
+    )

@@ -1,0 +1,243 @@
+"""Ranks of one job: collectives matched across ranks, their bandwidth, skew and straggler.
+
+Traces that carry ``distributedInfo`` with the same world size and backend are ranks of one
+job. A communication kernel is one rank's part of a collective; parts are matched across
+ranks by (process group, sequence number): the trace's ``Seq`` when it records one, else the
+kernel's place among that rank's communication kernels of the same process group. Definitions
+(message size, algorithm and bus bandwidth with nccl-tests' factors, start skew, straggler,
+compute/communication overlap): docs/metrics.md, "Time breakdown: ranks of one job".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from tileprof.analyses.intervals import union_length
+from tileprof.core.errors import InputError
+from tileprof.core.gpu_timeline import GpuTimeline
+
+DTYPE_BYTES: dict[str, int] = {
+    "Double": 8, "Float": 4, "Half": 2, "BFloat16": 2, "Long": 8, "Int": 4, "Short": 2,
+    "Char": 1, "Byte": 1, "Bool": 1, "Float8_e4m3fn": 1, "Float8_e5m2": 1,
+    "Float8_e4m3fnuz": 1, "Float8_e5m2fnuz": 1, "ComplexFloat": 8, "ComplexDouble": 16,
+    "UInt16": 2, "UInt32": 4, "UInt64": 8,
+}  # fmt: skip
+"""Bytes per element of the ``dtype`` names PyTorch writes in ``record_param_comms``."""
+
+_COLLECTIVE_WORDS: tuple[tuple[str, str], ...] = (
+    ("allreduce", "all_reduce"),
+    ("allgather", "all_gather"),
+    ("reducescatter", "reduce_scatter"),
+    ("alltoall", "all_to_all"),
+    ("broadcast", "broadcast"),
+    ("sendrecv", "send_recv"),
+    ("send", "send_recv"),
+    ("recv", "send_recv"),
+    ("reduce", "reduce"),
+)
+"""Collective names as the args or kernel names spell them (``allreduce``, ``_allgather_base``,
+``ncclKernel_AllReduce_RING_LL_Sum_float``), lower-cased without underscores, to one name."""
+
+
+def bus_factor(collective: str, n: int | None) -> float | None:
+    """nccl-tests' bus-bandwidth factor of ``collective`` over ``n`` ranks (PERFORMANCE.md of
+    NVIDIA/nccl-tests): all_reduce 2(n−1)/n; all_gather, reduce_scatter, all_to_all (n−1)/n;
+    broadcast, reduce and send/recv 1. None when it depends on an unknown ``n``."""
+    if collective in ("broadcast", "reduce", "send_recv"):
+        return 1.0
+    if (
+        n is None
+        or n < 1
+        or collective not in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
+    ):
+        return None
+    return (2.0 if collective == "all_reduce" else 1.0) * (n - 1) / n
+
+
+def collective_kind(name: str | None) -> str | None:
+    """The collective an args name or kernel name stands for, or None."""
+    if not name:
+        return None
+    flat = re.sub(r"[^a-z]", "", name.lower())
+    return next((kind for word, kind in _COLLECTIVE_WORDS if word in flat), None)
+
+
+COLLECTIVE_SCHEMA: dict[str, pl.DataType] = {
+    "job": pl.String(),
+    "process_group": pl.String(),
+    "seq": pl.Int64(),
+    "collective": pl.String(),
+    "ranks": pl.Int64(),
+    "group_size": pl.Int64(),
+    "dtype": pl.String(),
+    "message_bytes": pl.Int64(),
+    "time_us": pl.Float64(),
+    "algbw_gbps": pl.Float64(),
+    "busbw_gbps": pl.Float64(),
+    "start_skew_us": pl.Float64(),
+    "straggler_rank": pl.Int64(),
+}
+RANK_SCHEMA: dict[str, pl.DataType] = {
+    "job": pl.String(),
+    "rank": pl.Int64(),
+    "trace": pl.String(),
+    "collectives": pl.Int64(),
+    "computation_us": pl.Float64(),
+    "total_comm_us": pl.Float64(),
+    "exposed_comm_us": pl.Float64(),
+    "overlapped_comm_us": pl.Float64(),
+    "comm_overlap": pl.Float64(),
+}
+
+
+@dataclass(frozen=True)
+class Job:
+    """The collectives of the ranks of one or more jobs, and each rank's overlap."""
+
+    collectives: pl.DataFrame
+    ranks: pl.DataFrame
+
+    def to_document(self) -> dict[str, Any]:
+        return {"collectives": self.collectives.to_dicts(), "ranks": self.ranks.to_dicts()}
+
+
+def jobs(timelines: Sequence[GpuTimeline]) -> Job:
+    """The ranks among ``timelines`` (those with ``distributedInfo``) grouped into jobs."""
+    groups: dict[str, list[GpuTimeline]] = {}
+    for timeline in timelines:
+        if timeline.rank is not None:
+            info = timeline.rank
+            groups.setdefault(f"{info.backend or 'job'}×{info.world_size}", []).append(timeline)
+    parts = [_rank_parts(job, members) for job, members in groups.items()]
+    ranks = [_rank_row(job, t) for job, members in groups.items() for t in members]
+    frame = pl.concat(parts) if parts else pl.DataFrame(schema=_PART_SCHEMA)
+    return Job(_collectives(frame), pl.DataFrame(ranks, schema=RANK_SCHEMA))
+
+
+_PART_SCHEMA: dict[str, pl.DataType] = {
+    "job": pl.String(),
+    "rank": pl.Int64(),
+    "process_group": pl.String(),
+    "seq": pl.Int64(),
+    "collective": pl.String(),
+    "group_size": pl.Int64(),
+    "dtype": pl.String(),
+    "message_bytes": pl.Int64(),
+    "start": pl.Float64(),
+    "duration": pl.Float64(),
+}
+
+
+def _rank_parts(job: str, members: list[GpuTimeline]) -> pl.DataFrame:
+    """Every rank's communication kernels, keyed for matching: one row each."""
+    seen: dict[int, str] = {}
+    frames = []
+    for timeline in members:
+        rank = timeline.rank
+        assert rank is not None
+        if rank.rank in seen:
+            raise InputError(
+                timeline.name, "$.distributedInfo.rank",
+                f"rank {rank.rank} of the {job} job is given twice (also {seen[rank.rank]})",
+            )  # fmt: skip
+        seen[rank.rank] = timeline.name
+        comm = timeline.events.filter(pl.col("kind") == "comm").sort("start")
+        frames.append(_keyed(comm, job, rank.rank))
+    return pl.concat(frames)
+
+
+def _keyed(comm: pl.DataFrame, job: str, rank: int) -> pl.DataFrame:
+    group = pl.col("process_group").fill_null("")
+    ordinal = pl.int_range(pl.len()).over(group).cast(pl.Int64)
+    label = _kind_expr(pl.coalesce("collective", "name"))
+    size = pl.col("dtype").replace_strict(DTYPE_BYTES, default=None, return_dtype=pl.Int64)
+    return comm.select(
+        pl.lit(job).alias("job"),
+        pl.lit(rank, pl.Int64).alias("rank"),
+        group.alias("process_group"),
+        pl.coalesce("seq", ordinal).alias("seq"),
+        label.alias("collective"),
+        "group_size",
+        "dtype",
+        (pl.max_horizontal("in_nelems", "out_nelems") * size).alias("message_bytes"),
+        "start",
+        (pl.col("end") - pl.col("start")).alias("duration"),
+    )
+
+
+def _kind_expr(name: pl.Expr) -> pl.Expr:
+    """``collective_kind`` as one polars expression (no per-row Python call)."""
+    flat = name.str.to_lowercase().str.replace_all("[^a-z]", "")
+    expr: pl.Expr = pl.lit(None, pl.String)
+    for word, kind in reversed(_COLLECTIVE_WORDS):
+        expr = pl.when(flat.str.contains(word, literal=True)).then(pl.lit(kind)).otherwise(expr)
+    return expr
+
+
+def _collectives(parts: pl.DataFrame) -> pl.DataFrame:
+    """One row per matched collective: size, time, bandwidths, skew and straggler."""
+    late = pl.col("start").arg_max()
+    grouped = (
+        parts.group_by("job", "process_group", "seq", maintain_order=True)
+        .agg(
+            pl.col("collective").drop_nulls().first(),
+            pl.len().cast(pl.Int64).alias("ranks"),
+            pl.col("group_size").drop_nulls().first(),
+            pl.col("dtype").drop_nulls().first(),
+            pl.col("message_bytes").drop_nulls().first(),
+            pl.col("duration").gather(late).first().alias("time_us"),
+            (pl.col("start").max() - pl.col("start").min()).alias("start_skew_us"),
+            pl.col("rank").gather(late).first().alias("straggler_rank"),
+        )
+        .sort("job", "process_group", "seq")
+    )
+    algbw = pl.col("message_bytes") / (pl.col("time_us") * 1e3)
+    factors = [
+        bus_factor(c, n) for c, n in zip(grouped["collective"], grouped["group_size"], strict=True)
+    ]
+    return (
+        grouped.with_columns(
+            pl.when(pl.col("time_us") > 0).then(algbw).alias("algbw_gbps"),
+            pl.Series("factor", factors, dtype=pl.Float64),
+        )
+        .select(
+            *[
+                (pl.col("algbw_gbps") * pl.col("factor")).alias(c)
+                if c == "busbw_gbps"
+                else pl.col(c)
+                for c in COLLECTIVE_SCHEMA
+            ]
+        )
+        .cast(dict(COLLECTIVE_SCHEMA.items()))
+    )
+
+
+def _rank_row(job: str, timeline: GpuTimeline) -> dict[str, Any]:
+    """One rank's computation, communication and how much of it computation hides."""
+    events = timeline.events
+    start = events.get_column("start").to_numpy().astype(np.float64)
+    end = events.get_column("end").to_numpy().astype(np.float64)
+    kind = events.get_column("kind").cast(pl.String).to_numpy().astype(str)
+    compute = (kind == "kernel") | (kind == "memset")
+    comm = kind == "comm"
+    computation = union_length(start[compute], end[compute])
+    total_comm = union_length(start[comm], end[comm])
+    exposed = union_length(start[compute | comm], end[compute | comm]) - computation
+    assert timeline.rank is not None
+    return {
+        "job": job,
+        "rank": timeline.rank.rank,
+        "trace": timeline.name,
+        "collectives": int(comm.sum()),
+        "computation_us": computation,
+        "total_comm_us": total_comm,
+        "exposed_comm_us": exposed,
+        "overlapped_comm_us": total_comm - exposed,
+        "comm_overlap": (total_comm - exposed) / total_comm if total_comm > 0 else None,
+    }

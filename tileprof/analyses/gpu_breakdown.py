@@ -1,0 +1,318 @@
+"""Where a GPU's time goes: TraceLens' timeline breakdown, HTA's idle causes, launch figures.
+
+One row per (trace, device, step window): the window is a GPU-side ``ProfilerStep#N``
+annotation, or the whole trace (``step`` null); with more than one device a trace also gets
+an all-devices row (``device`` null), the figure TraceLens' ``gpu_timeline.csv`` gives.
+Every column is defined in docs/metrics.md, "Time breakdown". The analysis reads the typed
+timeline of ``core.gpu_timeline`` and nothing else, so any reader that fills it (Kineto,
+nsys) gets the same figures.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from tileprof.analyses.intervals import Floats, clip, span, union, union_length
+from tileprof.core.gpu_timeline import GpuTimeline
+
+KERNEL_WAIT_US = 0.03
+"""HTA's ``consecutive_kernel_delay`` default (30 ns): a shorter gap between two events is
+the device's own launch overhead ("kernel wait"), not the host's fault."""
+
+TIME_COLUMNS: tuple[str, ...] = (
+    "computation_us",
+    "total_comm_us",
+    "exposed_comm_us",
+    "total_memcpy_us",
+    "exposed_memcpy_us",
+    "busy_us",
+    "idle_us",
+    "total_us",
+)
+IDLE_COLUMNS: tuple[str, ...] = ("idle_host_wait_us", "idle_kernel_wait_us", "idle_other_us")
+LAUNCH_COLUMNS: tuple[str, ...] = (
+    "kernels",
+    "launched",
+    "launch_us_mean",
+    "launch_us_p50",
+    "launch_us_p95",
+    "launch_delay_us_p50",
+    "launch_delay_us_p95",
+    "launch_delay_us_p99",
+    "launch_delay_us_max",
+    "shorter_than_launch",
+)
+_KEY_SCHEMA: dict[str, pl.DataType] = {
+    "trace": pl.String(),
+    "rank": pl.Int64(),
+    "device": pl.Int64(),
+    "device_name": pl.String(),
+    "step": pl.Int64(),
+}
+ROW_SCHEMA: dict[str, pl.DataType] = {
+    **_KEY_SCHEMA,
+    "window_from": pl.String(),
+    "window_us": pl.Float64(),
+    "events": pl.Int64(),
+    **{c: pl.Float64() for c in (*TIME_COLUMNS, *IDLE_COLUMNS)},
+}
+LAUNCH_SCHEMA: dict[str, pl.DataType] = {
+    **_KEY_SCHEMA,
+    **{
+        c: pl.Int64() if c in ("kernels", "launched", "shorter_than_launch") else pl.Float64()
+        for c in LAUNCH_COLUMNS
+    },
+}
+STREAM_SCHEMA: dict[str, pl.DataType] = {
+    **_KEY_SCHEMA,
+    "stream": pl.Int64(),
+    "events": pl.Int64(),
+    "busy_us": pl.Float64(),
+    "idle_us": pl.Float64(),
+    **{c: pl.Float64() for c in IDLE_COLUMNS},
+}
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """The breakdown of some traces: time rows, launch figures and per-stream idle causes,
+    all keyed by (trace, rank, device, step)."""
+
+    rows: pl.DataFrame
+    launches: pl.DataFrame
+    streams: pl.DataFrame
+    kernel_wait_us: float = KERNEL_WAIT_US
+
+    def to_document(self) -> dict[str, Any]:
+        """The JSON document of ``breakdown --format json``."""
+        return {
+            "breakdown": self.rows.to_dicts(),
+            "launches": self.launches.to_dicts(),
+            "streams": self.streams.to_dicts(),
+            "options": {"kernel_wait_us": self.kernel_wait_us},
+        }
+
+
+@dataclass(frozen=True)
+class _Window:
+    device: int | None
+    step: int | None
+    low: float
+    high: float
+    source: str = "trace"
+    every_device: bool = False
+    """The all-devices row (``device`` is null then; a device the trace does not name is null
+    too, but is one device)."""
+
+
+@dataclass(frozen=True)
+class _Events:
+    """One window's events as numpy arrays, sorted by (start, launch start)."""
+
+    start: Floats
+    end: Floats
+    launch: Floats
+    kind: np.ndarray[Any, np.dtype[np.str_]]
+    stream: np.ndarray[Any, np.dtype[np.int64]]
+
+
+def breakdown(
+    timelines: Sequence[GpuTimeline], kernel_wait_us: float = KERNEL_WAIT_US
+) -> Breakdown:
+    """The breakdown of every timeline, one after another in the order given."""
+    rows: list[dict[str, Any]] = []
+    launches: list[dict[str, Any]] = []
+    streams: list[dict[str, Any]] = []
+    for timeline in timelines:
+        for window in _windows(timeline):
+            key = _key(timeline, window)
+            events = _window_events(timeline.events, window)
+            rows.append(key | _time_row(events, window, kernel_wait_us))
+            launches.append(key | _launch_row(timeline.events, window))
+            if window.every_device:
+                continue  # streams are per device: the same id on two devices is two streams
+            for stream in np.unique(events.stream):
+                mask = events.stream == stream
+                streams.append(key | _stream_row(events, mask, int(stream), kernel_wait_us))
+    return Breakdown(
+        pl.DataFrame(rows, schema=ROW_SCHEMA),
+        pl.DataFrame(launches, schema=LAUNCH_SCHEMA),
+        pl.DataFrame(streams, schema=STREAM_SCHEMA),
+        kernel_wait_us,
+    )
+
+
+def _windows(timeline: GpuTimeline) -> list[_Window]:
+    """Per device: the whole trace, then each step in order; then all devices when several."""
+    devices = timeline.events.get_column("device").unique().sort(nulls_last=True).to_list()
+    windows: list[_Window] = []
+    steps = timeline.steps.sort("step", "start")
+    for device in devices:
+        windows.append(_Window(device, None, -math.inf, math.inf))
+        # a GPU-side annotation whose pid names no device applies to every device
+        mine = steps.filter(pl.col("device").eq_missing(device) | pl.col("device").is_null())
+        for step in mine.iter_rows(named=True):
+            windows.append(
+                _Window(device, step["step"], step["start"], step["end"], str(step["source"]))
+            )
+    if len(devices) > 1:
+        windows.append(_Window(None, None, -math.inf, math.inf, every_device=True))
+    return windows
+
+
+def _key(timeline: GpuTimeline, window: _Window) -> dict[str, Any]:
+    names = timeline.devices
+    name = None
+    if window.device is None and not window.every_device:
+        name = "GPU"  # events that name no device: one device all the same
+    if window.device is not None:
+        name = names.get(window.device)
+        if name is None and len(names) == 1:
+            name = next(iter(names.values()))  # MI300X VF: properties list id 0, kernels say 2
+        if name is None:
+            name = f"GPU {window.device}"
+    rank = None if timeline.rank is None else timeline.rank.rank
+    return {
+        "trace": timeline.name,
+        "rank": rank,
+        "device": window.device,
+        "device_name": name,
+        "step": window.step,
+    }
+
+
+def _window_events(events: pl.DataFrame, window: _Window) -> _Events:
+    """The window's events, cut to it, sorted by start then launch start."""
+    if not window.every_device:
+        events = events.filter(pl.col("device").eq_missing(window.device))
+    start = events.get_column("start").to_numpy().astype(np.float64)
+    end = events.get_column("end").to_numpy().astype(np.float64)
+    s, e, keep = clip(start, end, window.low, window.high)
+    launch = events.get_column("launch_start").fill_null(np.nan).to_numpy().astype(np.float64)
+    kind = events.get_column("kind").cast(pl.String).to_numpy().astype(str)
+    stream = events.get_column("stream").fill_null(-1).to_numpy().astype(np.int64)
+    s, e, launch, kind, stream = s[keep], e[keep], launch[keep], kind[keep], stream[keep]
+    order = np.lexsort((launch, s))
+    return _Events(s[order], e[order], launch[order], kind[order], stream[order])
+
+
+def _time_row(events: _Events, window: _Window, kernel_wait_us: float) -> dict[str, Any]:
+    """TraceLens' time columns and the idle causes of one window."""
+    s, e, kind = events.start, events.end, events.kind
+    compute = (kind == "kernel") | (kind == "memset")
+    comm = kind == "comm"
+    memcpy = kind == "memcpy"
+    computation = union_length(s[compute], e[compute])
+    with_comm = union_length(s[compute | comm], e[compute | comm])
+    busy = union_length(s, e)
+    total = span(s, e)
+    idle = total - busy
+    host, kernel = _idle_causes(events, np.ones(s.size, dtype=bool), kernel_wait_us)
+    finite = math.isfinite(window.high - window.low)
+    return {
+        "window_from": window.source,
+        "window_us": (window.high - window.low) if finite else total,
+        "events": int(s.size),
+        "computation_us": computation,
+        "total_comm_us": union_length(s[comm], e[comm]),
+        "exposed_comm_us": with_comm - computation,
+        "total_memcpy_us": union_length(s[memcpy], e[memcpy]),
+        "exposed_memcpy_us": busy - with_comm,
+        "busy_us": busy,
+        "idle_us": idle,
+        "total_us": total,
+        "idle_host_wait_us": host,
+        "idle_kernel_wait_us": kernel,
+        "idle_other_us": idle - host - kernel,
+    }
+
+
+def _idle_causes(
+    events: _Events, mask: np.ndarray[Any, np.dtype[np.bool_]], kernel_wait_us: float
+) -> tuple[float, float]:
+    """Host-wait and kernel-wait idle of the events under ``mask`` (HTA's classes).
+
+    Each gap between busy periods is classed by the event that ends it (the first, by launch,
+    to start the next busy period): host wait when its launch call started after the gap
+    began, else kernel wait when the gap is shorter than ``kernel_wait_us``, else other.
+    """
+    s, e, launch = events.start[mask], events.end[mask], events.launch[mask]
+    if s.size < 2:
+        return 0.0, 0.0
+    blocks_start, blocks_end = union(s, e)
+    if blocks_start.size < 2:
+        return 0.0, 0.0
+    gap_from, gap_to = blocks_end[:-1], blocks_start[1:]
+    gap = gap_to - gap_from
+    closer = np.searchsorted(s, gap_to, side="left")  # s is sorted: first event of the block
+    host = launch[closer] > gap_from  # NaN (no launch known) is never host wait
+    kernel = ~host & (gap < kernel_wait_us)
+    return float(gap[host].sum()), float(gap[kernel].sum())
+
+
+def _stream_row(
+    events: _Events, mask: np.ndarray[Any, np.dtype[np.bool_]], stream: int, kernel_wait_us: float
+) -> dict[str, Any]:
+    """One stream's busy time and idle causes in the window (HTA's per-stream view)."""
+    s, e = events.start[mask], events.end[mask]
+    busy = union_length(s, e)
+    idle = span(s, e) - busy
+    host, kernel = _idle_causes(events, mask, kernel_wait_us)
+    return {
+        "stream": None if stream == -1 else stream,
+        "events": int(s.size),
+        "busy_us": busy,
+        "idle_us": idle,
+        "idle_host_wait_us": host,
+        "idle_kernel_wait_us": kernel,
+        "idle_other_us": idle - host - kernel,
+    }
+
+
+def _launch_row(events: pl.DataFrame, window: _Window) -> dict[str, Any]:
+    """Launch figures of the kernels (compute and communication) that start in the window."""
+    kernels = events.filter(
+        pl.col("kind").is_in(["kernel", "comm"]),
+        pl.col("start") >= window.low,
+        pl.col("start") < window.high,
+    )
+    if not window.every_device:
+        kernels = kernels.filter(pl.col("device").eq_missing(window.device))
+    launched = kernels.filter(pl.col("launch_start").is_not_null())
+    call = launched.get_column("launch_dur").to_numpy().astype(np.float64)
+    delay = (launched.get_column("start") - launched.get_column("launch_start")).to_numpy()
+    length = (launched.get_column("end") - launched.get_column("start")).to_numpy()
+    return {
+        "kernels": kernels.height,
+        "launched": launched.height,
+        "launch_us_mean": _mean(call),
+        "launch_us_p50": _rank(call, 0.5),
+        "launch_us_p95": _rank(call, 0.95),
+        "launch_delay_us_p50": _rank(delay, 0.5),
+        "launch_delay_us_p95": _rank(delay, 0.95),
+        "launch_delay_us_p99": _rank(delay, 0.99),
+        "launch_delay_us_max": float(delay.max()) if delay.size else None,
+        "shorter_than_launch": int(np.count_nonzero(length < call)),
+    }
+
+
+def _mean(values: Floats) -> float | None:
+    """The mean; None when empty; an overflowing sum gives inf (JSON writes it as null)."""
+    if values.size == 0:
+        return None
+    with np.errstate(over="ignore"):
+        return float(values.mean())
+
+
+def _rank(values: Floats, p: float) -> float | None:
+    """The nearest-rank ``p`` percentile (as the run table's p50/p95); None when empty."""
+    if values.size == 0:
+        return None
+    ordered = np.sort(values)
+    return float(ordered[max(math.ceil(values.size * p) - 1, 0)])

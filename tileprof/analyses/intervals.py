@@ -1,0 +1,48 @@
+"""Interval arithmetic over GPU events with numpy: unions, their lengths, and the gaps between.
+
+Every breakdown figure (docs/metrics.md, "Time breakdown") is a length of a union of event
+intervals, or a difference of two: |B minus A| = |A ∪ B| − |A|. No per-event Python loop.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+Floats = npt.NDArray[np.float64]
+
+
+def union(starts: Floats, ends: Floats) -> tuple[Floats, Floats]:
+    """The union of intervals [start, end) as disjoint sorted intervals; touching ones merge."""
+    if starts.size == 0:
+        return starts.astype(np.float64), ends.astype(np.float64)
+    order = np.lexsort((ends, starts))
+    s, e = starts[order], ends[order]
+    reach = np.maximum.accumulate(e)
+    opens = np.empty(s.size, dtype=bool)
+    opens[0] = True
+    opens[1:] = s[1:] > reach[:-1]
+    first = np.flatnonzero(opens)
+    return s[first], np.maximum.reduceat(e, first)
+
+
+def union_length(starts: Floats, ends: Floats) -> float:
+    """The length of the union of the intervals (µs when they are µs)."""
+    s, e = union(starts, ends)
+    return float(np.sum(e - s))
+
+
+def span(starts: Floats, ends: Floats) -> float:
+    """Last end minus first start; 0 for no intervals."""
+    return float(ends.max() - starts.min()) if starts.size else 0.0
+
+
+def clip(
+    starts: Floats, ends: Floats, low: float, high: float
+) -> tuple[Floats, Floats, npt.NDArray[np.bool_]]:
+    """The intervals cut to [low, high], and which of them keep a positive length (or, for
+    zero-length events, lie inside the window)."""
+    s = np.clip(starts, low, high)
+    e = np.clip(ends, low, high)
+    keep = (e > s) | ((starts >= low) & (starts < high))
+    return s, e, keep

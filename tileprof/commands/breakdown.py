@@ -1,0 +1,38 @@
+"""``tileprof breakdown``: where each GPU's time goes, per device and per profiler step
+(definitions: docs/metrics.md, "Time breakdown")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from tileprof.commands._options import Output, option, output_options
+from tileprof.core.outputs import terminal_width
+from tileprof.views.renderers import BREAKDOWN_RENDERERS, BreakdownModel, write_rendered
+
+
+@click.command(
+    "breakdown", short_help="GPU time per device and step: busy, idle causes, launches, ranks."
+)
+@click.argument("traces", nargs=-1, required=True, type=click.Path(path_type=Path))
+@option(
+    "--kernel-wait-us",
+    type=click.FloatRange(min=0),
+    default=0.03,
+    show_default=True,
+    metavar="US",
+    help="Idle gaps shorter than this are kernel wait (HTA's consecutive_kernel_delay).",
+)
+@output_options(list(BREAKDOWN_RENDERERS), default="table")
+def command(traces: tuple[Path, ...], kernel_wait_us: float, out: Output) -> None:
+    """Break each GPU's time in PyTorch traces or nsys SQLite exports down as TraceLens does
+    (computation, exposed communication and memcpy, busy, idle), split idle by cause as HTA
+    does, and give launch figures; traces whose distributedInfo names ranks of one job also
+    get their collectives matched across ranks (bandwidth, skew, straggler)."""
+    from tileprof.model.breakdown import trace_breakdown
+
+    out.check()
+    found = trace_breakdown(traces, kernel_wait_us)
+    model = BreakdownModel(found.breakdown, found.job, terminal_width(out.path))
+    write_rendered(BREAKDOWN_RENDERERS[out.format], model, out.path)

@@ -1,0 +1,60 @@
+"""The Python side of the compiled decoder: its columns into the typed sample frame.
+
+``tileprof.inputs._native`` (crates/tileprof-native over crates/tileprof-decode) decodes a JSON
+or NDJSON dump on threads into Arrow columns: integers, ``kind``/``operation``/``kernel`` as
+dictionaries (polars reads them as Categorical), each sample's metadata list as an id into the
+distinct raw texts. ``core`` is that module, imported by its full name so that the layer test
+(which sees no compiled module) reads no edge back to the package. ``parsed_dump`` wraps the
+columns in polars without a copy, decodes each distinct metadata list once
+(``_common.decode_metadata``, which words a bad one by the first sample that carries it) and
+gathers ``usefulCycles``/``physicalWorkCycles`` per sample by id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+
+import tileprof.inputs._native as core
+from tileprof.core.errors import InputError
+from tileprof.inputs._common import (
+    DeviceHeader,
+    ParsedDump,
+    PlaceFn,
+    build_sample_frame,
+    decode_metadata,
+)
+
+DecodeError = core.DecodeError
+ArrowColumns = core.ArrowColumns
+RAW_COLUMNS = ("tile", "offset", "duration", "phase", "epoch", "kind", "operation", "kernel")
+
+
+def parsed_dump(
+    path: Path,
+    columns: ArrowColumns,
+    metadata: list[bytes],
+    header: DeviceHeader,
+    place_of: Callable[[pl.DataFrame], PlaceFn],
+) -> ParsedDump:
+    """The typed frame of the decoded ``columns`` (``place_of`` turns them into the function
+    that names a sample's place in errors)."""
+    raw = pl.DataFrame(columns)
+    place = place_of(raw)
+    ids = raw["metadataId"].to_numpy()
+    table, useful, physical = decode_metadata(path, metadata, ids, place)
+    frame = build_sample_frame({name: raw[name] for name in RAW_COLUMNS}, ids, useful, physical)
+    return ParsedDump(frame, table, header, place)
+
+
+def error_parts(error: DecodeError) -> tuple[str, int | None, str, bytes | None]:
+    """(kind, place, message, text) of a decoder error."""
+    kind, place, message, text = error.args
+    return str(kind), place, str(message), text
+
+
+def panic_error(path: Path, message: str) -> InputError:
+    """A panic in the decoder, as the one line every input error is."""
+    return InputError(path, None, f"internal error in the decoder ({message}); please report it")

@@ -1,0 +1,43 @@
+"""GPU traces as typed timelines (``core.gpu_timeline``) for ``tileprof breakdown``.
+
+A file is detected as the registry detects every input (``tileprof.inputs.detect``); a PyTorch
+profiler trace is read by ``gpu.kineto_timeline``, an nsys SQLite export by
+``gpu.nsys_timeline``. Any other kind of file is refused with a
+one-line error naming what it is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tileprof.core.errors import InputError
+from tileprof.core.gpu_timeline import GpuTimeline
+from tileprof.inputs import _sniff, detect
+from tileprof.inputs._common import read_bytes
+
+TIMELINE_FORMATS: tuple[str, ...] = (_sniff.TRACE, _sniff.NSYS_SQLITE)
+"""The formats that hold a GPU timeline."""
+
+
+def load_timeline(path: str | Path) -> GpuTimeline:
+    """The GPU timeline of the trace at ``path``; InputError when it holds none."""
+    data = read_bytes(Path(path))
+    return parse_timeline(path, detect(path, data).name, data)
+
+
+def parse_timeline(path: str | Path, kind: str, data: bytes) -> GpuTimeline:
+    """The GPU timeline of ``data`` (read from ``path``, detected as ``kind``)."""
+    if kind == _sniff.TRACE:
+        from tileprof.inputs.gpu.kineto_timeline import read_timeline
+
+        return read_timeline(path, data)
+    if kind == _sniff.NSYS_SQLITE:
+        from tileprof.inputs.gpu.nsys_timeline import read_timeline as read_export_timeline
+
+        return read_export_timeline(path, data)
+    raise InputError(
+        path,
+        None,
+        f"a {kind} holds no GPU timeline; `breakdown` reads PyTorch profiler traces "
+        "and nsys SQLite exports",
+    )

@@ -1,0 +1,169 @@
+"""``breakdown`` as a terminal table, a JSON document or CSV rows (definitions: docs/metrics.md,
+"Time breakdown"). Numbers in the table follow the one policy (``core.numbers``)."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from tileprof.analyses.collectives import Job
+from tileprof.analyses.gpu_breakdown import IDLE_COLUMNS, TIME_COLUMNS, Breakdown
+from tileprof.core.numbers import MISSING, number, percent
+
+TABLE_WIDTH = 240
+KEYS: tuple[str, ...] = ("trace", "rank", "device", "device_name", "step")
+TIME_DROP_FIRST: tuple[str, ...] = (
+    "kernel_wait µs", "total_memcpy µs", "total_comm µs", "exposed_memcpy µs",
+    "exposed_comm µs", "other µs", "computation µs", "host_wait µs", "busy µs", "total µs",
+    "idle µs", "idle",
+)  # fmt: skip
+"""The time table's columns a narrow terminal loses, first to last: the idle share and its
+host-wait part stay longest."""
+
+
+def render_json(result: Breakdown, job: Job) -> str:
+    """``{"breakdown": [...], "launches": [...], "streams": [...], "collectives": [...],
+    "ranks": [...], "options": {...}}``."""
+    from tileprof.views.strict_json import dumps
+
+    document = result.to_document() | job.to_document()
+    return dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_csv(result: Breakdown) -> str:
+    """One row per (trace, device, step): the time columns, idle causes and launch figures."""
+    joined = result.rows.join(result.launches, on=list(KEYS), how="left", nulls_equal=True)
+    return joined.write_csv(float_precision=None)
+
+
+def _cell(value: Any) -> str:
+    return MISSING if value is None else number(value)
+
+
+def _key_cells(row: dict[str, Any], traces: int) -> list[str]:
+    cells = [row["trace"]] if traces > 1 else []
+    device = f"{'' if row['device'] is None else row['device']} {row['device_name'] or ''}"
+    if row["device"] is None and row["device_name"] is None:
+        device = "all"
+    step = "whole" if row["step"] is None else f"#{row['step']}"
+    if row.get("window_from") == "cpu_step":
+        step += " (cpu)"  # the window of the events the CPU-side step launched
+    return [*cells, device.strip(), step]
+
+
+def _table(
+    title: str,
+    header: Sequence[str],
+    rows: list[list[str]],
+    width: int | None = None,
+    names: int = 2,
+    drop_first: Sequence[str] | None = None,
+) -> str:
+    """A plain table; its first ``names`` columns hold names. On a terminal narrower than the
+    file width it is fitted (``views/fit.py``): names lose their middle, then figures go in
+    ``drop_first`` order (default: the rightmost first)."""
+    from rich.table import Table
+
+    from tileprof.core.text import cell
+    from tileprof.views.fit import Fit, fit_to_width, plain_console, strip_padding
+
+    def build(shown: Sequence[str], limit: int) -> Table:
+        table = Table(title=title, title_justify="left", box=None, pad_edge=False)
+        keep = [i for i, name in enumerate(header) if name in shown]
+        for i in keep:
+            table.add_column(header[i], justify="left" if i < names else "right", no_wrap=True)
+        for row in rows:
+            table.add_row(*(cell(row[i], limit) if i < names else row[i] for i in keep))
+        return table
+
+    order = tuple(reversed(header[names:])) if drop_first is None else tuple(drop_first)
+    fit = Fit(tuple(header), order, TABLE_WIDTH, 120)
+    buffer = io.StringIO()
+    console = plain_console(buffer, TABLE_WIDTH if width is None else width)
+    console.print(fit_to_width(build, fit, console, TABLE_WIDTH if width is None else width))
+    return strip_padding(buffer.getvalue())
+
+
+def render_table(result: Breakdown, job: Job, width: int | None = None) -> str:
+    """The time table, the launch table, and with ranks the collectives and overlap tables."""
+    traces = result.rows.get_column("trace").n_unique()
+    keys = (["trace"] if traces > 1 else []) + ["device", "step"]
+    causes = [c.removeprefix("idle_").removesuffix("_us") + " µs" for c in IDLE_COLUMNS]
+    time_header = [*keys, *(c.removesuffix("_us") + " µs" for c in TIME_COLUMNS), "idle", *causes]
+    time_rows = []
+    for r in result.rows.iter_rows(named=True):
+        share = r["idle_us"] / r["total_us"] if r["total_us"] else None
+        time_rows.append([*_key_cells(r, traces), *(_cell(r[c]) for c in TIME_COLUMNS),
+                          percent(share), *(_cell(r[c]) for c in IDLE_COLUMNS)])  # fmt: skip
+    names = len(keys)
+    parts = [_table("Time breakdown (µs)", time_header, time_rows, width, names, TIME_DROP_FIRST)]
+    launch = [c for c in result.launches.columns if c not in KEYS]
+    launch_rows = [
+        [*_key_cells(r, traces), *(_cell(r[c]) for c in launch)]
+        for r in result.launches.iter_rows(named=True)
+    ]
+    parts.append(_table("Kernel launches (µs)", [*keys, *launch], launch_rows, width, names))
+    stream_header = [*keys, "stream", "events", "busy µs", "idle µs", *causes]
+    stream_rows = [
+        [*_key_cells(r, traces), _cell(r["stream"]), _cell(r["events"]), _cell(r["busy_us"]),
+         _cell(r["idle_us"]), *(_cell(r[c]) for c in IDLE_COLUMNS)]
+        for r in result.streams.iter_rows(named=True)
+    ]  # fmt: skip
+    parts.append(_table("Idle per stream (µs)", stream_header, stream_rows, width, names))
+    parts.extend(_job_tables(job, width))
+    kernel_wait = number(result.kernel_wait_us)
+    parts.append(f"kernel wait: idle gaps under {kernel_wait} µs (--kernel-wait-us)\n")
+    return "\n".join(parts)
+
+
+def _job_tables(job: Job, width: int | None) -> list[str]:
+    if job.ranks.height == 0:
+        return []
+    return [
+        _frame_table("Collectives across ranks", job.collectives, width),
+        _frame_table("Ranks: compute and communication overlap", job.ranks, width),
+    ]
+
+
+def _frame_table(title: str, frame: pl.DataFrame, width: int | None) -> str:
+    rows = [[v if isinstance(v, str) else _cell(v) for v in row] for row in frame.iter_rows()]
+    return _table(title, frame.columns, rows, width, names=1)
+
+
+def _signed_inf(value: Any) -> Any:
+    """JSON has no infinity: an infinite change is written "+inf"/"-inf", as `diff` does."""
+    if isinstance(value, float) and math.isinf(value):
+        return "+inf" if value > 0 else "-inf"
+    return value
+
+
+def render_diff_json(comparison: pl.DataFrame) -> str:
+    """``{"breakdown_diff": [...]}``: one entry per paired window and figure."""
+    rows = [{k: _signed_inf(v) for k, v in r.items()} for r in comparison.iter_rows(named=True)]
+    return (
+        json.dumps({"breakdown_diff": rows}, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    )
+
+
+def render_diff_csv(comparison: pl.DataFrame) -> str:
+    """One row per paired window and figure."""
+    return comparison.write_csv(float_precision=None)
+
+
+def render_diff_table(comparison: pl.DataFrame, width: int | None = None) -> str:
+    """Per paired window: each figure before, after, its difference and relative change."""
+    header = ["device (before → after)", "window", "figure", "before", "after", "Δ", "change"]
+    rows = []
+    for r in comparison.iter_rows(named=True):
+        devices = f"{r['device_before'] or MISSING} → {r['device_after'] or MISSING}"
+        steps = ["whole" if r["window"] == 0 else MISSING if s is None else f"#{s}"
+                 for s in (r["step_before"], r["step_after"])]  # fmt: skip
+        figures = [_cell(r[c]) for c in ("before", "after", "delta")]
+        change = percent(r["change"], signed=True)
+        rows.append([devices, " → ".join(steps), r["figure"], *figures, change])
+    return _table("Breakdown comparison", header, rows, width, names=3)
