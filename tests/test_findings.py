@@ -385,6 +385,11 @@ def test_a_trace_fires_the_roofline_rule_with_the_spec_registrys_ridge() -> None
     assert row["ridge_point"] == ridge_intensity(row["target"], row["dtype"], row["op_family"])
     assert row["arithmetic_intensity"] > row["ridge_point"]
     assert by_id["imbalance"]["reason"].startswith("no supersteps input;")
+    # The trace's GPU time breakdown reaches the host-bound rule from the same read.
+    host = by_id["host-bound"]
+    assert host["status"] == "fired"
+    assert host["row"]["idle_us"] / host["row"]["total_us"] > 0.1
+    assert host["row"]["idle_host_wait_us"] / host["row"]["idle_us"] > 0.5
 
 
 def test_json_turns_a_nan_in_the_cited_row_into_null() -> None:

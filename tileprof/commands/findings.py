@@ -60,6 +60,7 @@ def command(
         example_name=EXAMPLE_SOURCE,
         read=read,
         ops=True,
+        timelines=True,
     )
     model = FindingsModel(source_findings(sources, rules), terminal_width(out.path))
     write_rendered(FINDINGS_RENDERERS[out.format], model, out.path)

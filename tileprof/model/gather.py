@@ -392,7 +392,13 @@ def source_findings(
 
     tiles = [(s.profile, s.filters, s.name) for s in sources if s.profile is not None]
     ops = [s.ops for s in sources if s.ops is not None]
-    frames = finding_frames(tiles, ops, ridge=ridge_intensity)
+    timelines = [s.timeline for s in sources if s.timeline is not None]
+    rows = None
+    if timelines:
+        from tileprof.analyses.gpu_breakdown import breakdown
+
+        rows = breakdown(timelines).rows
+    frames = finding_frames(tiles, ops, breakdown=rows, ridge=ridge_intensity)
     return tuple(evaluate(frames, RULES if rules is None else rules))
 
 
