@@ -69,7 +69,10 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # axis leaves room for its labels; the tile-end caption says a tie is a tie.
             # Re-recorded on branch roof23 (issue 23): the run and linked tables gain % of roofline
             # and bound, the page a roofline chart and table, trace op rows join the run table.
-            "b141dd29f572aa2610f6e4e5e2542ed5e890b6df66f2d19a3d92c83c87529153",
+            # Re-recorded on branch pop24 (issue 24): the page opens with a Findings section
+            # (and its contents link); the Supersteps section gains POP's columns, each epoch's
+            # load balance × communication efficiency and the tile × superstep heat map.
+            "919fa5144d7a8ac10598de47cfb057b91c1eb14f45fb3de8f53704294d68ba35",
         ),
         (
             ["report", "--example", *GPU_INPUTS, *LINKS],
@@ -81,7 +84,8 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # section (kineto_small.json) and that section's table-of-contents link. Without
             # them the bytes hash to 09888c2c… as recorded on branch html11: nothing else
             # changed.
-            "987fcbe27a888fd1a284344aa5d57b3c992d3e597885bcc85a6ff4e6cb5e7055",
+            # Re-recorded on branch pop24 (issue 24), as above.
+            "087ffa7327cea29095c7166fa738ee3e2f86ce5b5562656614045e84a1f1f64c",
         ),
     ],
     ids=["example", "example+gpu"],
