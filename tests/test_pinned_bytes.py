@@ -117,15 +117,18 @@ SUMMARY_PINS = {
 # roofline_us, bound, roofline_fraction) on every run, the table's roofline column at 250
 # columns, op rows of traces in the run table, tile GEMM groups with FLOPs (peak_fraction is
 # tflops / peak only), specs from the registry, linked sets with % of roofline.
+# Re-recorded at the merge of roof23 and fit26 into main: both branches' changes together (the
+# roofline columns and op rows of roof23, the "×" on speedups of fit26); each branch's own
+# digests, above, held only its half.
 RUNS_PINS = {
-    "table": "c1a3d1ae849c670ac3c6d752e6d323027251cdb116063c1b25970bcd5cf0c65c",
-    "table-linked": "3248dc5c7befd4a39c4eaae7d9d34d402e974ae15ece8ae8f47ff43e852cceb6",
-    "json": "631af77a748ef9e1644a0543e880f37e3a09bfe490b0820f6ab9ed14f75ebad8",
-    "json-linked": "a8334781074b0009c573db5d6740a2c9b29aedae628f0112d3430d558a3dce68",
-    "csv": "4d6d62322840becee6c5e58bdc0f7c4e53ef016b54234745fb5a234dc27e5ab9",
-    "csv-linked": "ed72f6140058fdae2a983fd03f772a5104b41473c45fc3e6c96bfbf5b43b6008",
-    "parquet": "b5537e94704a293b80fa28aa0c7e332bcdc80066e5deccdd63927b570457fd23",
-    "parquet-linked": "44de96222869e984be6a7088f18a32a51382b3e4ca707e65671f7d74b9208ce9",
+    "table": "0b6055376b90b9f62f339cec3e74808fd816e433a28071abfdef5cb0c877020c",
+    "table-linked": "6d866056bb9e2db942eec649e9b53bfa0a64746780bbefe61aeee30df61d6240",
+    "json": "496b5595f4077d6f572a206c8754028fd353e8815daa1b6abfccd8623683b898",
+    "json-linked": "5f635e676334f99bbadc03e4da13d66e49e67566f7808e089861dfec41d189b5",
+    "csv": "d0edaf8d9e5edec80ffa89bac7e9c64501906d083bc4e8a95959da688008b056",
+    "csv-linked": "3bf3202adf5406ff52f749206ce9dcefee4480c2173b21041898a92d53e4b003",
+    "parquet": "f372bd39fdc85d9b0ec77bd3600a7f76d4248912e7b8b948157b162f6cfb2ceb",
+    "parquet-linked": "2a94c51118eb5d6c521c42a7ff0f082d870bb1c0cfae05f5e77e33485d91ad04",
 }
 
 
