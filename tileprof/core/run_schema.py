@@ -105,6 +105,26 @@ INPUT_COLUMNS: tuple[str, ...] = tuple(
 )
 
 
+def call_statistics(duration: pl.Expr) -> list[pl.Expr]:
+    """The per-call time columns of a kernel row, as a group aggregation of each call's
+    ``duration`` (µs): ``count``, ``total_us``, ``mean_us``, nearest-rank ``p50_us`` and
+    ``p95_us`` (rank ⌈n·p⌉), ``max_us``. Every GPU source that aggregates events per kernel
+    (Kineto traces, nsys exports, rocprofv3 traces) computes them here, so they agree."""
+
+    def rank(p: float) -> pl.Expr:
+        index = (pl.len().cast(pl.Float64) * p).ceil().cast(pl.Int64) - 1
+        return duration.sort().gather(index).first()
+
+    return [
+        pl.len().alias("count"),
+        duration.sum().alias("total_us"),
+        duration.mean().alias("mean_us"),
+        rank(0.5).alias("p50_us"),
+        rank(0.95).alias("p95_us"),
+        duration.max().alias("max_us"),
+    ]
+
+
 def empty_runs() -> pl.DataFrame:
     """A run table with no rows."""
     return pl.DataFrame(schema=RUN_SCHEMA)

@@ -24,7 +24,7 @@ import polars as pl
 from tileprof.core.classify import classify, dtype_from_torch_types
 from tileprof.core.errors import InputError
 from tileprof.core.kineto import Args, CpuOp, Event, GpuEvents, Int64, KinetoEvents
-from tileprof.core.run_schema import ParsedRuns, runs_from_rows
+from tileprof.core.run_schema import ParsedRuns, call_statistics, runs_from_rows
 from tileprof.inputs._format import Reader
 from tileprof.inputs._sniff import TRACE
 
@@ -229,19 +229,10 @@ def aggregate(events: pl.DataFrame) -> pl.DataFrame:
     first call's, streams all distinct ones. Rows are ordered by total time, largest first.
     """
 
-    def rank(p: float) -> pl.Expr:
-        idx = (pl.len().cast(pl.Float64) * p).ceil().cast(pl.Int64) - 1
-        return pl.col("dur").sort().gather(idx).first()
-
     return (
         events.group_by("device", "name", maintain_order=True)
         .agg(
-            pl.len().alias("count"),
-            pl.col("dur").sum().alias("total_us"),
-            pl.col("dur").mean().alias("mean_us"),
-            rank(0.5).alias("p50_us"),
-            rank(0.95).alias("p95_us"),
-            pl.col("dur").max().alias("max_us"),
+            *call_statistics(pl.col("dur")),
             pl.col("cat").first().cast(pl.String).alias("cat"),
             pl.col("grid").first(),
             pl.col("block").first(),

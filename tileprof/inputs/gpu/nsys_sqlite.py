@@ -33,7 +33,7 @@ import polars as pl
 
 from tileprof.core.errors import InputError
 from tileprof.core.gpu_events import GPU_EVENT_SCHEMA
-from tileprof.core.run_schema import ParsedRuns, runs_from_rows
+from tileprof.core.run_schema import ParsedRuns, call_statistics, runs_from_rows
 from tileprof.inputs._format import Reader
 from tileprof.inputs._sniff import NSYS_SQLITE
 
@@ -390,21 +390,10 @@ def aggregate(events: pl.DataFrame) -> pl.DataFrame:
     """Per (device, kind, name): count, total, mean, nearest-rank p50/p95 and max of the
     duration (µs), summed bytes, mean launch delay (event start − end of its runtime call),
     distinct streams, and the first call's short name, grid and block; largest total first."""
-    dur = pl.col("duration_us")
-
-    def rank(p: float) -> pl.Expr:
-        idx = (pl.len().cast(pl.Float64) * p).ceil().cast(pl.Int64) - 1
-        return dur.sort().gather(idx).first()
-
     return (
         events.group_by("device", "kind", "name", maintain_order=True)
         .agg(
-            pl.len().alias("count"),
-            dur.sum().alias("total_us"),
-            dur.mean().alias("mean_us"),
-            rank(0.5).alias("p50_us"),
-            rank(0.95).alias("p95_us"),
-            dur.max().alias("max_us"),
+            *call_statistics(pl.col("duration_us")),
             pl.col("bytes").sum().alias("bytes"),
             (pl.col("start_us") - pl.col("launch_end_us")).mean().alias("launch_delay_us"),
             pl.col("launch_end_us").count().alias("launched"),
