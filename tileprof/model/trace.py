@@ -258,6 +258,22 @@ def _spread(
 # ---------------------------------------------------------------- GPU traces
 
 
+def _placed(events: pl.DataFrame, start_us: np.ndarray, end_us: np.ndarray) -> dict[str, pl.Series]:
+    """Each GPU event's begin and end in integer ns, its stream and device (-1 where not
+    stated) and its lane: events that overlap on one stream of one device go on lanes below."""
+    begin = np.rint(start_us * 1000).astype(np.int64)
+    end = np.rint(end_us * 1000).astype(np.int64)
+    stream = events["stream"].fill_null(-1).to_numpy()
+    device = events["device"].fill_null(-1).to_numpy()
+    return {
+        "begin_ns": pl.Series(begin),
+        "end_ns": pl.Series(end),
+        "stream": pl.Series(stream),
+        "device": pl.Series(device),
+        "lane": pl.Series(assign_lanes(device * 2**20 + stream, begin, end)),
+    }
+
+
 def gpu_devices(path: Path, read: KinetoEvents) -> list[GpuDevice]:
     """One ``GpuDevice`` per device of a Kineto trace; times in ns of the trace's own clock."""
     from tileprof.analyses.ops import single_kernel_flops
@@ -269,16 +285,9 @@ def gpu_devices(path: Path, read: KinetoEvents) -> list[GpuDevice]:
     events = found.events.with_columns(
         flops=pl.Series([flops.get(index) for index, _, _ in order], dtype=pl.Float64)
     )
-    begin = np.rint(events["ts"].to_numpy() * 1000).astype(np.int64)
-    end = np.rint((events["ts"].to_numpy() + events["dur"].to_numpy()) * 1000).astype(np.int64)
-    stream = events["stream"].fill_null(-1).to_numpy()
-    device = events["device"].fill_null(-1).to_numpy()
+    start_us = events["ts"].to_numpy()
     frame = events.with_columns(
-        begin_ns=pl.Series(begin),
-        end_ns=pl.Series(end),
-        stream=pl.Series(stream),
-        device=pl.Series(device),
-        lane=pl.Series(assign_lanes(device * 2**20 + stream, begin, end)),
+        **_placed(events, start_us, start_us + events["dur"].to_numpy()),
         name=pl.col("name").cast(pl.String),
         cat=pl.col("cat").cast(pl.String),
     ).sort(["begin_ns", "end_ns"], maintain_order=True)
@@ -299,17 +308,9 @@ def event_frame_devices(
 ) -> list[GpuDevice]:
     """One ``GpuDevice`` per device of a GPU-event frame (``tileprof.core.gpu_events``: nsys
     SQLite exports, rocprofv3 traces); ``grid``/``block`` are used where the frame has them."""
-    begin = np.rint(events["start_us"].to_numpy() * 1000).astype(np.int64)
-    end = np.rint(events["end_us"].to_numpy() * 1000).astype(np.int64)
-    stream = events["stream"].fill_null(-1).to_numpy()
-    device = events["device"].fill_null(-1).to_numpy()
     none = pl.lit(None, pl.String())
     frame = events.with_columns(
-        begin_ns=pl.Series(begin),
-        end_ns=pl.Series(end),
-        stream=pl.Series(stream),
-        device=pl.Series(device),
-        lane=pl.Series(assign_lanes(device * 2**20 + stream, begin, end)),
+        **_placed(events, events["start_us"].to_numpy(), events["end_us"].to_numpy()),
         cat=pl.col("kind").cast(pl.String).replace_strict(EVENT_CATEGORIES, default="kernel"),
         op=none,
         grid=pl.col("grid") if "grid" in events.columns else none,
