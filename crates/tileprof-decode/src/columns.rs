@@ -4,10 +4,12 @@
 //! `Columns::append` then joins them in file order, remapping each part's dictionary ids so that
 //! ids follow the order of first appearance in the whole file, as a single pass would give.
 
+use std::borrow::Cow;
 use std::hash::Hash;
 
 use hashbrown::HashMap;
 
+use crate::fast::{self, RawSample};
 use crate::sample::Sample;
 
 /// The id of an absent value in a dictionary-encoded column.
@@ -47,6 +49,16 @@ impl<K: Eq + Hash + Clone> Dictionary<K> {
         id
     }
 
+    /// The id of `value`, when it is here.
+    #[inline]
+    pub fn get<Q>(&self, value: &Q) -> Option<u32>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.index.get(value).copied()
+    }
+
     /// Add every value of `other`; returns, for each of its ids, the id here.
     pub fn absorb(&mut self, other: &Dictionary<K>) -> Vec<u32> {
         other
@@ -65,19 +77,50 @@ impl<K: Eq + Hash + Clone> Dictionary<K> {
     }
 }
 
-/// A dictionary-encoded text column: ids into `dictionary` (`NONE` where absent).
+/// A dictionary-encoded text column: ids into `dictionary` (`NONE` where absent). The values
+/// are kept as bytes, so the fast path looks raw bytes up; each is UTF-8 (checked when added).
 #[derive(Debug, Default, Clone)]
 pub struct TextColumn {
     pub ids: Vec<u32>,
-    pub dictionary: Dictionary<Box<str>>,
+    pub dictionary: Dictionary<Box<[u8]>>,
 }
+
+/// A value's id when it is already in a dictionary, `NONE` when there is no value, or `NEW`
+/// when it is a valid value to add.
+const NEW: u32 = u32::MAX - 1;
 
 impl TextColumn {
     #[inline]
     fn push(&mut self, value: Option<&str>) {
         let id = match value {
-            Some(text) => self.dictionary.intern(text, |t: &str| Box::from(t)),
+            Some(text) => self.intern(text.as_bytes()),
             None => NONE,
+        };
+        self.ids.push(id);
+    }
+
+    #[inline]
+    fn intern(&mut self, text: &[u8]) -> u32 {
+        self.dictionary.intern(text, |t: &[u8]| Box::from(t))
+    }
+
+    /// The id of a fast-path text (`NEW`: not here yet, and valid); None when not valid.
+    #[inline]
+    fn find(&self, text: &Option<Cow<'_, [u8]>>) -> Option<u32> {
+        let Some(text) = text else {
+            return Some(NONE);
+        };
+        match self.dictionary.get(text.as_ref()) {
+            Some(id) => Some(id),
+            None => fast::text_is_valid(text).then_some(NEW),
+        }
+    }
+
+    #[inline]
+    fn push_found(&mut self, text: &Option<Cow<'_, [u8]>>, found: u32) {
+        let id = match text {
+            Some(text) if found == NEW => self.intern(text),
+            _ => found,
         };
         self.ids.push(id);
     }
@@ -162,6 +205,39 @@ impl Columns {
             None => NONE,
         };
         self.metadata_ids.push(id);
+    }
+
+    /// Add one sample read by the fast path, checking each text and metadata value the first
+    /// time it is seen; false (and nothing added) when one is not valid.
+    #[inline]
+    pub fn push_raw(&mut self, sample: &RawSample<'_>) -> bool {
+        let (Some(kind), Some(operation), Some(kernel)) = (
+            self.kind.find(&sample.kind),
+            self.operation.find(&sample.operation),
+            self.kernel.find(&sample.kernel),
+        ) else {
+            return false;
+        };
+        let metadata = match sample.metadata {
+            None => NONE,
+            Some(raw) => match self.metadata.get(raw) {
+                Some(id) => id,
+                None if fast::value_is_valid(raw) => {
+                    self.metadata.intern(raw, |r: &[u8]| Box::from(r))
+                }
+                None => return false,
+            },
+        };
+        self.tile.push(sample.tile);
+        self.offset.push(sample.offset);
+        self.duration.push(sample.duration);
+        self.phase.push(sample.phase);
+        self.epoch.push(sample.epoch);
+        self.kind.push_found(&sample.kind, kind);
+        self.operation.push_found(&sample.operation, operation);
+        self.kernel.push_found(&sample.kernel, kernel);
+        self.metadata_ids.push(metadata);
+        true
     }
 
     /// Add `other`'s samples after these, its dictionaries merged into these.

@@ -20,7 +20,8 @@ use serde_json::value::RawValue;
 
 use crate::columns::Columns;
 use crate::error::{serde_message, DecodeError};
-use crate::sample::{decode_at, decode_at_str, Sample};
+use crate::fast;
+use crate::sample::decode_at;
 use crate::scan::{self, Blocks, State};
 use crate::skip_space;
 
@@ -70,18 +71,10 @@ pub fn decode(
     let shift = |start: usize, end: usize| release.release(start + skip, end + skip);
     pool.install(|| {
         let size = block.unwrap_or_else(|| block_size(data.len(), pool.current_num_threads()));
-        let (blocks, utf8) = scan_blocks(data, size, &shift);
+        let blocks = scan_blocks(data, size, &shift);
         let (open, close) = samples_span(data, &blocks)?;
         let (clock_hz, tile_count) = header(data, open, close)?;
-        let columns = if utf8 {
-            // SAFETY: every block of `data` was checked to be UTF-8 (`scan_blocks`), and blocks
-            // start at character boundaries, so the whole is UTF-8. Measured: serde_json's
-            // checks of each string and raw value were a tenth of a one-thread decode.
-            let text = unsafe { std::str::from_utf8_unchecked(data) };
-            decode_samples(data, &Text(text), &blocks, (open, close), &shift)?
-        } else {
-            decode_samples(data, &Bytes(data), &blocks, (open, close), &shift)?
-        };
+        let columns = decode_samples(data, &blocks, (open, close), &shift)?;
         Ok(JsonDump {
             columns,
             clock_hz,
@@ -95,20 +88,16 @@ fn block_size(len: usize, jobs: usize) -> usize {
     (len / (jobs * 8).max(1)).clamp(1, BLOCK_BYTES)
 }
 
-/// The blocks, and whether all of `data` is UTF-8 (each block checked on its own).
+/// The blocks.
 ///
 /// Each task finds its own block's bounds (`scan::block_start` of its nominal start and of the
 /// next one's), so no pass touches the file before the scan. Measured: finding every start first
 /// touched a byte per block, and on this kernel each touch maps a whole page-cache folio, so most
 /// of a mapped file was resident (peak RSS the file's size) before any block was released.
-fn scan_blocks(
-    data: &[u8],
-    size: usize,
-    release: &(dyn Fn(usize, usize) + Sync),
-) -> (Blocks, bool) {
+fn scan_blocks(data: &[u8], size: usize, release: &(dyn Fn(usize, usize) + Sync)) -> Blocks {
     let size = size.max(1);
     let nominal: Vec<usize> = (0..data.len().max(1)).step_by(size).collect();
-    let scanned: Vec<(usize, scan::BlockSummary, bool)> = nominal
+    let scanned: Vec<(usize, scan::BlockSummary)> = nominal
         .par_iter()
         .filter_map(|&from| {
             let start = scan::block_start(data, from);
@@ -117,41 +106,18 @@ fn scan_blocks(
                 return None; // a long run of backslashes swallowed this block
             }
             let summary = scan::summarise(&data[start..end]);
-            let utf8 = std::str::from_utf8(&data[start..end]).is_ok();
             release(start, end);
-            Some((start, summary, utf8))
+            Some((start, summary))
         })
         .collect();
     let starts = scanned.iter().map(|block| block.0).collect();
     let summaries: Vec<_> = scanned.iter().map(|block| block.1).collect();
     let states = scan::block_states(&summaries, State::default());
-    let utf8 = scanned.iter().all(|block| block.2);
-    let blocks = Blocks {
+    Blocks {
         starts,
         summaries,
         states,
         len: data.len(),
-    };
-    (blocks, utf8)
-}
-
-/// Decodes the sample at a position (from bytes, or from text known to be UTF-8).
-trait At<'a>: Sync {
-    fn at(&self, position: usize) -> Result<(Sample<'a>, usize), serde_json::Error>;
-}
-
-struct Bytes<'a>(&'a [u8]);
-impl<'a> At<'a> for Bytes<'a> {
-    fn at(&self, position: usize) -> Result<(Sample<'a>, usize), serde_json::Error> {
-        decode_at(&self.0[position..])
-    }
-}
-
-struct Text<'a>(&'a str);
-impl<'a> At<'a> for Text<'a> {
-    fn at(&self, position: usize) -> Result<(Sample<'a>, usize), serde_json::Error> {
-        // Positions are where a sample's `{` is: always a character boundary.
-        decode_at_str(&self.0[position..])
     }
 }
 
@@ -303,9 +269,23 @@ struct Part {
 /// A failure inside a part: the sample's index in the part and the message.
 type PartError = (usize, String);
 
-fn decode_part<'a>(
-    data: &'a [u8],
-    decoder: &dyn At<'a>,
+/// Add the sample at `position` to `columns` (the fast path, else serde_json); returns where it
+/// ends.
+#[inline]
+fn decode_one(data: &[u8], position: usize, columns: &mut Columns) -> Result<usize, PartError> {
+    if let Some((sample, end)) = fast::sample_at(data, position) {
+        if columns.push_raw(&sample) {
+            return Ok(end);
+        }
+    }
+    let (sample, length) =
+        decode_at(&data[position..]).map_err(|e| (columns.len(), serde_message(&e)))?;
+    columns.push(&sample);
+    Ok(position + length)
+}
+
+fn decode_part(
+    data: &[u8],
     (from, to): (usize, usize),
     state: State,
     release: &(dyn Fn(usize, usize) + Sync),
@@ -321,11 +301,8 @@ fn decode_part<'a>(
     };
     let mut position = first;
     loop {
-        let (sample, length) = decoder
-            .at(position)
-            .map_err(|e| (columns.len(), serde_message(&e)))?;
-        columns.push(&sample);
-        let after = skip_space(data, position + length);
+        let end = decode_one(data, position, &mut columns)?;
+        let after = skip_space(data, end);
         match data.get(after) {
             Some(b',') => {}
             Some(b']') => {
@@ -357,9 +334,8 @@ fn decode_part<'a>(
     }
 }
 
-fn decode_samples<'a>(
-    data: &'a [u8],
-    decoder: &dyn At<'a>,
+fn decode_samples(
+    data: &[u8],
     blocks: &Blocks,
     (open, close): (usize, usize),
     release: &(dyn Fn(usize, usize) + Sync),
@@ -383,7 +359,7 @@ fn decode_samples<'a>(
                 .starts
                 .get(after)
                 .map_or(close, |&end| end.min(close));
-            let part = decode_part(data, decoder, (from, to), state, release);
+            let part = decode_part(data, (from, to), state, release);
             release(from, to);
             part.map(|mut part| {
                 part.columns.shrink_to_fit();
@@ -476,7 +452,10 @@ mod tests {
         assert_eq!(dump.clock_hz.as_deref(), Some("1.5e9"));
         assert_eq!(dump.tile_count.as_deref(), Some("4"));
         assert_eq!(dump.columns.tile, vec![0, 1]);
-        assert_eq!(dump.columns.kernel.dictionary.values[0].as_ref(), "a},{\"b");
+        assert_eq!(
+            dump.columns.kernel.dictionary.values[0].as_ref(),
+            b"a},{\"b"
+        );
     }
 
     #[test]
@@ -500,15 +479,13 @@ mod tests {
             };
             let (open, close) = samples_span(data, &blocks).unwrap();
             let span = (open, close);
-            for decoder in [&Bytes(data) as &dyn At, &Text(DUMP)] {
-                let columns = decode_samples(data, decoder, &blocks, span, &|_, _| {}).unwrap();
-                assert_eq!(columns.offset, whole.offset, "block size {size}");
-                assert_eq!(columns.metadata_ids, whole.metadata_ids);
-                assert_eq!(
-                    columns.kernel.dictionary.values,
-                    whole.kernel.dictionary.values
-                );
-            }
+            let columns = decode_samples(data, &blocks, span, &|_, _| {}).unwrap();
+            assert_eq!(columns.offset, whole.offset, "block size {size}");
+            assert_eq!(columns.metadata_ids, whole.metadata_ids);
+            assert_eq!(
+                columns.kernel.dictionary.values,
+                whole.kernel.dictionary.values
+            );
         }
     }
 

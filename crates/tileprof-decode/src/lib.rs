@@ -5,12 +5,14 @@
 //!
 //! - `scan`: the structural scan that finds strings and containers in blocks, on threads;
 //! - `sample`: one sample decoded by serde_json, text borrowed from the input;
+//! - `fast`: one sample read by hand, each distinct value checked once (serde_json judges the rest);
 //! - `columns`: the typed columns and the dictionaries that intern text and metadata;
 //! - `json`: a JSON dump document, its samples decoded by byte range on threads;
 //! - `ndjson`: an NDJSON dump streamed through a bounded window, lines decoded on threads.
 
 pub mod columns;
 pub mod error;
+pub mod fast;
 pub mod json;
 pub mod ndjson;
 pub mod sample;

@@ -15,6 +15,7 @@ use rayon::prelude::*;
 
 use crate::columns::Columns;
 use crate::error::{serde_message, DecodeError};
+use crate::fast;
 use crate::sample::decode_line;
 
 /// Bytes of text held at once (the window; a line longer than this grows it).
@@ -52,13 +53,18 @@ fn decode_lines(text: &[u8], first_line: u64) -> Result<Columns, DecodeError> {
             continue;
         }
         let number = first_line + index as u64;
+        columns.line.push(number as i64);
+        if let Some(sample) = fast::line(line) {
+            if columns.push_raw(&sample) {
+                continue;
+            }
+        }
         let sample = decode_line(line).map_err(|error| DecodeError::Line {
             line: number,
             text: line.to_vec(),
             message: serde_message(&error),
         })?;
         columns.push(&sample);
-        columns.line.push(number as i64);
     }
     Ok(columns)
 }

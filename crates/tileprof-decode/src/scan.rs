@@ -186,6 +186,50 @@ impl Carry {
     }
 }
 
+/// The first position in `from..to` of a bracket, outside strings, that closes down to depth
+/// `target`, walking from `state` at `from` (which must not follow a backslash). 64 bytes at a
+/// time with the masks of `summarise`: measured with callgrind on a 45 MB dump, the byte walk of
+/// the first and last blocks to find the samples array's end was a tenth of a one-thread decode.
+pub fn close_in(data: &[u8], from: usize, to: usize, state: State, target: i64) -> Option<usize> {
+    let to = to.min(data.len());
+    let mut carry = Carry {
+        odd_backslash: 0,
+        in_string: if state.in_string { u64::MAX } else { 0 },
+    };
+    let mut depth = state.depth;
+    let mut start = from;
+    while start < to {
+        let length = (to - start).min(64);
+        let mut chunk = [b' '; 64];
+        chunk[..length].copy_from_slice(&data[start..start + length]);
+        let [quotes, backslashes, opens, closes] = masks(&chunk);
+        let escaped = carry.escaped(backslashes);
+        let inside = prefix_xor(quotes & !escaped) ^ carry.in_string;
+        carry.in_string = ((inside >> 63) & 1).wrapping_neg();
+        let opens = opens & !escaped & !inside;
+        let closes = closes & !escaped & !inside;
+        if depth - i64::from(closes.count_ones()) > target {
+            depth += i64::from(opens.count_ones()) - i64::from(closes.count_ones());
+        } else {
+            let mut brackets = opens | closes;
+            while brackets != 0 {
+                let bit = brackets & brackets.wrapping_neg();
+                if opens & bit != 0 {
+                    depth += 1;
+                } else {
+                    depth -= 1;
+                    if depth == target {
+                        return Some(start + bit.trailing_zeros() as usize);
+                    }
+                }
+                brackets ^= bit;
+            }
+        }
+        start += length;
+    }
+    None
+}
+
 /// The block start at or after `nominal`: moved forward past any backslash before it, so that
 /// no block starts inside an escape sequence, and past UTF-8 continuation bytes, so that each
 /// block's text can be checked as UTF-8 on its own. 0 stays 0; `data.len()` when none is left.
@@ -309,15 +353,17 @@ impl Blocks {
     pub fn close_of(&self, data: &[u8], from: usize, state: State) -> Option<usize> {
         let target = state.depth - 1;
         let mut block = self.block_of(from);
-        let mut walker = Walker::new(state);
         let mut position = from;
+        let mut state = state;
         loop {
             let end = self.end_of(block);
-            while position < end {
-                if walker.step(data[position]) == CLOSE && walker.state.depth == target {
-                    return Some(position);
+            // Skip the rest of a block whose depth never gets down to the target.
+            let start = self.states[block];
+            let low = start.depth + self.summaries[block].low[usize::from(start.in_string)];
+            if low <= target {
+                if let Some(close) = close_in(data, position, end, state, target) {
+                    return Some(close);
                 }
-                position += 1;
             }
             block += 1;
             while block < self.starts.len() {
@@ -332,7 +378,7 @@ impl Blocks {
                 return None;
             }
             position = self.starts[block];
-            walker = Walker::new(self.states[block]);
+            state = self.states[block];
         }
     }
 }
@@ -479,6 +525,28 @@ mod tests {
             let close = blocks.close_of(AWKWARD, open + 1, state).unwrap();
             assert_eq!(&AWKWARD[close..close + 1], b"]", "size {size}");
             assert_eq!(&AWKWARD[close + 1..close + 3], b", ");
+        }
+    }
+
+    #[test]
+    fn close_in_equals_a_plain_walk() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15;
+        for len in [1, 10, 63, 64, 65, 130, 700] {
+            for _ in 0..50 {
+                let data = random_bytes(&mut seed, len);
+                let start = State {
+                    in_string: false,
+                    depth: 3,
+                };
+                for target in [0, 1, 2] {
+                    let mut walker = Walker::new(start);
+                    let expected = data.iter().position(|&byte| {
+                        walker.step(byte) == CLOSE && walker.state.depth == target
+                    });
+                    let found = close_in(&data, 0, data.len(), start, target);
+                    assert_eq!(found, expected, "{:?}", String::from_utf8_lossy(&data));
+                }
+            }
         }
     }
 

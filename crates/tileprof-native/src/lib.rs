@@ -98,8 +98,11 @@ fn text_array(column: TextColumn) -> Result<ArrayRef, ArrowError> {
         .into_iter()
         .map(|id| if id == NONE { 0 } else { id })
         .collect();
-    let values =
-        StringArray::from_iter_values(column.dictionary.values.iter().map(|value| value.as_ref()));
+    // Every dictionary value was checked to be UTF-8 when it was added.
+    let texts = column.dictionary.values.iter().map(|value| {
+        std::str::from_utf8(value).map_err(|_| ArrowError::InvalidArgumentError("text".into()))
+    });
+    let values = StringArray::from_iter_values(texts.collect::<Result<Vec<&str>, _>>()?);
     let keys = UInt32Array::new(ScalarBuffer::from(keys), nulls);
     Ok(Arc::new(DictionaryArray::<UInt32Type>::try_new(
         keys,

@@ -1,0 +1,508 @@
+//! The fast path: one sample read by hand, straight from the bytes, with serde_json kept as the
+//! judge of everything unusual.
+//!
+//! serde_json decoding a sample walks every byte of its metadata value twice over (once to skip
+//! it, once more to check it), and its text fields through its generic reader. Here a sample is
+//! taken apart by a small parser that knows the sample's shape, and each piece is checked only
+//! once per distinct value: a text field or metadata value found in its column's dictionary (by
+//! its raw bytes) is the same bytes as one already checked, so only a value seen for the first
+//! time is checked (UTF-8 and control characters for text, serde_json's validating pass for
+//! metadata and unknown keys' values).
+//!
+//! The parser gives up (`None`) on anything it does not take exactly as serde_json would: a
+//! number that is not a plain integer in range, a missing field, a value of another type, nesting
+//! deeper than `MAX_DEPTH`, bytes out of place. The caller then decodes that sample with
+//! serde_json (`sample::decode_at`), so every error, and every sample the parser does not take,
+//! is decoded as it always was. On every sample it does take, it gives what serde_json gives.
+//!
+//! One difference, on purpose: the metadata value is kept as raw bytes and only checked as JSON
+//! (serde_json's validating pass does not check UTF-8 inside the strings it skips); the Python
+//! layer decodes each distinct metadata list with msgspec, which checks the strings it reads
+//! (`name`, `value`) and skips the rest. Invalid UTF-8 in a metadata entry's unknown key is thus
+//! accepted, as tileprof accepted it before the compiled decoder.
+
+use std::borrow::Cow;
+
+use serde::de::IgnoredAny;
+
+use crate::is_json_space;
+use crate::sample::{MAX_CYCLES, MAX_TILE};
+
+/// Deepest nesting taken inside a value (serde_json's limit is 128 for the whole sample).
+const MAX_DEPTH: u32 = 100;
+
+/// One sample as the fast path reads it: text fields as raw bytes (borrowed: not yet checked;
+/// owned: unescaped by serde_json, so checked), metadata as its raw bytes.
+#[derive(Debug, Default, PartialEq)]
+pub struct RawSample<'a> {
+    pub tile: i64,
+    pub offset: i64,
+    pub duration: i64,
+    pub phase: Option<i64>,
+    pub epoch: Option<i64>,
+    pub kind: Option<Cow<'a, [u8]>>,
+    pub operation: Option<Cow<'a, [u8]>>,
+    pub kernel: Option<Cow<'a, [u8]>>,
+    /// The raw metadata value; None when absent or `null`. Not yet checked as JSON.
+    pub metadata: Option<&'a [u8]>,
+}
+
+/// Whether a text field's bytes, as read here, are a string serde_json would accept.
+#[allow(clippy::ptr_arg)] // the variant is the point: owned text was already checked
+pub fn text_is_valid(text: &Cow<'_, [u8]>) -> bool {
+    match text {
+        // Unescaped by serde_json: already checked.
+        Cow::Owned(_) => true,
+        Cow::Borrowed(bytes) => {
+            bytes.iter().all(|&b| b >= 0x20) && std::str::from_utf8(bytes).is_ok()
+        }
+    }
+}
+
+/// Whether a raw value is one JSON value, as serde_json checks it (UTF-8 inside strings aside).
+pub fn value_is_valid(raw: &[u8]) -> bool {
+    serde_json::from_slice::<IgnoredAny>(raw).is_ok()
+}
+
+struct Cursor<'a> {
+    data: &'a [u8],
+    position: usize,
+}
+
+/// The first position from `from` holding a quote or a backslash.
+///
+/// Eight bytes at a time (the zero-byte test on the bytes XORed with each wanted byte): most
+/// strings in a dump are a few to a few dozen bytes, where a call to memchr costs more than the
+/// string. Measured with callgrind on a 45 MB dump: memchr2 was a fifth of a one-thread decode.
+#[inline]
+fn quote_or_backslash(data: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut position = from;
+    while let Some(word) = data.get(position..position + 8) {
+        let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        let quotes = word ^ (ONES * u64::from(b'"'));
+        let backslashes = word ^ (ONES * u64::from(b'\\'));
+        // The lowest flagged byte is exact (borrows only flag bytes above a zero byte).
+        let found = (quotes.wrapping_sub(ONES) & !quotes
+            | backslashes.wrapping_sub(ONES) & !backslashes)
+            & HIGHS;
+        if found != 0 {
+            return Some(position + (found.trailing_zeros() / 8) as usize);
+        }
+        position += 8;
+    }
+    let rest = data.get(position..)?;
+    rest.iter()
+        .position(|&b| b == b'"' || b == b'\\')
+        .map(|found| position + found)
+}
+
+/// The position of the quote that ends the string whose opening quote is at `open`, and whether
+/// the string holds an escape.
+#[inline]
+fn string_end(data: &[u8], open: usize) -> Option<(usize, bool)> {
+    let mut position = open + 1;
+    let mut escaped = false;
+    loop {
+        position = quote_or_backslash(data, position)?;
+        if data[position] == b'"' {
+            return Some((position, escaped));
+        }
+        escaped = true;
+        position += 2;
+    }
+}
+
+/// The position of the bracket closing the container opened at `open`.
+fn container_end(data: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0u32;
+    let mut position = open;
+    loop {
+        match *data.get(position)? {
+            b'"' => position = string_end(data, position)?.0,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return None;
+                }
+            }
+            b']' | b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(position);
+                }
+            }
+            _ => {}
+        }
+        position += 1;
+    }
+}
+
+impl<'a> Cursor<'a> {
+    #[inline]
+    fn space(&mut self) {
+        while self
+            .data
+            .get(self.position)
+            .is_some_and(|&b| is_json_space(b))
+        {
+            self.position += 1;
+        }
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.data.get(self.position).copied()
+    }
+
+    #[inline]
+    fn eat(&mut self, byte: u8) -> Option<()> {
+        (self.peek()? == byte).then(|| self.position += 1)
+    }
+
+    /// A string: (its bytes between the quotes, whether it has escapes).
+    #[inline]
+    fn string(&mut self) -> Option<(&'a [u8], bool)> {
+        let open = self.position;
+        let (close, escaped) = string_end(self.data, open)?;
+        self.position = close + 1;
+        Some((&self.data[open + 1..close], escaped))
+    }
+
+    /// A plain JSON integer that fits an i64 (anything else: give up).
+    #[inline]
+    fn integer(&mut self) -> Option<i64> {
+        let negative = self.peek()? == b'-';
+        self.position += usize::from(negative);
+        let start = self.position;
+        let mut value: u64 = 0;
+        while let Some(&byte) = self.data.get(self.position) {
+            if !byte.is_ascii_digit() {
+                break;
+            }
+            // At most 19 digits are taken, and 19 digits fit a u64.
+            value = value.wrapping_mul(10).wrapping_add(u64::from(byte - b'0'));
+            self.position += 1;
+        }
+        let digits = self.position - start;
+        let leading_zero = digits > 1 && self.data[start] == b'0';
+        let fraction = matches!(self.peek(), Some(b'.' | b'e' | b'E'));
+        // serde_json reads `-0` as a float.
+        let negative_zero = negative && value == 0;
+        if digits == 0 || digits > 19 || leading_zero || fraction || negative_zero {
+            return None;
+        }
+        if value > i64::MAX as u64 {
+            return None;
+        }
+        let value = value as i64;
+        Some(if negative { -value } else { value })
+    }
+
+    #[inline]
+    fn null(&mut self) -> Option<()> {
+        let end = self.position + 4;
+        (self.data.get(self.position..end)? == b"null").then(|| self.position = end)
+    }
+
+    /// `null` (Some(None)) or an integer.
+    #[inline]
+    fn nullable_integer(&mut self) -> Option<Option<i64>> {
+        if self.peek()? == b'n' {
+            return self.null().map(|()| None);
+        }
+        self.integer().map(Some)
+    }
+
+    /// `null` (Some(None)) or a string.
+    #[inline]
+    fn nullable_text(&mut self) -> Option<Option<Cow<'a, [u8]>>> {
+        match self.peek()? {
+            b'n' => self.null().map(|()| None),
+            b'"' => {
+                let open = self.position;
+                let (text, escaped) = self.string()?;
+                if !escaped {
+                    return Some(Some(Cow::Borrowed(text)));
+                }
+                let quoted = &self.data[open..self.position];
+                let text = serde_json::from_slice::<String>(quoted).ok()?;
+                Some(Some(Cow::Owned(text.into_bytes())))
+            }
+            _ => None,
+        }
+    }
+
+    /// The raw bytes of any one value (its extent only: not checked).
+    #[inline]
+    fn value(&mut self) -> Option<&'a [u8]> {
+        let start = self.position;
+        self.position = match self.peek()? {
+            b'"' => string_end(self.data, start)?.0 + 1,
+            b'[' | b'{' => container_end(self.data, start)? + 1,
+            _ => {
+                let rest = &self.data[start..];
+                let length = rest
+                    .iter()
+                    .position(|&b| matches!(b, b',' | b'}' | b']') || is_json_space(b))
+                    .unwrap_or(rest.len());
+                if length == 0 {
+                    return None;
+                }
+                start + length
+            }
+        };
+        Some(&self.data[start..self.position])
+    }
+}
+
+enum Key {
+    Tile,
+    Offset,
+    Duration,
+    Phase,
+    Epoch,
+    Kind,
+    Operation,
+    Kernel,
+    Metadata,
+    Other,
+}
+
+fn key_of(name: &[u8]) -> Key {
+    match name {
+        b"physicalTile" => Key::Tile,
+        b"offset" => Key::Offset,
+        b"duration" => Key::Duration,
+        b"phase" => Key::Phase,
+        b"epoch" => Key::Epoch,
+        b"kind" => Key::Kind,
+        b"operation" => Key::Operation,
+        b"kernel" => Key::Kernel,
+        b"metadata" => Key::Metadata,
+        _ => Key::Other,
+    }
+}
+
+/// Read one key (and the colon after it); None when serde_json would not take it as is.
+#[inline]
+fn key(cursor: &mut Cursor<'_>) -> Option<Key> {
+    let open = cursor.position;
+    let (name, escaped) = cursor.string()?;
+    let key = if escaped {
+        let quoted = &cursor.data[open..cursor.position];
+        key_of(serde_json::from_slice::<String>(quoted).ok()?.as_bytes())
+    } else {
+        let key = key_of(name);
+        if matches!(key, Key::Other) && !text_is_valid(&Cow::Borrowed(name)) {
+            return None;
+        }
+        key
+    };
+    cursor.space();
+    cursor.eat(b':')?;
+    cursor.space();
+    Some(key)
+}
+
+/// Read one field's value into `sample`.
+#[inline]
+fn field<'a>(
+    cursor: &mut Cursor<'a>,
+    key: Key,
+    sample: &mut RawSample<'a>,
+    required: &mut [Option<i64>; 3],
+) -> Option<()> {
+    match key {
+        Key::Tile => required[0] = Some(cursor.integer()?),
+        Key::Offset => required[1] = Some(cursor.integer()?),
+        Key::Duration => required[2] = Some(cursor.integer()?),
+        Key::Phase => sample.phase = cursor.nullable_integer()?,
+        Key::Epoch => sample.epoch = cursor.nullable_integer()?,
+        Key::Kind => sample.kind = cursor.nullable_text()?,
+        Key::Operation => sample.operation = cursor.nullable_text()?,
+        Key::Kernel => sample.kernel = cursor.nullable_text()?,
+        Key::Metadata => {
+            let raw = cursor.value()?;
+            sample.metadata = (raw != b"null").then_some(raw);
+        }
+        Key::Other => {
+            if !value_is_valid(cursor.value()?) {
+                return None;
+            }
+        }
+    }
+    Some(())
+}
+
+/// The sample object at `data[at]`, and the position after it; None to leave it to serde_json.
+pub fn sample_at(data: &[u8], at: usize) -> Option<(RawSample<'_>, usize)> {
+    let mut cursor = Cursor { data, position: at };
+    cursor.eat(b'{')?;
+    cursor.space();
+    let mut sample = RawSample::default();
+    let mut required = [None; 3];
+    if cursor.eat(b'}').is_none() {
+        loop {
+            let key = key(&mut cursor)?;
+            field(&mut cursor, key, &mut sample, &mut required)?;
+            cursor.space();
+            match cursor.peek()? {
+                b',' => {
+                    cursor.position += 1;
+                    cursor.space();
+                }
+                b'}' => {
+                    cursor.position += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+    }
+    let [tile, offset, duration] = required;
+    sample.tile = tile.filter(|&t| t <= MAX_TILE)?;
+    sample.offset = offset.filter(|&o| o <= MAX_CYCLES)?;
+    sample.duration = duration.filter(|&d| d <= MAX_CYCLES)?;
+    // What serde_json's stream accepts right after a value (else "trailing characters").
+    match cursor.peek() {
+        None
+        | Some(b' ' | b'\n' | b'\t' | b'\r' | b'"' | b'[' | b']' | b'{' | b'}' | b',' | b':') => {
+            Some((sample, cursor.position))
+        }
+        Some(_) => None,
+    }
+}
+
+/// One whole NDJSON line (white space around the sample allowed, nothing else).
+pub fn line(text: &[u8]) -> Option<RawSample<'_>> {
+    let start = crate::skip_space(text, 0);
+    let (sample, end) = sample_at(text, start)?;
+    (crate::skip_space(text, end) == text.len()).then_some(sample)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::decode_line;
+
+    /// The fast path takes `text` exactly as serde_json does, or leaves it to serde_json.
+    fn agrees(text: &str) {
+        let Some(raw) = line(text.as_bytes()) else {
+            return;
+        };
+        let valid = [&raw.kind, &raw.operation, &raw.kernel]
+            .iter()
+            .all(|t| t.as_ref().is_none_or(text_is_valid))
+            && raw.metadata.is_none_or(value_is_valid);
+        let sample = decode_line(text.as_bytes());
+        if !valid {
+            return;
+        }
+        let sample = sample.unwrap_or_else(|e| panic!("fast path took {text:?}: {e}"));
+        let bytes = |t: &Option<Cow<'_, str>>| t.as_ref().map(|t| t.as_bytes().to_vec());
+        let raw_bytes = |t: &Option<Cow<'_, [u8]>>| t.as_ref().map(|t| t.to_vec());
+        assert_eq!(
+            (raw.tile, raw.offset, raw.duration, raw.phase, raw.epoch),
+            (
+                sample.tile,
+                sample.offset,
+                sample.duration,
+                sample.phase,
+                sample.epoch
+            ),
+            "{text}"
+        );
+        assert_eq!(raw_bytes(&raw.kind), bytes(&sample.kind), "{text}");
+        assert_eq!(raw_bytes(&raw.operation), bytes(&sample.operation));
+        assert_eq!(raw_bytes(&raw.kernel), bytes(&sample.kernel));
+        assert_eq!(raw.metadata, sample.metadata.map(str::as_bytes), "{text}");
+    }
+
+    #[test]
+    fn plain_samples_take_the_fast_path() {
+        let text = r#" {"physicalTile": 3, "offset":10,"duration" : 5, "phase": null, "epoch": -2,
+            "kind": "compute", "extra": {"a": [1, "]"]}, "kernel": "g\u00e9mm",
+            "metadata": [{"name": "usefulCycles", "value": "4"}]} "#;
+        let raw = line(text.as_bytes()).expect("the fast path");
+        assert_eq!((raw.tile, raw.epoch), (3, Some(-2)));
+        assert_eq!(raw.kernel.as_deref(), Some("gémm".as_bytes()));
+        assert!(matches!(raw.kind, Some(Cow::Borrowed(b"compute"))));
+        agrees(text);
+    }
+
+    #[test]
+    fn anything_unusual_is_left_to_serde_json_or_agrees() {
+        let base = r#"{"physicalTile":1,"offset":2,"duration":3}"#;
+        for text in [
+            base,
+            r#"{"physicalTile":1,"offset":2}"#,
+            r#"{"physicalTile":1.0,"offset":2,"duration":3}"#,
+            r#"{"physicalTile":1e2,"offset":2,"duration":3}"#,
+            r#"{"physicalTile":01,"offset":2,"duration":3}"#,
+            r#"{"physicalTile":-0,"offset":2,"duration":3}"#,
+            r#"{"physicalTile":-,"offset":2,"duration":3}"#,
+            r#"{"physicalTile":2147483648,"offset":2,"duration":3}"#,
+            r#"{"physicalTile":1,"offset":4611686018427387904,"duration":3}"#,
+            r#"{"physicalTile":1,"offset":4611686018427387905,"duration":3}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3,"phase":9223372036854775807}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3,"phase":9223372036854775808}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3,"phase":-9223372036854775807}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3,"phase":12345678901234567890}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3,"phase":nul}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3,"kind":3}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3,"kind":"a\"b"}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3,"kind":"a\ud800"}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3,"kind":"	tab"}"#,
+            r#"{"physical\u0054ile":1,"offset":2,"duration":3}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3,"x	":1}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3,"x":tru}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3,"x":[1,]}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3,"metadata":"m"}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3,"metadata":5}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3,"metadata":[1,}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3,"metadata":null}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3,"offset":9}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3,}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3} x"#,
+            r#"{"physicalTile":1 "offset":2,"duration":3}"#,
+            r#"{}"#,
+            r#"[]"#,
+        ] {
+            agrees(text);
+        }
+        let deep = format!(
+            r#"{{"physicalTile":1,"offset":2,"duration":3,"metadata":{}{}}}"#,
+            "[".repeat(150),
+            "]".repeat(150)
+        );
+        assert!(line(deep.as_bytes()).is_none());
+    }
+
+    #[test]
+    fn quotes_and_backslashes_are_found_at_every_offset() {
+        for length in 0..40 {
+            for at in 0..=length {
+                for wanted in [b'"', b'\\'] {
+                    let mut data = vec![b'a'; length];
+                    if at < length {
+                        data[at] = wanted;
+                    }
+                    let expected = (at < length).then_some(at);
+                    assert_eq!(quote_or_backslash(&data, 0), expected, "{length} {at}");
+                }
+            }
+        }
+        assert_eq!(quote_or_backslash(b"\xff\x22\x5c\"", 0), Some(1));
+        assert_eq!(quote_or_backslash(b"ab", 3), None);
+    }
+
+    #[test]
+    fn sample_at_ends_where_serde_json_ends() {
+        let data = br#"{"physicalTile":1,"offset":1,"duration":1} , {"x"#;
+        let (_, end) = sample_at(data, 0).unwrap();
+        assert_eq!(end, crate::sample::decode_at(data).unwrap().1);
+        assert!(sample_at(br#"{"physicalTile":1,"offset":1,"duration":1}x"#, 0).is_none());
+    }
+}
