@@ -1,0 +1,107 @@
+"""Issue 22: the decoder's one-thread path (no structural scan) and its fast sample path, held
+to the same ``json``-module reference as every other path (tests/test_parallel_ingest.py).
+
+With one thread and the default blocks, a JSON dump is decoded without the scan that splits the
+work: the samples array is decoded from its ``[`` on, which finds its ``]``. Each sample is read
+by the crate's fast path, and serde_json decodes the samples the fast path leaves to it.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.samples import sample
+from tests.test_parallel_ingest import (
+    _BAD,
+    _SAMPLE,
+    _awkward_samples,
+    _check,
+    _json_file,
+    _outcome,
+    assert_matches_reference,
+)
+from tileprof.inputs import threads
+from tileprof.inputs.tile import json_dump
+
+
+@pytest.fixture(autouse=True)
+def one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(threads, "_jobs", 1)
+
+
+@pytest.mark.parametrize("indent", [None, 2, "\t"])
+def test_one_thread_awkward_dumps_match_the_reference(
+    tmp_path: Path, indent: int | str | None
+) -> None:
+    samples = _awkward_samples()
+    head = {"note": "\"samples\": [", "groups": [{"samples": [1]}], "clockHz": 1e9}
+    text = json.dumps({**head, "samples": samples, "tileCount": 16}, indent=indent)
+    path = _json_file(tmp_path, text.encode())
+    parsed = json_dump.parse_file(path)
+    assert_matches_reference(parsed, samples)
+    assert parsed.header.clock_hz == 1e9 and parsed.header.tile_count == 16
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"samples": [{"physicalTile": 1, "offset": 1, "duration": 1}], "samples": []}',
+        b'{"samples": [{"physicalTile": 1, "offset": 01, "duration": 1}]}',
+        b'{"samples": [{"physicalTile": 1, "offset": 1, "duration": 1e3}]}',
+        b'{"samples": [{"physicalTile": 1, "offset": 1, "duration": 1, "kind": "\\ud800"}]}',
+        b'{"samples": [{"physicalTile": 1, "offset": 1, "duration": 1, "kind": "a\tb"}]}',
+        b'{"samples": [{"physicalTile": 1, "offset": 1, "duration": 1, "x": [1,]}]}',
+        b'{"samples": [{"physicalTile": 1, "offset": 1, "duration": 1, "metadata": [1,}]}',
+        b'{"samples": [{"physicalTile": 1, "offset": 1, "duration": 1}] "x": 1}',
+        b'{"samples": [{"physicalTile": 1, "offset": 1, "duration": 1}x]}',
+    ],
+)
+def test_one_thread_errors_are_what_the_typed_decode_says(tmp_path: Path, text: bytes) -> None:
+    path = _json_file(tmp_path, text)
+    expected = json_dump.precise_error(path, text)
+    outcome = _outcome(lambda: json_dump.parse_file(path))
+    if expected is None:
+        assert not isinstance(outcome, str), outcome
+        assert_matches_reference(outcome, json.loads(text)["samples"])
+    else:
+        assert outcome == f"InputError: {expected}"
+
+
+def test_escapes_in_keys_and_texts_take_the_same_values(tmp_path: Path) -> None:
+    samples = [sample(i, i, 1, f"k\u00e9\"{i}\\", kind="\u2603\n") for i in range(4)]
+    text = json.dumps({"samples": samples}, ensure_ascii=True).replace(
+        '"physicalTile"', '"physical\\u0054ile"'
+    )
+    parsed = json_dump.parse_file(_json_file(tmp_path, text.encode()))
+    assert_matches_reference(parsed, samples)
+
+
+@settings(
+    derandomize=True,
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    samples=st.lists(_SAMPLE, min_size=0, max_size=12),
+    bad=_BAD,
+    bad_at=st.integers(0, 11),
+    indent=st.sampled_from([None, 1]),
+)
+def test_one_thread_random_dumps_match_the_reference(
+    samples: list[dict[str, Any]], bad: tuple[str, object] | None, bad_at: int, indent: int | None
+) -> None:
+    if bad is not None and samples:
+        key, value = bad
+        samples[bad_at % len(samples)][key] = value
+    text = json.dumps({"tileCount": 4096, "samples": samples}, indent=indent).encode()
+    with tempfile.TemporaryDirectory() as name:
+        path = _json_file(Path(name), text)
+        _check(_outcome(lambda: json_dump.parse_file(path)), samples, lambda i: f"sample {i}")
