@@ -41,7 +41,7 @@ def test_one_thread_awkward_dumps_match_the_reference(
     tmp_path: Path, indent: int | str | None
 ) -> None:
     samples = _awkward_samples()
-    head = {"note": "\"samples\": [", "groups": [{"samples": [1]}], "clockHz": 1e9}
+    head = {"note": '"samples": [', "groups": [{"samples": [1]}], "clockHz": 1e9}
     text = json.dumps({**head, "samples": samples, "tileCount": 16}, indent=indent)
     path = _json_file(tmp_path, text.encode())
     parsed = json_dump.parse_file(path)
@@ -75,7 +75,7 @@ def test_one_thread_errors_are_what_the_typed_decode_says(tmp_path: Path, text: 
 
 
 def test_escapes_in_keys_and_texts_take_the_same_values(tmp_path: Path) -> None:
-    samples = [sample(i, i, 1, f"k\u00e9\"{i}\\", kind="\u2603\n") for i in range(4)]
+    samples = [sample(i, i, 1, f'k\u00e9"{i}\\', kind="\u2603\n") for i in range(4)]
     text = json.dumps({"samples": samples}, ensure_ascii=True).replace(
         '"physicalTile"', '"physical\\u0054ile"'
     )
