@@ -4,12 +4,15 @@ to the same ``json``-module reference as every other path (tests/test_parallel_i
 With one thread and the default blocks, a JSON dump is decoded without the scan that splits the
 work: the samples array is decoded from its ``[`` on, which finds its ``]``. Each sample is read
 by the crate's fast path, and serde_json decodes the samples the fast path leaves to it.
+Progress is reported while decoding, as stretches of the file finish.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +30,9 @@ from tests.test_parallel_ingest import (
     _outcome,
     assert_matches_reference,
 )
-from tileprof.inputs import threads
-from tileprof.inputs.tile import json_dump
+from tileprof.inputs import _native, native, threads
+from tileprof.inputs._format import ProgressFn
+from tileprof.inputs.tile import json_dump, ndjson_dump
 
 
 @pytest.fixture(autouse=True)
@@ -105,3 +109,56 @@ def test_one_thread_random_dumps_match_the_reference(
     with tempfile.TemporaryDirectory() as name:
         path = _json_file(Path(name), text)
         _check(_outcome(lambda: json_dump.parse_file(path)), samples, lambda i: f"sample {i}")
+
+
+# --- progress while decoding ---------------------------------------------------------------------
+
+
+def _reports(parse: Callable[[ProgressFn], object]) -> list[tuple[int, int]]:
+    seen: list[tuple[int, int]] = []
+    parse(lambda done, total: seen.append((done, total)))
+    return seen
+
+
+def _assert_moves(seen: list[tuple[int, int]], total: int) -> None:
+    """The reports rise to the total, and some come before the end."""
+    assert seen and seen[-1] == (total, total)
+    assert all(t == total for _, t in seen)
+    dones = [done for done, _ in seen]
+    assert dones == sorted(dones)
+    assert any(0 < done < total for done in dones), dones
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_json_progress_is_reported_while_decoding(tmp_path: Path, jobs: int) -> None:
+    threads.configure(jobs)
+    samples = [sample(i % 16, i, 1, f"k{i % 7}", useful=i) for i in range(400)]
+    path = _json_file(tmp_path, json.dumps({"samples": samples}).encode())
+    total = path.stat().st_size
+    seen = _reports(lambda report: json_dump.parse_file(path, progress=report, block_bytes=2048))
+    _assert_moves(seen, total)
+
+
+def test_ndjson_progress_is_reported_per_window(tmp_path: Path) -> None:
+    samples = [sample(i % 16, i, 1, f"k{i % 7}", useful=i) for i in range(400)]
+    text = b"".join(json.dumps(s).encode() + b"\n" for s in samples)
+    plain = _json_file(tmp_path, text, "d.ndjson")
+    zipped = _json_file(tmp_path, gzip.compress(text), "d.ndjson.gz")
+    for path in (plain, zipped):
+
+        def parse(report: ProgressFn, path: Path = path) -> object:
+            return ndjson_dump.parse_file(path, window=4096, progress=report)
+
+        _assert_moves(_reports(parse), len(text))
+        assert native.text_size(path) == len(text)
+
+
+def test_an_exception_in_the_progress_callback_is_raised_after_the_decode(tmp_path: Path) -> None:
+    text = b"".join(json.dumps(sample(i, i, 1)).encode() + b"\n" for i in range(200))
+    path = _json_file(tmp_path, text, "d.ndjson")
+
+    def fail(done: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _native.decode_ndjson_file(str(path), 2, 512, fail)

@@ -1,5 +1,6 @@
 """Type stub of the compiled decoder (crates/tileprof-native, built by maturin)."""
 
+from collections.abc import Callable
 from typing import Any
 
 class DecodeError(Exception):
@@ -13,13 +14,16 @@ class ArrowColumns:
     def __len__(self) -> int: ...
 
 def decode_json_file(
-    path: str, jobs: int, block: int | None = None
+    path: str,
+    jobs: int,
+    block: int | None = None,
+    progress: Callable[[int], object] | None = None,
 ) -> tuple[tuple[ArrowColumns, list[bytes], str | None, str | None], bool]: ...
 def decode_json_bytes(
     data: bytes, jobs: int, block: int | None = None
 ) -> tuple[ArrowColumns, list[bytes], str | None, str | None]: ...
 def decode_ndjson_file(
-    path: str, jobs: int, window: int = ...
+    path: str, jobs: int, window: int = ..., progress: Callable[[int], object] | None = None
 ) -> tuple[ArrowColumns, list[bytes], int | None, bytes | None]: ...
 def decode_ndjson_bytes(
     data: bytes, jobs: int, window: int = ...

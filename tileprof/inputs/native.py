@@ -8,6 +8,10 @@ distinct raw texts. ``core`` is that module, imported by its full name so that t
 columns in polars without a copy, decodes each distinct metadata list once
 (``_common.decode_metadata``, which words a bad one by the first sample that carries it) and
 gathers ``usefulCycles``/``physicalWorkCycles`` per sample by id.
+
+While it decodes, the crate reports the bytes of text decoded so far (as each stretch of the
+file finishes, on the calling thread, GIL held); ``progress_reporter`` turns that into the
+(done, total) calls of a progress bar.
 """
 
 from __future__ import annotations
@@ -26,9 +30,11 @@ from tileprof.inputs._common import (
     build_sample_frame,
     decode_metadata,
 )
+from tileprof.inputs._format import ProgressFn
 
 DecodeError = core.DecodeError
 ArrowColumns = core.ArrowColumns
+GZIP_MAGIC = b"\x1f\x8b"
 RAW_COLUMNS = ("tile", "offset", "duration", "phase", "epoch", "kind", "operation", "kernel")
 
 
@@ -58,3 +64,31 @@ def error_parts(error: DecodeError) -> tuple[str, int | None, str, bytes | None]
 def panic_error(path: Path, message: str) -> InputError:
     """A panic in the decoder, as the one line every input error is."""
     return InputError(path, None, f"internal error in the decoder ({message}); please report it")
+
+
+def text_size(path: Path) -> int:
+    """The size of the text the decoder reads from ``path``: the file's, or for gzip the size its
+    trailer states (ISIZE, the size modulo 2^32: taken as the smallest such size not below the
+    compressed one, so a bar over a text of more than 4 GiB may fill early)."""
+    size = path.stat().st_size
+    with path.open("rb") as stream:
+        if stream.read(2) != GZIP_MAGIC or size < 18:
+            return size
+        stream.seek(-4, 2)
+        stated = int.from_bytes(stream.read(4), "little")
+    while stated < size:
+        stated += 1 << 32
+    return stated
+
+
+def progress_reporter(path: Path, progress: ProgressFn | None) -> Callable[[int], None] | None:
+    """The decoder's ``progress`` callback (bytes of text decoded so far) as ``progress(done,
+    total)`` calls, ``total`` being ``text_size``; None when there is no bar."""
+    if progress is None:
+        return None
+    total = text_size(path)
+
+    def report(done: int) -> None:
+        progress(min(done, total), total)
+
+    return report

@@ -1,6 +1,6 @@
 //! One step of the decoder on one file, for timing and instruction counts:
 //!
-//!     cargo run --release --example throughput -- FILE read|validate|scan|decode [THREADS]
+//!     cargo run --release --example throughput -- FILE read|validate|scan|decode|ndjson [THREADS]
 //!     valgrind --tool=callgrind target/release/examples/throughput FILE decode 1
 //!
 //! `validate` is serde_json's validate-only pass (IgnoredAny), the floor the decoder is held to
@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use tileprof_decode::{json, pool, scan};
+use tileprof_decode::{json, ndjson, pool, scan};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -32,10 +32,23 @@ fn main() {
             .sum(),
         "decode" => {
             let threads = pool(threads).expect("threads");
-            json::decode(&data, &threads, &json::Keep, None)
+            json::decode(&data, &threads, &json::Keep, None, &Default::default())
                 .expect("a dump")
                 .columns
                 .len()
+        }
+        "ndjson" => {
+            let threads = pool(threads).expect("threads");
+            tileprof_decode::ndjson::decode(
+                &data[..],
+                &threads,
+                ndjson::WINDOW_BYTES,
+                false,
+                &Default::default(),
+            )
+            .expect("a dump")
+            .columns
+            .len()
         }
         other => panic!("no step {other}"),
     };

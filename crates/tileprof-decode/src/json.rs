@@ -21,6 +21,7 @@ use serde_json::value::RawValue;
 use crate::columns::Columns;
 use crate::error::{serde_message, DecodeError};
 use crate::fast;
+use crate::progress::Progress;
 use crate::sample::decode_at;
 use crate::scan::{self, Blocks, State};
 use crate::skip_space;
@@ -61,6 +62,7 @@ pub fn decode(
     pool: &rayon::ThreadPool,
     release: &dyn Release,
     block: Option<usize>,
+    progress: &Progress,
 ) -> Result<JsonDump, DecodeError> {
     let skip = if data.starts_with(UTF8_BOM) {
         UTF8_BOM.len()
@@ -71,7 +73,7 @@ pub fn decode(
     let shift = |start: usize, end: usize| release.release(start + skip, end + skip);
     pool.install(|| {
         if pool.current_num_threads() == 1 && block.is_none() {
-            if let Some(dump) = decode_serial(data, &shift) {
+            if let Some(dump) = decode_serial(data, &shift, progress) {
                 return Ok(dump);
             }
         }
@@ -79,7 +81,7 @@ pub fn decode(
         let blocks = scan_blocks(data, size, &shift);
         let (open, close) = samples_span(data, &blocks)?;
         let (clock_hz, tile_count) = header(data, open, close)?;
-        let columns = decode_samples(data, &blocks, (open, close), &shift)?;
+        let columns = decode_samples(data, &blocks, (open, close), &shift, progress)?;
         Ok(JsonDump {
             columns,
             clock_hz,
@@ -148,7 +150,11 @@ fn string_end(data: &[u8], open: usize) -> Option<usize> {
 /// values before it are skipped with the scan's masks. None (nothing decoded is kept) on
 /// anything but a plain well-formed dump with one samples array: the block path then decodes
 /// the document and words its error as always.
-fn decode_serial(data: &[u8], release: &(dyn Fn(usize, usize) + Sync)) -> Option<JsonDump> {
+fn decode_serial(
+    data: &[u8],
+    release: &(dyn Fn(usize, usize) + Sync),
+    progress: &Progress,
+) -> Option<JsonDump> {
     let mut position = skip_space(data, 0);
     if data.get(position) != Some(&b'{') {
         return None;
@@ -167,7 +173,7 @@ fn decode_serial(data: &[u8], release: &(dyn Fn(usize, usize) + Sync)) -> Option
             if found.is_some() || data.get(start) != Some(&b'[') {
                 return None;
             }
-            let (columns, close) = serial_samples(data, start, release)?;
+            let (columns, close) = serial_samples(data, start, release, progress)?;
             found = Some((start, close, columns));
             close + 1
         } else {
@@ -194,6 +200,7 @@ fn serial_samples(
     data: &[u8],
     open: usize,
     release: &(dyn Fn(usize, usize) + Sync),
+    progress: &Progress,
 ) -> Option<(Columns, usize)> {
     let mut columns = Columns::default();
     let mut position = skip_space(data, open + 1);
@@ -206,11 +213,15 @@ fn serial_samples(
         let after = skip_space(data, end);
         match data.get(after) {
             Some(b',') => position = skip_space(data, after + 1),
-            Some(b']') => return Some((columns, after)),
+            Some(b']') => {
+                progress.add((after - released) as u64);
+                return Some((columns, after));
+            }
             _ => return None,
         }
         if position - released >= RELEASE_BYTES {
             release(released, position);
+            progress.add((position - released) as u64);
             released = position;
         }
     }
@@ -368,11 +379,32 @@ fn decode_one(data: &[u8], position: usize, columns: &mut Columns) -> Result<usi
     Ok(position + length)
 }
 
+/// `decode_run` of a part, its bytes counted as decoded as it goes (each time pages are handed
+/// back) and in full at its end.
 fn decode_part(
     data: &[u8],
     (from, to): (usize, usize),
     state: State,
     release: &(dyn Fn(usize, usize) + Sync),
+    progress: &Progress,
+) -> Result<Part, PartError> {
+    let mut counted = from;
+    let mut decoded = |position: usize| {
+        let upto = position.min(to);
+        progress.add((upto - counted.min(upto)) as u64);
+        counted = counted.max(upto);
+    };
+    let part = decode_run(data, (from, to), state, release, &mut decoded);
+    decoded(to);
+    part
+}
+
+fn decode_run(
+    data: &[u8],
+    (from, to): (usize, usize),
+    state: State,
+    release: &(dyn Fn(usize, usize) + Sync),
+    decoded: &mut dyn FnMut(usize),
 ) -> Result<Part, PartError> {
     let mut released = from;
     let mut columns = Columns::default();
@@ -406,6 +438,7 @@ fn decode_part(
         position = skip_space(data, after + 1);
         if position - released >= RELEASE_BYTES {
             release(released, position); // nothing before `position` is read again
+            decoded(position);
             released = position;
         }
         if position >= to {
@@ -423,6 +456,7 @@ fn decode_samples(
     blocks: &Blocks,
     (open, close): (usize, usize),
     release: &(dyn Fn(usize, usize) + Sync),
+    progress: &Progress,
 ) -> Result<Columns, DecodeError> {
     let first_block = blocks.block_of(open);
     let last_block = blocks.block_of(close);
@@ -443,7 +477,7 @@ fn decode_samples(
                 .starts
                 .get(after)
                 .map_or(close, |&end| end.min(close));
-            let part = decode_part(data, (from, to), state, release);
+            let part = decode_part(data, (from, to), state, release, progress);
             release(from, to);
             part.map(|mut part| {
                 part.columns.shrink_to_fit();
@@ -522,7 +556,13 @@ mod tests {
     use super::*;
 
     fn decoded(text: &str, jobs: usize) -> Result<JsonDump, DecodeError> {
-        decode(text.as_bytes(), &crate::pool(jobs).unwrap(), &Keep, None)
+        decode(
+            text.as_bytes(),
+            &crate::pool(jobs).unwrap(),
+            &Keep,
+            None,
+            &Progress::default(),
+        )
     }
 
     const DUMP: &str = r#"{"clockHz": 1.5e9, "note": "\"samples\": [", "samples": [
@@ -563,7 +603,13 @@ mod tests {
             };
             let (open, close) = samples_span(data, &blocks).unwrap();
             let span = (open, close);
-            let columns = decode_samples(data, &blocks, span, &|_, _| {}).unwrap();
+            let progress = Progress::default();
+            let columns = decode_samples(data, &blocks, span, &|_, _| {}, &progress).unwrap();
+            assert_eq!(
+                progress.done() as usize,
+                span.1 - span.0 - 1,
+                "block size {size}"
+            );
             assert_eq!(columns.offset, whole.offset, "block size {size}");
             assert_eq!(columns.metadata_ids, whole.metadata_ids);
             assert_eq!(
@@ -615,8 +661,9 @@ mod tests {
             DUMP[..DUMP.len() - 3].to_owned(),
         ] {
             let pool = crate::pool(1).unwrap();
-            let serial = decode(text.as_bytes(), &pool, &Keep, None);
-            let blocks = decode(text.as_bytes(), &pool, &Keep, Some(7));
+            let progress = Progress::default();
+            let serial = decode(text.as_bytes(), &pool, &Keep, None, &progress);
+            let blocks = decode(text.as_bytes(), &pool, &Keep, Some(7), &progress);
             assert_eq!(outcome(serial), outcome(blocks), "{text}");
         }
     }

@@ -8,18 +8,21 @@
 //! - `fast`: one sample read by hand, each distinct value checked once (serde_json judges the rest);
 //! - `columns`: the typed columns and the dictionaries that intern text and metadata;
 //! - `json`: a JSON dump document, its samples decoded by byte range on threads;
-//! - `ndjson`: an NDJSON dump streamed through a bounded window, lines decoded on threads.
+//! - `ndjson`: an NDJSON dump streamed through a bounded window, lines decoded on threads;
+//! - `progress`: the bytes decoded so far, for a progress bar.
 
 pub mod columns;
 pub mod error;
 pub mod fast;
 pub mod json;
 pub mod ndjson;
+pub mod progress;
 pub mod sample;
 pub mod scan;
 
 pub use columns::{Columns, NONE};
 pub use error::DecodeError;
+pub use progress::Progress;
 
 /// The name every decoding thread's name starts with.
 pub const THREAD_PREFIX: &str = "tileprof-decode-";

@@ -26,7 +26,7 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyList};
 use tileprof_decode::columns::{IntColumn, TextColumn};
-use tileprof_decode::{json, ndjson, Columns, DecodeError, NONE, THREAD_PREFIX};
+use tileprof_decode::{json, ndjson, Columns, DecodeError, Progress, NONE, THREAD_PREFIX};
 
 create_exception!(_native, NativeDecodeError, PyException);
 
@@ -167,12 +167,47 @@ fn guarded<T: Send>(
     py: Python<'_>,
     decode: impl FnOnce() -> Result<T, DecodeError> + Send,
 ) -> PyResult<T> {
-    let outcome = py.allow_threads(|| {
+    guarded_progress(py, None, |_| decode())
+}
+
+/// `guarded`, with the decode's progress reported to `report(done_bytes)` as it goes: the
+/// decode runs on a thread of its own while this thread waits for each new total and calls
+/// `report` with the GIL. An exception raised by `report` is raised once the decode is over.
+fn guarded_progress<T: Send>(
+    py: Python<'_>,
+    report: Option<&Bound<'_, PyAny>>,
+    decode: impl FnOnce(&Progress) -> Result<T, DecodeError> + Send,
+) -> PyResult<T> {
+    let run = |progress: Progress| {
         GUARDED.with(|flag| flag.set(true));
-        let outcome = catch_unwind(AssertUnwindSafe(decode));
+        let outcome = catch_unwind(AssertUnwindSafe(|| decode(&progress)));
         GUARDED.with(|flag| flag.set(false));
         outcome
-    });
+    };
+    let (outcome, failed) = match report {
+        None => (py.allow_threads(|| run(Progress::default())), None),
+        Some(report) => {
+            let report = report.clone().unbind();
+            py.allow_threads(|| {
+                let (events, totals) = std::sync::mpsc::channel();
+                std::thread::scope(|scope| {
+                    let decoding = scope.spawn(|| run(Progress::new(Some(events))));
+                    let mut failed = None;
+                    // Ends when the decode is over (its Progress, the only sender, is dropped).
+                    for total in totals {
+                        if failed.is_none() {
+                            failed = Python::with_gil(|py| report.call1(py, (total,)).err());
+                        }
+                    }
+                    let outcome = decoding.join().unwrap_or_else(Err);
+                    (outcome, failed)
+                })
+            })
+        }
+    };
+    if let Some(error) = failed {
+        return Err(error);
+    }
     match outcome {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(error)) => Err(to_python(error)),
@@ -244,6 +279,7 @@ fn json_file(
     path: &str,
     jobs: usize,
     block: Option<usize>,
+    progress: &Progress,
 ) -> Result<(json::JsonDump, bool), DecodeError> {
     let pool = tileprof_decode::pool(jobs)?;
     let mut file = open(path)?;
@@ -253,7 +289,8 @@ fn json_file(
         .is_ok_and(|n| n == 2 && magic == GZIP_MAGIC);
     let file = open(path)?;
     if gzip {
-        return json::decode(&read_gzip(file)?, &pool, &json::Keep, block).map(|dump| (dump, true));
+        let data = read_gzip(file)?;
+        return json::decode(&data, &pool, &json::Keep, block, progress).map(|dump| (dump, true));
     }
     // SAFETY: the file is mapped read-only; tileprof reads dumps that no one writes while it
     // reads them (a file truncated meanwhile would fault, as for any mapped reader).
@@ -264,14 +301,14 @@ fn json_file(
             // before any block was released; MADV_RANDOM maps only the pages touched.
             let _ = map.advise(memmap2::Advice::Random);
             let mapped = Mapped(map);
-            json::decode(&mapped.0, &pool, &mapped, block).map(|dump| (dump, false))
+            json::decode(&mapped.0, &pool, &mapped, block, progress).map(|dump| (dump, false))
         }
         Err(_) => {
             let mut data = Vec::new();
             BufReader::new(file)
                 .read_to_end(&mut data)
                 .map_err(|e| DecodeError::Io(e.to_string()))?;
-            json::decode(&data, &pool, &json::Keep, block).map(|dump| (dump, false))
+            json::decode(&data, &pool, &json::Keep, block, progress).map(|dump| (dump, false))
         }
     }
 }
@@ -292,17 +329,22 @@ fn handed_over(py: Python<'_>, columns: Columns) -> PyResult<Decoded<'_>> {
 }
 
 /// Decode a JSON dump file (plain: mapped; gzip: decompressed in memory) on `jobs` threads, in
-/// blocks of `block` bytes (None: chosen from the size). Returns ((columns, distinct metadata
-/// texts, raw clockHz, raw tileCount), whether gzipped).
+/// blocks of `block` bytes (None: chosen from the size), calling `progress(bytes)` with the
+/// bytes of the samples array decoded so far as the decode goes (of the decompressed text, for
+/// gzip). Returns ((columns, distinct metadata texts, raw clockHz, raw tileCount), whether
+/// gzipped).
 #[pyfunction]
-#[pyo3(signature = (path, jobs, block=None))]
+#[pyo3(signature = (path, jobs, block=None, progress=None))]
 fn decode_json_file<'py>(
     py: Python<'py>,
     path: &str,
     jobs: usize,
     block: Option<usize>,
+    progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<(JsonResult<'py>, bool)> {
-    let (dump, gzip) = guarded(py, || json_file(path, jobs, block))?;
+    let (dump, gzip) = guarded_progress(py, progress.as_ref(), |counter| {
+        json_file(path, jobs, block, counter)
+    })?;
     let (columns, metadata) = handed_over(py, dump.columns)?;
     Ok(((columns, metadata, dump.clock_hz, dump.tile_count), gzip))
 }
@@ -318,7 +360,8 @@ fn decode_json_bytes<'py>(
     block: Option<usize>,
 ) -> PyResult<JsonResult<'py>> {
     let dump = guarded(py, || {
-        json::decode(data, &tileprof_decode::pool(jobs)?, &json::Keep, block)
+        let pool = tileprof_decode::pool(jobs)?;
+        json::decode(data, &pool, &json::Keep, block, &Progress::default())
     })?;
     let (columns, metadata) = handed_over(py, dump.columns)?;
     Ok((columns, metadata, dump.clock_hz, dump.tile_count))
@@ -341,17 +384,19 @@ fn ndjson_result(py: Python<'_>, dump: ndjson::NdjsonDump) -> PyResult<NdjsonRes
 }
 
 /// Stream an NDJSON dump file (plain or gzip) through a window of `window` bytes, on `jobs`
-/// threads. Returns (columns with `line`, distinct metadata texts, header line number, header
-/// text).
+/// threads, calling `progress(bytes)` with the bytes of text decoded so far as each window
+/// finishes (of the decompressed text, for gzip). Returns (columns with `line`, distinct
+/// metadata texts, header line number, header text).
 #[pyfunction]
-#[pyo3(signature = (path, jobs, window=ndjson::WINDOW_BYTES))]
+#[pyo3(signature = (path, jobs, window=ndjson::WINDOW_BYTES, progress=None))]
 fn decode_ndjson_file<'py>(
     py: Python<'py>,
     path: &str,
     jobs: usize,
     window: usize,
+    progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<NdjsonResult<'py>> {
-    let dump = guarded(py, || {
+    let dump = guarded_progress(py, progress.as_ref(), |counter| {
         let pool = tileprof_decode::pool(jobs)?;
         let mut file = BufReader::with_capacity(1 << 20, open(path)?);
         let mut magic = [0u8; 2];
@@ -360,9 +405,9 @@ fn decode_ndjson_file<'py>(
             .is_ok_and(|n| n == 2 && magic == GZIP_MAGIC);
         let file = BufReader::with_capacity(1 << 20, open(path)?);
         if gzip {
-            ndjson::decode(MultiGzDecoder::new(file), &pool, window, true)
+            ndjson::decode(MultiGzDecoder::new(file), &pool, window, true, counter)
         } else {
-            ndjson::decode(file, &pool, window, false)
+            ndjson::decode(file, &pool, window, false, counter)
         }
     })?;
     ndjson_result(py, dump)
@@ -378,7 +423,8 @@ fn decode_ndjson_bytes<'py>(
     window: usize,
 ) -> PyResult<NdjsonResult<'py>> {
     let dump = guarded(py, || {
-        ndjson::decode(data, &tileprof_decode::pool(jobs)?, window, false)
+        let pool = tileprof_decode::pool(jobs)?;
+        ndjson::decode(data, &pool, window, false, &Progress::default())
     })?;
     ndjson_result(py, dump)
 }

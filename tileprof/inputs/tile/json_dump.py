@@ -137,15 +137,17 @@ def parse(path: Path, data: bytes, *, block_bytes: int | None = None) -> ParsedD
 def parse_file(
     path: Path, *, progress: ProgressFn | None = None, block_bytes: int | None = None
 ) -> ParsedDump:
-    """Decode a JSON dump file, plain (mapped) or gzipped, on ``threads.jobs()`` threads."""
+    """Decode a JSON dump file, plain (mapped) or gzipped, on ``threads.jobs()`` threads,
+    reporting to ``progress`` as the samples are decoded."""
+    report = native.progress_reporter(path, progress)
     try:
-        decoded, _ = native.core.decode_json_file(str(path), threads.jobs(), block_bytes)
+        decoded, _ = native.core.decode_json_file(str(path), threads.jobs(), block_bytes, report)
     except native.DecodeError as error:
         raise _failure(path, error, lambda: read_bytes(path)) from None
     parsed = _parsed(path, decoded, lambda: read_bytes(path))
     if progress is not None:
-        size = path.stat().st_size
-        progress(size, size)
+        total = native.text_size(path)
+        progress(total, total)
     return parsed
 
 

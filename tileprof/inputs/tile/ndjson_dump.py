@@ -141,20 +141,22 @@ def parse_file(
     path: Path, *, window: int | None = None, progress: ProgressFn | None = None
 ) -> ParsedDump:
     """Stream an NDJSON dump file, gzipped or not, ``window`` bytes of text at a time (default:
-    the decoder's 32 MiB), on ``threads.jobs()`` threads."""
+    the decoder's 32 MiB), on ``threads.jobs()`` threads, reporting to ``progress`` as each window
+    is decoded."""
     with open_input(path):
         pass  # a missing or unreadable file is named as every reader names it
+    report = native.progress_reporter(path, progress)
     try:
         if window is None:
-            decoded = native.core.decode_ndjson_file(str(path), threads.jobs())
+            decoded = native.core.decode_ndjson_file(str(path), threads.jobs(), progress=report)
         else:
-            decoded = native.core.decode_ndjson_file(str(path), threads.jobs(), window)
+            decoded = native.core.decode_ndjson_file(str(path), threads.jobs(), window, report)
     except native.DecodeError as error:
         raise _failure(path, error) from None
     parsed = _parsed(path, decoded)
     if progress is not None:
-        size = path.stat().st_size
-        progress(size, size)
+        total = native.text_size(path)
+        progress(total, total)
     return parsed
 
 
