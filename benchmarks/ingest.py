@@ -17,7 +17,10 @@ all of them alike; the table shows medians.
 The floor (issue 22) is timed inside one process, after its imports, on the same bytes:
 reading the file, serde_json's validate-only pass (``IgnoredAny``: every byte checked, nothing
 built; the JSON crate the decoder uses), and the decoder itself (``decode_json_file``, columns
-only, no frame) on one thread and on ``--jobs`` threads.
+only, no frame) on one thread and on ``--jobs`` threads; then the NDJSON decoder on the NDJSON
+dump of the same samples (its MB/s are of the JSON file's size, which is the NDJSON's within a
+few bytes). The load average is printed with it: wall times on a shared machine mean little
+without it.
 """
 
 from __future__ import annotations
@@ -147,17 +150,20 @@ def stages(
     return table
 
 
-# Times, inside one process after its imports, the floor and the decoder on the same file
-# (argv: path, decoding threads, repeats); prints the median seconds of each as JSON.
+# Times, inside one process after its imports, the floor and the decoder on the same file, then
+# the NDJSON decoder on the same samples (argv: JSON path, NDJSON path, decoding threads,
+# repeats); prints the median seconds of each as JSON.
 _FLOOR = """
 import json, statistics, sys, time
 from tileprof.inputs import _native
-path, jobs, repeat = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+path, ndjson, jobs, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 steps = {
     "read the file": lambda: open(path, "rb").read(),
     "serde_json validate-only, 1 thread": lambda: _native._validate_json_file(path),
     "decoder, 1 thread": lambda: _native.decode_json_file(path, 1),
     f"decoder, {jobs} threads": lambda: _native.decode_json_file(path, jobs),
+    "NDJSON decoder, 1 thread": lambda: _native.decode_ndjson_file(ndjson, 1),
+    f"NDJSON decoder, {jobs} threads": lambda: _native.decode_ndjson_file(ndjson, jobs),
 }
 times = {name: [] for name in steps}
 for _ in range(repeat):
@@ -169,9 +175,17 @@ print(json.dumps({name: statistics.median(values) for name, values in times.item
 """
 
 
-def floor(json_path: Path, jobs: int, repeat: int) -> dict[str, float]:
-    """Median seconds of the floor's steps and of the decoder (see ``_FLOOR``)."""
-    command = [sys.executable, "-c", _FLOOR, str(json_path), str(jobs), str(repeat)]
+def floor(json_path: Path, ndjson_path: Path, jobs: int, repeat: int) -> dict[str, float]:
+    """Median seconds of the floor's steps and of the decoders (see ``_FLOOR``)."""
+    command = [
+        sys.executable,
+        "-c",
+        _FLOOR,
+        str(json_path),
+        str(ndjson_path),
+        str(jobs),
+        str(repeat),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     found: dict[str, float] = json.loads(done.stdout)
     return found
@@ -180,7 +194,13 @@ def floor(json_path: Path, jobs: int, repeat: int) -> dict[str, float]:
 def print_floor(samples: int, size: int, times: dict[str, float]) -> None:
     """The floor table: seconds, MB/s and each step over the validate-only pass."""
     validate = times["serde_json validate-only, 1 thread"]
-    print(f"\n{samples:,} samples, {size / 1e6:.0f} MB, in one process after its imports:\n")
+    load = (
+        " ".join(Path("/proc/loadavg").read_text().split()[:3])
+        if Path("/proc/loadavg").exists()
+        else "?"
+    )
+    print(f"\n{samples:,} samples, {size / 1e6:.0f} MB, in one process after its imports")
+    print(f"(load average after the run: {load}):\n")
     print("| step | s | MB/s | × validate-only |")
     print("| --- | ---: | ---: | ---: |")
     for name, seconds in times.items():
@@ -346,9 +366,10 @@ def main() -> None:
         rows.extend(new)
         print_rows(rows)
         print_ratios(new)
-        json_path, _ = dumpgen.ensure_dumps(samples, args.folder)
+        json_path, ndjson_path = dumpgen.ensure_dumps(samples, args.folder)
         jobs = max(args.jobs or [1, 2])
-        print_floor(samples, json_path.stat().st_size, floor(json_path, jobs, args.repeat))
+        times = floor(json_path, ndjson_path, jobs, args.repeat)
+        print_floor(samples, json_path.stat().st_size, times)
         sys.stdout.flush()
     by_size = {
         (int(r["samples"]), str(r["stage"])): float(r["seconds"])  # type: ignore[call-overload]
