@@ -162,3 +162,52 @@ def test_an_exception_in_the_progress_callback_is_raised_after_the_decode(tmp_pa
 
     with pytest.raises(KeyboardInterrupt):
         _native.decode_ndjson_file(str(path), 2, 512, fail)
+
+
+# --- invalid UTF-8 ---------------------------------------------------------------------------
+
+_PLAIN = b'"physicalTile": 1, "offset": 1, "duration": 1'
+_ENTRY = b'{"name": "usefulCycles", "value": "7"'
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize(
+    "extra",
+    [b', "note": "caf\xe9"', b', "metadata": [' + _ENTRY + b', "note": "\xff\xfe"}]'],
+    ids=["unknown key", "metadata entry's unknown key"],
+)
+def test_invalid_utf8_where_tileprof_never_reads_is_accepted(
+    tmp_path: Path, jobs: int, extra: bytes
+) -> None:
+    """JSON text must be UTF-8, but bytes that tileprof skips were never checked (the msgspec
+    decoder before the crate skipped them too): a dump written by a tool with a Latin-1 note
+    still reads. The decoder checks every text it keeps."""
+    threads.configure(jobs)
+    record = b"{" + _PLAIN + extra + b"}"
+    path = _json_file(tmp_path, b'{"samples": [' + record + b", " + record + b"]}")
+    ndjson_path = _json_file(tmp_path, record + b"\n" + record + b"\n", "d.ndjson")
+    for parsed in (json_dump.parse_file(path), ndjson_dump.parse_file(ndjson_path)):
+        assert parsed.samples["tile"].to_list() == [1, 1]
+        useful = parsed.samples["usefulCycles"].to_list()
+        assert useful == ([7.0, 7.0] if b"metadata" in extra else [None, None])
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (b', "kernel": "caf\xe9"', "document: malformed JSON: Invalid UTF-8 encoded string"),
+        (b', "caf\xe9": 1', "sample 0: invalid unicode code point"),
+        (
+            b', "metadata": [{"name": "reason", "value": "\xff"}]',
+            "sample 0: metadata: Invalid UTF-8 encoded string",
+        ),
+    ],
+    ids=["text field", "key", "metadata value"],
+)
+def test_invalid_utf8_in_what_tileprof_reads_is_an_error(
+    tmp_path: Path, jobs: int, extra: bytes, message: str
+) -> None:
+    threads.configure(jobs)
+    path = _json_file(tmp_path, b'{"samples": [{' + _PLAIN + extra + b"}]}")
+    assert _outcome(lambda: json_dump.parse_file(path)) == f"InputError: {path}: {message}"
