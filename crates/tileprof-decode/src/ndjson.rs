@@ -17,6 +17,7 @@ use rayon::prelude::*;
 use crate::columns::Columns;
 use crate::error::{serde_message, DecodeError};
 use crate::fast;
+use crate::json::Release;
 use crate::progress::Progress;
 use crate::sample::decode_line;
 
@@ -143,6 +144,46 @@ impl Stream {
         }
         rest
     }
+}
+
+/// Decode NDJSON held in `data` (a mapped file, or bytes) on `pool`'s threads, `window` bytes
+/// of whole lines at a time (a line longer than that is one window), `release` handing each
+/// decoded window back (a mapped file drops its pages, so memory stays the columns plus about a
+/// window). Same result as `decode` over the same bytes.
+///
+/// Measured on the 1M-sample dump (453 MB): reading through `decode`'s window buffers cost a
+/// kernel copy of every byte and a page fault per fresh page, about a fifth of the CPU time of a
+/// two-thread decode; a mapping, as for JSON, costs neither.
+pub fn decode_slice(
+    data: &[u8],
+    pool: &rayon::ThreadPool,
+    window: usize,
+    release: &dyn Release,
+    progress: &Progress,
+) -> Result<NdjsonDump, DecodeError> {
+    let mut stream = Stream {
+        dump: NdjsonDump::default(),
+        seen_first: false,
+        next_line: 1,
+        jobs: pool.current_num_threads(),
+    };
+    let mut start = 0;
+    while start < data.len() {
+        let want = start.saturating_add(window.max(1)).min(data.len());
+        let end = if want == data.len() {
+            want
+        } else {
+            match memchr::memrchr(b'\n', &data[start..want]) {
+                Some(found) => start + found + 1,
+                None => memchr::memchr(b'\n', &data[want..]).map_or(data.len(), |f| want + f + 1),
+            }
+        };
+        pool.install(|| stream.take(&data[start..end]))?;
+        release.release(start, end);
+        progress.add((end - start) as u64);
+        start = end;
+    }
+    Ok(stream.dump)
 }
 
 /// One window of text read: `buffer[..cut]` is whole lines; `buffer` goes back to the reader.
@@ -290,6 +331,38 @@ mod tests {
             assert_eq!(dump.columns.kernel.ids, whole.columns.kernel.ids);
             assert_eq!(dump.header, whole.header);
         }
+    }
+
+    #[test]
+    fn a_slice_decodes_as_the_stream_for_every_window() {
+        let whole = decoded(TEXT, 1 << 20, 1).unwrap();
+        let pool = crate::pool(2).unwrap();
+        for window in 1..TEXT.len() + 2 {
+            let progress = Progress::default();
+            let dump = decode_slice(TEXT, &pool, window, &crate::json::Keep, &progress).unwrap();
+            assert_eq!(dump.columns.line, whole.columns.line, "window {window}");
+            assert_eq!(dump.columns.kernel.ids, whole.columns.kernel.ids);
+            assert_eq!(dump.columns.tile, whole.columns.tile);
+            assert_eq!(dump.header, whole.header);
+            assert_eq!(progress.done() as usize, TEXT.len());
+        }
+        let mut bad = TEXT.to_vec();
+        bad.extend_from_slice(b"\n{\"physicalTile\":\"x\"}\n{]");
+        for window in [5, 1 << 20] {
+            let outcome = decode_slice(
+                &bad,
+                &pool,
+                window,
+                &crate::json::Keep,
+                &Progress::default(),
+            );
+            assert!(
+                matches!(outcome, Err(DecodeError::Line { line: 8, .. })),
+                "{window}"
+            );
+        }
+        let empty = decode_slice(b"", &pool, 4, &crate::json::Keep, &Progress::default()).unwrap();
+        assert!(empty.columns.is_empty() && empty.header.is_none());
     }
 
     #[test]

@@ -263,6 +263,19 @@ impl json::Release for Mapped {
     }
 }
 
+/// The file mapped read-only, its pages to be handed back as they are decoded (None: it cannot
+/// be mapped, e.g. a pipe).
+fn mapped(file: &File) -> Option<Mapped> {
+    // SAFETY: the file is mapped read-only; tileprof reads dumps that no one writes while it
+    // reads them (a file truncated meanwhile would fault, as for any mapped reader).
+    let map = unsafe { Mmap::map(file) }.ok()?;
+    // Measured: without this the kernel maps most of the file at the first faults (read-around
+    // of pages already in the page cache), so RSS reached the file's size before any block was
+    // released; MADV_RANDOM maps only the pages touched.
+    let _ = map.advise(memmap2::Advice::Random);
+    Some(Mapped(map))
+}
+
 fn open(path: &str) -> Result<File, DecodeError> {
     File::open(path).map_err(|error| DecodeError::Io(error.to_string()))
 }
@@ -292,18 +305,11 @@ fn json_file(
         let data = read_gzip(file)?;
         return json::decode(&data, &pool, &json::Keep, block, progress).map(|dump| (dump, true));
     }
-    // SAFETY: the file is mapped read-only; tileprof reads dumps that no one writes while it
-    // reads them (a file truncated meanwhile would fault, as for any mapped reader).
-    match unsafe { Mmap::map(&file) } {
-        Ok(map) => {
-            // Measured: without this the kernel maps most of the file at the first faults
-            // (read-around of pages already in the page cache), so RSS reached the file's size
-            // before any block was released; MADV_RANDOM maps only the pages touched.
-            let _ = map.advise(memmap2::Advice::Random);
-            let mapped = Mapped(map);
+    match mapped(&file) {
+        Some(mapped) => {
             json::decode(&mapped.0, &pool, &mapped, block, progress).map(|dump| (dump, false))
         }
-        Err(_) => {
+        None => {
             let mut data = Vec::new();
             BufReader::new(file)
                 .read_to_end(&mut data)
@@ -403,11 +409,17 @@ fn decode_ndjson_file<'py>(
         let gzip = file
             .read(&mut magic)
             .is_ok_and(|n| n == 2 && magic == GZIP_MAGIC);
-        let file = BufReader::with_capacity(1 << 20, open(path)?);
+        let file = open(path)?;
         if gzip {
-            ndjson::decode(MultiGzDecoder::new(file), &pool, window, true, counter)
-        } else {
-            ndjson::decode(file, &pool, window, false, counter)
+            let file = BufReader::with_capacity(1 << 20, file);
+            return ndjson::decode(MultiGzDecoder::new(file), &pool, window, true, counter);
+        }
+        match mapped(&file) {
+            Some(mapped) => ndjson::decode_slice(&mapped.0, &pool, window, &mapped, counter),
+            None => {
+                let file = BufReader::with_capacity(1 << 20, file);
+                ndjson::decode(file, &pool, window, false, counter)
+            }
         }
     })?;
     ndjson_result(py, dump)
@@ -424,7 +436,7 @@ fn decode_ndjson_bytes<'py>(
 ) -> PyResult<NdjsonResult<'py>> {
     let dump = guarded(py, || {
         let pool = tileprof_decode::pool(jobs)?;
-        ndjson::decode(data, &pool, window, false, &Progress::default())
+        ndjson::decode_slice(data, &pool, window, &json::Keep, &Progress::default())
     })?;
     ndjson_result(py, dump)
 }
