@@ -57,6 +57,49 @@ impl ArrowColumns {
     fn __len__(&self) -> usize {
         self.array.len()
     }
+
+    /// Each column as an Arrow array of its own, by name. Measured: polars keeps an imported
+    /// struct array whole while any of its columns lives, so a frame sharing the integer columns
+    /// held every other decoded column too (the dictionary keys, the metadata ids, the lines:
+    /// 20-28 bytes a sample, 0.4-0.56 GB at 20M samples); columns exported one by one are each
+    /// freed when polars drops them.
+    fn columns(&self) -> Vec<(String, ArrowColumn)> {
+        let fields = self.array.fields().iter();
+        fields
+            .zip(self.array.columns())
+            .map(|(field, array)| {
+                let array = array.clone();
+                (field.name().clone(), ArrowColumn { array })
+            })
+            .collect()
+    }
+}
+
+/// One decoded column, exported through the C data interface.
+#[pyclass(frozen, module = "tileprof._native")]
+struct ArrowColumn {
+    array: ArrayRef,
+}
+
+#[pymethods]
+impl ArrowColumn {
+    /// The Arrow PyCapsule protocol: (schema capsule, array capsule) of the column.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
+        let _ = requested_schema; // one type per column; consumers cast if they must
+        let (array, schema) = to_ffi(&self.array.to_data()).map_err(arrow_error)?;
+        let schema = capsule::<FFI_ArrowSchema>(py, schema, "arrow_schema")?;
+        let array = capsule::<FFI_ArrowArray>(py, array, "arrow_array")?;
+        Ok((schema, array))
+    }
+
+    fn __len__(&self) -> usize {
+        self.array.len()
+    }
 }
 
 fn capsule<'py, T: Send + 'static>(
@@ -489,6 +532,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     quiet_decoder_panics();
     module.add("DecodeError", module.py().get_type::<NativeDecodeError>())?;
     module.add_class::<ArrowColumns>()?;
+    module.add_class::<ArrowColumn>()?;
     module.add_function(wrap_pyfunction!(decode_json_file, module)?)?;
     module.add_function(wrap_pyfunction!(decode_json_bytes, module)?)?;
     module.add_function(wrap_pyfunction!(decode_ndjson_file, module)?)?;
