@@ -39,16 +39,11 @@ fn main() {
         }
         "ndjson" => {
             let threads = pool(threads).expect("threads");
-            tileprof_decode::ndjson::decode(
-                &data[..],
-                &threads,
-                ndjson::WINDOW_BYTES,
-                false,
-                &Default::default(),
-            )
-            .expect("a dump")
-            .columns
-            .len()
+            let (window, keep) = (ndjson::WINDOW_BYTES, &json::Keep);
+            ndjson::decode_slice(&data, &threads, window, keep, &Default::default())
+                .expect("a dump")
+                .columns
+                .len()
         }
         other => panic!("no step {other}"),
     };
