@@ -1,8 +1,10 @@
 """Issue 22: the decoder's one-thread path (no structural scan) and its fast sample path, held
 to the same ``json``-module reference as every other path (tests/test_parallel_ingest.py).
 
-With one thread and the default blocks, a JSON dump is decoded without the scan that splits the
-work: the samples array is decoded from its ``[`` on, which finds its ``]``. Each sample is read
+With the default blocks, a JSON dump is decoded without the scan that splits the work: one
+thread decodes the samples array from its ``[`` on, which finds its ``]``; several threads each
+guess where a sample starts in their range, and a guess is kept only where the run before it
+ended. Each sample is read
 by the crate's fast path, and serde_json decodes the samples the fast path leaves to it.
 Progress is reported while decoding, as stretches of the file finish.
 """
@@ -40,10 +42,12 @@ def one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(threads, "_jobs", 1)
 
 
+@pytest.mark.parametrize("jobs", [1, 2, 3])
 @pytest.mark.parametrize("indent", [None, 2, "\t"])
-def test_one_thread_awkward_dumps_match_the_reference(
-    tmp_path: Path, indent: int | str | None
+def test_default_blocks_awkward_dumps_match_the_reference(
+    tmp_path: Path, indent: int | str | None, jobs: int
 ) -> None:
+    threads.configure(jobs)
     samples = _awkward_samples()
     head = {"note": '"samples": [', "groups": [{"samples": [1]}], "clockHz": 1e9}
     text = json.dumps({**head, "samples": samples, "tileCount": 16}, indent=indent)
@@ -67,7 +71,11 @@ def test_one_thread_awkward_dumps_match_the_reference(
         b'{"samples": [{"physicalTile": 1, "offset": 1, "duration": 1}x]}',
     ],
 )
-def test_one_thread_errors_are_what_the_typed_decode_says(tmp_path: Path, text: bytes) -> None:
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_default_blocks_errors_are_what_the_typed_decode_says(
+    tmp_path: Path, text: bytes, jobs: int
+) -> None:
+    threads.configure(jobs)
     path = _json_file(tmp_path, text)
     expected = json_dump.precise_error(path, text)
     outcome = _outcome(lambda: json_dump.parse_file(path))
@@ -98,10 +106,17 @@ def test_escapes_in_keys_and_texts_take_the_same_values(tmp_path: Path) -> None:
     bad=_BAD,
     bad_at=st.integers(0, 11),
     indent=st.sampled_from([None, 1]),
+    jobs=st.integers(1, 3),
 )
-def test_one_thread_random_dumps_match_the_reference(
-    samples: list[dict[str, Any]], bad: tuple[str, object] | None, bad_at: int, indent: int | None
+def test_default_blocks_random_dumps_match_the_reference(
+    samples: list[dict[str, Any]],
+    bad: tuple[str, object] | None,
+    bad_at: int,
+    indent: int | None,
+    jobs: int,
 ) -> None:
+    """One thread (no scan) and several (guessed starts, checked by the chain), default blocks."""
+    threads.configure(jobs)
     if bad is not None and samples:
         key, value = bad
         samples[bad_at % len(samples)][key] = value
