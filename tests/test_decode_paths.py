@@ -69,6 +69,8 @@ def test_default_blocks_awkward_dumps_match_the_reference(
         b'{"samples": [{"physicalTile": 1, "offset": 1, "duration": 1, "metadata": [1,}]}',
         b'{"samples": [{"physicalTile": 1, "offset": 1, "duration": 1}] "x": 1}',
         b'{"samples": [{"physicalTile": 1, "offset": 1, "duration": 1}x]}',
+        b'{"samples": [{"physicalTile": 1, "offset": 1, "duration": 1, "kind": "a\\nb"},'
+        b' {"physicalTile": 1, "offset": 1, "duration": 1, "kind": "a\nb"}]}',
     ],
 )
 @pytest.mark.parametrize("jobs", [1, 2])

@@ -83,6 +83,13 @@ impl<K: Eq + Hash + Clone> Dictionary<K> {
 pub struct TextColumn {
     pub ids: Vec<u32>,
     pub dictionary: Dictionary<Box<[u8]>>,
+    /// For each value, whether it holds a control character (it came from an escape, and the
+    /// same bytes written raw in a string are refused).
+    control: Vec<bool>,
+}
+
+fn has_control(text: &[u8]) -> bool {
+    text.iter().any(|&b| b < 0x20)
 }
 
 /// A value's id when it is already in a dictionary, `NONE` when there is no value, or `NEW`
@@ -101,18 +108,29 @@ impl TextColumn {
 
     #[inline]
     fn intern(&mut self, text: &[u8]) -> u32 {
-        self.dictionary.intern(text, |t: &[u8]| Box::from(t))
+        let id = self.dictionary.intern(text, |t: &[u8]| Box::from(t));
+        if id as usize == self.control.len() {
+            self.control.push(has_control(text));
+        }
+        id
     }
 
     /// The id of a fast-path text (`NEW`: not here yet, and valid); None when not valid.
     #[inline]
-    fn find(&self, text: &Option<Cow<'_, [u8]>>) -> Option<u32> {
+    fn find(&self, text: &Option<Cow<'_, [u8]>>, known: Option<&TextColumn>) -> Option<u32> {
         let Some(text) = text else {
             return Some(NONE);
         };
+        // The dictionaries hold decoded text: a raw string found there is UTF-8, but it may
+        // match a value that had escaped control characters, which serde_json refuses raw.
+        let raw = matches!(text, Cow::Borrowed(_));
         match self.dictionary.get(text.as_ref()) {
+            Some(id) if raw && self.control[id as usize] => None,
             Some(id) => Some(id),
-            None => fast::text_is_valid(text).then_some(NEW),
+            None => match known.and_then(|k| Some((k, k.dictionary.get(text.as_ref())?))) {
+                Some((known, id)) => (!(raw && known.control[id as usize])).then_some(NEW),
+                None => fast::text_is_valid(text).then_some(NEW),
+            },
         }
     }
 
@@ -127,6 +145,9 @@ impl TextColumn {
 
     fn append(&mut self, other: TextColumn) {
         let remap = self.dictionary.absorb(&other.dictionary);
+        let added = &self.dictionary.values[self.control.len()..];
+        let added: Vec<bool> = added.iter().map(|value| has_control(value)).collect();
+        self.control.extend(added);
         self.ids.extend(
             other
                 .ids
@@ -208,23 +229,26 @@ impl Columns {
     }
 
     /// Add one sample read by the fast path, checking each text and metadata value the first
-    /// time it is seen; false (and nothing added) when one is not valid.
+    /// time it is seen (here or in `known`, columns whose values were all checked); false (and
+    /// nothing added) when one is not valid.
     #[inline]
-    pub fn push_raw(&mut self, sample: &RawSample<'_>) -> bool {
+    pub fn push_raw(&mut self, sample: &RawSample<'_>, known: Option<&Columns>) -> bool {
         let (Some(kind), Some(operation), Some(kernel)) = (
-            self.kind.find(&sample.kind),
-            self.operation.find(&sample.operation),
-            self.kernel.find(&sample.kernel),
+            self.kind.find(&sample.kind, known.map(|k| &k.kind)),
+            self.operation
+                .find(&sample.operation, known.map(|k| &k.operation)),
+            self.kernel.find(&sample.kernel, known.map(|k| &k.kernel)),
         ) else {
             return false;
+        };
+        let checked = |raw: &[u8]| {
+            known.is_some_and(|k| k.metadata.get(raw).is_some()) || fast::value_is_valid(raw)
         };
         let metadata = match sample.metadata {
             None => NONE,
             Some(raw) => match self.metadata.get(raw) {
                 Some(id) => id,
-                None if fast::value_is_valid(raw) => {
-                    self.metadata.intern(raw, |r: &[u8]| Box::from(r))
-                }
+                None if checked(raw) => self.metadata.intern(raw, |r: &[u8]| Box::from(r)),
                 None => return false,
             },
         };
@@ -336,6 +360,19 @@ mod tests {
         assert_eq!(joined.metadata_ids, vec![0, NONE, 1, NONE]);
         assert_eq!(joined.metadata.values[1].as_ref(), b"[ 1]");
         assert_eq!(joined.phase.valid, vec![false, true, false, true]);
+    }
+
+    #[test]
+    fn a_raw_control_character_is_refused_even_when_its_escaped_twin_was_seen() {
+        let escaped = r#"{"physicalTile":0,"offset":0,"duration":1,"kind":"a\nb"}"#;
+        let raw = "{\"physicalTile\":0,\"offset\":0,\"duration\":1,\"kind\":\"a\nb\"}";
+        let mut columns = Columns::default();
+        assert!(columns.push_raw(&fast::line(escaped.as_bytes()).unwrap(), None));
+        let sample = fast::line(raw.as_bytes()).unwrap();
+        assert!(!columns.push_raw(&sample, None));
+        assert!(!Columns::default().push_raw(&sample, Some(&columns)));
+        assert!(decode_line(raw.as_bytes()).is_err());
+        assert_eq!(columns.len(), 1);
     }
 
     #[test]

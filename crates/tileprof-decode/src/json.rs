@@ -478,7 +478,7 @@ type PartError = (usize, String);
 #[inline]
 fn decode_one(data: &[u8], position: usize, columns: &mut Columns) -> Result<usize, PartError> {
     if let Some((sample, end)) = fast::sample_at(data, position) {
-        if columns.push_raw(&sample) {
+        if columns.push_raw(&sample, None) {
             return Ok(end);
         }
     }

@@ -49,8 +49,13 @@ pub fn is_header(line: &[u8]) -> bool {
 }
 
 /// Decode the whole lines of `text`, the first of which is line `first_line`; returns the
-/// columns and the number of newlines in `text`.
-fn decode_lines(text: &[u8], first_line: u64) -> Result<(Columns, u64), DecodeError> {
+/// columns and the number of newlines in `text`. Values already in `known` (the columns of the
+/// windows before) are not checked again.
+fn decode_lines(
+    text: &[u8],
+    first_line: u64,
+    known: &Columns,
+) -> Result<(Columns, u64), DecodeError> {
     let mut columns = Columns::default();
     let mut start = 0;
     let mut newlines = 0;
@@ -67,7 +72,7 @@ fn decode_lines(text: &[u8], first_line: u64) -> Result<(Columns, u64), DecodeEr
         let number = first_line + index as u64;
         columns.line.push(number as i64);
         if let Some(sample) = fast::line(line) {
-            if columns.push_raw(&sample) {
+            if columns.push_raw(&sample, Some(known)) {
                 continue;
             }
         }
@@ -115,9 +120,10 @@ impl Stream {
         // Each range numbers its lines from 0 and counts them, on its thread; the numbers are
         // shifted here, in order (measured: counting every range's newlines first was a serial
         // pass over the whole text).
+        let known = &self.dump.columns;
         let parts: Vec<Result<(Columns, u64), DecodeError>> = line_ranges(text, size)
             .par_iter()
-            .map(|&(start, end)| decode_lines(&text[start..end], 0))
+            .map(|&(start, end)| decode_lines(&text[start..end], 0, known))
             .collect();
         for part in parts {
             let (mut columns, lines) = part.map_err(|error| match error {
