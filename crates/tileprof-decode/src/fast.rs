@@ -165,6 +165,9 @@ impl<'a> Cursor<'a> {
     #[inline]
     fn string(&mut self) -> Option<(&'a [u8], bool)> {
         let open = self.position;
+        if self.peek()? != b'"' {
+            return None;
+        }
         let (close, escaped) = string_end(self.data, open)?;
         self.position = close + 1;
         Some((&self.data[open + 1..close], escaped))
@@ -257,6 +260,7 @@ impl<'a> Cursor<'a> {
     }
 }
 
+#[derive(Clone, Copy)]
 enum Key {
     Tile,
     Offset,
@@ -343,9 +347,17 @@ pub fn sample_at(data: &[u8], at: usize) -> Option<(RawSample<'_>, usize)> {
     cursor.space();
     let mut sample = RawSample::default();
     let mut required = [None; 3];
+    let mut seen = 0u16;
     if cursor.eat(b'}').is_none() {
         loop {
             let key = key(&mut cursor)?;
+            // A field given twice: serde_json checks both values and keeps the last; here only
+            // the kept one would be checked, so leave the sample to serde_json.
+            let bit = 1u16 << (key as u16);
+            if seen & bit != 0 && !matches!(key, Key::Other) {
+                return None;
+            }
+            seen |= bit;
             field(&mut cursor, key, &mut sample, &mut required)?;
             cursor.space();
             match cursor.peek()? {
@@ -464,7 +476,10 @@ mod tests {
             r#"{"physicalTile":1,"offset":2,"duration":3,"metadata":[1,}"#,
             r#"{"physicalTile":1,"offset":2,"duration":3,"metadata":null}"#,
             r#"{"physicalTile":1,"offset":2,"duration":3,"offset":9}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3,"metadata":[1,],"metadata":[1]}"#,
             r#"{"physicalTile":1,"offset":2,"duration":3,}"#,
+            r#"{"physicalTile":1,"offset":2,"duration":3,}":1}"#,
+            r#"{x":1,"physicalTile":1,"offset":2,"duration":3}"#,
             r#"{"physicalTile":1,"offset":2,"duration":3} x"#,
             r#"{"physicalTile":1 "offset":2,"duration":3}"#,
             r#"{}"#,
@@ -478,6 +493,19 @@ mod tests {
             "]".repeat(150)
         );
         assert!(line(deep.as_bytes()).is_none());
+        let twice = r#"{"physicalTile":1,"offset":2,"duration":3,"kind":"a","kind":"b"}"#;
+        assert!(
+            line(twice.as_bytes()).is_none(),
+            "a field given twice goes to serde_json"
+        );
+        for text in [
+            r#"{"physicalTile":1,"offset":2,"duration":3,}":1}"#,
+            r#"{x":1,"physicalTile":1,"offset":2,"duration":3}"#,
+        ] {
+            assert!(line(text.as_bytes()).is_none(), "{text}");
+        }
+        let others = r#"{"physicalTile":1,"offset":2,"duration":3,"x":1,"x":2}"#;
+        assert!(line(others.as_bytes()).is_some());
     }
 
     #[test]
