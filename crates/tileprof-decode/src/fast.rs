@@ -401,14 +401,21 @@ mod tests {
 
     /// The fast path takes `text` exactly as serde_json does, or leaves it to serde_json.
     fn agrees(text: &str) {
-        let Some(raw) = line(text.as_bytes()) else {
+        agrees_bytes(text.as_bytes());
+    }
+
+    fn agrees_bytes(bytes: &[u8]) {
+        let text = String::from_utf8_lossy(bytes);
+        let Some(raw) = line(bytes) else {
             return;
         };
         let valid = [&raw.kind, &raw.operation, &raw.kernel]
             .iter()
             .all(|t| t.as_ref().is_none_or(text_is_valid))
-            && raw.metadata.is_none_or(value_is_valid);
-        let sample = decode_line(text.as_bytes());
+            && raw.metadata.is_none_or(value_is_valid)
+            // On purpose, the one difference: serde_json's raw value also checks UTF-8.
+            && raw.metadata.is_none_or(|m| std::str::from_utf8(m).is_ok());
+        let sample = decode_line(bytes);
         if !valid {
             return;
         }
@@ -506,6 +513,38 @@ mod tests {
         }
         let others = r#"{"physicalTile":1,"offset":2,"duration":3,"x":1,"x":2}"#;
         assert!(line(others.as_bytes()).is_some());
+    }
+
+    #[test]
+    fn random_edits_are_taken_as_serde_json_takes_them_or_left_to_it() {
+        const SEEDS: [&str; 3] = [
+            r#"{"physicalTile": 3, "offset": 10, "duration": 5, "phase": null, "epoch": 2, "kind": "k", "x": [1, {"a": "b"}], "metadata": [{"name": "n", "value": "1"}]}"#,
+            r#"{"kernel":"g\u00e9\"m","physicalTile":0,"offset":0,"duration":1,"operation":null,"metadata":null}"#,
+            r#" {"physicalTile":-1,"offset":1,"duration":1,"y":true,"z":-1.5e3,"kind":"\\"} "#,
+        ];
+        const ALPHABET: &[u8] = b"{}[]\",:\\ 0123456789-.eEnulltrfsa\n\x01\xff\xc3";
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..30_000 {
+            let mut bytes = SEEDS[round % SEEDS.len()].as_bytes().to_vec();
+            for _ in 0..1 + next() % 3 {
+                let at = (next() % (bytes.len() as u64 + 1)) as usize;
+                let byte = ALPHABET[(next() % ALPHABET.len() as u64) as usize];
+                match next() % 3 {
+                    0 if at < bytes.len() => bytes[at] = byte,
+                    1 if at < bytes.len() => {
+                        bytes.remove(at);
+                    }
+                    _ => bytes.insert(at, byte),
+                }
+            }
+            agrees_bytes(&bytes);
+        }
     }
 
     #[test]
