@@ -1,16 +1,23 @@
 //! A JSON dump: `{"clockHz": …, "tileCount": …, "samples": [ … ], …}`.
 //!
-//! 1. The structural scan summarises blocks of the document on threads (`scan`), and a prefix
-//!    gives the exact state at each block's start.
-//! 2. The top level is walked (skipping whole blocks inside large values) to find the samples
+//! The usual way (default blocks), without the structural scan:
+//! 1. The top level is walked (values skipped with the scan's 64-byte masks) to the samples
 //!    array; the rest of the document, with the array replaced by `[]`, is decoded by
 //!    serde_json, which checks every byte of it and gives the header values.
-//! 3. Each block of the array is decoded on a thread: from its first sample start (a container
-//!    opened at the array's depth) sample after sample, by serde_json, until a sample starts
-//!    past the block. The bytes between samples must be one comma (and white space).
-//! 4. The parts join in order, and each part must begin where the one before ended: the chain of
-//!    decoded samples and commas covers the whole array, so a frame is only ever made of bytes
-//!    that serde_json decoded, whatever the scan guessed.
+//! 2. One thread decodes the array from its `[` sample after sample (`fast`, else serde_json),
+//!    which finds its `]`. Several threads each take a range of the array, guess where its
+//!    first sample starts, and decode from there until a sample starts past the range.
+//! 3. The parts join in order, and a part is kept only when the one before ended exactly where
+//!    it began; a range whose guess was wrong is decoded again from there. So the chain of
+//!    decoded samples and commas covers the whole array, and a frame is only ever made of
+//!    samples decoded from true sample starts, whatever the guesses.
+//!
+//! On anything else (an error, an odd document, or block sizes chosen by a test), the block
+//! path: the structural scan summarises blocks of the document on threads (`scan`), a prefix
+//! gives the exact state at each block's start, the top level is walked skipping whole blocks,
+//! each block of the array is decoded from its first sample start (a container opened at the
+//! array's depth), and the parts are chained the same way. It says exactly where a document
+//! that does not decode fails.
 
 use std::fmt;
 

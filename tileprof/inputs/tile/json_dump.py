@@ -5,9 +5,11 @@ its listed samples.
 
 The compiled decoder (``native``, crates/tileprof-decode) reads every JSON dump: a plain file
 mapped (its pages handed back as they are decoded, so memory stays near the columns), a gzipped
-one through flate2, bytes from a pipe. Threads scan the document in blocks for strings and
-nesting, find the samples array, and decode its samples by byte range straight into columns;
-the parts are chained so that every byte of the array was decoded (docs/architecture.md).
+one through flate2, bytes from a pipe. Each thread decodes a byte range of the samples array
+straight into columns, from where it guesses a sample starts; the parts are chained so that
+every kept sample was decoded from a true sample start and every byte of the array was decoded
+(docs/architecture.md). A document that does not decode is decoded again in blocks found by a
+structural scan (strings and nesting), which says exactly where it fails.
 
 When the document does not decode, the error is worded by the typed msgspec decode of the
 whole document (``precise_error``): the sample index and field, or the line and column of bad
