@@ -19,7 +19,7 @@ import polars as pl
 
 from tileprof.analyses.filters import Filters, group_name
 from tileprof.analyses.timeline import TIME_BINS, TimeBins, binned_cycles, time_bins
-from tileprof.core.errors import OptionError
+from tileprof.core.errors import OptionError, OutputError
 from tileprof.core.kineto import KinetoEvents
 from tileprof.core.schema import MetadataEntries
 from tileprof.model.profile import Profile
@@ -120,31 +120,28 @@ def assign_lanes(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.n
     """Per interval, its lane: 0 unless it starts before an earlier interval of the same key
     ends (the rule of ``tileprof.analyses.quality.overlapping_samples``, intervals ordered by start
     then end); the flagged ones are partitioned again into lane 1, and so on. Slices in one
-    lane never overlap."""
-    lane = np.zeros(keys.size, dtype=np.int64)
-    todo = np.lexsort((ends, starts, keys))
-    level = 0
-    while todo.size:
-        k, s, e = keys[todo], starts[todo], ends[todo]
-        first = np.ones(todo.size, dtype=bool)
-        first[1:] = k[1:] != k[:-1]
-        # Running max of ends within each key: shift each key's ends above the previous key's.
-        group = np.cumsum(first) - 1
-        low = int(min(s.min(), e.min()))
-        width = int(max(s.max(), e.max())) - low + 1
-        if width * (int(group[-1]) + 1) < 2**62:
-            covered = np.maximum.accumulate(e - low + group * width) - group * width + low
-            flagged = np.zeros(todo.size, dtype=bool)
-            flagged[1:] = (s[1:] < covered[:-1]) & ~first[1:]
-        else:  # spans too wide to stack in int64: per-key running max by polars
-            prev = pl.DataFrame({"k": group, "e": e}).select(
-                pl.col("e").cum_max().shift(1).over("k")
-            )["e"]
-            flagged = (pl.Series(s) < prev).fill_null(False).to_numpy()
-        level += 1
-        todo = todo[flagged]
-        lane[todo] = level
-    return lane
+    lane never overlap.
+
+    Level by level that is one pass per lane, and a tile whose samples all overlap has
+    hundreds of lanes; the compiled core (crates/tileprof-pftrace/src/lanes.rs, which shows
+    why the lanes are the same) gives each interval its lane in one pass after one sort.
+    """
+    import tileprof.inputs._native as compiled
+    from tileprof.inputs.threads import jobs
+
+    frame = pl.DataFrame(
+        {
+            "key": np.asarray(keys, dtype=np.int64),
+            "start": np.asarray(starts, dtype=np.int64),
+            "end": np.asarray(ends, dtype=np.int64),
+        }
+    )
+    try:
+        lanes = pl.DataFrame(compiled.assign_lanes(frame, jobs=jobs()))["lane"]
+    except compiled.EncodeError as error:  # a bug of tileprof's, said in one line
+        kind, message = error.args
+        raise OutputError(f"internal error in the overlap lanes ({kind}: {message})") from error
+    return lanes.to_numpy().astype(np.int64, copy=False)
 
 
 # ---------------------------------------------------------------- tile device
