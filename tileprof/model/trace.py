@@ -190,7 +190,9 @@ def tile_timeline(
     )
     low, high = tile_range if tile_range is not None else (0, profile.tile_count)
     tiles = tuple(range(low, min(high, profile.tile_count)))
-    extra = sorted(set(np.unique(tile).tolist()) - set(tiles))
+    # tiles with samples beyond the device's count: the few outside the range, made unique
+    outside = tile[(tile < low) | (tile >= min(high, profile.tile_count))]
+    extra = np.unique(outside).tolist()
     timeline = TileTimeline(
         name=profile.target,
         tiles=tuple(sorted((*tiles, *extra))),
