@@ -1,4 +1,5 @@
-//! The `.pftrace` encoder and overlap lanes (`tileprof-pftrace`) for `tileprof.views.trace`.
+//! The `.pftrace` encoder (`tileprof-pftrace`) for `tileprof.views.trace`, and the overlap
+//! lanes and counter bins for `tileprof.model.trace`.
 //!
 //! Columns come as a polars DataFrame through the Arrow C stream interface
 //! (`__arrow_c_stream__`, one chunk) and are read in place; the GIL is released while the
@@ -17,7 +18,9 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyList};
-use tileprof_pftrace::{lanes, Arg, Bits, Column, ColumnError, Encoded, Lists, Slices, Tracks};
+use tileprof_pftrace::{
+    counters, lanes, Arg, Bits, Column, ColumnError, Encoded, Lists, Slices, Tracks,
+};
 
 create_exception!(_native, EncodeError, PyException);
 
@@ -249,6 +252,53 @@ fn assign_lanes(
     Ok(crate::ArrowColumns { array })
 }
 
+/// The counters' values per time bin of `frame` (start, end, useful: Float64, NaN where not
+/// known), as an Arrow struct array of two Float64 columns: `cycles` (the samples' cycles in
+/// the bin) and `useful` (their useful cycles spread evenly over their length).
+#[pyfunction]
+#[pyo3(signature = (frame, *, start, width, count))]
+fn binned_counters(
+    py: Python<'_>,
+    frame: &Bound<'_, PyAny>,
+    start: i64,
+    width: i64,
+    count: usize,
+) -> PyResult<crate::ArrowColumns> {
+    if width < 1 || count < 1 {
+        return Err(columns_error(format!("{count} bins of {width} cycles")));
+    }
+    let bins = counters::Bins {
+        start,
+        width,
+        count,
+    };
+    let (cycles, useful) = match one_chunk(frame)? {
+        None => (vec![0.0; count], vec![0.0; count]),
+        Some(chunk) => encoding(py, 1, || {
+            let (starts, ends) = (full_ints(&chunk, "start")?, full_ints(&chunk, "end")?);
+            let amounts = doubles(&chunk, "useful")?;
+            if amounts.valid.is_some() || starts.len() != ends.len() {
+                return Err(ColumnError("useful has nulls (NaN is no value)".into()));
+            }
+            Ok((
+                counters::binned_cycles(starts, ends, bins),
+                counters::spread(starts, ends, amounts.values, bins),
+            ))
+        })?,
+    };
+    let fields = vec![
+        Field::new("cycles", DataType::Float64, false),
+        Field::new("useful", DataType::Float64, false),
+    ];
+    let columns: Vec<Arc<dyn Array>> = vec![
+        Arc::new(Float64Array::new(ScalarBuffer::from(cycles), None)),
+        Arc::new(Float64Array::new(ScalarBuffer::from(useful), None)),
+    ];
+    let array = StructArray::try_new(fields.into(), columns, None)
+        .map_err(|e| columns_error(e.to_string()))?;
+    Ok(crate::ArrowColumns { array })
+}
+
 /// Panic inside the encoder's guard, on one of its threads: the tests hold the guard to
 /// turning it into an `EncodeError` of kind "panic".
 #[pyfunction]
@@ -265,6 +315,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(encode_slices, module)?)?;
     module.add_function(wrap_pyfunction!(encode_tracks, module)?)?;
     module.add_function(wrap_pyfunction!(assign_lanes, module)?)?;
+    module.add_function(wrap_pyfunction!(binned_counters, module)?)?;
     module.add_function(wrap_pyfunction!(_panic_in_encoder, module)?)?;
     Ok(())
 }

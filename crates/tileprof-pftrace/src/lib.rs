@@ -9,6 +9,7 @@
 
 pub mod batches;
 pub mod columns;
+pub mod counters;
 pub mod lanes;
 pub mod proto;
 pub mod slices;

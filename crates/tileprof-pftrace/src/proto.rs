@@ -20,6 +20,16 @@ pub const PACKET_SEQUENCE_ID: u32 = 10;
 pub const PACKET_TRACK_EVENT: u32 = 11;
 /// TracePacket.sequence_flags (trace_packet.proto).
 pub const PACKET_SEQUENCE_FLAGS: u32 = 13;
+/// TracePacket.track_descriptor (trace_packet.proto).
+pub const PACKET_TRACK_DESCRIPTOR: u32 = 60;
+/// TrackDescriptor.uuid (track_descriptor.proto).
+pub const DESCRIPTOR_UUID: u32 = 1;
+/// TrackDescriptor.name (track_descriptor.proto).
+pub const DESCRIPTOR_NAME: u32 = 2;
+/// TrackDescriptor.parent_uuid (track_descriptor.proto).
+pub const DESCRIPTOR_PARENT_UUID: u32 = 5;
+/// TrackDescriptor.sibling_order_rank (track_descriptor.proto).
+pub const DESCRIPTOR_SIBLING_ORDER_RANK: u32 = 12;
 /// TrackEvent.category_iids (track_event.proto).
 pub const TRACK_EVENT_CATEGORY_IIDS: u32 = 3;
 /// TrackEvent.debug_annotations (track_event.proto).
