@@ -313,6 +313,55 @@ def _lanes_by_levels(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> 
     return lane
 
 
+def test_samples_that_all_overlap_keep_their_lanes_tracks_and_args(tmp_path: Path) -> None:
+    """Six workers per tile, back to back: nearly every sample overlaps, lanes climb, and the
+    lane tracks go through the compiled descriptor encoder in several batches."""
+    from tileprof.analyses.filters import Filters
+    from tileprof.model.profile import load
+    from tileprof.model.trace import Alignment, build_timeline
+    from tileprof.views.trace.perfetto import write_pftrace
+
+    rng = np.random.default_rng(11)
+    samples = []
+    for tile in (0, 2):
+        for worker in range(6):
+            offset = int(rng.integers(0, 5))
+            for _ in range(8):
+                duration = int(rng.integers(3, 40))
+                samples.append(sample(tile, offset, duration, f"k{worker}", phase=worker))
+                offset += duration + int(rng.integers(0, 3))
+    for s in samples:
+        s.pop("extra_meta", None)
+    dump = write_dump(tmp_path / "d.json", samples, tileCount=4)
+    timeline = build_timeline(load(dump), Filters(), [], Alignment())
+    assert timeline.tile.lanes > 6  # the rule's lanes climb past the concurrency
+    out = io.BytesIO()
+    write_pftrace(out, timeline, batch=7, workers=2)
+    (tmp_path / "t.pftrace").write_bytes(out.getvalue())
+    decoded = decode(tmp_path / "t.pftrace")
+    got = sorted(
+        (*_tile_and_lane(decoded, s.track), s.begin, s.end, s.name, s.args["phase"])
+        for s in decoded.slices
+    )
+    frame = timeline.tile.slices
+    expected = sorted(
+        zip(
+            *(
+                frame[c].cast(pl.String if c == "group" else pl.Int64).to_list()
+                for c in ("tile", "lane", "begin_ns", "end_ns", "group", "phase")
+            ),
+            strict=True,
+        )
+    )
+    assert got == expected and len(got) == len(samples)
+    for uuid, index in decoded.first_use.items():
+        assert decoded.declared_at[uuid] < index
+    lane_tracks = [d for d in decoded.descriptors.values() if d.name.startswith("overlap")]
+    lanes = frame.filter(pl.col("lane") > 0).select("tile", "lane").unique().height
+    assert len(lane_tracks) == lanes and decoded.uuid_repeats == 0
+    assert all(d.sibling_order_rank == _tile_and_lane(decoded, d.uuid)[1] for d in lane_tracks)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_lanes_equal_the_level_by_level_rule(seed: int) -> None:
     rng = np.random.default_rng(seed)

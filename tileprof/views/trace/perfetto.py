@@ -9,12 +9,12 @@ every slice as a SLICE_BEGIN/SLICE_END pair, in time order, in zlib-compressed b
 
 The few packets that open the file are built here with the ``perfetto`` package's protos. The
 per-sample bulk (the slices, and the overlap tracks, which can be one per sample) is encoded by
-the compiled core (crates/tileprof-pftrace, prost messages of the same protos) from typed
+the compiled core (crates/tileprof-pftrace: the same messages, declared for prost) from typed
 columns: each string becomes an interned id here, once per distinct value, and the columns go
 over as one Arrow chunk; the core encodes and compresses batches on threads with the GIL
 released. The compiled module is one binary, built as ``tileprof.inputs._native``; this module
-and ``model.trace`` (for the lanes) are the only ones above the inputs that use it, and only
-for these functions (docs/architecture.md).
+and ``model.trace`` (for the lanes and counters) are the only ones above the inputs that use
+it, and only for these functions (docs/architecture.md, tests/test_architecture.py).
 """
 
 from __future__ import annotations
