@@ -281,7 +281,9 @@ def _inflated(chunk: bytes) -> list[pb.TracePacket]:
     return list(pb.Trace.FromString(zlib.decompress(outer.compressed_packets)).packet)
 
 
-def test_a_bad_column_or_a_panic_in_the_encoder_is_one_line() -> None:
+def test_a_bad_column_or_a_panic_in_the_encoder_is_one_line(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
     from tileprof.core.errors import OutputError
     from tileprof.inputs import _native
 
@@ -291,6 +293,7 @@ def test_a_bad_column_or_a_panic_in_the_encoder_is_one_line() -> None:
     with pytest.raises(_native.EncodeError) as caught:
         _native._panic_in_encoder(2)
     assert caught.value.args == ("panic", "an encoding thread panicked on purpose")
+    assert capfd.readouterr().err == ""  # the panic hook keeps Rust's message off stderr
 
 
 def _lanes_by_levels(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
