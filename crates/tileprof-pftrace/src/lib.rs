@@ -5,7 +5,8 @@
 //! SLICE_BEGIN/SLICE_END pair (`slices`) and the track of each overlap lane (`tracks`), from
 //! typed columns, batch by batch on rayon threads, each batch zlib-compressed into one
 //! `TracePacket.compressed_packets` (`batches`). It also places samples on overlap lanes
-//! (`lanes`). No Python and no Arrow here: `tileprof-native` hands the columns over.
+//! (`lanes`) and bins the device's counter tracks (`counters`). No Python and no Arrow here:
+//! `tileprof-native` hands the columns over.
 
 pub mod batches;
 pub mod columns;
