@@ -236,11 +236,10 @@ def lane_tracks(tile: TileTimeline) -> tuple[pl.DataFrame, list[str]]:
     keys = np.sort(tiles[over] * (lanes + 1) + lane[over])
     pairs = keys[np.r_[True, keys[1:] != keys[:-1]]] if keys.size else keys
     pair_tile, pair_lane = np.divmod(pairs, lanes + 1)
-    stride = tile.stride
     frame = pl.DataFrame(
         {
-            "uuid": _TILE_BASE + pair_lane * stride + pair_tile,
-            "parent": _TILE_BASE + pair_tile,
+            "uuid": tile_track_uuid(pair_tile, pair_lane, tile.stride),
+            "parent": tile_track_uuid(pair_tile, np.zeros_like(pair_lane), tile.stride),
             "rank": pair_lane,
             "name": pair_lane - 1,
         }
@@ -312,7 +311,7 @@ def _descriptor(**fields: object) -> pb.TracePacket:
     )
 
 
-def _tile_descriptors(tile: TileTimeline, stride: int) -> Iterator[pb.TracePacket]:
+def _tile_descriptors(tile: TileTimeline) -> Iterator[pb.TracePacket]:
     """The device process, its counter tracks and one track per tile (the overlap tracks
     follow, from ``encode_lane_tracks``)."""
     explicit = pb.TrackDescriptor.ChildTracksOrdering.EXPLICIT
@@ -329,7 +328,7 @@ def _tile_descriptors(tile: TileTimeline, stride: int) -> Iterator[pb.TracePacke
         )
     for t in tile.tiles:
         yield _descriptor(
-            uuid=int(tile_track_uuid(np.array([t]), np.array([0]), stride)[0]),
+            uuid=_TILE_BASE + t,  # tile_track_uuid of lane 0
             parent_uuid=1,
             name=f"tile {t}",
             sibling_order_rank=t,
@@ -386,7 +385,7 @@ def write_pftrace(
     columns = [tile_columns(interner, tile)]
     columns += [gpu_columns(interner, i, gpu) for i, gpu in enumerate(timeline.gpus)]
     _write(handle, interner.packet())
-    for packet in _tile_descriptors(tile, tile.stride):
+    for packet in _tile_descriptors(tile):
         _write(handle, packet)
     for chunk in encode_lane_tracks(tile, batch=batch, workers=workers):
         handle.write(chunk)
