@@ -65,12 +65,13 @@ enum Stacks {
 }
 
 impl Stacks {
-    const DENSE_KEYS: i64 = 1 << 20;
+    /// Keys below this (or below the number of intervals) are indices.
+    const DENSE_KEYS: i64 = 1 << 16;
 
     fn for_keys(keys: &[i64]) -> Self {
         let low = keys.iter().copied().min().unwrap_or(0);
         let high = keys.iter().copied().max().unwrap_or(0);
-        if low >= 0 && high < Self::DENSE_KEYS {
+        if low >= 0 && high < Self::DENSE_KEYS.max(keys.len() as i64) {
             Stacks::Dense(vec![Vec::new(); high as usize + 1])
         } else {
             Stacks::Sparse(HashMap::new())
