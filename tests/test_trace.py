@@ -201,6 +201,26 @@ def test_batches_do_not_change_the_trace(dump: Path, tmp_path: Path) -> None:
     ]
 
 
+def test_jobs_reach_the_encoder_and_change_nothing_in_the_file(dump: Path, tmp_path: Path) -> None:
+    from tileprof.analyses.filters import Filters
+    from tileprof.inputs import threads
+    from tileprof.model.profile import load
+    from tileprof.model.trace import Alignment, build_timeline
+
+    before = threads.setting()
+    try:
+        threads.configure(3)
+        assert build_timeline(load(dump), Filters(), [], Alignment()).jobs == 3
+    finally:
+        threads.configure(before)
+    files = []
+    for jobs in ("1", "3"):
+        out = tmp_path / f"t{jobs}.pftrace"
+        assert run("trace", str(dump), "-o", str(out), "--jobs", jobs)[0] == 0
+        files.append(out.read_bytes())
+    assert files[0] == files[1]
+
+
 def _serial(timeline: Any) -> bytes:
     from tileprof.views.trace.perfetto import write_pftrace
 

@@ -82,6 +82,9 @@ class Timeline:
     tile: TileTimeline
     gpus: tuple[GpuDevice, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    jobs: int | None = None
+    """Threads a writer may use: ``--jobs`` when the timeline was built (None: its own
+    choice). The writers are views and do not read the input layer's setting themselves."""
 
     def describe(self) -> str:
         """What the trace holds, in one line (``tileprof trace`` prints it after the path)."""
@@ -451,7 +454,7 @@ def align(timeline: Timeline, alignment: Alignment) -> Timeline:
         ),
     )
     gpus = tuple(replace(g, slices=_shift(g.slices, shifts[g.name] + floor)) for g in timeline.gpus)
-    return Timeline(new_tile, gpus, tuple(notes))
+    return Timeline(new_tile, gpus, tuple(notes), timeline.jobs)
 
 
 def _first(slices: pl.DataFrame) -> int | None:
@@ -495,7 +498,9 @@ def build_timeline(
             "or raise --max-samples"
         )
     gpus = [device for path in gpu_traces for device in _gpu_devices(path, notes)]
-    return align(Timeline(tile, tuple(gpus), tuple(notes)), alignment)
+    from tileprof.inputs.threads import jobs
+
+    return align(Timeline(tile, tuple(gpus), tuple(notes), jobs()), alignment)
 
 
 TRACE_KINDS = "a PyTorch profiler (Kineto) trace, an nsys SQLite export or a rocprofv3 kernel trace"

@@ -374,10 +374,12 @@ def _write(handle: Writable, packet: pb.TracePacket) -> None:
 
 
 def write_pftrace(
-    handle: Writable, timeline: Timeline, *, batch: int = BATCH, workers: int = WORKERS
+    handle: Writable, timeline: Timeline, *, batch: int = BATCH, workers: int | None = None
 ) -> None:
-    """Write ``timeline`` as a Perfetto trace to ``handle`` (``workers`` threads encode and
-    compress batches of ``batch`` slices side by side; the file is the same for any number)."""
+    """Write ``timeline`` as a Perfetto trace to ``handle`` (``workers`` threads, by default
+    the timeline's ``--jobs`` or the usable cores, encode and compress batches of ``batch``
+    slices side by side; the file is the same for any number)."""
+    workers = workers or timeline.jobs or WORKERS
     tile = timeline.tile
     interner = Interner()
     # Interning needs every string before the first packet: the columns intern them (a few
