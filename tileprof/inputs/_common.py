@@ -10,6 +10,7 @@ import math
 import os
 import re
 import stat
+import sys
 import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
@@ -349,9 +350,57 @@ def build_sample_frame(
     return pl.DataFrame(series)
 
 
+RowText = Callable[[dict[str, object]], str]
+"""Words a check's error from the first row that fails it."""
+
+
+@dataclass(frozen=True)
+class _RunningSum:
+    """A running sum that must stay in range, checked from a bound on its values first."""
+
+    bound: pl.Expr
+    """The largest magnitude of the values (one aggregation)."""
+    in_range: Callable[[int | float | None, int], bool]
+    """Whether no running sum of ``n`` values under that bound can leave the range."""
+    beyond: pl.Expr
+    """True from the row where the running sum leaves the range."""
+    describe: RowText
+
+
 def validate_samples(frame: pl.DataFrame, path: Path, tile_count: int, place: PlaceFn) -> None:
-    """Range checks the types cannot express: no negative times, tiles inside the device."""
-    checks: list[tuple[pl.Expr, Callable[[dict[str, object]], str]]] = [
+    """Range checks the types cannot express: no negative times, tiles inside the device, no
+    running sum beyond its type. The first check that fails (in this order) names its first bad
+    row. The row checks and the sums' bounds are one pass over the frame (a pass per check cost
+    a 1M-sample summary as much as its group table's percentiles).
+
+    A running sum (of the durations, of each metadata number) is computed only when its bound
+    does not rule it out: no prefix of n values of magnitude at most M exceeds n·M (a float
+    one, rounded at every addition, stays below 2·n·M for any n under 2^40)."""
+    row_checks = _row_checks(tile_count)
+    sums = _running_sums()
+    first = frame.select(
+        *(check.arg_true().first().alias(f"row{i}") for i, (check, _) in enumerate(row_checks)),
+        *(running.bound.alias(f"bound{i}") for i, running in enumerate(sums)),
+    ).row(0)
+    for bad, (_, describe) in zip(first, row_checks, strict=False):
+        _refuse_row(frame, path, place, bad, describe)
+    for bound, running in zip(first[len(row_checks) :], sums, strict=True):
+        if not running.in_range(bound, frame.height):
+            bad = frame.select(running.beyond.arg_true().first()).item()
+            _refuse_row(frame, path, place, bad, running.describe)
+
+
+def _refuse_row(
+    frame: pl.DataFrame, path: Path, place: PlaceFn, bad: int | None, describe: RowText
+) -> None:
+    if bad is not None:
+        row = frame.row(int(bad), named=True)
+        raise InputError(path, place(int(bad)), describe(row))
+
+
+def _row_checks(tile_count: int) -> list[tuple[pl.Expr, RowText]]:
+    """Each row check (True where a row fails it) and the words of its error."""
+    return [
         (pl.col("offset") < 0, lambda row: f"negative offset {row['offset']}"),
         (pl.col("duration") < 0, lambda row: f"negative duration {row['duration']}"),
         (
@@ -365,31 +414,32 @@ def validate_samples(frame: pl.DataFrame, path: Path, tile_count: int, place: Pl
             pl.col("tile") >= tile_count,
             lambda row: f"physicalTile {row['tile']} is not below tileCount {tile_count}",
         ),
-    ]
-    checks += [
         (
             pl.col("offset") > MAX_END - pl.col("duration"),
             lambda row: (
                 f"offset {row['offset']} + duration {row['duration']} is beyond 2^63 - 1 cycles"
             ),
         ),
-        (
-            pl.col("duration").cast(pl.Int128).cum_sum() > MAX_END,
-            lambda _: "the durations up to here add up beyond 2^63 - 1 cycles",
-        ),
     ]
-    checks += [
-        (
+
+
+def _running_sums() -> list[_RunningSum]:
+    """The durations' running sum (within 2^63 - 1), then each metadata number's (finite)."""
+    durations = _RunningSum(
+        pl.col("duration").max(),
+        lambda largest, n: largest is None or largest * n <= MAX_END,
+        pl.col("duration").cast(pl.Int128).cum_sum() > MAX_END,
+        lambda _: "the durations up to here add up beyond 2^63 - 1 cycles",
+    )
+    return [durations] + [
+        _RunningSum(
+            pl.col(column).abs().max(),
+            lambda largest, n: largest is None or 2.0 * largest * n < sys.float_info.max,
             pl.col(column).fill_null(0.0).cum_sum().is_infinite(),
             _sum_overflow_text(column),
         )
         for column in METADATA_NUMBER_KEYS
     ]
-    for condition, describe in checks:
-        bad = frame.select(condition.arg_true().first()).item()
-        if bad is not None:
-            row = frame.row(int(bad), named=True)
-            raise InputError(path, place(int(bad)), describe(row))
 
 
 def _sum_overflow_text(column: str) -> Callable[[dict[str, object]], str]:
