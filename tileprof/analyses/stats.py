@@ -167,12 +167,13 @@ def _cycles_to_ms(cycles: pl.Series, clock_hz: float) -> pl.Series:
     Polars' division by a literal multiplies by the reciprocal on some chunk layouts and
     divides on others, so the last bit of phaseMs changed with thread scheduling: golden
     aggregates flapped, and two of seed 004's phaseMs values differ in the last bit from
-    the reciprocal form. numpy divides element by element, as the reference tool did.
+    the reciprocal form. Dividing by a column of clockHz (as long as ``cycles``) divides
+    element by element, as the reference tool did (and as numpy did here before: the same bits,
+    int64 products wrapping alike, without importing numpy for a summary).
     """
-    if cycles.len() == 0:  # the store's table schema is computed on no samples: no numpy
-        return pl.Series(cycles.name, [], dtype=pl.Float64)
-    values = cycles.cast(pl.Int64).to_numpy() * 1000 / clock_hz
-    return pl.Series(cycles.name, values, dtype=pl.Float64)
+    milli = (cycles.cast(pl.Int64) * 1000).cast(pl.Float64)
+    clock = pl.repeat(float(clock_hz), cycles.len(), dtype=pl.Float64, eager=True)
+    return (milli / clock).alias(cycles.name)
 
 
 def profile_span(samples: pl.DataFrame) -> int | None:

@@ -278,21 +278,22 @@ def intern_metadata(raw: Sequence[bytes | str | None]) -> tuple[np.ndarray, list
 
 
 def decode_metadata(
-    path: Path, distinct: Sequence[bytes | str], ids: np.ndarray, place: PlaceFn
-) -> tuple[list[MetadataEntries], np.ndarray, np.ndarray]:
+    path: Path, distinct: Sequence[bytes | str], ids: np.ndarray | pl.Series, place: PlaceFn
+) -> tuple[list[MetadataEntries], pl.Series, pl.Series]:
     """Decode each distinct metadata list and pull out the numeric entries.
 
-    Returns the entries per id and, per id, ``usefulCycles`` and ``physicalWorkCycles`` as floats
-    (NaN where the list has no such entry). Errors name the first sample that carries the list.
+    Returns the entries per id and, per id, ``usefulCycles`` and ``physicalWorkCycles`` as
+    Float64 series (null where the list has no such entry). Errors name the first sample that
+    carries the list. Nothing here imports numpy: a dump the compiled decoder read hands its
+    ids over as polars, and a summary then needs no numpy at all.
     """
-    import numpy as np
-
     table: list[MetadataEntries] = []
-    numbers = np.full((len(distinct), len(METADATA_NUMBER_KEYS)), np.nan)
+    numbers: list[list[float | None]] = [[None] * len(distinct) for _ in METADATA_NUMBER_KEYS]
     for metadata_id, text in enumerate(distinct):
 
         def where(metadata_id: int = metadata_id) -> str:
-            return place(int(np.flatnonzero(ids == metadata_id)[0]))
+            carriers = pl.Series(ids) == metadata_id
+            return place(int(carriers.arg_true()[0]))
 
         try:
             entries = _METADATA_DECODER.decode(text)
@@ -315,30 +316,29 @@ def decode_metadata(
                 raise InputError(
                     path, where(), f"metadata {key} {value!r} is not a finite, non-negative number"
                 )
-            numbers[metadata_id, column] = number
-    return table, numbers[:, 0], numbers[:, 1]
+            numbers[column][metadata_id] = number
+    useful, physical = (pl.Series(column, dtype=pl.Float64) for column in numbers)
+    return table, useful, physical
 
 
 def build_sample_frame(
     columns: Mapping[str, Sequence[object] | np.ndarray | pl.Series],
-    metadata_ids: np.ndarray,
-    useful_by_id: np.ndarray,
-    physical_by_id: np.ndarray,
+    metadata_ids: np.ndarray | pl.Series,
+    useful_by_id: pl.Series,
+    physical_by_id: pl.Series,
 ) -> pl.DataFrame:
     """Assemble the typed frame from raw columns and interned metadata ids (-1: none).
 
     The per-sample metadata columns are gathers from the per-id tables by the nullable id
     column (a null id gathers null), so no sample-sized temporaries are made beyond the results.
     """
-    import numpy as np
-
     ids = pl.Series("metadataId", metadata_ids, dtype=pl.Int64)
     ids = pl.select(pl.when(ids >= 0).then(ids).cast(pl.UInt32)).to_series().alias("metadataId")
 
-    def per_sample(values_by_id: np.ndarray) -> pl.Series:
-        if len(values_by_id) == 0:
-            return pl.Series(np.full(len(metadata_ids), np.nan)).fill_nan(None)
-        return pl.Series(values_by_id, dtype=pl.Float64).fill_nan(None).gather(ids)
+    def per_sample(values_by_id: pl.Series) -> pl.Series:
+        if values_by_id.len() == 0:
+            return pl.repeat(None, ids.len(), dtype=pl.Float64, eager=True)
+        return values_by_id.gather(ids)
 
     series = {
         name: pl.Series(name, columns[name], dtype=SAMPLE_SCHEMA[name], strict=False)
