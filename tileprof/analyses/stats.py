@@ -76,17 +76,19 @@ def nearest_ranks(column: str, percents: Sequence[int]) -> pl.Expr:
 def union_length(offset: str = "offset", end: str = "_end", *, in_order: bool = False) -> pl.Expr:
     """Length of the union of a group's intervals [offset, end), as a group aggregation.
 
-    In offset order, each interval adds the part of it that ends beyond every earlier interval
-    (the earlier ones all start no later, so together they cover up to their running maximum
-    end; how intervals that start together are ordered does not change the sum). Sorting
-    inside the aggregation sorts each group alone, in parallel. ``in_order``: the frame is in
-    offset order already (as dumps usually are), so each group is too (a group keeps its rows'
-    order) and nothing is sorted: the sorts were half of a group table's cost.
+    The span from the first start to the last end, less its gaps: in offset order, an interval
+    that starts after every earlier one has ended (the earlier ones all start no later, so
+    together they cover up to their running maximum end) leaves a gap from that end to its
+    start. How intervals that start together are ordered changes no gap. Sorting inside the
+    aggregation sorts each group alone, in parallel. ``in_order``: the frame is in offset order
+    already (as dumps usually are), so each group is too (a group keeps its rows' order) and
+    nothing is sorted: the sorts were half of a group table's cost.
     """
     starts = pl.col(offset) if in_order else pl.col(offset).sort()
     ends = pl.col(end) if in_order else pl.col(end).sort_by(offset)
     covered_until = ends.cum_max().shift(1)
-    return (ends - pl.max_horizontal(starts, covered_until)).clip(lower_bound=0).sum()
+    gaps = (starts - covered_until).clip(lower_bound=0).sum()
+    return pl.col(end).max() - pl.col(offset).min() - gaps
 
 
 def _ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
