@@ -367,3 +367,15 @@ def test_profile_span() -> None:
     assert profile_span(frame([])) is None
     assert profile_span(frame([sample(0, 7, 0)])) == 0
     assert profile_span(frame([sample(0, 10, 5), sample(1, 3, 2), sample(2, 12, 1)])) == 12
+
+
+def test_phase_ms_is_true_division_where_the_reciprocal_differs() -> None:
+    """phaseMs = cycles × 1000 / clockHz divided exactly, not multiplied by 1 / clockHz (which
+    differs in the last bit for these cycle counts at 1.5 GHz), for one group and for many."""
+    spans = [15, 17, 23, 30]
+    assert all(s * 1000 / CLOCK != s * 1000 * (1 / CLOCK) for s in spans)
+    for count in (1, len(spans)):
+        rows = stats([sample(0, 0, span, f"k{span}") for span in spans[:count]])
+        assert [rows[f"k{s}"]["phaseMs"] for s in spans[:count]] == [
+            s * 1000 / CLOCK for s in spans[:count]
+        ]
