@@ -2,9 +2,9 @@
 
 The tile device is one process with one track per tile; samples that overlap an earlier sample
 of their tile go on that tile's "overlap" tracks (lanes 1, 2, … by greedy interval
-partitioning), so that slices on one track never overlap. GPU traces give one process per
-device with one track per stream. Timestamps are integer ns, aligned per target (``Alignment``).
-Every definition is in docs/metrics.md ("Trace").
+partitioning, as few as the deepest overlap), so that slices on one track never overlap. GPU
+traces give one process per device with one track per stream. Timestamps are integer ns,
+aligned per target (``Alignment``). Every definition is in docs/metrics.md ("Trace").
 """
 
 from __future__ import annotations
@@ -122,12 +122,13 @@ def cycles_to_ns(cycles: np.ndarray, clock_hz: float) -> np.ndarray:
 def assign_lanes(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """Per interval, its lane: 0 unless it starts before an earlier interval of the same key
     ends (the rule of ``tileprof.analyses.quality.overlapping_samples``, intervals ordered by start
-    then end); the flagged ones are partitioned again into lane 1, and so on. Slices in one
-    lane never overlap.
+    then end, ties in input order); a flagged one goes on the lowest overlap lane (1, 2, …)
+    whose last interval has ended by its start. Slices in one lane never overlap, and the
+    overlap lanes are as few as the flagged intervals' deepest overlap: a tile whose six worker
+    threads overlap all the time gets at most six overlap tracks.
 
-    Level by level that is one pass per lane, and a tile whose samples all overlap has
-    hundreds of lanes; the compiled core (crates/tileprof-pftrace/src/lanes.rs, which shows
-    why the lanes are the same) gives each interval its lane in one pass after one sort.
+    The compiled core (crates/tileprof-pftrace/src/lanes.rs) gives each interval its lane in
+    one sweep after one sort.
     """
     import tileprof.inputs._native as compiled
     from tileprof.inputs.threads import jobs
