@@ -11,6 +11,10 @@ Shape (as issue 6 asks): about 40% of samples carry the seed-004 full metadata l
 the rest 0 to 3 entries, 15% are exchange samples; 1472 tiles at 1.5 GHz. Each tile runs its
 samples one after another (no overlap on a tile, small gaps between them); the dump lists the
 samples in time order, phases cut the timeline into 400 steps and epochs into two halves.
+
+``overlap=True`` (``--overlap``) runs each tile's samples on ``WORKER_THREADS`` worker threads
+instead, as an IPU tile does: each thread runs its samples back to back, the threads side by
+side, so nearly every sample overlaps another of its tile (up to six at once).
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ CLOCK_HZ = 1_500_000_000
 KERNELS = tuple(f"kernel_{k:02d}_gemm_f16_rows_interleaved_k80_c{16 * k}" for k in range(48))
 VARIANTS = 8
 PHASES = 400
+WORKER_THREADS = 6
+"""Worker threads per tile in an ``overlap`` dump (an IPU tile runs six)."""
 CHUNK = 1_000_000
 """Samples per ``DumpBuilder.add`` call (bounds the temporary per-sample string lists)."""
 
@@ -93,8 +99,9 @@ def timeline(
     return offset
 
 
-def build(samples: int, seed: int = 4) -> SyntheticDump:
-    """The benchmark dump of ``samples`` samples (deterministic for a given seed)."""
+def build(samples: int, seed: int = 4, overlap: bool = False) -> SyntheticDump:
+    """The benchmark dump of ``samples`` samples (deterministic for a given seed); with
+    ``overlap``, each tile's samples run on ``WORKER_THREADS`` threads side by side."""
     rng = np.random.default_rng(seed)
     is_exchange = rng.random(samples) < 0.15
     has_full = ~is_exchange & (rng.random(samples) < 0.40 / 0.85)
@@ -107,7 +114,8 @@ def build(samples: int, seed: int = 4) -> SyntheticDump:
         is_exchange, rng.integers(50, 5_000, samples), rng.integers(100, 50_000, samples)
     )
     gap = rng.integers(0, 600, samples)
-    offset = timeline(tile, duration, gap)
+    worker = rng.integers(0, WORKER_THREADS, samples) if overlap else np.zeros(samples, np.int64)
+    offset = timeline(tile * WORKER_THREADS + worker, duration, gap)
     # the dump lists samples in time order, as the device writes them
     order = np.argsort(offset, kind="stable")
     span = int((offset + duration).max()) + 1 if samples else 1
@@ -145,12 +153,17 @@ def build(samples: int, seed: int = 4) -> SyntheticDump:
     return builder.build()
 
 
-def write_dump(samples: int, folder: Path, fmt: str, seed: int = 4) -> Path:
+def dump_name(samples: int, fmt: str, overlap: bool = False) -> str:
+    """The file name of a benchmark dump."""
+    return f"dump_{samples}{'_overlap' if overlap else ''}.{fmt}"
+
+
+def write_dump(samples: int, folder: Path, fmt: str, seed: int = 4, overlap: bool = False) -> Path:
     """The ``fmt`` (``json`` or ``ndjson``) dump of ``samples`` samples, reusing an existing one."""
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"dump_{samples}.{fmt}"
+    path = folder / dump_name(samples, fmt, overlap)
     if not path.exists():
-        dump = build(samples, seed)
+        dump = build(samples, seed, overlap)
         tmp = path.with_name(path.name + ".tmp")
         (dump.write_json if fmt == "json" else dump.write_ndjson)(tmp)
         tmp.replace(path)
@@ -194,10 +207,16 @@ if __name__ == "__main__":
     parser.add_argument("--samples", type=int, default=1_000_000)
     parser.add_argument("--format", choices=["json", "ndjson", "both"], default="both")
     parser.add_argument("--folder", type=Path, default=Path("/tmp/tileprof-bench"))
+    parser.add_argument("--overlap", action="store_true", help="six worker threads per tile")
     args = parser.parse_args()
     began = time.perf_counter()
-    if args.format == "both":
-        paths: tuple[Path, ...] = write_dumps(args.samples, args.folder)
+    if args.overlap:
+        formats = ("json", "ndjson") if args.format == "both" else (args.format,)
+        paths: tuple[Path, ...] = tuple(
+            write_dump(args.samples, args.folder, f, overlap=True) for f in formats
+        )
+    elif args.format == "both":
+        paths = write_dumps(args.samples, args.folder)
     else:
         paths = (write_dump(args.samples, args.folder, args.format),)
     for p in paths:

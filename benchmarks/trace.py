@@ -1,13 +1,17 @@
 """Benchmark: ``tileprof trace -o OUT.pftrace`` against ``tileprof summary`` on one dump.
 
 Run from the repository root: ``python benchmarks/trace.py [--samples N] [--repeat R]
-[--folder DIR]``. The JSON dump comes from ``dumpgen.py`` (the fixture builder), generated in a
-child process and cached in ``--folder``. Each command runs as its own process (imports
-included, as a user sees it), the two alternating; the script prints wall seconds (best and
-median of R runs), the CPU seconds each process used (user + system: steadier than wall time
-on a shared machine), each process's peak resident memory, the trace/summary ratios (issue 13's
-targets: time ≤ 1×, memory ≤ 1.5×) and the trace's bytes per sample (target: < 40). Then, in one
-more child process, the stages of ``trace`` apart (load, timeline, write), wall and CPU seconds.
+[--folder DIR] [--overlap]``. The JSON dump comes from ``dumpgen.py`` (the fixture builder),
+generated in a child process and cached in ``--folder``; ``--overlap`` measures a second dump in
+the same run, whose tiles each run six worker threads side by side (nearly every sample overlaps
+others of its tile, so the trace puts them on overlap tracks). Each command runs as its own
+process (imports included, as a user sees it), the two alternating; the script prints wall
+seconds (best and median of R runs), the CPU seconds each process used (user + system: steadier
+than wall time on a shared machine), each process's peak resident memory, the trace/summary
+ratios (issue 13's targets: time ≤ 1×, memory ≤ 1.5×; issue 22's: time ≤ 1× with and without
+overlapping samples) and the trace's bytes per sample (target: < 40). Then, in one more child
+process, the stages of ``trace`` apart (load, timeline, write), wall and CPU seconds.
+The load average is printed before and after (the machine is shared).
 """
 
 from __future__ import annotations
@@ -60,35 +64,18 @@ def stages(dump: Path) -> None:
         print(f"  stage {name:8s} wall {w1 - w0:6.2f} s  CPU {c1 - c0:6.2f} s")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=1_000_000)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument(
-        "--folder", type=Path, default=Path(tempfile.gettempdir()) / "tileprof-bench"
-    )
-    parser.add_argument("--stages-of", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.stages_of:
-        stages(args.stages_of)
-        return
-    args.folder.mkdir(parents=True, exist_ok=True)
-    dump = args.folder / f"dump_{args.samples}.json"
-    if not dump.exists():  # in a child process: a parent keeps its peak RSS across fork
-        command = [sys.executable, dumpgen.__file__, "--samples", str(args.samples)]
-        command += ["--format", "json", "--folder", str(args.folder)]
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    out = args.folder / "trace.pftrace"
+def measure(dump: Path, samples: int, repeat: int, out: Path) -> None:
+    """``summary`` and ``trace`` of ``dump``, alternating, then the stages of ``trace``."""
     tileprof = [sys.executable, "-m", "tileprof"]
     commands = {
         "summary": [*tileprof, "summary", str(dump)],
         "trace": [*tileprof, "trace", str(dump), "-o", str(out), "--force"],
     }
     results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
-    for _ in range(args.repeat):
+    for _ in range(repeat):
         for name, command in commands.items():
             results[name].append(timed(command))
-    print(f"{dump.name}: {dump.stat().st_size / 2**20:.1f} MiB, {args.samples:,} samples")
+    print(f"{dump.name}: {dump.stat().st_size / 2**20:.1f} MiB, {samples:,} samples")
     medians, cpus, peaks = {}, {}, {}
     for name, runs in results.items():
         seconds = [s for s, _, _ in runs]
@@ -100,11 +87,48 @@ def main() -> None:
             f"CPU median {cpus[name]:6.2f} s  peak memory {peaks[name]:7.1f} MiB"
         )
     size = out.stat().st_size
-    print(f"  trace file: {size / 2**20:.1f} MiB, {size / args.samples:.1f} bytes a sample")
+    print(f"  trace file: {size / 2**20:.1f} MiB, {size / samples:.1f} bytes a sample")
     print(f"  trace / summary time (median): {medians['trace'] / medians['summary']:.2f}×")
     print(f"  trace / summary CPU time (median): {cpus['trace'] / cpus['summary']:.2f}×")
     print(f"  trace / summary peak memory: {peaks['trace'] / peaks['summary']:.2f}×")
     subprocess.run([sys.executable, __file__, "--stages-of", str(dump)], check=True)
+
+
+def ensure_dump(folder: Path, samples: int, overlap: bool) -> Path:
+    """The benchmark dump, generated in a child process (a parent keeps its peak RSS across
+    fork) unless it is there."""
+    dump = folder / dumpgen.dump_name(samples, "json", overlap)
+    if not dump.exists():
+        command = [sys.executable, dumpgen.__file__, "--samples", str(samples)]
+        command += ["--format", "json", "--folder", str(folder)]
+        command += ["--overlap"] if overlap else []
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return dump
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--folder", type=Path, default=Path(tempfile.gettempdir()) / "tileprof-bench"
+    )
+    parser.add_argument(
+        "--overlap", action="store_true", help="also a dump whose samples overlap on their tiles"
+    )
+    parser.add_argument("--stages-of", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.stages_of:
+        stages(args.stages_of)
+        return
+    args.folder.mkdir(parents=True, exist_ok=True)
+    dumps = [ensure_dump(args.folder, args.samples, overlap=False)]
+    if args.overlap:
+        dumps.append(ensure_dump(args.folder, args.samples, overlap=True))
+    print("load average (1, 5, 15 min): {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    for dump in dumps:
+        measure(dump, args.samples, args.repeat, args.folder / "trace.pftrace")
+    print("load average (1, 5, 15 min): {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
 
 
 if __name__ == "__main__":

@@ -300,6 +300,48 @@ def flags_in_two_modules(trees: dict[str, ast.Module]) -> list[str]:
 TREES = {m: ast.parse(p.read_text(encoding="utf-8")) for m, p in MODULES.items()}
 
 
+COMPILED_CORE = "tileprof.inputs._native"
+COMPILED_CORE_USERS = {
+    "tileprof.inputs.native": "the decoder's columns into the sample frame",
+    "tileprof.model.trace": "the overlap lanes and the counters' bins",
+    "tileprof.views.trace.perfetto": "the .pftrace slice and track encoder",
+}
+"""The modules that may import the compiled module (crates/, one maturin extension, built as
+``tileprof.inputs._native``), each for its own functions. The walker above sees no compiled
+module, so this check reads those imports itself (docs/architecture.md)."""
+
+
+def compiled_core_imports(trees: dict[str, ast.Module]) -> set[str]:
+    """The modules that import the compiled module, in any spelling."""
+    found = set()
+    for module, tree in trees.items():
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.ImportFrom) and node.level:  # from . import _native
+                package = module.split(".")[: len(module.split(".")) - node.level]
+                names = [".".join([*package, a.name]) for a in node.names]
+            if COMPILED_CORE in names:
+                found.add(module)
+    return found
+
+
+def test_only_the_named_modules_use_the_compiled_core() -> None:
+    assert compiled_core_imports(TREES) <= set(COMPILED_CORE_USERS)
+    assert {"tileprof.inputs.native", "tileprof.views.trace.perfetto"} <= compiled_core_imports(
+        TREES
+    )
+    violation = {
+        "tileprof.analyses.stats": ast.parse("def f():\n    from tileprof.inputs import _native\n"),
+        "tileprof.inputs.tile.json_dump": ast.parse("from .. import _native\n"),
+        "tileprof.views.html.data": ast.parse("import tileprof.inputs._native as core\n"),
+    }
+    assert compiled_core_imports(violation) == set(violation)
+
+
 def test_no_function_is_longer_than_the_cap() -> None:
     assert long_functions(TREES) == []
 

@@ -283,3 +283,48 @@ def test_folder_as_input(tmp_path: Path) -> None:
     folder = tmp_path / "d.json"
     folder.mkdir()
     assert "folder" in error_of(folder)
+
+
+def validation_error(samples: list[dict[str, object]], tile_count: int = 16) -> str | None:
+    """What ``validate_samples`` says of these samples' frame (None: nothing)."""
+    from tests.samples import frame
+    from tileprof.inputs._common import validate_samples
+
+    try:
+        validate_samples(frame(samples), Path("d.json"), tile_count, lambda i: f"sample {i}")
+    except InputError as error:
+        return str(error)
+    return None
+
+
+@pytest.mark.parametrize(
+    ("durations", "useful", "expected"),
+    [
+        # durations whose bound (max × count) is beyond 2^63 - 1 but whose sum is not
+        ([2**62, 0, 0], [None] * 3, None),
+        ([2**62 - 1] * 3, [None] * 3, "sample 2: the durations up to here add up beyond 2^63"),
+        # floats whose bound (2 × max × count) is beyond a float but whose sum is not
+        ([1] * 3, [1e308, 0.0, 0.0], None),
+        ([1] * 3, [1e308, 1e308, 0.0], "sample 1: metadata usefulCycles values up to here"),
+        ([1] * 3, [1.0, 2.0, None], None),  # small: the bound rules the sum out
+    ],
+)
+def test_running_sums_are_refused_at_their_first_row_beyond(
+    durations: list[int], useful: list[float | None], expected: str | None
+) -> None:
+    samples = [
+        sample(t, 0, d, "k", useful=u, physical=None if u is None else 1.0)
+        for t, (d, u) in enumerate(zip(durations, useful, strict=True))
+    ]
+    message = validation_error(samples)
+    assert (message is None) == (expected is None), message
+    assert message is None or expected in message
+
+
+def test_the_first_failing_check_in_order_names_its_first_row() -> None:
+    samples = [sample(0, 0, 1, "k"), sample(20, 0, 1, "k"), sample(1, 0, -5, "k")]
+    # the negative duration (sample 2) comes before the tile beyond tileCount (sample 1)
+    assert "sample 2: negative duration -5" in (validation_error(samples) or "")
+    samples[2] = sample(1, 0, 5, "k")
+    message = validation_error(samples) or ""
+    assert "sample 1: physicalTile 20 is not below tileCount 16" in message

@@ -155,3 +155,31 @@ def test_history_loads_neither_numpy_nor_rich(tmp_path: Path) -> None:
         loaded = tops(loaded_after(code))
         assert {"polars", "deltalake"} <= loaded
         assert loaded & {"numpy", "rich", "jinja2", "matplotlib"} == set(), output_format
+
+
+def test_summary_loads_only_what_reads_and_summarises_a_dump(tmp_path: Path) -> None:
+    """Not the gatherer of ``runs``/``report`` (run sources, links, findings), not the store,
+    not rich for a JSON document; and the modules that summarise import no numpy themselves
+    (the decoder's hand-over in inputs/native.py is the one numpy user left on this path)."""
+    dump = write_dump(tmp_path / "d.json", [sample(0, 0, 10, "gemm", useful=5)])
+    code = (
+        "from tileprof.commands.cli import main\n"
+        f"try:\n    main(['summary', {str(dump)!r}, '--format', 'json'])\n"
+        "except SystemExit as exc:\n    assert not exc.code, exc.code"
+    )
+    loaded = loaded_after(code)
+    unneeded = {
+        "tileprof.model.gather",
+        "tileprof.model.store.aggregate",
+        "tileprof.model.store.tables",
+        "tileprof.inputs.sources",
+        "tileprof.analyses.links",
+        "tileprof.analyses.findings",
+    }
+    assert loaded & unneeded == set()
+    assert tops(loaded) & {"rich", "jinja2", "deltalake", "matplotlib"} == set()
+    summarising = (
+        "import tileprof.commands.summary, tileprof.model.profile, tileprof.model.reading\n"
+        "import tileprof.analyses.summary, tileprof.views.renderers, tileprof.inputs._common"
+    )
+    assert "numpy" not in tops(loaded_after(summarising))

@@ -7,6 +7,7 @@ import gzip
 import io
 import itertools
 import json
+import zlib
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,7 @@ from tests.samples import sample, write_dump
 from tests.trace_decode import Decoded, decode, packets
 from tileprof.commands.cli import cli
 from tileprof.model.trace import assign_lanes, cycles_to_ns
-from tileprof.views.trace import protowire as w
-from tileprof.views.trace.perfetto import SliceRows, encode_slices
+from tileprof.views.trace.perfetto import SliceColumns, encode_slices
 
 TRACES = Path(__file__).resolve().parent.parent / "fixtures" / "traces"
 TARGET = "tile device (4 tiles @ 1.5 GHz)"
@@ -90,8 +90,9 @@ def test_lanes_follow_the_report_overlap_definition() -> None:
     starts = np.array([0, 1, 2, 10, 0, 5, 3])
     ends = np.array([5, 3, 4, 12, 5, 6, 3])
     # key 0: [0,5) lane 0; [1,3) inside it → 1; [2,4) overlaps [1,3) → 2; the zero-length
-    # [3,3) lies inside [2,4) → 3; [10,12) is free → 0. Key 1 touches only: all lane 0.
-    assert assign_lanes(keys, starts, ends).tolist() == [0, 1, 2, 0, 0, 0, 3]
+    # [3,3) lies inside [2,4), and lane 1 is free again at 3 → 1; [10,12) is free → 0. Key 1
+    # touches only: all lane 0.
+    assert assign_lanes(keys, starts, ends).tolist() == [0, 1, 2, 0, 0, 0, 1]
 
 
 def test_pftrace_holds_every_sample_once_on_its_tile(dump: Path, tmp_path: Path) -> None:
@@ -193,11 +194,32 @@ def test_batches_do_not_change_the_trace(dump: Path, tmp_path: Path) -> None:
     serial = _serial(timeline)  # threads change nothing in the file
     assert threaded.getvalue() == serial and small.getvalue() == serial
     compressed = [p for p in pb.Trace.FromString(small.getvalue()).packet if p.compressed_packets]
-    assert len(compressed) == 4  # 7 samples in batches of 2
+    # 7 samples in batches of 2, and tile 1's two overlap tracks in one batch
+    assert len(compressed) == 4 + 1
     a, b = decode(tmp_path / "a.pftrace"), decode(tmp_path / "b.pftrace")
     assert [(s.track, s.begin, s.end, s.name, s.args) for s in a.slices] == [
         (s.track, s.begin, s.end, s.name, s.args) for s in b.slices
     ]
+
+
+def test_jobs_reach_the_encoder_and_change_nothing_in_the_file(dump: Path, tmp_path: Path) -> None:
+    from tileprof.analyses.filters import Filters
+    from tileprof.inputs import threads
+    from tileprof.model.profile import load
+    from tileprof.model.trace import Alignment, build_timeline
+
+    before = threads.setting()
+    try:
+        threads.configure(3)
+        assert build_timeline(load(dump), Filters(), [], Alignment()).jobs == 3
+    finally:
+        threads.configure(before)
+    files = []
+    for jobs in ("1", "3"):
+        out = tmp_path / f"t{jobs}.pftrace"
+        assert run("trace", str(dump), "-o", str(out), "--jobs", jobs)[0] == 0
+        files.append(out.read_bytes())
+    assert files[0] == files[1]
 
 
 def _serial(timeline: Any) -> bytes:
@@ -209,7 +231,8 @@ def _serial(timeline: Any) -> bytes:
 
 
 def test_encoder_agrees_with_protos_built_packets() -> None:
-    """The column encoder against packets built one by one through the perfetto protos."""
+    """The compiled column encoder against packets built one by one through the perfetto
+    protos: every field, nulls and NaN as absent annotations, list entries in order."""
     rng = np.random.default_rng(7)
     n = 50
     track = rng.integers(1, 2**40, n)
@@ -219,29 +242,44 @@ def test_encoder_agrees_with_protos_built_packets() -> None:
     ints[:5] = [0, 1, 127, 128, -1]
     present = rng.random(n) < 0.7
     doubles = rng.random(n) * 1e6
-    statics = [
-        pb.TrackEvent(name_iid=3, category_iids=[2]).SerializeToString(),
-        pb.TrackEvent(name_iid=300).SerializeToString(),
-    ]
-    which = rng.integers(0, 2, n)
-    rows = SliceRows(
-        track=track,
-        begin=begin,
-        end=end,
-        static=w.table(statics, which),
-        ints=[(5, ints, present), (6, ints // 7, np.ones(n, dtype=bool))],
-        doubles=[(200, doubles, ~present)],
+    doubles[3] = np.nan  # NaN is no value
+    names = rng.integers(1, 400, n)
+    category = rng.integers(1, 3, n)
+    with_category = rng.random(n) < 0.5
+    strings = rng.integers(1, 2**33, n)
+    lists = [[(9, 10), (11, 12)], [], [(13, 2**40)]]
+    index = rng.integers(0, 3, n)
+    with_list = rng.random(n) < 0.8
+    frame = pl.DataFrame(
+        {
+            "track": track,
+            "begin": begin,
+            "end": end,
+            "name": names,
+            "category": pl.Series(np.where(with_category, category, 0)).replace(0, None),
+            "a": pl.Series(ints).set(pl.Series(~present), None),  # type: ignore[arg-type]
+            "b": ints // 7,
+            "c": pl.Series(doubles).set(pl.Series(present), None),  # type: ignore[arg-type]
+            "s": strings,
+            "m": pl.Series(index).set(pl.Series(~with_list), None),  # type: ignore[arg-type]
+        }
     )
-    got = list(pb.Trace.FromString(encode_slices(rows)).packet)
+    columns = SliceColumns(frame, [(5, "a"), (6, "b")], [(200, "c")], [(7, "s")], lists, "m")
+    got = [p for chunk in encode_slices(columns, batch=16, workers=2) for p in _inflated(chunk)]
     assert len(got) == 2 * n
     for i in range(n):
         event = pb.TrackEvent(type=pb.TrackEvent.TYPE_SLICE_BEGIN, track_uuid=int(track[i]))
+        event.name_iid = int(names[i])
+        if with_category[i]:
+            event.category_iids.append(int(category[i]))
         if present[i]:
             event.debug_annotations.add(name_iid=5, int_value=int(ints[i]))
         event.debug_annotations.add(name_iid=6, int_value=int(ints[i] // 7))
-        if not present[i]:
+        if not present[i] and i != 3:
             event.debug_annotations.add(name_iid=200, double_value=float(doubles[i]))
-        event.MergeFromString(statics[which[i]])
+        event.debug_annotations.add(name_iid=7, string_value_iid=int(strings[i]))
+        for name, value in lists[index[i]] if with_list[i] else []:
+            event.debug_annotations.add(name_iid=name, string_value_iid=value)
         expected_begin = pb.TracePacket(
             timestamp=int(begin[i]),
             trusted_packet_sequence_id=1,
@@ -256,6 +294,112 @@ def test_encoder_agrees_with_protos_built_packets() -> None:
         )
         assert got[2 * i] == expected_begin
         assert got[2 * i + 1] == expected_end
+
+
+def _inflated(chunk: bytes) -> list[pb.TracePacket]:
+    """The packets of one compressed batch, by the protos and zlib."""
+    (outer,) = pb.Trace.FromString(chunk).packet
+    return list(pb.Trace.FromString(zlib.decompress(outer.compressed_packets)).packet)
+
+
+def test_a_bad_column_or_a_panic_in_the_encoder_is_one_line(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    from tileprof.core.errors import OutputError
+    from tileprof.inputs import _native
+
+    frame = pl.DataFrame({"track": [1], "begin": [-1], "end": [2], "name": [1], "category": [1]})
+    with pytest.raises(OutputError, match=r"encoder \(columns: begin is negative at row 0\)"):
+        encode_slices(SliceColumns(frame, [], [], [], []))
+    with pytest.raises(_native.EncodeError) as caught:
+        _native._panic_in_encoder(2)
+    assert caught.value.args == ("panic", "an encoding thread panicked on purpose")
+    assert capfd.readouterr().err == ""  # the panic hook keeps Rust's message off stderr
+
+
+def _lanes_plainly(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[int]:
+    """The lane rule as assign_lanes' docstring states it, one interval at a time in plain
+    Python (the reference): lane 0 unless the interval starts below its key's largest end so
+    far, else the lowest overlap lane whose last interval has ended by its start."""
+    lanes = [0] * keys.size
+    order = sorted(range(keys.size), key=lambda i: (keys[i], starts[i], ends[i], i))
+    until: dict[int, int] = {}
+    lane_ends: dict[int, list[int]] = {}
+    for i in order:
+        key, start, end = int(keys[i]), int(starts[i]), int(ends[i])
+        flagged = key in until and start < until[key]
+        until[key] = max(until.get(key, end), end)
+        if flagged:
+            taken = lane_ends.setdefault(key, [])
+            free = [lane for lane, last in enumerate(taken) if last <= start]
+            slot = free[0] if free else len(taken)
+            if slot == len(taken):
+                taken.append(end)
+            taken[slot] = end
+            lanes[i] = slot + 1
+    return lanes
+
+
+def test_samples_that_all_overlap_keep_their_lanes_tracks_and_args(tmp_path: Path) -> None:
+    """Six workers per tile, back to back: nearly every sample overlaps, the overlap lanes stay
+    within the six workers' concurrency, and the lane tracks go through the compiled
+    descriptor encoder in several batches."""
+    from tileprof.analyses.filters import Filters
+    from tileprof.model.profile import load
+    from tileprof.model.trace import Alignment, build_timeline
+    from tileprof.views.trace.perfetto import write_pftrace
+
+    rng = np.random.default_rng(11)
+    samples = []
+    for tile in (0, 2):
+        for worker in range(6):
+            offset = int(rng.integers(0, 5))
+            for _ in range(8):
+                duration = int(rng.integers(3, 40))
+                samples.append(sample(tile, offset, duration, f"k{worker}", phase=worker))
+                offset += duration + int(rng.integers(0, 3))
+    for s in samples:
+        s.pop("extra_meta", None)
+    dump = write_dump(tmp_path / "d.json", samples, tileCount=4)
+    timeline = build_timeline(load(dump), Filters(), [], Alignment())
+    assert 2 < timeline.tile.lanes <= 7  # lane 0 and at most six overlap lanes
+    out = io.BytesIO()
+    write_pftrace(out, timeline, batch=7, workers=2)
+    (tmp_path / "t.pftrace").write_bytes(out.getvalue())
+    decoded = decode(tmp_path / "t.pftrace")
+    got = sorted(
+        (*_tile_and_lane(decoded, s.track), s.begin, s.end, s.name, s.args["phase"])
+        for s in decoded.slices
+    )
+    frame = timeline.tile.slices
+    expected = sorted(
+        zip(
+            *(
+                frame[c].cast(pl.String if c == "group" else pl.Int64).to_list()
+                for c in ("tile", "lane", "begin_ns", "end_ns", "group", "phase")
+            ),
+            strict=True,
+        )
+    )
+    assert got == expected and len(got) == len(samples)
+    for uuid, index in decoded.first_use.items():
+        assert decoded.declared_at[uuid] < index
+    lane_tracks = [d for d in decoded.descriptors.values() if d.name.startswith("overlap")]
+    lanes = frame.filter(pl.col("lane") > 0).select("tile", "lane").unique().height
+    assert len(lane_tracks) == lanes and decoded.uuid_repeats == 0
+    assert all(d.sibling_order_rank == _tile_and_lane(decoded, d.uuid)[1] for d in lane_tracks)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lanes_equal_the_plainly_stated_rule(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = 3000
+    keys = rng.integers(0, 1 + seed * 3, n)
+    starts = rng.integers(0, 50_000, n) // (1 + 50 * (seed % 2))  # many ties when divided
+    ends = starts + rng.integers(0, 4_000, n) * (seed % 3)  # seed 0 and 3: zero lengths
+    lanes = assign_lanes(keys, starts, ends)
+    assert lanes.tolist() == _lanes_plainly(keys, starts, ends)
+    assert assign_lanes(keys[:0], starts[:0], ends[:0]).tolist() == []
 
 
 # ---------------------------------------------------------------- Chrome JSON

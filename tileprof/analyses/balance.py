@@ -7,9 +7,12 @@ of the matched samples on *t*, for every tile 0 … tileCount − 1 (idle tiles 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
+
+if TYPE_CHECKING:  # numpy is imported where it computes (a summary loads a profile, not this)
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,8 @@ class TileBalance:
 
 def tile_balance(matched: pl.DataFrame, tile_count: int) -> TileBalance:
     """Busy cycles per tile, idle tiles included, so an idle or overloaded tile stands out."""
+    import numpy as np
+
     in_range = matched.filter(pl.col("tile") < tile_count)
     busy = np.bincount(
         in_range["tile"].to_numpy().astype(np.int64),
@@ -47,6 +52,8 @@ def tile_balance(matched: pl.DataFrame, tile_count: int) -> TileBalance:
 def tile_balance_frame(samples: pl.DataFrame, tile_count: int) -> pl.DataFrame:
     """Busy cycles per tile as a frame: ``tile`` (every tile below tileCount) and
     ``busyCycles`` (``Profile.tile_balance``)."""
+    import numpy as np
+
     busy = tile_balance(samples, tile_count).busy
     return pl.DataFrame(
         {"tile": np.arange(tile_count, dtype=np.int64), "busyCycles": busy},

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import polars as pl
 
 QUALITY_SCHEMA: dict[str, pl.DataType] = {
@@ -34,6 +33,8 @@ def overlapping_samples(samples: pl.DataFrame) -> tuple[int, int]:
     intervals are shifted by tile rank × (span + 1), so one running maximum of ends over the
     whole array restarts at every tile.
     """
+    import numpy as np  # here, not at the top: a summary loads this module, never calls it
+
     if samples.height == 0:
         return 0, 0
     ordered = samples.select("tile", "offset", "duration").sort(["tile", "offset", "duration"])

@@ -10,11 +10,14 @@ frames (``Profile.occupancy`` and ``Profile.active_tiles``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
 
 from tileprof.analyses.filters import group_name
+
+if TYPE_CHECKING:  # numpy is imported where it computes (a summary loads a profile, not this)
+    import numpy as np
 
 TIME_BINS = 320
 """Columns of the occupancy map and points of the active-tiles curve."""
@@ -40,11 +43,15 @@ class TimeBins:
     @property
     def edges(self) -> np.ndarray:
         """Bin edges in cycles, ``count + 1`` of them."""
+        import numpy as np
+
         return self.start + self.width * np.arange(self.count + 1, dtype=np.int64)
 
     @property
     def covered(self) -> np.ndarray:
         """Cycles of each bin inside [start, stop): the divisor of a bin's mean."""
+        import numpy as np
+
         edges = self.edges
         return (np.minimum(edges[1:], self.stop) - edges[:-1]).astype(np.float64)
 
@@ -83,6 +90,8 @@ def binned_cycles(
     Each interval adds its partial first and last bins directly and its full middle bins
     through a difference array, so the cost is O(intervals + keys × bins) whatever the lengths.
     """
+    import numpy as np
+
     nb, w = bins.count, bins.width
     rel_start = starts - bins.start
     rel_end = ends - bins.start
@@ -148,6 +157,8 @@ def tile_activity(
     matched: pl.DataFrame, tile_count: int, bins_count: int = TIME_BINS
 ) -> tuple[OccupancyMap | None, ActiveTiles | None]:
     """The occupancy map and the active-tiles curve of the matched samples (tiles in range)."""
+    import numpy as np
+
     in_range = matched.filter(pl.col("tile") < tile_count)
     if in_range.height == 0:
         return None, None
@@ -182,6 +193,8 @@ def occupancy_frame(samples: pl.DataFrame, tile_count: int, bins: int = TIME_BIN
     group with most cycles in that cell; docs/metrics.md, "Charts", "Tile × time occupancy").
     Idle cells are left out.
     """
+    import numpy as np
+
     occupancy, _ = tile_activity(samples, tile_count, bins)
     schema = {
         "tile": pl.Int64,
@@ -216,6 +229,8 @@ def active_tiles_frame(
     group's samples in the bin / the bin's cycles inside the matched span (docs/metrics.md,
     "Charts", "Active tiles over time"). The groups of one bin add up to its mean active tiles.
     """
+    import numpy as np
+
     _, active = tile_activity(samples, tile_count, bins)
     schema = {
         "bin": pl.Int64,

@@ -275,7 +275,7 @@ ALL_EPOCHS_ASKED = "tileprof.all_epochs"
 
 def example_filters(filters: Filters) -> Filters:
     """The reference profile's filters: epoch 1 unless ``--epoch`` chose (``all`` included)."""
-    from tileprof.model.gather import example_epoch_filters
+    from tileprof.model.reading import example_epoch_filters
 
     context = click.get_current_context(silent=True)
     asked = context is not None and context.meta.get(ALL_EPOCHS_ASKED, False)
@@ -557,7 +557,7 @@ def example_inputs(example: bool, filters: Filters, read: Any) -> tuple[Any, Fil
     (None, None without ``--example``)."""
     if not example:
         return None, None
-    from tileprof.model.gather import example_with_device
+    from tileprof.model.reading import example_with_device
 
     return example_with_device(read.clock_hz, read.tile_count), example_filters(filters)
 

@@ -42,7 +42,7 @@ _OPTION_NAMES = ("store_uri", "runs", "labels", "engine", "scheduler", "workers"
 def store_options(function: F) -> F:
     """Add ``--store``, ``--run``, ``--label``, ``--engine``, ``--scheduler``, ``--workers`` and
     ``--task-samples``; the command receives them as ``store: StoreOptions | None``."""
-    from tileprof.model.store.aggregate import DEFAULT_TASK_SAMPLES, ENGINES
+    from tileprof.model.store import DEFAULT_TASK_SAMPLES, ENGINES
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:

@@ -60,7 +60,7 @@ def command(
     dump: Path | None, example: bool, out: Output, to: str | None, read: DumpReading
 ) -> None:
     """Convert a DUMP (or --example) to the cache layout or another dump format."""
-    from tileprof.model.gather import load_profile
+    from tileprof.model.reading import load_profile
 
     output = out.path
     assert output is not None  # required

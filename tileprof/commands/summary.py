@@ -56,7 +56,7 @@ def command(
     store: StoreOptions | None = None,
 ) -> None:
     """Rebuild per-group statistics (phase cycles, utilization, p50/p95, tiles) from a DUMP."""
-    from tileprof.model.gather import load_profile
+    from tileprof.model.reading import load_profile
 
     out.check()
     if store is not None:

@@ -67,7 +67,7 @@ def command(
 ) -> None:
     """Cut each epoch into supersteps from compute timing; show where each one's time goes
     and which tile holds it up."""
-    from tileprof.model.gather import load_profile
+    from tileprof.model.reading import load_profile
 
     out.check()
     if per_tile and per_epoch and out.format == "csv":

@@ -84,7 +84,7 @@ def command(
     The output's extension picks the format: .pftrace is Perfetto's own (open it in
     ui.perfetto.dev), .json or .json.gz the Chrome trace event format.
     """
-    from tileprof.model.gather import load_profile
+    from tileprof.model.reading import load_profile
     from tileprof.model.trace import build_timeline, parse_alignment
     from tileprof.views.trace import write_trace
 

@@ -10,6 +10,7 @@ import math
 import os
 import re
 import stat
+import sys
 import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
@@ -277,21 +278,22 @@ def intern_metadata(raw: Sequence[bytes | str | None]) -> tuple[np.ndarray, list
 
 
 def decode_metadata(
-    path: Path, distinct: Sequence[bytes | str], ids: np.ndarray, place: PlaceFn
-) -> tuple[list[MetadataEntries], np.ndarray, np.ndarray]:
+    path: Path, distinct: Sequence[bytes | str], ids: np.ndarray | pl.Series, place: PlaceFn
+) -> tuple[list[MetadataEntries], pl.Series, pl.Series]:
     """Decode each distinct metadata list and pull out the numeric entries.
 
-    Returns the entries per id and, per id, ``usefulCycles`` and ``physicalWorkCycles`` as floats
-    (NaN where the list has no such entry). Errors name the first sample that carries the list.
+    Returns the entries per id and, per id, ``usefulCycles`` and ``physicalWorkCycles`` as
+    Float64 series (null where the list has no such entry). Errors name the first sample that
+    carries the list. Nothing here imports numpy: a dump the compiled decoder read hands its
+    ids over as polars, and a summary then needs no numpy at all.
     """
-    import numpy as np
-
     table: list[MetadataEntries] = []
-    numbers = np.full((len(distinct), len(METADATA_NUMBER_KEYS)), np.nan)
+    numbers: list[list[float | None]] = [[None] * len(distinct) for _ in METADATA_NUMBER_KEYS]
     for metadata_id, text in enumerate(distinct):
 
         def where(metadata_id: int = metadata_id) -> str:
-            return place(int(np.flatnonzero(ids == metadata_id)[0]))
+            carriers = pl.Series(ids) == metadata_id
+            return place(int(carriers.arg_true()[0]))
 
         try:
             entries = _METADATA_DECODER.decode(text)
@@ -314,30 +316,29 @@ def decode_metadata(
                 raise InputError(
                     path, where(), f"metadata {key} {value!r} is not a finite, non-negative number"
                 )
-            numbers[metadata_id, column] = number
-    return table, numbers[:, 0], numbers[:, 1]
+            numbers[column][metadata_id] = number
+    useful, physical = (pl.Series(column, dtype=pl.Float64) for column in numbers)
+    return table, useful, physical
 
 
 def build_sample_frame(
     columns: Mapping[str, Sequence[object] | np.ndarray | pl.Series],
-    metadata_ids: np.ndarray,
-    useful_by_id: np.ndarray,
-    physical_by_id: np.ndarray,
+    metadata_ids: np.ndarray | pl.Series,
+    useful_by_id: pl.Series,
+    physical_by_id: pl.Series,
 ) -> pl.DataFrame:
     """Assemble the typed frame from raw columns and interned metadata ids (-1: none).
 
     The per-sample metadata columns are gathers from the per-id tables by the nullable id
     column (a null id gathers null), so no sample-sized temporaries are made beyond the results.
     """
-    import numpy as np
-
     ids = pl.Series("metadataId", metadata_ids, dtype=pl.Int64)
     ids = pl.select(pl.when(ids >= 0).then(ids).cast(pl.UInt32)).to_series().alias("metadataId")
 
-    def per_sample(values_by_id: np.ndarray) -> pl.Series:
-        if len(values_by_id) == 0:
-            return pl.Series(np.full(len(metadata_ids), np.nan)).fill_nan(None)
-        return pl.Series(values_by_id, dtype=pl.Float64).fill_nan(None).gather(ids)
+    def per_sample(values_by_id: pl.Series) -> pl.Series:
+        if values_by_id.len() == 0:
+            return pl.repeat(None, ids.len(), dtype=pl.Float64, eager=True)
+        return values_by_id.gather(ids)
 
     series = {
         name: pl.Series(name, columns[name], dtype=SAMPLE_SCHEMA[name], strict=False)
@@ -349,9 +350,57 @@ def build_sample_frame(
     return pl.DataFrame(series)
 
 
+RowText = Callable[[dict[str, object]], str]
+"""Words a check's error from the first row that fails it."""
+
+
+@dataclass(frozen=True)
+class _RunningSum:
+    """A running sum that must stay in range, checked from a bound on its values first."""
+
+    bound: pl.Expr
+    """The largest magnitude of the values (one aggregation)."""
+    in_range: Callable[[int | float | None, int], bool]
+    """Whether no running sum of ``n`` values under that bound can leave the range."""
+    beyond: pl.Expr
+    """True from the row where the running sum leaves the range."""
+    describe: RowText
+
+
 def validate_samples(frame: pl.DataFrame, path: Path, tile_count: int, place: PlaceFn) -> None:
-    """Range checks the types cannot express: no negative times, tiles inside the device."""
-    checks: list[tuple[pl.Expr, Callable[[dict[str, object]], str]]] = [
+    """Range checks the types cannot express: no negative times, tiles inside the device, no
+    running sum beyond its type. The first check that fails (in this order) names its first bad
+    row. The row checks and the sums' bounds are one pass over the frame (a pass per check cost
+    a 1M-sample summary as much as its group table's percentiles).
+
+    A running sum (of the durations, of each metadata number) is computed only when its bound
+    does not rule it out: no prefix of n values of magnitude at most M exceeds n·M (a float
+    one, rounded at every addition, stays below 2·n·M for any n under 2^40)."""
+    row_checks = _row_checks(tile_count)
+    sums = _running_sums()
+    first = frame.select(
+        *(check.arg_true().first().alias(f"row{i}") for i, (check, _) in enumerate(row_checks)),
+        *(running.bound.alias(f"bound{i}") for i, running in enumerate(sums)),
+    ).row(0)
+    for bad, (_, describe) in zip(first, row_checks, strict=False):
+        _refuse_row(frame, path, place, bad, describe)
+    for bound, running in zip(first[len(row_checks) :], sums, strict=True):
+        if not running.in_range(bound, frame.height):
+            bad = frame.select(running.beyond.arg_true().first()).item()
+            _refuse_row(frame, path, place, bad, running.describe)
+
+
+def _refuse_row(
+    frame: pl.DataFrame, path: Path, place: PlaceFn, bad: int | None, describe: RowText
+) -> None:
+    if bad is not None:
+        row = frame.row(int(bad), named=True)
+        raise InputError(path, place(int(bad)), describe(row))
+
+
+def _row_checks(tile_count: int) -> list[tuple[pl.Expr, RowText]]:
+    """Each row check (True where a row fails it) and the words of its error."""
+    return [
         (pl.col("offset") < 0, lambda row: f"negative offset {row['offset']}"),
         (pl.col("duration") < 0, lambda row: f"negative duration {row['duration']}"),
         (
@@ -365,31 +414,32 @@ def validate_samples(frame: pl.DataFrame, path: Path, tile_count: int, place: Pl
             pl.col("tile") >= tile_count,
             lambda row: f"physicalTile {row['tile']} is not below tileCount {tile_count}",
         ),
-    ]
-    checks += [
         (
             pl.col("offset") > MAX_END - pl.col("duration"),
             lambda row: (
                 f"offset {row['offset']} + duration {row['duration']} is beyond 2^63 - 1 cycles"
             ),
         ),
-        (
-            pl.col("duration").cast(pl.Int128).cum_sum() > MAX_END,
-            lambda _: "the durations up to here add up beyond 2^63 - 1 cycles",
-        ),
     ]
-    checks += [
-        (
+
+
+def _running_sums() -> list[_RunningSum]:
+    """The durations' running sum (within 2^63 - 1), then each metadata number's (finite)."""
+    durations = _RunningSum(
+        pl.col("duration").max(),
+        lambda largest, n: largest is None or largest * n <= MAX_END,
+        pl.col("duration").cast(pl.Int128).cum_sum() > MAX_END,
+        lambda _: "the durations up to here add up beyond 2^63 - 1 cycles",
+    )
+    return [durations] + [
+        _RunningSum(
+            pl.col(column).abs().max(),
+            lambda largest, n: largest is None or 2.0 * largest * n < sys.float_info.max,
             pl.col(column).fill_null(0.0).cum_sum().is_infinite(),
             _sum_overflow_text(column),
         )
         for column in METADATA_NUMBER_KEYS
     ]
-    for condition, describe in checks:
-        bad = frame.select(condition.arg_true().first()).item()
-        if bad is not None:
-            row = frame.row(int(bad), named=True)
-            raise InputError(path, place(int(bad)), describe(row))
 
 
 def _sum_overflow_text(column: str) -> Callable[[dict[str, object]], str]:

@@ -37,3 +37,31 @@ def decode_ndjson_bytes(
 ) -> tuple[ArrowColumns, list[bytes], int | None, bytes | None]: ...
 def _panic_in_decoder(jobs: int) -> None: ...
 def _validate_json_file(path: str) -> None: ...
+
+# The .pftrace encoder and overlap lanes (crates/tileprof-pftrace, bindings in
+# crates/tileprof-native/src/trace.rs), used by tileprof.views.trace.perfetto and
+# tileprof.model.trace.
+
+class EncodeError(Exception):
+    """``args``: (kind, message); kind is "columns" (a column the encoder cannot take) or
+    "panic"."""
+
+def encode_slices(
+    frame: object,
+    *,
+    sequence: int,
+    ints: list[tuple[int, str]],
+    doubles: list[tuple[int, str]],
+    strings: list[tuple[int, str]],
+    lists: list[list[tuple[int, int]]],
+    list_column: str | None,
+    batch: int,
+    level: int,
+    jobs: int,
+) -> list[bytes]: ...
+def encode_tracks(
+    frame: object, names: list[str], *, sequence: int, batch: int, level: int, jobs: int
+) -> list[bytes]: ...
+def assign_lanes(frame: object, *, jobs: int) -> ArrowColumns: ...
+def binned_counters(frame: object, *, start: int, width: int, count: int) -> ArrowColumns: ...
+def _panic_in_encoder(jobs: int) -> None: ...

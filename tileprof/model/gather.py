@@ -12,7 +12,7 @@ one that detection cannot place) is read as a tile dump in that format.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -24,7 +24,7 @@ from tileprof.analyses.filters import Filters, check_epoch
 from tileprof.analyses.findings import Finding, Rule
 from tileprof.analyses.kernel_metrics import attach_kernel_metrics
 from tileprof.analyses.links import Links, linked_sets
-from tileprof.core.errors import InputError, OptionError
+from tileprof.core.errors import InputError
 from tileprof.core.gpu_timeline import GpuTimeline
 from tileprof.core.run_schema import ParsedRuns, concat_runs, tile_runs
 from tileprof.inputs.sources import (
@@ -40,51 +40,10 @@ from tileprof.inputs.timelines import TIMELINE_FORMATS, parse_timeline
 from tileprof.model.profile import Profile, load
 from tileprof.model.reading import DumpReading
 
-
-def load_profile(path: Path | None, example: bool, read: DumpReading) -> Profile:
-    """The dump named on the command line, or the bundled reference profile with ``--example``
-    (with the device overrides checked as a dump read with them would be)."""
-    if example and path is not None:
-        raise OptionError("give a DUMP or --example, not both")
-    if path is None and not example:
-        raise OptionError("give a DUMP file (or --example for the bundled reference profile)")
-    if path is not None:
-        return read.load(path)
-    if read.cache or read.format_in is not None:
-        raise OptionError("--example takes no --cache or --format-in: it is built in memory")
-    return example_with_device(read.clock_hz, read.tile_count)
-
-
-def example_with_device(clock_hz: float | None, tile_count: int | None) -> Profile:
-    """The reference profile, with ``--clock-hz``/``--tile-count`` applied and checked."""
-
-    from tileprof.inputs import check_device
-    from tileprof.model.examples import example_profile
-
-    profile = example_profile()
-    if clock_hz is None and tile_count is None:
-        return profile
-    source = Path(profile.source or "example")
-    clock, tiles = check_device(
-        source, profile.samples, profile.clock_hz, profile.tile_count, clock_hz, tile_count
-    )
-    return dataclasses.replace(profile, clock_hz=clock, tile_count=tiles)
-
-
-def example_epoch_filters(filters: Filters, note: Callable[[str], None] | None = None) -> Filters:
-    """Filters for the reference profile: epoch 1, as seed 004 was summarized, unless
-    ``--epoch`` chose another; ``note`` is told so (every command says it the same way)."""
-
-    from tileprof.model.examples import EXAMPLE_EPOCH
-
-    if filters.epoch is not None:
-        return filters
-    if note is not None:
-        note(
-            f"--example: epoch {EXAMPLE_EPOCH} of the reference profile, as seed 004 was "
-            "summarized (--epoch N for another, --epoch all for every one)"
-        )
-    return dataclasses.replace(filters, epoch=EXAMPLE_EPOCH)
+# the single-dump commands' loading moved to model/reading (light to import); named here too
+from tileprof.model.reading import example_epoch_filters as example_epoch_filters
+from tileprof.model.reading import example_with_device as example_with_device
+from tileprof.model.reading import load_profile as load_profile
 
 
 @dataclass(frozen=True)

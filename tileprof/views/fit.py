@@ -115,22 +115,27 @@ def fit_to_width(build: TableBuilder, fit: Fit, console: Console, width: int) ->
 
 
 def fit_table(build: TableBuilder, fit: Fit, console: Console, width: int) -> Fitted:
-    """The table ``build`` makes, narrowed to ``width``, with the columns it lost."""
+    """The table ``build`` makes, narrowed to ``width``, with the columns it lost.
+
+    Each table built is measured once (rich measures every cell: a 50-group summary's
+    measurement cost as much as printing it)."""
     shown = list(fit.titles)
     limit = fit.full_limit if width >= fit.full_width else max(fit.min_limit, width // 3)
     table = build(shown, limit)
+    natural = _natural_width(console, table)
     for title in fit.drop_first:
-        if _natural_width(console, table) <= width:
+        if natural <= width:
             break
         shown.remove(title)
         table = build(shown, limit)
+        natural = _natural_width(console, table)
     dropped = tuple(t for t in fit.titles if t not in shown)
-    if _natural_width(console, table) > width:  # every droppable column gone: cut names more
+    if natural > width:  # every droppable column gone: cut names more
         limit = _widest_limit(build, shown, console, width, NAME_FLOOR, limit)
         table = build(shown, limit)
         natural = _natural_width(console, table)
         return Fitted(table, dropped, natural if natural > width else None)
-    slack = width - _natural_width(console, table)
+    slack = width - natural
     if slack > 0 and limit < fit.full_limit:  # give the names what is left
         guess = min(fit.full_limit, limit + slack)  # exact for a table of one name column
         wider = build(shown, guess)

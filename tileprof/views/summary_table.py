@@ -9,6 +9,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from tileprof.analyses.summary import Summary
 from tileprof.core import numbers
@@ -92,6 +93,8 @@ KEEP: tuple[str, ...] = ("phase cycles",)
 
 
 def _table(summary: Summary, shown: Sequence[str], name_limit: int) -> Table:
+    """The group table; its figures are plain ``Text`` (numbers are never markup, and rich
+    parses every ``str`` cell as markup again each time the fit measures the table)."""
     table = Table(show_edge=False, header_style="bold", pad_edge=False)
     table.add_column("group", overflow="fold")
     for dimension in summary.group_by:
@@ -102,7 +105,7 @@ def _table(summary: Summary, shown: Sequence[str], name_limit: int) -> Table:
     names = distinct_shortened(summary.groups.get_column("name").to_list(), name_limit)
     for row, name in zip(summary.groups.iter_rows(named=True), names, strict=True):
         dims = [cell(None if row[d] is None else str(row[d])) for d in summary.group_by]
-        table.add_row(cell(name), *dims, *(fmt(row[key]) for _, key, fmt in columns))
+        table.add_row(cell(name), *dims, *(Text(fmt(row[key])) for _, key, fmt in columns))
     return table
 
 

@@ -28,6 +28,8 @@ use pyo3::types::{PyBytes, PyCapsule, PyList};
 use tileprof_decode::columns::{IntColumn, TextColumn};
 use tileprof_decode::{json, ndjson, Columns, DecodeError, Progress, NONE, THREAD_PREFIX};
 
+mod trace;
+
 create_exception!(_native, NativeDecodeError, PyException);
 
 const GZIP_MAGIC: &[u8] = b"\x1f\x8b";
@@ -539,5 +541,6 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(decode_ndjson_bytes, module)?)?;
     module.add_function(wrap_pyfunction!(_panic_in_decoder, module)?)?;
     module.add_function(wrap_pyfunction!(_validate_json_file, module)?)?;
+    trace::register(module)?;
     Ok(())
 }

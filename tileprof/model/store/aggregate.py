@@ -26,15 +26,11 @@ from tileprof.analyses.stats import group_statistics, order_groups
 from tileprof.analyses.summary import DEFAULT_TOP_SAMPLES, Summary, longest_samples, sample_records
 from tileprof.core.errors import OptionError, TileprofError
 from tileprof.core.schema import SAMPLE_SCHEMA, MetadataEntries
+from tileprof.model.store import DEFAULT_TASK_SAMPLES, ENGINES
 from tileprof.model.store.tables import METADATA, SAMPLES, STATS, RunRecord, Store
-
-DEFAULT_TASK_SAMPLES = 2_000_000
-"""A run with more samples than this is cut into group buckets of about this many samples."""
 
 SCHEDULER_TIMEOUT_S = 5
 """How long ``--scheduler`` may take to answer before the command gives up."""
-
-ENGINES: tuple[str, ...] = ("polars", "dask")
 
 
 class EngineError(TileprofError):
