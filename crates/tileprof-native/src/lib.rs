@@ -237,10 +237,12 @@ fn guarded_progress<T: Send>(
                 let (events, totals) = std::sync::mpsc::channel();
                 std::thread::scope(|scope| {
                     let decoding = scope.spawn(|| run(Progress::new(Some(events))));
-                    let mut failed = None;
+                    let (mut failed, mut reported) = (None, 0);
                     // Ends when the decode is over (its Progress, the only sender, is dropped).
+                    // Two threads may send their totals out of order: only a larger one is new.
                     for total in totals {
-                        if failed.is_none() {
+                        if failed.is_none() && total > reported {
+                            reported = total;
                             failed = Python::with_gil(|py| report.call1(py, (total,)).err());
                         }
                     }
