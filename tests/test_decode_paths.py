@@ -32,7 +32,7 @@ from tests.test_parallel_ingest import (
     _outcome,
     assert_matches_reference,
 )
-from tileprof.inputs import _native, native, threads
+from tileprof.inputs import _native, native, read_dump, threads
 from tileprof.inputs._format import ProgressFn
 from tileprof.inputs.tile import json_dump, ndjson_dump
 
@@ -228,3 +228,15 @@ def test_invalid_utf8_in_what_tileprof_reads_is_an_error(
     threads.configure(jobs)
     path = _json_file(tmp_path, b'{"samples": [{' + _PLAIN + extra + b"}]}")
     assert _outcome(lambda: json_dump.parse_file(path)) == f"InputError: {path}: {message}"
+
+
+@pytest.mark.parametrize("blank", [b"", b"\n \n"])
+def test_ndjson_errors_after_the_decode_name_the_line(tmp_path: Path, blank: bytes) -> None:
+    """Range checks run on the frame and name a sample by its line, blank lines or none."""
+    lines = [json.dumps(sample(i, i, 1)).encode() for i in range(4)]
+    lines[3] = lines[3].replace(b'"duration": 1', b'"duration": -1')
+    text = b'{"tileCount": 16}\n' + lines[0] + b"\n" + blank + b"\n".join(lines[1:])
+    path = _json_file(tmp_path, text, "d.ndjson")
+    line = 5 + blank.count(b"\n")
+    outcome = _outcome(lambda: read_dump(path)[0])
+    assert outcome == f"InputError: {path}: line {line}: negative duration -1"

@@ -110,7 +110,17 @@ def _failure(path: Path, error: native.DecodeError) -> InputError:
 
 
 def _by_line(raw: pl.DataFrame) -> PlaceFn:
-    numbers = raw["line"].to_numpy()
+    """Sample index to its line. Most dumps have no blank line between samples, so line i is
+    the first line plus i and no column is kept (at 20M samples, the line column is 160 MB)."""
+    lines = raw["line"]
+    first = int(lines[0]) if len(lines) else 1
+    if len(lines) < 2 or bool((lines.diff().drop_nulls() == 1).all()):
+
+        def consecutive(index: int) -> str:
+            return f"line {first + index}"
+
+        return consecutive
+    numbers = lines.to_numpy()
 
     def place(index: int) -> str:
         return f"line {numbers[index]}"
