@@ -52,7 +52,7 @@ def parsed_dump(
     # alive, so one struct would keep every decoded column as long as the frame.
     raw = pl.DataFrame([pl.Series(column).alias(name) for name, column in columns.columns()])
     place = place_of(raw)
-    ids = raw["metadataId"].to_numpy()
+    ids = raw["metadataId"]
     table, useful, physical = decode_metadata(path, metadata, ids, place)
     frame = build_sample_frame({name: raw[name] for name in RAW_COLUMNS}, ids, useful, physical)
     return ParsedDump(frame, table, header, place)
