@@ -32,6 +32,7 @@ from tests.test_parallel_ingest import (
     _outcome,
     assert_matches_reference,
 )
+from tileprof.core.errors import InputError
 from tileprof.inputs import _native, native, read_dump, threads
 from tileprof.inputs._format import ProgressFn
 from tileprof.inputs.tile import json_dump, ndjson_dump
@@ -95,6 +96,27 @@ def test_escapes_in_keys_and_texts_take_the_same_values(tmp_path: Path) -> None:
     )
     parsed = json_dump.parse_file(_json_file(tmp_path, text.encode()))
     assert_matches_reference(parsed, samples)
+
+
+def test_a_repeated_number_key_is_checked_every_time_and_the_first_gives_the_value(
+    tmp_path: Path,
+) -> None:
+    """Found by the random dumps below: a list naming usefulCycles twice, the second not a
+    number, was taken (only the first entry was read); the reference refuses it."""
+    good = sample(0, 0, 5)
+    good["metadata"] = [
+        {"name": "usefulCycles", "value": "4"},
+        {"name": "usefulCycles", "value": "7"},
+    ]
+    parsed = json_dump.parse_file(_json_file(tmp_path, json.dumps({"samples": [good]}).encode()))
+    assert parsed.samples["usefulCycles"].to_list() == [4.0]
+    bad = sample(0, 0, 5)
+    bad["metadata"] = [
+        {"name": "usefulCycles", "value": "4"},
+        {"name": "usefulCycles", "value": "x"},
+    ]
+    with pytest.raises(InputError, match=r"sample 1: metadata usefulCycles 'x' is not a number"):
+        json_dump.parse_file(_json_file(tmp_path, json.dumps({"samples": [good, bad]}).encode()))
 
 
 @settings(

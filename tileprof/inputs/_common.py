@@ -302,10 +302,12 @@ def decode_metadata(
             raise InputError(path, where(), f"metadata: {message}") from None
         pairs = tuple((entry.name, str(entry.value)) for entry in entries)
         table.append(pairs)
-        for column, key in enumerate(METADATA_NUMBER_KEYS):
-            value = next((v for n, v in pairs if n == key), None)
-            if value is None:
+        # Every entry of a number key must be a number (a repeated key too, in list order);
+        # the first one gives the value.
+        for key, value in pairs:
+            if key not in METADATA_NUMBER_KEYS:
                 continue
+            column = METADATA_NUMBER_KEYS.index(key)
             try:
                 number = float(value)
             except ValueError:
@@ -316,7 +318,8 @@ def decode_metadata(
                 raise InputError(
                     path, where(), f"metadata {key} {value!r} is not a finite, non-negative number"
                 )
-            numbers[column][metadata_id] = number
+            if numbers[column][metadata_id] is None:
+                numbers[column][metadata_id] = number
     useful, physical = (pl.Series(column, dtype=pl.Float64) for column in numbers)
     return table, useful, physical
 
