@@ -7,17 +7,11 @@ is spooled, and a script using the Python API needs no ``if __name__ == "__main_
 
 from __future__ import annotations
 
-import os
+from tileprof.core.cpus import usable_cores
+
+__all__ = ["configure", "jobs", "setting", "usable_cores"]
 
 _jobs: int | None = None
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its affinity mask), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # pragma: no cover - platforms without affinity
-        return max(1, os.cpu_count() or 1)
 
 
 def configure(jobs: int | None) -> None:

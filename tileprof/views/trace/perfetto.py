@@ -19,7 +19,6 @@ it, and only for these functions (docs/architecture.md, tests/test_architecture.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -28,6 +27,7 @@ import polars as pl
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 import tileprof.inputs._native as compiled
+from tileprof.core.cpus import usable_cores
 from tileprof.core.errors import OutputError
 from tileprof.core.outputs import Writable
 from tileprof.model.trace import OVERLAP, GpuDevice, TileTimeline, Timeline
@@ -39,14 +39,7 @@ batch's bytes stay a few MB."""
 COMPRESSION_LEVEL = 1
 
 
-def _usable_cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # pragma: no cover - platforms without affinity
-        return max(1, os.cpu_count() or 1)
-
-
-WORKERS = _usable_cores()
+WORKERS = usable_cores()
 """Threads encoding batches (the compiled core's pool)."""
 
 _TILE_BASE = 1 << 24
