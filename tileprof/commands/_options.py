@@ -166,7 +166,8 @@ def quiet_option() -> click.Option:
 
 
 def example_option() -> Any:
-    """``--example``: one meaning in every command (see ``tileprof.model.gather.example``)."""
+    """``--example``: one meaning in every command (epoch 1 of the bundled profile, see
+    ``tileprof.model.reading.example_epoch_filters``)."""
     return _group(
         None,
         [

@@ -40,11 +40,6 @@ from tileprof.inputs.timelines import TIMELINE_FORMATS, parse_timeline
 from tileprof.model.profile import Profile, load
 from tileprof.model.reading import DumpReading
 
-# the single-dump commands' loading moved to model/reading (light to import); named here too
-from tileprof.model.reading import example_epoch_filters as example_epoch_filters
-from tileprof.model.reading import example_with_device as example_with_device
-from tileprof.model.reading import load_profile as load_profile
-
 
 @dataclass(frozen=True)
 class Source:
