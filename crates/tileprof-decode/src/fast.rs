@@ -26,7 +26,7 @@ use std::borrow::Cow;
 use serde::de::IgnoredAny;
 
 use crate::is_json_space;
-use crate::sample::{MAX_CYCLES, MAX_TILE};
+use crate::sample::{key_of, Key, MAX_CYCLES, MAX_TILE};
 
 /// Deepest nesting taken inside a value (serde_json's limit is 128 for the whole sample).
 const MAX_DEPTH: u32 = 100;
@@ -257,35 +257,6 @@ impl<'a> Cursor<'a> {
             }
         };
         Some(&self.data[start..self.position])
-    }
-}
-
-#[derive(Clone, Copy)]
-enum Key {
-    Tile,
-    Offset,
-    Duration,
-    Phase,
-    Epoch,
-    Kind,
-    Operation,
-    Kernel,
-    Metadata,
-    Other,
-}
-
-fn key_of(name: &[u8]) -> Key {
-    match name {
-        b"physicalTile" => Key::Tile,
-        b"offset" => Key::Offset,
-        b"duration" => Key::Duration,
-        b"phase" => Key::Phase,
-        b"epoch" => Key::Epoch,
-        b"kind" => Key::Kind,
-        b"operation" => Key::Operation,
-        b"kernel" => Key::Kernel,
-        b"metadata" => Key::Metadata,
-        _ => Key::Other,
     }
 }
 

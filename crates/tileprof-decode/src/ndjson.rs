@@ -111,6 +111,16 @@ struct Stream {
 }
 
 impl Stream {
+    /// Nothing taken yet; the first line is line 1.
+    fn new(jobs: usize) -> Self {
+        Stream {
+            dump: NdjsonDump::default(),
+            seen_first: false,
+            next_line: 1,
+            jobs,
+        }
+    }
+
     /// Take whole lines (ending at a newline, or at the input's end).
     fn take(&mut self, mut text: &[u8]) -> Result<(), DecodeError> {
         if !self.seen_first {
@@ -185,12 +195,7 @@ pub fn decode_slice(
     release: &dyn Release,
     progress: &Progress,
 ) -> Result<NdjsonDump, DecodeError> {
-    let mut stream = Stream {
-        dump: NdjsonDump::default(),
-        seen_first: false,
-        next_line: 1,
-        jobs: pool.current_num_threads(),
-    };
+    let mut stream = Stream::new(pool.current_num_threads());
     let mut start = 0;
     while start < data.len() {
         let want = start.saturating_add(window.max(1)).min(data.len());
@@ -298,12 +303,7 @@ pub fn decode(
     gzip: bool,
     progress: &Progress,
 ) -> Result<NdjsonDump, DecodeError> {
-    let mut stream = Stream {
-        dump: NdjsonDump::default(),
-        seen_first: false,
-        next_line: 1,
-        jobs: pool.current_num_threads(),
-    };
+    let mut stream = Stream::new(pool.current_num_threads());
     let (full_sender, full) = sync_channel::<Result<Window, DecodeError>>(0);
     let (empty, empty_receiver) = sync_channel::<Vec<u8>>(2);
     std::thread::scope(|scope| {

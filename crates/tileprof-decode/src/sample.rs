@@ -54,7 +54,9 @@ impl<'de> Deserialize<'de> for Text<'de> {
     }
 }
 
-enum Key {
+/// A sample's field, by its name (shared with the fast path, `fast.rs`).
+#[derive(Clone, Copy)]
+pub(crate) enum Key {
     Tile,
     Offset,
     Duration,
@@ -67,6 +69,23 @@ enum Key {
     Other,
 }
 
+/// The field a key names; every other name is `Other` (skipped).
+#[inline]
+pub(crate) fn key_of(name: &[u8]) -> Key {
+    match name {
+        b"physicalTile" => Key::Tile,
+        b"offset" => Key::Offset,
+        b"duration" => Key::Duration,
+        b"phase" => Key::Phase,
+        b"epoch" => Key::Epoch,
+        b"kind" => Key::Kind,
+        b"operation" => Key::Operation,
+        b"kernel" => Key::Kernel,
+        b"metadata" => Key::Metadata,
+        _ => Key::Other,
+    }
+}
+
 impl<'de> Deserialize<'de> for Key {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct KeyVisitor;
@@ -76,18 +95,7 @@ impl<'de> Deserialize<'de> for Key {
                 f.write_str("a field name")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
-                Ok(match v {
-                    "physicalTile" => Key::Tile,
-                    "offset" => Key::Offset,
-                    "duration" => Key::Duration,
-                    "phase" => Key::Phase,
-                    "epoch" => Key::Epoch,
-                    "kind" => Key::Kind,
-                    "operation" => Key::Operation,
-                    "kernel" => Key::Kernel,
-                    "metadata" => Key::Metadata,
-                    _ => Key::Other,
-                })
+                Ok(key_of(v.as_bytes()))
             }
         }
         deserializer.deserialize_identifier(KeyVisitor)

@@ -18,6 +18,7 @@ use arrow_array::{
     Array, ArrayRef, DictionaryArray, Int64Array, StringArray, StructArray, UInt32Array,
 };
 use arrow_buffer::{NullBuffer, ScalarBuffer};
+use arrow_data::ArrayData;
 use arrow_schema::{ArrowError, DataType, Field};
 use flate2::read::MultiGzDecoder;
 use memmap2::{Mmap, UncheckedAdvice};
@@ -50,10 +51,7 @@ impl ArrowColumns {
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
         let _ = requested_schema; // the columns have one schema; consumers cast if they must
-        let (array, schema) = to_ffi(&self.array.to_data()).map_err(arrow_error)?;
-        let schema = capsule::<FFI_ArrowSchema>(py, schema, "arrow_schema")?;
-        let array = capsule::<FFI_ArrowArray>(py, array, "arrow_array")?;
-        Ok((schema, array))
+        exported(py, self.array.to_data())
     }
 
     fn __len__(&self) -> usize {
@@ -93,15 +91,32 @@ impl ArrowColumn {
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
         let _ = requested_schema; // one type per column; consumers cast if they must
-        let (array, schema) = to_ffi(&self.array.to_data()).map_err(arrow_error)?;
-        let schema = capsule::<FFI_ArrowSchema>(py, schema, "arrow_schema")?;
-        let array = capsule::<FFI_ArrowArray>(py, array, "arrow_array")?;
-        Ok((schema, array))
+        exported(py, self.array.to_data())
     }
 
     fn __len__(&self) -> usize {
         self.array.len()
     }
+}
+
+/// (schema capsule, array capsule) of one array: the Arrow PyCapsule protocol's answer.
+fn exported(
+    py: Python<'_>,
+    data: ArrayData,
+) -> PyResult<(Bound<'_, PyCapsule>, Bound<'_, PyCapsule>)> {
+    let (array, schema) = to_ffi(&data).map_err(arrow_error)?;
+    let schema = capsule::<FFI_ArrowSchema>(py, schema, "arrow_schema")?;
+    let array = capsule::<FFI_ArrowArray>(py, array, "arrow_array")?;
+    Ok((schema, array))
+}
+
+/// What a caught panic said (its `&str` or `String` payload).
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned())
 }
 
 fn capsule<'py, T: Send + 'static>(
@@ -259,11 +274,7 @@ fn guarded_progress<T: Send>(
         Ok(Ok(value)) => Ok(value),
         Ok(Err(error)) => Err(to_python(error)),
         Err(panic) => {
-            let text = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_owned());
+            let text = panic_text(panic.as_ref());
             Err(NativeDecodeError::new_err((
                 "panic",
                 None::<u64>,

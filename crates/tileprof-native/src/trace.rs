@@ -134,14 +134,10 @@ fn encoding<T: Send>(
     match outcome {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(error)) => Err(columns_error(error.0)),
-        Err(panic) => {
-            let text = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_owned());
-            Err(EncodeError::new_err(("panic", text)))
-        }
+        Err(panic) => Err(EncodeError::new_err((
+            "panic",
+            crate::panic_text(panic.as_ref()),
+        ))),
     }
 }
 

@@ -164,15 +164,19 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_sweep_equals_the_plain_rule_on_random_intervals() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |m: u64| {
+    /// A seeded xorshift: each call gives a value in 0..m.
+    fn xorshift(mut state: u64) -> impl FnMut(u64) -> i64 {
+        move |m| {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             (state % m) as i64
-        };
+        }
+    }
+
+    #[test]
+    fn the_sweep_equals_the_plain_rule_on_random_intervals() {
+        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         for round in 0..50 {
             let n = 1 + round * 20;
             let keys: Vec<i64> = (0..n).map(|_| next(4)).collect();
@@ -188,13 +192,7 @@ mod tests {
 
     #[test]
     fn sorted_input_and_wide_keys_give_the_same_lanes() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |m: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % m) as i64
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         let n = 2000;
         let mut rows: Vec<(i64, i64, i64)> = (0..n)
             .map(|_| {
