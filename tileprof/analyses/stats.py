@@ -57,10 +57,14 @@ def check_dimensions(group_by: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(group_by))
 
 
+def _rank_index(percent: int) -> pl.Expr:
+    """The 0-based index of rank ⌈percent·n/100⌉ among n values (integer arithmetic)."""
+    return (pl.len() * percent + 99) // 100 - 1
+
+
 def nearest_rank(column: str, percent: int) -> pl.Expr:
     """The value at 1-based rank ⌈percent·n/100⌉ of the ascending values (integer arithmetic)."""
-    rank = (pl.len() * percent + 99) // 100
-    return pl.col(column).sort().get(rank - 1)
+    return pl.col(column).sort().get(_rank_index(percent))
 
 
 def nearest_ranks(column: str, percents: Sequence[int]) -> pl.Expr:
@@ -69,7 +73,7 @@ def nearest_ranks(column: str, percents: Sequence[int]) -> pl.Expr:
     A group aggregation sorts its values once for every percentile it picks (polars does not
     share the sort between two aggregations): picking them all from one sort halves the cost
     of p50 and p95, the dearest statistics of a group table."""
-    ranks = [(pl.len() * percent + 99) // 100 - 1 for percent in percents]
+    ranks = [_rank_index(percent) for percent in percents]
     return pl.col(column).sort().gather(pl.concat_list(ranks).explode())
 
 
