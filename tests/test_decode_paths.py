@@ -119,6 +119,20 @@ def test_a_repeated_number_key_is_checked_every_time_and_the_first_gives_the_val
         json_dump.parse_file(_json_file(tmp_path, json.dumps({"samples": [good, bad]}).encode()))
 
 
+def test_a_malformed_metadata_list_is_named_before_a_bad_number_in_an_earlier_one(
+    tmp_path: Path,
+) -> None:
+    """The reference checks a dump's structure before its numbers (found by the random dumps
+    below: the bad number of sample 0 was named instead of sample 1's list that is no list)."""
+    bad_number = sample(0, 0, 5)
+    bad_number["metadata"] = [{"name": "usefulCycles", "value": "x"}]
+    not_a_list = sample(1, 0, 5)
+    not_a_list["metadata"] = 5
+    text = json.dumps({"samples": [bad_number, not_a_list]}).encode()
+    with pytest.raises(InputError, match=r": sample 1: metadata"):
+        json_dump.parse_file(_json_file(tmp_path, text))
+
+
 @settings(
     derandomize=True,
     max_examples=40,

@@ -284,26 +284,35 @@ def decode_metadata(
 
     Returns the entries per id and, per id, ``usefulCycles`` and ``physicalWorkCycles`` as
     Float64 series (null where the list has no such entry). Errors name the first sample that
-    carries the list. Nothing here imports numpy: a dump the compiled decoder read hands its
-    ids over as polars, and a summary then needs no numpy at all.
+    carries the list. Every list's shape is checked before any number, so a malformed list
+    is named before a bad number in an earlier one (as the reference decoder in the tests
+    checks a dump: its structure first, then the numbers). Nothing here imports numpy: a dump
+    the compiled decoder read hands its ids over as polars, and a summary then needs no numpy.
     """
+
+    def where(metadata_id: int) -> str:
+        carriers = pl.Series(ids) == metadata_id
+        return place(int(carriers.arg_true()[0]))
+
     table: list[MetadataEntries] = []
-    numbers: list[list[float | None]] = [[None] * len(distinct) for _ in METADATA_NUMBER_KEYS]
     for metadata_id, text in enumerate(distinct):
-
-        def where(metadata_id: int = metadata_id) -> str:
-            carriers = pl.Series(ids) == metadata_id
-            return place(int(carriers.arg_true()[0]))
-
         try:
             entries = _METADATA_DECODER.decode(text)
         except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
             message = str(exc).replace("`$", "`metadata")
-            raise InputError(path, where(), f"metadata: {message}") from None
-        pairs = tuple((entry.name, str(entry.value)) for entry in entries)
-        table.append(pairs)
-        # Every entry of a number key must be a number (a repeated key too, in list order);
-        # the first one gives the value.
+            raise InputError(path, where(metadata_id), f"metadata: {message}") from None
+        table.append(tuple((entry.name, str(entry.value)) for entry in entries))
+    useful, physical = _metadata_numbers(path, table, where)
+    return table, useful, physical
+
+
+def _metadata_numbers(
+    path: Path, table: Sequence[MetadataEntries], where: Callable[[int], str]
+) -> tuple[pl.Series, pl.Series]:
+    """Per list, its ``usefulCycles`` and ``physicalWorkCycles``. Every entry of a number key
+    must be a number (a repeated key too, in list order); the first one gives the value."""
+    numbers: list[list[float | None]] = [[None] * len(table) for _ in METADATA_NUMBER_KEYS]
+    for metadata_id, pairs in enumerate(table):
         for key, value in pairs:
             if key not in METADATA_NUMBER_KEYS:
                 continue
@@ -312,16 +321,18 @@ def decode_metadata(
                 number = float(value)
             except ValueError:
                 raise InputError(
-                    path, where(), f"metadata {key} {value!r} is not a number"
+                    path, where(metadata_id), f"metadata {key} {value!r} is not a number"
                 ) from None
             if not math.isfinite(number) or number < 0:
                 raise InputError(
-                    path, where(), f"metadata {key} {value!r} is not a finite, non-negative number"
+                    path,
+                    where(metadata_id),
+                    f"metadata {key} {value!r} is not a finite, non-negative number",
                 )
             if numbers[column][metadata_id] is None:
                 numbers[column][metadata_id] = number
     useful, physical = (pl.Series(column, dtype=pl.Float64) for column in numbers)
-    return table, useful, physical
+    return useful, physical
 
 
 def build_sample_frame(
