@@ -341,13 +341,18 @@ def build_sample_frame(
     useful_by_id: pl.Series,
     physical_by_id: pl.Series,
 ) -> pl.DataFrame:
-    """Assemble the typed frame from raw columns and interned metadata ids (-1: none).
+    """Assemble the typed frame from raw columns and interned metadata ids (-1: none; or, as
+    the compiled decoder hands them over, already the frame's nullable UInt32, taken as is).
 
     The per-sample metadata columns are gathers from the per-id tables by the nullable id
     column (a null id gathers null), so no sample-sized temporaries are made beyond the results.
     """
-    ids = pl.Series("metadataId", metadata_ids, dtype=pl.Int64)
-    ids = pl.select(pl.when(ids >= 0).then(ids).cast(pl.UInt32)).to_series().alias("metadataId")
+    if isinstance(metadata_ids, pl.Series) and metadata_ids.dtype == pl.UInt32:
+        ids = metadata_ids.alias("metadataId")
+    else:
+        ids = pl.Series("metadataId", metadata_ids, dtype=pl.Int64)
+        ids = pl.select(pl.when(ids >= 0).then(ids).cast(pl.UInt32)).to_series()
+        ids = ids.alias("metadataId")
 
     def per_sample(values_by_id: pl.Series) -> pl.Series:
         if values_by_id.len() == 0:

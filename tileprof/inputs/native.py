@@ -5,10 +5,10 @@ or NDJSON dump on threads into Arrow columns: integers, ``kind``/``operation``/`
 dictionaries (polars reads them as Categorical), each sample's metadata list as an id into the
 distinct raw texts. ``core`` is that module, imported by its full name so that the layer test
 (which sees no compiled module) reads no edge back to the package. ``parsed_dump`` wraps the
-columns in polars without a copy (each column exported on its own, so that each is freed as
-soon as nothing uses it), decodes each distinct metadata list once
-(``_common.decode_metadata``, which words a bad one by the first sample that carries it) and
-gathers ``usefulCycles``/``physicalWorkCycles`` per sample by id.
+columns in polars without a copy (each column handed out on its own, so that each is freed as
+soon as nothing uses it; ``metadataId`` is already the frame's nullable UInt32), decodes each
+distinct metadata list once (``_common.decode_metadata``, which words a bad one by the first
+sample that carries it) and gathers ``usefulCycles``/``physicalWorkCycles`` per sample by id.
 
 While it decodes, the crate reports the bytes of text decoded so far (as each stretch of the
 file finishes, on the calling thread, GIL held); ``progress_reporter`` turns that into the
@@ -44,14 +44,13 @@ def parsed_dump(
     columns: ArrowColumns,
     metadata: list[bytes],
     header: DeviceHeader,
-    place_of: Callable[[pl.DataFrame], PlaceFn],
+    place: PlaceFn,
 ) -> ParsedDump:
-    """The typed frame of the decoded ``columns`` (``place_of`` turns them into the function
-    that names a sample's place in errors)."""
+    """The typed frame of the decoded ``columns`` (handed out: ``columns`` is empty after;
+    ``place`` names a sample's place in errors)."""
     # Column by column: polars keeps an imported struct array whole while any column of it is
     # alive, so one struct would keep every decoded column as long as the frame.
     raw = pl.DataFrame([pl.Series(column).alias(name) for name, column in columns.columns()])
-    place = place_of(raw)
     ids = raw["metadataId"]
     table, useful, physical = decode_metadata(path, metadata, ids, place)
     frame = build_sample_frame({name: raw[name] for name in RAW_COLUMNS}, ids, useful, physical)

@@ -195,8 +195,6 @@ pub struct Columns {
     pub metadata_ids: Vec<u32>,
     /// The distinct raw metadata texts, in the order first seen.
     pub metadata: Dictionary<Box<[u8]>>,
-    /// Each sample's line number (NDJSON only; empty for JSON).
-    pub line: Vec<i64>,
 }
 
 impl Columns {
@@ -283,17 +281,11 @@ impl Columns {
                     remap[id as usize]
                 }
             }));
-        self.line.extend_from_slice(&other.line);
     }
 
     /// Give back the room the columns grew into but do not use.
     pub fn shrink_to_fit(&mut self) {
-        for column in [
-            &mut self.tile,
-            &mut self.offset,
-            &mut self.duration,
-            &mut self.line,
-        ] {
+        for column in [&mut self.tile, &mut self.offset, &mut self.duration] {
             column.shrink_to_fit();
         }
         for column in [&mut self.phase, &mut self.epoch] {
@@ -325,10 +317,8 @@ impl Columns {
     /// it is copied, so the join holds the columns plus one part, not twice the columns.
     pub fn join(parts: Vec<Columns>) -> Columns {
         let rows = parts.iter().map(Columns::len).sum();
-        let lines = parts.iter().map(|part| part.line.len()).sum();
         let mut joined = Columns::default();
         joined.reserve(rows);
-        joined.line.reserve_exact(lines);
         for part in parts {
             joined.append(part);
         }

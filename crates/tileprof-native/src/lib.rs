@@ -10,7 +10,7 @@ use std::ffi::CString;
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use arrow_array::ffi::{to_ffi, FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::types::UInt32Type;
@@ -38,7 +38,28 @@ const GZIP_MAGIC: &[u8] = b"\x1f\x8b";
 /// The decoded columns, exported to Arrow consumers (polars) through the C data interface.
 #[pyclass(frozen, module = "tileprof._native")]
 struct ArrowColumns {
-    array: StructArray,
+    /// None once `columns` has handed them out.
+    array: Mutex<Option<StructArray>>,
+    len: usize,
+}
+
+impl ArrowColumns {
+    fn new(array: StructArray) -> Self {
+        let len = array.len();
+        ArrowColumns {
+            array: Mutex::new(Some(array)),
+            len,
+        }
+    }
+
+    fn taken() -> PyErr {
+        NativeDecodeError::new_err((
+            "panic",
+            None::<u64>,
+            "the columns were handed out already".to_owned(),
+            None::<Vec<u8>>,
+        ))
+    }
 }
 
 #[pymethods]
@@ -51,27 +72,34 @@ impl ArrowColumns {
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
         let _ = requested_schema; // the columns have one schema; consumers cast if they must
-        exported(py, self.array.to_data())
+        let data = match &*self.array.lock().unwrap_or_else(|p| p.into_inner()) {
+            Some(array) => array.to_data(),
+            None => return Err(Self::taken()),
+        };
+        exported(py, data)
     }
 
     fn __len__(&self) -> usize {
-        self.array.len()
+        self.len
     }
 
-    /// Each column as an Arrow array of its own, by name. Measured: polars keeps an imported
-    /// struct array whole while any of its columns lives, so a frame sharing the integer columns
-    /// held every other decoded column too (the dictionary keys, the metadata ids, the lines:
-    /// 20-28 bytes a sample, 0.4-0.56 GB at 20M samples); columns exported one by one are each
-    /// freed when polars drops them.
-    fn columns(&self) -> Vec<(String, ArrowColumn)> {
-        let fields = self.array.fields().iter();
-        fields
-            .zip(self.array.columns())
-            .map(|(field, array)| {
-                let array = array.clone();
-                (field.name().clone(), ArrowColumn { array })
-            })
-            .collect()
+    /// Each column as an Arrow array of its own, by name, handed out once: this object keeps
+    /// none of them. Measured: polars keeps an imported struct array whole while any of its
+    /// columns lives, so a frame sharing the integer columns held every other decoded column
+    /// too (the dictionary keys, the metadata ids: 20-28 bytes a sample, 0.4-0.56 GB at 20M
+    /// samples); and while this object kept the struct, the columns polars copies (the
+    /// dictionary keys, which it remaps) lived on as long as the caller held it (+43 MB at the
+    /// peak of a 5M-sample NDJSON load, `build_sample_frame`). Columns exported one by one are
+    /// each freed when polars drops them.
+    fn columns(&self) -> PyResult<Vec<(String, ArrowColumn)>> {
+        let taken = self.array.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let array = taken.ok_or_else(Self::taken)?;
+        let (fields, arrays, _) = array.into_parts();
+        Ok(fields
+            .iter()
+            .zip(arrays)
+            .map(|(field, array)| (field.name().clone(), ArrowColumn { array }))
+            .collect())
     }
 }
 
@@ -148,35 +176,29 @@ fn nullable_array(column: IntColumn) -> ArrayRef {
     Arc::new(Int64Array::new(ScalarBuffer::from(column.values), nulls))
 }
 
-fn text_array(column: TextColumn) -> Result<ArrayRef, ArrowError> {
-    let nulls = column
-        .ids
+/// Ids as a UInt32 array, null where `NONE` (0 under a null), in the ids' own buffer.
+fn nullable_ids(ids: Vec<u32>) -> UInt32Array {
+    let nulls = ids
         .contains(&NONE)
-        .then(|| NullBuffer::from_iter(column.ids.iter().map(|&id| id != NONE)));
-    let keys: Vec<u32> = column
-        .ids
+        .then(|| NullBuffer::from_iter(ids.iter().map(|&id| id != NONE)));
+    // Collected in place: the same element type reuses the allocation.
+    let keys: Vec<u32> = ids
         .into_iter()
         .map(|id| if id == NONE { 0 } else { id })
         .collect();
+    UInt32Array::new(ScalarBuffer::from(keys), nulls)
+}
+
+fn text_array(column: TextColumn) -> Result<ArrayRef, ArrowError> {
     // Every dictionary value was checked to be UTF-8 when it was added.
     let texts = column.dictionary.values.iter().map(|value| {
         std::str::from_utf8(value).map_err(|_| ArrowError::InvalidArgumentError("text".into()))
     });
     let values = StringArray::from_iter_values(texts.collect::<Result<Vec<&str>, _>>()?);
-    let keys = UInt32Array::new(ScalarBuffer::from(keys), nulls);
     Ok(Arc::new(DictionaryArray::<UInt32Type>::try_new(
-        keys,
+        nullable_ids(column.ids),
         Arc::new(values),
     )?))
-}
-
-/// The metadata ids as Int64, -1 where a sample has none (what `build_sample_frame` takes).
-fn metadata_array(ids: Vec<u32>) -> ArrayRef {
-    int_array(
-        ids.into_iter()
-            .map(|id| if id == NONE { -1 } else { i64::from(id) })
-            .collect(),
-    )
 }
 
 /// Distinct raw metadata texts.
@@ -191,7 +213,7 @@ fn to_arrow(columns: Columns) -> Result<(StructArray, Texts), ArrowError> {
             true,
         )
     };
-    let mut fields = vec![
+    let fields = vec![
         Field::new("tile", DataType::Int64, false),
         Field::new("offset", DataType::Int64, false),
         Field::new("duration", DataType::Int64, false),
@@ -200,10 +222,9 @@ fn to_arrow(columns: Columns) -> Result<(StructArray, Texts), ArrowError> {
         text("kind"),
         text("operation"),
         text("kernel"),
-        Field::new("metadataId", DataType::Int64, false),
+        Field::new("metadataId", DataType::UInt32, true),
     ];
-    let with_lines = !columns.line.is_empty() || columns.tile.is_empty();
-    let mut arrays = vec![
+    let arrays = vec![
         int_array(columns.tile),
         int_array(columns.offset),
         int_array(columns.duration),
@@ -212,12 +233,11 @@ fn to_arrow(columns: Columns) -> Result<(StructArray, Texts), ArrowError> {
         text_array(columns.kind)?,
         text_array(columns.operation)?,
         text_array(columns.kernel)?,
-        metadata_array(columns.metadata_ids),
+        // The frame's own metadataId (null: no metadata), so polars takes it without a copy.
+        // Measured on the 5M-sample NDJSON dump: as an Int64 (-1: none) cast and masked in
+        // polars, it was 40 MB here and a 60 MB temporary in `build_sample_frame`.
+        Arc::new(nullable_ids(columns.metadata_ids)),
     ];
-    if with_lines {
-        fields.push(Field::new("line", DataType::Int64, false));
-        arrays.push(int_array(columns.line));
-    }
     let array = StructArray::try_new(fields.into(), arrays, None)?;
     Ok((array, columns.metadata.values))
 }
@@ -389,7 +409,7 @@ type JsonResult<'py> = (
 fn handed_over(py: Python<'_>, columns: Columns) -> PyResult<Decoded<'_>> {
     let (array, metadata) = to_arrow(columns).map_err(arrow_error)?;
     let texts = PyList::new(py, metadata.iter().map(|text| PyBytes::new(py, text)))?;
-    Ok((ArrowColumns { array }, texts))
+    Ok((ArrowColumns::new(array), texts))
 }
 
 /// Decode a JSON dump file (plain: mapped; gzip: decompressed in memory) on `jobs` threads, in
@@ -431,12 +451,28 @@ fn decode_json_bytes<'py>(
     Ok((columns, metadata, dump.clock_hz, dump.tile_count))
 }
 
+/// (columns, distinct metadata texts, header line number, header text, line runs).
 type NdjsonResult<'py> = (
     ArrowColumns,
     Bound<'py, PyList>,
     Option<u64>,
     Option<Bound<'py, PyBytes>>,
+    ArrowColumns,
 );
+
+/// The line runs (`ndjson::LineRuns`) as a struct of two Int64 columns: `start` (the first
+/// sample of a run) and `line` (its line).
+fn line_runs(lines: ndjson::LineRuns) -> Result<StructArray, ArrowError> {
+    let column = |values: Vec<u64>| -> ArrayRef {
+        int_array(values.into_iter().map(|value| value as i64).collect())
+    };
+    let fields = vec![
+        Field::new("start", DataType::Int64, false),
+        Field::new("line", DataType::Int64, false),
+    ];
+    let arrays = vec![column(lines.starts), column(lines.lines)];
+    StructArray::try_new(fields.into(), arrays, None)
+}
 
 fn ndjson_result(py: Python<'_>, dump: ndjson::NdjsonDump) -> PyResult<NdjsonResult<'_>> {
     let (columns, metadata) = handed_over(py, dump.columns)?;
@@ -444,13 +480,14 @@ fn ndjson_result(py: Python<'_>, dump: ndjson::NdjsonDump) -> PyResult<NdjsonRes
         Some((line, text)) => (Some(line), Some(PyBytes::new(py, &text))),
         None => (None, None),
     };
-    Ok((columns, metadata, line, text))
+    let lines = ArrowColumns::new(line_runs(dump.lines).map_err(arrow_error)?);
+    Ok((columns, metadata, line, text, lines))
 }
 
 /// Stream an NDJSON dump file (plain or gzip) through a window of `window` bytes, on `jobs`
 /// threads, calling `progress(bytes)` with the bytes of text decoded so far as each window
-/// finishes (of the decompressed text, for gzip). Returns (columns with `line`, distinct
-/// metadata texts, header line number, header text).
+/// finishes (of the decompressed text, for gzip). Returns (columns, distinct metadata texts,
+/// header line number, header text, each sample's line as runs: `line_runs`).
 #[pyfunction]
 #[pyo3(signature = (path, jobs, window=ndjson::WINDOW_BYTES, progress=None))]
 fn decode_ndjson_file<'py>(

@@ -245,7 +245,7 @@ fn assign_lanes(
     let column = Arc::new(Int64Array::new(ScalarBuffer::from(lanes), None));
     let array = StructArray::try_new(vec![field].into(), vec![column], None)
         .map_err(|e| columns_error(e.to_string()))?;
-    Ok(crate::ArrowColumns { array })
+    Ok(crate::ArrowColumns::new(array))
 }
 
 /// The counters' values per time bin of `frame` (start, end, useful: Float64, NaN where not
@@ -292,7 +292,7 @@ fn binned_counters(
     ];
     let array = StructArray::try_new(fields.into(), columns, None)
         .map_err(|e| columns_error(e.to_string()))?;
-    Ok(crate::ArrowColumns { array })
+    Ok(crate::ArrowColumns::new(array))
 }
 
 /// Panic inside the encoder's guard, on one of its threads: the tests hold the guard to

@@ -23,14 +23,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
-import polars as pl
 
 from tileprof.core.errors import InputError
 from tileprof.inputs import native, threads
 from tileprof.inputs._common import (
     DeviceHeader,
     ParsedDump,
-    PlaceFn,
     json_error_place,
     json_error_text,
     read_bytes,
@@ -70,10 +68,6 @@ def validation_place(message: str, container: str = "samples") -> tuple[str, str
 def sample_place(index: int) -> str:
     """Where sample ``index`` of a JSON document is, for error messages."""
     return f"sample {index}"
-
-
-def _by_index(_: pl.DataFrame) -> PlaceFn:
-    return sample_place
 
 
 def precise_error(path: Path, data: bytes) -> InputError | None:
@@ -123,7 +117,7 @@ def _parsed(
 ) -> ParsedDump:
     columns, metadata, clock, tiles = decoded
     header = _header(path, clock, tiles, data)
-    return native.parsed_dump(path, columns, metadata, header, _by_index)
+    return native.parsed_dump(path, columns, metadata, header, sample_place)
 
 
 def parse(path: Path, data: bytes, *, block_bytes: int | None = None) -> ParsedDump:

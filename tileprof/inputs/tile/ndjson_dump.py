@@ -109,33 +109,38 @@ def _failure(path: Path, error: native.DecodeError) -> InputError:
     return problem_error(path, problem)
 
 
-def _by_line(raw: pl.DataFrame) -> PlaceFn:
-    """Sample index to its line. Most dumps have no blank line between samples, so line i is
-    the first line plus i and no column is kept (at 20M samples, the line column is 160 MB)."""
-    lines = raw["line"]
-    first = int(lines[0]) if len(lines) else 1
-    if len(lines) < 2 or bool((lines.diff().drop_nulls() == 1).all()):
+def _by_line(runs: pl.DataFrame) -> PlaceFn:
+    """Sample index to its line, from the decoder's runs of consecutive lines (``start``: the
+    run's first sample, ``line``: its line). Most dumps have no blank line between samples: one
+    run, line i is the first line plus i. The decoder keeps no line per sample (at 20M samples
+    that column was 160 MB)."""
+    if runs.height < 2:
+        first = int(runs["line"][0]) if runs.height else 1
 
         def consecutive(index: int) -> str:
             return f"line {first + index}"
 
         return consecutive
-    numbers = lines.to_numpy()
+    starts, lines = runs["start"], runs["line"]
 
     def place(index: int) -> str:
-        return f"line {numbers[index]}"
+        run = int(starts.search_sorted(index, side="right")) - 1
+        return f"line {int(lines[run]) + index - int(starts[run])}"
 
     return place
 
 
-def _parsed(
-    path: Path, decoded: tuple[native.ArrowColumns, list[bytes], int | None, bytes | None]
-) -> ParsedDump:
-    columns, metadata, header_line, header_text = decoded
+Decoded = tuple[native.ArrowColumns, list[bytes], int | None, bytes | None, native.ArrowColumns]
+"""What the decoder returns: columns, metadata texts, header line and text, line runs."""
+
+
+def _parsed(path: Path, decoded: Decoded) -> ParsedDump:
+    columns, metadata, header_line, header_text, runs = decoded
     header = DeviceHeader()
     if header_line is not None and header_text is not None:
         header = _header(path, header_line, header_text)
-    return native.parsed_dump(path, columns, metadata, header, _by_line)
+    place = _by_line(pl.DataFrame(runs))
+    return native.parsed_dump(path, columns, metadata, header, place)
 
 
 def parse(path: Path, data: bytes) -> ParsedDump:

@@ -1,0 +1,126 @@
+"""Issue 22: the NDJSON decoder keeps each sample's line as runs of consecutive lines (no line
+column), and hands ``metadataId`` over as the frame's nullable UInt32. Held to a plain
+reference: the lines counted here one by one, the frame built by the ``json`` module.
+
+Blank lines (of every kind the reader skips) fall anywhere: before the header, between samples,
+at window and range boundaries (tiny windows, several threads), so runs start and merge
+everywhere. Every sample's place, and the place of an error found on the frame (a range check)
+or in the metadata, must name the line the sample is on.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.samples import sample
+from tests.test_parallel_ingest import _json_file, _outcome, assert_matches_reference
+from tileprof.inputs import _native, read_dump, threads
+from tileprof.inputs._common import ParsedDump, validate_samples
+from tileprof.inputs.tile import ndjson_dump
+
+_BLANKS = st.lists(st.sampled_from([b"", b" ", b"\t", b"\r", b" \x0c "]), max_size=3)
+
+
+def _text(samples: list[dict[str, Any]], blanks: list[list[bytes]], header: bool) -> bytes:
+    """The dump's text: blank lines ``blanks[i]`` before sample i (and the header first)."""
+    lines: list[bytes] = [b'{"tileCount": 64}'] if header else []
+    for index, record in enumerate(samples):
+        lines += blanks[index % len(blanks)] if blanks else []
+        lines.append(json.dumps(record).encode())
+    return b"\n".join(lines) + b"\n"
+
+
+def _sample_lines(text: bytes, header: bool) -> list[int]:
+    """The reference: the number of every line that holds a sample, counted one by one."""
+    numbers = [n for n, line in enumerate(text.split(b"\n"), start=1) if line.strip()]
+    return numbers[1:] if header else numbers
+
+
+@settings(
+    derandomize=True,
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    count=st.integers(0, 14),
+    blanks=st.lists(_BLANKS, min_size=1, max_size=5),
+    header=st.booleans(),
+    window=st.integers(1, 400),
+    jobs=st.integers(1, 3),
+)
+def test_every_sample_names_its_line_whatever_the_blank_lines(
+    count: int, blanks: list[list[bytes]], header: bool, window: int, jobs: int
+) -> None:
+    threads.configure(jobs)
+    samples = [sample(i % 4, i, 1 + i, f"k{i % 3}", useful=i % 2) for i in range(count)]
+    text = _text(samples, blanks, header)
+    with tempfile.TemporaryDirectory() as name:
+        path = _json_file(Path(name), text, "d.ndjson")
+        parsed = ndjson_dump.parse_file(path, window=window)
+        *_, runs = _native.decode_ndjson_file(str(path), jobs, window)
+    assert_matches_reference(parsed, samples)
+    lines = _sample_lines(text, header)
+    assert [parsed.place(i) for i in range(count)] == [f"line {n}" for n in lines]
+    # The runs are minimal: a new run exactly where a sample is not on the line after the last.
+    breaks = [i for i in range(count) if i == 0 or lines[i] != lines[i - 1] + 1]
+    runs_frame = pl.DataFrame(runs)
+    assert runs_frame["start"].to_list() == breaks
+    assert runs_frame["line"].to_list() == [lines[i] for i in breaks]
+
+
+@pytest.mark.parametrize("window", [1, 50, None])
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (("duration", -3), "negative duration -3"),
+        (("physicalTile", 70), "physicalTile 70 is not below tileCount 64"),
+        (
+            ("metadata", [{"name": "usefulCycles", "value": "many"}]),
+            "metadata usefulCycles 'many' is not a number",
+        ),
+    ],
+)
+def test_errors_found_after_the_decode_name_the_line_past_blank_lines(
+    tmp_path: Path, window: int | None, bad: tuple[str, object], message: str
+) -> None:
+    """A range check on the frame, and a bad metadata list, name the bad sample's line."""
+    samples = [sample(i % 4, i, 1, "k") for i in range(9)]
+    key, value = bad
+    samples[7][key] = value
+    text = _text(samples, [[b""], [], [b" ", b"\r"]], header=True)
+    path = _json_file(tmp_path, text, "d.ndjson")
+    line = _sample_lines(text, header=True)[7]
+    threads.configure(2)
+
+    def load() -> ParsedDump:  # as read_dump does, with the window given
+        parsed = ndjson_dump.parse_file(path, window=window)
+        validate_samples(parsed.samples, path, 64, parsed.place)
+        return parsed
+
+    assert _outcome(load) == f"InputError: {path}: line {line}: {message}"
+    assert _outcome(lambda: read_dump(path)[0]) == _outcome(load)
+
+
+def test_metadata_ids_are_handed_over_as_the_frames_nullable_uint32(tmp_path: Path) -> None:
+    """No metadata is a null id (not -1), the type is the frame's, and the columns are handed
+    out once: the decoder's object keeps none of them."""
+    samples = [sample(i, i, 1, useful=5 if i % 2 else None) for i in range(4)]
+    path = _json_file(tmp_path, _text(samples, [], header=False), "d.ndjson")
+    columns, *_ = _native.decode_ndjson_file(str(path), 2)
+    by_name = dict(columns.columns())
+    ids = pl.Series(by_name["metadataId"])
+    assert ids.dtype == pl.UInt32
+    assert ids.to_list() == [None, 0, None, 0]
+    assert len(columns) == 4
+    with pytest.raises(_native.DecodeError):
+        columns.columns()
+    assert ndjson_dump.parse_file(path).samples["metadataId"].to_list() == [None, 0, None, 0]
