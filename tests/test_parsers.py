@@ -321,6 +321,33 @@ def test_running_sums_are_refused_at_their_first_row_beyond(
     assert message is None or expected in message
 
 
+def test_an_end_beyond_64_bits_is_refused_after_every_row_check() -> None:
+    """offset + duration beyond 2^63 - 1 with each within 2^62: the end check (run only when
+    the largest offset plus the largest duration allow it) names its first row, after the row
+    checks."""
+    samples = [sample(0, 0, 1, "k"), sample(1, 2**62, 2**62, "k"), sample(2, 2**62 - 1, 2**62, "k")]
+    message = validation_error(samples) or ""
+    assert (
+        "sample 1: offset 4611686018427387904 + duration 4611686018427387904 is beyond" in message
+    )
+    samples.append(sample(20, 0, 1, "k"))
+    assert "sample 3: physicalTile 20 is not below tileCount 16" in (
+        validation_error(samples) or ""
+    )
+    assert validation_error([sample(0, 2**62 - 1, 2**62, "k")]) is None
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[1.0, -3.0, None], [-0.5, 0.25], [None, None], [], [float("inf"), 1.0], [-float("inf")]],
+)
+def test_the_largest_magnitude_without_a_temporary_is_abs_max(values: list[float | None]) -> None:
+    from tileprof.inputs._common import _largest
+
+    frame = pl.DataFrame({"x": pl.Series(values, dtype=pl.Float64)})
+    assert frame.select(_largest("x")).item() == frame.select(pl.col("x").abs().max()).item()
+
+
 def test_the_first_failing_check_in_order_names_its_first_row() -> None:
     samples = [sample(0, 0, 1, "k"), sample(20, 0, 1, "k"), sample(1, 0, -5, "k")]
     # the negative duration (sample 2) comes before the tile beyond tileCount (sample 1)
