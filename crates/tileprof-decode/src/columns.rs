@@ -262,25 +262,64 @@ impl Columns {
         true
     }
 
-    /// Add `other`'s samples after these, its dictionaries merged into these.
+    /// Add `other`'s samples after these, its dictionaries merged into these. The columns are
+    /// copied on the current rayon pool's threads, a few columns each.
+    ///
+    /// Measured on the 5M-sample NDJSON dump (2 threads): copied in turn on one thread, the
+    /// appends were 0.38 s of a 4.0 s decode during which the other thread waited.
     pub fn append(&mut self, other: Columns) {
-        self.tile.extend_from_slice(&other.tile);
-        self.offset.extend_from_slice(&other.offset);
-        self.duration.extend_from_slice(&other.duration);
-        self.phase.append(other.phase);
-        self.epoch.append(other.epoch);
-        self.kind.append(other.kind);
-        self.operation.append(other.operation);
-        self.kernel.append(other.kernel);
-        let remap = self.metadata.absorb(&other.metadata);
-        self.metadata_ids
-            .extend(other.metadata_ids.iter().map(|&id| {
-                if id == NONE {
-                    NONE
-                } else {
-                    remap[id as usize]
-                }
-            }));
+        let Columns {
+            tile,
+            offset,
+            duration,
+            phase,
+            epoch,
+            kind,
+            operation,
+            kernel,
+            metadata_ids,
+            metadata,
+        } = other;
+        let (integers, rest) = (
+            (&mut self.tile, &mut self.offset, &mut self.duration),
+            (&mut self.phase, &mut self.epoch),
+        );
+        let texts = (&mut self.kind, &mut self.operation, &mut self.kernel);
+        let ids = (&mut self.metadata, &mut self.metadata_ids);
+        rayon::join(
+            || {
+                rayon::join(
+                    || {
+                        integers.0.extend_from_slice(&tile);
+                        integers.1.extend_from_slice(&offset);
+                    },
+                    || {
+                        integers.2.extend_from_slice(&duration);
+                        rest.0.append(phase);
+                    },
+                )
+            },
+            || {
+                rayon::join(
+                    || {
+                        rest.1.append(epoch);
+                        texts.0.append(kind);
+                    },
+                    || {
+                        texts.1.append(operation);
+                        texts.2.append(kernel);
+                        let remap = ids.0.absorb(&metadata);
+                        ids.1.extend(metadata_ids.iter().map(|&id| {
+                            if id == NONE {
+                                NONE
+                            } else {
+                                remap[id as usize]
+                            }
+                        }));
+                    },
+                )
+            },
+        );
     }
 
     /// Give back the room the columns grew into but do not use.
