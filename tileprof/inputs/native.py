@@ -48,13 +48,26 @@ def parsed_dump(
 ) -> ParsedDump:
     """The typed frame of the decoded ``columns`` (handed out: ``columns`` is empty after;
     ``place`` names a sample's place in errors)."""
-    # Column by column: polars keeps an imported struct array whole while any column of it is
-    # alive, so one struct would keep every decoded column as long as the frame.
-    raw = pl.DataFrame([pl.Series(column).alias(name) for name, column in columns.columns()])
+    raw = pl.DataFrame(_series(columns))
     ids = raw["metadataId"]
     table, useful, physical = decode_metadata(path, metadata, ids, place)
     frame = build_sample_frame({name: raw[name] for name in RAW_COLUMNS}, ids, useful, physical)
     return ParsedDump(frame, table, header, place)
+
+
+def _series(columns: ArrowColumns) -> list[pl.Series]:
+    """The decoded columns in polars, one by one, each of the decoder's dropped as soon as
+    polars holds it. Column by column: polars keeps an imported struct array whole while any
+    column of it is alive, so one struct would keep every decoded column as long as the frame.
+    One at a time: polars remaps the dictionary keys (``kind``, ``operation``, ``kernel``) into
+    keys of its own, and the decoder's are freed before the next column's are remapped."""
+    handed = columns.columns()
+    handed.reverse()
+    series = []
+    while handed:
+        name, column = handed.pop()
+        series.append(pl.Series(column).alias(name))
+    return series
 
 
 def error_parts(error: DecodeError) -> tuple[str, int | None, str, bytes | None]:
