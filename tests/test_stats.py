@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.samples import frame, sample
-from tileprof.analyses.stats import GROUP_FIELDS, group_statistics, nearest_rank, profile_span
+from tileprof.analyses.stats import GROUP_FIELDS, group_statistics, profile_span
 
 TILES = 1472
 CLOCK = 1_500_000_000
@@ -136,10 +136,9 @@ def test_nearest_rank_percentiles() -> None:
 
 
 def test_nearest_rank_on_two_hundred_values() -> None:
-    # 1..200: p50 is rank ⌈100.0⌉ = 100, p95 rank ⌈190.0⌉ = 190, p99 rank ⌈198.0⌉ = 198, p1 rank 2
-    values = pl.DataFrame({"v": list(range(200, 0, -1))})
-    got = values.select(*(nearest_rank("v", p).alias(str(p)) for p in (1, 50, 95, 99, 100)))
-    assert got.row(0) == (2, 100, 190, 198, 200)
+    # 1..200 listed backwards: p50 is rank ⌈100.0⌉ = 100, p95 rank ⌈190.0⌉ = 190
+    row = stats([sample(t, 0, d) for t, d in enumerate(range(200, 0, -1))])["k"]
+    assert (row["p50Cycles"], row["p95Cycles"], row["maximumCycles"]) == (100, 190, 200)
 
 
 def test_ratios_over_a_denominator_of_one() -> None:
@@ -379,3 +378,50 @@ def test_phase_ms_is_true_division_where_the_reciprocal_differs() -> None:
         assert [rows[f"k{s}"]["phaseMs"] for s in spans[:count]] == [
             s * 1000 / CLOCK for s in spans[:count]
         ]
+
+
+# --- the compiled core's group table (crates/tileprof-groups) --------------------------------
+
+
+@given(st.lists(sample_strategy, min_size=1, max_size=60))
+def test_groups_by_tile_and_phase_match_naive_model(samples: list[dict[str, Any]]) -> None:
+    """Many small groups (a group per kernel, tile and phase): the row pass's pair bitmaps
+    count each group's distinct values, as the naive model does."""
+    clean = [{k: v for k, v in s.items() if not k.startswith("_")} for s in samples]
+    table = group_statistics(
+        frame(clean), tile_count=TILES, clock_hz=CLOCK, group_by=("tile", "phase")
+    )
+    by_key: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for s in samples:
+        by_key.setdefault((s["kernel"], s["physicalTile"], s.get("phase")), []).append(s)
+    assert table.height == len(by_key)
+    for row in table.iter_rows(named=True):
+        expected = naive_group(by_key[(row["name"], row["tile"], row["phase"])])
+        for field in ("sampleCount", "phaseCycles", "p50Cycles", "p95Cycles", "lastOffset"):
+            assert row[field] == expected[field], field
+
+
+def test_tiles_spread_too_wide_for_a_bitmap_are_counted_group_by_group() -> None:
+    # tile numbers 2^30 apart: no (group, tile) bitmap fits, so each group counts its own
+    tiles = (0, 2**30, 2**31 - 1)
+    wide = [sample(tile, t, 1, kernel) for t, tile in enumerate(tiles) for kernel in ("a", "b")]
+    wide.append(sample(0, 9, 1, "a"))
+    rows = {
+        row["name"]: row
+        for row in group_statistics(frame(wide), tile_count=2, clock_hz=1.0).iter_rows(named=True)
+    }
+    assert (rows["a"]["tileCount"], rows["b"]["tileCount"]) == (3, 3)
+    assert (rows["a"]["sampleCount"], rows["b"]["sampleCount"]) == (4, 3)
+
+
+def test_a_panic_in_the_group_table_is_caught(capfd: pytest.CaptureFixture[str]) -> None:
+    from tileprof.inputs import _native
+
+    with pytest.raises(_native.GroupsError) as caught:
+        _native._panic_in_groups(2)
+    assert caught.value.args == ("panic", "a group thread panicked on purpose")
+    assert capfd.readouterr().err == ""  # the panic hook keeps Rust's message off stderr
+    bad = pl.DataFrame({"rows": [[0, 5]]}, schema={"rows": pl.List(pl.UInt32)})
+    columns = frame([sample(0, 0, 1)]).select("offset", "duration", "tile", "phase", "usefulCycles")
+    with pytest.raises(_native.GroupsError, match="row 5 is not in the frame of 1 rows"):
+        _native.group_statistics(columns, bad, percents=[50], jobs=1)

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.samples import sample, write_dump
 from tileprof.commands.cli import cli
@@ -310,3 +312,44 @@ def test_narrow_widths_shorten_names_and_never_cut_numbers() -> None:
     assert tiny[0] == {"group": "exchange", "phase cycles": "94,608", "phase ms": "0.06307",
                        "useful": "—"}  # fmt: skip
     assert all("…" not in v for row in tiny for k, v in row.items() if k != "group")
+
+
+# --- the group table's look, held to rich's own rendering ------------------------------------
+
+_CELL_TEXT = st.text(alphabet=st.sampled_from("ab Z09,.%—…_-~界語é"), min_size=0, max_size=12)
+
+
+@given(
+    st.integers(1, 5).flatmap(
+        lambda columns: st.tuples(
+            st.lists(_CELL_TEXT.filter(str.strip), min_size=columns, max_size=columns),
+            st.lists(st.booleans(), min_size=columns, max_size=columns),
+            st.lists(
+                st.lists(_CELL_TEXT, min_size=columns, max_size=columns), min_size=0, max_size=6
+            ),
+        )
+    )
+)
+def test_heavy_head_table_prints_as_rich_prints_it(
+    table: tuple[list[str], list[bool], list[list[str]]],
+) -> None:
+    """Wide characters, empty cells, left and right columns (titles are never blank): the
+    same bytes as rich's
+    ``Table(show_edge=False, pad_edge=False)`` printed by a plain console at its width."""
+    import io
+
+    from rich.table import Table
+    from rich.text import Text
+
+    from tileprof.views.fit import HeavyHeadTable, plain_console, strip_padding
+
+    titles, right, rows = table
+    plain = HeavyHeadTable(titles, rows, right)
+    reference = Table(show_edge=False, header_style="bold", pad_edge=False)
+    for title, is_right in zip(titles, right, strict=True):
+        reference.add_column(Text(title), justify="right" if is_right else "left")
+    for row in rows:
+        reference.add_row(*(Text(c) for c in row))
+    buffer = io.StringIO()
+    plain_console(buffer, plain.width()).print(reference)
+    assert "".join(line + "\n" for line in plain.lines()) == strip_padding(buffer.getvalue())

@@ -17,7 +17,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:  # rich is imported where a rich table is built: diff and history use none
     from rich.console import Console
@@ -119,44 +119,103 @@ def fit_table(build: TableBuilder, fit: Fit, console: Console, width: int) -> Fi
 
     Each table built is measured once (rich measures every cell: a 50-group summary's
     measurement cost as much as printing it)."""
+    table, dropped, overflow = fit_layout(
+        build, lambda table: _natural_width(console, table), fit, width
+    )
+    return Fitted(table, dropped, overflow)
+
+
+T = TypeVar("T")
+
+
+def fit_layout(
+    build: Callable[[Sequence[str], int], T], measure: Callable[[T], int], fit: Fit, width: int
+) -> tuple[T, tuple[str, ...], int | None]:
+    """What ``fit_table`` does, for any table ``build`` makes and ``measure`` measures: the
+    table fitted to ``width``, the columns it lost, and its width when it is still wider."""
     shown = list(fit.titles)
     limit = fit.full_limit if width >= fit.full_width else max(fit.min_limit, width // 3)
     table = build(shown, limit)
-    natural = _natural_width(console, table)
+    natural = measure(table)
     for title in fit.drop_first:
         if natural <= width:
             break
         shown.remove(title)
         table = build(shown, limit)
-        natural = _natural_width(console, table)
+        natural = measure(table)
     dropped = tuple(t for t in fit.titles if t not in shown)
+
+    def widest_limit(low: int, high: int) -> int:
+        """The largest name limit in [low, high] whose table fits (``low`` if none)."""
+        while low < high:
+            middle = (low + high + 1) // 2
+            if measure(build(shown, middle)) <= width:
+                low = middle
+            else:
+                high = middle - 1
+        return low
+
     if natural > width:  # every droppable column gone: cut names more
-        limit = _widest_limit(build, shown, console, width, NAME_FLOOR, limit)
-        table = build(shown, limit)
-        natural = _natural_width(console, table)
-        return Fitted(table, dropped, natural if natural > width else None)
+        table = build(shown, widest_limit(NAME_FLOOR, limit))
+        natural = measure(table)
+        return table, dropped, natural if natural > width else None
     slack = width - natural
     if slack > 0 and limit < fit.full_limit:  # give the names what is left
         guess = min(fit.full_limit, limit + slack)  # exact for a table of one name column
         wider = build(shown, guess)
-        if _natural_width(console, wider) <= width:
-            return Fitted(wider, dropped)
-        limit = _widest_limit(build, shown, console, width, limit, guess - 1)
-        return Fitted(build(shown, limit), dropped)
-    return Fitted(table, dropped)
+        if measure(wider) <= width:
+            return wider, dropped, None
+        return build(shown, widest_limit(limit, guess - 1)), dropped, None
+    return table, dropped, None
 
 
-def _widest_limit(
-    build: TableBuilder, shown: Sequence[str], console: Console, width: int, low: int, high: int
-) -> int:
-    """The largest name limit in [low, high] whose table fits ``width`` (``low`` if none)."""
-    while low < high:
-        middle = (low + high + 1) // 2
-        if _natural_width(console, build(shown, middle)) <= width:
-            low = middle
-        else:
-            high = middle - 1
-    return low
+@dataclass(frozen=True)
+class HeavyHeadTable:
+    """A table of one-line text cells in rich's look for ``Table(show_edge=False,
+    pad_edge=False)`` (the HEAVY_HEAD box: ``┃`` between titles, a ``━``/``╇`` rule, ``│``
+    between cells), laid out at its natural width, without rich's console.
+
+    rich measures every cell of a table each time it is measured and again when it prints it:
+    for a 50-group summary that took a tenth of a second, as long as its group table, and
+    importing rich's console and table took a third as long again. Here cells are measured
+    in terminal cells (``rich.cells.cell_len``: wide characters count twice, as rich counts
+    them). Only for tables printed at their natural width: rich would fold or crop cells to fit
+    a narrower one, this never does (``fit_layout`` leaves a table that does not fit whole,
+    as ``fit_table`` does, and rich then prints it whole too)."""
+
+    titles: Sequence[str]
+    rows: Sequence[Sequence[str]]
+    right: Sequence[bool]
+    """Per column: right-aligned (numbers) or left (names)."""
+
+    def widths(self) -> list[int]:
+        from rich.cells import cell_len
+
+        columns = zip(self.titles, *self.rows, strict=True)
+        return [max(cell_len(text) for text in column) for column in columns]
+
+    def width(self) -> int:
+        """The table's width: its cells, one space each side of every rule, the rules."""
+        return sum(self.widths()) + 3 * (len(self.titles) - 1)
+
+    def lines(self) -> list[str]:
+        """The title line, the rule, the rows; no line ends in padding."""
+        from rich.cells import cell_len
+
+        widths = self.widths()
+
+        def aligned(text: str, width: int, right: bool) -> str:
+            if right:  # rich strips a right-aligned cell's trailing space, not its width
+                text = text.rstrip()
+                return " " * (width - cell_len(text)) + text
+            return text + " " * (width - cell_len(text))
+
+        def line(cells: Sequence[str], rule: str) -> str:
+            padded = map(aligned, cells, widths, self.right)
+            return f" {rule} ".join(padded).rstrip()
+
+        head_rule = "╇".join("━" * (w + 2) for w in widths)[1:-1]
+        return [line(self.titles, "┃"), head_rule, *(line(row, "│") for row in self.rows)]
 
 
 def plain_console(buffer: io.StringIO, width: int) -> Console:

@@ -1,20 +1,29 @@
-"""``summary`` in the terminal: a header and the group table (rich)."""
+"""``summary`` in the terminal: a header and the group table, in rich's look
+(``views.fit.HeavyHeadTable``: a 1M-sample summary's table took as long in rich as its group
+statistics)."""
 
 from __future__ import annotations
 
 import io
 from collections.abc import Callable, Sequence
-from functools import partial
 from typing import Any
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from tileprof.analyses.summary import Summary
 from tileprof.core import numbers
-from tileprof.core.text import DISPLAY_NAME_LIMIT, cell, distinct_shortened, escape_control
-from tileprof.views.fit import Fit, Fitted, fit_table, plain_console, print_fitted, strip_padding
+from tileprof.core.text import (
+    DISPLAY_NAME_LIMIT,
+    display_name,
+    distinct_shortened,
+    escape_control,
+)
+from tileprof.views.fit import (
+    Fit,
+    HeavyHeadTable,
+    dropped_line,
+    fit_layout,
+    plain_console,
+    strip_padding,
+)
 
 TABLE_WIDTH = 200
 
@@ -92,21 +101,31 @@ KEEP: tuple[str, ...] = ("phase cycles",)
 """Never dropped: the sort key (groups are sorted by phase cycles, largest first)."""
 
 
-def _table(summary: Summary, shown: Sequence[str], name_limit: int) -> Table:
-    """The group table; its figures are plain ``Text`` (numbers are never markup, and rich
-    parses every ``str`` cell as markup again each time the fit measures the table)."""
-    table = Table(show_edge=False, header_style="bold", pad_edge=False)
-    table.add_column("group", overflow="fold")
-    for dimension in summary.group_by:
-        table.add_column(dimension)
-    columns = [c for c in COLUMNS if c[0] in shown]
-    for title, _, _ in columns:
-        table.add_column(title, justify="right")
-    names = distinct_shortened(summary.groups.get_column("name").to_list(), name_limit)
-    for row, name in zip(summary.groups.iter_rows(named=True), names, strict=True):
-        dims = [cell(None if row[d] is None else str(row[d])) for d in summary.group_by]
-        table.add_row(cell(name), *dims, *(Text(fmt(row[key])) for _, key, fmt in columns))
-    return table
+def _name(text: str | None) -> str:
+    """A name cell: ``display_name``, "—" when there is none (``core.text.cell``'s text)."""
+    return display_name(text) if text else "—"
+
+
+def _table_of(summary: Summary) -> Callable[[Sequence[str], int], HeavyHeadTable]:
+    """What builds the group table for the columns shown and a name limit: the figures are
+    formatted once, the names again for each limit."""
+    groups = summary.groups
+    figures = {title: [fmt(v) for v in groups.get_column(key)] for title, key, fmt in COLUMNS}
+    dimensions = [
+        [_name(None if v is None else str(v)) for v in groups.get_column(d)]
+        for d in summary.group_by
+    ]
+    full_names = groups.get_column("name").to_list()
+
+    def build(shown: Sequence[str], name_limit: int) -> HeavyHeadTable:
+        titles = [title for title, _, _ in COLUMNS if title in shown]
+        names = [_name(n) for n in distinct_shortened(full_names, name_limit)]
+        columns = [names, *dimensions, *(figures[title] for title in titles)]
+        right = [False] * (1 + len(dimensions)) + [True] * len(titles)
+        rows = list(zip(*columns, strict=True))
+        return HeavyHeadTable(["group", *summary.group_by, *titles], rows, right)
+
+    return build
 
 
 FIT = Fit(
@@ -118,10 +137,12 @@ FIT = Fit(
 )
 
 
-def fitted_table(summary: Summary, console: Console, width: int) -> Fitted:
+def fitted_table(summary: Summary, width: int) -> tuple[HeavyHeadTable, tuple[str, ...]]:
     """The group table, narrowed to ``width`` (tileprof.views.fit): names lose their middle
-    first (down to 24 characters), then columns go in ``DROP_FIRST`` order."""
-    return fit_table(partial(_table, summary), FIT, console, width)
+    first (down to 24 characters), then columns go in ``DROP_FIRST`` order; and the columns
+    it lost."""
+    table, dropped, _ = fit_layout(_table_of(summary), HeavyHeadTable.width, FIT, width)
+    return table, dropped
 
 
 def render(
@@ -134,15 +155,25 @@ def render(
 
     ``present`` says what the profile holds (its epochs, its kernels) when nothing matched.
     ``width`` is the terminal's when the table goes to one (``fitted_table``)."""
+    head = [*(escape_control(line) for line in header_lines(summary, device)), ""]
+    if not summary.groups.height:
+        nothing = ["no samples matched", *(escape_control(line) for line in present)]
+        return _printed([*head, *nothing], width)
+    table, dropped = fitted_table(summary, width)
+    tail = [dropped_line(dropped, FIT.see_all)] if dropped else []
+    rows = "".join(line + "\n" for line in table.lines())
+    return _printed(head, width) + rows + _printed(tail, width)
+
+
+def _printed(lines: Sequence[str], width: int) -> str:
+    """``lines`` as rich's console prints them at ``width``: each as it is where it fits and
+    holds no ``:`` (which rich may read as an emoji code), else through rich, which wraps it."""
+    from rich.cells import cell_len
+
+    if all(cell_len(line) <= width and ":" not in line for line in lines):
+        return "".join(line.rstrip() + "\n" for line in lines)
     buffer = io.StringIO()
     console = plain_console(buffer, width)
-    for line in header_lines(summary, device):
-        console.print(escape_control(line), markup=False)
-    console.print()
-    if summary.groups.height:
-        print_fitted(console, fitted_table(summary, console, width), FIT)
-    else:
-        console.print("no samples matched", markup=False)
-        for line in present:
-            console.print(escape_control(line), markup=False)
+    for line in lines:
+        console.print(line, markup=False)
     return strip_padding(buffer.getvalue())

@@ -29,6 +29,8 @@ use pyo3::types::{PyBytes, PyCapsule, PyList};
 use tileprof_decode::columns::{IntColumn, TextColumn};
 use tileprof_decode::{json, ndjson, Columns, DecodeError, Progress, NONE, THREAD_PREFIX};
 
+mod frames;
+mod groups;
 mod trace;
 
 create_exception!(_native, NativeDecodeError, PyException);
@@ -592,5 +594,6 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(_panic_in_decoder, module)?)?;
     module.add_function(wrap_pyfunction!(_validate_json_file, module)?)?;
     trace::register(module)?;
+    groups::register(module)?;
     Ok(())
 }

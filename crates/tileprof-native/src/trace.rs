@@ -6,21 +6,20 @@
 //! batches are encoded and compressed on `jobs` threads. A column the encoder cannot take is
 //! an `EncodeError("columns", message)`, a panic an `EncodeError("panic", message)`.
 
-use std::ffi::CStr;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use arrow_array::{Array, Float64Array, Int64Array, RecordBatch, StructArray};
 use arrow_buffer::ScalarBuffer;
 use arrow_schema::{DataType, Field};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyCapsule, PyList};
+use pyo3::types::{PyBytes, PyList};
 use tileprof_pftrace::{
     counters, lanes, Arg, Bits, Column, ColumnError, Encoded, Lists, Slices, Tracks,
 };
+
+use crate::frames::{self, Failure};
 
 create_exception!(_native, EncodeError, PyException);
 
@@ -28,32 +27,13 @@ fn columns_error(message: impl Into<String>) -> PyErr {
     EncodeError::new_err(("columns", message.into()))
 }
 
-/// The one chunk of a DataFrame (or any Arrow stream exporter), imported without a copy.
+/// The one chunk of a DataFrame, imported without a copy (`frames::one_chunk`).
 fn one_chunk(frame: &Bound<'_, PyAny>) -> PyResult<Option<RecordBatch>> {
-    let capsule = frame
-        .call_method0("__arrow_c_stream__")?
-        .downcast_into::<PyCapsule>()?;
-    if capsule.name()? != Some(c"arrow_array_stream" as &CStr) {
-        return Err(columns_error(
-            "__arrow_c_stream__ gave no arrow_array_stream capsule",
-        ));
-    }
-    // SAFETY: by the Arrow PyCapsule protocol the capsule holds an FFI_ArrowArrayStream;
-    // from_raw moves it out and leaves a released one behind, which the capsule's destructor
-    // then skips.
-    let stream = capsule.pointer().cast::<FFI_ArrowArrayStream>();
-    let reader = unsafe { RecordBatchStreamReader::from_raw(stream) }
-        .map_err(|e| columns_error(e.to_string()))?;
-    let mut chunks = reader
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| columns_error(e.to_string()))?;
-    match chunks.len() {
-        0 => Ok(None),
-        1 => Ok(chunks.pop()),
-        n => Err(columns_error(format!(
-            "{n} chunks: rechunk the frame first"
-        ))),
-    }
+    frames::one_chunk(frame).map_err(encode_error)
+}
+
+fn encode_error(failure: Failure) -> PyErr {
+    failure.into_py_err(EncodeError::new_err)
 }
 
 fn column_of<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a Arc<dyn Array>, ColumnError> {
@@ -122,23 +102,7 @@ fn encoding<T: Send>(
     jobs: usize,
     work: impl FnOnce() -> Result<T, ColumnError> + Send,
 ) -> PyResult<T> {
-    let outcome = py.allow_threads(|| {
-        crate::GUARDED.with(|flag| flag.set(true));
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            let pool = tileprof_decode::pool(jobs).map_err(|e| ColumnError(e.to_string()))?;
-            pool.install(work)
-        }));
-        crate::GUARDED.with(|flag| flag.set(false));
-        outcome
-    });
-    match outcome {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(error)) => Err(columns_error(error.0)),
-        Err(panic) => Err(EncodeError::new_err((
-            "panic",
-            crate::panic_text(panic.as_ref()),
-        ))),
-    }
+    frames::guarded(py, jobs, || work().map_err(|e| e.0)).map_err(encode_error)
 }
 
 fn handed_back(py: Python<'_>, encoded: Encoded) -> PyResult<Bound<'_, PyList>> {

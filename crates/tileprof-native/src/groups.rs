@@ -1,0 +1,162 @@
+//! The group table's integer statistics (`tileprof-groups`) for `tileprof.analyses.stats`.
+//!
+//! Two polars frames come through the Arrow C stream interface, one chunk each, read in
+//! place: the samples (offset, duration, tile, phase, usefulCycles) and the groups' row lists
+//! (`rows`, a large list of UInt32 row numbers, as polars' list aggregation of a row index
+//! gives). The statistics run on `jobs` threads with the GIL released and come back as one
+//! Arrow struct array of Int64 columns, one row per group. A column the statistics cannot
+//! take is a `GroupsError("columns", message)`, a panic a `GroupsError("panic", message)`.
+
+use std::sync::Arc;
+
+use arrow_array::{
+    Array, Float64Array, Int64Array, LargeListArray, RecordBatch, StructArray, UInt32Array,
+};
+use arrow_buffer::{NullBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use tileprof_groups::{GroupRows, GroupTable, Samples};
+
+use crate::frames::{self, Failure};
+
+create_exception!(_native, GroupsError, PyException);
+
+fn groups_error(failure: Failure) -> PyErr {
+    failure.into_py_err(GroupsError::new_err)
+}
+
+fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> Result<&'a T, String> {
+    let array = batch
+        .column_by_name(name)
+        .ok_or_else(|| format!("no column {name}"))?;
+    array
+        .as_any()
+        .downcast_ref::<T>()
+        .ok_or_else(|| format!("{name} is {}", array.data_type()))
+}
+
+/// An Int64 column's values and its validity (None: no null).
+fn ints<'a>(
+    batch: &'a RecordBatch,
+    name: &str,
+) -> Result<(&'a [i64], Option<&'a NullBuffer>), String> {
+    let array = column::<Int64Array>(batch, name)?;
+    Ok((array.values(), array.nulls().filter(|n| n.null_count() > 0)))
+}
+
+fn full_ints<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a [i64], String> {
+    match ints(batch, name)? {
+        (values, None) => Ok(values),
+        (_, Some(_)) => Err(format!("{name} has nulls")),
+    }
+}
+
+fn samples(batch: &RecordBatch) -> Result<Samples<'_>, String> {
+    let (phase, phase_valid) = ints(batch, "phase")?;
+    let useful = column::<Float64Array>(batch, "usefulCycles")?;
+    Ok(Samples {
+        offset: full_ints(batch, "offset")?,
+        duration: full_ints(batch, "duration")?,
+        tile: full_ints(batch, "tile")?,
+        phase,
+        phase_valid,
+        useful_valid: useful.nulls().filter(|n| n.null_count() > 0),
+    })
+}
+
+fn group_rows(batch: &RecordBatch) -> Result<GroupRows<'_>, String> {
+    let lists = column::<LargeListArray>(batch, "rows")?;
+    let rows = lists
+        .values()
+        .as_any()
+        .downcast_ref::<UInt32Array>()
+        .ok_or_else(|| format!("rows holds {}, not UInt32", lists.values().data_type()))?;
+    if lists.null_count() > 0 || rows.null_count() > 0 {
+        return Err("rows has nulls".into());
+    }
+    Ok(GroupRows {
+        starts: lists.offsets(),
+        rows: rows.values(),
+    })
+}
+
+/// The table's columns, named as the group table names them.
+fn arrow_table(table: GroupTable, percents: &[u32]) -> Result<StructArray, String> {
+    let mut columns: Vec<(String, Vec<i64>)> = vec![
+        ("sampleCount".into(), table.sample_count),
+        ("tileCount".into(), table.tile_count),
+        ("phaseCount".into(), table.phase_count),
+        ("phaseCycles".into(), table.phase_cycles),
+        ("workCycles".into(), table.work_cycles),
+        ("estimatedWorkCycles".into(), table.estimated_work_cycles),
+    ];
+    let percentiles = percents.iter().zip(table.percentile_cycles);
+    columns.extend(percentiles.map(|(p, values)| (format!("p{p}Cycles"), values)));
+    columns.push(("maximumCycles".into(), table.maximum_cycles));
+    columns.push(("firstOffset".into(), table.first_offset));
+    columns.push(("lastOffset".into(), table.last_offset));
+    let fields: Vec<Field> = columns
+        .iter()
+        .map(|(name, _)| Field::new(name, DataType::Int64, false))
+        .collect();
+    let arrays: Vec<Arc<dyn Array>> = columns
+        .into_iter()
+        .map(|(_, values)| {
+            Arc::new(Int64Array::new(ScalarBuffer::from(values), None)) as Arc<dyn Array>
+        })
+        .collect();
+    StructArray::try_new(fields.into(), arrays, None).map_err(|e| e.to_string())
+}
+
+/// One row per group of `rows` (frame `rows`, column `rows`) over the samples of `samples`:
+/// sampleCount, tileCount, phaseCount, phaseCycles, workCycles, estimatedWorkCycles, then
+/// p{P}Cycles for each of `percents`, maximumCycles, firstOffset, lastOffset (Int64 each).
+#[pyfunction]
+#[pyo3(signature = (samples, rows, *, percents, jobs))]
+fn group_statistics(
+    py: Python<'_>,
+    samples: &Bound<'_, PyAny>,
+    rows: &Bound<'_, PyAny>,
+    percents: Vec<u32>,
+    jobs: usize,
+) -> PyResult<crate::ArrowColumns> {
+    let no_chunk = || groups_error(Failure::Columns("a frame of no chunk".into()));
+    let sample_chunk = frames::one_chunk(samples)
+        .map_err(groups_error)?
+        .ok_or_else(no_chunk)?;
+    let row_chunk = frames::one_chunk(rows)
+        .map_err(groups_error)?
+        .ok_or_else(no_chunk)?;
+    let array = frames::guarded(py, jobs, || {
+        let table = tileprof_groups::group_statistics(
+            &self::samples(&sample_chunk)?,
+            &group_rows(&row_chunk)?,
+            &percents,
+        )
+        .map_err(|e| e.0)?;
+        arrow_table(table, &percents)
+    })
+    .map_err(groups_error)?;
+    Ok(crate::ArrowColumns::new(array))
+}
+
+/// Panic inside the statistics' guard, on one of its threads: the tests hold the guard to
+/// turning it into a `GroupsError` of kind "panic".
+#[pyfunction]
+fn _panic_in_groups(py: Python<'_>, jobs: usize) -> PyResult<()> {
+    frames::guarded(py, jobs, || {
+        rayon::join(|| (), || panic!("a group thread panicked on purpose"));
+        Ok(())
+    })
+    .map_err(groups_error)
+}
+
+/// Add the statistics' function and its error to the module.
+pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add("GroupsError", module.py().get_type::<GroupsError>())?;
+    module.add_function(wrap_pyfunction!(group_statistics, module)?)?;
+    module.add_function(wrap_pyfunction!(_panic_in_groups, module)?)?;
+    Ok(())
+}
