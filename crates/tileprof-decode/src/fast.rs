@@ -281,6 +281,32 @@ fn key(cursor: &mut Cursor<'_>) -> Option<Key> {
     Some(key)
 }
 
+/// Says whether raw bytes are a metadata value already checked (in a column's dictionary), so
+/// each one whole JSON value.
+pub type Known<'k> = &'k dyn Fn(&[u8]) -> bool;
+
+/// The metadata value at the cursor when it is one already checked and it ends the sample: the
+/// bytes up to the line's last `]` that is followed by nothing but the sample's `}` (and white
+/// space). A checked value is one JSON value, so its extent is the one `value` would find (the
+/// bracket that closes a valid array is its last byte), without walking it.
+///
+/// Measured with callgrind on a 200k-sample NDJSON load: walking each metadata list to find its
+/// end (`Cursor::value`) was 265M instructions, about a fifth of the decoder's.
+#[inline]
+fn known_metadata<'a>(cursor: &Cursor<'a>, known: Known<'_>) -> Option<&'a [u8]> {
+    let rest = &cursor.data[cursor.position..];
+    if rest.first() != Some(&b'[') {
+        return None;
+    }
+    let close = memchr::memrchr(b']', rest)?;
+    let mut after = rest[close + 1..].iter().filter(|&&b| !is_json_space(b));
+    if after.next() != Some(&b'}') || after.next().is_some() {
+        return None;
+    }
+    let raw = &rest[..=close];
+    known(raw).then_some(raw)
+}
+
 /// Read one field's value into `sample`.
 #[inline]
 fn field<'a>(
@@ -288,6 +314,7 @@ fn field<'a>(
     key: Key,
     sample: &mut RawSample<'a>,
     required: &mut [Option<i64>; 3],
+    known: Option<Known<'_>>,
 ) -> Option<()> {
     match key {
         Key::Tile => required[0] = Some(cursor.integer()?),
@@ -299,7 +326,13 @@ fn field<'a>(
         Key::Operation => sample.operation = cursor.nullable_text()?,
         Key::Kernel => sample.kernel = cursor.nullable_text()?,
         Key::Metadata => {
-            let raw = cursor.value()?;
+            let raw = match known.and_then(|known| known_metadata(cursor, known)) {
+                Some(raw) => {
+                    cursor.position += raw.len();
+                    raw
+                }
+                None => cursor.value()?,
+            };
             sample.metadata = (raw != b"null").then_some(raw);
         }
         Key::Other => {
@@ -313,6 +346,16 @@ fn field<'a>(
 
 /// The sample object at `data[at]`, and the position after it; None to leave it to serde_json.
 pub fn sample_at(data: &[u8], at: usize) -> Option<(RawSample<'_>, usize)> {
+    sample_with(data, at, None)
+}
+
+/// `sample_at`, with `known` (where `data` is one NDJSON line) to take a metadata value that ends
+/// the line and was checked already without walking it (`known_metadata`).
+fn sample_with<'a>(
+    data: &'a [u8],
+    at: usize,
+    known: Option<Known<'_>>,
+) -> Option<(RawSample<'a>, usize)> {
     let mut cursor = Cursor { data, position: at };
     cursor.eat(b'{')?;
     cursor.space();
@@ -329,7 +372,7 @@ pub fn sample_at(data: &[u8], at: usize) -> Option<(RawSample<'_>, usize)> {
                 return None;
             }
             seen |= bit;
-            field(&mut cursor, key, &mut sample, &mut required)?;
+            field(&mut cursor, key, &mut sample, &mut required, known)?;
             cursor.space();
             match cursor.peek()? {
                 b',' => {
@@ -360,8 +403,14 @@ pub fn sample_at(data: &[u8], at: usize) -> Option<(RawSample<'_>, usize)> {
 
 /// One whole NDJSON line (white space around the sample allowed, nothing else).
 pub fn line(text: &[u8]) -> Option<RawSample<'_>> {
+    line_with(text, None)
+}
+
+/// `line`, with `known` saying which metadata values were checked already (see
+/// `known_metadata`): the same sample, or the same None.
+pub fn line_with<'a>(text: &'a [u8], known: Option<Known<'_>>) -> Option<RawSample<'a>> {
     let start = crate::skip_space(text, 0);
-    let (sample, end) = sample_at(text, start)?;
+    let (sample, end) = sample_with(text, start, known)?;
     (crate::skip_space(text, end) == text.len()).then_some(sample)
 }
 
@@ -542,5 +591,50 @@ mod tests {
         let (_, end) = sample_at(data, 0).unwrap();
         assert_eq!(end, crate::sample::decode_at(data).unwrap().1);
         assert!(sample_at(br#"{"physicalTile":1,"offset":1,"duration":1}x"#, 0).is_none());
+    }
+
+    #[test]
+    fn a_known_metadata_value_gives_what_walking_it_gives() {
+        const HEAD: &str = r#"{"physicalTile":1,"offset":2,"duration":3"#;
+        let metadata = [
+            r#"[{"name":"usefulCycles","value":"4"}]"#,
+            r#"[{"name":"a]}","value":"]"},{"name":"b","value":[1,[2]]}]"#,
+            r#"[ ]"#,
+            r#"[1]"#,
+        ];
+        let mut lines = Vec::new();
+        for raw in metadata {
+            lines.push(format!(r#"{HEAD},"metadata":{raw}}}"#));
+            lines.push(format!("{HEAD}, \"metadata\" : {raw} \t}} \r"));
+            lines.push(format!(r#"{HEAD},"metadata":{raw},"kernel":"k]"}}"#));
+            lines.push(format!(r#"{HEAD},"metadata":{raw}]}}"#));
+            lines.push(format!(r#"{HEAD},"metadata":{raw}}}}}"#));
+            lines.push(format!(r#"{HEAD},"metadata":{raw},"x":"]"}}"#));
+            lines.push(format!(r#"{HEAD},"metadata":{raw}"#));
+            lines.push(format!(r#"{HEAD},"metadata":{raw},"metadata":[1]}}"#));
+        }
+        lines.push(format!(r#"{HEAD},"metadata":[1],"x":[2]}}"#));
+        lines.push(format!(r#"{HEAD},"metadata":[1]}} x"#));
+        // Known: every value above, and other whole values (what a dictionary holds: checked).
+        let mut known: Vec<String> = metadata.iter().map(|m| m.to_string()).collect();
+        known.extend(["[2]", "[[1],[2]]", "[]"].map(String::from));
+        let hits = std::cell::Cell::new(0);
+        let is_known = |raw: &[u8]| {
+            let found = known.iter().any(|k| k.as_bytes() == raw);
+            hits.set(hits.get() + usize::from(found));
+            found
+        };
+        for text in &lines {
+            let walked = line(text.as_bytes());
+            assert_eq!(
+                line_with(text.as_bytes(), Some(&is_known)),
+                walked,
+                "{text}"
+            );
+            assert_eq!(line_with(text.as_bytes(), Some(&|_: &[u8]| false)), walked);
+            agrees(text);
+        }
+        assert!(line(lines[0].as_bytes()).is_some_and(|s| s.metadata.is_some()));
+        assert!(hits.get() >= 2 * metadata.len(), "the shortcut was taken");
     }
 }

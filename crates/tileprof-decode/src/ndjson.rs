@@ -137,7 +137,9 @@ fn decode_lines(text: &[u8], first_line: u64, known: &Columns) -> Result<Part, D
             lines.begin(columns.len() as u64, number);
             after_blank = false;
         }
-        if let Some(sample) = fast::line(line) {
+        let checked =
+            |raw: &[u8]| columns.metadata.get(raw).is_some() || known.metadata.get(raw).is_some();
+        if let Some(sample) = fast::line_with(line, Some(&checked)) {
             if columns.push_raw(&sample, Some(known)) {
                 continue;
             }
