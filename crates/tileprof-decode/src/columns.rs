@@ -235,6 +235,18 @@ impl Columns {
     /// nothing added) when one is not valid.
     #[inline]
     pub fn push_raw(&mut self, sample: &RawSample<'_>, known: Option<&Columns>) -> bool {
+        self.push_raw_with_id(sample, known, None)
+    }
+
+    /// `push_raw`, `metadata_id` being the id here of the sample's metadata when the caller
+    /// looked it up already (the NDJSON reader, to take a known value without walking it).
+    #[inline]
+    pub fn push_raw_with_id(
+        &mut self,
+        sample: &RawSample<'_>,
+        known: Option<&Columns>,
+        metadata_id: Option<u32>,
+    ) -> bool {
         let (Some(kind), Some(operation), Some(kernel)) = (
             self.kind.find(&sample.kind, known.map(|k| &k.kind)),
             self.operation
@@ -248,7 +260,7 @@ impl Columns {
         };
         let metadata = match sample.metadata {
             None => NONE,
-            Some(raw) => match self.metadata.get(raw) {
+            Some(raw) => match metadata_id.or_else(|| self.metadata.get(raw)) {
                 Some(id) => id,
                 None if checked(raw) => self.metadata.intern(raw, |r: &[u8]| Box::from(r)),
                 None => return false,

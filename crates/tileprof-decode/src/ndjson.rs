@@ -137,10 +137,17 @@ fn decode_lines(text: &[u8], first_line: u64, known: &Columns) -> Result<Part, D
             lines.begin(columns.len() as u64, number);
             after_blank = false;
         }
-        let checked =
-            |raw: &[u8]| columns.metadata.get(raw).is_some() || known.metadata.get(raw).is_some();
+        // A metadata value found here is not looked up again when the sample is added.
+        let found = std::cell::Cell::new(None);
+        let checked = |raw: &[u8]| match columns.metadata.get(raw) {
+            Some(id) => {
+                found.set(Some(id));
+                true
+            }
+            None => known.metadata.get(raw).is_some(),
+        };
         if let Some(sample) = fast::line_with(line, Some(&checked)) {
-            if columns.push_raw(&sample, Some(known)) {
+            if columns.push_raw_with_id(&sample, Some(known), found.get()) {
                 continue;
             }
         }
