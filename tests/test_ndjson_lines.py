@@ -124,3 +124,23 @@ def test_metadata_ids_are_handed_over_as_the_frames_nullable_uint32(tmp_path: Pa
     with pytest.raises(_native.DecodeError):
         columns.columns()
     assert ndjson_dump.parse_file(path).samples["metadataId"].to_list() == [None, 0, None, 0]
+
+
+def test_the_per_sample_metadata_numbers_are_gathered_by_id_in_the_crate(tmp_path: Path) -> None:
+    """``gather_by_id``: each sample's value by its metadata id, null where the sample has no
+    metadata, where its list has no such number, or where the table has no such id; equal to
+    polars' gather."""
+    samples = [sample(i, i, 1, useful=[None, 5, 7][i % 3]) for i in range(7)]
+    path = _json_file(tmp_path, _text(samples, [], header=False), "d.ndjson")
+    columns, *_ = _native.decode_ndjson_file(str(path), 2)
+    ids = dict(columns.columns())["metadataId"]
+    tables: list[list[float | None]] = [[1.5, None], [], [2.5]]
+    gathers = [pl.Series(column) for column in _native.gather_by_id(ids, tables, 3)]
+    id_series = pl.Series(ids)
+    assert id_series.to_list() == [None, 0, 1, None, 0, 1, None]
+    assert (
+        gathers[0].to_list() == pl.Series(tables[0], dtype=pl.Float64).gather(id_series).to_list()
+    )
+    assert gathers[1].to_list() == [None] * 7
+    assert gathers[2].to_list() == [None, 2.5, None, None, 2.5, None, None]
+    assert all(gather.dtype == pl.Float64 for gather in gathers)

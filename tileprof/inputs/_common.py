@@ -340,9 +340,13 @@ def build_sample_frame(
     metadata_ids: np.ndarray | pl.Series,
     useful_by_id: pl.Series,
     physical_by_id: pl.Series,
+    *,
+    per_sample: Mapping[str, pl.Series] | None = None,
 ) -> pl.DataFrame:
     """Assemble the typed frame from raw columns and interned metadata ids (-1: none; or, as
     the compiled decoder hands them over, already the frame's nullable UInt32, taken as is).
+    ``per_sample``: ``usefulCycles`` and ``physicalWorkCycles`` already gathered (the compiled
+    decoder's ``gather_by_id``), else gathered here.
 
     The per-sample metadata columns are gathers from the per-id tables by the nullable id
     column (a null id gathers null), so no sample-sized temporaries are made beyond the results.
@@ -354,7 +358,7 @@ def build_sample_frame(
         ids = pl.select(pl.when(ids >= 0).then(ids).cast(pl.UInt32)).to_series()
         ids = ids.alias("metadataId")
 
-    def per_sample(values_by_id: pl.Series) -> pl.Series:
+    def gather(values_by_id: pl.Series) -> pl.Series:
         if values_by_id.len() == 0:
             return pl.repeat(None, ids.len(), dtype=pl.Float64, eager=True)
         return values_by_id.gather(ids)
@@ -363,8 +367,12 @@ def build_sample_frame(
         name: pl.Series(name, columns[name], dtype=SAMPLE_SCHEMA[name], strict=False)
         for name in ("tile", "offset", "duration", "phase", "epoch", "kind", "operation", "kernel")
     }
-    series["usefulCycles"] = per_sample(useful_by_id).alias("usefulCycles")
-    series["physicalWorkCycles"] = per_sample(physical_by_id).alias("physicalWorkCycles")
+    gathered = per_sample or {
+        "usefulCycles": gather(useful_by_id).alias("usefulCycles"),
+        "physicalWorkCycles": gather(physical_by_id).alias("physicalWorkCycles"),
+    }
+    series["usefulCycles"] = gathered["usefulCycles"]
+    series["physicalWorkCycles"] = gathered["physicalWorkCycles"]
     series["metadataId"] = ids
     return pl.DataFrame(series)
 

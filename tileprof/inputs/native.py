@@ -24,6 +24,7 @@ import polars as pl
 
 import tileprof.inputs._native as core
 from tileprof.core.errors import InputError
+from tileprof.inputs import threads
 from tileprof.inputs._common import (
     DeviceHeader,
     ParsedDump,
@@ -48,26 +49,40 @@ def parsed_dump(
 ) -> ParsedDump:
     """The typed frame of the decoded ``columns`` (handed out: ``columns`` is empty after;
     ``place`` names a sample's place in errors)."""
-    raw = pl.DataFrame(_series(columns))
+    series, decoded_ids = _series(path, columns)
+    raw = pl.DataFrame(series)
     ids = raw["metadataId"]
     table, useful, physical = decode_metadata(path, metadata, ids, place)
-    frame = build_sample_frame({name: raw[name] for name in RAW_COLUMNS}, ids, useful, physical)
+    by_id = [useful.to_list(), physical.to_list()]
+    gathers = core.gather_by_id(decoded_ids, by_id, threads.jobs())
+    per_sample = {
+        name: pl.Series(gather).alias(name)
+        for name, gather in zip(("usefulCycles", "physicalWorkCycles"), gathers, strict=True)
+    }
+    frame = build_sample_frame(
+        {name: raw[name] for name in RAW_COLUMNS}, ids, useful, physical, per_sample=per_sample
+    )
     return ParsedDump(frame, table, header, place)
 
 
-def _series(columns: ArrowColumns) -> list[pl.Series]:
+def _series(path: Path, columns: ArrowColumns) -> tuple[list[pl.Series], core.ArrowColumn]:
     """The decoded columns in polars, one by one, each of the decoder's dropped as soon as
-    polars holds it. Column by column: polars keeps an imported struct array whole while any
-    column of it is alive, so one struct would keep every decoded column as long as the frame.
-    One at a time: polars remaps the dictionary keys (``kind``, ``operation``, ``kernel``) into
-    keys of its own, and the decoder's are freed before the next column's are remapped."""
+    polars holds it (but ``metadataId``, returned too for ``gather_by_id``: polars shares it).
+    Column by column: polars keeps an imported struct array whole while any column of it is
+    alive, so one struct would keep every decoded column as long as the frame. One at a time:
+    polars remaps the dictionary keys (``kind``, ``operation``, ``kernel``) into keys of its own,
+    and the decoder's are freed before the next column's are remapped."""
     handed = columns.columns()
     handed.reverse()
     series = []
+    ids = None
     while handed:
         name, column = handed.pop()
         series.append(pl.Series(column).alias(name))
-    return series
+        ids = column if name == "metadataId" else ids
+    if ids is None:
+        raise panic_error(path, "the decoder returned no metadataId column")
+    return series, ids
 
 
 def error_parts(error: DecodeError) -> tuple[str, int | None, str, bytes | None]:
