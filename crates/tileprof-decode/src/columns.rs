@@ -354,7 +354,7 @@ impl Columns {
     }
 
     /// Room for `rows` more samples in every column, reserved exactly.
-    fn reserve(&mut self, rows: usize) {
+    pub fn reserve(&mut self, rows: usize) {
         for column in [&mut self.tile, &mut self.offset, &mut self.duration] {
             column.reserve_exact(rows);
         }

@@ -18,7 +18,7 @@ use arrow_array::{
     Array, ArrayRef, DictionaryArray, Float64Array, Int64Array, StringArray, StructArray,
     UInt32Array,
 };
-use arrow_buffer::{NullBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, NullBuffer, ScalarBuffer};
 use arrow_data::ArrayData;
 use arrow_schema::{ArrowError, DataType, Field};
 use flate2::read::MultiGzDecoder;
@@ -542,12 +542,14 @@ fn decode_ndjson_bytes<'py>(
 /// One value per sample: `by_id[id]` for each sample's id (null where the id or that value is
 /// null).
 fn gathered(ids: &UInt32Array, by_id: &[Option<f64>]) -> ArrayRef {
-    let value = |index: usize| {
-        ids.is_valid(index)
-            .then(|| by_id.get(ids.value(index) as usize).copied().flatten())
-            .flatten()
-    };
-    Arc::new((0..ids.len()).map(value).collect::<Float64Array>())
+    let found = |id: u32| by_id.get(id as usize).copied().flatten();
+    let keys = ids.values();
+    let values: Vec<f64> = keys.iter().map(|&id| found(id).unwrap_or(0.0)).collect();
+    let valid = BooleanBuffer::collect_bool(keys.len(), |index| {
+        ids.is_valid(index) && found(keys[index]).is_some()
+    });
+    let nulls = Some(NullBuffer::new(valid)).filter(|nulls| nulls.null_count() > 0);
+    Arc::new(Float64Array::new(ScalarBuffer::from(values), nulls))
 }
 
 /// Each per-id table (`usefulCycles`, `physicalWorkCycles`) gathered by the decoded metadata
