@@ -144,3 +144,10 @@ def test_the_per_sample_metadata_numbers_are_gathered_by_id_in_the_crate(tmp_pat
     assert gathers[1].to_list() == [None] * 7
     assert gathers[2].to_list() == [None, 2.5, None, None, 2.5, None, None]
     assert all(gather.dtype == pl.Float64 for gather in gathers)
+
+
+def test_gather_by_id_refuses_ids_of_another_type_with_its_decode_error(tmp_path: Path) -> None:
+    path = _json_file(tmp_path, _text([sample(0, 0, 1)], [], header=False), "d.ndjson")
+    columns, *_ = _native.decode_ndjson_file(str(path), 1)
+    with pytest.raises(_native.DecodeError, match="UInt32"):
+        _native.gather_by_id(dict(columns.columns())["tile"], [[1.0]], 1)

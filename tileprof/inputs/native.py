@@ -54,7 +54,10 @@ def parsed_dump(
     ids = raw["metadataId"]
     table, useful, physical = decode_metadata(path, metadata, ids, place)
     by_id = [useful.to_list(), physical.to_list()]
-    gathers = core.gather_by_id(decoded_ids, by_id, threads.jobs())
+    try:
+        gathers = core.gather_by_id(decoded_ids, by_id, threads.jobs())
+    except DecodeError as error:  # a bug of tileprof's (a panic, or ids of another type)
+        raise panic_error(path, error_parts(error)[2]) from None
     per_sample = {
         name: pl.Series(gather).alias(name)
         for name, gather in zip(("usefulCycles", "physicalWorkCycles"), gathers, strict=True)
