@@ -301,6 +301,8 @@ def test_union_length_matches_naive(intervals: list[tuple[int, int]]) -> None:
 
 def test_statistics_keep_integer_types() -> None:
     table = group_statistics(frame([sample(0, 0, 10)]), tile_count=TILES, clock_hz=CLOCK)
+    empty = group_statistics(frame([]), tile_count=TILES, clock_hz=CLOCK)
+    assert (empty.height, empty.schema) == (0, table.schema)
     integer_fields = [f for f in GROUP_FIELDS if f.endswith(("Count", "Cycles", "Offset"))]
     integer_fields.remove("usefulCycles")
     integer_fields.remove("meanCycles")

@@ -1,4 +1,5 @@
-//! One pass per group over its rows: every integer statistic of the group table.
+//! Every integer statistic of the group table: what a pass in row order adds up
+//! (`rows::RowPass`), then, group by group on threads, what needs a group's rows together.
 
 use arrow_buffer::NullBuffer;
 use rayon::prelude::*;
@@ -82,13 +83,16 @@ pub fn group_statistics(
     check(samples, groups, percents)?;
     let count = groups.starts.len() - 1;
     let group_of = group_of_rows(groups.starts, groups.rows, samples.offset.len())?;
-    let pass = RowPass::run(samples, &group_of, count);
+    let tile_range = range_of(samples.tile.iter().copied());
+    let phases = (0..samples.phase.len()).filter(|&r| has_value(samples.phase_valid, r));
+    let phase_range = range_of(phases.map(|r| samples.phase[r]));
+    let pass = RowPass::run(samples, &group_of, count, tile_range, phase_range);
     drop(group_of);
-    let valid = |bits: Option<&NullBuffer>, row: usize| bits.is_none_or(|b| b.is_valid(row));
-    let phases = (0..samples.phase.len()).filter(|&r| valid(samples.phase_valid, r));
+    // a column the row pass counted needs no counter here
+    let unless = |counted: bool, range| if counted { None } else { range };
     let scratch = Scratch {
-        tiles: DistinctCounter::new(range_of(samples.tile.iter().copied())),
-        phases: DistinctCounter::new(range_of(phases.map(|r| samples.phase[r]))),
+        tiles: DistinctCounter::new(unless(pass.counted_tiles, tile_range)),
+        phases: DistinctCounter::new(unless(pass.counted_phases, phase_range)),
         durations: Vec::new(),
         pairs: Vec::new(),
     };
@@ -121,7 +125,6 @@ fn one_group(
     percents: &[u32],
     scratch: &mut Scratch,
 ) -> GroupFigures {
-    let valid = |bits: Option<&NullBuffer>, row: usize| bits.is_none_or(|b| b.is_valid(row));
     scratch.durations.clear();
     let durations = rows.iter().map(|&row| samples.duration[row as usize]);
     scratch.durations.extend(durations);
@@ -142,7 +145,7 @@ fn one_group(
         false => {
             let rows = rows
                 .iter()
-                .filter(|&&r| valid(samples.phase_valid, r as usize));
+                .filter(|&&r| has_value(samples.phase_valid, r as usize));
             scratch
                 .phases
                 .count(rows.map(|&r| samples.phase[r as usize]))
@@ -155,6 +158,12 @@ fn one_group(
         maximum: sums.maximum,
         percentiles,
     }
+}
+
+/// Whether `row` has a value, by a column's validity (None: every row has one).
+#[inline]
+pub(crate) fn has_value(valid: Option<&NullBuffer>, row: usize) -> bool {
+    valid.is_none_or(|bits| bits.is_valid(row))
 }
 
 /// Every column as long as the frame, the lists inside `rows` and every row inside the frame,
