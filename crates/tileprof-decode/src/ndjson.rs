@@ -111,8 +111,7 @@ type Part = (Columns, LineRuns, u64);
 
 /// Decode the whole lines of `text`, the first of which is line `first_line`, into columns with
 /// room for `rows` samples; returns the columns, their lines and the number of newlines in
-/// `text`. Values already in `known` (the
-/// columns of the windows before) are not checked again.
+/// `text`. Values already in `known` (the columns of the windows before) are not checked again.
 fn decode_lines(
     text: &[u8],
     first_line: u64,
