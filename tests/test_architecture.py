@@ -303,7 +303,7 @@ TREES = {m: ast.parse(p.read_text(encoding="utf-8")) for m, p in MODULES.items()
 COMPILED_CORE = "tileprof.inputs._native"
 COMPILED_CORE_USERS = {
     "tileprof.inputs.native": "the decoder's columns into the sample frame",
-    "tileprof.analyses.stats": "the group table's integer statistics",
+    "tileprof.analyses.stats": "the group table's statistics",
     "tileprof.model.trace": "the overlap lanes and the counters' bins",
     "tileprof.views.trace.perfetto": "the .pftrace slice and track encoder",
 }

@@ -1,9 +1,9 @@
 """Per-group statistics over a sample frame (definitions: docs/metrics.md).
 
-polars groups the samples and sums their floats; the compiled core (crates/tileprof-groups)
-computes every integer statistic from each group's rows in place. No Python loop touches
-samples. Group keys stay categorical until the (small) result, so no per-sample strings are
-built.
+polars groups the samples (a list of row numbers per group); the compiled core
+(crates/tileprof-groups) computes every statistic from them, reading the frame in place, and
+polars derives the ratios from those. No Python loop touches samples. Group keys stay
+categorical until the (small) result, so no per-sample strings are built.
 """
 
 from __future__ import annotations
@@ -63,20 +63,24 @@ def check_dimensions(group_by: Sequence[str]) -> tuple[str, ...]:
 _ROW = "rows"
 """The row-index column whose list per group hands the groups to the compiled core (which
 reads the column by this name)."""
-_INTEGER_FIELDS: tuple[str, ...] = (
+_CORE_FIELDS: tuple[str, ...] = (
     "sampleCount",
     "tileCount",
     "phaseCount",
     "phaseCycles",
     "workCycles",
     "estimatedWorkCycles",
+    "usefulCycles",
+    "physicalWorkCycles",
     *(f"p{p}Cycles" for p in PERCENTILES),
     "maximumCycles",
     "firstOffset",
     "lastOffset",
 )
 """The statistics the compiled core gives, in its order (an empty table's columns)."""
-_SAMPLE_COLUMNS = ("offset", "duration", "tile", "phase", "usefulCycles")
+_FLOAT_FIELDS = ("usefulCycles", "physicalWorkCycles")
+"""Those of them that are sums of floats (the others are Int64)."""
+_SAMPLE_COLUMNS = ("offset", "duration", "tile", "phase", "usefulCycles", "physicalWorkCycles")
 """The sample columns it reads."""
 
 
@@ -102,15 +106,11 @@ def group_statistics(
         .with_row_index(_ROW)
         .with_columns(name=group_name())
         .group_by(keys)
-        .agg(
-            pl.col(_ROW),
-            usefulCycles=pl.col("usefulCycles").sum().cast(pl.Float64),
-            _physicalWorkCycles=pl.col("physicalWorkCycles").sum().cast(pl.Float64),
-        )
+        .agg(pl.col(_ROW))
         .collect()
     )
     aggregated = pl.concat(
-        [grouped.drop(_ROW), _integer_statistics(samples, grouped.select(_ROW))], how="horizontal"
+        [grouped.drop(_ROW), _core_statistics(samples, grouped.select(_ROW))], how="horizontal"
     )
     phase = pl.col("phaseCycles")
     useful = pl.col("usefulCycles")
@@ -120,7 +120,7 @@ def group_statistics(
         ),
         averageActiveTiles=_ratio(pl.col("workCycles"), phase),
         usefulUtilization=_ratio(useful, pl.col("estimatedWorkCycles")),
-        workLaneOccupancy=_ratio(useful, pl.col("_physicalWorkCycles")),
+        workLaneOccupancy=_ratio(useful, pl.col("physicalWorkCycles")),
         deviceUsefulUtilization=pl.when(pl.col("estimatedWorkCycles") > 0)
         .then(_ratio(useful, phase.cast(pl.Float64) * tile_count))
         .otherwise(None),
@@ -130,19 +130,21 @@ def group_statistics(
     return order_groups(selected, dimensions).collect()
 
 
-def _integer_statistics(samples: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
-    """Every integer statistic of each group (its rows: ``rows``' list per group), computed by
-    the compiled core (crates/tileprof-groups): one pass over the frame in row order, then
-    one over each group's durations for the percentiles.
+def _core_statistics(samples: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
+    """``_CORE_FIELDS`` of each group (its rows: ``rows``' list per group), computed by the
+    compiled core (crates/tileprof-groups): one pass over the frame in row order, then one
+    over each group's durations for the percentiles.
 
     polars computed the union, the percentiles and the distinct counts by gathering every
     group's columns, all groups at once: 1.8 GB on top of a 20M-sample frame of 1.38 GB, and
-    most of a group table's time. The core reads the frame in place through the row lists.
-    The float sums stay in polars: their summation order is polars' own, and the figures are
-    pinned to it. Integer results do not depend on the threads.
+    most of a group table's time; its float sums gathered each float column again (another
+    0.28 GB at 20M samples) and added in an order of its own. The core reads the frame in
+    place through the row lists and adds the floats in row order (docs/metrics.md), the
+    order a plain re-aggregation adds them in. Nothing depends on the number of threads.
     """
     if rows.height == 0:
-        return pl.DataFrame(schema=dict.fromkeys(_INTEGER_FIELDS, pl.Int64))
+        schema = {f: pl.Float64 if f in _FLOAT_FIELDS else pl.Int64 for f in _CORE_FIELDS}
+        return pl.DataFrame(schema=schema)
     import tileprof.inputs._native as compiled
 
     columns = samples.select(_SAMPLE_COLUMNS).rechunk()

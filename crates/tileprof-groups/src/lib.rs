@@ -1,14 +1,14 @@
 //! The group table's per-group statistics that polars can only compute by gathering every
 //! group's columns: the union of its intervals, its nearest-rank percentiles, its distinct
-//! tiles and phases, and the integer sums, minima and maxima beside them.
+//! tiles and phases, and the sums, minima and maxima beside them.
 //!
 //! Measured on a 20M-sample dump: polars' group aggregation gathered each group's offsets,
 //! ends and durations for the union and the percentiles, about 1.8 GB on top of a 1.38 GB
-//! frame. Here each group is read in place through its row list (the rows polars grouped, in
-//! frame order), on rayon threads, with a few per-thread buffers. Every statistic is an
-//! integer, so the result does not depend on the threads. The float sums stay in polars,
-//! whose summation order tileprof's figures are pinned to. No Python and no Arrow arrays
-//! here: `tileprof-native` hands the columns over. Definitions: docs/metrics.md.
+//! frame, and each float column again for its sum. Here each group is read in place through
+//! its row list (the rows polars grouped, in frame order), on rayon threads, with a few
+//! per-thread buffers. Floats are added one by one in row order (docs/metrics.md), so no
+//! figure depends on the threads. No Python and no Arrow arrays here: `tileprof-native` hands
+//! the columns over. Definitions: docs/metrics.md.
 
 pub mod distinct;
 pub mod ranks;

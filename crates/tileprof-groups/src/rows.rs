@@ -29,6 +29,9 @@ pub struct RowPass {
 pub struct Sums {
     pub work: i64,
     pub estimated: i64,
+    /// Σ usefulCycles and Σ physicalWorkCycles, added in row order.
+    pub useful: f64,
+    pub physical: f64,
     pub maximum: i64,
     pub tiles: i64,
     pub phases: i64,
@@ -106,6 +109,8 @@ impl RowPass {
         let empty = Sums {
             work: 0,
             estimated: 0,
+            useful: 0.0,
+            physical: 0.0,
             maximum: i64::MIN,
             tiles: 0,
             phases: 0,
@@ -119,6 +124,10 @@ impl RowPass {
             sum.work = sum.work.wrapping_add(duration);
             if has_value(samples.useful_valid, row) {
                 sum.estimated = sum.estimated.wrapping_add(duration);
+                sum.useful += samples.useful[row];
+            }
+            if has_value(samples.physical_valid, row) {
+                sum.physical += samples.physical[row];
             }
             sum.maximum = sum.maximum.max(duration);
             sum.sweep.add(offset, offset.wrapping_add(duration));

@@ -1,4 +1,4 @@
-//! Every integer statistic of the group table: what a pass in row order adds up
+//! Every statistic of the group table the crate computes: what a pass in row order adds up
 //! (`rows::RowPass`), then, group by group on threads, what needs a group's rows together.
 
 use arrow_buffer::NullBuffer;
@@ -11,8 +11,8 @@ use crate::union::union_length;
 use crate::ColumnError;
 
 /// The sample columns the statistics read, one value per frame row. `offset`, `duration`
-/// and `tile` have no nulls; `phase` counts where `phase_valid` says it has a value (None:
-/// every row); a row whose `useful` is valid (None: every row) carries usefulCycles.
+/// and `tile` have no nulls; `phase`, `useful` (usefulCycles) and `physical`
+/// (physicalWorkCycles) have a value where their validity says so (None: every row).
 #[derive(Clone, Copy, Debug)]
 pub struct Samples<'a> {
     pub offset: &'a [i64],
@@ -20,7 +20,10 @@ pub struct Samples<'a> {
     pub tile: &'a [i64],
     pub phase: &'a [i64],
     pub phase_valid: Option<&'a NullBuffer>,
+    pub useful: &'a [f64],
     pub useful_valid: Option<&'a NullBuffer>,
+    pub physical: &'a [f64],
+    pub physical_valid: Option<&'a NullBuffer>,
 }
 
 /// The groups as row lists, the layout of an Arrow large list: group `g` is
@@ -33,7 +36,7 @@ pub struct GroupRows<'a> {
 }
 
 /// One value per group for each statistic (definitions: docs/metrics.md, "Groups").
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GroupTable {
     pub sample_count: Vec<i64>,
     pub tile_count: Vec<i64>,
@@ -43,6 +46,10 @@ pub struct GroupTable {
     pub work_cycles: Vec<i64>,
     /// The durations of the samples that carry usefulCycles.
     pub estimated_work_cycles: Vec<i64>,
+    /// Σ usefulCycles and Σ physicalWorkCycles of the samples that carry them, added in row
+    /// order (0.0 when none does).
+    pub useful_cycles: Vec<f64>,
+    pub physical_work_cycles: Vec<f64>,
     /// Per percentile asked for, its nearest-rank duration.
     pub percentile_cycles: Vec<Vec<i64>>,
     pub maximum_cycles: Vec<i64>,
@@ -55,6 +62,7 @@ struct GroupFigures {
     counts: [i64; 3],
     union: (i64, i64, i64),
     sums: [i64; 2],
+    float_sums: [f64; 2],
     maximum: i64,
     percentiles: Vec<i64>,
 }
@@ -155,6 +163,7 @@ fn one_group(
         counts: [rows.len() as i64, tiles, phases],
         union,
         sums: [sums.work, sums.estimated],
+        float_sums: [sums.useful, sums.physical],
         maximum: sums.maximum,
         percentiles,
     }
@@ -174,6 +183,8 @@ fn check(samples: &Samples, groups: &GroupRows, percents: &[u32]) -> Result<(), 
         ("duration", samples.duration.len()),
         ("tile", samples.tile.len()),
         ("phase", samples.phase.len()),
+        ("usefulCycles", samples.useful.len()),
+        ("physicalWorkCycles", samples.physical.len()),
     ];
     if let Some((name, len)) = lengths.into_iter().find(|&(_, len)| len != n) {
         return Err(ColumnError(format!("{name} has {len} rows, offset {n}")));
@@ -181,6 +192,7 @@ fn check(samples: &Samples, groups: &GroupRows, percents: &[u32]) -> Result<(), 
     for (name, bits) in [
         ("phase", samples.phase_valid),
         ("usefulCycles", samples.useful_valid),
+        ("physicalWorkCycles", samples.physical_valid),
     ] {
         if bits.is_some_and(|b| b.len() != n) {
             return Err(ColumnError(format!(
@@ -226,6 +238,8 @@ fn table(figures: Vec<GroupFigures>, percentiles: usize) -> GroupTable {
         table.last_offset.push(last);
         table.work_cycles.push(group.sums[0]);
         table.estimated_work_cycles.push(group.sums[1]);
+        table.useful_cycles.push(group.float_sums[0]);
+        table.physical_work_cycles.push(group.float_sums[1]);
         table.maximum_cycles.push(group.maximum);
         for (column, value) in table.percentile_cycles.iter_mut().zip(group.percentiles) {
             column.push(value);
@@ -244,13 +258,18 @@ mod tests {
         tile: &'a [i64],
         phase: &'a [i64],
     ) -> Samples<'a> {
+        // no usefulCycles or physicalWorkCycles: zeros (a test's frames live as long as it)
+        let zeros: &'a [f64] = Box::leak(vec![0.0; offset.len()].into_boxed_slice());
         Samples {
             offset,
             duration,
             tile,
             phase,
             phase_valid: None,
+            useful: zeros,
             useful_valid: None,
+            physical: zeros,
+            physical_valid: None,
         }
     }
 
@@ -263,9 +282,13 @@ mod tests {
         let phase = [1, 1, 7, 7, 2];
         let useful = NullBuffer::from(vec![true, false, false, true, true]);
         let phase_valid = NullBuffer::from(vec![true, true, false, true, true]);
+        let physical_valid = NullBuffer::from(vec![false, true, true, true, false]);
         let frame = Samples {
             phase_valid: Some(&phase_valid),
+            useful: &[0.1, 9.0, 9.0, 0.2, 0.5],
             useful_valid: Some(&useful),
+            physical: &[9.0, 1.5, 0.25, 0.125, 9.0],
+            physical_valid: Some(&physical_valid),
             ..samples(&offset, &duration, &tile, &phase)
         };
         let groups = GroupRows {
@@ -279,6 +302,8 @@ mod tests {
         assert_eq!(table.phase_cycles, [15, 101]);
         assert_eq!(table.work_cycles, [17, 101]);
         assert_eq!(table.estimated_work_cycles, [15, 100]);
+        assert_eq!(table.useful_cycles, [0.1 + 0.2, 0.5]);
+        assert_eq!(table.physical_work_cycles, [0.25 + 0.125, 1.5]);
         assert_eq!(table.percentile_cycles, [vec![5, 1], vec![10, 100]]);
         assert_eq!(table.maximum_cycles, [10, 100]);
         assert_eq!(table.first_offset, [0, 5]);

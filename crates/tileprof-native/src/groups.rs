@@ -1,10 +1,10 @@
-//! The group table's integer statistics (`tileprof-groups`) for `tileprof.analyses.stats`.
+//! The group table's statistics (`tileprof-groups`) for `tileprof.analyses.stats`.
 //!
 //! Two polars frames come through the Arrow C stream interface, one chunk each, read in
-//! place: the samples (offset, duration, tile, phase, usefulCycles) and the groups' row lists
+//! place: the samples (offset, duration, tile, phase, usefulCycles, physicalWorkCycles) and the groups' row lists
 //! (`rows`, a large list of UInt32 row numbers, as polars' list aggregation of a row index
 //! gives). The statistics run on `jobs` threads with the GIL released and come back as one
-//! Arrow struct array of Int64 columns, one row per group. A column the statistics cannot
+//! Arrow struct array, one row per group. A column the statistics cannot
 //! take is a `GroupsError("columns", message)`, a panic a `GroupsError("panic", message)`.
 
 use std::sync::Arc;
@@ -53,16 +53,29 @@ fn full_ints<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a [i64], String
     }
 }
 
+/// A Float64 column's values and its validity (None: no null).
+fn doubles<'a>(
+    batch: &'a RecordBatch,
+    name: &str,
+) -> Result<(&'a [f64], Option<&'a NullBuffer>), String> {
+    let array = column::<Float64Array>(batch, name)?;
+    Ok((array.values(), array.nulls().filter(|n| n.null_count() > 0)))
+}
+
 fn samples(batch: &RecordBatch) -> Result<Samples<'_>, String> {
     let (phase, phase_valid) = ints(batch, "phase")?;
-    let useful = column::<Float64Array>(batch, "usefulCycles")?;
+    let (useful, useful_valid) = doubles(batch, "usefulCycles")?;
+    let (physical, physical_valid) = doubles(batch, "physicalWorkCycles")?;
     Ok(Samples {
         offset: full_ints(batch, "offset")?,
         duration: full_ints(batch, "duration")?,
         tile: full_ints(batch, "tile")?,
         phase,
         phase_valid,
-        useful_valid: useful.nulls().filter(|n| n.null_count() > 0),
+        useful,
+        useful_valid,
+        physical,
+        physical_valid,
     })
 }
 
@@ -84,35 +97,43 @@ fn group_rows(batch: &RecordBatch) -> Result<GroupRows<'_>, String> {
 
 /// The table's columns, named as the group table names them.
 fn arrow_table(table: GroupTable, percents: &[u32]) -> Result<StructArray, String> {
-    let mut columns: Vec<(String, Vec<i64>)> = vec![
-        ("sampleCount".into(), table.sample_count),
-        ("tileCount".into(), table.tile_count),
-        ("phaseCount".into(), table.phase_count),
-        ("phaseCycles".into(), table.phase_cycles),
-        ("workCycles".into(), table.work_cycles),
-        ("estimatedWorkCycles".into(), table.estimated_work_cycles),
+    let ints = |name: &str, values: Vec<i64>| {
+        let array = Int64Array::new(ScalarBuffer::from(values), None);
+        (
+            Field::new(name, DataType::Int64, false),
+            Arc::new(array) as Arc<dyn Array>,
+        )
+    };
+    let doubles = |name: &str, values: Vec<f64>| {
+        let array = Float64Array::new(ScalarBuffer::from(values), None);
+        (
+            Field::new(name, DataType::Float64, false),
+            Arc::new(array) as Arc<dyn Array>,
+        )
+    };
+    let mut columns = vec![
+        ints("sampleCount", table.sample_count),
+        ints("tileCount", table.tile_count),
+        ints("phaseCount", table.phase_count),
+        ints("phaseCycles", table.phase_cycles),
+        ints("workCycles", table.work_cycles),
+        ints("estimatedWorkCycles", table.estimated_work_cycles),
+        doubles("usefulCycles", table.useful_cycles),
+        doubles("physicalWorkCycles", table.physical_work_cycles),
     ];
     let percentiles = percents.iter().zip(table.percentile_cycles);
-    columns.extend(percentiles.map(|(p, values)| (format!("p{p}Cycles"), values)));
-    columns.push(("maximumCycles".into(), table.maximum_cycles));
-    columns.push(("firstOffset".into(), table.first_offset));
-    columns.push(("lastOffset".into(), table.last_offset));
-    let fields: Vec<Field> = columns
-        .iter()
-        .map(|(name, _)| Field::new(name, DataType::Int64, false))
-        .collect();
-    let arrays: Vec<Arc<dyn Array>> = columns
-        .into_iter()
-        .map(|(_, values)| {
-            Arc::new(Int64Array::new(ScalarBuffer::from(values), None)) as Arc<dyn Array>
-        })
-        .collect();
+    columns.extend(percentiles.map(|(p, values)| ints(&format!("p{p}Cycles"), values)));
+    columns.push(ints("maximumCycles", table.maximum_cycles));
+    columns.push(ints("firstOffset", table.first_offset));
+    columns.push(ints("lastOffset", table.last_offset));
+    let (fields, arrays): (Vec<Field>, Vec<Arc<dyn Array>>) = columns.into_iter().unzip();
     StructArray::try_new(fields.into(), arrays, None).map_err(|e| e.to_string())
 }
 
 /// One row per group of `rows` (frame `rows`, column `rows`) over the samples of `samples`:
-/// sampleCount, tileCount, phaseCount, phaseCycles, workCycles, estimatedWorkCycles, then
-/// p{P}Cycles for each of `percents`, maximumCycles, firstOffset, lastOffset (Int64 each).
+/// sampleCount, tileCount, phaseCount, phaseCycles, workCycles, estimatedWorkCycles (Int64),
+/// usefulCycles and physicalWorkCycles (Float64, summed in row order), then p{P}Cycles for each
+/// of `percents`, maximumCycles, firstOffset, lastOffset (Int64).
 #[pyfunction]
 #[pyo3(signature = (samples, rows, *, percents, jobs))]
 fn group_statistics(
