@@ -15,18 +15,17 @@ average is printed before and after (the machine is shared).
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import dumpgen  # noqa: E402
+from processes import load_average, timed  # noqa: E402
 
 TARGET_SECONDS = 15.0
 TARGET_RSS_GB = 2.5
@@ -65,18 +64,6 @@ for (_, before, _), (name, at, high) in zip(marks, marks[1:]):
 """
 
 
-def timed(command: list[str]) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds (user + system) and peak RSS (GB) of one process."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        assert process.stderr is not None
-        raise SystemExit(f"{' '.join(command)} failed: {process.stderr.read().decode()}")
-    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024 / 1e9
-
-
 def read_once(path: Path) -> None:
     """Read the file through, so that every timed run finds it in the page cache."""
     with path.open("rb") as stream:
@@ -97,7 +84,7 @@ def main() -> None:
         command = [sys.executable, str(HERE / "dumpgen.py"), "--samples", str(args.samples)]
         command += ["--format", "ndjson", "--folder", str(args.folder)]
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    print(f"load average (1, 5, 15 min): {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(load_average())
     print(f"{path.name}: {path.stat().st_size / 1e6:,.0f} MB, {args.samples:,} samples")
     read_once(path)
     tileprof = str(Path(sys.executable).with_name("tileprof"))
@@ -106,11 +93,11 @@ def main() -> None:
     print(
         f"  summary  wall {' '.join(f'{w:.2f}' for w in walls)} s (median "
         f"{statistics.median(walls):.2f})  CPU median {statistics.median(cpus):.2f} s  "
-        f"peak RSS {max(peaks):.2f} GB (issue 22, at 20M samples: ≤ {TARGET_SECONDS:g} s, "
+        f"peak RSS {max(peaks) / 1e9:.2f} GB (issue 22, at 20M samples: ≤ {TARGET_SECONDS:g} s, "
         f"≤ {TARGET_RSS_GB:g} GB)"
     )
     subprocess.run([sys.executable, "-c", STAGES, str(path)], check=True)
-    print(f"load average (1, 5, 15 min): {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(load_average())
 
 
 if __name__ == "__main__":

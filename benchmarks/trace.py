@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import os
 import statistics
 import subprocess
 import sys
@@ -30,18 +29,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import dumpgen  # noqa: E402
-
-
-def timed(command: list[str]) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of one process."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        assert process.stderr is not None
-        raise SystemExit(f"{' '.join(command)} failed: {process.stderr.read().decode()}")
-    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+from processes import load_average, timed  # noqa: E402
 
 
 def stages(dump: Path) -> None:
@@ -81,7 +69,7 @@ def measure(dump: Path, samples: int, repeat: int, out: Path) -> None:
         seconds = [s for s, _, _ in runs]
         medians[name] = statistics.median(seconds)
         cpus[name] = statistics.median(c for _, c, _ in runs)
-        peaks[name] = max(m for _, _, m in runs)
+        peaks[name] = max(m for _, _, m in runs) / 2**20
         print(
             f"  {name:8s} best {min(seconds):6.2f} s  median {medians[name]:6.2f} s  "
             f"CPU median {cpus[name]:6.2f} s  peak memory {peaks[name]:7.1f} MiB"
@@ -125,10 +113,10 @@ def main() -> None:
     dumps = [ensure_dump(args.folder, args.samples, overlap=False)]
     if args.overlap:
         dumps.append(ensure_dump(args.folder, args.samples, overlap=True))
-    print("load average (1, 5, 15 min): {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    print(load_average())
     for dump in dumps:
         measure(dump, args.samples, args.repeat, args.folder / "trace.pftrace")
-    print("load average (1, 5, 15 min): {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    print(load_average())
 
 
 if __name__ == "__main__":
