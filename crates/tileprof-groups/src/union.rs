@@ -1,35 +1,28 @@
 //! The length of the union of a group's intervals [offset, offset + duration).
 
 /// The union's length, the first start and the last end of the intervals of `rows`
-/// (at least one row), as `(union, first, last)`.
+/// (at least one row), as `(union, first, last)`, from their (start, end) pairs sorted into
+/// `pairs`: for a group whose rows are not in start order (the row pass's `Sweep` takes
+/// those that are, without a sort).
 ///
 /// In start order, an interval that starts after every earlier one has ended leaves a gap
 /// from their running maximum end to its start; the union is the span from the first start
 /// to the last end less those gaps. How intervals that start together are ordered changes no
-/// gap. Rows in start order already (as dumps usually list them) take one pass; otherwise the
-/// group's (start, end) pairs are sorted into `pairs` first. Arithmetic wraps as polars'
-/// Int64 arithmetic does, so a frame whose ends overflow gives the figures polars gave.
+/// gap. Arithmetic wraps as polars' Int64 arithmetic does, so a frame whose ends overflow
+/// gives the figures polars gave.
 pub fn union_length(
     rows: &[u32],
     offset: &[i64],
     duration: &[i64],
     pairs: &mut Vec<(i64, i64)>,
 ) -> (i64, i64, i64) {
-    let interval = |row: &u32| {
-        let row = *row as usize;
+    pairs.clear();
+    pairs.extend(rows.iter().map(|&row| {
+        let row = row as usize;
         (offset[row], offset[row].wrapping_add(duration[row]))
-    };
-    let in_order = rows
-        .windows(2)
-        .all(|w| offset[w[0] as usize] <= offset[w[1] as usize]);
-    if in_order {
-        sweep(rows.iter().map(interval))
-    } else {
-        pairs.clear();
-        pairs.extend(rows.iter().map(interval));
-        pairs.sort_unstable_by_key(|&(start, _)| start);
-        sweep(pairs.iter().copied())
-    }
+    }));
+    pairs.sort_unstable_by_key(|&(start, _)| start);
+    sweep(pairs.iter().copied())
 }
 
 /// `(union, first start, last end)` of intervals given in start order (at least one).
@@ -112,6 +105,12 @@ mod tests {
         let rows: Vec<u32> = (0..intervals.len() as u32).collect();
         let (union, first, last) = union_length(&rows, &offset, &duration, &mut Vec::new());
         assert_eq!(union, covered_cycles(intervals), "{intervals:?}");
+        // the row pass's sweep, where the intervals come in start order, agrees
+        let mut in_order = intervals.to_vec();
+        in_order.sort_by_key(|&(start, _)| start);
+        let mut sweep = Sweep::new();
+        in_order.iter().for_each(|&(s, d)| sweep.add(s, s + d));
+        assert_eq!(sweep.finish(), Some((union, first, last)), "{intervals:?}");
         assert_eq!(first, *offset.iter().min().unwrap());
         let ends = intervals.iter().map(|i| i.0 + i.1);
         assert_eq!(last, ends.max().unwrap());
