@@ -439,3 +439,16 @@ def test_a_panic_in_the_group_table_is_caught(capfd: pytest.CaptureFixture[str])
     )
     with pytest.raises(_native.GroupsError, match="row 5 is not in the frame of 1 rows"):
         _native.group_statistics(columns, bad, percents=[50], jobs=1)
+
+
+def test_a_failure_of_the_compiled_group_table_is_an_internal_error_in_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tileprof.inputs import _native
+
+    def failing(*_: object, **__: object) -> None:
+        raise _native.GroupsError("columns", "rows holds Int64, not UInt32")
+
+    monkeypatch.setattr(_native, "group_statistics", failing)
+    with pytest.raises(RuntimeError, match=r"^internal error in the group table \(columns: rows"):
+        group_statistics(frame([sample(0, 0, 1)]), tile_count=TILES, clock_hz=CLOCK)

@@ -353,3 +353,27 @@ def test_heavy_head_table_prints_as_rich_prints_it(
     buffer = io.StringIO()
     plain_console(buffer, plain.width()).print(reference)
     assert "".join(line + "\n" for line in plain.lines()) == strip_padding(buffer.getvalue())
+
+
+def test_header_lines_print_as_rich_prints_them() -> None:
+    """Lines that fit and hold no ``:`` are written as they are; the others (too wide, or an
+    emoji code to rich) go through rich's console, which wraps or replaces: either way the same
+    text as printing every line through rich."""
+    import io
+
+    from tileprof.views.fit import plain_console, strip_padding
+    from tileprof.views.summary_table import _printed
+
+    def through_rich(lines: list[str], width: int) -> str:
+        buffer = io.StringIO()
+        console = plain_console(buffer, width)
+        for line in lines:
+            console.print(line, markup=False)
+        return strip_padding(buffer.getvalue())
+
+    for lines in (
+        ["device   tile device", "", "samples  3 matched of 3"],
+        ["filters  --window 0:100 :smile:", "span     17 cycles"],
+        ["a line far wider than the terminal it is printed on, so it wraps", "x"],
+    ):
+        assert _printed(lines, 40) == through_rich(lines, 40), lines
