@@ -5,7 +5,8 @@ use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
-use arrow_array::RecordBatch;
+use arrow_array::{Array, ArrowPrimitiveType, PrimitiveArray, RecordBatch};
+use arrow_buffer::NullBuffer;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
@@ -54,6 +55,30 @@ pub fn one_chunk(frame: &Bound<'_, PyAny>) -> Result<Option<RecordBatch>, Failur
         n => Err(Failure::Columns(format!(
             "{n} chunks: rechunk the frame first"
         ))),
+    }
+}
+
+/// The values of the primitive column `name` (Int64, Float64: `T`) and its validity (None: no
+/// null), read in place.
+pub fn values<'a, T: ArrowPrimitiveType>(
+    batch: &'a RecordBatch,
+    name: &str,
+) -> Result<(&'a [T::Native], Option<&'a NullBuffer>), String> {
+    let array = batch
+        .column_by_name(name)
+        .ok_or_else(|| format!("no column {name}"))?;
+    let typed = array
+        .as_any()
+        .downcast_ref::<PrimitiveArray<T>>()
+        .ok_or_else(|| format!("{name} is {}, not {}", array.data_type(), T::DATA_TYPE))?;
+    Ok((typed.values(), typed.nulls().filter(|n| n.null_count() > 0)))
+}
+
+/// The values of the Int64 column `name`, which has no null.
+pub fn full_ints<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a [i64], String> {
+    match values::<arrow_array::types::Int64Type>(batch, name)? {
+        (values, None) => Ok(values),
+        (_, Some(_)) => Err(format!("{name} has nulls")),
     }
 }
 

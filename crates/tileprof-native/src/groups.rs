@@ -9,10 +9,11 @@
 
 use std::sync::Arc;
 
+use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{
     Array, Float64Array, Int64Array, LargeListArray, RecordBatch, StructArray, UInt32Array,
 };
-use arrow_buffer::{NullBuffer, ScalarBuffer};
+use arrow_buffer::ScalarBuffer;
 use arrow_schema::{DataType, Field};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -27,49 +28,14 @@ fn groups_error(failure: Failure) -> PyErr {
     failure.into_py_err(GroupsError::new_err)
 }
 
-fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> Result<&'a T, String> {
-    let array = batch
-        .column_by_name(name)
-        .ok_or_else(|| format!("no column {name}"))?;
-    array
-        .as_any()
-        .downcast_ref::<T>()
-        .ok_or_else(|| format!("{name} is {}", array.data_type()))
-}
-
-/// An Int64 column's values and its validity (None: no null).
-fn ints<'a>(
-    batch: &'a RecordBatch,
-    name: &str,
-) -> Result<(&'a [i64], Option<&'a NullBuffer>), String> {
-    let array = column::<Int64Array>(batch, name)?;
-    Ok((array.values(), array.nulls().filter(|n| n.null_count() > 0)))
-}
-
-fn full_ints<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a [i64], String> {
-    match ints(batch, name)? {
-        (values, None) => Ok(values),
-        (_, Some(_)) => Err(format!("{name} has nulls")),
-    }
-}
-
-/// A Float64 column's values and its validity (None: no null).
-fn doubles<'a>(
-    batch: &'a RecordBatch,
-    name: &str,
-) -> Result<(&'a [f64], Option<&'a NullBuffer>), String> {
-    let array = column::<Float64Array>(batch, name)?;
-    Ok((array.values(), array.nulls().filter(|n| n.null_count() > 0)))
-}
-
 fn samples(batch: &RecordBatch) -> Result<Samples<'_>, String> {
-    let (phase, phase_valid) = ints(batch, "phase")?;
-    let (useful, useful_valid) = doubles(batch, "usefulCycles")?;
-    let (physical, physical_valid) = doubles(batch, "physicalWorkCycles")?;
+    let (phase, phase_valid) = frames::values::<Int64Type>(batch, "phase")?;
+    let (useful, useful_valid) = frames::values::<Float64Type>(batch, "usefulCycles")?;
+    let (physical, physical_valid) = frames::values::<Float64Type>(batch, "physicalWorkCycles")?;
     Ok(Samples {
-        offset: full_ints(batch, "offset")?,
-        duration: full_ints(batch, "duration")?,
-        tile: full_ints(batch, "tile")?,
+        offset: frames::full_ints(batch, "offset")?,
+        duration: frames::full_ints(batch, "duration")?,
+        tile: frames::full_ints(batch, "tile")?,
         phase,
         phase_valid,
         useful,
@@ -80,7 +46,11 @@ fn samples(batch: &RecordBatch) -> Result<Samples<'_>, String> {
 }
 
 fn group_rows(batch: &RecordBatch) -> Result<GroupRows<'_>, String> {
-    let lists = column::<LargeListArray>(batch, "rows")?;
+    let array = batch.column_by_name("rows").ok_or("no column rows")?;
+    let lists = array
+        .as_any()
+        .downcast_ref::<LargeListArray>()
+        .ok_or_else(|| format!("rows is {}, not a large list", array.data_type()))?;
     let rows = lists
         .values()
         .as_any()

@@ -8,7 +8,8 @@
 
 use std::sync::Arc;
 
-use arrow_array::{Array, Float64Array, Int64Array, RecordBatch, StructArray};
+use arrow_array::types::{Float64Type, Int64Type};
+use arrow_array::{Array, ArrowPrimitiveType, Float64Array, Int64Array, RecordBatch, StructArray};
 use arrow_buffer::ScalarBuffer;
 use arrow_schema::{DataType, Field};
 use pyo3::create_exception;
@@ -36,49 +37,29 @@ fn encode_error(failure: Failure) -> PyErr {
     failure.into_py_err(EncodeError::new_err)
 }
 
-fn column_of<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a Arc<dyn Array>, ColumnError> {
-    batch
-        .column_by_name(name)
-        .ok_or_else(|| ColumnError(format!("no column {name}")))
-}
-
-fn bits(array: &dyn Array) -> Option<Bits<'_>> {
-    array.nulls().filter(|n| n.null_count() > 0).map(|n| Bits {
+/// A column as the encoder reads it: values, and the validity bitmap in place.
+fn column<'a, T: ArrowPrimitiveType>(
+    batch: &'a RecordBatch,
+    name: &str,
+) -> Result<Column<'a, T::Native>, ColumnError> {
+    let (values, nulls) = frames::values::<T>(batch, name).map_err(ColumnError)?;
+    let valid = nulls.map(|n| Bits {
         bytes: n.buffer().as_slice(),
         offset: n.offset(),
-    })
+    });
+    Ok(Column { values, valid })
 }
 
 fn ints<'a>(batch: &'a RecordBatch, name: &str) -> Result<Column<'a, i64>, ColumnError> {
-    let array = column_of(batch, name)?;
-    let values = array
-        .as_any()
-        .downcast_ref::<Int64Array>()
-        .ok_or_else(|| ColumnError(format!("{name} is {}, not Int64", array.data_type())))?;
-    Ok(Column {
-        values: values.values(),
-        valid: bits(values),
-    })
+    column::<Int64Type>(batch, name)
 }
 
 fn full_ints<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a [i64], ColumnError> {
-    let column = ints(batch, name)?;
-    match column.valid {
-        Some(_) => Err(ColumnError(format!("{name} has nulls"))),
-        None => Ok(column.values),
-    }
+    frames::full_ints(batch, name).map_err(ColumnError)
 }
 
 fn doubles<'a>(batch: &'a RecordBatch, name: &str) -> Result<Column<'a, f64>, ColumnError> {
-    let array = column_of(batch, name)?;
-    let values = array
-        .as_any()
-        .downcast_ref::<Float64Array>()
-        .ok_or_else(|| ColumnError(format!("{name} is {}, not Float64", array.data_type())))?;
-    Ok(Column {
-        values: values.values(),
-        valid: bits(values),
-    })
+    column::<Float64Type>(batch, name)
 }
 
 fn args<'a, T>(
