@@ -155,7 +155,7 @@ def stages(
 # repeats); prints the median seconds of each as JSON.
 _FLOOR = """
 import json, statistics, sys, time
-from tileprof.inputs import _native
+from tileprof.core import _native
 path, ndjson, jobs, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 steps = {
     "read the file": lambda: open(path, "rb").read(),

@@ -300,7 +300,7 @@ def flags_in_two_modules(trees: dict[str, ast.Module]) -> list[str]:
 TREES = {m: ast.parse(p.read_text(encoding="utf-8")) for m, p in MODULES.items()}
 
 
-COMPILED_CORE = "tileprof.inputs._native"
+COMPILED_CORE = "tileprof.core._native"
 COMPILED_CORE_USERS = {
     "tileprof.inputs.native": "the decoder's columns into the sample frame",
     "tileprof.analyses.stats": "the group table's statistics",
@@ -308,7 +308,7 @@ COMPILED_CORE_USERS = {
     "tileprof.views.trace.perfetto": "the .pftrace slice and track encoder",
 }
 """The modules that may import the compiled module (crates/, one maturin extension, built as
-``tileprof.inputs._native``), each for its own functions. The walker above sees no compiled
+``tileprof.core._native``), each for its own functions. The walker above sees no compiled
 module, so this check reads those imports itself (docs/architecture.md)."""
 
 
@@ -320,11 +320,12 @@ def compiled_core_imports(trees: dict[str, ast.Module]) -> set[str]:
             names: list[str] = []
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
-            elif isinstance(node, ast.ImportFrom) and node.level:  # from . import _native
-                package = module.split(".")[: len(module.split(".")) - node.level]
-                names = [".".join([*package, a.name]) for a in node.names]
+            elif isinstance(node, ast.ImportFrom):  # from .. import _native, from ..core import
+                base = node.module or ""
+                if node.level:
+                    package = module.split(".")[: len(module.split(".")) - node.level]
+                    base = ".".join([*package, *([base] if base else [])])
+                names = [base, *(f"{base}.{a.name}" for a in node.names)]
             if COMPILED_CORE in names:
                 found.add(module)
     return found
@@ -336,9 +337,10 @@ def test_only_the_named_modules_use_the_compiled_core() -> None:
         TREES
     )
     violation = {
-        "tileprof.analyses.links": ast.parse("def f():\n    from tileprof.inputs import _native\n"),
-        "tileprof.inputs.tile.json_dump": ast.parse("from .. import _native\n"),
-        "tileprof.views.html.data": ast.parse("import tileprof.inputs._native as core\n"),
+        "tileprof.analyses.links": ast.parse("def f():\n    from tileprof.core import _native\n"),
+        "tileprof.inputs.tile.json_dump": ast.parse("from ...core import _native\n"),
+        "tileprof.core.specs": ast.parse("from . import _native\n"),
+        "tileprof.views.html.data": ast.parse("import tileprof.core._native as core\n"),
     }
     assert compiled_core_imports(violation) == set(violation)
 

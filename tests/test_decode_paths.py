@@ -33,7 +33,8 @@ from tests.test_parallel_ingest import (
     assert_matches_reference,
 )
 from tileprof.core.errors import InputError
-from tileprof.inputs import _native, native, read_dump, threads
+from tileprof.core import _native
+from tileprof.inputs import native, read_dump, threads
 from tileprof.inputs._format import ProgressFn
 from tileprof.inputs.tile import json_dump, ndjson_dump
 

@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 from tests.samples import sample
 from tests.test_parallel_ingest import _json_file, _outcome, assert_matches_reference
-from tileprof.inputs import _native, read_dump, threads
+from tileprof.core import _native
+from tileprof.inputs import read_dump, threads
 from tileprof.inputs._common import ParsedDump, validate_samples
 from tileprof.inputs.tile import ndjson_dump
 

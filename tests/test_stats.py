@@ -427,7 +427,7 @@ def test_tiles_spread_too_wide_for_a_bitmap_are_counted_group_by_group() -> None
 
 
 def test_a_panic_in_the_group_table_is_caught(capfd: pytest.CaptureFixture[str]) -> None:
-    from tileprof.inputs import _native
+    from tileprof.core import _native
 
     with pytest.raises(_native.GroupsError) as caught:
         _native._panic_in_groups(2)
@@ -444,7 +444,7 @@ def test_a_panic_in_the_group_table_is_caught(capfd: pytest.CaptureFixture[str])
 def test_a_failure_of_the_compiled_group_table_is_an_internal_error_in_one_line(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from tileprof.inputs import _native
+    from tileprof.core import _native
 
     def failing(*_: object, **__: object) -> None:
         raise _native.GroupsError("columns", "rows holds Int64, not UInt32")

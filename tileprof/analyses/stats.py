@@ -145,7 +145,7 @@ def _core_statistics(samples: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
     if rows.height == 0:
         schema = {f: pl.Float64 if f in _FLOAT_FIELDS else pl.Int64 for f in _CORE_FIELDS}
         return pl.DataFrame(schema=schema)
-    import tileprof.inputs._native as compiled
+    import tileprof.core._native as compiled
 
     columns = samples.select(_SAMPLE_COLUMNS).rechunk()
     try:

@@ -1,6 +1,6 @@
 """The Python side of the compiled decoder: its columns into the typed sample frame.
 
-``tileprof.inputs._native`` (crates/tileprof-native over crates/tileprof-decode) decodes a JSON
+``tileprof.core._native`` (crates/tileprof-native over crates/tileprof-decode) decodes a JSON
 or NDJSON dump on threads into Arrow columns: integers, ``kind``/``operation``/``kernel`` as
 dictionaries (polars reads them as Categorical), each sample's metadata list as an id into the
 distinct raw texts. ``core`` is that module, imported by its full name so that the layer test
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import polars as pl
 
-import tileprof.inputs._native as core
+import tileprof.core._native as core
 from tileprof.core.errors import InputError
 from tileprof.inputs import threads
 from tileprof.inputs._common import (

@@ -1,6 +1,6 @@
 """How many threads decode a JSON or NDJSON dump: ``--jobs N``, by default the usable cores.
 
-The compiled decoder (``tileprof.inputs._native``, crates/tileprof-decode) runs its own thread
+The compiled decoder (``tileprof.core._native``, crates/tileprof-decode) runs its own thread
 pool of this size for each dump it decodes, with the GIL released; no process starts, nothing
 is spooled, and a script using the Python API needs no ``if __name__ == "__main__":`` guard.
 """

@@ -130,7 +130,7 @@ def assign_lanes(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.n
     The compiled core (crates/tileprof-pftrace/src/lanes.rs) gives each interval its lane in
     one sweep after one sort.
     """
-    import tileprof.inputs._native as compiled
+    import tileprof.core._native as compiled
     from tileprof.inputs.threads import jobs
 
     frame = pl.DataFrame(
@@ -220,7 +220,7 @@ def device_counters(
     pass: the numpy version took a third of this stage) and spreads each sample's useful
     cycles evenly over its length.
     """
-    import tileprof.inputs._native as compiled
+    import tileprof.core._native as compiled
 
     in_range = samples["tile"].to_numpy() < profile.tile_count
     starts, ends = starts[in_range], ends[in_range]

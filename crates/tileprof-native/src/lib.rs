@@ -1,4 +1,4 @@
-//! `tileprof._native`: the Python face of `tileprof-decode`.
+//! `tileprof.core._native`: the Python face of `tileprof-decode`.
 //!
 //! Thin on purpose: open the input (a mapped file, bytes, a gzip stream), release the GIL,
 //! decode on `jobs` threads, and hand the columns over as one Arrow struct array through the
@@ -39,7 +39,7 @@ create_exception!(_native, NativeDecodeError, PyException);
 const GZIP_MAGIC: &[u8] = b"\x1f\x8b";
 
 /// The decoded columns, exported to Arrow consumers (polars) through the C data interface.
-#[pyclass(frozen, module = "tileprof._native")]
+#[pyclass(frozen, module = "tileprof.core._native")]
 struct ArrowColumns {
     /// None once `columns` has handed them out.
     array: Mutex<Option<StructArray>>,
@@ -107,7 +107,7 @@ impl ArrowColumns {
 }
 
 /// One decoded column, exported through the C data interface.
-#[pyclass(frozen, module = "tileprof._native")]
+#[pyclass(frozen, module = "tileprof.core._native")]
 struct ArrowColumn {
     array: ArrayRef,
 }

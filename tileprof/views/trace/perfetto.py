@@ -12,7 +12,7 @@ per-sample bulk (the slices, and the overlap tracks, which can be one per sample
 the compiled core (crates/tileprof-pftrace: the same messages, declared for prost) from typed
 columns: each string becomes an interned id here, once per distinct value, and the columns go
 over as one Arrow chunk; the core encodes and compresses batches on threads with the GIL
-released. The compiled module is one binary, built as ``tileprof.inputs._native``; this module
+released. The compiled module is one binary, built as ``tileprof.core._native``; this module
 and ``model.trace`` (for the lanes and counters) are the only ones above the inputs that use
 it, and only for these functions (docs/architecture.md, tests/test_architecture.py).
 """
@@ -26,7 +26,7 @@ import numpy as np
 import polars as pl
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
-import tileprof.inputs._native as compiled
+import tileprof.core._native as compiled
 from tileprof.core.cpus import usable_cores
 from tileprof.core.errors import OutputError
 from tileprof.core.outputs import Writable
