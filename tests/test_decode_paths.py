@@ -32,8 +32,8 @@ from tests.test_parallel_ingest import (
     _outcome,
     assert_matches_reference,
 )
-from tileprof.core.errors import InputError
 from tileprof.core import _native
+from tileprof.core.errors import InputError
 from tileprof.inputs import native, read_dump, threads
 from tileprof.inputs._format import ProgressFn
 from tileprof.inputs.tile import json_dump, ndjson_dump

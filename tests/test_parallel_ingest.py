@@ -26,9 +26,9 @@ from hypothesis import strategies as st
 
 from tests.samples import document, sample
 from tileprof.commands.cli import cli
+from tileprof.core import _native
 from tileprof.core.errors import InputError
 from tileprof.core.schema import SAMPLE_SCHEMA
-from tileprof.core import _native
 from tileprof.inputs import threads
 from tileprof.inputs._common import ParsedDump
 from tileprof.inputs.tile import json_dump, ndjson_dump

@@ -305,8 +305,8 @@ def _inflated(chunk: bytes) -> list[pb.TracePacket]:
 def test_a_bad_column_or_a_panic_in_the_encoder_is_one_line(
     capfd: pytest.CaptureFixture[str],
 ) -> None:
-    from tileprof.core.errors import OutputError
     from tileprof.core import _native
+    from tileprof.core.errors import OutputError
 
     frame = pl.DataFrame({"track": [1], "begin": [-1], "end": [2], "name": [1], "category": [1]})
     with pytest.raises(OutputError, match=r"encoder \(columns: begin is negative at row 0\)"):
