@@ -181,6 +181,21 @@ def superstep_analysis(
     )
 
 
+def compute_samples(
+    samples: pl.DataFrame, *, epoch: int | None = None, min_sync_gap: int = 0
+) -> pl.DataFrame:
+    """Every compute sample of positive length with the superstep it lies in (``epoch``,
+    ``index``, ``tile``, ``group``, ``duration``), segmented exactly as ``superstep_analysis``
+    segments: the critical path's groups and its what-if re-timing read them
+    (``tileprof.analyses.critical``)."""
+    _check_options(min_sync_gap, None)
+    compute = _segment(_epoch_samples(samples, epoch), min_sync_gap)
+    return _public(
+        compute.with_columns(duration=pl.col("_end") - pl.col("offset"), group="name"),
+        ("epoch", "index", "tile", "group", "duration"),
+    )
+
+
 def _check_options(min_sync_gap: object, top: object) -> None:
     for name, value, least in (("--min-sync-gap", min_sync_gap, 0), ("--top", top, 1)):
         if value is None and name == "--top":

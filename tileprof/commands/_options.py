@@ -472,6 +472,45 @@ def rules_option() -> Any:
     return _group("rules", [option], build)
 
 
+def min_sync_gap_option() -> Any:
+    """``--min-sync-gap CYCLES``: how supersteps are cut (``supersteps``, ``critical``)."""
+    return option(
+        "--min-sync-gap",
+        type=int,
+        default=0,
+        show_default=True,
+        metavar="CYCLES",
+        help="Merge supersteps separated by a compute-free gap shorter than this.",
+    )
+
+
+def what_if_options() -> Any:
+    """``--what-if EDIT`` (repeatable) and ``--edits FILE`` (TOML ``[[edit]]`` tables): the
+    command receives ``edits``, the parsed edits, the file's first."""
+    flag = click.Option(
+        ["--what-if", "what_if"],
+        multiple=True,
+        metavar="EDIT",
+        help="Re-time with an edit: scale:GLOB=FACTOR, roofline:GLOB, balance[:K,…], "
+        "no-exchange (repeatable).",
+    )
+    file = click.Option(
+        ["--edits", "edits_file"],
+        type=click.Path(path_type=Path),
+        default=None,
+        metavar="FILE",
+        help="TOML file of [[edit]] tables (kind, match, factor, supersteps).",
+    )
+
+    def build(what_if: tuple[str, ...], edits_file: Path | None) -> Any:
+        from tileprof.analyses.critical import load_edits, parse_edit
+
+        edits = load_edits(edits_file) if edits_file is not None else []
+        return [*edits, *(parse_edit(text) for text in what_if)]
+
+    return _group("edits", [flag, file], build)
+
+
 def per_tile_option() -> Any:
     """``supersteps --per-tile`` (once ``--tiles``, which elsewhere meant the tile count)."""
     return flag_with_alias("--per-tile", "per_tile", "--tiles", "Add one row per active tile.")

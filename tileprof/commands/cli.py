@@ -36,6 +36,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "tileprof.commands.supersteps",
         "Cut each epoch into supersteps from compute timing.",
     ),
+    "critical": (
+        "tileprof.commands.critical",
+        "The critical path of each epoch, and what edits would gain.",
+    ),
     "findings": (
         "tileprof.commands.findings",
         "What to look at first, by rules over the metrics.",

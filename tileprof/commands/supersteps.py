@@ -13,6 +13,7 @@ from tileprof.commands._options import (
     example_filters,
     example_option,
     filter_options,
+    min_sync_gap_option,
     option,
     output_options,
     per_tile_option,
@@ -36,14 +37,7 @@ if TYPE_CHECKING:
     window="Show the supersteps overlapping [START, END); segmentation is unchanged.",
     kernels="Show the supersteps (and with --per-tile the tiles) running a matching compute group.",
 )
-@option(
-    "--min-sync-gap",
-    type=int,
-    default=0,
-    show_default=True,
-    metavar="CYCLES",
-    help="Merge supersteps separated by a compute-free gap shorter than this.",
-)
+@min_sync_gap_option()
 @per_tile_option()
 @option(
     "--per-epoch",

@@ -25,6 +25,7 @@ from tileprof.views import runs_data, summary_csv, summary_json, supersteps_expo
 
 if TYPE_CHECKING:
     from tileprof.analyses.collectives import Job
+    from tileprof.analyses.critical import CriticalPath
     from tileprof.analyses.diff import Diff
     from tileprof.analyses.findings import Finding
     from tileprof.analyses.gpu_breakdown import Breakdown
@@ -472,3 +473,35 @@ BREAKDOWN_DIFF_RENDERERS: dict[str, Renderer[pl.DataFrame]] = {
 }
 """``tileprof diff --breakdown --format``: the comparison of two GPU time breakdowns
 (``analyses.breakdown_diff``)."""
+
+
+@dataclass(frozen=True)
+class CriticalModel:
+    """What ``critical`` renders: the critical path, its what-if and the device."""
+
+    result: CriticalPath
+    target: str
+    width: int | None = None
+    """The terminal's width when the table goes to one; None: the fixed width of files."""
+
+
+def _critical(render: str) -> Callable[[CriticalModel], str]:
+    def rendered(model: CriticalModel) -> str:
+        from tileprof.views import critical_table
+
+        if render == "table":
+            return critical_table.render_table(model.result, model.target, model.width)
+        text: str = getattr(critical_table, f"render_{render}")(model.result)
+        return text
+
+    return rendered
+
+
+CRITICAL_RENDERERS: dict[str, Renderer[CriticalModel]] = {
+    r.name: r
+    for r in (
+        Renderer("table", ".txt", False, _critical("table")),
+        Renderer("json", ".json", False, _critical("json")),
+        Renderer("csv", ".csv", False, _critical("csv")),
+    )
+}

@@ -1,0 +1,59 @@
+"""``tileprof critical``: the critical path through a tile dump's epochs and what-if edits
+(definitions: docs/metrics.md, "Critical path and what-if")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from tileprof.analyses.filters import Filters
+from tileprof.commands._options import (
+    Output,
+    example_filters,
+    example_option,
+    filter_options,
+    min_sync_gap_option,
+    output_options,
+    read_options,
+    what_if_options,
+)
+from tileprof.core.outputs import terminal_width
+from tileprof.views.renderers import CRITICAL_RENDERERS, CriticalModel, write_rendered
+
+if TYPE_CHECKING:
+    from tileprof.analyses.critical import Edit
+    from tileprof.model.reading import DumpReading
+
+
+@click.command("critical", short_help="The critical path of each epoch, and what edits would gain.")
+@click.argument("dump", required=False, type=click.Path(path_type=Path))
+@example_option()
+@filter_options(("epoch",), epoch="Only this epoch (default: every epoch).")
+@min_sync_gap_option()
+@what_if_options()
+@output_options(list(CRITICAL_RENDERERS), default="table")
+@read_options(tiles_alias=False)
+def command(
+    dump: Path | None,
+    example: bool,
+    filters: Filters,
+    min_sync_gap: int,
+    edits: list[Edit],
+    out: Output,
+    read: DumpReading,
+) -> None:
+    """The critical path through each epoch's supersteps (each superstep's critical tile and
+    the windows between them), the groups on it, and what edits would gain: --what-if
+    re-times the epoch without re-running anything, and the single edits are ranked by their
+    gain."""
+    from tileprof.model.critical import tile_critical
+    from tileprof.model.reading import load_profile
+
+    out.check()
+    profile = load_profile(dump, example, read)
+    filters = example_filters(filters) if example else filters
+    result = tile_critical(profile, epoch=filters.epoch, min_sync_gap=min_sync_gap, edits=edits)
+    model = CriticalModel(result, profile.target, terminal_width(out.path))
+    write_rendered(CRITICAL_RENDERERS[out.format], model, out.path)

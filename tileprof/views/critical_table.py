@@ -1,0 +1,156 @@
+"""``critical`` in the terminal and as JSON/CSV: each epoch's critical path, its groups, the
+what-if re-timing and the candidate edits ranked by their gain (docs/metrics.md, "Critical
+path and what-if")."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from tileprof.core.numbers import number
+from tileprof.core.text import escape_control
+from tileprof.views.fit import Fit, PlainColumn, dropped_line, fit_plain, wrap
+
+if TYPE_CHECKING:
+    from tileprof.analyses.critical import CriticalPath
+
+TABLE_WIDTH = 200
+"""The fixed width of files and pipes."""
+
+PATH_TITLES = ("compute", "late start", "gaps", "exchange windows", "other windows")
+GROUP_FIT = Fit(
+    titles=("epoch", "group", "cycles on path", "share of epoch"),
+    drop_first=("epoch",),
+    full_width=TABLE_WIDTH,
+    full_limit=80,
+    keep=("group", "cycles on path"),
+)
+CANDIDATE_FIT = Fit(
+    titles=("epoch", "edit", "what-if cycles", "gain cycles", "gain"),
+    drop_first=("epoch", "what-if cycles"),
+    full_width=TABLE_WIDTH,
+    full_limit=80,
+    keep=("edit", "gain cycles"),
+)
+
+
+def _epoch(value: object) -> str:
+    return "—" if value is None else str(value)
+
+
+def _cycles(value: Any, clock_hz: float) -> str:
+    """``N cycles (µs)``: cycles / clockHz × 10⁶."""
+    return f"{number(value)} cycles ({number(value / clock_hz * 1e6)} µs)"
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:.2f}%"
+
+
+def path_lines(result: CriticalPath) -> list[str]:
+    """Per epoch: its length and the parts of its critical path, each with its share."""
+    from tileprof.analyses.critical import PATH_PARTS
+
+    lines = []
+    for row in result.epochs.iter_rows(named=True):
+        cycles = row["cycles"]
+        lines.append(
+            f"epoch {_epoch(row['epoch'])}: {_cycles(cycles, result.clock_hz)}, "
+            f"{row['supersteps']:,} supersteps"
+        )
+        for title, part in zip(PATH_TITLES, PATH_PARTS, strict=True):
+            share = row[part] / cycles if cycles else None
+            lines.append(f"  {title:<17}{number(row[part]):>12} cycles  {_percent(share):>7}")
+    return lines
+
+
+def what_if_lines(result: CriticalPath) -> list[str]:
+    """The edits, then per epoch the re-timed length, the gain and the critical tiles moved."""
+    if result.what_if is None:
+        return []
+    lines = ["what-if  " + ", ".join(e.describe() for e in result.edits)]
+    lines += [f"  note: {escape_control(n)}" for n in result.notes]
+    for row in result.what_if.iter_rows(named=True):
+        lines.append(
+            f"  epoch {_epoch(row['epoch'])}: {number(row['measuredCycles'])} → "
+            f"{number(row['whatIfCycles'])} cycles, gain {number(row['gainCycles'])} "
+            f"({_percent(row['gainShare'])}); critical tile changed in "
+            f"{row['criticalTilesChanged']:,} supersteps"
+        )
+    return lines
+
+
+def _group_columns(result: CriticalPath) -> list[PlainColumn]:
+    rows = result.groups.iter_rows(named=True)
+    cells = [
+        (_epoch(r["epoch"]), str(r["group"]), number(r["pathCycles"]), _percent(r["share"]))
+        for r in rows
+    ]
+    columns = list(zip(*cells, strict=True)) if cells else [()] * 4
+    right = (True, False, True, True)
+    return [
+        PlainColumn(t, list(c), right=r)
+        for t, c, r in zip(GROUP_FIT.titles, columns, right, strict=True)
+    ]
+
+
+def _candidate_columns(result: CriticalPath) -> list[PlainColumn]:
+    rows = result.candidates.iter_rows(named=True)
+    cells = [
+        (
+            _epoch(r["epoch"]),
+            r["edit"],
+            number(r["whatIfCycles"]),
+            number(r["gainCycles"]),
+            _percent(r["gainShare"]),
+        )
+        for r in rows
+    ]
+    columns = list(zip(*cells, strict=True)) if cells else [()] * 5
+    right = (True, False, True, True, True)
+    return [
+        PlainColumn(t, list(c), right=r)
+        for t, c, r in zip(CANDIDATE_FIT.titles, columns, right, strict=True)
+    ]
+
+
+def _table(columns: list[PlainColumn], name: str, fit: Fit, width: int | None) -> list[str]:
+    table, dropped = fit_plain(columns, name, fit, width)
+    return table + (wrap(dropped_line(dropped), width or TABLE_WIDTH) if dropped else [])
+
+
+def render_table(result: CriticalPath, device: str, width: int | None = None) -> str:
+    """The device, each epoch's path, the what-if, the groups on the path and the
+    candidates, largest gain first."""
+    lines = [f"device   {device}", "", *path_lines(result)]
+    if result.what_if is not None:
+        lines += ["", *what_if_lines(result)]
+    lines += ["", "groups on the critical path (Σ duration of the critical tiles' samples)"]
+    lines += _table(_group_columns(result), "group", GROUP_FIT, width)
+    if result.candidates.height:
+        lines += ["", "what would it gain? single edits, largest gain first"]
+        lines += _table(_candidate_columns(result), "edit", CANDIDATE_FIT, width)
+    if width is not None:
+        lines = [part for line in lines for part in _fold(line, width)]
+    return "\n".join(lines) + "\n"
+
+
+def _fold(line: str, width: int) -> Sequence[str]:
+    return wrap(line, width, indent="    ") if len(line) > width else [line]
+
+
+def render_json(result: CriticalPath) -> str:
+    """The document of ``CriticalPath.to_document``."""
+    return json.dumps(result.to_document(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def render_csv(result: CriticalPath) -> str:
+    """One row per epoch: the measured path's parts, and with edits the re-timed figures."""
+    frame = result.epochs
+    if result.what_if is not None:
+        what_if = result.what_if.select(
+            "epoch", "whatIfCycles", "gainCycles", "gainShare", "criticalTilesChanged"
+        )
+        frame = frame.join(what_if, on="epoch", how="left", nulls_equal=True)
+    return frame.write_csv(float_precision=None)
