@@ -55,6 +55,12 @@ def check_judged(unchecked: tuple[str, ...], allow_empty: bool) -> None:
     is_flag=True,
     help="Accept a --fail-on that checks nothing yet (too few earlier runs for a band).",
 )
+@option(
+    "--change-points",
+    "with_changes",
+    is_flag=True,
+    help="Find each trend's change points (E-Divisive means with a permutation test).",
+)
 @output_options(HISTORY_FORMATS, default="table")
 def command(
     store_uri: str,
@@ -64,6 +70,7 @@ def command(
     order: str,
     fail_on: tuple[str, ...],
     allow_empty: bool,
+    with_changes: bool,
     out: Output,
 ) -> None:
     """Trend FIELDs per run and group from the stored statistics; flag runs outside their band."""
@@ -86,7 +93,13 @@ def command(
     store = open_store(store_uri)
     runs = select_runs(read_runs(store), labels=parse_labels(labels))
     history = build_history(
-        store, runs, fields=fields, kernels=filters.kernels, order=order, thresholds=thresholds
+        store,
+        runs,
+        fields=fields,
+        kernels=filters.kernels,
+        order=order,
+        thresholds=thresholds,
+        change_points=with_changes,
     )
     check_judged(history.unchecked, allow_empty)
     model = HistoryModel(history, generated_at, terminal_width(out.path))

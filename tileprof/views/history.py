@@ -66,6 +66,7 @@ def to_document(history: History) -> dict[str, Any]:
                 "low": [p.low for p in t.points],
                 "high": [p.high for p in t.points],
                 "flags": [p.flag for p in t.points],
+                **({"changePoints": _changes(t)} if history.change_points else {}),
             }
             for t in history.trends
         ],
@@ -95,6 +96,38 @@ def to_document(history: History) -> dict[str, Any]:
             for f in history.failures
         ],
     }
+
+
+def _changes(trend: Trend) -> list[dict[str, Any]]:
+    return [
+        {
+            "run": c.run,
+            "before": c.point.before,
+            "after": c.point.after,
+            "step": c.point.step,
+            "pValue": c.point.p_value,
+        }
+        for c in trend.changes
+    ]
+
+
+def change_lines(history: History) -> list[str]:
+    """``changes  N``, then one line per change point: group, field, the run it starts at,
+    the levels before and after, the step and the confidence."""
+    from tileprof.analyses.change_points import ALPHA
+
+    changes = [(t, c) for t in history.trends for c in t.changes]
+    lines = [f"changes  {len(changes)} (E-Divisive means, p ≤ {ALPHA:g})"]
+    for trend, change in changes:
+        point = change.point
+        step = "—" if point.step is None else f"{point.step * 100:+.2f}%"
+        lines.append(
+            f"  {display_name(trend.group)} {trend.field}: from run {escape_control(change.run)}"
+            f" {format_value(trend.field, point.before)} → "
+            f"{format_value(trend.field, point.after)} ({step}, confidence "
+            f"{point.confidence * 100:.1f}%)"
+        )
+    return lines
 
 
 def render_json(history: History) -> str:
@@ -207,6 +240,8 @@ def render_table(history: History, width: int | None = None) -> str:
         lines += table + _dropped(dropped, width)
     else:
         lines.append("no stored statistics matched")
+    if history.change_points:
+        lines += ["", *change_lines(history)]
     flags = history.flags()
     lines += ["", f"flags    {len(flags)}"]
     if flags:

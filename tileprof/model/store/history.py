@@ -13,9 +13,12 @@ outside the band is flagged ``drop`` (below) or ``rise`` (above).
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -23,6 +26,9 @@ from tileprof.analyses.stats import GROUP_FIELDS
 from tileprof.analyses.thresholds import Threshold
 from tileprof.core.errors import OptionError
 from tileprof.model.store.tables import STATS, RunRecord, Store
+
+if TYPE_CHECKING:
+    from tileprof.analyses.change_points import ChangePoint
 
 DEFAULT_FIELDS: tuple[str, ...] = ("phaseCycles", "usefulUtilization", "deviceUsefulUtilization")
 BAND_RUNS = 10
@@ -45,12 +51,23 @@ class Point:
 
 
 @dataclass(frozen=True)
+class Change:
+    """A change point of a trend (``tileprof.analyses.change_points``) at run ``run``, the
+    first run of the new level."""
+
+    run: str
+    point: ChangePoint
+
+
+@dataclass(frozen=True)
 class Trend:
     """One field of one group across the runs, in run order."""
 
     group: str
     field: str
     points: tuple[Point, ...]
+    changes: tuple[Change, ...] = ()
+    """Its change points, when ``history --change-points`` asked for them."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +94,8 @@ class History:
     unchecked: tuple[str, ...] = ()
     """One sentence per ``--fail-on`` threshold that checked nothing (no band yet, or no
     stored group and field it covers): a gate that passes only because it judged nothing."""
+    change_points: bool = False
+    """Whether the trends' change points were computed (``--change-points``)."""
 
     def flags(self) -> list[tuple[Trend, Point]]:
         """Every flagged point, group by group, in run order."""
@@ -226,8 +245,10 @@ def build_history(
     kernels: Sequence[str] = (),
     order: str = "time",
     thresholds: Sequence[Threshold] = (),
+    change_points: bool = False,
 ) -> History:
-    """The trends of ``fields`` for the groups matching ``kernels`` over ``runs``."""
+    """The trends of ``fields`` for the groups matching ``kernels`` over ``runs``, with their
+    change points when ``change_points``."""
     chosen = check_fields(fields)
     wanted = check_fields([*chosen, *(t.field for t in thresholds)])
     ordered = order_runs(runs, order)
@@ -239,8 +260,21 @@ def build_history(
     trends = _trends(stats, ids, names, wanted)
     failures = check_thresholds(trends, thresholds)
     shown = tuple(t for t in trends if t.field in chosen)
+    if change_points:
+        shown = tuple(with_changes(t) for t in shown)
     unchecked = unchecked_thresholds(trends, thresholds)
-    return History(tuple(ordered), chosen, shown, failures, order, unchecked)
+    return History(tuple(ordered), chosen, shown, failures, order, unchecked, change_points)
+
+
+def with_changes(trend: Trend) -> Trend:
+    """``trend`` with the change points of its values, over the runs that hold one (numpy is
+    imported here: a plain ``history`` does not load it)."""
+    from tileprof.analyses.change_points import change_points
+
+    present = [p for p in trend.points if p.value is not None and math.isfinite(p.value)]
+    found = change_points([p.value for p in present if p.value is not None])
+    changes = tuple(Change(present[c.index].run, c) for c in found)
+    return dataclasses.replace(trend, changes=changes)
 
 
 def _trends(
