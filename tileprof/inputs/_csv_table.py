@@ -25,6 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from tileprof.core.errors import InputError
+from tileprof.core.text import shorten
 
 CELL_LIMIT = 16 * 2**20
 """The most characters one CSV cell may hold (16 Mi): a C++ template name of hundreds of
@@ -200,7 +201,7 @@ def numbers(
         if found.len():
             i = int(found[0])
             line = raw[LINE][i] if LINE in raw.columns else i + 2
-            said = f"{what}: {cells[i]!r}" if cells[i] else what
+            said = f"{what}: {shorten(cells[i], 80)!r}" if cells[i] else what
             raise InputError(path, f"line {line}, column {shown!r}", said)
     if not integer:
         return values

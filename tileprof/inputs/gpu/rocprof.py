@@ -25,6 +25,7 @@ import polars as pl
 from tileprof.core.errors import InputError
 from tileprof.core.gpu_events import GPU_EVENT_SCHEMA
 from tileprof.core.run_schema import ParsedRuns, runs_from_rows
+from tileprof.core.text import shorten
 from tileprof.inputs._csv_table import LINE, header_spelling, numbers, read_text_table
 from tileprof.inputs._format import Reader
 from tileprof.inputs._sniff import ROCPROF, ROCPROF_REQUIRED
@@ -61,14 +62,14 @@ def read_dispatches(path: str | Path, data: bytes) -> pl.DataFrame:
     if bad.len():
         i = int(bad[0])
         where = f"line {raw[LINE][i]}, column {spelling.get('agent_id', 'Agent_Id')!r}"
-        raise InputError(path, where, f"not an agent: {raw['agent_id'][i]!r}")
+        raise InputError(path, where, f"not an agent: {shorten(raw['agent_id'][i], 80)!r}")
     start, end = (
         numbers(path, raw, stamp, spelling, integer=True, minimum=0, required=True)
         for stamp in ("start_timestamp", "end_timestamp")
     )
     if (end < start).any():
         name = raw["kernel_name"][int((end < start).arg_true()[0])]
-        raise InputError(path, f"kernel {name!r}", "ends before it starts")
+        raise InputError(path, f"kernel {shorten(name, 120)!r}", "ends before it starts")
     out: dict[str, pl.Series] = {
         "device": agent.cast(pl.Int64),
         "kind": pl.Series(["kernel"] * raw.height),
