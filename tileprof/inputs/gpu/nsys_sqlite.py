@@ -186,14 +186,19 @@ def _tables(conn: sqlite3.Connection) -> dict[str, dict[str, Column]]:
     """Every ordinary table of the export (not a view or virtual table) with its columns,
     generated and hidden ones included."""
     sql = "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'"
-    names = [r[0] for r in conn.execute(sql)]
+    names = [r[0] for r in conn.execute(sql) if "\x00" not in r[0]]  # none nsys reads
     return {
         n: {
             str(r[1]): Column(str(r[2] or ""), int(r[6]))
-            for r in conn.execute(f'PRAGMA table_xinfo("{n}")')
+            for r in conn.execute(f"PRAGMA table_xinfo({_quoted(n)})")
         }
         for n in names
     }
+
+
+def _quoted(name: str) -> str:
+    """``name`` as an SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 def affinity(declared: str) -> str:
@@ -235,7 +240,7 @@ def _check_values(
     kinds = {INTEGER: "'integer'", TEXT: "'text'"}
     wrong = [f"typeof(\"{c}\") NOT IN ('null', {kinds[t]})" for c, t in columns.items()]
     shown = ", ".join(f'typeof("{c}")' for c in columns)
-    sql = f'SELECT rowid, {shown} FROM "{table}" WHERE {" OR ".join(wrong)} LIMIT 1'
+    sql = f"SELECT rowid, {shown} FROM {_quoted(table)} WHERE {' OR '.join(wrong)} LIMIT 1"
     row = conn.execute(sql).fetchone()
     if row is None:
         return
@@ -450,6 +455,9 @@ def read_export(path: str | Path, data: bytes) -> NsysExport:
             return _read(path, conn)
         except sqlite3.Error as exc:
             raise InputError(path, None, f"unreadable SQLite database ({exc})") from None
+        except UnicodeDecodeError as exc:  # SQLite's own message quotes a corrupt schema
+            why = f"text that is not UTF-8 (byte 0x{exc.object[exc.start]:02x})"
+            raise InputError(path, None, f"unreadable SQLite database ({why})") from None
         except _Budget as exc:
             raise InputError(path, None, f"a read of {exc} (over its budget)") from None
         finally:
