@@ -103,8 +103,8 @@ def read_text_table(
     missing ``required`` column, or a file of no rows."""
     text = decode(path, data)
     rows = records(path, text)
-    line, header = next(rows, (1, []))
-    header = [h.strip() or f"(column {i + 1})" for i, h in enumerate(header)]
+    line, first = next(rows, (1, []))
+    header = [h.strip() or f"(column {i + 1})" for i, h in enumerate(first)]
     names = [h.lower() for h in header] if fold_case else header
     _check_header(path, names, header, required)
     width = len(header)
@@ -112,7 +112,7 @@ def read_text_table(
     at: list[int] = []
     last = line
     for line, record in rows:
-        if len(record) != width or [c.strip() for c in record] == header:
+        if len(record) != width or record == first:
             if not any(c.strip() for c in record):
                 continue  # a blank line
             _bad_record(path, line, record, header, at_end=text[-1] not in "\r\n")
