@@ -328,3 +328,15 @@ def test_a_corrupt_schema_page_is_one_line_or_a_read(tmp_path: Path, seed: int) 
     path.write_bytes(bytes(data))
     code, _, err = run("runs", str(path))
     assert code == 0 or (code == 2 and err.count("\n") == 1), err
+
+
+def test_a_hot_journal_beside_the_export_is_refused_and_a_cold_one_ignored(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "export.sqlite"
+    path.write_bytes(EXPORT.read_bytes())
+    journal = tmp_path / "export.sqlite-journal"
+    journal.write_bytes(bytes(512))  # a persisted journal, header zeroed: nothing to roll back
+    assert load_runs(path).frame.height > 0
+    journal.write_bytes(bytes.fromhex("d9d505f920a163d7") + bytes(504))
+    one_line(path, f"{journal}: a rollback journal beside the export")

@@ -14,14 +14,14 @@ What is read (``docs/formats.md`` lists it with what is ignored, and why):
   ``gpuId``) name the devices; without them a device is ``GPU N``.
 
 The export is opened read-only and immutable (``mode=ro&immutable=1``: nothing is created
-beside it), and refused when a non-empty ``-wal`` or ``-journal`` file lies beside it (content
-the file itself, and so the printed sha256, does not hold); a gzipped or piped export is first
-written to a temporary file (SQLite reads files, not bytes). Every column read must be a
-declared, stored (not generated) column of the expected affinity holding values of that type,
-and every read has a row and byte budget (``ROW_BUDGET``, ``BYTE_BUDGET``, ``VALUE_LIMIT``;
-docs/reliability.md). Kernel, memcpy and memset events become
-the typed GPU-event frame (``tileprof.core.gpu_events``) and, aggregated per (device, kind,
-name) as the Kineto source aggregates them, run-table rows.
+beside it), and refused when a non-empty ``-wal`` file or a hot ``-journal`` lies beside it
+(content the file itself, and so the printed sha256, does not hold); a gzipped or piped
+export is first written to a temporary file (SQLite reads files, not bytes). Every column
+read must be a declared, stored (not generated) column of the expected affinity holding values
+of that type, and every read has a row and byte budget (``ROW_BUDGET``, ``BYTE_BUDGET``,
+``VALUE_LIMIT``; docs/reliability.md). Kernel, memcpy and memset events become the typed
+GPU-event frame (``tileprof.core.gpu_events``) and, aggregated per (device, kind, name) as the
+Kineto source aggregates them, run-table rows.
 """
 
 from __future__ import annotations
@@ -167,18 +167,33 @@ def _connect(path: str | Path, data: bytes, scratch: Path) -> sqlite3.Connection
     return conn
 
 
+JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
+"""The first bytes of a rollback journal that still holds a rollback (a hot journal)."""
+
+
 def _refuse_journals(file: Path) -> None:
-    """InputError naming a non-empty ``-wal`` or ``-journal`` file beside the export: it holds
-    changes the export itself does not, which an immutable read would leave out silently."""
-    for suffix, what in (("-wal", "a write-ahead log"), ("-journal", "a rollback journal")):
-        beside = file.with_name(file.name + suffix)
-        if beside.is_file() and beside.stat().st_size > 0:
+    """InputError naming a non-empty ``-wal`` file, or a hot ``-journal``, beside the export:
+    it holds content the export itself (and its sha256) does not, which an immutable read
+    would leave out silently."""
+    wal = file.with_name(file.name + "-wal")
+    if wal.is_file() and wal.stat().st_size > 0:
+        raise InputError(
+            wal,
+            None,
+            f"a write-ahead log beside the export holds changes that {file.name} itself (and "
+            f"its sha256) does not; merge it (sqlite3 {file.name} 'PRAGMA wal_checkpoint') "
+            "or remove it",
+        )
+    journal = file.with_name(file.name + "-journal")
+    if journal.is_file():
+        with journal.open("rb") as handle:
+            hot = handle.read(len(JOURNAL_MAGIC)) == JOURNAL_MAGIC
+        if hot:
             raise InputError(
-                beside,
+                journal,
                 None,
-                f"{what} beside the export holds changes that {file.name} itself (and its "
-                f"sha256) does not; merge it (sqlite3 {file.name} 'PRAGMA wal_checkpoint') "
-                "or remove it",
+                f"a rollback journal beside the export: a write to {file.name} was cut short; "
+                "open it once with sqlite3 to roll that back, or remove the journal",
             )
 
 
