@@ -410,3 +410,238 @@ def test_breakdown_bytes(folder: Path, kind: str, edits: list[tuple[str, int, by
 def test_breakdown_structure(folder: Path, kind: str, edits: list[tuple[int, Any]]) -> None:
     path = _write(folder / "trace.json", mutate_json(BREAKDOWN_SEEDS[kind], edits))
     assert_promise("breakdown", path)
+
+
+# --- GPU and Tenstorrent readers, and SQLite (issue 32) ----------------------------------
+
+REAL = ROOT / "fixtures" / "real"
+LONG_NAME = "void gemm<" + "cute::tuple<int, int>, " * 9000 + ">(float*)"
+"""A C++ template name of about 210,000 characters: longer than Python's default CSV cell
+limit (131,072), as real ones are."""
+HOSTILE_CELLS = ["nan", "inf", "-inf", "1e400", "9" * 25, "", "-1", "1.5", "x", "\u2028",
+                 "a\nb", "a\rb", '"', LONG_NAME]  # fmt: skip
+
+
+def _head_records(path: Path, rows: int) -> bytes:
+    """The header and the first ``rows`` records of a CSV, as written (quoted line ends kept)."""
+    text = path.read_text()
+    reader = csv.reader(io.StringIO(text, newline=""))
+    for _ in range(rows + 1):
+        next(reader)
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[: reader.line_num]).encode()
+
+
+def _ncu_seed() -> bytes:
+    """The ncu log: the program's own output, the header, and the rows of its one launch."""
+    return (REAL / "cublaslt_gemm_b200_ncu.log").read_bytes()
+
+
+def _sqlite_seed() -> bytes:
+    """The real nsys export cut to its first 40 rows of every event table (schema unchanged,
+    so the readers meet nsys' own declarations), built in a folder removed at once."""
+    import sqlite3
+
+    with tempfile.TemporaryDirectory(prefix="tileprof-fuzz-") as name:
+        path = Path(name) / "seed.sqlite"
+        path.write_bytes((REAL / "h100_2gpu_1s.sqlite").read_bytes())
+        conn = sqlite3.connect(path)
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for table in tables:
+            if table.startswith(("CUPTI_", "NVTX_")):
+                conn.execute(f"DELETE FROM {table} WHERE rowid > 40")
+        conn.commit()
+        conn.execute("VACUUM")
+        conn.close()
+        return path.read_bytes()
+
+
+CSV_SEEDS = {
+    "rocprof": ("kernel_trace.csv", (REAL / "kernel_trace.csv").read_bytes()),
+    "tenstorrent": ("ops.csv", _head_records(REAL / "tt_wh_clip_encoder_400.csv", 12)),
+    "ncu": ("ncu.log", _ncu_seed()),
+}
+SQLITE_SEED = _sqlite_seed()
+
+csv_edits = st.lists(
+    st.one_of(
+        st.tuples(st.just("cell"), st.integers(0, 1 << 16), st.sampled_from(HOSTILE_CELLS)),
+        st.tuples(st.just("line_ends"), st.integers(0, 2), st.just("")),
+        st.tuples(st.just("dup_header"), st.integers(0, 1 << 16), st.just("")),
+        st.tuples(st.just("dup_column"), st.integers(0, 1 << 16), st.just("")),
+        st.tuples(st.just("cut_row"), st.integers(0, 1 << 16), st.just("")),
+        st.tuples(st.just("truncate"), st.integers(0, 1 << 16), st.just("")),
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+def mutate_table(data: bytes, edits: list[tuple[str, int, str]]) -> bytes:
+    """A CSV report mutated as a table: a cell replaced by a hostile one (NaN, inf, a huge
+    number, a long name, a quoted line end), the line ends swapped (LF, CRLF, bare CR), the
+    header repeated as a row, a column repeated, a row cut short in the middle, or the text
+    cut anywhere (inside the header too). Lines before an ncu header are kept as they are."""
+    text = data.decode()
+    start = text.find('"ID",')
+    prefix, text = (text[:start], text[start:]) if start > 0 else ("", text)
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    end, cut = "\n", None
+    for op, position, value in edits:
+        r = position % len(rows)
+        if op == "cell":
+            rows[r][position % len(rows[r])] = value
+        elif op == "line_ends":
+            end = ("\n", "\r\n", "\r")[position]
+        elif op == "dup_header":
+            rows.insert(max(1, r), list(rows[0]))
+        elif op == "dup_column":
+            c = position % len(rows[0])
+            rows = [[*row, row[c]] if c < len(row) else row for row in rows]
+        elif op == "cut_row" and len(rows[r]) > 1:
+            rows[r] = rows[r][: position % len(rows[r])]
+        elif op == "truncate":
+            cut = position
+    out = io.StringIO(newline="")
+    csv.writer(out, lineterminator=end).writerows(rows)
+    body = (prefix + out.getvalue()).encode()
+    return body if cut is None else body[: cut % (len(body) + 1)]
+
+
+@pytest.mark.parametrize("kind", sorted(CSV_SEEDS))
+@settings(FUZZ)
+@given(edits=byte_edits)
+def test_gpu_report_bytes(folder: Path, kind: str, edits: list[tuple[str, int, bytes]]) -> None:
+    name, seed = CSV_SEEDS[kind]
+    assert_promise("runs", _write(folder / name, mutate_bytes(seed, edits)))
+
+
+@pytest.mark.parametrize("kind", sorted(CSV_SEEDS))
+@settings(FUZZ)
+@given(edits=csv_edits)
+@example(edits=[("line_ends", 2, "")])
+@example(edits=[("cell", 1, LONG_NAME)])
+@example(edits=[("dup_header", 3, "")])
+@example(edits=[("cut_row", 40, "")])
+def test_gpu_report_structure(folder: Path, kind: str, edits: list[tuple[str, int, str]]) -> None:
+    """The promise; and where only the line ends changed, the same runs as the seed's."""
+    name, seed = CSV_SEEDS[kind]
+    path = _write(folder / name, mutate_table(seed, edits))
+    assert_promise("runs", path)
+    if all(op == "line_ends" for op, _, _ in edits):
+        got = invoke("runs", path, "--format", "json")[1]
+        assert got == invoke("runs", _write(path, seed), "--format", "json")[1]
+
+
+SQLITE_VALUES = ["'text'", "1.5", "x'00ff'", "NULL", str(2**63 - 1), "-1", "1e400",
+                 f"'{'n' * 200_000}'", "'9'"]  # fmt: skip
+SQLITE_TARGETS = [
+    ("CUPTI_ACTIVITY_KIND_KERNEL", c)
+    for c in ("start", "end", "deviceId", "streamId", "demangledName", "gridX", "globalPid")
+] + [
+    ("StringIds", "value"),
+    ("StringIds", "id"),
+    ("CUPTI_ACTIVITY_KIND_MEMCPY", "bytes"),
+    ("CUPTI_ACTIVITY_KIND_MEMCPY", "copyKind"),
+    ("CUPTI_ACTIVITY_KIND_RUNTIME", "correlationId"),
+    ("NVTX_EVENTS", "text"),
+    ("NVTX_EVENTS", "end"),
+]
+GENERATED = (
+    "ALTER TABLE StringIds RENAME TO old_strings; "
+    "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, "
+    "value TEXT GENERATED ALWAYS AS (printf('%.*c', 1000000, 'x')) VIRTUAL); "
+    "INSERT INTO StringIds (id) SELECT id FROM old_strings; DROP TABLE old_strings;"
+)
+"""StringIds.value as a generated column, hidden from ``PRAGMA table_info``: each read of a
+name computes a megabyte."""
+TEXT_GPU_ID = (
+    "CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT); "
+    "INSERT INTO TARGET_INFO_GPU VALUES ('gpu0', 'H100');"
+)
+sqlite_edits = st.lists(
+    st.one_of(
+        st.tuples(
+            st.sampled_from(SQLITE_TARGETS), st.integers(1, 40), st.sampled_from(SQLITE_VALUES)
+        ),
+        st.just(GENERATED),
+        st.just(TEXT_GPU_ID),
+        st.just("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME COLUMN start TO begin;"),
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+def mutate_sqlite(folder: Path, edits: list[Any]) -> Path:
+    """The SQLite seed with values of the wrong type, schema edits, generated columns."""
+    import sqlite3
+
+    path = _write(folder / "export.sqlite", SQLITE_SEED)
+    conn = sqlite3.connect(path)
+    for edit in edits:
+        with contextlib.suppress(sqlite3.Error):
+            if isinstance(edit, str):
+                conn.executescript(edit)
+            else:
+                (table, column), row, value = edit
+                conn.execute(f'UPDATE {table} SET "{column}" = {value} WHERE rowid = {row}')
+    conn.commit()
+    conn.close()
+    return path
+
+
+@settings(FUZZ)
+@given(edits=byte_edits)
+@example(edits=[("flip", 108 // 16, b"\x80")])  # page 1's b-tree header: the schema's root
+def test_sqlite_bytes(folder: Path, edits: list[tuple[str, int, bytes]]) -> None:
+    """Byte edits spread over the whole export (positions scaled by 16)."""
+    pages = [(op, at * 16, b) for op, at, b in edits]
+    assert_promise("runs", _write(folder / "export.sqlite", mutate_bytes(SQLITE_SEED, pages)))
+
+
+@settings(FUZZ)
+@given(edits=sqlite_edits)
+@example(edits=[GENERATED])
+def test_sqlite_structure(folder: Path, edits: list[Any]) -> None:
+    assert_promise("runs", mutate_sqlite(folder, edits))
+
+
+MEMORY_LIMIT = 1536 * 2**20
+"""Address space for the memory-limited runs: the real inputs read in well under it."""
+
+
+LIMITED_RUNS = """
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[1]), int(sys.argv[1])))
+from tests.hostile import invoke
+print(json.dumps([invoke("runs", p, "--format", "json")[::2][:2] for p in sys.argv[2:]]))
+"""
+"""Runs ``tileprof runs`` on each file under a memory limit in one process (the CLI runner
+turns a failure into an exit code), printing ``[code, stderr]`` per file."""
+
+
+def test_hostile_reports_under_a_memory_limit(folder: Path) -> None:
+    """Long names, a ballooning generated column and the real reports, each under a memory
+    limit in a subprocess: a correct read, or the one line and exit 2 (never a crash)."""
+    import subprocess
+    import sys
+
+    heavy = GENERATED.replace("1000000", "16000000")
+    long_name = CSV_SEEDS["rocprof"][1].replace(b"subtract_kernel", LONG_NAME.encode() * 8)
+    cases = {
+        mutate_sqlite(folder, [heavy]): "generated column",
+        _write(folder / "long.csv", long_name): None,
+        _write(folder / "ops.csv", CSV_SEEDS["tenstorrent"][1]): None,
+        REAL / "h100_2gpu_1s.sqlite": None,
+    }
+    command = [sys.executable, "-c", LIMITED_RUNS, str(MEMORY_LIMIT), *map(str, cases)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for (path, words), (code, err) in zip(cases.items(), json.loads(done.stdout), strict=True):
+        lines = err.strip("\n").split("\n") if err.strip() else []
+        if words is None:
+            assert code == 0 and not lines, (path, err)
+        else:
+            assert code == 2 and len(lines) == 1 and words in lines[0], (path, err)

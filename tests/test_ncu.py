@@ -158,3 +158,41 @@ def test_several_launches_and_kernels_aggregate_per_kernel(tmp_path: Path) -> No
     assert gemm["time_us"] == pytest.approx((406.24 + 1000.0) / 2)  # "1,000,000" ns
     assert gemm["max_us"] == pytest.approx(1000.0)
     assert json.loads(gemm["metadata"])["profiled_launches"] == 2
+
+
+# --- hostile output (issue 32) ------------------------------------------------------------
+
+KERNEL = "cutlass3x_sm100_tensorop_s64x256x32gemm_f8_f8_f32_f16_f16_64x256x128_1x1x1_0_tnn_align4"
+
+
+@pytest.mark.parametrize(
+    "name", [KERNEL + "\nsecond line", KERNEL + "\u2028tail", KERNEL + "<" + "int, " * 40_000 + ">"]
+)
+def test_quoted_newline_u2028_or_a_long_name_in_the_kernel_name_is_read(
+    tmp_path: Path, name: str
+) -> None:
+    """A quoted newline or U+2028 is part of the name, not a line end; a name past Python's
+    csv cell limit (131,072) is read whole."""
+    path = tmp_path / "ncu.log"
+    path.write_text(LOG.read_text().replace(KERNEL + "_1sm_bias_f16_relu_aux_scalemax", name))
+    runs = load_runs(path).frame
+    assert runs["kernel"].to_list() == [name]
+    assert runs.drop("kernel", "source").equals(load_runs(LOG).frame.drop("kernel", "source"))
+
+
+@pytest.mark.parametrize("end", ["\r", "\r\n"])
+def test_bare_cr_and_crlf_line_ends(tmp_path: Path, end: str) -> None:
+    path = tmp_path / LOG.name
+    path.write_bytes(LOG.read_bytes().replace(b"\n", end.encode()))
+    assert load_runs(path).frame.equals(load_runs(LOG).frame)
+
+
+def test_header_repeated_or_a_column_named_twice_is_named(tmp_path: Path) -> None:
+    lines = LOG.read_text().splitlines(keepends=True)
+    again = tmp_path / "again.log"
+    again.write_text("".join([*lines[:8], lines[3], *lines[8:]]))
+    twice = tmp_path / "twice.log"
+    twice.write_text("".join([*lines[:3], lines[3].replace('"Context"', '"Device"'), *lines[4:]]))
+    for path, words in ((again, "line 9: the header again"), (twice, "'Device' is named twice")):
+        code, _, err = run("runs", str(path))
+        assert code == 2 and err.count("\n") == 1 and words in err, err

@@ -8,6 +8,7 @@ The before/after ``diff`` pair and the named-GPU export are built with ``sqlite3
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from tileprof.commands.cli import cli
+from tileprof.core.errors import InputError
 from tileprof.core.gpu_events import GPU_EVENT_SCHEMA
 from tileprof.inputs.gpu.nsys_sqlite import gpu_events, read_export
 from tileprof.inputs.sources import detect_file_kind, load_runs
@@ -189,3 +191,152 @@ def test_trace_draws_every_event_and_nvtx_range(tmp_path: Path) -> None:
         assert by_cat[cat] == sql(f"SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_{table}")[0][0]
     ranges = sql("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND end IS NOT NULL")
     assert by_cat["nvtx"] == ranges[0][0]
+
+
+# --- hostile exports (issue 32) -----------------------------------------------------------
+
+
+def edited_export(tmp_path: Path, script: str, name: str = "edited.sqlite") -> Path:
+    """A copy of the real export changed by ``script`` (closed cleanly: no journal left)."""
+    path = tmp_path / name
+    path.write_bytes(EXPORT.read_bytes())
+    conn = sqlite3.connect(path)
+    conn.executescript(script)
+    conn.commit()
+    conn.close()
+    return path
+
+
+def one_line(path: Path, *words: str) -> str:
+    code, _, err = run("runs", str(path))
+    assert code == 2 and err.count("\n") == 1 and err.startswith("tileprof: error: "), err
+    assert all(w in err for w in words), err
+    return err
+
+
+def test_opened_immutable_so_nothing_is_created_beside_it(tmp_path: Path) -> None:
+    """A WAL-mode export read without its -shm file: nothing appears beside it."""
+    path = edited_export(tmp_path, "PRAGMA journal_mode=WAL;")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert load_runs(path).frame.drop("source").equals(load_runs(EXPORT).frame.drop("source"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == before == ["edited.sqlite"]
+
+
+def test_a_wal_file_beside_the_export_is_refused_by_name(tmp_path: Path) -> None:
+    """Rows in a -wal file are not in the export the sha256 covers: refused, not read."""
+    path = edited_export(tmp_path, "PRAGMA journal_mode=WAL;")
+    writer = sqlite3.connect(path)
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    writer.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = end + 1000000")
+    writer.commit()
+    wal = path.with_name(path.name + "-wal")
+    held = wal.read_bytes()
+    writer.close()  # checkpoints the log into the file and removes it: put it back
+    wal.write_bytes(held)
+    path.write_bytes(EXPORT.read_bytes())
+    one_line(path, f"{wal}: a write-ahead log", "sha256")
+
+
+@pytest.mark.parametrize("kind", ["VIRTUAL", "STORED"])
+def test_a_generated_column_is_refused(tmp_path: Path, kind: str) -> None:
+    """StringIds.value hidden from PRAGMA table_info as a generated column (a hostile one
+    computes megabytes per read): refused by name, however small this one is."""
+    script = f"""
+        ALTER TABLE StringIds RENAME TO old_strings;
+        CREATE TABLE StringIds (id INTEGER PRIMARY KEY,
+            value TEXT GENERATED ALWAYS AS ('kernel_' || id) {kind});
+        INSERT INTO StringIds (id) SELECT id FROM old_strings;
+        DROP TABLE old_strings;"""
+    one_line(edited_export(tmp_path, script), "table StringIds, column value: a generated column")
+
+
+KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
+GPU_TABLE = "CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT); INSERT INTO TARGET_INFO_GPU"
+CUDA_TABLE = "CREATE TABLE TARGET_INFO_CUDA_DEVICE (pid INTEGER, cudaId INTEGER, gpuId INTEGER)"
+WRONG_TYPES = [
+    (f"UPDATE {KERNEL_TABLE} SET start = 'abc' WHERE rowid = 3", "row 3, column start: a value"),
+    (f"UPDATE {KERNEL_TABLE} SET start = 1.5 WHERE rowid = 3", "start: a value of type real"),
+    (f"UPDATE {KERNEL_TABLE} SET deviceId = 'gpu' WHERE rowid = 9", "row 9, column deviceId"),
+    (
+        f"UPDATE StringIds SET value = x'00ff' WHERE id = "
+        f"(SELECT demangledName FROM {KERNEL_TABLE} LIMIT 1)",
+        "table StringIds",
+    ),
+    ("UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET bytes = 'many' WHERE rowid = 1", "column bytes"),
+    (f"{GPU_TABLE} VALUES ('gpu0', 'H100')", "table TARGET_INFO_GPU, row 1, column id"),
+    (f"{CUDA_TABLE}; INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (1, 0, 'g')", "column gpuId"),
+    (
+        "CREATE TABLE TARGET_INFO_GPU (id TEXT, name TEXT)",
+        "column id: declared 'TEXT', not INTEGER",
+    ),
+]
+"""Values of the wrong type (text ids, a real timestamp, a blob name), a text GPU id, and a
+column declared with the wrong affinity: each names its table, row and column."""
+
+
+@pytest.mark.parametrize(("script", "words"), WRONG_TYPES)
+def test_wrong_types_and_text_gpu_ids_name_the_table_row_and_column(
+    tmp_path: Path, script: str, words: str
+) -> None:
+    one_line(edited_export(tmp_path, script), words)
+
+
+@pytest.mark.parametrize(("budget", "value"), [("ROW_BUDGET", 1000), ("BYTE_BUDGET", 50_000)])
+def test_every_read_has_a_row_and_byte_budget(
+    monkeypatch: pytest.MonkeyPatch, budget: str, value: int
+) -> None:
+    from tileprof.inputs.gpu import nsys_sqlite
+
+    monkeypatch.setattr(nsys_sqlite, budget, value)
+    monkeypatch.setattr(nsys_sqlite, "CHUNK", 100)
+    with pytest.raises(InputError, match="over its budget"):
+        read_export(EXPORT, EXPORT.read_bytes())
+
+
+def test_a_name_past_the_value_limit_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tileprof.inputs.gpu import nsys_sqlite
+
+    monkeypatch.setattr(nsys_sqlite, "VALUE_LIMIT", 10_000)
+    path = edited_export(tmp_path, "UPDATE StringIds SET value = printf('%.*c', 20000, 'x')")
+    with pytest.raises(InputError, match="too big"):
+        read_export(path, path.read_bytes())
+
+
+@pytest.mark.parametrize("byte", [0xFF, 0xC3, 0x80])
+def test_a_schema_page_with_a_name_not_utf8_is_one_line(tmp_path: Path, byte: int) -> None:
+    """A table's name in sqlite_master damaged into invalid UTF-8: SQLite's own message
+    quotes it, and decoding that message raised UnicodeDecodeError (a traceback)."""
+    data = bytearray(EXPORT.read_bytes())
+    name = data.index(b"DIAGNOSTIC_EVENT")  # its name and tbl_name, then its CREATE TABLE
+    for at in (name, data.index(b"DIAGNOSTIC_EVENT", name + 1)):
+        data[at + 3] = byte
+    path = tmp_path / "schema.sqlite"
+    path.write_bytes(bytes(data))
+    one_line(path, "unreadable SQLite database")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_corrupt_schema_page_is_one_line_or_a_read(tmp_path: Path, seed: int) -> None:
+    """Random bytes over the schema (sqlite_master spans the first pages of this export)."""
+    data = bytearray(EXPORT.read_bytes())
+    rng = random.Random(seed)
+    start = rng.randrange(100, 4096 * 6 - 256)
+    data[start : start + 256] = rng.randbytes(256)
+    path = tmp_path / "corrupt.sqlite"
+    path.write_bytes(bytes(data))
+    code, _, err = run("runs", str(path))
+    assert code == 0 or (code == 2 and err.count("\n") == 1), err
+
+
+def test_a_hot_journal_beside_the_export_is_refused_and_a_cold_one_ignored(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "export.sqlite"
+    path.write_bytes(EXPORT.read_bytes())
+    journal = tmp_path / "export.sqlite-journal"
+    journal.write_bytes(bytes(512))  # a persisted journal, header zeroed: nothing to roll back
+    assert load_runs(path).frame.height > 0
+    journal.write_bytes(bytes.fromhex("d9d505f920a163d7") + bytes(504))
+    one_line(path, f"{journal}: a rollback journal beside the export")

@@ -31,3 +31,16 @@ def test_every_hostile_and_fault_test_is_in_the_catalogue() -> None:
             n for n in dir(importlib.import_module(f"tests.{module}")) if n.startswith("test_")
         ]
         assert sorted(set(tests) - cited) == [], module
+
+
+def test_the_limits_stated_are_the_limits_applied() -> None:
+    """The CSV cell limit and the SQLite budgets, as docs/reliability.md states them."""
+    from tileprof.inputs._csv_table import CELL_LIMIT
+    from tileprof.inputs.gpu import nsys_sqlite
+
+    text = " ".join(DOC.read_text().split())
+    assert f"at most **{CELL_LIMIT:,} characters**" in text
+    assert f"at most **{nsys_sqlite.ROW_BUDGET:,} rows**" in text
+    assert f"**{nsys_sqlite.BYTE_BUDGET:,} characters of text**" in text
+    assert f"longer than **{nsys_sqlite.VALUE_LIMIT:,} bytes**" in text
+    assert "mode=ro&immutable=1" in text

@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -91,3 +93,92 @@ def test_truncated_and_garbled_traces_are_one_line(tmp_path: Path) -> None:
     for path, words in ((cut, "(truncated file?)"), (garbled, "line 2, column 'End_Timestamp'")):
         code, _, err = run("runs", str(path))
         assert code == 2 and err.count("\n") == 1 and words in err, err
+
+
+# --- hostile traces (issue 32): one line naming the place, or a correct read -------------
+
+LONG = "void gemm<" + "cute::tuple<int, int>, " * 9000 + ">(float*)"
+"""A C++ template name of about 210,000 characters (Python's csv cell limit is 131,072)."""
+
+
+def edited(tmp_path: Path, line: int, column: str, value: str, name: str = "edit.csv") -> Path:
+    """The trace with one cell (``line`` counts the header as 1) set to ``value``, quoted."""
+    rows = list(csv.reader(io.StringIO(TRACE.read_text(), newline="")))
+    rows[line - 1][rows[0].index(column)] = value
+    out = io.StringIO(newline="")
+    csv.writer(out, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n").writerows(rows)
+    path = tmp_path / name
+    path.write_text(out.getvalue())
+    return path
+
+
+def one_line(path: Path, *words: str) -> str:
+    code, _, err = run("runs", str(path))
+    assert code == 2 and err.count("\n") == 1 and err.startswith(f"tileprof: error: {path}"), err
+    assert all(w in err for w in words), err
+    return err
+
+
+@pytest.mark.parametrize("end", [b"\r", b"\r\n"])
+def test_bare_cr_and_crlf_line_ends_read_as_lf(tmp_path: Path, end: bytes) -> None:
+    path = tmp_path / TRACE.name
+    path.write_bytes(TRACE.read_bytes().replace(b"\n", end))
+    assert load_runs(path).frame.equals(load_runs(TRACE).frame)
+
+
+def test_header_repeated_or_a_column_named_twice_is_named(tmp_path: Path) -> None:
+    lines = TRACE.read_bytes().split(b"\n")
+    again = tmp_path / "again.csv"
+    again.write_bytes(b"\n".join([*lines[:4], lines[0], *lines[4:]]))
+    one_line(again, "line 5: the header again")
+    twice = tmp_path / "twice.csv"
+    twice.write_bytes(b"\n".join(ln + b',"agent_id"' if ln else ln for ln in lines))
+    one_line(twice, "line 1: column 'agent_id' is named twice")
+
+
+@pytest.mark.parametrize(
+    "column", ["Agent_Id", "Correlation_Id", "Workgroup_Size_X", "Private_Segment_Size"]
+)
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e400", "9" * 25, "2.5"])
+def test_nan_inf_and_huge_ids_name_the_line(tmp_path: Path, column: str, value: str) -> None:
+    one_line(edited(tmp_path, 4, column, value), f"line 4, column '{column}'")
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "", "-5", "1e400"])
+@pytest.mark.parametrize("column", ["Start_Timestamp", "End_Timestamp"])
+def test_non_finite_negative_or_empty_timestamps_are_errors(
+    tmp_path: Path, column: str, value: str
+) -> None:
+    one_line(edited(tmp_path, 3, column, value), f"line 3, column '{column}'")
+
+
+@pytest.mark.parametrize("line", [2, 5, 9])
+def test_a_long_template_name_is_read(tmp_path: Path, line: int) -> None:
+    runs = load_runs(edited(tmp_path, line, "Kernel_Name", LONG)).frame
+    assert LONG in runs["kernel"].to_list()
+    assert runs["calls"].sum() == len(pd.read_csv(TRACE))
+
+
+def test_a_row_cut_short_in_the_middle_is_named(tmp_path: Path) -> None:
+    """The row's kernel must not become a nameless kernel while the real one loses a call."""
+    lines = TRACE.read_bytes().split(b"\n")
+    cut = tmp_path / "cut.csv"
+    fields = lines[4].split(b",")[:6]  # up to the Kernel_Name (no commas before it)
+    cut.write_bytes(b"\n".join([*lines[:4], b",".join(fields), *lines[5:]]))
+    one_line(cut, "line 5:", "a row cut short")
+
+
+@pytest.mark.parametrize("keep", [1, 40, 150, -1])
+def test_a_file_cut_inside_its_header_is_named(tmp_path: Path, keep: int) -> None:
+    header = TRACE.read_bytes().split(b"\n")[0]
+    path = tmp_path / "header.csv"
+    path.write_bytes(header[:keep] if keep > 0 else header + b"\n")
+    code, _, err = run("runs", str(path))
+    assert code == 2 and err.count("\n") == 1 and "line 1" in err, err
+
+
+def test_a_quoted_newline_in_the_last_row_is_read(tmp_path: Path) -> None:
+    last = len(TRACE.read_text().splitlines())
+    runs = load_runs(edited(tmp_path, last, "Kernel_Name", "multi\nline<\u2028>")).frame
+    assert "multi\nline<\u2028>" in runs["kernel"].to_list()
+    assert runs["calls"].sum() == last - 1

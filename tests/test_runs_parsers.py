@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tileprof.core.errors import InputError
 from tileprof.core.run_schema import RUN_SCHEMA
 from tileprof.inputs.sources import detect_kind, load_runs
 
@@ -200,3 +201,19 @@ def test_generic_csv_and_json() -> None:
 )
 def test_detection_by_content(path: Path, kind: str) -> None:
     assert detect_kind(path, path.read_bytes()) == kind
+
+
+@pytest.mark.parametrize(
+    ("name", "start"), [("generic_runs.csv", 0), ("nsys_kern_sum.csv", 3)], ids=["runs", "nsys"]
+)
+def test_a_column_named_twice_is_named(tmp_path: Path, name: str, start: int) -> None:
+    """A repeated column (which of the two would be read?) is refused naming the header line,
+    not read silently (issue 32)."""
+    lines = (RUNS / name).read_text().splitlines()
+    second = lines[start].split(",")[1]
+    edited = [ln + "," + ln.split(",")[1] if i >= start else ln for i, ln in enumerate(lines)]
+    path = tmp_path / name
+    path.write_text("\n".join(edited) + "\n")
+    with pytest.raises(InputError, match=f"line {start + 1}.*column '.*' is named twice"):
+        load_runs(path)
+    assert second in path.read_text().splitlines()[start].rsplit(",", 1)[1]

@@ -7,6 +7,8 @@ signposts and no arch column. A two-chip report is built from the first by renum
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -145,3 +147,102 @@ def test_host_side_ops_are_counted_not_rows(tmp_path: Path) -> None:
     assert "ttnn::to_torch" not in parsed.frame["kernel"].to_list()
     assert parsed.metadata["host_op_calls"] == 1 and parsed.frame["calls"].sum() == 5
     assert parsed.notes == [f"{path.name}: 1 host-side op calls (no device kernel time) left out"]
+
+
+# --- hostile reports (issue 32): one line naming the place, or a correct read ------------
+
+DURATION = "DEVICE KERNEL DURATION [ns]"
+LONG = "ttnn::prim::Matmul<" + "tt::tt_metal::Tile<32, 32>, " * 7700 + "float>"
+"""An op name of about 216,000 characters (Python's csv cell limit is 131,072)."""
+
+
+def small_report(tmp_path: Path, edit: dict[str, dict[int, str]] | None = None) -> Path:
+    """The header and first 12 op rows of the CLIP report, with cells set by ``edit``
+    (column → row index → cell), written as CSV (quoted where needed)."""
+    rows = list(csv.reader(io.StringIO(CLIP.read_text(), newline="")))[:13]
+    for column, cells in (edit or {}).items():
+        for i, value in cells.items():
+            rows[i + 1][rows[0].index(column)] = value
+    out = io.StringIO(newline="")
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    path = tmp_path / "ops_perf_results_small.csv"
+    path.write_text(out.getvalue())
+    return path
+
+
+def one_line(path: Path, *words: str) -> str:
+    code, _, err = run("runs", str(path))
+    assert code == 2 and err.count("\n") == 1 and err.startswith(f"tileprof: error: {path}"), err
+    assert all(w in err for w in words), err
+    return err
+
+
+@pytest.mark.parametrize("end", ["\r", "\r\n"])
+def test_bare_cr_and_crlf_line_ends_read_as_lf(tmp_path: Path, end: str) -> None:
+    path = small_report(tmp_path)
+    want = load_runs(path).frame
+    path.write_bytes(path.read_bytes().replace(b"\n", end.encode()))
+    assert load_runs(path).frame.equals(want)
+
+
+@pytest.mark.parametrize("value", ["-5", "-0.5", "inf", "-inf", "nan", "1e400"])
+@pytest.mark.parametrize("column", [DURATION, "DEVICE KERNEL DURATION PER CORE MAX [ns]"])
+def test_negative_or_non_finite_durations_are_errors(
+    tmp_path: Path, column: str, value: str
+) -> None:
+    one_line(small_report(tmp_path, {column: {4: value}}), f"line 6, column '{column}'")
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "1e300", "9" * 25, "1.5"])
+@pytest.mark.parametrize("column", ["DEVICE ID", "CORE COUNT", "AVAILABLE WORKER CORE COUNT"])
+def test_nan_inf_and_huge_ids_and_counts_name_the_line(
+    tmp_path: Path, column: str, value: str
+) -> None:
+    one_line(small_report(tmp_path, {column: {2: value}}), f"line 4, column '{column}'")
+
+
+def test_an_empty_duration_column_reads_as_ops_without_device_time(tmp_path: Path) -> None:
+    path = small_report(tmp_path, {DURATION: dict.fromkeys(range(12), "")})
+    runs = load_runs(path).frame
+    assert runs["calls"].sum() == 12
+    assert (
+        runs["total_us"].null_count() == runs.height and runs["p50_us"].null_count() == runs.height
+    )
+
+
+def test_header_repeated_or_a_column_named_twice_is_named(tmp_path: Path) -> None:
+    path = small_report(tmp_path)
+    lines = path.read_text().splitlines(keepends=True)
+    again = tmp_path / "again.csv"
+    again.write_text("".join([*lines[:3], lines[0], *lines[3:]]))
+    one_line(again, "line 4: the header again")
+    twice = tmp_path / "twice.csv"
+    twice.write_text(
+        "".join(ln.rstrip("\n") + ",1\n" for ln in lines).replace(",1\n", ",CORE COUNT\n", 1)
+    )
+    one_line(twice, "line 1: column 'CORE COUNT' is named twice")
+
+
+@pytest.mark.parametrize("row", [0, 5, 11])
+def test_a_long_op_name_is_read(tmp_path: Path, row: int) -> None:
+    runs = load_runs(small_report(tmp_path, {"OP CODE": {row: LONG}})).frame
+    assert LONG in runs["kernel"].to_list()
+    assert runs["calls"].sum() == 12
+
+
+def test_a_quoted_newline_in_the_last_row_is_read(tmp_path: Path) -> None:
+    edit = {"OP CODE": {11: "ttnn::op\nsecond line"}, "ATTRIBUTES": {11: "{'a':\r\n 1}"}}
+    runs = load_runs(small_report(tmp_path, edit)).frame
+    assert "ttnn::op\nsecond line" in runs["kernel"].to_list()
+    assert runs["calls"].sum() == 12
+
+
+def test_a_row_cut_short_in_the_middle_and_a_cut_header_are_named(tmp_path: Path) -> None:
+    path = small_report(tmp_path)
+    lines = path.read_text().splitlines(keepends=True)
+    cut = tmp_path / "cut.csv"
+    cut.write_text("".join([*lines[:5], lines[5][:40] + "\n", *lines[6:]]))
+    one_line(cut, "line 6:", "a row cut short")
+    header = tmp_path / "header.csv"
+    header.write_text(lines[0][:-200])
+    one_line(header, "line 1:", "ends inside its header")

@@ -18,7 +18,6 @@ profiled launches and become one run-table row each, with the figures in ``metad
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 import re
@@ -27,6 +26,7 @@ from typing import Any
 
 from tileprof.core.errors import InputError
 from tileprof.core.run_schema import ParsedRuns, runs_from_rows
+from tileprof.inputs._csv_table import decode, records
 from tileprof.inputs._format import Reader
 from tileprof.inputs._sniff import NCU, NCU_REQUIRED, ncu_header_line
 
@@ -93,27 +93,25 @@ def _number(path: str | Path, line: int, raw: str) -> float | None:
 def read_launches(path: str | Path, data: bytes) -> dict[str, dict[str, Any]]:
     """Per launch ID: kernel name, device, grid, block, each figure of ``METRICS`` in base
     units, and the rules."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"byte {exc.start}", "not UTF-8 text") from None
-    lines = text.splitlines()
-    start = ncu_header_line(lines)
+    text = decode(path, data)
+    lines = io.StringIO(text, newline="").readlines()  # LF, CRLF or CR: not U+2028
+    start = ncu_header_line([ln.rstrip("\r\n") for ln in lines])
     if start is None:
         raise InputError(path, "line 1", 'no `"ID",…,"Metric Value"` header of ncu --csv output')
-    kept = [(i + 1, ln) for i, ln in enumerate(lines) if i >= start and not TOOL_LINE.match(ln)]
-    csv.field_size_limit(2**31 - 1)
-    try:
-        records = list(csv.reader(io.StringIO("\n".join(ln for _, ln in kept))))
-    except csv.Error as exc:
-        raise InputError(path, "CSV", f"malformed CSV: {exc}") from None
-    header = [h.strip() for h in records[0]]
+    skip = TOOL_LINE.match
+    rows = records(path, "".join(lines[start:]), skip=lambda ln: bool(skip(ln)), first=start + 1)
+    header = [h.strip() for h in next(rows)[1]]
     column = {h: i for i, h in enumerate(header)}
+    if len(column) < len(header):
+        twice = next(h for h in header if header.count(h) > 1)
+        raise InputError(path, f"line {start + 1}", f"column {twice!r} is named twice")
     least = max(column[c] for c in NCU_REQUIRED) + 1
     launches: dict[str, dict[str, Any]] = {}
-    for (line, _), record in zip(kept[1:], records[1:], strict=True):
+    for line, record in rows:
         if not any(f.strip() for f in record):
             continue
+        if [f.strip() for f in record] == header:
+            raise InputError(path, f"line {line}", "the header again (two files joined?)")
         # metric rows may stop after "Metric Value": the rule columns are left off
         if not least <= len(record) <= len(header):
             raise InputError(

@@ -114,6 +114,9 @@ def _us(ns: float | int | None) -> float | None:
 
 def _check_header(path: str | Path, header: list[str], start: int) -> None:
     """Every column known (older names already mapped), every required one present."""
+    twice = [h for i, h in enumerate(header) if h in header[:i]]
+    if twice:
+        raise InputError(path, f"line {start + 1}", f"column {twice[0]!r} is named twice")
     unknown = [h for h in header if h not in HEADER]
     missing = [h for h in HEADER if h not in header and h not in OPTIONAL]
     detail = []

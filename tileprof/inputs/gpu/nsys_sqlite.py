@@ -13,10 +13,15 @@ What is read (``docs/formats.md`` lists it with what is ignored, and why):
 - ``TARGET_INFO_GPU`` (``id``, ``name``) and ``TARGET_INFO_CUDA_DEVICE`` (``pid``, ``cudaId``,
   ``gpuId``) name the devices; without them a device is ``GPU N``.
 
-The export is opened read-only (``mode=ro`` URI); a gzipped or piped export is first written
-to a temporary file (SQLite reads files, not bytes). Kernel, memcpy and memset events become
-the typed GPU-event frame (``tileprof.core.gpu_events``) and, aggregated per (device, kind,
-name) as the Kineto source aggregates them, run-table rows.
+The export is opened read-only and immutable (``mode=ro&immutable=1``: nothing is created
+beside it), and refused when a non-empty ``-wal`` file or a hot ``-journal`` lies beside it
+(content the file itself, and so the printed sha256, does not hold); a gzipped or piped
+export is first written to a temporary file (SQLite reads files, not bytes). Every column
+read must be a declared, stored (not generated) column of the expected affinity holding values
+of that type, and every read has a row and byte budget (``ROW_BUDGET``, ``BYTE_BUDGET``,
+``VALUE_LIMIT``; docs/reliability.md). Kernel, memcpy and memset events become the typed
+GPU-event frame (``tileprof.core.gpu_events``) and, aggregated per (device, kind, name) as the
+Kineto source aggregates them, run-table rows.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import polars as pl
 from tileprof.core.errors import InputError
 from tileprof.core.gpu_events import GPU_EVENT_SCHEMA
 from tileprof.core.run_schema import ParsedRuns, call_statistics, runs_from_rows
+from tileprof.inputs._csv_table import CELL_LIMIT
 from tileprof.inputs._format import Reader
 from tileprof.inputs._sniff import NSYS_SQLITE
 
@@ -102,6 +108,38 @@ EXTRA_COLUMNS: dict[str, pl.DataType] = {
 ``end_us - start_us`` loses far from the session start."""
 
 
+ROW_BUDGET = 20_000_000
+"""The most rows one read (one table's events, the string table, …) may return."""
+BYTE_BUDGET = 2**31
+"""The most bytes of text one read may return (names repeated per event count each time)."""
+VALUE_LIMIT = CELL_LIMIT
+"""The longest text or blob SQLite may hand back (``SQLITE_LIMIT_LENGTH``), as a CSV cell."""
+SQLITE_LIMIT_LENGTH = 0
+"""SQLite's id of the length limit (``sqlite3.SQLITE_LIMIT_LENGTH`` from Python 3.11)."""
+INTEGER, TEXT = "INTEGER", "TEXT"
+EXPECTED: dict[str, dict[str, str]] = {
+    KERNELS: dict.fromkeys(KERNEL_COLUMNS, INTEGER),
+    MEMCPY: dict.fromkeys((*COPY_COLUMNS, "copyKind"), INTEGER),
+    MEMSET: dict.fromkeys(COPY_COLUMNS, INTEGER),
+    RUNTIME: dict.fromkeys(("globalTid", "correlationId", "start", "end"), INTEGER),
+    "StringIds": {"id": INTEGER, "value": TEXT},
+    NVTX: dict.fromkeys(("start", "end", "eventType", "textId", "globalTid"), INTEGER)
+    | {"text": TEXT},
+    "TARGET_INFO_GPU": {"id": INTEGER, "name": TEXT},
+    "TARGET_INFO_CUDA_DEVICE": dict.fromkeys(("pid", "cudaId", "gpuId"), INTEGER),
+}
+"""Each column read, per table, and the affinity it must be declared with (and the type of
+the values it holds; NULL is allowed)."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column as ``PRAGMA table_xinfo`` declares it."""
+
+    declared: str
+    hidden: int
+
+
 @dataclass(frozen=True)
 class NsysExport:
     """What one export holds: its GPU events (the shared columns, then ``EXTRA_COLUMNS``),
@@ -113,23 +151,122 @@ class NsysExport:
 
 
 def _connect(path: str | Path, data: bytes, scratch: Path) -> sqlite3.Connection:
-    """The export, read-only: the file itself when ``data`` is its content, else a copy of
-    ``data`` in the ``scratch`` folder (a gzipped or piped export)."""
+    """The export, read-only and immutable: the file itself when ``data`` is its content
+    (refused with a journal beside it), else a copy of ``data`` in the ``scratch`` folder (a
+    gzipped or piped export)."""
     file = Path(path)
-    if not (file.is_file() and os.path.getsize(file) == len(data)):
+    if file.is_file() and os.path.getsize(file) == len(data):
+        _refuse_journals(file)
+    else:
         file = scratch / "export.sqlite"
         file.write_bytes(data)
-    return sqlite3.connect(file.resolve().as_uri() + "?mode=ro", uri=True)
+    conn = sqlite3.connect(file.resolve().as_uri() + "?mode=ro&immutable=1", uri=True)
+    setlimit = getattr(conn, "setlimit", None)  # Python 3.11 and later
+    if setlimit is not None:
+        setlimit(SQLITE_LIMIT_LENGTH, VALUE_LIMIT)
+    return conn
 
 
-def _tables(conn: sqlite3.Connection) -> dict[str, set[str]]:
-    """Every table of the export with its column names."""
-    names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    return {n: {r[1] for r in conn.execute(f'PRAGMA table_info("{n}")')} for n in names}
+JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
+"""The first bytes of a rollback journal that still holds a rollback (a hot journal)."""
+
+
+def _refuse_journals(file: Path) -> None:
+    """InputError naming a non-empty ``-wal`` file, or a hot ``-journal``, beside the export:
+    it holds content the export itself (and its sha256) does not, which an immutable read
+    would leave out silently."""
+    wal = file.with_name(file.name + "-wal")
+    if wal.is_file() and wal.stat().st_size > 0:
+        raise InputError(
+            wal,
+            None,
+            f"a write-ahead log beside the export holds changes that {file.name} itself (and "
+            f"its sha256) does not; merge it (sqlite3 {file.name} 'PRAGMA wal_checkpoint') "
+            "or remove it",
+        )
+    journal = file.with_name(file.name + "-journal")
+    if journal.is_file():
+        with journal.open("rb") as handle:
+            hot = handle.read(len(JOURNAL_MAGIC)) == JOURNAL_MAGIC
+        if hot:
+            raise InputError(
+                journal,
+                None,
+                f"a rollback journal beside the export: a write to {file.name} was cut short; "
+                "open it once with sqlite3 to roll that back, or remove the journal",
+            )
+
+
+def _tables(conn: sqlite3.Connection) -> dict[str, dict[str, Column]]:
+    """Every ordinary table of the export (not a view or virtual table) with its columns,
+    generated and hidden ones included."""
+    sql = "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'"
+    names = [r[0] for r in conn.execute(sql) if "\x00" not in r[0]]  # none nsys reads
+    return {
+        n: {
+            str(r[1]): Column(str(r[2] or ""), int(r[6]))
+            for r in conn.execute(f"PRAGMA table_xinfo({_quoted(n)})")
+        }
+        for n in names
+    }
+
+
+def _quoted(name: str) -> str:
+    """``name`` as an SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def affinity(declared: str) -> str:
+    """SQLite's column affinity of a declared type (its rules, in order)."""
+    text = declared.upper()
+    if "INT" in text:
+        return INTEGER
+    if any(w in text for w in ("CHAR", "CLOB", "TEXT")):
+        return TEXT
+    if "BLOB" in text or not text:
+        return "BLOB"
+    if any(w in text for w in ("REAL", "FLOA", "DOUB")):
+        return "REAL"
+    return "NUMERIC"
+
+
+def _check_columns(
+    path: str | Path, conn: sqlite3.Connection, tables: dict[str, dict[str, Column]]
+) -> None:
+    """InputError for a column read that is generated or hidden, declared with another
+    affinity, or holding a value of another type (one scan per table, SQLite's typeof)."""
+    for table, expected in EXPECTED.items():
+        columns = {c: t for c, t in expected.items() if c in tables.get(table, {})}
+        for name, want in columns.items():
+            column = tables[table][name]
+            place = f"table {table}, column {name}"
+            if column.hidden:
+                what = "a generated column" if column.hidden in (2, 3) else "a hidden column"
+                raise InputError(path, place, f"{what}, not stored data")
+            if affinity(column.declared) not in (want, "NUMERIC" if want == INTEGER else want):
+                raise InputError(path, place, f"declared {column.declared!r}, not {want}")
+        if columns:
+            _check_values(path, conn, table, columns)
+
+
+def _check_values(
+    path: str | Path, conn: sqlite3.Connection, table: str, columns: dict[str, str]
+) -> None:
+    kinds = {INTEGER: "'integer'", TEXT: "'text'"}
+    wrong = [f"typeof(\"{c}\") NOT IN ('null', {kinds[t]})" for c, t in columns.items()]
+    shown = ", ".join(f'typeof("{c}")' for c in columns)
+    sql = f"SELECT rowid, {shown} FROM {_quoted(table)} WHERE {' OR '.join(wrong)} LIMIT 1"
+    row = conn.execute(sql).fetchone()
+    if row is None:
+        return
+    for (name, want), got in zip(columns.items(), row[1:], strict=True):
+        if got not in ("null", want.lower()):
+            place = f"table {table}, row {row[0]}, column {name}"
+            raise InputError(path, place, f"a value of type {got}, not {want.lower()}")
 
 
 def _require(
-    path: str | Path, tables: dict[str, set[str]], table: str, columns: Sequence[str]
+    path: str | Path, tables: dict[str, dict[str, Column]], table: str, columns: Sequence[str]
 ) -> None:
     missing = [c for c in columns if c not in tables[table]]
     if missing:
@@ -137,8 +274,37 @@ def _require(
 
 
 def _frame(conn: sqlite3.Connection, sql: str, schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
-    rows = conn.execute(sql).fetchall()
-    return pl.DataFrame(rows, schema=schema, orient="row")
+    """The query's rows as a frame, read within ``ROW_BUDGET`` rows and ``BYTE_BUDGET``
+    bytes of text (``_Budget`` when past either)."""
+    text = [i for i, t in enumerate(schema.values()) if t == pl.String()]
+    rows: list[Any] = []
+    parts: list[pl.DataFrame] = []
+    count = size = 0
+    for row in conn.execute(sql):
+        for i in text:
+            if row[i] is not None:
+                size += len(row[i])
+        rows.append(row)
+        if len(rows) == CHUNK:
+            count += len(rows)
+            if count > ROW_BUDGET:
+                raise _Budget(f"more than {ROW_BUDGET:,} rows")
+            parts.append(pl.DataFrame(rows, schema=schema, orient="row"))
+            rows = []
+        if size > BYTE_BUDGET:
+            raise _Budget(f"more than {BYTE_BUDGET:,} characters of text")
+    if count + len(rows) > ROW_BUDGET:
+        raise _Budget(f"more than {ROW_BUDGET:,} rows")
+    parts.append(pl.DataFrame(rows, schema=schema, orient="row"))
+    return pl.concat(parts, how="vertical")
+
+
+CHUNK = 65_536
+"""Rows gathered before they become a frame (so a read holds few Python rows at once)."""
+
+
+class _Budget(Exception):
+    """A read past its budget; ``read_export`` names the file."""
 
 
 def _kernels(conn: sqlite3.Connection) -> pl.DataFrame:
@@ -216,23 +382,24 @@ def _launches(conn: sqlite3.Connection) -> pl.DataFrame:
     return _frame(conn, sql, schema).unique(["pid", "correlation"], keep="first")
 
 
-def _device_map(conn: sqlite3.Connection, tables: dict[str, set[str]]) -> pl.DataFrame:
+def _device_map(conn: sqlite3.Connection, tables: dict[str, dict[str, Column]]) -> pl.DataFrame:
     """(pid, CUDA device id) → export GPU id, from ``TARGET_INFO_CUDA_DEVICE`` where present."""
     schema = {"pid": pl.Int64(), "device": pl.Int64(), "gpu": pl.Int64()}
-    cols = tables.get("TARGET_INFO_CUDA_DEVICE", set())
-    if not {"cudaId", "gpuId"} <= cols:
+    cols = tables.get("TARGET_INFO_CUDA_DEVICE", {})
+    if not {"cudaId", "gpuId"} <= cols.keys():
         return pl.DataFrame(schema=schema)
     pid = "pid" if "pid" in cols else "NULL"
     sql = f"SELECT DISTINCT {pid}, cudaId, gpuId FROM TARGET_INFO_CUDA_DEVICE"
     return _frame(conn, sql, schema)
 
 
-def _gpu_names(conn: sqlite3.Connection, tables: dict[str, set[str]]) -> dict[int, str]:
+def _gpu_names(conn: sqlite3.Connection, tables: dict[str, dict[str, Column]]) -> dict[int, str]:
     """Export GPU id → name, from ``TARGET_INFO_GPU`` where present."""
-    if not {"id", "name"} <= tables.get("TARGET_INFO_GPU", set()):
+    if not {"id", "name"} <= tables.get("TARGET_INFO_GPU", {}).keys():
         return {}
-    rows = conn.execute("SELECT id, name FROM TARGET_INFO_GPU WHERE name IS NOT NULL")
-    return {int(i): str(n) for i, n in rows}
+    sql = "SELECT id, name FROM TARGET_INFO_GPU WHERE id IS NOT NULL AND name IS NOT NULL"
+    rows = _frame(conn, sql, {"id": pl.Int64(), "name": pl.String()})
+    return {int(i): str(n) for i, n in rows.iter_rows()}
 
 
 def _physical_devices(events: pl.DataFrame, mapping: pl.DataFrame) -> pl.DataFrame:
@@ -270,7 +437,7 @@ def target_names(devices: Sequence[int], names: dict[int, str]) -> dict[int, str
     return out
 
 
-def _nvtx(conn: sqlite3.Connection, tables: dict[str, set[str]]) -> pl.DataFrame:
+def _nvtx(conn: sqlite3.Connection, tables: dict[str, dict[str, Column]]) -> pl.DataFrame:
     """The NVTX ranges (push/pop and start/end) with a known end, named by text or textId."""
     schema = {
         "name": pl.String(),
@@ -278,8 +445,8 @@ def _nvtx(conn: sqlite3.Connection, tables: dict[str, set[str]]) -> pl.DataFrame
         "end_us": pl.Float64(),
         "tid": pl.Int64(),
     }
-    cols = tables.get(NVTX, set())
-    if not {"start", "end", "eventType"} <= cols:
+    cols = tables.get(NVTX, {})
+    if not {"start", "end", "eventType"} <= cols.keys():
         return pl.DataFrame(schema=schema)
     text = "n.text" if "text" in cols else "NULL"
     sid = "(SELECT value FROM StringIds s WHERE s.id = n.textId)" if "textId" in cols else "NULL"
@@ -301,14 +468,20 @@ def read_export(path: str | Path, data: bytes) -> NsysExport:
             raise InputError(path, None, f"cannot open the SQLite database ({exc})") from None
         try:
             return _read(path, conn)
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.Error as exc:
             raise InputError(path, None, f"unreadable SQLite database ({exc})") from None
+        except UnicodeDecodeError as exc:  # SQLite's own message quotes a corrupt schema
+            why = f"text that is not UTF-8 (byte 0x{exc.object[exc.start]:02x})"
+            raise InputError(path, None, f"unreadable SQLite database ({why})") from None
+        except _Budget as exc:
+            raise InputError(path, None, f"a read of {exc} (over its budget)") from None
         finally:
             conn.close()
 
 
 def _read(path: str | Path, conn: sqlite3.Connection) -> NsysExport:
     tables = _tables(conn)
+    _check_columns(path, conn, tables)
     if KERNELS not in tables and MEMCPY not in tables:
         raise InputError(
             path,

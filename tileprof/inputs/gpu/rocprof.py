@@ -25,7 +25,8 @@ import polars as pl
 from tileprof.core.errors import InputError
 from tileprof.core.gpu_events import GPU_EVENT_SCHEMA
 from tileprof.core.run_schema import ParsedRuns, runs_from_rows
-from tileprof.inputs._csv_table import header_spelling, numbers, read_text_table
+from tileprof.core.text import shorten
+from tileprof.inputs._csv_table import LINE, header_spelling, numbers, read_text_table
 from tileprof.inputs._format import Reader
 from tileprof.inputs._sniff import ROCPROF, ROCPROF_REQUIRED
 from tileprof.inputs.gpu.nsys_sqlite import aggregate
@@ -42,6 +43,8 @@ ALIASES: dict[str, tuple[str, ...]] = {
 }
 """Each figure read, and the columns (lower-cased) that hold it, newer layout first."""
 DIMS = ("x", "y", "z")
+AGENT = r"^\s*(?:[A-Za-z_]+\s*)?(\d{1,18})\s*$"
+"""An ``Agent_Id`` cell: ``2``, or ``Agent 2`` (newer releases)."""
 
 
 def _column(raw: pl.DataFrame, names: tuple[str, ...]) -> str | None:
@@ -54,17 +57,19 @@ def read_dispatches(path: str | Path, data: bytes) -> pl.DataFrame:
     raw = read_text_table(path, data, sorted(c.lower() for c in ROCPROF_REQUIRED), fold_case=True)
     raw = raw.filter(pl.col("kind").str.strip_chars() == "KERNEL_DISPATCH")
     spelling = header_spelling(data)
-    agent = raw["agent_id"].str.extract(r"(\d+)\s*$", 1)
+    agent = raw["agent_id"].str.extract(AGENT, 1)
     bad = (agent.is_null() & raw["agent_id"].is_not_null()).arg_true()
     if bad.len():
-        raise InputError(
-            path, "column 'Agent_Id'", f"not an agent: {raw['agent_id'][int(bad[0])]!r}"
-        )
-    start = numbers(path, raw, written=spelling, column="start_timestamp")
-    end = numbers(path, raw, written=spelling, column="end_timestamp")
+        i = int(bad[0])
+        where = f"line {raw[LINE][i]}, column {spelling.get('agent_id', 'Agent_Id')!r}"
+        raise InputError(path, where, f"not an agent: {shorten(raw['agent_id'][i], 80)!r}")
+    start, end = (
+        numbers(path, raw, stamp, spelling, integer=True, minimum=0, required=True)
+        for stamp in ("start_timestamp", "end_timestamp")
+    )
     if (end < start).any():
         name = raw["kernel_name"][int((end < start).arg_true()[0])]
-        raise InputError(path, f"kernel {name!r}", "ends before it starts")
+        raise InputError(path, f"kernel {shorten(name, 120)!r}", "ends before it starts")
     out: dict[str, pl.Series] = {
         "device": agent.cast(pl.Int64),
         "kind": pl.Series(["kernel"] * raw.height),
@@ -80,15 +85,14 @@ def read_dispatches(path: str | Path, data: bytes) -> pl.DataFrame:
     for figure, names in ALIASES.items():
         column = _column(raw, names)
         values = (
-            numbers(path, raw, written=spelling, column=column)
+            numbers(path, raw, column, spelling, integer=True)
             if column
             else pl.Series([None] * raw.height)
         )
         out[figure] = values.cast(pl.Int64)
     for alias, prefix in (("grid", "grid_size_"), ("block", "workgroup_size_")):
         parts = [
-            numbers(path, raw, written=spelling, column=prefix + d).cast(pl.Int64).cast(pl.String)
-            for d in DIMS
+            numbers(path, raw, prefix + d, spelling, integer=True).cast(pl.String) for d in DIMS
         ]
         out[alias] = pl.DataFrame(parts).select(pl.concat_str(pl.all(), separator="x")).to_series()
     frame = pl.DataFrame({k: v.alias(k) for k, v in out.items()})

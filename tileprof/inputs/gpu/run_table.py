@@ -111,6 +111,8 @@ def _parse_csv_text(path: str | Path, text: str) -> ParsedRuns:
     except csv.Error as exc:
         raise InputError(path, "line 1", f"malformed CSV: {exc}") from None
     for col, h in enumerate(header, start=1):
+        if h in header[: col - 1]:
+            raise InputError(path, f"line 1, column {col}", f"column {h!r} is named twice")
         if h not in FIELDS:
             raise InputError(path, f"line 1, column {col}", f"unknown column {h!r}")
     for r in REQUIRED:

@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from tileprof.core.run_schema import ParsedRuns, runs_from_rows
-from tileprof.inputs._csv_table import numbers, read_text_table
+from tileprof.inputs._csv_table import LINE, numbers, read_text_table
 from tileprof.inputs._format import Reader
 from tileprof.inputs._sniff import TENSTORRENT, TENSTORRENT_REQUIRED
 
@@ -49,6 +49,8 @@ NUMBER_COLUMNS: dict[str, str] = {
     "PM FPU UTIL (%)": "pm_fpu_util_percent",
     HOST_START: "host_start_ns",
 }
+INTEGER_COLUMNS = frozenset({"DEVICE ID", "CORE COUNT", "AVAILABLE WORKER CORE COUNT"})
+"""Number columns that must hold integers (the ns columns must not be negative)."""
 TEXT_COLUMNS: dict[str, str] = {
     "OP CODE": "op",
     "OP TYPE": "op_type",
@@ -91,7 +93,8 @@ def _read(path: str | Path, data: bytes) -> pl.DataFrame:
     raw = read_text_table(path, data, sorted(TENSTORRENT_REQUIRED))
     out: list[pl.Expr | pl.Series] = []
     for column, alias in {**NS_COLUMNS, **NUMBER_COLUMNS}.items():
-        values = numbers(path, raw, column)
+        least = 0 if column in NS_COLUMNS else None
+        values = numbers(path, raw, column, integer=column in INTEGER_COLUMNS, minimum=least)
         out.append((values / 1000.0 if column in NS_COLUMNS else values).alias(alias))
     for column, alias in TEXT_COLUMNS.items():
         cell = (
@@ -106,7 +109,7 @@ def _read(path: str | Path, data: bytes) -> pl.DataFrame:
             pl.col(dtype).str.strip_chars() if dtype in raw.columns else pl.lit(None, pl.String())
         ).alias("input_dtype")
     )
-    out.append(pl.int_range(pl.len()).add(2).alias("line"))
+    out.append(pl.col(LINE).alias("line"))
     return raw.select(out)
 
 
@@ -208,7 +211,7 @@ def _aggregate(ops: pl.DataFrame) -> pl.DataFrame:
 
     def rank(p: float) -> pl.Expr:
         idx = (dur.count().cast(pl.Float64) * p).ceil().cast(pl.Int64) - 1
-        return dur.drop_nulls().sort().gather(idx.clip(0)).first()
+        return dur.drop_nulls().sort().get(idx.clip(0), null_on_oob=True)
 
     means = [
         pl.col(c).mean()
