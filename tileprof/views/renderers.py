@@ -472,3 +472,35 @@ BREAKDOWN_DIFF_RENDERERS: dict[str, Renderer[pl.DataFrame]] = {
 }
 """``tileprof diff --breakdown --format``: the comparison of two GPU time breakdowns
 (``analyses.breakdown_diff``)."""
+
+
+@dataclass(frozen=True)
+class CheckModel:
+    """What ``check`` renders: one row per input and capture check
+    (``tileprof.analyses.integrity.CHECK_SCHEMA``)."""
+
+    checks: pl.DataFrame
+    width: int | None = None
+    """The terminal's width when the table goes to one; None: the fixed width of files."""
+
+
+def _check_text(kind: str) -> Callable[[CheckModel], str]:
+    def render(model: CheckModel) -> str:
+        from tileprof.views import check_table  # rich: only the table needs it
+
+        if kind == "json":
+            return check_table.render_json(model.checks)
+        width = check_table.TABLE_WIDTH if model.width is None else model.width
+        return check_table.render(model.checks, width)
+
+    return render
+
+
+CHECK_RENDERERS: dict[str, Renderer[CheckModel]] = {
+    r.name: r
+    for r in (
+        Renderer("table", ".txt", False, _check_text("table")),
+        Renderer("json", ".json", False, _check_text("json")),
+    )
+}
+"""``tileprof check --format``; the first is the default."""
