@@ -142,7 +142,10 @@ def tile_integrity(
     epochs = sorted(samples.get_column("epoch").drop_nulls().unique().to_list())
     gaps = sorted(set(range(epochs[0], epochs[-1] + 1)) - set(epochs)) if epochs else []
     overlaps = _overlap_rows(samples)
-    past, gap = samples_past_span(samples, float(rules["sample-past-span"].param("gap_share")))
+    rule = rules["sample-past-span"]
+    past, gap = samples_past_span(
+        samples, float(rule.param("gap_share")), float(rule.param("tail_share"))
+    )
     return [
         result(
             rules,
@@ -203,10 +206,12 @@ def _overlap_rows(samples: pl.DataFrame) -> list[int]:
     return [int(i) for i in flagged.get_column("sample").to_list()]
 
 
-def samples_past_span(samples: pl.DataFrame, gap_share: float) -> tuple[list[int], int]:
+def samples_past_span(
+    samples: pl.DataFrame, gap_share: float, tail_share: float
+) -> tuple[list[int], int]:
     """The samples after the longest device-wide idle gap, when that gap is longer than
-    ``gap_share`` of the profile span and fewer samples follow it than precede it; and the
-    gap in cycles (0 when none)."""
+    ``gap_share`` × the span before it and they are at most ``tail_share`` of the samples;
+    and the gap in cycles (0 when none)."""
     if samples.height < 2:
         return [], 0
     ordered = (
@@ -216,10 +221,11 @@ def samples_past_span(samples: pl.DataFrame, gap_share: float) -> tuple[list[int
         .with_columns(reach=pl.col("end").cum_max().shift(1))
         .with_columns(gap=(pl.col("offset") - pl.col("reach")).fill_null(0))
     )
-    span = int(ordered["end"].max()) - int(ordered["offset"].min())  # type: ignore[arg-type]
     position = int(ordered["gap"].arg_max() or 0)
     gap = int(ordered["gap"][position])
-    if span <= 0 or gap <= gap_share * span or ordered.height - position >= position:
+    before = int(ordered["reach"][position] or 0) - int(ordered["offset"][0])
+    tail = ordered.height - position
+    if gap <= 0 or gap <= gap_share * before or tail > tail_share * ordered.height:
         return [], 0
-    tail = ordered.slice(position).sort("sample").get_column("sample")
-    return [int(i) for i in tail.to_list()], gap
+    past = ordered.slice(position).sort("sample").get_column("sample")
+    return [int(i) for i in past.to_list()], gap
