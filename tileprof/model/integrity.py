@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -36,44 +37,80 @@ def check_files(
 ) -> pl.DataFrame:
     """The capture checks of every file (and of ``example``, a profile already loaded), in
     command-line order, then the checks across the ranks of each job."""
-    from tileprof.analyses.quality import tile_integrity
-
     rules = rules or load_checks()
     read = read or DumpReading()
     rows: list[Row] = []
     if example is not None:
-        rows += tile_integrity(example.samples, example.tile_count, "example", rules)
-    jobs: dict[int, dict[int, tuple[str, pl.DataFrame]]] = defaultdict(dict)
+        rows += input_checks("example", TILE_DUMP, None, example, rules).rows
+    ranks: list[Checked] = []
     for path in paths:
         found = read_input(path, whole_dumps=True)
-        if found.kind == TRACE and found.data is not None:
-            rows += _trace(path, found.data, rules, jobs)
-        elif found.kind == NSYS_SQLITE and found.data is not None:
-            rows += _export(path, found.data, rules)
-        elif found.kind == TENSTORRENT and found.data is not None:
-            from tileprof.analyses.integrity_gpu import ops_report_checks
-            from tileprof.inputs.tile.tenstorrent import op_table
-
-            rows += ops_report_checks(op_table(path, found.data), str(path), rules)
+        if found.kind in (TRACE, NSYS_SQLITE, TENSTORRENT) and found.data is not None:
+            checked = input_checks(str(path), found.kind, found.data, None, rules)
         elif found.kind == TILE_DUMP or found.data is None:
-            rows += _dump(path, found.data, rules, read)
-    rows += _jobs(jobs, rules)
-    return check_frame(rows)
+            checked = Checked(_dump(path, found.data, rules, read))
+        else:
+            continue
+        rows += checked.rows
+        ranks += [checked] if checked.rank is not None else []
+    return check_frame(rows + job_rows(ranks, rules))
 
 
-def _trace(
-    path: Path,
-    data: bytes,
-    rules: CheckRules,
-    jobs: dict[int, dict[int, tuple[str, pl.DataFrame]]],
-) -> list[Row]:
-    from tileprof.analyses.integrity_gpu import trace_checks
-    from tileprof.inputs.gpu.kineto_inventory import read_inventory
+@dataclass(frozen=True)
+class Checked:
+    """One input's check rows; a trace that names its rank keeps its inventory for the
+    checks across the ranks of its job."""
 
-    inventory = read_inventory(path, data)
-    if inventory.rank is not None and inventory.world_size is not None:
-        jobs[inventory.world_size].setdefault(inventory.rank, (str(path), inventory.events))
-    return trace_checks(inventory.events, str(path), rules)
+    rows: list[Row]
+    name: str = ""
+    rank: tuple[int, int] | None = None
+    """(world size, rank)"""
+    inventory: pl.DataFrame | None = None
+
+
+def input_checks(
+    name: str, kind: str, data: bytes | None, profile: Profile | None, rules: CheckRules
+) -> Checked:
+    """The checks of one input already read: its bytes (``data``) for a PyTorch trace, an
+    nsys export or a Tenstorrent report, its ``profile`` for a tile dump (another kind: no
+    checks)."""
+    from tileprof.analyses.integrity_gpu import export_checks, ops_report_checks, trace_checks
+    from tileprof.analyses.quality import tile_integrity
+
+    if profile is not None:
+        return Checked(tile_integrity(profile.samples, profile.tile_count, name, rules))
+    if data is None:
+        return Checked([])
+    if kind == TRACE:
+        from tileprof.inputs.gpu.kineto_inventory import read_inventory
+
+        inventory = read_inventory(name, data)
+        rows = trace_checks(inventory.events, name, rules)
+        if inventory.rank is None or inventory.world_size is None:
+            return Checked(rows)
+        return Checked(rows, name, (inventory.world_size, inventory.rank), inventory.events)
+    if kind == NSYS_SQLITE:
+        from tileprof.inputs.gpu.nsys_checks import read_facts
+
+        f = read_facts(name, data)
+        return Checked(
+            export_checks(f.events, f.capture, f.missing_strings, f.named_devices, name, rules)
+        )
+    if kind == TENSTORRENT:
+        from tileprof.inputs.tile.tenstorrent import op_table
+
+        return Checked(ops_report_checks(op_table(name, data), name, rules))
+    return Checked([])
+
+
+def job_rows(checked: Sequence[Checked], rules: CheckRules) -> list[Row]:
+    """The checks across the ranks of each job: traces of one world size (a rank given
+    twice counts once)."""
+    jobs: dict[int, dict[int, tuple[str, pl.DataFrame]]] = defaultdict(dict)
+    for c in checked:
+        if c.rank is not None and c.inventory is not None:
+            jobs[c.rank[0]].setdefault(c.rank[1], (c.name, c.inventory))
+    return _jobs(jobs, rules)
 
 
 def _jobs(jobs: dict[int, dict[int, tuple[str, pl.DataFrame]]], rules: CheckRules) -> list[Row]:
@@ -85,16 +122,6 @@ def _jobs(jobs: dict[int, dict[int, tuple[str, pl.DataFrame]]], rules: CheckRule
             label = f"job of {world} ranks (ranks {', '.join(map(str, sorted(ranks)))} given)"
             rows += job_checks(dict(sorted(ranks.items())), label, rules)
     return rows
-
-
-def _export(path: Path, data: bytes, rules: CheckRules) -> list[Row]:
-    from tileprof.analyses.integrity_gpu import export_checks
-    from tileprof.inputs.gpu.nsys_checks import read_facts
-
-    facts = read_facts(path, data)
-    return export_checks(
-        facts.events, facts.capture, facts.missing_strings, facts.named_devices, str(path), rules
-    )
 
 
 def _dump(path: Path, data: bytes | None, rules: CheckRules, read: DumpReading) -> list[Row]:
