@@ -195,39 +195,61 @@ def abstained_findings(findings: Sequence[Any], checks: pl.DataFrame | None) -> 
 
 @dataclass(frozen=True)
 class Coverage:
-    """What one capture covers: its span (in its own unit) and its number of calls."""
+    """What one capture covers: its number of calls (GPU rows) or samples (tile dumps)."""
 
     label: str
-    span: float | None
     calls: float | None
-    unit: str = ""
     calls_word: str = "calls"
 
 
 def coverage_checks(
     before: Coverage, after: Coverage, rules: CheckRules, source: str
 ) -> pl.DataFrame:
-    """``coverage-span`` and ``coverage-calls``: the two captures' span and calls differ by
-    more than ``max_change`` of the first's (a figure absent on either side is not judged)."""
-    rows = []
-    for check, a, b, what in (
-        ("coverage-span", before.span, after.span, f"span{before.unit}"),
-        ("coverage-calls", before.calls, after.calls, before.calls_word),
-    ):
-        limit = float(rules[check].param("max_change"))
-        change = None if a is None or b is None or a == 0 else (b - a) / a
-        over = change is not None and abs(change) > limit
-        detail = (
-            f"{what} {_num(a)} in {before.label}, {_num(b)} in {after.label}"
-            + ("" if change is None else f" ({change:+.2%}; over ±{limit:.0%})" if over else "")
-            + ("" if change is not None else " (not compared)")
-        )
-        places = [f"{before.label}: {_num(a)}", f"{after.label}: {_num(b)}"] if over else []
-        rows.append(result(rules, check, source, int(over), places, detail))
-    return check_frame(rows)
+    """``coverage-calls``: the two captures' calls differ by more than ``max_change`` of the
+    first's (a count absent on either side is not judged)."""
+    a, b = before.calls, after.calls
+    limit = float(rules["coverage-calls"].param("max_change"))
+    change = None if a is None or b is None or a == 0 else (b - a) / a
+    over = change is not None and abs(change) > limit
+    detail = f"{before.calls_word} {_num(a)} in {before.label}, {_num(b)} in {after.label}"
+    if change is None:
+        detail += " (not compared)"
+    elif over:
+        detail += f" ({change:+.2%}; over ±{limit:.0%}): the captures cover different work"
+    places = [f"{before.label}: {_num(a)}", f"{after.label}: {_num(b)}"] if over else []
+    return check_frame([result(rules, "coverage-calls", source, int(over), places, detail)])
 
 
 def _num(value: float | None) -> str:
     if value is None:
         return "—"
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.6g}"
+
+
+def diff_coverage(diff: Any, rules: CheckRules) -> pl.DataFrame:
+    """The coverage check of a diff's two sides (``tileprof.analyses.diff.Diff``): a tile
+    diff compares the matched samples, a GPU diff the calls of every row."""
+    sides = []
+    for side, label in (("before", diff.before.label), ("after", diff.after.label)):
+        if "matchedSampleCount" in diff.header:
+            sides.append(Coverage(label, diff.header["matchedSampleCount"][side], "samples"))
+        else:
+            groups = getattr(diff, side).groups
+            calls = groups["calls"].sum() if "calls" in groups.columns else None
+            sides.append(Coverage(label, calls))
+    name = f"{diff.before.label} → {diff.after.label}"
+    return coverage_checks(sides[0], sides[1], rules, name)
+
+
+def band_coverage(
+    newest: str, count: float | None, previous: Sequence[float], rules: CheckRules
+) -> pl.DataFrame:
+    """The coverage check of the newest stored run against the runs before it (``history
+    --fail-on``): its samples against the median of theirs."""
+    ordered = sorted(float(v) for v in previous)
+    middle = len(ordered) // 2
+    median = (ordered[(len(ordered) - 1) // 2] + ordered[middle]) / 2 if ordered else None
+    band = f"the median of the {len(ordered)} runs before it"
+    return coverage_checks(
+        Coverage(band, median, "samples"), Coverage(f"run {newest}", count), rules, f"run {newest}"
+    )
