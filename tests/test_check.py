@@ -445,6 +445,16 @@ def test_command_table_json_and_exit_code(tmp_path: Path) -> None:
     assert "abstaining: supersteps, epochs, groups, headline" in " ".join(table.output.split())
 
 
+def test_command_checks_the_example_and_names_facts_to_know(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["check", "--example"])
+    assert result.exit_code == 0 and result.output.endswith("all 5 checks passed\n")
+    unnamed = write_export(tmp_path / "e.sqlite", unnamed=True)
+    result = CliRunner().invoke(cli, ["check", str(unnamed)])
+    assert result.exit_code == 0  # an info check does not fail
+    assert result.output.endswith("all 3 checks passed; 1 with facts to know\n")
+    assert "to know:\n- unnamed-device (" in result.output
+
+
 def test_command_needs_inputs() -> None:
     result = CliRunner().invoke(cli, ["check"])
     assert result.exit_code == 2 and "give PATHS" in result.output

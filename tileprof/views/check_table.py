@@ -70,13 +70,10 @@ def render(checks: pl.DataFrame, width: int = TABLE_WIDTH) -> str:
         for row in chosen:
             console.print(_sentence(row, width), markup=False, highlight=False, soft_wrap=True)
     failed = sum(r["status"] == "warn" for r in rows)
+    facts = sum(r["status"] == "info" for r in rows)
     console.print()
-    console.print(
-        f"{failed} of {len(rows)} checks failed"
-        if failed
-        else f"all {len(rows)} checks passed or hold facts to know",
-        markup=False,
-    )
+    last = f"{failed} of {len(rows)} checks failed" if failed else f"all {len(rows)} checks passed"
+    console.print(last + (f"; {facts} with facts to know" if facts else ""), markup=False)
     return strip_padding(buffer.getvalue())
 
 
