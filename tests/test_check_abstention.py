@@ -93,6 +93,8 @@ def test_report_opens_with_the_checks_and_its_headline_abstains(tmp_path: Path) 
     assert values["Device busy"].startswith("abstained: ")
     assert "check overlapping-samples failed" in values["Mean active tiles"]
     assert values["Samples matched / total"] == "25 / 25"
+    findings_section = page[found : page.index("</section>", found)]
+    assert "capture check failed, no verdict: " in findings_section  # the rules abstain too
 
 
 def test_report_of_a_clean_dump_keeps_its_headline(tmp_path: Path) -> None:
