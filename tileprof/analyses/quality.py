@@ -9,6 +9,7 @@ samples: filters do not hide problems.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import polars as pl
 
@@ -118,3 +119,113 @@ def run_quality(cpu_only_traces: Sequence[str], notes: Sequence[str]) -> pl.Data
             ),
         ]
     )
+
+
+# ---------------------------------------------------------------- capture checks (tileprof check)
+
+
+def tile_integrity(
+    samples: pl.DataFrame,
+    tile_count: int,
+    source: str,
+    rules: Any,
+    unparsed: Sequence[int] = (),
+) -> list[dict[str, Any]]:
+    """The capture checks of one dump (``tileprof.analyses.integrity``; docs/metrics.md,
+    "Capture checks"): tiles that never appear, epochs with gaps, samples overlapping on a
+    tile, samples past the profile span, and the samples whose metadata did not parse
+    (``unparsed``: their indices, found by the reader)."""
+    from tileprof.analyses.integrity import result
+
+    seen = set(samples.get_column("tile").unique().to_list())
+    absent = [t for t in range(tile_count) if t not in seen]
+    epochs = sorted(samples.get_column("epoch").drop_nulls().unique().to_list())
+    gaps = sorted(set(range(epochs[0], epochs[-1] + 1)) - set(epochs)) if epochs else []
+    overlaps = _overlap_rows(samples)
+    rule = rules["sample-past-span"]
+    past, gap = samples_past_span(
+        samples, float(rule.param("gap_share")), float(rule.param("tail_share"))
+    )
+    return [
+        result(
+            rules,
+            "tile-never-appears",
+            source,
+            len(absent),
+            [f"tile {t}" for t in absent],
+            f"{len(absent):,} of {tile_count:,} tiles hold no sample",
+        ),
+        result(
+            rules,
+            "epoch-gap",
+            source,
+            len(gaps),
+            [f"epoch {e}" for e in gaps],
+            f"{len(gaps):,} epoch numbers missing between epoch {epochs[0] if epochs else '—'} "
+            f"and {epochs[-1] if epochs else '—'}",
+        ),
+        result(
+            rules,
+            "overlapping-samples",
+            source,
+            len(overlaps),
+            [f"sample {i}" for i in overlaps],
+            f"{len(overlaps):,} samples start before an earlier sample on the same tile ends",
+        ),
+        result(
+            rules,
+            "sample-past-span",
+            source,
+            len(past),
+            [f"sample {i}" for i in past],
+            f"{len(past):,} samples start after a device-wide idle gap of {gap:,} cycles"
+            if past
+            else "no device-wide idle gap splits off a tail of the profile",
+        ),
+        result(
+            rules,
+            "metadata-unparsed",
+            source,
+            len(unparsed),
+            [f"sample {i}" for i in unparsed],
+            f"{len(unparsed):,} samples carry metadata that does not parse (read without it)",
+        ),
+    ]
+
+
+def _overlap_rows(samples: pl.DataFrame) -> list[int]:
+    """The sample indices ``overlapping_samples`` counts, in sample order."""
+    flagged = (
+        samples.select("tile", "offset", "duration")
+        .with_row_index("sample")
+        .sort(["tile", "offset", "duration"])
+        .with_columns(prev=(pl.col("offset") + pl.col("duration")).cum_max().shift(1).over("tile"))
+        .filter(pl.col("offset") < pl.col("prev"))
+        .sort("sample")
+    )
+    return [int(i) for i in flagged.get_column("sample").to_list()]
+
+
+def samples_past_span(
+    samples: pl.DataFrame, gap_share: float, tail_share: float
+) -> tuple[list[int], int]:
+    """The samples after the longest device-wide idle gap, when that gap is longer than
+    ``gap_share`` × the span before it and they are at most ``tail_share`` of the samples;
+    and the gap in cycles (0 when none)."""
+    if samples.height < 2:
+        return [], 0
+    ordered = (
+        samples.select("offset", end=pl.col("offset") + pl.col("duration"))
+        .with_row_index("sample")
+        .sort("offset", "sample")
+        .with_columns(reach=pl.col("end").cum_max().shift(1))
+        .with_columns(gap=(pl.col("offset") - pl.col("reach")).fill_null(0))
+    )
+    position = int(ordered["gap"].arg_max() or 0)
+    gap = int(ordered["gap"][position])
+    before = int(ordered["reach"][position] or 0) - int(ordered["offset"][0])
+    tail = ordered.height - position
+    if gap <= 0 or gap <= gap_share * before or tail > tail_share * ordered.height:
+        return [], 0
+    past = ordered.slice(position).sort("sample").get_column("sample")
+    return [int(i) for i in past.to_list()], gap

@@ -633,3 +633,24 @@ def spec_option() -> Any:
         "docs/runs.md, 'Spec registry'), matched before the bundled ones. Repeatable.",
     )
     return _group(None, [option])
+
+
+def checks_option() -> Any:
+    """``--checks FILE``: the capture checks' thresholds overridden from TOML (``check``,
+    ``findings``, ``report``, ``diff``, ``history``); the command receives ``checks``, the
+    check rules (``tileprof.analyses.integrity.CheckRules``)."""
+    option = click.Option(
+        ["--checks", "checks_file"],
+        type=click.Path(path_type=Path),
+        default=None,
+        metavar="FILE",
+        help="TOML file overriding the capture checks' thresholds: [CHECK] KEY = VALUE "
+        "(docs/metrics.md, 'Capture checks').",
+    )
+
+    def build(checks_file: Path | None) -> Any:
+        from tileprof.analyses.integrity import load_checks
+
+        return load_checks(checks_file)
+
+    return _group("checks", [option], build)

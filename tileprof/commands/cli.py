@@ -48,6 +48,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "tileprof.commands.breakdown",
         "GPU time per device and step: busy, idle causes, launches, ranks.",
     ),
+    "check": (
+        "tileprof.commands.check",
+        "Check each capture before any verdict is drawn from it.",
+    ),
 }
 """Subcommand name -> (module defining ``command``, its one-line help). A module is imported
 only when its command runs, so ``summary`` does not pay for the report's or the run table's

@@ -12,6 +12,7 @@ from tileprof.analyses.filters import Filters
 from tileprof.analyses.thresholds import ThresholdError, evaluate
 from tileprof.commands._options import (
     Output,
+    checks_option,
     fail_on_option,
     filter_options,
     group_by_option,
@@ -23,12 +24,13 @@ from tileprof.commands._options import (
     stacked,
     top_option,
 )
-from tileprof.core.errors import OptionError
+from tileprof.core.errors import EXIT_ABSTAINED, OptionError
 from tileprof.core.outputs import terminal_width
 from tileprof.model.diff_inputs import ReadOptions, compare_files
 from tileprof.views.renderers import DIFF_RENDERERS, DiffModel, write_rendered
 
 if TYPE_CHECKING:
+    from tileprof.analyses.integrity import CheckRules
     from tileprof.model.reading import DumpReading
 
 EXIT_BROKEN = 1
@@ -88,8 +90,10 @@ source_options = stacked(
 @output_options(list(DIFF_RENDERERS), default="table")
 @pairing_options
 @fail_on_option(
-    "Exit 1 when broken, e.g. 'phaseCycles of * may not rise by more than 5%'; repeatable."
+    "Exit 1 when broken, e.g. 'phaseCycles of * may not rise by more than 5%'; repeatable. "
+    "Exit 3, no verdict, when the two captures' coverage differs (tileprof check)."
 )
+@checks_option()
 @source_options
 @share_top_option(DEFAULT_TOP)
 @top_option(
@@ -109,6 +113,7 @@ def command(
     match: tuple[str, ...],
     normalize: str | None,
     fail_on: tuple[str, ...],
+    checks: CheckRules,
     per_op: bool,
     share_top: int | None,
     top: int | None,
@@ -134,14 +139,23 @@ def command(
     diff = compare_files(
         before, after, options, match=match, normalize=normalize, digests=html
     ).limited(top, share_top)
-    broken = broken_thresholds(diff, fail_on)
+    abstained = gate_abstention(diff, checks) if fail_on else []
+    broken = [] if abstained else broken_thresholds(diff, fail_on)
     if out.format != "table" or not out.to_stdout:
-        for line in broken:  # the terminal table lists them first itself
+        for line in [*abstained, *broken]:  # the terminal table lists them first itself
             click.echo(f"tileprof: {line}", err=True)
-    model = DiffModel(diff, tuple(broken), terminal_width(out.path))
+    model = DiffModel(diff, tuple(broken), terminal_width(out.path), tuple(abstained))
     write_rendered(DIFF_RENDERERS[out.format], model, out.path)
-    if broken:
-        ctx.exit(EXIT_BROKEN)
+    if abstained or broken:
+        ctx.exit(EXIT_ABSTAINED if abstained else EXIT_BROKEN)
+
+
+def gate_abstention(diff: Diff, checks: CheckRules) -> list[str]:
+    """Why ``--fail-on`` gives no verdict: one line per failed coverage check of the two
+    captures (none: the gate judges)."""
+    from tileprof.analyses.integrity import diff_coverage, reasons
+
+    return [f"abstained, no verdict: {why}" for why in reasons(diff_coverage(diff, checks), "diff")]
 
 
 def diff_breakdowns(before: Path, after: Path, out: Output) -> None:

@@ -12,6 +12,7 @@ import click
 from tileprof.analyses.filters import Filters
 from tileprof.commands._options import (
     Output,
+    checks_option,
     example_inputs,
     example_option,
     filter_options,
@@ -25,6 +26,7 @@ from tileprof.views.renderers import FINDINGS_RENDERERS, FindingsModel, write_re
 
 if TYPE_CHECKING:
     from tileprof.analyses.findings import Rule
+    from tileprof.analyses.integrity import CheckRules
     from tileprof.model.reading import DumpReading
 
 
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @example_option()
 @rules_option()
+@checks_option()
 @output_options(list(FINDINGS_RENDERERS))
 @read_options(cache=False)
 @filter_options()
@@ -39,14 +42,16 @@ def command(
     paths: tuple[Path, ...],
     example: bool,
     rules: Sequence[Rule],
+    checks: CheckRules,
     out: Output,
     read: DumpReading,
     filters: Filters,
 ) -> None:
     """Run the rule table over tile dumps and GPU files in PATHS; each finding cites its
-    numbers and threshold, and a rule whose input is missing says why it abstained."""
+    numbers and threshold, and a rule whose input is missing, or whose input fails a capture
+    check (tileprof check), says why it abstained."""
     from tileprof.model.examples import EXAMPLE_SOURCE
-    from tileprof.model.gather import gather_inputs, source_findings
+    from tileprof.model.gather import capture_checks, gather_inputs, source_findings
 
     out.check()
     if not paths and not example:
@@ -61,6 +66,8 @@ def command(
         read=read,
         ops=True,
         timelines=True,
+        checks=checks,
     )
-    model = FindingsModel(source_findings(sources, rules), terminal_width(out.path))
+    found = source_findings(sources, rules, capture_checks(sources, checks))
+    model = FindingsModel(found, terminal_width(out.path))
     write_rendered(FINDINGS_RENDERERS[out.format], model, out.path)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+from typing import TYPE_CHECKING
+
 import click
 
 from tileprof.analyses.filters import Filters
 from tileprof.commands._options import (
     Output,
+    checks_option,
     fail_on_option,
     filter_options,
     label_option,
@@ -14,8 +18,12 @@ from tileprof.commands._options import (
     output_options,
     store_uri_option,
 )
-from tileprof.core.errors import OptionError
+from tileprof.core.errors import EXIT_ABSTAINED, OptionError
 from tileprof.core.outputs import terminal_width
+
+if TYPE_CHECKING:
+    from tileprof.analyses.integrity import CheckRules
+    from tileprof.model.store.history import History
 
 HISTORY_FORMATS = ("table", "json", "csv", "html")
 """The names of ``tileprof.views.renderers.HISTORY_RENDERERS`` (that module loads polars'
@@ -24,6 +32,20 @@ neighbours, which ``history --help`` need not)."""
 
 EXIT_FAILED = 1
 """A ``--fail-on`` threshold broken by the newest run: a verdict (2 stays for bad input)."""
+
+
+def history_abstention(history: History, checks: CheckRules) -> tuple[str, ...]:
+    """Why ``--fail-on`` gives no verdict: the newest run holds another number of samples
+    than the runs of its band (``coverage-calls``; none: the gate judges)."""
+    from tileprof.analyses.integrity import band_coverage, reasons
+    from tileprof.model.store.history import BAND_RUNS
+
+    if not history.runs:
+        return ()
+    *earlier, newest = history.runs
+    previous = [r.sample_count for r in earlier[-BAND_RUNS:]]
+    frame = band_coverage(newest.run, newest.sample_count, previous, checks)
+    return tuple(f"abstained, no verdict: {why}" for why in reasons(frame, "history"))
 
 
 def check_judged(unchecked: tuple[str, ...], allow_empty: bool) -> None:
@@ -62,6 +84,7 @@ def check_judged(unchecked: tuple[str, ...], allow_empty: bool) -> None:
     help="Find each trend's change points (E-Divisive means with a permutation test).",
 )
 @output_options(HISTORY_FORMATS, default="table")
+@checks_option()
 def command(
     store_uri: str,
     filters: Filters,
@@ -72,6 +95,7 @@ def command(
     allow_empty: bool,
     with_changes: bool,
     out: Output,
+    checks: CheckRules,
 ) -> None:
     """Trend FIELDs per run and group from the stored statistics; flag runs outside their band."""
     from tileprof.analyses.thresholds import ThresholdError, parse_thresholds
@@ -102,8 +126,15 @@ def command(
         change_points=with_changes,
     )
     check_judged(history.unchecked, allow_empty)
-    model = HistoryModel(history, generated_at, terminal_width(out.path))
+    abstained = history_abstention(history, checks) if thresholds else ()
+    if abstained:
+        history = dataclasses.replace(history, failures=())
+    model = HistoryModel(history, generated_at, terminal_width(out.path), abstained)
     write_rendered(HISTORY_RENDERERS[out.format], model, out.path)
+    for line in abstained:
+        click.echo(f"tileprof: {line}", err=True)
+    if abstained:
+        click.get_current_context().exit(EXIT_ABSTAINED)
     if history.failures:
         click.echo(views.verdict(history), err=True)
         click.get_current_context().exit(EXIT_FAILED)

@@ -18,6 +18,7 @@ from tileprof.commands._options import (
     GENERATOR_MARK,
     Output,
     check_report_output,
+    checks_option,
     example_inputs,
     example_option,
     filter_options,
@@ -34,6 +35,7 @@ from tileprof.core.errors import OptionError
 
 if TYPE_CHECKING:
     from tileprof.analyses.findings import Rule
+    from tileprof.analyses.integrity import CheckRules
     from tileprof.core.gpu_timeline import GpuTimeline
     from tileprof.model.gather import TileInput
     from tileprof.model.reading import DumpReading
@@ -78,6 +80,7 @@ def check_default_output(path: Path, force: bool) -> None:
     "document), as `tileprof diff BASELINE DUMP` would.",
 )
 @rules_option()
+@checks_option()
 def command(
     files: tuple[Path, ...],
     example: bool,
@@ -88,13 +91,14 @@ def command(
     out: Output,
     baseline: Path | None,
     rules: Sequence[Rule],
+    checks: CheckRules,
 ) -> None:
     """Write one self-contained HTML report over tile dumps and GPU run FILES."""
     from tileprof.commands._command_line import command_line
     from tileprof.model.examples import EXAMPLE_SOURCE
     from tileprof.model.gather import InputFile, example_run_files, read_inputs
     from tileprof.views.html import build_report
-    from tileprof.views.html.data import generation_time
+    from tileprof.views.html.data import generation_time, with_checks
     from tileprof.views.renderers import REPORT_RENDERERS, ReportModel, write_rendered
 
     generation_time()  # a malformed SOURCE_DATE_EPOCH fails before any input is read
@@ -112,6 +116,7 @@ def command(
         read=read,
         links=links_path,
         rules=rules,
+        checks=checks,
     )
     listed = list(inputs.files)
     if example:
@@ -126,7 +131,7 @@ def command(
         findings=inputs.findings,
         command=command_line(click.get_current_context()),
     )
-    report = with_breakdown(report, inputs.timelines)
+    report = with_checks(with_breakdown(report, inputs.timelines), inputs.checks)
     section = None if baseline is None else baseline_section(baseline, inputs.tiles, group_by)
     write_rendered(REPORT_RENDERERS["html"], ReportModel(report, section), target)
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 from os import PathLike
 
 EXIT_BAD_INPUT = 2
+EXIT_ABSTAINED = 3
+"""A gate (``diff --fail-on``, ``history --fail-on``) that gave no verdict: a capture check
+its figures depend on failed (docs/reliability.md, "Captures that cannot be trusted")."""
 
 
 class TileprofError(Exception):

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -40,6 +40,10 @@ from tileprof.inputs.timelines import TIMELINE_FORMATS, parse_timeline
 from tileprof.model.profile import Profile, load
 from tileprof.model.reading import DumpReading
 
+if TYPE_CHECKING:
+    from tileprof.analyses.integrity import CheckRules
+    from tileprof.model.integrity import Checked
+
 
 @dataclass(frozen=True)
 class Source:
@@ -61,6 +65,8 @@ class Source:
     """A PyTorch trace's op rows, when ``gather_inputs`` was asked for them (``ops=True``)."""
     timeline: GpuTimeline | None = None
     """A trace's GPU timeline (``tileprof breakdown``), parsed from the same read when asked."""
+    checked: Checked | None = None
+    """Its capture checks (``tileprof.model.integrity``), from the same read when asked."""
 
     def input_file(self) -> InputFile:
         """The report header's entry: path, kind, size and sha256 (a GPU file's from its one
@@ -122,8 +128,12 @@ def gather_inputs(
     read: DumpReading | None = None,
     ops: bool = False,
     timelines: bool = False,
+    checks: CheckRules | None = None,
 ) -> list[Source]:
     """Every input read once, in command-line order (the example profile first).
+
+    With ``checks``, each input also gets its capture checks (``Source.checked``; all of them
+    together: ``capture_checks``).
 
     With ``timelines``, a GPU trace that holds a timeline (PyTorch trace, nsys SQLite export)
     also gets it, parsed from the same read.
@@ -138,7 +148,8 @@ def gather_inputs(
     if example is not None:
         own = example_filters or filters
         runs = tile_source_runs(example, own, example_name)
-        sources.append(Source(example_name, None, TILE_DUMP, runs, example, own))
+        checked = _checked(example_name, TILE_DUMP, None, example, checks)
+        sources.append(Source(example_name, None, TILE_DUMP, runs, example, own, checked=checked))
     for path in paths:
         found = _read(path, read.format_in)
         # a summary document's samples are a small tile dump (``summary`` reads them so too)
@@ -147,7 +158,10 @@ def gather_inputs(
             check_epoch(profile.samples, filters.epoch)
             runs = tile_source_runs(profile, filters, path.name)
             source = Source(str(path), path, TILE_DUMP, runs, profile, filters)
-            sources.append(dataclasses.replace(source, size=found.size, sha256=found.sha256))
+            checked = _checked(str(path), TILE_DUMP, None, profile, checks)
+            sources.append(
+                dataclasses.replace(source, size=found.size, sha256=found.sha256, checked=checked)
+            )
         else:
             runs = _gpu_runs(path, found.kind, found.data)
             op_rows = None
@@ -168,9 +182,31 @@ def gather_inputs(
                     sha256=found.sha256,
                     ops=op_rows,
                     timeline=timeline,
+                    checked=_checked(str(path), found.kind, found.data, None, checks),
                 )
             )
     return sources
+
+
+def _checked(
+    name: str, kind: str, data: bytes | None, profile: Profile | None, rules: CheckRules | None
+) -> Checked | None:
+    if rules is None:
+        return None
+    from tileprof.model.integrity import input_checks
+
+    return input_checks(name, kind, data, profile, rules)
+
+
+def capture_checks(sources: Sequence[Source], rules: CheckRules) -> pl.DataFrame:
+    """The capture checks of the sources (gathered with ``checks``), then those across the
+    ranks of each job."""
+    from tileprof.analyses.integrity import check_frame
+    from tileprof.model.integrity import job_rows
+
+    checked = [s.checked for s in sources if s.checked is not None]
+    rows = [row for c in checked for row in c.rows]
+    return check_frame(rows + job_rows(checked, rules))
 
 
 def _gpu_runs(path: Path, kind: str, data: bytes) -> ParsedRuns:
@@ -260,6 +296,8 @@ class ReportInputs:
     """The findings' rule table over every input (tile dumps and PyTorch traces alike)."""
     timelines: tuple[GpuTimeline, ...] = ()
     """The GPU timelines of the traces (for the report's time breakdown)."""
+    checks: pl.DataFrame | None = None
+    """The capture checks of every input (``tileprof.analyses.integrity``), when asked."""
 
 
 def example_run_files() -> list[Path]:
@@ -278,6 +316,7 @@ def read_inputs(
     read: DumpReading | None = None,
     links: Path | None = None,
     rules: Sequence[Rule] | None = None,
+    checks: CheckRules | None = None,
 ) -> ReportInputs:
     """Read every file once (``gather_inputs``, the reader ``runs`` uses too); tile dumps also
     give one run per group for the linked sets.
@@ -285,7 +324,8 @@ def read_inputs(
     The run table lists the tile groups first, then the GPU files in command-line order.
     ``read`` says how tile dumps are read (``quiet=False`` lets large ones draw the progress
     bar, ``tileprof.core.progress``); ``rules`` is the findings' rule table (default
-    ``RULES``).
+    ``RULES``); ``checks``, the capture checks' rules: every input is checked, and the findings
+    a failed check undermines abstain.
     """
     read = read or DumpReading()
     sources = gather_inputs(
@@ -297,7 +337,9 @@ def read_inputs(
         read=read,
         ops=True,
         timelines=True,
+        checks=checks,
     )
+    checked = None if checks is None else capture_checks(sources, checks)
     timelines = tuple(s.timeline for s in sources if s.timeline is not None)
     tiles = tuple(
         TileInput(s.profile, s.filters or filters, s.name if s.path is None else s.path.name)
@@ -305,14 +347,16 @@ def read_inputs(
         if s.profile is not None
     )
     files = tuple(s.input_file() for s in sources if s.path is not None)
-    findings = source_findings(sources, rules)
+    findings = source_findings(sources, rules, checked)
     if links is not None:  # the links file is an input too: its digest says which links held
         size, sha = file_digest(links)
         files = (*files, InputFile(str(links), "links (TOML)", size, sha))
     gpu = [s for s in sources if s.profile is None]
     if not gpu and links is None:
         # Tile dumps only: no run table to build (the tile sections summarise the dumps).
-        return ReportInputs(tiles, None, files, findings=findings, timelines=timelines)
+        return ReportInputs(
+            tiles, None, files, findings=findings, timelines=timelines, checks=checked
+        )
     tile_sources = [s for s in sources if s.profile is not None]
     from tileprof.inputs.links_file import load_links
 
@@ -331,15 +375,19 @@ def read_inputs(
         files,
         findings=findings,
         timelines=timelines,
+        checks=checked,
     )
 
 
 def source_findings(
-    sources: Sequence[Source], rules: Sequence[Rule] | None = None
+    sources: Sequence[Source],
+    rules: Sequence[Rule] | None = None,
+    checks: pl.DataFrame | None = None,
 ) -> tuple[Finding, ...]:
     """The findings' rules (default ``RULES``) over the sources' tile dumps and PyTorch
     traces, each op row with its device's ridge point from the spec registry
-    (docs/metrics.md, "Findings")."""
+    (docs/metrics.md, "Findings"); each rule whose source a failed capture check in
+    ``checks`` undermines abstains and names the check."""
     from tileprof.analyses.findings import RULES, evaluate
     from tileprof.core.specs import ridge_intensity
     from tileprof.model.findings import finding_frames
@@ -353,7 +401,10 @@ def source_findings(
 
         rows = breakdown(timelines).rows
     frames = finding_frames(tiles, ops, breakdown=rows, ridge=ridge_intensity)
-    return tuple(evaluate(frames, RULES if rules is None else rules))
+    findings = evaluate(frames, RULES if rules is None else rules)
+    from tileprof.analyses.integrity import abstained_findings
+
+    return tuple(abstained_findings(findings, checks))
 
 
 def linked_from_frame(sets: pl.DataFrame) -> tuple[LinkedSet, ...]:

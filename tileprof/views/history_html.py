@@ -90,6 +90,8 @@ class HistoryPage:
     groups: tuple[GroupCharts, ...]
     flags: tuple[FlagRow, ...]
     failures: tuple[str, ...]
+    abstained: tuple[str, ...] = ()
+    """Why ``--fail-on`` gave no verdict (a failed capture check), one line each."""
 
 
 def _coordinates(trend: Trend, count: int) -> tuple[float, float, list[float]]:
@@ -206,10 +208,12 @@ def build_page(history: History, generated_at: str, version: str) -> HistoryPage
     )
 
 
-def render(history: History, generated_at: str) -> str:
-    """The self-contained page."""
+def render(history: History, generated_at: str, abstained: tuple[str, ...] = ()) -> str:
+    """The self-contained page; ``abstained``: why ``--fail-on`` gave no verdict."""
+    import dataclasses
+
     from tileprof._version import __version__
     from tileprof.views.html import environment
 
-    page = build_page(history, generated_at, __version__)
+    page = dataclasses.replace(build_page(history, generated_at, __version__), abstained=abstained)
     return environment().get_template("history.html.j2").render(page=page, report=page)

@@ -162,6 +162,8 @@ class DiffModel:
     broken: tuple[str, ...] = ()
     width: int | None = None
     """The terminal's width when the table goes to one; None: the fixed width of files."""
+    abstained: tuple[str, ...] = ()
+    """Why ``--fail-on`` gave no verdict: the failed capture checks (coverage), one line each."""
 
 
 def _diff_text(kind: str) -> Callable[[DiffModel], str]:
@@ -169,18 +171,31 @@ def _diff_text(kind: str) -> Callable[[DiffModel], str]:
         from tileprof.views import diff_text
 
         if kind == "table":
-            return diff_text.render_table(model.diff, model.broken, model.width)
+            table = diff_text.render_table(model.diff, model.broken, model.width)
+            return "".join(f"{line}\n" for line in model.abstained) + table
         if kind == "json":
-            return diff_text.render_json(model.diff, model.broken)
+            return _with_abstained(diff_text.render_json(model.diff, model.broken), model)
         return diff_text.render_csv(model.diff)
 
     return render
 
 
+def _with_abstained(text: str, model: DiffModel) -> str:
+    """The JSON document with ``"abstained"``: why ``--fail-on`` gave no verdict (when it
+    gave none; otherwise the document as it was)."""
+    import json
+
+    if not model.abstained:
+        return text
+    document = json.loads(text)
+    document["abstained"] = list(model.abstained)
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
 def _diff_html(model: DiffModel) -> str:
     from tileprof.views.html import render_diff  # matplotlib, jinja2
 
-    return render_diff(model.diff, model.broken)
+    return render_diff(model.diff, model.broken, model.abstained)
 
 
 DIFF_RENDERERS: dict[str, Renderer[DiffModel]] = {
@@ -265,6 +280,8 @@ class HistoryModel:
     generated_at: Any = None
     width: int | None = None
     """The terminal's width when the table goes to one; None: the fixed width of files."""
+    abstained: tuple[str, ...] = ()
+    """Why ``--fail-on`` gave no verdict: the failed capture checks (coverage), one line each."""
 
 
 def _history(kind: str) -> Callable[[HistoryModel], str]:
@@ -274,10 +291,17 @@ def _history(kind: str) -> Callable[[HistoryModel], str]:
         if kind == "html":
             from tileprof.views import history_html
 
-            return history_html.render(model.history, model.generated_at)
+            return history_html.render(model.history, model.generated_at, model.abstained)
         if kind == "table":
-            return history.render_table(model.history, model.width)
+            table = history.render_table(model.history, model.width)
+            return table + "".join(f"{line}\n" for line in model.abstained)
         text: str = getattr(history, f"render_{kind}")(model.history)
+        if kind == "json" and model.abstained:
+            import json
+
+            document = json.loads(text)
+            document["abstained"] = list(model.abstained)
+            return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         return text
 
     return render
@@ -505,3 +529,35 @@ CRITICAL_RENDERERS: dict[str, Renderer[CriticalModel]] = {
         Renderer("csv", ".csv", False, _critical("csv")),
     )
 }
+
+
+@dataclass(frozen=True)
+class CheckModel:
+    """What ``check`` renders: one row per input and capture check
+    (``tileprof.analyses.integrity.CHECK_SCHEMA``)."""
+
+    checks: pl.DataFrame
+    width: int | None = None
+    """The terminal's width when the table goes to one; None: the fixed width of files."""
+
+
+def _check_text(kind: str) -> Callable[[CheckModel], str]:
+    def render(model: CheckModel) -> str:
+        from tileprof.views import check_table  # rich: only the table needs it
+
+        if kind == "json":
+            return check_table.render_json(model.checks)
+        width = check_table.TABLE_WIDTH if model.width is None else model.width
+        return check_table.render(model.checks, width)
+
+    return render
+
+
+CHECK_RENDERERS: dict[str, Renderer[CheckModel]] = {
+    r.name: r
+    for r in (
+        Renderer("table", ".txt", False, _check_text("table")),
+        Renderer("json", ".json", False, _check_text("json")),
+    )
+}
+"""``tileprof check --format``; the first is the default."""

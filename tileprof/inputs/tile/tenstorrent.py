@@ -315,3 +315,9 @@ def _int(value: float | None) -> int | None:
 
 
 READER: Reader[ParsedRuns] = Reader(parse)
+
+
+def op_table(path: str | Path, data: bytes) -> pl.DataFrame:
+    """Every row of a report, signposts included, with the columns read (``line`` is the
+    row's line in the file): what the capture checks count (``tileprof check``)."""
+    return _read(path, data)

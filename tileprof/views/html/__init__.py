@@ -53,11 +53,16 @@ def render(report: Report, baseline: DiffSection | None = None) -> str:
     return template.render(report=report, baseline=baseline)
 
 
-def render_diff(diff: Diff, broken: tuple[str, ...] = ()) -> str:
-    """The self-contained page of ``diff --format html``."""
+def render_diff(diff: Diff, broken: tuple[str, ...] = (), abstained: tuple[str, ...] = ()) -> str:
+    """The self-contained page of ``diff --format html``; ``abstained``: why ``--fail-on``
+    gave no verdict."""
+    import dataclasses
+
     from tileprof.views.html.diff_page import diff_page  # matplotlib: only when drawing
 
-    return environment().get_template("diff.html.j2").render(page=diff_page(diff, broken))
+    page = diff_page(diff, broken)
+    page = dataclasses.replace(page, section=dataclasses.replace(page.section, abstained=abstained))
+    return environment().get_template("diff.html.j2").render(page=page)
 
 
 def render_breakdown(result: Breakdown, job: Job) -> str:

@@ -753,13 +753,16 @@ def build_report(
     bins: int = TIME_BINS,
     findings: Sequence[Finding] | None = None,
     command: str | None = None,
+    checks: pl.DataFrame | None = None,
 ) -> Report:
     """The report's view model for these tile profiles and GPU runs.
 
     ``charts=False`` makes ``render`` leave the charts out (the model itself never draws).
     ``findings`` (the rule table's outcomes over every input, ``ReportInputs.findings``) head
     the page; without them, the findings of the tile profiles alone are shown.
-    ``command`` is the command line the header records.
+    ``command`` is the command line the header records. ``checks`` (the capture checks of
+    every input) open the page; a tile section whose dump fails a check that undermines the
+    headline shows its headline figures as abstained, with the reason.
     ``filters`` apply to every profile unless ``tile_filters`` gives one per profile (the
     example profile is filtered to epoch 1, as its reference summary was).
     """
@@ -799,7 +802,7 @@ def build_report(
     roofline = None
     if runs is not None:
         roofline = roofline_section(runs.runs, runs.linked_sets)
-    return Report(
+    report = Report(
         header,
         tiles,
         gpu,
@@ -809,6 +812,37 @@ def build_report(
         findings=tuple(findings),
         roofline=roofline,
     )
+    return with_checks(report, checks)
+
+
+def with_checks(report: Report, checks: pl.DataFrame | None) -> Report:
+    """The report opening with the capture checks of its inputs, each tile section's
+    headline abstained where a failed check of its dump undermines it (None: unchanged)."""
+    if checks is None:
+        return report
+    tiles = tuple(abstained_headline(tile, checks) for tile in report.tiles)
+    return dataclasses.replace(report, tiles=tiles, checks=tuple(checks.to_dicts()))
+
+
+HEADLINE_KEPT = ("Samples matched / total",)
+"""Headline figures that no capture check undermines (counts, not rates over a span)."""
+
+
+def abstained_headline(tile: TileSection, checks: pl.DataFrame | None) -> TileSection:
+    """``tile`` with its headline figures abstained when a failed capture check of its dump
+    undermines them (``tileprof.analyses.integrity``; docs/metrics.md, "Capture checks")."""
+    from tileprof.analyses.integrity import reasons
+
+    own = None if checks is None else checks.filter(pl.col("input") == tile.source)
+    why = reasons(own, "headline")
+    if not why:
+        return tile
+    text = "abstained: " + "; ".join(why)
+    figures = tuple(
+        f if f.label in HEADLINE_KEPT else dataclasses.replace(f, value=None, text=text)
+        for f in tile.headline
+    )
+    return dataclasses.replace(tile, headline=figures)
 
 
 def _targets(profiles: Sequence[Profile], runs: RunInputs | None) -> list[str]:

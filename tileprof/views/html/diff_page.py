@@ -65,6 +65,8 @@ class DiffSection:
     rows: tuple[DiffRow, ...]
     broken: tuple[str, ...] = ()
     hint: str = "Every group of either side, largest change first."
+    abstained: tuple[str, ...] = ()
+    """Why ``--fail-on`` gave no verdict (a failed capture check), one line each."""
     """Which rows the table holds (all, or the ``--top`` largest changes)."""
 
 

@@ -255,3 +255,6 @@ class Report:
     """The rule table's outcomes, fired first: the page opens with them."""
     roofline: ChartedTable | None = None
     """Every target's ops and tile groups on their rooflines (``data.roofline_section``)."""
+    checks: tuple[dict[str, Any], ...] = ()
+    """The capture checks of every input (``tileprof.analyses.integrity``): the page opens
+    with them."""

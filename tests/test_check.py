@@ -1,0 +1,531 @@
+"""``tileprof check``: every capture check counts, exactly, the defects a hand-built file holds.
+
+Each generator writes a small clean file of one kind; each test adds defects of one kind and
+holds that check's count and places, and every other check of the file to zero, so a check
+that counted the wrong thing (or everything) fails. The real files of ../shared/real-inputs are
+clean but for the defects named in ``REAL_DEFECTS`` (the last test)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from tileprof.analyses.integrity import load_checks
+from tileprof.commands.cli import cli
+from tileprof.model.integrity import check_files
+
+# ---------------------------------------------------------------- generators
+
+
+def _x(cat: str, name: str, ts: float, dur: float | None, **args: Any) -> dict[str, Any]:
+    event: dict[str, Any] = {"ph": "X", "cat": cat, "name": name, "ts": ts, "pid": 1, "tid": 1}
+    if dur is not None:
+        event["dur"] = dur
+    if args:
+        event["args"] = args
+    return event
+
+
+def clean_events(
+    steps: int = 2, *, base: float = 0.0, comm_seqs: tuple[int, ...] = ()
+) -> list[dict[str, Any]]:
+    """``steps`` profiler steps of 1,000 µs: each a CPU annotation, two kernel launches, their
+    two kernels on stream 7 and a GPU-side annotation covering them; then the profiler's stop.
+    ``comm_seqs``: one NCCL kernel per seq in step 1 (process group "0")."""
+    events = []
+    for k in range(1, steps + 1):
+        t = base + 1000.0 * k
+        events.append(_x("user_annotation", f"ProfilerStep#{k}", t, 500))
+        for j, offset in enumerate((100.0, 200.0)):
+            corr = 10 * k + j
+            events.append(
+                _x("cuda_runtime", "cudaLaunchKernel", t + 10 + 10 * j, 5, correlation=corr)
+            )
+            events.append(
+                _x("kernel", f"gemm_{j}", t + offset, 50, device=0, stream=7, correlation=corr)
+            )
+        events.append(_x("gpu_user_annotation", f"ProfilerStep#{k}", t + 100, 150))
+    for i, seq in enumerate(comm_seqs):
+        corr = 900 + i
+        t = base + 1040.0 + 2 * i
+        events.append(_x("cuda_runtime", "cudaLaunchKernel", t, 1, correlation=corr))
+        params = {"Collective name": "allreduce", "Process Group Name": "0", "Seq": seq}
+        kernel = _x("kernel", "ncclDevKernel_AllReduce", base + 1160.0 + 10 * i, 5, **params)
+        kernel["args"] |= {"device": 0, "stream": 9, "correlation": corr}
+        events.append(kernel)
+    events.append(_x("python_function", "_disable_profiler", base + 1000.0 * (steps + 2), 1))
+    return events
+
+
+def write_trace(
+    path: Path, events: list[dict[str, Any]], rank: int | None = None, world: int = 2
+) -> Path:
+    document: dict[str, Any] = {
+        "traceEvents": events,
+        "deviceProperties": [{"id": 0, "name": "GPU"}],
+    }
+    if rank is not None:
+        document["distributedInfo"] = {"rank": rank, "world_size": world, "backend": "nccl"}
+    path.write_bytes(gzip.compress(json.dumps(document).encode()))
+    return path
+
+
+def write_export(
+    path: Path, *, outside: int = 0, missing_names: int = 0, unnamed: bool = False
+) -> Path:
+    """An nsys export: 4 kernels inside the capture range 1,000–9,000 ns on device 0 (named
+    GPU 0), ``outside`` more outside it, ``missing_names`` kernels whose demangledName id
+    StringIds lacks, and with ``unnamed`` a kernel on device 1 that no row names."""
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        """
+        CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,
+            streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER,
+            shortName INTEGER, gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER,
+            blockY INTEGER, blockZ INTEGER);
+        CREATE TABLE ANALYSIS_DETAILS (globalVid INTEGER, duration INTEGER, startTime INTEGER,
+            stopTime INTEGER);
+        CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT);
+        INSERT INTO StringIds VALUES (0, 'gemm');
+        INSERT INTO ANALYSIS_DETAILS VALUES (1, 8000, 1000, 9000);
+        INSERT INTO TARGET_INFO_GPU VALUES (0, 'NVIDIA H100');
+        """
+    )
+    rows = [(2000 + 1000 * i, 2500 + 1000 * i, 0, 0) for i in range(4)]
+    rows += [(9500 + 100 * i, 9600 + 100 * i, 0, 0) for i in range(outside)]
+    rows += [(3000, 3100, 0, 77 + i) for i in range(missing_names)]
+    rows += [(4000, 4100, 1, 0)] if unnamed else []
+    for corr, (start, end, device, name) in enumerate(rows):
+        conn.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?,?,?,7,?,?,?,0,1,1,1,128,1,1)",
+            (start, end, device, corr, 42 << 24, name),
+        )
+    conn.commit()
+    conn.close()
+    return path
+
+
+TT_HEADER = (
+    "OP CODE,OP TYPE,GLOBAL CALL COUNT,DEVICE ID,CORE COUNT,HOST START TS,"
+    "DEVICE KERNEL DURATION [ns]"
+)
+
+
+def write_report(path: Path, rows: list[tuple[str, str, str, str]]) -> Path:
+    """A Tenstorrent ops report of (op, type, device, duration ns) rows, one host µs apart."""
+    lines = [TT_HEADER]
+    for i, (op, kind, device, duration) in enumerate(rows):
+        cores = "" if kind == "signpost" else "64"
+        lines.append(f"{op},{kind},{i},{device},{cores},{1000 * (i + 1)},{duration}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def clean_report_rows() -> list[tuple[str, str, str, str]]:
+    return [
+        ("model started", "signpost", "", ""),
+        ("Matmul", "tt_dnn_device", "0", "1500"),
+        ("mark", "signpost", "", ""),
+        ("Add", "tt_dnn_device", "0", "200"),
+        ("model finished", "signpost", "", ""),
+    ]
+
+
+def clean_samples() -> list[dict[str, Any]]:
+    """4 tiles, epochs 0 and 1, back to back: no overlap, no gap, every tile used."""
+    samples = []
+    for epoch in (0, 1):
+        for tile in range(4):
+            for k in range(3):
+                offset = epoch * 1000 + k * 100
+                samples.append(
+                    {"physicalTile": tile, "offset": offset, "duration": 90, "epoch": epoch,
+                     "kind": "compute", "metadata": [{"name": "usefulCycles", "value": "45"}]}
+                )  # fmt: skip
+    return samples
+
+
+def write_dump(path: Path, samples: list[dict[str, Any]], tiles: int = 4) -> Path:
+    path.write_text(json.dumps({"clockHz": 1_000_000_000, "tileCount": tiles, "samples": samples}))
+    return path
+
+
+def counts(frame: pl.DataFrame) -> dict[str, int]:
+    return dict(zip(frame["check"].to_list(), frame["count"].to_list(), strict=True))
+
+
+def only(frame: pl.DataFrame, check: str, count: int) -> dict[str, Any]:
+    """The row of ``check``; every other check of the frame counts nothing."""
+    found = counts(frame)
+    assert found[check] == count, found
+    assert {k: v for k, v in found.items() if k != check and v} == {}
+    row: dict[str, Any] = frame.filter(pl.col("check") == check).row(0, named=True)
+    return row
+
+
+# ---------------------------------------------------------------- clean files: nothing found
+
+
+def test_clean_files_pass_every_check(tmp_path: Path) -> None:
+    paths = [
+        write_trace(tmp_path / "t.json.gz", clean_events(comm_seqs=(1, 2))),
+        write_export(tmp_path / "e.sqlite"),
+        write_report(tmp_path / "r.csv", clean_report_rows()),
+        write_dump(tmp_path / "d.json", clean_samples()),
+    ]
+    frame = check_files(paths)
+    assert frame.height == 7 + 3 + 2 + 5
+    assert frame.filter(pl.col("count") > 0).select("check", "detail", "places").to_dicts() == []
+    assert set(frame["status"]) == {"ok"}
+
+
+# ---------------------------------------------------------------- Kineto traces
+
+
+def _trace_checks(tmp_path: Path, events: list[dict[str, Any]]) -> pl.DataFrame:
+    return check_files([write_trace(tmp_path / "t.json.gz", events)])
+
+
+def test_kernels_without_a_launch_call(tmp_path: Path) -> None:
+    events = clean_events()
+    events += [
+        _x("kernel", "orphan", 3000.0 + 60 * i, 10, device=0, stream=7, correlation=500 + i)
+        for i in range(3)
+    ]
+    row = only(_trace_checks(tmp_path, events), "kernel-without-launch", 3)
+    first = len(clean_events()) - 1 + 1  # the orphans follow the clean events
+    assert row["places"] == [f"$.traceEvents[{first + i}]" for i in range(3)]
+    assert row["status"] == "warn" and "breakdown" in row["undermines"]
+
+
+def test_launches_without_a_kernel(tmp_path: Path) -> None:
+    events = clean_events()
+    events += [
+        _x("cuda_runtime", "cudaLaunchKernel", 1400.0, 2, correlation=600 + i) for i in range(2)
+    ]
+    events.append(
+        _x("cuda_runtime", "cudaStreamSynchronize", 1450.0, 2, correlation=700)
+    )  # launches nothing
+    row = only(_trace_checks(tmp_path, events), "launch-without-kernel", 2)
+    assert "cudaLaunchKernel" in row["detail"]
+
+
+def test_overlapping_kernels_on_one_stream(tmp_path: Path) -> None:
+    events = clean_events()
+    # inside step 1's first kernel (1100-1150) on the same stream: 1 overlap; on stream 8: none
+    events.append(_x("cuda_runtime", "cudaLaunchKernel", 1030.0, 2, correlation=800))
+    events.append(_x("kernel", "late", 1120.0, 10, device=0, stream=7, correlation=800))
+    events.append(_x("cuda_runtime", "cudaLaunchKernel", 1031.0, 2, correlation=801))
+    events.append(_x("kernel", "other stream", 1120.0, 10, device=0, stream=8, correlation=801))
+    row = only(_trace_checks(tmp_path, events), "overlapping-kernels", 1)
+    assert row["places"] == [f"$.traceEvents[{len(events) - 3}]"]
+
+
+def test_events_with_zero_or_negative_duration(tmp_path: Path) -> None:
+    events = clean_events()
+    for i, dur in enumerate((0.0, -3.0)):
+        events.append(_x("cuda_runtime", "cudaLaunchKernel", 1040.0 + i, 2, correlation=810 + i))
+        events.append(
+            _x("kernel", "flat", 1240.0 + 2 * i, dur, device=0, stream=20 + i, correlation=810 + i)
+        )
+    row = only(_trace_checks(tmp_path, events), "nonpositive-duration", 2)
+    assert "1 negative" in row["detail"]
+
+
+def test_missing_step_annotations(tmp_path: Path) -> None:
+    events = clean_events(3)
+    # step 2 gone entirely (a gap), step 3's GPU-side annotation gone
+    events = [e for e in events if e["name"] != "ProfilerStep#2"]
+    events = [
+        e
+        for e in events
+        if not (e["name"] == "ProfilerStep#3" and e["cat"] == "gpu_user_annotation")
+    ]
+    row = only(_trace_checks(tmp_path, events), "step-missing", 2)
+    assert row["places"] == ["ProfilerStep#2 (no annotation)", "ProfilerStep#3 (no GPU annotation)"]
+
+
+def test_truncated_step_annotation(tmp_path: Path) -> None:
+    events = clean_events()
+    for e in events:  # step 1's GPU annotation covers its first kernel only
+        if e["name"] == "ProfilerStep#1" and e["cat"] == "gpu_user_annotation":
+            e["dur"] = 60
+    row = only(_trace_checks(tmp_path, events), "step-truncated", 1)
+    assert "covers 1 of the 2 GPU events" in row["detail"]
+
+
+def test_trace_that_ends_inside_a_step(tmp_path: Path) -> None:
+    events = clean_events()[:-1]  # no stop event; step 2's CPU annotation outlasts the rest
+    for e in events:
+        if e["name"] == "ProfilerStep#2" and e["cat"] == "user_annotation":
+            e["dur"] = 5000
+    row = only(_trace_checks(tmp_path, events), "trace-ends-in-step", 1)
+    assert row["places"][0].startswith("ProfilerStep#2 at $.traceEvents[")
+
+
+def test_a_trace_with_a_text_stream_and_no_dur_is_checked_not_refused(tmp_path: Path) -> None:
+    events = clean_events()
+    events.append(_x("cuda_runtime", "hipLaunchKernel", 1050.0, 2, correlation=820, stream="0x0"))
+    events.append(_x("kernel", "no dur", 1260.0, None, device=0, stream=30, correlation=820))
+    row = only(_trace_checks(tmp_path, events), "nonpositive-duration", 1)
+    assert "1 without dur" in row["detail"]
+
+
+# ---------------------------------------------------------------- ranks of one job
+
+
+def test_ranks_of_one_job(tmp_path: Path) -> None:
+    zero = write_trace(tmp_path / "r0.json.gz", clean_events(2, comm_seqs=(1, 2, 3)), rank=0)
+    # rank 1: one step fewer, seq 2 never seen, its clock 1 s later
+    one = write_trace(tmp_path / "r1.json.gz", clean_events(1, base=1e6, comm_seqs=(1, 3)), rank=1)
+    frame = check_files([zero, one])
+    job = frame.filter(pl.col("input").str.starts_with("job of 2 ranks"))
+    assert counts(job) == {"rank-step-counts": 1, "rank-clock-ranges": 2, "partial-collectives": 1}
+    rows = {r["check"]: r for r in job.iter_rows(named=True)}
+    assert rows["rank-step-counts"]["places"] == [f"rank 1 ({one}): 1 steps"]
+    assert rows["partial-collectives"]["places"] == ["group 0 seq 2 on ranks 0 only"]
+    assert frame.filter(~pl.col("input").str.starts_with("job"))["count"].sum() == 0
+
+
+def test_collectives_at_the_window_edges_are_not_partial(tmp_path: Path) -> None:
+    zero = write_trace(tmp_path / "r0.json.gz", clean_events(comm_seqs=(1, 2, 3)), rank=0)
+    one = write_trace(tmp_path / "r1.json.gz", clean_events(comm_seqs=(2, 3, 4)), rank=1)
+    assert counts(check_files([zero, one]))["partial-collectives"] == 0
+
+
+# ---------------------------------------------------------------- nsys exports
+
+
+@pytest.mark.parametrize(
+    ("keywords", "check", "count"),
+    [
+        ({"outside": 3}, "kernel-outside-capture", 3),
+        ({"missing_names": 2}, "missing-string-id", 2),
+        ({"unnamed": True}, "unnamed-device", 1),
+    ],
+)
+def test_nsys_export_defects(
+    tmp_path: Path, keywords: dict[str, Any], check: str, count: int
+) -> None:
+    row = only(check_files([write_export(tmp_path / "e.sqlite", **keywords)]), check, count)
+    if check == "kernel-outside-capture":
+        assert row["places"] == [f"CUPTI_ACTIVITY_KIND_KERNEL row {5 + i}" for i in range(3)]
+    if check == "missing-string-id":
+        assert row["places"][0] == "CUPTI_ACTIVITY_KIND_KERNEL row 5 demangledName = 77"
+    if check == "unnamed-device":
+        assert row["places"] == ["device 1"] and row["status"] == "info"
+
+
+# ---------------------------------------------------------------- Tenstorrent reports
+
+
+def test_ops_without_device_time(tmp_path: Path) -> None:
+    rows = clean_report_rows()
+    rows[3:3] = [("Add", "tt_dnn_device", "0", ""), ("Mul", "tt_dnn_device", "0", "")]
+    row = only(check_files([write_report(tmp_path / "r.csv", rows)]), "op-without-device-time", 2)
+    assert row["places"] == ["line 5", "line 6"]
+
+
+def test_signposts_without_ops(tmp_path: Path) -> None:
+    rows = clean_report_rows()
+    rows[4:4] = [("block started", "signpost", "", ""), ("block finished", "signpost", "", "")]
+    rows.append(("trailer", "signpost", "", ""))
+    row = only(check_files([write_report(tmp_path / "r.csv", rows)]), "signpost-without-ops", 2)
+    assert row["places"] == ["line 6 (block started)", "line 9 (trailer)"]
+
+
+# ---------------------------------------------------------------- tile dumps
+
+
+def _dump_checks(tmp_path: Path, samples: list[dict[str, Any]], tiles: int = 4) -> pl.DataFrame:
+    return check_files([write_dump(tmp_path / "d.json", samples, tiles)])
+
+
+def test_tiles_that_never_appear(tmp_path: Path) -> None:
+    row = only(_dump_checks(tmp_path, clean_samples(), tiles=7), "tile-never-appears", 3)
+    assert row["places"] == ["tile 4", "tile 5", "tile 6"]
+
+
+def test_epochs_with_gaps(tmp_path: Path) -> None:
+    samples = clean_samples()
+    for s in samples:
+        s["epoch"] = 3 * s["epoch"]  # epochs 0 and 3: 1 and 2 missing
+    row = only(_dump_checks(tmp_path, samples), "epoch-gap", 2)
+    assert row["places"] == ["epoch 1", "epoch 2"]
+
+
+def test_samples_overlapping_on_a_tile(tmp_path: Path) -> None:
+    samples = clean_samples()
+    samples.append({**samples[0], "offset": 50, "duration": 20})  # tile 0, inside its first sample
+    row = only(_dump_checks(tmp_path, samples), "overlapping-samples", 1)
+    assert row["places"] == [f"sample {len(samples) - 1}"]
+
+
+def test_samples_past_the_profile_span(tmp_path: Path) -> None:
+    samples = clean_samples()
+    samples += [{**samples[0], "offset": 50_000 + 100 * k, "epoch": 1} for k in range(2)]
+    row = only(_dump_checks(tmp_path, samples), "sample-past-span", 2)
+    assert row["places"] == [f"sample {len(samples) - 2}", f"sample {len(samples) - 1}"]
+
+
+@pytest.mark.parametrize("form", ["json", "ndjson"])
+def test_metadata_that_does_not_parse(tmp_path: Path, form: str) -> None:
+    samples = clean_samples()
+    samples[2]["metadata"] = [{"name": "usefulCycles", "value": "lots"}]
+    samples[5]["metadata"] = "not a list"
+    samples[7]["metadata"] = [{"name": "usefulCycles", "value": "-4"}]
+    if form == "json":
+        path = write_dump(tmp_path / "d.json", samples)
+    else:
+        path = tmp_path / "d.ndjson"
+        header = json.dumps({"clockHz": 1_000_000_000, "tileCount": 4})
+        path.write_text("\n".join([header, *(json.dumps(s) for s in samples)]) + "\n")
+    row = only(check_files([path]), "metadata-unparsed", 3)
+    assert row["places"] == ["sample 2", "sample 5", "sample 7"]
+
+
+# ---------------------------------------------------------------- thresholds are data
+
+
+def test_a_threshold_overridden_from_toml(tmp_path: Path) -> None:
+    samples = clean_samples()
+    samples.append({**samples[0], "offset": 50, "duration": 20})
+    path = write_dump(tmp_path / "d.json", samples)
+    rules = tmp_path / "checks.toml"
+    rules.write_text("[overlapping-samples]\nallowed = 1\n[defaults]\nplaces = 0\n")
+    row = only(check_files([path], load_checks(rules)), "overlapping-samples", 1)
+    assert row["status"] == "ok" and row["places"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("[no-such-check]\nallowed = 1\n", "no-such-check: unknown check"),
+        ("[epoch-gap]\nlimit = 1\n", "epoch-gap.limit: unknown key"),
+        ('[epoch-gap]\nseverity = "fatal"\n', "epoch-gap.severity: expected one of info, warn"),
+        ("[epoch-gap]\nallowed = -1\n", "epoch-gap.allowed: expected"),
+    ],
+)
+def test_a_bad_checks_file_is_one_line(tmp_path: Path, text: str, error: str) -> None:
+    rules = tmp_path / "checks.toml"
+    rules.write_text(text)
+    dump = write_dump(tmp_path / "d.json", clean_samples())
+    result = CliRunner().invoke(cli, ["check", str(dump), "--checks", str(rules)])
+    assert result.exit_code == 2 and error in result.output
+
+
+# ---------------------------------------------------------------- the command
+
+
+def test_command_table_json_and_exit_code(tmp_path: Path) -> None:
+    samples = clean_samples()
+    samples.append({**samples[0], "offset": 50, "duration": 20})
+    bad = write_dump(tmp_path / "bad.json", samples)
+    good = write_dump(tmp_path / "good.json", clean_samples())
+    runner = CliRunner()
+    result = runner.invoke(cli, ["check", str(good)])
+    assert result.exit_code == 0, result.output
+    assert "all 5 checks passed" in result.output
+    result = runner.invoke(cli, ["check", str(bad), "--format", "json"])
+    assert result.exit_code == 1
+    document = json.loads(result.output)
+    assert document["failed"] == 1
+    (row,) = [c for c in document["checks"] if c["count"]]
+    assert row["check"] == "overlapping-samples" and row["places"] == [f"sample {len(samples) - 1}"]
+    table = runner.invoke(cli, ["check", str(bad)])
+    assert table.exit_code == 1 and "1 of 5 checks failed" in table.output
+    assert "abstaining: supersteps, epochs, groups, headline" in " ".join(table.output.split())
+
+
+def test_command_checks_the_example_and_names_facts_to_know(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["check", "--example"])
+    assert result.exit_code == 0 and result.output.endswith("all 5 checks passed\n")
+    unnamed = write_export(tmp_path / "e.sqlite", unnamed=True)
+    result = CliRunner().invoke(cli, ["check", str(unnamed)])
+    assert result.exit_code == 0  # an info check does not fail
+    assert result.output.endswith("all 3 checks passed; 1 with facts to know\n")
+    assert "to know:\n- unnamed-device (" in result.output
+
+
+def test_command_needs_inputs() -> None:
+    result = CliRunner().invoke(cli, ["check"])
+    assert result.exit_code == 2 and "give PATHS" in result.output
+
+
+# ---------------------------------------------------------------- real files
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+REAL_FILES: tuple[str, ...] = (
+    "hta/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+    "hta/nccl_2xA100_rank0.json.gz",
+    "hta/sampled_rank-0.json.gz",
+    "hta/sampled_rank-1.json.gz",
+    "real/h100_2gpu_1s.sqlite",
+    "real/kernel_trace.csv",
+    "real/ops_perf_results_2025_09_18_11_39_20.csv",
+    "real/tt_wh_clip_encoder_400.csv",
+    "torch/model_trace.json.gz",
+    "traces/h200_train_steps.json.gz",
+    *(
+        f"tracelens/{gpu}_{model}.json.gz"
+        for gpu in ("h100", "mi300")
+        for model in (
+            "Falconsai_nsfw_image_detection__1016002",
+            "Qwen_Qwen1.5-0.5B-Chat__1016005",
+            "gaunernst_bert-small-uncased__1016001",
+        )
+    ),
+)
+REAL_DEFECTS: dict[tuple[str, str], tuple[int, str]] = {
+    # ROCm 6.2: the CPU ProfilerStep#2 has no GPU-side annotation, and step 1's GPU-side
+    # annotation covers 8 of the 16 GPU events its CPU step launched (issue 31).
+    ("hta/mi250_minitoy_train_ROCm6_2_kineto.json.gz", "step-missing"): (
+        1,
+        "ProfilerStep#2 (no GPU annotation)",
+    ),
+    ("hta/mi250_minitoy_train_ROCm6_2_kineto.json.gz", "step-truncated"): (
+        1,
+        "ProfilerStep#1 at $.traceEvents[156]",
+    ),
+    # The export has no TARGET_INFO_GPU table: both H100s are "GPU 0" and "GPU 1" (info).
+    ("real/h100_2gpu_1s.sqlite", "unnamed-device"): (2, "device 0"),
+    # "Oft module" is followed by "OFT block started" with no op between them (info).
+    ("real/ops_perf_results_2025_09_18_11_39_20.csv", "signpost-without-ops"): (
+        1,
+        "line 213 (Oft module)",
+    ),
+    # Kernels flushed into the trace whose launches came before the profiler's window:
+    # correlations 675771-682741 (H100), all below the first runtime call's 682747.
+    ("tracelens/h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz", "kernel-without-launch"): (
+        509,
+        "$.traceEvents[10899]",
+    ),
+    ("tracelens/mi300_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz", "kernel-without-launch"): (
+        463,
+        "$.traceEvents[11638]",
+    ),
+}
+
+
+def test_real_files_hold_only_their_known_defects() -> None:
+    frame = check_files([FIXTURES / name for name in REAL_FILES])
+    found = {
+        (str(Path(row["input"]).relative_to(FIXTURES)), row["check"]): (
+            row["count"],
+            row["places"][0],
+        )
+        for row in frame.filter(
+            pl.col("count") > 0, ~pl.col("input").str.starts_with("job")
+        ).iter_rows(named=True)
+    }
+    assert found == REAL_DEFECTS
+    job = frame.filter(pl.col("input").str.starts_with("job of 128 ranks (ranks 0, 1 given)"))
+    assert job.height == 3 and job["count"].sum() == 0  # the two sampled ranks agree

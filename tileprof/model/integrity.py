@@ -1,0 +1,146 @@
+"""Reading every input for the capture checks (``tileprof check``, and the checks that
+``findings``, ``report``, ``diff`` and ``history`` consult before a verdict).
+
+Each file is detected as every command detects it; its kind picks its checks
+(``tileprof.analyses.integrity_gpu``, ``tileprof.analyses.quality.tile_integrity``). PyTorch
+traces that name their rank (``distributedInfo``) and share a world size are one job: their
+ranks are also checked against each other. A file of a kind with no checks gives no rows.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from tileprof.analyses.integrity import CheckRules, check_frame, load_checks
+from tileprof.core.errors import InputError
+from tileprof.inputs.gpu.kineto import KIND as TRACE
+from tileprof.inputs.gpu.nsys_sqlite import KIND as NSYS_SQLITE
+from tileprof.inputs.sources import TILE_DUMP, read_input
+from tileprof.inputs.tile.tenstorrent import KIND as TENSTORRENT
+from tileprof.model.profile import Profile
+from tileprof.model.reading import DumpReading
+
+Row = dict[str, object]
+
+
+def check_files(
+    paths: Sequence[Path],
+    rules: CheckRules | None = None,
+    read: DumpReading | None = None,
+    *,
+    example: Profile | None = None,
+) -> pl.DataFrame:
+    """The capture checks of every file (and of ``example``, a profile already loaded), in
+    command-line order, then the checks across the ranks of each job."""
+    rules = rules or load_checks()
+    read = read or DumpReading()
+    rows: list[Row] = []
+    if example is not None:
+        rows += input_checks("example", TILE_DUMP, None, example, rules).rows
+    ranks: list[Checked] = []
+    for path in paths:
+        found = read_input(path, whole_dumps=True)
+        if found.kind in (TRACE, NSYS_SQLITE, TENSTORRENT) and found.data is not None:
+            checked = input_checks(str(path), found.kind, found.data, None, rules)
+        elif found.kind == TILE_DUMP or found.data is None:
+            checked = Checked(_dump(path, found.data, rules, read))
+        else:
+            continue
+        rows += checked.rows
+        ranks += [checked] if checked.rank is not None else []
+    return check_frame(rows + job_rows(ranks, rules))
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One input's check rows; a trace that names its rank keeps its inventory for the
+    checks across the ranks of its job."""
+
+    rows: list[Row]
+    name: str = ""
+    rank: tuple[int, int] | None = None
+    """(world size, rank)"""
+    inventory: pl.DataFrame | None = None
+
+
+def input_checks(
+    name: str, kind: str, data: bytes | None, profile: Profile | None, rules: CheckRules
+) -> Checked:
+    """The checks of one input already read: its bytes (``data``) for a PyTorch trace, an
+    nsys export or a Tenstorrent report, its ``profile`` for a tile dump (another kind: no
+    checks)."""
+    from tileprof.analyses.integrity_gpu import export_checks, ops_report_checks, trace_checks
+    from tileprof.analyses.quality import tile_integrity
+
+    if profile is not None:
+        return Checked(tile_integrity(profile.samples, profile.tile_count, name, rules))
+    if data is None:
+        return Checked([])
+    if kind == TRACE:
+        from tileprof.inputs.gpu.kineto_inventory import read_inventory
+
+        inventory = read_inventory(name, data)
+        rows = trace_checks(inventory.events, name, rules)
+        if inventory.rank is None or inventory.world_size is None:
+            return Checked(rows)
+        return Checked(rows, name, (inventory.world_size, inventory.rank), inventory.events)
+    if kind == NSYS_SQLITE:
+        from tileprof.inputs.gpu.nsys_checks import read_facts
+
+        f = read_facts(name, data)
+        return Checked(
+            export_checks(f.events, f.capture, f.missing_strings, f.named_devices, name, rules)
+        )
+    if kind == TENSTORRENT:
+        from tileprof.inputs.tile.tenstorrent import op_table
+
+        return Checked(ops_report_checks(op_table(name, data), name, rules))
+    return Checked([])
+
+
+def job_rows(checked: Sequence[Checked], rules: CheckRules) -> list[Row]:
+    """The checks across the ranks of each job: traces of one world size (a rank given
+    twice counts once)."""
+    jobs: dict[int, dict[int, tuple[str, pl.DataFrame]]] = defaultdict(dict)
+    for c in checked:
+        if c.rank is not None and c.inventory is not None:
+            jobs[c.rank[0]].setdefault(c.rank[1], (c.name, c.inventory))
+    return _jobs(jobs, rules)
+
+
+def _jobs(jobs: dict[int, dict[int, tuple[str, pl.DataFrame]]], rules: CheckRules) -> list[Row]:
+    from tileprof.analyses.integrity_gpu import job_checks
+
+    rows: list[Row] = []
+    for world, ranks in sorted(jobs.items()):
+        if len(ranks) > 1:
+            label = f"job of {world} ranks (ranks {', '.join(map(str, sorted(ranks)))} given)"
+            rows += job_checks(dict(sorted(ranks.items())), label, rules)
+    return rows
+
+
+def _dump(path: Path, data: bytes | None, rules: CheckRules, read: DumpReading) -> list[Row]:
+    """A tile dump's checks; one whose metadata the loader refuses is scanned for every such
+    sample (JSON and NDJSON dumps) and read without their metadata."""
+    from tileprof.analyses.quality import tile_integrity
+    from tileprof.model.profile import load
+
+    unparsed: list[int] = []
+    try:
+        profile = load(path, **read.keywords, content=data)
+    except InputError as exc:
+        if "metadata" not in exc.message:
+            raise
+        from tileprof.inputs.tile.metadata_scan import scan
+
+        scanned = scan(path)
+        if scanned is None or not scanned[0]:
+            raise
+        unparsed, cleaned = scanned
+        profile = load(path, **read.keywords, content=cleaned)
+    return tile_integrity(profile.samples, profile.tile_count, str(path), rules, unparsed)
