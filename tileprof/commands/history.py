@@ -57,6 +57,16 @@ def check_judged(unchecked: tuple[str, ...], allow_empty: bool) -> None:
         click.echo(f"tileprof: note: {sentence}", err=True)
 
 
+def _generated_at(out: Output) -> str | None:
+    """The HTML page's generation time, read first: a malformed SOURCE_DATE_EPOCH fails
+    before the store is read."""
+    if out.format != "html":
+        return None
+    from tileprof.views.html.data import generation_time
+
+    return generation_time()
+
+
 @click.command("history", short_help="Trend of figures per run and group from a store.")
 @store_uri_option()
 @filter_options(("kernels",), kernels="Only these groups.")
@@ -109,22 +119,13 @@ def command(
         thresholds = parse_thresholds(fail_on)
     except (ThresholdError, ValueError) as exc:
         raise OptionError(f"--fail-on: {exc}") from None
-    generated_at = None
-    if out.format == "html":
-        from tileprof.views.html.data import generation_time
-
-        generated_at = generation_time()  # first: a malformed SOURCE_DATE_EPOCH fails early
+    generated_at = _generated_at(out)
     store = open_store(store_uri)
     runs = select_runs(read_runs(store), labels=parse_labels(labels))
     history = build_history(
-        store,
-        runs,
-        fields=fields,
-        kernels=filters.kernels,
-        order=order,
-        thresholds=thresholds,
+        store, runs, fields=fields, kernels=filters.kernels, order=order, thresholds=thresholds,
         change_points=with_changes,
-    )
+    )  # fmt: skip
     check_judged(history.unchecked, allow_empty)
     abstained = history_abstention(history, checks) if thresholds else ()
     if abstained:

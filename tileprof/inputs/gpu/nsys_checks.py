@@ -51,7 +51,7 @@ def read_facts(path: str | Path, data: bytes) -> ExportFacts:
 
 
 def _facts(conn: sqlite3.Connection) -> ExportFacts:
-    tables = _tables(conn)
+    tables = {name: set(columns) for name, columns in _tables(conn).items()}
     rows = []
     for table in (KERNELS, MEMCPY, MEMSET):
         if {"start", "end", "deviceId"} <= tables.get(table, set()):
