@@ -143,3 +143,14 @@ def test_history_names_the_run_a_change_starts_at() -> None:
     table = render_table(history)
     assert "changes  1 (E-Divisive means, p ≤ 0.01)" in table
     assert "gemm_a phaseCycles: from run r11" in table
+
+
+def test_history_page_marks_the_change() -> None:
+    from tileprof.views.history_html import render
+
+    rng = np.random.default_rng(5)
+    values: list[float | None] = list(1000 * (1 + 0.005 * rng.standard_normal(20)))
+    values[10:] = [v * 1.05 for v in values[10:] if v is not None]
+    page = render(_history(values), "2026-12-01T00:00:00Z")
+    assert page.count('<line class="change"') == 1
+    assert "change from run r10:" in page

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import timezone
 
 from tileprof.core.text import shorten
-from tileprof.model.store.history import History, Trend
+from tileprof.model.store.history import Change, History, Trend
 from tileprof.views.history import format_value, labels_text, rule
 
 WIDTH, HEIGHT = 360.0, 100.0
@@ -57,6 +57,8 @@ class Panel:
     """The value at the top."""
     runs: tuple[AxisLabel, ...] = ()
     """The first and the last run (and the middle one from five runs up) under the plot."""
+    changes: tuple[Marker, ...] = ()
+    """A dashed line at the first run of each new level (``history --change-points``)."""
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,10 @@ def panel(trend: Trend, dates: dict[str, str] | None = None) -> Panel:
         if p.value is not None and p.flag is not None
     ]
     defined = [p.value for p in trend.points if p.value is not None]
+    at = {p.run: x for x, p in placed}
+    changes = [
+        Marker(round(at[c.run], 2), PLOT_TOP, _change_title(trend.field, c)) for c in trend.changes
+    ]
     return Panel(
         field=trend.field,
         line=line,
@@ -158,6 +164,16 @@ def panel(trend: Trend, dates: dict[str, str] | None = None) -> Panel:
         axis_low=format_value(trend.field, low),
         axis_high=format_value(trend.field, high),
         runs=_run_axis(trend, xs, dates or {}),
+        changes=tuple(changes),
+    )
+
+
+def _change_title(field: str, change: Change) -> str:
+    point = change.point
+    step = "" if point.step is None else f" ({point.step * 100:+.2f}%)"
+    return (
+        f"change from run {change.run}: {format_value(field, point.before)} → "
+        f"{format_value(field, point.after)}{step}, confidence {point.confidence * 100:.1f}%"
     )
 
 
