@@ -357,3 +357,16 @@ def test_command_on_the_example_ranks_candidates() -> None:
     gains = [c["gainCycles"] for c in document["candidates"]]
     assert gains == sorted(gains, reverse=True) and gains[0] > 0
     assert {c["edit"] for c in document["candidates"]} >= {"balance", "no-exchange"}
+
+
+def test_report_shows_the_path_and_the_candidates(tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(cli, ["report", "--example", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    path = critical_path(
+        example_profile().samples, tile_count=1472, clock_hz=1.5e9, epoch=1
+    ).epochs.row(0, named=True)
+    assert f"Epoch 1: the critical path is {path['cycles']:,} cycles: compute " in page
+    assert 'id="tile-0-supersteps-candidates"' in page
+    assert "roofline:cast_f16_f8" in page

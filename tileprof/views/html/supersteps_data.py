@@ -14,8 +14,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from tileprof.analyses.critical import PATH_PARTS, CriticalPath
 from tileprof.analyses.filters import Filters
+from tileprof.model.critical import tile_critical
 from tileprof.model.profile import Profile
+from tileprof.views.critical_table import PATH_TITLES
 from tileprof.views.html.view import SuperstepSection, Table
 
 MAX_ROWS = 100
@@ -87,6 +90,7 @@ def superstep_section(
             (pl.col("epoch").eq_missing(longest["epoch"])) & (pl.col("index") == longest["index"])
         ).select("tile", end=longest["end"] - pl.col("syncWait"))
     bin_size, heat = busy_heat(rows, full.tiles, profile.tile_count)
+    critical = tile_critical(profile, epoch=filters.epoch)
     return SuperstepSection(
         id=id,
         result=shown,
@@ -99,7 +103,38 @@ def superstep_section(
         longest=longest,
         ends=ends,
         note=note,
+        critical=path_sentences(critical),
+        candidates=table(
+            f"{id}-candidates",
+            critical.candidates,
+            ("epoch", "edit", "whatIfCycles", "gainCycles", "gainShare"),
+            percent=("gainShare",),
+            docs=CANDIDATE_DOCS,
+            ditto=("epoch",),
+        )
+        if critical.candidates.height
+        else None,
     )
+
+
+CANDIDATE_DOCS = {
+    "whatIfCycles": "the epoch's cycles after the edit alone (docs/metrics.md, What-if)",
+    "gainCycles": "measured − what-if cycles",
+    "gainShare": "gainCycles / measured cycles",
+}
+
+
+def path_sentences(result: CriticalPath) -> tuple[str, ...]:
+    """Per epoch: the path's length and its parts' shares, largest first."""
+    titles = dict(zip(PATH_PARTS, PATH_TITLES, strict=True))
+    sentences = []
+    for row in result.epochs.iter_rows(named=True):
+        cycles = row["cycles"]
+        parts = sorted(PATH_PARTS, key=lambda p: -row[p])
+        shares = ", ".join(f"{titles[p]} {row[p] / cycles:.1%}" for p in parts if row[p] and cycles)
+        epoch = "—" if row["epoch"] is None else row["epoch"]
+        sentences.append(f"Epoch {epoch}: the critical path is {cycles:,} cycles: {shares}.")
+    return tuple(sentences)
 
 
 def _capped(steps: pl.DataFrame, limit: int = MAX_ROWS) -> tuple[pl.DataFrame, str]:
