@@ -255,3 +255,6 @@ class Report:
     """The rule table's outcomes, fired first: the page opens with them."""
     roofline: ChartedTable | None = None
     """Every target's ops and tile groups on their rooflines (``data.roofline_section``)."""
+    devices: ChartedTable | None = None
+    """The runs that several devices of one target ran, with their spread
+    (``data.device_spread_section``)."""
