@@ -214,7 +214,7 @@ def test_no_link_within_one_target() -> None:
 
 
 COLUMNS = (
-    "target, target_kind, source, workload, implementation, kernel, op_family, dtype, shape, "
+    "target, target_kind, device, source, workload, implementation, kernel, op_family, dtype, shape, "
     "launch_op"
 )
 
