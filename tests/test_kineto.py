@@ -36,8 +36,9 @@ def test_small_trace_aggregates_by_hand() -> None:
     assert (g["op_family"], g["dtype"]) == ("gemm", "f16")
     meta = json.loads(g["metadata"])
     assert (meta["grid"], meta["block"], meta["streams"]) == ("4x2x1", "256x1x1", "7")
-    # device 1 is not in deviceProperties: named by its index, never guessed
-    assert rows[("GPU 1", GEMM)]["total_us"] == 8.0
+    # device 1 is not in deviceProperties: no model is guessed (target GPU), the device says
+    # which it is
+    assert rows[("GPU", GEMM)]["total_us"] == 8.0 and rows[("GPU", GEMM)]["device"] == "GPU 1"
     soft = next(r for (t, k), r in rows.items() if "SoftMax" in k)
     assert (soft["calls"], soft["time_us"], soft["launch_op"]) == (1, 5.0, "aten::_softmax")
     assert (soft["op_family"], soft["dtype"]) == ("softmax", "f32")

@@ -225,13 +225,15 @@ def test_launch_op_by_correlation_then_external_id(tmp_path: Path) -> None:
     assert (copy["launch_op"], copy["op_family"], copy["dtype"]) == ("aten::copy_", "copy", None)
     assert json.loads(copy["metadata"])["category"] == "gpu_memcpy"
     memset = rows["Memset (Device)"]
-    assert (memset["target"], memset["source"], memset["launch_op"]) == (
+    # an unnamed device: target GPU (no model guessed), the device says which
+    assert (memset["target"], memset["device"], memset["source"], memset["launch_op"]) == (
+        "GPU",
         "GPU 1",
         "t.json: device 1",
         None,
     )
     nodev = rows["no_device_kernel"]
-    assert (nodev["target"], nodev["source"]) == ("GPU", "t.json")
+    assert (nodev["target"], nodev["device"], nodev["source"]) == ("GPU", None, "t.json")
     assert json.loads(nodev["metadata"]) == {
         "category": "kernel",
         "streams": "",  # no stream recorded

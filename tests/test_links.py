@@ -214,8 +214,8 @@ def test_no_link_within_one_target() -> None:
 
 
 COLUMNS = (
-    "target, target_kind, source, workload, implementation, kernel, op_family, dtype, shape, "
-    "launch_op"
+    "target, target_kind, device, source, workload, implementation, kernel, op_family, dtype, "
+    "shape, launch_op"
 )
 
 

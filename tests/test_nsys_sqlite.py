@@ -45,14 +45,15 @@ def test_detected_by_content(tmp_path: Path) -> None:
 def test_kernel_totals_match_sql() -> None:
     runs = load_runs(EXPORT).frame
     kernels = runs.filter(pl.col("metadata").str.contains('"category": "kernel"'))
-    got = kernels.group_by("target").agg(pl.col("calls").sum(), pl.col("total_us").sum())
+    got = kernels.group_by("device").agg(pl.col("calls").sum(), pl.col("total_us").sum())
+    assert kernels["target"].unique().to_list() == ["GPU"]  # unnamed: the two GPUs, one target
     want = sql(
         "SELECT deviceId, COUNT(*), SUM(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL "
         "GROUP BY deviceId"
     )
     assert len(want) == 2
     for device, count, total_ns in want:
-        row = got.filter(pl.col("target") == f"GPU {device}").row(0, named=True)
+        row = got.filter(pl.col("device") == f"GPU {device}").row(0, named=True)
         assert row["calls"] == count
         assert row["total_us"] == pytest.approx(int(total_ns) / 1000, rel=1e-12)
     # one row per (device, demangled name)

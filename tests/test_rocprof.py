@@ -54,7 +54,8 @@ def check_against_pandas(path: Path) -> pl.DataFrame:
     want = frame.groupby(["agent", "Kernel_Name"])["dur"].agg(["count", "sum", "max"])
     assert runs.height == len(want)
     for r in runs.iter_rows(named=True):
-        agent = int(r["target"].removeprefix("AMD GPU (agent ").rstrip(")"))
+        assert r["target"] == "AMD GPU"  # the agents of one trace are one target
+        agent = int(r["device"].removeprefix("agent "))
         count, total, longest = want.loc[(agent, r["kernel"])]
         assert r["calls"] == count
         assert r["total_us"] == pytest.approx(total / 1000, rel=1e-12)
@@ -64,15 +65,18 @@ def check_against_pandas(path: Path) -> pl.DataFrame:
 
 def test_older_column_set_matches_pandas() -> None:
     runs = check_against_pandas(TRACE)
-    assert runs["target"].unique().to_list() == ["AMD GPU (agent 2)"]
+    assert runs["device"].unique().to_list() == ["agent 2"]
     meta = json.loads(runs["metadata"][0])
     assert meta["grid_work_items"] == "1024x1024x1" and meta["workgroup"] == "64x1x1"
     assert meta["lds_bytes"] == 0 and meta["scratch_bytes"] == 0
 
 
-def test_newer_column_set_matches_pandas_and_agents_are_targets(tmp_path: Path) -> None:
+def test_newer_column_set_matches_pandas_and_agents_are_devices_of_one_target(
+    tmp_path: Path,
+) -> None:
     runs = check_against_pandas(newer_layout(tmp_path))
-    assert sorted(runs["target"].unique().to_list()) == ["AMD GPU (agent 2)", "AMD GPU (agent 3)"]
+    assert runs["target"].unique().to_list() == ["AMD GPU"]
+    assert sorted(runs["device"].unique().to_list()) == ["agent 2", "agent 3"]
     meta = json.loads(runs["metadata"][0])
     assert (meta["vgpr"], meta["accum_vgpr"], meta["sgpr"]) == (12, 4, 48)
 

@@ -73,7 +73,8 @@ def test_matmul_work_from_the_shapes() -> None:
     assert (runs["mac"] * runs["calls"]).sum() == mac.sum()
     assert set(runs["dtype"].cast(pl.String).to_list()) == {"bf16"}
     row = runs.filter(pl.col("kernel") == "MinimalMatmulOp").row(0, named=True)
-    assert row["target"] == "Tenstorrent wormhole_b0 (chip 0)" and row["target_kind"] == "tile"
+    assert row["target"] == "Tenstorrent wormhole_b0" and row["target_kind"] == "tile"
+    assert row["device"] == "chip 0"
     m, n, k = (int(x) for x in row["shape"].split("x"))
     assert row["mac"] == m * n * k
     assert row["tflops"] == pytest.approx(2 * row["mac"] / row["time_us"] / 1e6)
@@ -97,19 +98,20 @@ def test_signposts_are_named_windows() -> None:
         assert w["op_calls"] == len(inside)
         dur = inside["DEVICE KERNEL DURATION [ns]"].sum() / 1000
         assert w["device_us"] == pytest.approx(dur, rel=1e-9)
-    assert parsed.frame["target"].unique().to_list() == ["Tenstorrent (chip 0)"]
+    assert parsed.frame["target"].unique().to_list() == ["Tenstorrent"]
+    assert parsed.frame["device"].unique().to_list() == ["chip 0"]
 
 
-def test_multi_chip_report_gives_one_target_per_chip(tmp_path: Path) -> None:
+def test_multi_chip_report_gives_one_target_with_a_device_per_chip(tmp_path: Path) -> None:
     frame = pd.read_csv(CLIP, low_memory=False)
     frame.loc[frame.index % 2 == 1, "DEVICE ID"] = 1
     path = tmp_path / "ops_perf_results_multi.csv"
     frame.to_csv(path, index=False)
     runs = load_runs(path).frame
-    totals = runs.group_by("target").agg(pl.col("calls").sum()).sort("target")
+    totals = runs.group_by("target", "device").agg(pl.col("calls").sum()).sort("device")
     assert totals.rows() == [
-        ("Tenstorrent wormhole_b0 (chip 0)", int((frame["DEVICE ID"] == 0).sum())),
-        ("Tenstorrent wormhole_b0 (chip 1)", int((frame["DEVICE ID"] == 1).sum())),
+        ("Tenstorrent wormhole_b0", "chip 0", int((frame["DEVICE ID"] == 0).sum())),
+        ("Tenstorrent wormhole_b0", "chip 1", int((frame["DEVICE ID"] == 1).sum())),
     ]
 
 

@@ -33,7 +33,13 @@ DIFF_SCHEMA: dict[str, pl.DataType] = {
     "after": pl.Float64(),
     "delta": pl.Float64(),
     "change": pl.Float64(),
+    "kernels_before": pl.Int64(),
+    "kernels_after": pl.Int64(),
+    "per_kernel_change": pl.Float64(),
 }
+
+PER_KERNEL: frozenset[str] = frozenset((*TIME_COLUMNS, *IDLE_COLUMNS))
+"""The figures that also compare per kernel: times, which more or fewer kernels change."""
 
 
 def _wide(result: Breakdown) -> pl.DataFrame:
@@ -54,13 +60,24 @@ def _wide(result: Breakdown) -> pl.DataFrame:
 
 
 def compare_breakdowns(before: Breakdown, after: Breakdown) -> pl.DataFrame:
-    """One row per paired window and figure; a window on one side only has null on the other."""
+    """One row per paired window and figure; a window on one side only has null on the other.
+
+    Each row also holds its window's kernels on both sides and, for a time figure, the
+    relative change per kernel (figure / kernels): when the two captures hold different
+    numbers of kernels, that and not the change of the time is the change in speed."""
     joined = _wide(before).join(
         _wide(after), on=list(_PAIR), how="full", suffix="_after", coalesce=True, nulls_equal=True
     )
     parts = []
+    kernels_b, kernels_a = pl.col("kernels").cast(pl.Int64), pl.col("kernels_after").cast(pl.Int64)
+    counted = (kernels_b > 0) & (kernels_a > 0)
     for figure in COMPARED:
         old, new = pl.col(figure), pl.col(f"{figure}_after")
+        per_kernel = (
+            relative(old / kernels_b, new / kernels_a)
+            if figure in PER_KERNEL
+            else pl.lit(None, pl.Float64)
+        )
         parts.append(
             joined.select(
                 *_PAIR,
@@ -73,6 +90,9 @@ def compare_breakdowns(before: Breakdown, after: Breakdown) -> pl.DataFrame:
                 new.alias("after"),
                 (new - old).alias("delta"),
                 relative(old, new).alias("change"),
+                kernels_b.alias("kernels_before"),
+                kernels_a.alias("kernels_after"),
+                pl.when(counted).then(per_kernel).alias("per_kernel_change"),
             )
         )
     frame = pl.concat(parts) if parts else pl.DataFrame(schema=DIFF_SCHEMA)
@@ -84,3 +104,13 @@ def compare_breakdowns(before: Breakdown, after: Breakdown) -> pl.DataFrame:
         .select(list(DIFF_SCHEMA))
         .cast(dict(DIFF_SCHEMA.items()))
     )
+
+
+def kernel_counts_differ(comparison: pl.DataFrame) -> pl.DataFrame:
+    """The paired windows whose two sides hold different numbers of kernels (one row per
+    window: rank, gpu, window, devices, steps, kernels before and after)."""
+    keys = [*_PAIR, "device_before", "device_after", "step_before", "step_after"]
+    return comparison.filter(
+        (pl.col("figure") == "kernels")
+        & pl.col("kernels_before").ne_missing(pl.col("kernels_after"))
+    ).select(*keys, "kernels_before", "kernels_after")

@@ -143,6 +143,18 @@ class Diff:
     """``--top N``: the N largest changes are shown (None: every row); thresholds still see
     every row."""
 
+    @property
+    def order(self) -> str:
+        """The column the rows are sorted by and ``topShare`` covers: a GPU diff's
+        ``time_effect_us`` (the change its call counts do not explain), a tile diff's
+        ``phaseCycles_change``."""
+        return ORDER if ORDER in self.rows.columns else f"{self.impact}_change"
+
+    @property
+    def calls_differ(self) -> bool:
+        """Whether some group both sides have ran a different number of times."""
+        return bool(self.header.get("callsDiffer"))
+
     def shown_rows(self) -> pl.DataFrame:
         """The rows a view shows: the first ``rows_shown`` (the rows are sorted by change)."""
         return self.rows if self.rows_shown is None else self.rows.head(self.rows_shown)
@@ -154,7 +166,7 @@ class Diff:
         if count is None and share is None:
             return self
         top = self.top if share is None else share
-        header = {**self.header, **_totals(self.rows, self.impact, top)}
+        header = {**self.header, **_totals(self.rows, self.impact, top, self.order)}
         return replace(self, rows_shown=count, top=top, header=header)
 
     def values(self, side: str) -> GroupValues:
@@ -165,6 +177,28 @@ class Diff:
             row["group"]: {f: row[c] for f, c in zip(self.fields, columns, strict=True)}
             for row in present.select("group", *columns).iter_rows(named=True)
         }
+
+    def gate_values(self) -> tuple[GroupValues, GroupValues, dict[str, tuple[int, int]]]:
+        """Both sides' values for ``--fail-on``, with ``total_us`` at equal call counts.
+
+        A group both sides have whose calls differ has its before ``total_us`` scaled to the
+        after side's calls (total_us_before × calls_after / calls_before), so that a threshold
+        on total time judges the time per call, never the number of calls. Also returns
+        ``{group: (calls_before, calls_after)}`` of the groups so scaled.
+        """
+        before, after = self.values("before"), self.values("after")
+        scaled: dict[str, tuple[int, int]] = {}
+        if "calls" not in self.fields or "total_us" not in self.fields:
+            return before, after, scaled
+        adjusted = dict(before)
+        for group, values in before.items():
+            new = after.get(group)
+            old_calls, new_calls, total = values["calls"], new and new["calls"], values["total_us"]
+            if not old_calls or not new_calls or total is None or old_calls == new_calls:
+                continue
+            adjusted[group] = {**values, "total_us": total * new_calls / old_calls}
+            scaled[group] = (int(old_calls), int(new_calls))
+        return adjusted, after, scaled
 
 
 def _keys(
@@ -398,12 +432,13 @@ def _figure(name: str, before: float | None, after: float | None) -> dict[str, A
     }
 
 
-def _totals(rows: pl.DataFrame, impact: str, top: int) -> dict[str, Any]:
-    """Net and gross change of ``impact``, the share of the gross the top rows explain, and
-    the count of each status."""
+def _totals(rows: pl.DataFrame, impact: str, top: int, order: str | None = None) -> dict[str, Any]:
+    """Net and gross change of ``impact``, the share of the ``order`` column's gross (default:
+    the change of ``impact``) the top rows explain, and the count of each status."""
     delta = rows.get_column(f"{impact}_change").fill_null(0)
-    gross = float(delta.abs().sum())
-    top_gross = float(delta.head(top).abs().sum())
+    ordered = rows.get_column(order or f"{impact}_change").fill_null(0)
+    gross = float(ordered.abs().sum())
+    top_gross = float(ordered.head(top).abs().sum())
     counts = rows.get_column("status").value_counts()
     by_status = dict(zip(counts["status"].to_list(), counts["count"].to_list(), strict=True))
     return {
@@ -463,17 +498,20 @@ def compare_runs(
     normalize: str | re.Pattern[str] | None = None,
     top: int = DEFAULT_TOP,
 ) -> Diff:
-    """The diff of two GPU sides' kernel (or op) rows, by total_us."""
+    """The diff of two GPU sides' kernel (or op) rows, sorted by the change in total_us that
+    their call counts do not explain (docs/metrics.md, "Diff", "Calls and time per call")."""
     per_op = "kernels" in before.groups.columns
     fields = OP_FIELDS if per_op else GPU_FIELDS
-    rows = pair(
-        before,
-        after,
-        fields=fields,
-        additive=OP_ADDITIVE if per_op else GPU_ADDITIVE,
-        impact="total_us",
-        match=match,
-        normalize=normalize,
+    rows = call_effects(
+        pair(
+            before,
+            after,
+            fields=fields,
+            additive=OP_ADDITIVE if per_op else GPU_ADDITIVE,
+            impact="total_us",
+            match=match,
+            normalize=normalize,
+        )
     )
     total = {
         s: float(side.groups.get_column("total_us").sum())
@@ -481,9 +519,83 @@ def compare_runs(
     }
     header = {
         **_figure("totalUs", total["before"], total["after"]),
-        **_totals(rows, "total_us", top),
+        **call_figures(rows, before, after),
+        **_totals(rows, "total_us", top, ORDER),
     }
     return Diff(rows, header, before, after, fields, "total_us", (), top)
+
+
+ORDER = "time_effect_us"
+"""The column a GPU diff's rows are sorted by."""
+
+
+def call_effects(rows: pl.DataFrame) -> pl.DataFrame:
+    """The rows with the change in total_us split in two, sorted by |``time_effect_us``|.
+
+    ``count_effect_us``: for a group both sides have, with calls on both (> 0), what its
+    change in calls explains: (calls_after − calls_before) × total_us_before / calls_before;
+    0 when either side has no calls; null for an added or removed group.
+    ``time_effect_us``: the rest of ``total_us_change``: calls_after × (µs per call after −
+    µs per call before) for a group both sides have (µs per call = total_us / calls), the
+    whole change for an added or removed group (new or gone work, not a count of the same).
+    """
+    calls_b, calls_a = pl.col("calls_before"), pl.col("calls_after")
+    total_b = pl.col("total_us_before")
+    both = pl.col("beforeName").is_not_null() & pl.col("afterName").is_not_null()
+    counted = both & (calls_b > 0) & (calls_a > 0) & total_b.is_not_null()
+    count = (
+        pl.when(counted)
+        .then((calls_a - calls_b).cast(pl.Float64) * total_b / calls_b.cast(pl.Float64))
+        .when(both)
+        .then(pl.lit(0.0))
+        .otherwise(pl.lit(None, pl.Float64))
+    )
+    rows = rows.with_columns(count.alias("count_effect_us"))
+    time = pl.col("total_us_change") - pl.col("count_effect_us").fill_null(0.0)
+    return rows.with_columns(time.alias(ORDER)).sort(
+        [pl.col(ORDER).abs(), "group"], descending=[True, False], nulls_last=True
+    )
+
+
+def call_figures(rows: pl.DataFrame, before: Side, after: Side) -> dict[str, Any]:
+    """The header's calls figures: Σ calls per side, how many groups both sides have ran a
+    different number of times (``callsDiffer`` when any), the split of the change in total µs
+    (``countEffectUs``, ``timeEffectUs``, of which ``oneSideUs`` is the added and removed
+    groups'), and ``perCall``: the time of the groups both sides
+    have, before scaled to the after side's calls, against after (its relative change is
+    the change in time per call at equal calls)."""
+    paired = rows.filter(
+        pl.col("beforeName").is_not_null()
+        & pl.col("afterName").is_not_null()
+        & (pl.col("calls_before") > 0)
+        & (pl.col("calls_after") > 0)
+    )
+    other = paired.filter(pl.col("calls_before") != pl.col("calls_after")).height
+    scaled = paired.select(
+        (pl.col("total_us_before") * pl.col("calls_after") / pl.col("calls_before")).sum()
+    ).item()
+    calls = {
+        s: int(side.groups.get_column("calls").fill_null(0).sum())
+        for s, side in (("before", before), ("after", after))
+    }
+    return {
+        **_figure("calls", calls["before"], calls["after"]),
+        "callsDiffer": other > 0,
+        "groupsWithOtherCalls": other,
+        "countEffectUs": float(rows.get_column("count_effect_us").fill_null(0).sum()),
+        "timeEffectUs": float(rows.get_column(ORDER).fill_null(0).sum()),
+        "oneSideUs": float(
+            rows.filter(pl.col("count_effect_us").is_null())
+            .get_column("total_us_change")
+            .fill_null(0)
+            .sum()
+        ),
+        **_figure(
+            "perCall",
+            float(scaled) if paired.height else None,
+            float(paired.get_column("total_us_after").sum()) if paired.height else None,
+        ),
+    }
 
 
 def kernel_globs_filter(groups: pl.DataFrame, kernels: Sequence[str]) -> pl.DataFrame:

@@ -97,8 +97,23 @@ LINKED_SCHEMA: dict[str, pl.DataType] = {
     "device_useful": pl.Float64(),
     "energy_j": pl.Float64(),
     "j_per_gflop": pl.Float64(),
+    "device": pl.String(),
+    "devices": pl.Int64(),
+    "device_min_us": pl.Float64(),
+    "device_max_us": pl.Float64(),
+    "device_spread": pl.Float64(),
+    "slowest_device": pl.String(),
     "text": pl.String(),
 }
+DEVICE_FIELDS: tuple[str, ...] = (
+    "device",
+    "devices",
+    "device_min_us",
+    "device_max_us",
+    "device_spread",
+    "slowest_device",
+)
+"""The representative run's device and its run's spread over the target's devices."""
 
 SAME_WORK = "time"
 """``compare`` of a set whose runs do the same work: time and speedup are compared."""
@@ -228,6 +243,7 @@ def _set_rows(
                 if rep["energy_j"] is not None and work["flops"]
                 else None
             ),
+            **{k: rep.get(k) for k in DEVICE_FIELDS},
         }
         row["text"] = describe(row)
         if compare == SAME_WORK and len(units) > 1:
@@ -292,6 +308,20 @@ def format_us(us: float | None) -> str:
     return "?" if us is None else duration_us(us)
 
 
+def device_spread_text(row: dict[str, Any], *, compact: bool = False) -> str:
+    """The spread of a run over the devices of its target that ran it: ``8 devices: 92.93 µs
+    to 94.25 µs, spread 1.42%, slowest chip 2`` (compact: ``1.42% of 8, slowest chip 2``);
+    empty for a run on one device (docs/runs.md, "Devices of one target")."""
+    devices = row.get("devices")
+    if not devices or devices < 2:
+        return ""
+    spread, slowest = percent(row.get("device_spread")), row.get("slowest_device")
+    if compact:
+        return f"{spread} of {devices}, slowest {slowest}"
+    low, high = format_us(row.get("device_min_us")), format_us(row.get("device_max_us"))
+    return f"{devices} devices: {low} to {high}, spread {spread}, slowest {slowest}"
+
+
 def describe(row: dict[str, Any]) -> str:
     """One target's part of a linked set.
 
@@ -309,6 +339,8 @@ def describe(row: dict[str, Any]) -> str:
     rest = ""
     if row.get("compare") in (SAME_WORK, None):
         rest = format_us(row["time_us"]) + (f" per {row['per']}" if row.get("per") else "")
+        spread = device_spread_text(row)
+        rest += f" on {row['device']} ({spread})" if spread else ""
     figures = []
     if row.get("peak_fraction") is not None:
         figures.append(f"{percent(row['peak_fraction'])} of peak")

@@ -41,6 +41,12 @@ OPTIONAL_RUN_COLUMNS: dict[str, pl.DataType] = {
     "bound": pl.String(),
     "roofline_fraction": pl.Float64(),
     "launch_op": pl.String(),
+    "device": pl.String(),
+    "devices": pl.Int64(),
+    "device_min_us": pl.Float64(),
+    "device_max_us": pl.Float64(),
+    "device_spread": pl.Float64(),
+    "slowest_device": pl.String(),
 }
 
 
@@ -133,13 +139,38 @@ def is_kernel_row() -> pl.Expr:
 
 
 def kernel_sets(runs: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
-    """Per (file, target): its per-kernel rows, by total time; titled "FILE · TARGET"."""
+    """Per (file, target, device): its per-kernel rows, by total time; titled "FILE · TARGET"
+    ("FILE · TARGET · DEVICE" where the target has several devices in the file, "FILE ·
+    DEVICE" where the device's name starts with the target's: ``GPU 1`` of an unnamed
+    ``GPU``)."""
     rows = runs.filter(is_kernel_row())
     rows = rows.with_columns(
         file=pl.col("source").map_elements(source_file, return_dtype=pl.String),
         target=pl.col("target").fill_null("(unknown target)"),
     )
-    return [
-        (f"{file} · {target}", frame.sort("total_us", descending=True, nulls_last=True))
-        for (file, target), frame in rows.group_by(["file", "target"], maintain_order=True)
-    ]
+    several = rows.with_columns(
+        several=pl.col("device").drop_nulls().n_unique().over("file", "target") > 1
+    )
+    sets = []
+    keys = ["file", "target", "device", "several"]
+    for (file, target, device, many), frame in several.group_by(keys, maintain_order=True):
+        where = str(target)
+        if device is not None and str(device).startswith(where):
+            where = str(device)
+        elif device is not None and many:
+            where = f"{target} · {device}"
+        ordered = frame.drop("several").sort("total_us", descending=True, nulls_last=True)
+        sets.append((f"{file} · {where}", ordered))
+    return sets
+
+
+def device_spread_rows(runs: pl.DataFrame) -> pl.DataFrame:
+    """One row per run that two or more devices of one target ran (its slowest device's
+    row), with ``file`` (its source's file), by spread, largest first (docs/runs.md, "Devices
+    of one target")."""
+    rows = runs.filter(
+        (pl.col("devices") >= 2) & (pl.col("device") == pl.col("slowest_device"))
+    ).with_columns(file=pl.col("source").map_elements(source_file, return_dtype=pl.String))
+    return rows.sort(
+        ["device_spread", "target", "kernel"], descending=[True, False, False], nulls_last=True
+    )

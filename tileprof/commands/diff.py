@@ -38,15 +38,30 @@ EXIT_BROKEN = 1
 
 
 def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> list[str]:
-    """One line per broken ``--fail-on`` threshold; a bad sentence is an OptionError."""
+    """One line per broken ``--fail-on`` threshold; a bad sentence is an OptionError. A GPU
+    group whose calls differ has its total_us judged at equal calls (``Diff.gate_values``),
+    and its line says so."""
     if not sentences:
         return []
     fields = diff.fields
+    before, after, scaled = diff.gate_values()
     try:
-        breaches = evaluate(sentences, diff.values("before"), diff.values("after"), fields=fields)
+        breaches = evaluate(sentences, before, after, fields=fields)
     except ThresholdError as exc:
         raise OptionError(f"--fail-on: {exc}") from None
-    return [f"broken: {b}" for b in breaches]
+    lines = []
+    for b in breaches:
+        calls = scaled.get(b.group) if b.field == "total_us" else None
+        note = (
+            ""
+            if calls is None
+            else (
+                f" (at equal calls: before's total_us scaled from its {calls[0]:,} calls to the "
+                f"after side's {calls[1]:,})"
+            )
+        )
+        lines.append(f"broken: {b}{note}")
+    return lines
 
 
 pairing_options = stacked(

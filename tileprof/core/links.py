@@ -14,6 +14,7 @@ import msgspec
 MATCH_COLUMNS: tuple[str, ...] = (
     "target",
     "target_kind",
+    "device",
     "source",
     "workload",
     "implementation",

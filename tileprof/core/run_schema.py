@@ -35,8 +35,17 @@ class RunColumn:
 
 
 RUN_COLUMNS: tuple[RunColumn, ...] = (
-    RunColumn("target", pl.String(), "device name as the source writes it"),
+    RunColumn(
+        "target",
+        pl.String(),
+        "device model as the source writes it; the devices of one capture or job are one target",
+    ),
     RunColumn("target_kind", pl.Enum(list(TARGET_KINDS)), "tile or gpu"),
+    RunColumn(
+        "device",
+        pl.String(),
+        "which device of the target ran the row (GPU 0, chip 3), where the source numbers them",
+    ),
     RunColumn("source", pl.String(), "file, and the place in it, the row comes from"),
     RunColumn("workload", pl.String(), "what was run (benchmark workload, GEMM, model)"),
     RunColumn("implementation", pl.String(), "how it was run (trainkernel, inductor, schedule)"),
@@ -95,6 +104,21 @@ RUN_COLUMNS: tuple[RunColumn, ...] = (
     RunColumn(
         "start_skew_us", pl.Float64(), "µs from the first core's start to the last's, per call"
     ),
+    RunColumn(
+        "devices",
+        pl.Int64(),
+        "devices of the target in one file that ran this run (same kernel, shape, dtype, ...)",
+        derived=True,
+    ),
+    RunColumn("device_min_us", pl.Float64(), "the fastest device's time_us", derived=True),
+    RunColumn("device_max_us", pl.Float64(), "the slowest device's time_us", derived=True),
+    RunColumn(
+        "device_spread",
+        pl.Float64(),
+        "(device_max_us − device_min_us) / device_min_us",
+        derived=True,
+    ),
+    RunColumn("slowest_device", pl.String(), "the device with device_max_us", derived=True),
     RunColumn("metadata", pl.String(), "JSON object: the source's other fields for this row"),
 )
 
@@ -201,7 +225,53 @@ def with_derived(frame: pl.DataFrame) -> pl.DataFrame:
         pl.col("metadata").str.json_path_match("$.usefulCycles").cast(pl.Float64, strict=False)
     )
     out = with_roofline(out, flops=2 * pl.col("mac"), issue_cycles=useful).drop("time_lost_us")
+    out = with_device_spread(out)
     return out.select([pl.col(c.name).cast(c.dtype) for c in RUN_COLUMNS])
+
+
+SAME_RUN: tuple[str, ...] = (
+    "target",
+    "target_kind",
+    "workload",
+    "implementation",
+    "kernel",
+    "op_family",
+    "dtype",
+    "shape",
+    "per",
+    "launch_op",
+)
+"""What makes rows of several devices one run (with the file of their ``source``)."""
+SAME_RUN_STATED: tuple[str, ...] = ("tensors", "math_fidelity", "op_type")
+"""``metadata`` fields that also tell runs apart where a source states them (a Tenstorrent
+op's tensors, math fidelity and op type)."""
+
+
+def with_device_spread(frame: pl.DataFrame) -> pl.DataFrame:
+    """The per-device spread of each run: over the rows with a ``device`` that share the file
+    of their ``source`` (the part before ``": "``), every ``SAME_RUN`` column and the
+    ``SAME_RUN_STATED`` metadata fields, how many
+    devices ran it, the fastest and slowest ``time_us``, the spread (slowest − fastest) /
+    fastest, and the slowest device (the first in row order on a tie). Null on rows without
+    a device (docs/runs.md, "Devices of one target")."""
+    stated = [f"_{k}" for k in SAME_RUN_STATED]
+    keys = [*SAME_RUN, "_file", *stated]
+    framed = frame.with_columns(
+        pl.col("source").str.split(": ").list.first().alias("_file"),
+        *[pl.col("metadata").str.json_path_match(f"$.{k}").alias(f"_{k}") for k in SAME_RUN_STATED],
+    )
+    has = pl.col("device").is_not_null()
+    time = pl.when(has).then(pl.col("time_us"))
+    slowest = pl.col("device").filter(time == time.max()).first()
+    spread = framed.with_columns(
+        devices=pl.when(has).then(pl.col("device").drop_nulls().n_unique().over(keys)),
+        device_min_us=time.min().over(keys),
+        device_max_us=time.max().over(keys),
+        slowest_device=pl.when(has).then(slowest.over(keys)),
+    )
+    low, high = pl.col("device_min_us"), pl.col("device_max_us")
+    ratio = pl.when(low > 0).then((high - low) / low)
+    return spread.with_columns(device_spread=ratio).drop("_file", *stated)
 
 
 GEMM_WIDTH: dict[str, int] = {"f32": 4, "tf32": 4, "f16": 2, "bf16": 2, "f8": 1, "int8": 1}

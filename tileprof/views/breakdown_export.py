@@ -143,11 +143,14 @@ def _signed_inf(value: Any) -> Any:
 
 
 def render_diff_json(comparison: pl.DataFrame) -> str:
-    """``{"breakdown_diff": [...]}``: one entry per paired window and figure."""
+    """``{"breakdown_diff": [...], "kernels_differ": [...]}``: one entry per paired window and
+    figure, then the paired windows whose sides hold different numbers of kernels."""
+    from tileprof.analyses.breakdown_diff import kernel_counts_differ
+
     rows = [{k: _signed_inf(v) for k, v in r.items()} for r in comparison.iter_rows(named=True)]
-    return (
-        json.dumps({"breakdown_diff": rows}, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    )
+    differ = kernel_counts_differ(comparison).to_dicts()
+    document = {"breakdown_diff": rows, "kernels_differ": differ}
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def render_diff_csv(comparison: pl.DataFrame) -> str:
@@ -155,9 +158,47 @@ def render_diff_csv(comparison: pl.DataFrame) -> str:
     return comparison.write_csv(float_precision=None)
 
 
+def kernel_count_lines(comparison: pl.DataFrame) -> list[str]:
+    """The lines before the comparison when some paired window holds different numbers of
+    kernels on the two sides: its time figures then change with the count, and their change
+    per kernel is the one to read."""
+    from tileprof.analyses.breakdown_diff import kernel_counts_differ
+
+    differ = kernel_counts_differ(comparison)
+    if differ.height == 0:
+        return []
+    windows = comparison.select("rank", "gpu", "window").unique().height
+    first = differ.row(0, named=True)
+    before, after = first["kernels_before"], first["kernels_after"]
+    change = (
+        ""
+        if not before or after is None
+        else f", {percent((after - before) / before, signed=True)}"
+    )
+    return [
+        f"kernels differ in {differ.height} of {windows} paired windows (the first: "
+        f"{first['device_before'] or MISSING} {_window(first)}: {_cell(before)} → "
+        f"{_cell(after)}{change}): a change in time the kernel count explains is no speed-up "
+        'or slowdown; read "per kernel" (figure / kernels), not "change"',
+        "",
+    ]
+
+
+def _window(row: dict[str, Any]) -> str:
+    if row["window"] == 0:
+        return "whole"
+    return " → ".join(
+        MISSING if s is None else f"#{s}" for s in (row["step_before"], row["step_after"])
+    )
+
+
 def render_diff_table(comparison: pl.DataFrame, width: int | None = None) -> str:
-    """Per paired window: each figure before, after, its difference and relative change."""
+    """Per paired window: each figure before, after, its difference and relative change, and
+    its relative change per kernel where the window's kernel counts differ."""
     header = ["device (before → after)", "window", "figure", "before", "after", "Δ", "change"]
+    lines = kernel_count_lines(comparison)
+    if lines:
+        header.append("per kernel")
     rows = []
     for r in comparison.iter_rows(named=True):
         devices = f"{r['device_before'] or MISSING} → {r['device_after'] or MISSING}"
@@ -165,5 +206,10 @@ def render_diff_table(comparison: pl.DataFrame, width: int | None = None) -> str
                  for s in (r["step_before"], r["step_after"])]  # fmt: skip
         figures = [_cell(r[c]) for c in ("before", "after", "delta")]
         change = percent(r["change"], signed=True)
-        rows.append([devices, " → ".join(steps), r["figure"], *figures, change])
-    return _table("Breakdown comparison", header, rows, width, names=3)
+        row = [devices, " → ".join(steps), r["figure"], *figures, change]
+        if lines:
+            differs = r["kernels_before"] != r["kernels_after"]
+            shown = r["per_kernel_change"] if differs else None
+            row.append(percent(shown, signed=True) if shown is not None else MISSING)
+        rows.append(row)
+    return "\n".join(lines) + _table("Breakdown comparison", header, rows, width, names=3)

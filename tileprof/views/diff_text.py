@@ -64,17 +64,24 @@ STATUS_MARKS = {"added": "+", "removed": "-", "changed": "~", "unchanged": "="}
 
 def header_lines(diff: Diff, breaches: Sequence[str] = ()) -> list[str]:
     """The figures first (the change, the matched span, samples, device busy, the status
-    counts), then the filters and both inputs."""
+    counts), then the filters and both inputs. When some group ran a different number of
+    times on the two sides, the calls and the change per call come first, and the total
+    shows what the call counts explain (docs/metrics.md, "Calls and time per call")."""
     h = diff.header
+    share_of = (
+        "of the change the call counts do not explain" if diff.calls_differ else ("of the gross")
+    )
     lines = [
         f"{diff.impact:<16}net {_signed(h[f'{diff.impact}NetChange'])}, gross "
         f"{_number(h[f'{diff.impact}GrossChange'])}; the top {h['topGroups']} groups explain "
-        f"{_share(h['topShare'])} of the gross"
+        f"{_share(h['topShare'])} {share_of}"
     ]
     if diff.impact == "phaseCycles":
         lines.append(_figure_line("matched span", h["matchedSpanCycles"], unit=" cycles"))
         lines.append(_figure_line("matched samples", h["matchedSampleCount"]))
         lines.append(_figure_line("device busy", h["deviceBusy"], _share))
+    elif diff.calls_differ:
+        lines = [*call_lines(diff), *lines]
     else:
         lines.append(_figure_line("total µs", h["totalUs"]))
     counts = ", ".join(f"{h['groups'][s]} {s} ({STATUS_MARKS[s]})" for s in STATUSES)
@@ -83,6 +90,25 @@ def header_lines(diff: Diff, breaches: Sequence[str] = ()) -> list[str]:
     lines.append(f"before          {diff.before.label} ({diff.before.kind})")
     lines.append(f"after           {diff.after.label} ({diff.after.kind})")
     return [*breaches, *lines]
+
+
+def call_lines(diff: Diff) -> list[str]:
+    """The headline of a GPU diff whose groups ran different numbers of times: the calls,
+    the change per call at equal calls, then the total with what the call counts explain."""
+    h = diff.header
+    per_call = h["perCall"]
+    differ = h["groupsWithOtherCalls"]
+    return [
+        _figure_line("calls", h["calls"])
+        + f"; {differ} group{'s' if differ != 1 else ''} ran a different number of times: "
+        "compare time per call, not total time",
+        f"{'per call':<16}{_percent(per_call['relative'])} at equal calls (before scaled to "
+        f"the after side's calls: {_number(per_call['before'])} → "
+        f"{_number(per_call['after'])} µs, {_signed(per_call['change'])})",
+        _figure_line("total µs", h["totalUs"])
+        + f"; call counts {_signed(h['countEffectUs'])}, time per call "
+        f"{_signed(per_call['change'])}, added and removed groups {_signed(h['oneSideUs'])}",
+    ]
 
 
 def _filters(diff: Diff) -> list[str]:
@@ -112,7 +138,10 @@ def statistics(diff: Diff) -> tuple[tuple[str, str, bool], ...]:
     statistic first: tile groups' or GPU rows'."""
     if diff.impact == "phaseCycles":
         return _TILE_COLUMNS
-    return _OP_COLUMNS if "roofline_fraction_before" in diff.rows.columns else _GPU_COLUMNS
+    columns = _OP_COLUMNS if "roofline_fraction_before" in diff.rows.columns else _GPU_COLUMNS
+    if diff.calls_differ:  # the time per call leads; the total follows the calls
+        return (columns[2], columns[1], columns[0], *columns[3:])
+    return columns
 
 
 def _fit(columns: Sequence[tuple[str, str, bool]]) -> Fit:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -11,7 +12,7 @@ import polars as pl
 from rich.table import Table
 from rich.text import Text
 
-from tileprof.analyses.links import format_us
+from tileprof.analyses.links import device_spread_text, format_us
 from tileprof.core.numbers import number, percent, speedup
 from tileprof.core.text import DISPLAY_NAME_LIMIT, cell, escape_control
 from tileprof.views.fit import (
@@ -35,6 +36,7 @@ def _short(text: str | None, width: int = NAME_WIDTH) -> Text:
 RunCell = Callable[[dict[str, Any], int], "Text | str | Name"]
 RUN_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
     ("target", "left", lambda r, _: Name(r["target"])),
+    ("device", "left", lambda r, _: cell(r.get("device"))),
     ("workload", "left", lambda r, _: Name(r["workload"])),
     (
         "implementation / kernel",
@@ -44,6 +46,7 @@ RUN_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
     ("family", "left", lambda r, _: cell(r["op_family"])),
     ("dtype", "left", lambda r, _: cell(r["dtype"])),
     ("time", "right", lambda r, _: format_us(r["time_us"])),
+    ("device spread", "right", lambda r, _: device_spread_text(r, compact=True) or "—"),
     ("per", "left", lambda r, _: r["per"] or "—"),
     ("calls", "right", lambda r, _: number(r["calls"])),
     ("TFLOP/s", "right", lambda r, _: number(r["tflops"])),
@@ -68,13 +71,29 @@ RUN_DROP_FIRST: tuple[str, ...] = (
 kernel, time and speedup (what a run is, and how it compares) stay."""
 RUN_KEEP: tuple[str, ...] = ("workload",)
 """Never dropped: the column that tells runs of one target apart."""
-RUN_FIT = Fit(
+DEVICE_TITLES: tuple[str, ...] = ("device", "device spread")
+"""The columns of a run table where some target ran a run on several devices (a row per
+device): shown only there, and dropped after the other low-priority ones."""
+DEVICE_RUN_FIT = Fit(
     titles=tuple(title for title, _, _ in RUN_COLUMNS),
-    drop_first=RUN_DROP_FIRST,
+    drop_first=(*RUN_DROP_FIRST, "device spread", "device"),
     full_width=TABLE_WIDTH,
     full_limit=DISPLAY_NAME_LIMIT,
     keep=RUN_KEEP,
 )
+RUN_FIT = replace(
+    DEVICE_RUN_FIT,
+    titles=tuple(t for t in DEVICE_RUN_FIT.titles if t not in DEVICE_TITLES),
+    drop_first=RUN_DROP_FIRST,
+)
+
+
+def run_fit(runs: pl.DataFrame) -> Fit:
+    """``DEVICE_RUN_FIT`` when some run ran on several devices of its target, else
+    ``RUN_FIT`` (no device columns)."""
+    if "devices" in runs.columns and (runs.get_column("devices").fill_null(0) > 1).any():
+        return DEVICE_RUN_FIT
+    return RUN_FIT
 
 
 def _roofline(row: dict[str, Any]) -> str:
@@ -151,8 +170,9 @@ def render(
     if not linked_only:
         console.print(f"runs ({runs.height})", markup=False)
         if runs.height:
-            fitted = fit_table(partial(runs_table, runs), RUN_FIT, console, width)
-            print_fitted(console, fitted, RUN_FIT)
+            fit = run_fit(runs)
+            fitted = fit_table(partial(runs_table, runs), fit, console, width)
+            print_fitted(console, fitted, fit)
         console.print()
     console.print(
         f"linked sets ({linked['set_id'].n_unique() if linked.height else 0})", markup=False

@@ -176,9 +176,7 @@ def parse_events(read: KinetoEvents) -> ParsedRuns:
     rows = []
     for r in agg.iter_rows(named=True):
         device = r["device"]
-        target = devices.get(device) if device is not None else None
-        if target is None:
-            target = f"GPU {device}" if device is not None else "GPU"
+        target = (devices.get(device) if device is not None else None) or "GPU"
         launches = Counter(zip(r["ops"], r["ops_types"], strict=True))
         family, dt = classify(r["name"])
         if family == "other" and r["op"]:
@@ -197,6 +195,7 @@ def parse_events(read: KinetoEvents) -> ParsedRuns:
             {
                 "target": target,
                 "target_kind": "gpu",
+                "device": None if device is None else f"GPU {device}",
                 "source": f"{name}: device {device}" if device is not None else name,
                 "kernel": r["name"],
                 "op_family": family,

@@ -204,11 +204,11 @@ def _row(name: str, kernel: str, device: str | None, group: list[dict[str, Any]]
             meta[figure] = _mean(group, figure)
     meta |= {"grid": first["grid"], "block": first["block"], "cc": first["cc"]}
     meta["rules"] = sorted(rules.values(), key=lambda r: -(r["estimated_speedup_percent"] or 0.0))
-    target = "GPU" if device is None else f"GPU {device}"
     cc = f", CC {first['cc']}" if first["cc"] else ""
     return {
-        "target": f"{target} (Nsight Compute{cc})",
+        "target": f"GPU (Nsight Compute{cc})",
         "target_kind": "gpu",
+        "device": None if device is None else f"GPU {device}",
         "source": f"{name}: {_ids(group)}",
         "kernel": kernel,
         "per": "call",

@@ -30,7 +30,7 @@ import os
 import sqlite3
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +148,10 @@ class NsysExport:
     events: pl.DataFrame
     devices: dict[int, str]
     nvtx: pl.DataFrame
+    models: dict[int, str] = field(default_factory=dict)
+    """Export GPU id → the name the export gives it (its model; absent when unnamed): the
+    target of its runs, which the GPUs of one export share (docs/runs.md, "Devices of one
+    target")."""
 
 
 def _connect(path: str | Path, data: bytes, scratch: Path) -> sqlite3.Connection:
@@ -513,7 +517,8 @@ def _read(path: str | Path, conn: sqlite3.Connection) -> NsysExport:
         raise InputError(path, f"{row['kind']} {row['name']!r}", "ends before it starts")
     events = _in_us(events).sort(["start_us", "end_us"], maintain_order=True)
     ids = sorted(events["device"].unique().drop_nulls().to_list())
-    return NsysExport(events, target_names(ids, _gpu_names(conn, tables)), _nvtx(conn, tables))
+    names = _gpu_names(conn, tables)
+    return NsysExport(events, target_names(ids, names), _nvtx(conn, tables), names)
 
 
 _RAW_COLUMNS: tuple[str, ...] = (
@@ -580,7 +585,9 @@ def aggregate(events: pl.DataFrame) -> pl.DataFrame:
 
 
 def parse(path: str | Path, data: bytes) -> ParsedRuns:
-    """The per-kernel (and per-copy) runs of an export, one target per GPU."""
+    """The per-kernel (and per-copy) runs of an export: one row per kernel and GPU, the
+    GPUs one target (their model, ``GPU`` when the export names none) told apart by
+    ``device``."""
     export = read_export(path, data)
     name = Path(path).name
     rows = []
@@ -594,8 +601,9 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
             meta |= {"launch_delay_us": r["launch_delay_us"], "launched_calls": r["launched"]}
         rows.append(
             {
-                "target": export.devices.get(device, f"GPU {device}"),
+                "target": export.models.get(device, "GPU"),
                 "target_kind": "gpu",
+                "device": None if device is None else f"GPU {device}",
                 "source": f"{name}: device {device}",
                 "kernel": r["name"],
                 "classify_hint": r["name"],

@@ -9,10 +9,10 @@ ones write ``LDS_Block_Size``, ``Scratch_Size``, ``VGPR_Count``, ``Accum_VGPR_Co
 without regard to case. Timestamps are ns; ``Grid_Size_*`` counts work-items (threads), not
 workgroups, as HIP's grid does.
 
-Each agent is one target (``AMD GPU (agent N)``: the kernel trace does not carry the agent's
-name, which ``agent_info.csv`` holds). Dispatches become the shared GPU-event frame
-(``tileprof.core.gpu_events``) and, aggregated per (agent, kernel name) as every GPU source
-is, run-table rows.
+The agents of one trace are one target, ``AMD GPU`` (the kernel trace does not carry the
+agents' names, which ``agent_info.csv`` holds), each row's ``device`` the agent (``agent N``).
+Dispatches become the shared GPU-event frame (``tileprof.core.gpu_events``) and, aggregated
+per (agent, kernel name) as every GPU source is, run-table rows.
 """
 
 from __future__ import annotations
@@ -112,7 +112,8 @@ def agent_target(agent: int | None) -> str:
 
 
 def parse(path: str | Path, data: bytes) -> ParsedRuns:
-    """The per-kernel runs of a kernel trace, one target per agent."""
+    """The per-kernel runs of a kernel trace, one row per (agent, kernel); the agents are one
+    target told apart by ``device``."""
     dispatches = read_dispatches(path, data)
     resources = dispatches.group_by("device", "name", maintain_order=True).agg(
         [pl.col(c).max() for c in ("lds_bytes", "scratch_bytes", "vgpr", "accum_vgpr", "sgpr")]
@@ -130,8 +131,9 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
         meta |= {k: r[k] for k in ("lds_bytes", "scratch_bytes", "vgpr", "accum_vgpr", "sgpr")}
         rows.append(
             {
-                "target": agent_target(r["device"]),
+                "target": agent_target(None),
                 "target_kind": "gpu",
+                "device": None if r["device"] is None else f"agent {r['device']}",
                 "source": f"{name}: agent {r['device']}",
                 "kernel": r["name"],
                 "per": "call",

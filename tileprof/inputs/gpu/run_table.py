@@ -36,6 +36,7 @@ class GenericRun(msgspec.Struct, forbid_unknown_fields=True):
     kernel: str | None
     time_us: float
     target_kind: str = "gpu"
+    device: str | None = None
     implementation: str | None = None
     op_family: str | None = None
     dtype: str | None = None

@@ -68,7 +68,8 @@ SIGNPOST = "signpost"
 
 
 def parse(path: str | Path, data: bytes) -> ParsedRuns:
-    """The per-op runs of one report, one target per chip."""
+    """The per-op runs of one report: its chips are one target, each row's ``device`` the
+    chip that ran it."""
     table = _read(path, data)
     ops, windows = _split_signposts(table)
     # host-side ops (no device, no device kernel time) ran on no chip: counted, not rows
@@ -78,7 +79,7 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
     name = Path(path).name
     rows = [_row(name, r) for r in _aggregate(ops).iter_rows(named=True)]
     meta: dict[str, Any] = {
-        "chips": sorted({r["target"] for r in rows}),
+        "chips": sorted({r["device"] for r in rows if r["device"] is not None}),
         "op_calls": ops.height,
         "host_op_calls": host,
         "signposts": windows,
@@ -247,11 +248,11 @@ def _aggregate(ops: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def chip_target(device: float | None, arch: str | None) -> str:
-    """The chip's target name: ``Tenstorrent wormhole_b0 (chip 0)``, arch left out when the
-    report does not name it (older reports have no ``DEVICE ARCH``)."""
-    chip = "chip ?" if device is None else f"chip {int(device)}"
-    return f"Tenstorrent {arch} ({chip})" if arch else f"Tenstorrent ({chip})"
+def chip_target(arch: str | None) -> str:
+    """The target of a report's chips: ``Tenstorrent wormhole_b0``, arch left out when the
+    report does not name it (older reports have no ``DEVICE ARCH``). The chips of one report
+    are one target; each row's ``device`` says which chip (``chip 3``)."""
+    return f"Tenstorrent {arch}" if arch else "Tenstorrent"
 
 
 def matmul_work(r: dict[str, Any]) -> tuple[str | None, int | None]:
@@ -289,8 +290,9 @@ def _row(name: str, r: dict[str, Any]) -> dict[str, Any]:
     if r["pm_ideal_us"] and r["time_us"]:
         meta["pm_ideal_fraction"] = r["pm_ideal_us"] / r["time_us"]
     return {
-        "target": chip_target(r["device"], r["arch"]),
+        "target": chip_target(r["arch"]),
         "target_kind": "tile",
+        "device": None if r["device"] is None else f"chip {int(r['device'])}",
         "source": f"{name}: line {r['line']}",
         "kernel": r["op"],
         "classify_hint": r["op"],

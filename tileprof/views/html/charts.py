@@ -729,13 +729,21 @@ INCREASE_COLOUR = "#e15759"
 DECREASE_COLOUR = "#59a14f"
 BEFORE_COLOUR = "#bab0ac"
 AFTER_COLOUR = "#4e79a7"
+NEUTRAL_COLOUR = OTHER_COLOUR
+"""Changes that are no speed-up or slowdown (a diff's call counts)."""
 
 
 def waterfall_chart(
-    id: str, names: tuple[str, ...], changes: np.ndarray, unit: str, caption: str
+    id: str,
+    names: tuple[str, ...],
+    changes: np.ndarray,
+    unit: str,
+    caption: str,
+    neutral: int = 0,
 ) -> Chart | None:
     """Each group's change as a bar starting where the previous ones left the running total,
-    then the net change; rises red, falls green, first group on top."""
+    then the net change; rises red, falls green (the first ``neutral`` bars grey: changes
+    that are no speed-up or slowdown), first group on top."""
     if not names:
         return None
     labels = (*names, "net change")
@@ -744,6 +752,7 @@ def waterfall_chart(
     with _style():
         figure, axes, y = _group_rows(len(labels))
         colours = [INCREASE_COLOUR if c > 0 else DECREASE_COLOUR for c in changes]
+        colours[:neutral] = [NEUTRAL_COLOUR] * min(neutral, len(colours))
         axes.barh(y[:-1], changes, left=starts, color=colours)
         net = float(ends[-1])
         axes.barh(y[-1:], [net], color=AFTER_COLOUR)

@@ -31,6 +31,7 @@ from tileprof.analyses.quality import overlapping_samples as overlapping_samples
 from tileprof.analyses.quality import run_quality, tile_quality
 from tileprof.analyses.run_analysis import (
     calibration_sets,
+    device_spread_rows,
     gemm_rows,  # also re-exported
     is_kernel_row,
     kernel_sets,
@@ -388,6 +389,9 @@ RUN_TABLE_COLUMNS: tuple[str, ...] = (
     "time_us",
     "speedup",
     "target",
+    "device",
+    "device_spread",
+    "slowest_device",
     "workload",
     "implementation",
     "kernel",
@@ -662,6 +666,49 @@ ROOFLINE_DOCS = {
 }
 
 
+DEVICE_COLUMNS: tuple[str, ...] = (
+    "target",
+    "file",
+    "kernel",
+    "op_family",
+    "dtype",
+    "shape",
+    "per",
+    "devices",
+    "device_min_us",
+    "device_max_us",
+    "device_spread",
+    "slowest_device",
+)
+DEVICE_DOCS = {
+    "devices": "devices of the target in this file that ran the run",
+    "device_min_us": "the fastest device's time_us",
+    "device_max_us": "the slowest device's time_us",
+    "device_spread": "(device_max_us − device_min_us) / device_min_us",
+    "slowest_device": "the device with device_max_us",
+}
+
+
+def device_spread_section(runs: pl.DataFrame) -> ChartedTable | None:
+    """The runs several devices of one target ran (GPUs of one export, chips of one
+    report): one row each with its spread over the devices; None when there are none."""
+    rows = device_spread_rows(normalize_runs(runs))
+    if rows.height == 0:
+        return None
+    return ChartedTable(
+        "Devices of one target",
+        table_from_frame(
+            "device-spread",
+            rows,
+            DEVICE_COLUMNS,
+            percent=("device_spread",),
+            docs=DEVICE_DOCS,
+            kernels=("kernel",),
+            ditto=("target", "file"),
+        ),
+    )
+
+
 def roofline_points(runs: pl.DataFrame) -> pl.DataFrame:
     """The runs a FLOP roofline can place: known arithmetic intensity and achieved TFLOP/s
     (GPU op rows and tile GEMM groups; memory-only ops and issue-slot tile groups have no FLOP
@@ -799,9 +846,10 @@ def build_report(
         generated_at=generated_at,
         command=command,
     )
-    roofline = None
+    roofline = devices = None
     if runs is not None:
         roofline = roofline_section(runs.runs, runs.linked_sets)
+        devices = device_spread_section(runs.runs)
     report = Report(
         header,
         tiles,
@@ -811,6 +859,7 @@ def build_report(
         draw_charts=charts,
         findings=tuple(findings),
         roofline=roofline,
+        devices=devices,
     )
     return with_checks(report, checks)
 

@@ -119,6 +119,8 @@ def headline(diff: Diff) -> tuple[Figure, ...]:
             _figure("Matched samples", h["matchedSampleCount"], "matchedSampleCount"),
             _figure("Device busy", h["deviceBusy"], "deviceBusy", percent=True),
         ]
+    elif diff.calls_differ:
+        figures += _call_figures(diff)
     else:
         figures.append(_figure("Total µs", h["totalUs"], "Σ total_us over the rows"))
     net = h[f"{impact}NetChange"]
@@ -152,9 +154,42 @@ def headline(diff: Diff) -> tuple[Figure, ...]:
     return tuple(figures)
 
 
+def _call_figures(diff: Diff) -> list[Figure]:
+    """A GPU diff whose groups ran different numbers of times: the calls first, then the
+    change per call at equal calls, then the total with what the call counts explain."""
+    h = diff.header
+    differ = h["groupsWithOtherCalls"]
+    per_call = h["perCall"]
+    split = (
+        f"call counts {_signed(h['countEffectUs'])}, time per call "
+        f"{_signed(per_call['change'])}, added and removed groups {_signed(h['oneSideUs'])}"
+    )
+    return [
+        _figure(
+            "Calls (differ: compare time per call, not total time)",
+            h["calls"],
+            f"Σ calls per side; {differ} group{'s' if differ != 1 else ''} ran a different "
+            "number of times",
+        ),
+        Figure(
+            "Time per call, at equal calls",
+            per_call["relative"],
+            f"{_relative_text(per_call['relative'])} ({format_number(per_call['before'])} → "
+            f"{format_number(per_call['after'])} µs)",
+            "perCall: Σ total_us_before × calls_after / calls_before against Σ total_us_after, "
+            "over the groups both sides ran",
+        ),
+        _figure("Total µs", h["totalUs"], f"Σ total_us over the rows: {split}"),
+    ]
+
+
+def _signed(value: float) -> str:
+    return ("+" if value > 0 else "") + format_number(value)
+
+
 def _waterfall(diff: Diff, id: str) -> Chart | None:
     rows = diff.rows
-    changes = rows.get_column(f"{diff.impact}_change").fill_null(0).cast(pl.Float64).to_numpy()
+    changes = rows.get_column(diff.order).fill_null(0).cast(pl.Float64).to_numpy()
     names = rows.get_column("group").to_list()
     shown = min(WATERFALL_GROUPS, len(names))
     values = changes[:shown]
@@ -167,7 +202,20 @@ def _waterfall(diff: Diff, id: str) -> Chart | None:
         f"Groups by |change in {diff.impact}|, largest first; each bar starts where the one "
         "above ended, the last is the net change. Red: more time; green: less."
     )
-    return charts.waterfall_chart(f"{id}-waterfall", tuple(labels), values, unit, caption)
+    counts = 0
+    if diff.calls_differ:
+        counts = 1
+        labels.insert(0, "call counts (more or fewer calls, not a change of speed)")
+        values = np.insert(values, 0, float(diff.header["countEffectUs"]))
+        caption = (
+            "The first bar (grey) is the change the groups' call counts explain: more or fewer "
+            "calls, not faster or slower ones. Then groups by |change their call counts do not "
+            "explain|, largest first; each bar starts where the one above ended, the last is "
+            "the net change. Red: more time per call; green: less."
+        )
+    return charts.waterfall_chart(
+        f"{id}-waterfall", tuple(labels), values, unit, caption, neutral=counts
+    )
 
 
 def _bars(diff: Diff, id: str) -> Chart | None:
@@ -198,6 +246,23 @@ def _columns(diff: Diff) -> tuple[Column, ...]:
             "- removed, ~ changed, = unchanged; hover for each side's own name",
         ),
     ]
+    if diff.calls_differ:
+        columns += [
+            Column(
+                "time_effect_us",
+                "Δ µs per call",
+                True,
+                "time_effect_us: the change in total_us the call counts do not explain "
+                "(calls_after × Δ µs per call; an added or removed group's whole change)",
+            ),
+            Column(
+                "count_effect_us",
+                "Δ µs from calls",
+                True,
+                "count_effect_us: the change in total_us the change in calls explains "
+                "(Δ calls × µs per call before): more or fewer calls, not faster ones",
+            ),
+        ]
     for f in diff.fields:
         columns += [
             Column(f"{f}_before", f"{f} before", True, f),

@@ -262,3 +262,6 @@ class Report:
     checks: tuple[dict[str, Any], ...] = ()
     """The capture checks of every input (``tileprof.analyses.integrity``): the page opens
     with them."""
+    devices: ChartedTable | None = None
+    """The runs that several devices of one target ran, with their spread
+    (``data.device_spread_section``)."""

@@ -1,0 +1,190 @@
+"""``diff`` compares time per call and call counts apart (issue 31): two captures of one run
+whose windows differ hold different numbers of calls, and the change in total time that the
+call counts explain is never shown as a speed-up.
+
+The pair is the real nsys export ``fixtures/real/h100_2gpu_1s.sqlite`` (2×H100, one second)
+and the same export with the GPU events (kernels, memcpys, memsets) of the last 11% of its
+capture window deleted. The expected figures are computed here with SQL over the two files,
+not by tileprof.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tileprof.commands.cli import cli
+
+EXPORT = Path(__file__).parent.parent / "fixtures" / "real" / "h100_2gpu_1s.sqlite"
+GPU_TABLES = (
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+)
+KEPT = 0.89
+"""The share of the capture window the shorter capture keeps."""
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(the whole export, the export cut short): a before/after pair of one run."""
+    folder = tmp_path_factory.mktemp("window")
+    before, after = folder / "whole.sqlite", folder / "shorter.sqlite"
+    shutil.copyfile(EXPORT, before)
+    shutil.copyfile(EXPORT, after)
+    with sqlite3.connect(after) as db:
+        first = min(db.execute(f"SELECT min(start) FROM {t}").fetchone()[0] for t in GPU_TABLES)
+        last = max(db.execute(f"SELECT max(end) FROM {t}").fetchone()[0] for t in GPU_TABLES)
+        cut = first + int((last - first) * KEPT)
+        for table in GPU_TABLES:
+            db.execute(f"DELETE FROM {table} WHERE start >= ?", (cut,))
+    return before, after
+
+
+def _groups(path: Path) -> dict[tuple[str, ...], tuple[int, float]]:
+    """{group: (calls, total µs)} by SQL: kernels by name, copies by kind, memsets as one."""
+    queries = {
+        "k": "SELECT demangledName, count(*), sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL "
+        "GROUP BY demangledName",
+        "c": "SELECT copyKind, count(*), sum(end - start) FROM CUPTI_ACTIVITY_KIND_MEMCPY "
+        "GROUP BY copyKind",
+        "s": "SELECT 'memset', count(*), sum(end - start) FROM CUPTI_ACTIVITY_KIND_MEMSET "
+        "HAVING count(*) > 0",
+    }
+    with sqlite3.connect(path) as db:
+        return {
+            (kind, str(name)): (calls, ns / 1000)
+            for kind, query in queries.items()
+            for name, calls, ns in db.execute(query)
+        }
+
+
+def _expected(pair: tuple[Path, Path]) -> dict[str, float]:
+    before, after = (_groups(p) for p in pair)
+    both = [g for g in before if g in after]
+    scaled = sum(before[g][1] * after[g][0] / before[g][0] for g in both)
+    kept = sum(after[g][1] for g in both)
+    return {
+        "calls_before": sum(c for c, _ in before.values()),
+        "calls_after": sum(c for c, _ in after.values()),
+        "total_before": sum(t for _, t in before.values()),
+        "total_after": sum(t for _, t in after.values()),
+        "per_call": kept / scaled - 1,
+        "per_call_change": kept - scaled,
+        "other_calls": sum(before[g][0] != after[g][0] for g in both),
+    }
+
+
+def run(*args: str, code: int = 0) -> str:
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exit_code == code, result.output
+    return result.stdout
+
+
+def test_the_headline_gives_the_calls_and_the_change_per_call_first(
+    pair: tuple[Path, Path],
+) -> None:
+    expected = _expected(pair)
+    assert expected["calls_after"] < 0.9 * expected["calls_before"]  # the capture is shorter
+    assert abs(expected["per_call"]) < 0.03  # and its time per call barely moved
+    lines = run("diff", *map(str, pair)).splitlines()
+    calls = f"{expected['calls_before']:,} → {expected['calls_after']:,}"
+    assert lines[0].startswith(f"calls           {calls}  (-570, -13.05%); ")
+    assert lines[0].endswith("compare time per call, not total time")
+    assert f"; {expected['other_calls']} groups ran a different number of times" in lines[0]
+    assert lines[1].startswith(f"per call        {expected['per_call']:+.2%} at equal calls")
+    assert lines[2].startswith("total µs        1,925,701 → 1,714,684  (-211,017, -10.96%); ")
+    assert "call counts -244,264, time per call +38,217" in lines[2]
+    table = next(i for i, line in enumerate(lines) if line.startswith("µs/call before"))
+    assert lines[table + 2].endswith("~ Memcpy HtoD")  # the largest change per call leads
+
+
+def test_json_splits_the_change_of_total_time(pair: tuple[Path, Path]) -> None:
+    expected = _expected(pair)
+    header = json.loads(run("diff", *map(str, pair), "--format", "json"))["header"]
+    assert header["callsDiffer"] is True
+    assert header["groupsWithOtherCalls"] == expected["other_calls"]
+    assert (header["calls"]["before"], header["calls"]["after"]) == (
+        expected["calls_before"],
+        expected["calls_after"],
+    )
+    assert header["totalUs"]["before"] == pytest.approx(expected["total_before"], abs=1e-6)
+    assert header["totalUs"]["after"] == pytest.approx(expected["total_after"], abs=1e-6)
+    assert header["perCall"]["relative"] == pytest.approx(expected["per_call"], rel=1e-9)
+    parts = header["countEffectUs"] + header["perCall"]["change"] + header["oneSideUs"]
+    assert parts == pytest.approx(header["totalUs"]["change"], abs=1e-6)
+    assert header["timeEffectUs"] == pytest.approx(
+        header["perCall"]["change"] + header["oneSideUs"], abs=1e-6
+    )
+
+
+def test_rows_split_and_sort_by_the_change_per_call(pair: tuple[Path, Path]) -> None:
+    rows = json.loads(run("diff", *map(str, pair), "--format", "json"))["groups"]
+    effects = [abs(r["time_effect_us"]) for r in rows]
+    assert effects == sorted(effects, reverse=True)
+    copy = next(r for r in rows if r["group"] == "Memcpy HtoD")
+    calls_b, calls_a = copy["calls_before"], copy["calls_after"]
+    assert (calls_b, calls_a) == (450, 392)
+    per_call = copy["total_us_after"] / calls_a - copy["total_us_before"] / calls_b
+    assert copy["time_effect_us"] == pytest.approx(calls_a * per_call, rel=1e-9)
+    assert copy["count_effect_us"] == pytest.approx(
+        (calls_a - calls_b) * copy["total_us_before"] / calls_b, rel=1e-9
+    )
+
+
+def test_the_gate_judges_total_time_at_equal_calls(pair: tuple[Path, Path]) -> None:
+    paths = list(map(str, pair))
+    # total µs of the copies fell 10.80% with 12.89% fewer calls: no speed-up to forbid
+    run("diff", *paths, "--fail-on", "total_us of Memcpy?HtoD may not drop by more than 5%")
+    out = run(
+        "diff", *paths, "--fail-on", "total_us of Memcpy?HtoD may not rise by more than 2%", code=1
+    )
+    assert out.startswith("broken: total_us of Memcpy HtoD: ")
+    assert "(+2.39%)" in out.splitlines()[0]  # per call: 4,093 → 4,191 µs
+    assert "scaled from its 450 calls to the after side's 392" in out.splitlines()[0]
+
+
+def test_per_op_and_html_say_it_too(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    paths = list(map(str, pair))
+    assert run("diff", *paths, "--per-op").startswith("calls           4,368 → 3,798")
+    page = tmp_path / "diff.html"
+    run("diff", *paths, "--format", "html", "-o", str(page))
+    html = page.read_text()
+    assert html.index("Calls (differ: compare time per call") < html.index("Total µs")
+    assert "Time per call, at equal calls" in html and "+2.28%" in html
+    assert "Δ µs from calls" in html and "not a change of speed" in html
+
+
+def test_equal_captures_keep_the_plain_headline(pair: tuple[Path, Path]) -> None:
+    lines = run("diff", str(pair[0]), str(pair[0])).splitlines()
+    assert lines[0].startswith("total_us        net 0")
+    assert lines[1].startswith("total µs        ")
+
+
+def test_breakdown_diff_compares_per_kernel(pair: tuple[Path, Path]) -> None:
+    with sqlite3.connect(pair[0]) as db:
+        before = db.execute(
+            "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE deviceId = 0"
+        ).fetchone()[0]
+    with sqlite3.connect(pair[1]) as db:
+        after = db.execute(
+            "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE deviceId = 0"
+        ).fetchone()[0]
+    text = run("diff", "--breakdown", *map(str, pair)).splitlines()
+    assert text[0].startswith(
+        f"kernels differ in 3 of 3 paired windows (the first: 0 GPU 0 whole: {before:,} → "
+        f"{after:,}, "
+    )
+    assert text[2].endswith("per kernel")
+    document = json.loads(run("diff", "--breakdown", *map(str, pair), "--format", "json"))
+    first = document["kernels_differ"][0]
+    assert (first["gpu"], first["kernels_before"], first["kernels_after"]) == (0, before, after)
+    busy = next(r for r in document["breakdown_diff"] if r["figure"] == "busy_us" and r["gpu"] == 0)
+    per_kernel = (busy["after"] / after) / (busy["before"] / before) - 1
+    assert busy["per_kernel_change"] == pytest.approx(per_kernel, rel=1e-12)
+    assert busy["change"] < 0 < busy["per_kernel_change"]
