@@ -181,7 +181,7 @@ def step_windows(events: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
             )
             if covered.height < on.height:
                 dropped.add(i)
-                devices = on.get_column("device").unique()
+                devices = on.get_column("device").unique().to_list()
                 derived.append(
                     windows.filter(pl.col("device").is_in(devices, nulls_equal=True)).with_columns(
                         source=pl.lit("launch_attribution")
