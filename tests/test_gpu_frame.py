@@ -221,3 +221,22 @@ def test_the_default_kernel_wait_is_what_hta_outputs(path: Path) -> None:
     assert sum(s["kernel_wait"] for s in hta.values()) > 100 * sum(
         s["kernel_wait"] for s in documented.values()
     )
+
+
+def test_a_communication_kernel_is_named_in_any_case(tmp_path: Path) -> None:
+    """docs/metrics.md: a kernel whose name holds nccl or rccl in any case is communication,
+    with its NCCL parameters; polars' pattern keeps the case flag."""
+    args = {"device": 0, "stream": 7, "correlation": 1, "Collective name": "allreduce"}
+    events = [
+        {"ph": "X", "cat": "kernel", "name": "NCCLKernel_AllReduce", "pid": 0, "tid": 7,
+         "ts": 1.0, "dur": 2.0, "args": args},
+        {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 4.0, "dur": 1.0,
+         "args": {"device": 0, "stream": 7}},
+    ]  # fmt: skip
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    frame = load_timeline(path).events
+    assert frame.select(pl.col("kind").cast(pl.String), "collective").rows() == [
+        ("comm", "allreduce"),
+        ("kernel", None),
+    ]

@@ -25,8 +25,9 @@ GPU_EVENT_KINDS: tuple[str, ...] = ("kernel", "comm", "memcpy", "memset")
 """What a GPU event is: a compute kernel, a communication (NCCL/RCCL) kernel, a copy or a
 fill. TraceLens counts memsets with computation; docs/metrics.md says so."""
 
-COMM_NAME = re.compile(r"nccl|rccl", re.IGNORECASE)
-"""A kernel whose name matches is communication (``comm``), as TraceLens counts it."""
+COMM_NAME = re.compile(r"(?i)nccl|rccl")
+"""A kernel whose name matches (any case) is communication (``comm``), as TraceLens counts it;
+the flag is inside the pattern so that polars' ``str.contains(COMM_NAME.pattern)`` keeps it."""
 
 
 @dataclass(frozen=True)

@@ -168,29 +168,41 @@ def gpu_events(path: str | Path, data: bytes) -> GpuEvents:
 
 
 def gpu_events_of(found: KinetoEvents) -> GpuEvents:
-    """``gpu_events`` of an already-read trace."""
+    """``gpu_events`` of an already-read trace. The launching op is found by joins: the runtime
+    call's External id where a cpu_op has it, else the event's own (``launching_external_id``
+    on columns; of two cpu_ops with one External id, the later in the file)."""
     from tileprof.inputs.gpu.kineto_frame import event_frame
 
-    cpu_ops = {
-        op.external_id: (op.name, op.input_type)
-        for op in found.cpu_ops
-        if op.external_id is not None
-    }
-    launching = [found.launching_external_id(a, cpu_ops) for _, _, a in found.gpu]
-    ops = [cpu_ops.get(ext, (None, None)) if ext is not None else (None, None) for ext in launching]
+    gpu = found.gpu
     kineto = pl.DataFrame(
         {
-            "index": [i for i, _, _ in found.gpu],
-            "cat": [ev.cat for _, ev, _ in found.gpu],
-            "grid": [_dims(a.grid) for _, _, a in found.gpu],
-            "block": [_dims(a.block) for _, _, a in found.gpu],
-            "op": [op for op, _ in ops],
-            "op_types": [json.dumps(types) if types else None for _, types in ops],
+            "index": [i for i, _, _ in gpu],
+            "cat": [ev.cat for _, ev, _ in gpu],
+            "grid": [_dims(a.grid) for _, _, a in gpu],
+            "block": [_dims(a.block) for _, _, a in gpu],
+            "own_ext": [a.external_id for _, _, a in gpu],
+            "correlation": [a.correlation for _, _, a in gpu],
         },
         schema={"index": pl.Int64(), "cat": pl.Categorical(), "grid": pl.String(),
-                "block": pl.String(), "op": pl.String(), "op_types": pl.String()},
+                "block": pl.String(), "own_ext": pl.Int64(), "correlation": pl.Int64()},
     )  # fmt: skip
-    events = event_frame(found).join(kineto, on="index", how="left", maintain_order="left")
+    ops = pl.DataFrame(
+        [(op.external_id, op.name, json.dumps(op.input_type) if op.input_type else None)
+         for op in found.cpu_ops if op.external_id is not None],
+        schema={"ext": pl.Int64(), "op": pl.String(), "op_types": pl.String()},
+        orient="row",
+    ).unique("ext", keep="last", maintain_order=True)  # fmt: skip
+    launches = pl.DataFrame(
+        {"correlation": list(found.launches), "launch_ext": list(found.launches.values())},
+        schema={"correlation": pl.Int64(), "launch_ext": pl.Int64()},
+    ).join(ops.select("ext"), left_on="launch_ext", right_on="ext", how="semi")
+    attributed = (
+        kineto.join(launches, on="correlation", how="left", maintain_order="left")
+        .with_columns(ext=pl.coalesce("launch_ext", "own_ext"))
+        .join(ops, on="ext", how="left", maintain_order="left")
+        .select("index", "cat", "grid", "block", "op", "op_types")
+    )
+    events = event_frame(found).join(attributed, on="index", how="left", maintain_order="left")
     return GpuEvents(events, found.devices, len(found.cpu_ops))
 
 

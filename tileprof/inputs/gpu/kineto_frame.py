@@ -67,16 +67,18 @@ def event_frame(found: KinetoEvents) -> pl.DataFrame:
         .otherwise(pl.lit("kernel"))
     )  # fmt: skip
     start = ns_of_us(pl.col("ts"))
-    frame = (
-        events.join(calls, on="correlation", how="left", maintain_order="left")
-        .with_columns(
-            kind.alias("kind"),
-            start.alias("start_ns"),
-            (start + ns_of_us(pl.col("dur"))).alias("end_ns"),
-        )
-        .sort("start_ns", "index")
-        .join(_comm_frame(found), on="index", how="left", maintain_order="left")
+    frame = events.with_columns(
+        kind.alias("kind"),
+        start.alias("start_ns"),
+        (start + ns_of_us(pl.col("dur"))).alias("end_ns"),
     )
+    comm = frame.select(pl.arg_where((pl.col("kind") == "comm") & (pl.col("cat") == "kernel")))
+    frame = (
+        frame.join(calls, on="correlation", how="left", maintain_order="left")
+        .sort("start_ns", "index")
+        .join(_comm_frame(found, comm.to_series().to_list()), on="index", how="left",
+              maintain_order="left")
+    )  # fmt: skip
     return as_gpu_events(frame.drop("cat", "ts", "dur"))
 
 
@@ -87,13 +89,14 @@ def _pid(value: Any) -> int | None:
     return None
 
 
-def _comm_frame(found: KinetoEvents) -> pl.DataFrame:
-    """The NCCL parameters of the communication kernels, by event index."""
+def _comm_frame(found: KinetoEvents, positions: list[int]) -> pl.DataFrame:
+    """The NCCL parameters of the communication kernels (at ``positions`` of ``found.gpu``),
+    by event index."""
     rows = []
-    for i, ev, a in found.gpu:
-        if ev.cat == "kernel" and ev.name is not None and COMM_NAME.search(ev.name):
-            launch = found.calls.get(a.correlation) if a.correlation is not None else None
-            rows.append({"index": i, **_comm_params(a, launch, found.comm_ops)})
+    for position in positions:
+        i, _, a = found.gpu[position]
+        launch = found.calls.get(a.correlation) if a.correlation is not None else None
+        rows.append({"index": i, **_comm_params(a, launch, found.comm_ops)})
     return pl.DataFrame(rows, schema={"index": pl.Int64(), **_COMM_COLUMNS})
 
 
