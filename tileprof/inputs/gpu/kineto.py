@@ -8,6 +8,10 @@ names a ``cpu_op``), falling back to the kernel's own ``External id``. Device na
 ``deviceProperties``. Kernels are aggregated per (device, name): count, total, mean,
 nearest-rank p50 and p95, and max. A trace with no GPU events is valid: it gives no rows and
 a note saying it is CPU-only.
+
+``read_events`` is the one reading of a trace that every command uses (runs, ops, findings,
+report, trace, breakdown): a GPU event's ``stream`` must be an integer, while a runtime call
+may write it as text (ROCm 6.2 writes ``"0x0"``), which nothing reads.
 """
 
 from __future__ import annotations
