@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tileprof.analyses.collectives import jobs
-from tileprof.analyses.gpu_breakdown import breakdown
+from tileprof.analyses.gpu_breakdown import KERNEL_WAIT_US, breakdown
 from tileprof.commands.cli import cli
 from tileprof.inputs.timelines import load_timeline
 
@@ -33,6 +33,10 @@ REFERENCE_KEYS = {
     "total_comm_us": "total_comm_time",
     "total_memcpy_us": "total_memcpy_time",
 }
+
+
+_NS = ("start_ns", "end_ns", "launch_start_ns")
+"""The GPU event frame's start, end and launch start (integer ns)."""
 
 
 def _reference(trace: Path) -> dict[str, float]:
@@ -87,11 +91,11 @@ def test_idle_causes_add_up_and_match_a_plain_reading(trace: Path) -> None:
         assert min(row["idle_host_wait_us"], row["idle_kernel_wait_us"]) >= 0
         assert row["idle_other_us"] >= -1e-6
     whole = result.rows.filter(pl.col("step").is_null()).row(0, named=True)
-    events = list(timeline.events.select("start", "end", "launch_start").iter_rows())
-    host, kernel, other = _gap_classes(events, result.kernel_wait_us)
-    assert whole["idle_host_wait_us"] == pytest.approx(host, abs=1e-6)
-    assert whole["idle_kernel_wait_us"] == pytest.approx(kernel, abs=1e-6)
-    assert whole["idle_other_us"] == pytest.approx(other, abs=1e-6)
+    events = list(timeline.events.select(*_NS).iter_rows())  # ns: exact on epoch clocks
+    host, kernel, other = _gap_classes(events, result.kernel_wait_us * 1000)
+    assert whole["idle_host_wait_us"] == pytest.approx(host / 1000, abs=1e-6)
+    assert whole["idle_kernel_wait_us"] == pytest.approx(kernel / 1000, abs=1e-6)
+    assert whole["idle_other_us"] == pytest.approx(other / 1000, abs=1e-6)
     streams = result.streams.filter(pl.col("step").is_null())
     for s in streams.iter_rows(named=True):
         total = s["idle_host_wait_us"] + s["idle_kernel_wait_us"] + s["idle_other_us"]
@@ -134,7 +138,11 @@ def _write(tmp_path: Path, name: str, document: dict[str, Any]) -> Path:
 
 
 def test_launch_figures_and_idle_causes_of_a_hand_built_trace(tmp_path: Path) -> None:
-    result = breakdown([load_timeline(_write(tmp_path, "t.json", HAND_BUILT))])
+    timeline = load_timeline(_write(tmp_path, "t.json", HAND_BUILT))
+    default = breakdown([timeline]).rows.filter(pl.col("step") == 3).row(0, named=True)
+    assert default["idle_kernel_wait_us"] == pytest.approx(7.0)  # 0.02 and 6.98 < 30 µs
+    assert default["idle_other_us"] == pytest.approx(0.0, abs=1e-9)
+    result = breakdown([timeline], kernel_wait_us=0.03)
     step = result.rows.filter(pl.col("step") == 3).row(0, named=True)
     assert step["busy_us"] == pytest.approx(40.0)
     assert step["total_us"] == pytest.approx(72.0)
@@ -360,7 +368,10 @@ def test_diff_breakdown_pairs_windows_by_position_and_gives_the_changes(tmp_path
     assert busy[1]["delta"] == pytest.approx(merged_busy - 40.0)
     assert busy[1]["change"] == pytest.approx((merged_busy - 40.0) / 40.0)
     wait = next(r for r in rows if r["figure"] == "idle_kernel_wait_us" and r["window"] == 1)
-    assert (wait["before"], wait["after"], wait["change"]) == (pytest.approx(0.02), 0.0, -1.0)
+    # default 30 µs: before, the gaps of 0.02 and 6.98 µs; after, the gaps of 10 (its launch
+    # at 40 came before the gap began), 1.98 and 2.5 µs
+    assert (wait["before"], wait["after"]) == (pytest.approx(7.0), pytest.approx(14.48))
+    assert wait["change"] == pytest.approx(14.48 / 7.0 - 1)
     table = CliRunner().invoke(cli, ["diff", "--breakdown", str(before), str(after)])
     assert "whole → whole" in table.output and "#3 → #9" in table.output
 
@@ -397,8 +408,8 @@ def test_the_hta_rank_gets_its_three_profiler_steps_from_the_cpu_side() -> None:
     for row in steps.iter_rows(named=True):
         low, high = cpu[row["step"]]
         mine = [e for e in gpu if low <= launch.get(e["args"]["correlation"], -1) < high]
-        assert row["start"] == pytest.approx(min(e["ts"] for e in mine))
-        assert row["end"] == pytest.approx(max(e["ts"] + e["dur"] for e in mine))
+        assert row["start_ns"] / 1000 == pytest.approx(min(e["ts"] for e in mine))
+        assert row["end_ns"] / 1000 == pytest.approx(max(e["ts"] + e["dur"] for e in mine))
 
 
 def test_events_naming_no_device_are_one_device_not_all_devices(tmp_path: Path) -> None:
@@ -411,17 +422,23 @@ def test_events_naming_no_device_are_one_device_not_all_devices(tmp_path: Path) 
 
 
 def test_huge_durations_give_strict_json_or_a_one_line_error(tmp_path: Path) -> None:
+    """Times are integer ns: a GPU event past 2⁶³ ns is refused, naming it; a runtime call
+    past it is left out (its kernel has no launch)."""
     calls = [_launch(0.0, 1e308, 1), _launch(0.5, 1e308, 2)]
     huge = {"traceEvents": [*calls, _kernel(1.0, 1e308, 1), _kernel(2.0, 1e308, 2)]}
     result = _run(str(_write(tmp_path, "huge.json", huge)), "--format", "json")
+    assert result.exit_code == 2
+    assert "$.traceEvents[2]: ts + dur is beyond 64-bit integer ns" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    long_calls = {"traceEvents": [*calls, _kernel(1.0, 9e15, 1), _kernel(2.0, 3.0, 2)]}
+    result = _run(str(_write(tmp_path, "calls.json", long_calls)), "--format", "json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.output)  # strict: no Infinity
-    assert document["breakdown"][0]["busy_us"] == pytest.approx(1e308)
-    assert document["launches"][0]["launch_us_mean"] is None  # the mean overflows
-    assert any("launch_us_mean" in note for note in document["notes"])
+    assert document["breakdown"][0]["busy_us"] == pytest.approx(9e15)
+    assert document["launches"][0]["launched"] == 0
     beyond = {"traceEvents": [_kernel(1e308, 1e308, 1)], "schemaVersion": 1}
     result = _run(str(_write(tmp_path, "beyond.json", beyond)))
-    assert result.exit_code == 2 and "beyond a 64-bit float" in result.output
+    assert result.exit_code == 2 and "beyond 64-bit integer ns" in result.output
 
 
 def _plain_union(spans: list[tuple[float, float]]) -> float:
@@ -453,18 +470,20 @@ def test_breakdown_figures_hold_for_any_events(
     drawn: list[tuple[str, int, int, int | None, int]],
 ) -> None:
     """TraceLens' identities and a plain-Python union hold for any events on one device."""
-    from tileprof.core.gpu_timeline import EVENT_SCHEMA, GpuTimeline, empty_steps
+    from tileprof.core.gpu_events import GpuTimeline, as_gpu_events, empty_steps
 
     rows = [
         {"device": 0, "stream": s, "kind": k, "start": a / 4, "end": (a + d) / 4, "name": k,
          "launch_start": None if la is None else la / 4}
         for k, a, d, la, s in drawn
     ]  # fmt: skip
-    events = (
-        pl.DataFrame(rows)
-        .with_columns([pl.lit(None).alias(c) for c in EVENT_SCHEMA if c not in rows[0]])
-        .select([pl.col(c).cast(t) for c, t in EVENT_SCHEMA.items()])
-    )
+    events = as_gpu_events(
+        pl.DataFrame(rows).select(
+            "device", "stream", "kind", "name",
+            (pl.col("start") * 1000).alias("start_ns"), (pl.col("end") * 1000).alias("end_ns"),
+            (pl.col("launch_start") * 1000).alias("launch_start_ns"),
+        )
+    )  # fmt: skip
     row = breakdown([GpuTimeline("t", events, empty_steps())]).rows.row(0, named=True)
 
     def spans(*kinds: str) -> list[tuple[float, float]]:
@@ -481,7 +500,7 @@ def test_breakdown_figures_hold_for_any_events(
     causes = [row[c] for c in ("idle_host_wait_us", "idle_kernel_wait_us", "idle_other_us")]
     assert sum(causes) == pytest.approx(row["idle_us"]) and min(causes) >= -1e-9
     launches = [(r["start"], r["end"], r["launch_start"]) for r in rows]
-    host, kernel, other = _gap_classes(launches, 0.03)
+    host, kernel, other = _gap_classes(launches, KERNEL_WAIT_US)
     assert causes == pytest.approx([host, kernel, other], abs=1e-9)
 
 
@@ -529,8 +548,8 @@ def test_the_qwen_whole_trace_rows_also_count_the_events_before_the_step(
     """docs/metrics.md: why the whole-trace row of the Qwen traces differs from TraceLens."""
     timeline = load_timeline(FIXTURES / "tracelens" / name)
     step = timeline.steps.row(0, named=True)
-    early = timeline.events.filter(pl.col("start") < step["start"])
-    assert early.height == before and early["launch_start"].null_count() == before
+    early = timeline.events.filter(pl.col("start_ns") < step["start_ns"])
+    assert early.height == before and early["launch_start_ns"].null_count() == before
     rows = breakdown([timeline]).rows
     whole, in_step = rows.row(0, named=True), rows.row(1, named=True)
     assert whole["events"] == in_step["events"] + before

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from tests.test_breakdown import _gap_classes, _plain_union
-from tileprof.analyses.gpu_breakdown import breakdown
+from tileprof.analyses.gpu_breakdown import KERNEL_WAIT_US, breakdown
 from tileprof.inputs.timelines import load_timeline
 
 EXPORT = Path(__file__).resolve().parent.parent / "fixtures" / "real" / "h100_2gpu_1s.sqlite"
@@ -49,10 +49,11 @@ def test_the_export_idle_causes_follow_its_runtime_calls() -> None:
     row = breakdown([timeline]).rows.filter(pl.col("device") == 0).row(0, named=True)
     mine = timeline.events.filter(pl.col("device") == 0)
     host, _, other = _gap_classes(
-        list(mine.select("start", "end", "launch_start").iter_rows()), 0.03
+        list(mine.select("start_ns", "end_ns", "launch_start_ns").iter_rows()),
+        KERNEL_WAIT_US * 1000,
     )
-    assert row["idle_host_wait_us"] == pytest.approx(host, abs=1e-6)
-    assert row["idle_other_us"] == pytest.approx(other, abs=1e-6)
+    assert row["idle_host_wait_us"] == pytest.approx(host / 1000, abs=1e-6)
+    assert row["idle_other_us"] == pytest.approx(other / 1000, abs=1e-6)
 
 
 def test_an_nvtx_profiler_step_is_a_cpu_step_window(tmp_path: Path) -> None:

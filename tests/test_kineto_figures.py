@@ -369,6 +369,7 @@ def test_events_read_and_put_in_launch_order(tmp_path: Path) -> None:
     place in the file, each with its launching op, in the stated column types."""
     import polars as pl
 
+    from tileprof.core.gpu_events import GPU_EVENT_SCHEMA
     from tileprof.inputs.gpu.kineto import CpuOp, gpu_events_of, read_events
 
     mm_args = {
@@ -410,28 +411,19 @@ def test_events_read_and_put_in_launch_order(tmp_path: Path) -> None:
     assert found.launches == {70: 1}  # correlation 72's launch names no op
     gpu = gpu_events_of(found)
     assert (gpu.devices, gpu.cpu_ops) == ({}, 2)
-    columns = [
-        "device",
-        "name",
-        "cat",
-        "ts",
-        "dur",
-        "stream",
-        "grid",
-        "block",
-        "op",
-        "op_types",
-        "correlation",
+    columns = ["device", "name", "cat", "start_ns", "end_ns", "stream", "grid", "block", "op",
+               "op_types", "correlation"]  # fmt: skip
+    assert gpu.events.select(columns).rows() == [
+        (0, "k_zero", "kernel", 0, 1000, None, None, None, None, None, 71),
+        (None, "k_half", "kernel", 500, 1500, None, None, None, None, None, None),
+        (0, "k_late", "kernel", 5000, 7000, 7, "1x2x3", "4", "aten::mm", '["float", "float"]', 70),
+        (1, "k_tie", "kernel", 5000, 8000, None, None, None, None, None, None),
     ]
-    assert gpu.events.rows() == [
-        (0, "k_zero", "kernel", 0.0, 1.0, None, None, None, None, None, 71),
-        (None, "k_half", "kernel", 0.5, 1.0, None, None, None, None, None, None),
-        (0, "k_late", "kernel", 5.0, 2.0, 7, "1x2x3", "4", "aten::mm", '["float", "float"]', 70),
-        (1, "k_tie", "kernel", 5.0, 3.0, None, None, None, None, None, None),
-    ]
-    assert gpu.events.columns == columns
-    types = [pl.Int64, pl.Categorical, pl.Categorical, pl.Float64, pl.Float64, pl.Int64]
-    assert gpu.events.dtypes == types + [pl.String] * 4 + [pl.Int64]
+    # the GPU event frame's columns (core.gpu_events), then the Kineto ones
+    kineto = ["index", "cat", "grid", "block", "op", "op_types"]
+    assert gpu.events.columns == [*GPU_EVENT_SCHEMA, *kineto]
+    types = [pl.Int64, pl.Categorical, *[pl.String] * 4]
+    assert gpu.events.dtypes == [*GPU_EVENT_SCHEMA.values(), *types]
 
 
 def test_two_launching_ops_are_listed_in_metadata(tmp_path: Path) -> None:

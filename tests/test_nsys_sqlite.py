@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from tileprof.commands.cli import cli
 from tileprof.core.errors import InputError
-from tileprof.core.gpu_events import GPU_EVENT_SCHEMA
+from tileprof.core.gpu_events import GPU_EVENT_COLUMNS, GPU_EVENT_SCHEMA
 from tileprof.inputs.gpu.nsys_sqlite import gpu_events, read_export
 from tileprof.inputs.sources import detect_file_kind, load_runs
 
@@ -86,14 +86,17 @@ def test_gpu_event_frame_and_nvtx() -> None:
     data = EXPORT.read_bytes()
     events = gpu_events(EXPORT, data)
     assert events.schema == pl.Schema(GPU_EVENT_SCHEMA)
+    assert {c.name for c in GPU_EVENT_COLUMNS if not c.nullable} <= {
+        c for c in events.columns if events[c].null_count() == 0
+    }
     total = sum(
         sql(f"SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_{t}")[0][0]
         for t in ("KERNEL", "MEMCPY", "MEMSET")
     )
     assert events.height == total
-    assert (events["end_us"] >= events["start_us"]).all()
-    launched = events.filter(pl.col("launch_end_us").is_not_null())
-    assert (launched["launch_start_us"] <= launched["start_us"]).all()
+    assert (events["end_ns"] >= events["start_ns"]).all()
+    launched = events.filter(pl.col("launch_end_ns").is_not_null())
+    assert (launched["launch_start_ns"] <= launched["start_ns"]).all()
     nvtx = read_export(EXPORT, data).nvtx
     want = sql("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND end IS NOT NULL")
     assert nvtx.height == want[0][0]

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from tileprof.commands.cli import cli
-from tileprof.core.gpu_events import GPU_EVENT_SCHEMA
+from tileprof.core.gpu_events import GPU_EVENT_COLUMNS, GPU_EVENT_SCHEMA
 from tileprof.inputs.gpu.rocprof import gpu_events
 from tileprof.inputs.sources import detect_file_kind, load_runs
 
@@ -84,8 +84,11 @@ def test_newer_column_set_matches_pandas_and_agents_are_devices_of_one_target(
 def test_gpu_event_frame() -> None:
     events = gpu_events(TRACE, TRACE.read_bytes())
     assert events.schema == pl.Schema(GPU_EVENT_SCHEMA)
+    assert {c.name for c in GPU_EVENT_COLUMNS if not c.nullable} <= {
+        c for c in events.columns if events[c].null_count() == 0
+    }
     assert events.height == len(pd.read_csv(TRACE))
-    assert events["start_us"].is_sorted()
+    assert events["start_ns"].is_sorted()
 
 
 def test_truncated_and_garbled_traces_are_one_line(tmp_path: Path) -> None:

@@ -205,7 +205,7 @@ BAD_INPUTS = [
     (
         "strstream.json",
         json.dumps(_trace(args={"device": 0, "stream": "7"})),
-        "strstream.json: $.traceEvents[1].args.stream: expected `int | null`, got `str`",
+        "strstream.json: $.traceEvents[1].args.stream: expected a 64-bit integer, got '7'",
     ),
     (
         "nsys.csv",

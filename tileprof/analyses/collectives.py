@@ -20,7 +20,7 @@ import polars as pl
 
 from tileprof.analyses.intervals import union_length
 from tileprof.core.errors import InputError
-from tileprof.core.gpu_timeline import GpuTimeline
+from tileprof.core.gpu_events import GpuTimeline, us_of_ns
 
 DTYPE_BYTES: dict[str, int] = {
     "Double": 8, "Float": 4, "Half": 2, "BFloat16": 2, "Long": 8, "Int": 4, "Short": 2,
@@ -129,8 +129,8 @@ _PART_SCHEMA: dict[str, pl.DataType] = {
     "group_size": pl.Int64(),
     "dtype": pl.String(),
     "message_bytes": pl.Int64(),
-    "start": pl.Float64(),
-    "duration": pl.Float64(),
+    "start_ns": pl.Int64(),
+    "duration_us": pl.Float64(),
 }
 
 
@@ -147,7 +147,7 @@ def _rank_parts(job: str, members: list[GpuTimeline]) -> pl.DataFrame:
                 f"rank {rank.rank} of the {job} job is given twice (also {seen[rank.rank]})",
             )  # fmt: skip
         seen[rank.rank] = timeline.name
-        comm = timeline.events.filter(pl.col("kind") == "comm").sort("start")
+        comm = timeline.events.filter(pl.col("kind") == "comm").sort("start_ns")
         frames.append(_keyed(comm, job, rank.rank))
     return pl.concat(frames)
 
@@ -166,8 +166,8 @@ def _keyed(comm: pl.DataFrame, job: str, rank: int) -> pl.DataFrame:
         "group_size",
         "dtype",
         (pl.max_horizontal("in_nelems", "out_nelems") * size).alias("message_bytes"),
-        "start",
-        (pl.col("end") - pl.col("start")).alias("duration"),
+        "start_ns",
+        us_of_ns(pl.col("end_ns") - pl.col("start_ns")).alias("duration_us"),
     )
 
 
@@ -182,7 +182,7 @@ def _kind_expr(name: pl.Expr) -> pl.Expr:
 
 def _collectives(parts: pl.DataFrame) -> pl.DataFrame:
     """One row per matched collective: size, time, bandwidths, skew and straggler."""
-    late = pl.col("start").arg_max()
+    late = pl.col("start_ns").arg_max()
     grouped = (
         parts.group_by("job", "process_group", "seq", maintain_order=True)
         .agg(
@@ -191,8 +191,8 @@ def _collectives(parts: pl.DataFrame) -> pl.DataFrame:
             pl.col("group_size").drop_nulls().first(),
             pl.col("dtype").drop_nulls().first(),
             pl.col("message_bytes").drop_nulls().first(),
-            pl.col("duration").gather(late).first().alias("time_us"),
-            (pl.col("start").max() - pl.col("start").min()).alias("start_skew_us"),
+            pl.col("duration_us").gather(late).first().alias("time_us"),
+            us_of_ns(pl.col("start_ns").max() - pl.col("start_ns").min()).alias("start_skew_us"),
             pl.col("rank").gather(late).first().alias("straggler_rank"),
         )
         .sort("job", "process_group", "seq")
@@ -221,14 +221,16 @@ def _collectives(parts: pl.DataFrame) -> pl.DataFrame:
 def _rank_row(job: str, timeline: GpuTimeline) -> dict[str, Any]:
     """One rank's computation, communication and how much of it computation hides."""
     events = timeline.events
-    start = events.get_column("start").to_numpy().astype(np.float64)
-    end = events.get_column("end").to_numpy().astype(np.float64)
+    start = events.get_column("start_ns").to_numpy().astype(np.int64)
+    end = events.get_column("end_ns").to_numpy().astype(np.int64)
     kind = events.get_column("kind").cast(pl.String).to_numpy().astype(str)
     compute = (kind == "kernel") | (kind == "memset")
     comm = kind == "comm"
-    computation = union_length(start[compute], end[compute])
-    total_comm = union_length(start[comm], end[comm])
-    exposed = union_length(start[compute | comm], end[compute | comm]) - computation
+    computation_ns = union_length(start[compute], end[compute])
+    with_comm_ns = union_length(start[compute | comm], end[compute | comm])
+    computation = computation_ns / 1000.0
+    total_comm = union_length(start[comm], end[comm]) / 1000.0
+    exposed = (with_comm_ns - computation_ns) / 1000.0
     assert timeline.rank is not None
     return {
         "job": job,

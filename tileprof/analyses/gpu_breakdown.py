@@ -1,11 +1,11 @@
 """Where a GPU's time goes: TraceLens' timeline breakdown, HTA's idle causes, launch figures.
 
-One row per (trace, device, step window): the window is a GPU-side ``ProfilerStep#N``
-annotation, or the whole trace (``step`` null); with more than one device a trace also gets
-an all-devices row (``device`` null), the figure TraceLens' ``gpu_timeline.csv`` gives.
-Every column is defined in docs/metrics.md, "Time breakdown". The analysis reads the typed
-timeline of ``core.gpu_timeline`` and nothing else, so any reader that fills it (Kineto,
-nsys) gets the same figures.
+One row per (trace, device, step window): the window is a step's (``core.gpu_events``'
+``step_windows``), or the whole trace (``step`` null); with more than one device a trace also
+gets an all-devices row (``device`` null), the figure TraceLens' ``gpu_timeline.csv`` gives.
+Every column is defined in docs/metrics.md, "Time breakdown". The analysis reads the GPU event
+frame of ``core.gpu_events`` (integer ns; lengths are summed exactly, then given in µs) and
+nothing else, so any reader that fills it (Kineto, nsys) gets the same figures.
 """
 
 from __future__ import annotations
@@ -18,12 +18,16 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from tileprof.analyses.intervals import Floats, clip, span, union, union_length
-from tileprof.core.gpu_timeline import GpuTimeline
+from tileprof.analyses.intervals import Times, clip, span, union, union_length
+from tileprof.core.gpu_events import GpuTimeline
 
-KERNEL_WAIT_US = 0.03
-"""HTA's ``consecutive_kernel_delay`` default (30 ns): a shorter gap between two events is
-the device's own launch overhead ("kernel wait"), not the host's fault."""
+KERNEL_WAIT_US = 30.0
+"""A gap shorter than this between two events is the device's own launch overhead ("kernel
+wait"), not the host's fault. HTA's ``consecutive_kernel_delay`` defaults to 30 and its
+documentation calls that 30 ns, but HTA compares it with gaps in µs (its traces' unit), so
+what HTA outputs is a 30 µs threshold; this default reproduces HTA's output."""
+_WHOLE = (int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max))
+"""The bounds of a whole-trace window, in ns."""
 
 TIME_COLUMNS: tuple[str, ...] = (
     "computation_us",
@@ -103,8 +107,8 @@ class Breakdown:
 class _Window:
     device: int | None
     step: int | None
-    low: float
-    high: float
+    low: int
+    high: int
     source: str = "trace"
     every_device: bool = False
     """The all-devices row (``device`` is null then; a device the trace does not name is null
@@ -113,11 +117,13 @@ class _Window:
 
 @dataclass(frozen=True)
 class _Events:
-    """One window's events as numpy arrays, sorted by (start, launch start)."""
+    """One window's events as numpy arrays (times in integer ns), sorted by (start, launch
+    start; events without a launch last)."""
 
-    start: Floats
-    end: Floats
-    launch: Floats
+    start: Times
+    end: Times
+    launch: Times
+    launched: np.ndarray[Any, np.dtype[np.bool_]]
     kind: np.ndarray[Any, np.dtype[np.str_]]
     stream: np.ndarray[Any, np.dtype[np.int64]]
 
@@ -152,17 +158,16 @@ def _windows(timeline: GpuTimeline) -> list[_Window]:
     """Per device: the whole trace, then each step in order; then all devices when several."""
     devices = timeline.events.get_column("device").unique().sort(nulls_last=True).to_list()
     windows: list[_Window] = []
-    steps = timeline.steps.sort("step", "start")
+    steps = timeline.steps.sort("step", "start_ns")
     for device in devices:
-        windows.append(_Window(device, None, -math.inf, math.inf))
+        windows.append(_Window(device, None, *_WHOLE))
         # a GPU-side annotation whose pid names no device applies to every device
         mine = steps.filter(pl.col("device").eq_missing(device) | pl.col("device").is_null())
         for step in mine.iter_rows(named=True):
-            windows.append(
-                _Window(device, step["step"], step["start"], step["end"], str(step["source"]))
-            )
+            low, high, source = step["start_ns"], step["end_ns"], str(step["source"])
+            windows.append(_Window(device, step["step"], low, high, source))
     if len(devices) > 1:
-        windows.append(_Window(None, None, -math.inf, math.inf, every_device=True))
+        windows.append(_Window(None, None, *_WHOLE, every_device=True))
     return windows
 
 
@@ -188,18 +193,21 @@ def _key(timeline: GpuTimeline, window: _Window) -> dict[str, Any]:
 
 
 def _window_events(events: pl.DataFrame, window: _Window) -> _Events:
-    """The window's events, cut to it, sorted by start then launch start."""
+    """The window's events, cut to it, sorted by start then launch start (none last)."""
     if not window.every_device:
         events = events.filter(pl.col("device").eq_missing(window.device))
-    start = events.get_column("start").to_numpy().astype(np.float64)
-    end = events.get_column("end").to_numpy().astype(np.float64)
+    start = events.get_column("start_ns").to_numpy().astype(np.int64)
+    end = events.get_column("end_ns").to_numpy().astype(np.int64)
     s, e, keep = clip(start, end, window.low, window.high)
-    launch = events.get_column("launch_start").fill_null(np.nan).to_numpy().astype(np.float64)
+    column = events.get_column("launch_start_ns")
+    launched = column.is_not_null().to_numpy()
+    launch = column.fill_null(_WHOLE[1]).to_numpy().astype(np.int64)
     kind = events.get_column("kind").cast(pl.String).to_numpy().astype(str)
     stream = events.get_column("stream").fill_null(-1).to_numpy().astype(np.int64)
-    s, e, launch, kind, stream = s[keep], e[keep], launch[keep], kind[keep], stream[keep]
+    s, e, launch, launched = s[keep], e[keep], launch[keep], launched[keep]
+    kind, stream = kind[keep], stream[keep]
     order = np.lexsort((launch, s))
-    return _Events(s[order], e[order], launch[order], kind[order], stream[order])
+    return _Events(s[order], e[order], launch[order], launched[order], kind[order], stream[order])
 
 
 def _time_row(events: _Events, window: _Window, kernel_wait_us: float) -> dict[str, Any]:
@@ -214,23 +222,28 @@ def _time_row(events: _Events, window: _Window, kernel_wait_us: float) -> dict[s
     total = span(s, e)
     idle = total - busy
     host, kernel = _idle_causes(events, np.ones(s.size, dtype=bool), kernel_wait_us)
-    finite = math.isfinite(window.high - window.low)
+    whole = (window.low, window.high) == _WHOLE
     return {
         "window_from": window.source,
-        "window_us": (window.high - window.low) if finite else total,
+        "window_us": _us(total if whole else window.high - window.low),
         "events": int(s.size),
-        "computation_us": computation,
-        "total_comm_us": union_length(s[comm], e[comm]),
-        "exposed_comm_us": with_comm - computation,
-        "total_memcpy_us": union_length(s[memcpy], e[memcpy]),
-        "exposed_memcpy_us": busy - with_comm,
-        "busy_us": busy,
-        "idle_us": idle,
-        "total_us": total,
-        "idle_host_wait_us": host,
-        "idle_kernel_wait_us": kernel,
-        "idle_other_us": idle - host - kernel,
+        "computation_us": _us(computation),
+        "total_comm_us": _us(union_length(s[comm], e[comm])),
+        "exposed_comm_us": _us(with_comm - computation),
+        "total_memcpy_us": _us(union_length(s[memcpy], e[memcpy])),
+        "exposed_memcpy_us": _us(busy - with_comm),
+        "busy_us": _us(busy),
+        "idle_us": _us(idle),
+        "total_us": _us(total),
+        "idle_host_wait_us": _us(host),
+        "idle_kernel_wait_us": _us(kernel),
+        "idle_other_us": _us(idle - host - kernel),
     }
+
+
+def _us(ns: float) -> float:
+    """A length in ns (summed exactly as integers) in µs."""
+    return ns / 1000.0
 
 
 def _idle_causes(
@@ -241,8 +254,10 @@ def _idle_causes(
     Each gap between busy periods is classed by the event that ends it (the first, by launch,
     to start the next busy period): host wait when its launch call started after the gap
     began, else kernel wait when the gap is shorter than ``kernel_wait_us``, else other.
+    Lengths in ns.
     """
     s, e, launch = events.start[mask], events.end[mask], events.launch[mask]
+    launched = events.launched[mask]
     if s.size < 2:
         return 0.0, 0.0
     blocks_start, blocks_end = union(s, e)
@@ -251,8 +266,8 @@ def _idle_causes(
     gap_from, gap_to = blocks_end[:-1], blocks_start[1:]
     gap = gap_to - gap_from
     closer = np.searchsorted(s, gap_to, side="left")  # s is sorted: first event of the block
-    host = launch[closer] > gap_from  # NaN (no launch known) is never host wait
-    kernel = ~host & (gap < kernel_wait_us)
+    host = launched[closer] & (launch[closer] > gap_from)  # no launch known: never host wait
+    kernel = ~host & (gap < kernel_wait_us * 1000.0)
     return float(gap[host].sum()), float(gap[kernel].sum())
 
 
@@ -267,11 +282,11 @@ def _stream_row(
     return {
         "stream": None if stream == -1 else stream,
         "events": int(s.size),
-        "busy_us": busy,
-        "idle_us": idle,
-        "idle_host_wait_us": host,
-        "idle_kernel_wait_us": kernel,
-        "idle_other_us": idle - host - kernel,
+        "busy_us": _us(busy),
+        "idle_us": _us(idle),
+        "idle_host_wait_us": _us(host),
+        "idle_kernel_wait_us": _us(kernel),
+        "idle_other_us": _us(idle - host - kernel),
     }
 
 
@@ -279,15 +294,19 @@ def _launch_row(events: pl.DataFrame, window: _Window) -> dict[str, Any]:
     """Launch figures of the kernels (compute and communication) that start in the window."""
     kernels = events.filter(
         pl.col("kind").is_in(["kernel", "comm"]),
-        pl.col("start") >= window.low,
-        pl.col("start") < window.high,
+        pl.col("start_ns") >= window.low,
+        pl.col("start_ns") < window.high,
     )
     if not window.every_device:
         kernels = kernels.filter(pl.col("device").eq_missing(window.device))
-    launched = kernels.filter(pl.col("launch_start").is_not_null())
-    call = launched.get_column("launch_dur").to_numpy().astype(np.float64)
-    delay = (launched.get_column("start") - launched.get_column("launch_start")).to_numpy()
-    length = (launched.get_column("end") - launched.get_column("start")).to_numpy()
+    launched = kernels.filter(pl.col("launch_start_ns").is_not_null())
+    ns = launched.select(
+        (pl.col("launch_end_ns") - pl.col("launch_start_ns")).alias("call"),
+        (pl.col("start_ns") - pl.col("launch_start_ns")).alias("delay"),
+        (pl.col("end_ns") - pl.col("start_ns")).alias("length"),
+    )
+    call, delay = ns.get_column("call").to_numpy(), ns.get_column("delay").to_numpy()
+    length = ns.get_column("length").to_numpy()
     return {
         "kernels": kernels.height,
         "launched": launched.height,
@@ -297,22 +316,22 @@ def _launch_row(events: pl.DataFrame, window: _Window) -> dict[str, Any]:
         "launch_delay_us_p50": _rank(delay, 0.5),
         "launch_delay_us_p95": _rank(delay, 0.95),
         "launch_delay_us_p99": _rank(delay, 0.99),
-        "launch_delay_us_max": float(delay.max()) if delay.size else None,
+        "launch_delay_us_max": _us(float(delay.max())) if delay.size else None,
         "shorter_than_launch": int(np.count_nonzero(length < call)),
     }
 
 
-def _mean(values: Floats) -> float | None:
-    """The mean; None when empty; an overflowing sum gives inf (JSON writes it as null)."""
+def _mean(values: Times) -> float | None:
+    """The mean of ns lengths in µs; None when empty."""
     if values.size == 0:
         return None
-    with np.errstate(over="ignore"):
-        return float(values.mean())
+    return _us(float(values.astype(np.float64).mean()))
 
 
-def _rank(values: Floats, p: float) -> float | None:
-    """The nearest-rank ``p`` percentile (as the run table's p50/p95); None when empty."""
+def _rank(values: Times, p: float) -> float | None:
+    """The nearest-rank ``p`` percentile of ns lengths in µs (as the run table's p50/p95);
+    None when empty."""
     if values.size == 0:
         return None
     ordered = np.sort(values)
-    return float(ordered[max(math.ceil(values.size * p) - 1, 0)])
+    return _us(float(ordered[max(math.ceil(values.size * p) - 1, 0)]))

@@ -6,16 +6,20 @@ intervals, or a difference of two: |B minus A| = |A ∪ B| − |A|. No per-event
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
 Floats = npt.NDArray[np.float64]
+Times = npt.NDArray[Any]
+"""Interval bounds: integer ns (the GPU event frame's) or float µs."""
 
 
-def union(starts: Floats, ends: Floats) -> tuple[Floats, Floats]:
+def union(starts: Times, ends: Times) -> tuple[Times, Times]:
     """The union of intervals [start, end) as disjoint sorted intervals; touching ones merge."""
     if starts.size == 0:
-        return starts.astype(np.float64), ends.astype(np.float64)
+        return starts, ends
     order = np.lexsort((ends, starts))
     s, e = starts[order], ends[order]
     reach = np.maximum.accumulate(e)
@@ -26,20 +30,20 @@ def union(starts: Floats, ends: Floats) -> tuple[Floats, Floats]:
     return s[first], np.maximum.reduceat(e, first)
 
 
-def union_length(starts: Floats, ends: Floats) -> float:
-    """The length of the union of the intervals (µs when they are µs)."""
+def union_length(starts: Times, ends: Times) -> float:
+    """The length of the union of the intervals (in their unit)."""
     s, e = union(starts, ends)
     return float(np.sum(e - s))
 
 
-def span(starts: Floats, ends: Floats) -> float:
+def span(starts: Times, ends: Times) -> float:
     """Last end minus first start; 0 for no intervals."""
     return float(ends.max() - starts.min()) if starts.size else 0.0
 
 
 def clip(
-    starts: Floats, ends: Floats, low: float, high: float
-) -> tuple[Floats, Floats, npt.NDArray[np.bool_]]:
+    starts: Times, ends: Times, low: float, high: float
+) -> tuple[Times, Times, npt.NDArray[np.bool_]]:
     """The intervals cut to [low, high], and which of them keep a positive length (or, for
     zero-length events, lie inside the window)."""
     s = np.clip(starts, low, high)

@@ -19,10 +19,11 @@ from tileprof.views.renderers import BREAKDOWN_RENDERERS, BreakdownModel, write_
 @option(
     "--kernel-wait-us",
     type=click.FloatRange(min=0),
-    default=0.03,
+    default=30.0,
     show_default=True,
     metavar="US",
-    help="Idle gaps shorter than this are kernel wait (HTA's consecutive_kernel_delay).",
+    help="Idle gaps shorter than this are kernel wait (HTA's consecutive_kernel_delay, "
+    "as HTA applies it: to gaps in µs).",
 )
 @output_options(list(BREAKDOWN_RENDERERS), default="table")
 def command(traces: tuple[Path, ...], kernel_wait_us: float, out: Output) -> None:

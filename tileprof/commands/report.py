@@ -36,7 +36,7 @@ from tileprof.core.errors import OptionError
 if TYPE_CHECKING:
     from tileprof.analyses.findings import Rule
     from tileprof.analyses.integrity import CheckRules
-    from tileprof.core.gpu_timeline import GpuTimeline
+    from tileprof.core.gpu_events import GpuTimeline
     from tileprof.model.gather import TileInput
     from tileprof.model.reading import DumpReading
     from tileprof.views.html import Report

@@ -1,33 +1,193 @@
-"""The typed GPU-event frame: one row per kernel, memcpy or memset on a GPU timeline.
+"""The one GPU event frame: what every GPU source produces and every GPU analysis reads.
 
-Every timeline source (Nsight Systems SQLite exports here; Kineto traces through the
-time-breakdown analysis) hands analyses the same columns, so an interval analysis reads one
-frame whatever tool wrote the events. Times are µs on the source's own clock; ``launch_*`` is
-the host call that launched the event (the CUDA runtime call with the same correlation id),
-null when the source has none.
+One row per kernel, communication kernel, memcpy or memset on a GPU timeline. Every source
+fills the same typed polars columns: Kineto traces (``inputs/gpu/kineto.py``), Nsight Systems
+SQLite exports (``inputs/gpu/nsys_sqlite.py``) and rocprofv3 kernel traces
+(``inputs/gpu/rocprof.py``); the run table, the op rows, the breakdown, the collectives and
+the trace read it. The columns are declared as data (``GPU_EVENT_COLUMNS``: name, type,
+whether a source may leave it null, and what it holds), the way HTA's trace parser declares
+the fields it keeps. Times are integer ns on the source's own clock (a Float64 µs loses ns on
+epoch timestamps); a unit is always in the column's name. A source adds its own columns after
+these (``grid``, ``block``, ...), which no analysis of another source reads.
+
+A ``GpuTimeline`` is one capture's frame with its step windows, device names and rank
+(definitions: docs/metrics.md, "Time breakdown").
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
+
 import polars as pl
 
-GPU_EVENT_KINDS: tuple[str, ...] = ("kernel", "memcpy", "memset")
+GPU_EVENT_KINDS: tuple[str, ...] = ("kernel", "comm", "memcpy", "memset")
+"""What a GPU event is: a compute kernel, a communication (NCCL/RCCL) kernel, a copy or a
+fill. TraceLens counts memsets with computation; docs/metrics.md says so."""
 
-GPU_EVENT_SCHEMA: dict[str, pl.DataType] = {
+COMM_NAME = re.compile(r"(?i)nccl|rccl")
+"""A kernel whose name matches (any case) is communication (``comm``), as TraceLens counts it;
+the flag is inside the pattern so that polars' ``str.contains(COMM_NAME.pattern)`` keeps it."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the GPU event frame."""
+
+    name: str
+    dtype: pl.DataType
+    nullable: bool
+    holds: str
+
+
+GPU_EVENT_COLUMNS: tuple[Column, ...] = (
+    Column("device", pl.Int64(), True, "device id (a GPU, an agent); null when unnamed"),
+    Column("stream", pl.Int64(), True, "stream or queue id; null when unnamed"),
+    Column("kind", pl.Enum(list(GPU_EVENT_KINDS)), False, "one of GPU_EVENT_KINDS"),
+    Column("start_ns", pl.Int64(), False, "start on the source's clock"),
+    Column("end_ns", pl.Int64(), False, "end on the source's clock (≥ start_ns)"),
+    Column("name", pl.String(), False, "kernel name, or Memcpy/Memset with its kind"),
+    Column("correlation", pl.Int64(), True, "id linking the event to its launch call"),
+    Column("launch_name", pl.String(), True, "the launching runtime call's name"),
+    Column("launch_start_ns", pl.Int64(), True, "the launching runtime call's start"),
+    Column("launch_end_ns", pl.Int64(), True, "the launching runtime call's end"),
+    Column("bytes", pl.Int64(), True, "bytes a memcpy or memset moves; null for kernels"),
+    Column("collective", pl.String(), True, "NCCL's collective name (comm kernels)"),
+    Column("process_group", pl.String(), True, "NCCL process group name or id"),
+    Column("seq", pl.Int64(), True, "the collective's sequence number in its group"),
+    Column("in_nelems", pl.Int64(), True, "elements in the collective's input message"),
+    Column("out_nelems", pl.Int64(), True, "elements in the collective's output message"),
+    Column("group_size", pl.Int64(), True, "ranks in the process group"),
+    Column("dtype", pl.String(), True, "the collective's element type as PyTorch names it"),
+)
+"""The frame's columns, in order. Sources without launch calls, bytes or NCCL parameters leave
+those columns null."""
+
+GPU_EVENT_SCHEMA: dict[str, pl.DataType] = {c.name: c.dtype for c in GPU_EVENT_COLUMNS}
+"""Column names and types of the GPU event frame."""
+
+STEP_SOURCES: tuple[str, ...] = ("gpu_annotation", "cpu_step", "launch_attribution")
+"""Where a step window comes from: the GPU-side ``ProfilerStep#N`` annotation; for a step that
+has none, the GPU events launched during the CPU-side ``ProfilerStep#N`` (``cpu_step``); for
+a step whose GPU-side annotation covers fewer GPU events than its CPU step launched, the same
+launch attribution (``launch_attribution``)."""
+
+STEP_SCHEMA: dict[str, pl.DataType] = {
     "device": pl.Int64(),
-    "stream": pl.Int64(),
-    "kind": pl.Enum(list(GPU_EVENT_KINDS)),
-    "start_us": pl.Float64(),
-    "end_us": pl.Float64(),
-    "name": pl.String(),
-    "correlation": pl.Int64(),
-    "launch_start_us": pl.Float64(),
-    "launch_end_us": pl.Float64(),
-    "bytes": pl.Int64(),
+    "step": pl.Int64(),
+    "start_ns": pl.Int64(),
+    "end_ns": pl.Int64(),
+    "source": pl.Enum(list(STEP_SOURCES)),
 }
-"""Column names and types of the GPU-event frame (``bytes`` is null for kernels)."""
+"""One row per step and device: the step's window on that device."""
+
+
+@dataclass(frozen=True)
+class RankInfo:
+    """The ``distributedInfo`` of a trace: which rank of which job wrote it."""
+
+    rank: int
+    world_size: int
+    backend: str | None = None
+
+
+@dataclass(frozen=True)
+class GpuTimeline:
+    """One capture's GPU event frame, step windows, device names and rank."""
+
+    name: str
+    events: pl.DataFrame
+    steps: pl.DataFrame
+    devices: dict[int, str] = field(default_factory=dict)
+    rank: RankInfo | None = None
 
 
 def empty_gpu_events() -> pl.DataFrame:
-    """A GPU-event frame with no rows."""
+    """A GPU event frame with no rows."""
     return pl.DataFrame(schema=GPU_EVENT_SCHEMA)
+
+
+def empty_steps() -> pl.DataFrame:
+    """A step frame with no rows."""
+    return pl.DataFrame(schema=STEP_SCHEMA)
+
+
+def as_gpu_events(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with the GPU event columns first, in order and typed (a column it lacks is
+    null), then its own other columns as they are."""
+    own = [c for c in frame.columns if c not in GPU_EVENT_SCHEMA]
+    typed = [
+        pl.col(c.name).cast(c.dtype)
+        if c.name in frame.columns
+        else pl.lit(None, c.dtype).alias(c.name)
+        for c in GPU_EVENT_COLUMNS
+    ]
+    return frame.select(*typed, *own)
+
+
+def comm_kind(kind: pl.Expr, name: pl.Expr) -> pl.Expr:
+    """``kind`` with a kernel whose name holds ``nccl``/``rccl`` (any case) as ``comm``."""
+    comm = (kind == "kernel") & name.str.contains(COMM_NAME.pattern)
+    return pl.when(comm).then(pl.lit("comm")).otherwise(kind.cast(pl.String))
+
+
+def ns_of_us(us: pl.Expr) -> pl.Expr:
+    """Float µs as written (Kineto's ``ts``/``dur``, ns as three decimals) to integer ns: the
+    whole µs and the fraction apart, so that epoch timestamps keep their ns."""
+    whole = us.floor()
+    return whole.cast(pl.Int64) * 1000 + ((us - whole) * 1000).round().cast(pl.Int64)
+
+
+def us_of_ns(ns: pl.Expr) -> pl.Expr:
+    """Integer ns as float µs, each the float nearest to ns / 1000 (so 1376 ns is 1.376 µs,
+    the number Kineto wrote): divided by numpy, as polars multiplies a column by 0.001."""
+    return ns.map_batches(_divided, return_dtype=pl.Float64(), is_elementwise=True)
+
+
+def _divided(ns: pl.Series) -> pl.Series:
+    return pl.Series(ns.name, ns.cast(pl.Float64).to_numpy() / 1000.0, nan_to_null=True)
+
+
+def step_windows(events: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
+    """Each step's window per device, from a capture's ``ProfilerStep#N`` annotations
+    (``steps``: rows of ``STEP_SCHEMA``, sourced ``gpu_annotation`` or ``cpu_step``).
+
+    A GPU-side annotation is the window, unless its CPU-side step launched more GPU events on
+    that device than the annotation covers (overlaps): then, as for a step with no GPU-side
+    annotation, the window runs from the first start to the last end of the GPU events whose
+    launch call began inside the CPU step (launch attribution); ``source`` says which rule.
+    """
+    gpu = steps.filter(pl.col("source") == "gpu_annotation")
+    annotations = gpu.rows(named=True)
+    dropped: set[int] = set()
+    derived = []
+    for cpu in steps.filter(pl.col("source") == "cpu_step").iter_rows(named=True):
+        # one filter per step: steps are few
+        launch = pl.col("launch_start_ns")
+        mine = events.filter(launch >= cpu["start_ns"], launch < cpu["end_ns"])
+        windows = mine.group_by("device", maintain_order=True).agg(
+            pl.lit(cpu["step"], pl.Int64).alias("step"),
+            pl.col("start_ns").min(),
+            pl.col("end_ns").max(),
+        )
+        own = [i for i, a in enumerate(annotations) if a["step"] == cpu["step"]]
+        if not own:
+            derived.append(windows.with_columns(source=pl.lit("cpu_step")))
+            continue
+        for i in own:
+            a = annotations[i]
+            on = mine if a["device"] is None else mine.filter(pl.col("device") == a["device"])
+            covered = on.filter(
+                pl.col("start_ns") <= a["end_ns"], pl.col("end_ns") >= a["start_ns"]
+            )
+            if covered.height < on.height:
+                dropped.add(i)
+                devices = on.get_column("device").unique().to_list()
+                derived.append(
+                    windows.filter(pl.col("device").is_in(devices, nulls_equal=True)).with_columns(
+                        source=pl.lit("launch_attribution")
+                    )
+                )
+    kept = gpu.filter(~pl.int_range(pl.len()).is_in(sorted(dropped)))
+    frames = [kept, *derived]
+    return pl.concat([f.select(list(STEP_SCHEMA)).cast(dict(STEP_SCHEMA.items())) for f in frames])

@@ -9,7 +9,7 @@ msgspec check every event in one pass and name the bad one.
 from __future__ import annotations
 
 from collections.abc import Container
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import msgspec
@@ -24,7 +24,7 @@ class Args(msgspec.Struct):
     msgspec check every event in one pass and name the bad one (``$.traceEvents[i].args.…``)."""
 
     device: Int64 | None = None
-    stream: Int64 | None = None
+    stream: Any = None  # a runtime call may write it as text ("0x0"); GPU events are checked
     correlation: Int64 | None = None
     external_id: Int64 | None = msgspec.field(default=None, name="External id")
     grid: list[Int64] | None = None
@@ -34,6 +34,17 @@ class Args(msgspec.Struct):
     input_dims: Any = msgspec.field(default=None, name="Input Dims")
     concrete_inputs: Any = msgspec.field(default=None, name="Concrete Inputs")
     flops: Any = None
+    # NCCL's parameters (kernel args or ``record_param_comms``); their types vary between
+    # PyTorch versions (a group name may be a number), so they are read as any JSON and kept
+    # only when they have the expected type.
+    collective: Any = msgspec.field(default=None, name="Collective name")
+    in_nelems: Any = msgspec.field(default=None, name="In msg nelems")
+    out_nelems: Any = msgspec.field(default=None, name="Out msg nelems")
+    group_size: Any = msgspec.field(default=None, name="Group size")
+    dtype: Any = None
+    pg_name: Any = msgspec.field(default=None, name="Process Group Name")
+    pg_id: Any = None
+    seq: Any = msgspec.field(default=None, name="Seq")
 
 
 class Event(msgspec.Struct):
@@ -63,15 +74,27 @@ class CpuOp:
     flops: Any
 
 
+Launch = tuple[str, float, float, int | None]
+"""A runtime call (``cuda_runtime``/``cuda_driver``): (name, ts, dur, External id)."""
+Step = tuple[int | None, int, float, float, str]
+"""A ``ProfilerStep#N`` annotation: (device, N, ts, ts + dur, ``gpu_annotation`` for the
+GPU-side one on the device its ``pid`` names, else ``cpu_step`` with no device)."""
+
+
 @dataclass
 class KinetoEvents:
-    """The events of a trace that tileprof reads, checked, in file order."""
+    """The events of a trace that tileprof reads, checked, in file order: the one Kineto event
+    model every command reads (runs, ops, breakdown, findings, report, trace)."""
 
     name: str
     devices: dict[int, str]
     cpu_ops: list[CpuOp]
     gpu: list[tuple[int, Event, Args]]
     launches: dict[int, int]  # correlation -> External id of the launching cpu_op
+    calls: dict[int, Launch] = field(default_factory=dict)  # correlation -> runtime call
+    comm_ops: dict[int, Args] = field(default_factory=dict)  # record_param_comms by External id
+    steps: list[Step] = field(default_factory=list)
+    rank: tuple[int, int, str | None] | None = None  # distributedInfo: rank, world size, backend
 
     def launching_external_id(self, a: Args, known: Container[int]) -> int | None:
         """The External id of the cpu_op that launched a GPU event with ``args`` ``a``."""
@@ -83,7 +106,9 @@ class KinetoEvents:
 
 @dataclass(frozen=True)
 class GpuEvents:
-    """Every GPU event of one trace, in launch order, with its launching CPU op."""
+    """Every GPU event of one trace in the GPU event frame (``core.gpu_events``), by start (file
+    order among equal starts), then the Kineto columns: ``index`` (place in ``traceEvents``),
+    ``cat``, ``grid``, ``block``, ``op`` (the launching CPU op) and ``op_types``."""
 
     events: pl.DataFrame
     devices: dict[int, str]

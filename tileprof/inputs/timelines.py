@@ -1,4 +1,4 @@
-"""GPU traces as typed timelines (``core.gpu_timeline``) for ``tileprof breakdown``.
+"""GPU traces as typed timelines (``core.gpu_events``) for ``tileprof breakdown``.
 
 A file is detected as the registry detects every input (``tileprof.inputs.detect``); a PyTorch
 profiler trace is read by ``gpu.kineto_timeline``, an nsys SQLite export by
@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tileprof.core.errors import InputError
-from tileprof.core.gpu_timeline import GpuTimeline
+from tileprof.core.gpu_events import GpuTimeline
 from tileprof.inputs import _sniff, detect
 from tileprof.inputs._common import read_bytes
 

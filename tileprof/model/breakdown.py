@@ -16,7 +16,7 @@ import polars as pl
 from tileprof.analyses.collectives import Job, jobs
 from tileprof.analyses.gpu_breakdown import KERNEL_WAIT_US, Breakdown, breakdown
 from tileprof.core.errors import InputError
-from tileprof.core.gpu_timeline import GpuTimeline
+from tileprof.core.gpu_events import GpuTimeline
 from tileprof.inputs.timelines import load_timeline
 
 

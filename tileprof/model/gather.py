@@ -25,7 +25,7 @@ from tileprof.analyses.findings import Finding, Rule
 from tileprof.analyses.kernel_metrics import attach_kernel_metrics
 from tileprof.analyses.links import Links, linked_sets
 from tileprof.core.errors import InputError
-from tileprof.core.gpu_timeline import GpuTimeline
+from tileprof.core.gpu_events import GpuTimeline
 from tileprof.core.run_schema import ParsedRuns, concat_runs, tile_runs
 from tileprof.inputs.sources import (
     SUMMARY_DOCUMENT,

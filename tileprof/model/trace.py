@@ -255,11 +255,12 @@ def device_counters(
 # ---------------------------------------------------------------- GPU traces
 
 
-def _placed(events: pl.DataFrame, start_us: np.ndarray, end_us: np.ndarray) -> dict[str, pl.Series]:
-    """Each GPU event's begin and end in integer ns, its stream and device (-1 where not
-    stated) and its lane: events that overlap on one stream of one device go on lanes below."""
-    begin = np.rint(start_us * 1000).astype(np.int64)
-    end = np.rint(end_us * 1000).astype(np.int64)
+def _placed(events: pl.DataFrame) -> dict[str, pl.Series]:
+    """Each GPU event's begin and end in integer ns (the GPU event frame's ``start_ns`` and
+    ``end_ns``), its stream and device (-1 where not stated) and its lane: events that overlap
+    on one stream of one device go on lanes below."""
+    begin = events["start_ns"].to_numpy().astype(np.int64)
+    end = events["end_ns"].to_numpy().astype(np.int64)
     stream = events["stream"].fill_null(-1).to_numpy()
     device = events["device"].fill_null(-1).to_numpy()
     return {
@@ -277,14 +278,14 @@ def gpu_devices(path: Path, read: KinetoEvents) -> list[GpuDevice]:
     from tileprof.inputs.gpu.kineto import gpu_events_of
 
     found = gpu_events_of(read)
-    flops = single_kernel_flops(read)  # gpu_events_of's rows are the GPU events by (ts, index)
-    order = sorted(read.gpu, key=lambda t: (t[1].ts or 0.0, t[0]))
+    flops = single_kernel_flops(read)  # by the event's index in traceEvents
     events = found.events.with_columns(
-        flops=pl.Series([flops.get(index) for index, _, _ in order], dtype=pl.Float64)
+        flops=pl.col("index").replace_strict(flops, default=None, return_dtype=pl.Float64)
+        if flops
+        else pl.lit(None, pl.Float64)
     )
-    start_us = events["ts"].to_numpy()
     frame = events.with_columns(
-        **_placed(events, start_us, start_us + events["dur"].to_numpy()),
+        **_placed(events),
         name=pl.col("name").cast(pl.String),
         cat=pl.col("cat").cast(pl.String),
     ).sort(["begin_ns", "end_ns"], maintain_order=True)
@@ -307,7 +308,7 @@ def event_frame_devices(
     SQLite exports, rocprofv3 traces); ``grid``/``block`` are used where the frame has them."""
     none = pl.lit(None, pl.String())
     frame = events.with_columns(
-        **_placed(events, events["start_us"].to_numpy(), events["end_us"].to_numpy()),
+        **_placed(events),
         cat=pl.col("kind").cast(pl.String).replace_strict(EVENT_CATEGORIES, default="kernel"),
         op=none,
         grid=pl.col("grid") if "grid" in events.columns else none,
@@ -318,12 +319,12 @@ def event_frame_devices(
 
 
 def nvtx_track(ranges: pl.DataFrame, source: str) -> GpuDevice | None:
-    """The NVTX ranges of a capture (``name``, ``start_us``, ``end_us``, ``tid``) as one more
+    """The NVTX ranges of a capture (``name``, ``start_ns``, ``end_ns``, ``tid``) as one more
     track group, one track per thread, nested ranges on lanes below; None when there are none."""
     if ranges.height == 0:
         return None
-    begin = np.rint(ranges["start_us"].to_numpy() * 1000).astype(np.int64)
-    end = np.rint(ranges["end_us"].to_numpy() * 1000).astype(np.int64)
+    begin = ranges["start_ns"].to_numpy().astype(np.int64)
+    end = ranges["end_ns"].to_numpy().astype(np.int64)
     tid = ranges["tid"].fill_null(-1).to_numpy()
     none = pl.lit(None, pl.String())
     frame = ranges.with_columns(

@@ -24,6 +24,10 @@ TIME_DROP_FIRST: tuple[str, ...] = (
 )  # fmt: skip
 """The time table's columns a narrow terminal loses, first to last: the idle share and its
 host-wait part stay longest."""
+STEP_MARKS: dict[str, str] = {"cpu_step": " (cpu)", "launch_attribution": " (launches)"}
+"""The mark of a step whose window is not its GPU-side annotation: the events its CPU-side
+step launched, as it has no GPU-side annotation (cpu) or as the annotation covers fewer of
+them (launches)."""
 
 
 def render_json(result: Breakdown, job: Job) -> str:
@@ -51,8 +55,7 @@ def _key_cells(row: dict[str, Any], traces: int) -> list[str]:
     if row["device"] is None and row["device_name"] is None:
         device = "all"
     step = "whole" if row["step"] is None else f"#{row['step']}"
-    if row.get("window_from") == "cpu_step":
-        step += " (cpu)"  # the window of the events the CPU-side step launched
+    step += STEP_MARKS.get(row.get("window_from") or "", "")
     return [*cells, device.strip(), step]
 
 

@@ -8,12 +8,17 @@ names a ``cpu_op``), falling back to the kernel's own ``External id``. Device na
 ``deviceProperties``. Kernels are aggregated per (device, name): count, total, mean,
 nearest-rank p50 and p95, and max. A trace with no GPU events is valid: it gives no rows and
 a note saying it is CPU-only.
+
+``read_events`` is the one reading of a trace that every command uses (runs, ops, findings,
+report, trace, breakdown): a GPU event's ``stream`` must be an integer, while a runtime call
+may write it as text (ROCm 6.2 writes ``"0x0"``), which nothing reads.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,6 +28,7 @@ import polars as pl
 
 from tileprof.core.classify import classify, dtype_from_torch_types
 from tileprof.core.errors import InputError
+from tileprof.core.gpu_events import us_of_ns
 from tileprof.core.kineto import Args, CpuOp, Event, GpuEvents, Int64, KinetoEvents
 from tileprof.core.run_schema import ParsedRuns, call_statistics, runs_from_rows
 from tileprof.inputs._format import Reader
@@ -40,60 +46,111 @@ class DeviceProperties(msgspec.Struct):
     name: str
 
 
+class DistributedInfo(msgspec.Struct):
+    rank: Int64
+    world_size: Int64
+    backend: str | None = None
+
+
 class Trace(msgspec.Struct):
     """The top level, each part left undecoded so that a missing ``traceEvents`` is reported
     before any fault inside ``deviceProperties`` (msgspec checks fields in document order)."""
 
     traceEvents: msgspec.Raw
     deviceProperties: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"[]"))
+    distributedInfo: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"null"))
 
 
 _NO_ARGS = Args()
+STEP_NAME = re.compile(r"ProfilerStep#(\d+)$")
+_STEP_CATEGORIES = {"gpu_user_annotation": "gpu_annotation", "user_annotation": "cpu_step"}
 
 
 def read_events(path: str | Path, data: bytes) -> KinetoEvents:
-    """Decode a trace and check its GPU events; the CPU ops, GPU events and launches."""
+    """Decode a trace and check its GPU events: the one event model of every command (the CPU
+    ops, GPU events, runtime calls, ``record_param_comms`` ops, step annotations and rank)."""
     from tileprof.inputs._decode import decode_json
 
     trace = decode_json(path, data, Trace)
     trace_events = _decode_part(path, trace.traceEvents, list[Event], "$.traceEvents")
     props = _decode_part(path, trace.deviceProperties, list[DeviceProperties], "$.deviceProperties")
+    optional_info: Any = DistributedInfo | None  # a union: msgspec decodes null as None
+    info: DistributedInfo | None = _decode_part(
+        path, trace.distributedInfo, optional_info, "$.distributedInfo"
+    )
     events = KinetoEvents(Path(path).name, {d.id: d.name for d in props}, [], [], {})
+    if info is not None:
+        events.rank = (info.rank, info.world_size, info.backend)
     for i, ev in enumerate(trace_events):
-        if ev.ph != "X":
-            continue
-        where = f"$.traceEvents[{i}]"
-        if ev.dur is not None and (ev.dur < 0 or math.isnan(ev.dur)):
-            raise InputError(path, f"{where}.dur", f"negative duration {ev.dur:g} µs")
-        if ev.cat in GPU_CATEGORIES:
-            if ev.dur is None or ev.ts is None:
-                missing = "dur" if ev.dur is None else "ts"
-                raise InputError(path, f"{where}.{missing}", "GPU event without it")
-            if ev.name is None:
-                raise InputError(path, f"{where}.name", "GPU event without a name")
-            events.gpu.append((i, ev, ev.args or _NO_ARGS))
-        elif ev.cat == "cpu_op":
-            c = ev.args or _NO_ARGS
-            events.cpu_ops.append(
-                CpuOp(
-                    i,
-                    ev.name or "",
-                    f"{ev.pid}/{ev.tid}",
-                    ev.ts or 0.0,
-                    ev.dur or 0.0,
-                    c.external_id,
-                    c.input_type,
-                    c.input_dims,
-                    c.concrete_inputs,
-                    c.flops,
-                )
-            )
-        elif ev.cat in LAUNCH_CATEGORIES:
-            c = ev.args or _NO_ARGS
-            if c.correlation is not None and c.external_id is not None:
-                events.launches[c.correlation] = c.external_id
+        if ev.ph == "X":
+            _read_event(path, events, i, ev)
     events.devices = _device_names(events.devices, {a.device for _, _, a in events.gpu})
     return events
+
+
+def _read_event(path: str | Path, events: KinetoEvents, i: int, ev: Event) -> None:
+    """File one complete event (``ph: "X"``) where it belongs, checking a GPU event."""
+    where = f"$.traceEvents[{i}]"
+    if ev.dur is not None and (ev.dur < 0 or math.isnan(ev.dur)):
+        raise InputError(path, f"{where}.dur", f"negative duration {ev.dur:g} µs")
+    a = ev.args or _NO_ARGS
+    if ev.cat in GPU_CATEGORIES:
+        _check_gpu_event(path, where, ev, a)
+        events.gpu.append((i, ev, a))
+    elif ev.cat == "cpu_op":
+        events.cpu_ops.append(
+            CpuOp(i, ev.name or "", f"{ev.pid}/{ev.tid}", ev.ts or 0.0, ev.dur or 0.0,
+                  a.external_id, a.input_type, a.input_dims, a.concrete_inputs, a.flops)
+        )  # fmt: skip
+        if ev.name == "record_param_comms" and a.external_id is not None:
+            events.comm_ops[a.external_id] = a
+    elif ev.cat in LAUNCH_CATEGORIES:
+        if a.correlation is not None and a.external_id is not None:
+            events.launches[a.correlation] = a.external_id
+        ts, dur = ev.ts, ev.dur or 0.0
+        if a.correlation is not None and ts is not None and _placeable(ts) and _placeable(ts + dur):
+            events.calls[a.correlation] = (ev.name or "", ts, dur, a.external_id)
+    elif ev.cat in _STEP_CATEGORIES and ev.ts is not None and ev.dur is not None:
+        if not (_placeable(ev.ts) and _placeable(ev.ts + ev.dur)):
+            return
+        found = STEP_NAME.match(ev.name or "")
+        if found:
+            source = _STEP_CATEGORIES[ev.cat]
+            device = _int(ev.pid) if source == "gpu_annotation" else None
+            events.steps.append((device, int(found.group(1)), ev.ts, ev.ts + ev.dur, source))
+
+
+def _check_gpu_event(path: str | Path, where: str, ev: Event, a: Args) -> None:
+    """A GPU event needs ``ts``, ``dur`` and ``name``, a finite end, and an integer stream."""
+    if ev.dur is None or ev.ts is None:
+        missing = "dur" if ev.dur is None else "ts"
+        raise InputError(path, f"{where}.{missing}", "GPU event without it")
+    if ev.name is None:
+        raise InputError(path, f"{where}.name", "GPU event without a name")
+    if not (_placeable(ev.ts) and _placeable(ev.ts + ev.dur)):
+        raise InputError(path, where, "ts + dur is beyond 64-bit integer ns (±292 years)")
+    if a.stream is not None and _int(a.stream) is None:
+        raise InputError(
+            path, f"{where}.args.stream", f"expected a 64-bit integer, got {a.stream!r}"
+        )
+
+
+_PLACEABLE_US = 9.2e15
+"""The largest |time| in µs that integer ns hold (2⁶³ ns is 9.22e15 µs)."""
+
+
+def _placeable(us: float) -> bool:
+    """Whether a time in µs has a place on the GPU event frame's integer-ns clock. A runtime
+    call or step annotation without one is left out; a GPU event without one is an error."""
+    return math.isfinite(us) and abs(us) < _PLACEABLE_US
+
+
+def _int(value: Any) -> int | None:
+    """``value`` when it is an integer the frame's Int64 columns hold (a ``pid`` of any other
+    kind names no device); else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63:
+        return value
+    return None
 
 
 def _device_names(listed: dict[int, str], used: set[int | None]) -> dict[int, str]:
@@ -108,53 +165,49 @@ def _device_names(listed: dict[int, str], used: set[int | None]) -> dict[int, st
 
 
 def gpu_events(path: str | Path, data: bytes) -> GpuEvents:
-    """The GPU events of a Kineto trace, one row each (``ts``/``dur`` in µs, as written).
-
-    ``op`` is the launching CPU op found through ``correlation`` (module docstring); the
-    frame is empty for a CPU-only trace.
-    """
+    """The GPU events of a Kineto trace in the GPU event frame (``core.gpu_events``) with the
+    Kineto columns (``core.kineto.GpuEvents``); ``op`` is the launching CPU op found through
+    ``correlation`` (module docstring); the frame is empty for a CPU-only trace."""
     return gpu_events_of(read_events(path, data))
 
 
 def gpu_events_of(found: KinetoEvents) -> GpuEvents:
-    """``gpu_events`` of an already-read trace."""
-    cpu_ops = {
-        op.external_id: (op.name, op.input_type)
-        for op in found.cpu_ops
-        if op.external_id is not None
-    }
-    records: dict[str, list[Any]] = {k: [] for k in _EVENT_SCHEMA}
-    for _, ev, a in sorted(found.gpu, key=lambda t: (t[1].ts or 0.0, t[0])):
-        ext = found.launching_external_id(a, cpu_ops)
-        op, types = cpu_ops.get(ext, (None, None)) if ext is not None else (None, None)
-        records["device"].append(a.device)
-        records["name"].append(ev.name)
-        records["cat"].append(ev.cat)
-        records["ts"].append(ev.ts)
-        records["dur"].append(ev.dur)
-        records["stream"].append(a.stream)
-        records["grid"].append(_dims(a.grid))
-        records["block"].append(_dims(a.block))
-        records["op"].append(op)
-        records["op_types"].append(json.dumps(types) if types else None)
-        records["correlation"].append(a.correlation)
-    events = pl.DataFrame(records, schema=_EVENT_SCHEMA)
+    """``gpu_events`` of an already-read trace. The launching op is found by joins: the runtime
+    call's External id where a cpu_op has it, else the event's own (``launching_external_id``
+    on columns; of two cpu_ops with one External id, the later in the file)."""
+    from tileprof.inputs.gpu.kineto_frame import event_frame
+
+    gpu = found.gpu
+    kineto = pl.DataFrame(
+        {
+            "index": [i for i, _, _ in gpu],
+            "cat": [ev.cat for _, ev, _ in gpu],
+            "grid": [_dims(a.grid) for _, _, a in gpu],
+            "block": [_dims(a.block) for _, _, a in gpu],
+            "own_ext": [a.external_id for _, _, a in gpu],
+            "correlation": [a.correlation for _, _, a in gpu],
+        },
+        schema={"index": pl.Int64(), "cat": pl.Categorical(), "grid": pl.String(),
+                "block": pl.String(), "own_ext": pl.Int64(), "correlation": pl.Int64()},
+    )  # fmt: skip
+    ops = pl.DataFrame(
+        [(op.external_id, op.name, json.dumps(op.input_type) if op.input_type else None)
+         for op in found.cpu_ops if op.external_id is not None],
+        schema={"ext": pl.Int64(), "op": pl.String(), "op_types": pl.String()},
+        orient="row",
+    ).unique("ext", keep="last", maintain_order=True)  # fmt: skip
+    launches = pl.DataFrame(
+        {"correlation": list(found.launches), "launch_ext": list(found.launches.values())},
+        schema={"correlation": pl.Int64(), "launch_ext": pl.Int64()},
+    ).join(ops.select("ext"), left_on="launch_ext", right_on="ext", how="semi")
+    attributed = (
+        kineto.join(launches, on="correlation", how="left", maintain_order="left")
+        .with_columns(ext=pl.coalesce("launch_ext", "own_ext"))
+        .join(ops, on="ext", how="left", maintain_order="left")
+        .select("index", "cat", "grid", "block", "op", "op_types")
+    )
+    events = event_frame(found).join(attributed, on="index", how="left", maintain_order="left")
     return GpuEvents(events, found.devices, len(found.cpu_ops))
-
-
-_EVENT_SCHEMA: dict[str, pl.DataType] = {
-    "device": pl.Int64(),
-    "name": pl.Categorical(),
-    "cat": pl.Categorical(),
-    "ts": pl.Float64(),
-    "dur": pl.Float64(),
-    "stream": pl.Int64(),
-    "grid": pl.String(),
-    "block": pl.String(),
-    "op": pl.String(),
-    "op_types": pl.String(),
-    "correlation": pl.Int64(),
-}
 
 
 def parse(path: str | Path, data: bytes) -> ParsedRuns:
@@ -222,16 +275,17 @@ def parse_events(read: KinetoEvents) -> ParsedRuns:
 
 
 def aggregate(events: pl.DataFrame) -> pl.DataFrame:
-    """Per (device, name): count, total, mean, nearest-rank p50/p95 and max of ``dur`` (µs).
+    """Per (device, name): count, total, mean, nearest-rank p50/p95 and max of the duration
+    (µs).
 
-    ``events`` is in launch order (ts); grid, block, category and launching op are the
-    first call's, streams all distinct ones. Rows are ordered by total time, largest first.
+    ``events`` is in start order; grid, block, category and launching op are the first
+    call's, streams all distinct ones. Rows are ordered by total time, largest first.
     """
 
     return (
         events.group_by("device", "name", maintain_order=True)
         .agg(
-            *call_statistics(pl.col("dur")),
+            *call_statistics(us_of_ns(pl.col("end_ns") - pl.col("start_ns"))),
             pl.col("cat").first().cast(pl.String).alias("cat"),
             pl.col("grid").first(),
             pl.col("block").first(),

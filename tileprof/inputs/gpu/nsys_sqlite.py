@@ -37,7 +37,7 @@ from typing import Any
 import polars as pl
 
 from tileprof.core.errors import InputError
-from tileprof.core.gpu_events import GPU_EVENT_SCHEMA
+from tileprof.core.gpu_events import GPU_EVENT_SCHEMA, as_gpu_events, comm_kind, us_of_ns
 from tileprof.core.run_schema import ParsedRuns, call_statistics, runs_from_rows
 from tileprof.inputs._csv_table import CELL_LIMIT
 from tileprof.inputs._format import Reader
@@ -101,11 +101,8 @@ EXTRA_COLUMNS: dict[str, pl.DataType] = {
     "short_name": pl.String(),
     "grid": pl.String(),
     "block": pl.String(),
-    "duration_us": pl.Float64(),
 }
-"""Columns the export's own frame carries besides the shared GPU-event columns;
-``duration_us`` is computed from the integer ns, so it does not lose the digits that
-``end_us - start_us`` loses far from the session start."""
+"""Columns the export's own frame carries after the GPU event frame's."""
 
 
 ROW_BUDGET = 20_000_000
@@ -142,8 +139,8 @@ class Column:
 
 @dataclass(frozen=True)
 class NsysExport:
-    """What one export holds: its GPU events (the shared columns, then ``EXTRA_COLUMNS``),
-    the name of each device, and its NVTX ranges (``name``, ``start_us``, ``end_us``, ``tid``)."""
+    """What one export holds: its GPU events (the GPU event frame, then ``EXTRA_COLUMNS``),
+    the name of each device, and its NVTX ranges (``name``, ``start_ns``, ``end_ns``, ``tid``)."""
 
     events: pl.DataFrame
     devices: dict[int, str]
@@ -445,8 +442,8 @@ def _nvtx(conn: sqlite3.Connection, tables: dict[str, dict[str, Column]]) -> pl.
     """The NVTX ranges (push/pop and start/end) with a known end, named by text or textId."""
     schema = {
         "name": pl.String(),
-        "start_us": pl.Float64(),
-        "end_us": pl.Float64(),
+        "start_ns": pl.Int64(),
+        "end_ns": pl.Int64(),
         "tid": pl.Int64(),
     }
     cols = tables.get(NVTX, {})
@@ -457,7 +454,7 @@ def _nvtx(conn: sqlite3.Connection, tables: dict[str, dict[str, Column]]) -> pl.
     tid = "n.globalTid & 16777215" if "globalTid" in cols else "NULL"
     types = ", ".join(str(t) for t in NVTX_RANGE_TYPES)
     sql = f"""
-        SELECT COALESCE({text}, {sid}), n.start / 1000.0, n.end / 1000.0, {tid}
+        SELECT COALESCE({text}, {sid}), n.start, n.end, {tid}
         FROM {NVTX} n WHERE n.eventType IN ({types}) AND n.end IS NOT NULL ORDER BY n.start"""
     return _frame(conn, sql, schema)
 
@@ -515,7 +512,7 @@ def _read(path: str | Path, conn: sqlite3.Connection) -> NsysExport:
     if bad.height:
         row = bad.row(0, named=True)
         raise InputError(path, f"{row['kind']} {row['name']!r}", "ends before it starts")
-    events = _in_us(events).sort(["start_us", "end_us"], maintain_order=True)
+    events = _typed(events).sort(["start_ns", "end_ns"], maintain_order=True)
     ids = sorted(events["device"].unique().drop_nulls().to_list())
     names = _gpu_names(conn, tables)
     return NsysExport(events, target_names(ids, names), _nvtx(conn, tables), names)
@@ -537,31 +534,21 @@ _RAW_COLUMNS: tuple[str, ...] = (
 )
 
 
-def _in_us(events: pl.DataFrame) -> pl.DataFrame:
-    """The shared GPU-event columns (ns → µs), then ``EXTRA_COLUMNS``."""
-    us = {
-        "start_us": "start_ns",
-        "end_us": "end_ns",
-        "launch_start_us": "launch_start_ns",
-        "launch_end_us": "launch_end_ns",
-    }
-    return events.select(
-        [
-            (pl.col(us[name]) / 1000.0).alias(name) if name in us else pl.col(name).cast(dtype)
-            for name, dtype in GPU_EVENT_SCHEMA.items()
-        ]
-        + [
-            pl.col(name).cast(dtype)
-            for name, dtype in EXTRA_COLUMNS.items()
-            if name in events.columns
-        ]
-        + [((pl.col("end_ns") - pl.col("start_ns")) / 1000.0).alias("duration_us")]
-    )
+def _typed(events: pl.DataFrame) -> pl.DataFrame:
+    """The GPU event frame (a kernel named ``nccl``/``rccl`` is ``comm``), then
+    ``EXTRA_COLUMNS``."""
+    events = events.with_columns(kind=comm_kind(pl.col("kind"), pl.col("name")))
+    return as_gpu_events(events).select(*GPU_EVENT_SCHEMA, *EXTRA_COLUMNS)
 
 
 def gpu_events(path: str | Path, data: bytes) -> pl.DataFrame:
-    """The export's GPU events in the shared frame (``tileprof.core.gpu_events``), by start."""
+    """The export's GPU events in the GPU event frame (``tileprof.core.gpu_events``), by start."""
     return read_export(path, data).events.select(list(GPU_EVENT_SCHEMA))
+
+
+def category(kind: pl.Expr) -> pl.Expr:
+    """The run table's category of a GPU event's kind: a communication kernel is a kernel."""
+    return kind.cast(pl.String).replace("comm", "kernel")
 
 
 def aggregate(events: pl.DataFrame) -> pl.DataFrame:
@@ -569,12 +556,13 @@ def aggregate(events: pl.DataFrame) -> pl.DataFrame:
     duration (µs), summed bytes, mean launch delay (event start − end of its runtime call),
     distinct streams, and the first call's short name, grid and block; largest total first."""
     return (
-        events.group_by("device", "kind", "name", maintain_order=True)
+        events.with_columns(category(pl.col("kind")).alias("kind"))
+        .group_by("device", "kind", "name", maintain_order=True)
         .agg(
-            *call_statistics(pl.col("duration_us")),
+            *call_statistics(us_of_ns(pl.col("end_ns") - pl.col("start_ns"))),
             pl.col("bytes").sum().alias("bytes"),
-            (pl.col("start_us") - pl.col("launch_end_us")).mean().alias("launch_delay_us"),
-            pl.col("launch_end_us").count().alias("launched"),
+            us_of_ns(pl.col("start_ns") - pl.col("launch_end_ns")).mean().alias("launch_delay_us"),
+            pl.col("launch_end_ns").count().alias("launched"),
             pl.col("stream").unique().sort().cast(pl.String).str.join(",").alias("streams"),
             pl.col("short_name").first(),
             pl.col("grid").first(),
@@ -617,7 +605,7 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
                 "metadata": {k: v for k, v in meta.items() if v is not None},
             }
         )
-    counts = export.events["kind"].value_counts(sort=True)
+    counts = export.events.select(category(pl.col("kind"))).to_series().value_counts(sort=True)
     meta = {
         "devices": export.devices,
         "gpu_events": {str(k): int(n) for k, n in counts.iter_rows()},

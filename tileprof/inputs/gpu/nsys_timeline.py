@@ -1,12 +1,11 @@
-"""An Nsight Systems SQLite export as the typed GPU timeline (``core.gpu_timeline``).
+"""An Nsight Systems SQLite export as a GPU timeline (``core.gpu_events``).
 
-The export's GPU events come from ``nsys_sqlite.read_export`` (the shared GPU-event frame of
-``core.gpu_events``: kernels, memcpys and memsets per device and stream, with the CUDA runtime
-call of the same correlation). A kernel whose name holds ``nccl`` or ``rccl`` is communication,
-as in Kineto traces; exports carry no NCCL parameters, so the collective columns are null. An
-NVTX range named ``ProfilerStep#N`` (the PyTorch profiler's step, pushed on the host) is a CPU
-step: its window on each device runs from the first start to the last end of the GPU events
-whose launch call began inside it.
+The export's GPU events are ``nsys_sqlite.read_export``'s GPU event frame as it is (kernels,
+communication kernels, memcpys and memsets per device and stream, with the CUDA runtime call
+of the same correlation); exports carry no NCCL parameters, so the collective columns are
+null. An NVTX range named ``ProfilerStep#N`` (the PyTorch profiler's step, pushed on the host)
+is a CPU step: its window on each device comes from launch attribution
+(``core.gpu_events.step_windows``).
 """
 
 from __future__ import annotations
@@ -15,8 +14,8 @@ from pathlib import Path
 
 import polars as pl
 
-from tileprof.core.gpu_timeline import EVENT_SCHEMA, GpuTimeline
-from tileprof.inputs.gpu.kineto_timeline import COMM_NAME, STEP_NAME, launched_windows
+from tileprof.core.gpu_events import GPU_EVENT_SCHEMA, STEP_SCHEMA, GpuTimeline, step_windows
+from tileprof.inputs.gpu.kineto import STEP_NAME
 
 
 def read_timeline(path: str | Path, data: bytes) -> GpuTimeline:
@@ -24,30 +23,15 @@ def read_timeline(path: str | Path, data: bytes) -> GpuTimeline:
     from tileprof.inputs.gpu.nsys_sqlite import read_export
 
     export = read_export(path, data)
-    e = export.events
-    comm = (pl.col("kind") == "kernel") & pl.col("name").str.contains(COMM_NAME.pattern)
-    events = e.select(
-        "device",
-        "stream",
-        pl.when(comm).then(pl.lit("comm")).otherwise(pl.col("kind").cast(pl.String)).alias("kind"),
-        pl.col("start_us").alias("start"),
-        pl.col("end_us").alias("end"),
-        "name",
-        "correlation",
-        pl.lit(None, pl.String).alias("launch_name"),
-        pl.col("launch_start_us").alias("launch_start"),
-        (pl.col("launch_end_us") - pl.col("launch_start_us")).alias("launch_dur"),
-    ).select(
-        [
-            pl.col(c).cast(t) if c in e.columns or c in ("kind", "start", "end", "launch_name",
-                                                         "launch_start", "launch_dur")
-            else pl.lit(None, t).alias(c)
-            for c, t in EVENT_SCHEMA.items()
-        ]
+    steps = (
+        export.nvtx.with_columns(
+            step=pl.col("name").str.extract("^" + STEP_NAME.pattern, 1).cast(pl.Int64)
+        )
+        .filter(pl.col("step").is_not_null())
+        .select(
+            pl.lit(None, pl.Int64).alias("device"), "step", "start_ns", "end_ns",
+            pl.lit("cpu_step").cast(STEP_SCHEMA["source"]).alias("source"),
+        )
     )  # fmt: skip
-    steps = [
-        (None, int(found.group(1)), r["start_us"], r["end_us"], "cpu_step")
-        for r in export.nvtx.iter_rows(named=True)
-        if (found := STEP_NAME.match(r["name"] or ""))
-    ]
-    return GpuTimeline(Path(path).name, events, launched_windows(events, steps), export.devices)
+    events = export.events.select(list(GPU_EVENT_SCHEMA))
+    return GpuTimeline(Path(path).name, events, step_windows(events, steps), export.devices)

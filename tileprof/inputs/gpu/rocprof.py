@@ -23,7 +23,7 @@ from typing import Any
 import polars as pl
 
 from tileprof.core.errors import InputError
-from tileprof.core.gpu_events import GPU_EVENT_SCHEMA
+from tileprof.core.gpu_events import GPU_EVENT_SCHEMA, as_gpu_events, comm_kind
 from tileprof.core.run_schema import ParsedRuns, runs_from_rows
 from tileprof.core.text import shorten
 from tileprof.inputs._csv_table import LINE, header_spelling, numbers, read_text_table
@@ -52,8 +52,8 @@ def _column(raw: pl.DataFrame, names: tuple[str, ...]) -> str | None:
 
 
 def read_dispatches(path: str | Path, data: bytes) -> pl.DataFrame:
-    """One row per kernel dispatch: the shared GPU-event columns, then ``duration_us``,
-    ``short_name``, ``grid`` and ``block`` (work-items, ``XxYxZ``) and the resource figures."""
+    """One row per kernel dispatch: the GPU event frame's columns (``core.gpu_events``), then
+    ``short_name``, the resource figures, ``grid`` and ``block`` (work-items, ``XxYxZ``)."""
     raw = read_text_table(path, data, sorted(c.lower() for c in ROCPROF_REQUIRED), fold_case=True)
     raw = raw.filter(pl.col("kind").str.strip_chars() == "KERNEL_DISPATCH")
     spelling = header_spelling(data)
@@ -73,13 +73,9 @@ def read_dispatches(path: str | Path, data: bytes) -> pl.DataFrame:
     out: dict[str, pl.Series] = {
         "device": agent.cast(pl.Int64),
         "kind": pl.Series(["kernel"] * raw.height),
-        "start_us": start / 1000.0,
-        "end_us": end / 1000.0,
+        "start_ns": _exact(raw["start_timestamp"], start),
+        "end_ns": _exact(raw["end_timestamp"], end),
         "name": raw["kernel_name"],
-        "launch_start_us": pl.Series([None] * raw.height, dtype=pl.Float64),
-        "launch_end_us": pl.Series([None] * raw.height, dtype=pl.Float64),
-        "bytes": pl.Series([None] * raw.height, dtype=pl.Int64),
-        "duration_us": (end - start) / 1000.0,
         "short_name": raw["kernel_name"],
     }
     for figure, names in ALIASES.items():
@@ -96,13 +92,18 @@ def read_dispatches(path: str | Path, data: bytes) -> pl.DataFrame:
         ]
         out[alias] = pl.DataFrame(parts).select(pl.concat_str(pl.all(), separator="x")).to_series()
     frame = pl.DataFrame({k: v.alias(k) for k, v in out.items()})
-    shared = [pl.col(c).cast(t) for c, t in GPU_EVENT_SCHEMA.items()]
-    rest = [c for c in frame.columns if c not in GPU_EVENT_SCHEMA]
-    return frame.select([*shared, *rest]).sort(["start_us", "end_us"], maintain_order=True)
+    frame = frame.with_columns(kind=comm_kind(pl.col("kind"), pl.col("name")))
+    return as_gpu_events(frame).sort(["start_ns", "end_ns"], maintain_order=True)
+
+
+def _exact(cells: pl.Series, values: pl.Series) -> pl.Series:
+    """Integer ns as written (a Float64 holds integers exactly only up to 2^53), else the
+    number ``values`` read."""
+    return cells.str.strip_chars().cast(pl.Int64, strict=False).fill_null(values.cast(pl.Int64))
 
 
 def gpu_events(path: str | Path, data: bytes) -> pl.DataFrame:
-    """The trace's dispatches in the shared GPU-event frame, by start."""
+    """The trace's dispatches in the GPU event frame, by start."""
     return read_dispatches(path, data).select(list(GPU_EVENT_SCHEMA))
 
 

@@ -10,6 +10,7 @@ from tileprof.views.html.view import BreakdownSection
 
 KEYS = ("trace", "rank", "device", "device_name", "step")
 DOCS = {
+    "window_from": "the rule of the window: gpu_annotation, cpu_step, launch_attribution, trace",
     "computation_us": "union of compute kernels and memsets",
     "total_comm_us": "union of communication kernels",
     "exposed_comm_us": "communication not overlapped by computation",
@@ -26,7 +27,7 @@ DOCS = {
 
 def breakdown_section(result: Breakdown, job: Job, id: str = "breakdown") -> BreakdownSection:
     """The view model of one breakdown and its jobs."""
-    times = [*KEYS, "window_us", "events", *TIME_COLUMNS, *IDLE_COLUMNS]
+    times = [*KEYS, "window_from", "window_us", "events", *TIME_COLUMNS, *IDLE_COLUMNS]
     frames = [
         ("Time per device and step (µs)", "time", result.rows, times),
         ("Kernel launches", "launch", result.launches, result.launches.columns),
