@@ -7,7 +7,9 @@ signposts and no arch column. A two-chip report is built from the first by renum
 
 from __future__ import annotations
 
+import csv
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -145,3 +147,62 @@ def test_host_side_ops_are_counted_not_rows(tmp_path: Path) -> None:
     assert "ttnn::to_torch" not in parsed.frame["kernel"].to_list()
     assert parsed.metadata["host_op_calls"] == 1 and parsed.frame["calls"].sum() == 5
     assert parsed.notes == [f"{path.name}: 1 host-side op calls (no device kernel time) left out"]
+
+
+def _nearest_rank(values: list[float], p: float) -> float:
+    """The value at 1-based rank ⌈p·n⌉ of the values in ascending order (docs/metrics.md)."""
+    ordered = sorted(values)
+    return ordered[max(math.ceil(p * len(ordered)), 1) - 1]
+
+
+def _plain_groups(path: Path) -> dict[int, list[dict[str, str]]]:
+    """The report's device op rows grouped as the reader's rows are (chip, arch, op, op type,
+    math fidelity, every tensor column, shapes by their logical size), keyed by each group's
+    first row's index; a plain loop over ``csv.DictReader`` rows."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    tensor_columns = [c for c in rows[0] if c.startswith(("INPUT_", "OUTPUT_"))]
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for i, r in enumerate(rows):
+        if r["OP TYPE"] == "signpost" or (
+            not r["DEVICE ID"].strip() and not r["DEVICE KERNEL DURATION [ns]"].strip()
+        ):
+            continue
+        key = tuple(
+            r.get(c, "").strip()
+            for c in ("DEVICE ID", "DEVICE ARCH", "OP CODE", "OP TYPE", "MATH FIDELITY")
+        )
+        # a shape cell groups by its logical size (``32[19]`` and ``64[19]`` are one tensor)
+        key += tuple(
+            str(logical(r[c])) if c.endswith("_PAD[LOGICAL]") and r[c].strip() else r[c].strip()
+            for c in tensor_columns
+        )
+        groups.setdefault(key, []).append(i)
+    return {members[0]: [rows[i] for i in members] for members in groups.values()}
+
+
+@pytest.mark.parametrize("path", [CLIP, RESNET], ids=["clip", "resnet"])
+def test_group_percentiles_max_and_skew_match_a_plain_reaggregation(path: Path) -> None:
+    """Issue 38: p50, p95 (nearest rank, ⌈p·n⌉), max and mean first-to-last start of every
+    aggregated op row, against the report's own rows; the reports hold groups whose p50 or
+    p95 a floor rank would change, so a ceiling-to-floor change fails here."""
+    groups = _plain_groups(path)
+    runs = load_runs(path).frame
+    assert runs.height == len(groups)
+    floor_differs = 0
+    for row in runs.iter_rows(named=True):
+        first = int(row["source"].rsplit("line ", 1)[1]) - 2
+        members = groups[first]
+        durations = [float(r["DEVICE KERNEL DURATION [ns]"]) / 1000 for r in members]
+        assert row["calls"] == len(members)
+        exact = {"rel": 1e-12}  # the same µs, up to the last bit of a float division
+        assert row["p50_us"] == pytest.approx(_nearest_rank(durations, 0.5), **exact)
+        assert row["p95_us"] == pytest.approx(_nearest_rank(durations, 0.95), **exact)
+        assert row["max_us"] == pytest.approx(max(durations), **exact)
+        skews = [float(r["DEVICE KERNEL FIRST TO LAST START [ns]"]) / 1000 for r in members]
+        assert row["start_skew_us"] == pytest.approx(sum(skews) / len(skews), rel=1e-12)
+        ordered = sorted(durations)
+        for p in (0.5, 0.95):
+            floor = ordered[max(math.floor(p * len(ordered)), 1) - 1]
+            floor_differs += floor != _nearest_rank(durations, p)
+    assert floor_differs > 0
