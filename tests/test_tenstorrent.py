@@ -206,3 +206,62 @@ def test_group_percentiles_max_and_skew_match_a_plain_reaggregation(path: Path) 
             floor = ordered[max(math.floor(p * len(ordered)), 1) - 1]
             floor_differs += floor != _nearest_rank(durations, p)
     assert floor_differs > 0
+
+
+BH8 = REAL / "tt_bh_8xp150_deepseek_v3_d_p.csv"
+
+
+def _dim(cell: str, padded: bool) -> int:
+    text = cell.strip()
+    if "[" not in text:
+        return int(float(text))
+    return int(text.split("[")[0] if padded else text.split("[")[1].rstrip("]"))
+
+
+def _tt_perf_report_flops(r: dict[str, str], padded: bool = True) -> int:
+    """tt-perf-report's matmul work (``analyze_matmul``): M·K·N·W·Z·2, M and K from A's Y and
+    X, N from B's X, W and Z the larger of A's and B's; padded dims as it reads them (or the
+    logical ones)."""
+
+    def d(t: int, a: str) -> int:
+        return _dim(r[f"INPUT_{t}_{a}_PAD[LOGICAL]"], padded)
+
+    w, z = max(d(0, "W"), d(1, "W")), max(d(0, "Z"), d(1, "Z"))
+    return d(0, "Y") * d(0, "X") * d(1, "X") * w * z * 2
+
+
+def test_broadcast_batched_matmul_counts_both_operands_batch() -> None:
+    """Issue 31: A 1×1×3200×512 by B 1×32×512×128 on each of 8 Blackhole chips is 32 matmuls
+    (the batch was taken from A alone: 32× too few FLOPs)."""
+    runs = load_runs(BH8).frame.filter(pl.col("op_family") == "gemm")
+    broadcast = runs.filter(pl.col("shape") == "32x3200x128x512")
+    assert broadcast.height == 8 and broadcast["target"].n_unique() == 8
+    assert set(broadcast["mac"].to_list()) == {32 * 3200 * 512 * 128}
+
+
+@pytest.mark.parametrize("path", [BH8, CLIP, RESNET], ids=["bh8", "clip", "resnet"])
+def test_matmul_flops_equal_tt_perf_reports_where_both_count_the_same_dims(path: Path) -> None:
+    """Every matmul's FLOPs and TFLOP/s equal tt-perf-report's wherever both count the same
+    dims; where a dim is padded to 32-wide tiles (``32[19]``) tt-perf-report counts the
+    padded size and tileprof the logical one (the documented difference)."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    runs = load_runs(path).frame.filter(pl.col("kernel").str.contains("Matmul"))
+    matmuls = [r for r in rows if "Matmul" in r["OP CODE"]]
+    assert runs["calls"].sum() == len(matmuls) > 0
+    padded_rows = sum(_tt_perf_report_flops(r) != _tt_perf_report_flops(r, False) for r in matmuls)
+    padded = 0
+    for row in runs.iter_rows(named=True):
+        r = rows[int(row["source"].rsplit("line ", 1)[1]) - 2]
+        assert "Matmul" in r["OP CODE"]
+        assert 2 * row["mac"] == _tt_perf_report_flops(r, padded=False)
+        theirs = _tt_perf_report_flops(r)
+        if theirs == 2 * row["mac"]:
+            if row["calls"] == 1:  # TFLOP/s of the one call, as tt-perf-report gives it
+                seconds = float(r["DEVICE KERNEL DURATION [ns]"]) * 1e-9
+                assert row["tflops"] == pytest.approx(theirs / seconds / 1e12, rel=1e-9)
+        else:
+            padded += row["calls"]
+            assert theirs > 2 * row["mac"]  # padding only adds
+    assert padded == padded_rows
+    assert padded_rows > 0 or path != CLIP  # CLIP's 19-token rows are padded to 32

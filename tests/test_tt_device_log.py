@@ -317,3 +317,42 @@ def test_the_device_name_survives_the_cache_layout(tmp_path: Path) -> None:
     again = tileprof.load(saved)
     assert again.device == "Tenstorrent wormhole_b0" and again.target == profile.target
     assert again.samples.equals(profile.samples)
+
+
+def test_the_ops_report_gains_the_logs_kernel_duration_beside_its_own(tmp_path: Path) -> None:
+    """An ops report with the device log beside it: each op row's metadata carries the mean
+    over its calls of tt-metal's kernel duration computed from the log (a plain loop here),
+    beside the report's own ``DEVICE KERNEL DURATION [ns]``; the note counts the calls whose
+    two figures agree (one is written 3 ns off on purpose)."""
+    import json
+
+    from tileprof.inputs.sources import load_runs
+
+    markers = _damaged(_markers("old", seed=5))
+    _write_log(tmp_path / "profile_log_device.csv", "old", markers, full_at=-1)
+    pairs, _ = _plain_pairs(markers)
+    spans: dict[tuple[int, int], list[int]] = {}
+    for p in pairs:
+        lo_hi = spans.setdefault((p["key"][0], p["key"][4]), [p["start"], p["end"]])
+        lo_hi[0], lo_hi[1] = min(lo_hi[0], p["start"]), max(lo_hi[1], p["end"])
+    cycles = {k: hi - lo for k, (lo, hi) in spans.items()}  # 1 GHz: cycles are ns
+    lines = ["OP CODE,OP TYPE,GLOBAL CALL COUNT,DEVICE ID,CORE COUNT,DEVICE KERNEL DURATION [ns]"]
+    for i, ((chip, op), ns) in enumerate(sorted(cycles.items())):
+        lines.append(
+            f"Op{min(op // 1024, 2)},tt_dnn_device,{op},{chip},3,{ns + (3 if i == 0 else 0)}"
+        )
+    report = tmp_path / "ops_perf_results_2026.csv"
+    report.write_text("\n".join(lines) + "\n")
+    parsed = load_runs(report)
+    assert any(
+        f"of {len(cycles)} op calls" in n and f"{len(cycles) - 1} equal" in n for n in parsed.notes
+    )
+    for row in parsed.frame.iter_rows(named=True):
+        chip = int(row["target"].rsplit("chip ", 1)[1].rstrip(")"))
+        ns = [
+            v
+            for (c, op), v in cycles.items()
+            if c == chip and f"Op{min(op // 1024, 2)}" == row["kernel"]
+        ]
+        meta = json.loads(row["metadata"])
+        assert meta["device_log_kernel_us"] == pytest.approx(sum(ns) / len(ns) / 1000, rel=1e-12)

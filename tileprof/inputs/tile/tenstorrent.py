@@ -48,6 +48,7 @@ NUMBER_COLUMNS: dict[str, str] = {
     "AVAILABLE WORKER CORE COUNT": "available_cores",
     "PM FPU UTIL (%)": "pm_fpu_util_percent",
     HOST_START: "host_start_ns",
+    "GLOBAL CALL COUNT": "call_count",
 }
 TEXT_COLUMNS: dict[str, str] = {
     "OP CODE": "op",
@@ -74,6 +75,7 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
     host = ops.filter(~on_device).height
     ops = ops.filter(on_device)
     name = Path(path).name
+    ops, log_notes = with_device_log(Path(path), ops)
     rows = [_row(name, r) for r in _aggregate(ops).iter_rows(named=True)]
     meta: dict[str, Any] = {
         "chips": sorted({r["target"] for r in rows}),
@@ -82,6 +84,7 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
         "signposts": windows,
     }
     notes = [f"{name}: {host} host-side op calls (no device kernel time) left out"] if host else []
+    notes += log_notes
     return ParsedRuns(KIND, runs_from_rows(rows), notes=notes, metadata=meta)
 
 
@@ -115,11 +118,13 @@ OPERAND_DIMS: dict[str, str] = {
     "INPUT_0_Z_PAD[LOGICAL]": "a_z",
     "INPUT_0_Y_PAD[LOGICAL]": "a_y",
     "INPUT_0_X_PAD[LOGICAL]": "a_x",
+    "INPUT_1_W_PAD[LOGICAL]": "b_w",
+    "INPUT_1_Z_PAD[LOGICAL]": "b_z",
     "INPUT_1_Y_PAD[LOGICAL]": "b_y",
     "INPUT_1_X_PAD[LOGICAL]": "b_x",
 }
-"""The logical dims a matmul's work is read from: A is W×Z×Y×X (batch W·Z, M = Y, K = X),
-B is …×Y×X (K = Y, N = X)."""
+"""The logical dims a matmul's work is read from: A is W×Z×Y×X (M = Y, K = X), B is
+W×Z×Y×X (K = Y, N = X); the batch is W·Z broadcast over both (``broadcast_batch``)."""
 
 
 def _operand_dims(raw: pl.DataFrame) -> list[pl.Expr]:
@@ -201,6 +206,44 @@ def _split_signposts(table: pl.DataFrame) -> tuple[pl.DataFrame, list[dict[str, 
     return ops, windows.to_dicts()
 
 
+DEVICE_LOGS = ("profile_log_device.csv", "profile_log_device.csv.gz")
+"""The per-core device log tt-metal writes beside an ops report (same folder)."""
+
+
+def with_device_log(path: Path, ops: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """The op calls with ``log_us``: tt-metal's device kernel duration of each call computed
+    from the device log in the report's folder (first ``*-KERNEL`` start to last end over
+    every core and RISC of the call on its chip, in µs at the log's clock), joined on
+    ``DEVICE ID`` = ``PCIe slot`` and ``GLOBAL CALL COUNT`` = ``run host ID``; null when there
+    is no log, and for calls of a captured trace (replayed under one run host ID)."""
+    from tileprof.inputs._common import read_bytes
+    from tileprof.inputs.tile.tt_device_log import op_kernel_cycles, read_zones
+
+    found = [path.parent / n for n in DEVICE_LOGS if (path.parent / n).is_file()]
+    if not found:
+        return ops.with_columns(log_us=pl.lit(None, pl.Float64)), []
+    log = found[0]
+    header, zones, _ = read_zones(log, read_bytes(log))
+    spans = (
+        op_kernel_cycles(zones)
+        .filter(pl.col("replay").is_null())
+        .select(
+            pl.col("chip").cast(pl.Float64).alias("device"),
+            pl.col("op_id").cast(pl.Float64).alias("call_count"),
+            (pl.col("cycles") / header.clock_hz * 1e6).alias("log_us"),
+        )
+    )
+    out = ops.join(spans, on=["device", "call_count"], how="left")
+    matched = out.filter(pl.col("log_us").is_not_null())
+    same = matched.filter((pl.col("log_us") - pl.col("duration_us")).abs() < 5e-4).height
+    note = (
+        f"{path.name}: {log.name} beside it gives the device kernel duration of "
+        f"{matched.height} of {ops.height} op calls (metadata device_log_kernel_us); "
+        f"{same} equal the report's DEVICE KERNEL DURATION [ns] to the nanosecond"
+    )
+    return out, [note]
+
+
 def _aggregate(ops: pl.DataFrame) -> pl.DataFrame:
     """Per (chip, op, math fidelity, tensors): calls, total/mean/p50/p95/max device kernel
     µs, cores used (the most any call used), and the mean of every other per-call figure."""
@@ -221,6 +264,7 @@ def _aggregate(ops: pl.DataFrame) -> pl.DataFrame:
             "pm_compute_us",
             "pm_bandwidth_us",
             "pm_fpu_util_percent",
+            "log_us",
         )
     ]
     keys = ["device", "arch", "op", "op_type", "math_fidelity", "tensors"]
@@ -251,17 +295,35 @@ def chip_target(device: float | None, arch: str | None) -> str:
     return f"Tenstorrent {arch} ({chip})" if arch else f"Tenstorrent ({chip})"
 
 
+def broadcast_batch(a: tuple[int, ...], b: tuple[int, ...]) -> int | None:
+    """The batch of a matmul whose operands' batch dims are ``a`` and ``b`` (W, Z): each dim
+    broadcast as numpy and ttnn broadcast (equal, or 1 on one side: the other side's), then
+    multiplied. None when a dim differs and neither side is 1 (no matmul has such operands).
+
+    A 1×1×3200×512 by 1×32×512×128 matmul is 32 matmuls of 3200×512 by 512×128: B's batch
+    counts as much as A's (tt-perf-report takes the larger W and Z of the two)."""
+    batch = 1
+    for x, y in zip(a, b, strict=True):
+        if x != y and 1 not in (x, y):
+            return None
+        batch *= max(x, y)
+    return batch
+
+
 def matmul_work(r: dict[str, Any]) -> tuple[str | None, int | None]:
     """(shape, multiply-accumulates per call) of a matmul row: A is batch×M×K, B is K×N, so
-    ``MAC = batch·M·N·K`` (FLOPs = 2·MAC, as TraceLens and the GPU op rows count a GEMM);
-    the shape is ``MxNxK`` (``BxMxNxK`` when batched). None when K of A and B differ."""
+    ``MAC = batch·M·N·K`` (FLOPs = 2·MAC, as TraceLens and the GPU op rows count a GEMM), the
+    batch broadcast over both operands (``broadcast_batch``; B's W and Z taken as 1 where the
+    report has none); the shape is ``MxNxK`` (``BxMxNxK`` when batched). None when K of A
+    and B differ or the batch dims do not broadcast."""
     dims = [r[k] for k in ("a_w", "a_z", "a_y", "a_x", "b_y", "b_x")]
     if any(d is None for d in dims):
         return None, None
     w, z, m, k, k_b, n = (int(d) for d in dims)
-    if k != k_b:
+    b_w, b_z = (int(r.get(key) or 1) for key in ("b_w", "b_z"))
+    batch = broadcast_batch((w, z), (b_w, b_z))
+    if k != k_b or batch is None:
         return None, None
-    batch = w * z
     shape = f"{m}x{n}x{k}" if batch == 1 else f"{batch}x{m}x{n}x{k}"
     return shape, batch * m * n * k
 
@@ -282,6 +344,7 @@ def _row(name: str, r: dict[str, Any]) -> dict[str, Any]:
     meta |= {
         "pm_bandwidth_us": r["pm_bandwidth_us"],
         "pm_fpu_util_percent": r["pm_fpu_util_percent"],
+        "device_log_kernel_us": r["log_us"],
     }
     if r["pm_ideal_us"] and r["time_us"]:
         meta["pm_ideal_fraction"] = r["pm_ideal_us"] / r["time_us"]
