@@ -265,3 +265,81 @@ def test_matmul_flops_equal_tt_perf_reports_where_both_count_the_same_dims(path:
             assert theirs > 2 * row["mac"]  # padding only adds
     assert padded == padded_rows
     assert padded_rows > 0 or path != CLIP  # CLIP's 19-token rows are padded to 32
+
+
+TT_PERF_REPORT_TFLOPS_PER_CORE = {
+    "wormhole_b0": {"HiFi4": 74 / 72, "HiFi2": 148 / 72, "LoFi": 262 / 72},
+    "blackhole": {
+        "HiFi4": 4096 * 1.35 / 1000 / 4,
+        "HiFi2": 4096 * 1.35 / 1000 / 2,
+        "LoFi": 4096 * 1.35 / 1000,
+    },
+}
+"""tt-perf-report's per-core FPU peaks (``ArchitectureSpec``), as its source states them."""
+
+
+def _width(datatype: str) -> float:
+    """tt-perf-report's bytes per value: the digits in the datatype's name ÷ 8, else 4."""
+    digits = "".join(ch for ch in datatype if ch.isdigit())
+    return int(digits) / 8 if digits else 4
+
+
+def _tt_perf_report_dram_bytes(r: dict[str, str], padded: bool = True) -> float:
+    """tt-perf-report's matmul bytes: inputs 0 and 1 and output 0, those in DRAM only."""
+    total = 0.0
+    for prefix in ("INPUT_0", "INPUT_1", "OUTPUT_0"):
+        if "DRAM" in r[f"{prefix}_MEMORY"]:
+            size = math.prod(_dim(r[f"{prefix}_{d}_PAD[LOGICAL]"], padded) for d in "WZYX")
+            total += size * _width(r[f"{prefix}_DATATYPE"])
+    return total
+
+
+@pytest.mark.parametrize("path", [BH8, CLIP], ids=["bh8", "clip"])
+def test_matmul_peak_and_bytes_equal_tt_perf_reports(path: Path) -> None:
+    """% of peak: the FPU's per-core peak at the op's math fidelity times its cores
+    (tileprof/data/specs/tenstorrent_*.toml), equal to tt-perf-report's wherever both use the
+    same cores; tt-perf-report counts 12 cores for a DRAM-sharded matmul, tileprof the report's
+    CORE COUNT (a documented difference). DRAM bytes: equal wherever both count the same
+    tensors at the same dims (tt-perf-report: inputs 0, 1 and output 0, padded; tileprof:
+    every tensor in DRAM, logical)."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    runs = load_runs(path).frame.filter(pl.col("kernel").str.contains("Matmul"))
+    same_peak = same_bytes = 0
+    for row in runs.iter_rows(named=True):
+        r = rows[int(row["source"].rsplit("line ", 1)[1]) - 2]
+        per_core = TT_PERF_REPORT_TFLOPS_PER_CORE[r["DEVICE ARCH"]][r["MATH FIDELITY"]]
+        sharded = "DRAMShardedProgramConfig" in r["ATTRIBUTES"]
+        theirs_cores = 12 if sharded else int(r["CORE COUNT"])
+        meta = json.loads(row["metadata"])
+        if theirs_cores == row["cores"] == meta["cores_min"]:
+            same_peak += 1
+            assert row["peak_tflops"] == pytest.approx(per_core * theirs_cores, rel=1e-6)
+            if row["calls"] == 1:
+                seconds = float(r["DEVICE KERNEL DURATION [ns]"]) * 1e-9
+                percent = _tt_perf_report_flops(r) / seconds / (per_core * 1e12 * theirs_cores)
+                assert row["peak_fraction"] == pytest.approx(percent, rel=1e-6)
+        else:
+            assert sharded or meta["cores_min"] != row["cores"]
+        theirs = _tt_perf_report_dram_bytes(r)
+        extra = [
+            t
+            for t in meta["tensors"].split("; ")
+            if "DRAM" in t and not t.startswith(("INPUT_0 ", "INPUT_1 ", "OUTPUT_0 "))
+        ]
+        logical = _tt_perf_report_dram_bytes(r, padded=False)
+        if extra:  # a bias or other DRAM tensor tt-perf-report leaves out
+            assert row["bytes"] > logical
+            continue
+        assert row["bytes"] == logical == meta["dram_bytes"]  # its count at logical dims
+        same_bytes += theirs == logical  # and its own count where nothing is padded
+    assert same_peak > 0
+    assert same_bytes > 0 if path == BH8 else same_bytes == 0  # CLIP pads 19 tokens to 32
+
+
+def test_a_report_without_device_arch_has_no_peak() -> None:
+    """The ResNet report names no DEVICE ARCH: tileprof matches no spec (null, never a guess)
+    where tt-perf-report assumes a Wormhole."""
+    runs = load_runs(RESNET).frame.filter(pl.col("kernel").str.contains("Matmul"))
+    assert runs.height > 0 and runs["peak_tflops"].null_count() == runs.height
+    assert runs["mac"].null_count() == 0

@@ -102,6 +102,7 @@ def _read(path: str | Path, data: bytes) -> pl.DataFrame:
         )
         out.append(pl.when(cell != "").then(cell).alias(alias))
     out.append(_tensors(raw))
+    out.extend(_tensor_bytes(raw))
     out.extend(_operand_dims(raw))
     dtype = "INPUT_0_DATATYPE"
     out.append(
@@ -138,6 +139,64 @@ def _operand_dims(raw: pl.DataFrame) -> list[pl.Expr]:
         logical = cell.str.extract(r"\[\s*(\d+)\s*\]", 1).fill_null(cell)
         out.append(logical.cast(pl.Int64, strict=False).alias(alias))
     return out
+
+
+WIDTHS: dict[str, float] = {
+    "FLOAT32": 4.0,
+    "BFLOAT16": 2.0,
+    "FLOAT16": 2.0,
+    "BFLOAT8_B": 1.0,
+    "BFLOAT4_B": 0.5,
+    "UINT32": 4.0,
+    "INT32": 4.0,
+    "UINT16": 2.0,
+    "UINT8": 1.0,
+}
+"""Bytes per value of each tensor datatype. The block-float formats (a shared exponent per 16
+values) count their mantissa bytes only, as tt-perf-report counts them; a datatype not listed
+gives no byte count (null, never a guess)."""
+
+
+def _slots(raw: pl.DataFrame) -> dict[tuple[str, int], dict[str, str]]:
+    """(INPUT/OUTPUT, i) → {dim letter: column} of every tensor slot the report has."""
+    slots: dict[tuple[str, int], dict[str, str]] = {}
+    for column in raw.columns:
+        m = TENSOR.match(column)
+        if m:
+            slots.setdefault((m[1], int(m[2])), {})[m[3]] = column
+    return slots
+
+
+def _tensor_bytes(raw: pl.DataFrame) -> list[pl.Expr]:
+    """Per op call, the bytes of its tensors in DRAM and in L1: each tensor's logical
+    W·Z·Y·X values at its datatype's width (``WIDTHS``), rounded up to a whole byte, placed by
+    its ``MEMORY`` (``…DRAM…`` or ``…L1…``); null when a tensor there has an unknown width."""
+    totals: dict[str, list[pl.Expr]] = {"DRAM": [], "L1": []}
+    for (kind, i), dims in sorted(_slots(raw).items()):
+        prefix = f"{kind}_{i}"
+        memory, dtype = f"{prefix}_MEMORY", f"{prefix}_DATATYPE"
+        if memory not in raw.columns or dtype not in raw.columns:
+            continue
+        values = pl.lit(1, pl.Int64)
+        for d in "WZYX":
+            if d in dims:
+                cell = pl.col(dims[d]).str.strip_chars()
+                logical = cell.str.extract(r"\[\s*(\d+)\s*\]", 1).fill_null(cell)
+                values = values * logical.cast(pl.Int64, strict=False).fill_null(1)
+        width = (
+            pl.col(dtype)
+            .str.strip_chars()
+            .replace_strict(WIDTHS, default=None, return_dtype=pl.Float64)
+        )
+        size = (values.cast(pl.Float64) * width.cast(pl.Float64)).ceil().cast(pl.Int64)
+        present = pl.col(dims.get("X", dims.get("Y", ""))).str.strip_chars().fill_null("") != ""
+        for place in totals:
+            here = present & pl.col(memory).str.contains(place, literal=True).fill_null(False)
+            totals[place].append(pl.when(here).then(size).otherwise(0))
+    return [
+        (pl.sum_horizontal(parts) if parts else pl.lit(None, pl.Int64)).alias(name)
+        for name, parts in (("dram_bytes", totals["DRAM"]), ("l1_bytes", totals["L1"]))
+    ]
 
 
 def _tensors(raw: pl.DataFrame) -> pl.Expr:
@@ -268,7 +327,10 @@ def _aggregate(ops: pl.DataFrame) -> pl.DataFrame:
         )
     ]
     keys = ["device", "arch", "op", "op_type", "math_fidelity", "tensors"]
-    firsts = [pl.col(c).first() for c in ("input_dtype", *OPERAND_DIMS.values(), "line")]
+    firsts = [
+        pl.col(c).first()
+        for c in ("input_dtype", *OPERAND_DIMS.values(), "dram_bytes", "l1_bytes", "line")
+    ]
     return (
         ops.group_by(keys, maintain_order=True)
         .agg(
@@ -338,6 +400,8 @@ def _row(name: str, r: dict[str, Any]) -> dict[str, Any]:
         "tensors": r["tensors"],
         "available_cores": _int(r["available_cores"]),
         "cores_min": _int(r["cores_min"]),
+        "dram_bytes": r["dram_bytes"],
+        "l1_bytes": r["l1_bytes"],
     }
     for key in ("core_min_us", "core_max_us", "core_avg_us", "pm_ideal_us", "pm_compute_us"):
         meta[key] = r[key]
@@ -364,6 +428,7 @@ def _row(name: str, r: dict[str, Any]) -> dict[str, Any]:
         "p95_us": r["p95_us"],
         "max_us": r["max_us"],
         "mac": mac,
+        "bytes": r["dram_bytes"],
         "cores": _int(r["cores"]),
         "start_skew_us": r["start_skew_us"],
         "metadata": {k: v for k, v in meta.items() if v is not None},
