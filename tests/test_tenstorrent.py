@@ -343,3 +343,40 @@ def test_a_report_without_device_arch_has_no_peak() -> None:
     runs = load_runs(RESNET).frame.filter(pl.col("kernel").str.contains("Matmul"))
     assert runs.height > 0 and runs["peak_tflops"].null_count() == runs.height
     assert runs["mac"].null_count() == 0
+
+
+def test_conv_flops_equal_tt_perf_reports_where_both_count_the_same_dims() -> None:
+    """A convolution runs as a matmul of the output pixels by the 1×1×K×N weight matrix:
+    2·M·N·K with K = C_in·kh·kw, the weight's rows. tt-perf-report takes K = the input's
+    channels × the window (``window_hw`` in ATTRIBUTES): the same wherever the input's channels
+    are the weight's; the ResNet stem's 3 channels are padded to 8 in the input tensor, so
+    there it counts 8·7·7 = 392 where the weight has 147 rows (the documented difference)."""
+    with RESNET.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    runs = load_runs(RESNET).frame.filter(pl.col("kernel").str.contains("Conv"))
+    assert runs.height > 0 and runs["mac"].null_count() == 0
+    same = differ = 0
+    for row in runs.iter_rows(named=True):
+        r = rows[int(row["source"].rsplit("line ", 1)[1]) - 2]
+        kh, kw = (int(x) for x in r["ATTRIBUTES"].split("window_hw=(")[1].split(")")[0].split(";"))
+        m = _dim(r["OUTPUT_0_Y_PAD[LOGICAL]"], False)
+        n = _dim(r["INPUT_1_X_PAD[LOGICAL]"], False)
+        theirs_k = _dim(r["INPUT_0_X_PAD[LOGICAL]"], False) * kh * kw
+        weight_k = _dim(r["INPUT_1_Y_PAD[LOGICAL]"], False)
+        assert row["mac"] == m * n * weight_k and row["op_family"] == "gemm"
+        if theirs_k == weight_k:
+            same += 1
+        else:
+            differ += 1
+            assert (kh, kw, theirs_k, weight_k) == (7, 7, 392, 147)
+    assert same > 0 and differ == 1
+
+
+def test_tenstorrent_ops_are_classed_by_what_they_do() -> None:
+    runs = load_runs(RESNET).frame
+    family = dict(zip(runs["kernel"], runs["op_family"].cast(pl.String), strict=False))
+    assert family["InterleavedToShardedDeviceOperation"] == "copy"
+    assert family["ShardedToInterleavedDeviceOperation"] == "copy"
+    assert family["TypecastDeviceOperation"] == "cast"
+    assert family["Pool2D"] == "reduce"
+    assert "other" not in set(family.values())

@@ -63,6 +63,30 @@ DTYPES: dict[str, str] = {"BFLOAT16": "bf16", "FLOAT32": "f32", "FLOAT16": "f16"
 """Tensor datatypes that name one of the run table's dtypes. Block-float formats
 (``BFLOAT8_B``, ``BFLOAT4_B``: a shared exponent per 16 values) and integers name none."""
 MATMUL_OPS = re.compile(r"matmul", re.IGNORECASE)
+CONV_OPS = re.compile(r"conv", re.IGNORECASE)
+OP_FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (family, re.compile(rx))
+    for family, rx in (
+        ("copy", r"^(InterleavedToSharded|ShardedToInterleaved|Reshard|Halo|Move|Copy|Clone)"),
+        ("copy", r"^(PagedUpdateCache|UpdateKVCache|UpdateCache|Embeddings)"),
+        ("layout", r"^(Concat|NLPConcatHeads|NlpConcatHeads|NLPCreateHeads|NlpCreateHeads)"),
+        ("layout", r"^(CreateQKVHeads|ConcatenateHeads|Fold|Split|Pad|FillPad|Permute)"),
+        ("cast", r"^Typecast"),
+        ("elementwise", r"^(RotaryEmbedding|Where|Ternary|UpSample|Upsample|GridSample)"),
+        ("reduce", r"^(Pool2D|MaxPool|AvgPool)"),
+    )
+)
+"""What a Tenstorrent op does, by its OP CODE, where the generic classifier (``core.classify``,
+which reads kernel names) finds nothing better: moving a tensor between interleaved and sharded
+memory, a cache update or an embedding lookup is a copy; heads and concatenation reshape; a
+typecast casts; pooling reduces. Tried first; an op matching none is classified as any kernel."""
+
+
+def op_family(op: str | None) -> str | None:
+    """The family ``OP_FAMILIES`` gives the op, or None (then ``core.classify`` decides)."""
+    return next((f for f, rx in OP_FAMILIES if op and rx.search(op)), None)
+
+
 SIGNPOST = "signpost"
 
 
@@ -123,6 +147,10 @@ OPERAND_DIMS: dict[str, str] = {
     "INPUT_1_Z_PAD[LOGICAL]": "b_z",
     "INPUT_1_Y_PAD[LOGICAL]": "b_y",
     "INPUT_1_X_PAD[LOGICAL]": "b_x",
+    "OUTPUT_0_W_PAD[LOGICAL]": "o_w",
+    "OUTPUT_0_Z_PAD[LOGICAL]": "o_z",
+    "OUTPUT_0_Y_PAD[LOGICAL]": "o_y",
+    "OUTPUT_0_X_PAD[LOGICAL]": "o_x",
 }
 """The logical dims a matmul's work is read from: A is W×Z×Y×X (M = Y, K = X), B is
 W×Z×Y×X (K = Y, N = X); the batch is W·Z broadcast over both (``broadcast_batch``)."""
@@ -390,10 +418,26 @@ def matmul_work(r: dict[str, Any]) -> tuple[str | None, int | None]:
     return shape, batch * m * n * k
 
 
+def conv_work(r: dict[str, Any]) -> tuple[str | None, int | None]:
+    """(shape, multiply-accumulates per call) of a convolution: tt-metal runs it as a matmul of
+    the output pixels (M = the output's W·Z·Y: N·H_out·W_out) by the weight matrix (1×1×K×N,
+    K = C_in·kh·kw its rows, N = C_out its columns), so ``MAC = M·N·K``; shape ``MxNxK``.
+    None when the weight is not that 1×1×K×N matrix or its N is not the output's."""
+    dims = [r[k] for k in ("o_w", "o_z", "o_y", "o_x", "b_w", "b_z", "b_y", "b_x")]
+    if any(d is None for d in dims):
+        return None, None
+    o_w, o_z, o_y, o_x, b_w, b_z, k, n = (int(d) for d in dims)
+    if (b_w, b_z) != (1, 1) or n != o_x:
+        return None, None
+    m = o_w * o_z * o_y
+    return f"{m}x{n}x{k}", m * n * k
+
+
 def _row(name: str, r: dict[str, Any]) -> dict[str, Any]:
     """One run-table row of an aggregated op."""
     is_matmul = bool(r["op"] and MATMUL_OPS.search(r["op"]))
-    shape, mac = matmul_work(r) if is_matmul else (None, None)
+    is_conv = bool(r["op"] and CONV_OPS.search(r["op"]))
+    shape, mac = matmul_work(r) if is_matmul else conv_work(r) if is_conv else (None, None)
     meta = {
         "op_type": r["op_type"],
         "math_fidelity": r["math_fidelity"],
@@ -418,6 +462,7 @@ def _row(name: str, r: dict[str, Any]) -> dict[str, Any]:
         "source": f"{name}: line {r['line']}",
         "kernel": r["op"],
         "classify_hint": r["op"],
+        "op_family": op_family(r["op"]),
         "dtype": DTYPES.get((r["input_dtype"] or "").upper()),
         "shape": shape,
         "per": "call",
