@@ -380,3 +380,46 @@ def test_tenstorrent_ops_are_classed_by_what_they_do() -> None:
     assert family["TypecastDeviceOperation"] == "cast"
     assert family["Pool2D"] == "reduce"
     assert "other" not in set(family.values())
+
+
+@pytest.mark.parametrize("path", [BH8, CLIP], ids=["bh8", "clip"])
+def test_breakdown_gives_device_busy_against_op_to_op_time_per_chip(path: Path) -> None:
+    """``breakdown`` of an ops report: per chip, busy = Σ DEVICE KERNEL DURATION, idle = Σ OP TO
+    OP LATENCY after the chip's first op (the window opens at its first op), a plain loop over
+    the rows; collectives (all-gather, reduce-scatter) are the communication."""
+    from tileprof.model.breakdown import trace_breakdown
+
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["OP TYPE"] != "signpost"]
+    busy: dict[int, float] = {}
+    comm: dict[int, float] = {}
+    gaps: dict[int, list[tuple[int, float]]] = {}
+    for r in rows:
+        if not r["DEVICE ID"].strip() or not r["DEVICE KERNEL DURATION [ns]"].strip():
+            continue
+        chip, us = int(r["DEVICE ID"]), float(r["DEVICE KERNEL DURATION [ns]"]) / 1000
+        busy[chip] = busy.get(chip, 0.0) + us
+        if "Gather" in r["OP CODE"] or "Scatter" in r["OP CODE"]:
+            comm[chip] = comm.get(chip, 0.0) + us
+        gap = float(r["OP TO OP LATENCY [ns]"] or 0) / 1000
+        gaps.setdefault(chip, []).append((int(r["GLOBAL CALL COUNT"]), gap))
+    rows_ = trace_breakdown([path]).breakdown.rows
+    found = rows_.filter(pl.col("device").is_not_null())  # the other row is every chip at once
+    assert sorted(found["device"].to_list()) == sorted(busy)
+    for row in found.iter_rows(named=True):
+        chip = row["device"]
+        idle = sum(g for _, g in sorted(gaps[chip])[1:])
+        assert row["busy_us"] == pytest.approx(busy[chip], rel=1e-9)
+        assert row["idle_us"] == pytest.approx(idle, rel=1e-9, abs=1e-6)
+        assert row["total_comm_us"] == pytest.approx(comm.get(chip, 0.0), rel=1e-9, abs=1e-9)
+        assert row["total_us"] == pytest.approx(busy[chip] + idle, rel=1e-9)
+        assert row["device_name"].startswith("Tenstorrent ")
+    assert any(comm.values()) or path == CLIP
+
+
+def test_op_to_op_latency_is_the_gap_before_each_call() -> None:
+    runs = load_runs(CLIP).frame
+    frame = pd.read_csv(CLIP, low_memory=False)
+    pairs = zip(runs["metadata"], runs["calls"], strict=True)
+    gaps = [json.loads(m)["op_to_op_us"] * c for m, c in pairs]
+    assert sum(gaps) == pytest.approx(frame["OP TO OP LATENCY [ns]"].sum() / 1000, rel=1e-9)

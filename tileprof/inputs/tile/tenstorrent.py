@@ -23,6 +23,7 @@ from typing import Any
 
 import polars as pl
 
+from tileprof.core.gpu_timeline import GpuTimeline
 from tileprof.core.run_schema import ParsedRuns, runs_from_rows
 from tileprof.inputs._csv_table import numbers, read_text_table
 from tileprof.inputs._format import Reader
@@ -40,6 +41,7 @@ NS_COLUMNS: dict[str, str] = {
     "PM IDEAL [ns]": "pm_ideal_us",
     "PM COMPUTE [ns]": "pm_compute_us",
     "PM BANDWIDTH [ns]": "pm_bandwidth_us",
+    "OP TO OP LATENCY [ns]": "op_to_op_us",
 }
 """Nanosecond columns read, and the µs figure each becomes (per call, then averaged)."""
 NUMBER_COLUMNS: dict[str, str] = {
@@ -352,6 +354,7 @@ def _aggregate(ops: pl.DataFrame) -> pl.DataFrame:
             "pm_bandwidth_us",
             "pm_fpu_util_percent",
             "log_us",
+            "op_to_op_us",
         )
     ]
     keys = ["device", "arch", "op", "op_type", "math_fidelity", "tensors"]
@@ -453,6 +456,7 @@ def _row(name: str, r: dict[str, Any]) -> dict[str, Any]:
         "pm_bandwidth_us": r["pm_bandwidth_us"],
         "pm_fpu_util_percent": r["pm_fpu_util_percent"],
         "device_log_kernel_us": r["log_us"],
+        "op_to_op_us": r["op_to_op_us"],
     }
     if r["pm_ideal_us"] and r["time_us"]:
         meta["pm_ideal_fraction"] = r["pm_ideal_us"] / r["time_us"]
@@ -482,6 +486,44 @@ def _row(name: str, r: dict[str, Any]) -> dict[str, Any]:
 
 def _int(value: float | None) -> int | None:
     return None if value is None else int(value)
+
+
+def read_timeline(path: str | Path, data: bytes) -> GpuTimeline:
+    """The report as a device timeline for ``breakdown``: per chip, its op calls in
+    ``GLOBAL CALL COUNT`` order, each one's device kernel time preceded by its ``OP TO OP
+    LATENCY`` (the gap since the chip's previous op ended): start = the previous end + the
+    gap, end = start + ``DEVICE KERNEL DURATION``, from 0 µs at the chip's first op. So the
+    chip is busy for Σ kernel durations and idle for Σ op-to-op gaps; collective ops
+    (all-gather, reduce-scatter, …) are its communication."""
+    from tileprof.core.classify import classify
+    from tileprof.core.gpu_timeline import EVENT_SCHEMA, empty_steps
+
+    table = _read(path, data)
+    ops, _ = _split_signposts(table)
+    ops = ops.filter(pl.col("device").is_not_null() & pl.col("duration_us").is_not_null())
+    ordered = ops.sort("device", "call_count", "line", nulls_last=True)
+    timed = ordered.with_columns(
+        end=(pl.col("op_to_op_us").fill_null(0.0) + pl.col("duration_us")).cum_sum().over("device")
+    ).with_columns(start=pl.col("end") - pl.col("duration_us"))
+    families = [op_family(op) or classify(op)[0] for op in timed["op"].to_list()]
+    kinds = ["comm" if f == "exchange" else "kernel" for f in families]
+    events = timed.select(
+        pl.col("device").cast(pl.Int64),
+        pl.lit(0, pl.Int64).alias("stream"),
+        pl.Series("kind", kinds),
+        "start",
+        "end",
+        pl.col("op").alias("name"),
+        pl.col("call_count").cast(pl.Int64).alias("correlation"),
+    )
+    events = pl.DataFrame(events.to_dict(), schema_overrides={"kind": EVENT_SCHEMA["kind"]})
+    missing = [pl.lit(None, t).alias(c) for c, t in EVENT_SCHEMA.items() if c not in events.columns]
+    events = events.with_columns(missing).select(list(EVENT_SCHEMA))
+    names = {
+        int(d): chip_target(d, a)
+        for d, a in ops.select("device", "arch").unique(maintain_order=True).iter_rows()
+    }
+    return GpuTimeline(Path(path).name, events, empty_steps(), names)
 
 
 READER: Reader[ParsedRuns] = Reader(parse)
