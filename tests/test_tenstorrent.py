@@ -423,3 +423,23 @@ def test_op_to_op_latency_is_the_gap_before_each_call() -> None:
     pairs = zip(runs["metadata"], runs["calls"], strict=True)
     gaps = [json.loads(m)["op_to_op_us"] * c for m, c in pairs]
     assert sum(gaps) == pytest.approx(frame["OP TO OP LATENCY [ns]"].sum() / 1000, rel=1e-9)
+
+
+def test_a_single_chip_reports_html_page_has_its_op_table() -> None:
+    """The report page of one chip's ops report (nothing to link across targets) carries the
+    chip's op table, heaviest op first, with its cores, % of peak and the report's columns."""
+    from tileprof.model.gather import RunInputs
+    from tileprof.views.html import render
+    from tileprof.views.html.data import build_report
+
+    runs = load_runs(CLIP).frame
+    report = build_report((), RunInputs(runs), charts=False, environ={})
+    assert [t.title for t in report.tile_ops] == ["Ops of Tenstorrent wormhole_b0 (chip 0)"]
+    table = report.tile_ops[0].table
+    keys = [c.key for c in table.columns]
+    assert {"cores", "peak_fraction", "math_fidelity", "op_to_op_us", "bound"} <= set(keys)
+    assert len(table.rows) == runs.height
+    heaviest = runs.sort("total_us", descending=True)["kernel"][0]
+    assert heaviest in table.rows[0][keys.index("kernel")].text
+    page = render(report)
+    assert 'id="tile-ops"' in page and "Ops of Tenstorrent wormhole_b0 (chip 0)" in page

@@ -49,6 +49,8 @@ NUMBER_COLUMNS: dict[str, str] = {
     "CORE COUNT": "cores",
     "AVAILABLE WORKER CORE COUNT": "available_cores",
     "PM FPU UTIL (%)": "pm_fpu_util_percent",
+    "DRAM BW UTIL (%)": "dram_bw_util_percent",
+    "NOC UTIL (%)": "noc_util_percent",
     HOST_START: "host_start_ns",
     "GLOBAL CALL COUNT": "call_count",
 }
@@ -355,6 +357,8 @@ def _aggregate(ops: pl.DataFrame) -> pl.DataFrame:
             "pm_fpu_util_percent",
             "log_us",
             "op_to_op_us",
+            "dram_bw_util_percent",
+            "noc_util_percent",
         )
     ]
     keys = ["device", "arch", "op", "op_type", "math_fidelity", "tensors"]
@@ -457,6 +461,8 @@ def _row(name: str, r: dict[str, Any]) -> dict[str, Any]:
         "pm_fpu_util_percent": r["pm_fpu_util_percent"],
         "device_log_kernel_us": r["log_us"],
         "op_to_op_us": r["op_to_op_us"],
+        "dram_bw_util_percent": r["dram_bw_util_percent"],
+        "noc_util_percent": r["noc_util_percent"],
     }
     if r["pm_ideal_us"] and r["time_us"]:
         meta["pm_ideal_fraction"] = r["pm_ideal_us"] / r["time_us"]

@@ -662,6 +662,68 @@ ROOFLINE_DOCS = {
 }
 
 
+TILE_OP_COLUMNS: tuple[str, ...] = (
+    "kernel",
+    "op_family",
+    "shape",
+    "calls",
+    "total_us",
+    "time_us",
+    "p50_us",
+    "p95_us",
+    "max_us",
+    "cores",
+    "start_skew_us",
+    "tflops",
+    "peak_fraction",
+    "bytes",
+    "bound",
+    "roofline_fraction",
+    "math_fidelity",
+    "op_to_op_us",
+    "pm_ideal_us",
+    "pm_fpu_util_percent",
+    "dram_bw_util_percent",
+    "noc_util_percent",
+)
+"""The op table of a chip: the run columns, then what its report states per op (metadata)."""
+TILE_OP_METADATA: tuple[str, ...] = TILE_OP_COLUMNS[-6:]
+TILE_OP_PERCENT: tuple[str, ...] = ("peak_fraction", "roofline_fraction")
+
+
+def tile_op_tables(runs: pl.DataFrame) -> tuple[ChartedTable, ...]:
+    """One table per chip of the per-op rows a tile-array accelerator's report gave (rows of
+    ``target_kind`` tile that carry an ``op_type``: a Tenstorrent ops report), heaviest first;
+    a single-chip report gets its op table here, linked or not; none when the run table has
+    no metadata (its columns are the run table's, any of them may be absent)."""
+    if not {"metadata", "target_kind", "target"} <= set(runs.columns):
+        return ()
+    meta = pl.col("metadata").cast(pl.String)
+    ops = runs.filter(
+        (pl.col("target_kind") == "tile") & meta.str.json_path_match("$.op_type").is_not_null()
+    ).with_columns(
+        meta.str.json_path_match(f"$.{key}")
+        .cast(pl.String if key == "math_fidelity" else pl.Float64, strict=False)
+        .alias(key)
+        for key in TILE_OP_METADATA
+    )
+    tables = []
+    for i, target in enumerate(dict.fromkeys(ops["target"].cast(pl.String).to_list())):
+        frame = ops.filter(pl.col("target") == target).sort(
+            "total_us", descending=True, nulls_last=True
+        )
+        table = table_from_frame(
+            f"tile-ops-{i}",
+            frame,
+            TILE_OP_COLUMNS,
+            percent=TILE_OP_PERCENT,
+            kernels=("kernel",),
+            top=TOP_KERNELS,
+        )
+        tables.append(ChartedTable(f"Ops of {target}", table))
+    return tuple(tables)
+
+
 def roofline_points(runs: pl.DataFrame) -> pl.DataFrame:
     """The runs a FLOP roofline can place: known arithmetic intensity and achieved TFLOP/s
     (GPU op rows and tile GEMM groups; memory-only ops and issue-slot tile groups have no FLOP
@@ -808,6 +870,7 @@ def build_report(
         draw_charts=charts,
         findings=tuple(findings),
         roofline=roofline,
+        tile_ops=() if runs is None else tile_op_tables(runs.runs),
     )
 
 

@@ -255,3 +255,6 @@ class Report:
     """The rule table's outcomes, fired first: the page opens with them."""
     roofline: ChartedTable | None = None
     """Every target's ops and tile groups on their rooflines (``data.roofline_section``)."""
+    tile_ops: tuple[ChartedTable, ...] = ()
+    """One op table per chip of a tile-array accelerator's per-op report (Tenstorrent):
+    ``data.tile_op_tables``."""
