@@ -356,3 +356,13 @@ def test_the_ops_report_gains_the_logs_kernel_duration_beside_its_own(tmp_path: 
         ]
         meta = json.loads(row["metadata"])
         assert meta["device_log_kernel_us"] == pytest.approx(sum(ns) / len(ns) / 1000, rel=1e-12)
+
+
+def test_the_reports_data_quality_lists_the_logs_notes() -> None:
+    from tileprof.views.html.data import build_report
+
+    profile = tileprof.load(SHARED_LOG)
+    report = build_report([profile], charts=False, environ={})
+    checks = {q.check: q for q in report.quality}
+    assert checks["Parser notes"].count == len(profile.notes) == 2
+    assert "unmatched kernel zone markers" in checks["Parser notes"].detail

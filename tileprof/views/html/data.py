@@ -844,7 +844,9 @@ def build_report(
     if findings is None:
         findings = profile_findings(profiles, chosen)
     frames = [tile_quality(p.samples, p.tile_count, p.source or "(in memory)") for p in profiles]
-    frames.append(run_quality(*(((), ()) if runs is None else (runs.cpu_only_traces, runs.notes))))
+    cpu_only, notes = ((), ()) if runs is None else (runs.cpu_only_traces, runs.notes)
+    notes = (*notes, *(note for p in profiles for note in p.notes))  # a dump reader's too
+    frames.append(run_quality(cpu_only, notes))
     quality = [QualityCheck(*row) for frame in frames for row in frame.iter_rows()]
     header = Header(
         title="tileprof utilization report",
