@@ -366,3 +366,19 @@ def test_the_reports_data_quality_lists_the_logs_notes() -> None:
     checks = {q.check: q for q in report.quality}
     assert checks["Parser notes"].count == len(profile.notes) == 2
     assert "unmatched kernel zone markers" in checks["Parser notes"].detail
+
+
+def test_blank_lines_are_skipped_and_places_stay_the_files_lines(tmp_path: Path) -> None:
+    path = tmp_path / "profile_log_device.csv"
+    path.write_text(
+        "ARCH: blackhole, CHIP_FREQ[MHz]: 1350\n"
+        + OLD_HEADER
+        + "\n\n0,1,1,BRISC,1,10,0,5,BRISC-KERNEL,ZONE_START,1,f,\n\n"
+        + "0,1,1,BRISC,1,50,0,5,BRISC-KERNEL,ZONE_END,1,f,\n"
+        + "0,1,1,BRISC,1,x5,0,5,BRISC-KERNEL,ZONE_END,1,f,\n"
+    )
+    with pytest.raises(InputError, match="line 7, column 'time"):
+        tileprof.load(path)
+    path.write_text("\n".join(path.read_text().splitlines()[:-1]) + "\n")
+    profile = tileprof.load(path)
+    assert profile.samples["duration"].to_list() == [40] and profile.clock_hz == 1_350_000_000

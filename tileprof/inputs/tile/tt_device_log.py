@@ -124,13 +124,13 @@ def _rows(path: str | Path, rest: str) -> tuple[pl.DataFrame, list[int]]:
     the buffer-full warning (left out of the table)."""
     lines = rest.split("\n")
     dropped = [i + 2 for i, ln in enumerate(lines) if DROPPED in ln]
-    kept = [ln for ln in lines if DROPPED not in ln]
-    numbers_of = [i + 2 for i, ln in enumerate(lines) if DROPPED not in ln]
-    body = "\n".join(kept)
+    # blank lines and warning lines are left out; each kept line keeps its number in the file
+    kept = [(i + 2, ln) for i, ln in enumerate(lines) if ln.strip() and DROPPED not in ln]
+    numbers_of = [number for number, _ in kept]
+    body = "\n".join(ln for _, ln in kept)
     if not body.strip():
         raise InputError(path, "line 2", "no column line: expected 'PCIe slot, core_x, …'")
-    raw = _table(path, body)
-    rows = raw
+    rows = _table(path, body)
     out: list[pl.Series | pl.Expr] = []
     for column, alias in INTEGER_COLUMNS.items():
         out.append(_integers(path, rows, column, numbers_of).alias(alias))
@@ -142,7 +142,8 @@ def _rows(path: str | Path, rest: str) -> tuple[pl.DataFrame, list[int]]:
         else pl.Series([None] * rows.height, dtype=pl.Int64)
     )
     out.append(counter.alias("replay"))
-    # the line each data row came from (the header row is the first kept line)
+    # the line each data row came from (the column line is the first kept line; a log has no
+    # quoted line breaks, so one CSV record is one line)
     out.append(pl.Series("line", numbers_of[1 : rows.height + 1], dtype=pl.Int64))
     return rows.select(out), dropped
 
