@@ -274,6 +274,35 @@ def test_every_rule_has_a_fire_and_an_abstain_test() -> None:
         assert f"F.{rule.id.upper().replace('-', '_')}" in source, rule.id
 
 
+def test_dispatch_bound_fires_on_a_tenstorrent_report_whose_chip_waits_between_ops() -> None:
+    """The real Wormhole CLIP report: the chip runs ops for 13 ms of 15 s, the rest is
+    op-to-op gap (host dispatch): tt-perf-report's advice is to run with tracing."""
+    from tileprof.model.breakdown import trace_breakdown
+
+    clip = (
+        Path(__file__).resolve().parent.parent / "fixtures" / "real" / "tt_wh_clip_encoder_400.csv"
+    )
+    rows = trace_breakdown([clip]).breakdown.rows
+    found = outcome(F.DISPATCH_BOUND, {"breakdown": F.breakdown_frame(rows)})
+    chip = rows.filter(pl.col("device") == 0).row(0, named=True)
+    assert found.status == F.FIRED, found.text
+    assert "Tenstorrent wormhole_b0 (chip 0)" in found.text and "run with tracing" in found.text
+    assert found.values == {"gap_share": pytest.approx(chip["idle_us"] / chip["total_us"])}
+    assert chip["idle_us"] / chip["total_us"] > 0.99
+    # the host-bound rule reads the same rows: the gaps are no host wait it can see
+    assert outcome(F.HOST_BOUND, {"breakdown": F.breakdown_frame(rows)}).status == F.CLEAR
+
+
+def test_dispatch_bound_clears_abstains_and_ignores_gpus() -> None:
+    busy_chip = breakdown((100, 10, 0)).with_columns(
+        device_name=pl.lit("Tenstorrent blackhole (chip 0)"), busy_us=pl.lit(90.0)
+    )
+    assert outcome(F.DISPATCH_BOUND, {"breakdown": F.breakdown_frame(busy_chip)}).status == F.CLEAR
+    gpu_only = F.breakdown_frame(breakdown((100, 90, 0)).with_columns(busy_us=pl.lit(10.0)))
+    assert outcome(F.DISPATCH_BOUND, {"breakdown": gpu_only}).status == F.ABSTAINED
+    assert outcome(F.DISPATCH_BOUND, {}).status == F.ABSTAINED
+
+
 # ---------------------------------------------------------------- overrides and the command
 
 

@@ -80,6 +80,7 @@ NSYS = ROOT / "fixtures" / "runs" / "nsys_kern_sum.csv"
 RUNS_CSV = ROOT / "fixtures" / "runs" / "generic_runs.csv"
 RUNS_JSON = ROOT / "fixtures" / "runs" / "generic_runs.json"
 LINKS = ROOT / "fixtures" / "runs" / "links.toml"
+DEVICE_LOG = ROOT / "fixtures" / "real" / "tt-device-log" / "profile_log_device.csv"
 
 
 def _tile_seeds() -> dict[str, bytes]:
@@ -314,6 +315,18 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @example(edits=[("truncate", 40, b"x")])
 def test_tile_dump_bytes(folder: Path, fmt: str, edits: list[tuple[str, int, bytes]]) -> None:
     path = _write(folder / TILE_NAMES[fmt], mutate_bytes(TILE_SEEDS[fmt], edits))
+    assert_promise("summary", path)
+
+
+@settings(FUZZ)
+@given(edits=byte_edits)
+@example(edits=[("truncate", 400, b"x")])
+def test_tt_device_log_bytes(folder: Path, edits: list[tuple[str, int, bytes]]) -> None:
+    """tt-metal's device log (a tile dump read from its own CSV layout), mutated."""
+    (folder / "log").mkdir(exist_ok=True)  # a folder of its own: no ops report beside it
+    path = _write(
+        folder / "log" / "profile_log_device.csv", mutate_bytes(DEVICE_LOG.read_bytes(), edits)
+    )
     assert_promise("summary", path)
 
 

@@ -50,6 +50,10 @@ RUN_SAMPLES: dict[str, list[Path]] = {
     "run table": [FIXTURES / "runs" / "generic_runs.csv", FIXTURES / "runs" / "generic_runs.json"],
 }
 DUMP_SAMPLES = {"json": "d.json", "ndjson": "d.ndjson", "parquet": "d.parquet", "csv": "d.csv"}
+READ_ONLY_DUMP_SAMPLES: dict[str, Path] = {
+    "tt-device-log": FIXTURES / "real" / "tt-device-log" / "profile_log_device.csv",
+}
+"""Tile-dump formats tileprof reads but does not write (tests/test_tt_device_log.py)."""
 
 
 @pytest.fixture()
@@ -67,7 +71,7 @@ def dumps(tmp_path: Path) -> dict[str, Path]:
 
 
 def test_every_registered_format_has_a_sample() -> None:
-    assert {f.name for f in DUMP_INPUTS} == set(DUMP_SAMPLES)
+    assert {f.name for f in DUMP_INPUTS} == set(DUMP_SAMPLES) | set(READ_ONLY_DUMP_SAMPLES)
     assert {f.name for f in RUN_INPUTS} == set(RUN_SAMPLES)
     assert {f.kind for f in DUMP_INPUTS} == {TILE_DUMP}
     assert {f.kind for f in RUN_INPUTS} == {RUN_SOURCE}
@@ -125,7 +129,19 @@ def test_extension_is_the_fallback_when_content_does_not_settle_it(tmp_path: Pat
 
 
 def test_dump_formats_keep_their_order_for_messages() -> None:
-    assert list(DUMP_FORMATS) == ["json", "ndjson", "parquet", "csv"]
+    assert list(DUMP_FORMATS) == ["json", "ndjson", "parquet", "csv", "tt-device-log"]
+
+
+@pytest.mark.parametrize(("name", "path"), list(READ_ONLY_DUMP_SAMPLES.items()))
+def test_read_only_dump_formats_are_detected(name: str, path: Path, tmp_path: Path) -> None:
+    data = path.read_bytes()
+    assert detect(path, data).name == name
+    assert detect_kind(path, data) == TILE_DUMP
+    copy = tmp_path / "neutral.bin"  # by content, not by name
+    copy.write_bytes(data)
+    assert detect_dump_format(copy, data) == name
+    parsed, _, tiles, chosen = read_dump(copy)
+    assert chosen == name and parsed.samples.height > 0 and tiles >= 1
 
 
 def test_a_trace_with_a_tile_key_is_still_a_trace() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -248,3 +249,299 @@ def test_a_row_cut_short_in_the_middle_and_a_cut_header_are_named(tmp_path: Path
     header = tmp_path / "header.csv"
     header.write_text(lines[0][:-200])
     one_line(header, "line 1:", "ends inside its header")
+
+
+def _nearest_rank(values: list[float], p: float) -> float:
+    """The value at 1-based rank ⌈p·n⌉ of the values in ascending order (docs/metrics.md)."""
+    ordered = sorted(values)
+    return ordered[max(math.ceil(p * len(ordered)), 1) - 1]
+
+
+def _plain_groups(path: Path) -> dict[int, list[dict[str, str]]]:
+    """The report's device op rows grouped as the reader's rows are (chip, arch, op, op type,
+    math fidelity, every tensor column, shapes by their logical size), keyed by each group's
+    first row's index; a plain loop over ``csv.DictReader`` rows."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    tensor_columns = [c for c in rows[0] if c.startswith(("INPUT_", "OUTPUT_"))]
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for i, r in enumerate(rows):
+        if r["OP TYPE"] == "signpost" or (
+            not r["DEVICE ID"].strip() and not r["DEVICE KERNEL DURATION [ns]"].strip()
+        ):
+            continue
+        key = tuple(
+            r.get(c, "").strip()
+            for c in ("DEVICE ID", "DEVICE ARCH", "OP CODE", "OP TYPE", "MATH FIDELITY")
+        )
+        # a shape cell groups by its logical size (``32[19]`` and ``64[19]`` are one tensor)
+        key += tuple(
+            str(logical(r[c])) if c.endswith("_PAD[LOGICAL]") and r[c].strip() else r[c].strip()
+            for c in tensor_columns
+        )
+        groups.setdefault(key, []).append(i)
+    return {members[0]: [rows[i] for i in members] for members in groups.values()}
+
+
+@pytest.mark.parametrize("path", [CLIP, RESNET], ids=["clip", "resnet"])
+def test_group_percentiles_max_and_skew_match_a_plain_reaggregation(path: Path) -> None:
+    """Issue 38: p50, p95 (nearest rank, ⌈p·n⌉), max and mean first-to-last start of every
+    aggregated op row, against the report's own rows; the reports hold groups whose p50 or
+    p95 a floor rank would change, so a ceiling-to-floor change fails here."""
+    groups = _plain_groups(path)
+    runs = load_runs(path).frame
+    assert runs.height == len(groups)
+    floor_differs = 0
+    for row in runs.iter_rows(named=True):
+        first = int(row["source"].rsplit("line ", 1)[1]) - 2
+        members = groups[first]
+        durations = [float(r["DEVICE KERNEL DURATION [ns]"]) / 1000 for r in members]
+        assert row["calls"] == len(members)
+        exact = {"rel": 1e-12}  # the same µs, up to the last bit of a float division
+        assert row["p50_us"] == pytest.approx(_nearest_rank(durations, 0.5), **exact)
+        assert row["p95_us"] == pytest.approx(_nearest_rank(durations, 0.95), **exact)
+        assert row["max_us"] == pytest.approx(max(durations), **exact)
+        skews = [float(r["DEVICE KERNEL FIRST TO LAST START [ns]"]) / 1000 for r in members]
+        assert row["start_skew_us"] == pytest.approx(sum(skews) / len(skews), rel=1e-12)
+        ordered = sorted(durations)
+        for p in (0.5, 0.95):
+            floor = ordered[max(math.floor(p * len(ordered)), 1) - 1]
+            floor_differs += floor != _nearest_rank(durations, p)
+    assert floor_differs > 0
+
+
+BH8 = REAL / "bh_8xp150_deepseek_v3_d_p.csv"
+
+
+def _dim(cell: str, padded: bool) -> int:
+    text = cell.strip()
+    if "[" not in text:
+        return int(float(text))
+    return int(text.split("[")[0] if padded else text.split("[")[1].rstrip("]"))
+
+
+def _tt_perf_report_flops(r: dict[str, str], padded: bool = True) -> int:
+    """tt-perf-report's matmul work (``analyze_matmul``): M·K·N·W·Z·2, M and K from A's Y and
+    X, N from B's X, W and Z the larger of A's and B's; padded dims as it reads them (or the
+    logical ones)."""
+
+    def d(t: int, a: str) -> int:
+        return _dim(r[f"INPUT_{t}_{a}_PAD[LOGICAL]"], padded)
+
+    w, z = max(d(0, "W"), d(1, "W")), max(d(0, "Z"), d(1, "Z"))
+    return d(0, "Y") * d(0, "X") * d(1, "X") * w * z * 2
+
+
+def test_broadcast_batched_matmul_counts_both_operands_batch() -> None:
+    """Issue 31: A 1×1×3200×512 by B 1×32×512×128 on each of 8 Blackhole chips is 32 matmuls
+    (the batch was taken from A alone: 32× too few FLOPs)."""
+    runs = load_runs(BH8).frame.filter(pl.col("op_family") == "gemm")
+    broadcast = runs.filter(pl.col("shape") == "32x3200x128x512")
+    assert broadcast.height == 8 and broadcast["device"].n_unique() == 8
+    assert set(broadcast["mac"].to_list()) == {32 * 3200 * 512 * 128}
+
+
+@pytest.mark.parametrize("path", [BH8, CLIP, RESNET], ids=["bh8", "clip", "resnet"])
+def test_matmul_flops_equal_tt_perf_reports_where_both_count_the_same_dims(path: Path) -> None:
+    """Every matmul's FLOPs and TFLOP/s equal tt-perf-report's wherever both count the same
+    dims; where a dim is padded to 32-wide tiles (``32[19]``) tt-perf-report counts the
+    padded size and tileprof the logical one (the documented difference)."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    runs = load_runs(path).frame.filter(pl.col("kernel").str.contains("Matmul"))
+    matmuls = [r for r in rows if "Matmul" in r["OP CODE"]]
+    assert runs["calls"].sum() == len(matmuls) > 0
+    padded_rows = sum(_tt_perf_report_flops(r) != _tt_perf_report_flops(r, False) for r in matmuls)
+    padded = 0
+    for row in runs.iter_rows(named=True):
+        r = rows[int(row["source"].rsplit("line ", 1)[1]) - 2]
+        assert "Matmul" in r["OP CODE"]
+        assert 2 * row["mac"] == _tt_perf_report_flops(r, padded=False)
+        theirs = _tt_perf_report_flops(r)
+        if theirs == 2 * row["mac"]:
+            if row["calls"] == 1:  # TFLOP/s of the one call, as tt-perf-report gives it
+                seconds = float(r["DEVICE KERNEL DURATION [ns]"]) * 1e-9
+                assert row["tflops"] == pytest.approx(theirs / seconds / 1e12, rel=1e-9)
+        else:
+            padded += row["calls"]
+            assert theirs > 2 * row["mac"]  # padding only adds
+    assert padded == padded_rows
+    assert padded_rows > 0 or path != CLIP  # CLIP's 19-token rows are padded to 32
+
+
+TT_PERF_REPORT_TFLOPS_PER_CORE = {
+    "wormhole_b0": {"HiFi4": 74 / 72, "HiFi2": 148 / 72, "LoFi": 262 / 72},
+    "blackhole": {
+        "HiFi4": 4096 * 1.35 / 1000 / 4,
+        "HiFi2": 4096 * 1.35 / 1000 / 2,
+        "LoFi": 4096 * 1.35 / 1000,
+    },
+}
+"""tt-perf-report's per-core FPU peaks (``ArchitectureSpec``), as its source states them."""
+
+
+def _width(datatype: str) -> float:
+    """tt-perf-report's bytes per value: the digits in the datatype's name ÷ 8, else 4."""
+    digits = "".join(ch for ch in datatype if ch.isdigit())
+    return int(digits) / 8 if digits else 4
+
+
+def _tt_perf_report_dram_bytes(r: dict[str, str], padded: bool = True) -> float:
+    """tt-perf-report's matmul bytes: inputs 0 and 1 and output 0, those in DRAM only."""
+    total = 0.0
+    for prefix in ("INPUT_0", "INPUT_1", "OUTPUT_0"):
+        if "DRAM" in r[f"{prefix}_MEMORY"]:
+            size = math.prod(_dim(r[f"{prefix}_{d}_PAD[LOGICAL]"], padded) for d in "WZYX")
+            total += size * _width(r[f"{prefix}_DATATYPE"])
+    return total
+
+
+@pytest.mark.parametrize("path", [BH8, CLIP], ids=["bh8", "clip"])
+def test_matmul_peak_and_bytes_equal_tt_perf_reports(path: Path) -> None:
+    """% of peak: the FPU's per-core peak at the op's math fidelity times its cores
+    (tileprof/data/specs/tenstorrent_*.toml), equal to tt-perf-report's wherever both use the
+    same cores; tt-perf-report counts 12 cores for a DRAM-sharded matmul, tileprof the report's
+    CORE COUNT (a documented difference). DRAM bytes: equal wherever both count the same
+    tensors at the same dims (tt-perf-report: inputs 0, 1 and output 0, padded; tileprof:
+    every tensor in DRAM, logical)."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    runs = load_runs(path).frame.filter(pl.col("kernel").str.contains("Matmul"))
+    same_peak = same_bytes = 0
+    for row in runs.iter_rows(named=True):
+        r = rows[int(row["source"].rsplit("line ", 1)[1]) - 2]
+        per_core = TT_PERF_REPORT_TFLOPS_PER_CORE[r["DEVICE ARCH"]][r["MATH FIDELITY"]]
+        sharded = "DRAMShardedProgramConfig" in r["ATTRIBUTES"]
+        theirs_cores = 12 if sharded else int(r["CORE COUNT"])
+        meta = json.loads(row["metadata"])
+        if theirs_cores == row["cores"] == meta["cores_min"]:
+            same_peak += 1
+            assert row["peak_tflops"] == pytest.approx(per_core * theirs_cores, rel=1e-6)
+            if row["calls"] == 1:
+                seconds = float(r["DEVICE KERNEL DURATION [ns]"]) * 1e-9
+                percent = _tt_perf_report_flops(r) / seconds / (per_core * 1e12 * theirs_cores)
+                assert row["peak_fraction"] == pytest.approx(percent, rel=1e-6)
+        else:
+            assert sharded or meta["cores_min"] != row["cores"]
+        theirs = _tt_perf_report_dram_bytes(r)
+        extra = [
+            t
+            for t in meta["tensors"].split("; ")
+            if "DRAM" in t and not t.startswith(("INPUT_0 ", "INPUT_1 ", "OUTPUT_0 "))
+        ]
+        logical = _tt_perf_report_dram_bytes(r, padded=False)
+        if extra:  # a bias or other DRAM tensor tt-perf-report leaves out
+            assert row["bytes"] > logical
+            continue
+        assert row["bytes"] == logical == meta["dram_bytes"]  # its count at logical dims
+        same_bytes += theirs == logical  # and its own count where nothing is padded
+    assert same_peak > 0
+    assert same_bytes > 0 if path == BH8 else same_bytes == 0  # CLIP pads 19 tokens to 32
+
+
+def test_a_report_without_device_arch_has_no_peak() -> None:
+    """The ResNet report names no DEVICE ARCH: tileprof matches no spec (null, never a guess)
+    where tt-perf-report assumes a Wormhole."""
+    runs = load_runs(RESNET).frame.filter(pl.col("kernel").str.contains("Matmul"))
+    assert runs.height > 0 and runs["peak_tflops"].null_count() == runs.height
+    assert runs["mac"].null_count() == 0
+
+
+def test_conv_flops_equal_tt_perf_reports_where_both_count_the_same_dims() -> None:
+    """A convolution runs as a matmul of the output pixels by the 1×1×K×N weight matrix:
+    2·M·N·K with K = C_in·kh·kw, the weight's rows. tt-perf-report takes K = the input's
+    channels × the window (``window_hw`` in ATTRIBUTES): the same wherever the input's channels
+    are the weight's; the ResNet stem's 3 channels are padded to 8 in the input tensor, so
+    there it counts 8·7·7 = 392 where the weight has 147 rows (the documented difference)."""
+    with RESNET.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    runs = load_runs(RESNET).frame.filter(pl.col("kernel").str.contains("Conv"))
+    assert runs.height > 0 and runs["mac"].null_count() == 0
+    same = differ = 0
+    for row in runs.iter_rows(named=True):
+        r = rows[int(row["source"].rsplit("line ", 1)[1]) - 2]
+        kh, kw = (int(x) for x in r["ATTRIBUTES"].split("window_hw=(")[1].split(")")[0].split(";"))
+        m = _dim(r["OUTPUT_0_Y_PAD[LOGICAL]"], False)
+        n = _dim(r["INPUT_1_X_PAD[LOGICAL]"], False)
+        theirs_k = _dim(r["INPUT_0_X_PAD[LOGICAL]"], False) * kh * kw
+        weight_k = _dim(r["INPUT_1_Y_PAD[LOGICAL]"], False)
+        assert row["mac"] == m * n * weight_k and row["op_family"] == "gemm"
+        if theirs_k == weight_k:
+            same += 1
+        else:
+            differ += 1
+            assert (kh, kw, theirs_k, weight_k) == (7, 7, 392, 147)
+    assert same > 0 and differ == 1
+
+
+def test_tenstorrent_ops_are_classed_by_what_they_do() -> None:
+    runs = load_runs(RESNET).frame
+    family = dict(zip(runs["kernel"], runs["op_family"].cast(pl.String), strict=False))
+    assert family["InterleavedToShardedDeviceOperation"] == "copy"
+    assert family["ShardedToInterleavedDeviceOperation"] == "copy"
+    assert family["TypecastDeviceOperation"] == "cast"
+    assert family["Pool2D"] == "reduce"
+    assert "other" not in set(family.values())
+
+
+@pytest.mark.parametrize("path", [BH8, CLIP], ids=["bh8", "clip"])
+def test_breakdown_gives_device_busy_against_op_to_op_time_per_chip(path: Path) -> None:
+    """``breakdown`` of an ops report: per chip, busy = Σ DEVICE KERNEL DURATION, idle = Σ OP TO
+    OP LATENCY after the chip's first op (the window opens at its first op), a plain loop over
+    the rows; collectives (all-gather, reduce-scatter) are the communication."""
+    from tileprof.model.breakdown import trace_breakdown
+
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["OP TYPE"] != "signpost"]
+    busy: dict[int, float] = {}
+    comm: dict[int, float] = {}
+    gaps: dict[int, list[tuple[int, float]]] = {}
+    for r in rows:
+        if not r["DEVICE ID"].strip() or not r["DEVICE KERNEL DURATION [ns]"].strip():
+            continue
+        chip, us = int(r["DEVICE ID"]), float(r["DEVICE KERNEL DURATION [ns]"]) / 1000
+        busy[chip] = busy.get(chip, 0.0) + us
+        if "Gather" in r["OP CODE"] or "Scatter" in r["OP CODE"]:
+            comm[chip] = comm.get(chip, 0.0) + us
+        gap = float(r["OP TO OP LATENCY [ns]"] or 0) / 1000
+        gaps.setdefault(chip, []).append((int(r["GLOBAL CALL COUNT"]), gap))
+    rows_ = trace_breakdown([path]).breakdown.rows
+    found = rows_.filter(pl.col("device").is_not_null())  # the other row is every chip at once
+    assert sorted(found["device"].to_list()) == sorted(busy)
+    for row in found.iter_rows(named=True):
+        chip = row["device"]
+        idle = sum(g for _, g in sorted(gaps[chip])[1:])
+        assert row["busy_us"] == pytest.approx(busy[chip], rel=1e-9)
+        assert row["idle_us"] == pytest.approx(idle, rel=1e-9, abs=1e-6)
+        assert row["total_comm_us"] == pytest.approx(comm.get(chip, 0.0), rel=1e-9, abs=1e-9)
+        assert row["total_us"] == pytest.approx(busy[chip] + idle, rel=1e-9)
+        assert row["device_name"].startswith("Tenstorrent ")
+    assert any(comm.values()) or path == CLIP
+
+
+def test_op_to_op_latency_is_the_gap_before_each_call() -> None:
+    runs = load_runs(CLIP).frame
+    frame = pd.read_csv(CLIP, low_memory=False)
+    pairs = zip(runs["metadata"], runs["calls"], strict=True)
+    gaps = [json.loads(m)["op_to_op_us"] * c for m, c in pairs]
+    assert sum(gaps) == pytest.approx(frame["OP TO OP LATENCY [ns]"].sum() / 1000, rel=1e-9)
+
+
+def test_a_single_chip_reports_html_page_has_its_op_table() -> None:
+    """The report page of one chip's ops report (nothing to link across targets) carries the
+    chip's op table, heaviest op first, with its cores, % of peak and the report's columns."""
+    from tileprof.model.gather import RunInputs
+    from tileprof.views.html import render
+    from tileprof.views.html.data import build_report
+
+    runs = load_runs(CLIP).frame
+    report = build_report((), RunInputs(runs), charts=False, environ={})
+    assert [t.title for t in report.tile_ops] == ["Ops of Tenstorrent wormhole_b0 · chip 0"]
+    table = report.tile_ops[0].table
+    keys = [c.key for c in table.columns]
+    assert {"cores", "peak_fraction", "math_fidelity", "op_to_op_us", "bound"} <= set(keys)
+    assert len(table.rows) == runs.height
+    heaviest = runs.sort("total_us", descending=True)["kernel"][0]
+    assert heaviest in table.rows[0][keys.index("kernel")].text
+    page = render(report)
+    assert 'id="tile-ops"' in page and "Ops of Tenstorrent wormhole_b0 · chip 0" in page

@@ -110,6 +110,22 @@ HOST_BOUND = Rule(
     ),
     needs="a GPU time breakdown per device and step (tileprof breakdown of a PyTorch trace)",
 )
+DISPATCH_BOUND = Rule(
+    id="dispatch-bound",
+    source="breakdown",
+    where=(("device_kind", "tenstorrent"),),
+    conditions=(Condition("gap_share", "idle_us / total_us", ">", 0.5, share=True),),
+    floor=Condition("floor", "idle_us", ">=", 5.0),
+    rank="idle_us",
+    message=(
+        "dispatch-bound: {device_name} of {trace} runs ops for {busy_us} µs of {total_us} µs; "
+        "{gap_share} of its time (over {gap_share_threshold}) is the gap between ops (OP TO OP "
+        "LATENCY: the host dispatching the next op). As tt-perf-report advises, run with "
+        "tracing (capture the ops in a metal trace and replay it) to take dispatch off the "
+        "device's path; {count} of {rows} chips like it"
+    ),
+    needs="a Tenstorrent ops report (its op-to-op gaps, through the time breakdown)",
+)
 COMPUTE_UNDER_USED = Rule(
     id="compute-under-used",
     source="ops",
@@ -215,6 +231,7 @@ LOW_UTILIZATION = Rule(
 
 RULES: tuple[Rule, ...] = (
     HOST_BOUND,
+    DISPATCH_BOUND,
     COMPUTE_UNDER_USED,
     IMBALANCE,
     START_SKEW,
@@ -501,7 +518,9 @@ def op_frame(ops: pl.DataFrame, ridge: RidgePoint | None = None) -> pl.DataFrame
 def breakdown_frame(rows: pl.DataFrame) -> pl.DataFrame:
     """The GPU time breakdown's rows the host-bound rule reads: per trace and device, its
     profiler steps when it has any, else its whole-trace row; all-devices rows (``device``
-    null) only where no per-device row exists. So no stretch of time is counted twice."""
+    null) only where no per-device row exists. So no stretch of time is counted twice.
+    ``device_kind`` says whose timeline a row is: ``tenstorrent`` (a chip of an ops report,
+    named ``Tenstorrent …``) or ``gpu``."""
     if "step" in rows.columns:
         keys = [c for c in ("trace", "rank", "device") if c in rows.columns]
         stepped = pl.col("step").is_not_null()
@@ -509,6 +528,10 @@ def breakdown_frame(rows: pl.DataFrame) -> pl.DataFrame:
         rows = rows.filter(stepped | ~has_steps)
     if "device" in rows.columns and rows.get_column("device").is_not_null().any():
         rows = rows.filter(pl.col("device").is_not_null())
+    if "device_name" in rows.columns:  # a Tenstorrent chip's timeline is its ops report's
+        tenstorrent = pl.col("device_name").str.starts_with("Tenstorrent ").fill_null(False)
+        kind = pl.when(tenstorrent).then(pl.lit("tenstorrent")).otherwise(pl.lit("gpu"))
+        rows = rows.with_columns(kind.alias("device_kind"))
     return rows
 
 

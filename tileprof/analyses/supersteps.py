@@ -21,6 +21,7 @@ import polars as pl
 
 from tileprof.analyses.filters import Filters, apply_filters, check_epoch, group_name, parse_window
 from tileprof.core.errors import OptionError
+from tileprof.core.schema import COMPUTE_KINDS
 
 SUPERSTEP_FIELDS: tuple[str, ...] = (
     "epoch",
@@ -280,8 +281,9 @@ def _epoch_rank(epochs: pl.Series) -> pl.Expr:
 
 
 def _is_compute() -> pl.Expr:
-    """kind = compute, compared on the categorical (no per-sample strings); null kind: no."""
-    return (pl.col("kind") == "compute").fill_null(False)
+    """kind is one of ``COMPUTE_KINDS`` (compute, or a Tenstorrent RISC), compared on the
+    categorical (no per-sample strings); null kind: no."""
+    return pl.col("kind").cast(pl.String).is_in(COMPUTE_KINDS).fill_null(False)
 
 
 def _with_reached(ordered: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:

@@ -18,6 +18,12 @@ def note(text: str) -> None:
     context.find_root().meta.setdefault(_KEY, []).append(text)
 
 
+def say_notes(texts: tuple[str, ...] | list[str]) -> None:
+    """Queue each of a reader's notes (``Profile.notes``) for the end of the command."""
+    for text in texts:
+        note(text)
+
+
 def flush(context: click.Context) -> None:
     """Print the queued notes (``cli`` calls it once the command has succeeded)."""
     for text in context.find_root().meta.pop(_KEY, []):

@@ -30,7 +30,8 @@ def command(traces: tuple[Path, ...], kernel_wait_us: float, out: Output) -> Non
     """Break each GPU's time in PyTorch traces or nsys SQLite exports down as TraceLens does
     (computation, exposed communication and memcpy, busy, idle), split idle by cause as HTA
     does, and give launch figures; traces whose distributedInfo names ranks of one job also
-    get their collectives matched across ranks (bandwidth, skew, straggler)."""
+    get their collectives matched across ranks (bandwidth, skew, straggler). A Tenstorrent ops
+    report gives each chip's device-busy time against its op-to-op gaps."""
     from tileprof.model.breakdown import trace_breakdown
 
     out.check()

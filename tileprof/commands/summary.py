@@ -9,6 +9,7 @@ import click
 
 from tileprof.analyses.filters import Filters, check_epoch, present_epochs_and_groups
 from tileprof.analyses.summary import DEFAULT_TOP_SAMPLES
+from tileprof.commands._notes import say_notes
 from tileprof.commands._options import (
     Output,
     dimensions_from_option,
@@ -75,6 +76,7 @@ def command(
         return
     dimensions = dimensions_from_option(group_by)
     profile = load_profile(dump, example, read)
+    say_notes(profile.notes)
     filters = example_filters(filters) if example else filters
     check_epoch(profile.samples, filters.epoch)
     summary = profile.summary(filters, group_by=dimensions, samples=samples)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from tileprof.analyses.filters import Filters
+from tileprof.commands._notes import say_notes
 from tileprof.commands._options import (
     Output,
     example_filters,
@@ -67,6 +68,7 @@ def command(
     if per_tile and per_epoch and out.format == "csv":
         raise OptionError("--format csv prints one kind of row: give --per-tile or --per-epoch")
     profile = load_profile(dump, example, read)
+    say_notes(profile.notes)
     filters = example_filters(filters) if example else filters
     window = filters.window
     result = profile.supersteps(

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tileprof.core.specs import DTYPE_CLASS, DeviceSpec, peak_key, registry, spec_for
+from tileprof.core.specs import (
+    DTYPE_CLASS,
+    MATRIX_FAMILIES,
+    DeviceSpec,
+    peak_key,
+    registry,
+    spec_for,
+)
 
 
 @dataclass(frozen=True)
@@ -43,10 +50,22 @@ def peak_for(target: str | None) -> Peak | None:
     return _peak(spec) if spec is not None else None
 
 
-def peak_tflops(target: str | None, dtype: str | None, family: str | None = None) -> float | None:
+def peak_tflops(
+    target: str | None,
+    dtype: str | None,
+    family: str | None = None,
+    fidelity: str | None = None,
+    cores: float | None = None,
+) -> float | None:
     """Dense peak TFLOP/s of ``target`` for ``dtype`` (matrix units unless ``family`` says the
-    work is vector work); None when either is unknown."""
+    work is vector work); None when either is unknown. A Tenstorrent op's matrix work (its
+    ``fidelity`` and ``cores`` given) has its FPU peak at that fidelity on those cores instead
+    (``DeviceSpec.core_peak_tflops``), whatever its dtype."""
     spec = spec_for(target)
+    if spec is not None and fidelity and (family is None or family in MATRIX_FAMILIES):
+        core_peak = spec.core_peak_tflops(fidelity, cores)
+        if core_peak is not None:
+            return core_peak
     key = peak_key(dtype, family)
     if spec is None or key is None:
         return None

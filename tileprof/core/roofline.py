@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from tileprof.core.specs import peak_key, spec_for
+from tileprof.core.peaks import peak_tflops
+from tileprof.core.specs import spec_for
 
 ROOFLINE_COLUMNS: tuple[str, ...] = (
     "bytes",
@@ -38,19 +39,37 @@ BOUNDS: tuple[str, ...] = ("compute", "memory", "latency")
 
 
 def _spec_columns(
-    targets: list[str | None], dtypes: list[str | None], families: list[str | None]
+    targets: list[str | None],
+    dtypes: list[str | None],
+    families: list[str | None],
+    fidelities: list[str | None],
+    cores: list[float | None],
 ) -> pl.DataFrame:
-    """Per row: the spec's peak (TFLOP/s), bandwidth (GB/s) and latency floor (µs)."""
+    """Per row: the spec's peak (TFLOP/s; a Tenstorrent op's at its math fidelity on its
+    cores, ``peaks.peak_tflops``), bandwidth (GB/s) and latency floor (µs)."""
     peaks, bandwidths, floors, issue = [], [], [], []
-    for target, dtype, family in zip(targets, dtypes, families, strict=True):
+    rows = zip(targets, dtypes, families, fidelities, cores, strict=True)
+    for target, dtype, family, fidelity, used in rows:
         spec = spec_for(target)
-        key = peak_key(dtype, family)
-        peaks.append(spec.peak_tflops(key, target) if spec and key else None)
+        peaks.append(peak_tflops(target, dtype, family, fidelity, used) if spec else None)
         bandwidths.append(spec.bandwidth_gbps(target) if spec else None)
         floors.append(spec.latency_floor_us() if spec else None)
         issue.append(spec.issue_slots_per_s(target) if spec else None)
     columns = {"_peak": peaks, "_bandwidth": bandwidths, "_floor": floors, "_issue": issue}
     return pl.DataFrame(columns, schema=dict.fromkeys(columns, pl.Float64))
+
+
+def fidelity_and_cores(frame: pl.DataFrame) -> tuple[list[str | None], list[float | None]]:
+    """Per row: the math fidelity a Tenstorrent op ran at (``metadata.math_fidelity``) and the
+    cores it ran on (``cores``); None where the frame has neither."""
+    nothing: list[None] = [None] * frame.height
+    fidelity: list[str | None] = list(nothing)
+    if "metadata" in frame.columns and frame["metadata"].dtype == pl.String:
+        fidelity = frame["metadata"].str.json_path_match("$.math_fidelity").to_list()
+    cores: list[float | None] = list(nothing)
+    if "cores" in frame.columns:
+        cores = frame["cores"].cast(pl.Float64).to_list()
+    return fidelity, cores
 
 
 def with_roofline(
@@ -70,6 +89,7 @@ def with_roofline(
         frame["target"].cast(pl.String).to_list(),
         frame["dtype"].cast(pl.String).to_list(),
         frame[family].cast(pl.String).to_list(),
+        *fidelity_and_cores(frame),
     )
     out = pl.concat([frame, specs], how="horizontal")
     byte_count = pl.col("bytes").cast(pl.Float64)

@@ -16,7 +16,7 @@ import polars as pl
 
 from tileprof.core.classify import DTYPES, OP_FAMILIES, classify
 from tileprof.core.peaks import peak_tflops
-from tileprof.core.roofline import BOUNDS, with_roofline
+from tileprof.core.roofline import BOUNDS, fidelity_and_cores, with_roofline
 
 TARGET_KINDS: tuple[str, ...] = ("tile", "gpu")
 OP_ROW_SOURCE = ": op rows"
@@ -201,11 +201,12 @@ def with_derived(frame: pl.DataFrame) -> pl.DataFrame:
     run-table file carries.
     """
     peaks = [
-        peak_tflops(t, d, f)
-        for t, d, f in zip(
+        peak_tflops(t, d, f, fidelity, cores)
+        for t, d, f, fidelity, cores in zip(
             frame["target"].to_list(),
             frame["dtype"].cast(pl.String).to_list(),
             frame["op_family"].cast(pl.String).to_list(),
+            *fidelity_and_cores(frame),
             strict=True,
         )
     ]

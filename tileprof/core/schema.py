@@ -56,5 +56,18 @@ STRING_COLUMNS: tuple[str, ...] = ("kind", "operation", "kernel")
 METADATA_NUMBER_KEYS: tuple[str, ...] = ("usefulCycles", "physicalWorkCycles")
 REQUIRED_RAW_KEYS: tuple[str, ...] = tuple(c.raw_key for c in SAMPLE_COLUMNS if c.required)
 
+COMPUTE_KINDS: tuple[str, ...] = (
+    "compute",
+    "BRISC",
+    "NCRISC",
+    "TRISC0",
+    "TRISC1",
+    "TRISC2",
+    "ERISC",
+)
+"""Sample kinds that count as compute for supersteps: ``compute``, and the RISCs of a
+Tenstorrent core, which a tt-metal device log names as a kernel zone's kind (every one of them
+runs the op's kernel: an op is the bulk-synchronous step across the cores)."""
+
 MetadataEntries = tuple[tuple[str, str], ...]
 """One sample's metadata: ``(name, value)`` string pairs in dump order."""

@@ -35,11 +35,25 @@ PEAK_KEYS: tuple[str, ...] = (
     "matrix_int8",
     "vector_fp32",
     "vector_bf16",
+    "fpu_lofi",
+    "fpu_hifi2",
+    "fpu_hifi3",
+    "fpu_hifi4",
 )
+FIDELITIES: dict[str, str] = {
+    "lofi": "fpu_lofi",
+    "hifi2": "fpu_hifi2",
+    "hifi3": "fpu_hifi3",
+    "hifi4": "fpu_hifi4",
+}
+"""A Tenstorrent op's MATH FIDELITY (lower-cased) → the spec's per-core FPU peak key."""
 MEMORY_KEYS: tuple[str, ...] = ("bandwidth", "latency_floor", "exchange_bandwidth", "issue_slots")
 TOP_KEYS: tuple[str, ...] = ("name", "kind", "match", "sources", "peaks", "memory")
 NUMBER_KEYS: tuple[str, ...] = ("value", "unit", "source", "note")
-KINDS: tuple[str, ...] = ("gpu", "tile")
+KINDS: tuple[str, ...] = ("gpu", "tile", "chip")
+"""``gpu``: whole-device figures; ``tile``: per tile per cycle, scaled by the target's tiles and
+clock; ``chip``: whole-chip figures of a tile-array chip (Tenstorrent), with per-core FPU peaks
+(``fpu_*``, per math fidelity) that an op's own core count scales."""
 
 # unit → (canonical unit, factor): peaks to TFLOP/s, bandwidth to GB/s, times to µs; the tile
 # device's per-tile-per-cycle units stay as written.
@@ -51,6 +65,7 @@ _UNITS: dict[str, dict[str, tuple[str, float]]] = {
         "PFLOP/s": ("TFLOP/s", 1000.0),
         "GFLOP/s": ("TFLOP/s", 1e-3),
         "FLOP/cycle/tile": ("FLOP/cycle/tile", 1.0),
+        "TFLOP/s/core": ("TFLOP/s/core", 1.0),
     },
     "bandwidth": {
         "GB/s": ("GB/s", 1.0),
@@ -115,6 +130,15 @@ class DeviceSpec:
         if number is None or scale is None:
             return None
         return number.value * scale / 1e12 if self.kind == "tile" else number.value
+
+    def core_peak_tflops(self, fidelity: str | None, cores: float | None) -> float | None:
+        """A Tenstorrent op's FPU peak in TFLOP/s: the per-core figure of its math fidelity
+        times the cores it ran on; None when the spec has no such figure or either is unknown."""
+        key = FIDELITIES.get((fidelity or "").strip().lower())
+        number = self.peaks.get(key) if key else None
+        if number is None or cores is None or not cores > 0:
+            return None
+        return number.value * cores
 
     def bandwidth_gbps(self, target: str | None = None, key: str = "bandwidth") -> float | None:
         """Memory (or exchange) bandwidth in GB/s at ``target``'s size."""

@@ -77,6 +77,9 @@ DUMP_INPUTS: tuple[InputFormat[ParsedDump], ...] = (
     InputFormat(
         _sniff.CSV, TILE_DUMP, _sniff.csv_dump, _HERE + "tile.csv_dump", extensions=(".csv",)
     ),
+    InputFormat(
+        _sniff.TT_DEVICE_LOG, TILE_DUMP, _sniff.tt_device_log, _HERE + "tile.tt_device_log"
+    ),
 )
 """The tile-dump formats, in the order ``--format-in`` lists them."""
 RUN_INPUTS: tuple[InputFormat[ParsedRuns], ...] = (

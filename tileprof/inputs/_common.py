@@ -49,10 +49,14 @@ PlaceFn = Callable[[int], str]
 
 @dataclass
 class DeviceHeader:
-    """``clockHz``/``tileCount`` as the dump states them (None where it does not)."""
+    """``clockHz``/``tileCount`` as the dump states them (None where it does not); the device's
+    name where the dump states it (a tt-metal device log's architecture), and what the reader
+    has to tell about the dump beside its samples (``notes``: one sentence each)."""
 
     clock_hz: int | float | None = None
     tile_count: int | None = None
+    device: str | None = None
+    notes: tuple[str, ...] = ()
 
 
 @dataclass

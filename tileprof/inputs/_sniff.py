@@ -13,6 +13,7 @@ import csv
 from tileprof.inputs._format import Content
 
 JSON, NDJSON, PARQUET, CSV = "json", "ndjson", "parquet", "csv"
+TT_DEVICE_LOG = "tt-device-log"
 """The tile-dump format names (``--format-in``)."""
 SUMMARY = "summary document"
 TRACE = "PyTorch trace"
@@ -70,6 +71,18 @@ def ndjson_dump(content: Content) -> bool:
 def parquet_dump(content: Content) -> bool:
     """Parquet: the file starts with its magic bytes."""
     return content.data[:4] == PARQUET_MAGIC
+
+
+def tt_device_log(content: Content) -> bool:
+    """A tt-metal ``profile_log_device.csv``: line 1 names the architecture and the chip clock
+    (``ARCH: …, CHIP_FREQ[MHz]: …``), line 2 is the column line (``PCIe slot, core_x, …``)."""
+    lines = content.head.split(b"\n", 2)
+    return (
+        len(lines) >= 2
+        and lines[0].startswith(b"ARCH:")
+        and b"CHIP_FREQ[MHz]" in lines[0]
+        and lines[1].lstrip().startswith(b"PCIe slot")
+    )
 
 
 def csv_dump(content: Content) -> bool:

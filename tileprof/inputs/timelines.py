@@ -2,7 +2,8 @@
 
 A file is detected as the registry detects every input (``tileprof.inputs.detect``); a PyTorch
 profiler trace is read by ``gpu.kineto_timeline``, an nsys SQLite export by
-``gpu.nsys_timeline``. Any other kind of file is refused with a
+``gpu.nsys_timeline``, a Tenstorrent ops report by ``tile.tenstorrent`` (op calls and the
+op-to-op gaps between them). Any other kind of file is refused with a
 one-line error naming what it is.
 """
 
@@ -15,7 +16,7 @@ from tileprof.core.gpu_events import GpuTimeline
 from tileprof.inputs import _sniff, detect
 from tileprof.inputs._common import read_bytes
 
-TIMELINE_FORMATS: tuple[str, ...] = (_sniff.TRACE, _sniff.NSYS_SQLITE)
+TIMELINE_FORMATS: tuple[str, ...] = (_sniff.TRACE, _sniff.NSYS_SQLITE, _sniff.TENSTORRENT)
 """The formats that hold a GPU timeline."""
 
 
@@ -35,9 +36,13 @@ def parse_timeline(path: str | Path, kind: str, data: bytes) -> GpuTimeline:
         from tileprof.inputs.gpu.nsys_timeline import read_timeline as read_export_timeline
 
         return read_export_timeline(path, data)
+    if kind == _sniff.TENSTORRENT:
+        from tileprof.inputs.tile.tenstorrent import read_timeline as read_report_timeline
+
+        return read_report_timeline(path, data)
     raise InputError(
         path,
         None,
-        f"a {kind} holds no GPU timeline; `breakdown` reads PyTorch profiler traces "
-        "and nsys SQLite exports",
+        f"a {kind} holds no GPU timeline; `breakdown` reads PyTorch profiler traces, "
+        "nsys SQLite exports and Tenstorrent ops reports",
     )

@@ -37,6 +37,10 @@ class Profile:
     tile_count: int
     source: str | None = None
     format: str | None = None
+    device: str | None = None
+    """The device's name where the dump states it (``Tenstorrent wormhole_b0``)."""
+    notes: tuple[str, ...] = ()
+    """What the reader had to tell beside the samples (markers left out, …), one line each."""
 
     def __repr__(self) -> str:
         """One line for a REPL (the dataclass default printed every sample frame and metadata
@@ -54,7 +58,8 @@ class Profile:
     @property
     def target(self) -> str:
         """The device as runs and reports name it."""
-        return f"tile device ({self.tile_count} tiles @ {_format_hz(self.clock_hz)})"
+        name = self.device or "tile device"
+        return f"{name} ({self.tile_count} tiles @ {_format_hz(self.clock_hz)})"
 
     def summary(
         self,
@@ -178,7 +183,7 @@ class Profile:
         from tileprof.core.outputs import write_bytes
         from tileprof.inputs.tile.parquet_dump import cache_bytes
 
-        data = cache_bytes(self.samples, self.metadata, self.clock_hz, self.tile_count)
+        data = cache_bytes(self.samples, self.metadata, self.clock_hz, self.tile_count, self.device)
         write_bytes(Path(path), data)
 
 
@@ -224,7 +229,17 @@ def load(
         quiet=quiet,
         content=content,
     )
-    return Profile(parsed.samples, tuple(parsed.metadata), clock, tiles, str(path), chosen)
+    header = parsed.header
+    return Profile(
+        parsed.samples,
+        tuple(parsed.metadata),
+        clock,
+        tiles,
+        str(path),
+        chosen,
+        header.device,
+        header.notes,
+    )
 
 
 def _epochs_text(epochs: Sequence[int]) -> str:

@@ -491,7 +491,7 @@ def build_timeline(
     tile, matched = tile_timeline(
         profile, profile.filtered(filters), tile_range=tile_range, max_samples=max_samples
     )
-    notes: list[str] = []
+    notes: list[str] = list(profile.notes)
     if matched > tile.slices.height:
         notes.append(
             f"{matched:,} samples match, more than --max-samples {max_samples:,}: the trace "

@@ -35,11 +35,16 @@ CACHE_LAYOUT = "samples-v1"
 METADATA_TABLE_KEY = "tileprof.metadata"
 
 
+DEVICE_KEY = "device"
+"""Key-value metadata: the device's name where the dump stated one (``Profile.device``)."""
+
+
 def cache_bytes(
     samples: pl.DataFrame,
     metadata: tuple[MetadataEntries, ...],
     clock_hz: int | float,
     tile_count: int,
+    device: str | None = None,
 ) -> bytes:
     """The cache layout of a profile: its typed frame plus the metadata table, as Parquet.
 
@@ -47,6 +52,8 @@ def cache_bytes(
     ``tileprof.views.writers`` (outputs) both use it without importing each other.
     """
     kv = {"clockHz": str(clock_hz), "tileCount": str(tile_count)}
+    if device is not None:
+        kv[DEVICE_KEY] = device
     kv[CACHE_LAYOUT_KEY] = CACHE_LAYOUT
     kv[METADATA_TABLE_KEY] = msgspec.json.encode([list(map(list, m)) for m in metadata]).decode()
     buffer = io.BytesIO()
@@ -69,7 +76,7 @@ def _header(kv: dict[str, str], path: Path) -> DeviceHeader:
         raise InputError(path, "key-value metadata clockHz", f"not a number: {clock!r}")
     if tiles is not None and (isinstance(tiles, bool) or not isinstance(tiles, int)):
         raise InputError(path, "key-value metadata tileCount", f"not an integer: {tiles!r}")
-    return DeviceHeader(clock, tiles)
+    return DeviceHeader(clock, tiles, kv.get(DEVICE_KEY) or None)
 
 
 def check_footer(path: Path, data: bytes) -> None:

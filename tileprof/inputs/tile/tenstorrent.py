@@ -23,6 +23,7 @@ from typing import Any
 
 import polars as pl
 
+from tileprof.core.gpu_timeline import GpuTimeline
 from tileprof.core.run_schema import ParsedRuns, runs_from_rows
 from tileprof.inputs._csv_table import LINE, numbers, read_text_table
 from tileprof.inputs._format import Reader
@@ -40,6 +41,7 @@ NS_COLUMNS: dict[str, str] = {
     "PM IDEAL [ns]": "pm_ideal_us",
     "PM COMPUTE [ns]": "pm_compute_us",
     "PM BANDWIDTH [ns]": "pm_bandwidth_us",
+    "OP TO OP LATENCY [ns]": "op_to_op_us",
 }
 """Nanosecond columns read, and the µs figure each becomes (per call, then averaged)."""
 NUMBER_COLUMNS: dict[str, str] = {
@@ -47,7 +49,10 @@ NUMBER_COLUMNS: dict[str, str] = {
     "CORE COUNT": "cores",
     "AVAILABLE WORKER CORE COUNT": "available_cores",
     "PM FPU UTIL (%)": "pm_fpu_util_percent",
+    "DRAM BW UTIL (%)": "dram_bw_util_percent",
+    "NOC UTIL (%)": "noc_util_percent",
     HOST_START: "host_start_ns",
+    "GLOBAL CALL COUNT": "call_count",
 }
 INTEGER_COLUMNS = frozenset({"DEVICE ID", "CORE COUNT", "AVAILABLE WORKER CORE COUNT"})
 """Number columns that must hold integers (the ns columns must not be negative)."""
@@ -64,6 +69,30 @@ DTYPES: dict[str, str] = {"BFLOAT16": "bf16", "FLOAT32": "f32", "FLOAT16": "f16"
 """Tensor datatypes that name one of the run table's dtypes. Block-float formats
 (``BFLOAT8_B``, ``BFLOAT4_B``: a shared exponent per 16 values) and integers name none."""
 MATMUL_OPS = re.compile(r"matmul", re.IGNORECASE)
+CONV_OPS = re.compile(r"conv", re.IGNORECASE)
+OP_FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (family, re.compile(rx))
+    for family, rx in (
+        ("copy", r"^(InterleavedToSharded|ShardedToInterleaved|Reshard|Halo|Move|Copy|Clone)"),
+        ("copy", r"^(PagedUpdateCache|UpdateKVCache|UpdateCache|Embeddings)"),
+        ("layout", r"^(Concat|NLPConcatHeads|NlpConcatHeads|NLPCreateHeads|NlpCreateHeads)"),
+        ("layout", r"^(CreateQKVHeads|ConcatenateHeads|Fold|Split|Pad|FillPad|Permute)"),
+        ("cast", r"^Typecast"),
+        ("elementwise", r"^(RotaryEmbedding|Where|Ternary|UpSample|Upsample|GridSample)"),
+        ("reduce", r"^(Pool2D|MaxPool|AvgPool)"),
+    )
+)
+"""What a Tenstorrent op does, by its OP CODE, where the generic classifier (``core.classify``,
+which reads kernel names) finds nothing better: moving a tensor between interleaved and sharded
+memory, a cache update or an embedding lookup is a copy; heads and concatenation reshape; a
+typecast casts; pooling reduces. Tried first; an op matching none is classified as any kernel."""
+
+
+def op_family(op: str | None) -> str | None:
+    """The family ``OP_FAMILIES`` gives the op, or None (then ``core.classify`` decides)."""
+    return next((f for f, rx in OP_FAMILIES if op and rx.search(op)), None)
+
+
 SIGNPOST = "signpost"
 
 
@@ -77,6 +106,7 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
     host = ops.filter(~on_device).height
     ops = ops.filter(on_device)
     name = Path(path).name
+    ops, log_notes = with_device_log(Path(path), ops)
     rows = [_row(name, r) for r in _aggregate(ops).iter_rows(named=True)]
     meta: dict[str, Any] = {
         "chips": sorted({r["device"] for r in rows if r["device"] is not None}),
@@ -85,6 +115,7 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
         "signposts": windows,
     }
     notes = [f"{name}: {host} host-side op calls (no device kernel time) left out"] if host else []
+    notes += log_notes
     return ParsedRuns(KIND, runs_from_rows(rows), notes=notes, metadata=meta)
 
 
@@ -103,6 +134,7 @@ def _read(path: str | Path, data: bytes) -> pl.DataFrame:
         )
         out.append(pl.when(cell != "").then(cell).alias(alias))
     out.append(_tensors(raw))
+    out.extend(_tensor_bytes(raw))
     out.extend(_operand_dims(raw))
     dtype = "INPUT_0_DATATYPE"
     out.append(
@@ -119,11 +151,17 @@ OPERAND_DIMS: dict[str, str] = {
     "INPUT_0_Z_PAD[LOGICAL]": "a_z",
     "INPUT_0_Y_PAD[LOGICAL]": "a_y",
     "INPUT_0_X_PAD[LOGICAL]": "a_x",
+    "INPUT_1_W_PAD[LOGICAL]": "b_w",
+    "INPUT_1_Z_PAD[LOGICAL]": "b_z",
     "INPUT_1_Y_PAD[LOGICAL]": "b_y",
     "INPUT_1_X_PAD[LOGICAL]": "b_x",
+    "OUTPUT_0_W_PAD[LOGICAL]": "o_w",
+    "OUTPUT_0_Z_PAD[LOGICAL]": "o_z",
+    "OUTPUT_0_Y_PAD[LOGICAL]": "o_y",
+    "OUTPUT_0_X_PAD[LOGICAL]": "o_x",
 }
-"""The logical dims a matmul's work is read from: A is W×Z×Y×X (batch W·Z, M = Y, K = X),
-B is …×Y×X (K = Y, N = X)."""
+"""The logical dims a matmul's work is read from: A is W×Z×Y×X (M = Y, K = X), B is
+W×Z×Y×X (K = Y, N = X); the batch is W·Z broadcast over both (``broadcast_batch``)."""
 
 
 def _operand_dims(raw: pl.DataFrame) -> list[pl.Expr]:
@@ -137,6 +175,64 @@ def _operand_dims(raw: pl.DataFrame) -> list[pl.Expr]:
         logical = cell.str.extract(r"\[\s*(\d+)\s*\]", 1).fill_null(cell)
         out.append(logical.cast(pl.Int64, strict=False).alias(alias))
     return out
+
+
+WIDTHS: dict[str, float] = {
+    "FLOAT32": 4.0,
+    "BFLOAT16": 2.0,
+    "FLOAT16": 2.0,
+    "BFLOAT8_B": 1.0,
+    "BFLOAT4_B": 0.5,
+    "UINT32": 4.0,
+    "INT32": 4.0,
+    "UINT16": 2.0,
+    "UINT8": 1.0,
+}
+"""Bytes per value of each tensor datatype. The block-float formats (a shared exponent per 16
+values) count their mantissa bytes only, as tt-perf-report counts them; a datatype not listed
+gives no byte count (null, never a guess)."""
+
+
+def _slots(raw: pl.DataFrame) -> dict[tuple[str, int], dict[str, str]]:
+    """(INPUT/OUTPUT, i) → {dim letter: column} of every tensor slot the report has."""
+    slots: dict[tuple[str, int], dict[str, str]] = {}
+    for column in raw.columns:
+        m = TENSOR.match(column)
+        if m:
+            slots.setdefault((m[1], int(m[2])), {})[m[3]] = column
+    return slots
+
+
+def _tensor_bytes(raw: pl.DataFrame) -> list[pl.Expr]:
+    """Per op call, the bytes of its tensors in DRAM and in L1: each tensor's logical
+    W·Z·Y·X values at its datatype's width (``WIDTHS``), rounded up to a whole byte, placed by
+    its ``MEMORY`` (``…DRAM…`` or ``…L1…``); null when a tensor there has an unknown width."""
+    totals: dict[str, list[pl.Expr]] = {"DRAM": [], "L1": []}
+    for (kind, i), dims in sorted(_slots(raw).items()):
+        prefix = f"{kind}_{i}"
+        memory, dtype = f"{prefix}_MEMORY", f"{prefix}_DATATYPE"
+        if memory not in raw.columns or dtype not in raw.columns:
+            continue
+        values = pl.lit(1, pl.Int64)
+        for d in "WZYX":
+            if d in dims:
+                cell = pl.col(dims[d]).str.strip_chars()
+                logical = cell.str.extract(r"\[\s*(\d+)\s*\]", 1).fill_null(cell)
+                values = values * logical.cast(pl.Int64, strict=False).fill_null(1)
+        width = (
+            pl.col(dtype)
+            .str.strip_chars()
+            .replace_strict(WIDTHS, default=None, return_dtype=pl.Float64)
+        )
+        size = (values.cast(pl.Float64) * width.cast(pl.Float64)).ceil().cast(pl.Int64)
+        present = pl.col(dims.get("X", dims.get("Y", ""))).str.strip_chars().fill_null("") != ""
+        for place in totals:
+            here = present & pl.col(memory).str.contains(place, literal=True).fill_null(False)
+            totals[place].append(pl.when(here).then(size).otherwise(0))
+    return [
+        (pl.sum_horizontal(parts) if parts else pl.lit(None, pl.Int64)).alias(name)
+        for name, parts in (("dram_bytes", totals["DRAM"]), ("l1_bytes", totals["L1"]))
+    ]
 
 
 def _tensors(raw: pl.DataFrame) -> pl.Expr:
@@ -205,6 +301,44 @@ def _split_signposts(table: pl.DataFrame) -> tuple[pl.DataFrame, list[dict[str, 
     return ops, windows.to_dicts()
 
 
+DEVICE_LOGS = ("profile_log_device.csv", "profile_log_device.csv.gz")
+"""The per-core device log tt-metal writes beside an ops report (same folder)."""
+
+
+def with_device_log(path: Path, ops: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """The op calls with ``log_us``: tt-metal's device kernel duration of each call computed
+    from the device log in the report's folder (first ``*-KERNEL`` start to last end over
+    every core and RISC of the call on its chip, in µs at the log's clock), joined on
+    ``DEVICE ID`` = ``PCIe slot`` and ``GLOBAL CALL COUNT`` = ``run host ID``; null when there
+    is no log, and for calls of a captured trace (replayed under one run host ID)."""
+    from tileprof.inputs._common import read_bytes
+    from tileprof.inputs.tile.tt_device_log import op_kernel_cycles, read_zones
+
+    found = [path.parent / n for n in DEVICE_LOGS if (path.parent / n).is_file()]
+    if not found:
+        return ops.with_columns(log_us=pl.lit(None, pl.Float64)), []
+    log = found[0]
+    header, zones, _ = read_zones(log, read_bytes(log))
+    spans = (
+        op_kernel_cycles(zones)
+        .filter(pl.col("replay").is_null())
+        .select(
+            pl.col("chip").cast(ops.schema["device"]).alias("device"),
+            pl.col("op_id").cast(ops.schema["call_count"]).alias("call_count"),
+            (pl.col("cycles") / header.clock_hz * 1e6).alias("log_us"),
+        )
+    )
+    out = ops.join(spans, on=["device", "call_count"], how="left")
+    matched = out.filter(pl.col("log_us").is_not_null())
+    same = matched.filter((pl.col("log_us") - pl.col("duration_us")).abs() < 5e-4).height
+    note = (
+        f"{path.name}: {log.name} beside it gives the device kernel duration of "
+        f"{matched.height} of {ops.height} op calls (metadata device_log_kernel_us); "
+        f"{same} equal the report's DEVICE KERNEL DURATION [ns] to the nanosecond"
+    )
+    return out, [note]
+
+
 def _aggregate(ops: pl.DataFrame) -> pl.DataFrame:
     """Per (chip, op, math fidelity, tensors): calls, total/mean/p50/p95/max device kernel
     µs, cores used (the most any call used), and the mean of every other per-call figure."""
@@ -225,10 +359,17 @@ def _aggregate(ops: pl.DataFrame) -> pl.DataFrame:
             "pm_compute_us",
             "pm_bandwidth_us",
             "pm_fpu_util_percent",
+            "log_us",
+            "op_to_op_us",
+            "dram_bw_util_percent",
+            "noc_util_percent",
         )
     ]
     keys = ["device", "arch", "op", "op_type", "math_fidelity", "tensors"]
-    firsts = [pl.col(c).first() for c in ("input_dtype", *OPERAND_DIMS.values(), "line")]
+    firsts = [
+        pl.col(c).first()
+        for c in ("input_dtype", *OPERAND_DIMS.values(), "dram_bytes", "l1_bytes", "line")
+    ]
     return (
         ops.group_by(keys, maintain_order=True)
         .agg(
@@ -255,37 +396,77 @@ def chip_target(arch: str | None) -> str:
     return f"Tenstorrent {arch}" if arch else "Tenstorrent"
 
 
+def broadcast_batch(a: tuple[int, ...], b: tuple[int, ...]) -> int | None:
+    """The batch of a matmul whose operands' batch dims are ``a`` and ``b`` (W, Z): each dim
+    broadcast as numpy and ttnn broadcast (equal, or 1 on one side: the other side's), then
+    multiplied. None when a dim differs and neither side is 1 (no matmul has such operands).
+
+    A 1×1×3200×512 by 1×32×512×128 matmul is 32 matmuls of 3200×512 by 512×128: B's batch
+    counts as much as A's (tt-perf-report takes the larger W and Z of the two)."""
+    batch = 1
+    for x, y in zip(a, b, strict=True):
+        if x != y and 1 not in (x, y):
+            return None
+        batch *= max(x, y)
+    return batch
+
+
 def matmul_work(r: dict[str, Any]) -> tuple[str | None, int | None]:
     """(shape, multiply-accumulates per call) of a matmul row: A is batch×M×K, B is K×N, so
-    ``MAC = batch·M·N·K`` (FLOPs = 2·MAC, as TraceLens and the GPU op rows count a GEMM);
-    the shape is ``MxNxK`` (``BxMxNxK`` when batched). None when K of A and B differ."""
+    ``MAC = batch·M·N·K`` (FLOPs = 2·MAC, as TraceLens and the GPU op rows count a GEMM), the
+    batch broadcast over both operands (``broadcast_batch``; B's W and Z taken as 1 where the
+    report has none); the shape is ``MxNxK`` (``BxMxNxK`` when batched). None when K of A
+    and B differ or the batch dims do not broadcast."""
     dims = [r[k] for k in ("a_w", "a_z", "a_y", "a_x", "b_y", "b_x")]
     if any(d is None for d in dims):
         return None, None
     w, z, m, k, k_b, n = (int(d) for d in dims)
-    if k != k_b:
+    b_w, b_z = (int(r.get(key) or 1) for key in ("b_w", "b_z"))
+    batch = broadcast_batch((w, z), (b_w, b_z))
+    if k != k_b or batch is None:
         return None, None
-    batch = w * z
     shape = f"{m}x{n}x{k}" if batch == 1 else f"{batch}x{m}x{n}x{k}"
     return shape, batch * m * n * k
+
+
+def conv_work(r: dict[str, Any]) -> tuple[str | None, int | None]:
+    """(shape, multiply-accumulates per call) of a convolution: tt-metal runs it as a matmul of
+    the output pixels (M = the output's W·Z·Y: N·H_out·W_out) by the weight matrix (1×1×K×N,
+    K = C_in·kh·kw its rows, N = C_out its columns), so ``MAC = M·N·K``; shape ``MxNxK``.
+    None when the weight is not that 1×1×K×N matrix or its N is not the output's."""
+    dims = [r[k] for k in ("o_w", "o_z", "o_y", "o_x", "b_w", "b_z", "b_y", "b_x")]
+    if any(d is None for d in dims):
+        return None, None
+    o_w, o_z, o_y, o_x, b_w, b_z, k, n = (int(d) for d in dims)
+    if (b_w, b_z) != (1, 1) or n != o_x:
+        return None, None
+    m = o_w * o_z * o_y
+    return f"{m}x{n}x{k}", m * n * k
 
 
 def _row(name: str, r: dict[str, Any]) -> dict[str, Any]:
     """One run-table row of an aggregated op."""
     is_matmul = bool(r["op"] and MATMUL_OPS.search(r["op"]))
-    shape, mac = matmul_work(r) if is_matmul else (None, None)
+    is_conv = bool(r["op"] and CONV_OPS.search(r["op"]))
+    shape, mac = matmul_work(r) if is_matmul else conv_work(r) if is_conv else (None, None)
     meta = {
         "op_type": r["op_type"],
         "math_fidelity": r["math_fidelity"],
         "tensors": r["tensors"],
         "available_cores": _int(r["available_cores"]),
         "cores_min": _int(r["cores_min"]),
+        "dram_bytes": r["dram_bytes"],
+        "l1_bytes": r["l1_bytes"],
     }
     for key in ("core_min_us", "core_max_us", "core_avg_us", "pm_ideal_us", "pm_compute_us"):
         meta[key] = r[key]
     meta |= {
         "pm_bandwidth_us": r["pm_bandwidth_us"],
         "pm_fpu_util_percent": r["pm_fpu_util_percent"],
+        "device_log_kernel_us": r["log_us"],
+        "op_to_op_us": r["op_to_op_us"],
+        "dram_bw_util_percent": r["dram_bw_util_percent"],
+        "noc_util_percent": r["noc_util_percent"],
     }
     if r["pm_ideal_us"] and r["time_us"]:
         meta["pm_ideal_fraction"] = r["pm_ideal_us"] / r["time_us"]
@@ -296,6 +477,7 @@ def _row(name: str, r: dict[str, Any]) -> dict[str, Any]:
         "source": f"{name}: line {r['line']}",
         "kernel": r["op"],
         "classify_hint": r["op"],
+        "op_family": op_family(r["op"]),
         "dtype": DTYPES.get((r["input_dtype"] or "").upper()),
         "shape": shape,
         "per": "call",
@@ -306,6 +488,7 @@ def _row(name: str, r: dict[str, Any]) -> dict[str, Any]:
         "p95_us": r["p95_us"],
         "max_us": r["max_us"],
         "mac": mac,
+        "bytes": r["dram_bytes"],
         "cores": _int(r["cores"]),
         "start_skew_us": r["start_skew_us"],
         "metadata": {k: v for k, v in meta.items() if v is not None},
@@ -314,6 +497,48 @@ def _row(name: str, r: dict[str, Any]) -> dict[str, Any]:
 
 def _int(value: float | None) -> int | None:
     return None if value is None else int(value)
+
+
+def read_timeline(path: str | Path, data: bytes) -> GpuTimeline:
+    """The report as a device timeline for ``breakdown``: per chip, its op calls in
+    ``GLOBAL CALL COUNT`` order, each one's device kernel time preceded by its ``OP TO OP
+    LATENCY`` (the gap since the chip's previous op ended): start = the previous end + the
+    gap, end = start + ``DEVICE KERNEL DURATION``, from 0 µs at the chip's first op. So the
+    chip is busy for Σ kernel durations and idle for Σ op-to-op gaps; collective ops
+    (all-gather, reduce-scatter, …) are its communication."""
+    from tileprof.core.classify import classify
+    from tileprof.core.gpu_timeline import EVENT_SCHEMA, empty_steps
+
+    table = _read(path, data)
+    ops, _ = _split_signposts(table)
+    ops = ops.filter(pl.col("device").is_not_null() & pl.col("duration_us").is_not_null())
+    ordered = ops.sort("device", "call_count", "line", nulls_last=True)
+    gap_ns = (pl.col("op_to_op_us").fill_null(0.0) * 1000).round().cast(pl.Int64)
+    duration_ns = (pl.col("duration_us") * 1000).round().cast(pl.Int64)
+    timed = (
+        ordered.with_columns(_gap=gap_ns, _duration=duration_ns)
+        .with_columns(end_ns=(pl.col("_gap") + pl.col("_duration")).cum_sum().over("device"))
+        .with_columns(start_ns=pl.col("end_ns") - pl.col("_duration"))
+    )
+    families = [op_family(op) or classify(op)[0] for op in timed["op"].to_list()]
+    kinds = ["comm" if f == "exchange" else "kernel" for f in families]
+    events = timed.select(
+        pl.col("device").cast(pl.Int64),
+        pl.lit(0, pl.Int64).alias("stream"),
+        pl.Series("kind", kinds),
+        "start_ns",
+        "end_ns",
+        pl.col("op").alias("name"),
+        pl.col("call_count").cast(pl.Int64).alias("correlation"),
+    )
+    events = pl.DataFrame(events.to_dict(), schema_overrides={"kind": EVENT_SCHEMA["kind"]})
+    missing = [pl.lit(None, t).alias(c) for c, t in EVENT_SCHEMA.items() if c not in events.columns]
+    events = events.with_columns(missing).select(list(EVENT_SCHEMA))
+    names = {
+        int(d): f"{chip_target(a)} (chip {int(d)})"
+        for d, a in ops.select("device", "arch").unique(maintain_order=True).iter_rows()
+    }
+    return GpuTimeline(Path(path).name, events, empty_steps(), names)
 
 
 READER: Reader[ParsedRuns] = Reader(parse)

@@ -709,6 +709,72 @@ def device_spread_section(runs: pl.DataFrame) -> ChartedTable | None:
     )
 
 
+TILE_OP_COLUMNS: tuple[str, ...] = (
+    "kernel",
+    "op_family",
+    "shape",
+    "calls",
+    "total_us",
+    "time_us",
+    "p50_us",
+    "p95_us",
+    "max_us",
+    "cores",
+    "start_skew_us",
+    "tflops",
+    "peak_fraction",
+    "bytes",
+    "bound",
+    "roofline_fraction",
+    "math_fidelity",
+    "op_to_op_us",
+    "pm_ideal_us",
+    "pm_fpu_util_percent",
+    "dram_bw_util_percent",
+    "noc_util_percent",
+)
+"""The op table of a chip: the run columns, then what its report states per op (metadata)."""
+TILE_OP_METADATA: tuple[str, ...] = TILE_OP_COLUMNS[-6:]
+TILE_OP_PERCENT: tuple[str, ...] = ("peak_fraction", "roofline_fraction")
+
+
+def tile_op_tables(runs: pl.DataFrame) -> tuple[ChartedTable, ...]:
+    """One table per chip of the per-op rows a tile-array accelerator's report gave (rows of
+    ``target_kind`` tile that carry an ``op_type``: a Tenstorrent ops report), heaviest first;
+    a single-chip report gets its op table here, linked or not; none when the run table has
+    no metadata (its columns are the run table's, any of them may be absent)."""
+    if not {"metadata", "target_kind", "target"} <= set(runs.columns):
+        return ()
+    meta = pl.col("metadata").cast(pl.String)
+    ops = runs.filter(
+        (pl.col("target_kind") == "tile") & meta.str.json_path_match("$.op_type").is_not_null()
+    ).with_columns(
+        meta.str.json_path_match(f"$.{key}")
+        .cast(pl.String if key == "math_fidelity" else pl.Float64, strict=False)
+        .alias(key)
+        for key in TILE_OP_METADATA
+    )
+    if "device" not in ops.columns:
+        ops = ops.with_columns(device=pl.lit(None, pl.String))
+    tables = []
+    keys = ops.select(pl.col("target", "device").cast(pl.String)).unique(maintain_order=True)
+    for i, (target, device) in enumerate(keys.iter_rows()):
+        frame = ops.filter(
+            (pl.col("target") == target) & pl.col("device").cast(pl.String).eq_missing(device)
+        ).sort("total_us", descending=True, nulls_last=True)
+        table = table_from_frame(
+            f"tile-ops-{i}",
+            frame,
+            TILE_OP_COLUMNS,
+            percent=TILE_OP_PERCENT,
+            kernels=("kernel",),
+            top=TOP_KERNELS,
+        )
+        title = f"Ops of {target}" + ("" if device is None else f" · {device}")
+        tables.append(ChartedTable(title, table))
+    return tuple(tables)
+
+
 def roofline_points(runs: pl.DataFrame) -> pl.DataFrame:
     """The runs a FLOP roofline can place: known arithmetic intensity and achieved TFLOP/s
     (GPU op rows and tile GEMM groups; memory-only ops and issue-slot tile groups have no FLOP
@@ -832,7 +898,9 @@ def build_report(
     if findings is None:
         findings = profile_findings(profiles, chosen)
     frames = [tile_quality(p.samples, p.tile_count, p.source or "(in memory)") for p in profiles]
-    frames.append(run_quality(*(((), ()) if runs is None else (runs.cpu_only_traces, runs.notes))))
+    cpu_only, notes = ((), ()) if runs is None else (runs.cpu_only_traces, runs.notes)
+    notes = (*notes, *(note for p in profiles for note in p.notes))  # a dump reader's too
+    frames.append(run_quality(cpu_only, notes))
     quality = [QualityCheck(*row) for frame in frames for row in frame.iter_rows()]
     header = Header(
         title="tileprof utilization report",
@@ -860,6 +928,7 @@ def build_report(
         findings=tuple(findings),
         roofline=roofline,
         devices=devices,
+        tile_ops=() if runs is None else tile_op_tables(runs.runs),
     )
     return with_checks(report, checks)
 

@@ -265,3 +265,6 @@ class Report:
     devices: ChartedTable | None = None
     """The runs that several devices of one target ran, with their spread
     (``data.device_spread_section``)."""
+    tile_ops: tuple[ChartedTable, ...] = ()
+    """One op table per chip of a tile-array accelerator's per-op report (Tenstorrent):
+    ``data.tile_op_tables``."""

@@ -1,0 +1,384 @@
+"""tt-metal device profiler logs (``profile_log_device.csv``) read as tile dumps.
+
+Every expected figure here is computed by a plain loop over the log's rows (the pairing of
+ZONE_START/ZONE_END markers, tt-metal's device kernel duration per op and chip, the
+nearest-rank percentiles of each op's zone durations), never by tileprof's own code.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import math
+import random
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import tileprof
+from tileprof.commands.cli import cli
+from tileprof.core.errors import InputError
+from tileprof.inputs import detect, read_dump
+from tileprof.inputs.tile.tt_device_log import op_kernel_cycles, read_zones
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "real"
+SHARED_LOG = FIXTURES / "tt-device-log" / "profile_log_device.csv"
+
+OLD_HEADER = (
+    "PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, "
+    "run host ID,  zone name, type, source line, source file, meta data"
+)
+NEW_HEADER = (
+    "PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, "
+    "run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data"
+)
+RISCS = ("BRISC", "NCRISC", "TRISC0", "TRISC1", "TRISC2")
+CORES = ((1, 1), (2, 1), (1, 2))
+BUFFER_FULL = (
+    "Profiler DRAM buffers were full, markers were dropped! device 1, worker core 2, 1, "
+    "Risc TRISC1,  bufferEndIndex = 12000"
+)
+
+
+def _row(layout: str, m: dict[str, Any]) -> list[Any]:
+    head = [m["chip"], m["x"], m["y"], m["risc"], 100, m["time"], m.get("data", 0), m["op"]]
+    tail = [m["zone"], m["type"], 7, "kernel.cc", ""]
+    trace = [m.get("trace", ""), m.get("replay", "")] if layout == "new" else []
+    return head + trace + tail
+
+
+def _markers(layout: str, seed: int) -> list[dict[str, Any]]:
+    """Two chips, three cores each, five RISCs, three op calls per chip (two replays of each
+    in the new layout): each op's firmware zone, kernel zone and TS_DATA rows per RISC."""
+    rng = random.Random(seed)
+    replays = (1, 2) if layout == "new" else (None,)
+    out: list[dict[str, Any]] = []
+    clock = {0: 5_000_000, 1: 9_000_000}
+    for replay in replays:
+        for base in (1024, 2048, 3072):
+            for chip in (0, 1):
+                op = base + chip
+                t0 = clock[chip]
+                for x, y in CORES:
+                    for risc in RISCS:
+                        start = t0 + rng.randrange(0, 400)
+                        end = start + rng.randrange(1, 5000)
+                        common = {"chip": chip, "x": x, "y": y, "risc": risc, "op": op}
+                        if replay is not None:
+                            common |= {"trace": 3, "replay": replay}
+                        fw = f"{risc}-FW" if risc != "NCRISC" else "NCRISC-FW"
+                        out.append(common | {"time": start - 50, "zone": fw, "type": "ZONE_START"})
+                        out.append(
+                            common | {"time": start, "zone": f"{risc}-KERNEL", "type": "ZONE_START"}
+                        )
+                        out.append(
+                            common | {"time": start + 1, "zone": "", "type": "TS_DATA", "data": 9}
+                        )
+                        out.append(
+                            common | {"time": end, "zone": f"{risc}-KERNEL", "type": "ZONE_END"}
+                        )
+                        out.append(common | {"time": end + 20, "zone": fw, "type": "ZONE_END"})
+                clock[chip] = t0 + 20_000
+    rng.shuffle(out)  # the device writes per core and RISC, not in time order
+    return out
+
+
+def _damaged(markers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One kernel ZONE_END dropped (its ZONE_START is then unmatched) and one stray ZONE_END
+    after a matched pair of another zone."""
+    lost = next(
+        m
+        for m in markers
+        if (m["chip"], m["x"], m["y"], m["risc"], m["op"], m["type"])
+        == (1, 2, 1, "TRISC1", 2049, "ZONE_END")
+        and m["zone"].endswith("-KERNEL")
+    )
+    kept = [m for m in markers if m is not lost]
+    anchor = next(
+        m
+        for m in markers
+        if (m["chip"], m["x"], m["y"], m["risc"], m["op"], m["type"])
+        == (0, 1, 2, "NCRISC", 3072, "ZONE_END")
+        and m["zone"].endswith("-KERNEL")
+    )
+    return [*kept, anchor | {"time": anchor["time"] + 7}]
+
+
+def _write_log(path: Path, layout: str, markers: list[dict[str, Any]], full_at: int) -> None:
+    out = io.StringIO()
+    cores = ", Max Compute Cores: 64" if layout == "new" else ""
+    out.write(f"ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000{cores}\n")
+    out.write((NEW_HEADER if layout == "new" else OLD_HEADER) + "\n")
+    writer = csv.writer(out, lineterminator="\n")
+    for i, m in enumerate(markers):
+        if i == full_at:
+            out.write(BUFFER_FULL + "\n")
+        writer.writerow(_row(layout, m))
+    path.write_text(out.getvalue())
+
+
+def _plain_pairs(markers: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """Kernel zones by a stack per (core, RISC, op call, zone): a ZONE_START opens (an open
+    one before it is unmatched), a ZONE_END closes the open one or is unmatched."""
+    by_key: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+    for i, m in enumerate(markers):
+        if m["zone"].endswith("-KERNEL"):
+            key = (m["chip"], m["x"], m["y"], m["risc"], m["op"], m.get("replay"), m["zone"])
+            by_key[key].append(m | {"_i": i})
+    pairs, unmatched = [], 0
+    for key, ms in by_key.items():
+        ms.sort(key=lambda m: (m["time"], m["_i"]))
+        open_: dict[str, Any] | None = None
+        for m in ms:
+            if m["type"] == "ZONE_START":
+                unmatched += open_ is not None
+                open_ = m
+            elif open_ is None:
+                unmatched += 1
+            else:
+                pairs.append({"key": key, "start": open_["time"], "end": m["time"]})
+                open_ = None
+        unmatched += open_ is not None
+    return pairs, unmatched
+
+
+def _rank(values: list[int], p: float) -> int:
+    ordered = sorted(values)
+    return ordered[max(math.ceil(p * len(ordered)), 1) - 1]
+
+
+NAMES = {1024: "Matmul", 1025: "Matmul", 2048: "Softmax", 2049: "Softmax"}
+"""The ops report beside the log names four of the six op calls; the rest keep their ids."""
+
+
+def _write_report(folder: Path) -> None:
+    lines = ["OP CODE,OP TYPE,GLOBAL CALL COUNT,DEVICE ID,CORE COUNT"]
+    lines += [f"{name},tt_dnn_device,{op},{op % 2},3" for op, name in NAMES.items()]
+    (folder / "ops_perf_results_2026_01_01.csv").write_text("\n".join(lines) + "\n")
+
+
+def _expected_groups(pairs: list[dict[str, Any]], named: bool) -> dict[str, dict[str, Any]]:
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for p in pairs:
+        op = p["key"][4]
+        groups[NAMES.get(op, f"op {op}") if named else f"op {op}"].append(p)
+    out = {}
+    for name, members in groups.items():
+        durations = [p["end"] - p["start"] for p in members]
+        out[name] = {
+            "sampleCount": len(members),
+            "tileCount": len({p["key"][:3] for p in members}),
+            "workCycles": sum(durations),
+            "p50Cycles": _rank(durations, 0.5),
+            "p95Cycles": _rank(durations, 0.95),
+            "maximumCycles": max(durations),
+            "firstOffset": min(p["start"] for p in members),
+        }
+    return out
+
+
+@pytest.mark.parametrize("layout", ["old", "new"])
+@pytest.mark.parametrize("named", [False, True])
+def test_hand_built_logs_give_the_plain_group_statistics(
+    tmp_path: Path, layout: str, named: bool
+) -> None:
+    markers = _damaged(_markers(layout, seed=7 if layout == "old" else 11))
+    path = tmp_path / "profile_log_device.csv"
+    _write_log(path, layout, markers, full_at=40)
+    if named:
+        _write_report(tmp_path)
+    pairs, unmatched = _plain_pairs(markers)
+    assert unmatched == 2
+
+    profile = tileprof.load(path)
+    assert profile.format == "tt-device-log" and profile.clock_hz == 1_000_000_000
+    assert profile.tile_count == 6  # two chips × three cores
+    assert profile.target.startswith("Tenstorrent wormhole_b0 (6 tiles")
+    assert sorted(profile.samples["kind"].cast(str).unique()) == sorted(RISCS)
+    groups = {r["name"]: r for r in profile.summary().groups.iter_rows(named=True)}
+    expected = _expected_groups(pairs, named)
+    assert set(groups) == set(expected)
+    for name, figures in expected.items():
+        assert {k: groups[name][k] for k in figures} == figures, name
+
+    unmatched_note = next(n for n in profile.notes if "unmatched" in n)
+    assert "2 unmatched kernel zone markers" in unmatched_note
+    assert "1 ZONE_START without its ZONE_END, 1 ZONE_END without its ZONE_START" in unmatched_note
+    full = next(n for n in profile.notes if "buffer was full" in n)
+    assert "1 'markers were dropped' lines, first at line 43" in full  # 2 header lines + 40 rows
+
+
+@pytest.mark.parametrize("layout", ["old", "new"])
+def test_kernel_duration_per_op_and_chip_is_tt_metals(tmp_path: Path, layout: str) -> None:
+    """First kernel start to last kernel end over every core and RISC of the op call, per chip."""
+    markers = _damaged(_markers(layout, seed=3))
+    path = tmp_path / "profile_log_device.csv"
+    _write_log(path, layout, markers, full_at=5)
+    pairs, _ = _plain_pairs(markers)
+    spans: dict[tuple[Any, ...], list[int]] = {}
+    for p in pairs:
+        chip, op, replay = p["key"][0], p["key"][4], p["key"][5]
+        lo_hi = spans.setdefault((chip, replay, op), [p["start"], p["end"]])
+        lo_hi[0], lo_hi[1] = min(lo_hi[0], p["start"]), max(lo_hi[1], p["end"])
+    _, zones, unmatched = read_zones(path, path.read_bytes())
+    got = {
+        (r["chip"], r["replay"], r["op_id"]): r["cycles"]
+        for r in op_kernel_cycles(zones).iter_rows(named=True)
+    }
+    assert got == {k: hi - lo for k, (lo, hi) in spans.items()}
+    assert unmatched.height == 2
+
+
+def _shared_rows() -> list[dict[str, str]]:
+    lines = SHARED_LOG.read_text().splitlines()[1:]
+    reader = csv.reader(lines)
+    header = [h.strip() for h in next(reader)]
+    return [dict(zip(header, (c.strip() for c in row), strict=True)) for row in reader if row]
+
+
+def test_the_shared_logs_five_ops() -> None:
+    """The real Wormhole log: 5 op calls on one core's BRISC; the last one's kernel zone has
+    its ZONE_START only (the log was cut), so 4 durations and 1 unmatched marker."""
+    rows = _shared_rows()
+    starts: dict[str, int] = {}
+    ends: dict[str, int] = {}
+    for r in rows:
+        if r["zone name"] == "BRISC-KERNEL":
+            op, t = r["run host ID"], int(r["time[cycles since reset]"])
+            if r["type"] == "ZONE_START":
+                starts[op] = min(starts.get(op, t), t)
+            else:
+                ends[op] = max(ends.get(op, t), t)
+    assert sorted(starts) == ["1024", "2048", "3072", "4096", "5120"]
+    expected = {int(op): ends[op] - starts[op] for op in starts if op in ends}
+    _, zones, unmatched = read_zones(SHARED_LOG, SHARED_LOG.read_bytes())
+    got = {r["op_id"]: r["cycles"] for r in op_kernel_cycles(zones).iter_rows(named=True)}
+    assert got == expected and len(got) == 4
+    assert unmatched["op_id"].to_list() == [5120]
+
+    profile = tileprof.load(SHARED_LOG)
+    assert profile.clock_hz == 1_000_000_000 and profile.tile_count == 1
+    by_op = dict(zip(profile.samples["kernel"].cast(str), profile.samples["duration"], strict=True))
+    assert by_op == {f"op {op}": cycles for op, cycles in expected.items()}
+    assert profile.samples["phase"].to_list() == [0, 1, 2, 3]
+    fw_rows = sum(r["zone name"] == "BRISC-FW" and r["type"] == "ZONE_START" for r in rows)
+    ts_rows = sum(r["type"] == "TS_DATA" for r in rows)
+    kept_apart = next(n for n in profile.notes if "kept apart" in n)
+    assert f"{fw_rows} firmware (-FW) zones" in kept_apart and f"{ts_rows} data rows" in kept_apart
+
+
+def test_gzip_detection_and_commands(tmp_path: Path) -> None:
+    zipped = tmp_path / "log.csv.gz"
+    zipped.write_bytes(gzip.compress(SHARED_LOG.read_bytes()))
+    assert read_dump(zipped)[3] == "tt-device-log"
+    assert detect(SHARED_LOG, SHARED_LOG.read_bytes()).name == "tt-device-log"
+    runner = CliRunner()
+    result = runner.invoke(cli, ["summary", str(zipped)])
+    assert result.exit_code == 0, result.output
+    assert "op 1024" in result.stdout and "1 unmatched kernel zone markers" in result.stderr
+    result = runner.invoke(cli, ["supersteps", str(zipped), "--format", "json"])
+    assert result.exit_code == 0 and result.stdout.count('"index"') >= 4
+
+
+@pytest.mark.parametrize(
+    ("text", "place"),
+    [
+        ("ARCH: wormhole_b0\n" + OLD_HEADER + "\n", "line 1"),
+        (
+            "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000\n"
+            + OLD_HEADER
+            + "\n0,1,1,BRISC,1,12x,0,1024,BRISC-KERNEL,ZONE_START,1,f,\n",
+            "line 3, column 'time[cycles since reset]'",
+        ),
+        (
+            "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000\nPCIe slot, core_x, core_y\n0,1,1\n",
+            "line 2",
+        ),
+    ],
+)
+def test_bad_logs_are_named_errors(tmp_path: Path, text: str, place: str) -> None:
+    path = tmp_path / "profile_log_device.csv"
+    path.write_text(text)
+    with pytest.raises(InputError) as caught:
+        tileprof.load(path, format="tt-device-log")
+    assert place in str(caught.value)
+    result = CliRunner().invoke(cli, ["summary", str(path), "--format-in", "tt-device-log"])
+    assert result.exit_code == 2 and place in result.stderr and "Traceback" not in result.output
+
+
+def test_the_device_name_survives_the_cache_layout(tmp_path: Path) -> None:
+    profile = tileprof.load(SHARED_LOG)
+    saved = tmp_path / "log.parquet"
+    profile.save(saved)
+    again = tileprof.load(saved)
+    assert again.device == "Tenstorrent wormhole_b0" and again.target == profile.target
+    assert again.samples.equals(profile.samples)
+
+
+def test_the_ops_report_gains_the_logs_kernel_duration_beside_its_own(tmp_path: Path) -> None:
+    """An ops report with the device log beside it: each op row's metadata carries the mean
+    over its calls of tt-metal's kernel duration computed from the log (a plain loop here),
+    beside the report's own ``DEVICE KERNEL DURATION [ns]``; the note counts the calls whose
+    two figures agree (one is written 3 ns off on purpose)."""
+    import json
+
+    from tileprof.inputs.sources import load_runs
+
+    markers = _damaged(_markers("old", seed=5))
+    _write_log(tmp_path / "profile_log_device.csv", "old", markers, full_at=-1)
+    pairs, _ = _plain_pairs(markers)
+    spans: dict[tuple[int, int], list[int]] = {}
+    for p in pairs:
+        lo_hi = spans.setdefault((p["key"][0], p["key"][4]), [p["start"], p["end"]])
+        lo_hi[0], lo_hi[1] = min(lo_hi[0], p["start"]), max(lo_hi[1], p["end"])
+    cycles = {k: hi - lo for k, (lo, hi) in spans.items()}  # 1 GHz: cycles are ns
+    lines = ["OP CODE,OP TYPE,GLOBAL CALL COUNT,DEVICE ID,CORE COUNT,DEVICE KERNEL DURATION [ns]"]
+    for i, ((chip, op), ns) in enumerate(sorted(cycles.items())):
+        lines.append(
+            f"Op{min(op // 1024, 2)},tt_dnn_device,{op},{chip},3,{ns + (3 if i == 0 else 0)}"
+        )
+    report = tmp_path / "ops_perf_results_2026.csv"
+    report.write_text("\n".join(lines) + "\n")
+    parsed = load_runs(report)
+    assert any(
+        f"of {len(cycles)} op calls" in n and f"{len(cycles) - 1} equal" in n for n in parsed.notes
+    )
+    for row in parsed.frame.iter_rows(named=True):
+        chip = int(row["device"].removeprefix("chip "))
+        ns = [
+            v
+            for (c, op), v in cycles.items()
+            if c == chip and f"Op{min(op // 1024, 2)}" == row["kernel"]
+        ]
+        meta = json.loads(row["metadata"])
+        assert meta["device_log_kernel_us"] == pytest.approx(sum(ns) / len(ns) / 1000, rel=1e-12)
+
+
+def test_the_reports_data_quality_lists_the_logs_notes() -> None:
+    from tileprof.views.html.data import build_report
+
+    profile = tileprof.load(SHARED_LOG)
+    report = build_report([profile], charts=False, environ={})
+    checks = {q.check: q for q in report.quality}
+    assert checks["Parser notes"].count == len(profile.notes) == 2
+    assert "unmatched kernel zone markers" in checks["Parser notes"].detail
+
+
+def test_blank_lines_are_skipped_and_places_stay_the_files_lines(tmp_path: Path) -> None:
+    path = tmp_path / "profile_log_device.csv"
+    path.write_text(
+        "ARCH: blackhole, CHIP_FREQ[MHz]: 1350\n"
+        + OLD_HEADER
+        + "\n\n0,1,1,BRISC,1,10,0,5,BRISC-KERNEL,ZONE_START,1,f,\n\n"
+        + "0,1,1,BRISC,1,50,0,5,BRISC-KERNEL,ZONE_END,1,f,\n"
+        + "0,1,1,BRISC,1,x5,0,5,BRISC-KERNEL,ZONE_END,1,f,\n"
+    )
+    with pytest.raises(InputError, match="line 7, column 'time"):
+        tileprof.load(path)
+    path.write_text("\n".join(path.read_text().splitlines()[:-1]) + "\n")
+    profile = tileprof.load(path)
+    assert profile.samples["duration"].to_list() == [40] and profile.clock_hz == 1_350_000_000

@@ -1,0 +1,338 @@
+"""tt-metal device profiler logs (``profile_log_device.csv``) read as tile dumps.
+
+A Tenstorrent chip is a grid of Tensix cores; tt-metal's device profiler writes one row per
+zone marker per core and RISC. Line 1 names the architecture and the chip clock
+(``ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000[, Max Compute Cores: 64]``), line 2 is the column
+line: 13 columns in older logs, 15 in current ones (``trace id`` and ``trace id counter`` after
+``run host ID``). ``docs/formats.md`` maps every column.
+
+Each matched ZONE_START/ZONE_END pair of an op's ``*-KERNEL`` zone is one sample: the tile is
+the (chip, core_x, core_y) core (numbered densely, in that order), offset and duration are in
+cycles, ``kind`` is the RISC, ``kernel`` the op (its ``OP CODE`` from the ops report beside the
+log, joined on run host ID = ``GLOBAL CALL COUNT`` and chip = ``DEVICE ID``; else ``op ID``),
+``phase`` the op call's index, ``epoch`` the chip (each chip counts its own cycles since its
+own reset, so supersteps are found per chip). ``-FW`` zones, other zones, ``TS_DATA`` and
+``TS_EVENT`` rows and every unmatched marker are kept out of the samples and counted in the
+dump's notes; a ``markers were dropped`` line (tt-metal's "profiler DRAM buffers were full"
+warning) is counted, never read as a row.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from tileprof.core.errors import InputError
+from tileprof.inputs._common import DeviceHeader, ParsedDump, read_bytes
+from tileprof.inputs._csv_table import numbers, read_text_table
+from tileprof.inputs._format import Reader
+from tileprof.inputs._sniff import TT_DEVICE_LOG
+from tileprof.inputs.table_columns import typed_from_table
+from tileprof.inputs.tile.csv_dump import locate_csv_fault
+
+FORMAT = TT_DEVICE_LOG
+ARCH_LINE = re.compile(
+    r"^\s*ARCH:\s*(?P<arch>[^,]*?)\s*,\s*CHIP_FREQ\[MHz\]:\s*(?P<mhz>[0-9.]+)"
+    r"(?:\s*,\s*Max Compute Cores:\s*(?P<cores>\d+))?"
+)
+"""Line 1: the architecture, the chip clock in MHz, and (current logs) the compute cores."""
+DROPPED = "markers were dropped"
+"""What tt-metal's buffer-full warning says: a line holding it is counted, not read."""
+INTEGER_COLUMNS: dict[str, str] = {
+    "PCIe slot": "chip",
+    "core_x": "x",
+    "core_y": "y",
+    "time[cycles since reset]": "time",
+    "run host ID": "op_id",
+}
+TEXT_COLUMNS: dict[str, str] = {
+    "RISC processor type": "risc",
+    "zone name": "zone",
+    "type": "type",
+}
+TRACE_COUNTER = "trace id counter"
+"""Current logs only: which replay of a captured trace an op's markers belong to."""
+OPS_REPORT_GLOB = "ops_perf_results*.csv*"
+"""The ops report tt-metal writes beside a device log (same folder)."""
+
+
+@dataclass(frozen=True)
+class Header:
+    """Line 1 of the log."""
+
+    arch: str
+    clock_hz: float
+    max_cores: int | None
+
+
+def parse_header(path: str | Path, line: str) -> Header:
+    """The architecture and clock of line 1; InputError when line 1 is no ARCH line."""
+    m = ARCH_LINE.match(line)
+    if m is None:
+        raise InputError(
+            path, "line 1", "expected 'ARCH: <arch>, CHIP_FREQ[MHz]: <MHz>' (a tt-metal device log)"
+        )
+    mhz = float(m["mhz"])
+    if not mhz > 0:
+        raise InputError(path, "line 1", f"CHIP_FREQ[MHz] must be positive, not {m['mhz']}")
+    return Header(m["arch"], mhz * 1e6, int(m["cores"]) if m["cores"] else None)
+
+
+def parse(path: str | Path, data: bytes) -> ParsedDump:
+    """The kernel-zone samples of one device log (see the module's docstring)."""
+    text = _text(path, data)
+    first, _, rest = text.partition("\n")
+    header = parse_header(path, first)
+    rows, dropped = _rows(path, rest)
+    names = _op_names(Path(path))
+    zones, unmatched = pair_zones(rows.filter(pl.col("zone").str.ends_with("-KERNEL")))
+    samples, cores = _samples(zones, names)
+    notes = _notes(Path(path).name, rows, zones, unmatched, dropped)
+    table = samples.select(
+        pl.col("tile").alias("physicalTile"),
+        pl.col("start").alias("offset"),
+        (pl.col("end") - pl.col("start")).alias("duration"),
+        "phase",
+        pl.col("chip").alias("epoch"),
+        pl.col("risc").alias("kind"),
+        "kernel",
+        "metadata",
+    )
+    lines = samples["line"].to_list()
+
+    def place(index: int) -> str:
+        return f"line {lines[index]}" if 0 <= index < len(lines) else f"sample {index}"
+
+    device = DeviceHeader(header.clock_hz, max(cores, 1), f"Tenstorrent {header.arch}", notes)
+    return typed_from_table(table, Path(path), device, place, "column")
+
+
+def _text(path: str | Path, data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"byte {exc.start}", "not UTF-8 text") from None
+
+
+def _rows(path: str | Path, rest: str) -> tuple[pl.DataFrame, list[int]]:
+    """Every marker row (from line 2 on) typed, with its line number; and the lines that hold
+    the buffer-full warning (left out of the table)."""
+    lines = rest.split("\n")
+    dropped = [i + 2 for i, ln in enumerate(lines) if DROPPED in ln]
+    # blank lines and warning lines are left out; each kept line keeps its number in the file
+    kept = [(i + 2, ln) for i, ln in enumerate(lines) if ln.strip() and DROPPED not in ln]
+    numbers_of = [number for number, _ in kept]
+    body = "\n".join(ln for _, ln in kept)
+    if not body.strip():
+        raise InputError(path, "line 2", "no column line: expected 'PCIe slot, core_x, …'")
+    rows = _table(path, body)
+    out: list[pl.Series | pl.Expr] = []
+    for column, alias in INTEGER_COLUMNS.items():
+        out.append(_integers(path, rows, column, numbers_of).alias(alias))
+    for column, alias in TEXT_COLUMNS.items():
+        out.append(rows[column].str.strip_chars().fill_null("").alias(alias))
+    counter = (
+        _integers(path, rows, TRACE_COUNTER, numbers_of)
+        if TRACE_COUNTER in rows.columns
+        else pl.Series([None] * rows.height, dtype=pl.Int64)
+    )
+    out.append(counter.alias("replay"))
+    # the line each data row came from (the column line is the first kept line; a log has no
+    # quoted line breaks, so one CSV record is one line)
+    out.append(pl.Series("line", numbers_of[1 : rows.height + 1], dtype=pl.Int64))
+    return rows.select(out), dropped
+
+
+def _table(path: str | Path, body: str) -> pl.DataFrame:
+    """The CSV from the column line on, every cell as text; the required columns checked."""
+    required = [*INTEGER_COLUMNS, *TEXT_COLUMNS]
+    data = body.encode()
+    try:
+        raw = pl.read_csv(io.BytesIO(data), infer_schema=False, raise_if_empty=False)
+        lines = body.rstrip("\n").rsplit("\n", 1)
+        last = next(csv.reader(lines[-1:]), []) if len(lines) > 1 else None
+    except (pl.exceptions.PolarsError, csv.Error):
+        located = locate_csv_fault(data, 2)
+        place, what = located if located is not None else ("CSV", "not CSV")
+        raise InputError(path, place, f"malformed CSV: {what}") from None
+    if last is not None and len(last) < len(raw.columns):
+        located = locate_csv_fault(data, 2)
+        place = located[0] if located is not None else "last line"
+        raise InputError(
+            path, place, f"{len(last)} fields, expected {len(raw.columns)} (truncated file?)"
+        )
+    stripped = raw.rename({c: c.strip() for c in raw.columns})
+    missing = [c for c in required if c not in stripped.columns]
+    if missing:
+        raise InputError(path, "line 2", f"column {missing[0]!r} is missing")
+    return stripped
+
+
+def _integers(
+    path: str | Path, rows: pl.DataFrame, column: str, line_numbers: list[int]
+) -> pl.Series:
+    """An integer column (empty cells null); a cell that is not an integer is named."""
+    cells = rows[column].str.strip_chars()
+    values = cells.cast(pl.Int64, strict=False)
+    bad = (cells.is_not_null() & (cells != "") & values.is_null()).arg_true()
+    if bad.len():
+        i = int(bad[0])
+        place = f"line {line_numbers[i + 1]}, column {column!r}"
+        raise InputError(path, place, f"not an integer: {cells[i]!r}")
+    return values
+
+
+ZONE_KEYS = ("chip", "x", "y", "risc", "op_id", "replay", "zone")
+"""What one zone's two markers share: the core, the RISC, the op call and the zone's name."""
+
+
+def pair_zones(markers: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(one row per matched ZONE_START/ZONE_END pair with ``start``, ``end`` and the start's
+    line; every marker left unmatched).
+
+    Within one zone key, in time order (file order on ties), a ZONE_START whose next marker
+    is a ZONE_END pairs with it; every other ZONE_START or ZONE_END is unmatched (a marker the
+    device dropped leaves its partner alone)."""
+    marks = markers.filter(pl.col("type").is_in(["ZONE_START", "ZONE_END"]))
+    ordered = marks.sort([*ZONE_KEYS, "time", "line"], nulls_last=True, maintain_order=True)
+    same = pl.all_horizontal(
+        [pl.col(k).eq_missing(pl.col(k).shift(-1)) for k in ZONE_KEYS]
+    ).fill_null(False)
+    opens = (
+        (pl.col("type") == "ZONE_START") & (pl.col("type").shift(-1) == "ZONE_END") & same
+    ).fill_null(False)
+    flagged = ordered.with_columns(
+        _opens=opens,
+        end=pl.col("time").shift(-1),
+    ).with_columns(_closes=pl.col("_opens").shift(1).fill_null(False))
+    zones = flagged.filter("_opens").select(
+        *ZONE_KEYS, pl.col("time").alias("start"), "end", "line"
+    )
+    unmatched = flagged.filter(~pl.col("_opens") & ~pl.col("_closes")).drop(
+        "_opens", "_closes", "end"
+    )
+    return zones, unmatched.sort("line")
+
+
+def _samples(zones: pl.DataFrame, names: dict[tuple[int, int], str]) -> tuple[pl.DataFrame, int]:
+    """The zones as samples: tile, phase, kernel and metadata added; and the core count."""
+    cores = zones.select("chip", "x", "y").unique().sort("chip", "x", "y")
+    cores = cores.with_columns(tile=pl.int_range(pl.len(), dtype=pl.Int64))
+    calls = zones.select("replay", "op_id").unique().sort("replay", "op_id", nulls_last=False)
+    calls = calls.with_columns(phase=pl.int_range(pl.len(), dtype=pl.Int64))
+    named = pl.DataFrame(
+        {
+            "chip": [k[0] for k in names],
+            "op_id": [k[1] for k in names],
+            "op": list(names.values()),
+        },
+        schema={"chip": pl.Int64, "op_id": pl.Int64, "op": pl.String},
+    )
+    out = (
+        zones.join(cores, on=["chip", "x", "y"], how="left")
+        .join(calls, on=["replay", "op_id"], how="left", nulls_equal=True)
+        .join(named, on=["chip", "op_id"], how="left")
+        .with_columns(
+            kernel=pl.coalesce("op", pl.format("op {}", pl.col("op_id"))),
+            metadata=pl.concat_str(
+                pl.lit('[{"name":"chip","value":'),
+                pl.col("chip"),
+                pl.lit('},{"name":"core","value":"'),
+                pl.col("x"),
+                pl.lit(","),
+                pl.col("y"),
+                pl.lit('"},{"name":"op id","value":'),
+                pl.col("op_id").fill_null(-1),
+                pl.lit("}]"),
+            ),
+        )
+        .sort("line")
+    )
+    return out, cores.height
+
+
+def _op_names(path: Path) -> dict[tuple[int, int], str]:
+    """(chip, GLOBAL CALL COUNT) → OP CODE from the one ops report in the log's folder; {}
+    when there is none or several (which one would be a guess)."""
+    try:
+        found = sorted(path.parent.glob(OPS_REPORT_GLOB))
+    except OSError:
+        return {}
+    if len(found) != 1:
+        return {}
+    report = found[0]
+    raw = read_text_table(report, read_bytes(report), ["OP CODE", "GLOBAL CALL COUNT", "DEVICE ID"])
+    ids = numbers(report, raw, "GLOBAL CALL COUNT")
+    chips = numbers(report, raw, "DEVICE ID")
+    ops = raw["OP CODE"].str.strip_chars()
+    return {
+        (int(c), int(i)): str(op)
+        for c, i, op in zip(chips, ids, ops, strict=True)
+        if c is not None and i is not None and op
+    }
+
+
+def op_kernel_cycles(zones: pl.DataFrame) -> pl.DataFrame:
+    """Per chip and op call: tt-metal's device kernel duration, in cycles: the first
+    ``*-KERNEL`` start to the last end over every core and RISC of the op on that chip."""
+    return (
+        zones.group_by("chip", "replay", "op_id")
+        .agg(pl.col("start").min(), pl.col("end").max())
+        .with_columns(cycles=pl.col("end") - pl.col("start"))
+        .sort("chip", "replay", "op_id", nulls_last=False)
+    )
+
+
+def _notes(
+    name: str,
+    rows: pl.DataFrame,
+    zones: pl.DataFrame,
+    unmatched: pl.DataFrame,
+    dropped: list[int],
+) -> tuple[str, ...]:
+    """What the log holds beside its samples, one sentence each."""
+    notes = []
+    if unmatched.height:
+        starts = unmatched.filter(pl.col("type") == "ZONE_START").height
+        first = int(unmatched["line"][0])
+        notes.append(
+            f"{name}: {unmatched.height} unmatched kernel zone markers left out "
+            f"({starts} ZONE_START without its ZONE_END, {unmatched.height - starts} ZONE_END "
+            f"without its ZONE_START; first at line {first})"
+        )
+    if dropped:
+        notes.append(
+            f"{name}: the device's profiler buffer was full ({len(dropped)} 'markers were "
+            f"dropped' lines, first at line {dropped[0]}): ops may be missing markers"
+        )
+    fw = rows.filter(pl.col("zone").str.ends_with("-FW") & (pl.col("type") == "ZONE_START"))
+    is_zone = pl.col("type").is_in(["ZONE_START", "ZONE_END"])
+    other_zones = rows.filter(
+        is_zone & ~pl.col("zone").str.ends_with("-FW") & ~pl.col("zone").str.ends_with("-KERNEL")
+    )
+    data = rows.filter(~is_zone)
+    notes.append(
+        f"{name}: {zones.height} kernel zones read; kept apart: {fw.height} firmware (-FW) "
+        f"zones, {other_zones.height} other zone markers, {data.height} data rows "
+        "(TS_DATA, TS_EVENT, …)"
+    )
+    return tuple(notes)
+
+
+def read_zones(path: str | Path, data: bytes) -> tuple[Header, pl.DataFrame, pl.DataFrame]:
+    """(line 1, every matched kernel zone, every unmatched kernel marker) of a device log:
+    what ``parse`` builds its samples from, for figures over op calls (``op_kernel_cycles``)."""
+    text = _text(path, data)
+    first, _, rest = text.partition("\n")
+    header = parse_header(path, first)
+    rows, _ = _rows(path, rest)
+    zones, unmatched = pair_zones(rows.filter(pl.col("zone").str.ends_with("-KERNEL")))
+    return header, zones, unmatched
+
+
+READER: Reader[ParsedDump] = Reader(parse)
