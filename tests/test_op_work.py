@@ -18,6 +18,7 @@ from tileprof.analyses.flops import op_work
 from tileprof.analyses.ops import single_kernel_flops
 from tileprof.inputs.sources import load_runs, read_kineto_events
 from tileprof.model.ops import load_ops
+from tileprof.views.runs_table import render_ops
 
 TRACELENS = Path(__file__).resolve().parent.parent / "fixtures" / "tracelens"
 QWEN = TRACELENS / "h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
@@ -69,6 +70,12 @@ def test_qwen_causal_attention_is_half_the_products_and_keeps_torchs_count() -> 
     assert attn["flops"] == full // 2 == 10_239_377_408
     assert attn["tflops"] == pytest.approx(attn["flops"] / attn["time_us"] / 1e6)
     assert attn["tflops"] < 100  # 90.3 TFLOP/s, as TraceLens reports; 180.5 before
+    # the table and every output's notes say which rows count the unmasked pairs
+    notes = load_ops(QWEN).notes
+    assert any("1 causal attention rows count their products over the unmasked" in n for n in notes)
+    table = render_ops(load_ops(QWEN).frame, width=400)
+    (line,) = [x for x in table.splitlines() if "_scaled_dot_product_flash_attention" in x]
+    assert "yes (½)" in line and "causal" in table.splitlines()[1]
     dims = [[16, 16, 559, 64]] * 3 + [[], [], [], []]
     work = op_work("aten::_scaled_dot_product_flash_attention", dims, ["", "", "", "0.", "True"])
     assert work is not None and work.full_flops == full and work.flops == full // 2
@@ -148,3 +155,27 @@ def test_broadcast_matmul_bytes_use_the_broadcast_batch() -> None:
         assert work.flops == 2 * 32 * 3200 * 128 * 512
         if out is not None:
             assert outputs == int(pl.Series(out).product())
+
+
+def test_every_byte_figure_names_its_unit() -> None:
+    """MB in tileprof is 10⁶ bytes (TraceLens' "MB" is MiB): the op table's header, the JSON's
+    units and the roofline's bandwidth labels say which."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from tests.test_roofline import _roofline_plot
+    from tileprof.views.html.charts import roofline_figure
+    from tileprof.views.runs_data import render_ops_json
+
+    ops = load_ops(QWEN)
+    header = render_ops(ops.frame, width=400).splitlines()[1]
+    assert "MB (10⁶ B)/call" in header and "MB/call" not in header.replace("MB (10⁶ B)/call", "")
+    attn = ops.frame.filter(pl.col("op") == "aten::_scaled_dot_product_flash_attention")
+    (ref,) = _sheet(QWEN, "SDPA_fwd")
+    # TraceLens' 69.875 "MB" is MiB: the same bytes, 73.27 MB (10⁶ B) here
+    assert attn["bytes"].to_list() == [round(float(ref["Data Moved (MB)_first"]) * 2**20)]
+    assert json.loads(render_ops_json(ops.frame))["units"]["bytes"].startswith("B (bytes")
+    figure = roofline_figure(_roofline_plot().plot)
+    FigureCanvasAgg(figure).draw()
+    labels = [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
+    roofs = [label for label in labels if "GB/s" in label]
+    assert roofs and all("GB/s (10⁹ B/s)" in label for label in roofs)

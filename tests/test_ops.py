@@ -59,7 +59,11 @@ def _assert_flops_equal(trace: Path, data: bytes, reference: dict[str, int]) -> 
         ),
     }
     assert dict(totals) == {op: n - masked.get(op, 0) for op, n in reference.items()}
-    assert ops.notes == []
+    # the one note says so: the causal call's forward and backward rows
+    assert [n.split(": ", 1)[1] for n in ops.notes] == [
+        "2 causal attention rows count their products over the unmasked pairs only (half of "
+        "them when Sq = Sk; torch's FlopCounterMode counts them in full): see their causal column"
+    ]
     causal = ops.frame.filter(pl.col("op").str.ends_with("_for_cpu"))["causal"].to_list()
     assert sorted(causal) == [False, True]
 

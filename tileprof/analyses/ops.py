@@ -388,6 +388,13 @@ def _notes(frame: pl.DataFrame, name: str) -> list[str]:
             f"{name}: {int(bad['calls'].sum())} op calls ({bad.height} rows) have no work: "
             f"{first['op']}: {first['problem']}"
         )
+    causal = frame.filter(pl.col("causal") & pl.col("flops").is_not_null())
+    if causal.height:
+        notes.append(
+            f"{name}: {causal.height} causal attention rows count their products over the "
+            "unmasked pairs only (half of them when Sq = Sk; torch's FlopCounterMode counts "
+            "them in full): see their causal column"
+        )
     idle = frame.filter(pl.col("calls_without_gpu") > 0)
     if idle.height:
         notes.append(

@@ -206,9 +206,11 @@ OP_DROP_FIRST: tuple[str, ...] = (
     "peak",
     "time/call",
     "calls",
+    "causal",
 )
 """Columns left out, in this order, on a narrow terminal: target, op, input dims, dtype, total
-and TFLOP/s (which op, on what, how long, how fast) stay."""
+and TFLOP/s (which op, on what, how long, how fast) stay; ``causal`` goes last (a note says
+which rows count causal FLOPs in any case)."""
 OP_KEEP: tuple[str, ...] = ("dtype",)
 """Never dropped: rows of one op and shape differ by dtype."""
 OP_FIT = Fit(
