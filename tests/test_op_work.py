@@ -8,21 +8,29 @@ from __future__ import annotations
 import ast
 import csv
 import json
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
 
 from tileprof.analyses.bytes_moved import op_bytes
 from tileprof.analyses.flops import op_work
-from tileprof.analyses.ops import single_kernel_flops
+from tileprof.analyses.ops import op_runs, single_kernel_flops
 from tileprof.inputs.sources import load_runs, read_kineto_events
-from tileprof.model.ops import load_ops
+from tileprof.model.ops import ParsedOps, load_ops
 from tileprof.views.runs_table import render_ops
 
 TRACELENS = Path(__file__).resolve().parent.parent / "fixtures" / "tracelens"
 QWEN = TRACELENS / "h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
 FALCON = TRACELENS / "h100_Falconsai_nsfw_image_detection__1016002.json.gz"
+
+
+@cache
+def _ops(trace: Path) -> ParsedOps:
+    """The op rows of a trace, read once for the whole module."""
+    return load_ops(trace)
 
 
 def _sheet(trace: Path, sheet: str) -> list[dict[str, str]]:
@@ -31,7 +39,7 @@ def _sheet(trace: Path, sheet: str) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def _op_row(ops: pl.DataFrame, name: str, dims: str) -> dict[str, object]:
+def _op_row(ops: pl.DataFrame, name: str, dims: str) -> dict[str, Any]:
     compact = json.dumps(ast.literal_eval(dims), separators=(",", ":"))
     rows = ops.filter((pl.col("op") == name) & (pl.col("input_dims") == compact))
     assert rows.height == 1, (name, compact)
@@ -50,7 +58,7 @@ def _op_row(ops: pl.DataFrame, name: str, dims: str) -> dict[str, object]:
 def test_attention_flops_equal_tracelens_causal_or_not(trace: Path) -> None:
     """Every SDPA row TraceLens reports (causal Qwen, non-causal Falcon and BERT, H100 and
     MI300X): the same FLOPs, integer for integer, and the row says which mask it counted."""
-    ops = load_ops(trace).frame
+    ops = _ops(trace).frame
     for r in _sheet(trace, "SDPA_fwd"):
         row = _op_row(ops, r["name"], r["Input Dims_first"])
         assert row["flops"] == round(float(r["GFLOPS_first"]) * 1e9)
@@ -62,7 +70,7 @@ def test_attention_flops_equal_tracelens_causal_or_not(trace: Path) -> None:
 def test_qwen_causal_attention_is_half_the_products_and_keeps_torchs_count() -> None:
     """Qwen's causal SDPA (16×16×559×64) on the H100: 10.24 GFLOP (TraceLens' count), not the
     20.48 that reads as 180.5 TFLOP/s; FlopCounterMode's full count stays on ``full_flops``."""
-    ops = load_ops(QWEN).frame
+    ops = _ops(QWEN).frame
     attn = ops.filter(pl.col("op") == "aten::_scaled_dot_product_flash_attention").row(
         0, named=True
     )
@@ -71,11 +79,19 @@ def test_qwen_causal_attention_is_half_the_products_and_keeps_torchs_count() -> 
     assert attn["tflops"] == pytest.approx(attn["flops"] / attn["time_us"] / 1e6)
     assert attn["tflops"] < 100  # 90.3 TFLOP/s, as TraceLens reports; 180.5 before
     # the table and every output's notes say which rows count the unmasked pairs
-    notes = load_ops(QWEN).notes
+    notes = _ops(QWEN).notes
     assert any("1 causal attention rows count their products over the unmasked" in n for n in notes)
-    table = render_ops(load_ops(QWEN).frame, width=400)
+    table = render_ops(_ops(QWEN).frame, width=400)
     (line,) = [x for x in table.splitlines() if "_scaled_dot_product_flash_attention" in x]
     assert "yes (½)" in line and "causal" in table.splitlines()[1]
+    # as a run of the run table (report, links): the shape says causal, so it never links as
+    # the same work as the unmasked shape
+    runs = op_runs(_ops(QWEN).frame)
+    run = runs.filter(pl.col("kernel") == "aten::_scaled_dot_product_flash_attention").row(
+        0, named=True
+    )
+    assert run["shape"].endswith(" causal") and json.loads(run["metadata"])["causal"] is True
+    assert run["mac"] * 2 == attn["flops"]
     dims = [[16, 16, 559, 64]] * 3 + [[], [], [], []]
     work = op_work("aten::_scaled_dot_product_flash_attention", dims, ["", "", "", "0.", "True"])
     assert work is not None and work.full_flops == full and work.flops == full // 2
@@ -113,7 +129,7 @@ def test_falcon_convolution_flops_go_to_its_gemm_kernel_and_the_rest_counts_apar
     and 6 that do none of its FLOPs (two NCHW→NHWC and one NHWC→NCHW transform, two memsets,
     the bias add). Its FLOPs are set against the fprop kernel; the rest is ``aux_us``, and the
     two together are TraceLens' Kernel Time for the op."""
-    ops = load_ops(FALCON).frame
+    ops = _ops(FALCON).frame
     (ref,) = _sheet(FALCON, "CONV_fwd")
     conv = _op_row(ops, "aten::convolution", ref["Input Dims_first"])
     events = read_kineto_events(FALCON, need="a trace")
@@ -133,7 +149,7 @@ def test_falcon_convolution_flops_go_to_its_gemm_kernel_and_the_rest_counts_apar
 
 def test_ops_without_flops_keep_all_their_kernels() -> None:
     """Only FLOP ops split their kernels: an elementwise op's copy kernels are its work."""
-    ops = load_ops(QWEN).frame
+    ops = _ops(QWEN).frame
     bytes_only = ops.filter(pl.col("flops").is_null())
     assert bytes_only.height > 10
     assert bytes_only["aux_kernels"].sum() == 0 and bytes_only["aux_us"].sum() == 0
@@ -162,11 +178,11 @@ def test_every_byte_figure_names_its_unit() -> None:
     units and the roofline's bandwidth labels say which."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from tests.test_roofline import _roofline_plot
     from tileprof.views.html.charts import roofline_figure
+    from tileprof.views.html.data import roofline_section
     from tileprof.views.runs_data import render_ops_json
 
-    ops = load_ops(QWEN)
+    ops = _ops(QWEN)
     header = render_ops(ops.frame, width=400).splitlines()[1]
     assert "MB (10⁶ B)/call" in header and "MB/call" not in header.replace("MB (10⁶ B)/call", "")
     attn = ops.frame.filter(pl.col("op") == "aten::_scaled_dot_product_flash_attention")
@@ -174,7 +190,9 @@ def test_every_byte_figure_names_its_unit() -> None:
     # TraceLens' 69.875 "MB" is MiB: the same bytes, 73.27 MB (10⁶ B) here
     assert attn["bytes"].to_list() == [round(float(ref["Data Moved (MB)_first"]) * 2**20)]
     assert json.loads(render_ops_json(ops.frame))["units"]["bytes"].startswith("B (bytes")
-    figure = roofline_figure(_roofline_plot().plot)
+    section = roofline_section(op_runs(ops.frame), [])
+    assert section is not None and section.plot is not None
+    figure = roofline_figure(section.plot)
     FigureCanvasAgg(figure).draw()
     labels = [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
     roofs = [label for label in labels if "GB/s" in label]
