@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import gzip
 import json
 from functools import cache
 from pathlib import Path
@@ -145,6 +146,17 @@ def test_falcon_convolution_flops_go_to_its_gemm_kernel_and_the_rest_counts_apar
     flops = single_kernel_flops(events)
     (index,) = [i for i, ev, _ in events.gpu if "fprop" in (ev.name or "")]
     assert flops[index] == conv["flops"] == round(float(ref["GFLOPS_first"]) * 1e9)
+    # and a note says so, with the op table and with the run table its op rows join
+    apart = (
+        "h100_Falconsai_nsfw_image_detection__1016002.json.gz: 6 GPU events of 1 FLOP op rows "
+        "(layout transforms, copies, fills, elementwise) do none of their work: 31.42 µs "
+        "counted apart (aux_us), not in their time or TFLOP/s"
+    )
+    assert apart in _ops(FALCON).notes
+    from tileprof.inputs.gpu.kineto import KIND
+    from tileprof.model.gather import _gpu_runs
+
+    assert apart in _gpu_runs(FALCON, KIND, gzip.decompress(FALCON.read_bytes())).notes
 
 
 def test_ops_without_flops_keep_all_their_kernels() -> None:

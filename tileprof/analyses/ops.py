@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import polars as pl
@@ -39,6 +40,7 @@ from tileprof.analyses.bytes_moved import op_bytes
 from tileprof.analyses.flops import COMPOSITE, INT64_MAX, PRIMARY, Work, op_work
 from tileprof.core.classify import DTYPES, OP_FAMILIES, dtype_from_torch_types, op_family
 from tileprof.core.kineto import Args, CpuOp, Event, KinetoEvents
+from tileprof.core.numbers import duration_us
 from tileprof.core.peaks import peak_tflops
 from tileprof.core.roofline import with_roofline
 
@@ -132,10 +134,17 @@ def split_work(launched: Launched, has_flops: bool) -> tuple[Launched, Launched]
     the matrix work; otherwise every event is work (module docstring)."""
     if not has_flops:
         return launched, []
-    aux = [e for e in launched if op_family(e[1].name) in AUX_FAMILIES]
-    if len(aux) == len(launched):
+    apart = [_kernel_family(ev.name) in AUX_FAMILIES for _, ev, _ in launched]
+    if all(apart):
         return launched, []
-    return [e for e in launched if op_family(e[1].name) not in AUX_FAMILIES], aux
+    doing = [e for e, out in zip(launched, apart, strict=True) if not out]
+    return doing, [e for e, out in zip(launched, apart, strict=True) if out]
+
+
+@lru_cache(maxsize=4096)
+def _kernel_family(name: str | None) -> str:
+    """A kernel's family from its own name (a trace repeats few names many times)."""
+    return op_family(name)
 
 
 def op_rows(events: KinetoEvents) -> ParsedOps:
@@ -379,6 +388,29 @@ def _json(value: Any) -> str | None:
     return None if value is None else json.dumps(value, separators=(",", ":"))
 
 
+def work_notes(frame: pl.DataFrame, name: str) -> list[str]:
+    """What an op row's work means where it is not the obvious: causal attention rows count
+    the unmasked pairs only; kernels beside a FLOP op's work are counted apart. Said with the
+    op table and with the run table its op rows join (``model.gather``)."""
+    notes = []
+    causal = frame.filter(pl.col("causal") & pl.col("flops").is_not_null())
+    if causal.height:
+        notes.append(
+            f"{name}: {causal.height} causal attention rows count their products over the "
+            "unmasked pairs only (half of them when Sq = Sk; torch's FlopCounterMode counts "
+            "them in full): see their causal column"
+        )
+    apart = frame.filter(pl.col("aux_kernels") > 0)
+    if apart.height:
+        notes.append(
+            f"{name}: {int(apart['aux_kernels'].sum())} GPU events of {apart.height} FLOP op "
+            f"rows (layout transforms, copies, fills, elementwise) do none of their work: "
+            f"{duration_us(float(apart['aux_us'].sum()))} counted apart (aux_us), not in their "
+            "time or TFLOP/s"
+        )
+    return notes
+
+
 def _notes(frame: pl.DataFrame, name: str) -> list[str]:
     notes = []
     bad = frame.filter(pl.col("problem").is_not_null())
@@ -388,13 +420,7 @@ def _notes(frame: pl.DataFrame, name: str) -> list[str]:
             f"{name}: {int(bad['calls'].sum())} op calls ({bad.height} rows) have no work: "
             f"{first['op']}: {first['problem']}"
         )
-    causal = frame.filter(pl.col("causal") & pl.col("flops").is_not_null())
-    if causal.height:
-        notes.append(
-            f"{name}: {causal.height} causal attention rows count their products over the "
-            "unmasked pairs only (half of them when Sq = Sk; torch's FlopCounterMode counts "
-            "them in full): see their causal column"
-        )
+    notes.extend(work_notes(frame, name))
     idle = frame.filter(pl.col("calls_without_gpu") > 0)
     if idle.height:
         notes.append(
