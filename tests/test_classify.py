@@ -156,6 +156,29 @@ REAL = {
     "void cublasLt::splitKreduce_kernel<32, 16, int, __nv_bfloat16, __nv_bfloat16, float, "
     "__nv_bfloat16, false, __nv_bfloat16, __nv_bfloat16, __nv_bfloat16, true, true, false, "
     "false>": ("reduce", "bf16"),
+    # The kernel's own name says what it is, whichever op launched it (issue: cuDNN's layout
+    # transforms were GEMMs because aten::cudnn_convolution launched them). From the TraceLens
+    # H100 traces and the HTA traces in fixtures/:
+    "void cudnn::engines_precompiled::nchwToNhwcKernel<__nv_bfloat16, __nv_bfloat16, float, "
+    "false, true, (cudnnKernelDataType_t)0>(cudnn::engines_precompiled::nchw2nhwc_params_t"
+    "<__nv_bfloat16>, __nv_bfloat16 const*, __nv_bfloat16*)": ("layout", "bf16"),
+    "void cudnn::ops::nhwcToNchwKernel<float, float, float, true, false, "
+    "(cudnnKernelDataType_t)0>(cudnn::ops::nhwc2nchw_params_t<float>, float const*, float*)": (
+        "layout",
+        "f32",
+    ),
+    # CUTLASS's split-K epilogue and cuDNN's weight-gradient helper add partial sums
+    "void cutlass_cudnn_train::Kernel<cutlass_cudnn_train::reduction::kernel::ReduceSplitK<"
+    "cutlass_cudnn_train::MatrixShape<4, 128>, float> >": ("reduce", "f32"),
+    "void cudnn::cnn::reduce_wgrad_nchw_helper<float, float>(void*, void const*, float, int, "
+    "int)": ("reduce", "f32"),
+    # cuDNN's implicit-GEMM convolution with a fused relu is a GEMM, not an elementwise kernel
+    "cudnn_infer_ampere_scudnn_128x64_relu_xregs_large_nn_v1": ("gemm", None),
+    "void cudnn::bn_fw_tr_1C11_singleread<float, 512, true, 1, 2, 0>(cudnn::bn_fw_tr_1C11_args"
+    "<float>)": ("reduce", "f32"),
+    # ROCm (the MI300X TraceLens traces): Tensile/hipBLASLt GEMMs and Triton attention
+    "Cijk_Alik_Bljk_B_BS_BH_Bias_HA_S_SAV_UserArgs_MT256x128x64_MI16x16x1_SN_LDSB1": ("gemm", None),
+    "attn_fwd": ("attention", None),
     "some_custom_thing": ("other", None),
 }
 

@@ -47,8 +47,11 @@ def test_attention_by_hand() -> None:
     q, kv = [2, 8, 16, 64], [2, 2, 32, 64]  # grouped-query: 8 query heads, 2 key heads
     w = op_work("aten::scaled_dot_product_attention", [q, kv, kv, [], [], []], [""] * 5 + ["True"])
     assert w is not None
-    # two products (Q·Kᵀ, scores·V), each 2 FLOPs × B·H·Sq·D·Sk MACs; causal counted in full
-    assert w.flops == 2 * 2 * (2 * 8 * 16 * 64 * 32) and w.causal is True
+    # two products (Q·Kᵀ, scores·V), each 2 FLOPs × B·H·Sq·D·Sk MACs in full (torch's count);
+    # causal, torch's top-left mask: query i of 16 sees keys 0..i of 32, an area of 16²/2 pairs
+    full = 2 * 2 * (2 * 8 * 16 * 64 * 32)
+    assert w.full_flops == full and w.causal is True
+    assert w.flops == full * (16 * 16 // 2) // (16 * 32)
     back = op_work("aten::_scaled_dot_product_flash_attention_backward", [q, q, kv, kv])
     assert back is not None and back.flops == 5 * 2 * 2 * 8 * 16 * 32 * 64
 

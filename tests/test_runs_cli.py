@@ -376,7 +376,10 @@ def test_ops_table_json_csv_parquet(tmp_path: Path) -> None:
     )
     code, out, _ = run("runs", "--ops", trace, "--format", "json")
     doc = json.loads(out)
-    assert set(doc) == {"sources", "ops", "notes"}
+    assert set(doc) == {"sources", "ops", "units", "notes"}
+    # every byte figure names its unit: bytes are whole bytes, never MiB
+    assert doc["units"]["bytes"].startswith("B (bytes") and "MiB" in doc["units"]["bytes"]
+    assert set(doc["units"]) <= set(doc["ops"][0])
     mm = [
         r
         for r in doc["ops"]

@@ -3,7 +3,8 @@
 The definition is TraceLens' (AMD-AGI/TraceLens, ``PerfModel/perf_model.py``), so that its
 "Data Moved (MB)" (MiB) is an independent oracle: every input tensor is read once and every
 output written once, each at its own size and dtype (a broadcast input counts at its own
-size, not the broadcast one). Nothing is assumed about caches. Where TraceLens departs from
+size, not the broadcast one; the output has the broadcast shape, so a batched matmul writes
+the broadcast batch of both inputs). Nothing is assumed about caches. Where TraceLens departs from
 that rule, tileprof follows the rule and ``docs/runs.md`` names the difference:
 
 - convolution: TraceLens drops the bias of ``aten::convolution`` (it looks for three inputs,
@@ -105,7 +106,7 @@ def _gemm(a: int, b: int, bias: int | None = None, scaled: bool = False) -> Mode
         out_w = width(types[a])
         if scaled and out_w == 1:
             out_w = 2  # _scaled_mm of fp8 writes a 16-bit result (TraceLens' rule)
-        batch = prod(x[:-2]) if len(x) > 2 else 1
+        batch = prod(_broadcast(x[:-2], w[:-2]))  # both inputs' batch dims, broadcast
         total = _tensor(dims, types, a) + _tensor(dims, types, b) + batch * x[-2] * w[-1] * out_w
         if bias is not None and _has(dims, bias):
             total += _tensor(dims, types, bias)
@@ -125,11 +126,16 @@ def _linear(dims: Sequence[Any], types: Sequence[Any], c: Sequence[Any]) -> int:
 
 
 def _matmul(dims: Sequence[Any], types: Sequence[Any], c: Sequence[Any]) -> int:
-    x, w = _dims(dims, 0), _dims(dims, 1)
-    if len(x) < 2 or len(w) < 2:
-        raise BytesError("matmul of a vector: output shape not modelled")
-    batch = prod(x[:-2]) if len(x) >= len(w) else prod(w[:-2])
-    out = batch * x[-2] * w[-1] * width(types[0])
+    """Both inputs read at their own size; the output written at the broadcast batch of both
+    (A 1×1×M×K @ B 1×32×K×N writes 32 M×N products), as ``flops.matmul_work`` counts it."""
+    from tileprof.analyses.flops import WorkError, matmul_work
+
+    try:
+        work = matmul_work(_dims(dims, 0), _dims(dims, 1))
+    except WorkError as exc:
+        raise BytesError(str(exc)) from None
+    m, n, _ = work.gemm or (0, 0, 0)
+    out = (work.batch or 1) * m * n * width(types[0])
     return _tensor(dims, types, 0) + _tensor(dims, types, 1) + out
 
 

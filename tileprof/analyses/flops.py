@@ -4,8 +4,12 @@ Pure functions of an op name, its ``Input Dims`` and its ``Concrete Inputs`` (wh
 ``torch.profiler`` writes with ``record_shapes=True``); nothing here reads a trace. The
 formulas are ``torch.utils.flop_counter``'s, so a count agrees with ``FlopCounterMode``
 integer for integer: one multiply-accumulate is two FLOPs, bias additions are not counted,
-and attention counts its two (forward) or five (backward) matrix products in full, causal or
-not (``is_causal`` is reported beside the count, not folded into it).
+and attention counts its two (forward) or five (backward) matrix products — with one
+exception. **Causal attention** counts the products over the unmasked part of the score
+matrix only (``causal_pairs2``): half of it when Sq = Sk, as FlashAttention's benchmarks and
+TraceLens count it, so that a causal kernel's TFLOP/s is the work it does and can never read
+above peak. ``FlopCounterMode`` counts causal attention in full; ``Work.full_flops`` keeps
+that count, and ``is_causal`` is reported beside every attention count.
 
 Ops come in two tiers. ``PRIMARY`` ops are the dispatcher-level ops ``FlopCounterMode``
 counts (``aten::mm``, ``aten::convolution``, the attention kernels' entry points…);
@@ -38,7 +42,8 @@ class Work:
 
     ``gemm`` is ``(M, N, K)`` for matrix products (per batch element for ``bmm``, with
     ``batch``), so that runs of equal GEMMs can be linked; ``causal`` is the recorded
-    ``is_causal`` of an attention op.
+    ``is_causal`` of an attention op, and ``full_flops`` the count without its mask
+    (``FlopCounterMode``'s) where the mask removed work.
     """
 
     flops: int | None
@@ -46,6 +51,7 @@ class Work:
     gemm: tuple[int, int, int] | None = None
     batch: int | None = None
     causal: bool | None = None
+    full_flops: int | None = None
 
 
 Dims = Sequence[Any]
@@ -234,21 +240,53 @@ def _qkv(dims: Dims, first: int) -> tuple[list[int], list[int], list[int]]:
     return q, k, v
 
 
-def sdpa_work(dims: Dims, concrete: Concrete, causal_at: int | None, nested_at: int | None) -> Work:
-    """Attention forward: scores = Q·Kᵀ and out = scores·V, in full."""
+def causal_pairs2(sq: int, sk: int, bottom_right: bool) -> int:
+    """Twice the unmasked area of a causal Sq × Sk score matrix (an integer for every Sq, Sk).
+
+    Top-left alignment (torch's ``is_causal``: query i sees keys 0..i): Sq² when Sq ≤ Sk, else
+    2·Sq·Sk − Sk². Bottom-right (FlashAttention's ``_flash_attention_*``: query i sees keys up
+    to i + Sk − Sq): 2·Sq·Sk − Sq² when Sq ≤ Sk, else Sk². Both are Sq² (half of 2·Sq·Sk) when
+    Sq = Sk, the count TraceLens and FlashAttention's benchmarks use."""
+    if bottom_right:
+        return 2 * sq * sk - sq * sq if sq <= sk else sk * sk
+    return sq * sq if sq <= sk else 2 * sq * sk - sk * sk
+
+
+def _masked(full: int, per_pair: int, sq: int, sk: int, causal: bool | None, br: bool) -> Work:
+    """The attention count for ``full`` = ``per_pair`` × 2·Sq·Sk FLOPs: over the unmasked
+    pairs when causal (``full_flops`` keeping the whole count), else in full."""
+    if not causal or sq * sk == 0:
+        return Work(full, causal=causal)
+    return Work(per_pair * causal_pairs2(sq, sk, br), causal=True, full_flops=full)
+
+
+def sdpa_work(
+    dims: Dims,
+    concrete: Concrete,
+    causal_at: int | None,
+    nested_at: int | None,
+    bottom_right: bool = False,
+) -> Work:
+    """Attention forward: scores = Q·Kᵀ and out = scores·V, over the unmasked pairs."""
     if nested_at is not None and nested_at < len(dims) and dims[nested_at]:
         raise WorkError("variable-length (nested) attention: sequence lengths are not recorded")
     q, k, v = _qkv(dims, 0)
     b, h, sq, d = q
     sk, dv = k[2], v[3]
     flops = 2 * b * h * sq * d * sk + 2 * b * h * sq * sk * dv
-    return Work(flops, causal=_bool(concrete, causal_at))
+    causal = _bool(concrete, causal_at)
+    return _masked(flops, b * h * (d + dv), sq, sk, causal, bottom_right)
 
 
 def sdpa_backward_work(
-    dims: Dims, concrete: Concrete, causal_at: int | None, nested_at: int | None
+    dims: Dims,
+    concrete: Concrete,
+    causal_at: int | None,
+    nested_at: int | None,
+    bottom_right: bool = False,
 ) -> Work:
-    """Attention backward: the five products of torch's ``sdpa_backward_flop_count``."""
+    """Attention backward: the five products of torch's ``sdpa_backward_flop_count``, over
+    the unmasked pairs."""
     if nested_at is not None and nested_at < len(dims) and dims[nested_at]:
         raise WorkError("variable-length (nested) attention: sequence lengths are not recorded")
     g = _shape(dims, 0, 4)
@@ -258,7 +296,8 @@ def sdpa_backward_work(
     if g != [b, h, sq, dv]:
         raise WorkError(f"grad_out {g} does not match query {q} and value {v}")
     flops = 2 * b * h * (sq * d * sk + sq * dv * sk + sk * sq * dv + sq * sk * d + d * sq * sk)
-    return Work(flops, causal=_bool(concrete, causal_at))
+    causal = _bool(concrete, causal_at)
+    return _masked(flops, b * h * (3 * d + 2 * dv), sq, sk, causal, bottom_right)
 
 
 Formula = Callable[[Dims, Concrete], Work]
@@ -284,12 +323,12 @@ def _conv(where: ConvArgs) -> Formula:
     return lambda dims, c: conv_work(dims, c, where)
 
 
-def _attn(causal_at: int | None, nested_at: int | None = None) -> Formula:
-    return lambda dims, c: sdpa_work(dims, c, causal_at, nested_at)
+def _attn(causal_at: int | None, nested_at: int | None = None, br: bool = False) -> Formula:
+    return lambda dims, c: sdpa_work(dims, c, causal_at, nested_at, br)
 
 
-def _attn_bwd(causal_at: int | None, nested_at: int | None = None) -> Formula:
-    return lambda dims, c: sdpa_backward_work(dims, c, causal_at, nested_at)
+def _attn_bwd(causal_at: int | None, nested_at: int | None = None, br: bool = False) -> Formula:
+    return lambda dims, c: sdpa_backward_work(dims, c, causal_at, nested_at, br)
 
 
 _CONVOLUTION = ConvArgs(3, 4, 5, transposed=6, output_padding=7, groups=8)
@@ -311,7 +350,7 @@ PRIMARY: dict[str, Formula] = {
     "aten::_scaled_dot_product_cudnn_attention": _attn(6),
     "aten::_scaled_dot_product_flash_attention_for_cpu": _attn(4),
     "aten::_scaled_dot_product_fused_attention_overrideable": _attn(5),
-    "aten::_flash_attention_forward": _attn(8, nested_at=3),
+    "aten::_flash_attention_forward": _attn(8, nested_at=3, br=True),
     "aten::_efficient_attention_forward": _attn(None, nested_at=4),
     "aten::_cudnn_attention_forward": _attn(10, nested_at=4),
     "aten::_scaled_dot_product_efficient_attention_backward": _attn_bwd(11),
@@ -319,7 +358,7 @@ PRIMARY: dict[str, Formula] = {
     "aten::_scaled_dot_product_cudnn_attention_backward": _attn_bwd(14),
     "aten::_scaled_dot_product_flash_attention_for_cpu_backward": _attn_bwd(7),
     "aten::_scaled_dot_product_fused_attention_overrideable_backward": _attn_bwd(13),
-    "aten::_flash_attention_backward": _attn_bwd(11, nested_at=6),
+    "aten::_flash_attention_backward": _attn_bwd(11, nested_at=6, br=True),
     "aten::_efficient_attention_backward": _attn_bwd(None, nested_at=6),
     "aten::_cudnn_attention_backward": _attn_bwd(14),
 }
@@ -375,4 +414,6 @@ def op_work(name: str, dims: Dims | None, concrete: Concrete | None = None) -> W
         return Work(None, f"malformed arguments ({exc})")
     if work.flops is not None and work.flops > INT64_MAX:
         return Work(None, f"{work.flops} FLOPs overflow int64", work.gemm, work.batch, work.causal)
+    if work.full_flops is not None and work.full_flops > INT64_MAX:
+        return Work(work.flops, None, work.gemm, work.batch, work.causal)
     return work

@@ -18,6 +18,12 @@ name, input dims, input types):
   nothing adds 0 µs, is counted in ``calls_without_gpu`` and is left out of ``time_us``'s
   divisor; its CPU duration is never used, so no GPU row mixes in CPU time. Only a CPU-only
   trace times an op by its own duration, with target ``CPU`` and no peak.
+- **Work goes to the kernels that do it.** A call of an op with FLOPs (a formula or a
+  ``flops`` argument) that launched a kernel doing matrix work gives its FLOPs and bytes to
+  those kernels only: the GPU events whose own name says they move, convert, fill or
+  transform data elementwise (``AUX_FAMILIES``: cuDNN's ``nchwToNhwcKernel``, a memset, a
+  bias add) are counted apart, in ``aux_kernels`` and ``aux_us``, and left out of
+  ``total_us`` and ``time_us``. A call none of whose kernels does matrix work keeps them all.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import polars as pl
@@ -32,7 +39,8 @@ import polars as pl
 from tileprof.analyses.bytes_moved import op_bytes
 from tileprof.analyses.flops import COMPOSITE, INT64_MAX, PRIMARY, Work, op_work
 from tileprof.core.classify import DTYPES, OP_FAMILIES, dtype_from_torch_types, op_family
-from tileprof.core.kineto import CpuOp, KinetoEvents
+from tileprof.core.kineto import Args, CpuOp, Event, KinetoEvents
+from tileprof.core.numbers import duration_us
 from tileprof.core.peaks import peak_tflops
 from tileprof.core.roofline import with_roofline
 
@@ -51,6 +59,8 @@ OP_SCHEMA: dict[str, pl.DataType] = {
     "calls": pl.Int64(),
     "kernels": pl.Int64(),
     "calls_without_gpu": pl.Int64(),
+    "aux_kernels": pl.Int64(),
+    "aux_us": pl.Float64(),
     "flops": pl.Int64(),
     "total_flops": pl.Int64(),
     "flops_source": pl.String(),
@@ -88,7 +98,53 @@ class _Call:
     counted: bool
     gpu_us: float = 0.0
     kernels: int = 0
+    aux_kernels: int = 0
+    aux_us: float = 0.0
     device: int | None = None
+
+
+AUX_FAMILIES: frozenset[str] = frozenset({"layout", "copy", "cast", "fill", "elementwise"})
+"""Kernel families (from the kernel's own name, ``core.classify``) that do none of a FLOP op's
+multiply-accumulates: beside a kernel of any other family, they are counted apart."""
+
+Launched = list[tuple[int, Event, Args]]
+"""The GPU events one op call owns: (index in ``traceEvents``, event, args), in file order."""
+
+
+def _launched(
+    events: KinetoEvents, ops: Sequence[CpuOp], owner: Sequence[int]
+) -> tuple[dict[int, Launched], int]:
+    """The GPU events each owning op call owns (by its index in ``ops``), and how many GPU
+    events have no launching op in the trace."""
+    by_ext = {op.external_id: i for i, op in enumerate(ops) if op.external_id is not None}
+    launched: dict[int, Launched] = {}
+    orphans = 0
+    for index, ev, a in events.gpu:
+        ext = events.launching_external_id(a, by_ext)
+        if ext is None or ext not in by_ext:
+            orphans += 1
+            continue
+        launched.setdefault(owner[by_ext[ext]], []).append((index, ev, a))
+    return launched, orphans
+
+
+def split_work(launched: Launched, has_flops: bool) -> tuple[Launched, Launched]:
+    """(the events that do the call's work, the events counted apart): for a call of an op
+    with FLOPs, the kernels of ``AUX_FAMILIES`` go apart when another kernel of the call does
+    the matrix work; otherwise every event is work (module docstring)."""
+    if not has_flops:
+        return launched, []
+    apart = [_kernel_family(ev.name) in AUX_FAMILIES for _, ev, _ in launched]
+    if all(apart):
+        return launched, []
+    doing = [e for e, out in zip(launched, apart, strict=True) if not out]
+    return doing, [e for e, out in zip(launched, apart, strict=True) if out]
+
+
+@lru_cache(maxsize=4096)
+def _kernel_family(name: str | None) -> str:
+    """A kernel's family from its own name (a trace repeats few names many times)."""
+    return op_family(name)
 
 
 def op_rows(events: KinetoEvents) -> ParsedOps:
@@ -99,21 +155,17 @@ def op_rows(events: KinetoEvents) -> ParsedOps:
         if counted[i]:
             work, source = _work(op)
             calls[i] = _Call(op, work, source, True)
-    by_ext = {op.external_id: i for i, op in enumerate(ops) if op.external_id is not None}
-    orphans = 0
-    for _, ev, a in events.gpu:
-        ext = events.launching_external_id(a, by_ext)
-        if ext is None or ext not in by_ext:
-            orphans += 1
-            continue
-        o = owner[by_ext[ext]]
+    launched, orphans = _launched(events, ops, owner)
+    for o, owned in launched.items():
         call = calls.get(o)
         if call is None:
             call = calls[o] = _Call(ops[o], None, None, False)
-        call.gpu_us += ev.dur or 0.0
-        call.kernels += 1
-        if call.device is None:
-            call.device = a.device
+        doing, aux = split_work(owned, call.work is not None)
+        call.gpu_us = sum(ev.dur or 0.0 for _, ev, _ in doing)
+        call.kernels = len(owned)
+        call.aux_kernels = len(aux)
+        call.aux_us = sum(ev.dur or 0.0 for _, ev, _ in aux)
+        call.device = next((a.device for _, _, a in owned if a.device is not None), None)
     frame = _aggregate([c for _, c in sorted(calls.items())], events)
     notes = _notes(frame, events.name)
     if orphans:
@@ -138,21 +190,20 @@ def _ownership(events: KinetoEvents) -> tuple[list[CpuOp], list[bool], list[int]
 
 
 def single_kernel_flops(events: KinetoEvents) -> dict[int, int]:
-    """FLOPs of the GPU events that are the only GPU event their op call launched, by the
-    event's index in ``traceEvents``: the counted op's work per call (``op_rows``' own
-    attribution). An op call that launched several events gives none of them its FLOPs."""
+    """FLOPs of the GPU events that are the only one doing their op call's work (``split_work``:
+    a layout transform or memset beside it does none), by the event's index in
+    ``traceEvents``: the counted op's work per call (``op_rows``' own attribution). An op call
+    whose work several events share gives none of them its FLOPs."""
     ops, counted, owner = _ownership(events)
-    by_ext = {op.external_id: i for i, op in enumerate(ops) if op.external_id is not None}
-    launched: dict[int, list[int]] = {}
-    for index, _, a in events.gpu:
-        ext = events.launching_external_id(a, by_ext)
-        if ext is not None and ext in by_ext:
-            launched.setdefault(owner[by_ext[ext]], []).append(index)
+    launched, _ = _launched(events, ops, owner)
     out = {}
-    for o, indices in launched.items():
-        work = _work(ops[o])[0] if counted[o] and len(indices) == 1 else None
-        if work is not None and work.flops is not None:
-            out[indices[0]] = work.flops
+    for o, owned in launched.items():
+        work = _work(ops[o])[0] if counted[o] else None
+        if work is None or work.flops is None:
+            continue
+        doing, _ = split_work(owned, True)
+        if len(doing) == 1:
+            out[doing[0][0]] = work.flops
     return out
 
 
@@ -240,6 +291,8 @@ def _aggregate(calls: Sequence[_Call], events: KinetoEvents) -> pl.DataFrame:
                 "gemm_mnk": "x".join(map(str, w.gemm)) if w and w.gemm else None,
                 "causal": w.causal if w else None,
                 "kernels": c.kernels,
+                "aux_kernels": c.aux_kernels,
+                "aux_us": c.aux_us,
                 "without_gpu": (not has_gpu) if gpu_trace else None,
                 "flops": w.flops if w else None,
                 "flops_source": c.source if w and w.flops is not None else None,
@@ -259,6 +312,8 @@ def _aggregate(calls: Sequence[_Call], events: KinetoEvents) -> pl.DataFrame:
             "gemm_mnk": pl.String,
             "causal": pl.Boolean,
             "kernels": pl.Int64,
+            "aux_kernels": pl.Int64,
+            "aux_us": pl.Float64,
             "without_gpu": pl.Boolean,
             "flops": pl.Int64,
             "flops_source": pl.String,
@@ -276,6 +331,8 @@ def _rows(frame: pl.DataFrame, name: str) -> pl.DataFrame:
     grouped = frame.group_by(keys, maintain_order=True).agg(
         pl.len().alias("calls"),
         pl.col("kernels").sum(),
+        pl.col("aux_kernels").sum(),
+        pl.col("aux_us").sum(),
         # null on a CPU-only trace, where no call is expected to launch GPU work
         pl.when(pl.col("without_gpu").is_not_null().all())
         .then(pl.col("without_gpu").cast(pl.Int64).sum())
@@ -331,6 +388,29 @@ def _json(value: Any) -> str | None:
     return None if value is None else json.dumps(value, separators=(",", ":"))
 
 
+def work_notes(frame: pl.DataFrame, name: str) -> list[str]:
+    """What an op row's work means where it is not the obvious: causal attention rows count
+    the unmasked pairs only; kernels beside a FLOP op's work are counted apart. Said with the
+    op table and with the run table its op rows join (``model.gather``)."""
+    notes = []
+    causal = frame.filter(pl.col("causal") & pl.col("flops").is_not_null())
+    if causal.height:
+        notes.append(
+            f"{name}: {causal.height} causal attention rows count their products over the "
+            "unmasked pairs only (half of them when Sq = Sk; torch's FlopCounterMode counts "
+            "them in full): see their causal column"
+        )
+    apart = frame.filter(pl.col("aux_kernels") > 0)
+    if apart.height:
+        notes.append(
+            f"{name}: {int(apart['aux_kernels'].sum())} GPU events of {apart.height} FLOP op "
+            f"rows (layout transforms, copies, fills, elementwise) do none of their work: "
+            f"{duration_us(float(apart['aux_us'].sum()))} counted apart (aux_us), not in their "
+            "time or TFLOP/s"
+        )
+    return notes
+
+
 def _notes(frame: pl.DataFrame, name: str) -> list[str]:
     notes = []
     bad = frame.filter(pl.col("problem").is_not_null())
@@ -340,6 +420,7 @@ def _notes(frame: pl.DataFrame, name: str) -> list[str]:
             f"{name}: {int(bad['calls'].sum())} op calls ({bad.height} rows) have no work: "
             f"{first['op']}: {first['problem']}"
         )
+    notes.extend(work_notes(frame, name))
     idle = frame.filter(pl.col("calls_without_gpu") > 0)
     if idle.height:
         notes.append(
@@ -354,8 +435,9 @@ def _notes(frame: pl.DataFrame, name: str) -> list[str]:
 
 def op_runs(frame: pl.DataFrame) -> pl.DataFrame:
     """The op rows that carry work (FLOPs or bytes) and GPU time, as rows of the run table
-    (``per`` = call, ``mac`` = FLOPs / 2, ``shape`` = the GEMM's M×N×K or the input dims), so
-    that they can be linked with other targets' runs; the kernel rows keep their place."""
+    (``per`` = call, ``mac`` = FLOPs / 2, ``shape`` = the GEMM's M×N×K or the input dims, with
+    `` causal`` after a causal attention's), so that they can be linked with other targets'
+    runs; the kernel rows keep their place."""
     from tileprof.core.run_schema import OP_ROW_SOURCE, runs_from_rows
 
     rows = []
@@ -374,7 +456,9 @@ def op_runs(frame: pl.DataFrame) -> pl.DataFrame:
                 "kernel": r["op"],
                 "op_family": r["op_family"] if r["op_family"] in OP_FAMILIES else None,
                 "dtype": r["dtype"] if r["dtype"] in DTYPES else None,
-                "shape": r["gemm_mnk"] or r["input_dims"],
+                # a causal attention row's FLOPs count the unmasked half: not the same work
+                # as the same shape without the mask, and marked wherever the row is shown
+                "shape": (r["gemm_mnk"] or r["input_dims"]) + (" causal" if r["causal"] else ""),
                 "per": "call",
                 "time_us": r["time_us"],
                 "calls": r["calls"],
@@ -388,6 +472,8 @@ def op_runs(frame: pl.DataFrame) -> pl.DataFrame:
                     "input_types": r["input_types"],
                     "kernels": r["kernels"],
                     "flops_source": r["flops_source"],
+                    **({"causal": r["causal"]} if r["causal"] is not None else {}),
+                    **({"aux_us": r["aux_us"]} if r["aux_kernels"] else {}),
                 },
             }
         )

@@ -39,11 +39,16 @@ FAMILY_RULES: tuple[tuple[str, str], ...] = (
     # whole steps first: their names may mention any kernel inside them
     ("train_step", r"train[ _-]?step|forward\+loss\+backward"),
     ("inference", r"inference"),
-    ("attention", r"attention|flash|fmha|sdpa|\bmha\b|_mha_"),
+    # attn_fwd/attn_bwd: the Triton attention kernels of ROCm builds (AITER, the MI300X traces)
+    ("attention", r"attention|flash|fmha|sdpa|\bmha\b|_mha_|^attn_(?:fwd|bwd)"),
     ("softmax", r"softmax"),
     ("exchange", r"exchange|nccl|all_?reduce|all_?gather|reduce_?scatter|sendrecv|all_?to_?all"),
-    # cuBLASLt's split-K epilogue sums partial GEMM results: no multiply-accumulates
-    ("reduce", r"splitk_?reduce"),
+    # cuBLASLt's and CUTLASS's split-K epilogues and cuDNN's weight-gradient helper sum partial
+    # GEMM results: no multiply-accumulates, though cublas/cutlass/wgrad are in their names
+    ("reduce", r"splitk_?reduce|reduce_?splitk|reduce_wgrad"),
+    # cuDNN's NCHW <-> NHWC transforms, which a convolution launches around its GEMM: layout,
+    # whichever op launched them
+    ("layout", r"nchw_?to_?nhwc|nhwc_?to_?nchw|nchw2nhwc|nhwc2nchw"),
     (
         "gemm",
         r"gemm|matmul|xmma|wgmma|hmma|imma|bmma|nvjet|cublas|cutlass|"
@@ -51,7 +56,10 @@ FAMILY_RULES: tuple[tuple[str, str], ...] = (
         r"popcount|"
         # convolutions are matrix work against the same dense peaks; cuDNN runs most as
         # implicit GEMM (whose names say gemm), so a direct or backward one joins them
-        r"conv[123]d|convolution|convolve|fprop|dgrad|wgrad|"
+        r"conv[123]d|convolution|convolve|fprop|dgrad|wgrad|winograd|"
+        # cuDNN's own implicit-GEMM convolutions (ampere_scudnn_128x64_relu_…: the relu is its
+        # fused epilogue) and ROCm's Tensile/hipBLASLt GEMMs (Cijk_Alik_Bljk_…)
+        r"(?<![a-z])[sdh]cudnn_|^cijk_|"
         # Tenstorrent (tt-metal) op codes: MinimalMatmulOp and Matmul match "matmul" above;
         # OptimizedConvNew is its convolution
         r"optimizedconv",
@@ -73,7 +81,13 @@ FAMILY_RULES: tuple[tuple[str, str], ...] = (
         r"^halo|slice",
     ),
     # "reduce" but not "reduced": cuDNN's reduced_divisor is an index helper of any kernel
-    ("reduce", r"reduce(?!d)|reduction|sum|mean|norm|nll_loss|argmax|max_pool|avg_pool"),
+    # cuDNN's batch-norm kernels (cudnn::bn_fw_tr_1C11_…, bn_bw_…) and ATen's group/layer-norm
+    # statistics (RowwiseMoments, GammaBetaBackward) reduce over rows
+    (
+        "reduce",
+        r"reduce(?!d)|reduction|sum|mean|norm|nll_loss|argmax|max_pool|avg_pool|"
+        r"(?<![a-z])bn_(?:fw|bw)|moments|gammabeta",
+    ),
     (
         "elementwise",
         r"elementwise|functor|relu|gelu|silu|sigmoid|tanh|threshold|clamp|dropout|"

@@ -216,18 +216,20 @@ def _gpu_runs(path: Path, kind: str, data: bytes) -> ParsedRuns:
 
     if kind != KIND:
         return parse_runs(path, kind, data)
-    from tileprof.analyses.ops import op_rows, op_runs
+    from tileprof.analyses.ops import op_rows, op_runs, work_notes
     from tileprof.inputs.gpu.kineto import parse_events, read_events
 
     events = read_events(path, data)  # once, for both the kernel rows and the op rows
     parsed = parse_events(events)
     if parsed.frame.height == 0:
         return parsed
-    ops = op_runs(op_rows(events).frame)
+    rows = op_rows(events).frame
+    ops = op_runs(rows)
     if ops.height == 0:
         return parsed
     frame = concat_runs([parsed.frame, ops])
-    return ParsedRuns(parsed.kind, frame, parsed.notes, parsed.metadata | {"op_rows": ops.height})
+    notes = [*parsed.notes, *work_notes(rows, events.name)]
+    return ParsedRuns(parsed.kind, frame, notes, parsed.metadata | {"op_rows": ops.height})
 
 
 def run_table(sources: Sequence[Source], links: Links | None) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -51,9 +51,32 @@ def render_parquet(frame: pl.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
+OP_UNITS: dict[str, str] = {
+    "flops": "FLOP",
+    "total_flops": "FLOP",
+    "time_us": "µs",
+    "total_us": "µs",
+    "aux_us": "µs",
+    "tflops": "10¹² FLOP/s",
+    "peak_tflops": "10¹² FLOP/s",
+    "bytes": "B (bytes; tables show MB = 10⁶ B, never MiB)",
+    "arithmetic_intensity": "FLOP/B",
+    "roofline_us": "µs",
+    "time_lost_us": "µs",
+}
+"""The unit of each op-table column that has one (docs/runs.md, "Op rows"; docs/metrics.md,
+"Bytes and their units"), written beside the rows in ``--ops --format json``."""
+
+
 def render_ops_json(
     ops: pl.DataFrame, notes: Sequence[str] = (), sources: Sequence[dict[str, Any]] = ()
 ) -> str:
-    """``{"sources": […], "ops": […], "notes": […]}``: the op rows, nulls kept."""
-    doc = {"sources": list(sources), "ops": _records(ops), "notes": list(notes)}
+    """``{"sources": […], "ops": […], "units": {…}, "notes": […]}``: the op rows, nulls kept,
+    and the unit of each column that has one (``OP_UNITS``)."""
+    doc = {
+        "sources": list(sources),
+        "ops": _records(ops),
+        "units": OP_UNITS,
+        "notes": list(notes),
+    }
     return json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"

@@ -199,11 +199,17 @@ OP_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
     ("calls", "right", lambda r, _: _calls(r["calls"], r["calls_without_gpu"])),
     ("kernels", "right", lambda r, _: number(r["kernels"])),
     ("GFLOP/call", "right", lambda r, _: number(None if r["flops"] is None else r["flops"] / 1e9)),
+    ("causal", "left", lambda r, _: _causal(r["causal"])),
     ("time/call", "right", lambda r, _: "—" if r["time_us"] is None else format_us(r["time_us"])),
     ("total", "right", lambda r, _: format_us(r["total_us"])),
+    ("apart", "right", lambda r, _: _apart(r["aux_kernels"], r["aux_us"])),
     ("TFLOP/s", "right", lambda r, _: number(r["tflops"])),
     ("peak", "right", lambda r, _: percent(r["peak_fraction"])),
-    ("MB/call", "right", lambda r, _: number(None if r["bytes"] is None else r["bytes"] / 1e6)),
+    (
+        "MB (10⁶ B)/call",
+        "right",
+        lambda r, _: number(None if r["bytes"] is None else r["bytes"] / 1e6),
+    ),
     ("roofline", "right", lambda r, _: _roofline(r)),
     ("lost", "right", lambda r, _: format_us(r["time_lost_us"]) if r["time_lost_us"] else "—"),
     ("work from", "left", lambda r, _: _work_from(r)),
@@ -211,16 +217,19 @@ OP_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
 """The op table's columns (docs/runs.md, "Op rows"), as ``RUN_COLUMNS``."""
 OP_DROP_FIRST: tuple[str, ...] = (
     "work from",
-    "MB/call",
-    "lost",
     "kernels",
+    "lost",
+    "MB (10⁶ B)/call",
+    "apart",
     "GFLOP/call",
     "peak",
     "time/call",
     "calls",
+    "causal",
 )
 """Columns left out, in this order, on a narrow terminal: target, op, input dims, dtype, total
-and TFLOP/s (which op, on what, how long, how fast) stay."""
+and TFLOP/s (which op, on what, how long, how fast) stay; ``causal`` goes last (a note says
+which rows count causal FLOPs in any case)."""
 OP_KEEP: tuple[str, ...] = ("dtype",)
 """Never dropped: rows of one op and shape differ by dtype."""
 OP_FIT = Fit(
@@ -230,6 +239,35 @@ OP_FIT = Fit(
     full_limit=DISPLAY_NAME_LIMIT,
     keep=OP_KEEP,
 )
+
+
+def _op_fit(ops: pl.DataFrame) -> Fit:
+    """``OP_FIT`` less the marker columns no row fills: ``causal`` without an attention row,
+    ``apart`` when no FLOP op launched kernels beside its work."""
+    empty = set()
+    if ops["causal"].null_count() == ops.height:
+        empty.add("causal")
+    if not (ops["aux_kernels"].fill_null(0) > 0).any():
+        empty.add("apart")
+    if not empty:
+        return OP_FIT
+    return replace(
+        OP_FIT,
+        titles=tuple(t for t in OP_FIT.titles if t not in empty),
+        drop_first=tuple(t for t in OP_FIT.drop_first if t not in empty),
+    )
+
+
+def _causal(causal: bool | None) -> str:
+    """An attention row's mask, which its FLOPs depend on (docs/metrics.md, "Causal
+    attention"): ``yes (½)`` counts the unmasked pairs only; blank on rows without one."""
+    return "" if causal is None else ("yes (½)" if causal else "no")
+
+
+def _apart(kernels: int | None, us: float | None) -> str:
+    """The kernel time of a FLOP op counted apart from its work (``aux_us``), with how many
+    kernels: ``31.42 µs (6)``; ``—`` when none."""
+    return f"{format_us(us)} ({number(kernels)})" if kernels else "—"
 
 
 def _work_from(row: dict[str, Any]) -> str:
@@ -255,7 +293,8 @@ def render_ops(ops: pl.DataFrame, notes: Sequence[str] = (), *, width: int = TAB
     console = plain_console(buffer, width)
     console.print(f"ops ({ops.height})", markup=False)
     if ops.height:
-        print_fitted(console, fit_table(partial(ops_table, ops), OP_FIT, console, width), OP_FIT)
+        fit = _op_fit(ops)
+        print_fitted(console, fit_table(partial(ops_table, ops), fit, console, width), fit)
     for note in notes:
         console.print(f"note: {escape_control(note)}", markup=False)
     return strip_padding(buffer.getvalue())

@@ -606,14 +606,15 @@ def _roof_span(plot: RooflinePlot) -> tuple[float, float]:
 
 
 def _draw_roofs(axes: Any, plot: RooflinePlot, colour: dict[str, str], x: np.ndarray) -> None:
-    """Each roof: min(peak, intensity × bandwidth), TFLOP/s (GB/s × FLOP/B / 1000)."""
+    """Each roof: min(peak, intensity × bandwidth), TFLOP/s (GB/s × FLOP/B / 1000); its label
+    names the bandwidth's unit, decimal GB (docs/metrics.md, "Bytes and their units")."""
     seen: dict[str, int] = {}
     for target, roof, peak, bandwidth in plot.roofs.iter_rows():
         style = ROOF_STYLES[seen.get(target, 0) % len(ROOF_STYLES)]
         seen[target] = seen.get(target, 0) + 1
         label = (
             f"{_short(target, 36)} {roof}: {numbers.number(peak)} TFLOP/s, "
-            f"{numbers.number(bandwidth)} GB/s"
+            f"{numbers.number(bandwidth)} GB/s (10⁹ B/s)"
         )
         y = np.minimum(peak, x * bandwidth / 1000)
         (line,) = axes.plot(x, y, color=colour[target], ls=style, lw=1.2, label=label)
