@@ -1,10 +1,14 @@
-"""The first hour with tileprof (issue 11, section 3): what a filtered summary says."""
+"""The first hour with tileprof (issue 11, section 3; issue 34): what a filtered summary says,
+and the command line as a newcomer meets it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from tests.hostile import invoke
+import pytest
+
+from tests.hostile import ROOT, assert_one_line_error, invoke
 from tests.samples import sample, write_dump
 
 SAMPLES = [
@@ -62,3 +66,70 @@ def test_linked_set_lines_have_no_trailing_padding() -> None:
     assert code == 0, err
     assert "linked sets" in out
     assert all(line == line.rstrip() for line in out.splitlines())
+
+
+# ---------------------------------------------------------------- the command line (issue 34)
+
+
+def test_a_bare_group_prints_its_help_and_exits_0() -> None:
+    """Bare ``tileprof`` and bare ``tileprof store`` print their help on stdout, exit 0
+    (they exited 2 with the usage folded into one error line with literal backslash-ns)."""
+    for args, commands in (((), ("summary", "trace", "store")), (("store",), ("add", "list"))):
+        code, out, err, exception = invoke(*args)
+        assert exception is None and code == 0 and err == "", (args, code, err)
+        first = out.splitlines()[0]
+        assert first.startswith("Usage: ") and first.endswith(" [OPTIONS] COMMAND [ARGS]..."), out
+        assert first.split()[1:-3] == [*first.split()[1:2], *args], first
+        listed = out.split("Commands:\n", 1)[1]
+        assert all(f"\n  {c} " in f"\n{listed}" for c in commands), listed
+        assert "\\n" not in out
+
+
+@pytest.mark.parametrize(
+    ("args", "closest"), [(("sumary",), "summary"), (("store", "lst"), "list")]
+)
+def test_an_unknown_command_names_the_closest(args: tuple[str, ...], closest: str) -> None:
+    message = assert_one_line_error(*args)
+    assert f"Did you mean {closest!r}?" in message, message
+    assert "Did you mean" not in assert_one_line_error("xyzzy")  # nothing close: no guess
+
+
+def test_breakdown_names_what_breakdown_reads(tmp_path: Path) -> None:
+    """An unknown file given to ``breakdown`` is told what ``breakdown`` reads, not every kind
+    ``runs`` reads (latency benchmarks, energy reports, … are no timelines)."""
+    picture = tmp_path / "shot.png"
+    picture.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    for path in (picture, write_json(tmp_path / "other.json", {"a": 1})):
+        message = assert_one_line_error("breakdown", path)
+        assert "PyTorch profiler trace or an nsys SQLite export" in message, message
+        assert "energy report" not in message and "latency" not in message, message
+
+
+@pytest.mark.parametrize("command", ["summary", "runs", "findings", "report", "supersteps"])
+def test_a_missing_epoch_is_exit_2_in_every_command(command: str, tmp_path: Path) -> None:
+    """``--epoch 7`` on the example (epochs 0, 1, 2) is exit 2 everywhere (``report``,
+    ``runs`` and ``findings`` exited 0 with an empty tile section)."""
+    extra = ["-o", str(tmp_path / "r.html")] if command == "report" else []
+    message = assert_one_line_error(command, "--example", "--epoch", "7", *extra)
+    assert message == "--epoch 7: no samples in that epoch (epochs: 0, 1, 2)"
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_html_to_a_terminal_is_refused_the_same_way_everywhere() -> None:
+    """``--format html`` without ``-o`` is one refusal in every command that offers html
+    (``breakdown`` and ``history`` wrote the page onto the terminal; ``diff`` refused)."""
+    trace = ROOT / "fixtures" / "tracelens" / "h100_gaunernst_bert-small-uncased__1016001.json.gz"
+    wanted = "--format html writes a page: give -o FILE (or -o - for stdout)"
+    for args in (
+        ("breakdown", trace, "--format", "html"),
+        ("diff", trace, trace, "--format", "html"),
+        ("history", "--store", "nowhere", "--format", "html"),
+    ):
+        assert assert_one_line_error(*args) == wanted, args
+    code, out, err, _ = invoke("breakdown", trace, "--format", "html", "-o", "-")
+    assert code == 0 and out.startswith("<!DOCTYPE html>"), err
+
+
+def write_json(path: Path, document: object) -> Path:
+    path.write_text(json.dumps(document))
+    return path

@@ -137,6 +137,7 @@ def gather_inputs(
     sources: list[Source] = []
     if example is not None:
         own = example_filters or filters
+        check_epoch(example.samples, own.epoch)
         runs = tile_source_runs(example, own, example_name)
         sources.append(Source(example_name, None, TILE_DUMP, runs, example, own))
     for path in paths:
