@@ -133,3 +133,97 @@ def test_html_to_a_terminal_is_refused_the_same_way_everywhere() -> None:
 def write_json(path: Path, document: object) -> Path:
     path.write_text(json.dumps(document))
     return path
+
+
+# ---------------------------------------------------------------- trace of any timeline
+
+
+FIXTURES = ROOT / "fixtures"
+KINETO = FIXTURES / "traces" / "h200_train_steps.json.gz"
+NSYS_EXPORT = FIXTURES / "real" / "h100_2gpu_1s.sqlite"
+ROCPROF = FIXTURES / "real" / "kernel_trace.csv"
+
+
+def _gpu_event_count(path: Path) -> int:
+    """How many slices a GPU file holds, from the input readers (not the trace writer)."""
+    from tileprof.inputs._common import read_bytes
+    from tileprof.inputs.gpu import kineto, nsys_sqlite, rocprof
+
+    data = read_bytes(path)
+    if path == KINETO:
+        return kineto.gpu_events(path, data).events.height
+    if path == NSYS_EXPORT:
+        export = nsys_sqlite.read_export(path, data)
+        return export.events.height + export.nvtx.height
+    return rocprof.read_dispatches(path, data).height
+
+
+@pytest.mark.parametrize(
+    "files",
+    [(KINETO,), (NSYS_EXPORT,), (ROCPROF,), (ROCPROF, KINETO)],
+    ids=lambda files: "+".join(f.name.split(".")[0] for f in files),
+)
+def test_trace_draws_gpu_files_without_a_tile_dump(files: tuple[Path, ...], tmp_path: Path) -> None:
+    """``trace`` of GPU files alone (it said "not a tile dump; use tileprof runs"): every
+    GPU event once, one process per device, no tile device process."""
+    from tests.trace_decode import decode
+
+    out = tmp_path / "t.pftrace"
+    code, stdout, err, exception = invoke("trace", *files, "-o", out)
+    assert exception is None and code == 0, err
+    expected = sum(_gpu_event_count(f) for f in files)
+    assert f"{expected:,} GPU events" in stdout and "tile tracks" not in stdout, stdout
+    decoded = decode(out)
+    assert len(decoded.slices) == expected
+    processes = {decoded.process_of(s.track).process.process_name for s in decoded.slices}
+    assert not any(p.startswith("tile device") for p in processes)
+    assert all(any(f.name in p for p in processes) for f in files), processes
+    if NSYS_EXPORT in files:
+        return  # its 21,000 events in Chrome JSON: the small files show that writer
+    chrome = tmp_path / "t.json"
+    assert invoke("trace", *files, "-o", chrome)[0] == 0
+    events = json.loads(chrome.read_text())["traceEvents"]
+    assert sum(e["ph"] == "X" for e in events) == expected
+    assert {e["pid"] for e in events} == set(range(2, 2 + len(processes)))
+
+
+def test_trace_draws_a_dump_with_a_kineto_and_a_rocprof_trace(tmp_path: Path) -> None:
+    from tests.trace_decode import decode
+
+    dump = write_dump(tmp_path / "d.json", SAMPLES, tileCount=4)
+    out = tmp_path / "t.pftrace"
+    code, stdout, err, _ = invoke("trace", dump, KINETO, ROCPROF, "-o", out)
+    assert code == 0, err
+    gpu = _gpu_event_count(KINETO) + _gpu_event_count(ROCPROF)
+    assert stdout.endswith(
+        f"3 samples on 4 tile tracks (0 overlapping, on overlap tracks), "
+        f"{gpu:,} GPU events on 2 devices\n"
+    ), stdout
+    assert len(decode(out).slices) == len(SAMPLES) + gpu
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        (FIXTURES / "real" / "tt_wh_clip_encoder_400.csv", "Tenstorrent ops report"),
+        (FIXTURES / "real" / "cublaslt_gemm_b200_ncu.log", "Nsight Compute CSV"),
+        (FIXTURES / "seeds" / "003_2d9153cb18ea7de3.txt", "energy report"),
+    ],
+)
+def test_a_file_without_a_timeline_is_told_what_trace_draws(
+    path: Path, kind: str, tmp_path: Path
+) -> None:
+    message = assert_one_line_error("trace", path, "-o", tmp_path / "t.pftrace")
+    assert message == (
+        f"{path}: no timeline in a file of this kind ({kind}); `trace` draws tile dumps, "
+        "PyTorch profiler (Kineto) traces, nsys SQLite exports and rocprofv3 kernel traces"
+    )
+    assert not (tmp_path / "t.pftrace").exists()
+
+
+def test_the_python_trace_draws_gpu_files_alone(tmp_path: Path) -> None:
+    import tileprof
+
+    out = tileprof.trace(None, tmp_path / "api.json", gpu_traces=[ROCPROF])
+    events = json.loads(out.read_text())["traceEvents"]
+    assert sum(e["ph"] == "X" for e in events) == _gpu_event_count(ROCPROF)
