@@ -227,3 +227,29 @@ def test_the_python_trace_draws_gpu_files_alone(tmp_path: Path) -> None:
     out = tileprof.trace(None, tmp_path / "api.json", gpu_traces=[ROCPROF])
     events = json.loads(out.read_text())["traceEvents"]
     assert sum(e["ph"] == "X" for e in events) == _gpu_event_count(ROCPROF)
+
+
+# ---------------------------------------------------------------- figures
+
+
+def test_charts_leave_no_matplotlib_figure_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chart's figure is never left open: not after its SVG is written, not when drawing
+    fails, not when a test keeps the figure instead of its SVG (the suite warned "More than
+    20 figures have been opened" on every run)."""
+    from matplotlib import pyplot as plt
+
+    from tests.report_samples import generated_profile
+    from tileprof.views.html import charts
+    from tileprof.views.html.data import tile_section
+
+    plt.close("all")
+    section = tile_section(generated_profile(samples=2_000, tiles=16))
+    assert len(charts.with_tile_charts(section).charts) == 5
+    with monkeypatch.context() as patched:
+        patched.setattr(charts, "fit", lambda *_, **__: 1 / 0)
+        with pytest.raises(ZeroDivisionError):
+            charts.with_tile_charts(section)
+    kept = []
+    monkeypatch.setattr(charts, "to_svg", lambda figure, *_, **__: kept.append(figure) or "")
+    charts.with_tile_charts(section)
+    assert len(kept) == 5 and plt.get_fignums() == []
