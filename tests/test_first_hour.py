@@ -253,3 +253,31 @@ def test_charts_leave_no_matplotlib_figure_open(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(charts, "to_svg", lambda figure, *_, **__: kept.append(figure) or "")
     charts.with_tile_charts(section)
     assert len(kept) == 5 and plt.get_fignums() == []
+
+
+# ---------------------------------------------------------------- bundled example inputs
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("trace", "PyTorch trace"),
+        ("nsys", "nsys kernel summary"),
+        ("latency", "latency benchmarks"),
+        ("energy", "energy report"),
+    ],
+)
+def test_convert_writes_each_bundled_example_input(name: str, kind: str, tmp_path: Path) -> None:
+    """``convert --example-file NAME`` writes the bundled input as it is, so that a reader in
+    an empty folder has every file the README's commands read."""
+    from tileprof.inputs.sources import read_input
+    from tileprof.model.examples import EXAMPLE_FILES, example_file
+
+    out = tmp_path / f"{name}.out"
+    code, stdout, err, _ = invoke("convert", "--example-file", name, "-o", out)
+    assert code == 0 and stdout == f"{out}\n", err
+    assert out.read_bytes() == example_file(name) and read_input(out).kind == kind
+    assert f"{name}: {EXAMPLE_FILES[name][1]}" in " ".join(invoke("convert", "--help")[1].split())
+    again = tmp_path / "again.out"
+    message = assert_one_line_error("convert", "--example", "--example-file", name, "-o", again)
+    assert "--example-file writes a bundled file as it is" in message
