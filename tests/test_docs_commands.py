@@ -1,28 +1,30 @@
-"""Every shell and Python block in README.md and docs/*.md runs as pasted (issues 11 and 26).
+"""Every shell and Python block in README.md and docs/*.md runs as a reader pastes it
+(issues 11, 26 and 34).
 
-Each fenced ``sh`` block is run command by command (a line, with the lines it continues with a
-trailing backslash), in sequence, in ONE fresh temporary folder, as a reader pasting the block
-runs it: a command sees what the commands before it wrote, so a second command writing the
-file the first one wrote (``report.html already exists``) fails the block. The folder holds the
-repository's ``fixtures/`` and whatever the block's marker comment creates first::
+Each document's blocks run in order, in ONE empty folder (no ``fixtures/``, nothing made
+beforehand: the commands that make a block's inputs are in the text before it, e.g.
+``tileprof convert --example -o dump.json.gz`` or ``tileprof convert --example-file trace``),
+as a reader pasting them one after another in a fresh terminal after the README's setup. A
+fenced ``sh`` block runs command by command (a line, with the lines it continues with a
+trailing backslash), so a command sees what the ones before it wrote, and a second command
+writing a file the first one wrote (``report.html already exists``) fails. A fenced ``python``
+block is saved as a script (outside the folder) and run in the folder.
 
-    <!-- doc-test: setup: tileprof convert --example -o dump.json -->
+A fenced ``text`` block right after a ``sh`` block (nothing but blank lines between) quotes what
+the block's last command prints on stdout: each of its lines must be a line of that output, in
+the same order (lines may be left out, an abridged quote); a quoted line ending in ``…`` stands
+for the output line it begins.
 
-A setup runs once for every block that names the same one (a store of three runs takes half a
-minute), and each block gets its own copy of what it made. Every fenced ``python`` block runs
-the same way, pasted into a file and run as one script.
-
-Other markers: ``<!-- doc-test: synopsis -->`` (a usage synopsis: its subcommand must exist and
-every ``--option`` it shows must be in that subcommand's ``--help``) and
-``<!-- doc-test: skip (why) -->`` (installs into the environment, runs this suite, or needs a
-cluster or service the tests cannot start). Nothing else is left out.
+The only markers: ``<!-- doc-test: synopsis -->`` (a usage synopsis: its subcommand must exist
+and every ``--option`` it shows must be in that subcommand's ``--help``) and ``<!-- doc-test:
+skip (why) -->`` (installs into the environment, runs this suite, or needs a cluster or service
+the tests cannot start). There is no hidden setup.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -34,8 +36,10 @@ from tests.hostile import ROOT, invoke
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _BLOCK = re.compile(
-    r"(?:<!-- doc-test: (?P<marker>[^\n]*?) -->\n)?```(?P<lang>sh|python)\n(?P<body>.*?)```", re.S
+    r"(?:<!-- doc-test: (?P<marker>[^\n]*?) -->\n)?```(?P<lang>[a-z]*)\n(?P<body>.*?)```", re.S
 )
+_SKIPS = ("installs", "runs this very suite", "runs the suite", "needs ")
+"""What a skipped block may say it does: nothing else is left out."""
 
 
 @dataclass(frozen=True)
@@ -45,59 +49,55 @@ class Block:
     lang: str
     marker: str
     body: str
+    output: str | None = None  # the ``text`` block quoting what the last command prints
 
 
-def blocks() -> list[Block]:
-    found = []
-    for doc in DOCS:
+def blocks(docs: list[Path] = DOCS) -> list[Block]:
+    """Every fenced block of ``docs`` (``text`` blocks that quote output folded into the
+    ``sh`` block before them)."""
+    found: list[Block] = []
+    for doc in docs:
         text = doc.read_text()
+        previous_end = -1
         for match in _BLOCK.finditer(text):
             line = text.count("\n", 0, match.start("body"))
-            found.append(Block(doc.name, line, match["lang"], match["marker"] or "", match["body"]))
+            between = text[previous_end : match.start()] if previous_end >= 0 else "x"
+            quoting = found and found[-1].doc == doc.name and found[-1].lang == "sh"
+            if match["lang"] == "text" and quoting and not between.strip() and not match["marker"]:
+                last = found.pop()
+                found.append(
+                    Block(last.doc, last.line, last.lang, last.marker, last.body, match["body"])
+                )
+            else:
+                found.append(
+                    Block(doc.name, line, match["lang"], match["marker"] or "", match["body"])
+                )
+            previous_end = match.end()
     return found
 
 
-SHELL = [b for b in blocks() if b.lang == "sh" and not b.marker.startswith(("skip", "synopsis"))]
-PYTHON = [b for b in blocks() if b.lang == "python" and not b.marker.startswith("skip")]
+def runnable(block: Block) -> bool:
+    return block.lang in ("sh", "python") and not block.marker.startswith(("skip", "synopsis"))
+
+
+SHELL = [b for b in blocks() if b.lang == "sh" and runnable(b)]
+PYTHON = [b for b in blocks() if b.lang == "python" and runnable(b)]
 SYNOPSES = [b for b in blocks() if b.marker == "synopsis"]
+RUN_DOCS = sorted({b.doc for b in blocks() if runnable(b)})
 
 
 def _run(command: str, folder: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    env["TILEPROF_CACHE_DIR"] = str(folder / ".cache")
+    env["TILEPROF_CACHE_DIR"] = str(folder.parent / f"{folder.name}-cache")
     return subprocess.run(
-        ["bash", "-c", command], cwd=folder, env=env, capture_output=True, text=True, timeout=300
+        ["bash", "-c", command],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
-
-
-@dataclass
-class Setups:
-    """The folder each setup made, by its marker: made once per module, copied per command."""
-
-    root: Path
-    made: dict[str, Path]
-
-
-@pytest.fixture(scope="module")
-def setups(tmp_path_factory: pytest.TempPathFactory) -> Setups:
-    return Setups(tmp_path_factory.mktemp("setups"), {})
-
-
-def _folder(setups: Setups, tmp_path: Path, block: Block) -> Path:
-    """A fresh folder for one block: fixtures, plus the block's setup (made once, copied)."""
-    base = setups.made.get(block.marker)
-    if base is None:
-        base = setups.root / f"setup{len(setups.made)}"
-        base.mkdir()
-        (base / "fixtures").symlink_to(ROOT / "fixtures")
-        if block.marker.startswith("setup:"):
-            done = _run(block.marker.removeprefix("setup:").strip(), base)
-            assert done.returncode == 0, f"{block.doc}:{block.line}: setup\n{done.stderr}"
-        setups.made[block.marker] = base
-    folder = tmp_path / "block"
-    shutil.copytree(base, folder, symlinks=True)
-    return folder
 
 
 def commands(body: str) -> list[tuple[int, str]]:
@@ -116,19 +116,69 @@ def commands(body: str) -> list[tuple[int, str]]:
     return found
 
 
+def unquoted(quoted: str, printed: str) -> str | None:
+    """The first quoted line that is not a line of ``printed`` in order, or None."""
+    lines = iter(line.rstrip() for line in printed.splitlines())
+    for want in (line.rstrip() for line in quoted.splitlines()):
+        if not want or want == "…":
+            continue
+        prefix = want[:-1] if want.endswith("…") else None
+        if not any(got == want or (prefix and got.startswith(prefix)) for got in lines):
+            return want
+    return None
+
+
 def test_continued_lines_are_one_command() -> None:
     body = "a \\\n  b\n\nc\n"
     assert commands(body) == [(0, "a \\\n  b"), (3, "c")]
 
 
 def test_a_marker_is_the_line_just_above_its_block() -> None:
-    text = "see `<!-- doc-test: setup: X -->` in prose\n<!-- doc-test: skip (y) -->\n```sh\nz\n```"
+    text = "see `<!-- doc-test: skip (x) -->` in prose\n<!-- doc-test: skip (y) -->\n```sh\nz\n```"
     (match,) = _BLOCK.finditer(text)
     assert match["marker"] == "skip (y)"
 
 
 def test_the_docs_have_commands_to_run() -> None:
     assert len(SHELL) >= 4 and len(PYTHON) >= 3 and len(SYNOPSES) >= 2
+    assert {"README.md", "store.md", "scale.md", "runs.md"} <= set(RUN_DOCS)
+
+
+def test_no_block_has_a_hidden_setup() -> None:
+    """The docs show every command a block needs: the only markers are synopsis and skip,
+    and a skip only for what cannot run here (an install, this suite, a cluster)."""
+    for block in blocks():
+        where = f"{block.doc}:{block.line}"
+        assert block.marker in ("", "synopsis") or block.marker.startswith("skip"), where
+        if block.marker.startswith("skip"):
+            why = re.fullmatch(r"skip \((.{10,})\)", block.marker)
+            assert why is not None and why[1].startswith(_SKIPS), where
+
+
+def test_the_readme_setup_is_the_only_install() -> None:
+    """The two setup commands install from the repository; so does the CI recipe (no index
+    serves tileprof: ``pip install tileprof`` fails)."""
+    readme = (ROOT / "README.md").read_text()
+    installs = re.findall(r"pip install[^\n]*", readme)
+    assert installs and not [i for i in installs if re.search(r"install +['\"]?tileprof\b", i)]
+    recipe = readme.split("### CI recipe", 1)[1].split("```yaml", 1)[1].split("```", 1)[0]
+    assert "pip install ./" in recipe, recipe
+
+
+def test_quoted_output_is_matched_line_by_line_in_order() -> None:
+    printed = "a  \nbb\nccc\n"
+    assert unquoted("a\n…\nccc\n", printed) is None
+    assert unquoted("c…\n", printed) is None
+    assert unquoted("ccc\nbb\n", printed) == "bb"  # out of order
+    assert unquoted("b\n", printed) == "b"  # a whole line, unless it ends in …
+    text = "```sh\nx\n```\n\n```text\nout\n```\nprose\n\n```text\nnot quoted\n```\n"
+    doc = ROOT / "tests" / "doc_quote_probe.md"
+    try:
+        doc.write_text(text)
+        sh, other = blocks([doc])
+    finally:
+        doc.unlink()
+    assert sh.output == "out\n" and other.lang == "text" and other.output is None
 
 
 def test_every_skipped_block_says_why() -> None:
@@ -138,39 +188,48 @@ def test_every_skipped_block_says_why() -> None:
 
 
 def first_failure(block: Block, folder: Path) -> str | None:
-    """Run a shell block's commands in sequence in ``folder``; the first that fails, with
-    its line and stderr, or None when all succeed."""
+    """Run a block in ``folder`` (a shell block command by command); the first command that
+    fails, or quoted output the last one did not print, with its line; None when all is well."""
+    if block.lang == "python":  # saved as a file, as a reader saves it (``__file__`` is set)
+        script = folder.parent / f"{folder.name}-{block.doc}-{block.line}.py"
+        script.write_text(block.body)
+        done = _run(f"{sys.executable} {script}", folder)
+        if done.returncode != 0:
+            return f"{block.doc}:{block.line}: python block\n{done.stderr}"
+        return None
+    done = None
     for number, command in commands(block.body):
         done = _run(command, folder)
         if done.returncode != 0:
             return f"{block.doc}:{block.line + number + 1}: {command}\n{done.stderr}"
+    if block.output is not None and done is not None:
+        missing = unquoted(block.output, done.stdout)
+        if missing is not None:
+            return f"{block.doc}:{block.line}: quoted, not printed: {missing!r}\n{done.stdout}"
     return None
 
 
 def test_a_block_runs_in_sequence_in_one_folder(tmp_path: Path) -> None:
     """What a command writes is there for the next one, as in a terminal: writing a file
     twice without --force fails the block, as it does for a reader pasting it."""
-    (tmp_path / "fixtures").mkdir()
     sees = Block("x.md", 0, "sh", "", "echo hi > made.txt\ntest -e made.txt\n")
     assert first_failure(sees, tmp_path) is None
     twice = Block("x.md", 0, "sh", "", "tileprof convert --example -o e.json\n" * 2)
     failure = first_failure(twice, tmp_path)
     assert failure is not None and failure.startswith("x.md:2: tileprof convert")
     assert "e.json already exists" in failure
+    quoted = Block("x.md", 0, "sh", "", "echo one; echo two\n", output="two\nthree\n")
+    assert "quoted, not printed: 'three'" in (first_failure(quoted, tmp_path) or "")
 
 
-@pytest.mark.parametrize("block", SHELL, ids=lambda b: f"{b.doc}:{b.line}")
-def test_shell_block_runs_as_pasted(setups: Setups, tmp_path: Path, block: Block) -> None:
-    failure = first_failure(block, _folder(setups, tmp_path, block))
-    assert failure is None, failure
-
-
-@pytest.mark.parametrize("block", PYTHON, ids=lambda b: f"{b.doc}:{b.line}")
-def test_python_block_runs(setups: Setups, tmp_path: Path, block: Block) -> None:
-    folder = _folder(setups, tmp_path, block)
-    (folder / "doc_block.py").write_text(block.body)  # a file, as pasted: __file__ is set
-    done = _run(f"{sys.executable} doc_block.py", folder)
-    assert done.returncode == 0, f"{block.doc}:{block.line}\n{done.stderr}"
+@pytest.mark.parametrize("doc", RUN_DOCS)
+def test_doc_runs_in_order_in_an_empty_folder(tmp_path: Path, doc: str) -> None:
+    """Every block of ``doc``, in order, in one empty folder: a reader's paste, nothing more."""
+    folder = tmp_path / "reader"
+    folder.mkdir()
+    for block in (b for b in blocks() if b.doc == doc and runnable(b)):
+        failure = first_failure(block, folder)
+        assert failure is None, failure
 
 
 @pytest.mark.parametrize("block", SYNOPSES, ids=lambda b: f"{b.doc}:{b.line}")

@@ -54,14 +54,14 @@ def test_importing_the_package_and_the_cli_loads_no_heavy_library() -> None:
 
 
 def test_help_and_version_load_no_command_module() -> None:
-    for argv in (["--help"], ["--version"]):
+    for argv in (["--help"], ["--version"], []):  # [] : bare ``tileprof`` prints the help
         code = (
             "from tileprof.commands.cli import main\n"
             f"try:\n    main({argv!r})\nexcept SystemExit:\n    0"
         )
         loaded = loaded_after(code)
         commands = {m for m in loaded if m.startswith("tileprof.commands.")}
-        assert commands == {"tileprof.commands.cli"}, argv
+        assert commands == {"tileprof.commands.cli", "tileprof.commands._groups"}, argv
         assert tops(loaded) & set(HEAVY) == set(), argv
 
 

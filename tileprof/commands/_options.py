@@ -318,6 +318,11 @@ class Output:
     format: str = ""
 
     def check(self) -> None:
+        """The output may be written: not an existing file without ``--force``, and not a
+        page on the terminal (``--format html`` wants ``-o FILE``; ``-o -`` is stdout on
+        purpose), the same refusal in every command."""
+        if self.format == "html" and self.path is None:
+            raise OptionError("--format html writes a page: give -o FILE (or -o - for stdout)")
         check_output(self.path, self.force)
 
     @property

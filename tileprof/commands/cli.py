@@ -3,8 +3,10 @@
 Errors are caught once, here: a ``TileprofError`` becomes one line on stderr and its exit
 code; ``--debug`` shows the traceback instead. Click's own usage errors (a bad option value, a
 missing value, an unknown option or command) are worded the same way, one line with the hint
-``(see tileprof COMMAND --help)`` and exit code 2, instead of click's usage block. ``--debug``
-is accepted after the subcommand too.
+``(see tileprof COMMAND --help)`` and exit code 2, instead of click's usage block; an unknown
+command names the closest one. ``--debug`` is accepted after the subcommand too. A group
+given no command (bare ``tileprof``, bare ``tileprof store``) prints its help on stdout and
+exits 0, as ``--help`` does.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 import click
 
+from tileprof.commands._groups import SuggestingGroup
 from tileprof.core.errors import EXIT_BAD_INPUT, TileprofError
 from tileprof.core.text import escape_control
 
@@ -60,7 +63,7 @@ imports, and ``tileprof --help`` lists every command from this table without imp
 equal)."""
 
 
-class TileprofGroup(click.Group):
+class TileprofGroup(SuggestingGroup):
     """The top-level group; loads subcommands lazily and turns ``TileprofError`` into a
     one-line message."""
 
@@ -143,7 +146,11 @@ class TileprofGroup(click.Group):
 
 
 def _usage_error(exc: click.UsageError, where: str | None = None) -> None:
-    """Click's usage error as the one error line, naming where ``--help`` explains it."""
+    """Click's usage error as the one error line, naming where ``--help`` explains it; a
+    group given nothing to do prints its help on stdout and exits 0 instead."""
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError) and exc.ctx is not None:
+        click.echo(exc.ctx.get_help())
+        sys.exit(0)
     if where is None:
         where = exc.ctx.command_path if exc.ctx is not None else "tileprof"
     where = " ".join(["tileprof", *where.split()[1:]])  # the program, however it was started

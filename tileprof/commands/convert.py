@@ -13,7 +13,8 @@ import click
 
 from tileprof.commands._options import Output, example_option, option, output_options, read_options
 from tileprof.core.errors import OptionError
-from tileprof.core.outputs import say_written
+from tileprof.core.outputs import say_written, write_bytes
+from tileprof.model.examples import EXAMPLE_FILES
 from tileprof.views.writers import WRITE_FORMATS, write_dump
 
 if TYPE_CHECKING:
@@ -45,6 +46,18 @@ def target_format(output: Path, to: str | None) -> str:
     return _BY_SUFFIX[suffixes[-1]]
 
 
+def write_example_file(name: str, output: Path, with_dump: bool) -> None:
+    """``--example-file NAME``: the bundled input's bytes, written as they are."""
+    from tileprof.model.examples import example_file
+
+    if with_dump:
+        raise OptionError(
+            "--example-file writes a bundled file as it is: no DUMP, --example or --to"
+        )
+    write_bytes(output, example_file(name))
+    say_written(output)
+
+
 @click.command("convert", short_help="Convert a dump to the cache layout or another dump format.")
 @click.argument("dump", required=False, type=click.Path(path_type=Path))
 @example_option()
@@ -55,11 +68,25 @@ def target_format(output: Path, to: str | None) -> str:
     default=None,
     help="Output layout; default from the name (.parquet: the cache layout).",
 )
+@option(
+    "--example-file",
+    type=click.Choice(list(EXAMPLE_FILES)),
+    default=None,
+    help="Write a bundled example input instead, as it is: "
+    + "; ".join(f"{name}: {what}" for name, (_, what) in EXAMPLE_FILES.items())
+    + ".",
+)
 @read_options(cache=False)
 def command(
-    dump: Path | None, example: bool, out: Output, to: str | None, read: DumpReading
+    dump: Path | None,
+    example: bool,
+    out: Output,
+    to: str | None,
+    example_file: str | None,
+    read: DumpReading,
 ) -> None:
-    """Convert a DUMP (or --example) to the cache layout or another dump format."""
+    """Convert a DUMP (or --example) to the cache layout or another dump format, or write a
+    bundled example input (--example-file) to try the other commands on."""
     from tileprof.model.reading import load_profile
 
     output = out.path
@@ -67,6 +94,9 @@ def command(
     if str(output) == "-":
         raise OptionError("convert writes a file; give -o FILE")
     out.check()
+    if example_file is not None:
+        write_example_file(example_file, output, dump is not None or example or to is not None)
+        return
     chosen = target_format(output, to)
     profile = load_profile(dump, example, read)
     if chosen == "cache":

@@ -147,8 +147,6 @@ def command(
     if breakdown:
         diff_breakdowns(before, after, out)
         return
-    if out.format == "html" and out.path is None:
-        raise OptionError("--format html writes a page: give -o FILE (or -o - for stdout)")
     options = ReadOptions(filters=filters, group_by=group_by, per_op=per_op, **read.options)
     html = out.format == "html"
     diff = compare_files(

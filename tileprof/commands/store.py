@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from tileprof.commands._groups import SuggestingGroup
 from tileprof.commands._options import (
     format_only,
     label_option,
@@ -24,7 +25,9 @@ STORE_LIST_FORMATS = ("table", "json")
 """The names of ``tileprof.views.renderers.STORE_LIST_RENDERERS``."""
 
 
-@click.group("store", short_help="Keep many runs in one store (Delta Lake tables).")
+@click.group(
+    "store", cls=SuggestingGroup, short_help="Keep many runs in one store (Delta Lake tables)."
+)
 def command() -> None:
     """Keep many runs in one store (Delta Lake tables) for `history` and `summary --store`."""
 

@@ -41,8 +41,7 @@ def parse_tile_range(text: str | None) -> tuple[int, int] | None:
 
 
 @click.command("trace", short_help="Write a Perfetto or Chrome trace of every target.")
-@click.argument("dump", required=False, type=click.Path(path_type=Path))
-@click.argument("gpu_traces", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @example_option()
 @read_options()
 @filter_options()
@@ -69,8 +68,7 @@ def parse_tile_range(text: str | None) -> tuple[int, int] | None:
 )
 @output_options(required=True, output_help=f"The trace file: {', '.join(TRACE_FORMATS)}.")
 def command(
-    dump: Path | None,
-    gpu_traces: tuple[Path, ...],
+    paths: tuple[Path, ...],
     example: bool,
     read: DumpReading,
     filters: Filters,
@@ -79,26 +77,25 @@ def command(
     max_samples: int,
     out: Output,
 ) -> None:
-    """Write the DUMP's samples (one track per tile) and GPU_TRACE kernels as one trace.
+    """Write a tile dump's samples (one track per tile) and the GPU events of PyTorch
+    profiler traces, nsys SQLite exports and rocprofv3 kernel traces as one trace; any of
+    them alone, or all together.
 
     The output's extension picks the format: .pftrace is Perfetto's own (open it in
     ui.perfetto.dev), .json or .json.gz the Chrome trace event format.
     """
-    from tileprof.model.reading import load_profile
-    from tileprof.model.trace import build_timeline, parse_alignment
+    from tileprof.model.trace import build_timeline, parse_alignment, trace_inputs
     from tileprof.views.trace import write_trace
 
     assert out.path is not None  # required
     fmt = trace_format(out.path)
     out.check()
-    if example and dump is not None:
-        gpu_traces = (dump, *gpu_traces)
-        dump = None
     alignment = parse_alignment(align)
     tiles = parse_tile_range(tile_range)
-    profile = load_profile(dump, example, read)
+    profile, gpu_traces = trace_inputs(paths, example, read)
     filters = example_filters(filters) if example else filters
-    check_epoch(profile.samples, filters.epoch)
+    if profile is not None:
+        check_epoch(profile.samples, filters.epoch)
     timeline = build_timeline(
         profile, filters, gpu_traces, alignment, tile_range=tiles, max_samples=max_samples
     )

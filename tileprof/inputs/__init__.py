@@ -186,8 +186,9 @@ def detect_dump_format(path: Path, data: bytes | None = None) -> str | None:
     return sniff_format(content) or format_from_extension(path)
 
 
-def _by_json_keys(path: str | Path, keys: set[str]) -> InputFormat[Any]:
-    """The format a JSON object document's top-level keys show; InputError if none."""
+def _by_json_keys(path: str | Path, keys: set[str], reads: str | None = None) -> InputFormat[Any]:
+    """The format a JSON object document's top-level keys show; InputError if none (naming
+    ``reads``, what the command reads, when given)."""
     for rule in ("json_keys", "json_fallback"):
         for fmt in INPUTS:
             test = getattr(fmt, rule)
@@ -197,8 +198,11 @@ def _by_json_keys(path: str | Path, keys: set[str]) -> InputFormat[Any]:
     raise InputError(
         path,
         "$",
-        f"JSON of no known layout (top-level keys: {shown}); expected a tile dump, "
-        "latency benchmarks, an energy report, a PyTorch trace or a run table",
+        f"JSON of no known layout (top-level keys: {shown}); expected "
+        + (
+            reads
+            or "a tile dump, latency benchmarks, an energy report, a PyTorch trace or a run table"
+        ),
     )
 
 
@@ -210,20 +214,21 @@ KNOWN_KINDS = (
 """The kinds of file tileprof reads, as an unrecognised file's error lists them."""
 
 
-def detect(path: str | Path, data: bytes) -> InputFormat[Any]:
+def detect(path: str | Path, data: bytes, reads: str = KNOWN_KINDS) -> InputFormat[Any]:
     """The input format of ``data`` (read from ``path``): content first, then extension.
 
     A JSON object document is classified by its top-level keys alone (only the keys are
     decoded); broken JSON that is not NDJSON either is reported where it breaks. Anything else
     goes to each format's ``sniff`` in ``INPUTS`` order, then to the extension. For a tile dump
     this names the kind; ``read_dump`` picks the dump format itself (``--format-in`` may
-    override it). InputError when nothing matches.
+    override it). InputError when nothing matches, naming ``reads``: the kinds the command
+    reads (by default every kind tileprof reads).
     """
     content = Content(data)
     if content.opening == b"{":
         keys = content.keys
         if keys is not None:
-            return _by_json_keys(path, keys)
+            return _by_json_keys(path, keys, None if reads == KNOWN_KINDS else reads)
         if _sniffed(content, DUMP_INPUTS) is None:
             from tileprof.inputs._decode import decode_json
 
@@ -233,13 +238,13 @@ def detect(path: str | Path, data: bytes) -> InputFormat[Any]:
         by_name = format_from_extension(Path(path))
         found = None if by_name is None else _BY_NAME[by_name]
     if found is None:
-        raise InputError(path, None, f"not {KNOWN_KINDS}")
+        raise InputError(path, None, f"not {reads}")
     if found.name == _sniff.CSV and not _sniff.csv_dump(content):
         shown = ", ".join(_sniff.csv_header(content)[:6]) or "none"
         raise InputError(
             path,
             "line 1",
-            f"CSV of no known layout (columns: {shown}); tileprof reads {KNOWN_KINDS}",
+            f"CSV of no known layout (columns: {shown}); expected {reads}",
         )
     return found
 

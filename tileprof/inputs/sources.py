@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tileprof.core.errors import InputError
-from tileprof.inputs import RUN_INPUTS, SUMMARY_INPUT, detect, is_tile_dump_head
+from tileprof.inputs import KNOWN_KINDS, RUN_INPUTS, SUMMARY_INPUT, detect, is_tile_dump_head
 from tileprof.inputs._common import (
     GZIP_MAGIC,
     check_encoding,
@@ -63,10 +63,10 @@ class FileRead:
     sha256: str | None = None
 
 
-def detect_kind(path: str | Path, data: bytes) -> str:
+def detect_kind(path: str | Path, data: bytes, reads: str = KNOWN_KINDS) -> str:
     """The kind of input ``data`` (read from ``path``) is: "tile dump", "summary document" or
-    a run source's name; InputError if none."""
-    found = detect(path, data)
+    a run source's name; InputError if none (naming ``reads``, what the command reads)."""
+    found = detect(path, data, reads)
     return found.kind if found.kind in (TILE_DUMP, SUMMARY_DOCUMENT) else found.name
 
 
@@ -86,10 +86,13 @@ the one open that detected them; larger ones are left to the tile loader, which 
 streams them (and may decode them in parallel: files under 50 MB always decode in one)."""
 
 
-def read_input(path: str | Path, *, whole_dumps: bool = False) -> FileRead:
+def read_input(
+    path: str | Path, *, whole_dumps: bool = False, reads: str = KNOWN_KINDS
+) -> FileRead:
     """The file at ``path``, opened once: a tile dump is recognised from its head and left to
     the tile loader (with ``whole_dumps``, one up to ``WHOLE_DUMP_BYTES`` is read whole too);
-    anything else is read whole, detected and digested from that one read."""
+    anything else is read whole, detected and digested from that one read. A file of no kind
+    tileprof knows is an InputError naming ``reads``, what the command reads."""
     source = Path(path)
     with open_input(source) as handle:
         try:
@@ -102,7 +105,7 @@ def read_input(path: str | Path, *, whole_dumps: bool = False) -> FileRead:
         except OSError as exc:
             raise InputError(source, None, f"cannot read: {exc.strerror}") from None
     data = decode_content(source, raw)
-    kind = TILE_DUMP if dump else detect_kind(source, data)
+    kind = TILE_DUMP if dump else detect_kind(source, data, reads)
     return FileRead(source, kind, data, len(raw), hashlib.sha256(raw).hexdigest())
 
 

@@ -18,12 +18,14 @@ from tileprof.inputs._common import read_bytes
 
 TIMELINE_FORMATS: tuple[str, ...] = (_sniff.TRACE, _sniff.NSYS_SQLITE, _sniff.TENSTORRENT)
 """The formats that hold a GPU timeline."""
+TIMELINE_KINDS = "a PyTorch profiler trace or an nsys SQLite export (what `breakdown` reads)"
+"""What ``breakdown`` reads, as an unrecognised file's error names it."""
 
 
 def load_timeline(path: str | Path) -> GpuTimeline:
     """The GPU timeline of the trace at ``path``; InputError when it holds none."""
     data = read_bytes(Path(path))
-    return parse_timeline(path, detect(path, data).name, data)
+    return parse_timeline(path, detect(path, data, TIMELINE_KINDS).name, data)
 
 
 def parse_timeline(path: str | Path, kind: str, data: bytes) -> GpuTimeline:

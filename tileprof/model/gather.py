@@ -147,6 +147,7 @@ def gather_inputs(
     sources: list[Source] = []
     if example is not None:
         own = example_filters or filters
+        check_epoch(example.samples, own.epoch)
         runs = tile_source_runs(example, own, example_name)
         checked = _checked(example_name, TILE_DUMP, None, example, checks)
         sources.append(Source(example_name, None, TILE_DUMP, runs, example, own, checked=checked))

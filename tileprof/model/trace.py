@@ -4,7 +4,8 @@ The tile device is one process with one track per tile; samples that overlap an 
 of their tile go on that tile's "overlap" tracks (lanes 1, 2, … by greedy interval
 partitioning, as few as the deepest overlap), so that slices on one track never overlap. GPU
 traces give one process per device with one track per stream. Timestamps are integer ns,
-aligned per target (``Alignment``). Every definition is in docs/metrics.md ("Trace").
+aligned per target (``Alignment``). A trace may hold GPU targets only (no tile dump given:
+``Timeline.tile`` is None). Every definition is in docs/metrics.md ("Trace").
 """
 
 from __future__ import annotations
@@ -13,16 +14,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
 from tileprof.analyses.filters import Filters, group_name
 from tileprof.analyses.timeline import TIME_BINS, time_bins
-from tileprof.core.errors import OptionError, OutputError
+from tileprof.core.errors import InputError, OptionError, OutputError
 from tileprof.core.kineto import KinetoEvents
 from tileprof.core.schema import MetadataEntries
 from tileprof.model.profile import Profile
+
+if TYPE_CHECKING:
+    from tileprof.inputs.sources import FileRead
+    from tileprof.model.reading import DumpReading
 
 DEFAULT_MAX_SAMPLES = 5_000_000
 OVERLAP = "overlap"
@@ -77,9 +83,9 @@ class GpuDevice:
 
 @dataclass(frozen=True)
 class Timeline:
-    """Every target of one trace file."""
+    """Every target of one trace file (``tile`` None: GPU targets only)."""
 
-    tile: TileTimeline
+    tile: TileTimeline | None
     gpus: tuple[GpuDevice, ...] = ()
     notes: tuple[str, ...] = field(default=())
     jobs: int | None = None
@@ -90,11 +96,15 @@ class Timeline:
         """What the trace holds, in one line (``tileprof trace`` prints it after the path)."""
         tile = self.tile
         gpu_slices = sum(g.slices.height for g in self.gpus)
-        return (
-            f"{tile.slices.height:,} samples on {len(tile.tiles):,} tile tracks "
-            f"({tile.overlapping:,} overlapping, on overlap tracks), "
+        gpus = (
             f"{gpu_slices:,} GPU events on {len(self.gpus)} "
             f"device{'' if len(self.gpus) == 1 else 's'}"
+        )
+        if tile is None:
+            return gpus
+        return (
+            f"{tile.slices.height:,} samples on {len(tile.tiles):,} tile tracks "
+            f"({tile.overlapping:,} overlapping, on overlap tracks), {gpus}"
         )
 
 
@@ -420,53 +430,48 @@ def parse_alignment(values: tuple[str, ...]) -> Alignment:
 def align(timeline: Timeline, alignment: Alignment) -> Timeline:
     """Shift every target as ``alignment`` says; if that puts anything before 0, shift all
     targets together so the earliest is at 0 (Perfetto timestamps are unsigned)."""
-    names = {timeline.tile.name: "tile"} | {g.name: g.source for g in timeline.gpus}
+    tile = timeline.tile
+    names = {g.name: g.source for g in timeline.gpus}
+    if tile is not None:
+        names = {tile.name: "tile"} | names
     for target, _ in alignment.offsets_us:
         if target not in names and target not in names.values():
             known = ", ".join(sorted({*names, *(g.source for g in timeline.gpus)}))
             raise OptionError(f"--align {target}=…: no target of that name (targets: {known})")
 
-    def extra(name: str, source: str) -> int:
-        total = sum(us for t, us in alignment.offsets_us if t in (name, source))
-        return round(total * 1000)
-
-    shifts: dict[str, int] = {}
-    tile_first = _first(timeline.tile.slices)
-    base = tile_first if alignment.mode == "start" and tile_first is not None else 0
-    shifts[timeline.tile.name] = extra(timeline.tile.name, "tile") - base
-    for gpu in timeline.gpus:
-        first = _first(gpu.slices)
+    def shift(name: str, source: str, slices: pl.DataFrame) -> int:
+        first = _first(slices)
         base = first if alignment.mode == "start" and first is not None else 0
-        shifts[gpu.name] = extra(gpu.name, gpu.source) - base
-    lowest = min(
-        [(_first(s) or 0) + shifts[n] for n, s in _all_slices(timeline)]
-        + [int(c.times_ns[0]) + shifts[timeline.tile.name] for c in timeline.tile.counters]
-    )
+        total = sum(us for t, us in alignment.offsets_us if t in (name, source))
+        return round(total * 1000) - base
+
+    shifts = {g.name: shift(g.name, g.source, g.slices) for g in timeline.gpus}
+    starts = [(_first(g.slices) or 0) + shifts[g.name] for g in timeline.gpus]
+    if tile is not None:
+        shifts[tile.name] = shift(tile.name, "tile", tile.slices)
+        starts.append((_first(tile.slices) or 0) + shifts[tile.name])
+        starts += [int(c.times_ns[0]) + shifts[tile.name] for c in tile.counters]
+    lowest = min(starts, default=0)
     floor = -lowest if lowest < 0 else 0
     notes = list(timeline.notes)
     if floor:
         notes.append(f"every target moved {floor / 1000:g} µs later so that none starts before 0")
-    tile = timeline.tile
-    tile_shift = shifts[tile.name] + floor
-    new_tile = replace(
-        tile,
-        slices=_shift(tile.slices, tile_shift),
-        counters=tuple(
-            Counter(c.name, c.unit, c.times_ns + tile_shift, c.values) for c in tile.counters
-        ),
-    )
+    new_tile = None
+    if tile is not None:
+        tile_shift = shifts[tile.name] + floor
+        new_tile = replace(
+            tile,
+            slices=_shift(tile.slices, tile_shift),
+            counters=tuple(
+                Counter(c.name, c.unit, c.times_ns + tile_shift, c.values) for c in tile.counters
+            ),
+        )
     gpus = tuple(replace(g, slices=_shift(g.slices, shifts[g.name] + floor)) for g in timeline.gpus)
     return Timeline(new_tile, gpus, tuple(notes), timeline.jobs)
 
 
 def _first(slices: pl.DataFrame) -> int | None:
     return int(slices["begin_ns"].min()) if slices.height else None  # type: ignore[arg-type]
-
-
-def _all_slices(timeline: Timeline) -> list[tuple[str, pl.DataFrame]]:
-    return [(timeline.tile.name, timeline.tile.slices)] + [
-        (g.name, g.slices) for g in timeline.gpus
-    ]
 
 
 def _shift(slices: pl.DataFrame, ns: int) -> pl.DataFrame:
@@ -479,26 +484,29 @@ def _shift(slices: pl.DataFrame, ns: int) -> pl.DataFrame:
 
 
 def build_timeline(
-    profile: Profile,
+    profile: Profile | None,
     filters: Filters,
-    gpu_traces: Sequence[Path],
+    gpu_traces: Sequence[Path | FileRead],
     alignment: Alignment,
     *,
     tile_range: tuple[int, int] | None = None,
     max_samples: int = DEFAULT_MAX_SAMPLES,
 ) -> Timeline:
-    """The aligned timeline of the filtered tile samples and every GPU trace's devices."""
-    tile, matched = tile_timeline(
-        profile, profile.filtered(filters), tile_range=tile_range, max_samples=max_samples
-    )
-    notes: list[str] = list(profile.notes)
-    if matched > tile.slices.height:
-        notes.append(
-            f"{matched:,} samples match, more than --max-samples {max_samples:,}: the trace "
-            f"holds the first {max_samples:,} in time order (offsets up to cycle "
-            f"{tile.last_offset:,}); select a window with --window START:END (cycles), "
-            "or raise --max-samples"
+    """The aligned timeline of the filtered tile samples (none without a ``profile``) and
+    every GPU trace's devices (a path, or a file already read by ``trace_inputs``)."""
+    notes: list[str] = [] if profile is None else list(profile.notes)
+    tile = None
+    if profile is not None:
+        tile, matched = tile_timeline(
+            profile, profile.filtered(filters), tile_range=tile_range, max_samples=max_samples
         )
+        if matched > tile.slices.height:
+            notes.append(
+                f"{matched:,} samples match, more than --max-samples {max_samples:,}: the trace "
+                f"holds the first {max_samples:,} in time order (offsets up to cycle "
+                f"{tile.last_offset:,}); select a window with --window START:END (cycles), "
+                "or raise --max-samples"
+            )
     gpus = [device for path in gpu_traces for device in _gpu_devices(path, notes)]
     from tileprof.inputs.threads import jobs
 
@@ -507,13 +515,73 @@ def build_timeline(
 
 TRACE_KINDS = "a PyTorch profiler (Kineto) trace, an nsys SQLite export or a rocprofv3 kernel trace"
 """What ``tileprof trace`` draws besides the tile dump."""
+TRACE_DRAWS = (
+    "`trace` draws tile dumps, PyTorch profiler (Kineto) traces, nsys SQLite exports "
+    "and rocprofv3 kernel traces"
+)
+"""Every kind of file ``tileprof trace`` draws, as a file of another kind is told."""
+_TRACE_READS = (
+    "a tile dump, a PyTorch profiler (Kineto) trace, an nsys SQLite export or a rocprofv3 "
+    "kernel trace (what `trace` draws)"
+)
 
 
-def _gpu_devices(path: Path, notes: list[str]) -> list[GpuDevice]:
+def trace_inputs(
+    paths: Sequence[Path], example: bool, read: DumpReading
+) -> tuple[Profile | None, list[FileRead]]:
+    """The tile profile (the one tile dump among ``paths``, or the example) and the other
+    files, each read once, in command-line order; a file of a kind with no timeline is an
+    InputError that says which files ``trace`` draws."""
+    from tileprof.inputs.sources import SUMMARY_DOCUMENT, TILE_DUMP, FileRead, read_input
+    from tileprof.model.reading import load_profile
+
+    dumps: list[Path] = []
+    others: list[FileRead] = []
+    for path in paths:
+        try:
+            found = read_input(path, reads=_TRACE_READS)
+        except InputError:
+            if read.format_in is None:
+                raise
+            found = FileRead(path, TILE_DUMP, None)  # --format-in: anything else is a dump
+        if found.kind in (TILE_DUMP, SUMMARY_DOCUMENT) or found.data is None:
+            dumps.append(path)
+        else:
+            _check_drawable(found)
+            others.append(found)
+    if len(dumps) > 1:
+        read.load(dumps[1])  # a file that only looked like a dump: its own error first
+        raise InputError(
+            dumps[1], None, f"a second tile dump; one trace draws one (the first: {dumps[0]})"
+        )
+    if not paths and not example:
+        raise OptionError(
+            "give a tile DUMP, GPU traces or both (or --example for the bundled reference profile)"
+        )
+    if not dumps and not example:
+        return None, others
+    return load_profile(dumps[0] if dumps else None, example, read), others
+
+
+def _check_drawable(found: FileRead) -> None:
+    """An InputError unless ``found`` is a kind ``trace`` draws a timeline of."""
+    from tileprof.inputs.gpu import nsys_sqlite, rocprof
+    from tileprof.inputs.sources import TRACE
+
+    if found.kind not in (TRACE, nsys_sqlite.KIND, rocprof.KIND):
+        raise InputError(
+            found.path, None, f"no timeline in a file of this kind ({found.kind}); {TRACE_DRAWS}"
+        )
+
+
+def _gpu_devices(item: Path | FileRead, notes: list[str]) -> list[GpuDevice]:
     """The devices of one GPU trace, read once; anything else is an InputError."""
-    from tileprof.inputs.sources import read_input, read_kineto_events
+    from tileprof.inputs.sources import TILE_DUMP, FileRead, read_input, read_kineto_events
 
-    found = read_input(path)
+    found = item if isinstance(item, FileRead) else read_input(item)
+    path = found.path
+    if found.data is not None and found.kind != TILE_DUMP:  # a dump: read_kineto_events' hint
+        _check_drawable(found)
     timeline = _event_frame_devices(path, found.kind, found.data)
     if timeline is not None:
         return timeline

@@ -14,7 +14,7 @@ import io
 import math
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import matplotlib
 
@@ -22,8 +22,10 @@ matplotlib.use("Agg")
 
 import numpy as np
 import polars as pl
-from matplotlib import pyplot as plt
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import ListedColormap
+from matplotlib.figure import Figure as MplFigure
+from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
 
 from tileprof.analyses.timeline import OTHER
@@ -37,9 +39,6 @@ from tileprof.views.html.view import (
     RooflinePlot,
     TileSection,
 )
-
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure as MplFigure
 
 RC: dict[str, Any] = {
     "svg.hashsalt": "tileprof",
@@ -121,6 +120,17 @@ def fit(
     )
 
 
+def subplots(nrows: int = 1, ncols: int = 1, **options: Any) -> tuple[MplFigure, Any]:
+    """A figure and its axes, as ``pyplot.subplots`` gives them, but never registered with
+    pyplot: nothing holds a chart open once its SVG is written (or when drawing it fails),
+    so no run accumulates figures. ``figsize`` and the other figure options go to the figure,
+    the rest to ``Figure.subplots``."""
+    figure_keys = ("figsize", "dpi", "layout")
+    figure = MplFigure(**{k: options.pop(k) for k in figure_keys if k in options})
+    FigureCanvasAgg(figure)  # the canvas pyplot's Agg backend gives a figure
+    return figure, figure.subplots(nrows, ncols, **options)
+
+
 def to_svg(figure: MplFigure, prefix: str, *, tight: bool = True) -> str:
     """The figure as an inline ``<svg>`` element with ids unique to ``prefix``.
 
@@ -136,7 +146,6 @@ def to_svg(figure: MplFigure, prefix: str, *, tight: bool = True) -> str:
         if tight:
             box = figure.get_tightbbox().padded(matplotlib.rcParams["savefig.pad_inches"])
         figure.savefig(buffer, format="svg", metadata=SVG_METADATA, bbox_inches=box)
-    plt.close(figure)
     text = buffer.getvalue()
     text = text[text.index("<svg") :]
     ids = set(_ID.findall(text))
@@ -178,7 +187,7 @@ def occupancy_chart(section: TileSection) -> Chart | None:
     palette = colours(occ.legend)
     cmap = ListedColormap([IDLE_COLOUR, *palette])
     with _style():
-        figure, axes = plt.subplots(figsize=(9.5, 5.2))
+        figure, axes = subplots(figsize=(9.5, 5.2))
         edges = occ.bins.edges
         axes.imshow(
             occ.cells.astype(np.int16) + 1,
@@ -194,8 +203,8 @@ def occupancy_chart(section: TileSection) -> Chart | None:
         axes.set_ylabel("tile")
         cycle_axis(axes.xaxis, section.summary.clock_hz)
         thousands(axes.yaxis)
-        handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in palette] + [
-            plt.Rectangle((0, 0), 1, 1, color=IDLE_COLOUR, ec="#999")
+        handles = [Rectangle((0, 0), 1, 1, color=c) for c in palette] + [
+            Rectangle((0, 0), 1, 1, color=IDLE_COLOUR, ec="#999")
         ]
         labels = [_short(n) for n in occ.legend] + ["idle"]
         axes.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
@@ -213,7 +222,7 @@ def active_chart(section: TileSection) -> Chart | None:
     if act is None:
         return None
     with _style():
-        figure, axes = plt.subplots(figsize=(9.5, 3.2))
+        figure, axes = subplots(figsize=(9.5, 3.2))
         edges = act.bins.edges.astype(np.float64)
         x = np.repeat(edges, 2)[1:-1]
         stacked = np.repeat(act.series, 2, axis=1)
@@ -245,7 +254,7 @@ def active_chart(section: TileSection) -> Chart | None:
 
 def _group_rows(count: int) -> tuple[MplFigure, Any, np.ndarray]:
     """A figure with one horizontal row per group, tall enough for ``count`` labels."""
-    figure, axes = plt.subplots(figsize=(9.5, 0.8 + 0.22 * count))
+    figure, axes = subplots(figsize=(9.5, 0.8 + 0.22 * count))
     return figure, axes, np.arange(count)
 
 
@@ -328,7 +337,7 @@ def balance_chart(section: TileSection) -> Chart:
     """Busy cycles of every tile, by index and as a histogram, with min/mean/max."""
     bal = section.balance
     with _style():
-        figure, (left, right) = plt.subplots(
+        figure, (left, right) = subplots(
             1, 2, figsize=(9.5, 3.0), gridspec_kw={"width_ratios": [3, 2]}
         )
         tiles = np.arange(bal.busy.size)
@@ -420,7 +429,7 @@ def speedup_chart(frame: pl.DataFrame) -> Chart:
     n = frame.height
     labels = _labels(frame, ("target", "workload", "implementation"))
     with _style():
-        figure, axes = plt.subplots(figsize=(9.5, 0.8 + 0.24 * n))
+        figure, axes = subplots(figsize=(9.5, 0.8 + 0.24 * n))
         y = np.arange(n)
         values = frame["speedup"].to_numpy()
         axes.barh(y, values, color=["#59a14f" if v >= 1 else "#e15759" for v in values])
@@ -441,7 +450,7 @@ def calibration_chart(id: str, title: str, frame: pl.DataFrame) -> Chart:
     """Latency of each schedule in one calibration set."""
     n = frame.height
     with _style():
-        figure, axes = plt.subplots(figsize=(7.5, 0.8 + 0.28 * n))
+        figure, axes = subplots(figsize=(7.5, 0.8 + 0.28 * n))
         y = np.arange(n)
         axes.barh(y, frame["time_us"].fill_null(0).to_numpy(), color="#4e79a7")
         axes.set_yticks(y, _labels(frame, ("implementation",)))
@@ -461,7 +470,7 @@ def gemm_chart(frame: pl.DataFrame) -> Chart:
     labels = _labels(frame, ("target", "dtype"))
     n = frame.height
     with _style():
-        figure, (left, right) = plt.subplots(1, 2, figsize=(9.5, 0.9 + 0.3 * n), sharey=True)
+        figure, (left, right) = subplots(1, 2, figsize=(9.5, 0.9 + 0.3 * n), sharey=True)
         y = np.arange(n)
         left.barh(y, frame["time_us"].fill_null(0).to_numpy(), color="#4e79a7")
         for yi, pf, t in zip(
@@ -521,7 +530,7 @@ def linked_efficiency_chart(id: str, title: str, frame: pl.DataFrame) -> Chart:
     labels = _labels(frame, ("target", "implementation", "kernel"))
     fractions = frame["peak_fraction"].cast(pl.Float64).fill_null(np.nan).to_numpy() * 100
     with _style():
-        figure, axes = plt.subplots(figsize=(9.5, 0.8 + 0.3 * n))
+        figure, axes = subplots(figsize=(9.5, 0.8 + 0.3 * n))
         y = np.arange(frame.height)
         kinds = frame["target_kind"].to_list()
         axes.barh(
@@ -559,7 +568,7 @@ def linked_chart(id: str, title: str, frame: pl.DataFrame) -> Chart:
     times = frame["time_us"].cast(pl.Float64).fill_null(np.nan).to_numpy()
     scale, edge = linked_scale(times)
     with _style():
-        figure, axes = plt.subplots(figsize=(9.5, 0.8 + 0.3 * n))
+        figure, axes = subplots(figsize=(9.5, 0.8 + 0.3 * n))
         y = np.arange(frame.height)
         kinds = frame["target_kind"].to_list()
         drawn = np.nan_to_num(times, nan=edge)
@@ -645,7 +654,7 @@ def roofline_figure(plot: RooflinePlot) -> MplFigure:
     lo, hi = _roof_span(plot)
     x = np.logspace(np.log10(lo), np.log10(hi), 256)
     with _style():
-        figure, axes = plt.subplots(figsize=(7.2, 4.6))
+        figure, axes = subplots(figsize=(7.2, 4.6))
         axes.set_xscale("log")
         axes.set_yscale("log")
         _draw_roofs(axes, plot, colour, x)

@@ -7,10 +7,9 @@ from typing import TYPE_CHECKING
 
 import matplotlib
 import numpy as np
-from matplotlib import pyplot as plt
 from matplotlib.ticker import MaxNLocator
 
-from tileprof.views.html.charts import RC, fit, thousands, to_svg
+from tileprof.views.html.charts import RC, fit, subplots, thousands, to_svg
 from tileprof.views.html.view import Chart, Report, SuperstepSection, TileSection
 
 if TYPE_CHECKING:
@@ -37,7 +36,7 @@ def split_chart(section: SuperstepSection) -> Chart | None:
         return None
     x = np.arange(split.height)
     with matplotlib.rc_context(RC):  # type: ignore[arg-type]
-        figure, axes = plt.subplots(figsize=(9.0, 3.2))
+        figure, axes = subplots(figsize=(9.0, 3.2))
         bottom = np.zeros(split.height)
         for key, label, colour in PARTS:
             values = split.get_column(key).fill_null(0).to_numpy().astype(np.float64)
@@ -72,7 +71,7 @@ def ends_chart(section: SuperstepSection) -> Chart | None:
     critical = int(longest["criticalTile"])
     critical_end = int(longest["end"]) - start
     with matplotlib.rc_context(RC):  # type: ignore[arg-type]
-        figure, axes = plt.subplots(figsize=(9.0, 3.0))
+        figure, axes = subplots(figsize=(9.0, 3.0))
         axes.scatter(tiles, ends, s=4, color="#4e79a7", lw=0, label="active tile")
         axes.axhline(critical_end, color="#9a9a9a", ls="--", lw=0.8)
         axes.scatter(
@@ -113,7 +112,7 @@ def heat_chart(section: SuperstepSection) -> Chart | None:
     bins, steps = heat.shape
     tile_count = section.result.tile_count
     with matplotlib.rc_context(RC):  # type: ignore[arg-type]
-        figure, axes = plt.subplots(figsize=(9.0, 4.2))
+        figure, axes = subplots(figsize=(9.0, 4.2))
         image = axes.imshow(
             heat,
             aspect="auto",

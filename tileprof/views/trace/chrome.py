@@ -111,16 +111,17 @@ def _metadata_events(timeline: Timeline, stride: int) -> Iterator[dict[str, Any]
             event["tid"] = tid
         return event
 
-    yield meta(1, None, "process_name", tile.name)
-    yield meta(1, None, "process_sort_index", 0)
-    for t in tile.tiles:
-        yield meta(1, t, "thread_name", f"tile {t}")
-        yield meta(1, t, "thread_sort_index", t * 64)
-    lanes = tile.slices.filter(pl.col("lane") > 0).select("tile", "lane").unique()
-    for t, lane in sorted(lanes.iter_rows()):
-        name = f"tile {t} {OVERLAP}" + ("" if lane == 1 else f" {lane}")
-        yield meta(1, t + lane * stride, "thread_name", name)
-        yield meta(1, t + lane * stride, "thread_sort_index", t * 64 + min(lane, 63))
+    if tile is not None:
+        yield meta(1, None, "process_name", tile.name)
+        yield meta(1, None, "process_sort_index", 0)
+        for t in tile.tiles:
+            yield meta(1, t, "thread_name", f"tile {t}")
+            yield meta(1, t, "thread_sort_index", t * 64)
+        lanes = tile.slices.filter(pl.col("lane") > 0).select("tile", "lane").unique()
+        for t, lane in sorted(lanes.iter_rows()):
+            name = f"tile {t} {OVERLAP}" + ("" if lane == 1 else f" {lane}")
+            yield meta(1, t + lane * stride, "thread_name", name)
+            yield meta(1, t + lane * stride, "thread_sort_index", t * 64 + min(lane, 63))
     for index, gpu in enumerate(timeline.gpus):
         pid = 2 + index
         yield meta(pid, None, "process_name", gpu.name)
@@ -180,11 +181,9 @@ def _us_text(ns: int) -> str:
 def write_chrome(handle: Writable, timeline: Timeline, *, batch: int = BATCH) -> None:
     """Write ``timeline`` as one Chrome trace JSON document, batch by batch."""
     tile = timeline.tile
-    stride = tile.stride
-    other = {
-        "generator": "tileprof trace",
-        "targets": [tile.name, *(g.name for g in timeline.gpus)],
-    }
+    stride = tile.stride if tile is not None else 0
+    targets = [] if tile is None else [tile.name]
+    other = {"generator": "tileprof trace", "targets": [*targets, *(g.name for g in timeline.gpus)]}
     handle.write(b'{"displayTimeUnit":"ns","otherData":' + _ENCODE(other) + b',"traceEvents":[\n')
     first = True
 
@@ -197,11 +196,12 @@ def write_chrome(handle: Writable, timeline: Timeline, *, batch: int = BATCH) ->
 
     for event in _metadata_events(timeline, stride):
         emit(_ENCODE(event))
-    for event in _counter_events(tile.counters):
-        emit(_ENCODE(event))
-    meta = _metadata_json(tile)
-    for start in range(0, tile.slices.height, batch):
-        emit(_tile_lines(tile, tile.slices.slice(start, batch), stride, meta).encode())
+    if tile is not None:
+        for event in _counter_events(tile.counters):
+            emit(_ENCODE(event))
+        meta = _metadata_json(tile)
+        for start in range(0, tile.slices.height, batch):
+            emit(_tile_lines(tile, tile.slices.slice(start, batch), stride, meta).encode())
     for index, gpu in enumerate(timeline.gpus):
         for event in _gpu_events(index, gpu):
             emit(_ENCODE(event))

@@ -377,17 +377,18 @@ def write_pftrace(
     interner = Interner()
     # Interning needs every string before the first packet: the columns intern them (a few
     # distinct values each), then the packets are written.
-    columns = [tile_columns(interner, tile)]
+    columns = [] if tile is None else [tile_columns(interner, tile)]
     columns += [gpu_columns(interner, i, gpu) for i, gpu in enumerate(timeline.gpus)]
     _write(handle, interner.packet())
-    for packet in _tile_descriptors(tile):
-        _write(handle, packet)
-    for chunk in encode_lane_tracks(tile, batch=batch, workers=workers):
-        handle.write(chunk)
+    if tile is not None:
+        for packet in _tile_descriptors(tile):
+            _write(handle, packet)
+        for chunk in encode_lane_tracks(tile, batch=batch, workers=workers):
+            handle.write(chunk)
     for index, gpu in enumerate(timeline.gpus):
         for packet in _gpu_descriptors(index, gpu):
             _write(handle, packet)
-    for packet in _counter_packets(tile):
+    for packet in _counter_packets(tile) if tile is not None else ():
         _write(handle, packet)
     for part in columns:
         for chunk in encode_slices(part, batch=batch, workers=workers):

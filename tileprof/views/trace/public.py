@@ -20,7 +20,7 @@ from tileprof.views.trace import trace_format, write_trace
 
 
 def trace(
-    dump: str | os.PathLike[str] | Profile,
+    dump: str | os.PathLike[str] | Profile | None,
     output: str | os.PathLike[str],
     *,
     gpu_traces: Sequence[str | os.PathLike[str]] = (),
@@ -30,9 +30,10 @@ def trace(
     max_samples: int = DEFAULT_MAX_SAMPLES,
     **filter_options: Any,
 ) -> Path:
-    """Write the timeline of ``dump`` and ``gpu_traces`` (PyTorch profiler traces) to
-    ``output``, in the format its extension names (``.pftrace``, ``.json``, ``.json.gz``),
-    and return the path written. What the command prints as notes (samples cut at
+    """Write the timeline of ``dump`` (None: GPU traces only) and ``gpu_traces`` (PyTorch
+    profiler traces, nsys SQLite exports, rocprofv3 kernel traces) to ``output``, in the
+    format its extension names (``.pftrace``, ``.json``, ``.json.gz``), and return the path
+    written. What the command prints as notes (samples cut at
     ``max_samples``, a CPU-only trace) comes as a ``UserWarning`` each.
 
     Filters as a ``Filters`` or as its keyword fields (``epoch=1``); ``align`` as the
@@ -46,7 +47,7 @@ def trace(
         filters = Filters(**filter_options)
     path = Path(output)
     fmt = trace_format(path)  # first: a wrong extension fails before any reading
-    profile = dump if isinstance(dump, Profile) else load(Path(dump))
+    profile = dump if isinstance(dump, Profile) or dump is None else load(Path(dump))
     timeline = build_timeline(
         profile,
         filters or Filters(),
