@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from tileprof.analyses.filters import Filters
+from tileprof.commands._notes import say
 from tileprof.commands._options import (
     Output,
     fail_on_option,
@@ -32,7 +33,7 @@ def check_judged(unchecked: tuple[str, ...], allow_empty: bool) -> None:
     if unchecked and not allow_empty:
         raise OptionError(f"{unchecked[0]} (--allow-empty accepts that)")
     for sentence in unchecked:
-        click.echo(f"tileprof: note: {sentence}", err=True)
+        say(f"tileprof: note: {sentence}", err=True)
 
 
 @click.command("history", short_help="Trend of figures per run and group from a store.")
@@ -92,5 +93,5 @@ def command(
     model = HistoryModel(history, generated_at, terminal_width(out.path))
     write_rendered(HISTORY_RENDERERS[out.format], model, out.path)
     if history.failures:
-        click.echo(views.verdict(history), err=True)
+        say(views.verdict(history), err=True)
         click.get_current_context().exit(EXIT_FAILED)

@@ -13,6 +13,7 @@ import dataclasses
 import io
 import math
 import re
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
 
 from tileprof.analyses.timeline import OTHER
 from tileprof.core import numbers
-from tileprof.core.text import shorten
+from tileprof.core.text import display_name
 from tileprof.views.html.view import (
     Chart,
     ChartedTable,
@@ -131,7 +132,10 @@ def to_svg(figure: MplFigure, prefix: str, *, tight: bool = True) -> str:
     sees ``SVG_METADATA``, whose null Date keeps the environment out of it.
     """
     buffer = io.StringIO()
-    with _style():
+    with _style(), warnings.catch_warnings():
+        # a glyph the font lacks (a CJK name) is drawn as a box; matplotlib's warning would
+        # print the character itself on the terminal
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
         box = None
         if tight:
             box = figure.get_tightbbox().padded(matplotlib.rcParams["savefig.pad_inches"])
@@ -148,7 +152,9 @@ def to_svg(figure: MplFigure, prefix: str, *, tight: bool = True) -> str:
 
 
 def _short(name: str, limit: int = 48) -> str:
-    return shorten(name, limit)
+    """A name from an input as a chart label: its middle elided, control characters escaped
+    (a font has no glyph for ESC, and matplotlib's warning would print the raw byte)."""
+    return display_name(name, limit)
 
 
 def thousands(axis: Any) -> None:
