@@ -7,6 +7,7 @@ whole, the escapes reached the terminal raw, the full disk was a traceback.
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -14,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile import ROOT, assert_one_line_error
+from tests.hostile import ROOT, assert_one_line_error, invoke
+from tests.samples import sample, write_dump
 from tileprof.core import patterns, specs
 from tileprof.core.errors import OptionError
 
@@ -106,3 +108,117 @@ def test_normalize_and_match_run_in_re2(capfd: pytest.CaptureFixture[str]) -> No
     rx = compile_normalize("(a*)*b")
     assert rx is not None and rx.sub("", "a" * 100_000) == "a" * 100_000
     assert Rename.parse("*a*a*a*b=*x*y*z*w").apply("a" * 10_000) is None
+
+
+# --- the terminal: names with ESC sequences are printed escaped ----------------------------
+
+HOSTILE_KERNEL = f"gemm{ESC_TITLE}{ESC_CLEAR}"
+
+
+def _raw(text: str) -> bool:
+    return "\x1b" in text or "\x07" in text
+
+
+@pytest.fixture(scope="module")
+def hostile_dumps(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("escapes")
+    before = [sample(0, 0, 100, HOSTILE_KERNEL), sample(1, 0, 50, "k2")]
+    after = [sample(0, 0, 300, HOSTILE_KERNEL), sample(1, 0, 50, "k2")]
+    return (
+        write_dump(folder / "before.json", before, clockHz=1e9, tileCount=2),
+        write_dump(folder / f"after{ESC_CLEAR}.json", after, clockHz=1e9, tileCount=2),
+    )
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_diff_fail_on_broken_line_is_escaped(hostile_dumps: tuple[Path, Path], fmt: str) -> None:
+    """The ``broken:`` line names the kernel: raw, ESC]0 set the window title."""
+    before, after = hostile_dumps
+    held = "phaseCycles may not rise by more than 5%"
+    code, out, err, exc = invoke("diff", before, after, "--fail-on", held, "--format", fmt)
+    assert exc is None and code == 1, err
+    assert "broken: phaseCycles of gemm\\x1b]0;pwned\\x07" in out + err
+    assert not _raw(err)
+    if fmt == "table":
+        assert not _raw(out)
+
+
+def test_store_add_line_is_escaped(hostile_dumps: tuple[Path, Path], tmp_path: Path) -> None:
+    _, after = hostile_dumps
+    code, out, err, exc = invoke("store", "add", after, "--store", tmp_path / "store")
+    assert exc is None and code == 0, err
+    assert "after\\x1b[2J.json" in out and not _raw(out + err)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("findings",), ("report", "-o", "{dir}/r\x1b[2J.html"), ("trace", "-o", "{dir}/t\x1b.json")],
+)
+def test_every_command_line_is_escaped(
+    hostile_dumps: tuple[Path, Path], tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """findings' messages, the written file's path, trace's summary line, and no matplotlib
+    glyph warning echoing a raw ESC from a chart label."""
+    _, after = hostile_dumps
+    args = [a.format(dir=tmp_path) for a in command]
+    code, out, err, exc = invoke(args[0], after, *args[1:])
+    assert exc is None and code == 0, err
+    assert not _raw(out + err), (out + err)[:500]
+    assert "Glyph" not in err
+
+
+# --- memory: gzip bombs and claims of size --------------------------------------------------
+
+
+def _bomb(path: Path, head: bytes, mib: int) -> Path:
+    """``head`` then ``mib`` MiB of spaces, gzipped as one small member repeated (about
+    1,000× smaller than its text, as gzip bombs are)."""
+    member = gzip.compress(b" " * (1 << 20), 9)
+    path.write_bytes(gzip.compress(head) + member * mib)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "head", "command"),
+    [
+        ("runs.csv.gz", b"target,workload,kernel,time_us\n", "runs"),
+        ("trace.json.gz", b'{"traceEvents": [', "runs"),
+        ("dump.json.gz", b'{"clockHz": 1e9, "tileCount": 2, "samples": [', "summary"),
+    ],
+)
+def test_a_gzip_bomb_is_refused_past_its_ratio(
+    tmp_path: Path, name: str, head: bytes, command: str
+) -> None:
+    """Before, every gzipped kind but NDJSON was decompressed whole (a 10 MB gzip of 10 GB
+    passed 6 GB). Now past 100× its size (at least the floor, made 4 MiB here) it is one line,
+    under an address-space limit the whole bomb would not fit in (80 MiB of text, 48 MiB
+    of headroom); the dump goes through the compiled decoder, whose own floor is 64 MiB."""
+    from tests.hostile import run_under_memory_limit
+
+    bomb = _bomb(tmp_path / name, head, 80)
+    code, err = run_under_memory_limit(
+        command, bomb, headroom=48 << 20 if command == "runs" else 160 << 20, gzip_floor=4 << 20
+    )
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, err
+    assert lines[0].startswith(f"tileprof: error: {bomb}: gzip data decompresses to more than")
+
+
+def test_gunzip_reads_what_gzip_reads() -> None:
+    """The bounded reader gives gzip's own bytes: members one after another, NUL padding after
+    the last; a truncated member or trailing junk is an error."""
+    import os
+
+    from tileprof.core.errors import InputError
+    from tileprof.inputs._common import gunzip
+
+    where = Path("x.gz")
+    for text in (b"", b"abc", os.urandom(300_000), b"y" * 3_000_000):
+        packed = gzip.compress(text)
+        assert gunzip(where, packed) == text
+        assert gunzip(where, packed + gzip.compress(b"zz") + b"\0\0") == text + b"zz"
+        for cut in (5, len(packed) // 2, len(packed) - 1):
+            with pytest.raises(InputError, match="corrupt or truncated gzip data"):
+                gunzip(where, packed[:cut])
+    with pytest.raises(InputError, match="corrupt or truncated gzip data"):
+        gunzip(where, gzip.compress(b"abc") + b"junk")
