@@ -222,3 +222,37 @@ def test_gunzip_reads_what_gzip_reads() -> None:
                 gunzip(where, packed[:cut])
     with pytest.raises(InputError, match="corrupt or truncated gzip data"):
         gunzip(where, gzip.compress(b"abc") + b"junk")
+
+
+# --- the store on a full disk ---------------------------------------------------------------
+
+
+def test_a_full_disk_under_store_add_is_one_line_and_frees_the_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The samples table's write fails as Delta Lake fails on a full disk: before, a traceback
+    (exit 1) and the run id stayed claimed; now one line, exit 2, the id free, the store
+    readable, and the same add succeeds once there is room."""
+    import deltalake
+    from deltalake.exceptions import DeltaError
+
+    from tileprof.model.store import tables
+
+    dump = write_dump(tmp_path / "d.json", [sample(0, 0, 10), sample(1, 5, 10)], clockHz=1e9)
+    store = str(tmp_path / "store")
+    real = deltalake.write_deltalake
+
+    def full_disk(table: object, *args: object, **kwargs: object) -> None:
+        if str(table).rstrip("/").endswith(tables.SAMPLES):
+            raise DeltaError("Failed to write: No space left on device (os error 28)")
+        real(table, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(deltalake, "write_deltalake", full_disk)
+    message = assert_one_line_error("store", "add", dump, "--store", store, "--run", "r1")
+    assert "cannot store run 'r1': no space left on device" in message
+    assert "the run id is free again" in message
+    monkeypatch.setattr(deltalake, "write_deltalake", real)
+    code, out, err, exc = invoke("store", "list", "--store", store, "--format", "json")
+    assert exc is None and code == 0 and json.loads(out) == [], err
+    code, out, err, exc = invoke("store", "add", dump, "--store", store, "--run", "r1")
+    assert exc is None and code == 0 and out == f"added run r1 from {dump}\n", err

@@ -18,7 +18,7 @@ the other fails with one line and has written nothing.
 
 from __future__ import annotations
 
-import contextlib
+import errno
 import hashlib
 import uuid
 from collections.abc import Mapping
@@ -31,7 +31,7 @@ import polars as pl
 from tileprof._version import __version__
 from tileprof.analyses.filters import group_name
 from tileprof.analyses.stats import group_statistics, profile_span
-from tileprof.core.errors import InputError, OptionError
+from tileprof.core.errors import InputError, OptionError, OutputError, TileprofError
 from tileprof.model.profile import Profile, load
 from tileprof.model.store.tables import (
     CLAIM_SCHEMA,
@@ -113,10 +113,38 @@ def add_run(
     claim_run(store, run_id)
     try:
         write_profile(store, record, profile)
-    except BaseException:
-        release_claim(store, run_id)  # a failed write is no add under way; its rows, if any,
-        raise  # go with the next add of the id (``write_rows`` removes them first)
+    except BaseException as exc:
+        # a failed write is no add under way; its rows, if any, go with the next add of the id
+        # (``write_rows`` removes them first), and files it left uncommitted are never read
+        released = release_claim(store, run_id)
+        if isinstance(exc, TileprofError) or not _store_write_error(exc):
+            raise
+        raise _not_written(store, run_id, exc, released) from None
     return AddResult(run_id, True, str(path), sha256)
+
+
+def _store_write_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is the store's medium failing (a full disk, a vanished folder, an
+    object store refusing): an ``OSError``, or Delta Lake's or Arrow's error for one."""
+    from deltalake.exceptions import DeltaError
+    from pyarrow import ArrowException
+
+    return isinstance(exc, OSError | DeltaError | ArrowException)
+
+
+def _not_written(store: Store, run: str, exc: BaseException, released: bool) -> OutputError:
+    """The one line for a write of ``run`` that the store's medium refused."""
+    text = str(exc)
+    full = getattr(exc, "errno", None) == errno.ENOSPC or "No space left on device" in text
+    reason = "no space left on device" if full else (text.strip().splitlines() or ["?"])[0]
+    after = (
+        "the run id is free again"
+        if released
+        else f"the run id stays claimed (`tileprof store rm --store {store.uri} --run {run}` "
+        "clears it once there is room)"
+    )
+    where = f"{store.uri}: cannot store run {run!r}"
+    return OutputError(f"{where}: {reason}; nothing was added, {after}")
 
 
 def claim_run(store: Store, run: str) -> None:
@@ -140,13 +168,21 @@ def claim_run(store: Store, run: str) -> None:
             f"--run {run!r}: another process added a run of that id at the same moment; "
             "nothing was added"
         ) from None
+    except Exception as exc:
+        if not _store_write_error(exc):
+            raise
+        raise _not_written(store, run, exc, True) from None
 
 
-def release_claim(store: Store, run: str) -> None:
+def release_claim(store: Store, run: str) -> bool:
     """Drop this process's claim on ``run`` after a write that failed, as far as the store
-    lets it (an unreachable store keeps the claim; ``store rm`` clears it then)."""
-    with contextlib.suppress(Exception):  # the write's own error is the one to report
+    lets it (an unreachable store keeps the claim; ``store rm`` clears it then): whether it
+    was dropped."""
+    try:
         store.table(CLAIMS).delete(f"run = {sql_string(run)}")
+    except Exception:  # the write's own error is the one to report
+        return False
+    return True
 
 
 def _claimed(store: Store, run: str) -> OptionError:
