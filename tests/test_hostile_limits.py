@@ -256,3 +256,46 @@ def test_a_full_disk_under_store_add_is_one_line_and_frees_the_id(
     assert exc is None and code == 0 and json.loads(out) == [], err
     code, out, err, exc = invoke("store", "add", dump, "--store", store, "--run", "r1")
     assert exc is None and code == 0 and out == f"added run r1 from {dump}\n", err
+
+
+# --- the highest offset -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["json", "ndjson", "csv"])
+def test_the_highest_offset_is_the_documented_one(tmp_path: Path, fmt: str) -> None:
+    """docs/formats.md states 2⁶² (the docs said 2⁶³ − 1 while every reader refused above
+    2⁶²): 2⁶² reads, 2⁶² + 1 is one line, in every text form."""
+    from tileprof.inputs._common import MAX_CYCLES
+
+    assert MAX_CYCLES == 2**62
+    formats = (ROOT / "docs" / "formats.md").read_text()
+    assert "| `offset` | integer, 0 ≤ offset ≤ 2⁶² |" in formats
+    assert "**The highest offset** is 2⁶² (4,611,686,018,427,387,904 cycles" in formats
+    for offset, good in ((2**62, True), (2**62 + 1, False)):
+        path = tmp_path / f"d.{fmt}"
+        if fmt == "json":
+            write_dump(path, [sample(0, offset, 0)], clockHz=1e9, tileCount=1)
+        elif fmt == "csv":
+            path.write_text(f"physicalTile,offset,duration\n0,{offset},0\n")
+        else:
+            line = json.dumps({"physicalTile": 0, "offset": offset, "duration": 0})
+            path.write_text(f'{{"clockHz": 1e9, "tileCount": 1}}\n{line}\n')
+        if good:
+            code, _, err, exc = invoke("summary", path, "--format", "json")
+            assert exc is None and code == 0, err
+        else:
+            message = assert_one_line_error("summary", path)
+            assert "4611686018427387904" in message or "beyond 2^62 cycles" in message
+
+
+def test_out_of_memory_names_the_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Running out of memory after the read (here: in the summary) still names the file."""
+    import tileprof.model.profile
+
+    def exhausted(*_: object, **__: object) -> None:
+        raise MemoryError
+
+    dump = write_dump(tmp_path / "d.json", [sample(0, 0, 10)], clockHz=1e9, tileCount=1)
+    monkeypatch.setattr(tileprof.model.profile.Profile, "summary", exhausted)
+    message = assert_one_line_error("summary", dump, contains="out of memory")
+    assert message.startswith(f"{dump}: out of memory")
