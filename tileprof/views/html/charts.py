@@ -194,7 +194,12 @@ def occupancy_chart(section: TileSection) -> Chart | None:
             vmin=0,
             vmax=len(palette),
             origin="lower",
-            extent=(float(edges[0]), float(edges[-1]), -0.5, occ.cells.shape[0] - 0.5),
+            extent=(
+                float(edges[0]),
+                float(edges[-1]),
+                -0.5,
+                occ.cells.shape[0] * occ.tiles_per_row - 0.5,
+            ),
         )
         axes.set_xlabel("cycle (µs)")
         axes.set_ylabel("tile")
@@ -206,8 +211,12 @@ def occupancy_chart(section: TileSection) -> Chart | None:
         labels = [_short(n) for n in occ.legend] + ["idle"]
         axes.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
         fit(figure, left_chars=6, legend_chars=max(map(len, labels)), tick_lines=2)
+    count, per_row = occ.cells.shape[0], occ.tiles_per_row
+    rows = f"{count:,} tiles"
+    if per_row > 1:  # a device of more than OCCUPANCY_ROWS tiles
+        rows = f"{section.summary.tile_count:,} tiles in {count:,} rows of {per_row:,}"
     caption = (
-        f"{occ.cells.shape[0]:,} tiles × {occ.bins.count} bins of {occ.bins.width:,} cycles; "
+        f"{rows} × {occ.bins.count} bins of {occ.bins.width:,} cycles; "
         "each cell shows the group with most cycles in it."
     )
     return _chart(f"{section.id}-occupancy", "Tile × time occupancy", caption, figure, tight=False)
