@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -313,3 +314,84 @@ def test_the_local_dask_cluster_listens_on_loopback_over_tls() -> None:
     assert options["host"] == "127.0.0.1"
     assert options["security"].require_encryption
     assert options["dashboard_address"] is None and options["worker_dashboard_address"] is None
+
+
+_OCCUPANCY = """
+import resource, sys
+import polars as pl
+from tests.samples import frame, sample
+from tileprof.analyses.timeline import tile_activity
+samples = frame([sample(0, 0, 100, "a"), sample(2**20 - 1, 50, 100, "b")])
+status = open("/proc/self/status").read().split("VmSize:")[1]
+size = int(status.split()[0]) * 1024 + (512 << 20)
+resource.setrlimit(resource.RLIMIT_AS, (size, size))
+occupancy, active = tile_activity(samples, 2**20)
+print(occupancy.cells.shape[0], occupancy.tiles_per_row, float(active.series.sum()))
+"""
+
+
+def test_the_occupancy_map_follows_the_samples_not_the_claimed_tile_count() -> None:
+    """Two samples and tileCount 2²⁰ (the documented maximum): before, the map took
+    tileCount × groups × bins floats (5 GB; `report` passed 6 GB); now at most 4,096 rows,
+    under a 512 MiB address-space limit."""
+    done = subprocess.run(
+        [sys.executable, "-c", _OCCUPANCY],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**os.environ, "POLARS_MAX_THREADS": "1"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows, per_row, busy = done.stdout.split()
+    assert (int(rows), int(per_row)) == (4096, 256)
+    assert float(busy) > 0
+
+
+# --- the same file added twice at once ------------------------------------------------------
+
+
+def test_two_adds_of_one_file_under_two_ids_store_it_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While one add reads the file, another add of it under another id runs to the end: the
+    first then finds it stored and adds nothing (before: stored twice)."""
+    from tileprof.model.store import writes
+
+    dump = write_dump(tmp_path / "d.json", [sample(0, 0, 10), sample(1, 5, 10)], clockHz=1e9)
+    store = str(tmp_path / "store")
+    real_load = writes.load
+    calls = []
+
+    def racing_load(*args: object, **kwargs: object) -> object:
+        if not calls:
+            calls.append(1)
+            code, _, err, exc = invoke("store", "add", dump, "--store", store, "--run", "b")
+            assert exc is None and code == 0, err
+        return real_load(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writes, "load", racing_load)
+    code, out, err, exc = invoke("store", "add", dump, "--store", store, "--run", "a")
+    assert exc is None and code == 0, err
+    assert "already stored as run b" in out
+    code, out, err, exc = invoke("store", "list", "--store", store, "--format", "json")
+    assert [r["run"] for r in json.loads(out)] == ["b"]
+
+
+def test_an_add_of_a_file_another_add_holds_is_one_line(tmp_path: Path) -> None:
+    """A claim on the file left by an add still running (or interrupted) refuses a second add
+    under another id, naming the first; ``store rm`` of that id clears it."""
+    from tileprof.model.store import writes
+    from tileprof.model.store.tables import create_store
+
+    dump = write_dump(tmp_path / "d.json", [sample(0, 0, 10)], clockHz=1e9)
+    uri = str(tmp_path / "store")
+    store = create_store(uri)
+    writes.claim_run(store, "first")
+    writes.claim_file(store, dump, writes.file_sha256(dump), "first")
+    message = assert_one_line_error("store", "add", dump, "--store", uri, "--run", "second")
+    assert "another add of this file (as run first) is under way or was interrupted" in message
+    code, out, err, exc = invoke("store", "rm", "--store", uri, "--run", "first")
+    assert exc is None and code == 0, err
+    code, out, err, exc = invoke("store", "add", dump, "--store", uri, "--run", "second")
+    assert exc is None and code == 0 and "added run second" in out, err

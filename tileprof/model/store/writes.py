@@ -99,17 +99,77 @@ def add_run(
     clock_hz: float | None = None,
     tile_count: int | None = None,
 ) -> AddResult:
-    """Parse the dump at ``path`` and append it as one run (a no-op when its sha256 is stored)."""
+    """Parse the dump at ``path`` and append it as one run (a no-op when its sha256 is stored:
+    also when another ``add`` of the same file, under another id, finished meanwhile)."""
     sha256 = file_sha256(path)
     existing = read_runs(store)
-    for record in existing:
-        if record.sha256 == sha256:
-            return AddResult(record.run, False, str(path), sha256)
+    stored = _stored_as(existing, path, sha256)
+    if stored is not None:
+        return stored
     run_id = check_run_id(run) if run is not None else default_run_id(path, sha256)
     if any(record.run == run_id for record in existing):
         raise OptionError(f"--run {run_id!r}: the store already has a run of that id")
     profile = load(path, format=format, clock_hz=clock_hz, tile_count=tile_count)
     record = run_record(profile, run_id, dict(labels or {}), path.name, sha256)
+    claim_file(store, path, sha256, run_id)
+    try:
+        stored = _stored_as(read_runs(store), path, sha256)  # an add that finished meanwhile
+        if stored is not None:
+            return stored
+        return _add_claimed(store, record, profile, path)
+    finally:
+        release_claim(store, _file_key(sha256))
+
+
+def _stored_as(records: list[RunRecord], path: Path, sha256: str) -> AddResult | None:
+    """The no-op result when a run of the file's sha256 is stored, else None."""
+    for record in records:
+        if record.sha256 == sha256:
+            return AddResult(record.run, False, str(path), sha256)
+    return None
+
+
+def _file_key(sha256: str) -> str:
+    """The claim that one file is being added (no run id has a space)."""
+    return f"sha256 {sha256}"
+
+
+def claim_file(store: Store, path: Path, sha256: str, run: str) -> None:
+    """Take the file (its sha256) for this ``add`` of it as ``run``, or fail with one line when
+    another ``add`` of the same file, under any id, has it: two adds of one file at once
+    store it once. The claim is released when the add ends; one left by an interrupted add
+    names that add's id, whose ``store rm`` clears both."""
+    from deltalake import write_deltalake
+    from deltalake.exceptions import CommitFailedError
+
+    key = _file_key(sha256)
+    claims = store.table(CLAIMS)
+    if claims.file_uris(file_pruning_predicate=[("run", "=", key)]):
+        holder = claims.to_pyarrow_table(filters=[("run", "=", key)])["token"].to_pylist()
+        raise OptionError(
+            f"{path}: another add of this file (as run {holder[0] if holder else '?'}) is "
+            f"under way or was interrupted; nothing was added (if none is running, "
+            f"`tileprof store rm --store {store.uri} --run {holder[0] if holder else '…'}` "
+            "clears it)"
+        )
+    row = pl.DataFrame([{"run": key, "token": run, "claimedAt": now_utc()}], schema=CLAIM_SCHEMA)
+    try:
+        write_deltalake(
+            claims, row.to_arrow(), mode="overwrite", predicate=f"run = {sql_string(key)}"
+        )
+    except CommitFailedError:
+        raise OptionError(
+            f"{path}: another process is adding this file at the same moment; nothing was added"
+        ) from None
+    except Exception as exc:
+        if not _store_write_error(exc):
+            raise
+        raise _not_written(store, run, exc, True) from None
+
+
+def _add_claimed(store: Store, record: RunRecord, profile: Profile, path: Path) -> AddResult:
+    """Claim ``record.run`` and write the run (the file is claimed already)."""
+    run_id = record.run
     claim_run(store, run_id)
     try:
         write_profile(store, record, profile)
@@ -120,7 +180,7 @@ def add_run(
         if isinstance(exc, TileprofError) or not _store_write_error(exc):
             raise
         raise _not_written(store, run_id, exc, released) from None
-    return AddResult(run_id, True, str(path), sha256)
+    return AddResult(run_id, True, str(path), record.sha256)
 
 
 def _store_write_error(exc: BaseException) -> bool:
@@ -320,6 +380,8 @@ def remove_run(store: Store, run: str) -> str:
         raise OptionError(f"--run {run!r}: no such run in {store.uri}")
     if records:
         store.table(RUNS).delete(f"run = {sql_string(run)}")
+    if claimed:  # and the file an interrupted add of it had claimed
+        store.table(CLAIMS).delete(f"token = {sql_string(run)} AND run LIKE 'sha256 %'")
     _remove_rows(
         store, run, (SAMPLES, METADATA, STATS, CLAIMS) if claimed else (SAMPLES, METADATA, STATS)
     )
