@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.hostile import ROOT, assert_one_line_error, invoke
 from tests.samples import sample, write_dump
@@ -395,3 +397,32 @@ def test_an_add_of_a_file_another_add_holds_is_one_line(tmp_path: Path) -> None:
     assert exc is None and code == 0, err
     code, out, err, exc = invoke("store", "add", dump, "--store", uri, "--run", "second")
     assert exc is None and code == 0 and "added run second" in out, err
+
+
+# --- fuzz: generated long names through every pattern ---------------------------------------
+
+_TOKENS = ["h100 ", "a100", "pcie", "sxm", "80gb", "nvl", "1", " ", "(", "<", "a", "float8", "_"]
+
+
+@pytest.mark.fuzz
+@settings(max_examples=20, derandomize=True, database=None, deadline=None)
+@given(
+    st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=4),
+    st.integers(min_value=1_000, max_value=60_000),
+)
+def test_generated_long_names_go_through_every_pattern(parts: list[str], repeats: int) -> None:
+    """Names made of the tokens the patterns look for, repeated up to hundreds of KB (the
+    family of ``"h100 " × 40,000``): the spec registry, the classifier, kernel display names,
+    ``--normalize`` and ``--match`` all finish (no test may run past pytest's own patience;
+    the old patterns took hours on such names)."""
+    from tileprof.analyses.diff import Rename, compile_normalize
+    from tileprof.core.classify import classify
+    from tileprof.core.text import kernel_display_name
+
+    name = "".join(parts) * repeats
+    specs.spec_for(name)
+    classify(name)
+    assert len(kernel_display_name(name)) <= 60
+    rx = compile_normalize(r"(a|1|\s)*(pcie|x)")
+    assert rx is not None and rx.sub("", name).endswith(name[patterns.NAME_PATTERN_LIMIT :])
+    Rename.parse("*h100*pcie*=*x*y*").apply(name)
