@@ -426,3 +426,19 @@ def test_generated_long_names_go_through_every_pattern(parts: list[str], repeats
     rx = compile_normalize(r"(a|1|\s)*(pcie|x)")
     assert rx is not None and rx.sub("", name).endswith(name[patterns.NAME_PATTERN_LIMIT :])
     Rename.parse("*h100*pcie*=*x*y*").apply(name)
+
+
+def test_the_balance_chart_draws_at_most_4096_points() -> None:
+    """A dump claiming 2²⁰ tiles drew 2²⁰ points, and prefixing the chart's SVG ids took ten
+    minutes (a text replace per id); now 4,096 points, each the largest of its run of tiles."""
+    import numpy as np
+
+    from tileprof.views.html.charts import balance_profile
+
+    busy = np.zeros(2**20)
+    busy[[0, 2**20 - 1]] = [100.0, 100.0]
+    tiles, drawn = balance_profile(busy)
+    assert len(tiles) == len(drawn) == 4096 and tiles[-1] == 2**20 - 256
+    assert drawn[0] == drawn[-1] == 100.0 and drawn[1:-1].max() == 0
+    small = np.arange(1472.0)
+    assert (balance_profile(small)[1] == small).all()
