@@ -93,3 +93,40 @@ def with_negative_chunk_size(parquet: bytes) -> bytes:
     chunk = pq.read_metadata(pa.BufferReader(bad)).row_group(meta.num_row_groups - 1)
     assert chunk.column(group.num_columns - 1).total_compressed_size == -size
     return bad
+
+
+_UNDER_LIMIT = """
+import resource, sys
+import numpy, polars, pyarrow, msgspec
+import tileprof.commands.cli as cli
+import tileprof.commands.summary, tileprof.commands.runs, tileprof.inputs.sources
+import tileprof.inputs.tile.json_dump, tileprof.model.profile
+from tileprof.inputs import _common
+_common.GZIP_FLOOR_BYTES = int(sys.argv[2])
+status = open("/proc/self/status").read().split("VmSize:")[1]
+size = int(status.split()[0]) * 1024 + int(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_AS, (size, size))
+sys.argv = ["tileprof", *sys.argv[3:]]
+cli.main()
+"""
+
+
+def run_under_memory_limit(
+    *args: str | Path, headroom: int = 256 << 20, gzip_floor: int = 64 << 20
+) -> tuple[int, str]:
+    """``tileprof ARGS`` in a process of its own whose address space may grow ``headroom``
+    bytes past what its imports took (``resource.setrlimit(RLIMIT_AS)``), with
+    the gzip floor at ``gzip_floor``: (exit code, stderr). A crash is a negative exit code."""
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _UNDER_LIMIT, str(headroom), str(gzip_floor), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**os.environ, "POLARS_MAX_THREADS": "1"},
+    )
+    return done.returncode, done.stderr

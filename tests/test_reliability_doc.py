@@ -26,7 +26,7 @@ def test_every_cited_test_exists() -> None:
 
 def test_every_hostile_and_fault_test_is_in_the_catalogue() -> None:
     cited = {name for _, name in CITED.findall(DOC.read_text())}
-    for module in ("test_hostile", "test_outputs_special"):
+    for module in ("test_hostile", "test_hostile_limits", "test_outputs_special"):
         tests = [
             n for n in dir(importlib.import_module(f"tests.{module}")) if n.startswith("test_")
         ]

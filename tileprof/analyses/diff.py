@@ -21,6 +21,7 @@ import polars as pl
 from tileprof.analyses.stats import GROUP_FIELDS
 from tileprof.analyses.summary import Summary
 from tileprof.analyses.thresholds import GroupValues, relative_change
+from tileprof.core import patterns
 from tileprof.core.errors import OptionError
 
 STATUSES: tuple[str, ...] = ("added", "removed", "changed", "unchanged")
@@ -88,7 +89,7 @@ class Rename:
 
     def apply(self, name: str) -> str | None:
         """The after-side name ``name`` pairs with, or None when OLD does not match it."""
-        found = re.fullmatch(_capturing(self.old), name, flags=re.DOTALL)
+        found = patterns.compile(_capturing(self.old), dot_all=True).fullmatch(name)
         if found is None:
             return None
         captures = iter(found.groups())
@@ -101,17 +102,22 @@ def _wildcards(glob: str) -> list[str]:
 
 def _capturing(glob: str) -> str:
     parts = re.split(r"(\*|\?)", glob)
-    return "".join("(.*)" if p == "*" else "(.)" if p == "?" else re.escape(p) for p in parts if p)
+    return "".join(
+        "(.*)" if p == "*" else "(.)" if p == "?" else patterns.escape(p) for p in parts if p
+    )
 
 
-def compile_normalize(pattern: str | None) -> re.Pattern[str] | None:
-    """``--normalize REGEX`` compiled; a bad pattern is an OptionError naming it."""
+def compile_normalize(pattern: str | re.Pattern[str] | None) -> patterns.Pattern | None:
+    """``--normalize REGEX`` compiled by RE2 (linear time on any name, core.patterns; a
+    ``re.Pattern`` is compiled again from its text); a pattern RE2 cannot read (a look-around,
+    a back-reference) is an OptionError naming it."""
     if pattern is None:
         return None
+    text = pattern.pattern if isinstance(pattern, re.Pattern) else pattern
     try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise OptionError(f"--normalize {pattern!r}: {exc}") from None
+        return patterns.compile(text)
+    except patterns.PatternError as exc:
+        raise OptionError(f"--normalize {text!r}: {exc} (RE2 syntax: no look-arounds)") from None
 
 
 @dataclass(frozen=True)
@@ -205,7 +211,7 @@ def _keys(
     side: Side,
     dimensions: Sequence[str],
     renames: Sequence[Rename],
-    normalize: re.Pattern[str] | None,
+    normalize: patterns.Pattern | None,
     rename: bool,
 ) -> pl.DataFrame:
     """One row per group: its name, its matching key, and the label shown for it."""
@@ -266,7 +272,7 @@ def pair(
     impact: str,
     dimensions: Sequence[str] = (),
     match: Sequence[str | Rename] = (),
-    normalize: str | re.Pattern[str] | None = None,
+    normalize: str | re.Pattern[str] | patterns.Pattern | None = None,
 ) -> pl.DataFrame:
     """The diff rows: every group of either side, paired by key, sorted by |Δ impact|.
 
@@ -276,7 +282,7 @@ def pair(
     has a null change otherwise) and ``F_relative`` (null unless both sides have the group).
     """
     renames = [m if isinstance(m, Rename) else Rename.parse(m) for m in match]
-    pattern = normalize if isinstance(normalize, re.Pattern) else compile_normalize(normalize)
+    pattern = normalize if isinstance(normalize, patterns.Pattern) else compile_normalize(normalize)
     left = _keys(before, dimensions, renames, pattern, rename=True)
     right = _keys(after, dimensions, renames, pattern, rename=False)
     keep = ["group", "_key", "name", *dimensions, *fields]
@@ -350,7 +356,7 @@ def compare_summaries(
     after: Side,
     *,
     match: Sequence[str | Rename] = (),
-    normalize: str | re.Pattern[str] | None = None,
+    normalize: str | re.Pattern[str] | patterns.Pattern | None = None,
     top: int = DEFAULT_TOP,
 ) -> Diff:
     """The diff of two tile summaries; both must be grouped by the same dimensions."""
@@ -495,7 +501,7 @@ def compare_runs(
     after: Side,
     *,
     match: Sequence[str | Rename] = (),
-    normalize: str | re.Pattern[str] | None = None,
+    normalize: str | re.Pattern[str] | patterns.Pattern | None = None,
     top: int = DEFAULT_TOP,
 ) -> Diff:
     """The diff of two GPU sides' kernel (or op) rows, sorted by the change in total_us that

@@ -30,6 +30,11 @@ OTHER = "other"
 IDLE = -1
 """Occupancy-map cell value of a (tile, time bin) where no matched sample runs."""
 
+OCCUPANCY_ROWS = 4096
+"""Most rows of the occupancy map: a device of more tiles (up to 2²⁰) gets rows of
+⌈tileCount / 4096⌉ consecutive tiles each, so that the map's memory (rows × groups × bins)
+follows a bound, not the tileCount a dump claims."""
+
 
 @dataclass(frozen=True)
 class TimeBins:
@@ -63,6 +68,8 @@ class OccupancyMap:
     bins: TimeBins
     legend: tuple[str, ...]
     cells: np.ndarray
+    tiles_per_row: int = 1
+    """Tiles of one row of ``cells`` (row r holds tiles r × tiles_per_row onwards)."""
 
 
 @dataclass(frozen=True)
@@ -170,20 +177,23 @@ def tile_activity(
     lookup = {name: i for i, name in enumerate(legend)}
     other = lookup.get(OTHER, len(legend) - 1)
     groups = _codes(in_range, pairs, [lookup.get(g, other) for g in pairs["g"].to_list()])
-    tiles = in_range["tile"].to_numpy().astype(np.int64)
+    width = max(1, -(-tile_count // OCCUPANCY_ROWS))
+    rows = -(-tile_count // width)
+    tiles = in_range["tile"].to_numpy().astype(np.int64) // width
     g = len(legend)
-    cycles = binned_cycles(starts, ends, tiles * g + groups, tile_count * g, bins)
-    per_tile = cycles.reshape(tile_count, g, bins.count)
-    dominant = per_tile.argmax(axis=1).astype(np.int16)
-    dominant[per_tile.sum(axis=1) <= 0] = IDLE
+    cycles = binned_cycles(starts, ends, tiles * g + groups, rows * g, bins)
+    per_row = cycles.reshape(rows, g, bins.count)
+    dominant = per_row.argmax(axis=1).astype(np.int16)
+    dominant[per_row.sum(axis=1) <= 0] = IDLE
     covered = bins.covered
-    series = per_tile.sum(axis=0) / covered
+    series = per_row.sum(axis=0) / covered
     pair_kinds = pairs["kind"].cast(pl.String).fill_null("(none)").to_list()
     kind_names = sorted(set(pair_kinds))
     kind_keys = _codes(in_range, pairs, [kind_names.index(k) for k in pair_kinds])
     by_kind_cycles = binned_cycles(starts, ends, kind_keys, len(kind_names), bins)
     by_kind = {k: by_kind_cycles[i] / covered for i, k in enumerate(kind_names)}
-    return OccupancyMap(bins, legend, dominant), ActiveTiles(bins, legend, series, by_kind)
+    occupancy = OccupancyMap(bins, legend, dominant, width)
+    return occupancy, ActiveTiles(bins, legend, series, by_kind)
 
 
 def occupancy_frame(samples: pl.DataFrame, tile_count: int, bins: int = TIME_BINS) -> pl.DataFrame:
@@ -210,7 +220,7 @@ def occupancy_frame(samples: pl.DataFrame, tile_count: int, bins: int = TIME_BIN
     legend = np.array(occupancy.legend, dtype=object)
     return pl.DataFrame(
         {
-            "tile": tiles.astype(np.int64),
+            "tile": tiles.astype(np.int64) * occupancy.tiles_per_row,
             "bin": cells.astype(np.int64),
             "start": edges[cells],
             "stop": edges[cells + 1],

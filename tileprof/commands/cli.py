@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import importlib
+import os
 import sys
 import traceback
 from typing import Any
@@ -97,6 +98,7 @@ class TileprofGroup(SuggestingGroup):
         end = args.index("--") if "--" in args else len(args)
         if "--debug" in args[1:end]:
             args = ["--debug", *(a for a in args[:end] if a != "--debug"), *args[end:]]
+        ctx.meta[_ARGUMENTS] = list(args)  # for the out-of-memory line, which names the files
         return super().parse_args(ctx, args)
 
     def make_context(
@@ -132,7 +134,7 @@ class TileprofGroup(SuggestingGroup):
         except TileprofError as exc:
             self._fail(ctx, str(exc), exc.exit_code)
         except MemoryError:
-            self._fail(ctx, "out of memory (try a smaller input, a filter, or the cache layout)")
+            self._fail(ctx, _out_of_memory(ctx.meta.get(_ARGUMENTS, [])))
         except OSError as exc:
             self._fail(ctx, os_error_text(exc))
 
@@ -143,6 +145,23 @@ class TileprofGroup(SuggestingGroup):
             traceback.print_exc()
         click.echo(f"tileprof: error: {escape_control(message)}", err=True)
         ctx.exit(code)
+
+
+_ARGUMENTS = "tileprof.arguments"
+
+
+def _out_of_memory(arguments: list[str]) -> str:
+    """The out-of-memory line, naming the input files on the command line (the error may come
+    from reading one or from what was made of them)."""
+    files = []
+    for arg in arguments:
+        try:
+            if os.path.isfile(arg):
+                files.append(arg)
+        except (OSError, ValueError):
+            continue
+    where = f"{', '.join(files)}: " if files else ""
+    return f"{where}out of memory (try a smaller input, a filter, or the cache layout)"
 
 
 def _usage_error(exc: click.UsageError, where: str | None = None) -> None:

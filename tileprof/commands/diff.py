@@ -10,6 +10,7 @@ import click
 from tileprof.analyses.diff import DEFAULT_TOP, Diff
 from tileprof.analyses.filters import Filters
 from tileprof.analyses.thresholds import ThresholdError, evaluate
+from tileprof.commands._notes import say
 from tileprof.commands._options import (
     Output,
     checks_option,
@@ -156,7 +157,7 @@ def command(
     broken = [] if abstained else broken_thresholds(diff, fail_on)
     if out.format != "table" or not out.to_stdout:
         for line in [*abstained, *broken]:  # the terminal table lists them first itself
-            click.echo(f"tileprof: {line}", err=True)
+            say(f"tileprof: {line}", err=True)
     model = DiffModel(diff, tuple(broken), terminal_width(out.path), tuple(abstained))
     write_rendered(DIFF_RENDERERS[out.format], model, out.path)
     if abstained or broken:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from tileprof.analyses.filters import Filters
+from tileprof.commands._notes import say
 from tileprof.commands._options import (
     Output,
     checks_option,
@@ -54,7 +55,7 @@ def check_judged(unchecked: tuple[str, ...], allow_empty: bool) -> None:
     if unchecked and not allow_empty:
         raise OptionError(f"{unchecked[0]} (--allow-empty accepts that)")
     for sentence in unchecked:
-        click.echo(f"tileprof: note: {sentence}", err=True)
+        say(f"tileprof: note: {sentence}", err=True)
 
 
 def _generated_at(out: Output) -> str | None:
@@ -137,5 +138,5 @@ def command(
     if abstained:
         click.get_current_context().exit(EXIT_ABSTAINED)
     if history.failures:
-        click.echo(views.verdict(history), err=True)
+        say(views.verdict(history), err=True)
         click.get_current_context().exit(EXIT_FAILED)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from tileprof.commands._groups import SuggestingGroup
+from tileprof.commands._notes import say
 from tileprof.commands._options import (
     format_only,
     label_option,
@@ -63,7 +64,7 @@ def add(
             clock_hz=read.clock_hz,
             tile_count=read.tile_count,
         )
-        click.echo(result.message())
+        say(result.message())
 
 
 @command.command("list")
@@ -89,7 +90,7 @@ def rm(store_uri: str, run: str) -> None:
     from tileprof.model.store.tables import open_store
     from tileprof.model.store.writes import remove_run
 
-    click.echo(remove_run(open_store(store_uri), run))
+    say(remove_run(open_store(store_uri), run))
 
 
 @command.command("vacuum")
@@ -108,4 +109,4 @@ def vacuum(store_uri: str, retain_hours: int, dry_run: bool) -> None:
     from tileprof.model.store.vacuum import vacuum_store
 
     for table in vacuum_store(open_store(store_uri), retain_hours=retain_hours, dry_run=dry_run):
-        click.echo(table.line(dry_run))
+        say(table.line(dry_run))

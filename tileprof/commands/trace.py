@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from tileprof.analyses.filters import Filters, check_epoch
+from tileprof.commands._notes import say
 from tileprof.commands._options import (
     Output,
     example_filters,
@@ -101,5 +102,5 @@ def command(
     )
     write_trace(out.path, fmt, timeline)
     for line in timeline.notes:
-        click.echo(f"tileprof trace: {line}", err=True)
-    click.echo(f"{out.path}: {timeline.describe()}")
+        say(f"tileprof trace: {line}", err=True)
+    say(f"{out.path}: {timeline.describe()}")

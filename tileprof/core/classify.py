@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from tileprof.core.patterns import seen
+
 OP_FAMILIES: tuple[str, ...] = (
     "gemm",
     "attention",
@@ -112,6 +114,10 @@ DTYPE_RULES: tuple[tuple[str, str], ...] = (
     ("bf16", r"nvjet_sm\d+_t[a-z]t_"),
 )
 
+# Python's re, not RE2 (core.patterns): the rules need look-arounds, and each is linear as
+# written (literal alternatives; the look-arounds are one character wide and follow no
+# quantifier that could give back, `float8\w*` having taken every digit). Names are cut to
+# the first NAME_PATTERN_LIMIT characters all the same (`seen`).
 _FAMILY_RES = tuple((family, re.compile(rx)) for family, rx in FAMILY_RULES)
 _DTYPE_RES = tuple((dtype, re.compile(rx)) for dtype, rx in DTYPE_RULES)
 
@@ -132,7 +138,7 @@ def op_family(*names: str | None) -> str:
     for name in names:
         if not name:
             continue
-        text = name.lower()
+        text = seen(name).lower()
         for family, rx in _FAMILY_RES:
             if rx.search(text):
                 return family
@@ -148,7 +154,7 @@ def dtype(*names: str | None) -> str | None:
     for name in names:
         if not name:
             continue
-        text = name.lower()
+        text = seen(name).lower()
         best: tuple[int, str] | None = None
         for dt, rx in _DTYPE_RES:
             m = rx.search(text)

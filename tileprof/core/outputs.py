@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from tileprof.core.errors import OutputError
+from tileprof.core.text import escape_control
 
 TEMP_MARK = ".tileprof-"
 STALE_AFTER_S = 86400.0
@@ -188,5 +189,5 @@ def say_written(path: str | os.PathLike[str] | None) -> None:
     a device or FIFO written into (``/dev/stdout``): there the output itself is the answer."""
     if path is None or str(path) == "-" or is_special(Path(path)):
         return
-    sys.stdout.write(f"{os.fspath(path)}\n")
+    sys.stdout.write(f"{escape_control(os.fspath(path))}\n")
     sys.stdout.flush()

@@ -15,7 +15,6 @@ tile per cycle, turned into the device's peaks by the target's own tile count an
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -24,6 +23,7 @@ from typing import Any
 
 import tomllib
 
+from tileprof.core import patterns
 from tileprof.core.errors import InputError
 
 PEAK_KEYS: tuple[str, ...] = (
@@ -48,7 +48,7 @@ FIDELITIES: dict[str, str] = {
 }
 """A Tenstorrent op's MATH FIDELITY (lower-cased) → the spec's per-core FPU peak key."""
 MEMORY_KEYS: tuple[str, ...] = ("bandwidth", "latency_floor", "exchange_bandwidth", "issue_slots")
-TOP_KEYS: tuple[str, ...] = ("name", "kind", "match", "sources", "peaks", "memory")
+TOP_KEYS: tuple[str, ...] = ("name", "kind", "match", "exclude", "sources", "peaks", "memory")
 NUMBER_KEYS: tuple[str, ...] = ("value", "unit", "source", "note")
 KINDS: tuple[str, ...] = ("gpu", "tile", "chip")
 """``gpu``: whole-device figures; ``tile``: per tile per cycle, scaled by the target's tiles and
@@ -87,7 +87,7 @@ DTYPE_CLASS: dict[str, str] = {
     "int8": "int8",
 }
 MATRIX_FAMILIES: frozenset[str] = frozenset({"gemm", "attention"})
-_TILE_TARGET = re.compile(r"(\d+)\s*tiles\s*@\s*([0-9.]+)\s*GHz", re.IGNORECASE)
+_TILE_TARGET = patterns.compile(r"(\d+)\s*tiles\s*@\s*([0-9.]+)\s*GHz", ignore_case=True)
 
 
 @dataclass(frozen=True)
@@ -106,14 +106,19 @@ class DeviceSpec:
     name: str
     kind: str
     path: str
-    match: tuple[re.Pattern[str], ...]
+    match: tuple[patterns.Pattern, ...]
     peaks: dict[str, SpecNumber]
     memory: dict[str, SpecNumber]
     sources: dict[str, str] = field(default_factory=dict)
+    exclude: tuple[patterns.Pattern, ...] = ()
 
     def matches(self, target: str) -> bool:
+        """Whether a ``match`` pattern finds the lower-cased ``target`` and no ``exclude``
+        pattern does (both RE2, on the target's first ``NAME_PATTERN_LIMIT`` characters)."""
         text = target.lower()
-        return any(rx.search(text) for rx in self.match)
+        return any(rx.search(text) for rx in self.match) and not any(
+            rx.search(text) for rx in self.exclude
+        )
 
     def scale(self, target: str | None) -> float | None:
         """Tile specs: tiles × clock (Hz) of ``target``; GPU specs: 1. None when a tile
@@ -237,13 +242,9 @@ def parse_spec(path: str, text: str) -> DeviceSpec:
             raise InputError(path, key, "missing")
     if data["kind"] not in KINDS:
         raise InputError(path, "kind", f"{data['kind']!r} is not one of {', '.join(KINDS)}")
-    match = data["match"]
-    if not isinstance(match, list) or not match or not all(isinstance(m, str) for m in match):
+    match = _patterns(path, data, "match")
+    if not match:
         raise InputError(path, "match", "not a list of regular expressions")
-    try:
-        patterns = tuple(re.compile(m) for m in match)
-    except re.error as exc:
-        raise InputError(path, "match", f"not a regular expression: {exc}") from None
     sources = data.get("sources", {})
     if not isinstance(sources, dict) or not all(isinstance(v, str) for v in sources.values()):
         raise InputError(path, "sources", "not a table of strings")
@@ -251,11 +252,27 @@ def parse_spec(path: str, text: str) -> DeviceSpec:
         name=str(data["name"]),
         kind=data["kind"],
         path=path,
-        match=patterns,
+        match=match,
+        exclude=_patterns(path, data, "exclude"),
         peaks=_table(path, data, "peaks", PEAK_KEYS, sources),
         memory=_table(path, data, "memory", MEMORY_KEYS, sources),
         sources=dict(sources),
     )
+
+
+def _patterns(path: str, data: Mapping[str, Any], key: str) -> tuple[patterns.Pattern, ...]:
+    """The list of regular expressions at ``key`` (``match``, ``exclude``), compiled by RE2
+    (no look-arounds: a name a ``match`` finds but must not be this device goes in
+    ``exclude``)."""
+    found = data.get(key, [])
+    if not isinstance(found, list) or not all(isinstance(m, str) for m in found):
+        raise InputError(path, key, "not a list of regular expressions")
+    try:
+        return tuple(patterns.compile(m) for m in found)
+    except patterns.PatternError as exc:
+        raise InputError(
+            path, key, f"not a regular expression RE2 reads (no look-arounds): {exc}"
+        ) from None
 
 
 def load_spec_file(path: str | Path) -> DeviceSpec:

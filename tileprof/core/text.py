@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from tileprof.core import patterns
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -117,9 +118,9 @@ KERNEL_NAME_LIMIT = 60
 """Longest CUDA kernel name a kernel table shows; the full name is in the cell's title."""
 _PARSE_LIMIT = 10_000
 """Characters of a kernel name searched for its functor (bounds the work on huge names)."""
-_FUNCTOR = re.compile(r"[A-Za-z_]\w*(?:Functor|functor)\w*|[A-Za-z_]\w*Ops\b")
-_LAMBDA_HOST = re.compile(r"([A-Za-z_]\w*)(?:<[^<>()]*>)?\([^()]*\)(?:\s*const)?::\{lambda")
-_PARAMETERS = re.compile(r"[\w>]\(")
+_FUNCTOR = patterns.compile(r"[A-Za-z_]\w*(?:Functor|functor)\w*|[A-Za-z_]\w*Ops\b")
+_LAMBDA_HOST = patterns.compile(r"([A-Za-z_]\w*)(?:<[^<>()]*>)?\([^()]*\)(?:\s*const)?::\{lambda")
+_PARAMETERS = patterns.compile(r"[\w>]\(")
 
 
 def _template_end(text: str, start: int) -> int:

@@ -3,7 +3,6 @@ building the typed sample frame and validating it at the boundary."""
 
 from __future__ import annotations
 
-import gzip
 import io
 import itertools
 import math
@@ -13,7 +12,7 @@ import stat
 import sys
 import time
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -184,14 +183,71 @@ def read_bytes(path: Path) -> bytes:
     return decode_content(path, data)
 
 
+GZIP_MAX_RATIO = 100
+"""Gzip data read whole may decompress to at most this many times its own size (text profiles
+compress 5 to 30 times; gzip's own limit is about 1,000): a 10 MB bomb of 10 GB is refused
+after 1 GB, not read until memory runs out. docs/reliability.md states it."""
+GZIP_FLOOR_BYTES = 64 * 2**20
+"""Gzip data may always decompress to this many bytes, whatever its ratio (a small file of
+zeros or repeated lines)."""
+
+
+def gzip_limit(compressed: int) -> int:
+    """The most bytes ``compressed`` bytes of gzip data may decompress to."""
+    return max(GZIP_FLOOR_BYTES, GZIP_MAX_RATIO * compressed)
+
+
+def gunzip(path: Path, data: bytes) -> bytes:
+    """``data`` (gzip, one member or more) decompressed, refused past ``gzip_limit`` bytes;
+    corrupt or truncated data is an InputError."""
+    limit = gzip_limit(len(data))
+    chunks: list[bytes] = []
+    total = 0
+    try:
+        for chunk in _gzip_chunks(data):
+            total += len(chunk)
+            if total > limit:
+                raise InputError(
+                    path,
+                    None,
+                    f"gzip data decompresses to more than {limit:,} bytes (the limit: "
+                    f"{GZIP_MAX_RATIO}× its size on disk, at least {GZIP_FLOOR_BYTES:,}; "
+                    "a gzip bomb?)",
+                )
+            chunks.append(chunk)
+    except (EOFError, OSError, zlib.error) as exc:
+        raise InputError(path, None, f"corrupt or truncated gzip data ({exc})") from None
+    return b"".join(chunks)
+
+
+def _gzip_chunks(data: bytes) -> Iterator[bytes]:
+    """The decompressed text of gzip ``data``, at most 1 MiB a piece, fed 64 KiB of input at
+    a time (so that neither side is ever held whole twice); NUL padding after the last member
+    is ignored, as gzip's own reader does."""
+    view = memoryview(data)
+    pos = 0
+    while pos < len(data):
+        if data[pos : pos + 2] != GZIP_MAGIC:
+            if data.count(0, pos) == len(data) - pos:
+                return
+            raise OSError(f"not gzip data at byte {pos}")
+        member = zlib.decompressobj(wbits=31)
+        while not member.eof:
+            if pos >= len(data):
+                raise EOFError("the data ends inside a gzip member")
+            piece = view[pos : pos + (1 << 16)]
+            pos += len(piece)
+            yield member.decompress(piece, 1 << 20)
+            while member.unconsumed_tail and not member.eof:
+                yield member.decompress(member.unconsumed_tail, 1 << 20)
+        pos -= len(member.unused_data)
+
+
 def decode_content(path: Path, data: bytes) -> bytes:
-    """A file's bytes as read (``read_bytes``): gunzipped, BOM dropped, UTF-16 and empty
-    files refused."""
+    """A file's bytes as read (``read_bytes``): gunzipped (``gunzip``: at most
+    ``GZIP_MAX_RATIO`` times their size), BOM dropped, UTF-16 and empty files refused."""
     if data[:2] == GZIP_MAGIC:
-        try:
-            data = gzip.decompress(data)
-        except (EOFError, OSError, zlib.error) as exc:
-            raise InputError(path, None, f"corrupt or truncated gzip data ({exc})") from None
+        data = gunzip(path, data)
     data = check_encoding(path, data)
     if not data.strip():
         raise InputError(path, None, "file is empty")

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from tileprof._version import __version__
 from tileprof.core.errors import InputError, TileprofError
+from tileprof.core.text import escape_control
 
 if TYPE_CHECKING:
     from tileprof.analyses.filters import Filters
@@ -105,7 +106,8 @@ def load_cached(
         entry.parent.mkdir(parents=True, exist_ok=True)
         profile.save(entry)
     except (OSError, TileprofError) as exc:
-        print(f"tileprof: warning: cannot write cache {entry}: {exc}", file=sys.stderr)
+        warning = escape_control(f"cannot write cache {entry}: {exc}")
+        print(f"tileprof: warning: {warning}", file=sys.stderr)
     return profile
 
 
@@ -164,5 +166,6 @@ def load_cached_summary(
         with atomic_writer(entry) as handle:
             json.dump(summary.to_document(), handle, allow_nan=False)
     except (OSError, TileprofError) as exc:
-        print(f"tileprof: warning: cannot write cache {entry}: {exc}", file=sys.stderr)
+        warning = escape_control(f"cannot write cache {entry}: {exc}")
+        print(f"tileprof: warning: {warning}", file=sys.stderr)
     return summary

@@ -15,7 +15,7 @@ import polars as pl
 
 from tileprof.analyses.diff import STATUSES, Diff
 from tileprof.core import numbers
-from tileprof.core.text import DISPLAY_NAME_LIMIT, shorten
+from tileprof.core.text import DISPLAY_NAME_LIMIT, escape_control, shorten
 from tileprof.views.fit import Fit, PlainColumn, dropped_line, fit_plain, wrap
 
 
@@ -196,7 +196,8 @@ def render_table(diff: Diff, breaches: Sequence[str] = (), width: int | None = N
     """The header figures, then one line per group shown: the main statistics before, after,
     Δ and Δ%, and the group last with its status mark (plain aligned columns, cheap to render
     for thousands of groups), fitted to ``width`` (a terminal's; None: files and pipes)."""
-    lines = [*_fitted_lines(header_lines(diff, breaches), width), ""]
+    header = [escape_control(line) for line in header_lines(diff, breaches)]  # names, paths
+    lines = [*_fitted_lines(header, width), ""]
     rows = diff.shown_rows()
     if diff.rows.height == 0:
         return "\n".join([*lines, "no groups on either side"]) + "\n"

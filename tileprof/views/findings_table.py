@@ -16,6 +16,7 @@ from functools import partial
 from rich.table import Table
 
 from tileprof.analyses.findings import ABSTAINED, FIRED, Finding
+from tileprof.core.text import escape_control
 from tileprof.views.fit import Fit, fit_to_width, plain_console, strip_padding
 
 TABLE_WIDTH = 200
@@ -72,8 +73,9 @@ def render(findings: Sequence[Finding], width: int = TABLE_WIDTH) -> str:
         console.print()
         console.print(f"{title}:", markup=False)
         for finding in chosen:
+            said = finding.text if status == FIRED else f"{finding.rule.id}: {finding.text}"
             text = textwrap.fill(
-                finding.text if status == FIRED else f"{finding.rule.id}: {finding.text}",
+                escape_control(said),  # a kernel or group name from the input
                 width=max(width, 40),
                 initial_indent="- ",
                 subsequent_indent="  ",

@@ -361,12 +361,51 @@ fn open(path: &str) -> Result<File, DecodeError> {
     File::open(path).map_err(|error| DecodeError::Io(error.to_string()))
 }
 
+/// Gzip data read whole may decompress to at most this many times its size on disk, and always
+/// to `GZIP_FLOOR_BYTES` (tileprof/inputs/_common.py's GZIP_MAX_RATIO and GZIP_FLOOR_BYTES, which
+/// word the error when the Python side reads the file again; docs/reliability.md).
+const GZIP_MAX_RATIO: u64 = 100;
+const GZIP_FLOOR_BYTES: u64 = 64 << 20;
+
+/// The most bytes `compressed` bytes of gzip data may decompress to.
+fn gzip_limit(compressed: u64) -> u64 {
+    GZIP_FLOOR_BYTES.max(GZIP_MAX_RATIO.saturating_mul(compressed))
+}
+
+/// The gzip file decompressed in memory, at most `gzip_limit` of its size (a file that is not
+/// a regular file has no size to bound it by; the Python side reads those), growing the buffer
+/// with `try_reserve` so that running out of memory is an error, not an abort.
 fn read_gzip(file: File) -> Result<Vec<u8>, DecodeError> {
-    let mut data = Vec::new();
-    MultiGzDecoder::new(BufReader::new(file))
-        .read_to_end(&mut data)
-        .map_err(|error| DecodeError::Gzip(error.to_string()))?;
-    Ok(data)
+    let limit = match file.metadata() {
+        Ok(meta) if meta.is_file() => gzip_limit(meta.len()),
+        _ => u64::MAX,
+    };
+    read_bounded(MultiGzDecoder::new(BufReader::new(file)), limit)
+}
+
+fn read_bounded(mut reader: impl Read, limit: u64) -> Result<Vec<u8>, DecodeError> {
+    let mut data: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 1 << 20];
+    loop {
+        let n = match reader.read(&mut chunk) {
+            Ok(0) => return Ok(data),
+            Ok(n) => n,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(DecodeError::Gzip(error.to_string())),
+        };
+        if (data.len() + n) as u64 > limit {
+            return Err(DecodeError::Gzip(format!(
+                "decompresses to more than {limit} bytes, over {GZIP_MAX_RATIO} times its size"
+            )));
+        }
+        if data.len() + n > data.capacity() {
+            let grow = data.capacity().max(n);
+            data.try_reserve(grow)
+                .or_else(|_| data.try_reserve_exact(n))
+                .map_err(|_| DecodeError::Io("out of memory".to_owned()))?;
+        }
+        data.extend_from_slice(&chunk[..n]);
+    }
 }
 
 fn json_file(

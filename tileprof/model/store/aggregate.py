@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 import polars as pl
@@ -245,13 +246,7 @@ def dask_parts(
         if scheduler is not None:
             client = Client(scheduler, timeout=SCHEDULER_TIMEOUT_S)
         else:
-            cluster = LocalCluster(
-                n_workers=workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                silence_logs=logging.ERROR,
-            )
+            cluster = LocalCluster(**local_cluster_options(workers))
             client = Client(cluster)
     except (OSError, TimeoutError, ValueError) as exc:
         raise EngineError(
@@ -263,6 +258,32 @@ def dask_parts(
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def local_cluster_options(workers: int) -> dict[str, Any]:
+    """The local cluster's settings: ``workers`` single-threaded processes whose scheduler,
+    nannies and workers listen on 127.0.0.1 only, over TLS with certificates made for this
+    run and held in this process's memory (``Security.temporary``), so that no other user of
+    the machine can connect to them or submit work; no dashboards (docs/scale.md)."""
+    try:
+        from distributed import Security
+
+        security = Security.temporary()
+    except ImportError:
+        raise OptionError(
+            "--engine dask's local cluster needs the cryptography package for its TLS "
+            "certificates: pip install 'tileprof[store]'"
+        ) from None
+    return {
+        "n_workers": workers,
+        "threads_per_worker": 1,
+        "processes": True,
+        "host": "127.0.0.1",
+        "security": security,
+        "dashboard_address": None,
+        "worker_dashboard_address": None,
+        "silence_logs": logging.ERROR,
+    }
 
 
 def _gather(client: object, store: Store, tasks: Sequence[Task], query: Query) -> list[Part]:

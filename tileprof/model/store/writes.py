@@ -18,7 +18,7 @@ the other fails with one line and has written nothing.
 
 from __future__ import annotations
 
-import contextlib
+import errno
 import hashlib
 import uuid
 from collections.abc import Mapping
@@ -31,7 +31,7 @@ import polars as pl
 from tileprof._version import __version__
 from tileprof.analyses.filters import group_name
 from tileprof.analyses.stats import group_statistics, profile_span
-from tileprof.core.errors import InputError, OptionError
+from tileprof.core.errors import InputError, OptionError, OutputError, TileprofError
 from tileprof.model.profile import Profile, load
 from tileprof.model.store.tables import (
     CLAIM_SCHEMA,
@@ -99,24 +99,112 @@ def add_run(
     clock_hz: float | None = None,
     tile_count: int | None = None,
 ) -> AddResult:
-    """Parse the dump at ``path`` and append it as one run (a no-op when its sha256 is stored)."""
+    """Parse the dump at ``path`` and append it as one run (a no-op when its sha256 is stored:
+    also when another ``add`` of the same file, under another id, finished meanwhile)."""
     sha256 = file_sha256(path)
     existing = read_runs(store)
-    for record in existing:
-        if record.sha256 == sha256:
-            return AddResult(record.run, False, str(path), sha256)
+    stored = _stored_as(existing, path, sha256)
+    if stored is not None:
+        return stored
     run_id = check_run_id(run) if run is not None else default_run_id(path, sha256)
     if any(record.run == run_id for record in existing):
         raise OptionError(f"--run {run_id!r}: the store already has a run of that id")
     profile = load(path, format=format, clock_hz=clock_hz, tile_count=tile_count)
     record = run_record(profile, run_id, dict(labels or {}), path.name, sha256)
+    claim_file(store, path, sha256, run_id)
+    try:
+        stored = _stored_as(read_runs(store), path, sha256)  # an add that finished meanwhile
+        if stored is not None:
+            return stored
+        return _add_claimed(store, record, profile, path)
+    finally:
+        release_claim(store, _file_key(sha256))
+
+
+def _stored_as(records: list[RunRecord], path: Path, sha256: str) -> AddResult | None:
+    """The no-op result when a run of the file's sha256 is stored, else None."""
+    for record in records:
+        if record.sha256 == sha256:
+            return AddResult(record.run, False, str(path), sha256)
+    return None
+
+
+def _file_key(sha256: str) -> str:
+    """The claim that one file is being added (no run id has a space)."""
+    return f"sha256 {sha256}"
+
+
+def claim_file(store: Store, path: Path, sha256: str, run: str) -> None:
+    """Take the file (its sha256) for this ``add`` of it as ``run``, or fail with one line when
+    another ``add`` of the same file, under any id, has it: two adds of one file at once
+    store it once. The claim is released when the add ends; one left by an interrupted add
+    names that add's id, whose ``store rm`` clears both."""
+    from deltalake import write_deltalake
+    from deltalake.exceptions import CommitFailedError
+
+    key = _file_key(sha256)
+    claims = store.table(CLAIMS)
+    if claims.file_uris(file_pruning_predicate=[("run", "=", key)]):
+        holder = claims.to_pyarrow_table(filters=[("run", "=", key)])["token"].to_pylist()
+        raise OptionError(
+            f"{path}: another add of this file (as run {holder[0] if holder else '?'}) is "
+            f"under way or was interrupted; nothing was added (if none is running, "
+            f"`tileprof store rm --store {store.uri} --run {holder[0] if holder else '…'}` "
+            "clears it)"
+        )
+    row = pl.DataFrame([{"run": key, "token": run, "claimedAt": now_utc()}], schema=CLAIM_SCHEMA)
+    try:
+        write_deltalake(
+            claims, row.to_arrow(), mode="overwrite", predicate=f"run = {sql_string(key)}"
+        )
+    except CommitFailedError:
+        raise OptionError(
+            f"{path}: another process is adding this file at the same moment; nothing was added"
+        ) from None
+    except Exception as exc:
+        if not _store_write_error(exc):
+            raise
+        raise _not_written(store, run, exc, True) from None
+
+
+def _add_claimed(store: Store, record: RunRecord, profile: Profile, path: Path) -> AddResult:
+    """Claim ``record.run`` and write the run (the file is claimed already)."""
+    run_id = record.run
     claim_run(store, run_id)
     try:
         write_profile(store, record, profile)
-    except BaseException:
-        release_claim(store, run_id)  # a failed write is no add under way; its rows, if any,
-        raise  # go with the next add of the id (``write_rows`` removes them first)
-    return AddResult(run_id, True, str(path), sha256)
+    except BaseException as exc:
+        # a failed write is no add under way; its rows, if any, go with the next add of the id
+        # (``write_rows`` removes them first), and files it left uncommitted are never read
+        released = release_claim(store, run_id)
+        if isinstance(exc, TileprofError) or not _store_write_error(exc):
+            raise
+        raise _not_written(store, run_id, exc, released) from None
+    return AddResult(run_id, True, str(path), record.sha256)
+
+
+def _store_write_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is the store's medium failing (a full disk, a vanished folder, an
+    object store refusing): an ``OSError``, or Delta Lake's or Arrow's error for one."""
+    from deltalake.exceptions import DeltaError
+    from pyarrow import ArrowException
+
+    return isinstance(exc, OSError | DeltaError | ArrowException)
+
+
+def _not_written(store: Store, run: str, exc: BaseException, released: bool) -> OutputError:
+    """The one line for a write of ``run`` that the store's medium refused."""
+    text = str(exc)
+    full = getattr(exc, "errno", None) == errno.ENOSPC or "No space left on device" in text
+    reason = "no space left on device" if full else (text.strip().splitlines() or ["?"])[0]
+    after = (
+        "the run id is free again"
+        if released
+        else f"the run id stays claimed (`tileprof store rm --store {store.uri} --run {run}` "
+        "clears it once there is room)"
+    )
+    where = f"{store.uri}: cannot store run {run!r}"
+    return OutputError(f"{where}: {reason}; nothing was added, {after}")
 
 
 def claim_run(store: Store, run: str) -> None:
@@ -140,13 +228,21 @@ def claim_run(store: Store, run: str) -> None:
             f"--run {run!r}: another process added a run of that id at the same moment; "
             "nothing was added"
         ) from None
+    except Exception as exc:
+        if not _store_write_error(exc):
+            raise
+        raise _not_written(store, run, exc, True) from None
 
 
-def release_claim(store: Store, run: str) -> None:
+def release_claim(store: Store, run: str) -> bool:
     """Drop this process's claim on ``run`` after a write that failed, as far as the store
-    lets it (an unreachable store keeps the claim; ``store rm`` clears it then)."""
-    with contextlib.suppress(Exception):  # the write's own error is the one to report
+    lets it (an unreachable store keeps the claim; ``store rm`` clears it then): whether it
+    was dropped."""
+    try:
         store.table(CLAIMS).delete(f"run = {sql_string(run)}")
+    except Exception:  # the write's own error is the one to report
+        return False
+    return True
 
 
 def _claimed(store: Store, run: str) -> OptionError:
@@ -284,6 +380,8 @@ def remove_run(store: Store, run: str) -> str:
         raise OptionError(f"--run {run!r}: no such run in {store.uri}")
     if records:
         store.table(RUNS).delete(f"run = {sql_string(run)}")
+    if claimed:  # and the file an interrupted add of it had claimed
+        store.table(CLAIMS).delete(f"token = {sql_string(run)} AND run LIKE 'sha256 %'")
     _remove_rows(
         store, run, (SAMPLES, METADATA, STATS, CLAIMS) if claimed else (SAMPLES, METADATA, STATS)
     )
