@@ -268,7 +268,7 @@ def test_outputs_of_the_command(tmp_path: Path) -> None:
     assert document["breakdown"][1]["idle_host_wait_us"] == pytest.approx(25.0)
     rows = list(csv.DictReader(_run(trace, "--format", "csv").output.splitlines()))
     assert float(rows[1]["launch_delay_us_p50"]) == pytest.approx(10.0)
-    page = _run(trace, "--format", "html").output
+    page = _run(trace, "--format", "html", "-o", "-").output
     assert page.startswith("<!DOCTYPE html>") and "idle_host_wait_us" in page
 
 
@@ -527,7 +527,7 @@ def test_the_page_and_json_of_two_ranks_carry_their_collectives(tmp_path: Path) 
     r0 = _rank_trace(0, [(1, "allreduce", 100.0, 50.0, 256)])
     r1 = _rank_trace(1, [(1, "allreduce", 120.0, 30.0, 256)])
     paths = [str(_write(tmp_path, "r0.json", r0)), str(_write(tmp_path, "r1.json", r1))]
-    page = _run(*paths, "--format", "html").output
+    page = _run(*paths, "--format", "html", "-o", "-").output
     assert 'id="breakdown-collectives"' in page and 'id="breakdown-ranks"' in page
     document = json.loads(_run(*paths, "--format", "json").output)
     (collective,) = document["collectives"]

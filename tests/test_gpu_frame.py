@@ -154,7 +154,7 @@ def test_a_gpu_annotation_covering_fewer_events_than_its_step_launched_gives_way
     assert "launch_attribution" in csv["window_from"].to_list()
     document = json.loads(_run("breakdown", str(ROCM), "--format", "json").output)
     assert [r["window_from"] for r in document["breakdown"]] == ["trace", "launch_attribution"]
-    page = _run("breakdown", str(ROCM), "--format", "html").output
+    page = _run("breakdown", str(ROCM), "--format", "html", "-o", "-").output
     assert "window_from" in page and "launch_attribution" in page
 
 

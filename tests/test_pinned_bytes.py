@@ -72,7 +72,11 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # Re-recorded on branch pop24 (issue 24): the page opens with a Findings section
             # (and its contents link); the Supersteps section gains POP's columns, each epoch's
             # load balance × communication efficiency and the tile × superstep heat map.
-            "919fa5144d7a8ac10598de47cfb057b91c1eb14f45fb3de8f53704294d68ba35",
+            # Re-recorded at the merge of the round's branches (issues 31, 32, 34, 35, 36): the
+            # page opens with its Capture checks section; the Supersteps section ends with the
+            # critical path and its candidate edits; chart labels name their units ("GB/s
+            # (10⁹ B/s)"); the run table's GPU rows name their device apart from the target.
+            "449547b2dfd3854ca639297900e578367041e9d2441ef3cd8956a063c41d169e",
         ),
         (
             ["report", "--example", *GPU_INPUTS, *LINKS],
@@ -85,7 +89,9 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # them the bytes hash to 09888c2c… as recorded on branch html11: nothing else
             # changed.
             # Re-recorded on branch pop24 (issue 24), as above.
-            "087ffa7327cea29095c7166fa738ee3e2f86ce5b5562656614045e84a1f1f64c",
+            # Re-recorded at the merge of the round's branches, as above; the kernel tables
+            # are per device, and the op rows carry the causal marker and the kernels apart.
+            "27a8a3bba045cbfb408254159ae84bd09c7db47b8ad3a1d43c04181f5883f09a",
         ),
     ],
     ids=["example", "example+gpu"],
@@ -120,15 +126,19 @@ SUMMARY_PINS = {
 # Re-recorded at the merge of roof23 and fit26 into main: both branches' changes together (the
 # roofline columns and op rows of roof23, the "×" on speedups of fit26); each branch's own
 # digests, above, held only its half.
+# Re-recorded at the merge of the round's branches (issue 31): a GPU row's target no longer
+# names its device ("GPU 1" is target "GPU", device "GPU 1"), and the full run table (json,
+# csv, parquet) gains the device column and the per-device spread columns; op rows gain the
+# causal marker and the kernels counted apart (aux_kernels, aux_us) in their metadata.
 RUNS_PINS = {
-    "table": "0b6055376b90b9f62f339cec3e74808fd816e433a28071abfdef5cb0c877020c",
-    "table-linked": "6d866056bb9e2db942eec649e9b53bfa0a64746780bbefe61aeee30df61d6240",
-    "json": "496b5595f4077d6f572a206c8754028fd353e8815daa1b6abfccd8623683b898",
-    "json-linked": "5f635e676334f99bbadc03e4da13d66e49e67566f7808e089861dfec41d189b5",
-    "csv": "d0edaf8d9e5edec80ffa89bac7e9c64501906d083bc4e8a95959da688008b056",
-    "csv-linked": "3bf3202adf5406ff52f749206ce9dcefee4480c2173b21041898a92d53e4b003",
-    "parquet": "f372bd39fdc85d9b0ec77bd3600a7f76d4248912e7b8b948157b162f6cfb2ceb",
-    "parquet-linked": "2a94c51118eb5d6c521c42a7ff0f082d870bb1c0cfae05f5e77e33485d91ad04",
+    "table": "af753760a6ee94c99e9327e14a68aa8f4449bb9b5296cde1f24bffcb509bec92",
+    "table-linked": "465f3ebe9b05268ed89dadca51d1f6ae8c5cfc3348c00e61161ffedf070e3178",
+    "json": "f518490ddf738ec09f37d3ad6352aa2a488cbda8a9a5769663cbc4e7ea3bc237",
+    "json-linked": "c9348d52ef7cffc8fe2b01ca88b61b2c958564897e63019d06c769a8e4efe68a",
+    "csv": "e5f6837dbb8e5fcdb50d8e618e41e0b6de573ef1384a2deb5a09afc5116a970a",
+    "csv-linked": "8943ff2eb76d00b8f65e8b9a925f4cdf98299c1a93533d62eb2749e5b3e4ef61",
+    "parquet": "c58c7c8222e98595286174b67b13d49f66b2f31966292d78a91f81ae2920f395",
+    "parquet-linked": "977511ed7e83dbef5a749374a8794921a4c53e989a2d66523c025399d15d6075",
 }
 
 

@@ -142,8 +142,8 @@ def test_op_table_fits_and_drops_the_low_priority_columns(width: int) -> None:
     assert set(dropped) == set(runs_table.OP_DROP_FIRST[: len(dropped)])  # lowest first
     for kept in ("target", "op", "input dims", "total", "TFLOP/s"):
         assert kept in shown
-    # only the file width (runs_table.TABLE_WIDTH) shows every column
-    assert (width >= runs_table.TABLE_WIDTH) == (not dropped)
+    # only the file width (runs_table.OP_TABLE_WIDTH) shows every column
+    assert (width >= runs_table.OP_TABLE_WIDTH) == (not dropped)
     wide = _table(runs_table.render_ops(ops), "target")
     assert list(wide[0]) == list(runs_table.OP_FIT.titles)
     _assert_same_figures(rows, wide, {"target", "op", "input dims"})

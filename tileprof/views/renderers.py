@@ -133,7 +133,7 @@ class OpsModel:
 def _ops_table(model: OpsModel) -> str:
     from tileprof.views import runs_table
 
-    width = model.width or runs_table.TABLE_WIDTH
+    width = model.width or runs_table.OP_TABLE_WIDTH
     return runs_table.render_ops(model.ops, model.notes, width=width)
 
 

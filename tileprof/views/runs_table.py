@@ -27,6 +27,9 @@ from tileprof.views.fit import (
 
 TABLE_WIDTH = 250
 NAME_WIDTH = 60
+OP_TABLE_WIDTH = 280
+"""The fixed width of files and pipes for the op table (``runs --ops``), whose every column
+is wider than the run table's."""
 
 
 def _short(text: str | None, width: int = NAME_WIDTH) -> Text:
@@ -235,7 +238,7 @@ OP_KEEP: tuple[str, ...] = ("dtype",)
 OP_FIT = Fit(
     titles=tuple(title for title, _, _ in OP_COLUMNS),
     drop_first=OP_DROP_FIRST,
-    full_width=TABLE_WIDTH,
+    full_width=OP_TABLE_WIDTH,
     full_limit=DISPLAY_NAME_LIMIT,
     keep=OP_KEEP,
 )
@@ -287,7 +290,9 @@ def _calls(calls: int, without_gpu: int | None) -> str:
     return number(calls) + (f" ({number(without_gpu)} no GPU)" if without_gpu else "")
 
 
-def render_ops(ops: pl.DataFrame, notes: Sequence[str] = (), *, width: int = TABLE_WIDTH) -> str:
+def render_ops(
+    ops: pl.DataFrame, notes: Sequence[str] = (), *, width: int = OP_TABLE_WIDTH
+) -> str:
     """The op rows of one or more traces, fitted to ``width``, then the notes."""
     buffer = io.StringIO()
     console = plain_console(buffer, width)
