@@ -161,6 +161,11 @@ class Diff:
         """Whether some group both sides have ran a different number of times."""
         return bool(self.header.get("callsDiffer"))
 
+    @property
+    def samples_differ(self) -> bool:
+        """Whether some tile group both sides have holds a different number of samples."""
+        return bool(self.header.get("samplesDiffer"))
+
     def shown_rows(self) -> pl.DataFrame:
         """The rows a view shows: the first ``rows_shown`` (the rows are sorted by change)."""
         return self.rows if self.rows_shown is None else self.rows.head(self.rows_shown)
@@ -185,26 +190,47 @@ class Diff:
         }
 
     def gate_values(self) -> tuple[GroupValues, GroupValues, dict[str, tuple[int, int]]]:
-        """Both sides' values for ``--fail-on``, with ``total_us`` at equal call counts.
+        """Both sides' values for ``--fail-on``, with the totals at equal counts.
 
-        A group both sides have whose calls differ has its before ``total_us`` scaled to the
-        after side's calls (total_us_before × calls_after / calls_before), so that a threshold
-        on total time judges the time per call, never the number of calls. Also returns
-        ``{group: (calls_before, calls_after)}`` of the groups so scaled.
+        A group both sides have whose count differs (a GPU row's calls, a tile group's
+        samples) has its before totals (``COUNTED``: ``total_us``; ``phaseCycles``,
+        ``workCycles``, ``usefulCycles``) scaled to the after side's count (value × count_after
+        / count_before), so that a threshold on a total judges the time per call or per
+        sample, never the count. Also returns ``{group: (count_before, count_after)}`` of the
+        groups so scaled.
         """
         before, after = self.values("before"), self.values("after")
         scaled: dict[str, tuple[int, int]] = {}
-        if "calls" not in self.fields or "total_us" not in self.fields:
+        count = self.count_field
+        totals = [f for f in COUNTED.get(count or "", ()) if f in self.fields]
+        if count is None or not totals:
             return before, after, scaled
         adjusted = dict(before)
         for group, values in before.items():
             new = after.get(group)
-            old_calls, new_calls, total = values["calls"], new and new["calls"], values["total_us"]
-            if not old_calls or not new_calls or total is None or old_calls == new_calls:
+            old_count, new_count = values[count], new and new[count]
+            if not old_count or not new_count or old_count == new_count:
                 continue
-            adjusted[group] = {**values, "total_us": total * new_calls / old_calls}
-            scaled[group] = (int(old_calls), int(new_calls))
+            ratio = new_count / old_count
+            adjusted[group] = {**values, **{f: _scaled(values[f], ratio) for f in totals}}
+            scaled[group] = (int(old_count), int(new_count))
         return adjusted, after, scaled
+
+    @property
+    def count_field(self) -> str | None:
+        """What a group's count is: ``calls`` (GPU rows) or ``sampleCount`` (tile groups)."""
+        return next((f for f in ("calls", "sampleCount") if f in self.fields), None)
+
+
+def _scaled(value: float | None, ratio: float) -> float | None:
+    return None if value is None else value * ratio
+
+
+COUNTED: dict[str, tuple[str, ...]] = {
+    "calls": ("total_us",),
+    "sampleCount": ("phaseCycles", "workCycles", "usefulCycles"),
+}
+"""The totals that grow with a group's count, which ``--fail-on`` judges at equal counts."""
 
 
 def _keys(
@@ -390,9 +416,42 @@ def compare_summaries(
             after.summary.matched_sample_count,
         ),
         **_figure("deviceBusy", device_busy(before.summary), device_busy(after.summary)),
+        **sample_figures(rows),
         **_totals(rows, "phaseCycles", top),
     }
     return Diff(rows, header, before, after, GROUP_FIELDS, "phaseCycles", before.dimensions, top)
+
+
+def sample_figures(rows: pl.DataFrame) -> dict[str, Any]:
+    """A tile diff's samples figures, as ``call_figures`` gives a GPU diff's calls: how many
+    groups both sides have hold a different number of samples (``samplesDiffer`` when any),
+    and ``perSample``: the work cycles of those groups, before scaled to the after side's
+    samples (Σ workCycles_before × sampleCount_after / sampleCount_before), against after;
+    its relative change is the change in cycles per sample at equal samples."""
+    paired = rows.filter(
+        pl.col("beforeName").is_not_null()
+        & pl.col("afterName").is_not_null()
+        & (pl.col("sampleCount_before") > 0)
+        & (pl.col("sampleCount_after") > 0)
+    )
+    other = paired.filter(pl.col("sampleCount_before") != pl.col("sampleCount_after")).height
+    scaled = paired.select(
+        (
+            pl.col("workCycles_before").cast(pl.Float64)
+            * pl.col("sampleCount_after")
+            / pl.col("sampleCount_before")
+        ).sum()
+    ).item()
+    after = paired.get_column("workCycles_after").cast(pl.Float64).sum()
+    return {
+        "samplesDiffer": other > 0,
+        "groupsWithOtherSamples": other,
+        **_figure(
+            "perSample",
+            float(scaled) if paired.height else None,
+            float(after) if paired.height else None,
+        ),
+    }
 
 
 def matched_span(summary: Summary) -> int | None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tileprof.analyses.diff import DEFAULT_TOP, Diff
+from tileprof.analyses.diff import COUNTED, DEFAULT_TOP, Diff
 from tileprof.analyses.filters import Filters
 from tileprof.analyses.thresholds import ThresholdError, evaluate
 from tileprof.commands._notes import say
@@ -50,15 +50,17 @@ def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> list[str]:
         breaches = evaluate(sentences, before, after, fields=fields)
     except ThresholdError as exc:
         raise OptionError(f"--fail-on: {exc}") from None
+    unit = "calls" if diff.count_field == "calls" else "samples"
+    totals = COUNTED.get(diff.count_field or "", ())
     lines = []
     for b in breaches:
-        calls = scaled.get(b.group) if b.field == "total_us" else None
+        counts = scaled.get(b.group) if b.field in totals else None
         note = (
             ""
-            if calls is None
+            if counts is None
             else (
-                f" (at equal calls: before's total_us scaled from its {calls[0]:,} calls to the "
-                f"after side's {calls[1]:,})"
+                f" (at equal {unit}: before's {b.field} scaled from its {counts[0]:,} {unit} to "
+                f"the after side's {counts[1]:,})"
             )
         )
         lines.append(f"broken: {b}{note}")

@@ -77,8 +77,11 @@ def header_lines(diff: Diff, breaches: Sequence[str] = ()) -> list[str]:
         f"{_share(h['topShare'])} {share_of}"
     ]
     if diff.impact == "phaseCycles":
+        if diff.samples_differ:  # the samples and the change per sample lead
+            lines = [*sample_lines(diff), *lines]
         lines.append(_figure_line("matched span", h["matchedSpanCycles"], unit=" cycles"))
-        lines.append(_figure_line("matched samples", h["matchedSampleCount"]))
+        if not diff.samples_differ:
+            lines.append(_figure_line("matched samples", h["matchedSampleCount"]))
         lines.append(_figure_line("device busy", h["deviceBusy"], _share))
     elif diff.calls_differ:
         lines = [*call_lines(diff), *lines]
@@ -108,6 +111,22 @@ def call_lines(diff: Diff) -> list[str]:
         _figure_line("total µs", h["totalUs"])
         + f"; call counts {_signed(h['countEffectUs'])}, time per call "
         f"{_signed(per_call['change'])}, added and removed groups {_signed(h['oneSideUs'])}",
+    ]
+
+
+def sample_lines(diff: Diff) -> list[str]:
+    """The headline of a tile diff whose groups hold different numbers of samples: the
+    samples first, then the change in work cycles per sample at equal samples."""
+    h = diff.header
+    per_sample = h["perSample"]
+    differ = h["groupsWithOtherSamples"]
+    return [
+        _figure_line("matched samples", h["matchedSampleCount"])
+        + f"; {differ} group{'s' if differ != 1 else ''} hold a different number of samples: "
+        "compare cycles per sample, not total cycles",
+        f"{'per sample':<16}{_percent(per_sample['relative'])} at equal samples (work cycles, "
+        f"before scaled to the after side's samples: {_number(per_sample['before'])} → "
+        f"{_number(per_sample['after'])}, {_signed(per_sample['change'])})",
     ]
 
 

@@ -290,9 +290,7 @@ def _calls(calls: int, without_gpu: int | None) -> str:
     return number(calls) + (f" ({number(without_gpu)} no GPU)" if without_gpu else "")
 
 
-def render_ops(
-    ops: pl.DataFrame, notes: Sequence[str] = (), *, width: int = OP_TABLE_WIDTH
-) -> str:
+def render_ops(ops: pl.DataFrame, notes: Sequence[str] = (), *, width: int = OP_TABLE_WIDTH) -> str:
     """The op rows of one or more traces, fitted to ``width``, then the notes."""
     buffer = io.StringIO()
     console = plain_console(buffer, width)

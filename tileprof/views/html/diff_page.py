@@ -114,9 +114,10 @@ def headline(diff: Diff) -> tuple[Figure, ...]:
     impact = diff.impact
     figures = []
     if impact == "phaseCycles":
+        figures += _sample_figures(diff) if diff.samples_differ else []
         figures += [
             _figure("Matched span (cycles)", h["matchedSpanCycles"], "matchedSpanCycles"),
-            _figure("Matched samples", h["matchedSampleCount"], "matchedSampleCount"),
+            *([] if diff.samples_differ else [_matched_samples(h)]),
             _figure("Device busy", h["deviceBusy"], "deviceBusy", percent=True),
         ]
     elif diff.calls_differ:
@@ -152,6 +153,34 @@ def headline(diff: Diff) -> tuple[Figure, ...]:
         ),
     ]
     return tuple(figures)
+
+
+def _matched_samples(h: dict[str, Any]) -> Figure:
+    return _figure("Matched samples", h["matchedSampleCount"], "matchedSampleCount")
+
+
+def _sample_figures(diff: Diff) -> list[Figure]:
+    """A tile diff whose groups hold different numbers of samples: the samples first, then
+    the change in work cycles per sample at equal samples."""
+    h = diff.header
+    differ = h["groupsWithOtherSamples"]
+    per_sample = h["perSample"]
+    return [
+        _figure(
+            "Matched samples (differ: compare cycles per sample, not total cycles)",
+            h["matchedSampleCount"],
+            f"matchedSampleCount; {differ} group{'s' if differ != 1 else ''} hold a different "
+            "number of samples",
+        ),
+        Figure(
+            "Work cycles per sample, at equal samples",
+            per_sample["relative"],
+            f"{_relative_text(per_sample['relative'])} ({format_number(per_sample['before'])} → "
+            f"{format_number(per_sample['after'])} cycles)",
+            "perSample: Σ workCycles_before × sampleCount_after / sampleCount_before against "
+            "Σ workCycles_after, over the groups both sides hold",
+        ),
+    ]
 
 
 def _call_figures(diff: Diff) -> list[Figure]:
