@@ -63,8 +63,6 @@ TEXT_COLUMNS: dict[str, str] = {
     "MATH FIDELITY": "math_fidelity",
 }
 TENSOR = re.compile(r"^(INPUT|OUTPUT)_(\d+)_([WZYX])_PAD\[LOGICAL\]$")
-DIM = re.compile(r"^\s*(\d+)\s*(?:\[\s*(\d+)\s*\])?\s*$")
-"""A shape cell: ``padded[logical]`` (``32[19]``), or one number for both."""
 DTYPES: dict[str, str] = {"BFLOAT16": "bf16", "FLOAT32": "f32", "FLOAT16": "f16"}
 """Tensor datatypes that name one of the run table's dtypes. Block-float formats
 (``BFLOAT8_B``, ``BFLOAT4_B``: a shared exponent per 16 values) and integers name none."""
