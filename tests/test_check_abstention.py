@@ -153,9 +153,10 @@ def test_the_coverage_threshold_is_data(pair: tuple[Path, Path], tmp_path: Path)
     rules = tmp_path / "checks.toml"
     rules.write_text("[coverage-calls]\nmax_change = 0.25\n")
     result = invoke("diff", *pair, *GATE, "--checks", rules)
-    # the gate judges again, and passes: phase cycles fell 250 → 220 because the second
-    # capture holds fewer samples, though each one took 10% longer (what abstaining prevents)
-    assert result.exit_code == 0 and "abstained" not in result.output
+    # the gate judges again, at equal samples: phase cycles fell 250 → 220 only because the
+    # second capture holds fewer samples; each one took 10% longer, and that breaks the gate
+    assert result.exit_code == 1 and "abstained" not in result.output
+    assert "(at equal samples: before's phaseCycles scaled from its 20 samples" in result.output
 
 
 # ---------------------------------------------------------------- history --fail-on
