@@ -188,7 +188,6 @@ class _Timed:
 class _Measured:
     """The superstep analysis' frames the re-timing starts from (null epochs as a key)."""
 
-    steps: pl.DataFrame
     tiles: pl.DataFrame
     epochs: pl.DataFrame
     windows: pl.DataFrame
@@ -250,7 +249,7 @@ def _measure(
         .agg(cycles=pl.col("duration").sum().cast(pl.Int64))
     )
     steps, tiles, epochs = keyed
-    return _Measured(steps, tiles, epochs, _windows(steps, epochs), work)
+    return _Measured(tiles, epochs, _windows(steps, epochs), work)
 
 
 def _windows(steps: pl.DataFrame, epochs: pl.DataFrame) -> pl.DataFrame:
@@ -473,8 +472,6 @@ def _candidates(
         edited = _retime(measured, factors, balanced, exchange=edit.kind != "no-exchange")
         gained = _gain(base, edited).select("epoch", "whatIfCycles", "gainCycles", "gainShare")
         rows.append(gained.with_columns(edit=pl.lit(edit.describe())))
-    if not rows:
-        return pl.DataFrame()
     return (
         pl.concat(rows)
         .select("epoch", "edit", "whatIfCycles", "gainCycles", "gainShare")
