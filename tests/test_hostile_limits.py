@@ -310,7 +310,7 @@ def test_out_of_memory_names_the_input(tmp_path: Path, monkeypatch: pytest.Monke
 def test_the_local_dask_cluster_listens_on_loopback_over_tls() -> None:
     """Before, the local cluster's ports took plain TCP (and workers served dashboards): any
     user of the machine could submit work to them."""
-    from tileprof.model.store.aggregate import local_cluster_options
+    from tileprof.model.engines import local_cluster_options
 
     options = local_cluster_options(2)
     assert options["host"] == "127.0.0.1"

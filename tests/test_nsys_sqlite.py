@@ -285,16 +285,41 @@ def test_wrong_types_and_text_gpu_ids_name_the_table_row_and_column(
     one_line(edited_export(tmp_path, script), words)
 
 
-@pytest.mark.parametrize(("budget", "value"), [("ROW_BUDGET", 1000), ("BYTE_BUDGET", 50_000)])
+@pytest.mark.parametrize(("budget", "value"), [("ROW_BUDGET", 1000), ("BYTE_BUDGET", 5_000)])
 def test_every_read_has_a_row_and_byte_budget(
     monkeypatch: pytest.MonkeyPatch, budget: str, value: int
 ) -> None:
     from tileprof.inputs.gpu import nsys_sqlite
 
     monkeypatch.setattr(nsys_sqlite, budget, value)
-    monkeypatch.setattr(nsys_sqlite, "CHUNK", 100)
     with pytest.raises(InputError, match="over its budget"):
         read_export(EXPORT, EXPORT.read_bytes())
+
+
+def test_each_name_is_read_once_however_many_kernels_carry_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Names cross as ``StringIds`` rows joined to integer columns, not as text repeated per
+    kernel: 20,000 kernels of one 2,000-character name read within a text
+    budget of 1 MB (the joined text would be 40 MB), each kernel with its name."""
+    from tileprof.inputs.gpu import nsys_sqlite
+
+    name = "k" * 2000
+    path = edited_export(
+        tmp_path,
+        f"""INSERT INTO StringIds (id, value) VALUES (900001, '{name}');
+        CREATE TEMP TABLE one AS SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1;
+        UPDATE one SET demangledName = 900001, shortName = 900001, gridX = 1, gridY = 2,
+                       gridZ = 3, blockX = 4, blockY = 5, blockZ = 6;
+        INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+            SELECT one.* FROM one, n;""",
+    )
+    monkeypatch.setattr(nsys_sqlite, "BYTE_BUDGET", 1_000_000)
+    events = read_export(path, path.read_bytes()).events
+    ours = events.filter(pl.col("name") == name)
+    assert ours.height == 20_000
+    assert set(ours["grid"]) == {"1x2x3"} and set(ours["block"]) == {"4x5x6"}
 
 
 def test_a_name_past_the_value_limit_is_one_line(

@@ -107,16 +107,46 @@ class Job:
         return {"collectives": self.collectives.to_dicts(), "ranks": self.ranks.to_dicts()}
 
 
+@dataclass(frozen=True)
+class RankPart:
+    """One rank's share of ``jobs``, computed from its timeline alone (so that each trace can
+    be read where it lies, ``model.engines``): its job, its communication kernels keyed for
+    matching, and its rank row."""
+
+    job: str
+    rank: int
+    trace: str
+    comm: pl.DataFrame
+    row: dict[str, Any]
+
+
+def rank_part(timeline: GpuTimeline) -> RankPart | None:
+    """``timeline``'s share of ``jobs``; None for a trace that names no rank."""
+    if timeline.rank is None:
+        return None
+    info = timeline.rank
+    job = f"{info.backend or 'job'}×{info.world_size}"
+    comm = timeline.events.filter(pl.col("kind") == "comm").sort("start_ns")
+    return RankPart(
+        job, info.rank, timeline.name, _keyed(comm, job, info.rank), _rank_row(job, timeline)
+    )
+
+
 def jobs(timelines: Sequence[GpuTimeline]) -> Job:
     """The ranks among ``timelines`` (those with ``distributedInfo``) grouped into jobs."""
-    groups: dict[str, list[GpuTimeline]] = {}
-    for timeline in timelines:
-        if timeline.rank is not None:
-            info = timeline.rank
-            groups.setdefault(f"{info.backend or 'job'}×{info.world_size}", []).append(timeline)
-    parts = [_rank_parts(job, members) for job, members in groups.items()]
-    ranks = [_rank_row(job, t) for job, members in groups.items() for t in members]
-    frame = pl.concat(parts) if parts else pl.DataFrame(schema=_PART_SCHEMA)
+    return jobs_of([rank_part(t) for t in timelines])
+
+
+def jobs_of(parts: Sequence[RankPart | None]) -> Job:
+    """The jobs that the ranks' parts form, in the order of the parts (``None``: a trace that
+    names no rank); a rank given twice in one job is an input error."""
+    groups: dict[str, list[RankPart]] = {}
+    for part in parts:
+        if part is not None:
+            groups.setdefault(part.job, []).append(part)
+    frames = [_rank_parts(job, members) for job, members in groups.items()]
+    ranks = [member.row for members in groups.values() for member in members]
+    frame = pl.concat(frames) if frames else pl.DataFrame(schema=_PART_SCHEMA)
     return Job(_collectives(frame), pl.DataFrame(ranks, schema=RANK_SCHEMA))
 
 
@@ -134,22 +164,17 @@ _PART_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
-def _rank_parts(job: str, members: list[GpuTimeline]) -> pl.DataFrame:
+def _rank_parts(job: str, members: list[RankPart]) -> pl.DataFrame:
     """Every rank's communication kernels, keyed for matching: one row each."""
     seen: dict[int, str] = {}
-    frames = []
-    for timeline in members:
-        rank = timeline.rank
-        assert rank is not None
-        if rank.rank in seen:
+    for member in members:
+        if member.rank in seen:
             raise InputError(
-                timeline.name, "$.distributedInfo.rank",
-                f"rank {rank.rank} of the {job} job is given twice (also {seen[rank.rank]})",
+                member.trace, "$.distributedInfo.rank",
+                f"rank {member.rank} of the {job} job is given twice (also {seen[member.rank]})",
             )  # fmt: skip
-        seen[rank.rank] = timeline.name
-        comm = timeline.events.filter(pl.col("kind") == "comm").sort("start_ns")
-        frames.append(_keyed(comm, job, rank.rank))
-    return pl.concat(frames)
+        seen[member.rank] = member.trace
+    return pl.concat([member.comm for member in members])
 
 
 def _keyed(comm: pl.DataFrame, job: str, rank: int) -> pl.DataFrame:

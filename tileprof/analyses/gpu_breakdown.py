@@ -154,6 +154,17 @@ def breakdown(
     )
 
 
+def concat_breakdowns(parts: Sequence[Breakdown], kernel_wait_us: float) -> Breakdown:
+    """The breakdown of several timelines from each one's own, in the order given: what
+    ``breakdown`` of all of them gives (each row belongs to one timeline)."""
+    return Breakdown(
+        pl.concat([p.rows for p in parts]) if parts else pl.DataFrame(schema=ROW_SCHEMA),
+        pl.concat([p.launches for p in parts]) if parts else pl.DataFrame(schema=LAUNCH_SCHEMA),
+        pl.concat([p.streams for p in parts]) if parts else pl.DataFrame(schema=STREAM_SCHEMA),
+        kernel_wait_us,
+    )
+
+
 def _windows(timeline: GpuTimeline) -> list[_Window]:
     """Per device: the whole trace, then each step in order; then all devices when several."""
     devices = timeline.events.get_column("device").unique().sort(nulls_last=True).to_list()

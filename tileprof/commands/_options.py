@@ -659,3 +659,48 @@ def checks_option() -> Any:
         return load_checks(checks_file)
 
     return _group("checks", [option], build)
+
+
+def _engine_flags(choices: Sequence[str], default: str, help: str) -> list[click.Option]:
+    """``--engine``, ``--scheduler`` and ``--workers``: where the work runs (docs/scale.md)."""
+    return [
+        click.Option(
+            ["--engine"],
+            type=click.Choice(list(choices)),
+            default=default,
+            show_default=True,
+            help=help,
+        ),
+        click.Option(
+            ["--scheduler"],
+            default=None,
+            metavar="ADDRESS",
+            help="dask scheduler (tcp://host:8786); default: a local cluster.",
+        ),
+        click.Option(
+            ["--workers"],
+            type=click.IntRange(min=1),
+            default=2,
+            show_default=True,
+            help="Worker processes of the local dask cluster.",
+        ),
+    ]
+
+
+def store_engine_options(choices: Sequence[str]) -> Any:
+    """The store's engines (``summary --store``): values reach the command one by one."""
+    help = "--store: task by task in this process, or on a dask.distributed cluster."
+    return _group(None, _engine_flags(choices, "polars", help))
+
+
+def file_engine_options() -> Any:
+    """The engines that read input files (``breakdown``, ``runs``, ``report``); the command
+    receives ``engine``, a checked ``model.engines.Engine``."""
+    help = "Read the files on threads here, or each on a dask.distributed worker."
+
+    def build(engine: str, scheduler: str | None, workers: int) -> Any:
+        from tileprof.model.engines import Engine
+
+        return Engine(engine, scheduler, workers).check()
+
+    return _group("engine", _engine_flags(("threads", "dask"), "threads", help), build)

@@ -15,7 +15,12 @@ import click
 
 from tileprof.analyses.filters import Filters
 from tileprof.analyses.stats import check_dimensions
-from tileprof.commands._options import label_option, run_option, store_uri_option
+from tileprof.commands._options import (
+    label_option,
+    run_option,
+    store_engine_options,
+    store_uri_option,
+)
 from tileprof.core.errors import OptionError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -61,26 +66,7 @@ def store_options(function: F) -> F:
         store_uri_option(required=False, help="Read runs from a store."),
         run_option(multiple=True, help="Stored runs whose id matches."),
         label_option("Stored runs so labelled."),
-        click.option(
-            "--engine",
-            type=click.Choice(ENGINES),
-            default="polars",
-            show_default=True,
-            help="--store: task by task in this process, or on a dask.distributed cluster.",
-        ),
-        click.option(
-            "--scheduler",
-            default=None,
-            metavar="ADDRESS",
-            help="dask scheduler (tcp://host:8786); default: a local cluster.",
-        ),
-        click.option(
-            "--workers",
-            type=click.IntRange(min=1),
-            default=2,
-            show_default=True,
-            help="Worker processes of the local dask cluster.",
-        ),
+        store_engine_options(ENGINES),
         click.option(
             "--task-samples",
             type=click.IntRange(min=1),

@@ -4,12 +4,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from tileprof.commands._options import Output, option, output_options
+from tileprof.commands._options import Output, file_engine_options, option, output_options
 from tileprof.core.outputs import terminal_width
 from tileprof.views.renderers import BREAKDOWN_RENDERERS, BreakdownModel, write_rendered
+
+if TYPE_CHECKING:
+    from tileprof.model.engines import Engine
 
 
 @click.command(
@@ -26,15 +30,17 @@ from tileprof.views.renderers import BREAKDOWN_RENDERERS, BreakdownModel, write_
     "as HTA applies it: to gaps in µs).",
 )
 @output_options(list(BREAKDOWN_RENDERERS), default="table")
-def command(traces: tuple[Path, ...], kernel_wait_us: float, out: Output) -> None:
+@file_engine_options()
+def command(traces: tuple[Path, ...], kernel_wait_us: float, out: Output, engine: Engine) -> None:
     """Break each GPU's time in PyTorch traces or nsys SQLite exports down as TraceLens does
     (computation, exposed communication and memcpy, busy, idle), split idle by cause as HTA
     does, and give launch figures; traces whose distributedInfo names ranks of one job also
     get their collectives matched across ranks (bandwidth, skew, straggler). A Tenstorrent ops
-    report gives each chip's device-busy time against its op-to-op gaps."""
+    report gives each chip's device-busy time against its op-to-op gaps. The traces of a
+    job's ranks are read on threads, or each on a dask worker (``--engine dask``)."""
     from tileprof.model.breakdown import trace_breakdown
 
     out.check()
-    found = trace_breakdown(traces, kernel_wait_us)
+    found = trace_breakdown(traces, kernel_wait_us, engine)
     model = BreakdownModel(found.breakdown, found.job, terminal_width(out.path))
     write_rendered(BREAKDOWN_RENDERERS[out.format], model, out.path)

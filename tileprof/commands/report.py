@@ -21,6 +21,7 @@ from tileprof.commands._options import (
     checks_option,
     example_inputs,
     example_option,
+    file_engine_options,
     filter_options,
     group_by_option,
     is_tileprof_report,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from tileprof.analyses.findings import Rule
     from tileprof.analyses.integrity import CheckRules
     from tileprof.core.gpu_events import GpuTimeline
+    from tileprof.model.engines import Engine
     from tileprof.model.gather import TileInput
     from tileprof.model.reading import DumpReading
     from tileprof.views.html import Report
@@ -81,6 +83,7 @@ def check_default_output(path: Path, force: bool) -> None:
 )
 @rules_option()
 @checks_option()
+@file_engine_options()
 def command(
     files: tuple[Path, ...],
     example: bool,
@@ -92,6 +95,7 @@ def command(
     baseline: Path | None,
     rules: Sequence[Rule],
     checks: CheckRules,
+    engine: Engine,
 ) -> None:
     """Write one self-contained HTML report over tile dumps and GPU run FILES."""
     from tileprof.commands._command_line import command_line
@@ -117,10 +121,10 @@ def command(
         links=links_path,
         rules=rules,
         checks=checks,
+        engine=engine,
     )
-    listed = list(inputs.files)
-    if example:
-        listed.insert(0, InputFile(EXAMPLE_SOURCE, "tile dump (generated)", None, None))
+    generated = [InputFile(EXAMPLE_SOURCE, "tile dump (generated)", None, None)] if example else []
+    listed = [*generated, *inputs.files]
     report = build_report(
         [t.profile for t in inputs.tiles],
         inputs.runs,

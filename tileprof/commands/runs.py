@@ -12,6 +12,7 @@ from tileprof.commands._options import (
     Output,
     example_inputs,
     example_option,
+    file_engine_options,
     filter_options,
     links_option,
     option,
@@ -29,6 +30,7 @@ from tileprof.views.renderers import (
 )
 
 if TYPE_CHECKING:
+    from tileprof.model.engines import Engine
     from tileprof.model.reading import DumpReading
 
 
@@ -56,6 +58,7 @@ if TYPE_CHECKING:
 @spec_option()
 @read_options(cache=False, quiet=False)
 @filter_options()
+@file_engine_options()
 def command(
     files: tuple[Path, ...],
     example: bool,
@@ -66,6 +69,7 @@ def command(
     sort: str,
     read: DumpReading,
     filters: Filters,
+    engine: Engine,
 ) -> None:
     """One run table of tile dumps and GPU files (PyTorch traces, nsys CSV, benchmarks, energy
     reports, run tables), each file's kind detected from its content, and the linked sets."""
@@ -77,7 +81,7 @@ def command(
     if ops:
         if example or linked:
             raise OptionError("--ops reads PyTorch traces only: drop --example and --linked")
-        return _write_ops(files, out, sort)
+        return _write_ops(files, out, sort, engine)
     from tileprof.inputs.links_file import load_links
     from tileprof.model.examples import EXAMPLE_SOURCE
     from tileprof.model.gather import gather_inputs, run_table
@@ -91,6 +95,7 @@ def command(
         example_filters=own_filters,
         example_name=EXAMPLE_SOURCE,
         read=read,
+        engine=engine,
     )
     runs, sets = run_table(sources, links)
     from tileprof.core.roofline import roofline_notes
@@ -102,14 +107,15 @@ def command(
     write_rendered(renderer, model, out.path)
 
 
-def _write_ops(files: tuple[Path, ...], out: Output, sort: str = "total") -> None:
+def _write_ops(files: tuple[Path, ...], out: Output, sort: str, engine: Engine) -> None:
     """``--ops``: the op rows of every FILE (each a PyTorch trace), in one table."""
     import polars as pl
 
+    from tileprof.model.engines import map_ordered
     from tileprof.model.ops import load_ops
     from tileprof.views.renderers import OPS_RENDERERS, OpsModel
 
-    parsed = [(str(path), load_ops(path)) for path in files]
+    parsed = list(zip(map(str, files), map_ordered(load_ops, list(files), engine), strict=True))
     from tileprof.core.roofline import roofline_notes
 
     frame = pl.concat([p.frame for _, p in parsed], how="vertical")

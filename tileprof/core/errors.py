@@ -30,6 +30,11 @@ class InputError(TileprofError):
         self.message = message
         super().__init__(self._render())
 
+    def __reduce__(self) -> tuple[type[InputError], tuple[str | None, str | None, str]]:
+        """Pickled with its three parts, so that an error raised on a dask worker
+        (``model.engines``) reaches the command line as it would from this process."""
+        return (type(self), (self.path, self.where, self.message))
+
     def _render(self) -> str:
         parts = [p for p in (self.path, self.where) if p]
         prefix = ": ".join(parts)

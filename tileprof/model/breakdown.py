@@ -7,51 +7,79 @@ ranks' collectives are computed from those timelines by the analyses.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
-from tileprof.analyses.collectives import Job, jobs
-from tileprof.analyses.gpu_breakdown import KERNEL_WAIT_US, Breakdown, breakdown
+from tileprof.analyses.collectives import Job, RankPart, jobs, jobs_of, rank_part
+from tileprof.analyses.gpu_breakdown import (
+    KERNEL_WAIT_US,
+    Breakdown,
+    breakdown,
+    concat_breakdowns,
+)
 from tileprof.core.errors import InputError
 from tileprof.core.gpu_events import GpuTimeline
 from tileprof.inputs.timelines import load_timeline
+from tileprof.model.engines import Engine, map_ordered
 
 
 @dataclass(frozen=True)
 class TraceBreakdown:
     """The breakdown of some traces and the jobs their ranks form."""
 
-    timelines: tuple[GpuTimeline, ...]
     breakdown: Breakdown
     job: Job
 
 
-def read_timelines(paths: Sequence[Path]) -> tuple[GpuTimeline, ...]:
-    """Every trace's timeline; a trace with no GPU event is an input error (nothing to break
-    down). Traces are named by file name, or by the path as given when two share a name."""
-    timelines = []
-    for path in paths:
-        timeline = load_timeline(path)
-        if timeline.events.height == 0:
-            raise InputError(path, "$.traceEvents", "no GPU events (a CPU-only trace)")
-        timelines.append(timeline)
-    names = [t.name for t in timelines]
-    if len(set(names)) < len(names):  # rank0/trace.json, rank1/trace.json: name them in full
-        timelines = [
-            dataclasses.replace(t, name=str(p)) for t, p in zip(timelines, paths, strict=True)
-        ]
-    return tuple(timelines)
+@dataclass(frozen=True)
+class _TracePart:
+    """One trace's share of the answer, computed where the trace was read: its breakdown rows
+    and its rank's part of the jobs (``model.engines``: a dask worker returns only this)."""
+
+    breakdown: Breakdown
+    rank: RankPart | None
+
+
+def display_names(paths: Sequence[Path]) -> list[str]:
+    """Each trace's name: its file name, or the path as given when two share a file name
+    (rank0/trace.json, rank1/trace.json)."""
+    names = [p.name for p in paths]
+    if len(set(names)) < len(names):
+        return [str(p) for p in paths]
+    return names
+
+
+def named_timeline(path: Path, name: str) -> GpuTimeline:
+    """The timeline of the trace at ``path``, named ``name``; a trace with no GPU event is an
+    input error (nothing to break down)."""
+    timeline = load_timeline(path)
+    if timeline.events.height == 0:
+        raise InputError(path, "$.traceEvents", "no GPU events (a CPU-only trace)")
+    return dataclasses.replace(timeline, name=name)
+
+
+def _trace_part(named: tuple[Path, str], kernel_wait_us: float) -> _TracePart:
+    timeline = named_timeline(*named)
+    return _TracePart(breakdown([timeline], kernel_wait_us), rank_part(timeline))
 
 
 def trace_breakdown(
-    paths: Sequence[Path], kernel_wait_us: float = KERNEL_WAIT_US
+    paths: Sequence[Path], kernel_wait_us: float = KERNEL_WAIT_US, engine: Engine | None = None
 ) -> TraceBreakdown:
-    """The breakdown of the traces at ``paths``, with the collectives of their ranks."""
-    timelines = read_timelines(paths)
-    return TraceBreakdown(timelines, breakdown(timelines, kernel_wait_us), jobs(timelines))
+    """The breakdown of the traces at ``paths``, with the collectives of their ranks: each
+    trace read and broken down by ``engine`` (threads by default), then put together."""
+    named = list(zip(paths, display_names(paths), strict=True))
+    parts = map_ordered(
+        functools.partial(_trace_part, kernel_wait_us=kernel_wait_us), named, engine
+    )
+    return TraceBreakdown(
+        concat_breakdowns([p.breakdown for p in parts], kernel_wait_us),
+        jobs_of([p.rank for p in parts]),
+    )
 
 
 def report_breakdown(
@@ -62,7 +90,7 @@ def report_breakdown(
     kept = tuple(t for t in timelines if t.events.height)
     if not kept:
         return None
-    return TraceBreakdown(kept, breakdown(kept, kernel_wait_us), jobs(kept))
+    return TraceBreakdown(breakdown(kept, kernel_wait_us), jobs(kept))
 
 
 def read_breakdown(path: Path) -> Breakdown:

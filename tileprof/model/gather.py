@@ -12,6 +12,7 @@ one that detection cannot place) is read as a tile dump in that format.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -37,6 +38,7 @@ from tileprof.inputs.sources import (
     read_input,
 )
 from tileprof.inputs.timelines import TIMELINE_FORMATS, parse_timeline
+from tileprof.model.engines import Engine, map_ordered
 from tileprof.model.profile import Profile, load
 from tileprof.model.reading import DumpReading
 
@@ -129,8 +131,10 @@ def gather_inputs(
     ops: bool = False,
     timelines: bool = False,
     checks: CheckRules | None = None,
+    engine: Engine | None = None,
 ) -> list[Source]:
-    """Every input read once, in command-line order (the example profile first).
+    """Every input read once, in command-line order (the example profile first), each file
+    by ``engine`` (``model.engines``: threads by default, or dask workers).
 
     With ``checks``, each input also gets its capture checks (``Source.checked``; all of them
     together: ``capture_checks``).
@@ -151,42 +155,57 @@ def gather_inputs(
         runs = tile_source_runs(example, own, example_name)
         checked = _checked(example_name, TILE_DUMP, None, example, checks)
         sources.append(Source(example_name, None, TILE_DUMP, runs, example, own, checked=checked))
-    for path in paths:
-        found = _read(path, read.format_in)
-        # a summary document's samples are a small tile dump (``summary`` reads them so too)
-        if found.kind in (TILE_DUMP, SUMMARY_DOCUMENT) or found.data is None:
-            profile = load(path, **read.keywords, content=found.data)
-            check_epoch(profile.samples, filters.epoch)
-            runs = tile_source_runs(profile, filters, path.name)
-            source = Source(str(path), path, TILE_DUMP, runs, profile, filters)
-            checked = _checked(str(path), TILE_DUMP, None, profile, checks)
-            sources.append(
-                dataclasses.replace(source, size=found.size, sha256=found.sha256, checked=checked)
-            )
-        else:
-            runs = _gpu_runs(path, found.kind, found.data)
-            op_rows = None
-            if ops and found.kind == TRACE:
-                from tileprof.model.ops import read_ops
-
-                op_rows = read_ops(path, found.data).frame
-            timeline = None
-            if timelines and found.kind in TIMELINE_FORMATS:
-                timeline = parse_timeline(path, found.kind, found.data)
-            sources.append(
-                Source(
-                    str(path),
-                    path,
-                    found.kind,
-                    runs,
-                    size=found.size,
-                    sha256=found.sha256,
-                    ops=op_rows,
-                    timeline=timeline,
-                    checked=_checked(str(path), found.kind, found.data, None, checks),
-                )
-            )
+    reading = functools.partial(
+        _source_of,
+        filters=filters,
+        read=read if len(paths) <= 1 else dataclasses.replace(read, quiet=True),
+        ops=ops,
+        timelines=timelines,
+        checks=checks,
+    )  # several files at once: no progress bars drawn over each other
+    sources.extend(map_ordered(reading, list(paths), engine))
     return sources
+
+
+def _source_of(
+    path: Path,
+    *,
+    filters: Filters,
+    read: DumpReading,
+    ops: bool,
+    timelines: bool,
+    checks: CheckRules | None,
+) -> Source:
+    """One input file read (``gather_inputs``): where it lies, on a thread or a dask worker."""
+    found = _read(path, read.format_in)
+    # a summary document's samples are a small tile dump (``summary`` reads them so too)
+    if found.kind in (TILE_DUMP, SUMMARY_DOCUMENT) or found.data is None:
+        profile = load(path, **read.keywords, content=found.data)
+        check_epoch(profile.samples, filters.epoch)
+        runs = tile_source_runs(profile, filters, path.name)
+        source = Source(str(path), path, TILE_DUMP, runs, profile, filters)
+        checked = _checked(str(path), TILE_DUMP, None, profile, checks)
+        return dataclasses.replace(source, size=found.size, sha256=found.sha256, checked=checked)
+    runs = _gpu_runs(path, found.kind, found.data)
+    op_rows = None
+    if ops and found.kind == TRACE:
+        from tileprof.model.ops import read_ops
+
+        op_rows = read_ops(path, found.data).frame
+    timeline = None
+    if timelines and found.kind in TIMELINE_FORMATS:
+        timeline = parse_timeline(path, found.kind, found.data)
+    return Source(
+        str(path),
+        path,
+        found.kind,
+        runs,
+        size=found.size,
+        sha256=found.sha256,
+        ops=op_rows,
+        timeline=timeline,
+        checked=_checked(str(path), found.kind, found.data, None, checks),
+    )
 
 
 def _checked(
@@ -320,6 +339,7 @@ def read_inputs(
     links: Path | None = None,
     rules: Sequence[Rule] | None = None,
     checks: CheckRules | None = None,
+    engine: Engine | None = None,
 ) -> ReportInputs:
     """Read every file once (``gather_inputs``, the reader ``runs`` uses too); tile dumps also
     give one run per group for the linked sets.
@@ -341,6 +361,7 @@ def read_inputs(
         ops=True,
         timelines=True,
         checks=checks,
+        engine=engine,
     )
     checked = None if checks is None else capture_checks(sources, checks)
     timelines = tuple(s.timeline for s in sources if s.timeline is not None)

@@ -19,7 +19,9 @@ beside it), and refused when a non-empty ``-wal`` file or a hot ``-journal`` lie
 export is first written to a temporary file (SQLite reads files, not bytes). Every column
 read must be a declared, stored (not generated) column of the expected affinity holding values
 of that type, and every read has a row and byte budget (``ROW_BUDGET``, ``BYTE_BUDGET``,
-``VALUE_LIMIT``; docs/reliability.md). Kernel, memcpy and memset events become the typed
+``VALUE_LIMIT``; docs/reliability.md), checked by SQLite's own aggregates before the read. The
+columns cross as Arrow through ADBC's SQLite driver (no Python row per event), names as
+``StringIds`` rows joined to the events' ids. Kernel, memcpy and memset events become the typed
 GPU-event frame (``tileprof.core.gpu_events``) and, aggregated per (device, kind, name) as the
 Kineto source aggregates them, run-table rows.
 """
@@ -35,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from adbc_driver_manager import Error as AdbcError
 
 from tileprof.core.errors import InputError
 from tileprof.core.gpu_events import GPU_EVENT_SCHEMA, as_gpu_events, comm_kind, us_of_ns
@@ -108,7 +111,7 @@ EXTRA_COLUMNS: dict[str, pl.DataType] = {
 ROW_BUDGET = 20_000_000
 """The most rows one read (one table's events, the string table, …) may return."""
 BYTE_BUDGET = 2**31
-"""The most bytes of text one read may return (names repeated per event count each time)."""
+"""The most bytes of text one read may return (each name is read once, from ``StringIds``)."""
 VALUE_LIMIT = CELL_LIMIT
 """The longest text or blob SQLite may hand back (``SQLITE_LIMIT_LENGTH``), as a CSV cell."""
 SQLITE_LIMIT_LENGTH = 0
@@ -274,74 +277,106 @@ def _require(
         raise InputError(path, f"table {table}", f"column {missing[0]} is missing")
 
 
-def _frame(conn: sqlite3.Connection, sql: str, schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
-    """The query's rows as a frame, read within ``ROW_BUDGET`` rows and ``BYTE_BUDGET``
-    bytes of text (``_Budget`` when past either)."""
-    text = [i for i, t in enumerate(schema.values()) if t == pl.String()]
-    rows: list[Any] = []
-    parts: list[pl.DataFrame] = []
-    count = size = 0
-    for row in conn.execute(sql):
-        for i in text:
-            if row[i] is not None:
-                size += len(row[i])
-        rows.append(row)
-        if len(rows) == CHUNK:
-            count += len(rows)
-            if count > ROW_BUDGET:
-                raise _Budget(f"more than {ROW_BUDGET:,} rows")
-            parts.append(pl.DataFrame(rows, schema=schema, orient="row"))
-            rows = []
-        if size > BYTE_BUDGET:
-            raise _Budget(f"more than {BYTE_BUDGET:,} characters of text")
-    if count + len(rows) > ROW_BUDGET:
+@dataclass(frozen=True)
+class _Database:
+    """One export opened twice, read-only and immutable: through ``sqlite3`` for the schema,
+    the type checks and the budgets (aggregates computed by SQLite), and through ADBC's SQLite
+    driver, which hands each query's result over as Arrow columns (no Python row per event)."""
+
+    conn: sqlite3.Connection
+    columns: Any
+
+
+def _frame(db: _Database, sql: str, schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
+    """The query's columns as a frame, typed by ``schema`` (its keys name the query's result
+    columns, in order), read within ``ROW_BUDGET`` rows and ``BYTE_BUDGET`` bytes of text
+    (``_Budget`` when past either, counted by SQLite before anything is read).
+
+    A text column must hold no NULL (ADBC types a column by its first rows): queries select
+    text where it is not NULL and join it to the integer columns here."""
+    names = list(schema)
+    text = [n for n, t in schema.items() if t == pl.String()]
+    lengths = "".join(f', coalesce(sum(length("{n}")), 0)' for n in text)
+    count, *sizes = db.conn.execute(f"SELECT count(*){lengths} FROM ({sql})").fetchone()
+    if count > ROW_BUDGET:
         raise _Budget(f"more than {ROW_BUDGET:,} rows")
-    parts.append(pl.DataFrame(rows, schema=schema, orient="row"))
-    return pl.concat(parts, how="vertical")
-
-
-CHUNK = 65_536
-"""Rows gathered before they become a frame (so a read holds few Python rows at once)."""
+    if sum(sizes) > BYTE_BUDGET:
+        raise _Budget(f"more than {BYTE_BUDGET:,} characters of text")
+    cursor = db.columns.cursor()
+    try:
+        cursor.execute(sql)
+        table = cursor.fetch_arrow_table()
+    finally:
+        cursor.close()
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)
+    types: dict[Any, Any] = dict(schema)
+    return frame.rename(dict(zip(frame.columns, names, strict=True))).cast(types)
 
 
 class _Budget(Exception):
     """A read past its budget; ``read_export`` names the file."""
 
 
-def _kernels(conn: sqlite3.Connection) -> pl.DataFrame:
+def _strings(db: _Database, ids: str) -> pl.DataFrame:
+    """``StringIds`` rows whose id the subquery ``ids`` selects: each string read once."""
     sql = f"""
-        SELECT k.deviceId, k.streamId, k.start, k.end, d.value, s.value, k.correlationId,
-               (k.globalPid >> {PID_SHIFT}) & {PID_MASK},
-               k.gridX || 'x' || k.gridY || 'x' || k.gridZ,
-               k.blockX || 'x' || k.blockY || 'x' || k.blockZ
-        FROM {KERNELS} k
-        LEFT JOIN StringIds d ON d.id = k.demangledName
-        LEFT JOIN StringIds s ON s.id = k.shortName"""
+        SELECT id AS id, value AS value FROM StringIds
+        WHERE value IS NOT NULL AND id IN ({ids}) ORDER BY rowid"""
+    return _frame(db, sql, {"id": pl.Int64(), "value": pl.String()})
+
+
+def _named(frame: pl.DataFrame, strings: pl.DataFrame, key: str, name: str) -> pl.DataFrame:
+    """``frame`` with column ``name`` looked up from ``strings`` by the id in ``key`` (as a
+    LEFT JOIN of ``StringIds`` would: rows in order, null where no string)."""
+    table = strings.rename({"id": key, "value": name})
+    return frame.join(table, on=key, how="left", maintain_order="left").drop(key)
+
+
+def _shape(prefix: str) -> pl.Expr:
+    """``XxYxZ`` of the columns ``{prefix}X``, ``…Y``, ``…Z`` (null when one is null)."""
+    parts = [pl.col(f"{prefix}{axis}").cast(pl.String) for axis in "XYZ"]
+    return pl.concat_str([parts[0], pl.lit("x"), parts[1], pl.lit("x"), parts[2]])
+
+
+def _kernels(db: _Database) -> pl.DataFrame:
+    sql = f"""
+        SELECT deviceId, streamId, start, end, correlationId,
+               (globalPid >> {PID_SHIFT}) & {PID_MASK}, demangledName, shortName,
+               gridX, gridY, gridZ, blockX, blockY, blockZ
+        FROM {KERNELS} ORDER BY rowid"""
     schema = {
         "device": pl.Int64(),
         "stream": pl.Int64(),
         "start_ns": pl.Int64(),
         "end_ns": pl.Int64(),
-        "name": pl.String(),
-        "short_name": pl.String(),
         "correlation": pl.Int64(),
         "pid": pl.Int64(),
-        "grid": pl.String(),
-        "block": pl.String(),
+        "demangled": pl.Int64(),
+        "short": pl.Int64(),
+        **{f"grid{a}": pl.Int64() for a in "XYZ"},
+        **{f"block{a}": pl.Int64() for a in "XYZ"},
     }
-    return _frame(conn, sql, schema).with_columns(
+    frame = _frame(db, sql, schema)
+    strings = _strings(
+        db, f"SELECT demangledName FROM {KERNELS} UNION SELECT shortName FROM {KERNELS}"
+    )
+    frame = _named(_named(frame, strings, "demangled", "name"), strings, "short", "short_name")
+    return frame.with_columns(
         kind=pl.lit("kernel"),
         bytes=pl.lit(None, pl.Int64()),
         name=pl.coalesce("name", "short_name", pl.lit("(unnamed kernel)")),
+        grid=_shape("grid"),
+        block=_shape("block"),
     )
 
 
-def _copies(conn: sqlite3.Connection, table: str, kind: str, copy_kind: bool) -> pl.DataFrame:
+def _copies(db: _Database, table: str, kind: str, copy_kind: bool) -> pl.DataFrame:
     label = "copyKind" if copy_kind else "NULL"
     sql = f"""
         SELECT deviceId, streamId, start, end, correlationId,
                (globalPid >> {PID_SHIFT}) & {PID_MASK}, bytes, {label}
-        FROM {table}"""
+        FROM {table} ORDER BY rowid"""
     schema = {
         "device": pl.Int64(),
         "stream": pl.Int64(),
@@ -352,7 +387,7 @@ def _copies(conn: sqlite3.Connection, table: str, kind: str, copy_kind: bool) ->
         "bytes": pl.Int64(),
         "copy_kind": pl.Int64(),
     }
-    frame = _frame(conn, sql, schema)
+    frame = _frame(db, sql, schema)
     if kind == "memcpy":
         word = pl.col("copy_kind").replace_strict(
             COPY_KINDS, default="Unknown", return_dtype=pl.String
@@ -369,21 +404,21 @@ def _copies(conn: sqlite3.Connection, table: str, kind: str, copy_kind: bool) ->
     ).drop("copy_kind")
 
 
-def _launches(conn: sqlite3.Connection) -> pl.DataFrame:
+def _launches(db: _Database) -> pl.DataFrame:
     """Each runtime call's (pid, correlation) and its start/end in ns."""
     sql = f"""
         SELECT (globalTid >> {PID_SHIFT}) & {PID_MASK}, correlationId, start, end FROM {RUNTIME}
-        WHERE correlationId IS NOT NULL"""
+        WHERE correlationId IS NOT NULL ORDER BY rowid"""
     schema = {
         "pid": pl.Int64(),
         "correlation": pl.Int64(),
         "launch_start_ns": pl.Int64(),
         "launch_end_ns": pl.Int64(),
     }
-    return _frame(conn, sql, schema).unique(["pid", "correlation"], keep="first")
+    return _frame(db, sql, schema).unique(["pid", "correlation"], keep="first", maintain_order=True)
 
 
-def _device_map(conn: sqlite3.Connection, tables: dict[str, dict[str, Column]]) -> pl.DataFrame:
+def _device_map(db: _Database, tables: dict[str, dict[str, Column]]) -> pl.DataFrame:
     """(pid, CUDA device id) → export GPU id, from ``TARGET_INFO_CUDA_DEVICE`` where present."""
     schema = {"pid": pl.Int64(), "device": pl.Int64(), "gpu": pl.Int64()}
     cols = tables.get("TARGET_INFO_CUDA_DEVICE", {})
@@ -391,15 +426,15 @@ def _device_map(conn: sqlite3.Connection, tables: dict[str, dict[str, Column]]) 
         return pl.DataFrame(schema=schema)
     pid = "pid" if "pid" in cols else "NULL"
     sql = f"SELECT DISTINCT {pid}, cudaId, gpuId FROM TARGET_INFO_CUDA_DEVICE"
-    return _frame(conn, sql, schema)
+    return _frame(db, sql, schema)
 
 
-def _gpu_names(conn: sqlite3.Connection, tables: dict[str, dict[str, Column]]) -> dict[int, str]:
+def _gpu_names(db: _Database, tables: dict[str, dict[str, Column]]) -> dict[int, str]:
     """Export GPU id → name, from ``TARGET_INFO_GPU`` where present."""
     if not {"id", "name"} <= tables.get("TARGET_INFO_GPU", {}).keys():
         return {}
     sql = "SELECT id, name FROM TARGET_INFO_GPU WHERE id IS NOT NULL AND name IS NOT NULL"
-    rows = _frame(conn, sql, {"id": pl.Int64(), "name": pl.String()})
+    rows = _frame(db, sql, {"id": pl.Int64(), "name": pl.String()})
     return {int(i): str(n) for i, n in rows.iter_rows()}
 
 
@@ -438,25 +473,32 @@ def target_names(devices: Sequence[int], names: dict[int, str]) -> dict[int, str
     return out
 
 
-def _nvtx(conn: sqlite3.Connection, tables: dict[str, dict[str, Column]]) -> pl.DataFrame:
+def _nvtx(db: _Database, tables: dict[str, dict[str, Column]]) -> pl.DataFrame:
     """The NVTX ranges (push/pop and start/end) with a known end, named by text or textId."""
-    schema = {
-        "name": pl.String(),
-        "start_ns": pl.Int64(),
-        "end_ns": pl.Int64(),
-        "tid": pl.Int64(),
-    }
+    schema = {"name": pl.String(), "start_ns": pl.Int64(), "end_ns": pl.Int64(), "tid": pl.Int64()}
     cols = tables.get(NVTX, {})
     if not {"start", "end", "eventType"} <= cols.keys():
         return pl.DataFrame(schema=schema)
-    text = "n.text" if "text" in cols else "NULL"
-    sid = "(SELECT value FROM StringIds s WHERE s.id = n.textId)" if "textId" in cols else "NULL"
-    tid = "n.globalTid & 16777215" if "globalTid" in cols else "NULL"
+    tid = "globalTid & 16777215" if "globalTid" in cols else "NULL"
+    text_id = "textId" if "textId" in cols else "NULL"
     types = ", ".join(str(t) for t in NVTX_RANGE_TYPES)
-    sql = f"""
-        SELECT COALESCE({text}, {sid}), n.start, n.end, {tid}
-        FROM {NVTX} n WHERE n.eventType IN ({types}) AND n.end IS NOT NULL ORDER BY n.start"""
-    return _frame(conn, sql, schema)
+    ranges = f"FROM {NVTX} WHERE eventType IN ({types}) AND end IS NOT NULL"
+    sql = f"SELECT rowid, start, end, {tid}, {text_id} {ranges} ORDER BY rowid"
+    integers = {"row": pl.Int64(), "start_ns": pl.Int64(), "end_ns": pl.Int64()}
+    frame = _frame(db, sql, integers | {"tid": pl.Int64(), "text_id": pl.Int64()})
+    text = pl.DataFrame(schema={"row": pl.Int64(), "text": pl.String()})
+    if "text" in cols:
+        sql = f"SELECT rowid, text {ranges} AND text IS NOT NULL ORDER BY rowid"
+        text = _frame(db, sql, {"row": pl.Int64(), "text": pl.String()})
+    strings = pl.DataFrame(schema={"id": pl.Int64(), "value": pl.String()})
+    if "textId" in cols:
+        strings = _strings(db, f"SELECT textId {ranges}").unique(
+            "id", keep="first", maintain_order=True
+        )
+    frame = _named(frame, strings, "text_id", "id_text")
+    frame = frame.join(text, on="row", how="left", maintain_order="left")
+    named = frame.with_columns(name=pl.coalesce("text", "id_text"))
+    return named.sort("start_ns", maintain_order=True).select(list(schema))
 
 
 def read_export(path: str | Path, data: bytes) -> NsysExport:
@@ -467,20 +509,39 @@ def read_export(path: str | Path, data: bytes) -> NsysExport:
             conn = _connect(path, data, Path(scratch))
         except sqlite3.Error as exc:
             raise InputError(path, None, f"cannot open the SQLite database ({exc})") from None
+        columns = None
         try:
-            return _read(path, conn)
-        except sqlite3.Error as exc:
-            raise InputError(path, None, f"unreadable SQLite database ({exc})") from None
+            columns = _columns_of(conn)
+            return _read(path, _Database(conn, columns))
+        except (sqlite3.Error, AdbcError) as exc:
+            raise InputError(path, None, f"unreadable SQLite database ({_first(exc)})") from None
         except UnicodeDecodeError as exc:  # SQLite's own message quotes a corrupt schema
             why = f"text that is not UTF-8 (byte 0x{exc.object[exc.start]:02x})"
             raise InputError(path, None, f"unreadable SQLite database ({why})") from None
         except _Budget as exc:
             raise InputError(path, None, f"a read of {exc} (over its budget)") from None
         finally:
+            if columns is not None:
+                columns.close()
             conn.close()
 
 
-def _read(path: str | Path, conn: sqlite3.Connection) -> NsysExport:
+def _first(exc: BaseException) -> str:
+    """An error's first line (ADBC's messages run to several)."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _columns_of(conn: sqlite3.Connection) -> Any:
+    """The ADBC connection to the file ``conn`` reads, opened as ``conn`` was."""
+    import adbc_driver_sqlite.dbapi
+
+    (file,) = [row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"]
+    return adbc_driver_sqlite.dbapi.connect(Path(file).resolve().as_uri() + "?mode=ro&immutable=1")
+
+
+def _read(path: str | Path, db: _Database) -> NsysExport:
+    conn = db.conn
     tables = _tables(conn)
     _check_columns(path, conn, tables)
     if KERNELS not in tables and MEMCPY not in tables:
@@ -494,16 +555,18 @@ def _read(path: str | Path, conn: sqlite3.Connection) -> NsysExport:
         _require(path, tables, KERNELS, KERNEL_COLUMNS)
         if "StringIds" not in tables:
             raise InputError(path, None, "table StringIds is missing (kernel names)")
-        parts.append(_kernels(conn))
+        parts.append(_kernels(db))
     for table, kind in ((MEMCPY, "memcpy"), (MEMSET, "memset")):
         if table in tables:
             _require(path, tables, table, COPY_COLUMNS)
-            parts.append(_copies(conn, table, kind, "copyKind" in tables[table]))
+            parts.append(_copies(db, table, kind, "copyKind" in tables[table]))
     events = pl.concat([p.select(_RAW_COLUMNS) for p in parts], how="vertical")
-    events = _physical_devices(events, _device_map(conn, tables))
+    events = _physical_devices(events, _device_map(db, tables))
     if RUNTIME in tables:
         _require(path, tables, RUNTIME, ("globalTid", "correlationId", "start", "end"))
-        events = events.join(_launches(conn), on=["pid", "correlation"], how="left")
+        events = events.join(
+            _launches(db), on=["pid", "correlation"], how="left", maintain_order="left"
+        )
     else:
         events = events.with_columns(
             launch_start_ns=pl.lit(None, pl.Int64()), launch_end_ns=pl.lit(None, pl.Int64())
@@ -514,8 +577,8 @@ def _read(path: str | Path, conn: sqlite3.Connection) -> NsysExport:
         raise InputError(path, f"{row['kind']} {row['name']!r}", "ends before it starts")
     events = _typed(events).sort(["start_ns", "end_ns"], maintain_order=True)
     ids = sorted(events["device"].unique().drop_nulls().to_list())
-    names = _gpu_names(conn, tables)
-    return NsysExport(events, target_names(ids, names), _nvtx(conn, tables), names)
+    names = _gpu_names(db, tables)
+    return NsysExport(events, target_names(ids, names), _nvtx(db, tables), names)
 
 
 _RAW_COLUMNS: tuple[str, ...] = (

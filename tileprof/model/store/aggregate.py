@@ -14,10 +14,8 @@ combine the same parts, so their results are identical.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import msgspec
 import polars as pl
@@ -25,17 +23,11 @@ import polars as pl
 from tileprof.analyses.filters import Filters, apply_filters
 from tileprof.analyses.stats import group_statistics, order_groups
 from tileprof.analyses.summary import DEFAULT_TOP_SAMPLES, Summary, longest_samples, sample_records
-from tileprof.core.errors import OptionError, TileprofError
+from tileprof.core.errors import OptionError
 from tileprof.core.schema import SAMPLE_SCHEMA, MetadataEntries
+from tileprof.model.engines import dask_client, gather_tasks
 from tileprof.model.store import DEFAULT_TASK_SAMPLES, ENGINES
 from tileprof.model.store.tables import METADATA, SAMPLES, STATS, RunRecord, Store
-
-SCHEDULER_TIMEOUT_S = 5
-"""How long ``--scheduler`` may take to answer before the command gives up."""
-
-
-class EngineError(TileprofError):
-    """The distributed engine could not finish: no scheduler, or tasks lost with their workers."""
 
 
 @dataclass(frozen=True)
@@ -235,75 +227,11 @@ def dask_parts(
 ) -> list[Part]:
     """Run the tasks on a ``dask.distributed`` cluster: ``scheduler``'s, or a local one of
     ``workers`` processes that lives as long as this call."""
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise OptionError(
-            "--engine dask needs dask.distributed: pip install 'tileprof[store]'"
-        ) from None
-    cluster = None
-    try:
-        if scheduler is not None:
-            client = Client(scheduler, timeout=SCHEDULER_TIMEOUT_S)
-        else:
-            cluster = LocalCluster(**local_cluster_options(workers))
-            client = Client(cluster)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise EngineError(
-            f"--scheduler {scheduler}: cannot reach the dask scheduler ({_first_line(exc)})"
-        ) from None
-    try:
-        return _gather(client, store, tasks, query)
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
-
-
-def local_cluster_options(workers: int) -> dict[str, Any]:
-    """The local cluster's settings: ``workers`` single-threaded processes whose scheduler,
-    nannies and workers listen on 127.0.0.1 only, over TLS with certificates made for this
-    run and held in this process's memory (``Security.temporary``), so that no other user of
-    the machine can connect to them or submit work; no dashboards (docs/scale.md)."""
-    try:
-        from distributed import Security
-
-        security = Security.temporary()
-    except ImportError:
-        raise OptionError(
-            "--engine dask's local cluster needs the cryptography package for its TLS "
-            "certificates: pip install 'tileprof[store]'"
-        ) from None
-    return {
-        "n_workers": workers,
-        "threads_per_worker": 1,
-        "processes": True,
-        "host": "127.0.0.1",
-        "security": security,
-        "dashboard_address": None,
-        "worker_dashboard_address": None,
-        "silence_logs": logging.ERROR,
-    }
-
-
-def _gather(client: object, store: Store, tasks: Sequence[Task], query: Query) -> list[Part]:
-    from distributed import Client
-    from distributed.scheduler import KilledWorker
-
-    assert isinstance(client, Client)
-    futures = [client.submit(run_task, store, task, query, pure=False) for task in tasks]
-    try:
-        return list(client.gather(futures))
-    except KilledWorker as exc:
-        raise EngineError(
-            f"dask: a task was lost with its worker too many times ({_first_line(exc)}); "
-            "the workers may lack memory for one task (lower --task-samples)"
-        ) from None
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
+    with dask_client(scheduler, workers) as client:
+        calls = [(run_task, (store, task, query)) for task in tasks]
+        return gather_tasks(
+            client, calls, "the workers may lack memory for one task (lower --task-samples)"
+        )
 
 
 def summarize_runs(
