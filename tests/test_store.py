@@ -491,3 +491,26 @@ def test_duckdb_reads_the_store_and_agrees_with_the_stored_statistics(store: str
     assert len(rows) >= 3
     for _run, _group, n, work, stored_n, stored_work in rows:
         assert (n, work) == (stored_n, stored_work)
+
+
+@pytest.mark.parametrize("task_samples", ["1000000", "500"], ids=["whole-run", "buckets"])
+def test_an_epoch_no_stored_run_holds_is_exit_2(
+    store: str, dumps: list[Path], task_samples: str
+) -> None:
+    """As for a dump (``check_epoch``): an --epoch the run does not hold names the epochs it
+    does, whether the run is one task or cut into group buckets, where it printed an empty
+    table with exit 0."""
+    first = run_ids(store)[0]
+    result = invoke(
+        "summary", "--store", store, "--run", first, "--epoch", "7", "--task-samples", task_samples
+    )
+    assert result.exit_code == 2, result.output
+    from_dump = invoke("summary", str(dumps[0]), "--epoch", "7")  # run r0 is dumps[0]
+    assert from_dump.exit_code == 2
+    epochs = from_dump.stderr[from_dump.stderr.index("(epochs:") :]
+    assert first == "r0" and epochs.startswith("(epochs: 1, 2")
+    assert (
+        result.stderr == f"tileprof: error: --epoch 7: no samples in that epoch in run r0 {epochs}"
+    )
+    held = invoke("summary", "--store", store, "--run", first, "--epoch", "1")
+    assert held.exit_code == 0, held.output

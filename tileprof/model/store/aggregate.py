@@ -64,6 +64,8 @@ class Part:
     matched: int
     longest: pl.DataFrame
     metadata: dict[int, MetadataEntries]
+    epochs: tuple[int, ...] = ()
+    """The epochs the task's samples hold, before the filters (``combine`` checks ``--epoch``)."""
 
 
 STORED_TYPES: dict[str, pl.DataType] = {
@@ -128,11 +130,21 @@ def run_task(store: Store, task: Task, query: Query) -> Part:
     )
     longest = longest_in_dump_order(matched, query.top)
     ids = longest.get_column("metadataId").drop_nulls().unique().sort().to_list()
-    return Part(task.run, groups, matched.height, longest, read_metadata(store, task, ids))
+    epochs = tuple(samples.get_column("epoch").drop_nulls().unique().sort().to_list())
+    metadata = read_metadata(store, task, ids)
+    return Part(task.run, groups, matched.height, longest, metadata, epochs)
 
 
 def combine(record: RunRecord, parts: Sequence[Part], query: Query) -> Summary:
-    """One run's summary from its parts, as ``summarize`` gives it for the whole run."""
+    """One run's summary from its parts, as ``summarize`` gives it for the whole run; an
+    ``--epoch`` the run does not hold is an OptionError, as ``check_epoch`` makes it for a dump."""
+    epoch = query.filters.epoch
+    held = sorted({e for p in parts for e in p.epochs})
+    if epoch is not None and epoch not in held:
+        known = ", ".join(map(str, held)) or "none"
+        raise OptionError(
+            f"--epoch {epoch}: no samples in that epoch in run {record.run} (epochs: {known})"
+        )
     groups = order_groups(pl.concat([p.groups for p in parts]), query.group_by)
     longest = longest_samples(pl.concat([p.longest for p in parts]), query.top)
     metadata: dict[int, MetadataEntries] = {}
