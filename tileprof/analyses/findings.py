@@ -220,10 +220,10 @@ LOW_OCCUPANCY = Rule(
     id="low-occupancy",
     source="ncu",
     conditions=(
-        Condition("occupancy", "achieved_occupancy", "<", 0.5, share=True),
         Condition(
             "of_theoretical", "achieved_occupancy / theoretical_occupancy", "<", 0.8, share=True
         ),
+        Condition("occupancy", "achieved_occupancy", "<", 0.5, share=True),
     ),
     floor=Condition("floor", "time_us", ">=", 5.0),
     rank="time_us",
