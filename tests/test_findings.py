@@ -627,9 +627,7 @@ def test_rules_that_do_not_apply_are_counted_not_listed() -> None:
 
 
 def test_a_failed_capture_check_leaves_a_rule_that_does_not_apply_alone() -> None:
-    from tileprof.analyses.integrity import abstained_findings
-
-    from tileprof.analyses.integrity import check_frame
+    from tileprof.analyses.integrity import abstained_findings, check_frame
 
     checks = check_frame(
         [

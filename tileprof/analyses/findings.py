@@ -104,7 +104,7 @@ HOST_BOUND = Rule(
     floor=Condition("floor", "idle_us", ">=", 5.0),
     rank="idle_us",
     message=(
-        "host-bound: {trace} {device_name} (device {device}), step {step} is idle {idle_us} "
+        "host-bound: {trace} {device_name} (device {device}), {window} is idle {idle_us} "
         "µs of {total_us} µs "
         "({idle_share}, over {idle_share_threshold}), {host_wait_share} of it waiting on the "
         "host (over {host_wait_share_threshold}); {count} of {rows} steps like it"
@@ -143,8 +143,8 @@ LAUNCH_BOUND = Rule(
         "call that launched them ({short_share}, over {short_share_threshold}; the median "
         "call takes {launch_us_p50} µs), and the median kernel starts {queue_us} µs after its "
         "call (under {queue_us_threshold} µs: no queue of work ahead of the GPU). The host "
-        "cannot issue kernels as fast as the GPU finishes them: capture the step in a CUDA "
-        "graph or fuse its small kernels; {count} of {rows} steps like it"
+        "cannot issue kernels as fast as the GPU finishes them: capture them in a CUDA graph "
+        "or fuse the small ones; {count} of {rows} steps like it"
     ),
     needs="a GPU trace whose kernels carry their launch calls (a PyTorch trace, an nsys "
     "export), through the time breakdown's launch figures",

@@ -1,9 +1,11 @@
-"""``findings`` in the terminal and as JSON: one row per rule, then each finding in words.
+"""``findings`` in the terminal and as JSON: one row per rule that applies to the inputs, then
+each finding in words, then a count of the rules that do not apply.
 
 The table gives each rule's status, its source, how many rows fired it out of how many it
 read, and the first condition's metric, cited value and threshold; the sentences below it are
-the fired findings' messages, then why the others abstained (docs/metrics.md, "Findings").
-"""
+the fired findings' messages, then why the others abstained; a rule with no input of its kind
+(the tile rules on a GPU trace) is no row, only named in the footer (docs/metrics.md,
+"Findings")."""
 
 from __future__ import annotations
 
