@@ -50,6 +50,7 @@ def breakdown(*steps: tuple[float, float, float]) -> pl.DataFrame:
             "device_kind": ["gpu"] * len(steps),
             "device": [0] * len(steps),
             "step": list(range(1, len(steps) + 1)),
+            "window": [f"step {i}" for i in range(1, len(steps) + 1)],
             "total_us": [s[0] for s in steps],
             "idle_us": [s[1] for s in steps],
             "idle_host_wait_us": [s[2] for s in steps],
