@@ -606,6 +606,19 @@ def test_low_occupancy_reads_a_real_ncu_csv() -> None:
     assert len(document["not_applicable"]) == len(F.RULES) - 1
 
 
+def test_a_tenstorrent_report_lists_its_dispatch_rule_only() -> None:
+    """Of the rules, only dispatch-bound reads a Tenstorrent chip: it is the one row; no GPU
+    rule (host-bound included) or tile rule is listed as clear or abstained."""
+    args = ["findings", "fixtures/real/tt_wh_clip_encoder_400.csv", "--format", "json"]
+    done = CliRunner().invoke(cli, args)
+    assert done.exit_code == 0, done.output
+    document = json.loads(done.stdout)
+    assert [(f["id"], f["status"]) for f in document["findings"]] == [("dispatch-bound", "fired")]
+    assert {r["id"] for r in document["not_applicable"]} == {r.id for r in F.RULES} - {
+        "dispatch-bound"
+    }
+
+
 # ---------------------------------------------------------------- rules that do not apply
 
 
