@@ -30,9 +30,13 @@ def overlapping(tmp_path: Path) -> Path:
 
 
 def findings(*args: object) -> dict[str, dict[str, str]]:
+    """Every rule's outcome by id; a rule that does not apply to the inputs has status
+    ``not applicable`` and its reason."""
     result = invoke("findings", *args, "--format", "json")
     assert result.exit_code == 0, result.output
-    return {f["id"]: f for f in json.loads(result.stdout)["findings"]}
+    document = json.loads(result.stdout)
+    left_out = {f["id"]: {**f, "status": "not applicable"} for f in document["not_applicable"]}
+    return {f["id"]: f for f in document["findings"]} | left_out
 
 
 # ---------------------------------------------------------------- findings
@@ -45,7 +49,8 @@ def test_findings_abstain_when_the_dump_fails_a_check(tmp_path: Path) -> None:
     for rule in TILE_RULES | {"low-utilization"}:
         assert found[rule]["status"] == "abstained"
         assert "check overlapping-samples failed (1; first at sample 24)" in found[rule]["reason"]
-    # the GPU rules abstain for their own reason (no trace), not for the dump's check
+    # the GPU rules do not apply (no trace), and the dump's check leaves them so
+    assert found["host-bound"]["status"] == "not applicable"
     assert "capture check" not in found["host-bound"]["reason"]
     table = invoke("findings", overlapping(tmp_path))
     text = " ".join(table.output.split())
@@ -66,8 +71,9 @@ def test_findings_on_a_trace_with_a_truncated_step_abstain_from_host_bound(
     assert (
         "check step-truncated failed (1; first at ProfilerStep#1" in found["host-bound"]["reason"]
     )
-    assert found["compute-under-used"]["status"] == "abstained"
-    assert "step-truncated" not in found["compute-under-used"]["reason"]  # ops: not undermined
+    # no GEMM op: the rule does not apply, and the step's check (not of ops) leaves it so
+    assert found["compute-under-used"]["status"] == "not applicable"
+    assert "step-truncated" not in found["compute-under-used"]["reason"]
 
 
 def test_a_checks_file_that_allows_the_defect_lets_the_rules_judge(tmp_path: Path) -> None:

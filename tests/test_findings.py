@@ -47,8 +47,10 @@ def breakdown(*steps: tuple[float, float, float]) -> pl.DataFrame:
         {
             "trace": ["t.json"] * len(steps),
             "device_name": ["H200"] * len(steps),
+            "device_kind": ["gpu"] * len(steps),
             "device": [0] * len(steps),
             "step": list(range(1, len(steps) + 1)),
+            "window": [f"step {i}" for i in range(1, len(steps) + 1)],
             "total_us": [s[0] for s in steps],
             "idle_us": [s[1] for s in steps],
             "idle_host_wait_us": [s[2] for s in steps],
@@ -97,12 +99,14 @@ def test_host_bound_is_clear_when_idle_is_not_host_wait() -> None:
     assert found.status == F.CLEAR
     # Closest on the first condition among the rows meeting the second: step 2's 5%.
     assert found.values == {"idle_share": 0.05}
-    assert "(closest idle_us / total_us: 5.00%; 2 breakdown rows)" in found.text
+    assert "(closest idle_us / total_us: 5.00%; 2 breakdown rows where device_kind = gpu)" in (
+        found.text
+    )
 
 
-def test_host_bound_abstains_without_a_breakdown_or_under_its_floor() -> None:
+def test_host_bound_abstains_under_its_floor_and_does_not_apply_without_a_gpu() -> None:
     missing = outcome(F.HOST_BOUND, {})
-    assert missing.status == F.ABSTAINED and "no breakdown input" in missing.text
+    assert missing.status == F.NOT_APPLICABLE and "no breakdown input" in missing.text
     small = outcome(F.HOST_BOUND, {"breakdown": breakdown((20, 4, 3))})
     assert small.status == F.ABSTAINED
     assert "largest idle_us (4) is under the floor idle_us >= 5" in small.text
@@ -151,7 +155,8 @@ def test_compute_under_used_abstains_without_roofline_columns_gemms_or_time() ->
     lacking = outcome(F.COMPUTE_UNDER_USED, {"ops": ops(("gemm", 0.2, 300, 9)).drop("ridge_point")})
     assert lacking.status == F.ABSTAINED and "ops lacks ridge_point" in lacking.text
     no_gemm = outcome(F.COMPUTE_UNDER_USED, {"ops": ops(("elementwise", 0.1, 300, 9))})
-    assert no_gemm.status == F.ABSTAINED and "no ops rows where op_family = gemm" in no_gemm.text
+    assert no_gemm.status == F.NOT_APPLICABLE
+    assert "no ops rows where op_family = gemm" in no_gemm.text
     tiny = outcome(F.COMPUTE_UNDER_USED, {"ops": ops(("gemm", 0.2, 300, 1), ("other", 1, 1, 999))})
     assert tiny.status == F.ABSTAINED and "under the floor time_share >= 1.00%" in tiny.text
 
@@ -289,8 +294,11 @@ def test_dispatch_bound_fires_on_a_tenstorrent_report_whose_chip_waits_between_o
     assert "Tenstorrent wormhole_b0 (chip 0)" in found.text and "run with tracing" in found.text
     assert found.values == {"gap_share": pytest.approx(chip["idle_us"] / chip["total_us"])}
     assert chip["idle_us"] / chip["total_us"] > 0.99
-    # the host-bound rule reads the same rows: the gaps are no host wait it can see
-    assert outcome(F.HOST_BOUND, {"breakdown": F.breakdown_frame(rows)}).status == F.CLEAR
+    # no GPU rows: the host-bound rule (launch calls the chip's report does not record) does
+    # not apply
+    assert outcome(F.HOST_BOUND, {"breakdown": F.breakdown_frame(rows)}).status == (
+        F.NOT_APPLICABLE
+    )
 
 
 def test_dispatch_bound_clears_abstains_and_ignores_gpus() -> None:
@@ -299,8 +307,371 @@ def test_dispatch_bound_clears_abstains_and_ignores_gpus() -> None:
     )
     assert outcome(F.DISPATCH_BOUND, {"breakdown": F.breakdown_frame(busy_chip)}).status == F.CLEAR
     gpu_only = F.breakdown_frame(breakdown((100, 90, 0)).with_columns(busy_us=pl.lit(10.0)))
-    assert outcome(F.DISPATCH_BOUND, {"breakdown": gpu_only}).status == F.ABSTAINED
-    assert outcome(F.DISPATCH_BOUND, {}).status == F.ABSTAINED
+    assert outcome(F.DISPATCH_BOUND, {"breakdown": gpu_only}).status == F.NOT_APPLICABLE
+    assert outcome(F.DISPATCH_BOUND, {}).status == F.NOT_APPLICABLE
+    idle_chip = busy_chip.with_columns(idle_us=pl.lit(60.0), busy_us=pl.lit(40.0))
+    small = outcome(
+        dataclasses.replace(
+            F.DISPATCH_BOUND, floor=dataclasses.replace(F.DISPATCH_BOUND.floor, threshold=100.0)
+        ),
+        {"breakdown": F.breakdown_frame(idle_chip)},
+    )
+    assert small.status == F.ABSTAINED and "under the floor idle_us >= 100" in small.text
+
+
+# ---------------------------------------------------------------- rules of GPU inputs
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def launch_steps(*steps: tuple[int, int, float]) -> pl.DataFrame:
+    """(launched, shorter_than_launch, launch_delay_us_p50) per step of device 0, joined onto
+    the step rows by ``breakdown_frame`` as the time breakdown's launch figures are."""
+    rows = breakdown(*[(1000.0, 100.0, 50.0)] * len(steps)).drop("device_kind")
+    launches = pl.DataFrame(
+        {
+            "trace": ["t.json"] * len(steps),
+            "device_name": ["H200"] * len(steps),
+            "device": [0] * len(steps),
+            "step": list(range(1, len(steps) + 1)),
+            "launched": [s[0] for s in steps],
+            "shorter_than_launch": [s[1] for s in steps],
+            "launch_delay_us_p50": [s[2] for s in steps],
+            "launch_us_p50": [4.0] * len(steps),
+        }
+    )
+    return F.breakdown_frame(rows, launches)
+
+
+def test_launch_bound_fires_when_kernels_are_shorter_than_their_launch_and_nothing_queues() -> None:
+    found = outcome(F.LAUNCH_BOUND, {"breakdown": launch_steps((200, 150, 8.0), (200, 20, 8.0))})
+    assert found.status == F.FIRED, found.text
+    assert found.text.startswith(
+        "launch-bound: t.json H200 (device 0), step 1: 150 of the 200 kernels launched run for "
+        "less time than the call that launched them (75.00%, over 50.00%; the median call takes "
+        "4 µs), and the median kernel starts 8 µs after its call (under 50 µs"
+    )
+    assert found.text.endswith("; 1 of 2 steps like it")
+    # a deep queue ahead of the GPU hides the launch cost: clear
+    queued = outcome(F.LAUNCH_BOUND, {"breakdown": launch_steps((200, 150, 400_000.0))})
+    assert queued.status == F.CLEAR
+    few = outcome(F.LAUNCH_BOUND, {"breakdown": launch_steps((60, 50, 8.0))})
+    assert few.status == F.ABSTAINED and "under the floor launched >= 100" in few.text
+    no_launches = launch_steps((0, 0, 8.0)).with_columns(
+        pl.lit(None, pl.Float64).alias("launch_delay_us_p50")
+    )
+    unknown = outcome(F.LAUNCH_BOUND, {"breakdown": no_launches})
+    assert unknown.status == F.ABSTAINED and "is null in every breakdown row" in unknown.text
+
+
+def test_launch_bound_fires_on_a_recorded_h200_training_trace() -> None:
+    """The recorded H200 trace: 11 of its 12 kernels of each step are shorter than their
+    cudaLaunchKernel, and each starts within µs of its launch (the GPU waits on the host)."""
+    from tileprof.model.breakdown import trace_breakdown
+
+    found = trace_breakdown([FIXTURES / "traces" / "h200_train_steps.json.gz"]).breakdown
+    frame = F.breakdown_frame(found.rows, found.launches)
+    fired = outcome(
+        dataclasses.replace(F.LAUNCH_BOUND, floor=F.LAUNCH_BOUND.floor), frame_of(frame)
+    )
+    row = fired.row or {}
+    assert fired.status == F.FIRED, fired.text
+    assert row["shorter_than_launch"] / row["launched"] > 0.5
+    assert row["launch_delay_us_p50"] < 50
+    # an nsys export whose kernels queue 0.4 s behind a copy: the launches are hidden
+    nsys = trace_breakdown([FIXTURES / "real" / "h100_2gpu_1s.sqlite"]).breakdown
+    queued = outcome(F.LAUNCH_BOUND, frame_of(F.breakdown_frame(nsys.rows, nsys.launches)))
+    assert queued.status == F.CLEAR
+
+
+def frame_of(breakdown_rows: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    return {"breakdown": breakdown_rows}
+
+
+def exposed(*steps: tuple[float, float, float, float, float]) -> pl.DataFrame:
+    """(total_us, total_comm_us, exposed_comm_us, total_memcpy_us, exposed_memcpy_us) per step."""
+    rows = breakdown(*[(s[0], 0.0, 0.0) for s in steps]).with_columns(
+        pl.Series("total_comm_us", [s[1] for s in steps]),
+        pl.Series("exposed_comm_us", [s[2] for s in steps]),
+        pl.Series("total_memcpy_us", [s[3] for s in steps]),
+        pl.Series("exposed_memcpy_us", [s[4] for s in steps]),
+    )
+    return F.breakdown_frame(rows)
+
+
+def test_exposed_communication_fires_abstains_and_clears() -> None:
+    frames = frame_of(exposed((1000, 400, 300, 0, 0), (1000, 400, 20, 0, 0)))
+    found = outcome(F.EXPOSED_COMMUNICATION, frames)
+    assert found.status == F.FIRED
+    assert found.text.startswith(
+        "exposed communication: t.json H200 (device 0), step 1 spends 300 µs of 1,000 µs "
+        "(30.00%, over 10.00%) in communication that no computation overlaps, of 400 µs of "
+        "communication in all"
+    )
+    assert found.text.endswith("; 1 of 2 steps like it")
+    hidden = outcome(F.EXPOSED_COMMUNICATION, frame_of(exposed((1000, 400, 50, 0, 0))))
+    assert hidden.status == F.CLEAR and "(closest exposed_comm_us / total_us: 5.00%" in hidden.text
+    short = outcome(F.EXPOSED_COMMUNICATION, frame_of(exposed((100, 40, 30, 0, 0))))
+    assert short.status == F.ABSTAINED and "under the floor exposed_comm_us >= 50" in short.text
+
+
+def test_exposed_communication_fires_on_a_rank_of_a_real_nccl_job() -> None:
+    from tileprof.model.breakdown import trace_breakdown
+
+    found = trace_breakdown([FIXTURES / "hta" / "sampled_rank-0.json.gz"]).breakdown
+    fired = outcome(F.EXPOSED_COMMUNICATION, frame_of(F.breakdown_frame(found.rows)))
+    assert fired.status == F.FIRED, fired.text
+    row = fired.row or {}
+    assert row["exposed_comm_us"] / row["total_us"] > 0.1
+    assert fired.values == {
+        "exposed_share": pytest.approx(row["exposed_comm_us"] / row["total_us"])
+    }
+
+
+def test_exposed_copies_fires_abstains_and_clears() -> None:
+    found = outcome(F.EXPOSED_COPIES, frame_of(exposed((1000, 0, 0, 500, 400))))
+    assert found.status == F.FIRED
+    assert "spends 400 µs of 1,000 µs (40.00%, over 10.00%) in memory copies that neither" in (
+        found.text
+    )
+    assert "of 500 µs of copies in all" in found.text
+    hidden = outcome(F.EXPOSED_COPIES, frame_of(exposed((1000, 0, 0, 500, 10))))
+    assert hidden.status == F.CLEAR
+    short = outcome(F.EXPOSED_COPIES, frame_of(exposed((100, 0, 0, 40, 40))))
+    assert short.status == F.ABSTAINED and "under the floor exposed_memcpy_us >= 50" in short.text
+
+
+def test_exposed_copies_fires_on_a_real_nsys_export() -> None:
+    """The H100 nsys export: its GPUs spend 97% of the capture in host-to-device copies that
+    no kernel overlaps."""
+    from tileprof.model.breakdown import trace_breakdown
+
+    found = trace_breakdown([FIXTURES / "real" / "h100_2gpu_1s.sqlite"]).breakdown
+    fired = outcome(F.EXPOSED_COPIES, frame_of(F.breakdown_frame(found.rows)))
+    assert fired.status == F.FIRED, fired.text
+    row = fired.row or {}
+    assert row["exposed_memcpy_us"] / row["total_us"] > 0.9
+    assert "h100_2gpu_1s.sqlite GPU" in fired.text and "the whole trace spends" in fired.text
+
+
+def kernel_runs(*rows: tuple[str, float, int, str]) -> pl.DataFrame:
+    """(kernel, time_us, calls, op_family) rows of a GPU run table."""
+    return F.kernel_frame(
+        pl.DataFrame(
+            {
+                "target_kind": ["gpu"] * len(rows),
+                "source": [f"t.json: device 0 {r[0]}" for r in rows],
+                "kernel": [r[0] for r in rows],
+                "time_us": [r[1] for r in rows],
+                "calls": [r[2] for r in rows],
+                "op_family": [r[3] for r in rows],
+            }
+        ),
+        "t.json",
+    )
+
+
+def test_small_kernels_fires_abstains_and_leaves_copies_out() -> None:
+    frames = {"kernels": kernel_runs(("add", 3.0, 600, "elementwise"), ("gemm", 90.0, 400, "gemm"))}
+    found = outcome(F.SMALL_KERNELS, frames)
+    assert found.status == F.FIRED
+    assert found.text.startswith(
+        "small kernels: add (t.json: device 0 add) runs 600 times at 3 µs a call (under 10 µs), "
+        "60.00% of the input's kernel launches (at least 10.00%)"
+    )
+    assert found.text.endswith("; 1 of 2 kernels like it")
+    long = outcome(F.SMALL_KERNELS, {"kernels": kernel_runs(("gemm", 90.0, 900, "gemm"))})
+    assert long.status == F.CLEAR
+    few = outcome(F.SMALL_KERNELS, {"kernels": kernel_runs(("add", 3.0, 60, "elementwise"))})
+    assert few.status == F.ABSTAINED and "under the floor calls >= 100" in few.text
+    copies = kernel_runs(("Memcpy HtoD", 2.0, 900, "copy"), ("gemm", 90.0, 100, "gemm"))
+    assert copies.get_column("kernel").to_list() == ["gemm"]  # a copy is no kernel launch
+    assert copies.get_column("callShare").to_list() == [1.0]
+
+
+def test_small_kernels_fires_on_an_nsys_kernel_summary() -> None:
+    runner = CliRunner()
+    done = runner.invoke(cli, ["findings", "fixtures/runs/nsys_kern_sum.csv", "--format", "json"])
+    assert done.exit_code == 0, done.output
+    by_id = {f["id"]: f for f in json.loads(done.stdout)["findings"]}
+    fired = by_id["small-kernels"]
+    assert fired["status"] == "fired"
+    assert fired["row"]["time_us"] == 5.0 and fired["row"]["calls"] == 100
+    assert fired["values"]["call_share"] == pytest.approx(100 / 160)
+
+
+def ranks_frame(starts: dict[int, list[int]]) -> pl.DataFrame:
+    """The ranks frame of a job whose ranks start each collective at ``starts[rank][i]`` µs."""
+    seqs = len(next(iter(starts.values())))
+    rows = []
+    for seq in range(seqs):
+        by_rank = {rank: times[seq] for rank, times in starts.items()}
+        late = max(by_rank, key=lambda r: by_rank[r])
+        skew = max(by_rank.values()) - min(by_rank.values())
+        rows.append(
+            {
+                "job": "nccl×2",
+                "ranks": len(starts),
+                "start_skew_us": float(skew),
+                "straggler_rank": late,
+            }
+        )
+    ranks = pl.DataFrame(
+        {"job": ["nccl×2"] * len(starts), "rank": list(starts), "trace": [f"r{r}" for r in starts]}
+    )
+    return F.rank_frame(pl.DataFrame(rows), ranks)
+
+
+def test_straggler_fires_on_a_rank_that_starts_most_collectives_last() -> None:
+    three_of_four = ranks_frame({0: [0, 0, 0, 0], 1: [500, 300, 200, 0]})
+    assert outcome(F.STRAGGLER, {"ranks": three_of_four}).status == F.CLEAR  # 75%: not over
+    five = ranks_frame({0: [0] * 5, 1: [500, 300, 200, 100, 0]})
+    found = outcome(F.STRAGGLER, {"ranks": five})
+    assert found.status == F.FIRED, found.text
+    assert found.text.startswith(
+        "straggler: rank 1 of the nccl×2 job (r1) is the last to start 4 of the 5 collectives "
+        "matched across the ranks given (80.00%, over 75.00%); the other ranks wait 1,100 µs"
+    )
+    even = ranks_frame({0: [9, 0, 9, 0], 1: [0, 9, 0, 9]})
+    assert outcome(F.STRAGGLER, {"ranks": even}).status == F.CLEAR
+    close = ranks_frame({0: [0] * 5, 1: [20, 20, 20, 20, 0]})
+    small = outcome(F.STRAGGLER, {"ranks": close})
+    assert small.status == F.ABSTAINED and "under the floor late_us >= 100" in small.text
+
+
+def test_straggler_fires_on_two_ranks_of_a_real_job_and_needs_two() -> None:
+    from tileprof.model.breakdown import trace_breakdown
+    from tileprof.model.findings import finding_frames
+
+    paths = [FIXTURES / "hta" / f"sampled_rank-{r}.json.gz" for r in (0, 1)]
+    both = trace_breakdown(paths).job
+    fired = outcome(F.STRAGGLER, finding_frames([], job=both))
+    assert fired.status == F.FIRED, fired.text
+    assert fired.text.startswith("straggler: rank 1 of the nccl×128 job (sampled_rank-1.json.gz)")
+    assert fired.values == {"straggler_share": 0.8}
+    one = trace_breakdown(paths[:1]).job
+    alone = outcome(F.STRAGGLER, finding_frames([], job=one))
+    assert alone.status == F.NOT_APPLICABLE  # one rank: no collective to match
+
+
+def ncu_runs(*rows: tuple[str, float, float, float]) -> pl.DataFrame:
+    """(kernel, achieved %, theoretical %, time_us) rows as the ncu reader gives them."""
+    return F.ncu_frame(
+        pl.DataFrame(
+            {
+                "target": ["B200"] * len(rows),
+                "kernel": [r[0] for r in rows],
+                "time_us": [r[3] for r in rows],
+                "metadata": [
+                    json.dumps(
+                        {"achieved_occupancy_percent": r[1], "theoretical_occupancy_percent": r[2]}
+                    )
+                    for r in rows
+                ],
+            }
+        ),
+        "k.ncu.csv",
+    )
+
+
+def test_low_occupancy_fires_when_achieved_is_far_under_theoretical() -> None:
+    frames = {"ncu": ncu_runs(("k1", 20.0, 100.0, 50.0), ("k2", 60.0, 100.0, 50.0))}
+    found = outcome(F.LOW_OCCUPANCY, frames)
+    assert found.status == F.FIRED
+    assert found.text.startswith(
+        "low achieved occupancy: k1 on B200 (k.ncu.csv) keeps 20.00% of the warp slots busy "
+        "(under 50.00%), 20.00% of the 100.00% its launch allows (under 80.00%) over 50 µs"
+    )
+    # low by design (registers or shared memory cap the launch): clear
+    capped = outcome(F.LOW_OCCUPANCY, {"ncu": ncu_runs(("k", 15.53, 18.75, 400.0))})
+    assert capped.status == F.CLEAR
+    short = outcome(F.LOW_OCCUPANCY, {"ncu": ncu_runs(("k", 20.0, 100.0, 2.0))})
+    assert short.status == F.ABSTAINED and "under the floor time_us >= 5" in short.text
+    unknown = F.ncu_frame(ncu_runs(("k", 1, 1, 9)).with_columns(metadata=pl.lit("{}")), "k.csv")
+    lacking = outcome(F.LOW_OCCUPANCY, {"ncu": unknown})
+    assert lacking.status == F.ABSTAINED and "achieved_occupancy is null" in lacking.text
+
+
+def test_low_occupancy_reads_a_real_ncu_csv() -> None:
+    """cuBLASLt's FP8 GEMM on a B200: 15.5% achieved of 18.75% theoretical (83%): its
+    occupancy is low by its launch's registers, not lost to scheduling: clear."""
+    runner = CliRunner()
+    args = ["findings", "fixtures/real/cublaslt_gemm_b200_ncu.log", "--format", "json"]
+    done = runner.invoke(cli, args)
+    assert done.exit_code == 0, done.output
+    document = json.loads(done.stdout)
+    (found,) = document["findings"]
+    assert found["id"] == "low-occupancy" and found["status"] == "clear"
+    assert found["values"] == {"of_theoretical": pytest.approx(15.53 / 18.75)}
+    assert len(document["not_applicable"]) == len(F.RULES) - 1
+
+
+def test_a_tenstorrent_report_lists_its_dispatch_rule_only() -> None:
+    """Of the rules, only dispatch-bound reads a Tenstorrent chip: it is the one row; no GPU
+    rule (host-bound included) or tile rule is listed as clear or abstained."""
+    args = ["findings", "fixtures/real/tt_wh_clip_encoder_400.csv", "--format", "json"]
+    done = CliRunner().invoke(cli, args)
+    assert done.exit_code == 0, done.output
+    document = json.loads(done.stdout)
+    assert [(f["id"], f["status"]) for f in document["findings"]] == [("dispatch-bound", "fired")]
+    assert {r["id"] for r in document["not_applicable"]} == {r.id for r in F.RULES} - {
+        "dispatch-bound"
+    }
+
+
+# ---------------------------------------------------------------- rules that do not apply
+
+
+def test_rules_that_do_not_apply_are_counted_not_listed() -> None:
+    from tileprof.views.findings_table import render
+
+    findings = F.evaluate({"breakdown": breakdown((100, 30, 20))})
+    text = render(findings)
+    table = text.split("\n\n")[0]
+    assert "host-bound" in table and "imbalance" not in table and "dispatch-bound" not in table
+    inapplicable = [f.rule.id for f in findings if f.status == F.NOT_APPLICABLE]
+    assert "imbalance" in inapplicable and "small-kernels" in inapplicable
+    footer = text.split("\n\n")[-1].replace("\n", " ").strip()
+    assert footer == (
+        f"{len(inapplicable)} rules do not apply to these inputs: {', '.join(inapplicable)}"
+    )
+    document = json.loads(as_json(findings))
+    assert [r["id"] for r in document["not_applicable"]] == inapplicable
+    assert {f["id"] for f in document["findings"]}.isdisjoint(inapplicable)
+
+
+def test_a_failed_capture_check_leaves_a_rule_that_does_not_apply_alone() -> None:
+    from tileprof.analyses.integrity import abstained_findings, check_frame
+
+    checks = check_frame(
+        [
+            {
+                "input": "t.json",
+                "check": "step-missing",
+                "status": "warn",
+                "count": 1,
+                "places": ["step 2"],
+                "detail": "no GPU annotation",
+                "undermines": ["breakdown"],
+            }
+        ]
+    )
+    findings = F.evaluate({"breakdown": breakdown((100, 30, 20))}, [F.HOST_BOUND, F.DISPATCH_BOUND])
+    out = {f.rule.id: f.status for f in abstained_findings(findings, checks)}
+    assert out == {"host-bound": F.ABSTAINED, "dispatch-bound": F.NOT_APPLICABLE}
+
+
+def test_the_report_of_a_gpu_trace_counts_the_tile_rules_in_a_footer(tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    trace = "fixtures/traces/h200_train_steps.json.gz"
+    done = CliRunner().invoke(cli, ["report", trace, "-o", str(out)])
+    assert done.exit_code == 0, done.output
+    html = out.read_text()
+    start = html.index('<section id="findings">')
+    section = html[start : html.index("</section>", start)]
+    assert "launch-bound: h200_train_steps.json.gz" in section
+    assert "<td>imbalance</td>" not in section
+    assert "rules do not apply to these inputs: " in section and "imbalance" in section
 
 
 # ---------------------------------------------------------------- overrides and the command
@@ -343,14 +714,23 @@ def test_command_table_json_and_bad_rules(tmp_path: Path) -> None:
     first = table.stdout.splitlines()[2]
     assert first.split()[:3] == ["fired", "│", "imbalance"]
     assert "imbalance, critical tile 2: superstep 1 of epoch 1" in table.stdout
-    assert "- host-bound: no breakdown input" in table.stdout
+    assert "host-bound" not in table.stdout.split("\n\n")[0]  # no row: it does not apply
+    assert table.stdout.endswith(
+        "\n\n9 rules do not apply to these inputs: host-bound, launch-bound, "
+        "exposed-communication, exposed-copies, small-kernels, straggler, low-occupancy, "
+        "dispatch-bound, compute-under-used\n"
+    )
     document = json.loads(runner.invoke(cli, ["findings", str(dump), "--format", "json"]).stdout)
     by_id = {f["id"]: f for f in document["findings"]}
-    assert set(by_id) == {r.id for r in F.RULES}
+    tile_rules = {"imbalance", "start-skew", "communication", "exchange-heavy", "sync-wait"}
+    assert set(by_id) == tile_rules | {"low-utilization"}
+    left_out = {r["id"] for r in document["not_applicable"]}
+    assert left_out == {r.id for r in F.RULES} - set(by_id)
+    assert "compute-under-used" in left_out and "host-bound" in left_out
     assert by_id["imbalance"]["status"] == "fired"
     assert by_id["imbalance"]["values"] == {"load_balance": 0.4375}
     assert by_id["imbalance"]["thresholds"]["load_balance"]["threshold"] == 0.8
-    assert by_id["host-bound"]["status"] == "abstained" and "reason" in by_id["host-bound"]
+
     rules = tmp_path / "rules.toml"
     rules.write_text("[start-skew]\nskew = 1\n")
     bad = runner.invoke(cli, ["findings", str(dump), "--rules", str(rules)])
@@ -377,7 +757,8 @@ def test_report_opens_with_the_findings(tmp_path: Path) -> None:
     assert start < html.index('<section id="tile-0"')
     section = html[start : html.index("</section>", start)]
     assert "imbalance, critical tile 2: superstep 1 of epoch 1 (dump.json)" in section
-    assert "<td>host-bound</td><td>abstained</td><td>no breakdown input;" in section
+    assert "<td>host-bound</td>" not in section  # a GPU rule: it does not apply to a dump
+    assert "rules do not apply to these inputs: host-bound, launch-bound," in section
     assert '<a href="#findings">Findings</a>' in html
 
 
@@ -413,7 +794,9 @@ def test_a_trace_fires_the_roofline_rule_with_the_spec_registrys_ridge() -> None
     assert row["op_family"] == "gemm" and row["roofline_fraction"] < 0.3
     assert row["ridge_point"] == ridge_intensity(row["target"], row["dtype"], row["op_family"])
     assert row["arithmetic_intensity"] > row["ridge_point"]
-    assert by_id["imbalance"]["reason"].startswith("no supersteps input;")
+    assert "imbalance" not in by_id
+    inapplicable = {r["id"]: r["reason"] for r in json.loads(done.stdout)["not_applicable"]}
+    assert inapplicable["imbalance"].startswith("no supersteps input;")
     # The trace's GPU time breakdown reaches the host-bound rule from the same read.
     host = by_id["host-bound"]
     assert host["status"] == "fired"
@@ -423,6 +806,7 @@ def test_a_trace_fires_the_roofline_rule_with_the_spec_registrys_ridge() -> None
 
 def test_json_turns_a_nan_in_the_cited_row_into_null() -> None:
     frames = {"breakdown": breakdown((100, 30, 20)).with_columns(pl.lit(float("nan")).alias("x"))}
+    assert F.evaluate(frames, [F.HOST_BOUND])[0].status == F.FIRED
     document = json.loads(as_json(F.evaluate(frames, [F.HOST_BOUND])))
     assert document["findings"][0]["row"]["x"] is None
 

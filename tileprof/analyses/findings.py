@@ -96,6 +96,7 @@ class Rule:
 HOST_BOUND = Rule(
     id="host-bound",
     source="breakdown",
+    where=(("device_kind", "gpu"),),
     conditions=(
         Condition("idle_share", "idle_us / total_us", ">", 0.10, share=True),
         Condition("host_wait_share", "idle_host_wait_us / idle_us", ">", 0.5, share=True),
@@ -103,7 +104,7 @@ HOST_BOUND = Rule(
     floor=Condition("floor", "idle_us", ">=", 5.0),
     rank="idle_us",
     message=(
-        "host-bound: {trace} {device_name} (device {device}), step {step} is idle {idle_us} "
+        "host-bound: {trace} {device_name} (device {device}), {window} is idle {idle_us} "
         "µs of {total_us} µs "
         "({idle_share}, over {idle_share_threshold}), {host_wait_share} of it waiting on the "
         "host (over {host_wait_share_threshold}); {count} of {rows} steps like it"
@@ -125,6 +126,116 @@ DISPATCH_BOUND = Rule(
         "device's path; {count} of {rows} chips like it"
     ),
     needs="a Tenstorrent ops report (its op-to-op gaps, through the time breakdown)",
+)
+LAUNCH_BOUND = Rule(
+    id="launch-bound",
+    source="breakdown",
+    where=(("device_kind", "gpu"),),
+    conditions=(
+        Condition("short_share", "shorter_than_launch / launched", ">", 0.5, share=True),
+        Condition("queue_us", "launch_delay_us_p50", "<", 50.0),
+    ),
+    floor=Condition("floor", "launched", ">=", 100.0),
+    rank="shorter_than_launch",
+    message=(
+        "launch-bound: {trace} {device_name} (device {device}), {window}: "
+        "{shorter_than_launch} of the {launched} kernels launched run for less time than the "
+        "call that launched them ({short_share}, over {short_share_threshold}; the median "
+        "call takes {launch_us_p50} µs), and the median kernel starts {queue_us} µs after its "
+        "call (under {queue_us_threshold} µs: no queue of work ahead of the GPU). The host "
+        "cannot issue kernels as fast as the GPU finishes them: capture them in a CUDA graph "
+        "or fuse the small ones; {count} of {rows} steps like it"
+    ),
+    needs="a GPU trace whose kernels carry their launch calls (a PyTorch trace, an nsys "
+    "export), through the time breakdown's launch figures",
+)
+EXPOSED_COMMUNICATION = Rule(
+    id="exposed-communication",
+    source="breakdown",
+    where=(("device_kind", "gpu"),),
+    conditions=(Condition("exposed_share", "exposed_comm_us / total_us", ">", 0.10, share=True),),
+    floor=Condition("floor", "exposed_comm_us", ">=", 50.0),
+    rank="exposed_comm_us",
+    message=(
+        "exposed communication: {trace} {device_name} (device {device}), {window} spends "
+        "{exposed_comm_us} µs of {total_us} µs ({exposed_share}, over "
+        "{exposed_share_threshold}) in communication that no computation overlaps, of "
+        "{total_comm_us} µs of communication in all: overlap it with compute (bucketed or "
+        "prefetched collectives on their own stream); {count} of {rows} steps like it"
+    ),
+    needs="a GPU trace with communication kernels (NCCL, RCCL), through the time breakdown",
+)
+EXPOSED_COPIES = Rule(
+    id="exposed-copies",
+    source="breakdown",
+    where=(("device_kind", "gpu"),),
+    conditions=(Condition("exposed_share", "exposed_memcpy_us / total_us", ">", 0.10, share=True),),
+    floor=Condition("floor", "exposed_memcpy_us", ">=", 50.0),
+    rank="exposed_memcpy_us",
+    message=(
+        "exposed copies: {trace} {device_name} (device {device}), {window} spends "
+        "{exposed_memcpy_us} µs of {total_us} µs ({exposed_share}, over "
+        "{exposed_share_threshold}) in memory copies that neither computation nor "
+        "communication overlaps, of {total_memcpy_us} µs of copies in all: copy from pinned "
+        "memory with non_blocking=True on a side stream, or keep the data on the device; "
+        "{count} of {rows} steps like it"
+    ),
+    needs="a GPU trace with memory copies, through the time breakdown",
+)
+SMALL_KERNELS = Rule(
+    id="small-kernels",
+    source="kernels",
+    conditions=(
+        Condition("kernel_us", "time_us", "<", 10.0),
+        Condition("call_share", "callShare", ">=", 0.10, share=True),
+    ),
+    floor=Condition("floor", "calls", ">=", 100.0),
+    rank="calls",
+    message=(
+        "small kernels: {kernel} ({source}) runs {calls} times at {kernel_us} µs a "
+        "call (under {kernel_us_threshold} µs), {call_share} of the input's kernel launches "
+        "(at least {call_share_threshold}): at this length a launch's few µs of overhead "
+        "rival the work. Fuse it with its neighbours (torch.compile) or capture it in a CUDA "
+        "graph; {count} of {rows} kernels like it"
+    ),
+    needs="a GPU timeline's kernel rows (a PyTorch trace, an nsys export or kernel summary, "
+    "a rocprofv3 trace)",
+)
+STRAGGLER = Rule(
+    id="straggler",
+    source="ranks",
+    conditions=(Condition("straggler_share", "straggled / matched", ">", 0.75, share=True),),
+    floor=Condition("floor", "late_us", ">=", 100.0),
+    rank="late_us",
+    message=(
+        "straggler: rank {rank} of the {job} job ({trace}) is the last to start {straggled} of "
+        "the {matched} collectives matched across the ranks given ({straggler_share}, over "
+        "{straggler_share_threshold}); the other ranks wait {late_us} µs for it in all (the "
+        "start skew of those collectives). Look at what it does before them (data loading, "
+        "uneven work, a slower device); {count} of {rows} ranks like it"
+    ),
+    needs="the traces of two or more ranks of one job (distributedInfo), their collectives matched",
+)
+LOW_OCCUPANCY = Rule(
+    id="low-occupancy",
+    source="ncu",
+    conditions=(
+        Condition(
+            "of_theoretical", "achieved_occupancy / theoretical_occupancy", "<", 0.8, share=True
+        ),
+        Condition("occupancy", "achieved_occupancy", "<", 0.5, share=True),
+    ),
+    floor=Condition("floor", "time_us", ">=", 5.0),
+    rank="time_us",
+    message=(
+        "low achieved occupancy: {kernel} on {target} ({input}) keeps {occupancy} of the "
+        "warp slots busy (under {occupancy_threshold}), {of_theoretical} of the "
+        "{theoretical_occupancy} its launch allows (under {of_theoretical_threshold}) over "
+        "{time_us} µs: warps are lost to scheduling overhead or to imbalance within and "
+        "across blocks (Nsight Compute's Achieved Occupancy), not to the launch's limits; "
+        "{count} of {rows} profiled kernels like it"
+    ),
+    needs="an Nsight Compute CSV with achieved and theoretical occupancy",
 )
 COMPUTE_UNDER_USED = Rule(
     id="compute-under-used",
@@ -231,6 +342,12 @@ LOW_UTILIZATION = Rule(
 
 RULES: tuple[Rule, ...] = (
     HOST_BOUND,
+    LAUNCH_BOUND,
+    EXPOSED_COMMUNICATION,
+    EXPOSED_COPIES,
+    SMALL_KERNELS,
+    STRAGGLER,
+    LOW_OCCUPANCY,
     DISPATCH_BOUND,
     COMPUTE_UNDER_USED,
     IMBALANCE,
@@ -242,10 +359,23 @@ RULES: tuple[Rule, ...] = (
 )
 """The rule table, in the order findings are listed (fired ones first)."""
 
-SOURCES: tuple[str, ...] = ("breakdown", "ops", "supersteps", "epochs", "groups")
+SOURCES: tuple[str, ...] = (
+    "breakdown",
+    "kernels",
+    "ranks",
+    "ncu",
+    "ops",
+    "supersteps",
+    "epochs",
+    "groups",
+)
 """The frames rules read (docs/metrics.md, "Findings": where each comes from)."""
 
 FIRED, CLEAR, ABSTAINED = "fired", "clear", "abstained"
+NOT_APPLICABLE = "not applicable"
+"""A rule whose kind of input none of the inputs is (no frame of its source, or no row of its
+``where`` choice): not listed among the findings, only counted."""
+STATUS_ORDER: dict[str, int] = {FIRED: 0, CLEAR: 1, ABSTAINED: 2, NOT_APPLICABLE: 3}
 
 
 @dataclass(frozen=True)
@@ -284,7 +414,7 @@ def _finite(value: Any) -> Any:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
-SHARE_SUFFIXES = ("Share", "_share", "Efficiency", "_fraction", "Utilization")
+SHARE_SUFFIXES = ("Share", "_share", "Efficiency", "_fraction", "Utilization", "_occupancy")
 """Row columns whose names end so are fractions, cited as percentages."""
 
 
@@ -307,8 +437,7 @@ def evaluate(
     """Every enabled rule over ``frames`` (keys of ``SOURCES``; a missing key is a missing
     input): fired findings first, then clear, then abstained, each in rule order."""
     outcomes = [evaluate_rule(rule, frames.get(rule.source)) for rule in rules]
-    order = {FIRED: 0, CLEAR: 1, ABSTAINED: 2}
-    return sorted(outcomes, key=lambda f: order[f.status])
+    return sorted(outcomes, key=lambda f: STATUS_ORDER[f.status])
 
 
 def _where_text(rule: Rule) -> str:
@@ -316,11 +445,24 @@ def _where_text(rule: Rule) -> str:
 
 
 def _considered(rule: Rule, frame: pl.DataFrame | None) -> pl.DataFrame | Finding:
-    """The rows the rule reads, or its abstention: no frame, a column missing, no row chosen,
-    or a metric null in every row (an input that does not carry it)."""
+    """The rows the rule reads, or why it has no verdict: not applicable when no input is of
+    its kind (no frame, or no row of its ``where`` choice); abstained when a column is missing
+    or a metric is null in every row (an input of its kind that does not carry the figure)."""
     if frame is None:
-        return Finding(rule, ABSTAINED, f"no {rule.source} input; the rule needs {rule.needs}")
+        return Finding(rule, NOT_APPLICABLE, f"no {rule.source} input; the rule needs {rule.needs}")
+    if not frame.height:
+        return Finding(rule, NOT_APPLICABLE, f"no {rule.source} rows; the rule needs {rule.needs}")
     conditions = (*rule.conditions, rule.floor)
+    considered = frame
+    if {column for column, _ in rule.where} <= set(frame.columns):
+        for column, value in rule.where:
+            considered = considered.filter(pl.col(column).cast(pl.String) == value)
+        if not considered.height:
+            return Finding(
+                rule,
+                NOT_APPLICABLE,
+                f"no {rule.source} rows{_where_text(rule)}; the rule needs {rule.needs}",
+            )
     needed = {c for cond in conditions for c in cond.columns()} | {rule.rank}
     needed |= {column for column, _ in rule.where}
     missing = sorted(needed - set(frame.columns))
@@ -330,12 +472,7 @@ def _considered(rule: Rule, frame: pl.DataFrame | None) -> pl.DataFrame | Findin
             ABSTAINED,
             f"{rule.source} lacks {', '.join(missing)}; the rule needs {rule.needs}",
         )
-    considered = frame
-    for column, value in rule.where:
-        considered = considered.filter(pl.col(column).cast(pl.String) == value)
     chosen = _where_text(rule)
-    if not considered.height:
-        return Finding(rule, ABSTAINED, f"no {rule.source} rows{chosen}")
     empty = [
         c.metric for c in conditions if considered.select(c.expression().is_null().all()).item()
     ]
@@ -515,12 +652,17 @@ def op_frame(ops: pl.DataFrame, ridge: RidgePoint | None = None) -> pl.DataFrame
     )
 
 
-def breakdown_frame(rows: pl.DataFrame) -> pl.DataFrame:
-    """The GPU time breakdown's rows the host-bound rule reads: per trace and device, its
+def breakdown_frame(rows: pl.DataFrame, launches: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The GPU time breakdown's rows the breakdown rules read: per trace and device, its
     profiler steps when it has any, else its whole-trace row; all-devices rows (``device``
     null) only where no per-device row exists. So no stretch of time is counted twice.
+    ``launches`` (the breakdown's launch figures, keyed as its rows) join on their window.
     ``device_kind`` says whose timeline a row is: ``tenstorrent`` (a chip of an ops report,
     named ``Tenstorrent …``) or ``gpu``."""
+    if launches is not None:
+        keys = [c for c in _BREAKDOWN_KEYS if c in rows.columns and c in launches.columns]
+        extra = [c for c in launches.columns if c not in rows.columns]
+        rows = rows.join(launches.select(*keys, *extra), on=keys, how="left", nulls_equal=True)
     if "step" in rows.columns:
         keys = [c for c in ("trace", "rank", "device") if c in rows.columns]
         stepped = pl.col("step").is_not_null()
@@ -528,11 +670,71 @@ def breakdown_frame(rows: pl.DataFrame) -> pl.DataFrame:
         rows = rows.filter(stepped | ~has_steps)
     if "device" in rows.columns and rows.get_column("device").is_not_null().any():
         rows = rows.filter(pl.col("device").is_not_null())
+    if "step" in rows.columns:  # the window a message names
+        step = pl.format("step {}", pl.col("step"))
+        whole = pl.lit("the whole trace")
+        rows = rows.with_columns(
+            window=pl.when(pl.col("step").is_null()).then(whole).otherwise(step)
+        )
     if "device_name" in rows.columns:  # a Tenstorrent chip's timeline is its ops report's
         tenstorrent = pl.col("device_name").str.starts_with("Tenstorrent ").fill_null(False)
         kind = pl.when(tenstorrent).then(pl.lit("tenstorrent")).otherwise(pl.lit("gpu"))
         rows = rows.with_columns(kind.alias("device_kind"))
     return rows
+
+
+_BREAKDOWN_KEYS = ("trace", "rank", "device", "device_name", "step")
+"""The columns that key a breakdown row and its launch figures (one window of one device)."""
+
+
+def kernel_frame(runs: pl.DataFrame, input_name: str) -> pl.DataFrame:
+    """One GPU timeline input's kernel rows of the run table (memory copies left out: they
+    are no kernel launch), with ``input`` and ``callShare`` = calls / Σ calls over them."""
+    kernels = runs.filter(
+        pl.col("target_kind").cast(pl.String) == "gpu",
+        pl.col("op_family").cast(pl.String).fill_null("") != "copy",
+    )
+    total = pl.col("calls").sum()
+    return kernels.with_columns(
+        input=pl.lit(input_name),
+        callShare=pl.when(total > 0).then(pl.col("calls") / total),
+    )
+
+
+def ncu_frame(runs: pl.DataFrame, input_name: str) -> pl.DataFrame:
+    """An Nsight Compute CSV's kernel rows with ``achieved_occupancy`` and
+    ``theoretical_occupancy`` as fractions (ncu states them in %; its reader keeps them in
+    each row's metadata)."""
+    figures = pl.col("metadata").str.json_decode(
+        pl.Struct(
+            {
+                "achieved_occupancy_percent": pl.Float64,
+                "theoretical_occupancy_percent": pl.Float64,
+            }
+        )
+    )
+    return runs.with_columns(
+        input=pl.lit(input_name),
+        achieved_occupancy=figures.struct.field("achieved_occupancy_percent") / 100,
+        theoretical_occupancy=figures.struct.field("theoretical_occupancy_percent") / 100,
+    )
+
+
+def rank_frame(collectives: pl.DataFrame, ranks: pl.DataFrame) -> pl.DataFrame:
+    """One row per rank of a job (``tileprof.analyses.collectives``): ``matched``, the job's
+    collectives seen on two or more of the ranks given; ``straggled``, how many of them this
+    rank started last (their ``straggler_rank``); ``late_us``, the start skew of those."""
+    matched = collectives.filter(pl.col("ranks") >= 2)
+    counts = matched.group_by("job").agg(matched=pl.len().cast(pl.Int64))
+    late = matched.group_by("job", pl.col("straggler_rank").alias("rank")).agg(
+        straggled=pl.len().cast(pl.Int64), late_us=pl.col("start_skew_us").sum()
+    )
+    return (
+        ranks.select("job", "rank", "trace")
+        .join(counts, on="job", how="inner")
+        .join(late, on=["job", "rank"], how="left")
+        .with_columns(pl.col("straggled").fill_null(0), pl.col("late_us").fill_null(0.0))
+    )
 
 
 def combined(parts: Sequence[Mapping[str, pl.DataFrame]]) -> dict[str, pl.DataFrame]:

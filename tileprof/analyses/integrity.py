@@ -179,18 +179,18 @@ def reason_text(row: Mapping[str, Any]) -> str:
 
 def abstained_findings(findings: Sequence[Any], checks: pl.DataFrame | None) -> list[Any]:
     """The findings, each whose source a failed check undermines turned into an abstention
-    that names the check (fired, clear and abstained alike: no verdict either way)."""
-    from tileprof.analyses.findings import ABSTAINED, Finding
+    that names the check (fired, clear and abstained alike: no verdict either way; a rule
+    that does not apply to the inputs stays so)."""
+    from tileprof.analyses.findings import ABSTAINED, NOT_APPLICABLE, STATUS_ORDER, Finding
 
     out = []
     for finding in findings:
-        why = reasons(checks, finding.rule.source)
+        why = [] if finding.status == NOT_APPLICABLE else reasons(checks, finding.rule.source)
         if why:
             text = "capture check failed, no verdict: " + "; ".join(why)
             finding = Finding(finding.rule, ABSTAINED, text, rows=finding.rows)
         out.append(finding)
-    order = {"fired": 0, "clear": 1, ABSTAINED: 2}
-    return sorted(out, key=lambda f: order[f.status])
+    return sorted(out, key=lambda f: STATUS_ORDER[f.status])
 
 
 @dataclass(frozen=True)

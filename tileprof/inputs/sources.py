@@ -28,13 +28,18 @@ from tileprof.inputs._common import (
     stream_content,
 )
 from tileprof.inputs._format import SNIFF_BYTES, SUMMARY_DOCUMENT, TILE_DUMP
-from tileprof.inputs._sniff import TRACE, is_summary_head
+from tileprof.inputs._sniff import NCU, NSYS, NSYS_SQLITE, ROCPROF, TRACE, is_summary_head
 
 if TYPE_CHECKING:
     from tileprof.core.kineto import KinetoEvents
     from tileprof.core.run_schema import ParsedRuns
 
+KERNEL_TIMELINE_KINDS: tuple[str, ...] = (TRACE, NSYS, NSYS_SQLITE, ROCPROF)
+"""The kinds whose run rows are kernels timed as they ran (the findings' ``kernels`` rows)."""
+
 __all__ = [
+    "KERNEL_TIMELINE_KINDS",
+    "NCU",
     "SUMMARY_DOCUMENT",
     "TILE_DUMP",
     "TRACE",

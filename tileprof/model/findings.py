@@ -13,13 +13,17 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from tileprof.analyses.collectives import Job
 from tileprof.analyses.filters import Filters
 from tileprof.analyses.findings import (
     RidgePoint,
     breakdown_frame,
     combined,
     group_frame,
+    kernel_frame,
+    ncu_frame,
     op_frame,
+    rank_frame,
     superstep_frames,
 )
 from tileprof.model.profile import Profile
@@ -42,14 +46,24 @@ def finding_frames(
     ops: Sequence[pl.DataFrame] = (),
     *,
     breakdown: pl.DataFrame | None = None,
+    launches: pl.DataFrame | None = None,
+    kernels: Sequence[tuple[pl.DataFrame, str]] = (),
+    ncu: Sequence[tuple[pl.DataFrame, str]] = (),
+    job: Job | None = None,
     ridge: RidgePoint | None = None,
 ) -> dict[str, pl.DataFrame]:
     """The frames of the tile dumps (profile, filters, name) and of PyTorch traces' op rows,
-    stacked source by source; ``breakdown`` is the GPU time breakdown's rows of the traces,
+    stacked source by source; ``breakdown`` and ``launches`` are the GPU time breakdown's
+    rows and launch figures of the timelines, ``kernels`` and ``ncu`` the run rows (and input
+    name) of GPU kernel timelines and Nsight Compute CSVs, ``job`` the ranks' collectives,
     ``ridge`` the spec registry's ridge point lookup (each rule that needs one abstains
     without it)."""
     parts = [profile_frames(profile, filters, name) for profile, filters, name in tiles]
     parts.extend({"ops": op_frame(frame, ridge)} for frame in ops)
     if breakdown is not None:
-        parts.append({"breakdown": breakdown_frame(breakdown)})
+        parts.append({"breakdown": breakdown_frame(breakdown, launches)})
+    parts.extend({"kernels": kernel_frame(frame, name)} for frame, name in kernels)
+    parts.extend({"ncu": ncu_frame(frame, name)} for frame, name in ncu)
+    if job is not None and job.ranks.height:
+        parts.append({"ranks": rank_frame(job.collectives, job.ranks)})
     return combined(parts)

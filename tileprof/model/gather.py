@@ -414,17 +414,31 @@ def source_findings(
     ``checks`` undermines abstains and names the check."""
     from tileprof.analyses.findings import RULES, evaluate
     from tileprof.core.specs import ridge_intensity
+    from tileprof.inputs.sources import KERNEL_TIMELINE_KINDS, NCU
     from tileprof.model.findings import finding_frames
 
     tiles = [(s.profile, s.filters, s.name) for s in sources if s.profile is not None]
     ops = [s.ops for s in sources if s.ops is not None]
+    kernels = [(s.runs.frame, s.name) for s in sources if s.kind in KERNEL_TIMELINE_KINDS]
+    ncu = [(s.runs.frame, s.name) for s in sources if s.kind == NCU]
     timelines = [s.timeline for s in sources if s.timeline is not None]
-    rows = None
+    rows = launches = job = None
     if timelines:
+        from tileprof.analyses.collectives import jobs
         from tileprof.analyses.gpu_breakdown import breakdown
 
-        rows = breakdown(timelines).rows
-    frames = finding_frames(tiles, ops, breakdown=rows, ridge=ridge_intensity)
+        found = breakdown(timelines)
+        rows, launches, job = found.rows, found.launches, jobs(timelines)
+    frames = finding_frames(
+        tiles,
+        ops,
+        breakdown=rows,
+        launches=launches,
+        kernels=kernels,
+        ncu=ncu,
+        job=job,
+        ridge=ridge_intensity,
+    )
     findings = evaluate(frames, RULES if rules is None else rules)
     from tileprof.analyses.integrity import abstained_findings
 

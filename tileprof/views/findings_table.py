@@ -1,9 +1,11 @@
-"""``findings`` in the terminal and as JSON: one row per rule, then each finding in words.
+"""``findings`` in the terminal and as JSON: one row per rule that applies to the inputs, then
+each finding in words, then a count of the rules that do not apply.
 
 The table gives each rule's status, its source, how many rows fired it out of how many it
 read, and the first condition's metric, cited value and threshold; the sentences below it are
-the fired findings' messages, then why the others abstained (docs/metrics.md, "Findings").
-"""
+the fired findings' messages, then why the others abstained; a rule with no input of its kind
+(the tile rules on a GPU trace) is no row, only named in the footer (docs/metrics.md,
+"Findings")."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from functools import partial
 
 from rich.table import Table
 
-from tileprof.analyses.findings import ABSTAINED, FIRED, Finding
+from tileprof.analyses.findings import ABSTAINED, FIRED, NOT_APPLICABLE, Finding
 from tileprof.core.text import escape_control
 from tileprof.views.fit import Fit, fit_to_width, plain_console, strip_padding
 
@@ -60,12 +62,31 @@ def _table(findings: Sequence[Finding], shown: Sequence[str], _limit: int) -> Ta
     return table
 
 
+def applicable(findings: Sequence[Finding]) -> list[Finding]:
+    """The findings of the rules that apply to the inputs: the rows of the table."""
+    return [f for f in findings if f.status != NOT_APPLICABLE]
+
+
+def not_applicable_line(findings: Sequence[Finding]) -> str | None:
+    """The footer that counts the rules left out as not applicable (None: every rule applies),
+    ``N rules do not apply to these inputs: id, id``."""
+    ids = [f.rule.id for f in findings if f.status == NOT_APPLICABLE]
+    if not ids:
+        return None
+    rules = "1 rule does not" if len(ids) == 1 else f"{len(ids)} rules do not"
+    return f"{rules} apply to these inputs: {', '.join(ids)}"
+
+
 def render(findings: Sequence[Finding], width: int = TABLE_WIDTH) -> str:
-    """The rule table, then the fired findings' messages and the abstentions' reasons,
-    wrapped to ``width``."""
+    """The table of the rules that apply, then the fired findings' messages, the
+    abstentions' reasons and the footer counting the rules that do not apply, wrapped to
+    ``width``."""
     buffer = io.StringIO()
     console = plain_console(buffer, width)
-    console.print(fit_to_width(partial(_table, findings), FINDING_FIT, console, width))
+    footer = not_applicable_line(findings)
+    findings = applicable(findings)
+    if findings:
+        console.print(fit_to_width(partial(_table, findings), FINDING_FIT, console, width))
     for title, status in (("findings", FIRED), ("abstained", ABSTAINED)):
         chosen = [f for f in findings if f.status == status]
         if not chosen:
@@ -82,10 +103,27 @@ def render(findings: Sequence[Finding], width: int = TABLE_WIDTH) -> str:
                 break_on_hyphens=False,
             )
             console.print(text, markup=False, highlight=False, soft_wrap=True)
+    if footer:
+        console.print()
+        console.print(
+            textwrap.fill(footer, width=max(width, 40), break_on_hyphens=False),
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     return strip_padding(buffer.getvalue())
 
 
 def render_json(findings: Sequence[Finding]) -> str:
-    """``{"findings": [...]}``: every rule's outcome, fired first (``Finding.to_dict``)."""
-    document = {"findings": [f.to_dict() for f in findings]}
+    """``{"findings": [...], "not_applicable": [...]}``: the outcome of every rule that
+    applies, fired first (``Finding.to_dict``), then each rule that does not (its id, source
+    and what it needs)."""
+    document = {
+        "findings": [f.to_dict() for f in applicable(findings)],
+        "not_applicable": [
+            {"id": f.rule.id, "source": f.rule.source, "reason": f.text}
+            for f in findings
+            if f.status == NOT_APPLICABLE
+        ],
+    }
     return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
