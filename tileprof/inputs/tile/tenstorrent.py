@@ -23,6 +23,7 @@ from typing import Any
 
 import polars as pl
 
+from tileprof.core.errors import InputError
 from tileprof.core.gpu_timeline import GpuTimeline
 from tileprof.core.run_schema import ParsedRuns, runs_from_rows
 from tileprof.inputs._csv_table import LINE, numbers, read_text_table
@@ -105,7 +106,9 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
     ops = ops.filter(on_device)
     name = Path(path).name
     ops, log_notes = with_device_log(Path(path), ops)
-    rows = [_row(name, r) for r in _aggregate(ops).iter_rows(named=True)]
+    archs = ops["arch"].drop_nulls().unique().to_list()
+    board = board_from_log(Path(path), archs[0]) if len(archs) == 1 else None
+    rows = [_row(name, r, board) for r in _aggregate(ops).iter_rows(named=True)]
     meta: dict[str, Any] = {
         "chips": sorted({r["device"] for r in rows if r["device"] is not None}),
         "op_calls": ops.height,
@@ -113,7 +116,7 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
         "signposts": windows,
     }
     notes = [f"{name}: {host} host-side op calls (no device kernel time) left out"] if host else []
-    notes += log_notes
+    notes += log_notes + board_notes(name, ops, board)
     return ParsedRuns(KIND, runs_from_rows(rows), notes=notes, metadata=meta)
 
 
@@ -387,11 +390,85 @@ def _aggregate(ops: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def chip_target(arch: str | None) -> str:
-    """The target of a report's chips: ``Tenstorrent wormhole_b0``, arch left out when the
-    report does not name it (older reports have no ``DEVICE ARCH``). The chips of one report
-    are one target; each row's ``device`` says which chip (``chip 3``)."""
-    return f"Tenstorrent {arch}" if arch else "Tenstorrent"
+def chip_target(arch: str | None, board: str | None = None) -> str:
+    """The target of a report's chips: ``Tenstorrent wormhole_b0``, with the board where the
+    device log beside the report names it (``Tenstorrent wormhole_b0 n300``: ``board_from_log``),
+    arch left out when the report does not name it (older reports have no ``DEVICE ARCH``). The
+    chips of one report are one target; each row's ``device`` says which chip (``chip 3``)."""
+    if not arch:
+        return "Tenstorrent"
+    return f"Tenstorrent {arch}" + (f" {board}" if board else "")
+
+
+def board_from_log(path: Path, arch: str | None) -> str | None:
+    """The board of the report's chips as the device log beside it names it: line 1's ``ARCH``
+    (which must be the report's) and ``Max Compute Cores`` (``tt_device_log.board_of``); None
+    without a log, a core count, or a count that names one board."""
+    from tileprof.inputs.tile.tt_device_log import board_of, parse_header
+
+    for name in DEVICE_LOGS:
+        log = path.parent / name
+        if not log.is_file():
+            continue
+        try:
+            first = _first_line(log)
+            header = parse_header(log, first)
+        except (OSError, InputError, UnicodeDecodeError):
+            return None
+        if arch and header.arch.strip().lower() == arch.strip().lower():
+            return board_of(header.arch, header.max_cores)
+        return None
+    return None
+
+
+def _first_line(path: Path) -> str:
+    """Line 1 of a plain or gzip text file."""
+    import gzip
+
+    with path.open("rb") as raw:
+        head = raw.read(2)
+    opener = gzip.open if head == b"\x1f\x8b" else open
+    with opener(path, "rb") as handle:
+        return handle.readline(4096).decode("utf-8-sig")
+
+
+ASSUMED = (
+    "{name}: the report names its chips' architecture ({arch}), not their board, so their peaks "
+    "are the {spec}'s ({path}), an assumption (tt-perf-report's too){why}; a "
+    "profile_log_device.csv with its 'Max Compute Cores' beside the report, or --spec, names "
+    "the board"
+)
+"""The note of a report whose board is assumed (``board_notes``)."""
+
+
+def board_notes(name: str, ops: pl.DataFrame, board: str | None) -> list[str]:
+    """Where the report does not name its chips' board: one note per architecture naming the
+    spec whose peaks its figures use (the bundled one ``core.specs.spec_for`` matches), never a
+    silent pick. Linked Blackhole chips (several chips and a collective op) are no p100a: it
+    has no card-to-card ports and cannot join a mesh (Tenstorrent, Blackhole multi-card
+    topologies, docs.tenstorrent.com/aibs/blackhole/multi-card-topologies.html)."""
+    from tileprof.core.classify import op_family as classify_op
+    from tileprof.core.specs import spec_for
+
+    if board is not None:
+        return []
+    notes = []
+    for arch in sorted({a for a in ops["arch"].drop_nulls().to_list()}):
+        spec = spec_for(chip_target(arch))
+        if spec is None or not spec.path.startswith("tileprof/data/specs/"):
+            continue  # no peak at all, or the user's own spec (--spec): nothing assumed
+        mine = ops.filter(pl.col("arch") == arch)
+        chips = mine["device"].drop_nulls().n_unique()
+        linked = chips > 1 and any(
+            (op_family(op) or classify_op(op)) == "exchange" for op in mine["op"].drop_nulls()
+        )
+        why = (
+            f"; its {chips} chips exchange data, so they are no p100a (no card-to-card ports)"
+            if linked and arch.lower() == "blackhole"
+            else ""
+        )
+        notes.append(ASSUMED.format(name=name, arch=arch, spec=spec.name, path=spec.path, why=why))
+    return notes
 
 
 def broadcast_batch(a: tuple[int, ...], b: tuple[int, ...]) -> int | None:
@@ -442,8 +519,8 @@ def conv_work(r: dict[str, Any]) -> tuple[str | None, int | None]:
     return f"{m}x{n}x{k}", m * n * k
 
 
-def _row(name: str, r: dict[str, Any]) -> dict[str, Any]:
-    """One run-table row of an aggregated op."""
+def _row(name: str, r: dict[str, Any], board: str | None = None) -> dict[str, Any]:
+    """One run-table row of an aggregated op (``board``: its chips' board, where known)."""
     is_matmul = bool(r["op"] and MATMUL_OPS.search(r["op"]))
     is_conv = bool(r["op"] and CONV_OPS.search(r["op"]))
     shape, mac = matmul_work(r) if is_matmul else conv_work(r) if is_conv else (None, None)
@@ -469,7 +546,7 @@ def _row(name: str, r: dict[str, Any]) -> dict[str, Any]:
     if r["pm_ideal_us"] and r["time_us"]:
         meta["pm_ideal_fraction"] = r["pm_ideal_us"] / r["time_us"]
     return {
-        "target": chip_target(r["arch"]),
+        "target": chip_target(r["arch"], board),
         "target_kind": "tile",
         "device": None if r["device"] is None else f"chip {int(r['device'])}",
         "source": f"{name}: line {r['line']}",
@@ -532,8 +609,10 @@ def read_timeline(path: str | Path, data: bytes) -> GpuTimeline:
     events = pl.DataFrame(events.to_dict(), schema_overrides={"kind": EVENT_SCHEMA["kind"]})
     missing = [pl.lit(None, t).alias(c) for c, t in EVENT_SCHEMA.items() if c not in events.columns]
     events = events.with_columns(missing).select(list(EVENT_SCHEMA))
+    archs = ops["arch"].drop_nulls().unique().to_list()
+    board = board_from_log(Path(path), archs[0]) if len(archs) == 1 else None
     names = {
-        int(d): f"{chip_target(a)} (chip {int(d)})"
+        int(d): f"{chip_target(a, board)} (chip {int(d)})"
         for d, a in ops.select("device", "arch").unique(maintain_order=True).iter_rows()
     }
     return GpuTimeline(Path(path).name, events, empty_steps(), names)

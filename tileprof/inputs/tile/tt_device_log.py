@@ -75,6 +75,19 @@ timer id of a performance-counter row, whose ``meta data`` holds ``counter type`
 and ``ref cnt``."""
 TRACE_COUNTER = "trace id counter"
 """Current logs only: which replay of a captured trace an op's markers belong to."""
+BOARD_BY_CORES: dict[tuple[str, int], str] = {
+    ("wormhole_b0", 72): "n150",
+    ("wormhole_b0", 64): "n300",
+    ("blackhole", 140): "p150",
+}
+"""A chip's architecture and Tensix core count → its board, where only one bundled board's
+chips have that many. tt-metal writes the chip's logical core grid as line 1's ``Max Compute
+Cores`` (``logical_grid_size().x × y``, ``tt_metal/impl/profiler/profiler.cpp``); Tenstorrent's
+specification pages give the n150 72 Tensix cores and the n300 64 per ASIC
+(docs.tenstorrent.com/aibs/wormhole/specifications.html), the p150 140 and the p100a 120
+(docs.tenstorrent.com/aibs/blackhole/specifications.html). A Blackhole chip of 120 cores names
+no board: a p150 can run with fewer (the 8×p150 report in ``fixtures/real`` has 110 worker
+cores per chip). Older logs have no core count: no board."""
 OPS_REPORT_GLOB = "ops_perf_results*.csv*"
 """The ops report tt-metal writes beside a device log (same folder)."""
 
@@ -99,6 +112,19 @@ def parse_header(path: str | Path, line: str) -> Header:
     if not mhz > 0:
         raise InputError(path, "line 1", f"CHIP_FREQ[MHz] must be positive, not {m['mhz']}")
     return Header(m["arch"], mhz * 1e6, int(m["cores"]) if m["cores"] else None)
+
+
+def board_of(arch: str | None, cores: int | None) -> str | None:
+    """The board a chip of ``arch`` with ``cores`` Tensix cores is on (``BOARD_BY_CORES``), or
+    None where the count names none."""
+    return BOARD_BY_CORES.get(((arch or "").strip().lower(), cores or 0))
+
+
+def device_name(header: Header) -> str:
+    """``Tenstorrent <arch>``, with the board where line 1's core count names it
+    (``Tenstorrent wormhole_b0 n300``)."""
+    board = board_of(header.arch, header.max_cores)
+    return f"Tenstorrent {header.arch}" + (f" {board}" if board else "")
 
 
 def parse(path: str | Path, data: bytes) -> ParsedDump:
@@ -127,7 +153,7 @@ def parse(path: str | Path, data: bytes) -> ParsedDump:
     def place(index: int) -> str:
         return f"line {lines[index]}" if 0 <= index < len(lines) else f"sample {index}"
 
-    device = DeviceHeader(header.clock_hz, max(cores, 1), f"Tenstorrent {header.arch}", notes)
+    device = DeviceHeader(header.clock_hz, max(cores, 1), device_name(header), notes)
     return typed_from_table(table, Path(path), device, place, "column")
 
 
