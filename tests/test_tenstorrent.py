@@ -483,7 +483,50 @@ def test_tenstorrent_ops_are_classed_by_what_they_do() -> None:
     assert family["ShardedToInterleavedDeviceOperation"] == "copy"
     assert family["TypecastDeviceOperation"] == "cast"
     assert family["Pool2D"] == "reduce"
+    assert family["AccumulationDeviceOperation"] == "reduce"  # a cumulative sum: a scan
     assert "other" not in set(family.values())
+
+
+@pytest.mark.parametrize(
+    ("op", "family"),
+    [
+        # ttnn files these under operations/reduction: the integral image, scans, arg/top-k
+        ("IntImgDeviceOperation", "reduce"),
+        ("CumprodDeviceOperation", "reduce"),
+        ("ReduceDeviceOperation", "reduce"),  # "reduced" is not a reduction; "Reduce" is
+        ("TopKDeviceOperation", "reduce"),
+        ("LayerNormPreAllGatherDeviceOperation", "reduce"),  # a norm, not a collective
+        ("ReduceScatterMinimalAsyncDeviceOperation", "exchange"),
+        ("PointToPointDeviceOperation", "exchange"),
+        ("ConvTranspose2dDeviceOperation", "gemm"),  # not a transpose
+        ("ConvertToCHWDeviceOperation", "layout"),  # not a cast, not a convolution
+        ("GatherDeviceOperation", "copy"),
+        ("SortDeviceOperation", "layout"),
+        ("ArangeOperation", "fill"),
+        ("BcastDeviceOperation", "elementwise"),
+        ("MorehNllLossStep1DeviceOperation", "reduce"),
+    ],
+)
+def test_ops_are_classed_as_ttnn_files_them(op: str, family: str) -> None:
+    from tileprof.core.classify import op_family as by_kernel_name
+    from tileprof.inputs.tile.tenstorrent import op_family
+
+    assert (op_family(op) or by_kernel_name(op)) == family
+
+
+def test_convert_is_no_convolution(tmp_path: Path) -> None:
+    """A layout op whose name starts with "Convert" gets no convolution work, though its
+    operands would fit one."""
+    head = (
+        "OP CODE,OP TYPE,GLOBAL CALL COUNT,DEVICE ID,CORE COUNT,DEVICE KERNEL DURATION [ns],"
+        + ",".join(f"{t}_{d}_PAD[LOGICAL]" for t in ("OUTPUT_0", "INPUT_1") for d in "WZYX")
+    )
+    row = "{},tt_dnn_device,1,0,8,1000,1,1,64,32,1,1,16,32"
+    path = tmp_path / "ops_perf_results_conv.csv"
+    path.write_text("\n".join([head, row.format("ConvertToCHW"), row.format("Conv2d")]) + "\n")
+    runs = load_runs(path).frame
+    mac = dict(zip(runs["kernel"], runs["mac"], strict=True))
+    assert mac == {"ConvertToCHW": None, "Conv2d": 64 * 32 * 16}
 
 
 @pytest.mark.parametrize("path", [BH8, CLIP], ids=["bh8", "clip"])

@@ -68,28 +68,58 @@ DTYPES: dict[str, str] = {"BFLOAT16": "bf16", "FLOAT32": "f32", "FLOAT16": "f16"
 """Tensor datatypes that name one of the run table's dtypes. Block-float formats
 (``BFLOAT8_B``, ``BFLOAT4_B``: a shared exponent per 16 values) and integers name none."""
 MATMUL_OPS = re.compile(r"matmul", re.IGNORECASE)
-CONV_OPS = re.compile(r"conv", re.IGNORECASE)
-OP_FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (family, re.compile(rx))
-    for family, rx in (
-        ("copy", r"^(InterleavedToSharded|ShardedToInterleaved|Reshard|Halo|Move|Copy|Clone)"),
-        ("copy", r"^(PagedUpdateCache|UpdateKVCache|UpdateCache|Embeddings)"),
-        ("layout", r"^(Concat|NLPConcatHeads|NlpConcatHeads|NLPCreateHeads|NlpCreateHeads)"),
-        ("layout", r"^(CreateQKVHeads|ConcatenateHeads|Fold|Split|Pad|FillPad|Permute)"),
-        ("cast", r"^Typecast"),
-        ("elementwise", r"^(RotaryEmbedding|Where|Ternary|UpSample|Upsample|GridSample)"),
-        ("reduce", r"^(Pool2D|MaxPool|AvgPool)"),
-    )
+CONV_OPS = re.compile(r"conv(?!ert)", re.IGNORECASE)
+"""A convolution's OP CODE (``OptimizedConvNew``, ``Conv2d``), not ``ConvertToCHW``."""
+OP_SUFFIX = re.compile(r"(?:Device)?(?:Operation|Op)$")
+"""What ttnn appends to a device operation's class name (``ReduceDeviceOperation``,
+``MinimalMatmulOp``): cut before the op's name is read, so that ``Reduce`` is read, not
+``ReduceDevice``."""
+OP_RULES: tuple[tuple[str, str], ...] = (
+    # normalization first: LayerNormPreAllGather computes a norm's local statistics
+    ("reduce", r"^(LayerNorm|RMSNorm|RmsNorm|GroupNorm|BatchNorm|RunningStatistics|Welford)"),
+    ("reduce", r"^Moreh(LayerNorm|GroupNorm|Norm|Sum|Mean|Cumsum|ClipGradNorm|NllLoss)"),
+    # a collective fused with a matmul counts the matmul's work
+    ("gemm", r"^(AllGatherMatmul|MatmulReduceScatter|Moreh(Matmul|Linear|Dot|Bmm|BMM))"),
+    ("gemm", r"^(Conv2d|Conv3d|ConvTranspose2d|OptimizedConv)"),
+    ("exchange", r"^(AllGather|ReduceScatter|AllReduce|AllToAll|AllBroadcast|Broadcast|Barrier)"),
+    ("exchange", r"^(PointToPoint|SendAsync|RecvAsync|Send|Recv)$|^PointToPoint"),
+    ("copy", r"^(InterleavedToSharded|ShardedToInterleaved|Reshard|Halo|Move|Copy|Clone)"),
+    ("copy", r"^(PagedUpdateCache|UpdateKVCache|UpdateCache|Embeddings?$|Gather|Scatter)"),
+    ("copy", r"^(Repeat$|Expand|NonZeroIndices|IndexFill|MorehGetItem)"),
+    ("fill", r"^(PagedFillCache|FillCache|Full|FullLike|Arange|MorehArange|FillRM|Rand|Uniform)"),
+    ("fill", r"^Bernoulli"),
+    ("layout", r"^(Concat|NLPConcatHeads|NlpConcatHeads|NLPCreateHeads|NlpCreateHeads)"),
+    ("layout", r"^(CreateQKVHeads|ConcatenateHeads|Fold|MorehFold|Split|Pad|FillPad|Permute)"),
+    ("layout", r"^(Roll|Deinterleave|ConvertToCHW|ConvertToHWC|Sort|MeshPartition)"),
+    ("cast", r"^Typecast"),
+    ("elementwise", r"^(RotaryEmbedding|Where|Ternary|UpSample|Upsample|GridSample|Lerp)"),
+    ("elementwise", r"^(Addcmul|Addcdiv|Bcast|PlusOne|IsIn|Dropout|RepeatAndInterleave)"),
+    ("elementwise", r"^Moreh(Adam|AdamW|Sgd|AbsPow)"),
+    # ttnn keeps these under operations/reduction: scans (cumulative sums and products, the
+    # integral image, the moving average), arg/top-k selection and routing by it
+    ("reduce", r"^(IntImg|Accumulation|Cumsum|Cumprod|Cumulation|Ema$|PrefixScan|HCSumReduce)"),
+    ("reduce", r"^(Reduce|FastReduce|ArgMax|ArgMin|Argmax|Prod|TopK|Topk|Sampling|Moe$)"),
+    ("reduce", r"^(GroupedGate|Pool2D|MaxPool|AvgPool|GlobalAvgPool|EmbeddingBackward)"),
 )
-"""What a Tenstorrent op does, by its OP CODE, where the generic classifier (``core.classify``,
-which reads kernel names) finds nothing better: moving a tensor between interleaved and sharded
-memory, a cache update or an embedding lookup is a copy; heads and concatenation reshape; a
-typecast casts; pooling reduces. Tried first; an op matching none is classified as any kernel."""
+"""What a Tenstorrent op does, by its OP CODE (``OP_SUFFIX`` cut off), where the generic
+classifier (``core.classify``, which reads kernel names) would read the name wrong or not at
+all. The families follow ttnn's own filing of each op (``ttnn/cpp/ttnn/operations/``:
+``reduction/`` holds the scans, arg/top-k and the integral image ``IntImg``; ``data_movement/``
+the copies and layouts; ``ccl/`` the collectives; ``normalization/``, ``pool/``, ``conv/``,
+``eltwise/``, ``moreh/``): moving a tensor between memories, a cache update, an embedding
+lookup or a gather is a copy; heads, concatenation, padding and sorting rearrange (layout); a
+typecast casts; filling a cache or generating values (arange, random) fills; norms, pooling,
+scans and selections reduce; a convolution is gemm. Tried in order, first match wins; an op
+matching none is classified as any kernel."""
+OP_FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (family, re.compile(rx)) for family, rx in OP_RULES
+)
 
 
 def op_family(op: str | None) -> str | None:
-    """The family ``OP_FAMILIES`` gives the op, or None (then ``core.classify`` decides)."""
-    return next((f for f, rx in OP_FAMILIES if op and rx.search(op)), None)
+    """The family ``OP_RULES`` gives the op, or None (then ``core.classify`` decides)."""
+    name = OP_SUFFIX.sub("", op.strip()) if op else ""
+    return next((f for f, rx in OP_FAMILIES if name and rx.search(name)), None)
 
 
 SIGNPOST = "signpost"
