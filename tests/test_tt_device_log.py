@@ -475,3 +475,25 @@ def test_data_rows_and_counters_are_the_metadata_of_the_zone_they_were_written_i
     assert f"{3 * len(expected)} TS_DATA rows attached" in note
     assert f"{loose} TS_DATA rows in no kernel zone" in note
     assert f"{len(got) + 1} other data rows (TS_EVENT" in note
+
+
+def test_current_risc_names_are_compute_as_the_older_ones(tmp_path: Path) -> None:
+    """Current tt-metal names the TRISCs ``TRISC_0``…: the same log with either spelling
+    gives the same supersteps (every RISC's kernel zone is compute)."""
+    runner = CliRunner()
+    outputs = []
+    for spelling in ("TRISC0", "TRISC_0"):
+        folder = tmp_path / spelling
+        folder.mkdir()
+        markers = _markers("new", seed=13)
+        renamed = [
+            m | {"risc": m["risc"].replace("TRISC", "TRISC_")} if spelling == "TRISC_0" else m
+            for m in markers
+        ]
+        renamed = [m | {"zone": m["zone"].replace("TRISC_", "TRISC")} for m in renamed]
+        path = folder / "profile_log_device.csv"
+        _write_log(path, "new", renamed, full_at=-1)
+        result = runner.invoke(cli, ["supersteps", str(path), "--format", "json"])
+        assert result.exit_code == 0, result.output
+        outputs.append(result.stdout.replace(spelling, "SPELLING"))
+    assert outputs[0] == outputs[1] and outputs[0].count('"index"') >= 6
