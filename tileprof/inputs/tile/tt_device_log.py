@@ -291,7 +291,7 @@ def _entry(name: pl.Expr, value: pl.Expr) -> pl.Expr:
     return pl.struct(name.alias("name"), value.cast(pl.String).alias("value")).struct.json_encode()
 
 
-def data_entries(data: pl.DataFrame) -> pl.Expr:
+def data_entries() -> pl.Expr:
     """Each ``TS_DATA`` row's metadata entries as JSON text joined by ``,``: a performance
     counter (``timer_id`` ``PERF_COUNTER_ID`` with a ``counter type`` in its meta data) gives
     ``counter <type>`` = its value and ``counter <type> ref cnt`` = its reference count; any
@@ -302,8 +302,8 @@ def data_entries(data: pl.DataFrame) -> pl.Expr:
     value = meta.str.extract(r'"value"\s*:\s*(\d+)', 1)
     ref = meta.str.extract(r'"ref cnt"\s*:\s*(\d+)', 1)
     is_counter = (pl.col("timer") == PERF_COUNTER_ID).fill_null(False) & kind.is_not_null()
-    label = pl.when(pl.col("zone") != "").then(pl.col("zone"))
-    label = label.otherwise(pl.format("timer {}", pl.col("timer").fill_null(-1)))
+    unnamed = pl.format("timer {}", pl.col("timer").fill_null(-1))
+    label = pl.when(pl.col("zone") != "").then(pl.col("zone")).otherwise(unnamed)
     counter = pl.concat_str(
         _entry(pl.format("counter {}", kind), value),
         pl.when(ref.is_not_null()).then(
@@ -328,7 +328,7 @@ def attach_data(rows: pl.DataFrame, zones: pl.DataFrame) -> tuple[pl.DataFrame, 
     if data.height == 0:
         return empty, 0
     keyed = [pl.col(k).fill_null(-1) if k in ("op_id", "replay") else pl.col(k) for k in DATA_KEYS]
-    left = data.with_columns(keyed, _entries=data_entries(data)).sort("time", "line")
+    left = data.with_columns(keyed, _entries=data_entries()).sort("time", "line")
     right = zones.select(*DATA_KEYS, "start", "end", pl.col("line").alias("zone_line"))
     right = right.with_columns(keyed).sort("start")
     placed = left.join_asof(
