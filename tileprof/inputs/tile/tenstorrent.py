@@ -234,22 +234,44 @@ def _slots(raw: pl.DataFrame) -> dict[tuple[str, int], dict[str, str]]:
     return slots
 
 
+INDEXED_READS: dict[str, tuple[str, int]] = {"Embeddings": ("INPUT", 1)}
+"""Ops that read one tensor only at the rows they write (OP CODE prefix → that tensor's slot):
+an embedding lookup reads one row of its weight table per output row, so that tensor counts
+the output's values at its own width, not the whole table (which would put the op's roofline
+far above its measured time)."""
+
+
+def _logical_values(dims: dict[str, str]) -> pl.Expr:
+    """A tensor's logical W·Z·Y·X values (``32[19]`` → 19; a missing dim is 1)."""
+    values = pl.lit(1, pl.Int64)
+    for d in "WZYX":
+        if d in dims:
+            cell = pl.col(dims[d]).str.strip_chars()
+            logical = cell.str.extract(r"\[\s*(\d+)\s*\]", 1).fill_null(cell)
+            values = values * logical.cast(pl.Int64, strict=False).fill_null(1)
+    return values
+
+
 def _tensor_bytes(raw: pl.DataFrame) -> list[pl.Expr]:
     """Per op call, the bytes of its tensors in DRAM and in L1: each tensor's logical
     W·Z·Y·X values at its datatype's width (``WIDTHS``), rounded up to a whole byte, placed by
-    its ``MEMORY`` (``…DRAM…`` or ``…L1…``); null when a tensor there has an unknown width."""
+    its ``MEMORY`` (``…DRAM…`` or ``…L1…``); null when a tensor there has an unknown width. A
+    tensor an op reads only at the rows it writes (``INDEXED_READS``) counts the output's
+    values."""
+    slots = _slots(raw)
+    op = pl.col("OP CODE").str.strip_chars() if "OP CODE" in raw.columns else pl.lit("")
     totals: dict[str, list[pl.Expr]] = {"DRAM": [], "L1": []}
-    for (kind, i), dims in sorted(_slots(raw).items()):
+    for (kind, i), dims in sorted(slots.items()):
         prefix = f"{kind}_{i}"
         memory, dtype = f"{prefix}_MEMORY", f"{prefix}_DATATYPE"
         if memory not in raw.columns or dtype not in raw.columns:
             continue
-        values = pl.lit(1, pl.Int64)
-        for d in "WZYX":
-            if d in dims:
-                cell = pl.col(dims[d]).str.strip_chars()
-                logical = cell.str.extract(r"\[\s*(\d+)\s*\]", 1).fill_null(cell)
-                values = values * logical.cast(pl.Int64, strict=False).fill_null(1)
+        values = _logical_values(dims)
+        for name, slot in INDEXED_READS.items():
+            if slot == (kind, i) and ("OUTPUT", 0) in slots:
+                indexed = op.str.starts_with(name).fill_null(False)
+                values = pl.when(indexed).then(_logical_values(slots[("OUTPUT", 0)]))
+                values = values.otherwise(_logical_values(dims))
         width = (
             pl.col(dtype)
             .str.strip_chars()
