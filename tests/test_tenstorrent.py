@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from tileprof.commands.cli import cli
+from tileprof.core.run_schema import ParsedRuns
 from tileprof.inputs.sources import detect_file_kind, load_runs
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
@@ -149,7 +150,8 @@ def test_host_side_ops_are_counted_not_rows(tmp_path: Path) -> None:
     parsed = load_runs(path)
     assert "ttnn::to_torch" not in parsed.frame["kernel"].to_list()
     assert parsed.metadata["host_op_calls"] == 1 and parsed.frame["calls"].sum() == 5
-    assert parsed.notes == [f"{path.name}: 1 host-side op calls (no device kernel time) left out"]
+    assert parsed.notes[0] == f"{path.name}: 1 host-side op calls (no device kernel time) left out"
+    assert len(parsed.notes) == 2 and "not their board" in parsed.notes[1]  # the assumed board
 
 
 # --- hostile reports (issue 32): one line naming the place, or a correct read ------------
@@ -481,7 +483,50 @@ def test_tenstorrent_ops_are_classed_by_what_they_do() -> None:
     assert family["ShardedToInterleavedDeviceOperation"] == "copy"
     assert family["TypecastDeviceOperation"] == "cast"
     assert family["Pool2D"] == "reduce"
+    assert family["AccumulationDeviceOperation"] == "reduce"  # a cumulative sum: a scan
     assert "other" not in set(family.values())
+
+
+@pytest.mark.parametrize(
+    ("op", "family"),
+    [
+        # ttnn files these under operations/reduction: the integral image, scans, arg/top-k
+        ("IntImgDeviceOperation", "reduce"),
+        ("CumprodDeviceOperation", "reduce"),
+        ("ReduceDeviceOperation", "reduce"),  # "reduced" is not a reduction; "Reduce" is
+        ("TopKDeviceOperation", "reduce"),
+        ("LayerNormPreAllGatherDeviceOperation", "reduce"),  # a norm, not a collective
+        ("ReduceScatterMinimalAsyncDeviceOperation", "exchange"),
+        ("PointToPointDeviceOperation", "exchange"),
+        ("ConvTranspose2dDeviceOperation", "gemm"),  # not a transpose
+        ("ConvertToCHWDeviceOperation", "layout"),  # not a cast, not a convolution
+        ("GatherDeviceOperation", "copy"),
+        ("SortDeviceOperation", "layout"),
+        ("ArangeOperation", "fill"),
+        ("BcastDeviceOperation", "elementwise"),
+        ("MorehNllLossStep1DeviceOperation", "reduce"),
+    ],
+)
+def test_ops_are_classed_as_ttnn_files_them(op: str, family: str) -> None:
+    from tileprof.core.classify import op_family as by_kernel_name
+    from tileprof.inputs.tile.tenstorrent import op_family
+
+    assert (op_family(op) or by_kernel_name(op)) == family
+
+
+def test_convert_is_no_convolution(tmp_path: Path) -> None:
+    """A layout op whose name starts with "Convert" gets no convolution work, though its
+    operands would fit one."""
+    head = (
+        "OP CODE,OP TYPE,GLOBAL CALL COUNT,DEVICE ID,CORE COUNT,DEVICE KERNEL DURATION [ns],"
+        + ",".join(f"{t}_{d}_PAD[LOGICAL]" for t in ("OUTPUT_0", "INPUT_1") for d in "WZYX")
+    )
+    row = "{},tt_dnn_device,1,0,8,1000,1,1,64,32,1,1,16,32"
+    path = tmp_path / "ops_perf_results_conv.csv"
+    path.write_text("\n".join([head, row.format("ConvertToCHW"), row.format("Conv2d")]) + "\n")
+    runs = load_runs(path).frame
+    mac = dict(zip(runs["kernel"], runs["mac"], strict=True))
+    assert mac == {"ConvertToCHW": None, "Conv2d": 64 * 32 * 16}
 
 
 @pytest.mark.parametrize("path", [BH8, CLIP], ids=["bh8", "clip"])
@@ -545,3 +590,130 @@ def test_a_single_chip_reports_html_page_has_its_op_table() -> None:
     assert heaviest in table.rows[0][keys.index("kernel")].text
     page = render(report)
     assert 'id="tile-ops"' in page and "Ops of Tenstorrent wormhole_b0 · chip 0" in page
+
+
+# --- the board of a report's chips: named where a file says it, a note where assumed --------
+
+
+def _board_case(tmp_path: Path, arch: str, log_line: str | None, chips: int = 1) -> ParsedRuns:
+    """A two-row matmul report of ``arch`` on ``chips`` chips, with a device log whose line 1
+    is ``log_line`` beside it (none when None)."""
+    from tileprof.inputs.sources import load_runs
+
+    tmp_path.mkdir(exist_ok=True)
+    lines = [
+        "OP CODE,OP TYPE,GLOBAL CALL COUNT,DEVICE ID,DEVICE ARCH,CORE COUNT,MATH FIDELITY,"
+        "DEVICE KERNEL DURATION [ns],INPUT_0_W_PAD[LOGICAL],INPUT_0_Z_PAD[LOGICAL],"
+        "INPUT_0_Y_PAD[LOGICAL],INPUT_0_X_PAD[LOGICAL],INPUT_1_Y_PAD[LOGICAL],"
+        "INPUT_1_X_PAD[LOGICAL]"
+    ]
+    for chip in range(chips):
+        lines.append(
+            f"Matmul,tt_dnn_device,{1024 + chip},{chip},{arch},64,HiFi2,2000,1,1,64,64,64,64"
+        )
+        if chips > 1:
+            lines.append(
+                f"AllGatherAsync,tt_dnn_device,{2048 + chip},{chip},{arch},8,,900,1,1,8,8,,"
+            )
+    (tmp_path / "ops_perf_results_board.csv").write_text("\n".join(lines) + "\n")
+    if log_line is not None:
+        header = (
+            "PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset]"
+        )
+        (tmp_path / "profile_log_device.csv").write_text(
+            f"{log_line}\n{header}, data, run host ID, zone name, type\n"
+        )
+    return load_runs(tmp_path / "ops_perf_results_board.csv")
+
+
+@pytest.mark.parametrize(
+    ("arch", "log_line", "target", "spec"),
+    [
+        # line 1's core count names the board where only one board's chips have that many
+        ("wormhole_b0", "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 64",
+         "Tenstorrent wormhole_b0 n300", "Tenstorrent Wormhole n300"),
+        ("wormhole_b0", "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 72",
+         "Tenstorrent wormhole_b0 n150", "Tenstorrent Wormhole n150"),
+        ("blackhole", "ARCH: blackhole, CHIP_FREQ[MHz]: 1350, Max Compute Cores: 140",
+         "Tenstorrent blackhole p150", "Tenstorrent Blackhole p150"),
+        # 120 Blackhole cores: a p100's, or a p150 on fewer cores; an older log: no count; a
+        # log of another architecture: not this report's
+        ("blackhole", "ARCH: blackhole, CHIP_FREQ[MHz]: 1350, Max Compute Cores: 120",
+         "Tenstorrent blackhole", None),
+        ("wormhole_b0", "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000", "Tenstorrent wormhole_b0", None),
+        ("wormhole_b0", "ARCH: blackhole, CHIP_FREQ[MHz]: 1350, Max Compute Cores: 140",
+         "Tenstorrent wormhole_b0", None),
+        ("blackhole", None, "Tenstorrent blackhole", None),
+    ],
+)  # fmt: skip
+def test_the_board_is_the_one_the_files_name_else_a_note_names_the_assumed_one(
+    tmp_path: Path, arch: str, log_line: str | None, target: str, spec: str | None
+) -> None:
+    from tileprof.core.specs import spec_for
+
+    parsed = _board_case(tmp_path, arch, log_line)
+    assert set(parsed.frame["target"].to_list()) == {target}
+    assumed = [n for n in parsed.notes if "not their board" in n]
+    if spec is not None:
+        assert spec_for(target).name == spec and assumed == []
+    else:
+        default = {
+            "wormhole_b0": "Tenstorrent Wormhole n150",
+            "blackhole": "Tenstorrent Blackhole p150",
+        }
+        assert len(assumed) == 1 and f"the {default[arch]}'s" in assumed[0]
+        assert spec_for(target).name == default[arch]
+
+
+def test_linked_blackhole_chips_are_said_to_be_no_p100(tmp_path: Path) -> None:
+    """Several Blackhole chips running a collective exchange data over card-to-card ports,
+    which a p100a lacks: the assumed p150 is said to be the only bundled board they can be."""
+    parsed = _board_case(tmp_path, "blackhole", None, chips=2)
+    (note,) = [n for n in parsed.notes if "not their board" in n]
+    assert "its 2 chips exchange data, so they are no p100a" in note
+    one = _board_case(tmp_path / "one", "blackhole", None)
+    assert not any("exchange data" in n for n in one.notes)
+
+
+def test_a_user_spec_is_no_assumption(tmp_path: Path) -> None:
+    from tileprof.core import specs
+
+    own = tmp_path / "mine.toml"
+    own.write_text(
+        'name = "My Blackhole"\nkind = "chip"\nmatch = ["blackhole"]\n'
+        '[sources]\nme = "measured"\n[memory]\n'
+        'bandwidth = { value = 400, unit = "GB/s", source = "me" }\n'
+    )
+    specs.use_specs([own])
+    try:
+        parsed = _board_case(tmp_path, "blackhole", None)
+    finally:
+        specs.use_specs([])
+    assert not any("not their board" in n for n in parsed.notes)
+
+
+def test_an_embedding_counts_the_table_rows_it_reads_not_the_table() -> None:
+    """CLIP's token embedding reads 19 rows of a 49408×1280 table: its DRAM bytes are the
+    indices, the rows read and the rows written (the whole table put its roofline 42× above
+    its measured time)."""
+    with CLIP.open(newline="", encoding="utf-8") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["OP CODE"].startswith("Embeddings")]
+    assert rows
+    runs = load_runs(CLIP).frame.filter(pl.col("kernel").str.starts_with("Embeddings"))
+    for row in runs.iter_rows(named=True):
+        r = rows[0]
+        values = {
+            p: math.prod(_dim(r[f"{p}_{d}_PAD[LOGICAL]"], False) for d in "WZYX")
+            for p in ("INPUT_0", "INPUT_1", "OUTPUT_0")
+        }
+        width = {p: WIDTH_OF[r[f"{p}_DATATYPE"]] for p in values}
+        expected = (
+            values["INPUT_0"] * width["INPUT_0"]
+            + values["OUTPUT_0"] * width["INPUT_1"]  # one table row read per row written
+            + values["OUTPUT_0"] * width["OUTPUT_0"]
+        )
+        assert row["bytes"] == expected < values["INPUT_1"] * width["INPUT_1"]
+        assert row["roofline_fraction"] < 1
+
+
+WIDTH_OF = {"UINT32": 4, "BFLOAT16": 2}

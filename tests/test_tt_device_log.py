@@ -197,7 +197,9 @@ def test_hand_built_logs_give_the_plain_group_statistics(
     profile = tileprof.load(path)
     assert profile.format == "tt-device-log" and profile.clock_hz == 1_000_000_000
     assert profile.tile_count == 6  # two chips × three cores
-    assert profile.target.startswith("Tenstorrent wormhole_b0 (6 tiles")
+    # the new layout's line 1 says 64 cores: a Wormhole chip of 64 cores is an n300's
+    board = " n300" if layout == "new" else ""
+    assert profile.target.startswith(f"Tenstorrent wormhole_b0{board} (6 tiles")
     assert sorted(profile.samples["kind"].cast(str).unique()) == sorted(RISCS)
     groups = {r["name"]: r for r in profile.summary().groups.iter_rows(named=True)}
     expected = _expected_groups(pairs, named)
@@ -266,9 +268,23 @@ def test_the_shared_logs_five_ops() -> None:
     assert by_op == {f"op {op}": cycles for op, cycles in expected.items()}
     assert profile.samples["phase"].to_list() == [0, 1, 2, 3]
     fw_rows = sum(r["zone name"] == "BRISC-FW" and r["type"] == "ZONE_START" for r in rows)
-    ts_rows = sum(r["type"] == "TS_DATA" for r in rows)
+    # each TS_DATA row belongs to the kernel zone of its op call that holds its time; the
+    # cut-off op's rows (its zone has no end) to none
+    inside: dict[int, list[str]] = defaultdict(list)
+    for r in rows:
+        op, t = r["run host ID"], int(r["time[cycles since reset]"])
+        if r["type"] == "TS_DATA" and op in ends and starts[op] <= t <= ends[op]:
+            inside[int(op)].append(r["data"])
+    loose = sum(r["type"] == "TS_DATA" for r in rows) - sum(map(len, inside.values()))
+    assert loose == 90 and len(inside) == 4
     kept_apart = next(n for n in profile.notes if "kept apart" in n)
-    assert f"{fw_rows} firmware (-FW) zones" in kept_apart and f"{ts_rows} data rows" in kept_apart
+    assert f"{fw_rows} firmware (-FW) zones" in kept_apart
+    assert f"{sum(map(len, inside.values()))} TS_DATA rows attached" in kept_apart
+    assert f"{loose} TS_DATA rows in no kernel zone" in kept_apart
+    for record in profile.records():
+        op = int(next(e["value"] for e in record["metadata"] if e["name"] == "op id"))
+        data = [e["value"] for e in record["metadata"] if e["name"] == "data timer 12345"]
+        assert data == inside[op]
 
 
 def test_gzip_detection_and_commands(tmp_path: Path) -> None:
@@ -382,3 +398,102 @@ def test_blank_lines_are_skipped_and_places_stay_the_files_lines(tmp_path: Path)
     path.write_text("\n".join(path.read_text().splitlines()[:-1]) + "\n")
     profile = tileprof.load(path)
     assert profile.samples["duration"].to_list() == [40] and profile.clock_hz == 1_350_000_000
+
+
+def _data_log(path: Path, seed: int) -> tuple[dict[tuple[Any, ...], list[tuple[str, str]]], int]:
+    """A current-layout log (written raw, as tt-metal writes it: the meta data cell unquoted,
+    its commas turned into ';') of two chips, three cores, five RISCs and two replays of two op
+    calls, each kernel zone holding a named TS_DATA row, an unnamed one and a performance
+    counter row; further TS_DATA rows after a kernel's end (inside its firmware zone only) and
+    in a kernel zone whose ZONE_END the device dropped; a TS_EVENT row. Returns, per kernel
+    zone (chip, core, RISC, op, replay), its data entries in time order by a plain loop, and
+    the number of TS_DATA rows in no complete kernel zone."""
+    rng = random.Random(seed)
+    lines: list[tuple[int, str]] = []
+    expected: dict[tuple[Any, ...], list[tuple[str, str]]] = {}
+    loose = 0
+
+    def row(c: int, x: int, y: int, risc: str, timer: int, t: int, data: int, op: int,
+            replay: int, zone: str, kind: str, meta: str = "") -> None:  # fmt: skip
+        text = f"{c},{x},{y},{risc},{timer},{t},{data},{op},7,{replay},{zone},{kind},9,k.cc,{meta}"
+        lines.append((t, text))
+
+    for replay in (1, 2):
+        for op in (1024, 2048):
+            for chip in (0, 1):
+                for x, y in CORES:
+                    for risc in RISCS:
+                        at = (chip, x, y, risc, op, replay)
+                        t0 = 1_000_000 * replay + 10_000 * (op // 1024) + rng.randrange(0, 500)
+                        end = t0 + 100 + rng.randrange(0, 3000)
+                        dropped = at == (1, 2, 1, "TRISC1", 2048, 2)
+                        base = (chip, x, y, risc)
+                        row(*base, 1, t0 - 40, 0, op, replay, f"{risc}-FW", "ZONE_START")
+                        row(*base, 2, t0, 0, op, replay, f"{risc}-KERNEL", "ZONE_START")
+                        iters, packed = rng.randrange(1, 99), rng.randrange(2**63, 2**64)
+                        value, ref = rng.randrange(0, 5000), rng.randrange(5000, 9000)
+                        meta = f'{{"counter type":"FPU_COUNTER";"ref cnt":{ref};"value":{value}}}'
+                        row(*base, 3, t0 + 5, iters, op, replay, "ITERATIONS", "TS_DATA")
+                        row(*base, 12345, t0 + 9, packed, op, replay, "", "TS_DATA")
+                        row(*base, 9090, end - 1, 77, op, replay, "", "TS_DATA", meta)
+                        if not dropped:
+                            row(*base, 2, end, 0, op, replay, f"{risc}-KERNEL", "ZONE_END")
+                            expected[at] = [
+                                ("data ITERATIONS", str(iters)),
+                                ("data timer 12345", str(packed)),
+                                ("counter FPU_COUNTER", str(value)),
+                                ("counter FPU_COUNTER ref cnt", str(ref)),
+                            ]
+                        else:
+                            loose += 3
+                        row(*base, 4, end + 3, 5, op, replay, "LATE", "TS_DATA")
+                        row(*base, 5, end + 4, 0, op, replay, "", "TS_EVENT")
+                        row(*base, 1, end + 10, 0, op, replay, f"{risc}-FW", "ZONE_END")
+                        loose += 1
+    body = [text for _, text in lines]
+    rng.shuffle(body)  # the file is written per core and RISC, not in time order
+    head = ["ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 64", NEW_HEADER]
+    path.write_text("\n".join(head + body) + "\n")
+    return expected, loose
+
+
+def test_data_rows_and_counters_are_the_metadata_of_the_zone_they_were_written_in(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "profile_log_device.csv"
+    expected, loose = _data_log(path, seed=5)
+    profile = tileprof.load(path)
+    got = {}
+    for record in profile.records():
+        meta = {e["name"]: e["value"] for e in record["metadata"][:3]}
+        chip, (x, y) = int(meta["chip"]), map(int, meta["core"].split(","))
+        op, replay = int(meta["op id"]), 1 + (record["phase"] >= 2)
+        at = (chip, x, y, str(record["kind"]), op, replay)
+        got[at] = [(e["name"], e["value"]) for e in record["metadata"][3:]]
+    assert got == expected
+    note = next(n for n in profile.notes if "kept apart" in n)
+    assert f"{3 * len(expected)} TS_DATA rows attached" in note
+    assert f"{loose} TS_DATA rows in no kernel zone" in note
+    assert f"{len(got) + 1} other data rows (TS_EVENT" in note
+
+
+def test_current_risc_names_are_compute_as_the_older_ones(tmp_path: Path) -> None:
+    """Current tt-metal names the TRISCs ``TRISC_0``…: the same log with either spelling
+    gives the same supersteps (every RISC's kernel zone is compute)."""
+    runner = CliRunner()
+    outputs = []
+    for spelling in ("TRISC0", "TRISC_0"):
+        folder = tmp_path / spelling
+        folder.mkdir()
+        markers = _markers("new", seed=13)
+        renamed = [
+            m | {"risc": m["risc"].replace("TRISC", "TRISC_")} if spelling == "TRISC_0" else m
+            for m in markers
+        ]
+        renamed = [m | {"zone": m["zone"].replace("TRISC_", "TRISC")} for m in renamed]
+        path = folder / "profile_log_device.csv"
+        _write_log(path, "new", renamed, full_at=-1)
+        result = runner.invoke(cli, ["supersteps", str(path), "--format", "json"])
+        assert result.exit_code == 0, result.output
+        outputs.append(result.stdout.replace(spelling, "SPELLING"))
+    assert outputs[0] == outputs[1] and outputs[0].count('"index"') >= 6

@@ -63,11 +63,16 @@ COMPUTE_KINDS: tuple[str, ...] = (
     "TRISC0",
     "TRISC1",
     "TRISC2",
+    "TRISC_0",
+    "TRISC_1",
+    "TRISC_2",
     "ERISC",
 )
 """Sample kinds that count as compute for supersteps: ``compute``, and the RISCs of a
 Tenstorrent core, which a tt-metal device log names as a kernel zone's kind (every one of them
-runs the op's kernel: an op is the bulk-synchronous step across the cores)."""
+runs the op's kernel: an op is the bulk-synchronous step across the cores). Current tt-metal
+writes the TRISCs as ``TRISC_0``… (``tracy::RiscType``, printed by name), older logs
+``TRISC0``…"""
 
 MetadataEntries = tuple[tuple[str, str], ...]
 """One sample's metadata: ``(name, value)`` string pairs in dump order."""

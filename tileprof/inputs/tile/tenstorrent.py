@@ -23,6 +23,7 @@ from typing import Any
 
 import polars as pl
 
+from tileprof.core.errors import InputError
 from tileprof.core.gpu_timeline import GpuTimeline
 from tileprof.core.run_schema import ParsedRuns, runs_from_rows
 from tileprof.inputs._csv_table import LINE, numbers, read_text_table
@@ -67,28 +68,58 @@ DTYPES: dict[str, str] = {"BFLOAT16": "bf16", "FLOAT32": "f32", "FLOAT16": "f16"
 """Tensor datatypes that name one of the run table's dtypes. Block-float formats
 (``BFLOAT8_B``, ``BFLOAT4_B``: a shared exponent per 16 values) and integers name none."""
 MATMUL_OPS = re.compile(r"matmul", re.IGNORECASE)
-CONV_OPS = re.compile(r"conv", re.IGNORECASE)
-OP_FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (family, re.compile(rx))
-    for family, rx in (
-        ("copy", r"^(InterleavedToSharded|ShardedToInterleaved|Reshard|Halo|Move|Copy|Clone)"),
-        ("copy", r"^(PagedUpdateCache|UpdateKVCache|UpdateCache|Embeddings)"),
-        ("layout", r"^(Concat|NLPConcatHeads|NlpConcatHeads|NLPCreateHeads|NlpCreateHeads)"),
-        ("layout", r"^(CreateQKVHeads|ConcatenateHeads|Fold|Split|Pad|FillPad|Permute)"),
-        ("cast", r"^Typecast"),
-        ("elementwise", r"^(RotaryEmbedding|Where|Ternary|UpSample|Upsample|GridSample)"),
-        ("reduce", r"^(Pool2D|MaxPool|AvgPool)"),
-    )
+CONV_OPS = re.compile(r"conv(?!ert)", re.IGNORECASE)
+"""A convolution's OP CODE (``OptimizedConvNew``, ``Conv2d``), not ``ConvertToCHW``."""
+OP_SUFFIX = re.compile(r"(?:Device)?(?:Operation|Op)$")
+"""What ttnn appends to a device operation's class name (``ReduceDeviceOperation``,
+``MinimalMatmulOp``): cut before the op's name is read, so that ``Reduce`` is read, not
+``ReduceDevice``."""
+OP_RULES: tuple[tuple[str, str], ...] = (
+    # normalization first: LayerNormPreAllGather computes a norm's local statistics
+    ("reduce", r"^(LayerNorm|RMSNorm|RmsNorm|GroupNorm|BatchNorm|RunningStatistics|Welford)"),
+    ("reduce", r"^Moreh(LayerNorm|GroupNorm|Norm|Sum|Mean|Cumsum|ClipGradNorm|NllLoss)"),
+    # a collective fused with a matmul counts the matmul's work
+    ("gemm", r"^(AllGatherMatmul|MatmulReduceScatter|Moreh(Matmul|Linear|Dot|Bmm|BMM))"),
+    ("gemm", r"^(Conv2d|Conv3d|ConvTranspose2d|OptimizedConv)"),
+    ("exchange", r"^(AllGather|ReduceScatter|AllReduce|AllToAll|AllBroadcast|Broadcast|Barrier)"),
+    ("exchange", r"^(PointToPoint|SendAsync|RecvAsync|Send|Recv)$|^PointToPoint"),
+    ("copy", r"^(InterleavedToSharded|ShardedToInterleaved|Reshard|Halo|Move|Copy|Clone)"),
+    ("copy", r"^(PagedUpdateCache|UpdateKVCache|UpdateCache|Embeddings?$|Gather|Scatter)"),
+    ("copy", r"^(Repeat$|Expand|NonZeroIndices|IndexFill|MorehGetItem)"),
+    ("fill", r"^(PagedFillCache|FillCache|Full|FullLike|Arange|MorehArange|FillRM|Rand|Uniform)"),
+    ("fill", r"^Bernoulli"),
+    ("layout", r"^(Concat|NLPConcatHeads|NlpConcatHeads|NLPCreateHeads|NlpCreateHeads)"),
+    ("layout", r"^(CreateQKVHeads|ConcatenateHeads|Fold|MorehFold|Split|Pad|FillPad|Permute)"),
+    ("layout", r"^(Roll|Deinterleave|ConvertToCHW|ConvertToHWC|Sort|MeshPartition)"),
+    ("cast", r"^Typecast"),
+    ("elementwise", r"^(RotaryEmbedding|Where|Ternary|UpSample|Upsample|GridSample|Lerp)"),
+    ("elementwise", r"^(Addcmul|Addcdiv|Bcast|PlusOne|IsIn|Dropout|RepeatAndInterleave)"),
+    ("elementwise", r"^Moreh(Adam|AdamW|Sgd|AbsPow)"),
+    # ttnn keeps these under operations/reduction: scans (cumulative sums and products, the
+    # integral image, the moving average), arg/top-k selection and routing by it
+    ("reduce", r"^(IntImg|Accumulation|Cumsum|Cumprod|Cumulation|Ema$|PrefixScan|HCSumReduce)"),
+    ("reduce", r"^(Reduce|FastReduce|ArgMax|ArgMin|Argmax|Prod|TopK|Topk|Sampling|Moe$)"),
+    ("reduce", r"^(GroupedGate|Pool2D|MaxPool|AvgPool|GlobalAvgPool|EmbeddingBackward)"),
 )
-"""What a Tenstorrent op does, by its OP CODE, where the generic classifier (``core.classify``,
-which reads kernel names) finds nothing better: moving a tensor between interleaved and sharded
-memory, a cache update or an embedding lookup is a copy; heads and concatenation reshape; a
-typecast casts; pooling reduces. Tried first; an op matching none is classified as any kernel."""
+"""What a Tenstorrent op does, by its OP CODE (``OP_SUFFIX`` cut off), where the generic
+classifier (``core.classify``, which reads kernel names) would read the name wrong or not at
+all. The families follow ttnn's own filing of each op (``ttnn/cpp/ttnn/operations/``:
+``reduction/`` holds the scans, arg/top-k and the integral image ``IntImg``; ``data_movement/``
+the copies and layouts; ``ccl/`` the collectives; ``normalization/``, ``pool/``, ``conv/``,
+``eltwise/``, ``moreh/``): moving a tensor between memories, a cache update, an embedding
+lookup or a gather is a copy; heads, concatenation, padding and sorting rearrange (layout); a
+typecast casts; filling a cache or generating values (arange, random) fills; norms, pooling,
+scans and selections reduce; a convolution is gemm. Tried in order, first match wins; an op
+matching none is classified as any kernel."""
+OP_FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (family, re.compile(rx)) for family, rx in OP_RULES
+)
 
 
 def op_family(op: str | None) -> str | None:
-    """The family ``OP_FAMILIES`` gives the op, or None (then ``core.classify`` decides)."""
-    return next((f for f, rx in OP_FAMILIES if op and rx.search(op)), None)
+    """The family ``OP_RULES`` gives the op, or None (then ``core.classify`` decides)."""
+    name = OP_SUFFIX.sub("", op.strip()) if op else ""
+    return next((f for f, rx in OP_FAMILIES if name and rx.search(name)), None)
 
 
 SIGNPOST = "signpost"
@@ -105,7 +136,9 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
     ops = ops.filter(on_device)
     name = Path(path).name
     ops, log_notes = with_device_log(Path(path), ops)
-    rows = [_row(name, r) for r in _aggregate(ops).iter_rows(named=True)]
+    archs = ops["arch"].drop_nulls().unique().to_list()
+    board = board_from_log(Path(path), archs[0]) if len(archs) == 1 else None
+    rows = [_row(name, r, board) for r in _aggregate(ops).iter_rows(named=True)]
     meta: dict[str, Any] = {
         "chips": sorted({r["device"] for r in rows if r["device"] is not None}),
         "op_calls": ops.height,
@@ -113,7 +146,7 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
         "signposts": windows,
     }
     notes = [f"{name}: {host} host-side op calls (no device kernel time) left out"] if host else []
-    notes += log_notes
+    notes += log_notes + board_notes(name, ops, board)
     return ParsedRuns(KIND, runs_from_rows(rows), notes=notes, metadata=meta)
 
 
@@ -201,22 +234,44 @@ def _slots(raw: pl.DataFrame) -> dict[tuple[str, int], dict[str, str]]:
     return slots
 
 
+INDEXED_READS: dict[str, tuple[str, int]] = {"Embeddings": ("INPUT", 1)}
+"""Ops that read one tensor only at the rows they write (OP CODE prefix → that tensor's slot):
+an embedding lookup reads one row of its weight table per output row, so that tensor counts
+the output's values at its own width, not the whole table (which would put the op's roofline
+far above its measured time)."""
+
+
+def _logical_values(dims: dict[str, str]) -> pl.Expr:
+    """A tensor's logical W·Z·Y·X values (``32[19]`` → 19; a missing dim is 1)."""
+    values = pl.lit(1, pl.Int64)
+    for d in "WZYX":
+        if d in dims:
+            cell = pl.col(dims[d]).str.strip_chars()
+            logical = cell.str.extract(r"\[\s*(\d+)\s*\]", 1).fill_null(cell)
+            values = values * logical.cast(pl.Int64, strict=False).fill_null(1)
+    return values
+
+
 def _tensor_bytes(raw: pl.DataFrame) -> list[pl.Expr]:
     """Per op call, the bytes of its tensors in DRAM and in L1: each tensor's logical
     W·Z·Y·X values at its datatype's width (``WIDTHS``), rounded up to a whole byte, placed by
-    its ``MEMORY`` (``…DRAM…`` or ``…L1…``); null when a tensor there has an unknown width."""
+    its ``MEMORY`` (``…DRAM…`` or ``…L1…``); null when a tensor there has an unknown width. A
+    tensor an op reads only at the rows it writes (``INDEXED_READS``) counts the output's
+    values."""
+    slots = _slots(raw)
+    op = pl.col("OP CODE").str.strip_chars() if "OP CODE" in raw.columns else pl.lit("")
     totals: dict[str, list[pl.Expr]] = {"DRAM": [], "L1": []}
-    for (kind, i), dims in sorted(_slots(raw).items()):
+    for (kind, i), dims in sorted(slots.items()):
         prefix = f"{kind}_{i}"
         memory, dtype = f"{prefix}_MEMORY", f"{prefix}_DATATYPE"
         if memory not in raw.columns or dtype not in raw.columns:
             continue
-        values = pl.lit(1, pl.Int64)
-        for d in "WZYX":
-            if d in dims:
-                cell = pl.col(dims[d]).str.strip_chars()
-                logical = cell.str.extract(r"\[\s*(\d+)\s*\]", 1).fill_null(cell)
-                values = values * logical.cast(pl.Int64, strict=False).fill_null(1)
+        values = _logical_values(dims)
+        for name, slot in INDEXED_READS.items():
+            if slot == (kind, i) and ("OUTPUT", 0) in slots:
+                indexed = op.str.starts_with(name).fill_null(False)
+                values = pl.when(indexed).then(_logical_values(slots[("OUTPUT", 0)]))
+                values = values.otherwise(_logical_values(dims))
         width = (
             pl.col(dtype)
             .str.strip_chars()
@@ -387,11 +442,85 @@ def _aggregate(ops: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def chip_target(arch: str | None) -> str:
-    """The target of a report's chips: ``Tenstorrent wormhole_b0``, arch left out when the
-    report does not name it (older reports have no ``DEVICE ARCH``). The chips of one report
-    are one target; each row's ``device`` says which chip (``chip 3``)."""
-    return f"Tenstorrent {arch}" if arch else "Tenstorrent"
+def chip_target(arch: str | None, board: str | None = None) -> str:
+    """The target of a report's chips: ``Tenstorrent wormhole_b0``, with the board where the
+    device log beside the report names it (``Tenstorrent wormhole_b0 n300``: ``board_from_log``),
+    arch left out when the report does not name it (older reports have no ``DEVICE ARCH``). The
+    chips of one report are one target; each row's ``device`` says which chip (``chip 3``)."""
+    if not arch:
+        return "Tenstorrent"
+    return f"Tenstorrent {arch}" + (f" {board}" if board else "")
+
+
+def board_from_log(path: Path, arch: str | None) -> str | None:
+    """The board of the report's chips as the device log beside it names it: line 1's ``ARCH``
+    (which must be the report's) and ``Max Compute Cores`` (``tt_device_log.board_of``); None
+    without a log, a core count, or a count that names one board."""
+    from tileprof.inputs.tile.tt_device_log import board_of, parse_header
+
+    for name in DEVICE_LOGS:
+        log = path.parent / name
+        if not log.is_file():
+            continue
+        try:
+            first = _first_line(log)
+            header = parse_header(log, first)
+        except (OSError, InputError, UnicodeDecodeError):
+            return None
+        if arch and header.arch.strip().lower() == arch.strip().lower():
+            return board_of(header.arch, header.max_cores)
+        return None
+    return None
+
+
+def _first_line(path: Path) -> str:
+    """Line 1 of a plain or gzip text file."""
+    import gzip
+
+    with path.open("rb") as raw:
+        head = raw.read(2)
+    opener = gzip.open if head == b"\x1f\x8b" else open
+    with opener(path, "rb") as handle:
+        return handle.readline(4096).decode("utf-8-sig")
+
+
+ASSUMED = (
+    "{name}: the report names its chips' architecture ({arch}), not their board, so their peaks "
+    "are the {spec}'s ({path}), an assumption (tt-perf-report's too){why}; a "
+    "profile_log_device.csv with its 'Max Compute Cores' beside the report, or --spec, names "
+    "the board"
+)
+"""The note of a report whose board is assumed (``board_notes``)."""
+
+
+def board_notes(name: str, ops: pl.DataFrame, board: str | None) -> list[str]:
+    """Where the report does not name its chips' board: one note per architecture naming the
+    spec whose peaks its figures use (the bundled one ``core.specs.spec_for`` matches), never a
+    silent pick. Linked Blackhole chips (several chips and a collective op) are no p100a: it
+    has no card-to-card ports and cannot join a mesh (Tenstorrent, Blackhole multi-card
+    topologies, docs.tenstorrent.com/aibs/blackhole/multi-card-topologies.html)."""
+    from tileprof.core.classify import op_family as classify_op
+    from tileprof.core.specs import spec_for
+
+    if board is not None:
+        return []
+    notes = []
+    for arch in sorted({a for a in ops["arch"].drop_nulls().to_list()}):
+        spec = spec_for(chip_target(arch))
+        if spec is None or not spec.path.startswith("tileprof/data/specs/"):
+            continue  # no peak at all, or the user's own spec (--spec): nothing assumed
+        mine = ops.filter(pl.col("arch") == arch)
+        chips = mine["device"].drop_nulls().n_unique()
+        linked = chips > 1 and any(
+            (op_family(op) or classify_op(op)) == "exchange" for op in mine["op"].drop_nulls()
+        )
+        why = (
+            f"; its {chips} chips exchange data, so they are no p100a (no card-to-card ports)"
+            if linked and arch.lower() == "blackhole"
+            else ""
+        )
+        notes.append(ASSUMED.format(name=name, arch=arch, spec=spec.name, path=spec.path, why=why))
+    return notes
 
 
 def broadcast_batch(a: tuple[int, ...], b: tuple[int, ...]) -> int | None:
@@ -442,8 +571,8 @@ def conv_work(r: dict[str, Any]) -> tuple[str | None, int | None]:
     return f"{m}x{n}x{k}", m * n * k
 
 
-def _row(name: str, r: dict[str, Any]) -> dict[str, Any]:
-    """One run-table row of an aggregated op."""
+def _row(name: str, r: dict[str, Any], board: str | None = None) -> dict[str, Any]:
+    """One run-table row of an aggregated op (``board``: its chips' board, where known)."""
     is_matmul = bool(r["op"] and MATMUL_OPS.search(r["op"]))
     is_conv = bool(r["op"] and CONV_OPS.search(r["op"]))
     shape, mac = matmul_work(r) if is_matmul else conv_work(r) if is_conv else (None, None)
@@ -469,7 +598,7 @@ def _row(name: str, r: dict[str, Any]) -> dict[str, Any]:
     if r["pm_ideal_us"] and r["time_us"]:
         meta["pm_ideal_fraction"] = r["pm_ideal_us"] / r["time_us"]
     return {
-        "target": chip_target(r["arch"]),
+        "target": chip_target(r["arch"], board),
         "target_kind": "tile",
         "device": None if r["device"] is None else f"chip {int(r['device'])}",
         "source": f"{name}: line {r['line']}",
@@ -532,8 +661,10 @@ def read_timeline(path: str | Path, data: bytes) -> GpuTimeline:
     events = pl.DataFrame(events.to_dict(), schema_overrides={"kind": EVENT_SCHEMA["kind"]})
     missing = [pl.lit(None, t).alias(c) for c, t in EVENT_SCHEMA.items() if c not in events.columns]
     events = events.with_columns(missing).select(list(EVENT_SCHEMA))
+    archs = ops["arch"].drop_nulls().unique().to_list()
+    board = board_from_log(Path(path), archs[0]) if len(archs) == 1 else None
     names = {
-        int(d): f"{chip_target(a)} (chip {int(d)})"
+        int(d): f"{chip_target(a, board)} (chip {int(d)})"
         for d, a in ops.select("device", "arch").unique(maintain_order=True).iter_rows()
     }
     return GpuTimeline(Path(path).name, events, empty_steps(), names)

@@ -15,6 +15,14 @@ own reset, so supersteps are found per chip). ``-FW`` zones, other zones, ``TS_D
 ``TS_EVENT`` rows and every unmatched marker are kept out of the samples and counted in the
 dump's notes; a ``markers were dropped`` line (tt-metal's "profiler DRAM buffers were full"
 warning) is counted, never read as a row.
+
+A ``TS_DATA`` row is a value a RISC recorded (``data``) at a time: a kernel's own
+``DeviceTimestampedData``, or a hardware performance counter (``timer_id`` 9090, its counter
+type, value and reference count in ``meta data``). tt-metal's profiler attaches each one to the
+zone open on the same core and RISC when it was written (``processDeviceMarkerData`` in
+``tt_metal/impl/profiler/profiler.cpp``); so does this reader: a ``TS_DATA`` row inside a
+kernel zone of its core, RISC and op call becomes one entry of that sample's metadata
+(``ATTACHED``), in time order; the others are counted in the notes.
 """
 
 from __future__ import annotations
@@ -55,8 +63,31 @@ TEXT_COLUMNS: dict[str, str] = {
     "zone name": "zone",
     "type": "type",
 }
+OPTIONAL_COLUMNS: dict[str, tuple[str, type[pl.DataType]]] = {
+    "timer_id": ("timer", pl.Int64),
+    "data": ("data", pl.UInt64),
+}
+"""Columns read where the log has them: a data row's timer id and its 64-bit value."""
+META = "meta data"
+PERF_COUNTER_ID = 9090
+"""tt-metal's ``PERF_COUNTER_PROFILER_ID`` (``tt_metal/tools/profiler/perf_counters.hpp``): the
+timer id of a performance-counter row, whose ``meta data`` holds ``counter type``, ``value``
+and ``ref cnt``."""
 TRACE_COUNTER = "trace id counter"
 """Current logs only: which replay of a captured trace an op's markers belong to."""
+BOARD_BY_CORES: dict[tuple[str, int], str] = {
+    ("wormhole_b0", 72): "n150",
+    ("wormhole_b0", 64): "n300",
+    ("blackhole", 140): "p150",
+}
+"""A chip's architecture and Tensix core count → its board, where only one bundled board's
+chips have that many. tt-metal writes the chip's logical core grid as line 1's ``Max Compute
+Cores`` (``logical_grid_size().x × y``, ``tt_metal/impl/profiler/profiler.cpp``); Tenstorrent's
+specification pages give the n150 72 Tensix cores and the n300 64 per ASIC
+(docs.tenstorrent.com/aibs/wormhole/specifications.html), the p150 140 and the p100a 120
+(docs.tenstorrent.com/aibs/blackhole/specifications.html). A Blackhole chip of 120 cores names
+no board: a p150 can run with fewer (the 8×p150 report in ``fixtures/real`` has 110 worker
+cores per chip). Older logs have no core count: no board."""
 OPS_REPORT_GLOB = "ops_perf_results*.csv*"
 """The ops report tt-metal writes beside a device log (same folder)."""
 
@@ -83,6 +114,19 @@ def parse_header(path: str | Path, line: str) -> Header:
     return Header(m["arch"], mhz * 1e6, int(m["cores"]) if m["cores"] else None)
 
 
+def board_of(arch: str | None, cores: int | None) -> str | None:
+    """The board a chip of ``arch`` with ``cores`` Tensix cores is on (``BOARD_BY_CORES``), or
+    None where the count names none."""
+    return BOARD_BY_CORES.get(((arch or "").strip().lower(), cores or 0))
+
+
+def device_name(header: Header) -> str:
+    """``Tenstorrent <arch>``, with the board where line 1's core count names it
+    (``Tenstorrent wormhole_b0 n300``)."""
+    board = board_of(header.arch, header.max_cores)
+    return f"Tenstorrent {header.arch}" + (f" {board}" if board else "")
+
+
 def parse(path: str | Path, data: bytes) -> ParsedDump:
     """The kernel-zone samples of one device log (see the module's docstring)."""
     text = _text(path, data)
@@ -91,8 +135,9 @@ def parse(path: str | Path, data: bytes) -> ParsedDump:
     rows, dropped = _rows(path, rest)
     names = _op_names(Path(path))
     zones, unmatched = pair_zones(rows.filter(pl.col("zone").str.ends_with("-KERNEL")))
-    samples, cores = _samples(zones, names)
-    notes = _notes(Path(path).name, rows, zones, unmatched, dropped)
+    attached, loose = attach_data(rows, zones)
+    samples, cores = _samples(zones, names, attached)
+    notes = _notes(Path(path).name, rows, zones, unmatched, dropped, loose)
     table = samples.select(
         pl.col("tile").alias("physicalTile"),
         pl.col("start").alias("offset"),
@@ -108,7 +153,7 @@ def parse(path: str | Path, data: bytes) -> ParsedDump:
     def place(index: int) -> str:
         return f"line {lines[index]}" if 0 <= index < len(lines) else f"sample {index}"
 
-    device = DeviceHeader(header.clock_hz, max(cores, 1), f"Tenstorrent {header.arch}", notes)
+    device = DeviceHeader(header.clock_hz, max(cores, 1), device_name(header), notes)
     return typed_from_table(table, Path(path), device, place, "column")
 
 
@@ -136,6 +181,19 @@ def _rows(path: str | Path, rest: str) -> tuple[pl.DataFrame, list[int]]:
         out.append(_integers(path, rows, column, numbers_of).alias(alias))
     for column, alias in TEXT_COLUMNS.items():
         out.append(rows[column].str.strip_chars().fill_null("").alias(alias))
+    for column, (alias, dtype) in OPTIONAL_COLUMNS.items():
+        present = column in rows.columns
+        values = (
+            _integers(path, rows, column, numbers_of, dtype)
+            if present
+            else pl.Series([None] * rows.height, dtype=dtype)
+        )
+        out.append(values.alias(alias))
+    out.append(
+        (rows[META] if META in rows.columns else pl.Series([None] * rows.height, dtype=pl.String))
+        .str.strip_chars()
+        .alias("meta")
+    )
     counter = (
         _integers(path, rows, TRACE_COUNTER, numbers_of)
         if TRACE_COUNTER in rows.columns
@@ -174,11 +232,15 @@ def _table(path: str | Path, body: str) -> pl.DataFrame:
 
 
 def _integers(
-    path: str | Path, rows: pl.DataFrame, column: str, line_numbers: list[int]
+    path: str | Path,
+    rows: pl.DataFrame,
+    column: str,
+    line_numbers: list[int],
+    dtype: type[pl.DataType] = pl.Int64,
 ) -> pl.Series:
     """An integer column (empty cells null); a cell that is not an integer is named."""
     cells = rows[column].str.strip_chars()
-    values = cells.cast(pl.Int64, strict=False)
+    values = cells.cast(dtype, strict=False)
     bad = (cells.is_not_null() & (cells != "") & values.is_null()).arg_true()
     if bad.len():
         i = int(bad[0])
@@ -219,8 +281,77 @@ def pair_zones(markers: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     return zones, unmatched.sort("line")
 
 
-def _samples(zones: pl.DataFrame, names: dict[tuple[int, int], str]) -> tuple[pl.DataFrame, int]:
-    """The zones as samples: tile, phase, kernel and metadata added; and the core count."""
+DATA_KEYS = ("chip", "x", "y", "risc", "op_id", "replay")
+"""What a data row shares with the kernel zone it was written in: the core, the RISC and the
+op call (the zone's name aside: one RISC runs one kernel per op call)."""
+
+
+def _entry(name: pl.Expr, value: pl.Expr) -> pl.Expr:
+    """One metadata entry as JSON text (``{"name": …, "value": …}``, both strings)."""
+    return pl.struct(name.alias("name"), value.cast(pl.String).alias("value")).struct.json_encode()
+
+
+def data_entries() -> pl.Expr:
+    """Each ``TS_DATA`` row's metadata entries as JSON text joined by ``,``: a performance
+    counter (``timer_id`` ``PERF_COUNTER_ID`` with a ``counter type`` in its meta data) gives
+    ``counter <type>`` = its value and ``counter <type> ref cnt`` = its reference count; any
+    other row ``data <zone name>`` (``data timer <timer_id>`` where the zone name is empty) =
+    its ``data``."""
+    meta = pl.col("meta").str.replace_all(";", ",", literal=True)
+    kind = meta.str.extract(r'"counter type"\s*:\s*"([^"]*)"', 1)
+    value = meta.str.extract(r'"value"\s*:\s*(\d+)', 1)
+    ref = meta.str.extract(r'"ref cnt"\s*:\s*(\d+)', 1)
+    is_counter = (pl.col("timer") == PERF_COUNTER_ID).fill_null(False) & kind.is_not_null()
+    unnamed = pl.format("timer {}", pl.col("timer").fill_null(-1))
+    label = pl.when(pl.col("zone") != "").then(pl.col("zone")).otherwise(unnamed)
+    counter = pl.concat_str(
+        _entry(pl.format("counter {}", kind), value),
+        pl.when(ref.is_not_null()).then(
+            pl.lit(",") + _entry(pl.format("counter {} ref cnt", kind), ref)
+        ),
+        ignore_nulls=True,
+    )
+    plain = _entry(pl.format("data {}", label), pl.col("data"))
+    return pl.when(is_counter).then(counter).otherwise(plain)
+
+
+def attach_data(rows: pl.DataFrame, zones: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """(per kernel zone that holds data rows, its start ``line`` and ``attached``: the JSON
+    entries (``data_entries``) of every ``TS_DATA`` row written inside it, in time order; the
+    number of ``TS_DATA`` rows inside no kernel zone).
+
+    A row is inside a zone when it shares the zone's core, RISC and op call (``DATA_KEYS``)
+    and start ≤ its time ≤ end: the zone open on that RISC when the value was written, found
+    by an as-of join on time (a RISC's kernel zones of one op call do not overlap)."""
+    data = rows.filter(pl.col("type") == "TS_DATA")
+    empty = pl.DataFrame(schema={"line": pl.Int64, "attached": pl.String})
+    if data.height == 0:
+        return empty, 0
+    keyed = [pl.col(k).fill_null(-1) if k in ("op_id", "replay") else pl.col(k) for k in DATA_KEYS]
+    left = data.with_columns(keyed, _entries=data_entries()).sort("time", "line")
+    right = zones.select(*DATA_KEYS, "start", "end", pl.col("line").alias("zone_line"))
+    right = right.with_columns(keyed).sort("start")
+    placed = left.join_asof(
+        right,
+        left_on="time",
+        right_on="start",
+        by=list(DATA_KEYS),
+        strategy="backward",
+        check_sortedness=False,  # both sides are sorted on time; the groups keep that order
+    ).filter(pl.col("zone_line").is_not_null() & (pl.col("time") <= pl.col("end")))
+    attached = (
+        placed.group_by("zone_line")
+        .agg(pl.col("_entries").sort_by("time", "line").str.join(","))
+        .select(pl.col("zone_line").alias("line"), pl.col("_entries").alias("attached"))
+    )
+    return (attached if attached.height else empty), data.height - placed.height
+
+
+def _samples(
+    zones: pl.DataFrame, names: dict[tuple[int, int], str], attached: pl.DataFrame
+) -> tuple[pl.DataFrame, int]:
+    """The zones as samples: tile, phase, kernel and metadata (with the data rows written
+    inside each zone: ``attach_data``) added; and the core count."""
     cores = zones.select("chip", "x", "y").unique().sort("chip", "x", "y")
     cores = cores.with_columns(tile=pl.int_range(pl.len(), dtype=pl.Int64))
     calls = zones.select("replay", "op_id").unique().sort("replay", "op_id", nulls_last=False)
@@ -237,6 +368,7 @@ def _samples(zones: pl.DataFrame, names: dict[tuple[int, int], str]) -> tuple[pl
         zones.join(cores, on=["chip", "x", "y"], how="left")
         .join(calls, on=["replay", "op_id"], how="left", nulls_equal=True)
         .join(named, on=["chip", "op_id"], how="left")
+        .join(attached, on="line", how="left")
         .with_columns(
             kernel=pl.coalesce("op", pl.format("op {}", pl.col("op_id"))),
             metadata=pl.concat_str(
@@ -248,7 +380,11 @@ def _samples(zones: pl.DataFrame, names: dict[tuple[int, int], str]) -> tuple[pl
                 pl.col("y"),
                 pl.lit('"},{"name":"op id","value":'),
                 pl.col("op_id").fill_null(-1),
-                pl.lit("}]"),
+                pl.lit("}"),
+                pl.when(pl.col("attached").is_not_null())
+                .then(pl.lit(",") + pl.col("attached"))
+                .otherwise(pl.lit("")),
+                pl.lit("]"),
             ),
         )
         .sort("line")
@@ -294,6 +430,7 @@ def _notes(
     zones: pl.DataFrame,
     unmatched: pl.DataFrame,
     dropped: list[int],
+    loose: int,
 ) -> tuple[str, ...]:
     """What the log holds beside its samples, one sentence each."""
     notes = []
@@ -315,11 +452,13 @@ def _notes(
     other_zones = rows.filter(
         is_zone & ~pl.col("zone").str.ends_with("-FW") & ~pl.col("zone").str.ends_with("-KERNEL")
     )
-    data = rows.filter(~is_zone)
+    ts_data = rows.filter(pl.col("type") == "TS_DATA").height
+    data = rows.filter(~is_zone).height - ts_data
     notes.append(
-        f"{name}: {zones.height} kernel zones read; kept apart: {fw.height} firmware (-FW) "
-        f"zones, {other_zones.height} other zone markers, {data.height} data rows "
-        "(TS_DATA, TS_EVENT, …)"
+        f"{name}: {zones.height} kernel zones read; {ts_data - loose} TS_DATA rows attached to "
+        f"the kernel zone open on their core and RISC (sample metadata); kept apart: "
+        f"{fw.height} firmware (-FW) zones, {other_zones.height} other zone markers, {loose} "
+        f"TS_DATA rows in no kernel zone, {data} other data rows (TS_EVENT, ZONE_TOTAL, …)"
     )
     return tuple(notes)
 
