@@ -84,16 +84,23 @@ def _separate(fulls: Sequence[str], limit: int, taken: set[str]) -> dict[str, st
     }
 
 
-def told_apart(shown: Sequence[str], full: Sequence[str]) -> list[str]:
+def told_apart(shown: Sequence[str], full: Sequence[str], limit: int | None = None) -> list[str]:
     """``shown`` labels (already shortened) where two different ``full`` names read alike
-    numbered apart (``…_b64x16~1``, ``…_b64x16~2``, in order of first appearance); equal
-    full names keep equal labels, so a ditto mark still means "the same"."""
+    numbered apart (``…_b64x16~1``, ``…_b64x16~2``, in order of first appearance), each
+    still at most ``limit`` characters; equal full names keep equal labels, so a ditto mark
+    still means "the same"."""
     fulls_by_label: dict[str, dict[str, int]] = {}
     for label, name in zip(shown, full, strict=True):
         seen = fulls_by_label.setdefault(label, {})
         seen.setdefault(name, len(seen) + 1)
+
+    def apart(label: str, name: str) -> str:
+        suffix = f"~{fulls_by_label[label][name]}"
+        room = len(label) if limit is None else min(len(label), limit - len(suffix))
+        return shorten(label, max(1, room)) + suffix
+
     return [
-        label if len(fulls_by_label[label]) == 1 else f"{label}~{fulls_by_label[label][name]}"
+        label if len(fulls_by_label[label]) == 1 else apart(label, name)
         for label, name in zip(shown, full, strict=True)
     ]
 

@@ -46,7 +46,7 @@ from tileprof.analyses.timeline import binned_cycles as binned_cycles
 from tileprof.analyses.timeline import time_bins as time_bins
 from tileprof.core import numbers
 from tileprof.core.errors import OptionError
-from tileprof.core.text import kernel_display_name, shorten, told_apart
+from tileprof.core.text import KERNEL_NAME_LIMIT, kernel_display_name, shorten, told_apart
 from tileprof.model.findings import profile_frames
 from tileprof.model.gather import InputFile, LinkedSet, RunInputs
 from tileprof.model.profile import Profile
@@ -206,12 +206,14 @@ TOP_SLACK = 5
 costs more reading than the rows."""
 
 
-def _kernels_told_apart(rows: list[tuple[Cell, ...]], columns: list[int]) -> list[tuple[Cell, ...]]:
+def _kernels_told_apart(
+    rows: list[tuple[Cell, ...]], columns: list[int], limit: int = KERNEL_NAME_LIMIT
+) -> list[tuple[Cell, ...]]:
     """Kernel names that shorten alike but differ in full numbered apart (``…~1``, ``…~2``),
     so two rows never show the same label for different kernels."""
     for index in columns:
         cells = [row[index] for row in rows]
-        labels = told_apart([c.text for c in cells], [c.title or c.text for c in cells])
+        labels = told_apart([c.text for c in cells], [str(c.sort or c.text) for c in cells], limit)
         rows = [
             (*row[:index], dataclasses.replace(row[index], text=label), *row[index + 1 :])
             for row, label in zip(rows, labels, strict=True)
