@@ -64,6 +64,10 @@ def test_report_in_headless_chromium(page: Path, tmp_path: Path) -> None:
     browser = Browser(BROWSER, tmp_path / "profile")
     try:
         browser.open(page.as_uri())
+        # a folded linked set (details.charted) lays its chart out once opened
+        browser.evaluate(
+            "document.querySelectorAll('details.charted').forEach(d => { d.open = true; })"
+        )
         charts = browser.evaluate(
             """Array.from(document.querySelectorAll('figure.chart')).map(f => {
                  const s = f.querySelector('svg'); const r = s.getBoundingClientRect();

@@ -84,6 +84,44 @@ def _separate(fulls: Sequence[str], limit: int, taken: set[str]) -> dict[str, st
     }
 
 
+def told_apart(shown: Sequence[str], full: Sequence[str], limit: int | None = None) -> list[str]:
+    """``shown`` labels (already shortened) where two different ``full`` names read alike
+    numbered apart (``…_b64x16~1``, ``…_b64x16~2``, in order of first appearance), each
+    still at most ``limit`` characters; equal full names keep equal labels, so a ditto mark
+    still means "the same"."""
+    fulls_by_label: dict[str, dict[str, int]] = {}
+    for label, name in zip(shown, full, strict=True):
+        seen = fulls_by_label.setdefault(label, {})
+        seen.setdefault(name, len(seen) + 1)
+
+    def apart(label: str, name: str) -> str:
+        suffix = f"~{fulls_by_label[label][name]}"
+        room = len(label) if limit is None else min(len(label), limit - len(suffix))
+        return shorten(label, max(1, room)) + suffix
+
+    return [
+        label if len(fulls_by_label[label]) == 1 else apart(label, name)
+        for label, name in zip(shown, full, strict=True)
+    ]
+
+
+def numbered(labels: Sequence[str]) -> list[str]:
+    """``labels`` with every repeated one numbered (``bf16 · #1``, ``bf16 · #2``): the bars of
+    a chart each stand for their own row, so no two may carry the same label."""
+    counts: dict[str, int] = {}
+    for label in labels:
+        counts[label] = counts.get(label, 0) + 1
+    seen: dict[str, int] = {}
+    out = []
+    for label in labels:
+        if counts[label] == 1:
+            out.append(label)
+            continue
+        seen[label] = seen.get(label, 0) + 1
+        out.append(f"{label} #{seen[label]}")
+    return out
+
+
 _CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)}
 _CONTROL.update({0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"})
 _CONTROL_TABLE = str.maketrans({chr(c): text for c, text in _CONTROL.items()})

@@ -39,6 +39,9 @@ def environment() -> jinja2.Environment:
     )
     env.filters["number"] = numbers.number  # the one number policy, docs/metrics.md
     env.filters["percent"] = numbers.percent
+    from tileprof.views.html.leads import LEADS
+
+    env.globals.update(LEADS)  # each section's opening sentence
     return env
 
 

@@ -14,7 +14,7 @@ import io
 import math
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import matplotlib
@@ -31,7 +31,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
 
 from tileprof.analyses.timeline import OTHER
 from tileprof.core import numbers
-from tileprof.core.text import display_name
+from tileprof.core.text import display_name, distinct_shortened, escape_control, numbered
 from tileprof.views.html.view import (
     Chart,
     ChartedTable,
@@ -288,7 +288,7 @@ def _label_group_rows(
 ) -> None:
     """Group names down the side (first on top), the x label and legend, and the margins;
     with ``clock_hz`` the x axis is in cycles and its ticks also give µs."""
-    labels = [_short(s, 60) for s in names]
+    labels = _group_labels(names)
     axes.set_yticks(y, labels)
     axes.invert_yaxis()
     axes.set_xlabel(xlabel)
@@ -298,6 +298,12 @@ def _label_group_rows(
         cycle_axis(axes.xaxis, clock_hz)
     axes.legend(loc="lower right", frameon=False)
     fit(figure, left_chars=max(map(len, labels)), tick_lines=1 if clock_hz is None else 2)
+
+
+def _group_labels(names: Sequence[str]) -> list[str]:
+    """Group names as row labels: middles elided apart (``distinct_shortened``), numbered where
+    two still read alike."""
+    return numbered([escape_control(s or "—") for s in distinct_shortened(list(names), 60)])
 
 
 def phase_chart(section: TileSection) -> Chart | None:
@@ -454,10 +460,15 @@ def with_tile_charts(section: TileSection) -> TileSection:
 
 
 def _labels(frame: pl.DataFrame, columns: tuple[str, ...]) -> list[str]:
-    return [
-        _short(" · ".join(str(v) for v in row if v is not None), 70)
-        for row in frame.select(columns).iter_rows()
+    """One label per row from ``columns`` (those present), shortened apart and numbered where
+    two rows would still read alike: every bar names its own row."""
+    present = [c for c in columns if c in frame.columns]
+    full = [
+        " · ".join(str(v) for v in row if v is not None)
+        for row in frame.select(present).iter_rows()
     ]
+    short = distinct_shortened(full, 70)
+    return numbered([escape_control(s or "—") for s in short])
 
 
 def speedup_chart(frame: pl.DataFrame) -> Chart:
@@ -501,12 +512,32 @@ GEMM_LABEL_ROOM = 1.45
 label after it stays inside its own axes instead of running into the energy panel."""
 
 
+def gemm_labels(frame: pl.DataFrame) -> list[str]:
+    """A GEMM bar's label: its precision and shape (and implementation), its target too when
+    the chart holds several; rows that still read alike are numbered."""
+    several = "target" in frame.columns and frame["target"].n_unique() > 1
+    return _labels(frame, (*(("target",) if several else ()), "dtype", "shape", "implementation"))
+
+
+def _has_energy(frame: pl.DataFrame) -> bool:
+    """Whether any GEMM run measured energy (an energy panel of zero-length bars says nothing)."""
+    if "energy_j" not in frame.columns:
+        return False
+    energy = frame["energy_j"].cast(pl.Float64).fill_nan(None).drop_nulls()
+    return bool(energy.len()) and bool((energy != 0).any())
+
+
 def gemm_chart(frame: pl.DataFrame) -> Chart:
-    """Time and energy per precision, annotated with the peak fraction."""
-    labels = _labels(frame, ("target", "dtype"))
+    """Time per precision annotated with the peak fraction, and energy beside it when measured
+    (no energy: one panel, and the caption says so)."""
+    labels = gemm_labels(frame)
     n = frame.height
+    energy = _has_energy(frame)
     with _style():
-        figure, (left, right) = subplots(1, 2, figsize=(9.5, 0.9 + 0.3 * n), sharey=True)
+        if energy:
+            figure, (left, right) = subplots(1, 2, figsize=(9.5, 0.9 + 0.3 * n), sharey=True)
+        else:
+            figure, left = subplots(figsize=(9.5, 0.9 + 0.3 * n))
         y = np.arange(n)
         left.barh(y, frame["time_us"].fill_null(0).to_numpy(), color="#4e79a7")
         for yi, pf, t in zip(
@@ -527,17 +558,19 @@ def gemm_chart(frame: pl.DataFrame) -> Chart:
         if longest > 0:  # room right of the longest bar for its label, inside the axes
             left.set_xlim(0, longest * GEMM_LABEL_ROOM)
         left.set_xlabel("µs per run (time_us)")
-        right.barh(y, frame["energy_j"].fill_null(0).to_numpy(), color="#59a14f", label="energy_j")
-        right.set_xlabel("J per run (energy_j, idle-adjusted)")
         left.xaxis.set_major_locator(MaxNLocator(5))  # tick labels of 6 digits never touch
         thousands(left.xaxis)
-        thousands(right.xaxis)
-    return _chart(
-        "gpu-gemm-chart",
-        "GEMM per precision",
-        "time_us and energy_j; annotation: peak_fraction.",
-        figure,
+        if energy:
+            values = frame["energy_j"].fill_null(0).to_numpy()
+            right.barh(y, values, color="#59a14f", label="energy_j")
+            right.set_xlabel("J per run (energy_j, idle-adjusted)")
+            thousands(right.xaxis)
+    caption = (
+        "time_us and energy_j; annotation: peak_fraction."
+        if energy
+        else "time_us; annotation: peak_fraction. No energy panel: no run measured energy_j."
     )
+    return _chart("gpu-gemm-chart", "GEMM per precision", caption, figure)
 
 
 LOG_SPAN = 100.0
@@ -744,9 +777,46 @@ PLOTS: dict[str, Callable[[Plot], Chart]] = {
 """How each ``Plot`` kind of the view model is drawn."""
 
 
+def _targets_of(frame: pl.DataFrame) -> str:
+    if "target" not in frame.columns:
+        return "these targets"
+    names = [str(t) for t in frame["target"].drop_nulls().unique(maintain_order=True).to_list()]
+    return ", ".join(_short(t, 48) for t in names) or "these targets"
+
+
+def _none_positive(frame: pl.DataFrame, column: str) -> bool:
+    if column not in frame.columns:
+        return True
+    values = frame[column].cast(pl.Float64).fill_nan(None).drop_nulls()
+    return not bool((values > 0).any())
+
+
+def nothing_to_draw(plot: Plot) -> str | None:
+    """Why ``plot`` would be an empty chart (a bar of no length, a roofline without a roof),
+    in one line for the page instead of the chart; None when it has something to show."""
+    frame = plot.frame
+    if plot.kind in ("linked", "gemm", "calibration") and _none_positive(frame, "time_us"):
+        return "No chart: no run here has a time (time_us); the table lists them."
+    if plot.kind == "linked_efficiency" and _none_positive(frame, "peak_fraction"):
+        return (
+            f"No chart: no spec gives a peak for {_targets_of(frame)} at this work, so there is "
+            "no fraction of peak to compare; the table lists the runs."
+        )
+    if isinstance(plot, RooflinePlot) and plot.roofs.height == 0:
+        return (
+            f"No chart: no spec gives both a peak and a memory bandwidth for "
+            f"{_targets_of(frame)}, so there is no roof to place the points under; the table "
+            "lists them."
+        )
+    return None
+
+
 def _drawn(table: ChartedTable) -> ChartedTable:
     if table.plot is None or table.chart is not None:
         return table
+    why = nothing_to_draw(table.plot)
+    if why is not None:
+        return dataclasses.replace(table, note=why)
     return dataclasses.replace(table, chart=PLOTS[table.plot.kind](table.plot))
 
 
@@ -803,11 +873,12 @@ def waterfall_chart(
         net = float(ends[-1])
         axes.barh(y[-1:], [net], color=AFTER_COLOUR)
         axes.axvline(0, color="#888", linewidth=0.6)
-        axes.set_yticks(y, [_short(s, 60) for s in labels])
+        shown = _group_labels(labels)
+        axes.set_yticks(y, shown)
         axes.invert_yaxis()
         axes.set_xlabel(f"change in {unit}")
         thousands(axes.xaxis)
-        fit(figure, left_chars=max(len(_short(s, 60)) for s in labels))
+        fit(figure, left_chars=max(map(len, shown)))
     return _chart(id, f"Change in {unit} by group", caption, figure, tight=False)
 
 

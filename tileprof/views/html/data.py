@@ -46,7 +46,7 @@ from tileprof.analyses.timeline import binned_cycles as binned_cycles
 from tileprof.analyses.timeline import time_bins as time_bins
 from tileprof.core import numbers
 from tileprof.core.errors import OptionError
-from tileprof.core.text import kernel_display_name, shorten
+from tileprof.core.text import KERNEL_NAME_LIMIT, kernel_display_name, shorten, told_apart
 from tileprof.model.findings import profile_frames
 from tileprof.model.gather import InputFile, LinkedSet, RunInputs
 from tileprof.model.profile import Profile
@@ -189,8 +189,36 @@ def table_from_frame(
             else:
                 cells.append(text_cell(value))
         rows.append(tuple(cells))
-    shown = top if top is not None and len(rows) > top else None
+    rows = _kernels_told_apart(rows, [i for i, c in enumerate(cols) if c.key in kernels])
+    cols = [
+        dataclasses.replace(c, blank=all(row[i].sort is None for row in rows)) if i else c
+        for i, c in enumerate(cols)
+    ]
+    top = TOP_ROWS if top is None else top
+    shown = top if len(rows) > top + TOP_SLACK else None
     return Table(id, tuple(cols), tuple(with_dittos(rows, cols)), shown)
+
+
+TOP_ROWS = 25
+"""Rows a table shows before its "show all" toggle, unless it asks for fewer (kernel tables)."""
+TOP_SLACK = 5
+"""A table only this many rows over its top shows them all: a toggle to reveal three rows
+costs more reading than the rows."""
+
+
+def _kernels_told_apart(
+    rows: list[tuple[Cell, ...]], columns: list[int], limit: int = KERNEL_NAME_LIMIT
+) -> list[tuple[Cell, ...]]:
+    """Kernel names that shorten alike but differ in full numbered apart (``…~1``, ``…~2``),
+    so two rows never show the same label for different kernels."""
+    for index in columns:
+        cells = [row[index] for row in rows]
+        labels = told_apart([c.text for c in cells], [str(c.sort or c.text) for c in cells], limit)
+        rows = [
+            (*row[:index], dataclasses.replace(row[index], text=label), *row[index + 1 :])
+            for row, label in zip(rows, labels, strict=True)
+        ]
+    return rows
 
 
 # ---------------------------------------------------------------- header

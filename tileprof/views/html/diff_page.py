@@ -292,14 +292,33 @@ def _columns(diff: Diff) -> tuple[Column, ...]:
                 "(Δ calls × µs per call before): more or fewer calls, not faster ones",
             ),
         ]
-    for f in diff.fields:
+    for f in changed_first(diff):
         columns += [
-            Column(f"{f}_before", f"{f} before", True, f),
-            Column(f"{f}_after", "after", True, f),
-            Column(f"{f}_change", "Δ", True, f"{f}_change: after − before"),
+            Column(f"{f}_change", f"{f} Δ", True, f"{f}_change: after − before"),
             Column(f"{f}_relative", "Δ %", True, f"{f}_relative: (after − before) / |before|"),
+            Column(f"{f}_before", "before", True, f),
+            Column(f"{f}_after", "after", True, f),
         ]
     return tuple(columns)
+
+
+def changed_first(diff: Diff) -> list[str]:
+    """The fields in the order the table shows them: the one the rows are sorted by (its
+    change next to the name), then those that changed in some shown row, then the unchanged
+    ones, each a change first and both sides after it."""
+    rows = diff.shown_rows()
+    lead = diff.impact if diff.impact in diff.fields else None
+
+    def changed(field: str) -> bool:
+        column = f"{field}_change"
+        if column not in rows.columns:
+            return False
+        values = rows[column].cast(pl.Float64).fill_nan(None).drop_nulls()
+        return bool((values != 0).any())
+
+    rest = [f for f in diff.fields if f != lead]
+    ordered = [f for f in rest if changed(f)] + [f for f in rest if not changed(f)]
+    return ([lead] if lead else []) + ordered
 
 
 def _row(record: dict[str, Any], columns: tuple[Column, ...]) -> DiffRow:

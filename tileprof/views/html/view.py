@@ -60,6 +60,9 @@ class Column:
     ditto: bool = False
     """A value equal to the one above is shown as a subdued ditto mark (the full value stays in
     the cell for sorting, screen readers and its title; ``sort.js`` redoes the marks)."""
+    blank: bool = False
+    """No row has a value here: the page names the column under the table instead of showing
+    a column of dashes (the model keeps it, so its cells stay addressable)."""
 
 
 @dataclass(frozen=True)
@@ -205,6 +208,8 @@ class ChartedTable:
     table: Table
     chart: Chart | None = None
     plot: Plot | None = None
+    note: str = ""
+    """Why there is no chart although ``plot`` asked for one (no data to draw), one line."""
 
 
 @dataclass(frozen=True)
