@@ -28,9 +28,11 @@ from tileprof.inputs._common import (
     stream_content,
 )
 from tileprof.inputs._format import SNIFF_BYTES, SUMMARY_DOCUMENT, TILE_DUMP
-from tileprof.inputs._sniff import TRACE, is_summary_head
+from tileprof.inputs._sniff import NSYS_SQLITE, ROCPROF, TRACE, is_summary_head
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from tileprof.core.kineto import KinetoEvents
     from tileprof.core.run_schema import ParsedRuns
 
@@ -190,3 +192,31 @@ def read_kineto_events(
         kineto_events_of(path, found.data)  # not a JSON object: the decoder names the place
     hint = " (give the one tile DUMP first, then GPU traces)" if "tile" in found.kind else ""
     raise InputError(path, None, f"{found.kind}, not {expected}{hint}")
+
+
+CALL_SOURCES: tuple[str, ...] = (TRACE, NSYS_SQLITE, ROCPROF)
+"""The GPU kinds that hold one event per kernel call (``core.gpu_events``)."""
+
+
+def call_durations(path: str | Path, kind: str, data: bytes) -> pl.DataFrame | None:
+    """One row per GPU event of a source that holds them (``CALL_SOURCES``): ``name`` (as
+    the run table names the kernel) and ``value``, its duration in µs, in the frame's order;
+    None for a source of aggregates (nsys CSV, run tables)."""
+    import polars as pl
+
+    if kind == TRACE:
+        from tileprof.inputs.gpu.kineto import gpu_events
+
+        events = gpu_events(path, data).events
+    elif kind == NSYS_SQLITE:
+        from tileprof.inputs.gpu.nsys_sqlite import gpu_events as export_events
+
+        events = export_events(path, data)
+    elif kind == ROCPROF:
+        from tileprof.inputs.gpu.rocprof import gpu_events as dispatch_events
+
+        events = dispatch_events(path, data)
+    else:
+        return None
+    duration = (pl.col("end_ns") - pl.col("start_ns")).cast(pl.Float64) / 1000.0
+    return events.select(pl.col("name").cast(pl.String), duration.alias("value"))
