@@ -137,6 +137,9 @@ class Side:
     dimensions: tuple[str, ...] = ()
     summary: Summary | None = None
     sha256: str | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+    """What the side states of its device, clock, tiles and software
+    (``analyses.comparability``)."""
     durations: pl.DataFrame | None = None
     """One row per call (GPU events) or sample (tile dumps): ``name``, the dimensions and
     ``value`` (µs or cycles); None when the source holds only aggregates."""
@@ -429,6 +432,7 @@ def tile_side(summary: Summary, label: str | None = None, sha256: str | None = N
         dimensions=summary.group_by,
         summary=summary,
         sha256=sha256,
+        environment={"clockHz": summary.clock_hz, "tileCount": summary.tile_count},
     )
 
 

@@ -14,6 +14,7 @@ from tileprof.analyses.thresholds import Breach, ThresholdError, evaluate
 from tileprof.commands._notes import say
 from tileprof.commands._options import (
     Output,
+    allow_different_option,
     checks_option,
     confidence_option,
     fail_on_option,
@@ -142,6 +143,7 @@ source_options = stacked(
     "Exit 3, no verdict, when the two captures' coverage differs (tileprof check)."
 )
 @confidence_option()
+@allow_different_option()
 @checks_option()
 @source_options
 @share_top_option(DEFAULT_TOP)
@@ -163,6 +165,7 @@ def command(
     normalize: str | None,
     fail_on: tuple[str, ...],
     confidence: float,
+    allow_different: bool,
     checks: CheckRules,
     per_op: bool,
     share_top: int | None,
@@ -188,7 +191,7 @@ def command(
         before, after, options, match=match, normalize=normalize, digests=html,
         confidence=confidence,
     ).limited(top, share_top)  # fmt: skip
-    abstained = gate_abstention(diff, checks) if fail_on else []
+    abstained = gate_abstention(diff, checks, allow_different) if fail_on else []
     broken = [] if abstained else broken_thresholds(diff, fail_on)
     if out.format != "table" or not out.to_stdout:
         for line in [*abstained, *broken]:  # the terminal table lists them first itself
@@ -199,12 +202,23 @@ def command(
         ctx.exit(EXIT_ABSTAINED if abstained else EXIT_BROKEN)
 
 
-def gate_abstention(diff: Diff, checks: CheckRules) -> list[str]:
+def gate_abstention(diff: Diff, checks: CheckRules, allow_different: bool = False) -> list[str]:
     """Why ``--fail-on`` gives no verdict: one line per failed coverage check of the two
-    captures (none: the gate judges)."""
+    captures, and one when the two sides differ in what the figures depend on (device,
+    clock, tiles, software: ``analyses.comparability``) unless ``allow_different``, which
+    notes it on stderr (none: the gate judges)."""
+    from tileprof.analyses.comparability import differences
     from tileprof.analyses.integrity import diff_coverage, reasons
 
-    return [f"abstained, no verdict: {why}" for why in reasons(diff_coverage(diff, checks), "diff")]
+    found = list(reasons(diff_coverage(diff, checks), "diff"))
+    differ = differences(diff.before.environment, diff.after.environment)
+    if differ:
+        line = f"the two sides differ in {', '.join(differ)}"
+        if allow_different:
+            say(f"tileprof: note: judged under --allow-different: {line}", err=True)
+        else:
+            found.append(line)
+    return [f"abstained, no verdict: {why}" for why in found]
 
 
 def diff_breakdowns(before: Path, after: Path, out: Output) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -220,3 +221,32 @@ def call_durations(path: str | Path, kind: str, data: bytes) -> pl.DataFrame | N
         return None
     duration = (pl.col("end_ns") - pl.col("start_ns")).cast(pl.Float64) / 1000.0
     return events.select(pl.col("name").cast(pl.String), duration.alias("value"))
+
+
+KINETO_VERSIONS = re.compile(
+    rb'"(cuda_runtime_version|cuda_driver_version|hip_runtime_version|hip_driver_version)"'
+    rb'\s*:\s*"?([0-9][0-9A-Za-z.]*)'
+)
+"""The top-level keys of a Kineto trace that state software versions."""
+KINETO_FIELDS: dict[bytes, str] = {
+    b"cuda_runtime_version": "cudaRuntime",
+    b"cuda_driver_version": "cudaDriver",
+    b"hip_runtime_version": "rocm",
+    b"hip_driver_version": "driver",
+}
+
+
+def source_environment(path: str | Path, kind: str, data: bytes) -> dict[str, str]:
+    """The software versions a GPU source states (``analyses.comparability``): a Kineto
+    trace's CUDA or HIP runtime and driver, an nsys export's driver and CUDA driver API;
+    empty for the others."""
+    if kind == TRACE:
+        found: dict[str, str] = {}
+        for key, value in KINETO_VERSIONS.findall(data):
+            found.setdefault(KINETO_FIELDS[key], value.decode())
+        return found
+    if kind == NSYS_SQLITE:
+        from tileprof.inputs.gpu.nsys_sqlite import export_environment
+
+        return export_environment(path, data)
+    return {}

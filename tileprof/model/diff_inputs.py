@@ -92,7 +92,8 @@ def read_side(found: FileRead, options: ReadOptions) -> Side:
         summary = profile.summary(options.filters, group_by=options.group_by)
         side = tile_side(summary, str(path))
         durations = sample_durations(profile.samples, options.filters, summary.group_by)
-        return dataclasses.replace(side, durations=durations)
+        environment = {**side.environment, "device": profile.device}
+        return dataclasses.replace(side, durations=durations, environment=environment)
     return _gpu_side(found, options)
 
 
@@ -140,7 +141,13 @@ def _document_summary(found: FileRead, options: ReadOptions) -> Summary:
 
 def _gpu_side(found: FileRead, options: ReadOptions) -> Side:
     """A GPU source's kernel (or op) rows; only ``--kernel`` applies to them."""
-    from tileprof.inputs.sources import TRACE, call_durations, kineto_events_of, parse_runs
+    from tileprof.inputs.sources import (
+        TRACE,
+        call_durations,
+        kineto_events_of,
+        parse_runs,
+        source_environment,
+    )
 
     path, kind, data = found.path, found.kind, found.data
     assert data is not None
@@ -155,15 +162,22 @@ def _gpu_side(found: FileRead, options: ReadOptions) -> Side:
         if value is not None:
             raise OptionError(f"{path} is a {kind}: {name} applies to tile profiles only")
     durations = None
+    runs = parse_runs(path, kind, data).frame
     if options.per_op and kind == TRACE:
         from tileprof.analyses.ops import op_rows
 
         groups = op_groups(op_rows(kineto_events_of(path, data)).frame)
     else:
-        groups = gpu_groups(parse_runs(path, kind, data).frame, per_op=options.per_op)
+        groups = gpu_groups(runs, per_op=options.per_op)
         durations = None if options.per_op else call_durations(path, kind, data)
     groups = kernel_globs_filter(groups, filters.kernels)
-    return Side(label=str(path), kind=kind, groups=groups, durations=durations)
+    targets = sorted(set(runs.get_column("target").drop_nulls().to_list()) - {UNNAMED_GPU})
+    environment = {"device": ", ".join(targets) or None, **source_environment(path, kind, data)}
+    return Side(str(path), kind, groups, durations=durations, environment=environment)
+
+
+UNNAMED_GPU = "GPU"
+"""The target a GPU source gives a device it does not name: no device is stated."""
 
 
 def sample_durations(
