@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from tileprof.analyses.integrity import CheckRules
     from tileprof.model.store.history import History
 
-HISTORY_FORMATS = ("table", "json", "csv", "html")
+HISTORY_FORMATS = ("table", "json", "csv", "html", "markdown")
 """The names of ``tileprof.views.renderers.HISTORY_RENDERERS`` (that module loads polars'
 neighbours, which ``history --help`` need not)."""
 
