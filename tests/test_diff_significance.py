@@ -30,7 +30,11 @@ from tileprof.analyses.significance import (
 from tileprof.commands.cli import cli
 
 EXPORT = Path(__file__).parent.parent / "fixtures" / "real" / "h100_2gpu_1s.sqlite"
-GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
+GPU_TABLES = (
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+)
 STEADY = "void at::native::vectorized_elementwise_kernel<(int)2, at::native::CUDAFunctor_add<long>, std::array<char *, (unsigned long)3>>(int, T2, T3)"  # noqa: E501
 """A kernel whose mean time per call moved by about 0.2% between the halves while its calls
 spread by several percent."""

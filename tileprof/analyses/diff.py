@@ -237,7 +237,6 @@ class Diff:
         """What a group's count is: ``calls`` (GPU rows) or ``sampleCount`` (tile groups)."""
         return next((f for f in ("calls", "sampleCount") if f in self.fields), None)
 
-
     def significance(self) -> dict[str, tuple[str, float | None, float | None, float | None]]:
         """``{group: (verdict, change, low, high)}`` of the rows with a per-call verdict."""
         if self.confidence is None:

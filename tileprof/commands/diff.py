@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import click
 
 from tileprof.analyses.diff import COUNTED, DEFAULT_TOP, SIGNIFICANT_FIELDS, Diff
-from tileprof.analyses.significance import CHANGED, MIN_CALLS
 from tileprof.analyses.filters import Filters
+from tileprof.analyses.significance import CHANGED, MIN_CALLS
 from tileprof.analyses.thresholds import Breach, ThresholdError, evaluate
 from tileprof.commands._notes import say
 from tileprof.commands._options import (

@@ -29,8 +29,8 @@ from tileprof.analyses.diff import (
     tile_side,
     with_significance,
 )
-from tileprof.analyses.significance import CONFIDENCE
 from tileprof.analyses.filters import Filters, check_epoch
+from tileprof.analyses.significance import CONFIDENCE
 from tileprof.analyses.summary import Summary, summary_from_document
 from tileprof.core.errors import OptionError
 from tileprof.inputs.sources import SUMMARY_DOCUMENT, TILE_DUMP, FileRead, read_input

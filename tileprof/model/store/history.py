@@ -349,9 +349,7 @@ RECENT_RUNS = BAND_RUNS
 step needs at least ``change_points.MIN_SIZE`` runs on its new level to be found)."""
 
 
-def check_changes(
-    trends: Sequence[Trend], thresholds: Sequence[Threshold]
-) -> tuple[Failure, ...]:
+def check_changes(trends: Sequence[Trend], thresholds: Sequence[Threshold]) -> tuple[Failure, ...]:
     """The trends whose newest run is on a level that a recent, significant change point
     started (its p-value at most ``change_points.ALPHA``, within ``RECENT_RUNS`` runs) and
     that the threshold forbids: both the step (mean before → mean after) and the newest
