@@ -21,10 +21,13 @@ import pytest
 from click.testing import CliRunner, Result
 
 from tileprof.analyses.significance import (
+    CALLS_CAP,
     MIN_CALLS,
+    MIN_DRAWS,
     RESAMPLES,
     interval,
     per_call_changes,
+    resample_cap,
     verdict,
 )
 from tileprof.commands.cli import cli
@@ -157,13 +160,21 @@ def test_the_interval_covers_a_known_ratio() -> None:
 
 def test_a_large_side_is_resampled_at_a_cap_and_scaled() -> None:
     """100,000 calls a side: the m-out-of-n interval is as wide as the plain standard error
-    says (±1.96 σ/√n on the log ratio), not as wide as for 4,000 calls."""
+    says (±1.96 σ/√n on the log ratio), not as wide as for the 1,000 a resample draws."""
     rng = np.random.default_rng(4)
     before = rng.normal(100.0, 10.0, 100_000)
     after = rng.normal(100.0, 10.0, 100_000)
     _, low, high = interval(before, after, "big")  # type: ignore[misc]
     expected = 2 * 1.96 * np.sqrt(2) * 0.1 / np.sqrt(100_000)
     assert (high - low) == pytest.approx(expected, rel=0.15)
+
+
+def test_many_groups_lower_the_cap_alike() -> None:
+    assert resample_cap([(5000, 5000)] * 10) == CALLS_CAP
+    assert resample_cap([(5, 5000)] * 10_000) == CALLS_CAP  # too few calls: no draws
+    lowered = resample_cap([(5000, 5000)] * 200)  # 4 × 10⁸ draws at the full cap
+    assert lowered == CALLS_CAP // 4
+    assert resample_cap([(5000, 5000)] * 100_000) == MIN_DRAWS
 
 
 def test_rows_pair_calls_by_each_side_name() -> None:

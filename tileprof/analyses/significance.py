@@ -8,7 +8,8 @@ calls are resampled with replacement, RESAMPLES times, and the ratio of the resa
 is taken at the interval's two quantiles. The mean, not the median, because the mean is the
 figure the gate judges (``total_us`` at equal calls is calls × mean). A side with more than
 CALLS_CAP calls is resampled CALLS_CAP at a time and its deviations of log mean scaled by
-√(CALLS_CAP / calls) (the m-out-of-n bootstrap of a mean), so the cost is bounded. Each
+√(CALLS_CAP / calls) (the m-out-of-n bootstrap of a mean), and a diff of many groups lowers
+that cap for all of them to stay within DRAWS_BUDGET, so the cost is bounded. Each
 group draws from its own generator, seeded by SEED and its name, so a group's interval does
 not depend on the other groups and the same inputs give the same bytes.
 """
@@ -24,8 +25,13 @@ import polars as pl
 
 RESAMPLES = 1000
 """Bootstrap resamples per group."""
-CALLS_CAP = 4000
+CALLS_CAP = 1000
 """The most calls one resample draws (m of the m-out-of-n bootstrap)."""
+DRAWS_BUDGET = 100_000_000
+"""The most calls one diff draws in all (RESAMPLES × Σ m over groups and sides): above it,
+every group's m is lowered alike, to no less than MIN_DRAWS."""
+MIN_DRAWS = 100
+"""The fewest calls a resample draws when the budget lowers m."""
 MIN_CALLS = 10
 """The fewest calls (samples) on each side for a verdict; fewer: ``not enough calls``."""
 SEED = 20261202
@@ -48,31 +54,38 @@ SIGNIFICANCE_COLUMNS: dict[str, pl.DataType] = {
 """What ``per_call_changes`` gives per group both sides hold."""
 
 
-def _log_mean_deviations(values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def _log_mean_deviations(
+    values: np.ndarray, rng: np.random.Generator, cap: int = CALLS_CAP
+) -> np.ndarray:
     """RESAMPLES bootstrap deviations of log(mean) from the sample's log(mean), scaled to
-    the whole side's size when it is resampled CALLS_CAP at a time."""
+    the whole side's size when it is resampled ``cap`` calls at a time."""
     n = values.shape[0]
-    m = min(n, CALLS_CAP)
+    m = min(n, cap)
     mean = float(values.mean())
     floor = mean * 1e-12
     means = np.empty(RESAMPLES)
     for start in range(0, RESAMPLES, BLOCK):
         stop = min(start + BLOCK, RESAMPLES)
-        draws = rng.integers(0, n, size=(stop - start, m))
-        means[start:stop] = values[draws].mean(axis=1)
+        draws = rng.integers(0, n, size=(stop - start, m), dtype=np.int32)
+        means[start:stop] = np.take(values, draws).mean(axis=1)
     return (np.log(np.maximum(means, floor)) - math.log(mean)) * math.sqrt(m / n)
 
 
 def interval(
-    before: np.ndarray, after: np.ndarray, name: str, confidence: float = CONFIDENCE
+    before: np.ndarray,
+    after: np.ndarray,
+    name: str,
+    confidence: float = CONFIDENCE,
+    cap: int = CALLS_CAP,
 ) -> tuple[float, float, float] | None:
-    """(change, low, high) of mean(after) / mean(before) − 1 at ``confidence``; None when a
-    side's mean is not positive (no ratio)."""
+    """(change, low, high) of mean(after) / mean(before) − 1 at ``confidence``, each side
+    resampled at most ``cap`` calls at a time; None when a side's mean is not positive (no
+    ratio)."""
     mean_before, mean_after = float(before.mean()), float(after.mean())
     if mean_before <= 0 or mean_after <= 0:
         return None
     rng = np.random.default_rng([SEED, zlib.crc32(name.encode())])
-    deviations = _log_mean_deviations(after, rng) - _log_mean_deviations(before, rng)
+    deviations = _log_mean_deviations(after, rng, cap) - _log_mean_deviations(before, rng, cap)
     log_ratio = math.log(mean_after / mean_before)
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(deviations, [tail, 1.0 - tail])
@@ -118,6 +131,17 @@ def _side_values(
     }
 
 
+def resample_cap(counts: Sequence[tuple[int, int]]) -> int:
+    """The calls one resample draws at most: CALLS_CAP, lowered alike for every group (to
+    no less than MIN_DRAWS) when the groups with a verdict would draw more than
+    DRAWS_BUDGET calls in all."""
+    judged = [c for pair in counts if min(pair) >= MIN_CALLS for c in pair]
+    total = RESAMPLES * sum(min(c, CALLS_CAP) for c in judged)
+    if total <= DRAWS_BUDGET:
+        return CALLS_CAP
+    return max(MIN_DRAWS, int(CALLS_CAP * DRAWS_BUDGET / total))
+
+
 def _mean_change(before: np.ndarray, after: np.ndarray) -> float | None:
     """mean(after) / mean(before) − 1; None without calls or a positive mean before."""
     if before.shape[0] == 0 or after.shape[0] == 0 or before.mean() <= 0:
@@ -139,11 +163,13 @@ def per_call_changes(
     keys = rows.filter(pl.col("beforeName").is_not_null() & pl.col("afterName").is_not_null())
     old = _side_values(keys, before, "beforeName", dimensions)
     new = _side_values(keys, after, "afterName", dimensions)
+    groups = keys.get_column("group").to_list()
+    sides = [(old.get(g, np.empty(0)), new.get(g, np.empty(0))) for g in groups]
+    cap = resample_cap([(b.shape[0], a.shape[0]) for b, a in sides])
     records = []
-    for group in keys.get_column("group").to_list():
-        b, a = old.get(group, np.empty(0)), new.get(group, np.empty(0))
+    for group, (b, a) in zip(groups, sides, strict=True):
         counts = (b.shape[0], a.shape[0])
-        found = None if min(counts) < MIN_CALLS else interval(b, a, group, confidence)
+        found = None if min(counts) < MIN_CALLS else interval(b, a, group, confidence, cap)
         _, low, high = found if found is not None else (None, None, None)
         records.append((group, _mean_change(b, a), low, high, verdict(counts, found)))
     return pl.DataFrame(records, schema=SIGNIFICANCE_COLUMNS, orient="row")
