@@ -19,9 +19,12 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
+
+if TYPE_CHECKING:
+    import numpy as np
 
 RESAMPLES = 1000
 """Bootstrap resamples per group."""
@@ -59,6 +62,8 @@ def _log_mean_deviations(
 ) -> np.ndarray:
     """RESAMPLES bootstrap deviations of log(mean) from the sample's log(mean), scaled to
     the whole side's size when it is resampled ``cap`` calls at a time."""
+    import numpy as np  # here: a diff without per-call data loads no numpy
+
     n = values.shape[0]
     m = min(n, cap)
     mean = float(values.mean())
@@ -81,6 +86,8 @@ def interval(
     """(change, low, high) of mean(after) / mean(before) − 1 at ``confidence``, each side
     resampled at most ``cap`` calls at a time; None when a side's mean is not positive (no
     ratio)."""
+    import numpy as np
+
     mean_before, mean_after = float(before.mean()), float(after.mean())
     if mean_before <= 0 or mean_after <= 0:
         return None
@@ -110,6 +117,8 @@ def _side_values(
 ) -> dict[str, np.ndarray]:
     """Each paired group's durations on one side (``name``: its name column in ``keys``),
     in their order in ``durations``, as numpy arrays cut from one column."""
+    import numpy as np
+
     frame = (
         keys.select("group", name, *dimensions)
         .join(
@@ -160,6 +169,8 @@ def per_call_changes(
     """One row per group both sides hold (``SIGNIFICANCE_COLUMNS``): the change in mean
     time per call, its interval at ``confidence`` and the verdict. ``before``/``after``:
     one row per call (or sample) with ``name``, the ``dimensions`` and ``value``."""
+    import numpy as np
+
     keys = rows.filter(pl.col("beforeName").is_not_null() & pl.col("afterName").is_not_null())
     old = _side_values(keys, before, "beforeName", dimensions)
     new = _side_values(keys, after, "afterName", dimensions)

@@ -199,28 +199,32 @@ CALL_SOURCES: tuple[str, ...] = (TRACE, NSYS_SQLITE, ROCPROF)
 """The GPU kinds that hold one event per kernel call (``core.gpu_events``)."""
 
 
-def call_durations(path: str | Path, kind: str, data: bytes) -> pl.DataFrame | None:
-    """One row per GPU event of a source that holds them (``CALL_SOURCES``): ``name`` (as
-    the run table names the kernel) and ``value``, its duration in µs, in the frame's order;
-    None for a source of aggregates (nsys CSV, run tables)."""
+def runs_and_calls(
+    path: str | Path, kind: str, data: bytes, read: KinetoEvents | None = None
+) -> tuple[ParsedRuns, pl.DataFrame | None]:
+    """The run table of a GPU source and, for a source that holds one event per call
+    (``CALL_SOURCES``), one row per call: ``name`` (as the run table names the kernel) and
+    ``value``, its duration in µs, in the event frame's order (None for a source of
+    aggregates: nsys CSV, run tables). ``read``: the trace, decoded already."""
     import polars as pl
 
     if kind == TRACE:
-        from tileprof.inputs.gpu.kineto import gpu_events
+        from tileprof.inputs.gpu.kineto import gpu_events_of, parse_events
 
-        events = gpu_events(path, data).events
+        found = read if read is not None else kineto_events_of(path, data)
+        runs, events = parse_events(found), gpu_events_of(found).events
     elif kind == NSYS_SQLITE:
         from tileprof.inputs.gpu.nsys_sqlite import gpu_events as export_events
 
-        events = export_events(path, data)
+        runs, events = parse_runs(path, kind, data), export_events(path, data)
     elif kind == ROCPROF:
         from tileprof.inputs.gpu.rocprof import gpu_events as dispatch_events
 
-        events = dispatch_events(path, data)
+        runs, events = parse_runs(path, kind, data), dispatch_events(path, data)
     else:
-        return None
+        return parse_runs(path, kind, data), None
     duration = (pl.col("end_ns") - pl.col("start_ns")).cast(pl.Float64) / 1000.0
-    return events.select(pl.col("name").cast(pl.String), duration.alias("value"))
+    return runs, events.select(pl.col("name").cast(pl.String), duration.alias("value"))
 
 
 KINETO_VERSIONS = re.compile(

@@ -141,13 +141,7 @@ def _document_summary(found: FileRead, options: ReadOptions) -> Summary:
 
 def _gpu_side(found: FileRead, options: ReadOptions) -> Side:
     """A GPU source's kernel (or op) rows; only ``--kernel`` applies to them."""
-    from tileprof.inputs.sources import (
-        TRACE,
-        call_durations,
-        kineto_events_of,
-        parse_runs,
-        source_environment,
-    )
+    from tileprof.inputs.sources import TRACE, kineto_events_of, runs_and_calls, source_environment
 
     path, kind, data = found.path, found.kind, found.data
     assert data is not None
@@ -161,18 +155,21 @@ def _gpu_side(found: FileRead, options: ReadOptions) -> Side:
     ):
         if value is not None:
             raise OptionError(f"{path} is a {kind}: {name} applies to tile profiles only")
-    durations = None
-    runs = parse_runs(path, kind, data).frame
-    if options.per_op and kind == TRACE:
+    read = kineto_events_of(path, data) if kind == TRACE else None  # a trace decoded once
+    if options.per_op and read is not None:
         from tileprof.analyses.ops import op_rows
 
-        groups = op_groups(op_rows(kineto_events_of(path, data)).frame)
+        groups = op_groups(op_rows(read).frame)
+        targets = set(read.devices.values())
+        durations = None
     else:
-        groups = gpu_groups(runs, per_op=options.per_op)
-        durations = None if options.per_op else call_durations(path, kind, data)
+        runs, durations = runs_and_calls(path, kind, data, read)
+        groups = gpu_groups(runs.frame, per_op=options.per_op)
+        durations = None if options.per_op else durations
+        targets = set(runs.frame.get_column("target").drop_nulls().to_list())
     groups = kernel_globs_filter(groups, filters.kernels)
-    targets = sorted(set(runs.get_column("target").drop_nulls().to_list()) - {UNNAMED_GPU})
-    environment = {"device": ", ".join(targets) or None, **source_environment(path, kind, data)}
+    device = ", ".join(sorted(targets - {UNNAMED_GPU})) or None
+    environment = {"device": device, **source_environment(path, kind, data)}
     return Side(str(path), kind, groups, durations=durations, environment=environment)
 
 
