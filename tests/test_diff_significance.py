@@ -195,3 +195,13 @@ def test_rows_pair_calls_by_each_side_name() -> None:
             "verdict": "changed",
         }
     ]
+
+
+def test_markdown_gives_the_calls_interval_and_verdict(halves: tuple[Path, Path]) -> None:
+    result = invoke("diff", *map(str, halves), "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("## tileprof diff: ") and lines[2] == "**Passed**"
+    assert lines[4].startswith("| group | status | total_us before | after | Δ % | per call Δ % |")
+    steady = next(line for line in lines if line.startswith("| " + STEADY.replace("|", "\\|")))
+    assert steady.endswith(" | unchanged |") and " to " in steady

@@ -128,3 +128,22 @@ def test_diff_refuses_a_verdict_across_clocks(tmp_path: Path) -> None:
 def test_differences_compare_only_what_both_state() -> None:
     assert differences({"device": "A", "driver": "1"}, {"device": "B"}) == ["device A → B"]
     assert differences({"host": "a", "commit": "1"}, {"host": "b", "commit": "2"}) == []
+
+
+def test_markdown_summary_leads_with_the_verdict(store: str) -> None:
+    sentence = "phaseCycles of gemm may not rise by more than 5%"
+    result = invoke(
+        "history", "--store", store, "--fail-on", sentence, "--format", "markdown",
+        "--change-points",
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("## tileprof history: 17 runs, newest ")
+    assert lines[2] == "**Failed** (exit 1): 1"
+    assert "(change point from run " in lines[4]
+    header = next(i for i, line in enumerate(lines) if line.startswith("| group | field |"))
+    assert lines[header + 1] == "| :--- | :--- | ---: | ---: | ---: | :--- | :--- |"
+    gemm = next(line for line in lines if line.startswith("| gemm | phaseCycles |"))
+    assert gemm.endswith(" (+10.00%) |")  # the step: mean 1,100 after, 1,000 before
+    passed = invoke("history", "--store", store, "--format", "markdown").stdout
+    assert passed.splitlines()[2] == "**Passed**"
