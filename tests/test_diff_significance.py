@@ -160,7 +160,7 @@ def test_the_interval_covers_a_known_ratio() -> None:
 
 def test_a_large_side_is_resampled_at_a_cap_and_scaled() -> None:
     """100,000 calls a side: the m-out-of-n interval is as wide as the plain standard error
-    says (±1.96 σ/√n on the log ratio), not as wide as for the 1,000 a resample draws."""
+    says (±1.96 σ/√n on the log ratio), not as wide as for the 250 a resample draws."""
     rng = np.random.default_rng(4)
     before = rng.normal(100.0, 10.0, 100_000)
     after = rng.normal(100.0, 10.0, 100_000)
@@ -172,7 +172,7 @@ def test_a_large_side_is_resampled_at_a_cap_and_scaled() -> None:
 def test_many_groups_lower_the_cap_alike() -> None:
     assert resample_cap([(5000, 5000)] * 10) == CALLS_CAP
     assert resample_cap([(5, 5000)] * 10_000) == CALLS_CAP  # too few calls: no draws
-    lowered = resample_cap([(5000, 5000)] * 200)  # 4 × 10⁸ draws at the full cap
+    lowered = resample_cap([(5000, 5000)] * 400)  # 2 × 10⁸ draws at the full cap
     assert lowered == CALLS_CAP // 4
     assert resample_cap([(5000, 5000)] * 100_000) == MIN_DRAWS
 
