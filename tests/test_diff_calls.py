@@ -148,12 +148,28 @@ def test_the_gate_judges_total_time_at_equal_calls(pair: tuple[Path, Path], tmp_
     paths += ["--checks", str(checks)]
     # total µs of the copies fell 10.80% with 12.89% fewer calls: no speed-up to forbid
     run("diff", *paths, *gate)
-    out = run(
-        "diff", *paths, "--fail-on", "total_us of Memcpy?HtoD may not rise by more than 2%", code=1
+    # per call: 4,093 → 4,191 µs (+2.39%), well inside the copies' noise (issue 37)
+    rise = ["--fail-on", "total_us of Memcpy?HtoD may not rise by more than 2%"]
+    result = CliRunner().invoke(cli, ["diff", *paths, *rise])
+    assert result.exit_code == 0, result.output
+    assert "not a breach, unchanged per call (95% interval " in result.stderr
+    assert "total_us of Memcpy HtoD: " in result.stderr and "(+2.39%)" in result.stderr
+    # a change per call that the calls' spread does explain breaks it, judged at equal calls
+    rows = json.loads(run("diff", *paths, "--format", "json"))["groups"]
+    moved = next(
+        r
+        for r in rows
+        if r["verdict"] == "changed"
+        and r["calls_before"] != r["calls_after"]
+        and abs(r["time_us_relative"]) > 0.005
+        and not set("[]?") & set(r["group"])
     )
-    assert out.startswith("broken: total_us of Memcpy HtoD: ")
-    assert "(+2.39%)" in out.splitlines()[0]  # per call: 4,093 → 4,191 µs
-    assert "scaled from its 450 calls to the after side's 392" in out.splitlines()[0]
+    glob = moved["group"].replace(" ", "?")  # a sentence's glob holds no spaces
+    sentence = f"total_us of {glob} may not change by more than 0.5%"
+    out = run("diff", *paths, "--fail-on", sentence, code=1)
+    assert out.startswith(f"broken: total_us of {moved['group']}: ")
+    calls = f"scaled from its {moved['calls_before']:,} calls to the after side's"
+    assert calls in out.splitlines()[0]
 
 
 def test_per_op_and_html_say_it_too(pair: tuple[Path, Path], tmp_path: Path) -> None:

@@ -18,6 +18,13 @@ from typing import Any
 
 import polars as pl
 
+from tileprof.analyses.significance import (
+    CONFIDENCE,
+    MIN_CALLS,
+    RESAMPLES,
+    VERDICTS,
+    per_call_changes,
+)
 from tileprof.analyses.stats import GROUP_FIELDS
 from tileprof.analyses.summary import Summary
 from tileprof.analyses.thresholds import GroupValues, relative_change
@@ -130,6 +137,12 @@ class Side:
     dimensions: tuple[str, ...] = ()
     summary: Summary | None = None
     sha256: str | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+    """What the side states of its device, clock, tiles and software
+    (``analyses.comparability``)."""
+    durations: pl.DataFrame | None = None
+    """One row per call (GPU events) or sample (tile dumps): ``name``, the dimensions and
+    ``value`` (µs or cycles); None when the source holds only aggregates."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +161,9 @@ class Diff:
     rows_shown: int | None = None
     """``--top N``: the N largest changes are shown (None: every row); thresholds still see
     every row."""
+    confidence: float | None = None
+    """The level of the rows' per-call intervals (``with_significance``); None: no per-call
+    data on both sides, so no intervals."""
 
     @property
     def order(self) -> str:
@@ -220,6 +236,47 @@ class Diff:
     def count_field(self) -> str | None:
         """What a group's count is: ``calls`` (GPU rows) or ``sampleCount`` (tile groups)."""
         return next((f for f in ("calls", "sampleCount") if f in self.fields), None)
+
+    def significance(self) -> dict[str, tuple[str, float | None, float | None, float | None]]:
+        """``{group: (verdict, change, low, high)}`` of the rows with a per-call verdict."""
+        if self.confidence is None:
+            return {}
+        columns = ("group", "verdict", "perCall_change", "perCall_low", "perCall_high")
+        return {r[0]: r[1:] for r in self.rows.select(columns).iter_rows() if r[1] is not None}
+
+
+def with_significance(diff: Diff, confidence: float = CONFIDENCE) -> Diff:
+    """``diff`` with each paired group's change in time per call (per sample), its interval
+    at ``confidence`` and its verdict (``analyses.significance``) as row columns, and the
+    verdict counts in the header; unchanged when a side holds no per-call durations."""
+    before, after = diff.before.durations, diff.after.durations
+    if before is None or after is None:
+        return diff
+    found = per_call_changes(
+        diff.rows, before, after, dimensions=diff.dimensions, confidence=confidence
+    )
+    rows = diff.rows.join(found, on="group", how="left", maintain_order="left")
+    counts = found.get_column("verdict").value_counts()
+    by_verdict = dict(zip(counts["verdict"].to_list(), counts["count"].to_list(), strict=True))
+    header = {
+        **diff.header,
+        "significance": {
+            "confidence": confidence,
+            "statistic": "bootstrap of the ratio of mean time per call",
+            "resamples": RESAMPLES,
+            "minimumCalls": MIN_CALLS,
+            "verdicts": {v: by_verdict.get(v, 0) for v in VERDICTS},
+        },
+    }
+    return replace(diff, rows=rows, header=header, confidence=confidence)
+
+
+SIGNIFICANT_FIELDS: dict[str, tuple[str, ...]] = {
+    "calls": ("total_us", "time_us"),
+    "sampleCount": ("workCycles", "meanCycles"),
+}
+"""The figures whose change is the change in mean time per call (per sample) at equal
+counts: a ``--fail-on`` breach of one stands only when the group's interval says changed."""
 
 
 def _scaled(value: float | None, ratio: float) -> float | None:
@@ -374,6 +431,7 @@ def tile_side(summary: Summary, label: str | None = None, sha256: str | None = N
         dimensions=summary.group_by,
         summary=summary,
         sha256=sha256,
+        environment={"clockHz": summary.clock_hz, "tileCount": summary.tile_count},
     )
 
 

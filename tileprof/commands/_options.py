@@ -704,3 +704,29 @@ def file_engine_options() -> Any:
         return Engine(engine, scheduler, workers).check()
 
     return _group("engine", _engine_flags(("threads", "dask"), "threads", help), build)
+
+
+def confidence_option() -> Any:
+    """``--confidence PERCENT``: the level of ``diff``'s per-call intervals, as a fraction."""
+    option = click.Option(
+        ["--confidence", "confidence"],
+        type=click.FloatRange(min=50.0, max=99.9),
+        default=95.0,
+        show_default=True,
+        metavar="PERCENT",
+        callback=lambda _ctx, _param, value: value / 100.0,
+        help="Level of each group's interval of the change per call (bootstrap over the calls "
+        "or samples); --fail-on fails only on changes significant at this level.",
+    )
+    return _group(None, [option])
+
+
+def allow_different_option() -> Any:
+    """``--allow-different``: a verdict across runs whose comparability fields differ."""
+    option = click.Option(
+        ["--allow-different", "allow_different"],
+        is_flag=True,
+        help="Give a --fail-on verdict although the runs differ in device, clock, tiles or "
+        "software versions (said on stderr); without it the gate abstains (exit 3).",
+    )
+    return _group(None, [option])

@@ -7,13 +7,16 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tileprof.analyses.diff import COUNTED, DEFAULT_TOP, Diff
+from tileprof.analyses.diff import COUNTED, DEFAULT_TOP, SIGNIFICANT_FIELDS, Diff
 from tileprof.analyses.filters import Filters
-from tileprof.analyses.thresholds import ThresholdError, evaluate
+from tileprof.analyses.significance import CHANGED, MIN_CALLS
+from tileprof.analyses.thresholds import Breach, ThresholdError, evaluate
 from tileprof.commands._notes import say
 from tileprof.commands._options import (
     Output,
+    allow_different_option,
     checks_option,
+    confidence_option,
     fail_on_option,
     filter_options,
     group_by_option,
@@ -25,6 +28,7 @@ from tileprof.commands._options import (
     stacked,
     top_option,
 )
+from tileprof.core import numbers
 from tileprof.core.errors import EXIT_ABSTAINED, OptionError
 from tileprof.core.outputs import terminal_width
 from tileprof.model.diff_inputs import ReadOptions, compare_files
@@ -52,6 +56,9 @@ def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> list[str]:
         raise OptionError(f"--fail-on: {exc}") from None
     unit = "calls" if diff.count_field == "calls" else "samples"
     totals = COUNTED.get(diff.count_field or "", ())
+    breaches, within = significant_breaches(diff, breaches)
+    for line in within:
+        say(f"tileprof: note: {line}", err=True)
     lines = []
     for b in breaches:
         counts = scaled.get(b.group) if b.field in totals else None
@@ -65,6 +72,30 @@ def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> list[str]:
         )
         lines.append(f"broken: {b}{note}")
     return lines
+
+
+def significant_breaches(diff: Diff, breaches: list[Breach]) -> tuple[list[Breach], list[str]]:
+    """The breaches that stand: a breach of a per-call figure (``SIGNIFICANT_FIELDS``) of a
+    group with a per-call verdict stands only when the verdict is changed; the others, one
+    line each saying why they do not count."""
+    verdicts = diff.significance()
+    fields = SIGNIFICANT_FIELDS.get(diff.count_field or "", ())
+    level = f"{(diff.confidence or 0) * 100:g}%"
+    kept, within = [], []
+    for b in breaches:
+        found = verdicts.get(b.group) if b.field in fields else None
+        if found is None or found[0] == CHANGED:
+            kept.append(b)
+            continue
+        verdict, _, low, high = found
+        shown = (
+            f"{level} interval {numbers.percent(low, signed=True)} to "
+            f"{numbers.percent(high, signed=True)}"
+            if low is not None and high is not None
+            else f"fewer than {MIN_CALLS} calls or samples on a side"
+        )
+        within.append(f"not a breach, {verdict} per call ({shown}): {b}")
+    return kept, within
 
 
 pairing_options = stacked(
@@ -111,6 +142,8 @@ source_options = stacked(
     "Exit 1 when broken, e.g. 'phaseCycles of * may not rise by more than 5%'; repeatable. "
     "Exit 3, no verdict, when the two captures' coverage differs (tileprof check)."
 )
+@confidence_option()
+@allow_different_option()
 @checks_option()
 @source_options
 @share_top_option(DEFAULT_TOP)
@@ -131,6 +164,8 @@ def command(
     match: tuple[str, ...],
     normalize: str | None,
     fail_on: tuple[str, ...],
+    confidence: float,
+    allow_different: bool,
     checks: CheckRules,
     per_op: bool,
     share_top: int | None,
@@ -153,9 +188,10 @@ def command(
     options = ReadOptions(filters=filters, group_by=group_by, per_op=per_op, **read.options)
     html = out.format == "html"
     diff = compare_files(
-        before, after, options, match=match, normalize=normalize, digests=html
-    ).limited(top, share_top)
-    abstained = gate_abstention(diff, checks) if fail_on else []
+        before, after, options, match=match, normalize=normalize, digests=html,
+        confidence=confidence,
+    ).limited(top, share_top)  # fmt: skip
+    abstained = gate_abstention(diff, checks, allow_different) if fail_on else []
     broken = [] if abstained else broken_thresholds(diff, fail_on)
     if out.format != "table" or not out.to_stdout:
         for line in [*abstained, *broken]:  # the terminal table lists them first itself
@@ -166,12 +202,23 @@ def command(
         ctx.exit(EXIT_ABSTAINED if abstained else EXIT_BROKEN)
 
 
-def gate_abstention(diff: Diff, checks: CheckRules) -> list[str]:
+def gate_abstention(diff: Diff, checks: CheckRules, allow_different: bool = False) -> list[str]:
     """Why ``--fail-on`` gives no verdict: one line per failed coverage check of the two
-    captures (none: the gate judges)."""
+    captures, and one when the two sides differ in what the figures depend on (device,
+    clock, tiles, software: ``analyses.comparability``) unless ``allow_different``, which
+    notes it on stderr (none: the gate judges)."""
+    from tileprof.analyses.comparability import differences
     from tileprof.analyses.integrity import diff_coverage, reasons
 
-    return [f"abstained, no verdict: {why}" for why in reasons(diff_coverage(diff, checks), "diff")]
+    found = list(reasons(diff_coverage(diff, checks), "diff"))
+    differ = differences(diff.before.environment, diff.after.environment)
+    if differ:
+        line = f"the two sides differ in {', '.join(differ)}"
+        if allow_different:
+            say(f"tileprof: note: judged under --allow-different: {line}", err=True)
+        else:
+            found.append(line)
+    return [f"abstained, no verdict: {why}" for why in found]
 
 
 def diff_breakdowns(before: Path, after: Path, out: Output) -> None:

@@ -11,6 +11,7 @@ from tileprof.analyses.filters import Filters
 from tileprof.commands._notes import say
 from tileprof.commands._options import (
     Output,
+    allow_different_option,
     checks_option,
     fail_on_option,
     filter_options,
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from tileprof.analyses.integrity import CheckRules
     from tileprof.model.store.history import History
 
-HISTORY_FORMATS = ("table", "json", "csv", "html")
+HISTORY_FORMATS = ("table", "json", "csv", "html", "markdown")
 """The names of ``tileprof.views.renderers.HISTORY_RENDERERS`` (that module loads polars'
 neighbours, which ``history --help`` need not)."""
 
@@ -35,9 +36,13 @@ EXIT_FAILED = 1
 """A ``--fail-on`` threshold broken by the newest run: a verdict (2 stays for bad input)."""
 
 
-def history_abstention(history: History, checks: CheckRules) -> tuple[str, ...]:
+def history_abstention(
+    history: History, checks: CheckRules, allow_different: bool = False
+) -> tuple[str, ...]:
     """Why ``--fail-on`` gives no verdict: the newest run holds another number of samples
-    than the runs of its band (``coverage-calls``; none: the gate judges)."""
+    than the runs of its band (``coverage-calls``), or differs from an earlier run in what
+    the figures depend on (``comparability_lines``; unless ``allow_different``, which says
+    so on stderr). None: the gate judges."""
     from tileprof.analyses.integrity import band_coverage, reasons
     from tileprof.model.store.history import BAND_RUNS
 
@@ -46,7 +51,28 @@ def history_abstention(history: History, checks: CheckRules) -> tuple[str, ...]:
     *earlier, newest = history.runs
     previous = [r.sample_count for r in earlier[-BAND_RUNS:]]
     frame = band_coverage(newest.run, newest.sample_count, previous, checks)
-    return tuple(f"abstained, no verdict: {why}" for why in reasons(frame, "history"))
+    differ = comparability_lines(history)
+    if allow_different:
+        for line in differ:
+            say(f"tileprof: note: judged under --allow-different: {line}", err=True)
+        differ = []
+    return tuple(f"abstained, no verdict: {why}" for why in [*reasons(frame, "history"), *differ])
+
+
+def comparability_lines(history: History) -> list[str]:
+    """One line per earlier run that differs from the newest in what the figures depend on
+    (device, clock, tiles, software versions: ``analyses.comparability``), naming how."""
+    from tileprof.analyses.comparability import differences
+
+    *earlier, newest = history.runs
+    lines = []
+    for run in earlier:
+        differ = differences(run.comparability(), newest.comparability())
+        if differ:
+            lines.append(
+                f"run {run.run} and the newest run {newest.run} differ in {', '.join(differ)}"
+            )
+    return lines
 
 
 def check_judged(unchecked: tuple[str, ...], allow_empty: bool) -> None:
@@ -94,6 +120,7 @@ def _generated_at(out: Output) -> str | None:
     is_flag=True,
     help="Find each trend's change points (E-Divisive means with a permutation test).",
 )
+@allow_different_option()
 @output_options(HISTORY_FORMATS, default="table")
 @checks_option()
 def command(
@@ -105,6 +132,7 @@ def command(
     fail_on: tuple[str, ...],
     allow_empty: bool,
     with_changes: bool,
+    allow_different: bool,
     out: Output,
     checks: CheckRules,
 ) -> None:
@@ -128,7 +156,7 @@ def command(
         change_points=with_changes,
     )  # fmt: skip
     check_judged(history.unchecked, allow_empty)
-    abstained = history_abstention(history, checks) if thresholds else ()
+    abstained = history_abstention(history, checks, allow_different) if thresholds else ()
     if abstained:
         history = dataclasses.replace(history, failures=())
     model = HistoryModel(history, generated_at, terminal_width(out.path), abstained)

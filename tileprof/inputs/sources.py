@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ from tileprof.inputs._format import SNIFF_BYTES, SUMMARY_DOCUMENT, TILE_DUMP
 from tileprof.inputs._sniff import NCU, NSYS, NSYS_SQLITE, ROCPROF, TRACE, is_summary_head
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from tileprof.core.kineto import KinetoEvents
     from tileprof.core.run_schema import ParsedRuns
 
@@ -195,3 +198,64 @@ def read_kineto_events(
         kineto_events_of(path, found.data)  # not a JSON object: the decoder names the place
     hint = " (give the one tile DUMP first, then GPU traces)" if "tile" in found.kind else ""
     raise InputError(path, None, f"{found.kind}, not {expected}{hint}")
+
+
+CALL_SOURCES: tuple[str, ...] = (TRACE, NSYS_SQLITE, ROCPROF)
+"""The GPU kinds that hold one event per kernel call (``core.gpu_events``)."""
+
+
+def runs_and_calls(
+    path: str | Path, kind: str, data: bytes, read: KinetoEvents | None = None
+) -> tuple[ParsedRuns, pl.DataFrame | None]:
+    """The run table of a GPU source and, for a source that holds one event per call
+    (``CALL_SOURCES``), one row per call: ``name`` (as the run table names the kernel) and
+    ``value``, its duration in µs, in the event frame's order (None for a source of
+    aggregates: nsys CSV, run tables). ``read``: the trace, decoded already."""
+    import polars as pl
+
+    if kind == TRACE:
+        from tileprof.inputs.gpu.kineto import gpu_events_of, parse_events
+
+        found = read if read is not None else kineto_events_of(path, data)
+        runs, events = parse_events(found), gpu_events_of(found).events
+    elif kind == NSYS_SQLITE:
+        from tileprof.inputs.gpu.nsys_sqlite import gpu_events as export_events
+
+        runs, events = parse_runs(path, kind, data), export_events(path, data)
+    elif kind == ROCPROF:
+        from tileprof.inputs.gpu.rocprof import gpu_events as dispatch_events
+
+        runs, events = parse_runs(path, kind, data), dispatch_events(path, data)
+    else:
+        return parse_runs(path, kind, data), None
+    duration = (pl.col("end_ns") - pl.col("start_ns")).cast(pl.Float64) / 1000.0
+    return runs, events.select(pl.col("name").cast(pl.String), duration.alias("value"))
+
+
+KINETO_VERSIONS = re.compile(
+    rb'"(cuda_runtime_version|cuda_driver_version|hip_runtime_version|hip_driver_version)"'
+    rb'\s*:\s*"?([0-9][0-9A-Za-z.]*)'
+)
+"""The top-level keys of a Kineto trace that state software versions."""
+KINETO_FIELDS: dict[bytes, str] = {
+    b"cuda_runtime_version": "cudaRuntime",
+    b"cuda_driver_version": "cudaDriver",
+    b"hip_runtime_version": "rocm",
+    b"hip_driver_version": "driver",
+}
+
+
+def source_environment(path: str | Path, kind: str, data: bytes) -> dict[str, str]:
+    """The software versions a GPU source states (``analyses.comparability``): a Kineto
+    trace's CUDA or HIP runtime and driver, an nsys export's driver and CUDA driver API;
+    empty for the others."""
+    if kind == TRACE:
+        found: dict[str, str] = {}
+        for key, value in KINETO_VERSIONS.findall(data):
+            found.setdefault(KINETO_FIELDS[key], value.decode())
+        return found
+    if kind == NSYS_SQLITE:
+        from tileprof.inputs.gpu.nsys_sqlite import export_environment
+
+        return export_environment(path, data)
+    return {}

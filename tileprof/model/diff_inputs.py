@@ -27,8 +27,10 @@ from tileprof.analyses.diff import (
     kernel_globs_filter,
     op_groups,
     tile_side,
+    with_significance,
 )
 from tileprof.analyses.filters import Filters, check_epoch
+from tileprof.analyses.significance import CONFIDENCE
 from tileprof.analyses.summary import Summary, summary_from_document
 from tileprof.core.errors import OptionError
 from tileprof.inputs.sources import SUMMARY_DOCUMENT, TILE_DUMP, FileRead, read_input
@@ -87,7 +89,11 @@ def read_side(found: FileRead, options: ReadOptions) -> Side:
 
         profile = load(path, **read, content=found.data if kind == TILE_DUMP else None)
         check_epoch(profile.samples, options.filters.epoch)
-        return tile_side(profile.summary(options.filters, group_by=options.group_by), str(path))
+        summary = profile.summary(options.filters, group_by=options.group_by)
+        side = tile_side(summary, str(path))
+        durations = sample_durations(profile.samples, options.filters, summary.group_by)
+        environment = {**side.environment, "device": profile.device}
+        return dataclasses.replace(side, durations=durations, environment=environment)
     return _gpu_side(found, options)
 
 
@@ -135,7 +141,7 @@ def _document_summary(found: FileRead, options: ReadOptions) -> Summary:
 
 def _gpu_side(found: FileRead, options: ReadOptions) -> Side:
     """A GPU source's kernel (or op) rows; only ``--kernel`` applies to them."""
-    from tileprof.inputs.sources import TRACE, kineto_events_of, parse_runs
+    from tileprof.inputs.sources import TRACE, kineto_events_of, runs_and_calls, source_environment
 
     path, kind, data = found.path, found.kind, found.data
     assert data is not None
@@ -149,14 +155,41 @@ def _gpu_side(found: FileRead, options: ReadOptions) -> Side:
     ):
         if value is not None:
             raise OptionError(f"{path} is a {kind}: {name} applies to tile profiles only")
-    if options.per_op and kind == TRACE:
+    read = kineto_events_of(path, data) if kind == TRACE else None  # a trace decoded once
+    if options.per_op and read is not None:
         from tileprof.analyses.ops import op_rows
 
-        groups = op_groups(op_rows(kineto_events_of(path, data)).frame)
+        groups = op_groups(op_rows(read).frame)
+        targets = set(read.devices.values())
+        durations = None
     else:
-        groups = gpu_groups(parse_runs(path, kind, data).frame, per_op=options.per_op)
+        runs, durations = runs_and_calls(path, kind, data, read)
+        groups = gpu_groups(runs.frame, per_op=options.per_op)
+        durations = None if options.per_op else durations
+        targets = set(runs.frame.get_column("target").drop_nulls().to_list())
     groups = kernel_globs_filter(groups, filters.kernels)
-    return Side(label=str(path), kind=kind, groups=groups)
+    device = ", ".join(sorted(targets - {UNNAMED_GPU})) or None
+    environment = {"device": device, **source_environment(path, kind, data)}
+    return Side(str(path), kind, groups, durations=durations, environment=environment)
+
+
+UNNAMED_GPU = "GPU"
+"""The target a GPU source gives a device it does not name: no device is stated."""
+
+
+def sample_durations(
+    samples: pl.DataFrame, filters: Filters, dimensions: Sequence[str]
+) -> pl.DataFrame:
+    """The matched samples' durations (cycles) with their group name and ``dimensions``, as
+    ``Profile.summary`` groups them: the per-sample evidence of a tile diff's groups."""
+    from tileprof.analyses.filters import apply_filters, group_name
+
+    matched = apply_filters(samples, filters)
+    return matched.select(
+        group_name().cast(pl.String).alias("name"),
+        *dimensions,
+        pl.col("duration").cast(pl.Float64).alias("value"),
+    )
 
 
 def compare_files(
@@ -168,6 +201,7 @@ def compare_files(
     normalize: str | None = None,
     top: int = DEFAULT_TOP,
     digests: bool = False,
+    confidence: float = CONFIDENCE,
 ) -> Diff:
     """Read both sides once each, with the same options, and compare them; with ``digests``
     each side carries its file's sha256 (the HTML header shows it)."""
@@ -180,8 +214,10 @@ def compare_files(
     if digests:
         sides = [_with_digest(side, found) for side, found in zip(sides, reads, strict=True)]
     if is_tile_kind(reads[0].kind):
-        return compare_summaries(*sides, match=renames, normalize=pattern, top=top)
-    return compare_runs(*sides, match=renames, normalize=pattern, top=top)
+        found = compare_summaries(*sides, match=renames, normalize=pattern, top=top)
+    else:
+        found = compare_runs(*sides, match=renames, normalize=pattern, top=top)
+    return with_significance(found, confidence)
 
 
 def _with_digest(side: Side, found: FileRead) -> Side:

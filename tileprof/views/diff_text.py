@@ -88,11 +88,23 @@ def header_lines(diff: Diff, breaches: Sequence[str] = ()) -> list[str]:
     else:
         lines.append(_figure_line("total µs", h["totalUs"]))
     counts = ", ".join(f"{h['groups'][s]} {s} ({STATUS_MARKS[s]})" for s in STATUSES)
+    if "significance" in h:
+        counts += f"; {significance_text(h['significance'])}"
     lines.append(f"groups          {counts}")
     lines.append(f"filters         {' '.join(_filters(diff)) or 'none'}")
     lines.append(f"before          {diff.before.label} ({diff.before.kind})")
     lines.append(f"after           {diff.after.label} ({diff.after.kind})")
     return [*breaches, *lines]
+
+
+def significance_text(figures: dict[str, Any]) -> str:
+    """How many paired groups changed per call, at which level, over how many resamples."""
+    counts = ", ".join(f"{n} {v}" for v, n in figures["verdicts"].items())
+    return (
+        f"per call {counts} (mean per call, {figures['confidence'] * 100:g}% bootstrap "
+        f"interval, {figures['resamples']:,} resamples, at least {figures['minimumCalls']} "
+        "calls or samples a side)"
+    )
 
 
 def call_lines(diff: Diff) -> list[str]:
@@ -163,13 +175,16 @@ def statistics(diff: Diff) -> tuple[tuple[str, str, bool], ...]:
     return columns
 
 
-def _fit(columns: Sequence[tuple[str, str, bool]]) -> Fit:
+def _fit(columns: Sequence[tuple[str, str, bool]], verdicts: bool = False) -> Fit:
     """Drop the least wanted statistics first, each from its right end (Δ%, Δ, after,
-    before), so that what is left keeps its title; the main statistic's change and the
-    group stay."""
+    before), so that what is left keeps its title, then the per-call verdict; the main
+    statistic's change and the group stay."""
     main, rest = columns[0][0], [title for title, _, _ in reversed(columns[1:])]
     keys = [f"{title} {part}" for title, _, _ in columns for part in _PARTS]
     drop = [f"{title} {part}" for title in rest for part in reversed(_PARTS)]
+    if verdicts:
+        keys.append(PER_CALL)
+        drop.append(PER_CALL)
     drop += [f"{main} Δ%", f"{main} before", f"{main} after"]
     return Fit(
         titles=(*keys, "group"),
@@ -178,6 +193,24 @@ def _fit(columns: Sequence[tuple[str, str, bool]]) -> Fit:
         full_limit=DISPLAY_NAME_LIMIT,
         keep=(f"{main} Δ", "group"),
     )
+
+
+PER_CALL = "per call"
+"""The column of each group's per-call verdict and interval (docs/metrics.md,
+"Significance")."""
+
+
+def verdict_text(row: dict[str, Any]) -> str:
+    """A group's per-call verdict: ``changed +3.10% [+1.20%, +5.00%]``, ``unchanged …``, or
+    ``few calls +2.00%``; "—" for a group one side lacks."""
+    verdict = row.get("verdict")
+    if verdict is None:
+        return "—"
+    change = _percent(row["perCall_change"])
+    low, high = row["perCall_low"], row["perCall_high"]
+    if low is None or high is None:
+        return f"few calls {change}"
+    return f"{verdict} {change} [{_percent(low)}, {_percent(high)}]"
 
 
 TABLE_WIDTH = 200
@@ -206,6 +239,9 @@ def _plain_columns(diff: Diff, rows: pl.DataFrame) -> list[PlainColumn]:
         for i, (title, _, _) in enumerate(columns)
         for p, part in enumerate(_PARTS)
     ]
+    if diff.confidence is not None:
+        verdicts = [verdict_text(row) for row in rows.iter_rows(named=True)]
+        plain.append(PlainColumn(PER_CALL, verdicts, right=False))
     marks = [STATUS_MARKS[s] + " " for s in rows.get_column("status").to_list()]
     names = rows.get_column("group").to_list()
     return [*plain, PlainColumn("group", names, right=False, prefixes=marks)]
@@ -221,7 +257,7 @@ def render_table(diff: Diff, breaches: Sequence[str] = (), width: int | None = N
     if diff.rows.height == 0:
         return "\n".join([*lines, "no groups on either side"]) + "\n"
     columns = _plain_columns(diff, rows)
-    fit = _fit(statistics(diff))
+    fit = _fit(statistics(diff), diff.confidence is not None)
     table, dropped = fit_plain(columns, "group", fit, width)
     lines += table
     if rows.height < diff.rows.height:

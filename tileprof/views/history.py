@@ -92,6 +92,7 @@ def to_document(history: History) -> dict[str, Any]:
                 "field": f.field,
                 "baseline": f.baseline,
                 "value": f.value,
+                **({"changePoint": f.change} if f.change is not None else {}),
             }
             for f in history.failures
         ],
@@ -251,10 +252,18 @@ def render_table(history: History, width: int | None = None) -> str:
         f"FAIL     {failure.threshold}: {display_name(failure.group)} {failure.field} "
         f"{format_value(failure.field, failure.baseline)} → "
         f"{format_value(failure.field, failure.value)} in run {escape_control(failure.run)}"
+        + _since(failure.change)
         for failure in history.failures
     ]
     lines += failures if width is None else _wrapped(failures, width)
     return "\n".join(lines) + "\n"
+
+
+def _since(change: str | None) -> str:
+    """A change-point failure's origin: the run whose change point started the level."""
+    if change is None:
+        return ""
+    return f" (a change point from run {escape_control(change)}; baseline: the level before)"
 
 
 def _wrapped(lines: Sequence[str], width: int) -> list[str]:

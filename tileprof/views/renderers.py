@@ -175,6 +175,10 @@ def _diff_text(kind: str) -> Callable[[DiffModel], str]:
             return "".join(f"{line}\n" for line in model.abstained) + table
         if kind == "json":
             return _with_abstained(diff_text.render_json(model.diff, model.broken), model)
+        if kind == "markdown":
+            from tileprof.views.markdown import render_diff
+
+            return render_diff(model.diff, model.broken, model.abstained)
         return diff_text.render_csv(model.diff)
 
     return render
@@ -205,6 +209,7 @@ DIFF_RENDERERS: dict[str, Renderer[DiffModel]] = {
         Renderer("json", ".json", False, _diff_text("json")),
         Renderer("csv", ".csv", False, _diff_text("csv")),
         Renderer("html", ".html", False, _diff_html),
+        Renderer("markdown", ".md", False, _diff_text("markdown")),
     )
 }
 """``tileprof diff --format``; the first is the default."""
@@ -295,6 +300,10 @@ def _history(kind: str) -> Callable[[HistoryModel], str]:
         if kind == "table":
             table = history.render_table(model.history, model.width)
             return table + "".join(f"{line}\n" for line in model.abstained)
+        if kind == "markdown":
+            from tileprof.views.markdown import render_history
+
+            return render_history(model.history, model.abstained)
         text: str = getattr(history, f"render_{kind}")(model.history)
         if kind == "json" and model.abstained:
             import json
@@ -319,7 +328,13 @@ FINDINGS_RENDERERS: dict[str, Renderer[FindingsModel]] = {
 
 HISTORY_RENDERERS: dict[str, Renderer[HistoryModel]] = {
     name: Renderer(name, suffix, False, _history(name))
-    for name, suffix in (("table", ".txt"), ("json", ".json"), ("csv", ".csv"), ("html", ".html"))
+    for name, suffix in (
+        ("table", ".txt"),
+        ("json", ".json"),
+        ("csv", ".csv"),
+        ("html", ".html"),
+        ("markdown", ".md"),
+    )
 }
 """``tileprof history --format``; the first is the default."""
 

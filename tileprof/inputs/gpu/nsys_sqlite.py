@@ -678,3 +678,32 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
 
 
 READER: Reader[ParsedRuns] = Reader(parse)
+
+
+ENVIRONMENT_NAMES: dict[str, str] = {"NvDriverVersion": "driver", "CudaDriverVersion": "cudaDriver"}
+"""TARGET_INFO_SYSTEM_ENV rows that state software versions, and their comparability field
+(``analyses.comparability``)."""
+
+
+def export_environment(path: str | Path, data: bytes) -> dict[str, str]:
+    """The software versions the export's TARGET_INFO_SYSTEM_ENV states (driver, CUDA
+    driver API); empty when it has no such table."""
+    with tempfile.TemporaryDirectory(prefix="tileprof-nsys-") as scratch:
+        try:
+            conn = _connect(path, data, Path(scratch))
+        except sqlite3.Error as exc:
+            raise InputError(path, None, f"cannot open the SQLite database ({exc})") from None
+        try:
+            if "TARGET_INFO_SYSTEM_ENV" not in _tables(conn):
+                return {}
+            marks = ", ".join("?" * len(ENVIRONMENT_NAMES))
+            rows = conn.execute(
+                f"SELECT name, value FROM TARGET_INFO_SYSTEM_ENV WHERE name IN ({marks}) "
+                "ORDER BY rowid",
+                list(ENVIRONMENT_NAMES),
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise InputError(path, None, f"unreadable SQLite database ({exc})") from None
+        finally:
+            conn.close()
+    return {ENVIRONMENT_NAMES[str(name)]: str(value) for name, value in rows}

@@ -80,6 +80,10 @@ class Failure:
     field: str
     baseline: float
     value: float | None
+    change: str | None = None
+    """None: the newest run is outside its band (baseline: the band's median). Else the run
+    at which a significant change point started the level the newest run is on (baseline:
+    the mean of the level before it)."""
 
 
 @dataclass(frozen=True)
@@ -258,10 +262,17 @@ def build_history(
     if kernels:
         names = [n for n in names if any(fnmatch.fnmatchcase(n, g) for g in kernels)]
     trends = _trends(stats, ids, names, wanted)
-    failures = check_thresholds(trends, thresholds)
+    if thresholds:  # the gate reads the change points of every trend a threshold covers
+        trends = [
+            with_changes(t) if any(h.matches(t.group, t.field) for h in thresholds) else t
+            for t in trends
+        ]
+    failures = check_thresholds(trends, thresholds) + check_changes(trends, thresholds)
     shown = tuple(t for t in trends if t.field in chosen)
     if change_points:
-        shown = tuple(with_changes(t) for t in shown)
+        shown = tuple(t if t.changes else with_changes(t) for t in shown)
+    else:
+        shown = tuple(dataclasses.replace(t, changes=()) for t in shown)
     unchecked = unchecked_thresholds(trends, thresholds)
     return History(tuple(ordered), chosen, shown, failures, order, unchecked, change_points)
 
@@ -328,6 +339,50 @@ def check_thresholds(
                     trend.field,
                     newest.median,
                     newest.value,
+                )
+            )
+    return tuple(failures)
+
+
+RECENT_RUNS = BAND_RUNS
+"""A change point counts for the gate when it starts within the newest this many runs (a
+step needs at least ``change_points.MIN_SIZE`` runs on its new level to be found)."""
+
+
+def check_changes(trends: Sequence[Trend], thresholds: Sequence[Threshold]) -> tuple[Failure, ...]:
+    """The trends whose newest run is on a level that a recent, significant change point
+    started (its p-value at most ``change_points.ALPHA``, within ``RECENT_RUNS`` runs) and
+    that the threshold forbids: both the step (mean before → mean after) and the newest
+    run's value against the mean before break it."""
+    if not any(t.changes for t in trends):
+        return ()  # nothing to judge, and no numpy to load
+    from tileprof.analyses.change_points import ALPHA
+
+    failures: list[Failure] = []
+    for threshold in thresholds:
+        for trend in trends:
+            if not trend.changes or not threshold.matches(trend.group, trend.field):
+                continue
+            last, newest = trend.changes[-1], trend.points[-1]
+            runs = [p.run for p in trend.points]
+            recent = runs.index(last.run) >= len(runs) - RECENT_RUNS
+            point = last.point
+            if (
+                not recent
+                or point.p_value > ALPHA
+                or threshold.allows(point.before, point.after)
+                or threshold.allows(point.before, newest.value)
+            ):
+                continue
+            failures.append(
+                Failure(
+                    str(threshold),
+                    newest.run,
+                    trend.group,
+                    trend.field,
+                    point.before,
+                    newest.value,
+                    last.run,
                 )
             )
     return tuple(failures)

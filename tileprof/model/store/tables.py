@@ -52,9 +52,12 @@ RUN_SCHEMA: dict[str, pl.DataType] = {
     "profileSpanCycles": pl.Int64(),
     "tileprofVersion": pl.String(),
     "addedAt": pl.Datetime("us", "UTC"),
+    "environment": pl.String(),
 }
 """The run record; ``labels`` is a JSON object of strings, ``clockHzInteger`` says whether the
-dump stated clockHz as an integer (so a summary from the store prints it as the dump's did)."""
+dump stated clockHz as an integer (so a summary from the store prints it as the dump's did);
+``environment`` is a JSON object of what makes runs comparable (``analyses.comparability``:
+device, host, commit; null in runs stored before it was recorded)."""
 
 STORED_SAMPLE_SCHEMA: dict[str, pl.DataType] = {
     "run": pl.String(),
@@ -110,6 +113,8 @@ class RunRecord:
     profile_span_cycles: int | None
     version: str
     added_at: datetime
+    environment: dict[str, str] = field(default_factory=dict)
+    """What the run states of its device, host and commit (``analyses.comparability``)."""
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> RunRecord:
@@ -126,6 +131,7 @@ class RunRecord:
             profile_span_cycles=row["profileSpanCycles"],
             version=row["tileprofVersion"],
             added_at=row["addedAt"],
+            environment=json.loads(row.get("environment") or "{}"),
         )
 
     def to_row(self) -> dict[str, Any]:
@@ -142,6 +148,7 @@ class RunRecord:
             "profileSpanCycles": self.profile_span_cycles,
             "tileprofVersion": self.version,
             "addedAt": self.added_at,
+            "environment": json.dumps(self.environment, sort_keys=True, ensure_ascii=False),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -156,7 +163,22 @@ class RunRecord:
             "sampleCount": self.sample_count,
             "tileprofVersion": self.version,
             "addedAt": self.added_at.astimezone(timezone.utc).isoformat(),
+            "environment": self.environment,
         }
+
+    def comparability(self) -> dict[str, object]:
+        """Every comparability field of the run (``analyses.comparability``): the record's
+        clock, tiles and tileprof version with its stated environment."""
+        from tileprof.analyses.comparability import stated
+
+        return stated(
+            {
+                **self.environment,
+                "clockHz": self.clock_hz,
+                "tileCount": self.tile_count,
+                "tileprofVersion": self.version,
+            }
+        )
 
 
 @dataclass(frozen=True)
@@ -217,9 +239,18 @@ class Store:
         feels.
         """
         schema = SCHEMAS[name]
-        if name == RUNS:
+        if name == RUNS:  # a run recorded before a column existed has it null
             files = self.table(name).file_uris()
-            return self._parquet(files).select(*schema) if files else _empty(schema)
+            if not files:
+                return _empty(schema)
+            scan = pl.scan_parquet(
+                files,
+                storage_options=self.options(),
+                hive_partitioning=False,
+                missing_columns="insert",
+                schema=schema,
+            )
+            return scan.select(*schema)
         by_run = self.files_by_run(name)
         run_of = {f: run for run in (by_run if runs is None else runs) for f in by_run.get(run, [])}
         if not run_of:
@@ -231,9 +262,6 @@ class Store:
             include_file_paths="_file",
         )
         return scan.with_columns(run=pl.col("_file").replace_strict(run_of)).select(*schema)
-
-    def _parquet(self, files: list[str]) -> pl.LazyFrame:
-        return pl.scan_parquet(files, storage_options=self.options(), hive_partitioning=False)
 
 
 def _empty(schema: Mapping[str, pl.DataType]) -> pl.LazyFrame:

@@ -272,7 +272,24 @@ def run_record(
         profile_span_cycles=profile_span(profile.samples),
         version=__version__,
         added_at=now_utc(),
+        environment=run_environment(profile, labels),
     )
+
+
+def run_environment(profile: Profile, labels: Mapping[str, str]) -> dict[str, str]:
+    """What a stored run records beside its clock and tiles (docs/store.md,
+    "Comparability"): the device the dump names, the host that added it, and the commit
+    (``--label commit=…``, else the CI's ``GITHUB_SHA`` or ``CI_COMMIT_SHA``)."""
+    import os
+    import socket
+
+    from tileprof.analyses.comparability import COMMIT_VARIABLES
+
+    commit = labels.get("commit") or next(
+        (os.environ[v] for v in COMMIT_VARIABLES if os.environ.get(v)), None
+    )
+    found = {"device": profile.device, "host": socket.gethostname() or None, "commit": commit}
+    return {k: v for k, v in found.items() if v is not None}
 
 
 @dataclass(frozen=True)
@@ -325,6 +342,7 @@ def write_rows(store: Store, record: RunRecord, rows: StoredRows) -> None:
             mode="append",
             partition_by=None if name == RUNS else ["run"],
             storage_options=options,
+            schema_mode="merge" if name == RUNS else None,  # a store from before environment
         )
 
 

@@ -292,6 +292,8 @@ def _columns(diff: Diff) -> tuple[Column, ...]:
                 "(Δ calls × µs per call before): more or fewer calls, not faster ones",
             ),
         ]
+    if diff.confidence is not None:
+        columns += _significance_columns(diff.confidence)
     for f in changed_first(diff):
         columns += [
             Column(f"{f}_change", f"{f} Δ", True, f"{f}_change: after − before"),
@@ -321,6 +323,17 @@ def changed_first(diff: Diff) -> list[str]:
     return ([lead] if lead else []) + ordered
 
 
+def _significance_columns(confidence: float) -> list[Column]:
+    """The per-call verdict and its interval (docs/metrics.md, "Significance")."""
+    level = f"{confidence * 100:g}%"
+    return [
+        Column("verdict", "per call", False, "changed / unchanged / not enough calls"),
+        Column("perCall_change", "Δ % per call", True, "mean per call after / before − 1"),
+        Column("perCall_low", f"{level} low", True, f"the {level} interval's low end"),
+        Column("perCall_high", f"{level} high", True, f"the {level} interval's high end"),
+    ]
+
+
 def _row(record: dict[str, Any], columns: tuple[Column, ...]) -> DiffRow:
     cells = []
     for column in columns:
@@ -329,7 +342,7 @@ def _row(record: dict[str, Any], columns: tuple[Column, ...]) -> DiffRow:
             cells.append(_group_cell(record))
         elif not column.numeric:
             cells.append(text_cell(value))
-        elif column.key.endswith("_relative"):
+        elif column.key.endswith("_relative") or column.key.startswith("perCall_"):
             sort = None if value is None else float(value)
             cells.append(Cell(_relative_text(value), sort, "" if value is None else repr(value)))
         else:

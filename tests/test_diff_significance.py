@@ -1,0 +1,207 @@
+"""``diff`` says whether each group's time per call changed, with a bootstrap interval over
+its calls, and ``--fail-on`` fails only on significant changes (issue 37; docs/metrics.md,
+"Significance").
+
+The real before/after pair is the committed nsys export ``fixtures/real/h100_2gpu_1s.sqlite``
+(2×H100, one second; nsys-ai's test fixture, MIT) split at the median start of its GPU
+events: the first half of the capture is "before", the second "after", so both hold the same
+number of calls and the same kernels with their own run-to-run noise.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import statistics
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner, Result
+
+from tileprof.analyses.significance import (
+    CALLS_CAP,
+    MIN_CALLS,
+    MIN_DRAWS,
+    RESAMPLES,
+    interval,
+    per_call_changes,
+    resample_cap,
+    verdict,
+)
+from tileprof.commands.cli import cli
+
+EXPORT = Path(__file__).parent.parent / "fixtures" / "real" / "h100_2gpu_1s.sqlite"
+GPU_TABLES = (
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+)
+STEADY = "void at::native::vectorized_elementwise_kernel<(int)2, at::native::CUDAFunctor_add<long>, std::array<char *, (unsigned long)3>>(int, T2, T3)"  # noqa: E501
+"""A kernel whose mean time per call moved by about 0.2% between the halves while its calls
+spread by several percent."""
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+@pytest.fixture(scope="module")
+def halves(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(first half, second half) of the export's capture, split at the median GPU event."""
+    folder = tmp_path_factory.mktemp("halves")
+    paths = folder / "before.sqlite", folder / "after.sqlite"
+    for path, keep_first in zip(paths, (True, False), strict=True):
+        shutil.copyfile(EXPORT, path)
+        with sqlite3.connect(path) as db:
+            starts = sorted(s for t in GPU_TABLES for (s,) in db.execute(f"SELECT start FROM {t}"))
+            middle = starts[len(starts) // 2]
+            for table in GPU_TABLES:
+                db.execute(f"DELETE FROM {table} WHERE (start < ?) = ?", (middle, not keep_first))
+    return paths
+
+
+def durations(path: Path, kernel: str) -> list[int]:
+    """The kernel's call durations (ns), by SQL."""
+    with sqlite3.connect(path) as db:
+        query = (
+            "SELECT k.end - k.start FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+            "JOIN StringIds s ON s.id = k.demangledName WHERE s.value = ?"
+        )
+        return [d for (d,) in db.execute(query, (kernel,))]
+
+
+def test_a_kernel_moved_by_a_fraction_of_its_noise_is_unchanged(
+    halves: tuple[Path, Path],
+) -> None:
+    before, after = (durations(p, STEADY) for p in halves)
+    moved = statistics.mean(after) / statistics.mean(before) - 1
+    assert 0.001 < abs(moved) < 0.003  # about 0.2%
+    spread = [statistics.pstdev(d) / statistics.mean(d) for d in (before, after)]
+    assert min(spread) > 0.025  # with noise of several percent
+    result = invoke("diff", *map(str, halves), "--format", "json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    row = next(g for g in document["groups"] if g["group"] == STEADY)
+    assert (row["calls_before"], row["calls_after"]) == (len(before), len(after))
+    assert row["perCall_change"] == pytest.approx(moved, rel=1e-9)
+    assert row["verdict"] == "unchanged"
+    assert row["perCall_low"] < 0 < row["perCall_high"]
+    assert row["perCall_high"] - row["perCall_low"] > 0.01  # the noise, not the 0.2%
+    figures = document["header"]["significance"]
+    assert (figures["confidence"], figures["resamples"], figures["minimumCalls"]) == (
+        0.95,
+        RESAMPLES,
+        MIN_CALLS,
+    )
+    assert sum(figures["verdicts"].values()) == sum(
+        g["verdict"] is not None for g in document["groups"] if "verdict" in g
+    )
+
+
+def test_the_gate_does_not_fail_on_a_change_inside_the_noise(halves: tuple[Path, Path]) -> None:
+    glob = STEADY.replace(" ", "?")  # a sentence's glob holds no spaces
+    sentence = f"time_us of {glob} may not change by more than 0.1%"
+    result = invoke("diff", *map(str, halves), "--fail-on", sentence)
+    assert result.exit_code == 0, result.output  # 0.2% > 0.1%, but not significant
+    assert "not a breach, unchanged per call (95% interval " in result.stderr
+    # the same sentence on a kernel that did change per call fails the gate
+    gather = "void?at::native::vectorized_gather_kernel<(int)16,?long>*"
+    failed = invoke(
+        "diff", *map(str, halves), "--fail-on", f"time_us of {gather} may not rise by more than 5%"
+    )
+    assert failed.exit_code == 1, failed.output
+    assert failed.stdout.startswith("broken: time_us of void at::native::vectorized_gather_kernel")
+
+
+def test_the_table_html_and_json_say_the_calls_and_the_interval(
+    halves: tuple[Path, Path], tmp_path: Path
+) -> None:
+    table = invoke("diff", *map(str, halves)).stdout
+    groups = next(line for line in table.splitlines() if line.startswith("groups "))
+    assert "per call " in groups and "95% bootstrap interval" in groups
+    assert "unchanged " in table and "changed " in table and "[" in table
+    page = tmp_path / "diff.html"
+    assert invoke("diff", *map(str, halves), "--format", "html", "-o", str(page)).exit_code == 0
+    html = page.read_text()
+    assert "95% low" in html and "95% high" in html and "unchanged" in html
+    level = invoke("diff", *map(str, halves), "--format", "json", "--confidence", "99")
+    assert json.loads(level.stdout)["header"]["significance"]["confidence"] == 0.99
+
+
+def test_the_same_inputs_give_the_same_bytes(halves: tuple[Path, Path], tmp_path: Path) -> None:
+    outputs = []
+    for index in range(2):
+        for fmt in ("json", "table"):
+            out = tmp_path / f"{index}.{fmt}"
+            args = ["diff", *map(str, halves), "--format", fmt, "-o", str(out), "--force"]
+            assert invoke(*args).exit_code == 0
+            outputs.append(out.read_bytes())
+    assert outputs[:2] == outputs[2:]
+
+
+def test_the_interval_covers_a_known_ratio() -> None:
+    """Exponential calls with a 10% slower after side: the 95% interval holds 10% and is
+    narrower than the noise; identical sides give exactly 0."""
+    rng = np.random.default_rng(3)
+    before = rng.exponential(100.0, 2000)
+    after = rng.exponential(110.0, 2000)
+    change, low, high = interval(before, after, "k")  # type: ignore[misc]
+    assert low < 0.10 < high and high - low < 0.2
+    assert change == pytest.approx(after.mean() / before.mean() - 1)
+    same, low, high = interval(before, before, "k")  # type: ignore[misc]
+    assert same == 0.0 and low < 0 < high
+    assert interval(np.full(50, 3.0), np.full(50, 3.0), "k") == (0.0, 0.0, 0.0)
+    assert verdict((MIN_CALLS - 1, 500), (0.5, 0.4, 0.6)) == "not enough calls"
+    assert verdict((500, 500), (0.5, 0.4, 0.6)) == "changed"
+    assert verdict((500, 500), (0.0, -0.1, 0.1)) == "unchanged"
+
+
+def test_a_large_side_is_resampled_at_a_cap_and_scaled() -> None:
+    """100,000 calls a side: the m-out-of-n interval is as wide as the plain standard error
+    says (±1.96 σ/√n on the log ratio), not as wide as for the 250 a resample draws."""
+    rng = np.random.default_rng(4)
+    before = rng.normal(100.0, 10.0, 100_000)
+    after = rng.normal(100.0, 10.0, 100_000)
+    _, low, high = interval(before, after, "big")  # type: ignore[misc]
+    expected = 2 * 1.96 * np.sqrt(2) * 0.1 / np.sqrt(100_000)
+    assert (high - low) == pytest.approx(expected, rel=0.15)
+
+
+def test_many_groups_lower_the_cap_alike() -> None:
+    assert resample_cap([(5000, 5000)] * 10) == CALLS_CAP
+    assert resample_cap([(5, 5000)] * 10_000) == CALLS_CAP  # too few calls: no draws
+    lowered = resample_cap([(5000, 5000)] * 400)  # 2 × 10⁸ draws at the full cap
+    assert lowered == CALLS_CAP // 4
+    assert resample_cap([(5000, 5000)] * 100_000) == MIN_DRAWS
+
+
+def test_rows_pair_calls_by_each_side_name() -> None:
+    import polars as pl
+
+    rows = pl.DataFrame(
+        {"group": ["k", "gone"], "beforeName": ["k_v1", "gone"], "afterName": ["k_v2", None]}
+    )
+    before = pl.DataFrame({"name": ["k_v1"] * 20 + ["gone"] * 20, "value": [1.0] * 40})
+    after = pl.DataFrame({"name": ["k_v2"] * 20, "value": [2.0] * 20})
+    found = per_call_changes(rows, before, after)
+    assert found.to_dicts() == [
+        {
+            "group": "k",
+            "perCall_change": 1.0,
+            "perCall_low": 1.0,
+            "perCall_high": 1.0,
+            "verdict": "changed",
+        }
+    ]
+
+
+def test_markdown_gives_the_calls_interval_and_verdict(halves: tuple[Path, Path]) -> None:
+    result = invoke("diff", *map(str, halves), "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("## tileprof diff: ") and lines[2] == "**Passed**"
+    assert lines[4].startswith("| group | status | total_us before | after | Δ % | per call Δ % |")
+    steady = next(line for line in lines if line.startswith("| " + STEADY.replace("|", "\\|")))
+    assert steady.endswith(" | unchanged |") and " to " in steady
