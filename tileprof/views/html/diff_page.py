@@ -292,16 +292,24 @@ def _columns(diff: Diff) -> tuple[Column, ...]:
                 "(Δ calls × µs per call before): more or fewer calls, not faster ones",
             ),
         ]
+    fields = changed_first(diff)
+    columns += _field_columns(fields[:1])  # the figure the rows are sorted by, by the name
     if diff.confidence is not None:
         columns += _significance_columns(diff.confidence)
-    for f in changed_first(diff):
-        columns += [
+    return (*columns, *_field_columns(fields[1:]))
+
+
+def _field_columns(fields: list[str]) -> list[Column]:
+    return [
+        column
+        for f in fields
+        for column in (
             Column(f"{f}_change", f"{f} Δ", True, f"{f}_change: after − before"),
             Column(f"{f}_relative", "Δ %", True, f"{f}_relative: (after − before) / |before|"),
             Column(f"{f}_before", "before", True, f),
             Column(f"{f}_after", "after", True, f),
-        ]
-    return tuple(columns)
+        )
+    ]
 
 
 def changed_first(diff: Diff) -> list[str]:
