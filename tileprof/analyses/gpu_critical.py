@@ -116,7 +116,7 @@ def step_graph(host: pl.DataFrame, gpu: pl.DataFrame, *, hta: bool = False) -> G
     position = np.empty_like(order)
     position[order] = np.arange(order.size)
     parts = [
-        _gpu_edges(events),
+        _gpu_edges(events, hta=hta),
         _sync_edges(events, hta=hta),
     ]
     src = np.concatenate([p[0] for p in parts])
@@ -247,8 +247,10 @@ def _cpu_attribution(
     return np.where(src % 2 == 0, src // 2, np.where(dst % 2 == 1, dst // 2, inner))
 
 
-def _gpu_edges(events: pl.DataFrame) -> tuple[np.ndarray, ...]:
-    """Each GPU event's own edge, its launch edge and its stream edge (HTA's queue rule)."""
+def _gpu_edges(events: pl.DataFrame, *, hta: bool) -> tuple[np.ndarray, ...]:
+    """Each GPU event's own edge, its launch edge and its stream edge (HTA's queue rule); the
+    edge the rule does not pick weighs 0, and with ``hta`` is left out (HTA 0.5.0 adds it
+    only with an option)."""
     calls = events.filter(pl.col("side") == "cpu", pl.col("kind") == "runtime").select(
         "correlation", call="id", call_start="start_ns"
     )
@@ -270,6 +272,8 @@ def _gpu_edges(events: pl.DataFrame) -> tuple[np.ndarray, ...]:
     call_start = gpu.get_column("call_start").fill_null(np.iinfo(np.int64).max).to_numpy()
     launched = (call >= 0) & ((prev < 0) | (prev_end < call_start))
     has_call, has_prev = call >= 0, prev >= 0
+    if hta:
+        has_call, has_prev = has_call & launched, has_prev & ~launched
     src = np.concatenate([2 * own, 2 * call[has_call], 2 * prev[has_prev] + 1])
     dst = np.concatenate([2 * own + 1, 2 * own[has_call], 2 * own[has_prev]])
     launch_w = np.where(launched, start - call_start, 0)[has_call]
