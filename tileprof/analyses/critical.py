@@ -31,8 +31,16 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-EDIT_KINDS: tuple[str, ...] = ("scale", "roofline", "balance", "no-exchange")
-"""The what-if edits a tile dump takes (docs/metrics.md defines each)."""
+EDIT_KINDS: tuple[str, ...] = (
+    "scale",
+    "roofline",
+    "balance",
+    "no-exchange",
+    "no-launch",
+    "no-host-gaps",
+)
+"""The what-if edits (docs/metrics.md defines each): a tile dump takes the first four, a GPU
+step (``analyses.gpu_critical``) scale, roofline, no-launch and no-host-gaps."""
 
 _NULL_EPOCH = -(2**63)
 _STEP = ["epoch", "index"]
@@ -62,11 +70,12 @@ class Edit:
 
 
 def parse_edit(text: str) -> Edit:
-    """``scale:GLOB=FACTOR``, ``roofline:GLOB``, ``balance``, ``balance:K,K…`` or
-    ``no-exchange``; anything else is an ``OptionError`` naming the edit."""
+    """``scale:GLOB=FACTOR``, ``roofline:GLOB``, ``balance``, ``balance:K,K…``,
+    ``no-exchange``, ``no-launch`` or ``no-host-gaps``; anything else is an ``OptionError``
+    naming the edit."""
     kind, _, rest = text.partition(":")
-    if kind == "no-exchange" and not rest:
-        return Edit("no-exchange")
+    if kind in ("no-exchange", "no-launch", "no-host-gaps") and not rest:
+        return Edit(kind)
     if kind == "balance":
         if not rest or rest == "all":
             return Edit("balance")
@@ -80,8 +89,8 @@ def parse_edit(text: str) -> Edit:
         match, _, factor = rest.rpartition("=")
         return Edit("scale", match=match, factor=_factor(factor, f"--what-if {text!r}"))
     raise OptionError(
-        f"--what-if {text!r}: expected scale:GLOB=FACTOR, roofline:GLOB, balance[:K,…] "
-        "or no-exchange"
+        f"--what-if {text!r}: expected scale:GLOB=FACTOR, roofline:GLOB, balance[:K,…], "
+        "no-exchange, no-launch or no-host-gaps"
     )
 
 
@@ -280,6 +289,8 @@ def group_factors(
     factors: dict[str, float] = {}
     notes: list[str] = []
     for edit in edits:
+        if edit.kind in ("no-launch", "no-host-gaps"):
+            notes.append(f"{edit.kind}: applies to GPU steps, not to a tile dump; nothing changed")
         if edit.kind not in ("scale", "roofline") or edit.match is None:
             continue
         matched = [g for g in groups if fnmatch.fnmatchcase(g, edit.match)]

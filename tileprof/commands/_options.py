@@ -497,7 +497,7 @@ def what_if_options() -> Any:
         multiple=True,
         metavar="EDIT",
         help="Re-time with an edit: scale:GLOB=FACTOR, roofline:GLOB, balance[:K,…], "
-        "no-exchange (repeatable).",
+        "no-exchange, no-launch, no-host-gaps (repeatable).",
     )
     file = click.Option(
         ["--edits", "edits_file"],

@@ -47,13 +47,39 @@ def command(
     """The critical path through each epoch's supersteps (each superstep's critical tile and
     the windows between them), the groups on it, and what edits would gain: --what-if
     re-times the epoch without re-running anything, and the single edits are ranked by their
-    gain."""
+    gain. On a PyTorch profiler trace: the critical path of each step's dependency graph."""
     from tileprof.model.critical import tile_critical
     from tileprof.model.reading import load_profile
 
     out.check()
+    if dump is not None and not example and _is_trace(dump):
+        _trace_critical(dump, edits, out)
+        return
     profile = load_profile(dump, example, read)
     filters = example_filters(filters) if example else filters
     result = tile_critical(profile, epoch=filters.epoch, min_sync_gap=min_sync_gap, edits=edits)
     model = CriticalModel(result, profile.target, terminal_width(out.path))
     write_rendered(CRITICAL_RENDERERS[out.format], model, out.path)
+
+
+def _is_trace(path: Path) -> bool:
+    """Whether ``path`` is a PyTorch profiler trace (its GPU steps' critical path)."""
+    from tileprof.inputs import _sniff, detect, read_bytes
+
+    try:
+        return detect(path, read_bytes(path)).name == _sniff.TRACE
+    except Exception:  # not readable as any known input: the tile-dump reading reports it
+        return False
+
+
+def _trace_critical(path: Path, edits: list[Edit], out: Output) -> None:
+    """``critical`` on a trace: JSON (``--format json``) or text."""
+    import json
+
+    from tileprof.core.outputs import write_text
+    from tileprof.model.gpu_critical import trace_critical
+    from tileprof.views.critical_table import gpu_critical_text
+
+    document = trace_critical(path, edits)
+    text = json.dumps(document, indent=2) + "\n" if out.format == "json" else None
+    write_text(out.path, text or gpu_critical_text(document))

@@ -154,3 +154,27 @@ def render_csv(result: CriticalPath) -> str:
         )
         frame = frame.join(what_if, on="epoch", how="left", nulls_equal=True)
     return frame.write_csv(float_precision=None)
+
+
+def gpu_critical_text(document: dict[str, Any]) -> str:
+    """``critical`` on a trace as text: per step the path length, its ns per class, the
+    what-if re-timing and the candidates ranked by gain (docs/metrics.md, "GPU critical
+    path")."""
+    lines = [f"Critical path of {document['trace']} (per CPU-side ProfilerStep)"]
+    for step in document["steps"]:
+        length = step["pathNs"]
+        lines.append(f"step {step['step']}: path {length / 1e3:,.1f} µs")
+        for name, ns in step["classesNs"].items():
+            share = 100 * ns / length if length else 0.0
+            lines.append(f"  {name:<12} {ns / 1e3:>12,.1f} µs {share:5.1f}%")
+        what_if = step["whatIf"]
+        if what_if is not None:
+            lines.append(
+                f"  what-if {' + '.join(what_if['edits'])}: {what_if['whatIfNs'] / 1e3:,.1f} µs,"
+                f" gain {what_if['gainNs'] / 1e3:,.1f} µs"
+            )
+            lines.extend(f"  note: {note}" for note in what_if["notes"])
+        lines.append("  largest gain first:")
+        for row in step["candidates"]:
+            lines.append(f"    {row['gainNs'] / 1e3:>10,.1f} µs  {row['edit'][:90]}")
+    return "\n".join(lines) + "\n"
