@@ -49,10 +49,11 @@ def command(
     re-times the epoch without re-running anything, and the single edits are ranked by their
     gain. On a PyTorch profiler trace: the critical path of each step's dependency graph."""
     from tileprof.model.critical import tile_critical
+    from tileprof.model.gpu_critical import is_trace
     from tileprof.model.reading import load_profile
 
     out.check()
-    if dump is not None and not example and _is_trace(dump):
+    if dump is not None and not example and is_trace(dump):
         _trace_critical(dump, edits, out)
         return
     profile = load_profile(dump, example, read)
@@ -60,16 +61,6 @@ def command(
     result = tile_critical(profile, epoch=filters.epoch, min_sync_gap=min_sync_gap, edits=edits)
     model = CriticalModel(result, profile.target, terminal_width(out.path))
     write_rendered(CRITICAL_RENDERERS[out.format], model, out.path)
-
-
-def _is_trace(path: Path) -> bool:
-    """Whether ``path`` is a PyTorch profiler trace (its GPU steps' critical path)."""
-    from tileprof.inputs import _sniff, detect, read_bytes
-
-    try:
-        return detect(path, read_bytes(path)).name == _sniff.TRACE
-    except Exception:  # not readable as any known input: the tile-dump reading reports it
-        return False
 
 
 def _trace_critical(path: Path, edits: list[Edit], out: Output) -> None:

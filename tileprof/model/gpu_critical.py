@@ -23,6 +23,19 @@ GPU_CANDIDATES: tuple[str, ...] = ("no-launch", "no-host-gaps", "scale:KERNEL=0.
 removed, and each of the three kernels longest on the path at half its time."""
 
 
+def is_trace(path: Path) -> bool:
+    """Whether ``path`` is a PyTorch profiler trace; a file that reads as no known input is
+    left to the tile-dump reading, which reports it."""
+    from tileprof.core.errors import InputError
+    from tileprof.inputs import read_bytes
+    from tileprof.inputs.sources import TRACE, detect_kind
+
+    try:
+        return detect_kind(path, read_bytes(path)) == TRACE
+    except InputError:
+        return False
+
+
 def trace_steps(path: Path) -> list[StepPath]:
     """Each step's graph and path of the Kineto trace at ``path``."""
     from tileprof.inputs import read_bytes
