@@ -292,7 +292,8 @@ def _gpu_edges(events: pl.DataFrame, *, hta: bool) -> tuple[np.ndarray, ...]:
 
 def _sync_edges(events: pl.DataFrame, *, hta: bool) -> tuple[np.ndarray, ...]:
     """From the last GPU event of each stream that was launched before a blocking call began
-    and ended inside it, to the call's end, weighing the call's return after it."""
+    (or whose launch the trace does not hold) and ended inside it, to the call's end, weighing
+    the call's return after it."""
     empty = np.zeros(0, dtype=np.int64)
     if hta:
         return empty, empty, empty, empty, empty
@@ -307,7 +308,7 @@ def _sync_edges(events: pl.DataFrame, *, hta: bool) -> tuple[np.ndarray, ...]:
         events.filter(pl.col("side") == "gpu").select("id", "correlation"), on="id"
     ).join(launches.unique("correlation", keep="first"), on="correlation", how="left")
     pairs = blocking.join(gpu, how="cross").filter(
-        pl.col("launch_start").fill_null(pl.col("start_ns")) <= pl.col("call_start"),
+        pl.col("launch_start").is_null() | (pl.col("launch_start") <= pl.col("call_start")),
         pl.col("end_ns") >= pl.col("call_start"),
         pl.col("end_ns") <= pl.col("call_end"),
     )
@@ -448,7 +449,8 @@ def step_paths(
     """The graph and longest path of each step window ``(step, start_ns, end_ns)`` (the
     CPU-side ``ProfilerStep#N``; the whole trace as one step when there is none): the host
     events that start in it and the GPU events whose launch call starts in it (HTA's
-    clipping)."""
+    clipping), and, but with ``hta``, the GPU events launched before the window that still
+    run in it, from the window's start: the step waits for them too."""
     if not windows:
         first = min(_edge_of(host, "start_ns", min), _edge_of(gpu, "start_ns", min))
         last = max(_edge_of(host, "end_ns", max), _edge_of(gpu, "end_ns", max))
@@ -456,10 +458,20 @@ def step_paths(
     found = []
     for step, lo, hi in windows:  # steps are few
         mine = host.filter(pl.col("start_ns").is_between(lo, hi))
-        launched = pl.coalesce("launch_start_ns", "start_ns").is_between(lo, hi)
-        graph = step_graph(mine, gpu.filter(launched), hta=hta)
+        graph = step_graph(mine, _step_gpu(gpu, lo, hi, hta=hta), hta=hta)
         found.append(StepPath(step, (lo, hi), graph, longest_path(graph)))
     return found
+
+
+def _step_gpu(gpu: pl.DataFrame, lo: int, hi: int, *, hta: bool) -> pl.DataFrame:
+    launch = pl.coalesce("launch_start_ns", "start_ns")
+    launched = gpu.filter(launch.is_between(lo, hi))
+    if hta:
+        return launched
+    carried = gpu.filter(launch < lo, pl.col("end_ns") > lo).with_columns(
+        start_ns=pl.max_horizontal("start_ns", pl.lit(lo, pl.Int64))
+    )
+    return pl.concat([carried, launched])
 
 
 def _edge_of(frame: pl.DataFrame, column: str, pick: Any) -> int:
