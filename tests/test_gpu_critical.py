@@ -8,10 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tileprof.analyses.critical import Edit
+from tileprof.analyses.critical import Edit, parse_edit
 from tileprof.analyses.gpu_critical import (
     CLASSES,
     edited_weights,
@@ -20,6 +21,7 @@ from tileprof.analyses.gpu_critical import (
     step_graph,
     step_paths,
 )
+from tileprof.commands.cli import cli
 from tileprof.inputs import read_bytes
 from tileprof.inputs.gpu.kineto import read_events
 from tileprof.inputs.gpu.kineto_frame import event_frame
@@ -212,3 +214,42 @@ def test_default_graph_counts_host_gaps_and_syncs() -> None:
     (theirs,) = step_paths(host, gpu, [_window(nccl, step)], hta=True)
     assert path_classes(theirs.graph, theirs.path)["gpu_compute"] == 0
     assert ours.path.length_ns > theirs.path.length_ns
+
+
+BERT = "fixtures/tracelens/h100_gaunernst_bert-small-uncased__1016001.json.gz"
+
+
+def test_command_on_a_trace(tmp_path: Path) -> None:
+    """``critical TRACE``: per step the path's ns per class adding up to it, a what-if that
+    removes host gaps gains at most the host gaps on the measured path, and the candidates
+    come largest gain first."""
+    runner = CliRunner()
+    args = ["critical", str(ROOT / BERT), "--format", "json", "--what-if", "no-host-gaps"]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    (step,) = json.loads(result.stdout)["steps"]
+    assert step["step"] == 6
+    assert sum(step["classesNs"].values()) == step["pathNs"]
+    gain = step["whatIf"]["gainNs"]
+    assert 0 < gain <= step["classesNs"]["host_gap"]
+    gains = [c["gainNs"] for c in step["candidates"]]
+    assert gains == sorted(gains, reverse=True)
+    edits = tmp_path / "edits.toml"
+    edits.write_text(
+        '[[edit]]\nkind = "no-launch"\n[[edit]]\nkind = "scale"\nmatch = "*gemm*"\nfactor = 0\n'
+    )
+    text = runner.invoke(cli, ["critical", str(ROOT / BERT), "--edits", str(edits)])
+    assert text.exit_code == 0, text.output
+    assert "what-if no-launch + scale:*gemm*=0:" in text.output
+    assert "largest gain first:" in text.output
+
+
+def test_gpu_edits_parse_and_are_noted_on_tile_dumps() -> None:
+    assert parse_edit("no-launch") == Edit("no-launch")
+    assert parse_edit("no-host-gaps") == Edit("no-host-gaps")
+    result = CliRunner().invoke(
+        cli, ["critical", "--example", "--format", "json", "--what-if", "no-launch"]
+    )
+    assert result.exit_code == 0, result.output
+    notes = json.loads(result.stdout)["notes"]
+    assert any(n.startswith("no-launch: applies to GPU steps") for n in notes)
