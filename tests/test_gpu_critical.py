@@ -15,12 +15,14 @@ from hypothesis import strategies as st
 from tileprof.analyses.critical import Edit, parse_edit
 from tileprof.analyses.gpu_critical import (
     CLASSES,
+    Graph,
     edited_weights,
     longest_path,
     path_classes,
     step_graph,
     step_paths,
 )
+from tileprof.analyses.gpu_critical_ranks import job_graph, on_time
 from tileprof.commands.cli import cli
 from tileprof.inputs import read_bytes
 from tileprof.inputs.gpu.kineto import read_events
@@ -227,7 +229,7 @@ def test_command_on_a_trace(tmp_path: Path) -> None:
     args = ["critical", str(ROOT / BERT), "--format", "json", "--what-if", "no-host-gaps"]
     result = runner.invoke(cli, args)
     assert result.exit_code == 0, result.output
-    (step,) = json.loads(result.stdout)["steps"]
+    ((step,),) = [t["steps"] for t in json.loads(result.stdout)["traces"]]
     assert step["step"] == 6
     assert sum(step["classesNs"].values()) == step["pathNs"]
     gain = step["whatIf"]["gainNs"]
@@ -253,3 +255,41 @@ def test_gpu_edits_parse_and_are_noted_on_tile_dumps() -> None:
     assert result.exit_code == 0, result.output
     notes = json.loads(result.stdout)["notes"]
     assert any(n.startswith("no-launch: applies to GPU steps") for n in notes)
+
+
+def _rank(kernels: list[tuple[int, int, str, str]]) -> Graph:
+    """One rank's step: an op [0, 10] whose launch calls (1 ns each from 1) launch
+    ``kernels`` (start, end, name, kind) on one stream."""
+    host = [(0, "op", "aten::step", "1/1", 0, 10, None)]
+    host += [
+        (i + 1, "runtime", "cudaLaunchKernel", "1/1", 1 + i, 2 + i, i) for i in range(len(kernels))
+    ]
+    gpu = [(0, 0, kind, a, b, name, i, 1 + i) for i, (a, b, name, kind) in enumerate(kernels)]
+    return step_graph(
+        pl.DataFrame(host, schema=HOST_SCHEMA, orient="row"),
+        pl.DataFrame(
+            gpu,
+            schema={"device": pl.Int64, "stream": pl.Int64, "kind": pl.String, "start_ns": pl.Int64,
+                    "end_ns": pl.Int64, "name": pl.String, "correlation": pl.Int64,
+                    "launch_start_ns": pl.Int64},
+            orient="row",
+        ),
+    )  # fmt: skip
+
+
+def test_a_stragglers_compute_is_on_the_jobs_path() -> None:
+    """Rank 0 waits at an all-reduce for rank 1, whose 898 ns kernel comes first: the job's
+    path runs through that kernel; on-time:1 leaves rank 0 its own 2 ns + 100 ns transfer;
+    halving the straggler's kernel gains half of it."""
+    waiting = _rank([(2, 1000, "ncclAllReduce", "comm")])
+    straggler = _rank([(2, 900, "gemm", "kernel"), (900, 1000, "ncclAllReduce", "comm")])
+    job = job_graph([waiting, straggler], [0, 1])
+    assert job.collectives == 1
+    measured = longest_path(job.graph)
+    assert measured.length_ns == 1000
+    names = job.graph.events["name"].to_numpy()
+    assert "gemm" in {names[e] for e in job.graph.event[measured.edges].tolist() if e >= 0}
+    weights, ends = on_time(job, job.graph.weight, 1)
+    assert longest_path(job.graph, weights, ends).length_ns == 102
+    halved, _ = edited_weights(job.graph, [Edit("scale", match="gemm", factor=0.5)])
+    assert longest_path(job.graph, halved).length_ns == 1000 - 449

@@ -112,7 +112,7 @@ def step_graph(host: pl.DataFrame, gpu: pl.DataFrame, *, hta: bool = False) -> G
         gpu = gpu.filter(~pl.col("correlation").is_in(graph_calls.implode(), nulls_equal=False))
     events = _event_table(host, gpu)
     ts = _node_times(events)
-    order = _node_order(events)
+    order = node_order(events)
     position = np.empty_like(order)
     position[order] = np.arange(order.size)
     parts = [
@@ -153,6 +153,8 @@ def _event_table(host: pl.DataFrame, gpu: pl.DataFrame) -> pl.DataFrame:
         end_ns="end_ns",
         correlation="correlation",
         stream_key=pl.lit(None, pl.String),
+        process_group=pl.lit(None, pl.String),
+        seq=pl.lit(None, pl.Int64),
     )
     lane = pl.format("{}/{}", pl.col("device"), pl.col("stream"))
     device = gpu.select(
@@ -164,8 +166,14 @@ def _event_table(host: pl.DataFrame, gpu: pl.DataFrame) -> pl.DataFrame:
         end_ns="end_ns",
         correlation="correlation",
         stream_key=lane,
+        process_group=_column(gpu, "process_group", pl.String),
+        seq=_column(gpu, "seq", pl.Int64),
     )
     return pl.concat([cpu, device]).with_row_index("id").with_columns(pl.col("id").cast(pl.Int64))
+
+
+def _column(frame: pl.DataFrame, name: str, dtype: Any) -> pl.Expr:
+    return pl.col(name).cast(dtype) if name in frame.columns else pl.lit(None, dtype)
 
 
 def _node_times(events: pl.DataFrame) -> np.ndarray:
@@ -175,7 +183,7 @@ def _node_times(events: pl.DataFrame) -> np.ndarray:
     return ts
 
 
-def _node_order(events: pl.DataFrame) -> np.ndarray:
+def node_order(events: pl.DataFrame) -> np.ndarray:
     """Nodes in a topological order: by time, ends before starts at one instant; among starts
     the host before the GPU and the longer event first (a parent before its child), among ends
     the GPU before the host and the later-started first (a child before its parent)."""
@@ -320,10 +328,13 @@ def _sync_edges(events: pl.DataFrame, *, hta: bool) -> tuple[np.ndarray, ...]:
     return src, dst, weight, np.full(n, _SYNC, dtype=np.int64), np.full(n, -1, dtype=np.int64)
 
 
-def longest_path(graph: Graph, weights: np.ndarray | None = None) -> Path:
+def longest_path(
+    graph: Graph, weights: np.ndarray | None = None, ends: np.ndarray | None = None
+) -> Path:
     """The longest path under ``weights`` (the measured ones by default): one sweep over the
     edges sorted by their target (a topological order); of equal ways into a node the first
-    edge in that order (the lower class) is kept."""
+    edge in that order (the lower class) is kept. ``ends``: the nodes a path may end at (every
+    node by default)."""
     w = graph.weight if weights is None else weights
     nodes = 2 * graph.events.height
     if nodes == 0 or graph.src.size == 0:
@@ -337,12 +348,15 @@ def longest_path(graph: Graph, weights: np.ndarray | None = None) -> Path:
         if d > dist[v]:
             dist[v] = d
             pred[v] = e
-    node = int(np.argmax(dist))
+    reach = np.array(dist, dtype=np.int64)
+    if ends is not None:
+        reach = np.where(ends, reach, np.iinfo(np.int64).min)
+    node = last = int(np.argmax(reach))
     path: list[int] = []
     while pred[node] >= 0:
         path.append(pred[node])
         node = int(graph.src[pred[node]])
-    return Path(int(max(dist)), np.array(path[::-1], dtype=np.int64), w)
+    return Path(int(reach[last]), np.array(path[::-1], dtype=np.int64), w)
 
 
 def path_classes(graph: Graph, path: Path) -> dict[str, int]:

@@ -19,6 +19,7 @@ from tileprof.commands._options import (
     read_options,
     what_if_options,
 )
+from tileprof.core.errors import OptionError
 from tileprof.core.outputs import terminal_width
 from tileprof.views.renderers import CRITICAL_RENDERERS, CriticalModel, write_rendered
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 
 @click.command("critical", short_help="The critical path of each epoch, and what edits would gain.")
-@click.argument("dump", required=False, type=click.Path(path_type=Path))
+@click.argument("inputs", nargs=-1, type=click.Path(path_type=Path))
 @example_option()
 @filter_options(("epoch",), epoch="Only this epoch (default: every epoch).")
 @min_sync_gap_option()
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 @output_options(list(CRITICAL_RENDERERS), default="table")
 @read_options(tiles_alias=False)
 def command(
-    dump: Path | None,
+    inputs: tuple[Path, ...],
     example: bool,
     filters: Filters,
     min_sync_gap: int,
@@ -47,15 +48,19 @@ def command(
     """The critical path through each epoch's supersteps (each superstep's critical tile and
     the windows between them), the groups on it, and what edits would gain: --what-if
     re-times the epoch without re-running anything, and the single edits are ranked by their
-    gain. On a PyTorch profiler trace: the critical path of each step's dependency graph."""
+    gain. On PyTorch profiler traces: the critical path of each step's dependency graph, and
+    across the ranks of one job through their collectives."""
     from tileprof.model.critical import tile_critical
     from tileprof.model.gpu_critical import is_trace
     from tileprof.model.reading import load_profile
 
     out.check()
-    if dump is not None and not example and is_trace(dump):
-        _trace_critical(dump, edits, out)
+    if inputs and not example and all(is_trace(path) for path in inputs):
+        _trace_critical(list(inputs), edits, out)
         return
+    if len(inputs) > 1:
+        raise OptionError("critical reads one tile dump, or PyTorch profiler traces")
+    dump = inputs[0] if inputs else None
     profile = load_profile(dump, example, read)
     filters = example_filters(filters) if example else filters
     result = tile_critical(profile, epoch=filters.epoch, min_sync_gap=min_sync_gap, edits=edits)
@@ -63,7 +68,7 @@ def command(
     write_rendered(CRITICAL_RENDERERS[out.format], model, out.path)
 
 
-def _trace_critical(path: Path, edits: list[Edit], out: Output) -> None:
+def _trace_critical(paths: list[Path], edits: list[Edit], out: Output) -> None:
     """``critical`` on a trace: JSON (``--format json``) or text."""
     import json
 
@@ -71,6 +76,6 @@ def _trace_critical(path: Path, edits: list[Edit], out: Output) -> None:
     from tileprof.model.gpu_critical import trace_critical
     from tileprof.views.critical_table import gpu_critical_text
 
-    document = trace_critical(path, edits)
+    document = trace_critical(paths, edits)
     text = json.dumps(document, indent=2) + "\n" if out.format == "json" else None
     write_text(out.path, text or gpu_critical_text(document))

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from tileprof.analyses.critical import Edit
 from tileprof.analyses.gpu_critical import (
     StepPath,
@@ -17,6 +19,7 @@ from tileprof.analyses.gpu_critical import (
     path_events,
     step_paths,
 )
+from tileprof.analyses.gpu_critical_ranks import job_graph, on_time
 
 GPU_CANDIDATES: tuple[str, ...] = ("no-launch", "no-host-gaps", "scale:KERNEL=0.5")
 """The single edits ranked by gain for a GPU step: launch overhead removed, host gaps
@@ -36,8 +39,9 @@ def is_trace(path: Path) -> bool:
         return False
 
 
-def trace_steps(path: Path) -> list[StepPath]:
-    """Each step's graph and path of the Kineto trace at ``path``."""
+def trace_steps(path: Path) -> tuple[list[StepPath], int | None]:
+    """Each step's graph and path of the Kineto trace at ``path``, and its rank (None
+    without ``distributedInfo``)."""
     from tileprof.inputs import read_bytes
     from tileprof.inputs.gpu.kineto import read_events
     from tileprof.inputs.gpu.kineto_frame import event_frame
@@ -49,7 +53,8 @@ def trace_steps(path: Path) -> list[StepPath]:
         for _, step, lo, hi, source in found.steps
         if source == "cpu_step"
     ]
-    return step_paths(host_frame(found), event_frame(found), windows)
+    rank = None if found.rank is None else found.rank[0]
+    return step_paths(host_frame(found), event_frame(found), windows), rank
 
 
 def _retimed(found: StepPath, edits: Sequence[Edit]) -> dict[str, Any]:
@@ -76,26 +81,68 @@ def _candidates(found: StepPath, kernels: list[str]) -> list[dict[str, Any]]:
     return sorted(ranked, key=lambda r: (-r["gainNs"], r["edit"]))
 
 
-def trace_critical(path: Path, edits: Sequence[Edit] = ()) -> dict[str, Any]:
-    """The JSON document of ``critical`` on a trace: per step its window, path length, the
-    path's ns per class, the ops and kernels on it, the what-if re-timing and the ranked
-    candidates."""
-    steps = []
-    for found in trace_steps(path):
-        events = path_events(found.graph, found.path)
-        kernels = (
-            events.filter(events["side"] == "gpu").get_column("name").unique(maintain_order=True)
+def _step_document(found: StepPath, edits: Sequence[Edit]) -> dict[str, Any]:
+    events = path_events(found.graph, found.path)
+    kernels = events.filter(events["side"] == "gpu").get_column("name").unique(maintain_order=True)
+    return {
+        "step": found.step,
+        "windowNs": found.window[1] - found.window[0],
+        "pathNs": found.path.length_ns,
+        "classesNs": path_classes(found.graph, found.path),
+        "droppedEdges": found.graph.dropped,
+        "onPath": events.head(20).to_dicts(),
+        "whatIf": _retimed(found, [e for e in edits if e.kind != "on-time"]) if edits else None,
+        "candidates": _candidates(found, kernels.to_list()),
+    }
+
+
+def trace_critical(paths: Sequence[Path], edits: Sequence[Edit] = ()) -> dict[str, Any]:
+    """The JSON document of ``critical`` on traces: per trace and step its window, path
+    length, the path's ns per class, the ops and kernels on it, the what-if re-timing and the
+    ranked candidates; with two or more ranks of one job, per step they share the path
+    through their joined graph (``job``)."""
+    traces, ranked = [], []
+    for path in paths:
+        steps, rank = trace_steps(path)
+        traces.append(
+            {"trace": path.name, "rank": rank, "steps": [_step_document(s, edits) for s in steps]}
         )
-        steps.append(
-            {
-                "step": found.step,
-                "windowNs": found.window[1] - found.window[0],
-                "pathNs": found.path.length_ns,
-                "classesNs": path_classes(found.graph, found.path),
-                "droppedEdges": found.graph.dropped,
-                "onPath": events.head(20).to_dicts(),
-                "whatIf": _retimed(found, edits) if edits else None,
-                "candidates": _candidates(found, kernels.to_list()),
+        if rank is not None:
+            ranked.append((rank, steps))
+    job = _job(ranked, edits) if len(ranked) > 1 else None
+    return {"edits": [e.describe() for e in edits], "traces": traces, "job": job}
+
+
+def _job(ranked: list[tuple[int, list[StepPath]]], edits: Sequence[Edit]) -> list[dict[str, Any]]:
+    """Per step number every rank holds: the joined graph's path, the ranks it crosses, and
+    the re-timing of ``edits`` (an on-time edit drops its rank's arrivals)."""
+    common = set.intersection(*({s.step for s in steps} for _, steps in ranked))
+    rows = []
+    for number in sorted(n for n in common if n is not None):
+        graphs = [next(s.graph for s in steps if s.step == number) for _, steps in ranked]
+        job = job_graph(graphs, [rank for rank, _ in ranked])
+        measured = longest_path(job.graph)
+        crossed = np.unique(job.rank_of_node[job.graph.src[measured.edges]]).tolist()
+        row: dict[str, Any] = {
+            "step": number,
+            "pathNs": measured.length_ns,
+            "classesNs": path_classes(job.graph, measured),
+            "ranksOnPath": crossed,
+            "collectives": job.collectives,
+            "droppedEdges": job.graph.dropped,
+            "whatIf": None,
+        }
+        if edits:
+            weights, notes = edited_weights(job.graph, [e for e in edits if e.kind != "on-time"])
+            ends = None
+            for edit in (e for e in edits if e.kind == "on-time"):
+                weights, ends = on_time(job, weights, int(edit.match or 0))
+            edited = longest_path(job.graph, weights, ends)
+            row["whatIf"] = {
+                "whatIfNs": edited.length_ns,
+                "gainNs": measured.length_ns - edited.length_ns,
+                "classesNs": path_classes(job.graph, edited),
+                "notes": notes,
             }
-        )
-    return {"trace": path.name, "edits": [e.describe() for e in edits], "steps": steps}
+        rows.append(row)
+    return rows

@@ -157,24 +157,35 @@ def render_csv(result: CriticalPath) -> str:
 
 
 def gpu_critical_text(document: dict[str, Any]) -> str:
-    """``critical`` on a trace as text: per step the path length, its ns per class, the
-    what-if re-timing and the candidates ranked by gain (docs/metrics.md, "GPU critical
-    path")."""
-    lines = [f"Critical path of {document['trace']} (per CPU-side ProfilerStep)"]
-    for step in document["steps"]:
-        length = step["pathNs"]
-        lines.append(f"step {step['step']}: path {length / 1e3:,.1f} µs")
-        for name, ns in step["classesNs"].items():
-            share = 100 * ns / length if length else 0.0
-            lines.append(f"  {name:<12} {ns / 1e3:>12,.1f} µs {share:5.1f}%")
-        what_if = step["whatIf"]
-        if what_if is not None:
-            lines.append(
-                f"  what-if {' + '.join(what_if['edits'])}: {what_if['whatIfNs'] / 1e3:,.1f} µs,"
-                f" gain {what_if['gainNs'] / 1e3:,.1f} µs"
-            )
-            lines.extend(f"  note: {note}" for note in what_if["notes"])
-        lines.append("  largest gain first:")
-        for row in step["candidates"]:
-            lines.append(f"    {row['gainNs'] / 1e3:>10,.1f} µs  {row['edit'][:90]}")
+    """``critical`` on traces as text: per trace and step the path length, its ns per class,
+    the what-if re-timing and the candidates ranked by gain; per step of a job the path
+    through the ranks (docs/metrics.md, "GPU critical path")."""
+    lines: list[str] = []
+    for trace in document["traces"]:
+        lines.append(f"Critical path of {trace['trace']} (per CPU-side ProfilerStep)")
+        for step in trace["steps"]:
+            lines.extend(_step_lines(f"step {step['step']}", step, document["edits"]))
+            lines.append("  largest gain first:")
+            for row in step["candidates"]:
+                lines.append(f"    {row['gainNs'] / 1e3:>10,.1f} µs  {row['edit'][:90]}")
+    for step in document["job"] or []:
+        ranks = ", ".join(str(r) for r in step["ranksOnPath"])
+        title = (
+            f"job step {step['step']} ({step['collectives']} collectives; ranks on path: {ranks})"
+        )
+        lines.extend(_step_lines(title, step, document["edits"]))
     return "\n".join(lines) + "\n"
+
+
+def _step_lines(title: str, step: dict[str, Any], edits: list[str]) -> list[str]:
+    length = step["pathNs"]
+    lines = [f"{title}: path {length / 1e3:,.1f} µs"]
+    for name, ns in step["classesNs"].items():
+        share = 100 * ns / length if length else 0.0
+        lines.append(f"  {name:<12} {ns / 1e3:>12,.1f} µs {share:5.1f}%")
+    what_if = step["whatIf"]
+    if what_if is not None:
+        new, gain = what_if["whatIfNs"] / 1e3, what_if["gainNs"] / 1e3
+        lines.append(f"  what-if {' + '.join(edits)}: {new:,.1f} µs, gain {gain:,.1f} µs")
+        lines.extend(f"  note: {note}" for note in what_if["notes"])
+    return lines
