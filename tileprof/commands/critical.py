@@ -69,13 +69,16 @@ def command(
 
 
 def _trace_critical(paths: list[Path], edits: list[Edit], out: Output) -> None:
-    """``critical`` on a trace: JSON (``--format json``) or text."""
+    """``critical`` on traces: text, JSON or CSV (``--format``)."""
     import json
 
     from tileprof.core.outputs import write_text
     from tileprof.model.gpu_critical import trace_critical
-    from tileprof.views.critical_table import gpu_critical_text
+    from tileprof.views.critical_table import gpu_critical_csv, gpu_critical_text
 
     document = trace_critical(paths, edits)
-    text = json.dumps(document, indent=2) + "\n" if out.format == "json" else None
-    write_text(out.path, text or gpu_critical_text(document))
+    if out.format == "json":
+        text = json.dumps(document, indent=2) + "\n"
+    else:
+        text = (gpu_critical_csv if out.format == "csv" else gpu_critical_text)(document)
+    write_text(out.path, text)

@@ -164,7 +164,8 @@ def gpu_critical_text(document: dict[str, Any]) -> str:
     for trace in document["traces"]:
         lines.append(f"Critical path of {trace['trace']} (per CPU-side ProfilerStep)")
         for step in trace["steps"]:
-            lines.extend(_step_lines(f"step {step['step']}", step, document["edits"]))
+            name = "the whole trace" if step["step"] is None else f"step {step['step']}"
+            lines.extend(_step_lines(name, step, document["edits"]))
             lines.append("  largest gain first:")
             for row in step["candidates"]:
                 lines.append(f"    {row['gainNs'] / 1e3:>10,.1f} µs  {row['edit'][:90]}")
@@ -189,3 +190,28 @@ def _step_lines(title: str, step: dict[str, Any], edits: list[str]) -> list[str]
         lines.append(f"  what-if {' + '.join(edits)}: {new:,.1f} µs, gain {gain:,.1f} µs")
         lines.extend(f"  note: {note}" for note in what_if["notes"])
     return lines
+
+
+def gpu_critical_csv(document: dict[str, Any]) -> str:
+    """``critical --format csv`` on traces: one row per trace and step (and per job step,
+    trace ``job``): the path's ns, its ns per class, and the what-if's ns and gain."""
+    import polars as pl
+
+    rows = []
+    scopes = [(t["trace"], t["rank"], t["steps"]) for t in document["traces"]]
+    scopes.append(("job", None, document["job"] or []))
+    for trace, rank, steps in scopes:
+        for step in steps:
+            what_if = step["whatIf"] or {}
+            rows.append(
+                {
+                    "trace": trace,
+                    "rank": rank,
+                    "step": step["step"],
+                    "pathNs": step["pathNs"],
+                    **{f"{name}Ns": ns for name, ns in step["classesNs"].items()},
+                    "whatIfNs": what_if.get("whatIfNs"),
+                    "gainNs": what_if.get("gainNs"),
+                }
+            )
+    return pl.DataFrame(rows, infer_schema_length=None).write_csv()
