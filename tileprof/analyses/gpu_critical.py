@@ -315,11 +315,9 @@ def _sync_edges(events: pl.DataFrame, *, hta: bool) -> tuple[np.ndarray, ...]:
     gpu = gpu.join(
         events.filter(pl.col("side") == "gpu").select("id", "correlation"), on="id"
     ).join(launches.unique("correlation", keep="first"), on="correlation", how="left")
-    pairs = blocking.join(gpu, how="cross").filter(
-        pl.col("launch_start").is_null() | (pl.col("launch_start") <= pl.col("call_start")),
-        pl.col("end_ns") >= pl.col("call_start"),
-        pl.col("end_ns") <= pl.col("call_end"),
-    )
+    pairs = blocking.join_where(
+        gpu, pl.col("end_ns") >= pl.col("call_start"), pl.col("end_ns") <= pl.col("call_end")
+    ).filter(pl.col("launch_start").is_null() | (pl.col("launch_start") <= pl.col("call_start")))
     last = pairs.sort("end_ns").group_by("call", "stream_key").last()
     src = 2 * last.get_column("id").to_numpy() + 1
     dst = 2 * last.get_column("call").to_numpy() + 1
