@@ -293,3 +293,21 @@ def test_a_stragglers_compute_is_on_the_jobs_path() -> None:
     assert longest_path(job.graph, weights, ends).length_ns == 102
     halved, _ = edited_weights(job.graph, [Edit("scale", match="gemm", factor=0.5)])
     assert longest_path(job.graph, halved).length_ns == 1000 - 449
+
+
+def test_trace_draws_the_critical_path_with_its_kernels(tmp_path: Path) -> None:
+    """``trace --critical-path``: a track of the path's spans, its GPU spans at the times of
+    the kernels they are (moved with the trace when targets are aligned)."""
+    out = tmp_path / "t.json"
+    args = ["trace", str(ROOT / BERT), "--critical-path", "-o", str(out)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    events = json.loads(out.read_text())["traceEvents"]
+    path = [e for e in events if str(e.get("cat", "")).startswith("critical_")]
+    gpu = ("kernel", "gpu_memcpy", "gpu_memset")
+    kernels = {(e["ts"], e["dur"]) for e in events if e.get("cat") in gpu}
+    compute = [e for e in path if e["cat"] == "critical_gpu_compute"]
+    assert compute and all(
+        (e["ts"], e["dur"]) in kernels for e in compute if e["name"].count("cutlass")
+    )
+    assert {e["cat"] for e in path} >= {"critical_cpu", "critical_host_gap", "critical_gpu_compute"}
