@@ -311,3 +311,30 @@ def test_trace_draws_the_critical_path_with_its_kernels(tmp_path: Path) -> None:
         (e["ts"], e["dur"]) in kernels for e in compute if e["name"].count("cutlass")
     )
     assert {e["cat"] for e in path} >= {"critical_cpu", "critical_host_gap", "critical_gpu_compute"}
+
+
+def test_command_on_an_nsys_export() -> None:
+    """An nsys SQLite export: per process (correlation ids are per process) the whole capture
+    as one step, from its runtime calls (no CPU ops); the path at least the busiest stream."""
+    export = ROOT / "fixtures/real/h100_2gpu_1s.sqlite"
+    result = CliRunner().invoke(cli, ["critical", str(export), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    traces = json.loads(result.stdout)["traces"]
+    assert len(traces) == 2
+    from tileprof.inputs.gpu.nsys_sqlite import host_calls, read_export
+
+    events = read_export(export, export.read_bytes()).events
+    calls = host_calls(export, export.read_bytes())
+    for trace in traces:
+        ((step,),) = [trace["steps"]]
+        pid = int(trace["trace"].rsplit(" ", 1)[1])
+        mine = events.filter(pl.col("pid") == pid, pl.col("end_ns") > pl.col("start_ns"))
+        assert sum(step["classesNs"].values()) == step["pathNs"]
+        assert _busy(mine, ["device", "stream"]) <= step["pathNs"]
+        both = pl.concat(
+            [
+                mine.select("start_ns", "end_ns"),
+                calls.filter(pl.col("pid") == pid).select("start_ns", "end_ns"),
+            ]
+        )
+        assert step["pathNs"] <= both["end_ns"].max() - both["start_ns"].min()  # type: ignore[operator]

@@ -30,6 +30,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from tileprof.core.gpu_events import comm_kind
+
 CLASSES: tuple[str, ...] = (
     "cpu",
     "host_gap",
@@ -161,7 +163,7 @@ def _event_table(host: pl.DataFrame, gpu: pl.DataFrame) -> pl.DataFrame:
         side=pl.lit("gpu"),
         name="name",
         lane=lane,
-        kind=pl.col("kind").cast(pl.String),
+        kind=comm_kind(pl.col("kind"), pl.col("name")),
         start_ns="start_ns",
         end_ns="end_ns",
         correlation="correlation",

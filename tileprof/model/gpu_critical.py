@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from tileprof.analyses.critical import Edit
 from tileprof.analyses.gpu_critical import (
@@ -27,16 +28,33 @@ removed, and each of the three kernels longest on the path at half its time."""
 
 
 def is_trace(path: Path) -> bool:
-    """Whether ``path`` is a PyTorch profiler trace; a file that reads as no known input is
-    left to the tile-dump reading, which reports it."""
+    """Whether ``path`` is a PyTorch profiler trace or an nsys SQLite export; a file that
+    reads as no known input is left to the tile-dump reading, which reports it."""
     from tileprof.core.errors import InputError
     from tileprof.inputs import read_bytes
+    from tileprof.inputs.gpu.nsys_sqlite import KIND as NSYS
     from tileprof.inputs.sources import TRACE, detect_kind
 
     try:
-        return detect_kind(path, read_bytes(path)) == TRACE
+        return detect_kind(path, read_bytes(path)) in (TRACE, NSYS)
     except InputError:
         return False
+
+
+def export_steps(path: Path) -> list[tuple[int, list[StepPath]]]:
+    """Per process of the nsys SQLite export at ``path`` (correlation ids are per process):
+    the whole capture as one step, from its runtime calls and GPU events."""
+    from tileprof.inputs import read_bytes
+    from tileprof.inputs.gpu.nsys_sqlite import host_calls, read_export
+
+    data = read_bytes(path)
+    calls = host_calls(path, data)
+    events = read_export(path, data).events
+    found = []
+    for pid in sorted(events.get_column("pid").drop_nulls().unique().to_list()):
+        mine = calls.filter(pl.col("pid") == pid).drop("pid")
+        found.append((pid, step_paths(mine, events.filter(pl.col("pid") == pid), [])))
+    return found
 
 
 def trace_steps(path: Path) -> tuple[list[StepPath], int | None]:
@@ -81,6 +99,14 @@ def _candidates(found: StepPath, kernels: list[str]) -> list[dict[str, Any]]:
     return sorted(ranked, key=lambda r: (-r["gainNs"], r["edit"]))
 
 
+def _is_export(path: Path) -> bool:
+    from tileprof.inputs import read_bytes
+    from tileprof.inputs.gpu.nsys_sqlite import KIND as NSYS
+    from tileprof.inputs.sources import detect_kind
+
+    return detect_kind(path, read_bytes(path)) == NSYS
+
+
 def _step_document(found: StepPath, edits: Sequence[Edit]) -> dict[str, Any]:
     events = path_events(found.graph, found.path)
     kernels = events.filter(events["side"] == "gpu").get_column("name").unique(maintain_order=True)
@@ -101,8 +127,14 @@ def trace_critical(paths: Sequence[Path], edits: Sequence[Edit] = ()) -> dict[st
     length, the path's ns per class, the ops and kernels on it, the what-if re-timing and the
     ranked candidates; with two or more ranks of one job, per step they share the path
     through their joined graph (``job``)."""
-    traces, ranked = [], []
+    traces: list[dict[str, Any]] = []
+    ranked: list[tuple[int, list[StepPath]]] = []
     for path in paths:
+        if _is_export(path):
+            for pid, steps in export_steps(path):
+                documents = [_step_document(s, edits) for s in steps]
+                traces.append({"trace": f"{path.name} pid {pid}", "rank": None, "steps": documents})
+            continue
         steps, rank = trace_steps(path)
         traces.append(
             {"trace": path.name, "rank": rank, "steps": [_step_document(s, edits) for s in steps]}

@@ -162,7 +162,7 @@ def gpu_critical_text(document: dict[str, Any]) -> str:
     through the ranks (docs/metrics.md, "GPU critical path")."""
     lines: list[str] = []
     for trace in document["traces"]:
-        lines.append(f"Critical path of {trace['trace']} (per CPU-side ProfilerStep)")
+        lines.append(f"Critical path of {trace['trace']}")
         for step in trace["steps"]:
             name = "the whole trace" if step["step"] is None else f"step {step['step']}"
             lines.extend(_step_lines(name, step, document["edits"]))

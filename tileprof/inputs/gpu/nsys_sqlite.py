@@ -615,3 +615,36 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
 
 
 READER: Reader[ParsedRuns] = Reader(parse)
+
+
+def host_calls(path: str | Path, data: bytes) -> pl.DataFrame:
+    """The CUDA runtime calls of an export on their threads, for the dependency graph of
+    ``critical`` (``inputs.gpu.kineto_host.HOST_SCHEMA`` and ``pid``): named without CUPTI's
+    version suffix (``cudaLaunchKernel_v7000`` → ``cudaLaunchKernel``); no CPU ops (an export
+    holds none). Empty without a runtime table."""
+    schema = {
+        "index": pl.Int64(),
+        "cat": pl.String(),
+        "name": pl.String(),
+        "thread": pl.String(),
+        "start_ns": pl.Int64(),
+        "end_ns": pl.Int64(),
+        "correlation": pl.Int64(),
+        "pid": pl.Int64(),
+    }
+    with tempfile.TemporaryDirectory(prefix="tileprof-nsys-") as scratch:
+        try:
+            conn = _connect(path, data, Path(scratch))
+            if RUNTIME not in _tables(conn):
+                return pl.DataFrame(schema=schema)
+            sql = f"""
+                SELECT r.rowid, 'runtime', s.value, CAST(r.globalTid AS TEXT), r.start, r.end,
+                       r.correlationId, (r.globalTid >> {PID_SHIFT}) & {PID_MASK}
+                FROM {RUNTIME} r LEFT JOIN StringIds s ON s.id = r.nameId"""
+            frame = _frame(conn, sql, schema)
+        except sqlite3.Error as exc:
+            raise InputError(path, None, f"unreadable SQLite database ({exc})") from None
+        finally:
+            if "conn" in locals():
+                conn.close()
+    return frame.with_columns(pl.col("name").fill_null("").str.replace(r"_v\d+$", ""))
