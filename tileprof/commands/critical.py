@@ -19,7 +19,6 @@ from tileprof.commands._options import (
     read_options,
     what_if_options,
 )
-from tileprof.core.errors import OptionError
 from tileprof.core.outputs import terminal_width
 from tileprof.views.renderers import CRITICAL_RENDERERS, CriticalModel, write_rendered
 
@@ -59,13 +58,26 @@ def command(
         _trace_critical(list(inputs), edits, out)
         return
     if len(inputs) > 1:
-        raise OptionError("critical reads one tile dump, or PyTorch profiler traces")
+        _not_a_trace(next(p for p in inputs if not is_trace(p)))
     dump = inputs[0] if inputs else None
     profile = load_profile(dump, example, read)
     filters = example_filters(filters) if example else filters
     result = tile_critical(profile, epoch=filters.epoch, min_sync_gap=min_sync_gap, edits=edits)
     model = CriticalModel(result, profile.target, terminal_width(out.path))
     write_rendered(CRITICAL_RENDERERS[out.format], model, out.path)
+
+
+def _not_a_trace(path: Path) -> None:
+    """The error for a file among several that is no trace: unreadable, or of another kind."""
+    from tileprof.core.errors import InputError
+    from tileprof.inputs import read_bytes
+
+    read_bytes(path)
+    raise InputError(
+        path,
+        None,
+        "not a PyTorch profiler trace or nsys export; critical reads one tile dump, or traces",
+    )
 
 
 def _trace_critical(paths: list[Path], edits: list[Edit], out: Output) -> None:
