@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tileprof.analyses.critical import Edit, parse_edit
+from tileprof.analyses.critical import Edit, load_edits, parse_edit
 from tileprof.analyses.gpu_critical import (
     CLASSES,
     Graph,
@@ -338,3 +338,30 @@ def test_command_on_an_nsys_export() -> None:
             ]
         )
         assert step["pathNs"] <= both["end_ns"].max() - both["start_ns"].min()  # type: ignore[operator]
+
+
+def test_ranks_of_one_job_on_the_command_line(tmp_path: Path) -> None:
+    """Two ranks' traces: a job section per step both hold, with the collectives matched; on
+    CPU-bound steps the job's path is the longer rank's; on-time reads from TOML too."""
+    edits = tmp_path / "edits.toml"
+    edits.write_text('[[edit]]\nkind = "on-time"\nrank = 1\n')
+    assert load_edits(edits) == [Edit("on-time", match="1")]
+    assert parse_edit("on-time:1") == Edit("on-time", match="1")
+    ranks = [str(ROOT / f"fixtures/hta/sampled_rank-{r}.json.gz") for r in (0, 1)]
+    result = CliRunner().invoke(
+        cli, ["critical", *ranks, "--format", "json", "--edits", str(edits)]
+    )
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    job = document["job"]
+    assert [s["step"] for s in job] == [551, 552]
+    for step in job:
+        own = [
+            s["pathNs"] for t in document["traces"] for s in t["steps"] if s["step"] == step["step"]
+        ]
+        assert step["collectives"] > 0
+        # these steps are CPU-bound (no communication on either rank's path), so joining the
+        # ranks at their collectives leaves the job's path the longer rank's
+        assert step["classesNs"]["gpu_comm"] == 0
+        assert step["pathNs"] == max(own)
+        assert step["whatIf"]["gainNs"] >= 0
