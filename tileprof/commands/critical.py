@@ -24,6 +24,7 @@ from tileprof.views.renderers import CRITICAL_RENDERERS, CriticalModel, write_re
 
 if TYPE_CHECKING:
     from tileprof.analyses.critical import Edit
+    from tileprof.inputs.sources import FileRead
     from tileprof.model.reading import DumpReading
 
 
@@ -50,15 +51,16 @@ def command(
     gain. On PyTorch profiler traces: the critical path of each step's dependency graph, and
     across the ranks of one job through their collectives."""
     from tileprof.model.critical import tile_critical
-    from tileprof.model.gpu_critical import is_trace
+    from tileprof.model.gpu_critical import read_trace
     from tileprof.model.reading import load_profile
 
     out.check()
-    if inputs and not example and all(is_trace(path) for path in inputs):
-        _trace_critical(list(inputs), edits, out)
+    traces = [] if example else [read_trace(path) for path in inputs]
+    if traces and all(traces):
+        _trace_critical([t for t in traces if t is not None], edits, out)
         return
     if len(inputs) > 1:
-        _not_a_trace(next(p for p in inputs if not is_trace(p)))
+        _not_a_trace(next(p for p, t in zip(inputs, traces, strict=True) if t is None))
     dump = inputs[0] if inputs else None
     profile = load_profile(dump, example, read)
     filters = example_filters(filters) if example else filters
@@ -80,7 +82,7 @@ def _not_a_trace(path: Path) -> None:
     )
 
 
-def _trace_critical(paths: list[Path], edits: list[Edit], out: Output) -> None:
+def _trace_critical(paths: list[FileRead], edits: list[Edit], out: Output) -> None:
     """``critical`` on traces: text, JSON or CSV (``--format``)."""
     import json
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -22,32 +22,34 @@ from tileprof.analyses.gpu_critical import (
 )
 from tileprof.analyses.gpu_critical_ranks import job_graph, on_time
 
+if TYPE_CHECKING:
+    from tileprof.inputs.sources import FileRead
+
 GPU_CANDIDATES: tuple[str, ...] = ("no-launch", "no-host-gaps", "scale:KERNEL=0.5")
 """The single edits ranked by gain for a GPU step: launch overhead removed, host gaps
 removed, and each of the three kernels longest on the path at half its time."""
 
 
-def is_trace(path: Path) -> bool:
-    """Whether ``path`` is a PyTorch profiler trace or an nsys SQLite export; a file that
-    reads as no known input is left to the tile-dump reading, which reports it."""
+def read_trace(path: Path) -> FileRead | None:
+    """``path`` read once when it is a PyTorch profiler trace or an nsys SQLite export; None
+    for a tile dump (recognised from its head, left to the tile loader) or a file that reads
+    as no known input (the tile-dump reading reports it)."""
     from tileprof.core.errors import InputError
-    from tileprof.inputs import read_bytes
     from tileprof.inputs.gpu.nsys_sqlite import KIND as NSYS
-    from tileprof.inputs.sources import TRACE, detect_kind
+    from tileprof.inputs.sources import TRACE, read_input
 
     try:
-        return detect_kind(path, read_bytes(path)) in (TRACE, NSYS)
+        found = read_input(path)
     except InputError:
-        return False
+        return None
+    return found if found.kind in (TRACE, NSYS) and found.data is not None else None
 
 
-def export_steps(path: Path) -> list[tuple[int, list[StepPath]]]:
+def export_steps(path: Path, data: bytes) -> list[tuple[int, list[StepPath]]]:
     """Per process of the nsys SQLite export at ``path`` (correlation ids are per process):
     the whole capture as one step, from its runtime calls and GPU events."""
-    from tileprof.inputs import read_bytes
     from tileprof.inputs.gpu.nsys_sqlite import host_calls, read_export
 
-    data = read_bytes(path)
     calls = host_calls(path, data)
     events = read_export(path, data).events
     found = []
@@ -57,15 +59,14 @@ def export_steps(path: Path) -> list[tuple[int, list[StepPath]]]:
     return found
 
 
-def trace_steps(path: Path) -> tuple[list[StepPath], int | None]:
+def trace_steps(path: Path, data: bytes) -> tuple[list[StepPath], int | None]:
     """Each step's graph and path of the Kineto trace at ``path``, and its rank (None
     without ``distributedInfo``)."""
-    from tileprof.inputs import read_bytes
     from tileprof.inputs.gpu.kineto import read_events
     from tileprof.inputs.gpu.kineto_frame import event_frame
     from tileprof.inputs.gpu.kineto_host import host_frame
 
-    found = read_events(path, read_bytes(path))
+    found = read_events(path, data)
     windows = [
         (step, round(lo * 1000), round(hi * 1000))
         for _, step, lo, hi, source in found.steps
@@ -99,14 +100,6 @@ def _candidates(found: StepPath, kernels: list[str]) -> list[dict[str, Any]]:
     return sorted(ranked, key=lambda r: (-r["gainNs"], r["edit"]))
 
 
-def _is_export(path: Path) -> bool:
-    from tileprof.inputs import read_bytes
-    from tileprof.inputs.gpu.nsys_sqlite import KIND as NSYS
-    from tileprof.inputs.sources import detect_kind
-
-    return detect_kind(path, read_bytes(path)) == NSYS
-
-
 def _step_document(found: StepPath, edits: Sequence[Edit]) -> dict[str, Any]:
     events = path_events(found.graph, found.path)
     kernels = events.filter(events["side"] == "gpu").get_column("name").unique(maintain_order=True)
@@ -122,20 +115,23 @@ def _step_document(found: StepPath, edits: Sequence[Edit]) -> dict[str, Any]:
     }
 
 
-def trace_critical(paths: Sequence[Path], edits: Sequence[Edit] = ()) -> dict[str, Any]:
-    """The JSON document of ``critical`` on traces: per trace and step its window, path
-    length, the path's ns per class, the ops and kernels on it, the what-if re-timing and the
-    ranked candidates; with two or more ranks of one job, per step they share the path
-    through their joined graph (``job``)."""
+def trace_critical(reads: Sequence[FileRead], edits: Sequence[Edit] = ()) -> dict[str, Any]:
+    """The JSON document of ``critical`` on traces (each read once, ``read_trace``): per
+    trace and step its window, path length, the path's ns per class, the ops and kernels on
+    it, the what-if re-timing and the ranked candidates; with two or more ranks of one job,
+    per step they share the path through their joined graph (``job``)."""
     traces: list[dict[str, Any]] = []
     ranked: list[tuple[int, list[StepPath]]] = []
-    for path in paths:
-        if _is_export(path):
-            for pid, steps in export_steps(path):
+    from tileprof.inputs.gpu.nsys_sqlite import KIND as NSYS
+
+    for found in reads:
+        path, data = found.path, found.data or b""
+        if found.kind == NSYS:
+            for pid, steps in export_steps(path, data):
                 documents = [_step_document(s, edits) for s in steps]
                 traces.append({"trace": f"{path.name} pid {pid}", "rank": None, "steps": documents})
             continue
-        steps, rank = trace_steps(path)
+        steps, rank = trace_steps(path, data)
         traces.append(
             {"trace": path.name, "rank": rank, "steps": [_step_document(s, edits) for s in steps]}
         )
