@@ -31,8 +31,18 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-EDIT_KINDS: tuple[str, ...] = ("scale", "roofline", "balance", "no-exchange")
-"""The what-if edits a tile dump takes (docs/metrics.md defines each)."""
+EDIT_KINDS: tuple[str, ...] = (
+    "scale",
+    "roofline",
+    "balance",
+    "no-exchange",
+    "no-launch",
+    "no-host-gaps",
+    "on-time",
+)
+"""The what-if edits (docs/metrics.md defines each): a tile dump takes the first four, a GPU
+step (``analyses.gpu_critical``) scale, roofline, no-launch and no-host-gaps, the ranks of a
+job also on-time (``match`` holds the rank)."""
 
 _NULL_EPOCH = -(2**63)
 _STEP = ["epoch", "index"]
@@ -54,19 +64,20 @@ class Edit:
         """The edit as the command line spells it."""
         if self.kind == "scale":
             return f"scale:{self.match}={self.factor:g}"
-        if self.kind == "roofline":
-            return f"roofline:{self.match}"
+        if self.kind in ("roofline", "on-time"):
+            return f"{self.kind}:{self.match}"
         if self.kind == "balance" and self.supersteps is not None:
             return "balance:" + ",".join(str(k) for k in self.supersteps)
         return self.kind
 
 
 def parse_edit(text: str) -> Edit:
-    """``scale:GLOB=FACTOR``, ``roofline:GLOB``, ``balance``, ``balance:K,K…`` or
-    ``no-exchange``; anything else is an ``OptionError`` naming the edit."""
+    """``scale:GLOB=FACTOR``, ``roofline:GLOB``, ``balance``, ``balance:K,K…``,
+    ``no-exchange``, ``no-launch``, ``no-host-gaps`` or ``on-time:RANK``; anything else is an
+    ``OptionError`` naming the edit."""
     kind, _, rest = text.partition(":")
-    if kind == "no-exchange" and not rest:
-        return Edit("no-exchange")
+    if kind in ("no-exchange", "no-launch", "no-host-gaps") and not rest:
+        return Edit(kind)
     if kind == "balance":
         if not rest or rest == "all":
             return Edit("balance")
@@ -76,12 +87,14 @@ def parse_edit(text: str) -> Edit:
             raise OptionError(f"--what-if {text!r}: balance takes superstep indices") from None
     if kind == "roofline" and rest:
         return Edit("roofline", match=rest)
+    if kind == "on-time" and rest.isdigit():
+        return Edit("on-time", match=str(int(rest)))
     if kind == "scale" and "=" in rest:
         match, _, factor = rest.rpartition("=")
         return Edit("scale", match=match, factor=_factor(factor, f"--what-if {text!r}"))
     raise OptionError(
-        f"--what-if {text!r}: expected scale:GLOB=FACTOR, roofline:GLOB, balance[:K,…] "
-        "or no-exchange"
+        f"--what-if {text!r}: expected scale:GLOB=FACTOR, roofline:GLOB, balance[:K,…], "
+        "no-exchange, no-launch, no-host-gaps or on-time:RANK"
     )
 
 
@@ -126,6 +139,11 @@ def _table_edit(path: Path, index: int, table: Any) -> Edit:
             return Edit(kind, match=match, factor=_factor(table.get("factor"), "factor"))
         except OptionError as exc:
             raise InputError(path, where, str(exc)) from None
+    if kind == "on-time":
+        rank = table.get("rank")
+        if type(rank) is not int or rank < 0:
+            raise InputError(path, where, "on-time needs 'rank', a rank number")
+        return Edit(kind, match=str(rank))
     if kind == "balance" and "supersteps" in table:
         steps = table["supersteps"]
         if not isinstance(steps, list) or not all(type(k) is int for k in steps):
@@ -280,6 +298,8 @@ def group_factors(
     factors: dict[str, float] = {}
     notes: list[str] = []
     for edit in edits:
+        if edit.kind in ("no-launch", "no-host-gaps", "on-time"):
+            notes.append(f"{edit.kind}: applies to GPU steps, not to a tile dump; nothing changed")
         if edit.kind not in ("scale", "roofline") or edit.match is None:
             continue
         matched = [g for g in groups if fnmatch.fnmatchcase(g, edit.match)]

@@ -497,14 +497,14 @@ def what_if_options() -> Any:
         multiple=True,
         metavar="EDIT",
         help="Re-time with an edit: scale:GLOB=FACTOR, roofline:GLOB, balance[:K,…], "
-        "no-exchange (repeatable).",
+        "no-exchange, no-launch, no-host-gaps, on-time:RANK (repeatable).",
     )
     file = click.Option(
         ["--edits", "edits_file"],
         type=click.Path(path_type=Path),
         default=None,
         metavar="FILE",
-        help="TOML file of [[edit]] tables (kind, match, factor, supersteps).",
+        help="TOML file of [[edit]] tables (kind, match, factor, supersteps, rank).",
     )
 
     def build(what_if: tuple[str, ...], edits_file: Path | None) -> Any:

@@ -24,11 +24,12 @@ from tileprof.views.renderers import CRITICAL_RENDERERS, CriticalModel, write_re
 
 if TYPE_CHECKING:
     from tileprof.analyses.critical import Edit
+    from tileprof.inputs.sources import FileRead
     from tileprof.model.reading import DumpReading
 
 
 @click.command("critical", short_help="The critical path of each epoch, and what edits would gain.")
-@click.argument("dump", required=False, type=click.Path(path_type=Path))
+@click.argument("inputs", nargs=-1, type=click.Path(path_type=Path))
 @example_option()
 @filter_options(("epoch",), epoch="Only this epoch (default: every epoch).")
 @min_sync_gap_option()
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 @output_options(list(CRITICAL_RENDERERS), default="table")
 @read_options(tiles_alias=False)
 def command(
-    dump: Path | None,
+    inputs: tuple[Path, ...],
     example: bool,
     filters: Filters,
     min_sync_gap: int,
@@ -47,13 +48,51 @@ def command(
     """The critical path through each epoch's supersteps (each superstep's critical tile and
     the windows between them), the groups on it, and what edits would gain: --what-if
     re-times the epoch without re-running anything, and the single edits are ranked by their
-    gain."""
+    gain. On PyTorch profiler traces: the critical path of each step's dependency graph, and
+    across the ranks of one job through their collectives."""
     from tileprof.model.critical import tile_critical
+    from tileprof.model.gpu_critical import read_trace
     from tileprof.model.reading import load_profile
 
     out.check()
+    traces = [] if example else [read_trace(path) for path in inputs]
+    if traces and all(traces):
+        _trace_critical([t for t in traces if t is not None], edits, out)
+        return
+    if len(inputs) > 1:
+        _not_a_trace(next(p for p, t in zip(inputs, traces, strict=True) if t is None))
+    dump = inputs[0] if inputs else None
     profile = load_profile(dump, example, read)
     filters = example_filters(filters) if example else filters
     result = tile_critical(profile, epoch=filters.epoch, min_sync_gap=min_sync_gap, edits=edits)
     model = CriticalModel(result, profile.target, terminal_width(out.path))
     write_rendered(CRITICAL_RENDERERS[out.format], model, out.path)
+
+
+def _not_a_trace(path: Path) -> None:
+    """The error for a file among several that is no trace: unreadable, or of another kind."""
+    from tileprof.core.errors import InputError
+    from tileprof.inputs import read_bytes
+
+    read_bytes(path)
+    raise InputError(
+        path,
+        None,
+        "not a PyTorch profiler trace or nsys export; critical reads one tile dump, or traces",
+    )
+
+
+def _trace_critical(paths: list[FileRead], edits: list[Edit], out: Output) -> None:
+    """``critical`` on traces: text, JSON or CSV (``--format``)."""
+    import json
+
+    from tileprof.core.outputs import write_text
+    from tileprof.model.gpu_critical import trace_critical
+    from tileprof.views.critical_table import gpu_critical_csv, gpu_critical_text
+
+    document = trace_critical(paths, edits)
+    if out.format == "json":
+        text = json.dumps(document, indent=2) + "\n"
+    else:
+        text = (gpu_critical_csv if out.format == "csv" else gpu_critical_text)(document)
+    write_text(out.path, text)

@@ -67,6 +67,12 @@ def parse_tile_range(text: str | None) -> tuple[int, int] | None:
     show_default=True,
     help="Write at most this many samples (the first in time order) and say so.",
 )
+@option(
+    "--critical-path",
+    "critical_path",
+    is_flag=True,
+    help="Add each PyTorch profiler trace's critical path as a track (see `critical`).",
+)
 @output_options(required=True, output_help=f"The trace file: {', '.join(TRACE_FORMATS)}.")
 def command(
     paths: tuple[Path, ...],
@@ -76,6 +82,7 @@ def command(
     align: tuple[str, ...],
     tile_range: str | None,
     max_samples: int,
+    critical_path: bool,
     out: Output,
 ) -> None:
     """Write a tile dump's samples (one track per tile) and the GPU events of PyTorch
@@ -98,7 +105,13 @@ def command(
     if profile is not None:
         check_epoch(profile.samples, filters.epoch)
     timeline = build_timeline(
-        profile, filters, gpu_traces, alignment, tile_range=tiles, max_samples=max_samples
+        profile,
+        filters,
+        gpu_traces,
+        alignment,
+        tile_range=tiles,
+        max_samples=max_samples,
+        critical_path=critical_path,
     )
     write_trace(out.path, fmt, timeline)
     for line in timeline.notes:

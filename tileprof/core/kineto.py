@@ -76,6 +76,9 @@ class CpuOp:
 
 Launch = tuple[str, float, float, int | None]
 """A runtime call (``cuda_runtime``/``cuda_driver``): (name, ts, dur, External id)."""
+RuntimeCall = tuple[int, str, str, float, float, int | None]
+"""A runtime call (``cuda_runtime``/``cuda_driver``) on its thread, for the dependency graph of
+``critical``: (place in ``traceEvents``, name, ``pid/tid``, ts, dur, correlation)."""
 Step = tuple[int | None, int, float, float, str]
 """A ``ProfilerStep#N`` annotation: (device, N, ts, ts + dur, ``gpu_annotation`` for the
 GPU-side one on the device its ``pid`` names, else ``cpu_step`` with no device)."""
@@ -95,6 +98,7 @@ class KinetoEvents:
     comm_ops: dict[int, Args] = field(default_factory=dict)  # record_param_comms by External id
     steps: list[Step] = field(default_factory=list)
     rank: tuple[int, int, str | None] | None = None  # distributedInfo: rank, world size, backend
+    runtime: list[RuntimeCall] = field(default_factory=list)  # every placeable runtime call
 
     def launching_external_id(self, a: Args, known: Container[int]) -> int | None:
         """The External id of the cpu_op that launched a GPU event with ``args`` ``a``."""

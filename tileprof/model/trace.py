@@ -360,6 +360,50 @@ def nvtx_track(ranges: pl.DataFrame, source: str) -> GpuDevice | None:
     )
 
 
+def critical_path_track(events: KinetoEvents, source: str) -> GpuDevice | None:
+    """Each step's critical path (``analyses.gpu_critical``) as one more track group: one
+    slice per edge of the path that takes time, named by its class and event; None when no
+    path takes time. Steps side by side share lane 0; the class is the slice's category."""
+    from tileprof.analyses.gpu_critical import path_frame, step_paths
+    from tileprof.inputs.gpu.kineto_frame import event_frame
+    from tileprof.inputs.gpu.kineto_host import host_frame
+
+    windows = [
+        (step, round(lo * 1000), round(hi * 1000))
+        for _, step, lo, hi, kind in events.steps
+        if kind == "cpu_step"
+    ]
+    found = step_paths(host_frame(events), event_frame(events), windows)
+    spans = [path_frame(s.graph, s.path) for s in found]
+    frame = pl.concat(spans).filter(pl.col("ns") > 0) if spans else pl.DataFrame()
+    if frame.height == 0:
+        return None
+    none = pl.lit(None, pl.String())
+    slices = frame.select(
+        device=pl.lit(-1, pl.Int64()),
+        stream=pl.lit(0, pl.Int64()),
+        lane=pl.lit(0, pl.Int64()),
+        begin_ns="from_ns",
+        end_ns="to_ns",
+        name=pl.when(pl.col("name").is_null())
+        .then(pl.col("class"))
+        .otherwise(pl.format("{}: {}", pl.col("class"), pl.col("name"))),
+        cat=pl.format("critical_{}", pl.col("class")),
+        op=none,
+        grid=none,
+        block=none,
+        correlation=pl.lit(None, pl.Int64()),
+        flops=pl.lit(None, pl.Float64()),
+    ).sort("begin_ns", "end_ns")
+    return GpuDevice(
+        name=f"{CRITICAL_TRACK}({source})", source=source, slices=slices, streams=(0,), lanes=1
+    )
+
+
+CRITICAL_TRACK = "Critical path "
+"""The start of a critical-path track's name: ``align`` moves it with its trace."""
+
+
 _SLICE_COLUMNS: tuple[str, ...] = (
     "device",
     "stream",
@@ -446,6 +490,11 @@ def align(timeline: Timeline, alignment: Alignment) -> Timeline:
         return round(total * 1000) - base
 
     shifts = {g.name: shift(g.name, g.source, g.slices) for g in timeline.gpus}
+    for g in timeline.gpus:  # a critical-path track moves with its trace's first device
+        if g.name.startswith(CRITICAL_TRACK):
+            mates = [h for h in timeline.gpus if h.source == g.source and h is not g]
+            first = min(mates, key=lambda h: _first(h.slices) or 0, default=g)
+            shifts[g.name] = shifts[first.name]
     starts = [(_first(g.slices) or 0) + shifts[g.name] for g in timeline.gpus]
     if tile is not None:
         shifts[tile.name] = shift(tile.name, "tile", tile.slices)
@@ -491,9 +540,11 @@ def build_timeline(
     *,
     tile_range: tuple[int, int] | None = None,
     max_samples: int = DEFAULT_MAX_SAMPLES,
+    critical_path: bool = False,
 ) -> Timeline:
     """The aligned timeline of the filtered tile samples (none without a ``profile``) and
-    every GPU trace's devices (a path, or a file already read by ``trace_inputs``)."""
+    every GPU trace's devices (a path, or a file already read by ``trace_inputs``), with
+    ``critical_path`` a critical-path track for each PyTorch profiler trace."""
     notes: list[str] = [] if profile is None else list(profile.notes)
     tile = None
     if profile is not None:
@@ -507,7 +558,7 @@ def build_timeline(
                 f"{tile.last_offset:,}); select a window with --window START:END (cycles), "
                 "or raise --max-samples"
             )
-    gpus = [device for path in gpu_traces for device in _gpu_devices(path, notes)]
+    gpus = [device for path in gpu_traces for device in _gpu_devices(path, notes, critical_path)]
     from tileprof.inputs.threads import jobs
 
     return align(Timeline(tile, tuple(gpus), tuple(notes), jobs()), alignment)
@@ -574,8 +625,11 @@ def _check_drawable(found: FileRead) -> None:
         )
 
 
-def _gpu_devices(item: Path | FileRead, notes: list[str]) -> list[GpuDevice]:
-    """The devices of one GPU trace, read once; anything else is an InputError."""
+def _gpu_devices(
+    item: Path | FileRead, notes: list[str], critical_path: bool = False
+) -> list[GpuDevice]:
+    """The devices of one GPU trace, read once; anything else is an InputError. With
+    ``critical_path``, a PyTorch profiler trace gets its critical-path track too."""
     from tileprof.inputs.sources import TILE_DUMP, FileRead, read_input, read_kineto_events
 
     found = item if isinstance(item, FileRead) else read_input(item)
@@ -585,7 +639,11 @@ def _gpu_devices(item: Path | FileRead, notes: list[str]) -> list[GpuDevice]:
     timeline = _event_frame_devices(path, found.kind, found.data)
     if timeline is not None:
         return timeline
-    devices = gpu_devices(path, read_kineto_events(path, found=found, expected=TRACE_KINDS))
+    events = read_kineto_events(path, found=found, expected=TRACE_KINDS)
+    devices = gpu_devices(path, events)
+    if critical_path:
+        track = critical_path_track(events, path.name)
+        devices += [track] if track is not None else []
     if not devices:
         notes.append(f"{path.name}: CPU-only trace (no GPU kernel events): nothing drawn")
     return devices

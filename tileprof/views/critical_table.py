@@ -154,3 +154,64 @@ def render_csv(result: CriticalPath) -> str:
         )
         frame = frame.join(what_if, on="epoch", how="left", nulls_equal=True)
     return frame.write_csv(float_precision=None)
+
+
+def gpu_critical_text(document: dict[str, Any]) -> str:
+    """``critical`` on traces as text: per trace and step the path length, its ns per class,
+    the what-if re-timing and the candidates ranked by gain; per step of a job the path
+    through the ranks (docs/metrics.md, "GPU critical path")."""
+    lines: list[str] = []
+    for trace in document["traces"]:
+        lines.append(f"Critical path of {trace['trace']}")
+        for step in trace["steps"]:
+            name = "the whole trace" if step["step"] is None else f"step {step['step']}"
+            lines.extend(_step_lines(name, step, document["edits"]))
+            lines.append("  largest gain first:")
+            for row in step["candidates"]:
+                lines.append(f"    {row['gainNs'] / 1e3:>10,.1f} µs  {row['edit'][:90]}")
+    for step in document["job"] or []:
+        ranks = ", ".join(str(r) for r in step["ranksOnPath"])
+        title = (
+            f"job step {step['step']} ({step['collectives']} collectives; ranks on path: {ranks})"
+        )
+        lines.extend(_step_lines(title, step, document["edits"]))
+    return "\n".join(lines) + "\n"
+
+
+def _step_lines(title: str, step: dict[str, Any], edits: list[str]) -> list[str]:
+    length = step["pathNs"]
+    lines = [f"{title}: path {length / 1e3:,.1f} µs"]
+    for name, ns in step["classesNs"].items():
+        share = 100 * ns / length if length else 0.0
+        lines.append(f"  {name:<12} {ns / 1e3:>12,.1f} µs {share:5.1f}%")
+    what_if = step["whatIf"]
+    if what_if is not None:
+        new, gain = what_if["whatIfNs"] / 1e3, what_if["gainNs"] / 1e3
+        lines.append(f"  what-if {' + '.join(edits)}: {new:,.1f} µs, gain {gain:,.1f} µs")
+        lines.extend(f"  note: {note}" for note in what_if["notes"])
+    return lines
+
+
+def gpu_critical_csv(document: dict[str, Any]) -> str:
+    """``critical --format csv`` on traces: one row per trace and step (and per job step,
+    trace ``job``): the path's ns, its ns per class, and the what-if's ns and gain."""
+    import polars as pl
+
+    rows = []
+    scopes = [(t["trace"], t["rank"], t["steps"]) for t in document["traces"]]
+    scopes.append(("job", None, document["job"] or []))
+    for trace, rank, steps in scopes:
+        for step in steps:
+            what_if = step["whatIf"] or {}
+            rows.append(
+                {
+                    "trace": trace,
+                    "rank": rank,
+                    "step": step["step"],
+                    "pathNs": step["pathNs"],
+                    **{f"{name}Ns": ns for name, ns in step["classesNs"].items()},
+                    "whatIfNs": what_if.get("whatIfNs"),
+                    "gainNs": what_if.get("gainNs"),
+                }
+            )
+    return pl.DataFrame(rows, infer_schema_length=None).write_csv()

@@ -110,6 +110,8 @@ def _read_event(path: str | Path, events: KinetoEvents, i: int, ev: Event) -> No
         ts, dur = ev.ts, ev.dur or 0.0
         if a.correlation is not None and ts is not None and _placeable(ts) and _placeable(ts + dur):
             events.calls[a.correlation] = (ev.name or "", ts, dur, a.external_id)
+        if ts is not None and _placeable(ts) and _placeable(ts + dur):
+            events.runtime.append((i, ev.name or "", f"{ev.pid}/{ev.tid}", ts, dur, a.correlation))
     elif ev.cat in _STEP_CATEGORIES and ev.ts is not None and ev.dur is not None:
         if not (_placeable(ev.ts) and _placeable(ev.ts + ev.dur)):
             return

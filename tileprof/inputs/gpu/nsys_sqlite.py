@@ -707,3 +707,63 @@ def export_environment(path: str | Path, data: bytes) -> dict[str, str]:
         finally:
             conn.close()
     return {ENVIRONMENT_NAMES[str(name)]: str(value) for name, value in rows}
+
+
+def host_calls(path: str | Path, data: bytes) -> pl.DataFrame:
+    """The CUDA runtime calls of an export on their threads, for the dependency graph of
+    ``critical`` (``inputs.gpu.kineto_host.HOST_SCHEMA`` and ``pid``): named without CUPTI's
+    version suffix (``cudaLaunchKernel_v7000`` → ``cudaLaunchKernel``); no CPU ops (an export
+    holds none). Empty without a runtime table."""
+    schema = {
+        "index": pl.Int64(),
+        "cat": pl.String(),
+        "name": pl.String(),
+        "thread": pl.String(),
+        "start_ns": pl.Int64(),
+        "end_ns": pl.Int64(),
+        "correlation": pl.Int64(),
+        "pid": pl.Int64(),
+    }
+    with tempfile.TemporaryDirectory(prefix="tileprof-nsys-") as scratch:
+        try:
+            conn = _connect(path, data, Path(scratch))
+        except sqlite3.Error as exc:
+            raise InputError(path, None, f"cannot open the SQLite database ({exc})") from None
+        columns = None
+        try:
+            if RUNTIME not in _tables(conn):
+                return pl.DataFrame(schema=schema)
+            columns = _columns_of(conn)
+            frame = _runtime_calls(_Database(conn, columns))
+        except (sqlite3.Error, AdbcError) as exc:
+            raise InputError(path, None, f"unreadable SQLite database ({_first(exc)})") from None
+        except _Budget as exc:
+            raise InputError(path, None, f"a read of {exc} (over its budget)") from None
+        finally:
+            if columns is not None:
+                columns.close()
+            conn.close()
+    name = pl.col("name").fill_null("").str.replace(r"_v\d+$", "")
+    return frame.with_columns(name).select(list(schema))
+
+
+def _runtime_calls(db: _Database) -> pl.DataFrame:
+    """The runtime table's calls, names joined from ``StringIds`` by ``nameId``."""
+    sql = f"""
+        SELECT rowid, globalTid, start, end, correlationId,
+               (globalTid >> {PID_SHIFT}) & {PID_MASK}, nameId
+        FROM {RUNTIME} ORDER BY rowid"""
+    schema = {
+        "index": pl.Int64(),
+        "tid": pl.Int64(),
+        "start_ns": pl.Int64(),
+        "end_ns": pl.Int64(),
+        "correlation": pl.Int64(),
+        "pid": pl.Int64(),
+        "name_id": pl.Int64(),
+    }
+    frame = _frame(db, sql, schema)
+    frame = _named(frame, _strings(db, f"SELECT nameId FROM {RUNTIME}"), "name_id", "name")
+    return frame.with_columns(cat=pl.lit("runtime"), thread=pl.col("tid").cast(pl.String)).drop(
+        "tid"
+    )

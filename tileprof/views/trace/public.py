@@ -28,6 +28,7 @@ def trace(
     align: Sequence[str] = (),
     tile_range: tuple[int, int] | None = None,
     max_samples: int = DEFAULT_MAX_SAMPLES,
+    critical_path: bool = False,
     **filter_options: Any,
 ) -> Path:
     """Write the timeline of ``dump`` (None: GPU traces only) and ``gpu_traces`` (PyTorch
@@ -38,7 +39,8 @@ def trace(
 
     Filters as a ``Filters`` or as its keyword fields (``epoch=1``); ``align`` as the
     command's ``--align`` values (default: every target starts at 0); ``tile_range`` and
-    ``max_samples`` as ``--tile-range`` and ``--max-samples``. An existing ``output`` is
+    ``max_samples`` as ``--tile-range`` and ``--max-samples``; ``critical_path`` as
+    ``--critical-path``. An existing ``output`` is
     replaced (atomically), as ``Profile.save`` replaces its file.
     """
     if filter_options:
@@ -55,6 +57,7 @@ def trace(
         parse_alignment(tuple(align)),
         tile_range=tile_range,
         max_samples=max_samples,
+        critical_path=critical_path,
     )
     write_trace(path, fmt, timeline)
     for note in timeline.notes:
