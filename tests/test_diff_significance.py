@@ -205,3 +205,47 @@ def test_markdown_gives_the_calls_interval_and_verdict(halves: tuple[Path, Path]
     assert lines[4].startswith("| group | status | total_us before | after | Δ % | per call Δ % |")
     steady = next(line for line in lines if line.startswith("| " + STEADY.replace("|", "\\|")))
     assert steady.endswith(" | unchanged |") and " to " in steady
+
+
+TRAINING = Path(__file__).parent.parent / "fixtures" / "hta" / "nccl_2xA100_rank0.json.gz"
+"""A training trace whose ops run 10 and more times each (the verdict's minimum)."""
+
+
+def test_op_rows_carry_the_calls_behind_their_time_per_call() -> None:
+    """``diff --per-op``'s evidence: each op row's calls that ran GPU work, whose mean is the
+    row's time per call (checked against a plain loop over the calls)."""
+    from tileprof.analyses.diff import op_call_durations, op_groups
+    from tileprof.analyses.ops import op_rows
+    from tileprof.inputs import read_bytes
+    from tileprof.inputs.sources import kineto_events_of
+
+    parsed = op_rows(kineto_events_of(TRAINING, read_bytes(TRAINING)))
+    assert parsed.calls is not None
+    calls = op_call_durations(parsed.calls)
+    by_name: dict[str, list[float]] = {}
+    for name, value in calls.iter_rows():
+        by_name.setdefault(name, []).append(value)
+    rows = op_groups(parsed.frame)
+    assert set(by_name) <= set(rows["name"])
+    checked = 0
+    for row in rows.iter_rows(named=True):
+        if row["time_us"] is not None and row["name"] in by_name:
+            assert statistics.fmean(by_name[row["name"]]) == pytest.approx(row["time_us"])
+            checked += 1
+    assert checked > 10
+
+
+def test_a_per_op_diff_gives_each_op_a_verdict(tmp_path: Path) -> None:
+    """A trace against itself: every op with enough calls is unchanged (change 0, an interval
+    around it); a per-op diff had no verdicts before."""
+    out = tmp_path / "ops.json"
+    result = invoke(
+        "diff", str(TRAINING), str(TRAINING), "--per-op", "--format", "json", "-o", str(out)
+    )
+    assert result.exit_code == 0, result.output
+    document = json.loads(out.read_text())
+    verdicts = document["header"]["significance"]["verdicts"]
+    assert verdicts["unchanged"] > 0 and verdicts["changed"] == 0
+    judged = [r for r in document["groups"] if r.get("verdict") == "unchanged"]
+    assert judged and all(r["perCall_change"] == 0.0 for r in judged)
+    assert all(r["perCall_low"] <= 0.0 <= r["perCall_high"] for r in judged)

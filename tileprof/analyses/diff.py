@@ -606,11 +606,28 @@ def op_groups(ops: pl.DataFrame) -> pl.DataFrame:
     with
     ``OP_FIELDS`` as the op table has them; `` @ target`` is added to the names that several
     targets share (a GPU op and the same op timed on the CPU)."""
+    return ops.select(_op_name(), *OP_FIELDS)
+
+
+def _op_name() -> pl.Expr:
+    """An op row's diff name: ``op dims types``, with `` @ target`` where several targets
+    share it (the same expression over rows or over their calls)."""
     parts = [pl.col("op"), pl.col("input_dims").fill_null(""), pl.col("input_types").fill_null("")]
-    base = ops.with_columns(name=pl.concat_str(parts, separator=" ").str.strip_chars())
-    shared = pl.col("name").is_duplicated()
-    name = pl.when(shared).then(pl.concat_str([pl.col("name"), pl.lit(" @ "), pl.col("target")]))
-    return base.select(name.otherwise(pl.col("name")).alias("name"), *OP_FIELDS)
+    base = pl.concat_str(parts, separator=" ").str.strip_chars()
+    shared = pl.col("target").n_unique().over(base) > 1
+    return (
+        pl.when(shared)
+        .then(pl.concat_str([base, pl.lit(" @ "), pl.col("target")]))
+        .otherwise(base)
+        .alias("name")
+    )
+
+
+def op_call_durations(calls: pl.DataFrame) -> pl.DataFrame:
+    """Each op call that ran GPU work, named as its row (``op_groups``), with ``value`` its
+    GPU time (µs): the evidence behind an op row's time per call."""
+    ran = calls.filter(~pl.col("without_gpu").fill_null(False))
+    return ran.select(_op_name(), pl.col("us").cast(pl.Float64).alias("value"))
 
 
 def compare_runs(

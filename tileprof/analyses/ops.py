@@ -86,6 +86,10 @@ class ParsedOps:
 
     frame: pl.DataFrame
     notes: list[str] = field(default_factory=list)
+    calls: pl.DataFrame | None = None
+    """One row per op call: its row's key (``target``, ``op``, ``input_dims``,
+    ``input_types``), ``us`` (its GPU time) and ``without_gpu``: the evidence behind each
+    row's time per call (``diff --per-op``'s significance)."""
 
 
 @dataclass
@@ -166,14 +170,16 @@ def op_rows(events: KinetoEvents) -> ParsedOps:
         call.aux_kernels = len(aux)
         call.aux_us = sum(ev.dur or 0.0 for _, ev, _ in aux)
         call.device = next((a.device for _, _, a in owned if a.device is not None), None)
-    frame = _aggregate([c for _, c in sorted(calls.items())], events)
+    per_call = _per_call([c for _, c in sorted(calls.items())], events)
+    frame = _rows(per_call, events.name)
     notes = _notes(frame, events.name)
     if orphans:
         notes.append(
             f"{events.name}: {orphans} GPU events have no launching CPU op in the trace "
             "and are in no op row"
         )
-    return ParsedOps(frame, notes)
+    keys = ["target", "op", "input_dims", "input_types", "us", "without_gpu"]
+    return ParsedOps(frame, notes, per_call.select(keys))
 
 
 def _ownership(events: KinetoEvents) -> tuple[list[CpuOp], list[bool], list[int]]:
@@ -271,7 +277,8 @@ def _idle_target(events: KinetoEvents) -> str:
     return _gpu_target(events, devices.pop()) if len(devices) == 1 else "GPU"
 
 
-def _aggregate(calls: Sequence[_Call], events: KinetoEvents) -> pl.DataFrame:
+def _per_call(calls: Sequence[_Call], events: KinetoEvents) -> pl.DataFrame:
+    """One record per op call, in the calls' order (``_rows`` groups them)."""
     records: list[dict[str, Any]] = []
     gpu_trace = bool(events.gpu)
     idle = _idle_target(events) if gpu_trace else CPU_TARGET
@@ -323,7 +330,7 @@ def _aggregate(calls: Sequence[_Call], events: KinetoEvents) -> pl.DataFrame:
             "has_work": pl.Boolean,
         },
     )
-    return _rows(frame, events.name)
+    return frame
 
 
 def _rows(frame: pl.DataFrame, name: str) -> pl.DataFrame:

@@ -25,6 +25,7 @@ from tileprof.analyses.diff import (
     compile_normalize,
     gpu_groups,
     kernel_globs_filter,
+    op_call_durations,
     op_groups,
     tile_side,
     with_significance,
@@ -159,9 +160,10 @@ def _gpu_side(found: FileRead, options: ReadOptions) -> Side:
     if options.per_op and read is not None:
         from tileprof.analyses.ops import op_rows
 
-        groups = op_groups(op_rows(read).frame)
+        parsed = op_rows(read)
+        groups = op_groups(parsed.frame)
         targets = set(read.devices.values())
-        durations = None
+        durations = None if parsed.calls is None else op_call_durations(parsed.calls)
     else:
         runs, durations = runs_and_calls(path, kind, data, read)
         groups = gpu_groups(runs.frame, per_op=options.per_op)
