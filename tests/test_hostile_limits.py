@@ -442,3 +442,37 @@ def test_the_balance_chart_draws_at_most_4096_points() -> None:
     assert drawn[0] == drawn[-1] == 100.0 and drawn[1:-1].max() == 0
     small = np.arange(1472.0)
     assert (balance_profile(small)[1] == small).all()
+
+
+_CHECKS = """
+import resource, sys
+from tests.samples import frame, sample
+from tileprof.analyses.integrity import load_checks
+from tileprof.analyses.quality import tile_integrity
+samples = frame([sample(0, 0, 100, "a", epoch=0), sample(5, 50, 100, "b", epoch=2**40)])
+status = open("/proc/self/status").read().split("VmSize:")[1]
+size = int(status.split()[0]) * 1024 + (256 << 20)
+resource.setrlimit(resource.RLIMIT_AS, (size, size))
+rows = {row["check"]: row for row in tile_integrity(samples, 2**40, "d", load_checks())}
+for check in ("tile-never-appears", "epoch-gap"):
+    print(rows[check]["count"], " ".join(rows[check]["places"]))
+"""
+
+
+def test_the_capture_checks_follow_the_samples_not_the_claimed_tiles_or_epochs() -> None:
+    """Two samples on tiles 0 and 5, in epochs 0 and 2⁴⁰, of a dump claiming 2⁴⁰ tiles: the
+    checks listed every tile that never appears (a list and its texts the size of the claim:
+    with tileCount 2²⁰ two seconds of `report`) and every missing epoch number; now counted
+    from the distinct tiles and epochs, the first places drawn lazily, under 256 MiB."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CHECKS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={**os.environ, "POLARS_MAX_THREADS": "1"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    tiles, epochs = done.stdout.splitlines()
+    assert tiles == f"{2**40 - 2} tile 1 tile 2 tile 3 tile 4 tile 6"
+    assert epochs == f"{2**40 - 1} epoch 1 epoch 2 epoch 3 epoch 4 epoch 5"

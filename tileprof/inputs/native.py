@@ -89,8 +89,12 @@ def _series(path: Path, columns: ArrowColumns) -> tuple[list[pl.Series], core.Ar
 
 
 def error_parts(error: DecodeError) -> tuple[str, int | None, str, bytes | None]:
-    """(kind, place, message, text) of a decoder error."""
+    """(kind, place, message, text) of a decoder error. The decoder running out of memory (its
+    columns grow with ``try_reserve``) is raised as ``MemoryError``: the command line's one
+    out-of-memory line, naming the input files (``tileprof.commands.cli``)."""
     kind, place, message, text = error.args
+    if kind == "memory":
+        raise MemoryError(message)
     return str(kind), place, str(message), text
 
 
