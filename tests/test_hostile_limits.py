@@ -92,6 +92,26 @@ def test_runs_on_a_200_kb_device_name_finishes(tmp_path: Path) -> None:
     assert len(json.loads(done.stdout)["runs"]) == 2
 
 
+def test_runs_on_a_kineto_trace_with_a_200_kb_device_name_finishes(tmp_path: Path) -> None:
+    """The issue's other reproducer: the bundled Kineto trace, its device named
+    `"h100 " × 40,000` (matched against the spec registry as the run table's is)."""
+    from tileprof.model.examples import example_file
+
+    trace = json.loads(gzip.decompress(example_file("trace")))
+    trace["deviceProperties"][0]["name"] = "h100 " * 40_000
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(trace))
+    done = subprocess.run(
+        [sys.executable, "-m", "tileprof", "runs", str(path), "--format", "json"],
+        capture_output=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    devices = json.loads(done.stdout)["sources"][0]["metadata"]["devices"]
+    assert devices["0"].startswith("h100 h100")
+
+
 def test_kernel_names_that_backtracked_display_quickly() -> None:
     """``kernel_display_name`` on template names that took seconds per 10 KB (``f<aaa…``)."""
     from tileprof.core.text import kernel_display_name
@@ -187,6 +207,13 @@ def _bomb(path: Path, head: bytes, mib: int) -> Path:
         ("runs.csv.gz", b"target,workload,kernel,time_us\n", "runs"),
         ("trace.json.gz", b'{"traceEvents": [', "runs"),
         ("dump.json.gz", b'{"clockHz": 1e9, "tileCount": 2, "samples": [', "summary"),
+        ("dump.csv.gz", b"physicalTile,offset,duration\n", "summary"),
+        (
+            "nsys.csv.gz",
+            b"Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),"
+            b"StdDev (ns),Name\n",
+            "runs",
+        ),
     ],
 )
 def test_a_gzip_bomb_is_refused_past_its_ratio(
