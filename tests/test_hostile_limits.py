@@ -331,6 +331,18 @@ def test_out_of_memory_names_the_input(tmp_path: Path, monkeypatch: pytest.Monke
     assert message.startswith(f"{dump}: out of memory")
 
 
+def test_out_of_memory_names_the_inputs_not_the_output(tmp_path: Path) -> None:
+    """An output written under --force exists, and was named as an input of the line."""
+    from tileprof.commands.cli import _out_of_memory
+
+    dump = write_dump(tmp_path / "d.json", [sample(0, 0, 10)], clockHz=1e9, tileCount=1)
+    out = tmp_path / "r.html"
+    out.write_text("old")
+    for flags in (["-o", str(out)], ["--output", str(out)], [f"--output={out}"]):
+        line = _out_of_memory([str(dump), *flags, "--force"])
+        assert line.startswith(f"{dump}: out of memory"), line
+
+
 # --- dask's local cluster ----------------------------------------------------------------------
 
 

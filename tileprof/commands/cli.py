@@ -148,13 +148,16 @@ class TileprofGroup(SuggestingGroup):
 
 
 _ARGUMENTS = "tileprof.arguments"
+_OUTPUT_FLAGS = ("-o", "--output")
 
 
 def _out_of_memory(arguments: list[str]) -> str:
     """The out-of-memory line, naming the input files on the command line (the error may come
     from reading one or from what was made of them)."""
     files = []
-    for arg in arguments:
+    for before, arg in zip(["", *arguments], arguments, strict=False):
+        if before in _OUTPUT_FLAGS or any(arg.startswith(f"{flag}=") for flag in _OUTPUT_FLAGS):
+            continue  # the file being written (it exists under --force), not an input
         try:
             if os.path.isfile(arg):
                 files.append(arg)
