@@ -216,4 +216,7 @@ def cli(debug: bool) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
+    from tileprof.core.memory import share_malloc_arenas_under_a_limit
+
+    share_malloc_arenas_under_a_limit()
     cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="tileprof")

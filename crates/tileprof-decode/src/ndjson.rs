@@ -524,9 +524,9 @@ mod tests {
             every[cut..]
                 .iter()
                 .for_each(|&line| LineRuns::push(&mut second, line - 1));
-            LineRuns::append(&mut joined, &first, 0);
-            LineRuns::append(&mut joined, &LineRuns::default(), 9);
-            LineRuns::append(&mut joined, &second, 1);
+            LineRuns::append(&mut joined, &first, 0).unwrap();
+            LineRuns::append(&mut joined, &LineRuns::default(), 9).unwrap();
+            LineRuns::append(&mut joined, &second, 1).unwrap();
             assert_eq!(joined, whole, "cut {cut}");
         }
     }

@@ -27,6 +27,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyList};
+use tileprof_decode::columns::SLACK_BYTES;
 use tileprof_decode::columns::{IntColumn, TextColumn};
 use tileprof_decode::{json, ndjson, Columns, DecodeError, Progress, NONE, THREAD_PREFIX};
 
@@ -415,6 +416,7 @@ fn json_file(
     block: Option<usize>,
     progress: &Progress,
 ) -> Result<(json::JsonDump, bool), DecodeError> {
+    afford(SLACK_BYTES)?;
     let pool = tileprof_decode::pool(jobs)?;
     let mut file = open(path)?;
     let mut magic = [0u8; 2];
@@ -453,12 +455,14 @@ type JsonResult<'py> = (
 );
 
 /// Check that `bytes` can be had now (reserved and given back at once): before a step whose
-/// allocations arrow makes infallibly, so that running out is the one-line error, not an abort.
+/// allocations arrow makes infallibly, and before a decode starts (`SLACK_BYTES`: its small
+/// allocations before the columns first grow), so that running out is the one-line error, not
+/// an abort.
 fn afford(bytes: usize) -> Result<(), DecodeError> {
     let mut probe: Vec<u8> = Vec::new();
     probe
         .try_reserve_exact(bytes)
-        .map_err(|_| DecodeError::Memory("the Arrow columns"))
+        .map_err(|_| DecodeError::Memory("room for the decode"))
 }
 
 /// What `to_arrow` allocates beyond the columns it takes over: a validity bitmap per column
@@ -513,6 +517,7 @@ fn decode_json_bytes<'py>(
     block: Option<usize>,
 ) -> PyResult<JsonResult<'py>> {
     let dump = guarded(py, || {
+        afford(SLACK_BYTES)?;
         let pool = tileprof_decode::pool(jobs)?;
         json::decode(data, &pool, &json::Keep, block, &Progress::default())
     })?;
@@ -567,6 +572,7 @@ fn decode_ndjson_file<'py>(
     progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<NdjsonResult<'py>> {
     let dump = guarded_progress(py, progress.as_ref(), |counter| {
+        afford(SLACK_BYTES)?;
         let pool = tileprof_decode::pool(jobs)?;
         let mut file = BufReader::with_capacity(1 << 20, open(path)?);
         let mut magic = [0u8; 2];
@@ -599,6 +605,7 @@ fn decode_ndjson_bytes<'py>(
     window: usize,
 ) -> PyResult<NdjsonResult<'py>> {
     let dump = guarded(py, || {
+        afford(SLACK_BYTES)?;
         let pool = tileprof_decode::pool(jobs)?;
         ndjson::decode_slice(data, &pool, window, &json::Keep, &Progress::default())
     })?;
