@@ -658,3 +658,46 @@ def test_hostile_reports_under_a_memory_limit(folder: Path) -> None:
             assert code == 0 and not lines, (path, err)
         else:
             assert code == 2 and len(lines) == 1 and words in lines[0], (path, err)
+
+
+def _many_samples(path: Path, count: int) -> Path:
+    """A plain JSON dump of ``count`` small samples (7 kernels): 64 bytes a sample on disk,
+    written in one piece."""
+    body = ",".join(
+        f'{{"physicalTile":{i % 1472},"offset":{i},"duration":5,"kernel":"k{i % 7}"}}'
+        for i in range(count)
+    )
+    path.write_text(f'{{"clockHz": 1e9, "tileCount": 1472, "samples": [{body}]}}')
+    return path
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["summary"], ["report", "-o", "out.html"], ["trace", "-o", "out.pftrace"]],
+    ids=lambda command: command[0],
+)
+def test_the_compiled_decoder_under_a_memory_limit_is_one_line(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """500,000 samples (32 MB) under address-space limits that leave 60 and 100 MiB past the
+    imports: the mapped file fits, the decoded columns (and polars after them) do not. Before,
+    the compiled decoder aborted ("memory allocation of 262144 bytes failed", SIGABRT, exit
+    134); now its columns grow with ``try_reserve`` and the analyses' room is checked before
+    they start: the one line naming the file, exit 2, or a report that fits."""
+    from tests.hostile import run_under_memory_limit
+
+    dump = _many_samples(tmp_path / "many.json", 500_000)
+    outputs = [str(tmp_path / part) if part.startswith("out.") else part for part in command]
+    refused = 0
+    for mib in (60, 100):
+        code, err = run_under_memory_limit(*outputs[:1], dump, *outputs[1:], headroom=mib << 20)
+        lines = err.strip().splitlines()
+        assert code in (0, 2), (mib, code, err[-2000:])
+        if code == 2:
+            refused += 1
+            assert len(lines) == 1, (mib, err[-2000:])
+            assert lines[0].startswith(f"tileprof: error: {dump}"), lines[0]
+            assert "out of memory" in lines[0]
+        else:
+            assert not lines, (mib, err[-2000:])
+    assert refused, "neither limit was tight enough to test anything"

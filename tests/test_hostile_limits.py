@@ -92,6 +92,26 @@ def test_runs_on_a_200_kb_device_name_finishes(tmp_path: Path) -> None:
     assert len(json.loads(done.stdout)["runs"]) == 2
 
 
+def test_runs_on_a_kineto_trace_with_a_200_kb_device_name_finishes(tmp_path: Path) -> None:
+    """The issue's other reproducer: the bundled Kineto trace, its device named
+    `"h100 " × 40,000` (matched against the spec registry as the run table's is)."""
+    from tileprof.model.examples import example_file
+
+    trace = json.loads(gzip.decompress(example_file("trace")))
+    trace["deviceProperties"][0]["name"] = "h100 " * 40_000
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(trace))
+    done = subprocess.run(
+        [sys.executable, "-m", "tileprof", "runs", str(path), "--format", "json"],
+        capture_output=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    devices = json.loads(done.stdout)["sources"][0]["metadata"]["devices"]
+    assert devices["0"].startswith("h100 h100")
+
+
 def test_kernel_names_that_backtracked_display_quickly() -> None:
     """``kernel_display_name`` on template names that took seconds per 10 KB (``f<aaa…``)."""
     from tileprof.core.text import kernel_display_name
@@ -187,6 +207,13 @@ def _bomb(path: Path, head: bytes, mib: int) -> Path:
         ("runs.csv.gz", b"target,workload,kernel,time_us\n", "runs"),
         ("trace.json.gz", b'{"traceEvents": [', "runs"),
         ("dump.json.gz", b'{"clockHz": 1e9, "tileCount": 2, "samples": [', "summary"),
+        ("dump.csv.gz", b"physicalTile,offset,duration\n", "summary"),
+        (
+            "nsys.csv.gz",
+            b"Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),"
+            b"StdDev (ns),Name\n",
+            "runs",
+        ),
     ],
 )
 def test_a_gzip_bomb_is_refused_past_its_ratio(
@@ -302,6 +329,18 @@ def test_out_of_memory_names_the_input(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(tileprof.model.profile.Profile, "summary", exhausted)
     message = assert_one_line_error("summary", dump, contains="out of memory")
     assert message.startswith(f"{dump}: out of memory")
+
+
+def test_out_of_memory_names_the_inputs_not_the_output(tmp_path: Path) -> None:
+    """An output written under --force exists, and was named as an input of the line."""
+    from tileprof.commands.cli import _out_of_memory
+
+    dump = write_dump(tmp_path / "d.json", [sample(0, 0, 10)], clockHz=1e9, tileCount=1)
+    out = tmp_path / "r.html"
+    out.write_text("old")
+    for flags in (["-o", str(out)], ["--output", str(out)], [f"--output={out}"]):
+        line = _out_of_memory([str(dump), *flags, "--force"])
+        assert line.startswith(f"{dump}: out of memory"), line
 
 
 # --- dask's local cluster ----------------------------------------------------------------------
@@ -442,3 +481,37 @@ def test_the_balance_chart_draws_at_most_4096_points() -> None:
     assert drawn[0] == drawn[-1] == 100.0 and drawn[1:-1].max() == 0
     small = np.arange(1472.0)
     assert (balance_profile(small)[1] == small).all()
+
+
+_CHECKS = """
+import resource, sys
+from tests.samples import frame, sample
+from tileprof.analyses.integrity import load_checks
+from tileprof.analyses.quality import tile_integrity
+samples = frame([sample(0, 0, 100, "a", epoch=0), sample(5, 50, 100, "b", epoch=2**40)])
+status = open("/proc/self/status").read().split("VmSize:")[1]
+size = int(status.split()[0]) * 1024 + (256 << 20)
+resource.setrlimit(resource.RLIMIT_AS, (size, size))
+rows = {row["check"]: row for row in tile_integrity(samples, 2**40, "d", load_checks())}
+for check in ("tile-never-appears", "epoch-gap"):
+    print(rows[check]["count"], " ".join(rows[check]["places"]))
+"""
+
+
+def test_the_capture_checks_follow_the_samples_not_the_claimed_tiles_or_epochs() -> None:
+    """Two samples on tiles 0 and 5, in epochs 0 and 2⁴⁰, of a dump claiming 2⁴⁰ tiles: the
+    checks listed every tile that never appears (a list and its texts the size of the claim:
+    with tileCount 2²⁰ two seconds of `report`) and every missing epoch number; now counted
+    from the distinct tiles and epochs, the first places drawn lazily, under 256 MiB."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CHECKS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={**os.environ, "POLARS_MAX_THREADS": "1"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    tiles, epochs = done.stdout.splitlines()
+    assert tiles == f"{2**40 - 2} tile 1 tile 2 tile 3 tile 4 tile 6"
+    assert epochs == f"{2**40 - 1} epoch 1 epoch 2 epoch 3 epoch 4 epoch 5"

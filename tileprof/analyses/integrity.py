@@ -14,6 +14,7 @@ Tenstorrent reports) and ``tileprof.analyses.quality`` (tile dumps).
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -139,7 +140,9 @@ def _check_value(path: Path, where: str, default: Any, value: Any) -> None:
 def result(
     rules: CheckRules, check: str, source: str, count: int, places: Iterable[str], detail: str
 ) -> dict[str, Any]:
-    """One check's row: its status from the count and the rule, the first places."""
+    """One check's row: its status from the count and the rule, the first places (``places``
+    may be a generator: only the first few are drawn, so a check over what a dump claims,
+    2²⁰ tiles, costs what the samples hold)."""
     rule = rules[check]
     status = OK if count <= rule.allowed else rule.severity
     return {
@@ -147,7 +150,7 @@ def result(
         "check": check,
         "status": status,
         "count": count,
-        "places": [str(p) for p in list(places)[: rules.places]],
+        "places": [str(p) for p in itertools.islice(places, rules.places)],
         "detail": detail,
         "undermines": list(rule.undermines),
     }

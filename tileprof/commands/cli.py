@@ -148,13 +148,16 @@ class TileprofGroup(SuggestingGroup):
 
 
 _ARGUMENTS = "tileprof.arguments"
+_OUTPUT_FLAGS = ("-o", "--output")
 
 
 def _out_of_memory(arguments: list[str]) -> str:
     """The out-of-memory line, naming the input files on the command line (the error may come
     from reading one or from what was made of them)."""
     files = []
-    for arg in arguments:
+    for before, arg in zip(["", *arguments], arguments, strict=False):
+        if before in _OUTPUT_FLAGS or any(arg.startswith(f"{flag}=") for flag in _OUTPUT_FLAGS):
+            continue  # the file being written (it exists under --force), not an input
         try:
             if os.path.isfile(arg):
                 files.append(arg)
@@ -213,4 +216,7 @@ def cli(debug: bool) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
+    from tileprof.core.memory import share_malloc_arenas_under_a_limit
+
+    share_malloc_arenas_under_a_limit()
     cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="tileprof")

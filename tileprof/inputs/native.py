@@ -24,6 +24,7 @@ import polars as pl
 
 import tileprof.core._native as core
 from tileprof.core.errors import InputError
+from tileprof.core.memory import require_room_for_analyses
 from tileprof.inputs import threads
 from tileprof.inputs._common import (
     DeviceHeader,
@@ -37,6 +38,9 @@ from tileprof.inputs._format import ProgressFn
 DecodeError = core.DecodeError
 ArrowColumns = core.ArrowColumns
 GZIP_MAGIC = b"\x1f\x8b"
+FRAME_BYTES_PER_SAMPLE = 72
+"""The sample frame's size a sample (``estimated_size``: 7 eight-byte columns, 3 categorical
+keys and the metadata id, with validity)."""
 RAW_COLUMNS = ("tile", "offset", "duration", "phase", "epoch", "kind", "operation", "kernel")
 
 
@@ -48,7 +52,9 @@ def parsed_dump(
     place: PlaceFn,
 ) -> ParsedDump:
     """The typed frame of the decoded ``columns`` (handed out: ``columns`` is empty after;
-    ``place`` names a sample's place in errors)."""
+    ``place`` names a sample's place in errors). polars builds and checks the frame next, and
+    aborts where an allocation fails: the room for it is checked first."""
+    require_room_for_analyses(len(columns) * FRAME_BYTES_PER_SAMPLE)
     series, decoded_ids = _series(path, columns)
     raw = pl.DataFrame(series)
     ids = raw["metadataId"]
@@ -89,8 +95,12 @@ def _series(path: Path, columns: ArrowColumns) -> tuple[list[pl.Series], core.Ar
 
 
 def error_parts(error: DecodeError) -> tuple[str, int | None, str, bytes | None]:
-    """(kind, place, message, text) of a decoder error."""
+    """(kind, place, message, text) of a decoder error. The decoder running out of memory (its
+    columns grow with ``try_reserve``) is raised as ``MemoryError``: the command line's one
+    out-of-memory line, naming the input files (``tileprof.commands.cli``)."""
     kind, place, message, text = error.args
+    if kind == "memory":
+        raise MemoryError(message)
     return str(kind), place, str(message), text
 
 

@@ -27,6 +27,7 @@ from tileprof.analyses.kernel_metrics import attach_kernel_metrics
 from tileprof.analyses.links import Links, linked_sets
 from tileprof.core.errors import InputError
 from tileprof.core.gpu_events import GpuTimeline
+from tileprof.core.memory import REPORT_SLACK, require_room_for_analyses
 from tileprof.core.run_schema import ParsedRuns, concat_runs, tile_runs
 from tileprof.inputs.sources import (
     SUMMARY_DOCUMENT,
@@ -181,6 +182,7 @@ def _source_of(
     # a summary document's samples are a small tile dump (``summary`` reads them so too)
     if found.kind in (TILE_DUMP, SUMMARY_DOCUMENT) or found.data is None:
         profile = load(path, **read.keywords, content=found.data)
+        require_room_for_analyses(profile.samples.estimated_size(), REPORT_SLACK)
         check_epoch(profile.samples, filters.epoch)
         runs = tile_source_runs(profile, filters, path.name)
         source = Source(str(path), path, TILE_DUMP, runs, profile, filters)

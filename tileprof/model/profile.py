@@ -219,6 +219,7 @@ def load(
     terminal's stderr while a large dump is read. ``content``: the file's bytes when the
     caller has read them already (the gatherer reads each input once).
     """
+    from tileprof.core.memory import require_room_for_analyses
     from tileprof.inputs import read_dump
 
     parsed, clock, tiles, chosen = read_dump(
@@ -230,6 +231,7 @@ def load(
         content=content,
     )
     header = parsed.header
+    require_room_for_analyses(parsed.samples.estimated_size())
     return Profile(
         parsed.samples,
         tuple(parsed.metadata),

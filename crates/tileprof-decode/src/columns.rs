@@ -11,9 +11,16 @@ use hashbrown::HashMap;
 
 use crate::fast::{self, RawSample};
 use crate::sample::Sample;
+use crate::DecodeError;
 
 /// The id of an absent value in a dictionary-encoded column.
 pub const NONE: u32 = u32::MAX;
+
+/// Memory that must be left over whenever the columns grow (checked, then given back): the
+/// small allocations that cannot fail softly are made in it. Measured under `RLIMIT_AS`: with
+/// 32 MiB a decode thread still aborted now and then on an allocation of 144 bytes, since
+/// glibc gives a thread's arena a new heap by mapping 128 MiB (twice its 64 MiB, to align it).
+pub const SLACK_BYTES: usize = 160 << 20;
 
 /// Distinct values in the order first seen, and each value's id.
 #[derive(Debug, Clone)]
@@ -32,21 +39,25 @@ impl<K: Eq + Hash> Default for Dictionary<K> {
 }
 
 impl<K: Eq + Hash + Clone> Dictionary<K> {
-    /// The id of `value`, adding it when new (`make` builds the owned key only then).
+    /// The id of `value`, adding it when new (`make` builds the owned key only then). The
+    /// room for a new value is reserved fallibly: a file of millions of distinct names that
+    /// does not fit is an error, not an abort.
     #[inline]
-    pub fn intern<Q>(&mut self, value: &Q, make: impl FnOnce(&Q) -> K) -> u32
+    pub fn intern<Q>(&mut self, value: &Q, make: impl FnOnce(&Q) -> K) -> Result<u32, DecodeError>
     where
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
         if let Some(&id) = self.index.get(value) {
-            return id;
+            return Ok(id);
         }
+        self.values.try_reserve(1)?;
+        self.index.try_reserve(1)?;
         let id = self.values.len() as u32;
         let key = make(value);
         self.values.push(key.clone());
         self.index.insert(key, id);
-        id
+        Ok(id)
     }
 
     /// The id of `value`, when it is here.
@@ -60,12 +71,13 @@ impl<K: Eq + Hash + Clone> Dictionary<K> {
     }
 
     /// Add every value of `other`; returns, for each of its ids, the id here.
-    pub fn absorb(&mut self, other: &Dictionary<K>) -> Vec<u32> {
-        other
-            .values
-            .iter()
-            .map(|value| self.intern(value, K::clone))
-            .collect()
+    pub fn absorb(&mut self, other: &Dictionary<K>) -> Result<Vec<u32>, DecodeError> {
+        let mut ids = Vec::new();
+        ids.try_reserve_exact(other.values.len())?;
+        for value in &other.values {
+            ids.push(self.intern(value, K::clone)?);
+        }
+        Ok(ids)
     }
 
     pub fn len(&self) -> usize {
@@ -97,22 +109,25 @@ fn has_control(text: &[u8]) -> bool {
 const NEW: u32 = u32::MAX - 1;
 
 impl TextColumn {
+    /// Add one value (`Columns::room` reserved its id's place).
     #[inline]
-    fn push(&mut self, value: Option<&str>) {
+    fn push(&mut self, value: Option<&str>) -> Result<(), DecodeError> {
         let id = match value {
-            Some(text) => self.intern(text.as_bytes()),
+            Some(text) => self.intern(text.as_bytes())?,
             None => NONE,
         };
         self.ids.push(id);
+        Ok(())
     }
 
     #[inline]
-    fn intern(&mut self, text: &[u8]) -> u32 {
-        let id = self.dictionary.intern(text, |t: &[u8]| Box::from(t));
+    fn intern(&mut self, text: &[u8]) -> Result<u32, DecodeError> {
+        let id = self.dictionary.intern(text, |t: &[u8]| Box::from(t))?;
         if id as usize == self.control.len() {
+            self.control.try_reserve(1)?;
             self.control.push(has_control(text));
         }
-        id
+        Ok(id)
     }
 
     /// The id of a fast-path text (`NEW`: not here yet, and valid); None when not valid.
@@ -139,25 +154,29 @@ impl TextColumn {
     }
 
     #[inline]
-    fn push_found(&mut self, text: &Option<Cow<'_, [u8]>>, found: u32) {
+    fn push_found(&mut self, text: &Option<Cow<'_, [u8]>>, found: u32) -> Result<(), DecodeError> {
         let id = match text {
-            Some(text) if found == NEW => self.intern(text),
+            Some(text) if found == NEW => self.intern(text)?,
             _ => found,
         };
         self.ids.push(id);
+        Ok(())
     }
 
-    fn append(&mut self, other: TextColumn) {
-        let remap = self.dictionary.absorb(&other.dictionary);
+    /// Add `other`'s values after these (`Columns::append` reserved the ids' room).
+    fn append(&mut self, other: TextColumn) -> Result<(), DecodeError> {
+        let remap = self.dictionary.absorb(&other.dictionary)?;
         let added = &self.dictionary.values[self.control.len()..];
-        let added: Vec<bool> = added.iter().map(|value| has_control(value)).collect();
-        self.control.extend(added);
+        self.control.try_reserve(added.len())?;
+        self.control
+            .extend(added.iter().map(|value| has_control(value)));
         self.ids.extend(
             other
                 .ids
                 .iter()
                 .map(|&id| if id == NONE { NONE } else { remap[id as usize] }),
         );
+        Ok(())
     }
 }
 
@@ -177,6 +196,7 @@ impl IntColumn {
         self.nulls += usize::from(value.is_none());
     }
 
+    /// Add `other`'s values after these (`Columns::append` reserved the room).
     fn append(&mut self, other: IntColumn) {
         self.values.extend_from_slice(&other.values);
         self.valid.extend_from_slice(&other.valid);
@@ -185,6 +205,11 @@ impl IntColumn {
 }
 
 /// Every column of the sample frame, as decoded (the metadata lists interned by raw text).
+///
+/// Every row column grows only through `try_reserve` (`room`, `try_reserve_rows`, `append`):
+/// how many samples a file holds is the file's to say, so running out of memory for them is a
+/// `DecodeError::Memory`, not an abort ("memory allocation failed", SIGABRT). `rows` is the
+/// room every row column has (the least of their capacities), checked once a sample.
 #[derive(Debug, Default, Clone)]
 pub struct Columns {
     pub tile: Vec<i64>,
@@ -199,6 +224,8 @@ pub struct Columns {
     pub metadata_ids: Vec<u32>,
     /// The distinct raw metadata texts, in the order first seen.
     pub metadata: Dictionary<Box<[u8]>>,
+    /// Samples every row column has room for.
+    rows: usize,
 }
 
 impl Columns {
@@ -210,31 +237,63 @@ impl Columns {
         self.tile.is_empty()
     }
 
+    /// Room for one more sample in every row column: grown (doubling) with `try_reserve`.
+    #[inline]
+    fn room(&mut self) -> Result<(), DecodeError> {
+        if self.len() < self.rows {
+            return Ok(());
+        }
+        self.try_reserve_rows(self.len().max(1024))
+    }
+
+    /// The least capacity of the row columns (what `room` may fill without a reallocation).
+    fn settle(&mut self) {
+        let texts = [&self.kind, &self.operation, &self.kernel];
+        self.rows = [&self.tile, &self.offset, &self.duration]
+            .iter()
+            .map(|column| column.capacity())
+            .chain(
+                [&self.phase, &self.epoch]
+                    .iter()
+                    .flat_map(|c| [c.values.capacity(), c.valid.capacity()]),
+            )
+            .chain(texts.iter().map(|column| column.ids.capacity()))
+            .chain([self.metadata_ids.capacity()])
+            .min()
+            .unwrap_or(0);
+    }
+
     /// Add one sample.
     #[inline]
-    pub fn push(&mut self, sample: &Sample<'_>) {
+    pub fn push(&mut self, sample: &Sample<'_>) -> Result<(), DecodeError> {
+        self.room()?;
+        let metadata = match sample.metadata {
+            Some(raw) => self
+                .metadata
+                .intern(raw.as_bytes(), |r: &[u8]| Box::from(r))?,
+            None => NONE,
+        };
         self.tile.push(sample.tile);
         self.offset.push(sample.offset);
         self.duration.push(sample.duration);
         self.phase.push(sample.phase);
         self.epoch.push(sample.epoch);
-        self.kind.push(sample.kind.as_deref());
-        self.operation.push(sample.operation.as_deref());
-        self.kernel.push(sample.kernel.as_deref());
-        let id = match sample.metadata {
-            Some(raw) => self
-                .metadata
-                .intern(raw.as_bytes(), |r: &[u8]| Box::from(r)),
-            None => NONE,
-        };
-        self.metadata_ids.push(id);
+        self.kind.push(sample.kind.as_deref())?;
+        self.operation.push(sample.operation.as_deref())?;
+        self.kernel.push(sample.kernel.as_deref())?;
+        self.metadata_ids.push(metadata);
+        Ok(())
     }
 
     /// Add one sample read by the fast path, checking each text and metadata value the first
     /// time it is seen (here or in `known`, columns whose values were all checked); false (and
     /// nothing added) when one is not valid.
     #[inline]
-    pub fn push_raw(&mut self, sample: &RawSample<'_>, known: Option<&Columns>) -> bool {
+    pub fn push_raw(
+        &mut self,
+        sample: &RawSample<'_>,
+        known: Option<&Columns>,
+    ) -> Result<bool, DecodeError> {
         self.push_raw_with_id(sample, known, None)
     }
 
@@ -246,14 +305,14 @@ impl Columns {
         sample: &RawSample<'_>,
         known: Option<&Columns>,
         metadata_id: Option<u32>,
-    ) -> bool {
+    ) -> Result<bool, DecodeError> {
         let (Some(kind), Some(operation), Some(kernel)) = (
             self.kind.find(&sample.kind, known.map(|k| &k.kind)),
             self.operation
                 .find(&sample.operation, known.map(|k| &k.operation)),
             self.kernel.find(&sample.kernel, known.map(|k| &k.kernel)),
         ) else {
-            return false;
+            return Ok(false);
         };
         let checked = |raw: &[u8]| {
             known.is_some_and(|k| k.metadata.get(raw).is_some()) || fast::value_is_valid(raw)
@@ -262,20 +321,21 @@ impl Columns {
             None => NONE,
             Some(raw) => match metadata_id.or_else(|| self.metadata.get(raw)) {
                 Some(id) => id,
-                None if checked(raw) => self.metadata.intern(raw, |r: &[u8]| Box::from(r)),
-                None => return false,
+                None if checked(raw) => self.metadata.intern(raw, |r: &[u8]| Box::from(r))?,
+                None => return Ok(false),
             },
         };
+        self.room()?;
         self.tile.push(sample.tile);
         self.offset.push(sample.offset);
         self.duration.push(sample.duration);
         self.phase.push(sample.phase);
         self.epoch.push(sample.epoch);
-        self.kind.push_found(&sample.kind, kind);
-        self.operation.push_found(&sample.operation, operation);
-        self.kernel.push_found(&sample.kernel, kernel);
+        self.kind.push_found(&sample.kind, kind)?;
+        self.operation.push_found(&sample.operation, operation)?;
+        self.kernel.push_found(&sample.kernel, kernel)?;
         self.metadata_ids.push(metadata);
-        true
+        Ok(true)
     }
 
     /// Add `other`'s samples after these, its dictionaries merged into these. The columns are
@@ -283,7 +343,10 @@ impl Columns {
     ///
     /// Measured on the 5M-sample NDJSON dump (2 threads): copied in turn on one thread, the
     /// appends were 0.38 s of a 4.0 s decode during which the other thread waited.
-    pub fn append(&mut self, other: Columns) {
+    pub fn append(&mut self, other: Columns) -> Result<(), DecodeError> {
+        if self.len() + other.len() > self.rows {
+            self.try_reserve_rows(other.len().max(self.len()))?;
+        }
         let Columns {
             tile,
             offset,
@@ -295,6 +358,7 @@ impl Columns {
             kernel,
             metadata_ids,
             metadata,
+            rows: _,
         } = other;
         let (integers, rest) = (
             (&mut self.tile, &mut self.offset, &mut self.duration),
@@ -302,7 +366,7 @@ impl Columns {
         );
         let texts = (&mut self.kind, &mut self.operation, &mut self.kernel);
         let ids = (&mut self.metadata, &mut self.metadata_ids);
-        rayon::join(
+        let (kinds, others) = rayon::join(
             || {
                 rayon::join(
                     || {
@@ -319,12 +383,12 @@ impl Columns {
                 rayon::join(
                     || {
                         rest.1.append(epoch);
-                        texts.0.append(kind);
+                        texts.0.append(kind)
                     },
                     || {
-                        texts.1.append(operation);
-                        texts.2.append(kernel);
-                        let remap = ids.0.absorb(&metadata);
+                        texts.1.append(operation)?;
+                        texts.2.append(kernel)?;
+                        let remap = ids.0.absorb(&metadata)?;
                         ids.1.extend(metadata_ids.iter().map(|&id| {
                             if id == NONE {
                                 NONE
@@ -332,10 +396,14 @@ impl Columns {
                                 remap[id as usize]
                             }
                         }));
+                        Ok(())
                     },
                 )
             },
-        );
+        )
+        .1;
+        self.settle();
+        kinds.and(others)
     }
 
     /// Give back the room the columns grew into but do not use.
@@ -351,33 +419,49 @@ impl Columns {
             column.ids.shrink_to_fit();
         }
         self.metadata_ids.shrink_to_fit();
+        self.settle();
     }
 
-    /// Room for `rows` more samples in every column, reserved exactly.
-    pub fn reserve(&mut self, rows: usize) {
+    /// Room for `rows` more samples in every column, reserved exactly, or the error saying
+    /// that memory ran out (nothing aborts).
+    pub fn try_reserve_rows(&mut self, rows: usize) -> Result<(), DecodeError> {
+        let outcome = self.try_reserve_each(rows).and_then(|()| {
+            // What the decode allocates infallibly (a new name, a rayon job) is small; room
+            // for it is kept: columns that took the last of the address space would leave
+            // those to abort.
+            Vec::<u8>::new().try_reserve_exact(SLACK_BYTES)
+        });
+        if outcome.is_err() {
+            *self = Columns::default(); // what the columns took is given back first
+        }
+        self.settle();
+        outcome.map_err(|_| DecodeError::Memory("the sample columns could not grow"))
+    }
+
+    fn try_reserve_each(&mut self, rows: usize) -> Result<(), std::collections::TryReserveError> {
         for column in [&mut self.tile, &mut self.offset, &mut self.duration] {
-            column.reserve_exact(rows);
+            column.try_reserve_exact(rows)?;
         }
         for column in [&mut self.phase, &mut self.epoch] {
-            column.values.reserve_exact(rows);
-            column.valid.reserve_exact(rows);
+            column.values.try_reserve_exact(rows)?;
+            column.valid.try_reserve_exact(rows)?;
         }
         for column in [&mut self.kind, &mut self.operation, &mut self.kernel] {
-            column.ids.reserve_exact(rows);
+            column.ids.try_reserve_exact(rows)?;
         }
-        self.metadata_ids.reserve_exact(rows);
+        self.metadata_ids.try_reserve_exact(rows)
     }
 
     /// All parts joined in order. The result is sized once and each part is dropped as soon as
     /// it is copied, so the join holds the columns plus one part, not twice the columns.
-    pub fn join(parts: Vec<Columns>) -> Columns {
+    pub fn join(parts: Vec<Columns>) -> Result<Columns, DecodeError> {
         let rows = parts.iter().map(Columns::len).sum();
         let mut joined = Columns::default();
-        joined.reserve(rows);
+        joined.try_reserve_rows(rows)?;
         for part in parts {
-            joined.append(part);
+            joined.append(part)?;
         }
-        joined
+        Ok(joined)
     }
 }
 
@@ -389,7 +473,9 @@ mod tests {
     fn columns(lines: &[&str]) -> Columns {
         let mut columns = Columns::default();
         for line in lines {
-            columns.push(&decode_line(line.as_bytes()).unwrap());
+            columns
+                .push(&decode_line(line.as_bytes()).unwrap())
+                .unwrap();
         }
         columns
     }
@@ -412,10 +498,14 @@ mod tests {
         let escaped = r#"{"physicalTile":0,"offset":0,"duration":1,"kind":"a\nb"}"#;
         let raw = "{\"physicalTile\":0,\"offset\":0,\"duration\":1,\"kind\":\"a\nb\"}";
         let mut columns = Columns::default();
-        assert!(columns.push_raw(&fast::line(escaped.as_bytes()).unwrap(), None));
+        assert!(columns
+            .push_raw(&fast::line(escaped.as_bytes()).unwrap(), None)
+            .unwrap());
         let sample = fast::line(raw.as_bytes()).unwrap();
-        assert!(!columns.push_raw(&sample, None));
-        assert!(!Columns::default().push_raw(&sample, Some(&columns)));
+        assert!(!columns.push_raw(&sample, None).unwrap());
+        assert!(!Columns::default()
+            .push_raw(&sample, Some(&columns))
+            .unwrap());
         assert!(decode_line(raw.as_bytes()).is_err());
         assert_eq!(columns.len(), 1);
     }
@@ -423,14 +513,31 @@ mod tests {
     #[test]
     fn joined_parts_equal_one_pass() {
         let whole = columns(&[A, B, C, B, A]);
-        let parts = Columns::join(vec![columns(&[B]), columns(&[]), columns(&[C, B, A])]);
-        let expected = Columns::join(vec![columns(&[B, C, B, A])]);
+        let parts = Columns::join(vec![columns(&[B]), columns(&[]), columns(&[C, B, A])]).unwrap();
+        let expected = Columns::join(vec![columns(&[B, C, B, A])]).unwrap();
         assert_eq!(parts.kernel.ids, expected.kernel.ids);
         assert_eq!(parts.metadata_ids, expected.metadata_ids);
-        let two = Columns::join(vec![columns(&[A, B]), columns(&[C, B, A])]);
+        let two = Columns::join(vec![columns(&[A, B]), columns(&[C, B, A])]).unwrap();
         assert_eq!(two.kernel.ids, whole.kernel.ids);
         assert_eq!(two.kernel.dictionary.values, whole.kernel.dictionary.values);
         assert_eq!(two.metadata_ids, whole.metadata_ids);
         assert_eq!(two.offset, whole.offset);
+    }
+
+    #[test]
+    fn columns_grow_with_room_checked_and_keep_slack() {
+        let mut grown = Columns::default();
+        for _ in 0..3000 {
+            grown.push(&decode_line(A.as_bytes()).unwrap()).unwrap();
+            assert!(grown.rows >= grown.len());
+            assert!(grown.metadata_ids.capacity() >= grown.rows);
+        }
+        // More room than any address space: the error, and the columns given back.
+        let error = grown.try_reserve_rows(usize::MAX / 64).unwrap_err();
+        assert_eq!(
+            error,
+            DecodeError::Memory("the sample columns could not grow")
+        );
+        assert!(grown.is_empty());
     }
 }

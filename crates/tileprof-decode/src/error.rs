@@ -22,6 +22,10 @@ pub enum DecodeError {
     Gzip(String),
     /// Reading the file failed.
     Io(String),
+    /// Memory for what the input holds could not be had (a `try_reserve` failed): the columns
+    /// grow fallibly, so running out is this error, not an abort. It says what was being
+    /// grown in a static text: the error itself allocates nothing where nothing is left.
+    Memory(&'static str),
 }
 
 impl DecodeError {
@@ -47,11 +51,24 @@ impl fmt::Display for DecodeError {
             DecodeError::Line { line, message, .. } => write!(f, "line {line}: {message}"),
             DecodeError::Gzip(message) => write!(f, "corrupt or truncated gzip data ({message})"),
             DecodeError::Io(message) => write!(f, "cannot read: {message}"),
+            DecodeError::Memory(what) => write!(f, "out of memory ({what})"),
         }
     }
 }
 
 impl std::error::Error for DecodeError {}
+
+impl From<std::collections::TryReserveError> for DecodeError {
+    fn from(_: std::collections::TryReserveError) -> Self {
+        DecodeError::Memory("a column or dictionary could not grow")
+    }
+}
+
+impl From<hashbrown::TryReserveError> for DecodeError {
+    fn from(_: hashbrown::TryReserveError) -> Self {
+        DecodeError::Memory("a dictionary could not grow")
+    }
+}
 
 /// serde_json's message without its " at line L column C" (the caller says where).
 pub fn serde_message(error: &serde_json::Error) -> String {

@@ -19,6 +19,7 @@
 //! array's depth), and the parts are chained the same way. It says exactly where a document
 //! that does not decode fails.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use rayon::prelude::*;
@@ -278,7 +279,7 @@ fn speculative_samples(
         };
         joined.push(part.columns);
         match part.next {
-            Next::End(close) => return Some((Columns::join(joined), close)),
+            Next::End(close) => return Some((Columns::join(joined).ok()?, close)),
             Next::Sample(next) => expected = next,
         }
     }
@@ -477,21 +478,34 @@ struct Part {
     columns: Columns,
 }
 
-/// A failure inside a part: the sample's index in the part and the message.
-type PartError = (usize, String);
+/// A failure inside a part: the sample's index in the part and the message (`OUT_OF_MEMORY`:
+/// the columns could not grow, `DecodeError::Memory`).
+type PartError = (usize, Cow<'static, str>);
+
+/// The message of a `PartError` whose columns could not grow.
+const OUT_OF_MEMORY: &str = "\0out of memory";
+
+fn part_error(index: usize, error: DecodeError) -> PartError {
+    match error {
+        DecodeError::Memory(_) => (index, Cow::Borrowed(OUT_OF_MEMORY)),
+        other => (index, Cow::Owned(other.to_string())),
+    }
+}
 
 /// Add the sample at `position` to `columns` (the fast path, else serde_json); returns where it
 /// ends.
 #[inline]
 fn decode_one(data: &[u8], position: usize, columns: &mut Columns) -> Result<usize, PartError> {
     if let Some((sample, end)) = fast::sample_at(data, position) {
-        if columns.push_raw(&sample, None) {
+        let pushed = columns.push_raw(&sample, None);
+        if pushed.map_err(|e| part_error(columns.len(), e))? {
             return Ok(end);
         }
     }
     let (sample, length) =
-        decode_at(&data[position..]).map_err(|e| (columns.len(), serde_message(&e)))?;
-    columns.push(&sample);
+        decode_at(&data[position..]).map_err(|e| (columns.len(), serde_message(&e).into()))?;
+    let pushed = columns.push(&sample);
+    pushed.map_err(|e| part_error(columns.len(), e))?;
     Ok(position + length)
 }
 
@@ -556,12 +570,7 @@ fn run_from(
                     columns,
                 })
             }
-            _ => {
-                return Err((
-                    columns.len(),
-                    "expected `,` or `]` after a sample".to_owned(),
-                ))
-            }
+            _ => return Err((columns.len(), "expected `,` or `]` after a sample".into())),
         }
         position = skip_space(data, after + 1);
         if position - released >= RELEASE_BYTES {
@@ -654,6 +663,9 @@ fn chain(
         let broken =
             || DecodeError::json(Some(count), "not a sample object where one should start");
         match part {
+            Err((_, message)) if message == OUT_OF_MEMORY => {
+                return Err(DecodeError::Memory("the sample columns could not grow"))
+            }
             Err((index, message)) => return Err(DecodeError::json(Some(count + index), message)),
             Ok(Part { first: None, .. }) => continue,
             Ok(Part {
@@ -676,7 +688,7 @@ fn chain(
             "not a sample object where one should start",
         ));
     }
-    Ok(Columns::join(joined))
+    Columns::join(joined)
 }
 
 #[cfg(test)]

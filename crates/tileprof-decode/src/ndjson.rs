@@ -54,9 +54,13 @@ impl LineRuns {
     }
 
     /// A run that starts at sample `start`, on `line` (`samples` is set once a part is done).
-    fn begin(&mut self, start: u64, line: u64) {
+    /// Grown with `try_reserve`: blank lines between samples make a run a sample.
+    fn begin(&mut self, start: u64, line: u64) -> Result<(), DecodeError> {
+        self.starts.try_reserve(1)?;
+        self.lines.try_reserve(1)?;
         self.starts.push(start);
         self.lines.push(line);
+        Ok(())
     }
 
     /// Add the next sample, on `line` (the tests' one-sample-at-a-time reference).
@@ -71,7 +75,9 @@ impl LineRuns {
     }
 
     /// Add `other`'s samples after these, each of its lines `shift` further on.
-    fn append(&mut self, other: &LineRuns, shift: u64) {
+    fn append(&mut self, other: &LineRuns, shift: u64) -> Result<(), DecodeError> {
+        self.starts.try_reserve(other.starts.len())?;
+        self.lines.try_reserve(other.lines.len())?;
         for (&start, &line) in other.starts.iter().zip(&other.lines) {
             let (start, line) = (self.samples + start, line + shift);
             let last = self.starts.last().zip(self.lines.last());
@@ -81,6 +87,7 @@ impl LineRuns {
             }
         }
         self.samples += other.samples;
+        Ok(())
     }
 
     /// The line of sample `index` (< `samples()`).
@@ -119,7 +126,7 @@ fn decode_lines(
     rows: usize,
 ) -> Result<Part, DecodeError> {
     let mut columns = Columns::default();
-    columns.reserve(rows);
+    columns.try_reserve_rows(rows)?;
     let mut lines = LineRuns::default();
     let mut start = 0;
     let mut newlines = 0;
@@ -140,7 +147,7 @@ fn decode_lines(
         }
         let number = first_line + index as u64;
         if after_blank {
-            lines.begin(columns.len() as u64, number);
+            lines.begin(columns.len() as u64, number)?;
             after_blank = false;
         }
         // A metadata value found here is not looked up again when the sample is added.
@@ -153,7 +160,7 @@ fn decode_lines(
             None => known.metadata.get(raw).is_some(),
         };
         if let Some(sample) = fast::line_with(line, Some(&checked)) {
-            if columns.push_raw_with_id(&sample, Some(known), found.get()) {
+            if columns.push_raw_with_id(&sample, Some(known), found.get())? {
                 continue;
             }
         }
@@ -162,7 +169,7 @@ fn decode_lines(
             text: line.to_vec(),
             message: serde_message(&error),
         })?;
-        columns.push(&sample);
+        columns.push(&sample)?;
     }
     lines.samples = columns.len() as u64;
     Ok((columns, lines, newlines))
@@ -239,8 +246,8 @@ impl Stream {
                 },
                 other => other,
             })?;
-            self.dump.lines.append(&runs, self.next_line);
-            self.dump.columns.append(columns);
+            self.dump.lines.append(&runs, self.next_line)?;
+            self.dump.columns.append(columns)?;
             self.next_line += lines;
         }
         Ok(())
@@ -407,7 +414,7 @@ pub fn decode(
             progress.add(cut as u64);
             let _ = empty.try_send(buffer);
         }
-        Ok(())
+        Ok::<(), DecodeError>(())
     })?;
     Ok(stream.dump)
 }
@@ -517,9 +524,9 @@ mod tests {
             every[cut..]
                 .iter()
                 .for_each(|&line| LineRuns::push(&mut second, line - 1));
-            LineRuns::append(&mut joined, &first, 0);
-            LineRuns::append(&mut joined, &LineRuns::default(), 9);
-            LineRuns::append(&mut joined, &second, 1);
+            LineRuns::append(&mut joined, &first, 0).unwrap();
+            LineRuns::append(&mut joined, &LineRuns::default(), 9).unwrap();
+            LineRuns::append(&mut joined, &second, 1).unwrap();
             assert_eq!(joined, whole, "cut {cut}");
         }
     }

@@ -27,6 +27,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyList};
+use tileprof_decode::columns::SLACK_BYTES;
 use tileprof_decode::columns::{IntColumn, TextColumn};
 use tileprof_decode::{json, ndjson, Columns, DecodeError, Progress, NONE, THREAD_PREFIX};
 
@@ -319,6 +320,7 @@ fn to_python(error: DecodeError) -> PyErr {
         } => ("line", Some(line), message, Some(text)),
         DecodeError::Gzip(detail) => ("gzip", None, detail, None),
         DecodeError::Io(_) => ("io", None, message, None),
+        DecodeError::Memory(detail) => ("memory", None, detail.to_owned(), None),
     };
     NativeDecodeError::new_err(args)
 }
@@ -402,7 +404,7 @@ fn read_bounded(mut reader: impl Read, limit: u64) -> Result<Vec<u8>, DecodeErro
             let grow = data.capacity().max(n);
             data.try_reserve(grow)
                 .or_else(|_| data.try_reserve_exact(n))
-                .map_err(|_| DecodeError::Io("out of memory".to_owned()))?;
+                .map_err(|_| DecodeError::Memory("the decompressed text could not grow"))?;
         }
         data.extend_from_slice(&chunk[..n]);
     }
@@ -414,6 +416,7 @@ fn json_file(
     block: Option<usize>,
     progress: &Progress,
 ) -> Result<(json::JsonDump, bool), DecodeError> {
+    afford(SLACK_BYTES)?;
     let pool = tileprof_decode::pool(jobs)?;
     let mut file = open(path)?;
     let mut magic = [0u8; 2];
@@ -433,7 +436,10 @@ fn json_file(
             let mut data = Vec::new();
             BufReader::new(file)
                 .read_to_end(&mut data)
-                .map_err(|e| DecodeError::Io(e.to_string()))?;
+                .map_err(|e| match e.kind() {
+                    std::io::ErrorKind::OutOfMemory => DecodeError::Memory("the text read"),
+                    _ => DecodeError::Io(e.to_string()),
+                })?;
             json::decode(&data, &pool, &json::Keep, block, progress).map(|dump| (dump, false))
         }
     }
@@ -448,7 +454,32 @@ type JsonResult<'py> = (
     Option<String>,
 );
 
+/// Check that `bytes` can be had now (reserved and given back at once): before a step whose
+/// allocations arrow makes infallibly, and before a decode starts (`SLACK_BYTES`: its small
+/// allocations before the columns first grow), so that running out is the one-line error, not
+/// an abort.
+fn afford(bytes: usize) -> Result<(), DecodeError> {
+    let mut probe: Vec<u8> = Vec::new();
+    probe
+        .try_reserve_exact(bytes)
+        .map_err(|_| DecodeError::Memory("room for the decode"))
+}
+
+/// What `to_arrow` allocates beyond the columns it takes over: a validity bitmap per column
+/// that may have nulls, and each dictionary's values with their offsets.
+fn arrow_bytes(columns: &Columns) -> usize {
+    let bitmaps = 6 * columns.len().div_ceil(8);
+    let texts = [&columns.kind, &columns.operation, &columns.kernel];
+    let values: usize = texts
+        .iter()
+        .flat_map(|column| column.dictionary.values.iter())
+        .map(|value| value.len() + 4)
+        .sum();
+    bitmaps + values + 64
+}
+
 fn handed_over(py: Python<'_>, columns: Columns) -> PyResult<Decoded<'_>> {
+    afford(arrow_bytes(&columns)).map_err(to_python)?;
     let (array, metadata) = to_arrow(columns).map_err(arrow_error)?;
     let texts = PyList::new(py, metadata.iter().map(|text| PyBytes::new(py, text)))?;
     Ok((ArrowColumns::new(array), texts))
@@ -486,6 +517,7 @@ fn decode_json_bytes<'py>(
     block: Option<usize>,
 ) -> PyResult<JsonResult<'py>> {
     let dump = guarded(py, || {
+        afford(SLACK_BYTES)?;
         let pool = tileprof_decode::pool(jobs)?;
         json::decode(data, &pool, &json::Keep, block, &Progress::default())
     })?;
@@ -540,6 +572,7 @@ fn decode_ndjson_file<'py>(
     progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<NdjsonResult<'py>> {
     let dump = guarded_progress(py, progress.as_ref(), |counter| {
+        afford(SLACK_BYTES)?;
         let pool = tileprof_decode::pool(jobs)?;
         let mut file = BufReader::with_capacity(1 << 20, open(path)?);
         let mut magic = [0u8; 2];
@@ -572,6 +605,7 @@ fn decode_ndjson_bytes<'py>(
     window: usize,
 ) -> PyResult<NdjsonResult<'py>> {
     let dump = guarded(py, || {
+        afford(SLACK_BYTES)?;
         let pool = tileprof_decode::pool(jobs)?;
         ndjson::decode_slice(data, &pool, window, &json::Keep, &Progress::default())
     })?;
@@ -611,6 +645,8 @@ fn gather_by_id(
                 DecodeError::Io("the metadata ids are not a UInt32 column".to_owned())
             })?;
         let pool = tileprof_decode::pool(jobs)?;
+        // Each table's values and validity bitmap, allocated by arrow infallibly.
+        afford(tables.len() * (ids.len() * 8 + ids.len().div_ceil(8)))?;
         Ok(pool.install(|| {
             use rayon::prelude::*;
             tables
