@@ -122,25 +122,82 @@ def _doc(events: list[Any], before: dict[str, Any], indent: int | None, ascii_: 
 AWKWARD = [
     # escapes, unicode, surrogate pairs, traceEvents after other keys
     _doc(
-        [{"ph": "X", "cat": "kernel", "name": 'k"\\\n\u00e9\U0001f600', "ts": 1.25, "dur": 0.001,
-          "pid": 0, "tid": 1, "args": {"device": 0, "stream": 7, "grid": [1, 2, 3]}},
-         {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1e15 + 0.123, "dur": 3,
-          "pid": "p", "tid": [1], "args": {"External id": 4, "Input type": ["float", "\u00e9"],
-                                           "Input Dims": [[2, 3], []]}}],
-        {"schemaVersion": 1, "other": {"traceEvents": "nested"}}, 1, False,
-    ),  # fmt: skip
+        [
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": 'k"\\\n\u00e9\U0001f600',
+                "ts": 1.25,
+                "dur": 0.001,
+                "pid": 0,
+                "tid": 1,
+                "args": {"device": 0, "stream": 7, "grid": [1, 2, 3]},
+            },
+            {
+                "ph": "X",
+                "cat": "cpu_op",
+                "name": "aten::mm",
+                "ts": 1e15 + 0.123,
+                "dur": 3,
+                "pid": "p",
+                "tid": [1],
+                "args": {
+                    "External id": 4,
+                    "Input type": ["float", "\u00e9"],
+                    "Input Dims": [[2, 3], []],
+                },
+            },
+        ],
+        {"schemaVersion": 1, "other": {"traceEvents": "nested"}},
+        1,
+        False,
+    ),
     _doc(
-        [{"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce", "ts": 5, "dur": 2,
-          "args": {"stream": 1, "correlation": 9, "Collective name": "allreduce",
-                   "In msg nelems": "1024", "Group size": "2", "Process Group Name": 0}},
-         {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 4, "dur": 0.5,
-          "args": {"correlation": 9, "External id": 3, "stream": "0x0"}},
-         {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "ts": 3, "dur": 3,
-          "args": {"External id": 3, "Collective name": "allreduce", "dtype": "Float"}},
-         {"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#2", "ts": 1,
-          "dur": 9, "pid": 0}],
-        {}, 2, True,
-    ),  # fmt: skip
+        [
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": "ncclKernel_AllReduce",
+                "ts": 5,
+                "dur": 2,
+                "args": {
+                    "stream": 1,
+                    "correlation": 9,
+                    "Collective name": "allreduce",
+                    "In msg nelems": "1024",
+                    "Group size": "2",
+                    "Process Group Name": 0,
+                },
+            },
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": "cudaLaunchKernel",
+                "ts": 4,
+                "dur": 0.5,
+                "args": {"correlation": 9, "External id": 3, "stream": "0x0"},
+            },
+            {
+                "ph": "X",
+                "cat": "cpu_op",
+                "name": "record_param_comms",
+                "ts": 3,
+                "dur": 3,
+                "args": {"External id": 3, "Collective name": "allreduce", "dtype": "Float"},
+            },
+            {
+                "ph": "X",
+                "cat": "gpu_user_annotation",
+                "name": "ProfilerStep#2",
+                "ts": 1,
+                "dur": 9,
+                "pid": 0,
+            },
+        ],
+        {},
+        2,
+        True,
+    ),
 ]
 """Traces the decoder must read as the reference and msgspec do."""
 
@@ -224,7 +281,7 @@ _event = st.fixed_dictionaries(
     {},
     optional={
         "ph": st.sampled_from(["X", "X", "X", "i", "B"]),
-        "cat": st.sampled_from(sorted(KEPT) + ["python_function", "Trace"]),
+        "cat": st.sampled_from([*sorted(KEPT), "python_function", "Trace"]),
         "name": st.one_of(st.sampled_from(["ProfilerStep#3", "ncclKernel_x", "aten::mm"]), _text),
         "ts": _time,
         "dur": st.one_of(st.none(), st.integers(0, 10**6), st.floats(0, 1e6).map(math.floor)),

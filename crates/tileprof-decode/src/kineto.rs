@@ -20,7 +20,9 @@ use std::borrow::Cow;
 use std::fmt;
 
 use hashbrown::HashMap;
-use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
 use serde_json::value::RawValue;
 
 use crate::skip_space;
@@ -233,7 +235,8 @@ fn trace_events(data: &[u8], open: usize) -> Result<(KinetoColumns, usize), Decl
     }
     let mut index = 0i64;
     loop {
-        let mut stream = serde_json::Deserializer::from_slice(&data[position..]).into_iter::<Event>();
+        let mut stream =
+            serde_json::Deserializer::from_slice(&data[position..]).into_iter::<Event>();
         let event = match stream.next() {
             Some(Ok(event)) => event,
             Some(Err(error)) => return Err(declined(format!("event {index}: {error}"))),
@@ -275,10 +278,14 @@ fn keep(
     let args = event.args.unwrap_or_default();
     if GPU_CATEGORIES.contains(&cat) {
         let (Some(ts), Some(dur)) = (event.ts, event.dur) else {
-            return Err(declined(format!("event {index}: GPU event without ts or dur")));
+            return Err(declined(format!(
+                "event {index}: GPU event without ts or dur"
+            )));
         };
         if event.name.is_none() || !(placeable(ts) && placeable(ts + dur)) {
-            return Err(declined(format!("event {index}: GPU event unnamed or unplaceable")));
+            return Err(declined(format!(
+                "event {index}: GPU event unnamed or unplaceable"
+            )));
         }
         if matches!(args.stream, Stream::Other) {
             return Err(declined(format!("event {index}: stream not an integer")));
@@ -287,7 +294,9 @@ fn keep(
     let texts = &mut columns.texts;
     columns.index.push(index);
     columns.cat.push(texts.code(cat));
-    columns.name.push(event.name.as_deref().map_or(NONE, |n| texts.code(n)));
+    columns
+        .name
+        .push(event.name.as_deref().map_or(NONE, |n| texts.code(n)));
     columns.ts.push(event.ts);
     columns.dur.push(event.dur);
     columns.pid.push(event.pid);

@@ -34,7 +34,13 @@ fn to_arrow(columns: KinetoColumns) -> Result<StructArray, ArrowError> {
     let text = |codes: Vec<u32>| -> Result<ArrayRef, ArrowError> {
         let codes = codes
             .into_iter()
-            .map(|code| if code == kineto::NONE { tileprof_decode::NONE } else { code })
+            .map(|code| {
+                if code == kineto::NONE {
+                    tileprof_decode::NONE
+                } else {
+                    code
+                }
+            })
             .collect();
         Ok(Arc::new(DictionaryArray::<UInt32Type>::try_new(
             nullable_ids(codes),
@@ -51,8 +57,16 @@ fn to_arrow(columns: KinetoColumns) -> Result<StructArray, ArrowError> {
         ("pid", DataType::Int64, optional_ints(columns.pid)),
         ("device", DataType::Int64, optional_ints(columns.device)),
         ("stream", DataType::Int64, optional_ints(columns.stream)),
-        ("correlation", DataType::Int64, optional_ints(columns.correlation)),
-        ("external_id", DataType::Int64, optional_ints(columns.external_id)),
+        (
+            "correlation",
+            DataType::Int64,
+            optional_ints(columns.correlation),
+        ),
+        (
+            "external_id",
+            DataType::Int64,
+            optional_ints(columns.external_id),
+        ),
         ("grid", dictionary.clone(), text(columns.grid)?),
         ("block", dictionary.clone(), text(columns.block)?),
         ("input_type", dictionary, text(columns.input_type)?),
@@ -68,11 +82,7 @@ fn to_arrow(columns: KinetoColumns) -> Result<StructArray, ArrowError> {
 }
 
 /// (columns, the spans of `deviceProperties` and `distributedInfo`) of a decoded trace.
-type Decoded = (
-    ArrowColumns,
-    Option<(usize, usize)>,
-    Option<(usize, usize)>,
-);
+type Decoded = (ArrowColumns, Option<(usize, usize)>, Option<(usize, usize)>);
 
 /// Decode a Kineto trace held in memory: `(decoded, None)`, or `(None, why)` when the decoder
 /// leaves the document to the Python reader (`tileprof_decode::kineto`); a panic is a
@@ -87,7 +97,11 @@ fn decode_kineto_bytes(py: Python<'_>, data: &[u8]) -> PyResult<(Option<Decoded>
             distributed_info,
         }) => {
             let array = to_arrow(columns).map_err(arrow_error)?;
-            let decoded = (ArrowColumns::new(array), device_properties, distributed_info);
+            let decoded = (
+                ArrowColumns::new(array),
+                device_properties,
+                distributed_info,
+            );
             Ok((Some(decoded), None))
         }
         Err(declined) => Ok((None, Some(declined.0))),

@@ -111,7 +111,8 @@ def _comm_frame(found: KinetoEvents, comm: pl.DataFrame) -> pl.DataFrame:
         comm_ops = dict(zip(ops.get_column("external_id").to_list(), args[len(indices):],
                             strict=True))  # fmt: skip
         launch_exts = comm.get_column("launch_ext").to_list()
-        for i, a, launch_ext in zip(indices, args, launch_exts, strict=True):
+        own = args[: len(indices)]
+        for i, a, launch_ext in zip(indices, own, launch_exts, strict=True):
             rows.append({"index": i, **_comm_params(a, launch_ext, comm_ops)})
     return pl.DataFrame(rows, schema={"index": pl.Int64(), **_COMM_COLUMNS})
 

@@ -42,7 +42,7 @@ def decoded_events(path: str | Path, data: bytes) -> tuple[pl.DataFrame, bytes, 
         return None
     columns, props, info = found
     series = [pl.Series(column).alias(name) for name, column in columns.columns()]
-    frame = pl.DataFrame(series).cast(dict(KINETO_SCHEMA))
+    frame = pl.DataFrame(series).cast(pl.Schema(KINETO_SCHEMA))
     props_raw = b"[]" if props is None else data[props[0] : props[1]]
     info_raw = b"null" if info is None else data[info[0] : info[1]]
     return frame, props_raw, info_raw
