@@ -104,6 +104,23 @@ def test_real_traces_match_the_reference_and_msgspec(path: Path) -> None:
     assert_same_reading(data)
 
 
+@pytest.mark.parametrize("path", TRACES[1:3], ids=lambda p: p.name)
+def test_gpu_event_frame_and_timeline_are_msgspecs(path: Path) -> None:
+    """The GPU event frame and the step windows made from the decoder's frame (its spans
+    decoded for the NCCL parameters) are those made from msgspec's objects."""
+    from tileprof.inputs.gpu.kineto import gpu_events_of
+    from tileprof.inputs.gpu.kineto_timeline import timeline_of
+
+    data = read_bytes(path)
+    fast, slow = read_events("t.json", data), _read_with_msgspec("t.json", data)
+    assert gpu_events_of(fast).events.equals(gpu_events_of(slow).events)
+    assert fast.frame.get_column("span_start").null_count() == 0
+    a, b = timeline_of(fast), timeline_of(slow)
+    assert a.events.equals(b.events)
+    assert a.steps.equals(b.steps)
+    assert a.events.get_column("collective").drop_nulls().len() > 0 or "nccl" not in path.name
+
+
 def test_spans_hold_each_event() -> None:
     data = read_bytes(TRACES[2])
     frame = crate_frame(data)
