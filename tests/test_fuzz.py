@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 
 from tests.hostile import ROOT, invoke, strict_json
 from tests.samples import document, sample
+from tests.test_kineto_native import assert_same_reading
 from tileprof.model.profile import load
 from tileprof.views.writers import dump_bytes
 
@@ -423,6 +424,22 @@ def test_breakdown_bytes(folder: Path, kind: str, edits: list[tuple[str, int, by
 def test_breakdown_structure(folder: Path, kind: str, edits: list[tuple[int, Any]]) -> None:
     path = _write(folder / "trace.json", mutate_json(BREAKDOWN_SEEDS[kind], edits))
     assert_promise("breakdown", path)
+
+
+@pytest.mark.parametrize("kind", sorted(BREAKDOWN_SEEDS))
+@settings(FUZZ)
+@given(edits=byte_edits)
+def test_kineto_decoder_bytes(kind: str, edits: list[tuple[str, int, bytes]]) -> None:
+    """The compiled Kineto decoder (issue 33) reads a mutated trace exactly as msgspec's path
+    does: the same frame and objects, or the same error line (it declines what it cannot hold)."""
+    assert_same_reading(mutate_bytes(BREAKDOWN_SEEDS[kind], edits))
+
+
+@pytest.mark.parametrize("kind", sorted(BREAKDOWN_SEEDS))
+@settings(FUZZ)
+@given(edits=value_edits)
+def test_kineto_decoder_structure(kind: str, edits: list[tuple[int, Any]]) -> None:
+    assert_same_reading(mutate_json(BREAKDOWN_SEEDS[kind], edits))
 
 
 # --- GPU and Tenstorrent readers, and SQLite (issue 32) ----------------------------------

@@ -8,7 +8,7 @@ msgspec check every event in one pass and name the bad one.
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -84,21 +84,118 @@ Step = tuple[int | None, int, float, float, str]
 GPU-side one on the device its ``pid`` names, else ``cpu_step`` with no device)."""
 
 
-@dataclass
-class KinetoEvents:
-    """The events of a trace that tileprof reads, checked, in file order: the one Kineto event
-    model every command reads (runs, ops, breakdown, findings, report, trace)."""
+KINETO_SCHEMA: dict[str, pl.DataType] = {
+    "index": pl.Int64(),
+    "cat": pl.String(),
+    "name": pl.String(),
+    "ts": pl.Float64(),
+    "dur": pl.Float64(),
+    "pid": pl.Int64(),
+    "device": pl.Int64(),
+    "stream": pl.Int64(),
+    "correlation": pl.Int64(),
+    "external_id": pl.Int64(),
+    "grid": pl.String(),
+    "block": pl.String(),
+    "input_type": pl.String(),
+    "span_start": pl.Int64(),
+    "span_end": pl.Int64(),
+}
+"""The Kineto event frame: one row per complete event (``ph: "X"``) of the categories
+tileprof reads (GPU events, ``cpu_op``, runtime calls, step annotations), in file order.
+``index`` is the place in ``traceEvents``; ``pid`` is null unless an integer; ``device``,
+``stream``, ``correlation``, ``external_id`` are the ``args``; ``grid``/``block`` are written
+``AxBxC`` (null when absent or empty), ``input_type`` as ``json.dumps`` writes the list (null
+when absent or empty); ``span_start``/``span_end`` are the event's bytes in the document (null
+when the trace was read by msgspec), from which the free-form ``args`` are decoded on demand."""
 
-    name: str
-    devices: dict[int, str]
-    cpu_ops: list[CpuOp]
-    gpu: list[tuple[int, Event, Args]]
-    launches: dict[int, int]  # correlation -> External id of the launching cpu_op
+
+@dataclass
+class EventLists:
+    """The events as Python objects, for the analyses that walk them one by one (op rows)."""
+
+    cpu_ops: list[CpuOp] = field(default_factory=list)
+    gpu: list[tuple[int, Event, Args]] = field(default_factory=list)
+    launches: dict[int, int] = field(default_factory=dict)  # correlation -> External id
     calls: dict[int, Launch] = field(default_factory=dict)  # correlation -> runtime call
     comm_ops: dict[int, Args] = field(default_factory=dict)  # record_param_comms by External id
     steps: list[Step] = field(default_factory=list)
-    rank: tuple[int, int, str | None] | None = None  # distributedInfo: rank, world size, backend
     runtime: list[RuntimeCall] = field(default_factory=list)  # every placeable runtime call
+
+
+class KinetoEvents:
+    """The events of a trace that tileprof reads, checked, in file order: the one Kineto event
+    model every command reads (runs, ops, breakdown, findings, report, trace).
+
+    ``frame`` holds them as columns (``KINETO_SCHEMA``), which the GPU event frame, the run
+    table and the breakdown read; the per-event objects (``cpu_ops``, ``gpu``, ...) are made
+    from it only when an analysis walks them (``load``), and ``args_of`` decodes the ``args``
+    of a few events by their index."""
+
+    def __init__(
+        self,
+        name: str,
+        devices: dict[int, str],
+        cpu_ops: list[CpuOp] | None = None,
+        gpu: list[tuple[int, Event, Args]] | None = None,
+        launches: dict[int, int] | None = None,
+        *,
+        frame: pl.DataFrame | None = None,
+        load: Callable[[], EventLists] | None = None,
+        args_of: Callable[[Sequence[int]], list[Args]] | None = None,
+        rank: tuple[int, int, str | None] | None = None,
+    ) -> None:
+        self.name = name
+        self.devices = devices
+        self.rank = rank  # distributedInfo: rank, world size, backend
+        self.frame = frame if frame is not None else pl.DataFrame(schema=KINETO_SCHEMA)
+        self._lists: EventLists | None = None
+        if load is None:
+            self._lists = EventLists(cpu_ops or [], gpu or [], launches or {})
+        self._load = load
+        self._args_of = args_of
+
+    def lists(self) -> EventLists:
+        """The events as objects (made once, on first use)."""
+        if self._lists is None:
+            assert self._load is not None
+            self._lists = self._load()
+        return self._lists
+
+    @property
+    def cpu_ops(self) -> list[CpuOp]:
+        return self.lists().cpu_ops
+
+    @property
+    def gpu(self) -> list[tuple[int, Event, Args]]:
+        return self.lists().gpu
+
+    @property
+    def launches(self) -> dict[int, int]:
+        return self.lists().launches
+
+    @property
+    def calls(self) -> dict[int, Launch]:
+        return self.lists().calls
+
+    @property
+    def comm_ops(self) -> dict[int, Args]:
+        return self.lists().comm_ops
+
+    @property
+    def steps(self) -> list[Step]:
+        return self.lists().steps
+
+    @property
+    def runtime(self) -> list[RuntimeCall]:
+        return self.lists().runtime
+
+    def args_of(self, indices: Sequence[int]) -> list[Args]:
+        """The ``args`` of the events at ``indices`` (places in ``traceEvents``), in order."""
+        if self._args_of is not None:
+            return self._args_of(indices)
+        by_index = {i: a for i, _, a in self.gpu}
+        return [by_index[i] for i in indices]
 
     def launching_external_id(self, a: Args, known: Container[int]) -> int | None:
         """The External id of the cpu_op that launched a GPU event with ``args`` ``a``."""

@@ -8,6 +8,7 @@
 //! - `fast`: one sample read by hand, each distinct value checked once (serde_json judges the rest);
 //! - `columns`: the typed columns and the dictionaries that intern text and metadata;
 //! - `json`: a JSON dump document, its samples decoded by byte range on threads;
+//! - `kineto`: a PyTorch profiler (Kineto) trace's complete events as columns;
 //! - `ndjson`: an NDJSON dump streamed through a bounded window, lines decoded on threads;
 //! - `progress`: the bytes decoded so far, for a progress bar.
 
@@ -15,6 +16,7 @@ pub mod columns;
 pub mod error;
 pub mod fast;
 pub mod json;
+pub mod kineto;
 pub mod ndjson;
 pub mod progress;
 pub mod sample;

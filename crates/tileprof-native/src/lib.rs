@@ -33,6 +33,7 @@ use tileprof_decode::{json, ndjson, Columns, DecodeError, Progress, NONE, THREAD
 
 mod frames;
 mod groups;
+mod kineto;
 mod trace;
 
 create_exception!(_native, NativeDecodeError, PyException);
@@ -719,5 +720,6 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(gather_by_id, module)?)?;
     trace::register(module)?;
     groups::register(module)?;
+    kineto::register(module)?;
     Ok(())
 }

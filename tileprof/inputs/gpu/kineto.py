@@ -29,7 +29,16 @@ import polars as pl
 from tileprof.core.classify import classify, dtype_from_torch_types
 from tileprof.core.errors import InputError
 from tileprof.core.gpu_events import us_of_ns
-from tileprof.core.kineto import Args, CpuOp, Event, GpuEvents, Int64, KinetoEvents
+from tileprof.core.kineto import (
+    Args,
+    CpuOp,
+    Event,
+    EventLists,
+    GpuEvents,
+    Int64,
+    KinetoEvents,
+    Step,
+)
 from tileprof.core.run_schema import ParsedRuns, call_statistics, runs_from_rows
 from tileprof.inputs._format import Reader
 from tileprof.inputs._sniff import TRACE
@@ -68,34 +77,103 @@ _STEP_CATEGORIES = {"gpu_user_annotation": "gpu_annotation", "user_annotation": 
 
 def read_events(path: str | Path, data: bytes) -> KinetoEvents:
     """Decode a trace and check its GPU events: the one event model of every command (the CPU
-    ops, GPU events, runtime calls, ``record_param_comms`` ops, step annotations and rank)."""
-    from tileprof.inputs._decode import decode_json
+    ops, GPU events, runtime calls, ``record_param_comms`` ops, step annotations and rank).
 
-    trace = decode_json(path, data, Trace)
-    trace_events = _decode_part(path, trace.traceEvents, list[Event], "$.traceEvents")
-    props = _decode_part(path, trace.deviceProperties, list[DeviceProperties], "$.deviceProperties")
+    The compiled decoder (``tileprof_decode::kineto``) reads the events into the Kineto event
+    frame; a document it declines (anything it cannot hold to msgspec's reading exactly: an
+    error, a value of another type, a key given twice) is read by msgspec as before, which
+    words the error or reads the odd document."""
+    from tileprof.inputs.gpu.kineto_native import decoded_events
+
+    found = decoded_events(path, data)
+    if found is None:
+        return _read_with_msgspec(path, data)
+    frame, props_raw, info_raw = found
+    return _events(path, frame, props_raw, info_raw, load=None, data=data)
+
+
+def _events(
+    path: str | Path,
+    frame: pl.DataFrame,
+    props_raw: bytes,
+    info_raw: bytes,
+    *,
+    load: tuple[EventLists, dict[int, Args]] | None,
+    data: bytes | None,
+) -> KinetoEvents:
+    """The event model of a trace whose events are in ``frame``, with its ``deviceProperties``
+    and ``distributedInfo`` decoded (their errors named as before)."""
+    from tileprof.inputs.gpu.kineto_native import spans_args, spans_lists
+
+    props = _decode_part(path, msgspec.Raw(props_raw), list[DeviceProperties], "$.deviceProperties")
     optional_info: Any = DistributedInfo | None  # a union: msgspec decodes null as None
     info: DistributedInfo | None = _decode_part(
-        path, trace.distributedInfo, optional_info, "$.distributedInfo"
+        path, msgspec.Raw(info_raw), optional_info, "$.distributedInfo"
     )
-    events = KinetoEvents(Path(path).name, {d.id: d.name for d in props}, [], [], {})
+    listed = {d.id: d.name for d in props}
+    if load is not None:
+        lists, by_index = load
+        events = KinetoEvents(
+            Path(path).name, listed, frame=frame, load=lambda: lists,
+            args_of=lambda indices: [by_index[i] for i in indices],
+        )  # fmt: skip
+    else:
+        assert data is not None
+        events = KinetoEvents(
+            Path(path).name, listed, frame=frame,
+            load=lambda: spans_lists(path, frame, data, _file_event),
+            args_of=lambda indices: spans_args(frame, data, indices),
+        )  # fmt: skip
     if info is not None:
         events.rank = (info.rank, info.world_size, info.backend)
-    for i, ev in enumerate(trace_events):
-        if ev.ph == "X":
-            _read_event(path, events, i, ev)
-    events.devices = _device_names(events.devices, {a.device for _, _, a in events.gpu})
+    gpu = frame.filter(pl.col("cat").is_in(GPU_CATEGORIES))
+    events.devices = _device_names(events.devices, set(gpu.get_column("device").to_list()))
     return events
 
 
-def _read_event(path: str | Path, events: KinetoEvents, i: int, ev: Event) -> None:
-    """File one complete event (``ph: "X"``) where it belongs, checking a GPU event."""
+def _read_with_msgspec(path: str | Path, data: bytes) -> KinetoEvents:
+    """``read_events`` by msgspec, one event at a time (the documents the compiled decoder
+    declines)."""
+    from tileprof.inputs._decode import decode_json
+    from tileprof.inputs.gpu.kineto_native import frame_of_events
+
+    trace = decode_json(path, data, Trace)
+    trace_events = _decode_part(path, trace.traceEvents, list[Event], "$.traceEvents")
+    lists = EventLists()
+    kept: list[tuple[int, Event]] = []
+    for i, ev in enumerate(trace_events):
+        if ev.ph == "X":
+            _check_event(path, i, ev)
+            if _file_event(lists, i, ev):
+                kept.append((i, ev))
+    frame = frame_of_events(kept)
+    return _events(
+        path, frame, bytes(trace.deviceProperties), bytes(trace.distributedInfo),
+        load=(lists, {i: ev.args or _NO_ARGS for i, ev in kept}), data=None,
+    )  # fmt: skip
+
+
+def _check_event(path: str | Path, i: int, ev: Event) -> None:
+    """The checks of one complete event (``ph: "X"``): a duration is not negative; a GPU event
+    has what the frame needs."""
     where = f"$.traceEvents[{i}]"
     if ev.dur is not None and (ev.dur < 0 or math.isnan(ev.dur)):
         raise InputError(path, f"{where}.dur", f"negative duration {ev.dur:g} µs")
+    if ev.cat in GPU_CATEGORIES:
+        _check_gpu_event(path, where, ev, ev.args or _NO_ARGS)
+
+
+KEPT_CATEGORIES = (
+    GPU_CATEGORIES | LAUNCH_CATEGORIES | {"cpu_op", *("gpu_user_annotation", "user_annotation")}
+)
+"""The categories of the complete events tileprof reads (the Kineto event frame's rows)."""
+
+
+def _file_event(events: EventLists, i: int, ev: Event) -> bool:
+    """File one checked complete event (``ph: "X"``) where it belongs; whether it is of a
+    category tileprof reads."""
     a = ev.args or _NO_ARGS
     if ev.cat in GPU_CATEGORIES:
-        _check_gpu_event(path, where, ev, a)
         events.gpu.append((i, ev, a))
     elif ev.cat == "cpu_op":
         events.cpu_ops.append(
@@ -114,12 +192,35 @@ def _read_event(path: str | Path, events: KinetoEvents, i: int, ev: Event) -> No
             events.runtime.append((i, ev.name or "", f"{ev.pid}/{ev.tid}", ts, dur, a.correlation))
     elif ev.cat in _STEP_CATEGORIES and ev.ts is not None and ev.dur is not None:
         if not (_placeable(ev.ts) and _placeable(ev.ts + ev.dur)):
-            return
+            return True
         found = STEP_NAME.match(ev.name or "")
         if found:
             source = _STEP_CATEGORIES[ev.cat]
             device = _int(ev.pid) if source == "gpu_annotation" else None
             events.steps.append((device, int(found.group(1)), ev.ts, ev.ts + ev.dur, source))
+    return ev.cat in KEPT_CATEGORIES
+
+
+def step_rows(frame: pl.DataFrame) -> list[Step]:
+    """The ``ProfilerStep#N`` annotations of the Kineto event frame (few rows: the loop is
+    over the annotations whose name starts so), as ``_file_event`` reads them."""
+    candidates = frame.filter(
+        pl.col("cat").is_in(list(_STEP_CATEGORIES)),
+        pl.col("ts").is_not_null(),
+        pl.col("dur").is_not_null(),
+        pl.col("name").str.starts_with("ProfilerStep#"),
+    )
+    steps: list[Step] = []
+    for row in candidates.select("cat", "name", "ts", "dur", "pid").iter_rows():
+        cat, name, ts, dur, pid = row
+        if not (_placeable(ts) and _placeable(ts + dur)):
+            continue
+        found = STEP_NAME.match(name)
+        if found:
+            source = _STEP_CATEGORIES[cat]
+            device = pid if source == "gpu_annotation" else None
+            steps.append((device, int(found.group(1)), ts, ts + dur, source))
+    return steps
 
 
 def _check_gpu_event(path: str | Path, where: str, ev: Event, a: Args) -> None:
@@ -179,29 +280,31 @@ def gpu_events_of(found: KinetoEvents) -> GpuEvents:
     on columns; of two cpu_ops with one External id, the later in the file)."""
     from tileprof.inputs.gpu.kineto_frame import event_frame
 
-    gpu = found.gpu
-    kineto = pl.DataFrame(
-        {
-            "index": [i for i, _, _ in gpu],
-            "cat": [ev.cat for _, ev, _ in gpu],
-            "grid": [_dims(a.grid) for _, _, a in gpu],
-            "block": [_dims(a.block) for _, _, a in gpu],
-            "own_ext": [a.external_id for _, _, a in gpu],
-            "correlation": [a.correlation for _, _, a in gpu],
-        },
-        schema={"index": pl.Int64(), "cat": pl.Categorical(), "grid": pl.String(),
-                "block": pl.String(), "own_ext": pl.Int64(), "correlation": pl.Int64()},
+    frame = found.frame
+    gpu = frame.filter(pl.col("cat").is_in(GPU_CATEGORIES))
+    kineto = gpu.select(
+        "index", pl.col("cat").cast(pl.Categorical()), "grid", "block",
+        pl.col("external_id").alias("own_ext"), "correlation",
     )  # fmt: skip
-    ops = pl.DataFrame(
-        [(op.external_id, op.name, json.dumps(op.input_type) if op.input_type else None)
-         for op in found.cpu_ops if op.external_id is not None],
-        schema={"ext": pl.Int64(), "op": pl.String(), "op_types": pl.String()},
-        orient="row",
-    ).unique("ext", keep="last", maintain_order=True)  # fmt: skip
-    launches = pl.DataFrame(
-        {"correlation": list(found.launches), "launch_ext": list(found.launches.values())},
-        schema={"correlation": pl.Int64(), "launch_ext": pl.Int64()},
-    ).join(ops.select("ext"), left_on="launch_ext", right_on="ext", how="semi")
+    ops = (
+        frame.filter(pl.col("cat") == "cpu_op", pl.col("external_id").is_not_null())
+        .select(
+            pl.col("external_id").alias("ext"),
+            pl.col("name").fill_null("").alias("op"),
+            pl.col("input_type").alias("op_types"),
+        )
+        .unique("ext", keep="last", maintain_order=True)
+    )
+    launches = (
+        frame.filter(
+            pl.col("cat").is_in(LAUNCH_CATEGORIES),
+            pl.col("correlation").is_not_null(),
+            pl.col("external_id").is_not_null(),
+        )
+        .select("correlation", pl.col("external_id").alias("launch_ext"))
+        .unique("correlation", keep="last")
+        .join(ops.select("ext"), left_on="launch_ext", right_on="ext", how="semi")
+    )
     attributed = (
         kineto.join(launches, on="correlation", how="left", maintain_order="left")
         .with_columns(ext=pl.coalesce("launch_ext", "own_ext"))
@@ -209,7 +312,8 @@ def gpu_events_of(found: KinetoEvents) -> GpuEvents:
         .select("index", "cat", "grid", "block", "op", "op_types")
     )
     events = event_frame(found).join(attributed, on="index", how="left", maintain_order="left")
-    return GpuEvents(events, found.devices, len(found.cpu_ops))
+    cpu_ops = frame.filter(pl.col("cat") == "cpu_op").height
+    return GpuEvents(events, found.devices, cpu_ops)
 
 
 def parse(path: str | Path, data: bytes) -> ParsedRuns:

@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 
 from tileprof.core.gpu_events import COMM_NAME, as_gpu_events, ns_of_us
-from tileprof.core.kineto import Args, KinetoEvents, Launch
+from tileprof.core.kineto import Args, KinetoEvents
 
 _COMM_COLUMNS: dict[str, pl.DataType] = {
     "collective": pl.String(),
@@ -30,36 +30,22 @@ _COMM_COLUMNS: dict[str, pl.DataType] = {
 }
 
 
+_GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
+_LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver")
+_PLACEABLE_US = 9.2e15
+"""The largest |time| in µs that integer ns hold (``kineto._PLACEABLE_US``)."""
+
+
 def event_frame(found: KinetoEvents) -> pl.DataFrame:
     """The GPU event frame of a trace, in start order (file order among equal starts), then
-    ``index`` (the event's place in ``traceEvents``). The columns are gathered once and joined
-    with the runtime calls in polars; only the communication kernels (few) have their NCCL
-    parameters looked up one by one."""
-    gpu = found.gpu
-    events = pl.DataFrame(
-        {
-            "index": [i for i, _, _ in gpu],
-            "device": [a.device if a.device is not None else _pid(e.pid) for _, e, a in gpu],
-            "stream": [a.stream for _, _, a in gpu],
-            "cat": [e.cat for _, e, _ in gpu],
-            "ts": [e.ts for _, e, _ in gpu],
-            "dur": [e.dur for _, e, _ in gpu],
-            "name": [e.name for _, e, _ in gpu],
-            "correlation": [a.correlation for _, _, a in gpu],
-        },
-        schema={"index": pl.Int64, "device": pl.Int64, "stream": pl.Int64, "cat": pl.String,
-                "ts": pl.Float64, "dur": pl.Float64, "name": pl.String,
-                "correlation": pl.Int64},
+    ``index`` (the event's place in ``traceEvents``). Made from the Kineto event frame in
+    polars, joined with the runtime calls; only the communication kernels (few) have their
+    NCCL parameters looked up one by one."""
+    events = found.frame.filter(pl.col("cat").is_in(_GPU_CATEGORIES)).select(
+        "index", pl.coalesce("device", "pid").alias("device"), "stream", "cat", "ts", "dur",
+        "name", "correlation",
     )  # fmt: skip
-    calls = pl.DataFrame(
-        [(c, *call[:3]) for c, call in found.calls.items()],
-        schema={"correlation": pl.Int64, "launch_name": pl.String,
-                "launch_ts": pl.Float64, "launch_dur": pl.Float64},
-        orient="row",
-    ).select(
-        "correlation", "launch_name", ns_of_us(pl.col("launch_ts")).alias("launch_start_ns"),
-        (ns_of_us(pl.col("launch_ts")) + ns_of_us(pl.col("launch_dur"))).alias("launch_end_ns"),
-    )  # fmt: skip
+    calls = _calls(found.frame)
     kind = (
         pl.when(pl.col("cat") == "gpu_memcpy").then(pl.lit("memcpy"))
         .when(pl.col("cat") == "gpu_memset").then(pl.lit("memset"))
@@ -72,40 +58,71 @@ def event_frame(found: KinetoEvents) -> pl.DataFrame:
         start.alias("start_ns"),
         (start + ns_of_us(pl.col("dur"))).alias("end_ns"),
     )
-    comm = frame.select(pl.arg_where((pl.col("kind") == "comm") & (pl.col("cat") == "kernel")))
+    comm = frame.filter((pl.col("kind") == "comm") & (pl.col("cat") == "kernel"))
+    comm = comm.join(calls.select("correlation", "launch_ext"), on="correlation", how="left",
+                     maintain_order="left")  # fmt: skip
     frame = (
-        frame.join(calls, on="correlation", how="left", maintain_order="left")
+        frame.join(calls.drop("launch_ext"), on="correlation", how="left", maintain_order="left")
         .sort("start_ns", "index")
-        .join(_comm_frame(found, comm.to_series().to_list()), on="index", how="left",
-              maintain_order="left")
-    )  # fmt: skip
+        .join(_comm_frame(found, comm), on="index", how="left", maintain_order="left")
+    )
     return as_gpu_events(frame.drop("cat", "ts", "dur"))
 
 
-def _pid(value: Any) -> int | None:
-    """A ``pid`` that names a device: an integer the Int64 column holds."""
-    if isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63:
-        return value
-    return None
+def _placeable(us: pl.Expr) -> pl.Expr:
+    return us.is_finite() & (us.abs() < _PLACEABLE_US)
 
 
-def _comm_frame(found: KinetoEvents, positions: list[int]) -> pl.DataFrame:
-    """The NCCL parameters of the communication kernels (at ``positions`` of ``found.gpu``),
-    by event index."""
+def _calls(frame: pl.DataFrame) -> pl.DataFrame:
+    """The runtime calls by ``correlation`` (the last of one correlation), placed on the ns
+    clock: those without a placeable start and end are left out."""
+    dur = pl.col("dur").fill_null(0.0)
+    return (
+        frame.filter(
+            pl.col("cat").is_in(_LAUNCH_CATEGORIES),
+            pl.col("correlation").is_not_null(),
+            pl.col("ts").is_not_null(),
+        )
+        .filter(_placeable(pl.col("ts")) & _placeable(pl.col("ts") + dur))
+        .unique("correlation", keep="last", maintain_order=True)
+        .select(
+            "correlation",
+            pl.col("name").fill_null("").alias("launch_name"),
+            ns_of_us(pl.col("ts")).alias("launch_start_ns"),
+            (ns_of_us(pl.col("ts")) + ns_of_us(dur)).alias("launch_end_ns"),
+            pl.col("external_id").alias("launch_ext"),
+        )
+    )
+
+
+def _comm_frame(found: KinetoEvents, comm: pl.DataFrame) -> pl.DataFrame:
+    """The NCCL parameters of the communication kernels (``comm``: their index and launching
+    call's External id), by event index."""
     rows = []
-    for position in positions:
-        i, _, a = found.gpu[position]
-        launch = found.calls.get(a.correlation) if a.correlation is not None else None
-        rows.append({"index": i, **_comm_params(a, launch, found.comm_ops)})
+    if comm.height:
+        indices = comm.get_column("index").to_list()
+        ops = found.frame.filter(
+            pl.col("cat") == "cpu_op",
+            pl.col("name") == "record_param_comms",
+            pl.col("external_id").is_not_null(),
+        )
+        op_indices = ops.get_column("index").to_list()
+        args = found.args_of(indices + op_indices)
+        comm_ops = dict(zip(ops.get_column("external_id").to_list(), args[len(indices):],
+                            strict=True))  # fmt: skip
+        launch_exts = comm.get_column("launch_ext").to_list()
+        own = args[: len(indices)]
+        for i, a, launch_ext in zip(indices, own, launch_exts, strict=True):
+            rows.append({"index": i, **_comm_params(a, launch_ext, comm_ops)})
     return pl.DataFrame(rows, schema={"index": pl.Int64(), **_COMM_COLUMNS})
 
 
-def _comm_params(a: Args, launch: Launch | None, comm_ops: dict[int, Args]) -> dict[str, Any]:
+def _comm_params(a: Args, launch_ext: int | None, comm_ops: dict[int, Args]) -> dict[str, Any]:
     """The NCCL parameters of a communication kernel: its own args when they name the
     collective, else those of the ``record_param_comms`` op that launched it."""
     source = a
     if not isinstance(a.collective, str):
-        for ext in (None if launch is None else launch[3], a.external_id):
+        for ext in (launch_ext, a.external_id):
             if ext is not None and ext in comm_ops:
                 source = comm_ops[ext]
                 break

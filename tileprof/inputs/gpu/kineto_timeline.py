@@ -26,7 +26,7 @@ from tileprof.core.gpu_events import (
     step_windows,
 )
 from tileprof.core.kineto import KinetoEvents
-from tileprof.inputs.gpu.kineto import STEP_NAME, read_events
+from tileprof.inputs.gpu.kineto import STEP_NAME, read_events, step_rows
 from tileprof.inputs.gpu.kineto_frame import event_frame
 
 __all__ = ["COMM_NAME", "STEP_NAME", "event_frame", "read_timeline", "timeline_of"]
@@ -40,7 +40,7 @@ def read_timeline(path: str | Path, data: bytes) -> GpuTimeline:
 def timeline_of(found: KinetoEvents) -> GpuTimeline:
     """The GPU timeline of an already-read trace."""
     events = event_frame(found).drop("index")
-    steps = pl.DataFrame(found.steps, schema=_STEP_ROW, orient="row").select(
+    steps = pl.DataFrame(step_rows(found.frame), schema=_STEP_ROW, orient="row").select(
         "device", "step", ns_of_us(pl.col("start")).alias("start_ns"),
         ns_of_us(pl.col("end")).alias("end_ns"), "source",
     )  # fmt: skip

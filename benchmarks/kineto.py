@@ -1,0 +1,131 @@
+"""GPU trace decode benchmark (issue 33): `breakdown` and `runs` of a large Kineto trace against
+``orjson.loads`` of it, as ratios within one run, with peak RSS over the file's size, the
+gzipped trace against ``gzip -dc``, and the floor.
+
+    python benchmarks/kinetogen.py -o /tmp/kineto_608mb.json      # the 608 MB trace
+    python benchmarks/kineto.py /tmp/kineto_608mb.json            # makes the .gz beside it
+    python benchmarks/kineto.py /tmp/kineto_608mb.json --repeat 3 --no-gzip
+
+Each stage is its own Python process (``ingest.measure``: wall time, peak RSS of the largest
+process), the stages alternating within each round so that a noisy neighbour slows them alike;
+the table shows medians. The floor is timed inside one process after its imports, on the same
+bytes: reading the file, serde_json's validate-only pass (``IgnoredAny``: every byte checked,
+nothing built; the JSON crate the decoder uses) and the Kineto decoder alone
+(``decode_kineto_bytes``, columns only, no frame). The load average is printed with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from ingest import measure  # noqa: E402
+
+_FLOOR = """
+import json, sys, time
+from tileprof.core import _native
+path = sys.argv[1]
+began = time.perf_counter()
+data = open(path, "rb").read()
+read = time.perf_counter() - began
+began = time.perf_counter()
+_native._validate_json_file(path)
+validate = time.perf_counter() - began
+began = time.perf_counter()
+found, why = _native.decode_kineto_bytes(data)
+decode = time.perf_counter() - began
+print(json.dumps({"read the file": read, "serde_json validate-only": validate,
+                  "Kineto decoder (columns)": decode, "declined": why}))
+"""
+
+
+def stages(path: Path, gz: Path | None) -> dict[str, list[str]]:
+    """The commands to time, by stage name."""
+    py = sys.executable
+    code = f"import gc, orjson; gc.disable(); orjson.loads(open({str(path)!r}, 'rb').read())"
+    tileprof = [py, "-m", "tileprof"]
+    table = {
+        "orjson.loads, gc off": [py, "-c", code],
+        "breakdown": [*tileprof, "breakdown", str(path), "--format", "json"],
+        "runs": [*tileprof, "runs", str(path), "--format", "json"],
+    }
+    if gz is not None:
+        table["gzip -dc"] = ["sh", "-c", f"gzip -dc {gz} > /dev/null"]
+        table["breakdown of the gzip -1 file"] = [
+            *tileprof,
+            "breakdown",
+            str(gz),
+            "--format",
+            "json",
+        ]
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("trace", type=Path, help="a plain .json Kineto trace (kinetogen.py)")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--no-gzip", action="store_true", help="skip the gzip stages")
+    args = parser.parse_args()
+    path: Path = args.trace
+    gz = None if args.no_gzip else path.with_name(path.name + ".gz")
+    if gz is not None and not gz.exists():
+        with path.open("rb") as src, gzip.open(gz, "wb", compresslevel=1) as out:
+            shutil.copyfileobj(src, out, 1 << 20)
+    env = dict(os.environ)
+    table = stages(path, gz)
+    times: dict[str, list[float]] = {name: [] for name in table}
+    peaks: dict[str, list[int]] = {name: [] for name in table}
+    for _ in range(args.repeat):
+        for name, command in table.items():
+            result = measure(command, env)
+            times[name].append(result["seconds"])
+            peaks[name].append(int(result["peak_kib"]))
+    size = path.stat().st_size
+    base = statistics.median(times["orjson.loads, gc off"])
+    print(f"{path}: {size / 1e6:.0f} MB; load average {_load()}")
+    print(f"{'stage':<32} {'seconds':>8} {'/ orjson':>9} {'peak RSS MB':>12} {'RSS / file':>11}")
+    for name in table:
+        seconds = statistics.median(times[name])
+        peak = max(peaks[name]) * 1024
+        print(
+            f"{name:<32} {seconds:8.2f} {seconds / base:9.2f} {peak / 1e6:12.0f} "
+            f"{peak / size:11.2f}"
+        )
+    if gz is not None:
+        gzip_s = statistics.median(times["gzip -dc"])
+        gz_breakdown = statistics.median(times["breakdown of the gzip -1 file"])
+        print(f"breakdown of the gzip -1 file / gzip -dc: {gz_breakdown / gzip_s:.2f}")
+    done = subprocess.run(
+        [sys.executable, "-c", _FLOOR, str(path)], capture_output=True, text=True, check=True
+    )
+    floor = json.loads(done.stdout)
+    validate = floor["serde_json validate-only"]
+    print("floor (one process, after its imports):")
+    for name in ("read the file", "serde_json validate-only", "Kineto decoder (columns)"):
+        seconds = floor[name]
+        print(f"  {name:<30} {seconds:8.2f} s {size / seconds / 1e6:8.0f} MB/s "
+              f"{seconds / validate:6.2f} × validate")  # fmt: skip
+    if floor["declined"]:
+        print(f"  the decoder declined the trace: {floor['declined']}")
+    for name in ("breakdown", "runs"):
+        print(f"{name} / validate-only: {statistics.median(times[name]) / validate:.2f}")
+
+
+def _load() -> str:
+    loadavg = Path("/proc/loadavg")
+    return " ".join(loadavg.read_text().split()[:3]) if loadavg.exists() else "?"
+
+
+if __name__ == "__main__":
+    main()

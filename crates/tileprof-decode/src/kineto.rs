@@ -1,0 +1,702 @@
+//! A PyTorch profiler (Kineto) trace: the complete events that tileprof reads, as columns.
+//!
+//! The rules are those of the Python reader (`tileprof/core/kineto.py`'s msgspec `Event` and
+//! `Args`, `tileprof/inputs/gpu/kineto.py`'s checks). This decoder takes only documents it can
+//! hold to them exactly; on anything else (a syntax error, a value of another type, a key given
+//! twice, a GPU event the checks refuse, a lone surrogate escape, text that is not UTF-8) it
+//! declines (`Declined`), and the Python reader reads the document the old way, which words
+//! the error with its place or reads the odd but valid document. So it moves no answer and no
+//! error: it is only faster where it says yes.
+//!
+//! The document is walked at the top level by hand (`traceEvents` may come after any other
+//! key); each event is decoded by serde_json with borrowed text (escaped text is copied), and
+//! the walk between events (commas, `]`) is done by hand, so each event's byte span is known:
+//! the Python side decodes the spans of the few events whose free-form args it reads (NCCL
+//! parameters, op inputs) with msgspec, as before. serde_json is the workspace's JSON crate
+//! already (the dump decoder's); one pass at its speed is the measured cost
+//! (docs/performance.md), so no hand tokenizer.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use hashbrown::HashMap;
+use serde::de::{
+    self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
+use serde_json::value::RawValue;
+
+use crate::skip_space;
+
+/// Null in a text column.
+pub const NONE: u32 = u32::MAX;
+/// The largest |time| in µs that integer ns hold (the Python reader's `_PLACEABLE_US`).
+pub const PLACEABLE_US: f64 = 9.2e15;
+
+/// Why the decoder left a document to the Python reader.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declined(pub String);
+
+impl fmt::Display for Declined {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn declined(reason: impl Into<String>) -> Declined {
+    Declined(reason.into())
+}
+
+/// Distinct texts, each once, by code.
+#[derive(Debug, Default)]
+pub struct Texts {
+    pub values: Vec<String>,
+    codes: HashMap<String, u32>,
+}
+
+impl Texts {
+    /// The code of `text` (added when new).
+    pub fn code(&mut self, text: &str) -> u32 {
+        if let Some(&code) = self.codes.get(text) {
+            return code;
+        }
+        let code = self.values.len() as u32;
+        self.values.push(text.to_owned());
+        self.codes.insert(text.to_owned(), code);
+        code
+    }
+}
+
+/// The complete events (`ph: "X"`) of the categories tileprof reads (GPU events, CPU ops,
+/// runtime calls, step annotations), in file order. Text columns are codes into `texts`
+/// (`NONE`: null); `None` is null.
+#[derive(Debug, Default)]
+pub struct KinetoColumns {
+    /// Place in `traceEvents`.
+    pub index: Vec<i64>,
+    pub cat: Vec<u32>,
+    pub name: Vec<u32>,
+    pub ts: Vec<Option<f64>>,
+    pub dur: Vec<Option<f64>>,
+    /// `pid` when it is an integer that Int64 holds.
+    pub pid: Vec<Option<i64>>,
+    /// `args.device`.
+    pub device: Vec<Option<i64>>,
+    /// `args.stream` when it is an integer that Int64 holds.
+    pub stream: Vec<Option<i64>>,
+    pub correlation: Vec<Option<i64>>,
+    pub external_id: Vec<Option<i64>>,
+    /// `args.grid`/`args.block` as `AxBxC` (null when absent or empty).
+    pub grid: Vec<u32>,
+    pub block: Vec<u32>,
+    /// `args["Input type"]` as Python's `json.dumps` writes it (null when absent or empty).
+    pub input_type: Vec<u32>,
+    /// The event's byte span in the document.
+    pub start: Vec<u64>,
+    pub end: Vec<u64>,
+    pub texts: Texts,
+}
+
+/// A decoded trace: the event columns and the byte spans of the top-level values the Python
+/// side decodes itself (`deviceProperties`, `distributedInfo`; None when absent).
+#[derive(Debug, Default)]
+pub struct KinetoTrace {
+    pub columns: KinetoColumns,
+    pub device_properties: Option<(usize, usize)>,
+    pub distributed_info: Option<(usize, usize)>,
+}
+
+const GPU_CATEGORIES: [&str; 3] = ["kernel", "gpu_memcpy", "gpu_memset"];
+const KEPT_CATEGORIES: [&str; 8] = [
+    "kernel",
+    "gpu_memcpy",
+    "gpu_memset",
+    "cpu_op",
+    "cuda_runtime",
+    "cuda_driver",
+    "user_annotation",
+    "gpu_user_annotation",
+];
+
+/// Decode a Kineto trace held in `data`.
+pub fn decode(data: &[u8]) -> Result<KinetoTrace, Declined> {
+    if std::str::from_utf8(data).is_err() {
+        return Err(declined("not UTF-8"));
+    }
+    if has_lone_surrogate(data) {
+        return Err(declined("a lone surrogate escape"));
+    }
+    let mut trace = KinetoTrace::default();
+    let mut events = None;
+    let mut position = skip_space(data, 0);
+    if data.get(position) != Some(&b'{') {
+        return Err(declined("not an object"));
+    }
+    position = skip_space(data, position + 1);
+    if data.get(position) == Some(&b'}') {
+        return Err(declined("no traceEvents"));
+    }
+    loop {
+        let (key, after) = top_key(data, position)?;
+        let start = skip_space(data, after);
+        let end = match key.as_ref() {
+            "traceEvents" => {
+                if events.is_some() || data.get(start) != Some(&b'[') {
+                    return Err(declined("traceEvents twice or not an array"));
+                }
+                let (columns, close) = trace_events(data, start)?;
+                events = Some(columns);
+                close + 1
+            }
+            other => {
+                let end = value_end(data, start)?;
+                let span = Some((start, end));
+                let slot = match other {
+                    "deviceProperties" => Some(&mut trace.device_properties),
+                    "distributedInfo" => Some(&mut trace.distributed_info),
+                    _ => None,
+                };
+                if let Some(slot) = slot {
+                    if slot.is_some() {
+                        return Err(declined("a top-level key twice"));
+                    }
+                    *slot = span;
+                }
+                end
+            }
+        };
+        position = skip_space(data, end);
+        match data.get(position) {
+            Some(b',') => position = skip_space(data, position + 1),
+            Some(b'}') => break,
+            _ => return Err(declined("syntax")),
+        }
+    }
+    if skip_space(data, position + 1) != data.len() {
+        return Err(declined("trailing data"));
+    }
+    trace.columns = events.ok_or_else(|| declined("no traceEvents"))?;
+    Ok(trace)
+}
+
+/// Whether a `\uD800`-`\uDFFF` escape stands alone (serde_json skips such text unchecked where
+/// msgspec refuses it). A false alarm (`\\ud800`, an escaped backslash) only declines.
+fn has_lone_surrogate(data: &[u8]) -> bool {
+    let hex = |at: usize| -> Option<u32> {
+        let digits = data.get(at..at + 4)?;
+        u32::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+    };
+    let mut finder = memchr::memmem::find_iter(data, b"\\u").peekable();
+    while let Some(at) = finder.next() {
+        match hex(at + 2) {
+            Some(0xD800..=0xDBFF) => {
+                let low = data.get(at + 6..at + 8) == Some(b"\\u")
+                    && matches!(hex(at + 8), Some(0xDC00..=0xDFFF));
+                if !low {
+                    return true;
+                }
+                finder.next(); // the low half
+            }
+            Some(0xDC00..=0xDFFF) => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The key (unescaped) of the member at `position` and the position after its `:`.
+fn top_key(data: &[u8], position: usize) -> Result<(Cow<'_, str>, usize), Declined> {
+    let mut stream = serde_json::Deserializer::from_slice(&data[position..]).into_iter::<Text>();
+    let key = match stream.next() {
+        Some(Ok(Text(key))) => key,
+        _ => return Err(declined("syntax")),
+    };
+    let colon = skip_space(data, position + stream.byte_offset());
+    if data.get(colon) != Some(&b':') {
+        return Err(declined("syntax"));
+    }
+    Ok((key, colon + 1))
+}
+
+/// The end of the JSON value that starts at `start` (checked by serde_json).
+fn value_end(data: &[u8], start: usize) -> Result<usize, Declined> {
+    let mut stream = serde_json::Deserializer::from_slice(&data[start..]).into_iter::<Checked>();
+    match stream.next() {
+        Some(Ok(_)) => Ok(start + stream.byte_offset()),
+        _ => Err(declined("syntax")),
+    }
+}
+
+/// The events of the array whose `[` is at `open`, and the position of its `]`.
+fn trace_events(data: &[u8], open: usize) -> Result<(KinetoColumns, usize), Declined> {
+    let mut columns = KinetoColumns::default();
+    let mut position = skip_space(data, open + 1);
+    if data.get(position) == Some(&b']') {
+        return Ok((columns, position));
+    }
+    let mut index = 0i64;
+    loop {
+        let mut stream =
+            serde_json::Deserializer::from_slice(&data[position..]).into_iter::<Event>();
+        let event = match stream.next() {
+            Some(Ok(event)) => event,
+            Some(Err(error)) => return Err(declined(format!("event {index}: {error}"))),
+            None => return Err(declined("truncated")),
+        };
+        let end = position + stream.byte_offset();
+        keep(&mut columns, event, index, (position, end))?;
+        index += 1;
+        let after = skip_space(data, end);
+        match data.get(after) {
+            Some(b',') => position = skip_space(data, after + 1),
+            Some(b']') => return Ok((columns, after)),
+            _ => return Err(declined("syntax")),
+        }
+    }
+}
+
+fn placeable(us: f64) -> bool {
+    us.is_finite() && us.abs() < PLACEABLE_US
+}
+
+/// File one event in the columns when it is a complete event of a kept category, checking it
+/// as the Python reader does (a check it fails declines the document).
+fn keep(
+    columns: &mut KinetoColumns,
+    event: Event<'_>,
+    index: i64,
+    span: (usize, usize),
+) -> Result<(), Declined> {
+    if event.ph.as_deref() != Some("X") {
+        return Ok(());
+    }
+    if event.dur.is_some_and(|dur| dur < 0.0) {
+        return Err(declined(format!("event {index}: negative duration")));
+    }
+    let Some(cat) = event.cat.as_deref().filter(|c| KEPT_CATEGORIES.contains(c)) else {
+        return Ok(());
+    };
+    let args = event.args.unwrap_or_default();
+    if GPU_CATEGORIES.contains(&cat) {
+        let (Some(ts), Some(dur)) = (event.ts, event.dur) else {
+            return Err(declined(format!(
+                "event {index}: GPU event without ts or dur"
+            )));
+        };
+        if event.name.is_none() || !(placeable(ts) && placeable(ts + dur)) {
+            return Err(declined(format!(
+                "event {index}: GPU event unnamed or unplaceable"
+            )));
+        }
+        if matches!(args.stream, Stream::Other) {
+            return Err(declined(format!("event {index}: stream not an integer")));
+        }
+    }
+    let texts = &mut columns.texts;
+    columns.index.push(index);
+    columns.cat.push(texts.code(cat));
+    columns
+        .name
+        .push(event.name.as_deref().map_or(NONE, |n| texts.code(n)));
+    columns.ts.push(event.ts);
+    columns.dur.push(event.dur);
+    columns.pid.push(event.pid);
+    columns.device.push(args.device);
+    columns.stream.push(match args.stream {
+        Stream::Int(value) => Some(value),
+        _ => None,
+    });
+    columns.correlation.push(args.correlation);
+    columns.external_id.push(args.external_id);
+    let dims = |values: Option<Vec<i64>>, texts: &mut Texts| match values {
+        Some(values) if !values.is_empty() => {
+            let text: Vec<String> = values.iter().map(i64::to_string).collect();
+            texts.code(&text.join("x"))
+        }
+        _ => NONE,
+    };
+    columns.grid.push(dims(args.grid, texts));
+    columns.block.push(dims(args.block, texts));
+    columns.input_type.push(match args.input_type {
+        Some(types) if !types.is_empty() => texts.code(&python_json_list(&types)),
+        _ => NONE,
+    });
+    columns.start.push(span.0 as u64);
+    columns.end.push(span.1 as u64);
+    Ok(())
+}
+
+/// A list of strings as Python's `json.dumps` writes it: `["a", "b"]`, non-ASCII as `\uXXXX`
+/// (surrogate pairs above U+FFFF).
+pub fn python_json_list(items: &[Text<'_>]) -> String {
+    let mut out = String::from("[");
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push('"');
+        for c in item.0.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                ' '..='~' => out.push(c),
+                _ => {
+                    let mut units = [0u16; 2];
+                    for unit in c.encode_utf16(&mut units) {
+                        out.push_str(&format!("\\u{unit:04x}"));
+                    }
+                }
+            }
+        }
+        out.push('"');
+    }
+    out.push(']');
+    out
+}
+
+/// A string that borrows from the input when it can.
+#[derive(Debug)]
+pub struct Text<'a>(pub Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TextVisitor;
+        impl<'de> Visitor<'de> for TextVisitor {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(v.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(TextVisitor)
+    }
+}
+
+/// Any JSON value, read through as msgspec reads a field typed `Any`: a number too large for a
+/// float (`1e400`) is refused (skipping with `IgnoredAny` would pass it). The integer it is,
+/// when it is one that Int64 holds.
+#[derive(Debug, Default)]
+struct Checked(Option<i64>);
+
+impl<'de> Deserialize<'de> for Checked {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(CheckedVisitor)
+    }
+}
+
+struct CheckedVisitor;
+
+impl<'de> Visitor<'de> for CheckedVisitor {
+    type Value = Checked;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
+        Ok(Checked(None))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Checked, E> {
+        Ok(Checked(Some(v)))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Checked, E> {
+        Ok(Checked(i64::try_from(v).ok()))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
+        Ok(Checked(None))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Checked, E> {
+        Ok(Checked(None))
+    }
+    fn visit_unit<E>(self) -> Result<Checked, E> {
+        Ok(Checked(None))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
+        while seq.next_element::<Checked>()?.is_some() {}
+        Ok(Checked(None))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
+        while map.next_key::<IgnoredAny>()?.is_some() {
+            map.next_value::<Checked>()?;
+        }
+        Ok(Checked(None))
+    }
+}
+
+/// A float field (msgspec's `float | None`): a number, or null.
+fn float_field<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<f64>, A::Error> {
+    let raw: &RawValue = map.next_value()?;
+    let text = raw.get();
+    if text == "null" {
+        return Ok(None);
+    }
+    match text.as_bytes()[0] {
+        b'-' | b'0'..=b'9' => {}
+        _ => return Err(de::Error::custom("expected a number")),
+    }
+    // Rust's parse rounds correctly, as msgspec's does (serde_json's own may be an ulp off).
+    let value: f64 = text.parse().map_err(de::Error::custom)?;
+    if !value.is_finite() {
+        return Err(de::Error::custom("number out of range"));
+    }
+    Ok(Some(value))
+}
+
+/// An Int64 field (`Int64 | None`): an integer literal that Int64 holds, or null.
+fn int_field<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<i64>, A::Error> {
+    let raw: &RawValue = map.next_value()?;
+    let text = raw.get();
+    if text == "null" {
+        return Ok(None);
+    }
+    text.parse()
+        .map(Some)
+        .map_err(|_| de::Error::custom("expected a 64-bit integer"))
+}
+
+/// `args.stream` (any JSON): absent or null, an integer that Int64 holds, or anything else.
+#[derive(Debug, Default, Clone, Copy)]
+enum Stream {
+    #[default]
+    None,
+    Int(i64),
+    Other,
+}
+
+#[derive(Debug, Default)]
+struct Args<'a> {
+    device: Option<i64>,
+    stream: Stream,
+    correlation: Option<i64>,
+    external_id: Option<i64>,
+    grid: Option<Vec<i64>>,
+    block: Option<Vec<i64>>,
+    input_type: Option<Vec<Text<'a>>>,
+}
+
+#[derive(Debug, Default)]
+struct Event<'a> {
+    ph: Option<Cow<'a, str>>,
+    cat: Option<Cow<'a, str>>,
+    name: Option<Cow<'a, str>>,
+    ts: Option<f64>,
+    dur: Option<f64>,
+    pid: Option<i64>,
+    args: Option<Args<'a>>,
+}
+
+/// Marks a key as seen; a key given twice is refused (msgspec keeps the last; the Python
+/// reader reads such a document).
+fn once<E: de::Error>(seen: &mut u32, bit: u32) -> Result<(), E> {
+    if *seen & (1 << bit) != 0 {
+        return Err(E::custom("a key given twice"));
+    }
+    *seen |= 1 << bit;
+    Ok(())
+}
+
+fn optional_text<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Cow<'de, str>>, A::Error> {
+    Ok(map.next_value::<Option<Text<'de>>>()?.map(|t| t.0))
+}
+
+impl<'de> Deserialize<'de> for Args<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ArgsVisitor;
+        impl<'de> Visitor<'de> for ArgsVisitor {
+            type Value = Args<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an args object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Args<'de>, A::Error> {
+                let mut args = Args::default();
+                let mut seen = 0u32;
+                while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
+                    let bit = match key.as_ref() {
+                        "device" => 0,
+                        "stream" => 1,
+                        "correlation" => 2,
+                        "External id" => 3,
+                        "grid" => 4,
+                        "block" => 5,
+                        "Input type" => 6,
+                        "Input Dims" | "Concrete Inputs" | "flops" | "Collective name"
+                        | "In msg nelems" | "Out msg nelems" | "Group size" | "dtype"
+                        | "Process Group Name" | "pg_id" | "Seq" => {
+                            map.next_value::<Checked>()?;
+                            continue; // read from the event's span on the Python side
+                        }
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    once(&mut seen, bit)?;
+                    match bit {
+                        0 => args.device = int_field(&mut map)?,
+                        1 => {
+                            let raw: &RawValue = map.next_value()?;
+                            args.stream = stream_of(raw).map_err(de::Error::custom)?;
+                        }
+                        2 => args.correlation = int_field(&mut map)?,
+                        3 => args.external_id = int_field(&mut map)?,
+                        4 => args.grid = map.next_value()?,
+                        5 => args.block = map.next_value()?,
+                        _ => args.input_type = map.next_value()?,
+                    }
+                }
+                Ok(args)
+            }
+        }
+        deserializer.deserialize_map(ArgsVisitor)
+    }
+}
+
+/// `args.stream` from its raw text (checked as msgspec's `Any`).
+fn stream_of(raw: &RawValue) -> Result<Stream, serde_json::Error> {
+    let text = raw.get();
+    if text == "null" {
+        return Ok(Stream::None);
+    }
+    if let Ok(value) = text.parse::<i64>() {
+        return Ok(Stream::Int(value));
+    }
+    serde_json::from_str::<Checked>(text)?;
+    Ok(Stream::Other)
+}
+
+impl<'de> Deserialize<'de> for Event<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(EventVisitor)
+    }
+}
+
+struct EventVisitor;
+
+impl<'de> Visitor<'de> for EventVisitor {
+    type Value = Event<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an event object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Event<'de>, A::Error> {
+        let mut event = Event::default();
+        let mut seen = 0u32;
+        while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
+            let bit = match key.as_ref() {
+                "ph" => 0,
+                "cat" => 1,
+                "name" => 2,
+                "ts" => 3,
+                "dur" => 4,
+                "pid" => 5,
+                "tid" => 6,
+                "args" => 7,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            once(&mut seen, bit)?;
+            match bit {
+                0 => event.ph = optional_text(&mut map)?,
+                1 => event.cat = optional_text(&mut map)?,
+                2 => event.name = optional_text(&mut map)?,
+                3 => event.ts = float_field(&mut map)?,
+                4 => event.dur = float_field(&mut map)?,
+                5 => event.pid = map.next_value::<Checked>()?.0,
+                6 => {
+                    map.next_value::<Checked>()?;
+                }
+                _ => event.args = map.next_value_seed(OptionalArgs)?,
+            }
+        }
+        Ok(event)
+    }
+}
+
+/// `args`: an object, or null.
+struct OptionalArgs;
+
+impl<'de> DeserializeSeed<'de> for OptionalArgs {
+    type Value = Option<Args<'de>>;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        Option::<Args<'de>>::deserialize(deserializer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(trace: &KinetoTrace, code: u32) -> Option<&str> {
+        (code != NONE).then(|| trace.columns.texts.values[code as usize].as_str())
+    }
+
+    #[test]
+    fn kept_events_and_their_fields() {
+        let data = br#"{"other": [1, {"a": "]"}], "traceEvents": [
+          {"ph": "X", "cat": "kernel", "name": "k\u00e9", "ts": 1.5, "dur": 2, "pid": 0, "tid": 7,
+           "args": {"device": 0, "stream": 7, "correlation": 3, "grid": [1, 2, 3], "block": [],
+                    "Input Dims": [[1]], "x": 1e400}},
+          {"ph": "i", "cat": "kernel"},
+          {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0, "dur": 3, "pid": "p",
+           "args": {"External id": 9, "Input type": ["float", "", "\u00e9\ud83d\ude00"]}},
+          {"ph": "X", "cat": "python_function", "name": "f", "ts": 0, "dur": 1}
+        ], "deviceProperties": [{"id": 0, "name": "G"}]}"#;
+        let trace = decode(data).unwrap();
+        let c = &trace.columns;
+        assert_eq!(c.index, vec![0, 2]);
+        assert_eq!(text(&trace, c.name[0]), Some("ké"));
+        assert_eq!(c.ts, vec![Some(1.5), Some(0.0)]);
+        assert_eq!(c.pid, vec![Some(0), None]);
+        assert_eq!(c.stream, vec![Some(7), None]);
+        assert_eq!(text(&trace, c.grid[0]), Some("1x2x3"));
+        assert_eq!(c.block[0], NONE);
+        assert_eq!(
+            text(&trace, c.input_type[1]),
+            Some(r#"["float", "", "\u00e9\ud83d\ude00"]"#)
+        );
+        let (start, end) = (c.start[1] as usize, c.end[1] as usize);
+        assert!(data[start..end].starts_with(b"{\"ph\": \"X\", \"cat\": \"cpu_op\""));
+        assert!(data[start..end].ends_with(b"]}}"));
+        let (start, end) = trace.device_properties.unwrap();
+        assert_eq!(&data[start..end], br#"[{"id": 0, "name": "G"}]"#);
+    }
+
+    #[test]
+    fn what_msgspec_would_refuse_or_read_otherwise_declines() {
+        for data in [
+            &br#"{"traceEvents": [{"ts": "1"}]}"#[..],
+            br#"{"traceEvents": [{"ph": "X", "ph": "X"}]}"#,
+            br#"{"traceEvents": [{"args": {"device": 1.0}}]}"#,
+            br#"{"traceEvents": [{"args": {"Input Dims": 1e400}}]}"#,
+            br#"{"traceEvents": [{"name": "\ud800"}]}"#,
+            br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1}]}"#,
+            br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1,
+                 "args": {"stream": "0x0"}}]}"#,
+            br#"{"traceEvents": [{"ph": "X", "dur": -1}]}"#,
+            br#"{"traceEvents": [{}, ]}"#,
+            br#"{"traceEvents": [{}]"#,
+            br#"{"deviceProperties": []}"#,
+            br#"{"traceEvents": []} x"#,
+            b"{\"traceEvents\": [{\"name\": \"\xff\"}]}",
+        ] {
+            assert!(decode(data).is_err(), "{}", String::from_utf8_lossy(data));
+        }
+    }
+
+    #[test]
+    fn a_runtime_call_may_write_its_stream_as_text() {
+        let data = br#"{"traceEvents": [{"ph": "X", "cat": "cuda_runtime", "name": "l", "ts": 1,
+            "dur": 1, "args": {"stream": "0x0", "correlation": 4}}]}"#;
+        let trace = decode(data).unwrap();
+        assert_eq!(trace.columns.stream, vec![None]);
+        assert_eq!(trace.columns.correlation, vec![Some(4)]);
+    }
+}

@@ -1,0 +1,113 @@
+//! `decode_kineto_bytes`: a Kineto trace's complete events (`tileprof_decode::kineto`) as
+//! Arrow columns, text columns as dictionaries over one table of distinct texts.
+
+use std::sync::Arc;
+
+use arrow_array::types::UInt32Type;
+use arrow_array::{ArrayRef, DictionaryArray, Float64Array, Int64Array, StringArray, StructArray};
+use arrow_buffer::ScalarBuffer;
+use arrow_schema::{ArrowError, DataType, Field};
+use pyo3::prelude::*;
+use tileprof_decode::kineto::{self, KinetoColumns, KinetoTrace};
+
+use crate::{arrow_error, guarded, nullable_ids, ArrowColumns};
+
+fn ints(values: Vec<i64>) -> ArrayRef {
+    Arc::new(Int64Array::new(ScalarBuffer::from(values), None))
+}
+
+fn optional_ints(values: Vec<Option<i64>>) -> ArrayRef {
+    Arc::new(Int64Array::from(values))
+}
+
+fn optional_floats(values: Vec<Option<f64>>) -> ArrayRef {
+    Arc::new(Float64Array::from(values))
+}
+
+fn spans(values: Vec<u64>) -> ArrayRef {
+    ints(values.into_iter().map(|v| v as i64).collect())
+}
+
+/// The columns as one struct array.
+fn to_arrow(columns: KinetoColumns) -> Result<StructArray, ArrowError> {
+    let texts: ArrayRef = Arc::new(StringArray::from_iter_values(columns.texts.values.iter()));
+    let text = |codes: Vec<u32>| -> Result<ArrayRef, ArrowError> {
+        let codes = codes
+            .into_iter()
+            .map(|code| {
+                if code == kineto::NONE {
+                    tileprof_decode::NONE
+                } else {
+                    code
+                }
+            })
+            .collect();
+        Ok(Arc::new(DictionaryArray::<UInt32Type>::try_new(
+            nullable_ids(codes),
+            texts.clone(),
+        )?))
+    };
+    let dictionary = DataType::Dictionary(Box::new(DataType::UInt32), Box::new(DataType::Utf8));
+    let named = [
+        ("index", DataType::Int64, ints(columns.index)),
+        ("cat", dictionary.clone(), text(columns.cat)?),
+        ("name", dictionary.clone(), text(columns.name)?),
+        ("ts", DataType::Float64, optional_floats(columns.ts)),
+        ("dur", DataType::Float64, optional_floats(columns.dur)),
+        ("pid", DataType::Int64, optional_ints(columns.pid)),
+        ("device", DataType::Int64, optional_ints(columns.device)),
+        ("stream", DataType::Int64, optional_ints(columns.stream)),
+        (
+            "correlation",
+            DataType::Int64,
+            optional_ints(columns.correlation),
+        ),
+        (
+            "external_id",
+            DataType::Int64,
+            optional_ints(columns.external_id),
+        ),
+        ("grid", dictionary.clone(), text(columns.grid)?),
+        ("block", dictionary.clone(), text(columns.block)?),
+        ("input_type", dictionary, text(columns.input_type)?),
+        ("span_start", DataType::Int64, spans(columns.start)),
+        ("span_end", DataType::Int64, spans(columns.end)),
+    ];
+    let fields: Vec<Field> = named
+        .iter()
+        .map(|(name, kind, _)| Field::new(*name, kind.clone(), true))
+        .collect();
+    let arrays = named.into_iter().map(|(_, _, array)| array).collect();
+    StructArray::try_new(fields.into(), arrays, None)
+}
+
+/// (columns, the spans of `deviceProperties` and `distributedInfo`) of a decoded trace.
+type Decoded = (ArrowColumns, Option<(usize, usize)>, Option<(usize, usize)>);
+
+/// Decode a Kineto trace held in memory: `(decoded, None)`, or `(None, why)` when the decoder
+/// leaves the document to the Python reader (`tileprof_decode::kineto`); a panic is a
+/// `DecodeError` of kind "panic".
+#[pyfunction]
+fn decode_kineto_bytes(py: Python<'_>, data: &[u8]) -> PyResult<(Option<Decoded>, Option<String>)> {
+    let outcome = guarded(py, || Ok(kineto::decode(data)))?;
+    match outcome {
+        Ok(KinetoTrace {
+            columns,
+            device_properties,
+            distributed_info,
+        }) => {
+            let array = to_arrow(columns).map_err(arrow_error)?;
+            let decoded = (
+                ArrowColumns::new(array),
+                device_properties,
+                distributed_info,
+            );
+            Ok((Some(decoded), None))
+        }
+        Err(declined) => Ok((None, Some(declined.0))),
+    }
+}
+
+pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_function(wrap_pyfunction!(decode_kineto_bytes, module)?)
+}

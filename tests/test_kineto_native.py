@@ -1,0 +1,327 @@
+"""The compiled Kineto decoder (crates/tileprof-decode, ``kineto.rs``) against a reference
+reader written with the plain ``json`` module, and against msgspec's reading
+(``kineto._read_with_msgspec``): the same Kineto event frame column for column, the same event
+objects, and the same error where the document is bad (the decoder declines it, msgspec words
+it)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tileprof.core.errors import InputError
+from tileprof.core.kineto import KINETO_SCHEMA, KinetoEvents
+from tileprof.inputs._common import read_bytes
+from tileprof.inputs.gpu.kineto import _read_with_msgspec, read_events
+from tileprof.inputs.gpu.kineto_native import decoded_events
+
+ROOT = Path(__file__).resolve().parent.parent
+KEPT = {"kernel", "gpu_memcpy", "gpu_memset", "cpu_op", "cuda_runtime", "cuda_driver"}
+KEPT |= {"user_annotation", "gpu_user_annotation"}
+SPANLESS = [c for c in KINETO_SCHEMA if not c.startswith("span_")]
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63:
+        return value
+    return None
+
+
+def _dims(value: Any) -> str | None:
+    return "x".join(str(v) for v in value) if value else None
+
+
+def reference_frame(data: bytes) -> pl.DataFrame:
+    """The Kineto event frame (no spans) as the plain ``json`` module reads the document."""
+    events = json.loads(data)["traceEvents"]
+    rows = []
+    for i, ev in enumerate(events):
+        if ev.get("ph") != "X" or ev.get("cat") not in KEPT:
+            continue
+        a = ev.get("args") or {}
+        number = [None if ev.get(k) is None else float(ev[k]) for k in ("ts", "dur")]
+        types = a.get("Input type")
+        rows.append(
+            (i, ev["cat"], ev.get("name"), *number, _int(ev.get("pid")), a.get("device"),
+             _int(a.get("stream")), a.get("correlation"), a.get("External id"),
+             _dims(a.get("grid")), _dims(a.get("block")), json.dumps(types) if types else None)
+        )  # fmt: skip
+    schema = {c: KINETO_SCHEMA[c] for c in SPANLESS}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def crate_frame(data: bytes) -> pl.DataFrame | None:
+    found = decoded_events("t.json", data)
+    return None if found is None else found[0]
+
+
+def outcome(read: Any, data: bytes) -> tuple[str, Any]:
+    """What a reader makes of ``data``: its error line, or its frame and objects."""
+    try:
+        events: KinetoEvents = read("t.json", data)
+    except InputError as error:
+        return "error", str(error)
+    lists = events.lists()
+    objects = (lists.cpu_ops, lists.gpu, lists.launches, lists.calls, lists.comm_ops, lists.steps)
+    return "events", (events.frame.select(SPANLESS), objects, events.devices, events.rank)
+
+
+def assert_same_reading(data: bytes) -> None:
+    """The compiled path reads ``data`` exactly as msgspec's path does."""
+    fast, slow = outcome(read_events, data), outcome(_read_with_msgspec, data)
+    assert fast[0] == slow[0], (fast, slow)
+    if fast[0] == "error":
+        assert fast[1] == slow[1]
+        return
+    assert fast[1][0].equals(slow[1][0]), (fast[1][0], slow[1][0])
+    assert fast[1][1:] == slow[1][1:]
+
+
+TRACES = [
+    ROOT / "fixtures" / "traces" / "kineto_small.json",
+    ROOT / "fixtures" / "traces" / "h200_train_steps.json.gz",
+    ROOT / "fixtures" / "hta" / "nccl_2xA100_rank0.json.gz",
+    ROOT / "fixtures" / "hta" / "mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+    ROOT / "fixtures" / "tracelens" / "mi300_gaunernst_bert-small-uncased__1016001.json.gz",
+]
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_real_traces_match_the_reference_and_msgspec(path: Path) -> None:
+    data = read_bytes(path)
+    frame = crate_frame(data)
+    assert frame is not None, "the decoder declined a real trace"
+    assert frame.select(SPANLESS).equals(reference_frame(data))
+    assert frame.height > 0
+    assert_same_reading(data)
+
+
+@pytest.mark.parametrize("path", TRACES[1:3], ids=lambda p: p.name)
+def test_gpu_event_frame_and_timeline_are_msgspecs(path: Path) -> None:
+    """The GPU event frame and the step windows made from the decoder's frame (its spans
+    decoded for the NCCL parameters) are those made from msgspec's objects."""
+    from tileprof.inputs.gpu.kineto import gpu_events_of
+    from tileprof.inputs.gpu.kineto_timeline import timeline_of
+
+    data = read_bytes(path)
+    fast, slow = read_events("t.json", data), _read_with_msgspec("t.json", data)
+    assert gpu_events_of(fast).events.equals(gpu_events_of(slow).events)
+    assert fast.frame.get_column("span_start").null_count() == 0
+    a, b = timeline_of(fast), timeline_of(slow)
+    assert a.events.equals(b.events)
+    assert a.steps.equals(b.steps)
+    assert a.events.get_column("collective").drop_nulls().len() > 0 or "nccl" not in path.name
+
+
+def test_spans_hold_each_event() -> None:
+    data = read_bytes(TRACES[2])
+    frame = crate_frame(data)
+    assert frame is not None
+    events = json.loads(data)["traceEvents"]
+    for row in frame.head(50).iter_rows(named=True):
+        text = data[row["span_start"] : row["span_end"]]
+        assert json.loads(text) == events[row["index"]]
+
+
+def _doc(events: list[Any], before: dict[str, Any], indent: int | None, ascii_: bool) -> bytes:
+    document = {**before, "traceEvents": events, "deviceProperties": [{"id": 0, "name": "G"}]}
+    return json.dumps(document, indent=indent, ensure_ascii=ascii_).encode()
+
+
+AWKWARD = [
+    # escapes, unicode, surrogate pairs, traceEvents after other keys
+    _doc(
+        [
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": 'k"\\\n\u00e9\U0001f600',
+                "ts": 1.25,
+                "dur": 0.001,
+                "pid": 0,
+                "tid": 1,
+                "args": {"device": 0, "stream": 7, "grid": [1, 2, 3]},
+            },
+            {
+                "ph": "X",
+                "cat": "cpu_op",
+                "name": "aten::mm",
+                "ts": 1e15 + 0.123,
+                "dur": 3,
+                "pid": "p",
+                "tid": [1],
+                "args": {
+                    "External id": 4,
+                    "Input type": ["float", "\u00e9"],
+                    "Input Dims": [[2, 3], []],
+                },
+            },
+        ],
+        {"schemaVersion": 1, "other": {"traceEvents": "nested"}},
+        1,
+        False,
+    ),
+    _doc(
+        [
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": "ncclKernel_AllReduce",
+                "ts": 5,
+                "dur": 2,
+                "args": {
+                    "stream": 1,
+                    "correlation": 9,
+                    "Collective name": "allreduce",
+                    "In msg nelems": "1024",
+                    "Group size": "2",
+                    "Process Group Name": 0,
+                },
+            },
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": "cudaLaunchKernel",
+                "ts": 4,
+                "dur": 0.5,
+                "args": {"correlation": 9, "External id": 3, "stream": "0x0"},
+            },
+            {
+                "ph": "X",
+                "cat": "cpu_op",
+                "name": "record_param_comms",
+                "ts": 3,
+                "dur": 3,
+                "args": {"External id": 3, "Collective name": "allreduce", "dtype": "Float"},
+            },
+            {
+                "ph": "X",
+                "cat": "gpu_user_annotation",
+                "name": "ProfilerStep#2",
+                "ts": 1,
+                "dur": 9,
+                "pid": 0,
+            },
+        ],
+        {},
+        2,
+        True,
+    ),
+]
+"""Traces the decoder must read as the reference and msgspec do."""
+
+DECLINED = [
+    b'{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": "1", "dur": 1}]}',
+    b'{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1}]}',
+    b'{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1, "dur": 1}]}',
+    b'{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": -1}]}',
+    b'{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1e16, "dur": 1}]}',
+    b'{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, '
+    b'"args": {"stream": "0x0"}}]}',
+    b'{"traceEvents": [{"ph": "X", "ph": "X", "cat": "cpu_op"}]}',
+    b'{"traceEvents": [{"args": {"device": 1.5}}]}',
+    b'{"traceEvents": [{"args": {"Input Dims": 1e400}}]}',
+    b'{"traceEvents": [{"name": "\\ud800"}]}',
+    b'{"traceEvents": [{"name": "\xff"}]}',
+    b'{"traceEvents": [1]}',
+    b'{"traceEvents": {}}',
+    b'{"deviceProperties": []}',
+    b'{"traceEvents": [], "deviceProperties": [{"id": "0"}]}',
+    b'{"traceEvents": [], "distributedInfo": {"rank": 0}}',
+    b'{"traceEvents": [{}]} trailing',
+]
+"""Documents the decoder declines: msgspec's path words the error (or reads the odd one)."""
+
+
+@pytest.mark.parametrize("data", AWKWARD)
+def test_awkward_traces(data: bytes) -> None:
+    frame = crate_frame(data)
+    assert frame is not None
+    assert frame.select(SPANLESS).equals(reference_frame(data))
+    assert_same_reading(data)
+
+
+@pytest.mark.parametrize("data", DECLINED)
+def test_declined_documents_keep_their_reading(data: bytes) -> None:
+    if b'"traceEvents": []' not in data:  # those fail in deviceProperties/distributedInfo
+        assert crate_frame(data) is None
+    assert_same_reading(data)
+
+
+@pytest.mark.parametrize("cut", [1, 7, 100, 500, 1000])
+def test_truncated_traces_keep_their_error(cut: int) -> None:
+    data = AWKWARD[0][: len(AWKWARD[0]) - cut]
+    assert crate_frame(data) is None
+    assert_same_reading(data)
+    assert outcome(read_events, data)[0] == "error"
+
+
+def test_gzip_trace_reads_as_its_text(tmp_path: Path) -> None:
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(gzip.compress(AWKWARD[1], compresslevel=1))
+    data = read_bytes(path)
+    assert data == AWKWARD[1]
+    assert_same_reading(data)
+
+
+_text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=8)
+_time = st.one_of(
+    st.none(),
+    st.integers(-(10**6), 2 * 10**15),
+    st.floats(-1e6, 2e15, allow_nan=False).map(lambda f: round(f, 3)),
+)
+_int64 = st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1))
+_args = st.fixed_dictionaries(
+    {},
+    optional={
+        "device": _int64,
+        "stream": st.one_of(_int64, st.just("0x0")),
+        "correlation": _int64,
+        "External id": _int64,
+        "grid": st.one_of(st.none(), st.lists(st.integers(0, 2**31), max_size=3)),
+        "Input type": st.one_of(st.none(), st.lists(_text, max_size=3)),
+        "Input Dims": st.lists(st.lists(st.integers(0, 9), max_size=2), max_size=2),
+        "In msg nelems": st.one_of(st.integers(0, 10**6), st.integers(0, 99).map(str)),
+        "Collective name": _text,
+        "unread \u00e9": st.one_of(st.integers(), _text),
+    },
+)
+_event = st.fixed_dictionaries(
+    {},
+    optional={
+        "ph": st.sampled_from(["X", "X", "X", "i", "B"]),
+        "cat": st.sampled_from([*sorted(KEPT), "python_function", "Trace"]),
+        "name": st.one_of(st.sampled_from(["ProfilerStep#3", "ncclKernel_x", "aten::mm"]), _text),
+        "ts": _time,
+        "dur": st.one_of(st.none(), st.integers(0, 10**6), st.floats(0, 1e6).map(math.floor)),
+        "pid": st.one_of(st.integers(-5, 2**64), _text),
+        "tid": st.one_of(st.integers(), _text, st.lists(st.integers(), max_size=2)),
+        "args": st.one_of(st.none(), _args),
+    },
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    events=st.lists(_event, max_size=12),
+    before=st.dictionaries(_text.filter(lambda k: k != "traceEvents"), st.integers(), max_size=2),
+    indent=st.sampled_from([None, 0, 2]),
+    ascii_=st.booleans(),
+)
+def test_random_traces(
+    events: list[dict[str, Any]], before: dict[str, Any], indent: int | None, ascii_: bool
+) -> None:
+    before = {k: v for k, v in before.items() if k not in {"deviceProperties", "distributedInfo"}}
+    data = _doc(events, before, indent, ascii_)
+    assert_same_reading(data)
+    frame = crate_frame(data)
+    if frame is not None:
+        assert frame.select(SPANLESS).equals(reference_frame(data))

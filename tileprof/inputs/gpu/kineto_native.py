@@ -1,0 +1,111 @@
+"""A Kineto trace's events from the compiled decoder, as the Kineto event frame.
+
+``tileprof.core._native.decode_kineto_bytes`` (crates/tileprof-decode, ``kineto.rs``) reads
+``traceEvents`` in one pass into Arrow columns (text as dictionary codes over one table of
+distinct texts), which polars takes without a copy: the frame is made with no Python loop over
+the events. It declines any document it cannot hold to msgspec's reading exactly, and the
+caller then reads it by msgspec (``kineto._read_with_msgspec``), so every error keeps its
+wording and place. A panic in the decoder is the one-line error every input error is.
+
+The free-form ``args`` (NCCL parameters, op inputs) stay in the document: ``spans_args`` and
+``spans_lists`` decode the byte spans of just the events an analysis walks, with msgspec, into
+the same objects as before.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import msgspec
+import polars as pl
+
+import tileprof.core._native as core
+from tileprof.core.errors import InputError
+from tileprof.core.kineto import KINETO_SCHEMA, Args, Event, EventLists
+
+_NO_ARGS = Args()
+
+
+def decoded_events(path: str | Path, data: bytes) -> tuple[pl.DataFrame, bytes, bytes] | None:
+    """(the Kineto event frame, raw ``deviceProperties``, raw ``distributedInfo``) of ``data``,
+    or None when the compiled decoder declines it."""
+    try:
+        found, _why = core.decode_kineto_bytes(data)
+    except core.DecodeError as error:  # a panic: a bug of tileprof's
+        message = str(error.args[2])
+        raise InputError(
+            path, None, f"internal error in the decoder ({message}); please report it"
+        ) from None
+    if found is None:
+        return None
+    columns, props, info = found
+    series = [pl.Series(column).alias(name) for name, column in columns.columns()]
+    frame = pl.DataFrame(series).cast(pl.Schema(KINETO_SCHEMA))
+    props_raw = b"[]" if props is None else data[props[0] : props[1]]
+    info_raw = b"null" if info is None else data[info[0] : info[1]]
+    return frame, props_raw, info_raw
+
+
+def frame_of_events(kept: Sequence[tuple[int, Event]]) -> pl.DataFrame:
+    """The Kineto event frame of events read by msgspec (``kept``: index and event), as the
+    compiled decoder makes it (no spans)."""
+    args = [ev.args or _NO_ARGS for _, ev in kept]
+    columns = {
+        "index": [i for i, _ in kept],
+        "cat": [ev.cat for _, ev in kept],
+        "name": [ev.name for _, ev in kept],
+        "ts": [ev.ts for _, ev in kept],
+        "dur": [ev.dur for _, ev in kept],
+        "pid": [_int(ev.pid) for _, ev in kept],
+        "device": [a.device for a in args],
+        "stream": [_int(a.stream) for a in args],
+        "correlation": [a.correlation for a in args],
+        "external_id": [a.external_id for a in args],
+        "grid": [_dims(a.grid) for a in args],
+        "block": [_dims(a.block) for a in args],
+        "input_type": [json.dumps(a.input_type) if a.input_type else None for a in args],
+        "span_start": [None] * len(kept),
+        "span_end": [None] * len(kept),
+    }
+    return pl.DataFrame(columns, schema=KINETO_SCHEMA)
+
+
+def _int(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63:
+        return value
+    return None
+
+
+def _dims(values: list[int] | None) -> str | None:
+    return None if not values else "x".join(str(v) for v in values)
+
+
+def _decoded_spans(frame: pl.DataFrame, data: bytes) -> list[Event]:
+    """The events of ``frame``'s rows, decoded by msgspec from their spans in ``data``."""
+    spans = zip(frame.get_column("span_start"), frame.get_column("span_end"), strict=True)
+    joined = b"[" + b",".join([data[start:end] for start, end in spans]) + b"]"
+    return msgspec.json.decode(joined, type=list[Event])
+
+
+def spans_args(frame: pl.DataFrame, data: bytes, indices: Sequence[int]) -> list[Args]:
+    """The ``args`` of the events at ``indices`` (places in ``traceEvents``), in order."""
+    rows = frame.filter(pl.col("index").is_in(list(indices)))
+    events = _decoded_spans(rows, data)
+    by_index = dict(zip(rows.get_column("index"), events, strict=True))
+    return [by_index[i].args or _NO_ARGS for i in indices]
+
+
+def spans_lists(
+    path: str | Path,
+    frame: pl.DataFrame,
+    data: bytes,
+    file_event: Callable[[EventLists, int, Event], bool],
+) -> EventLists:
+    """Every event of ``frame`` as objects, filed as msgspec's reading files them."""
+    del path  # the decoder checked every event already
+    lists = EventLists()
+    for i, ev in zip(frame.get_column("index"), _decoded_spans(frame, data), strict=True):
+        file_event(lists, i, ev)
+    return lists
