@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from tileprof.commands.cli import cli
 from tileprof.inputs.sources import detect_file_kind, load_runs
+from tileprof.inputs.tile.tenstorrent import matmul_work
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
 CLIP = REAL / "tt_wh_clip_encoder_400.csv"
@@ -330,6 +331,17 @@ def _tt_perf_report_flops(r: dict[str, str], padded: bool = True) -> int:
 
     w, z = max(d(0, "W"), d(1, "W")), max(d(0, "Z"), d(1, "Z"))
     return d(0, "Y") * d(0, "X") * d(1, "X") * w * z * 2
+
+
+def test_matmul_work_by_hand_when_b_has_no_batch_dims() -> None:
+    """A report row without B's W and Z (issue 38: taking them as 2 passed every test): B is
+    then one K×N matrix. A 1×3×32×64 by 64×16 is 3 matmuls of 32×64 by 64×16:
+    3·32·16·64 = 98,304 MACs; K of 64 and 65 is no matmul."""
+    row = {"a_w": 1, "a_z": 3, "a_y": 32, "a_x": 64, "b_y": 64, "b_x": 16}
+    assert matmul_work(row) == ("3x32x16x64", 98_304)
+    assert matmul_work({**row, "a_z": 1, "b_w": None, "b_z": 0}) == ("32x16x64", 32_768)
+    assert matmul_work({**row, "b_y": 65}) == (None, None)
+    assert matmul_work({**row, "b_z": 2}) == (None, None)  # 3 against 2 does not broadcast
 
 
 def test_broadcast_batched_matmul_counts_both_operands_batch() -> None:
