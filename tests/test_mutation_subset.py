@@ -144,6 +144,8 @@ def _project(root: Path, test: str, min_killed: int) -> Path:
         'copy = ["calcpkg", "tests", "pyproject.toml"]\n'
         "[tool.tileprof.mutation_subset.calc]\n"
         'path = "calcpkg/calc.py"\ntests = ["tests/test_calc.py"]\n'
+        # tileprof's own pytest plugin (polars and all) is not needed to test calcpkg
+        'pytest_args = ["-p", "no:tileprof"]\n'
         f"count = 5\nmin_killed = {min_killed}\n",
         encoding="utf-8",
     )

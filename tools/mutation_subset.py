@@ -232,7 +232,7 @@ def run_module(copy_root: Path, name: str, entry: dict[str, Any], seed: int) -> 
     """Run one module's sample; print a line a mutant; return (killed, run)."""
     target = copy_root / entry["path"]
     original = target.read_text(encoding="utf-8")
-    tests = entry["tests"]
+    tests = [*entry.get("pytest_args", []), *entry["tests"]]
     started = time.monotonic()
     outcome, tail = run_tests(copy_root, tests, limit=float(entry.get("timeout", 600)))
     if outcome != "passed":
