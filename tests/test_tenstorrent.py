@@ -531,6 +531,22 @@ def test_breakdown_gives_device_busy_against_op_to_op_time_per_chip(path: Path) 
     assert any(comm.values()) or path == CLIP
 
 
+def test_timeline_follows_the_call_count_not_the_row_order(tmp_path: Path) -> None:
+    """Each chip's ops are laid end to end in GLOBAL CALL COUNT order (issue 38: ordering by
+    the row alone passed every test, the real reports being written in call order): the same
+    report with its rows reversed gives the same timeline."""
+    from tileprof.inputs.tile.tenstorrent import read_timeline
+
+    header, *rows = CLIP.read_bytes().splitlines(keepends=True)
+    assert len(rows) > 100 and all(r.endswith(b"\n") for r in rows)
+    reversed_report = tmp_path / "reversed.csv"
+    reversed_report.write_bytes(header + b"".join(reversed(rows)))
+    forward = read_timeline(CLIP, CLIP.read_bytes()).events
+    backward = read_timeline(reversed_report, reversed_report.read_bytes()).events
+    assert forward["start_ns"].is_sorted() and forward.height > 100
+    assert backward.equals(forward)
+
+
 def test_op_to_op_latency_is_the_gap_before_each_call() -> None:
     runs = load_runs(CLIP).frame
     frame = pd.read_csv(CLIP, low_memory=False)
