@@ -178,6 +178,25 @@ def test_every_column_against_a_hand_computation(hand_spec: Path) -> None:
     assert specs.ridge_intensity("hand gpu", "bf16", "elementwise") == pytest.approx(5.0)
 
 
+def test_an_op_at_the_ridge_is_compute_bound(hand_spec: Path) -> None:
+    """Both terms equal (issue 38: `>` for `>=` passed every test): compute, as docs/runs.md
+    says. 2e9 FLOP / 100e12 = 20 µs = 40e6 B / 2e12; one byte more is memory bound."""
+    frame = pl.DataFrame(
+        {
+            "target": ["hand gpu"] * 2,
+            "dtype": ["bf16"] * 2,
+            "op_family": ["gemm"] * 2,
+            "flops": [2_000_000_000] * 2,
+            "bytes": [40_000_000, 40_000_001],
+            "time_us": [40.0] * 2,
+            "calls": [1] * 2,
+        }
+    )
+    out = with_roofline(frame, flops=pl.col("flops")).to_dicts()
+    assert [row["bound"] for row in out] == ["compute", "memory"]
+    assert out[0]["roofline_us"] == pytest.approx(20.0)
+
+
 @pytest.mark.parametrize(
     ("edit", "place", "what"),
     [
