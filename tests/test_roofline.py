@@ -197,6 +197,24 @@ def test_an_op_at_the_ridge_is_compute_bound(hand_spec: Path) -> None:
     assert out[0]["roofline_us"] == pytest.approx(20.0)
 
 
+def test_intensity_of_one_byte_and_of_none(hand_spec: Path) -> None:
+    """FLOP per byte for any positive byte count, one byte included (issue 38: `> 1` for
+    `> 0` passed every test); no intensity for zero bytes."""
+    frame = pl.DataFrame(
+        {
+            "target": ["hand gpu"] * 2,
+            "dtype": ["bf16"] * 2,
+            "op_family": ["gemm"] * 2,
+            "flops": [3_000, 3_000],
+            "bytes": [1, 0],
+            "time_us": [1.0, 1.0],
+            "calls": [1, 1],
+        }
+    )
+    out = with_roofline(frame, flops=pl.col("flops")).to_dicts()
+    assert [row["arithmetic_intensity"] for row in out] == [3_000.0, None]
+
+
 @pytest.mark.parametrize(
     ("edit", "place", "what"),
     [
