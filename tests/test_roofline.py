@@ -199,7 +199,8 @@ def test_an_op_at_the_ridge_is_compute_bound(hand_spec: Path) -> None:
 
 def test_intensity_of_one_byte_and_of_none(hand_spec: Path) -> None:
     """FLOP per byte for any positive byte count, one byte included (issue 38: `> 1` for
-    `> 0` passed every test); no intensity for zero bytes."""
+    `> 0` passed every test); no intensity for zero bytes. A row without calls (a tile group)
+    loses its time once (taking it as 2 calls passed every test too)."""
     frame = pl.DataFrame(
         {
             "target": ["hand gpu"] * 2,
@@ -208,11 +209,14 @@ def test_intensity_of_one_byte_and_of_none(hand_spec: Path) -> None:
             "flops": [3_000, 3_000],
             "bytes": [1, 0],
             "time_us": [1.0, 1.0],
-            "calls": [1, 1],
+            "calls": [1, None],
         }
     )
     out = with_roofline(frame, flops=pl.col("flops")).to_dicts()
     assert [row["arithmetic_intensity"] for row in out] == [3_000.0, None]
+    # 3e3 FLOP / 100e12 = 3e-5 µs; zero bytes take no time: lost 1 - 3e-5 µs, once
+    assert out[1]["roofline_us"] == pytest.approx(3e-5)
+    assert out[1]["time_lost_us"] == pytest.approx(1.0 - 3e-5)
 
 
 @pytest.mark.parametrize(
