@@ -14,7 +14,7 @@ from tileprof.analyses.bytes_moved import op_bytes
 from tileprof.analyses.flops import op_work
 from tileprof.core import specs
 from tileprof.core.errors import InputError
-from tileprof.core.roofline import with_roofline
+from tileprof.core.roofline import is_issue_slot_roofline, with_roofline
 from tileprof.model.ops import load_ops
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "tracelens"
@@ -217,6 +217,15 @@ def test_intensity_of_one_byte_and_of_none(hand_spec: Path) -> None:
     # 3e3 FLOP / 100e12 = 3e-5 µs; zero bytes take no time: lost 1 - 3e-5 µs, once
     assert out[1]["roofline_us"] == pytest.approx(3e-5)
     assert out[1]["time_lost_us"] == pytest.approx(1.0 - 3e-5)
+
+
+def test_issue_slot_roofline_is_a_tile_group_with_a_roofline_but_no_flops() -> None:
+    # issue 38: `is None` for `is not None` on the roofline passed every test
+    row: dict[str, object] = {"target_kind": "tile", "mac": None, "roofline_us": 5.0}
+    assert is_issue_slot_roofline(row)
+    assert not is_issue_slot_roofline({**row, "roofline_us": None})
+    assert not is_issue_slot_roofline({**row, "mac": 64})
+    assert not is_issue_slot_roofline({**row, "target_kind": "gpu"})
 
 
 @pytest.mark.parametrize(
