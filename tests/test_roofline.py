@@ -14,7 +14,7 @@ from tileprof.analyses.bytes_moved import op_bytes
 from tileprof.analyses.flops import op_work
 from tileprof.core import specs
 from tileprof.core.errors import InputError
-from tileprof.core.roofline import is_issue_slot_roofline, with_roofline
+from tileprof.core.roofline import is_issue_slot_roofline, roofline_notes, with_roofline
 from tileprof.model.ops import load_ops
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "tracelens"
@@ -226,6 +226,17 @@ def test_issue_slot_roofline_is_a_tile_group_with_a_roofline_but_no_flops() -> N
     assert not is_issue_slot_roofline({**row, "roofline_us": None})
     assert not is_issue_slot_roofline({**row, "mac": 64})
     assert not is_issue_slot_roofline({**row, "target_kind": "gpu"})
+
+
+def test_a_single_row_faster_than_its_roofline_is_noted() -> None:
+    # issue 38: no note for exactly one such row (`== 1` for `== 0`) passed every test
+    frame = pl.DataFrame({"target": ["hand gpu", "other"], "roofline_fraction": [2.0, 0.5]})
+    assert roofline_notes(frame) == [
+        "1 rows ran faster than their roofline (marked !, roofline_fraction > 1): the spec of "
+        "hand gpu (--spec) or the rows' FLOP or byte count is wrong"
+    ]
+    assert roofline_notes(frame.filter(pl.col("roofline_fraction") < 1)) == []
+    assert roofline_notes(frame.drop("roofline_fraction")) == []
 
 
 @pytest.mark.parametrize(
