@@ -545,6 +545,16 @@ def test_timeline_follows_the_call_count_not_the_row_order(tmp_path: Path) -> No
     backward = read_timeline(reversed_report, reversed_report.read_bytes()).events
     assert forward["start_ns"].is_sorted() and forward.height > 100
     assert backward.equals(forward)
+    # each event is its row's op and call count (dropping either passed every test too)
+    with CLIP.open(newline="", encoding="utf-8") as handle:
+        rows_ = [
+            r
+            for r in csv.DictReader(handle)
+            if r["OP TYPE"] != "signpost" and r["DEVICE KERNEL DURATION [ns]"].strip()
+        ]
+    rows_.sort(key=lambda r: int(r["GLOBAL CALL COUNT"]))
+    assert forward["name"].to_list() == [r["OP CODE"] for r in rows_]
+    assert forward["correlation"].to_list() == [int(r["GLOBAL CALL COUNT"]) for r in rows_]
 
 
 def test_op_to_op_latency_is_the_gap_before_each_call() -> None:
