@@ -159,6 +159,15 @@ def test_non_finite_negative_or_empty_timestamps_are_errors(
     one_line(edited(tmp_path, 3, column, value), f"line 3, column '{column}'")
 
 
+def test_a_start_timestamp_of_zero_is_read(tmp_path: Path) -> None:
+    """0 is a timestamp like any other (issue 38: refusing it, `minimum=1`, passed every
+    test): the kernel of line 3 then lasts its end timestamp, in ns."""
+    rows = list(csv.reader(io.StringIO(TRACE.read_text(), newline="")))
+    end = int(rows[2][rows[0].index("End_Timestamp")])
+    runs = load_runs(edited(tmp_path, 3, "Start_Timestamp", "0")).frame
+    assert runs["max_us"].max() == pytest.approx(end / 1000, rel=1e-12)
+
+
 @pytest.mark.parametrize("line", [2, 5, 9])
 def test_a_long_template_name_is_read(tmp_path: Path, line: int) -> None:
     runs = load_runs(edited(tmp_path, line, "Kernel_Name", LONG)).frame

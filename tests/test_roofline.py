@@ -14,7 +14,7 @@ from tileprof.analyses.bytes_moved import op_bytes
 from tileprof.analyses.flops import op_work
 from tileprof.core import specs
 from tileprof.core.errors import InputError
-from tileprof.core.roofline import with_roofline
+from tileprof.core.roofline import is_issue_slot_roofline, roofline_notes, with_roofline
 from tileprof.model.ops import load_ops
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "tracelens"
@@ -176,6 +176,67 @@ def test_every_column_against_a_hand_computation(hand_spec: Path) -> None:
     assert out[3]["roofline_fraction"] == pytest.approx(2.0)
     assert specs.ridge_intensity("hand gpu", "bf16") == pytest.approx(100e12 / 2e12)
     assert specs.ridge_intensity("hand gpu", "bf16", "elementwise") == pytest.approx(5.0)
+
+
+def test_an_op_at_the_ridge_is_compute_bound(hand_spec: Path) -> None:
+    """Both terms equal (issue 38: `>` for `>=` passed every test): compute, as docs/runs.md
+    says. 2e9 FLOP / 100e12 = 20 µs = 40e6 B / 2e12; one byte more is memory bound."""
+    frame = pl.DataFrame(
+        {
+            "target": ["hand gpu"] * 2,
+            "dtype": ["bf16"] * 2,
+            "op_family": ["gemm"] * 2,
+            "flops": [2_000_000_000] * 2,
+            "bytes": [40_000_000, 40_000_001],
+            "time_us": [40.0] * 2,
+            "calls": [1] * 2,
+        }
+    )
+    out = with_roofline(frame, flops=pl.col("flops")).to_dicts()
+    assert [row["bound"] for row in out] == ["compute", "memory"]
+    assert out[0]["roofline_us"] == pytest.approx(20.0)
+
+
+def test_intensity_of_one_byte_and_of_none(hand_spec: Path) -> None:
+    """FLOP per byte for any positive byte count, one byte included (issue 38: `> 1` for
+    `> 0` passed every test); no intensity for zero bytes. A row without calls (a tile group)
+    loses its time once (taking it as 2 calls passed every test too)."""
+    frame = pl.DataFrame(
+        {
+            "target": ["hand gpu"] * 2,
+            "dtype": ["bf16"] * 2,
+            "op_family": ["gemm"] * 2,
+            "flops": [3_000, 3_000],
+            "bytes": [1, 0],
+            "time_us": [1.0, 1.0],
+            "calls": [1, None],
+        }
+    )
+    out = with_roofline(frame, flops=pl.col("flops")).to_dicts()
+    assert [row["arithmetic_intensity"] for row in out] == [3_000.0, None]
+    # 3e3 FLOP / 100e12 = 3e-5 µs; zero bytes take no time: lost 1 - 3e-5 µs, once
+    assert out[1]["roofline_us"] == pytest.approx(3e-5)
+    assert out[1]["time_lost_us"] == pytest.approx(1.0 - 3e-5)
+
+
+def test_issue_slot_roofline_is_a_tile_group_with_a_roofline_but_no_flops() -> None:
+    # issue 38: `is None` for `is not None` on the roofline passed every test
+    row: dict[str, object] = {"target_kind": "tile", "mac": None, "roofline_us": 5.0}
+    assert is_issue_slot_roofline(row)
+    assert not is_issue_slot_roofline({**row, "roofline_us": None})
+    assert not is_issue_slot_roofline({**row, "mac": 64})
+    assert not is_issue_slot_roofline({**row, "target_kind": "gpu"})
+
+
+def test_a_single_row_faster_than_its_roofline_is_noted() -> None:
+    # issue 38: no note for exactly one such row (`== 1` for `== 0`) passed every test
+    frame = pl.DataFrame({"target": ["hand gpu", "other"], "roofline_fraction": [2.0, 0.5]})
+    assert roofline_notes(frame) == [
+        "1 rows ran faster than their roofline (marked !, roofline_fraction > 1): the spec of "
+        "hand gpu (--spec) or the rows' FLOP or byte count is wrong"
+    ]
+    assert roofline_notes(frame.filter(pl.col("roofline_fraction") < 1)) == []
+    assert roofline_notes(frame.drop("roofline_fraction")) == []
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from click.testing import CliRunner
 from tileprof.commands.cli import cli
 from tileprof.core.run_schema import ParsedRuns
 from tileprof.inputs.sources import detect_file_kind, load_runs
+from tileprof.inputs.tile.tenstorrent import matmul_work
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
 CLIP = REAL / "tt_wh_clip_encoder_400.csv"
@@ -334,6 +335,17 @@ def _tt_perf_report_flops(r: dict[str, str], padded: bool = True) -> int:
     return d(0, "Y") * d(0, "X") * d(1, "X") * w * z * 2
 
 
+def test_matmul_work_by_hand_when_b_has_no_batch_dims() -> None:
+    """A report row without B's W and Z (issue 38: taking them as 2 passed every test): B is
+    then one K×N matrix. A 1×3×32×64 by 64×16 is 3 matmuls of 32×64 by 64×16:
+    3·32·16·64 = 98,304 MACs; K of 64 and 65 is no matmul."""
+    row = {"a_w": 1, "a_z": 3, "a_y": 32, "a_x": 64, "b_y": 64, "b_x": 16}
+    assert matmul_work(row) == ("3x32x16x64", 98_304)
+    assert matmul_work({**row, "a_z": 1, "b_w": None, "b_z": 0}) == ("32x16x64", 32_768)
+    assert matmul_work({**row, "b_y": 65}) == (None, None)
+    assert matmul_work({**row, "b_z": 2}) == (None, None)  # 3 against 2 does not broadcast
+
+
 def test_broadcast_batched_matmul_counts_both_operands_batch() -> None:
     """Issue 31: A 1×1×3200×512 by B 1×32×512×128 on each of 8 Blackhole chips is 32 matmuls
     (the batch was taken from A alone: 32× too few FLOPs)."""
@@ -562,6 +574,32 @@ def test_breakdown_gives_device_busy_against_op_to_op_time_per_chip(path: Path) 
         assert row["total_us"] == pytest.approx(busy[chip] + idle, rel=1e-9)
         assert row["device_name"].startswith("Tenstorrent ")
     assert any(comm.values()) or path == CLIP
+
+
+def test_timeline_follows_the_call_count_not_the_row_order(tmp_path: Path) -> None:
+    """Each chip's ops are laid end to end in GLOBAL CALL COUNT order (issue 38: ordering by
+    the row alone passed every test, the real reports being written in call order): the same
+    report with its rows reversed gives the same timeline."""
+    from tileprof.inputs.tile.tenstorrent import read_timeline
+
+    header, *rows = CLIP.read_bytes().splitlines(keepends=True)
+    assert len(rows) > 100 and all(r.endswith(b"\n") for r in rows)
+    reversed_report = tmp_path / "reversed.csv"
+    reversed_report.write_bytes(header + b"".join(reversed(rows)))
+    forward = read_timeline(CLIP, CLIP.read_bytes()).events
+    backward = read_timeline(reversed_report, reversed_report.read_bytes()).events
+    assert forward["start_ns"].is_sorted() and forward.height > 100
+    assert backward.equals(forward)
+    # each event is its row's op and call count (dropping either passed every test too)
+    with CLIP.open(newline="", encoding="utf-8") as handle:
+        rows_ = [
+            r
+            for r in csv.DictReader(handle)
+            if r["OP TYPE"] != "signpost" and r["DEVICE KERNEL DURATION [ns]"].strip()
+        ]
+    rows_.sort(key=lambda r: int(r["GLOBAL CALL COUNT"]))
+    assert forward["name"].to_list() == [r["OP CODE"] for r in rows_]
+    assert forward["correlation"].to_list() == [int(r["GLOBAL CALL COUNT"]) for r in rows_]
 
 
 def test_op_to_op_latency_is_the_gap_before_each_call() -> None:

@@ -1,13 +1,16 @@
 """Mutation-test one module with mutmut, running only that module's fast test files.
 
     nice -n 10 python tools/mutation.py filters [--max-children 2]
+    nice -n 19 python tools/mutation.py tenstorrent --max-children 1 --sample 200 --seed 38
 
 The module and its test files come from ``[tool.tileprof.mutation]`` in pyproject.toml. The
 run happens in a scratch copy of the sources (``$TMPDIR/tileprof-mutation/<module>``), whose
 ``[tool.mutmut]`` names that module and those test files only, so each module keeps its own
 mutmut state and a change of test files does not invalidate another module's results (mutmut
 resets every result when its test selection changes). Prints the counts per status and writes
-each survivor's diff to ``survivors.txt`` in the scratch copy. See docs/testing.md.
+each survivor's diff to ``survivors.txt`` in the scratch copy. ``--sample N`` runs a stated random
+sample instead of every mutant: ``random.Random(seed).sample`` of the sorted mutant names, N of
+them (mutmut generates the mutants first, in a run that matches none). See docs/testing.md.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -89,6 +93,19 @@ def verify(scratch: Path, names: list[str], tests: list[str], deselect: list[str
         print(f"{'killed' if code == 1 else 'survives' if code == 0 else f'exit {code}'}  {name}")
 
 
+def sampled(
+    scratch: Path, mutmut: list[str], path: str, dotted: str, n: int, seed: int
+) -> list[str]:
+    """``n`` of the module's mutant names, drawn with ``random.Random(seed)`` from the sorted
+    names; a first run that matches no mutant makes mutmut generate them."""
+    meta = scratch / "mutants" / f"{path}.meta"
+    if not meta.exists():
+        generate = [*mutmut, "run", f"{dotted}.x_no_such_function_*"]
+        subprocess.run(generate, cwd=scratch, check=False, stdout=subprocess.DEVNULL)
+    names = sorted(json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"])
+    return sorted(random.Random(seed).sample(names, min(n, len(names))))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("module")
@@ -96,6 +113,8 @@ def main() -> int:
     parser.add_argument(
         "--verify", action="store_true", help="rerun the mutants not killed last time, directly"
     )
+    parser.add_argument("--sample", type=int, help="run this many mutants, drawn by --seed")
+    parser.add_argument("--seed", type=int, default=38)
     args = parser.parse_args()
     table = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     modules = table["tool"]["tileprof"]["mutation"]
@@ -110,7 +129,10 @@ def main() -> int:
         names = [line[3:].partition(":")[0] for line in text.splitlines() if line.startswith("## ")]
         verify(scratch, names, entry["tests"], entry.get("deselect", []))
         return 0
-    run = [*mutmut, "run", "--max-children", str(args.max_children), f"{dotted}.*"]
+    chosen = [f"{dotted}.*"]
+    if args.sample:
+        chosen = sampled(scratch, mutmut, entry["path"], dotted, args.sample, args.seed)
+    run = [*mutmut, "run", "--max-children", str(args.max_children), *chosen]
     subprocess.run(run, cwd=scratch, check=False, stdout=subprocess.DEVNULL)
     listing = subprocess.run(
         [*mutmut, "results", "--all", "true"], cwd=scratch, capture_output=True, text=True
@@ -118,7 +140,7 @@ def main() -> int:
     statuses = {}
     for line in listing.splitlines():
         name, _, status = line.strip().rpartition(": ")
-        if name.startswith(dotted + ".x"):
+        if name.startswith(dotted + ".x") and (not args.sample or name in chosen):
             statuses[name] = status
     counts = Counter(statuses.values())
     killed = counts["killed"]
