@@ -219,6 +219,26 @@ def test_intensity_of_one_byte_and_of_none(hand_spec: Path) -> None:
     assert out[1]["time_lost_us"] == pytest.approx(1.0 - 3e-5)
 
 
+def test_a_sub_microsecond_row_has_its_roofline_fraction(hand_spec: Path) -> None:
+    """The fraction of the roofline reached is defined for any positive measured time, a
+    half-microsecond kernel's included (issue 38: `measured > 1` for `> 0` passed every test);
+    none for a row measured at zero."""
+    frame = pl.DataFrame(
+        {
+            "target": ["hand gpu"] * 2,
+            "dtype": ["bf16"] * 2,
+            "op_family": ["gemm"] * 2,
+            "flops": [3_000, 3_000],
+            "bytes": [0, 0],
+            "time_us": [0.5, 0.0],
+            "calls": [1, 1],
+        }
+    )
+    out = with_roofline(frame, flops=pl.col("flops")).to_dicts()
+    assert out[0]["roofline_fraction"] == pytest.approx(3e-5 / 0.5)
+    assert out[1]["roofline_fraction"] is None
+
+
 def test_issue_slot_roofline_is_a_tile_group_with_a_roofline_but_no_flops() -> None:
     # issue 38: `is None` for `is not None` on the roofline passed every test
     row: dict[str, object] = {"target_kind": "tile", "mac": None, "roofline_us": 5.0}
