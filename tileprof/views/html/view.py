@@ -237,6 +237,34 @@ class BreakdownSection:
 
 
 @dataclass(frozen=True)
+class CriticalScope:
+    """One epoch or step on ``critical``'s page: its path's length, the path broken down by
+    class (a bar and a table), the ops or kernels on it, the what-if and the candidates."""
+
+    id: str
+    title: str
+    length: str
+    """The path's length as printed (cycles and µs for a tile epoch, µs for a GPU step)."""
+    length_us: float
+    bar: str
+    """The breakdown as an inline SVG bar, its names escaped (``critical_data.class_bar``)."""
+    parts: Table
+    on_path: Table
+    what_if: tuple[str, ...]
+    candidates: Table
+
+
+@dataclass(frozen=True)
+class CriticalSection:
+    """``critical``'s page and the report's "Critical path" section (``critical_data``)."""
+
+    id: str
+    scopes: tuple[CriticalScope, ...]
+    edits: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class QualityCheck:
     """One data-quality check: how many things it found and what they were."""
 
