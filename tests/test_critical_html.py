@@ -82,3 +82,26 @@ def test_names_are_escaped() -> None:
     assert "<script>alert" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "60.00%" in page  # the GPU compute share of the bar and its table
+
+
+def test_report_has_a_critical_path_section_per_gpu_step(tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(cli, ["report", str(ROOT / BERT), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    start = page.index('<section id="gpu-critical">')
+    section = page[start : page.index("</section>", start)]
+    runner = CliRunner()
+    document = json.loads(
+        runner.invoke(cli, ["critical", str(ROOT / BERT), "--format", "json"]).stdout
+    )
+    steps = document["traces"][0]["steps"]
+    longest = max(steps, key=lambda s: s["pathNs"])
+    lead = re.search(r'<p class="lead">(.*?)</p>', section)
+    assert lead and f"step {longest['step']})" in lead.group(1)
+    assert section.count('class="critical-bar"') == len(steps)
+    for step in steps:
+        assert f"step {step['step']}: path" in section
+        top = step["onPath"][0]["name"]
+        assert top[:20] in section
+    assert '<a href="#gpu-critical">Critical path</a>' in page

@@ -298,6 +298,8 @@ class Report:
     devices: ChartedTable | None = None
     """The runs that several devices of one target ran, with their spread
     (``data.device_spread_section``)."""
+    critical: CriticalSection | None = None
+    """The critical path of each step of the report's traces (``critical_data.gpu_section``)."""
     tile_ops: tuple[ChartedTable, ...] = ()
     """One op table per chip of a tile-array accelerator's per-op report (Tenstorrent):
     ``data.tile_op_tables``."""
