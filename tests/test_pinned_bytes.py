@@ -111,8 +111,9 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # Re-recorded at the merge of both branches: both changes together.
             # Re-recorded on branch crit2 (issue 36), as above (critical-gain abstains here on
             # kineto_small.json's failed kernel-without-launch check); the page gains its
-            # "Critical path" section for kineto_small.json and that section's contents link.
-            "207f104ed311eff9618484e43dfb8e72b63d776586feb2c75b53b380b0a1ad2a",
+            # "Critical path" section for kineto_small.json (its step folded) and that
+            # section's contents link.
+            "afb4d1bd88e44a62e11f8f7d951add4f9fcf5de43d98843140b04d0702346bf9",
         ),
     ],
     ids=["example", "example+gpu"],

@@ -166,7 +166,7 @@ def with_critical(report: Report, inputs: ReportInputs) -> Report:
         return report
     traces = [trace for document in documents for trace in document["traces"]]
     section = gpu_section({"edits": [], "traces": traces, "job": None}, id="gpu-critical")
-    return dataclasses.replace(report, critical=section)
+    return dataclasses.replace(report, critical=dataclasses.replace(section, folded=True))
 
 
 def baseline_section(

@@ -262,6 +262,9 @@ class CriticalSection:
     scopes: tuple[CriticalScope, ...]
     edits: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    folded: bool = False
+    """Every scope folded to its title and length (the report, where it is one section of
+    many; its lead sentence still gives the longest path and the largest gain)."""
 
 
 @dataclass(frozen=True)
