@@ -723,6 +723,7 @@ def test_command_table_json_and_bad_rules(tmp_path: Path) -> None:
     document = json.loads(runner.invoke(cli, ["findings", str(dump), "--format", "json"]).stdout)
     by_id = {f["id"]: f for f in document["findings"]}
     tile_rules = {"imbalance", "start-skew", "communication", "exchange-heavy", "sync-wait"}
+    tile_rules |= {"critical-gain"}  # the candidate edits of the dump's critical path
     assert set(by_id) == tile_rules | {"low-utilization"}
     left_out = {r["id"] for r in document["not_applicable"]}
     assert left_out == {r.id for r in F.RULES} - set(by_id)
@@ -845,3 +846,45 @@ def test_finding_frames_take_a_breakdown_and_a_ridge_lookup() -> None:
     assert set(frames) == {"ops", "breakdown"}
     assert frames["ops"].get_column("ridge_point").unique().to_list() == [100.0]
     assert outcome(F.HOST_BOUND, frames).status == F.FIRED
+
+
+# ---------------------------------------------------------------- largest gain first
+
+
+def test_critical_gain_fires_on_the_edit_that_saves_most_of_an_epoch() -> None:
+    # At 100 MHz, balancing superstep 2 (tile 2 at 400 cycles, the others at 100) sets it to
+    # the mean 175: the epoch's 550 cycles lose 225 (2.25 µs, 40.91%), the largest gain.
+    profile = Profile(frame(straggler_dump(100)), (), 100_000_000, TILES)
+    found = outcome(F.CRITICAL_GAIN, profile_frames(profile, None, "dump"))
+    assert found.status == F.FIRED
+    assert found.text.startswith(
+        "largest gain first: balance would shorten the critical path of epoch 1 of dump by "
+        "2.250 µs, 40.91% of its 5.500 µs (at least 5.00%)"
+    )
+    # The same 225 cycles at 1.5 GHz are 0.15 µs: under the floor.
+    small = outcome(F.CRITICAL_GAIN, tile_frames(straggler_dump(100)))
+    assert small.status == F.ABSTAINED and "under the floor gainUs >= 1" in small.text
+    balanced = [sample(t, 0, 100_000) for t in range(TILES)]
+    even = Profile(frame(balanced), (), 100_000_000, TILES)
+    assert outcome(F.CRITICAL_GAIN, profile_frames(even, None, "dump")).status == F.CLEAR
+    assert outcome(F.CRITICAL_GAIN, {"breakdown": breakdown((100, 30, 20))}).status == (
+        F.NOT_APPLICABLE
+    )
+
+
+def test_critical_gain_on_a_trace_cites_the_largest_candidate_of_its_steps() -> None:
+    trace = "fixtures/tracelens/h100_gaunernst_bert-small-uncased__1016001.json.gz"
+    runner = CliRunner()
+    found = json.loads(runner.invoke(cli, ["findings", trace, "--format", "json"]).stdout)
+    (gain,) = [f for f in found["findings"] if f["id"] == "critical-gain"]
+    document = json.loads(runner.invoke(cli, ["critical", trace, "--format", "json"]).stdout)
+    rows = [
+        (c["gainNs"], c["edit"], s["step"], s["pathNs"])
+        for s in document["traces"][0]["steps"]
+        for c in s["candidates"]
+    ]
+    ns, edit, step, path = max(rows)
+    assert gain["status"] == F.FIRED
+    assert gain["row"]["edit"] == edit and gain["row"]["scope"] == f"step {step}"
+    assert gain["row"]["gainUs"] == ns / 1e3 and gain["values"]["gain_share"] == ns / path
+    assert gain["rows"] == len(rows)

@@ -64,7 +64,15 @@ def _diff(folder: Path) -> Path:
     return path
 
 
-PAGES = ("example", "gpu-trace", "tenstorrent", "diff")
+def _critical(folder: Path) -> Path:
+    path = folder / "critical.html"
+    args = ["critical", str(GPU_TRACE), "--format", "html", "-o", str(path)]
+    result = CliRunner().invoke(cli, [*args, "--what-if", "no-launch"])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+PAGES = ("example", "gpu-trace", "tenstorrent", "diff", "critical")
 
 
 @pytest.fixture(scope="module")
@@ -75,6 +83,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "gpu-trace": _report(folder, "gpu-trace", str(GPU_TRACE)),
         "tenstorrent": _report(folder, "tenstorrent", str(TENSTORRENT)),
         "diff": _diff(folder),
+        "critical": _critical(folder),
     }
 
 

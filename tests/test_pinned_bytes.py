@@ -86,7 +86,10 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # into <details>; the capture-check and quality tables scroll in a wrapper; GEMM
             # bars are labelled by dtype and shape, its energy panel drawn only with energy.
             # Re-recorded at the merge of both branches: both changes together.
-            "9c56b6694dc2edf48ca1cd73e8e6b136fe69fce8a383f13fe3d08ba34accab85",
+            # Re-recorded on branch crit2 (issue 36): the findings gain critical-gain ("largest
+            # gain first": no-exchange on epoch 1), and the capture checks that undermine the
+            # critical path's figures name the new findings source "candidates".
+            "057d7145226ea4c0b3a85a200035d7dd11adc07cb51de07651fdc9f80f498063",
         ),
         (
             ["report", "--example", *GPU_INPUTS, *LINKS],
@@ -106,7 +109,11 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # and the exposed rules abstain on kineto_small.json's failed capture check).
             # Re-recorded on branch pages (issue 34, item 4), as above.
             # Re-recorded at the merge of both branches: both changes together.
-            "1eb83e57ac410c57847ddbcd489be1f735d84c5c71d588468fedddaf13743b0d",
+            # Re-recorded on branch crit2 (issue 36), as above (critical-gain abstains here on
+            # kineto_small.json's failed kernel-without-launch check); the page gains its
+            # "Critical path" section for kineto_small.json (its step folded) and that
+            # section's contents link.
+            "afb4d1bd88e44a62e11f8f7d951add4f9fcf5de43d98843140b04d0702346bf9",
         ),
     ],
     ids=["example", "example+gpu"],

@@ -339,6 +339,19 @@ LOW_UTILIZATION = Rule(
     ),
     needs="a tile dump whose samples carry usefulCycles",
 )
+CRITICAL_GAIN = Rule(
+    id="critical-gain",
+    source="candidates",
+    conditions=(Condition("gain_share", "gainShare", ">=", 0.05, share=True),),
+    floor=Condition("floor", "gainUs", ">=", 1.0),
+    rank="gainUs",
+    message=(
+        "largest gain first: {edit} would shorten the critical path of {scope} of {source} "
+        "by {gainUs} µs, {gain_share} of its {pathUs} µs (at least {gain_share_threshold}); "
+        "{count} of {rows} candidate edits like it"
+    ),
+    needs="a tile dump or a PyTorch trace with host events (tileprof critical's candidates)",
+)
 
 RULES: tuple[Rule, ...] = (
     HOST_BOUND,
@@ -356,6 +369,7 @@ RULES: tuple[Rule, ...] = (
     EXCHANGE_HEAVY,
     SYNC_WAIT,
     LOW_UTILIZATION,
+    CRITICAL_GAIN,
 )
 """The rule table, in the order findings are listed (fired ones first)."""
 
@@ -368,6 +382,7 @@ SOURCES: tuple[str, ...] = (
     "supersteps",
     "epochs",
     "groups",
+    "candidates",
 )
 """The frames rules read (docs/metrics.md, "Findings": where each comes from)."""
 
@@ -735,6 +750,58 @@ def rank_frame(collectives: pl.DataFrame, ranks: pl.DataFrame) -> pl.DataFrame:
         .join(late, on=["job", "rank"], how="left")
         .with_columns(pl.col("straggled").fill_null(0), pl.col("late_us").fill_null(0.0))
     )
+
+
+CANDIDATE_SCHEMA = pl.Schema(
+    {
+        "source": pl.String,
+        "scope": pl.String,
+        "edit": pl.String,
+        "gainUs": pl.Float64,
+        "gainShare": pl.Float64,
+        "pathUs": pl.Float64,
+    }
+)
+"""The ``candidates`` frame: each single edit ``critical`` tried, per epoch or step."""
+
+
+def tile_candidate_frame(
+    candidates: pl.DataFrame, epochs: pl.DataFrame, clock_hz: float, source: str
+) -> pl.DataFrame:
+    """A tile dump's candidate edits (``CriticalPath.candidates``) per epoch, their gain in
+    µs (cycles / clockHz) and share of the epoch's critical path."""
+    us = 1e6 / clock_hz
+    return (
+        candidates.join(epochs.select("epoch", "cycles"), on="epoch", how="left", nulls_equal=True)
+        .select(
+            source=pl.lit(source),
+            scope=pl.format("epoch {}", pl.col("epoch").cast(pl.String).fill_null("all")),
+            edit=pl.col("edit"),
+            gainUs=pl.col("gainCycles") * us,
+            gainShare=pl.col("gainShare"),
+            pathUs=pl.col("cycles") * us,
+        )
+        .cast(CANDIDATE_SCHEMA)
+    )
+
+
+def gpu_candidate_frame(document: Mapping[str, Any]) -> pl.DataFrame:
+    """A trace's candidate edits per step (``critical``'s document on traces), their gain in
+    µs and share of the step's critical path."""
+    rows = [
+        {
+            "source": trace["trace"],
+            "scope": "the whole trace" if step["step"] is None else f"step {step['step']}",
+            "edit": row["edit"],
+            "gainUs": row["gainNs"] / 1e3,
+            "gainShare": row["gainNs"] / step["pathNs"] if step["pathNs"] else None,
+            "pathUs": step["pathNs"] / 1e3,
+        }
+        for trace in document["traces"]
+        for step in trace["steps"]
+        for row in step["candidates"]
+    ]
+    return pl.DataFrame(rows, schema=CANDIDATE_SCHEMA)
 
 
 def combined(parts: Sequence[Mapping[str, pl.DataFrame]]) -> dict[str, pl.DataFrame]:

@@ -412,7 +412,8 @@ def edited_weights(
 ) -> tuple[np.ndarray, list[str]]:
     """The edge weights under ``edits`` (``analyses.critical.Edit``): ``scale`` multiplies the
     duration edges (CPU op time, GPU compute, communication) of the events whose name matches
-    by the factor; ``roofline`` by the event's roofline fraction (at most 1); ``no-launch``
+    by the factor; ``roofline`` the matching GPU kernels' by their roofline fraction (at most
+    1, ``_at_roofline``); ``no-launch``
     zeroes launch overhead; ``no-host-gaps`` zeroes host gaps. Notes name what matched
     nothing or does not apply to a GPU step."""
     weight = graph.weight.astype(np.float64)
@@ -425,22 +426,46 @@ def edited_weights(
             weight[graph.klass == _LAUNCH] = 0
         elif edit.kind == "no-host-gaps":
             weight[graph.klass == _HOST_GAP] = 0
-        elif edit.kind in ("scale", "roofline"):
+        elif edit.kind == "roofline":
+            notes += _at_roofline(graph, edit, roofline or {}, weight, edge_names)
+        elif edit.kind == "scale":
             unique = sorted({str(n) for n in names})
             matched = [n for n in unique if fnmatch.fnmatchcase(n, edit.match)]
             if not matched:
                 notes.append(f"{edit.describe()}: no op or kernel matches {edit.match!r}")
                 continue
-            for name in matched:
-                factor = edit.factor if edit.kind == "scale" else (roofline or {}).get(name)
-                if factor is None:
-                    notes.append(f"{edit.describe()}: {name} has no roofline; left as it is")
-                    continue
-                chosen = timed & (edge_names == name)
-                weight[chosen] *= min(float(factor), 1.0) if edit.kind == "roofline" else factor
+            chosen = timed & np.isin(edge_names, matched)
+            weight[chosen] *= edit.factor
         elif edit.kind != "on-time":
             notes.append(f"{edit.describe()}: applies to tile dumps, not to a GPU step")
     return np.ceil(weight).astype(np.int64), notes
+
+
+def _at_roofline(
+    graph: Graph,
+    edit: Any,
+    roofline: dict[str, float],
+    weight: np.ndarray,
+    edge_names: np.ndarray,
+) -> list[str]:
+    """``roofline:GLOB`` in place on ``weight``: each GPU kernel whose name matches, at
+    min(roofline fraction, 1) of its time where ``roofline`` knows it; the notes say what
+    matched nothing and how many matching kernels have no roofline (left as they are)."""
+    kernels = graph.events.filter(pl.col("side") == "gpu").get_column("name").unique().sort()
+    matched = [n for n in kernels.to_list() if fnmatch.fnmatchcase(n, edit.match)]
+    if not matched:
+        return [f"{edit.describe()}: no kernel matches {edit.match!r}"]
+    gpu = np.isin(graph.klass, [_COMPUTE, _COMM]) & (graph.event >= 0)
+    unknown = [n for n in matched if n not in roofline]
+    for name in (n for n in matched if n in roofline):
+        weight[gpu & (edge_names == name)] *= min(float(roofline[name]), 1.0)
+    if not unknown:
+        return []
+    shown = ", ".join(unknown[:3]) + (", …" if len(unknown) > 3 else "")
+    return [
+        f"{edit.describe()}: {len(unknown)} of {len(matched)} matching kernels have no "
+        f"roofline, left as they are ({shown})"
+    ]
 
 
 @dataclass(frozen=True)

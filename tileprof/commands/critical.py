@@ -83,7 +83,7 @@ def _not_a_trace(path: Path) -> None:
 
 
 def _trace_critical(paths: list[FileRead], edits: list[Edit], out: Output) -> None:
-    """``critical`` on traces: text, JSON or CSV (``--format``)."""
+    """``critical`` on traces: text, JSON, CSV or HTML (``--format``)."""
     import json
 
     from tileprof.core.outputs import write_text
@@ -93,6 +93,11 @@ def _trace_critical(paths: list[FileRead], edits: list[Edit], out: Output) -> No
     document = trace_critical(paths, edits)
     if out.format == "json":
         text = json.dumps(document, indent=2) + "\n"
+    elif out.format == "html":
+        from tileprof.views.html import render_critical
+        from tileprof.views.html.critical_data import gpu_section
+
+        text = render_critical(gpu_section(document))
     else:
         text = (gpu_critical_csv if out.format == "csv" else gpu_critical_text)(document)
     write_text(out.path, text)

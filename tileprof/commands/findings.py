@@ -66,6 +66,7 @@ def command(
         read=read,
         ops=True,
         timelines=True,
+        critical=True,
         checks=checks,
     )
     found = source_findings(sources, rules, capture_checks(sources, checks))

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from tileprof.analyses.integrity import CheckRules
     from tileprof.core.gpu_events import GpuTimeline
     from tileprof.model.engines import Engine
-    from tileprof.model.gather import TileInput
+    from tileprof.model.gather import ReportInputs, TileInput
     from tileprof.model.reading import DumpReading
     from tileprof.views.html import Report
     from tileprof.views.html.diff_page import DiffSection
@@ -135,7 +135,7 @@ def command(
         findings=inputs.findings,
         command=command_line(click.get_current_context()),
     )
-    report = with_checks(with_breakdown(report, inputs.timelines), inputs.checks)
+    report = with_checks(with_critical(report, inputs), inputs.checks)
     section = None if baseline is None else baseline_section(baseline, inputs.tiles, group_by)
     write_rendered(REPORT_RENDERERS["html"], ReportModel(report, section), target)
 
@@ -151,6 +151,22 @@ def with_breakdown(report: Report, timelines: Sequence[GpuTimeline]) -> Report:
     if found is None:
         return report
     return dataclasses.replace(report, breakdown=breakdown_section(found.breakdown, found.job))
+
+
+def with_critical(report: Report, inputs: ReportInputs) -> Report:
+    """The report with the GPU time breakdown and the critical path of each step of its
+    traces (none: unchanged)."""
+    import dataclasses
+
+    from tileprof.views.html.critical_data import gpu_section
+
+    report = with_breakdown(report, inputs.timelines)
+    documents = inputs.critical
+    if not documents:
+        return report
+    traces = [trace for document in documents for trace in document["traces"]]
+    section = gpu_section({"edits": [], "traces": traces, "job": None}, id="gpu-critical")
+    return dataclasses.replace(report, critical=dataclasses.replace(section, folded=True))
 
 
 def baseline_section(

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 def roofline_fractions(profile: Profile, epoch: int | None) -> dict[str, float]:
     """Each tile group's roofline fraction (roofline time / phase time) where it has one."""
-    from tileprof.model.gather import tile_source_runs
+    from tileprof.model.tile_runs import tile_source_runs
 
     runs = tile_source_runs(profile, Filters(epoch=epoch), source="critical").frame
     known = runs.filter(runs["roofline_fraction"].is_not_null())

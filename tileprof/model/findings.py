@@ -9,7 +9,8 @@ then the rules that need them abstain and say so (docs/metrics.md, "Findings").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import polars as pl
 
@@ -19,12 +20,14 @@ from tileprof.analyses.findings import (
     RidgePoint,
     breakdown_frame,
     combined,
+    gpu_candidate_frame,
     group_frame,
     kernel_frame,
     ncu_frame,
     op_frame,
     rank_frame,
     superstep_frames,
+    tile_candidate_frame,
 )
 from tileprof.model.profile import Profile
 
@@ -38,7 +41,17 @@ def profile_frames(profile: Profile, filters: Filters | None, name: str) -> dict
     if epoch is None or profile.samples.filter(pl.col("epoch") == epoch).height:
         result = profile.supersteps(epoch=epoch)
         frames |= superstep_frames(result.supersteps, result.epochs, result.tile_count, name)
+        frames["candidates"] = _tile_candidates(profile, epoch, name)
     return frames
+
+
+def _tile_candidates(profile: Profile, epoch: int | None, name: str) -> pl.DataFrame:
+    """The single edits ``critical`` ranks for each epoch of the dump, as the findings read
+    them (``tile_candidate_frame``)."""
+    from tileprof.model.critical import tile_critical
+
+    found = tile_critical(profile, epoch=epoch)
+    return tile_candidate_frame(found.candidates, found.epochs, profile.clock_hz, name)
 
 
 def finding_frames(
@@ -51,13 +64,14 @@ def finding_frames(
     ncu: Sequence[tuple[pl.DataFrame, str]] = (),
     job: Job | None = None,
     ridge: RidgePoint | None = None,
+    critical: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, pl.DataFrame]:
     """The frames of the tile dumps (profile, filters, name) and of PyTorch traces' op rows,
     stacked source by source; ``breakdown`` and ``launches`` are the GPU time breakdown's
     rows and launch figures of the timelines, ``kernels`` and ``ncu`` the run rows (and input
     name) of GPU kernel timelines and Nsight Compute CSVs, ``job`` the ranks' collectives,
     ``ridge`` the spec registry's ridge point lookup (each rule that needs one abstains
-    without it)."""
+    without it), ``critical`` the traces' critical paths per step (their candidate edits)."""
     parts = [profile_frames(profile, filters, name) for profile, filters, name in tiles]
     parts.extend({"ops": op_frame(frame, ridge)} for frame in ops)
     if breakdown is not None:
@@ -66,4 +80,5 @@ def finding_frames(
     parts.extend({"ncu": ncu_frame(frame, name)} for frame, name in ncu)
     if job is not None and job.ranks.height:
         parts.append({"ranks": rank_frame(job.collectives, job.ranks)})
+    parts.extend({"candidates": gpu_candidate_frame(document)} for document in critical)
     return combined(parts)

@@ -28,20 +28,21 @@ from tileprof.analyses.links import Links, linked_sets
 from tileprof.core.errors import InputError
 from tileprof.core.gpu_events import GpuTimeline
 from tileprof.core.memory import REPORT_SLACK, require_room_for_analyses
-from tileprof.core.run_schema import ParsedRuns, concat_runs, tile_runs
+from tileprof.core.run_schema import ParsedRuns, concat_runs
 from tileprof.inputs.sources import (
     SUMMARY_DOCUMENT,
     TILE_DUMP,
     TRACE,
     FileRead,
     file_digest,
-    parse_runs,
     read_input,
 )
 from tileprof.inputs.timelines import TIMELINE_FORMATS, parse_timeline
 from tileprof.model.engines import Engine, map_ordered
+from tileprof.model.gpu_runs import gpu_runs as _gpu_runs
 from tileprof.model.profile import Profile, load
 from tileprof.model.reading import DumpReading
+from tileprof.model.tile_runs import tile_source_runs
 
 if TYPE_CHECKING:
     from tileprof.analyses.integrity import CheckRules
@@ -70,6 +71,9 @@ class Source:
     """A trace's GPU timeline (``tileprof breakdown``), parsed from the same read when asked."""
     checked: Checked | None = None
     """Its capture checks (``tileprof.model.integrity``), from the same read when asked."""
+    critical: dict[str, Any] | None = None
+    """A trace's or nsys export's critical path per step (``model.gpu_critical``'s document),
+    computed from the same read when asked, so the bytes are not kept for it."""
 
     def input_file(self) -> InputFile:
         """The report header's entry: path, kind, size and sha256 (a GPU file's from its one
@@ -87,28 +91,6 @@ class Source:
             "runs": self.runs.frame.height,
             "metadata": self.runs.metadata,
         }
-
-
-def tile_source_runs(profile: Profile, filters: Filters, source: str) -> ParsedRuns:
-    """One run per tile group of ``profile`` after ``filters``."""
-    from tileprof.analyses.tile_work import group_work
-
-    summary = profile.summary(filters, samples=0)
-    work = group_work(profile.filtered(filters), profile.metadata)
-    frame = tile_runs(summary, source=source, target=profile.target, work=work)
-    notes = [] if summary.groups.height else [f"{source}: no tile samples matched the filters"]
-    return ParsedRuns(
-        TILE_DUMP,
-        frame,
-        notes=notes,
-        metadata={
-            "clockHz": summary.clock_hz,
-            "tileCount": summary.tile_count,
-            "sampleCount": summary.sample_count,
-            "matchedSampleCount": summary.matched_sample_count,
-            "filters": list(summary.filters.describe()),
-        },
-    )
 
 
 def _read(path: Path, format_in: str | None) -> FileRead:
@@ -131,6 +113,7 @@ def gather_inputs(
     read: DumpReading | None = None,
     ops: bool = False,
     timelines: bool = False,
+    critical: bool = False,
     checks: CheckRules | None = None,
     engine: Engine | None = None,
 ) -> list[Source]:
@@ -141,7 +124,8 @@ def gather_inputs(
     together: ``capture_checks``).
 
     With ``timelines``, a GPU trace that holds a timeline (PyTorch trace, nsys SQLite export)
-    also gets it, parsed from the same read.
+    also gets it, parsed from the same read; with ``critical``, its critical path per step
+    (``Source.critical``), from the same read.
 
     ``filters`` apply to every tile dump (``example_filters`` to the example profile);
     ``read`` says how tile dumps are read (``--format-in``, the device overrides; ``quiet=False``
@@ -162,6 +146,7 @@ def gather_inputs(
         read=read if len(paths) <= 1 else dataclasses.replace(read, quiet=True),
         ops=ops,
         timelines=timelines,
+        critical=critical,
         checks=checks,
     )  # several files at once: no progress bars drawn over each other
     sources.extend(map_ordered(reading, list(paths), engine))
@@ -176,6 +161,7 @@ def _source_of(
     ops: bool,
     timelines: bool,
     checks: CheckRules | None,
+    critical: bool = False,
 ) -> Source:
     """One input file read (``gather_inputs``): where it lies, on a thread or a dask worker."""
     found = _read(path, read.format_in)
@@ -207,7 +193,20 @@ def _source_of(
         ops=op_rows,
         timeline=timeline,
         checked=_checked(str(path), found.kind, found.data, None, checks),
+        critical=_critical_of(found) if critical else None,
     )
+
+
+def _critical_of(found: FileRead) -> dict[str, Any] | None:
+    """The critical path per step of a PyTorch trace or nsys export (None: another kind, or
+    one that holds no host events to build the graph from)."""
+    from tileprof.inputs.gpu.nsys_sqlite import KIND as NSYS
+    from tileprof.model.gpu_critical import trace_critical
+
+    if found.kind not in (TRACE, NSYS) or found.data is None:
+        return None
+    document = trace_critical([found])
+    return document if any(t["steps"] for t in document["traces"]) else None
 
 
 def _checked(
@@ -229,29 +228,6 @@ def capture_checks(sources: Sequence[Source], rules: CheckRules) -> pl.DataFrame
     checked = [s.checked for s in sources if s.checked is not None]
     rows = [row for c in checked for row in c.rows]
     return check_frame(rows + job_rows(checked, rules))
-
-
-def _gpu_runs(path: Path, kind: str, data: bytes) -> ParsedRuns:
-    """A GPU file's runs; a PyTorch trace's op rows that carry work follow its kernel rows
-    (``tileprof.analyses.ops.op_runs``), so that they can be linked."""
-    from tileprof.inputs.gpu.kineto import KIND
-
-    if kind != KIND:
-        return parse_runs(path, kind, data)
-    from tileprof.analyses.ops import op_rows, op_runs, work_notes
-    from tileprof.inputs.gpu.kineto import parse_events, read_events
-
-    events = read_events(path, data)  # once, for both the kernel rows and the op rows
-    parsed = parse_events(events)
-    if parsed.frame.height == 0:
-        return parsed
-    rows = op_rows(events).frame
-    ops = op_runs(rows)
-    if ops.height == 0:
-        return parsed
-    frame = concat_runs([parsed.frame, ops])
-    notes = [*parsed.notes, *work_notes(rows, events.name)]
-    return ParsedRuns(parsed.kind, frame, notes, parsed.metadata | {"op_rows": ops.height})
 
 
 def run_table(sources: Sequence[Source], links: Links | None) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -320,6 +296,8 @@ class ReportInputs:
     """The findings' rule table over every input (tile dumps and PyTorch traces alike)."""
     timelines: tuple[GpuTimeline, ...] = ()
     """The GPU timelines of the traces (for the report's time breakdown)."""
+    critical: tuple[dict[str, Any], ...] = ()
+    """The traces' critical paths per step (``Source.critical``; the report's section)."""
     checks: pl.DataFrame | None = None
     """The capture checks of every input (``tileprof.analyses.integrity``), when asked."""
 
@@ -362,11 +340,13 @@ def read_inputs(
         read=read,
         ops=True,
         timelines=True,
+        critical=True,
         checks=checks,
         engine=engine,
     )
     checked = None if checks is None else capture_checks(sources, checks)
     timelines = tuple(s.timeline for s in sources if s.timeline is not None)
+    critical = tuple(s.critical for s in sources if s.critical is not None)
     tiles = tuple(
         TileInput(s.profile, s.filters or filters, s.name if s.path is None else s.path.name)
         for s in sources
@@ -381,7 +361,7 @@ def read_inputs(
     if not gpu and links is None:
         # Tile dumps only: no run table to build (the tile sections summarise the dumps).
         return ReportInputs(
-            tiles, None, files, findings=findings, timelines=timelines, checks=checked
+            tiles, None, files, findings, timelines, critical=critical, checks=checked
         )
     tile_sources = [s for s in sources if s.profile is not None]
     from tileprof.inputs.links_file import load_links
@@ -402,6 +382,7 @@ def read_inputs(
         findings=findings,
         timelines=timelines,
         checks=checked,
+        critical=critical,
     )
 
 
@@ -440,6 +421,7 @@ def source_findings(
         ncu=ncu,
         job=job,
         ridge=ridge_intensity,
+        critical=[s.critical for s in sources if s.critical is not None],
     )
     findings = evaluate(frames, RULES if rules is None else rules)
     from tileprof.analyses.integrity import abstained_findings

@@ -76,8 +76,51 @@ def trace_steps(path: Path, data: bytes) -> tuple[list[StepPath], int | None]:
     return step_paths(host_frame(found), event_frame(found), windows), rank
 
 
-def _retimed(found: StepPath, edits: Sequence[Edit]) -> dict[str, Any]:
-    weights, notes = edited_weights(found.graph, edits)
+def kernel_rooflines(runs: pl.DataFrame) -> dict[str, float]:
+    """Each kernel's roofline fraction from a trace's run table (``attach_kernel_metrics``'s
+    ``roofline_us`` and ``total_us``): a kernel row's own where it has one, else its launching
+    op's Σ roofline_us × calls / Σ total_us over the op's rows, when every row of that op has a
+    roofline (the op's GPU time is its kernels' time, so its roofline time is spread over them
+    in proportion). A kernel launched by several ops, or by an op without a roofline, has none."""
+    if runs.is_empty() or "roofline_us" not in runs.columns:
+        return {}
+    is_op = pl.col("source").str.ends_with(": op rows")
+    ops = (
+        runs.filter(is_op)
+        .group_by("kernel")
+        .agg(
+            known=pl.col("roofline_us").is_not_null().all(),
+            roof=(pl.col("roofline_us") * pl.col("calls").cast(pl.Float64).fill_null(1.0)).sum(),
+            total=pl.col("total_us").sum(),
+        )
+        .filter(pl.col("known") & (pl.col("total") > 0))
+        .select(launch_op="kernel", op_fraction=pl.col("roof") / pl.col("total"))
+    )
+    kernels = runs.filter(~is_op).select("kernel", "launch_op", "roofline_fraction")
+    joined = kernels.join(ops, on="launch_op", how="left").select(
+        "kernel", fraction=pl.coalesce("roofline_fraction", "op_fraction")
+    )
+    known = joined.filter(pl.col("fraction").is_not_null()).unique("kernel", keep="first")
+    # a kernel name launched by two ops has two rows: its fraction is not its own
+    several = joined.group_by("kernel").len().filter(pl.col("len") > 1).get_column("kernel")
+    known = known.filter(~pl.col("kernel").is_in(several.implode()))
+    return dict(zip(known["kernel"].to_list(), known["fraction"].to_list(), strict=True))
+
+
+def trace_rooflines(found: FileRead) -> dict[str, float]:
+    """``kernel_rooflines`` of one trace's run table (its kernel and op rows, read again from
+    the same bytes: only a ``roofline:GLOB`` edit asks for it)."""
+    from tileprof.analyses.kernel_metrics import attach_kernel_metrics
+    from tileprof.model.gpu_runs import gpu_runs
+
+    runs = gpu_runs(found.path, found.kind, found.data or b"").frame
+    return kernel_rooflines(attach_kernel_metrics(runs))
+
+
+def _retimed(
+    found: StepPath, edits: Sequence[Edit], roofline: dict[str, float] | None = None
+) -> dict[str, Any]:
+    weights, notes = edited_weights(found.graph, edits, roofline)
     edited = longest_path(found.graph, weights)
     measured = found.path.length_ns
     return {
@@ -100,7 +143,9 @@ def _candidates(found: StepPath, kernels: list[str]) -> list[dict[str, Any]]:
     return sorted(ranked, key=lambda r: (-r["gainNs"], r["edit"]))
 
 
-def _step_document(found: StepPath, edits: Sequence[Edit]) -> dict[str, Any]:
+def _step_document(
+    found: StepPath, edits: Sequence[Edit], roofline: dict[str, float] | None = None
+) -> dict[str, Any]:
     events = path_events(found.graph, found.path)
     kernels = events.filter(events["side"] == "gpu").get_column("name").unique(maintain_order=True)
     return {
@@ -110,7 +155,9 @@ def _step_document(found: StepPath, edits: Sequence[Edit]) -> dict[str, Any]:
         "classesNs": path_classes(found.graph, found.path),
         "droppedEdges": found.graph.dropped,
         "onPath": events.head(20).to_dicts(),
-        "whatIf": _retimed(found, [e for e in edits if e.kind != "on-time"]) if edits else None,
+        "whatIf": (
+            _retimed(found, [e for e in edits if e.kind != "on-time"], roofline) if edits else None
+        ),
         "candidates": _candidates(found, kernels.to_list()),
     }
 
@@ -132,9 +179,9 @@ def trace_critical(reads: Sequence[FileRead], edits: Sequence[Edit] = ()) -> dic
                 traces.append({"trace": f"{path.name} pid {pid}", "rank": None, "steps": documents})
             continue
         steps, rank = trace_steps(path, data)
-        traces.append(
-            {"trace": path.name, "rank": rank, "steps": [_step_document(s, edits) for s in steps]}
-        )
+        roofline = trace_rooflines(found) if any(e.kind == "roofline" for e in edits) else None
+        documents = [_step_document(s, edits, roofline) for s in steps]
+        traces.append({"trace": path.name, "rank": rank, "steps": documents})
         if rank is not None:
             ranked.append((rank, steps))
     job = _job(ranked, edits) if len(ranked) > 1 else None

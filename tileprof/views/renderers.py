@@ -530,6 +530,11 @@ def _critical(render: str) -> Callable[[CriticalModel], str]:
 
         if render == "table":
             return critical_table.render_table(model.result, model.target, model.width)
+        if render == "html":
+            from tileprof.views.html import render_critical  # jinja2: only the page needs it
+            from tileprof.views.html.critical_data import tile_section
+
+            return render_critical(tile_section(model.result))
         text: str = getattr(critical_table, f"render_{render}")(model.result)
         return text
 
@@ -542,6 +547,7 @@ CRITICAL_RENDERERS: dict[str, Renderer[CriticalModel]] = {
         Renderer("table", ".txt", False, _critical("table")),
         Renderer("json", ".json", False, _critical("json")),
         Renderer("csv", ".csv", False, _critical("csv")),
+        Renderer("html", ".html", False, _critical("html")),
     )
 }
 

@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     from tileprof.analyses.diff import Diff
     from tileprof.analyses.gpu_breakdown import Breakdown
     from tileprof.views.html.diff_page import DiffSection
+    from tileprof.views.html.view import CriticalSection
 
-__all__ = ["Report", "build_report", "render", "render_breakdown", "render_diff"]
+__all__ = ["Report", "build_report", "render", "render_breakdown", "render_critical", "render_diff"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -74,3 +75,8 @@ def render_breakdown(result: Breakdown, job: Job) -> str:
 
     template = environment().get_template("breakdown_page.html.j2")
     return template.render(bd=breakdown_section(result, job))
+
+
+def render_critical(section: CriticalSection) -> str:
+    """The self-contained page of ``critical --format html`` (``critical_data``'s section)."""
+    return environment().get_template("critical_page.html.j2").render(cs=section)

@@ -17,6 +17,7 @@ from tileprof.views.html.view import (
     BreakdownSection,
     Cell,
     ChartedTable,
+    CriticalSection,
     GpuSection,
     QualityCheck,
     SuperstepSection,
@@ -224,6 +225,25 @@ LINKED_OPEN = 3
 (a report of two traces can link thirty sets)."""
 
 
+def critical_lead(section: CriticalSection) -> str:
+    """The longest path, the class that holds most of it, and the largest single-edit gain."""
+    if not section.scopes:
+        return "No epoch or step to follow: no critical path."
+    scope = max(section.scopes, key=lambda s: s.length_us)
+    text = f"The longest critical path is {scope.length} ({scope.title})"
+    part = top_row(scope.parts, "share")
+    if part is not None:
+        share, name = (cell_text(scope.parts, part, k) for k in ("share", "class"))
+        text += f", {share} of it {name}"
+    gain_key = "gain_cycles" if _index(scope.candidates, "gain_cycles") is not None else "gain_us"
+    best = top_row(scope.candidates, gain_key)
+    if best is not None and (_value(best[_index(scope.candidates, gain_key) or 0]) or 0) > 0:
+        edit = cell_text(scope.candidates, best, "edit")
+        gain = cell_text(scope.candidates, best, "gain_share")
+        return f"{text}; the largest single-edit gain is {edit}, {gain} of it."
+    return f"{text}; no single edit tried would shorten it."
+
+
 LEADS: dict[str, Any] = {
     "LINKED_OPEN": LINKED_OPEN,
     "checks_lead": checks_lead,
@@ -233,6 +253,7 @@ LEADS: dict[str, Any] = {
     "gpu_lead": gpu_lead,
     "tile_ops_lead": tile_ops_lead,
     "breakdown_lead": breakdown_lead,
+    "critical_lead": critical_lead,
     "linked_lead": linked_lead,
     "linked_set_lead": linked_set_lead,
     "quality_lead": quality_lead,

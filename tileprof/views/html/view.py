@@ -237,6 +237,37 @@ class BreakdownSection:
 
 
 @dataclass(frozen=True)
+class CriticalScope:
+    """One epoch or step on ``critical``'s page: its path's length, the path broken down by
+    class (a bar and a table), the ops or kernels on it, the what-if and the candidates."""
+
+    id: str
+    title: str
+    length: str
+    """The path's length as printed (cycles and µs for a tile epoch, µs for a GPU step)."""
+    length_us: float
+    bar: str
+    """The breakdown as an inline SVG bar, its names escaped (``critical_data.class_bar``)."""
+    parts: Table
+    on_path: Table
+    what_if: tuple[str, ...]
+    candidates: Table
+
+
+@dataclass(frozen=True)
+class CriticalSection:
+    """``critical``'s page and the report's "Critical path" section (``critical_data``)."""
+
+    id: str
+    scopes: tuple[CriticalScope, ...]
+    edits: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    folded: bool = False
+    """Every scope folded to its title and length (the report, where it is one section of
+    many; its lead sentence still gives the longest path and the largest gain)."""
+
+
+@dataclass(frozen=True)
 class QualityCheck:
     """One data-quality check: how many things it found and what they were."""
 
@@ -270,6 +301,8 @@ class Report:
     devices: ChartedTable | None = None
     """The runs that several devices of one target ran, with their spread
     (``data.device_spread_section``)."""
+    critical: CriticalSection | None = None
+    """The critical path of each step of the report's traces (``critical_data.gpu_section``)."""
     tile_ops: tuple[ChartedTable, ...] = ()
     """One op table per chip of a tile-array accelerator's per-op report (Tenstorrent):
     ``data.tile_op_tables``."""

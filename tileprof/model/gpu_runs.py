@@ -1,0 +1,32 @@
+"""A GPU file's rows of the run table (shared by ``gather``, which reads every input, and
+``gpu_critical``, which reads a trace's rooflines for ``roofline:GLOB``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tileprof.core.run_schema import ParsedRuns, concat_runs
+from tileprof.inputs.sources import parse_runs
+
+
+def gpu_runs(path: Path, kind: str, data: bytes) -> ParsedRuns:
+    """A GPU file's runs; a PyTorch trace's op rows that carry work follow its kernel rows
+    (``tileprof.analyses.ops.op_runs``), so that they can be linked."""
+    from tileprof.inputs.gpu.kineto import KIND
+
+    if kind != KIND:
+        return parse_runs(path, kind, data)
+    from tileprof.analyses.ops import op_rows, op_runs, work_notes
+    from tileprof.inputs.gpu.kineto import parse_events, read_events
+
+    events = read_events(path, data)  # once, for both the kernel rows and the op rows
+    parsed = parse_events(events)
+    if parsed.frame.height == 0:
+        return parsed
+    rows = op_rows(events).frame
+    ops = op_runs(rows)
+    if ops.height == 0:
+        return parsed
+    frame = concat_runs([parsed.frame, ops])
+    notes = [*parsed.notes, *work_notes(rows, events.name)]
+    return ParsedRuns(parsed.kind, frame, notes, parsed.metadata | {"op_rows": ops.height})
