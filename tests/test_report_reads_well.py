@@ -97,6 +97,9 @@ def test_balance_axis_starts_where_the_data_is(figures: dict[str, Any]) -> None:
     assert f"The busy-cycles axis starts at {low:,.0f}, not 0." in chart.caption
     assert balance_floor(np.array([0.0, 10.0, 100.0])) == 0  # spread from 0: a plain axis
     assert balance_floor(np.array([900.0, 1000.0])) == 800  # a round value below the least
+    # every tile equally busy: a plain axis (a floor at the one value drew an empty chart and
+    # matplotlib's "identical low and high ylims" warning)
+    assert balance_floor(np.array([1000.0, 1000.0])) == 0
 
 
 def test_exchange_is_drawn_as_exchange(figures: dict[str, Any]) -> None:

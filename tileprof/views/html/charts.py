@@ -432,11 +432,13 @@ def balance_profile(busy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def balance_floor(busy: np.ndarray) -> float:
     """Where the busy-cycles axis starts: 0, unless every tile is busy for more than half of
     the largest value, where a zero-based axis would flatten the differences; then a round
-    value a little below the smallest (the chart marks that the axis does not start at 0)."""
+    value a little below the smallest (the chart marks that the axis does not start at 0).
+    Every tile equally busy: no difference to show, so 0 (a floor at the one value would
+    leave an empty chart with a zero-height axis)."""
     if busy.size == 0:
         return 0.0
     low, high = float(busy.min()), float(busy.max())
-    if low <= 0 or low < high / 2:
+    if low <= 0 or low < high / 2 or low == high:
         return 0.0
     step = 10 ** math.floor(math.log10(max(high - low, 1.0)))
     return float(max(0.0, math.floor((low - (high - low) * 0.1) / step) * step))
