@@ -31,7 +31,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ from tileprof.core.run_schema import ParsedRuns, call_statistics, runs_from_rows
 from tileprof.inputs._csv_table import CELL_LIMIT
 from tileprof.inputs._format import Reader
 from tileprof.inputs._sniff import NSYS_SQLITE
+from tileprof.inputs.gpu.kineto_host import HOST_SCHEMA
 
 KIND = NSYS_SQLITE
 KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -504,6 +506,14 @@ def _nvtx(db: _Database, tables: dict[str, dict[str, Column]]) -> pl.DataFrame:
 def read_export(path: str | Path, data: bytes) -> NsysExport:
     """The GPU events, device names and NVTX ranges of one export; InputError when the file
     is not a readable nsys export (a truncated or garbled database, a missing table)."""
+    with _opened(path, data) as db:
+        return _read(path, db)
+
+
+@contextmanager
+def _opened(path: str | Path, data: bytes) -> Iterator[_Database]:
+    """The export opened (``_connect``) for the ``with`` block, closed after it; every failure
+    of SQLite, ADBC or a budget inside the block is the one-line InputError naming the file."""
     with tempfile.TemporaryDirectory(prefix="tileprof-nsys-") as scratch:
         try:
             conn = _connect(path, data, Path(scratch))
@@ -512,7 +522,7 @@ def read_export(path: str | Path, data: bytes) -> NsysExport:
         columns = None
         try:
             columns = _columns_of(conn)
-            return _read(path, _Database(conn, columns))
+            yield _Database(conn, columns)
         except (sqlite3.Error, AdbcError) as exc:
             raise InputError(path, None, f"unreadable SQLite database ({_first(exc)})") from None
         except UnicodeDecodeError as exc:  # SQLite's own message quotes a corrupt schema
@@ -688,24 +698,15 @@ ENVIRONMENT_NAMES: dict[str, str] = {"NvDriverVersion": "driver", "CudaDriverVer
 def export_environment(path: str | Path, data: bytes) -> dict[str, str]:
     """The software versions the export's TARGET_INFO_SYSTEM_ENV states (driver, CUDA
     driver API); empty when it has no such table."""
-    with tempfile.TemporaryDirectory(prefix="tileprof-nsys-") as scratch:
-        try:
-            conn = _connect(path, data, Path(scratch))
-        except sqlite3.Error as exc:
-            raise InputError(path, None, f"cannot open the SQLite database ({exc})") from None
-        try:
-            if "TARGET_INFO_SYSTEM_ENV" not in _tables(conn):
-                return {}
-            marks = ", ".join("?" * len(ENVIRONMENT_NAMES))
-            rows = conn.execute(
-                f"SELECT name, value FROM TARGET_INFO_SYSTEM_ENV WHERE name IN ({marks}) "
-                "ORDER BY rowid",
-                list(ENVIRONMENT_NAMES),
-            ).fetchall()
-        except sqlite3.Error as exc:
-            raise InputError(path, None, f"unreadable SQLite database ({exc})") from None
-        finally:
-            conn.close()
+    with _opened(path, data) as db:
+        if "TARGET_INFO_SYSTEM_ENV" not in _tables(db.conn):
+            return {}
+        marks = ", ".join("?" * len(ENVIRONMENT_NAMES))
+        rows = db.conn.execute(
+            f"SELECT name, value FROM TARGET_INFO_SYSTEM_ENV WHERE name IN ({marks}) "
+            "ORDER BY rowid",
+            list(ENVIRONMENT_NAMES),
+        ).fetchall()
     return {ENVIRONMENT_NAMES[str(name)]: str(value) for name, value in rows}
 
 
@@ -714,35 +715,11 @@ def host_calls(path: str | Path, data: bytes) -> pl.DataFrame:
     ``critical`` (``inputs.gpu.kineto_host.HOST_SCHEMA`` and ``pid``): named without CUPTI's
     version suffix (``cudaLaunchKernel_v7000`` → ``cudaLaunchKernel``); no CPU ops (an export
     holds none). Empty without a runtime table."""
-    schema = {
-        "index": pl.Int64(),
-        "cat": pl.String(),
-        "name": pl.String(),
-        "thread": pl.String(),
-        "start_ns": pl.Int64(),
-        "end_ns": pl.Int64(),
-        "correlation": pl.Int64(),
-        "pid": pl.Int64(),
-    }
-    with tempfile.TemporaryDirectory(prefix="tileprof-nsys-") as scratch:
-        try:
-            conn = _connect(path, data, Path(scratch))
-        except sqlite3.Error as exc:
-            raise InputError(path, None, f"cannot open the SQLite database ({exc})") from None
-        columns = None
-        try:
-            if RUNTIME not in _tables(conn):
-                return pl.DataFrame(schema=schema)
-            columns = _columns_of(conn)
-            frame = _runtime_calls(_Database(conn, columns))
-        except (sqlite3.Error, AdbcError) as exc:
-            raise InputError(path, None, f"unreadable SQLite database ({_first(exc)})") from None
-        except _Budget as exc:
-            raise InputError(path, None, f"a read of {exc} (over its budget)") from None
-        finally:
-            if columns is not None:
-                columns.close()
-            conn.close()
+    schema = {**HOST_SCHEMA, "pid": pl.Int64()}
+    with _opened(path, data) as db:
+        if RUNTIME not in _tables(db.conn):
+            return pl.DataFrame(schema=schema)
+        frame = _runtime_calls(db)
     name = pl.col("name").fill_null("").str.replace(r"_v\d+$", "")
     return frame.with_columns(name).select(list(schema))
 
