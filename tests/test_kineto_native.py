@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from tileprof.core.errors import InputError
 from tileprof.core.kineto import KINETO_SCHEMA, KinetoEvents
+from tileprof.inputs import threads
 from tileprof.inputs._common import read_bytes
 from tileprof.inputs.gpu.kineto import _read_with_msgspec, read_events
 from tileprof.inputs.gpu.kineto_native import decoded_events
@@ -102,6 +103,25 @@ def test_real_traces_match_the_reference_and_msgspec(path: Path) -> None:
     assert frame.select(SPANLESS).equals(reference_frame(data))
     assert frame.height > 0
     assert_same_reading(data)
+    assert_parts_read_alike(data, frame, [4096, 100_000])
+
+
+def assert_parts_read_alike(data: bytes, frame: pl.DataFrame | None, parts: list[int]) -> None:
+    """The decoder on two threads, each taking ``parts`` bytes of the events at a time (every
+    part after the first starting at a guessed event start), makes one thread's frame, or
+    declines as one thread does."""
+    saved = threads.setting()
+    threads.configure(2)
+    try:
+        for part in parts:
+            found = decoded_events("t.json", data, part_bytes=part)
+            if frame is None:
+                assert found is None, part
+            else:
+                assert found is not None, part
+                assert found[0].equals(frame), part
+    finally:
+        threads.configure(saved)
 
 
 @pytest.mark.parametrize("path", TRACES[1:3], ids=lambda p: p.name)
@@ -325,3 +345,4 @@ def test_random_traces(
     frame = crate_frame(data)
     if frame is not None:
         assert frame.select(SPANLESS).equals(reference_frame(data))
+    assert_parts_read_alike(data, frame, [1, 64])

@@ -41,6 +41,8 @@ def gather_by_id(
 ) -> list[ArrowColumn]: ...
 def decode_kineto_bytes(
     data: bytes,
+    jobs: int = 1,
+    part: int | None = None,
 ) -> tuple[
     tuple[ArrowColumns, tuple[int, int] | None, tuple[int, int] | None] | None, str | None
 ]: ...

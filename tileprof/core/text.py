@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -247,3 +248,15 @@ def kernel_display_name(name: str, limit: int = KERNEL_NAME_LIMIT) -> str:
     if room < 1:
         return shorten(functor, limit)
     return f"{shorten(kernel, room)}<…{functor}…>"
+
+
+_LEADING_SPACE = re.compile(rb"\s*")
+
+
+def opening_byte(data: bytes) -> bytes:
+    """The first byte of ``data`` that is not ASCII whitespace (b"" when there is none), as
+    ``data.lstrip()[:1]`` is, without copying a file that starts with a newline (PyTorch
+    writes one before its trace)."""
+    start = _LEADING_SPACE.match(data)
+    assert start is not None  # \s* matches the empty string
+    return data[start.end() : start.end() + 1]

@@ -28,6 +28,7 @@ from tileprof.core.schema import (
     SAMPLE_SCHEMA,
     MetadataEntries,
 )
+from tileprof.core.text import opening_byte
 
 if TYPE_CHECKING:
     import numpy as np
@@ -249,7 +250,7 @@ def decode_content(path: Path, data: bytes) -> bytes:
     if data[:2] == GZIP_MAGIC:
         data = gunzip(path, data)
     data = check_encoding(path, data)
-    if not data.strip():
+    if not opening_byte(data):
         raise InputError(path, None, "file is empty")
     return data
 

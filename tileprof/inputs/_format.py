@@ -23,6 +23,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from tileprof.core.text import opening_byte
+
 TILE_DUMP = "tile dump"
 """The kind of every tile-dump format (what ``tileprof.inputs.sources.detect_kind`` reports)."""
 RUN_SOURCE = "run source"
@@ -46,7 +48,7 @@ class Content:
     @cached_property
     def opening(self) -> bytes:
         """The first byte that is not whitespace (b"" for a blank file)."""
-        return self.data.lstrip()[:1]
+        return opening_byte(self.data)
 
     @cached_property
     def head(self) -> bytes:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tileprof.core.errors import InputError
+from tileprof.core.text import opening_byte
 from tileprof.inputs import KNOWN_KINDS, RUN_INPUTS, SUMMARY_INPUT, detect, is_tile_dump_head
 from tileprof.inputs._common import (
     GZIP_MAGIC,
@@ -194,7 +195,7 @@ def read_kineto_events(
         return kineto_events_of(path, found.data)
     if need is not None:
         raise InputError(path, None, f"{need}; this is a {found.kind}")
-    if found.data is not None and found.data.lstrip()[:1] != b"{":
+    if found.data is not None and opening_byte(found.data) != b"{":
         kineto_events_of(path, found.data)  # not a JSON object: the decoder names the place
     hint = " (give the one tile DUMP first, then GPU traces)" if "tile" in found.kind else ""
     raise InputError(path, None, f"{found.kind}, not {expected}{hint}")

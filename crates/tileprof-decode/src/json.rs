@@ -286,30 +286,9 @@ fn speculative_samples(
     None
 }
 
-/// A likely sample start in `from..to`: a `{` after a `}` and a `,` (white space between),
-/// where a sample decodes. Only a guess (it may be inside a string or a nested value):
-/// `speculative_samples` keeps what it gives only once the run before ends there.
+/// A likely sample start in `from..to` (`guess_start`, where a sample decodes).
 fn guess(data: &[u8], from: usize, to: usize) -> Option<usize> {
-    let before = |mut position: usize| {
-        while position > 0 && crate::is_json_space(data[position - 1]) {
-            position -= 1;
-        }
-        position
-    };
-    let mut position = from;
-    while position < to {
-        position += memchr::memchr(b'{', &data[position..to])?;
-        let comma = before(position);
-        let follows = comma > 1 && data[comma - 1] == b',' && {
-            let close = before(comma - 1);
-            close > 0 && data[close - 1] == b'}'
-        };
-        if follows && fast::sample_at(data, position).is_some() {
-            return Some(position);
-        }
-        position += 1;
-    }
-    None
+    crate::guess_start(data, from, to, |at| fast::sample_at(data, at).is_some())
 }
 
 /// The samples of the array whose `[` is at `open`, and the position of its `]`.

@@ -20,6 +20,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use hashbrown::HashMap;
+use rayon::prelude::*;
 use serde::de::{
     self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
 };
@@ -96,6 +97,42 @@ pub struct KinetoColumns {
     pub texts: Texts,
 }
 
+impl KinetoColumns {
+    /// `part`'s rows after these, its `index` moved by `index_offset` and its text codes
+    /// mapped into these columns' texts.
+    fn append(&mut self, part: KinetoColumns, index_offset: i64) {
+        let codes: Vec<u32> = part
+            .texts
+            .values
+            .iter()
+            .map(|text| self.texts.code(text))
+            .collect();
+        let text = |code: &u32| {
+            if *code == NONE {
+                NONE
+            } else {
+                codes[*code as usize]
+            }
+        };
+        self.index
+            .extend(part.index.iter().map(|index| index + index_offset));
+        self.cat.extend(part.cat.iter().map(text));
+        self.name.extend(part.name.iter().map(text));
+        self.ts.extend(part.ts);
+        self.dur.extend(part.dur);
+        self.pid.extend(part.pid);
+        self.device.extend(part.device);
+        self.stream.extend(part.stream);
+        self.correlation.extend(part.correlation);
+        self.external_id.extend(part.external_id);
+        self.grid.extend(part.grid.iter().map(text));
+        self.block.extend(part.block.iter().map(text));
+        self.input_type.extend(part.input_type.iter().map(text));
+        self.start.extend(part.start);
+        self.end.extend(part.end);
+    }
+}
+
 /// A decoded trace: the event columns and the byte spans of the top-level values the Python
 /// side decodes itself (`deviceProperties`, `distributedInfo`; None when absent).
 #[derive(Debug, Default)]
@@ -117,8 +154,25 @@ const KEPT_CATEGORIES: [&str; 8] = [
     "gpu_user_annotation",
 ];
 
-/// Decode a Kineto trace held in `data`.
+/// Decode a Kineto trace held in `data` on this thread.
 pub fn decode(data: &[u8]) -> Result<KinetoTrace, Declined> {
+    decode_split(data, None)
+}
+
+/// Decode a Kineto trace held in `data`, its events on `pool`'s threads in parts of
+/// `part_bytes` (tests choose tiny parts to put part boundaries everywhere).
+pub fn decode_on(
+    data: &[u8],
+    pool: &rayon::ThreadPool,
+    part_bytes: usize,
+) -> Result<KinetoTrace, Declined> {
+    decode_split(data, Some((pool, part_bytes)))
+}
+
+fn decode_split(
+    data: &[u8],
+    split: Option<(&rayon::ThreadPool, usize)>,
+) -> Result<KinetoTrace, Declined> {
     if std::str::from_utf8(data).is_err() {
         return Err(declined("not UTF-8"));
     }
@@ -143,7 +197,7 @@ pub fn decode(data: &[u8]) -> Result<KinetoTrace, Declined> {
                 if events.is_some() || data.get(start) != Some(&b'[') {
                     return Err(declined("traceEvents twice or not an array"));
                 }
-                let (columns, close) = trace_events(data, start)?;
+                let (columns, close) = trace_events(data, start, split)?;
                 events = Some(columns);
                 close + 1
             }
@@ -226,13 +280,116 @@ fn value_end(data: &[u8], start: usize) -> Result<usize, Declined> {
     }
 }
 
-/// The events of the array whose `[` is at `open`, and the position of its `]`.
-fn trace_events(data: &[u8], open: usize) -> Result<(KinetoColumns, usize), Declined> {
-    let mut columns = KinetoColumns::default();
-    let mut position = skip_space(data, open + 1);
-    if data.get(position) == Some(&b']') {
-        return Ok((columns, position));
+/// Bytes of `traceEvents` each thread takes (below it, one thread decodes the whole array).
+pub const PART_BYTES: usize = 16 << 20;
+
+/// The events of the array whose `[` is at `open`, and the position of its `]`: on `split`'s
+/// pool in parts of its byte count when the array is longer than one part, else on this thread.
+///
+/// The parts are those of the tile dump's JSON decoder (`json.rs`, `speculative_samples`):
+/// each thread guesses where the first event of its byte range starts and decodes from there
+/// until an event starts past the range; a part is kept only when the run before it ended
+/// exactly where it began, and a range whose guess was wrong is decoded again from there. So
+/// every kept event was decoded from a true event start, and the columns are one thread's.
+fn trace_events(
+    data: &[u8],
+    open: usize,
+    split: Option<(&rayon::ThreadPool, usize)>,
+) -> Result<(KinetoColumns, usize), Declined> {
+    let start = skip_space(data, open + 1);
+    if data.get(start) == Some(&b']') {
+        return Ok((KinetoColumns::default(), start));
     }
+    let split = split
+        .filter(|&(pool, part)| pool.current_num_threads() > 1 && data.len() - start > part.max(1));
+    let Some((pool, part_bytes)) = split else {
+        let run = run_from(data, start, usize::MAX)?;
+        return match run.next {
+            Next::End(close) => Ok((run.columns, close)),
+            Next::Event(_) => Err(declined("truncated")),
+        };
+    };
+    let bounds: Vec<usize> = (start..data.len()).step_by(part_bytes.max(1)).collect();
+    let ranges: Vec<(usize, usize)> = bounds
+        .iter()
+        .zip(bounds.iter().skip(1).chain([&data.len()]))
+        .map(|(&from, &to)| (from, to))
+        .collect();
+    let parts: Vec<Option<(usize, Result<Run, Declined>)>> = pool.install(|| {
+        ranges
+            .par_iter()
+            .enumerate()
+            .map(|(index, &(from, to))| {
+                let first = if index == 0 {
+                    Some(start)
+                } else {
+                    crate::guess_start(data, from, to, |at| event_at(data, at))
+                };
+                first.map(|first| (first, run_from(data, first, to)))
+            })
+            .collect()
+    });
+    join_parts(data, start, parts, &ranges)
+}
+
+/// The parts chained from the array's first event (`trace_events`).
+fn join_parts(
+    data: &[u8],
+    start: usize,
+    parts: Vec<Option<(usize, Result<Run, Declined>)>>,
+    ranges: &[(usize, usize)],
+) -> Result<(KinetoColumns, usize), Declined> {
+    let mut expected = start;
+    let mut joined: Option<KinetoColumns> = None;
+    let mut events = 0i64;
+    for (part, &(_, to)) in parts.into_iter().zip(ranges) {
+        let run = match part {
+            Some((first, outcome)) if first == expected => {
+                outcome.map_err(|why| declined(format!("from byte {first}: {why}")))?
+            }
+            _ if expected >= to => continue, // the run before went past this whole range
+            _ => run_from(data, expected, to)
+                .map_err(|why| declined(format!("from byte {expected}: {why}")))?,
+        };
+        match joined.as_mut() {
+            None => joined = Some(run.columns),
+            Some(columns) => columns.append(run.columns, events),
+        }
+        events += run.events;
+        match run.next {
+            Next::End(close) => return Ok((joined.unwrap_or_default(), close)),
+            Next::Event(next) => expected = next,
+        }
+    }
+    Err(declined("truncated"))
+}
+
+/// Whether an object that serde_json reads starts at `at` (a guessed event start).
+fn event_at(data: &[u8], at: usize) -> bool {
+    let mut stream = serde_json::Deserializer::from_slice(&data[at..]).into_iter::<IgnoredAny>();
+    matches!(stream.next(), Some(Ok(_)))
+}
+
+/// Where a run of events stopped.
+enum Next {
+    /// The next event starts here, at or past the run's range.
+    Event(usize),
+    /// The array's `]` is here.
+    End(usize),
+}
+
+/// The events decoded from one start, numbered from 0 in `index`.
+struct Run {
+    columns: KinetoColumns,
+    events: i64,
+    next: Next,
+}
+
+/// The events from the one starting at `first`, until the array ends or an event starts at or
+/// past `to`.
+fn run_from(data: &[u8], first: usize, to: usize) -> Result<Run, Declined> {
+    let mut columns = KinetoColumns::default();
+    let mut position = first;
     let mut index = 0i64;
     loop {
         let mut stream =
@@ -246,10 +403,20 @@ fn trace_events(data: &[u8], open: usize) -> Result<(KinetoColumns, usize), Decl
         keep(&mut columns, event, index, (position, end))?;
         index += 1;
         let after = skip_space(data, end);
-        match data.get(after) {
-            Some(b',') => position = skip_space(data, after + 1),
-            Some(b']') => return Ok((columns, after)),
+        let stop = match data.get(after) {
+            Some(b',') => {
+                position = skip_space(data, after + 1);
+                (position >= to).then_some(Next::Event(position))
+            }
+            Some(b']') => Some(Next::End(after)),
             _ => return Err(declined("syntax")),
+        };
+        if let Some(next) = stop {
+            return Ok(Run {
+                columns,
+                events: index,
+                next,
+            });
         }
     }
 }
@@ -689,6 +856,79 @@ mod tests {
         ] {
             assert!(decode(data).is_err(), "{}", String::from_utf8_lossy(data));
         }
+    }
+
+    /// Every column of a decode, text codes resolved.
+    fn resolved(trace: &KinetoTrace) -> Vec<String> {
+        let c = &trace.columns;
+        (0..c.index.len())
+            .map(|row| {
+                let text = |codes: &[u32]| text(trace, codes[row]).map(str::to_owned);
+                format!(
+                    "{} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {} {}",
+                    c.index[row],
+                    text(&c.cat),
+                    text(&c.name),
+                    c.ts[row],
+                    c.dur[row],
+                    c.pid[row],
+                    c.device[row],
+                    c.stream[row],
+                    c.correlation[row],
+                    c.external_id[row],
+                    text(&c.grid),
+                    text(&c.block),
+                    text(&c.input_type),
+                    c.start[row],
+                    c.end[row]
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn parts_on_threads_give_one_threads_columns_whatever_the_guesses() {
+        // Names that look like event boundaries ("}, {") inside strings, a nested object after
+        // a comma, events of every kept kind and some not kept.
+        let mut data = String::from(r#"{"traceEvents": ["#);
+        for i in 0..60 {
+            if i > 0 {
+                data.push_str(",\n  ");
+            }
+            let (cat, ph) = match i % 4 {
+                0 => ("kernel", "X"),
+                1 => ("cpu_op", "X"),
+                2 => ("python_function", "X"),
+                _ => ("cuda_runtime", "i"),
+            };
+            data.push_str(&format!(
+                r#"{{"ph": "{ph}", "cat": "{cat}", "name": "n{} }}, {{\"x\": 1}}", "ts": {i}, "dur": 1, "pid": {}, "args": {{"stream": 7, "correlation": {i}, "nested": [{{"a": 1}}, {{"b": {{}}}}], "grid": [{i}, 1, 1]}}}}"#,
+                i % 7,
+                i % 3
+            ));
+        }
+        data.push_str(r#"], "deviceProperties": [{"id": 0, "name": "G"}]}"#);
+        let serial = decode(data.as_bytes()).unwrap();
+        assert_eq!(serial.columns.index.len(), 30);
+        for jobs in [2, 3] {
+            let pool = crate::pool(jobs).unwrap();
+            for part in [1, 7, 50, 333, 10_000] {
+                let parted = decode_on(data.as_bytes(), &pool, part).unwrap();
+                assert_eq!(
+                    resolved(&parted),
+                    resolved(&serial),
+                    "{jobs} threads, {part} bytes"
+                );
+                assert_eq!(parted.device_properties, serial.device_properties);
+            }
+        }
+        // A part that declines declines the document; a bad event anywhere is found.
+        let bad = data.replacen(r#""dur": 1, "pid": 2"#, r#""dur": -1, "pid": 2"#, 1);
+        let pool = crate::pool(2).unwrap();
+        for part in [1, 50, 10_000] {
+            assert!(decode_on(bad.as_bytes(), &pool, part).is_err());
+        }
+        assert!(decode(bad.as_bytes()).is_err());
     }
 
     #[test]

@@ -53,3 +53,35 @@ pub fn skip_space(data: &[u8], from: usize) -> usize {
     }
     position
 }
+
+/// A likely start of an array's next element in `from..to`: a `{` after a `}` and a `,`
+/// (white space between) where `decodes` says an element starts. Only a guess (it may be
+/// inside a string or a nested value): the speculative decoders (`json`, `kineto`) keep what
+/// starts there only once the run before it ends exactly there.
+pub fn guess_start(
+    data: &[u8],
+    from: usize,
+    to: usize,
+    decodes: impl Fn(usize) -> bool,
+) -> Option<usize> {
+    let before = |mut position: usize| {
+        while position > 0 && is_json_space(data[position - 1]) {
+            position -= 1;
+        }
+        position
+    };
+    let mut position = from;
+    while position < to {
+        position += memchr::memchr(b'{', &data[position..to])?;
+        let comma = before(position);
+        let follows = comma > 1 && data[comma - 1] == b',' && {
+            let close = before(comma - 1);
+            close > 0 && data[close - 1] == b'}'
+        };
+        if follows && decodes(position) {
+            return Some(position);
+        }
+        position += 1;
+    }
+    None
+}

@@ -84,12 +84,26 @@ fn to_arrow(columns: KinetoColumns) -> Result<StructArray, ArrowError> {
 /// (columns, the spans of `deviceProperties` and `distributedInfo`) of a decoded trace.
 type Decoded = (ArrowColumns, Option<(usize, usize)>, Option<(usize, usize)>);
 
-/// Decode a Kineto trace held in memory: `(decoded, None)`, or `(None, why)` when the decoder
-/// leaves the document to the Python reader (`tileprof_decode::kineto`); a panic is a
-/// `DecodeError` of kind "panic".
+/// Decode a Kineto trace held in memory, its events on `jobs` threads (`part`: the bytes a
+/// thread takes, default `kineto::PART_BYTES`; tests make it tiny): `(decoded, None)`, or
+/// `(None, why)` when the decoder leaves the document to the Python reader
+/// (`tileprof_decode::kineto`); a panic is a `DecodeError` of kind "panic".
 #[pyfunction]
-fn decode_kineto_bytes(py: Python<'_>, data: &[u8]) -> PyResult<(Option<Decoded>, Option<String>)> {
-    let outcome = guarded(py, || Ok(kineto::decode(data)))?;
+#[pyo3(signature = (data, jobs=1, part=None))]
+fn decode_kineto_bytes(
+    py: Python<'_>,
+    data: &[u8],
+    jobs: usize,
+    part: Option<usize>,
+) -> PyResult<(Option<Decoded>, Option<String>)> {
+    let outcome = guarded(py, || {
+        let pool = tileprof_decode::pool(jobs)?;
+        Ok(kineto::decode_on(
+            data,
+            &pool,
+            part.unwrap_or(kineto::PART_BYTES),
+        ))
+    })?;
     match outcome {
         Ok(KinetoTrace {
             columns,

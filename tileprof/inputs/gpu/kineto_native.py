@@ -24,15 +24,20 @@ import polars as pl
 import tileprof.core._native as core
 from tileprof.core.errors import InputError
 from tileprof.core.kineto import KINETO_SCHEMA, Args, Event, EventLists
+from tileprof.inputs import threads
 
 _NO_ARGS = Args()
 
 
-def decoded_events(path: str | Path, data: bytes) -> tuple[pl.DataFrame, bytes, bytes] | None:
+def decoded_events(
+    path: str | Path, data: bytes, *, part_bytes: int | None = None
+) -> tuple[pl.DataFrame, bytes, bytes] | None:
     """(the Kineto event frame, raw ``deviceProperties``, raw ``distributedInfo``) of ``data``,
-    or None when the compiled decoder declines it."""
+    or None when the compiled decoder declines it. The events are decoded on
+    ``threads.jobs()`` threads, each taking ``part_bytes`` of them (default chosen by the
+    decoder; tests make it tiny)."""
     try:
-        found, _why = core.decode_kineto_bytes(data)
+        found, _why = core.decode_kineto_bytes(data, threads.jobs(), part_bytes)
     except core.DecodeError as error:  # a panic: a bug of tileprof's
         message = str(error.args[2])
         raise InputError(

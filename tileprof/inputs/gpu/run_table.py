@@ -23,6 +23,7 @@ import msgspec
 from tileprof.core.classify import DTYPES, OP_FAMILIES
 from tileprof.core.errors import InputError
 from tileprof.core.run_schema import ParsedRuns, runs_from_rows
+from tileprof.core.text import opening_byte
 from tileprof.inputs._format import Reader
 from tileprof.inputs._sniff import RUN_TABLE, RUN_TABLE_REQUIRED
 
@@ -197,7 +198,7 @@ def _finish(path: str | Path, records: list[dict[str, Any]], places: list[str]) 
 
 def parse(path: str | Path, data: bytes) -> ParsedRuns:
     """The runs of a run table, JSON (an object or an array) or CSV."""
-    if data.lstrip()[:1] in (b"{", b"["):
+    if opening_byte(data) in (b"{", b"["):
         return parse_json(path, data)
     return parse_csv(path, data)
 
