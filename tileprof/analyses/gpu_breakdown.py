@@ -136,11 +136,15 @@ def breakdown(
     launches: list[dict[str, Any]] = []
     streams: list[dict[str, Any]] = []
     for timeline in timelines:
+        prepared: dict[tuple[int | None, bool], _DeviceEvents] = {}
         for window in _windows(timeline):
             key = _key(timeline, window)
-            events = _window_events(timeline.events, window)
+            place = (window.device, window.every_device)
+            if place not in prepared:
+                prepared[place] = _device_events(timeline.events, window)
+            events = _window_events(prepared[place], window)
             rows.append(key | _time_row(events, window, kernel_wait_us))
-            launches.append(key | _launch_row(timeline.events, window))
+            launches.append(key | _launch_row(prepared[place], window))
             if window.every_device:
                 continue  # streams are per device: the same id on two devices is two streams
             for stream in np.unique(events.stream):
@@ -203,20 +207,66 @@ def _key(timeline: GpuTimeline, window: _Window) -> dict[str, Any]:
     }
 
 
-def _window_events(events: pl.DataFrame, window: _Window) -> _Events:
-    """The window's events, cut to it, sorted by start then launch start (none last)."""
+@dataclass(frozen=True)
+class _DeviceEvents:
+    """A device's events (every device's for the all-devices row) as arrays in frame order,
+    made once per timeline, and their order by start: a step window reads only the events
+    that can reach it, so a trace of many steps is not read whole once per step."""
+
+    frame: pl.DataFrame
+    start: Times
+    end: Times
+    launch: Times
+    launched: np.ndarray[Any, np.dtype[np.bool_]]
+    kind: np.ndarray[Any, np.dtype[np.str_]]
+    stream: np.ndarray[Any, np.dtype[np.int64]]
+    by_start: np.ndarray[Any, np.dtype[np.intp]]
+    """Row numbers in order of start (frame order among equal starts)."""
+    sorted_start: Times
+    """``start[by_start]``."""
+    longest: int
+    """The longest event's length in ns: an event starting before ``low - longest`` ends
+    before ``low``."""
+
+
+def _device_events(events: pl.DataFrame, window: _Window) -> _DeviceEvents:
+    """The events of ``window``'s device (or of every device) as arrays, once."""
     if not window.every_device:
         events = events.filter(pl.col("device").eq_missing(window.device))
     start = events.get_column("start_ns").to_numpy().astype(np.int64)
     end = events.get_column("end_ns").to_numpy().astype(np.int64)
-    s, e, keep = clip(start, end, window.low, window.high)
     column = events.get_column("launch_start_ns")
-    launched = column.is_not_null().to_numpy()
-    launch = column.fill_null(_WHOLE[1]).to_numpy().astype(np.int64)
-    kind = events.get_column("kind").cast(pl.String).to_numpy().astype(str)
-    stream = events.get_column("stream").fill_null(-1).to_numpy().astype(np.int64)
-    s, e, launch, launched = s[keep], e[keep], launch[keep], launched[keep]
-    kind, stream = kind[keep], stream[keep]
+    by_start = np.argsort(start, kind="stable")
+    return _DeviceEvents(
+        frame=events,
+        start=start,
+        end=end,
+        launch=column.fill_null(_WHOLE[1]).to_numpy().astype(np.int64),
+        launched=column.is_not_null().to_numpy(),
+        kind=events.get_column("kind").cast(pl.String).to_numpy().astype(str),
+        stream=events.get_column("stream").fill_null(-1).to_numpy().astype(np.int64),
+        by_start=by_start,
+        sorted_start=start[by_start],
+        longest=int((end - start).max()) if start.size else 0,
+    )
+
+
+def _rows_starting(
+    events: _DeviceEvents, low: int, high: int
+) -> np.ndarray[Any, np.dtype[np.intp]]:
+    """The row numbers, in frame order, of the events that start in [low, high)."""
+    first = np.searchsorted(events.sorted_start, max(low, _WHOLE[0]), side="left")
+    last = np.searchsorted(events.sorted_start, high, side="left")
+    return np.sort(events.by_start[first:last])
+
+
+def _window_events(events: _DeviceEvents, window: _Window) -> _Events:
+    """The window's events, cut to it, sorted by start then launch start (none last)."""
+    rows = _rows_starting(events, window.low - events.longest, window.high)
+    s, e, keep = clip(events.start[rows], events.end[rows], window.low, window.high)
+    kept = rows[keep]
+    s, e, launch, launched = s[keep], e[keep], events.launch[kept], events.launched[kept]
+    kind, stream = events.kind[kept], events.stream[kept]
     order = np.lexsort((launch, s))
     return _Events(s[order], e[order], launch[order], launched[order], kind[order], stream[order])
 
@@ -301,15 +351,10 @@ def _stream_row(
     }
 
 
-def _launch_row(events: pl.DataFrame, window: _Window) -> dict[str, Any]:
+def _launch_row(events: _DeviceEvents, window: _Window) -> dict[str, Any]:
     """Launch figures of the kernels (compute and communication) that start in the window."""
-    kernels = events.filter(
-        pl.col("kind").is_in(["kernel", "comm"]),
-        pl.col("start_ns") >= window.low,
-        pl.col("start_ns") < window.high,
-    )
-    if not window.every_device:
-        kernels = kernels.filter(pl.col("device").eq_missing(window.device))
+    starting = events.frame[_rows_starting(events, window.low, window.high)]
+    kernels = starting.filter(pl.col("kind").is_in(["kernel", "comm"]))
     launched = kernels.filter(pl.col("launch_start_ns").is_not_null())
     ns = launched.select(
         (pl.col("launch_end_ns") - pl.col("launch_start_ns")).alias("call"),
