@@ -167,6 +167,28 @@ def test_launch_figures_and_idle_causes_of_a_hand_built_trace(tmp_path: Path) ->
     assert none["idle_other_us"] == pytest.approx(7.0)
 
 
+def test_kernels_that_start_before_a_step_count_cut_to_it(tmp_path: Path) -> None:
+    """A step reads the kernels that start before it and run into it (cut to the step), the
+    longest one too, and none that end before it or start at its end."""
+    document = {
+        "deviceProperties": HAND_BUILT["deviceProperties"],
+        "traceEvents": [
+            _x("gpu_user_annotation", "ProfilerStep#4", 100.0, 100.0),
+            _kernel(0.0, 10.0, 1),  # ends before the step
+            _kernel(95.0, 10.0, 2),  # 5 µs inside
+            _kernel(1.0, 1000.0, 3, name="nccl_allreduce"),  # the whole step
+            _kernel(150.0, 10.0, 4),
+            _kernel(200.0, 10.0, 5),  # starts at the step's end
+        ],
+    }
+    rows = breakdown([load_timeline(_write(tmp_path, "t.json", document))]).rows
+    step = rows.filter(pl.col("step") == 4).row(0, named=True)
+    assert step["events"] == 3
+    assert step["computation_us"] == pytest.approx(15.0)
+    assert step["total_comm_us"] == pytest.approx(100.0)
+    assert step["busy_us"] == pytest.approx(100.0)
+
+
 def _raw_comm_kernels(path: Path) -> list[dict[str, Any]]:
     with gzip.open(path) as handle:
         events = json.load(handle)["traceEvents"]
