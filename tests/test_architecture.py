@@ -303,6 +303,7 @@ TREES = {m: ast.parse(p.read_text(encoding="utf-8")) for m, p in MODULES.items()
 COMPILED_CORE = "tileprof.core._native"
 COMPILED_CORE_USERS = {
     "tileprof.inputs.native": "the decoder's columns into the sample frame",
+    "tileprof.inputs._format": "a JSON document's top-level keys, its values skipped unread",
     "tileprof.inputs.gpu.kineto_native": "the Kineto decoder's columns into the Kineto event frame",
     "tileprof.analyses.stats": "the group table's statistics",
     "tileprof.model.trace": "the overlap lanes and the counters' bins",

@@ -349,6 +349,41 @@ fn value_end(data: &[u8], blocks: Option<&Blocks>, start: usize) -> Option<usize
     }
 }
 
+/// The top-level keys of a JSON object document, in order, each value skipped with the scan's
+/// masks (nothing inside a value is checked: the reader the keys choose checks it and says
+/// where it breaks). None when the document is not one object with a plain top level.
+pub fn top_level_keys(data: &[u8]) -> Option<Vec<String>> {
+    let data = data.strip_prefix(UTF8_BOM).unwrap_or(data);
+    let mut keys = Vec::new();
+    let mut position = skip_space(data, 0);
+    if data.get(position) != Some(&b'{') {
+        return None;
+    }
+    position = skip_space(data, position + 1);
+    if data.get(position) == Some(&b'}') {
+        return (skip_space(data, position + 1) == data.len()).then_some(keys);
+    }
+    loop {
+        if data.get(position) != Some(&b'"') {
+            return None;
+        }
+        let key_end = string_end(data, position)?;
+        keys.push(serde_json::from_slice::<String>(&data[position..=key_end]).ok()?);
+        position = skip_space(data, key_end + 1);
+        if data.get(position) != Some(&b':') {
+            return None;
+        }
+        let end = value_end(data, None, skip_space(data, position + 1))?;
+        position = skip_space(data, end);
+        match data.get(position) {
+            Some(b',') => position = skip_space(data, position + 1),
+            Some(b'}') => break,
+            _ => return None,
+        }
+    }
+    (skip_space(data, position + 1) == data.len()).then_some(keys)
+}
+
 fn is_samples_key(key: &[u8]) -> bool {
     if key == b"samples" {
         return true;
@@ -673,6 +708,27 @@ fn chain(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn top_level_keys_skip_values_and_refuse_what_is_not_one_object() {
+        let keys = |text: &str| top_level_keys(text.as_bytes());
+        assert_eq!(
+            keys(" {\"a\": [1, {\"b\": \"}\"}], \"tr\\u0061ceEvents\": {}, \"c\": -1.5e3 }\n"),
+            Some(vec!["a".into(), "traceEvents".into(), "c".into()])
+        );
+        assert_eq!(keys("{}"), Some(vec![]));
+        for text in [
+            "[]",
+            "{\"a\": 1} {}",
+            "{\"a\": 1",
+            "{\"a\" 1}",
+            "{a: 1}",
+            "{\"a\": [}",
+            "",
+        ] {
+            assert_eq!(keys(text), None, "{text}");
+        }
+    }
 
     fn decoded(text: &str, jobs: usize) -> Result<JsonDump, DecodeError> {
         decode(

@@ -662,6 +662,13 @@ fn gather_by_id(
         .collect())
 }
 
+/// The top-level keys of a JSON object document, its values skipped unchecked
+/// (`tileprof_decode::json::top_level_keys`); None when it is not one plain object.
+#[pyfunction]
+fn top_level_keys(py: Python<'_>, data: &[u8]) -> PyResult<Option<Vec<String>>> {
+    guarded(py, || Ok(json::top_level_keys(data)))
+}
+
 /// The floor the decoder is measured against (benchmarks/ingest.py): serde_json's validating
 /// parse of the whole file on one thread (every byte checked, nothing built).
 #[pyfunction]
@@ -717,6 +724,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(decode_ndjson_bytes, module)?)?;
     module.add_function(wrap_pyfunction!(_panic_in_decoder, module)?)?;
     module.add_function(wrap_pyfunction!(_validate_json_file, module)?)?;
+    module.add_function(wrap_pyfunction!(top_level_keys, module)?)?;
     module.add_function(wrap_pyfunction!(gather_by_id, module)?)?;
     trace::register(module)?;
     groups::register(module)?;
