@@ -11,7 +11,8 @@ process), the stages alternating within each round so that a noisy neighbour slo
 the table shows medians. The floor is timed inside one process after its imports, on the same
 bytes: reading the file, serde_json's validate-only pass (``IgnoredAny``: every byte checked,
 nothing built; the JSON crate the decoder uses) and the Kineto decoder alone
-(``decode_kineto_bytes``, columns only, no frame). The load average is printed with it.
+(``decode_kineto_bytes``, columns only, no frame) on one thread and on two. The load
+average is printed with it.
 """
 
 from __future__ import annotations
@@ -42,11 +43,24 @@ began = time.perf_counter()
 _native._validate_json_file(path)
 validate = time.perf_counter() - began
 began = time.perf_counter()
-found, why = _native.decode_kineto_bytes(data)
-decode = time.perf_counter() - began
+found, why = _native.decode_kineto_bytes(data, 1)
+one = time.perf_counter() - began
+del found
+began = time.perf_counter()
+found, why = _native.decode_kineto_bytes(data, 2)
+two = time.perf_counter() - began
 print(json.dumps({"read the file": read, "serde_json validate-only": validate,
-                  "Kineto decoder (columns)": decode, "declined": why}))
+                  "Kineto decoder, 1 thread": one, "Kineto decoder, 2 threads": two,
+                  "declined": why}))
 """
+
+
+FLOOR_STEPS = (
+    "read the file",
+    "serde_json validate-only",
+    "Kineto decoder, 1 thread",
+    "Kineto decoder, 2 threads",
+)
 
 
 def stages(path: Path, gz: Path | None) -> dict[str, list[str]]:
@@ -112,7 +126,7 @@ def main() -> None:
     floor = json.loads(done.stdout)
     validate = floor["serde_json validate-only"]
     print("floor (one process, after its imports):")
-    for name in ("read the file", "serde_json validate-only", "Kineto decoder (columns)"):
+    for name in FLOOR_STEPS:
         seconds = floor[name]
         print(f"  {name:<30} {seconds:8.2f} s {size / seconds / 1e6:8.0f} MB/s "
               f"{seconds / validate:6.2f} × validate")  # fmt: skip
