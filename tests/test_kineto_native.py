@@ -261,6 +261,55 @@ DECLINED = [
 """Documents the decoder declines: msgspec's path words the error (or reads the odd one)."""
 
 
+_KERNEL = '"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "pid": 0, "tid": 1'
+_OP = '"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2, "pid": 0, "tid": 1'
+EDGES = [
+    *(f'{{{_KERNEL}, "args": {{"stream": 7, {value}}}}}' for value in (
+        '"device": 1.0', '"device": 1e2', '"device": 9223372036854775808', '"device": null',
+        '"device": "0"', '"device": -0', '"correlation": 01', '"External id": -1',
+        '"grid": [1.0]', '"grid": [9223372036854775808]', '"grid": []', '"grid": null',
+        '"grid": ["1"]', '"block": [ 1 ,2,\n3 ]', '"device": 0, "device": 1',
+        '"x": 1e400', '"x": [1, {"y": -0.0e-0}]', '"Input Dims": [[1e400]]',
+        '"n\\u0061me": 1', '"Input Dims": [[1, 2]], "Input Dims": 3',
+    )),
+    *(f'{{{_OP}, "args": {{{value}}}}}' for value in (
+        '"Input type": ["a", "\\u00e9", ""]', '"Input type": [null]', '"Input type": []',
+        '"Input type": "float"', '"Input type": ["a\\u0000"]', '"stream": 1.5',
+        '"stream": "0x0"', '"stream": null', '"stream": 9223372036854775808', '"stream": [1]',
+        '"stream": true', '"External id": 3, "flops": 1e400',
+    )),
+    *(f'{{"ph": "X", "cat": "{cat}", "name": "k", "args": {{"stream": 1}}, {value}}}'
+      for cat in ("kernel", "cpu_op") for value in (
+        '"ts": 1e400, "dur": 1', '"ts": -0.0, "dur": 1E2', '"ts": 1e-7, "dur": 0.1e1',
+        '"ts": 1, "dur": null', '"ts": 1, "dur": 1, "pid": 1e400', '"ts": 1, "dur": 1, "pid": 1.5',
+        '"ts": 1, "dur": 1, "pid": 9223372036854775808', '"ts": 1, "dur": 1, "pid": true',
+        '"ts": 1, "dur": 1, "pid": [1]', '"ts": 1, "dur": 1, "pid": {"a": 1}',
+        '"ts": 1, "dur": 1, "tid": 1e400', '"ts": 1, "dur": 1, "pid": -9223372036854775808',
+        '"ts": 1, "dur": 1, "ts": 2', '"ts": 1.5, "dur": 1, "x": {}',
+        '"ts":1,"dur":1,"args":null', '"ts" : 1 ,\t"dur" :\n1', '"ts": 1, "dur": 1, "args": []',
+    )),
+    '{"ph": "X", "cat": "kernel", "name": "a\tb", "ts": 1, "dur": 1, "args": {"stream": 1}}',
+    '{"ph": "X", "cat": "cpu_op", "name": "aaaaaaaaaaaaaaa\x1f", "ts": 1, "dur": 1}',  # raw
+    '{"ph": "X", "cat": "cpu_op", "name": "aaaaaaa\x01aaaaaaaaaaa", "ts": 1, "dur": 1}',
+    '{"ph": "X", "cat": "kernel", "na\\u006de": "k", "ts": 1, "dur": 1, "args": {"stream": 1}}',
+    '{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": {"stream": 1},}',
+    '{"ph": "X", "cat": "kernel", "name": "k" "ts": 1, "dur": 1}',
+]  # fmt: skip
+"""Events at the edges of what the hand reader (``kineto_fast.rs``) takes: each one a number
+of another type or out of range, a text with an escape or a control character, a key given
+twice or written with an escape, odd white space; the decoder must read each as msgspec does
+(or decline it)."""
+
+
+@pytest.mark.parametrize("event", EDGES)
+def test_edge_events_read_as_msgspec_reads_them(event: str) -> None:
+    data = ('{"traceEvents": [' + event + "]}").encode()
+    assert_same_reading(data)
+    frame = crate_frame(data)
+    if frame is not None:
+        assert frame.select(SPANLESS).equals(reference_frame(data))
+
+
 @pytest.mark.parametrize("data", AWKWARD)
 def test_awkward_traces(data: bytes) -> None:
     frame = crate_frame(data)

@@ -392,14 +392,10 @@ fn run_from(data: &[u8], first: usize, to: usize) -> Result<Run, Declined> {
     let mut position = first;
     let mut index = 0i64;
     loop {
-        let mut stream =
-            serde_json::Deserializer::from_slice(&data[position..]).into_iter::<Event>();
-        let event = match stream.next() {
-            Some(Ok(event)) => event,
-            Some(Err(error)) => return Err(declined(format!("event {index}: {error}"))),
-            None => return Err(declined("truncated")),
+        let (event, end) = match crate::kineto_fast::event_at(data, position) {
+            Some(found) => found,
+            None => serde_event(data, position, index)?,
         };
-        let end = position + stream.byte_offset();
         keep(&mut columns, event, index, (position, end))?;
         index += 1;
         let after = skip_space(data, end);
@@ -418,6 +414,17 @@ fn run_from(data: &[u8], first: usize, to: usize) -> Result<Run, Declined> {
                 next,
             });
         }
+    }
+}
+
+/// The event at `position` read by serde_json (what `kineto_fast` does not take), and the
+/// position after it.
+fn serde_event(data: &[u8], position: usize, index: i64) -> Result<(Event<'_>, usize), Declined> {
+    let mut stream = serde_json::Deserializer::from_slice(&data[position..]).into_iter::<Event>();
+    match stream.next() {
+        Some(Ok(event)) => Ok((event, position + stream.byte_offset())),
+        Some(Err(error)) => Err(declined(format!("event {index}: {error}"))),
+        None => Err(declined("truncated")),
     }
 }
 
@@ -552,7 +559,7 @@ impl<'de> Deserialize<'de> for Text<'de> {
 /// float (`1e400`) is refused (skipping with `IgnoredAny` would pass it). The integer it is,
 /// when it is one that Int64 holds.
 #[derive(Debug, Default)]
-struct Checked(Option<i64>);
+pub(crate) struct Checked(pub(crate) Option<i64>);
 
 impl<'de> Deserialize<'de> for Checked {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -630,7 +637,7 @@ fn int_field<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<i64>, A::Erro
 
 /// `args.stream` (any JSON): absent or null, an integer that Int64 holds, or anything else.
 #[derive(Debug, Default, Clone, Copy)]
-enum Stream {
+pub(crate) enum Stream {
     #[default]
     None,
     Int(i64),
@@ -638,25 +645,25 @@ enum Stream {
 }
 
 #[derive(Debug, Default)]
-struct Args<'a> {
-    device: Option<i64>,
-    stream: Stream,
-    correlation: Option<i64>,
-    external_id: Option<i64>,
-    grid: Option<Vec<i64>>,
-    block: Option<Vec<i64>>,
-    input_type: Option<Vec<Text<'a>>>,
+pub(crate) struct Args<'a> {
+    pub(crate) device: Option<i64>,
+    pub(crate) stream: Stream,
+    pub(crate) correlation: Option<i64>,
+    pub(crate) external_id: Option<i64>,
+    pub(crate) grid: Option<Vec<i64>>,
+    pub(crate) block: Option<Vec<i64>>,
+    pub(crate) input_type: Option<Vec<Text<'a>>>,
 }
 
 #[derive(Debug, Default)]
-struct Event<'a> {
-    ph: Option<Cow<'a, str>>,
-    cat: Option<Cow<'a, str>>,
-    name: Option<Cow<'a, str>>,
-    ts: Option<f64>,
-    dur: Option<f64>,
-    pid: Option<i64>,
-    args: Option<Args<'a>>,
+pub(crate) struct Event<'a> {
+    pub(crate) ph: Option<Cow<'a, str>>,
+    pub(crate) cat: Option<Cow<'a, str>>,
+    pub(crate) name: Option<Cow<'a, str>>,
+    pub(crate) ts: Option<f64>,
+    pub(crate) dur: Option<f64>,
+    pub(crate) pid: Option<i64>,
+    pub(crate) args: Option<Args<'a>>,
 }
 
 /// Marks a key as seen; a key given twice is refused (msgspec keeps the last; the Python

@@ -8,7 +8,8 @@
 //! - `fast`: one sample read by hand, each distinct value checked once (serde_json judges the rest);
 //! - `columns`: the typed columns and the dictionaries that intern text and metadata;
 //! - `json`: a JSON dump document, its samples decoded by byte range on threads;
-//! - `kineto`: a PyTorch profiler (Kineto) trace's complete events as columns;
+//! - `kineto`: a PyTorch profiler (Kineto) trace's complete events as columns, on threads;
+//! - `kineto_fast`: one plain Kineto event read by hand (serde_json judges the rest);
 //! - `ndjson`: an NDJSON dump streamed through a bounded window, lines decoded on threads;
 //! - `progress`: the bytes decoded so far, for a progress bar.
 
@@ -17,6 +18,7 @@ pub mod error;
 pub mod fast;
 pub mod json;
 pub mod kineto;
+mod kineto_fast;
 pub mod ndjson;
 pub mod progress;
 pub mod sample;
