@@ -90,6 +90,16 @@ pub struct KinetoColumns {
     pub block: Vec<u32>,
     /// `args["Input type"]` as Python's `json.dumps` writes it (null when absent or empty).
     pub input_type: Vec<u32>,
+    /// `pid/tid` as Python's `f"{pid}/{tid}"` writes them (each an integer, a string, a
+    /// boolean or absent; any other kind declines the document).
+    pub thread: Vec<u32>,
+    /// The raw JSON text of `args.flops`, `args["Input Dims"]`, `args["Concrete Inputs"]`
+    /// and `args["Input type"]`, as written (null when absent or null): the op rows decode
+    /// each distinct text once.
+    pub flops: Vec<u32>,
+    pub input_dims: Vec<u32>,
+    pub concrete_inputs: Vec<u32>,
+    pub input_type_raw: Vec<u32>,
     /// The event's byte span in the document.
     pub start: Vec<u64>,
     pub end: Vec<u64>,
@@ -299,7 +309,7 @@ fn keep(
         .push(event.name.as_deref().map_or(NONE, |n| texts.code(n)));
     columns.ts.push(event.ts);
     columns.dur.push(event.dur);
-    columns.pid.push(event.pid);
+    columns.pid.push(event.pid.int);
     columns.device.push(args.device);
     columns.stream.push(match args.stream {
         Stream::Int(value) => Some(value),
@@ -320,6 +330,19 @@ fn keep(
         Some(types) if !types.is_empty() => texts.code(&python_json_list(&types)),
         _ => NONE,
     });
+    let Some(thread) = event.pid.python.zip(event.tid.python) else {
+        return Err(declined(format!(
+            "event {index}: pid or tid of a kind Python's text of it cannot be held to"
+        )));
+    };
+    columns
+        .thread
+        .push(texts.code(&format!("{}/{}", thread.0, thread.1)));
+    let raw = |text: Option<&str>, texts: &mut Texts| text.map_or(NONE, |t| texts.code(t));
+    columns.flops.push(raw(args.flops, texts));
+    columns.input_dims.push(raw(args.input_dims, texts));
+    columns.concrete_inputs.push(raw(args.concrete_inputs, texts));
+    columns.input_type_raw.push(raw(args.input_type_raw, texts));
     columns.start.push(span.0 as u64);
     columns.end.push(span.1 as u64);
     Ok(())
@@ -479,6 +502,54 @@ struct Args<'a> {
     grid: Option<Vec<i64>>,
     block: Option<Vec<i64>>,
     input_type: Option<Vec<Text<'a>>>,
+    input_type_raw: Option<&'a str>,
+    flops: Option<&'a str>,
+    input_dims: Option<&'a str>,
+    concrete_inputs: Option<&'a str>,
+}
+
+/// `pid` or `tid`: the integer it is (when Int64 holds it) and Python's `str()` of the value
+/// msgspec decodes (None when it is of a kind whose text this decoder does not write: a
+/// float, a list, an object, an integer beyond 64 bits).
+#[derive(Debug)]
+struct Process<'a> {
+    int: Option<i64>,
+    python: Option<Cow<'a, str>>,
+}
+
+impl Default for Process<'_> {
+    fn default() -> Self {
+        Process {
+            int: None,
+            python: Some(Cow::Borrowed("None")),
+        }
+    }
+}
+
+/// A `pid` or `tid` from its raw text (checked as msgspec's `Any`).
+fn process_of(raw: &RawValue) -> Result<Process<'_>, serde_json::Error> {
+    let text = raw.get();
+    let int = serde_json::from_str::<Checked>(text)?.0;
+    let python = match text.as_bytes()[0] {
+        b'n' => Some(Cow::Borrowed("None")),
+        b't' => Some(Cow::Borrowed("True")),
+        b'f' => Some(Cow::Borrowed("False")),
+        b'"' => Some(serde_json::from_str::<Text<'_>>(text)?.0),
+        _ => match (text.parse::<i64>(), text.parse::<u64>()) {
+            (Ok(value), _) => Some(Cow::Owned(value.to_string())),
+            (_, Ok(value)) => Some(Cow::Owned(value.to_string())),
+            _ => None,
+        },
+    };
+    Ok(Process { int, python })
+}
+
+/// A free-form argument's raw text (checked as msgspec's `Any`; None when null).
+fn raw_field<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<&'de str>, A::Error> {
+    let raw: &'de RawValue = map.next_value()?;
+    let text = raw.get();
+    serde_json::from_str::<Checked>(text).map_err(de::Error::custom)?;
+    Ok((text != "null").then_some(text))
 }
 
 #[derive(Debug, Default)]
@@ -488,7 +559,8 @@ struct Event<'a> {
     name: Option<Cow<'a, str>>,
     ts: Option<f64>,
     dur: Option<f64>,
-    pid: Option<i64>,
+    pid: Process<'a>,
+    tid: Process<'a>,
     args: Option<Args<'a>>,
 }
 
@@ -526,7 +598,10 @@ impl<'de> Deserialize<'de> for Args<'de> {
                         "grid" => 4,
                         "block" => 5,
                         "Input type" => 6,
-                        "Input Dims" | "Concrete Inputs" | "flops" | "Collective name"
+                        "Input Dims" => 7,
+                        "Concrete Inputs" => 8,
+                        "flops" => 9,
+                        "Collective name"
                         | "In msg nelems" | "Out msg nelems" | "Group size" | "dtype"
                         | "Process Group Name" | "pg_id" | "Seq" => {
                             map.next_value::<Checked>()?;
@@ -548,7 +623,16 @@ impl<'de> Deserialize<'de> for Args<'de> {
                         3 => args.external_id = int_field(&mut map)?,
                         4 => args.grid = map.next_value()?,
                         5 => args.block = map.next_value()?,
-                        _ => args.input_type = map.next_value()?,
+                        6 => {
+                            let raw: &'de RawValue = map.next_value()?;
+                            let text = raw.get();
+                            args.input_type =
+                                serde_json::from_str(text).map_err(de::Error::custom)?;
+                            args.input_type_raw = (text != "null").then_some(text);
+                        }
+                        7 => args.input_dims = raw_field(&mut map)?,
+                        8 => args.concrete_inputs = raw_field(&mut map)?,
+                        _ => args.flops = raw_field(&mut map)?,
                     }
                 }
                 Ok(args)
@@ -609,9 +693,14 @@ impl<'de> Visitor<'de> for EventVisitor {
                 2 => event.name = optional_text(&mut map)?,
                 3 => event.ts = float_field(&mut map)?,
                 4 => event.dur = float_field(&mut map)?,
-                5 => event.pid = map.next_value::<Checked>()?.0,
-                6 => {
-                    map.next_value::<Checked>()?;
+                5 | 6 => {
+                    let raw: &'de RawValue = map.next_value()?;
+                    let process = process_of(raw).map_err(de::Error::custom)?;
+                    if bit == 5 {
+                        event.pid = process;
+                    } else {
+                        event.tid = process;
+                    }
                 }
                 _ => event.args = map.next_value_seed(OptionalArgs)?,
             }
