@@ -171,7 +171,7 @@ AWKWARD = [
                 "name": "aten::mm",
                 "ts": 1e15 + 0.123,
                 "dur": 3,
-                "pid": "p\u00e9\"",
+                "pid": 'p\u00e9"',
                 "tid": True,
                 "args": {
                     "External id": 4,

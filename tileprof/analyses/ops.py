@@ -134,26 +134,34 @@ def _ownership(events: KinetoEvents) -> pl.DataFrame:
     ops = (
         events.frame.filter(pl.col("cat") == "cpu_op")
         .select(
-            "index", pl.col("name").fill_null(""), "thread",
+            "index",
+            pl.col("name").fill_null(""),
+            "thread",
             # + 0.0: a -0.0 sorts as Python's sort of the objects sorted it, equal to 0.0
-            pl.col("ts").fill_null(0.0) + 0.0, pl.col("dur").fill_null(0.0) + 0.0,
-            "external_id", *_SIGNATURE[1:],
-        )  # fmt: skip
+            pl.col("ts").fill_null(0.0) + 0.0,
+            pl.col("dur").fill_null(0.0) + 0.0,
+            "external_id",
+            *_SIGNATURE[1:],
+        )
         .sort(["thread", "ts", "dur", "index"], descending=[False, False, True, False])
         .with_row_index("pos")
         .with_columns(pl.col("pos").cast(pl.Int64))
     )
     if ops.height == 0:
         return ops.with_columns(
-            pl.lit(None, pl.Int64).alias("parent"), pl.lit(False).alias("counted"),
+            pl.lit(None, pl.Int64).alias("parent"),
+            pl.lit(False).alias("counted"),
             pl.col("pos").alias("owner"),
-        )  # fmt: skip
+        )
     walk = ops.select(
-        pl.col("thread").rle_id().cast(pl.Int64).alias("thread"), "ts", "dur",
+        pl.col("thread").rle_id().cast(pl.Int64).alias("thread"),
+        "ts",
+        "dur",
         (pl.col("flops").is_not_null() | pl.col("name").is_in(list(PRIMARY)))
-        .cast(pl.UInt8).alias("candidate"),
+        .cast(pl.UInt8)
+        .alias("candidate"),
         pl.col("name").is_in(list(COMPOSITE)).cast(pl.UInt8).alias("composite"),
-    ).rechunk()  # fmt: skip
+    ).rechunk()
     nesting = pl.DataFrame(compiled.op_nesting(walk))
     return ops.with_columns(nesting.get_columns())
 
@@ -245,8 +253,11 @@ def _calls(ops: pl.DataFrame, launched: pl.DataFrame) -> pl.DataFrame:
     ).with_columns(pl.col("has_work").fill_null(False))
     return calls.join(
         _split(launched, calls.select(pl.col("pos").alias("owner"), "has_work")),
-        left_on="pos", right_on="owner", how="left", maintain_order="left",
-    )  # fmt: skip
+        left_on="pos",
+        right_on="owner",
+        how="left",
+        maintain_order="left",
+    )
 
 
 def _split(launched: pl.DataFrame, has_work: pl.DataFrame) -> pl.DataFrame:
@@ -331,20 +342,26 @@ def _per_call(calls: pl.DataFrame, events: KinetoEvents) -> pl.DataFrame:
     )
     has_gpu = pl.col("kernels").fill_null(0) > 0
     frame = calls.join(targets, on="device", how="left", maintain_order="left").select(
-        pl.when(has_gpu).then(pl.col("device_target").fill_null("GPU")).otherwise(pl.lit(idle))
+        pl.when(has_gpu)
+        .then(pl.col("device_target").fill_null("GPU"))
+        .otherwise(pl.lit(idle))
         .alias("target"),
         pl.col("name").alias("op"),
         pl.col("input_dims_text").alias("input_dims"),
-        "input_types", "gemm_mnk", "causal",
-        pl.col("kernels").fill_null(0), pl.col("aux_kernels").fill_null(0),
+        "input_types",
+        "gemm_mnk",
+        "causal",
+        pl.col("kernels").fill_null(0),
+        pl.col("aux_kernels").fill_null(0),
         pl.col("aux_us").fill_null(0.0),
         (~has_gpu if gpu_trace else pl.lit(None, pl.Boolean)).alias("without_gpu"),
         pl.col("work_flops").alias("flops"),
         pl.col("work_source").alias("flops_source"),
         "bytes",
         (pl.col("gpu_us").fill_null(0.0) if gpu_trace else pl.col("dur")).alias("us"),
-        "problem", "has_work",
-    )  # fmt: skip
+        "problem",
+        "has_work",
+    )
     return frame.cast(
         {"kernels": pl.Int64, "aux_kernels": pl.Int64, "aux_us": pl.Float64, "us": pl.Float64}
     )

@@ -114,8 +114,9 @@ tileprof reads (GPU events, ``cpu_op``, runtime calls, step annotations), in fil
 when absent or empty); ``thread`` is ``f"{pid}/{tid}"`` (``CpuOp.thread``); ``flops``,
 ``input_dims``, ``concrete_inputs`` and ``input_type_raw`` are the JSON text of those ``args``
 (null when absent or null; the decoder keeps the document's text, msgspec's reading writes
-its own: decode them, each distinct text once, before comparing); ``span_start``/``span_end`` are the event's bytes in the document (null
-when the trace was read by msgspec), from which the free-form ``args`` are decoded on demand."""
+its own: decode them, each distinct text once, before comparing); ``span_start``/``span_end``
+are the event's bytes in the document (null when the trace was read by msgspec), from which
+the free-form ``args`` are decoded on demand."""
 
 
 @dataclass

@@ -341,7 +341,9 @@ fn keep(
     let raw = |text: Option<&str>, texts: &mut Texts| text.map_or(NONE, |t| texts.code(t));
     columns.flops.push(raw(args.flops, texts));
     columns.input_dims.push(raw(args.input_dims, texts));
-    columns.concrete_inputs.push(raw(args.concrete_inputs, texts));
+    columns
+        .concrete_inputs
+        .push(raw(args.concrete_inputs, texts));
     columns.input_type_raw.push(raw(args.input_type_raw, texts));
     columns.start.push(span.0 as u64);
     columns.end.push(span.1 as u64);
@@ -601,9 +603,8 @@ impl<'de> Deserialize<'de> for Args<'de> {
                         "Input Dims" => 7,
                         "Concrete Inputs" => 8,
                         "flops" => 9,
-                        "Collective name"
-                        | "In msg nelems" | "Out msg nelems" | "Group size" | "dtype"
-                        | "Process Group Name" | "pg_id" | "Seq" => {
+                        "Collective name" | "In msg nelems" | "Out msg nelems" | "Group size"
+                        | "dtype" | "Process Group Name" | "pg_id" | "Seq" => {
                             map.next_value::<Checked>()?;
                             continue; // read from the event's span on the Python side
                         }

@@ -50,7 +50,12 @@ pub fn parents(thread: &[i64], ts: &[f64], dur: &[f64]) -> Vec<Option<usize>> {
 /// The nesting of `ops` (module docstring); a parent always comes before its child.
 pub fn op_nesting(ops: &Ops<'_>) -> Result<Nesting, ColumnError> {
     let n = ops.thread.len();
-    let lengths = [ops.ts.len(), ops.dur.len(), ops.candidate.len(), ops.composite.len()];
+    let lengths = [
+        ops.ts.len(),
+        ops.dur.len(),
+        ops.candidate.len(),
+        ops.composite.len(),
+    ];
     if lengths.iter().any(|&len| len != n) {
         return Err(ColumnError(format!(
             "op columns of lengths {n} and {lengths:?}"
@@ -109,10 +114,7 @@ mod tests {
             nesting.parent,
             vec![None, Some(0), Some(1), None, None, Some(4)]
         );
-        assert_eq!(
-            nesting.counted,
-            vec![false, true, false, true, true, false]
-        );
+        assert_eq!(nesting.counted, vec![false, true, false, true, true, false]);
         assert_eq!(nesting.owner, vec![0, 1, 1, 3, 4, 4]);
     }
 

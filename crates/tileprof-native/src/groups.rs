@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use arrow_array::types::{Float64Type, Int64Type, UInt8Type};
 use arrow_array::{
-    Array, BooleanArray, Float64Array, Int64Array, LargeListArray, RecordBatch, StructArray, UInt32Array,
+    Array, BooleanArray, Float64Array, Int64Array, LargeListArray, RecordBatch, StructArray,
+    UInt32Array,
 };
 use arrow_buffer::ScalarBuffer;
 use arrow_schema::{DataType, Field};
@@ -147,7 +148,8 @@ fn flags(batch: &RecordBatch, name: &str) -> Result<Vec<bool>, String> {
 #[pyfunction]
 fn op_nesting(py: Python<'_>, ops: &Bound<'_, PyAny>) -> PyResult<crate::ArrowColumns> {
     let chunk = frames::one_chunk(ops).map_err(groups_error)?;
-    let chunk = chunk.ok_or_else(|| groups_error(Failure::Columns("a frame of no chunk".into())))?;
+    let chunk =
+        chunk.ok_or_else(|| groups_error(Failure::Columns("a frame of no chunk".into())))?;
     let array = frames::guarded(py, 1, || {
         let (ts, dur) = (
             frames::values::<Float64Type>(&chunk, "ts")?,
@@ -169,12 +171,16 @@ fn op_nesting(py: Python<'_>, ops: &Bound<'_, PyAny>) -> PyResult<crate::ArrowCo
         let columns: [(&str, Arc<dyn Array>); 3] = [
             (
                 "parent",
-                Arc::new(Int64Array::from_iter(nesting.parent.into_iter().map(|p| p.map(row)))),
+                Arc::new(Int64Array::from_iter(
+                    nesting.parent.into_iter().map(|p| p.map(row)),
+                )),
             ),
             ("counted", Arc::new(BooleanArray::from(nesting.counted))),
             (
                 "owner",
-                Arc::new(Int64Array::from_iter_values(nesting.owner.into_iter().map(row))),
+                Arc::new(Int64Array::from_iter_values(
+                    nesting.owner.into_iter().map(row),
+                )),
             ),
         ];
         let fields: Vec<Field> = columns
