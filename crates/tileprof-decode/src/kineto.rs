@@ -752,6 +752,17 @@ mod tests {
             text(&trace, c.input_type[1]),
             Some(r#"["float", "", "\u00e9\ud83d\ude00"]"#)
         );
+        assert_eq!(text(&trace, c.thread[0]), Some("0/7"));
+        assert_eq!(text(&trace, c.thread[1]), Some("p/None"));
+        assert_eq!(text(&trace, c.input_dims[0]), Some("[[1]]"));
+        assert_eq!(
+            (c.input_dims[1], c.flops[0], c.concrete_inputs[0]),
+            (NONE, NONE, NONE)
+        );
+        assert_eq!(
+            text(&trace, c.input_type_raw[1]),
+            Some(r#"["float", "", "\u00e9\ud83d\ude00"]"#)
+        );
         let (start, end) = (c.start[1] as usize, c.end[1] as usize);
         assert!(data[start..end].starts_with(b"{\"ph\": \"X\", \"cat\": \"cpu_op\""));
         assert!(data[start..end].ends_with(b"]}}"));
@@ -779,6 +790,25 @@ mod tests {
         ] {
             assert!(decode(data).is_err(), "{}", String::from_utf8_lossy(data));
         }
+    }
+
+    #[test]
+    fn a_thread_is_written_as_python_writes_it() {
+        let data = br#"{"traceEvents": [
+          {"ph": "X", "cat": "cpu_op", "pid": -0, "tid": "a\"b", "args": {"flops": null}},
+          {"ph": "X", "cat": "cpu_op", "pid": 18446744073709551615, "tid": true,
+           "args": {"flops": 1e3, "Concrete Inputs": ["", "1"]}},
+          {"ph": "i", "cat": "cpu_op", "pid": 1.5, "tid": [1]}
+        ]}"#;
+        let trace = decode(data).unwrap();
+        let c = &trace.columns;
+        assert_eq!(text(&trace, c.thread[0]), Some("0/a\"b"));
+        assert_eq!(text(&trace, c.thread[1]), Some("18446744073709551615/True"));
+        assert_eq!(c.flops[0], NONE);
+        assert_eq!(text(&trace, c.flops[1]), Some("1e3"));
+        assert_eq!(text(&trace, c.concrete_inputs[1]), Some(r#"["", "1"]"#));
+        let float_pid = br#"{"traceEvents": [{"ph": "X", "cat": "cpu_op", "pid": 1.5}]}"#;
+        assert!(decode(float_pid).is_err());
     }
 
     #[test]
