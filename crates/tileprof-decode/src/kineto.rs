@@ -528,29 +528,47 @@ impl Default for Process<'_> {
     }
 }
 
-/// A `pid` or `tid` from its raw text (checked as msgspec's `Any`).
+/// A `pid` or `tid` from its raw text (checked as msgspec's `Any`). An integer's JSON text is
+/// Python's `str()` of it (no sign but `-`, no leading zero) but for `-0`.
 fn process_of(raw: &RawValue) -> Result<Process<'_>, serde_json::Error> {
     let text = raw.get();
-    let int = serde_json::from_str::<Checked>(text)?.0;
     let python = match text.as_bytes()[0] {
-        b'n' => Some(Cow::Borrowed("None")),
-        b't' => Some(Cow::Borrowed("True")),
-        b'f' => Some(Cow::Borrowed("False")),
-        b'"' => Some(serde_json::from_str::<Text<'_>>(text)?.0),
-        _ => match (text.parse::<i64>(), text.parse::<u64>()) {
-            (Ok(value), _) => Some(Cow::Owned(value.to_string())),
-            (_, Ok(value)) => Some(Cow::Owned(value.to_string())),
-            _ => None,
-        },
+        b'n' => Cow::Borrowed("None"),
+        b't' => Cow::Borrowed("True"),
+        b'f' => Cow::Borrowed("False"),
+        b'"' if !text.contains('\\') => Cow::Borrowed(&text[1..text.len() - 1]),
+        b'"' => serde_json::from_str::<Text<'_>>(text)?.0,
+        _ => {
+            if let Ok(value) = text.parse::<i64>() {
+                let python = Cow::Borrowed(if text == "-0" { "0" } else { text });
+                return Ok(Process {
+                    int: Some(value),
+                    python: Some(python),
+                });
+            }
+            let int = serde_json::from_str::<Checked>(text)?.0;
+            let python = text.parse::<u64>().is_ok().then_some(Cow::Borrowed(text));
+            return Ok(Process { int, python });
+        }
     };
-    Ok(Process { int, python })
+    Ok(Process {
+        int: None,
+        python: Some(python),
+    })
 }
 
-/// A free-form argument's raw text (checked as msgspec's `Any`; None when null).
+/// A free-form argument's raw text (checked as msgspec's `Any`; None when null). serde_json
+/// has checked its syntax; what `Checked` adds is the refusal of a number beyond a float,
+/// which needs an exponent or 309 digits, so only such text is decoded again.
 fn raw_field<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<&'de str>, A::Error> {
     let raw: &'de RawValue = map.next_value()?;
     let text = raw.get();
-    serde_json::from_str::<Checked>(text).map_err(de::Error::custom)?;
+    let exponent = text.as_bytes().windows(2).any(|pair| {
+        matches!(pair[1], b'e' | b'E') && (pair[0].is_ascii_digit() || pair[0] == b'.')
+    });
+    if exponent || text.len() > 300 {
+        serde_json::from_str::<Checked>(text).map_err(de::Error::custom)?;
+    }
     Ok((text != "null").then_some(text))
 }
 
