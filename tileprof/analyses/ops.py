@@ -29,17 +29,17 @@ name, input dims, input types):
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+import msgspec
 import polars as pl
 
 from tileprof.analyses.bytes_moved import op_bytes
 from tileprof.analyses.flops import COMPOSITE, INT64_MAX, PRIMARY, Work, op_work
 from tileprof.core.classify import DTYPES, OP_FAMILIES, dtype_from_torch_types, op_family
-from tileprof.core.kineto import Args, CpuOp, Event, KinetoEvents
+from tileprof.core.kineto import KinetoEvents
 from tileprof.core.numbers import duration_us
 from tileprof.core.peaks import peak_tflops
 from tileprof.core.roofline import with_roofline
@@ -92,57 +92,14 @@ class ParsedOps:
     row's time per call (``diff --per-op``'s significance)."""
 
 
-@dataclass
-class _Call:
-    """One op call that becomes part of a row."""
-
-    op: CpuOp
-    work: Work | None
-    source: str | None
-    counted: bool
-    gpu_us: float = 0.0
-    kernels: int = 0
-    aux_kernels: int = 0
-    aux_us: float = 0.0
-    device: int | None = None
-
-
 AUX_FAMILIES: frozenset[str] = frozenset({"layout", "copy", "cast", "fill", "elementwise"})
 """Kernel families (from the kernel's own name, ``core.classify``) that do none of a FLOP op's
 multiply-accumulates: beside a kernel of any other family, they are counted apart."""
 
-Launched = list[tuple[int, Event, Args]]
-"""The GPU events one op call owns: (index in ``traceEvents``, event, args), in file order."""
-
-
-def _launched(
-    events: KinetoEvents, ops: Sequence[CpuOp], owner: Sequence[int]
-) -> tuple[dict[int, Launched], int]:
-    """The GPU events each owning op call owns (by its index in ``ops``), and how many GPU
-    events have no launching op in the trace."""
-    by_ext = {op.external_id: i for i, op in enumerate(ops) if op.external_id is not None}
-    launched: dict[int, Launched] = {}
-    orphans = 0
-    for index, ev, a in events.gpu:
-        ext = events.launching_external_id(a, by_ext)
-        if ext is None or ext not in by_ext:
-            orphans += 1
-            continue
-        launched.setdefault(owner[by_ext[ext]], []).append((index, ev, a))
-    return launched, orphans
-
-
-def split_work(launched: Launched, has_flops: bool) -> tuple[Launched, Launched]:
-    """(the events that do the call's work, the events counted apart): for a call of an op
-    with FLOPs, the kernels of ``AUX_FAMILIES`` go apart when another kernel of the call does
-    the matrix work; otherwise every event is work (module docstring)."""
-    if not has_flops:
-        return launched, []
-    apart = [_kernel_family(ev.name) in AUX_FAMILIES for _, ev, _ in launched]
-    if all(apart):
-        return launched, []
-    doing = [e for e, out in zip(launched, apart, strict=True) if not out]
-    return doing, [e for e, out in zip(launched, apart, strict=True) if out]
+_GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
+_LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver")
+_SIGNATURE = ["name", "input_dims", "input_type_raw", "concrete_inputs", "flops"]
+"""The Kineto frame's columns that fix an op call's work, bytes and row key (``_signatures``)."""
 
 
 @lru_cache(maxsize=4096)
@@ -153,24 +110,9 @@ def _kernel_family(name: str | None) -> str:
 
 def op_rows(events: KinetoEvents) -> ParsedOps:
     """One row per (target, op, input dims, input types); see the module docstring."""
-    ops, counted, owner = _ownership(events)
-    calls: dict[int, _Call] = {}
-    for i, op in enumerate(ops):
-        if counted[i]:
-            work, source = _work(op)
-            calls[i] = _Call(op, work, source, True)
-    launched, orphans = _launched(events, ops, owner)
-    for o, owned in launched.items():
-        call = calls.get(o)
-        if call is None:
-            call = calls[o] = _Call(ops[o], None, None, False)
-        doing, aux = split_work(owned, call.work is not None)
-        call.gpu_us = sum(ev.dur or 0.0 for _, ev, _ in doing)
-        call.kernels = len(owned)
-        call.aux_kernels = len(aux)
-        call.aux_us = sum(ev.dur or 0.0 for _, ev, _ in aux)
-        call.device = next((a.device for _, _, a in owned if a.device is not None), None)
-    per_call = _per_call([c for _, c in sorted(calls.items())], events)
+    ops = _ownership(events)
+    launched, orphans = _launched(events, ops)
+    per_call = _per_call(_calls(ops, launched), events)
     frame = _rows(per_call, events.name)
     notes = _notes(frame, events.name)
     if orphans:
@@ -182,17 +124,165 @@ def op_rows(events: KinetoEvents) -> ParsedOps:
     return ParsedOps(frame, notes, per_call.select(keys))
 
 
-def _ownership(events: KinetoEvents) -> tuple[list[CpuOp], list[bool], list[int]]:
-    """The CPU ops in stack order, which are counted, and the op each one's GPU events
-    belong to (the counted op it is inside, else itself)."""
-    ops = sorted(events.cpu_ops, key=lambda o: (o.thread, o.ts, -o.dur, o.index))
-    parent = _parents(ops)
-    counted = _counted(ops, parent)
-    owner = list(range(len(ops)))
-    for i, p in enumerate(parent):
-        if not counted[i] and p is not None and counted[owner[p]]:
-            owner[i] = owner[p]
-    return ops, counted, owner
+def _ownership(events: KinetoEvents) -> pl.DataFrame:
+    """The CPU ops in stack order (by thread, start, longest first, place in the file), one
+    row each: ``pos`` (the row), the op's columns, ``parent``, which are ``counted`` and
+    ``owner``, the op its GPU events belong to (the counted op it is inside, else itself).
+    The nesting is one compiled walk (``tileprof_groups::nesting``)."""
+    import tileprof.core._native as compiled
+
+    ops = (
+        events.frame.filter(pl.col("cat") == "cpu_op")
+        .select(
+            "index",
+            pl.col("name").fill_null(""),
+            "thread",
+            # + 0.0: a -0.0 sorts as Python's sort of the objects sorted it, equal to 0.0
+            pl.col("ts").fill_null(0.0) + 0.0,
+            pl.col("dur").fill_null(0.0) + 0.0,
+            "external_id",
+            *_SIGNATURE[1:],
+        )
+        .sort(["thread", "ts", "dur", "index"], descending=[False, False, True, False])
+        .with_row_index("pos")
+        .with_columns(pl.col("pos").cast(pl.Int64))
+    )
+    if ops.height == 0:
+        return ops.with_columns(
+            pl.lit(None, pl.Int64).alias("parent"),
+            pl.lit(False).alias("counted"),
+            pl.col("pos").alias("owner"),
+        )
+    walk = ops.select(
+        pl.col("thread").rle_id().cast(pl.Int64).alias("thread"),
+        "ts",
+        "dur",
+        (pl.col("flops").is_not_null() | pl.col("name").is_in(list(PRIMARY)))
+        .cast(pl.UInt8)
+        .alias("candidate"),
+        pl.col("name").is_in(list(COMPOSITE)).cast(pl.UInt8).alias("composite"),
+    ).rechunk()
+    nesting = pl.DataFrame(compiled.op_nesting(walk))
+    return ops.with_columns(nesting.get_columns())
+
+
+def _launched(events: KinetoEvents, ops: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """The GPU events that an op call owns, in file order: ``index``, ``name``, ``dur``,
+    ``device`` and ``owner`` (the owning op's ``pos``); and how many GPU events have no
+    launching op in the trace. The launching op is the runtime call's External id where an op
+    has it, else the event's own (``KinetoEvents.launching_external_id``); of two ops with
+    one External id, the later in stack order."""
+    frame = events.frame
+    by_ext = (
+        ops.filter(pl.col("external_id").is_not_null())
+        .select(pl.col("external_id").alias("ext"), "owner")
+        .unique("ext", keep="last", maintain_order=True)
+    )
+    launches = (
+        frame.filter(
+            pl.col("cat").is_in(_LAUNCH_CATEGORIES),
+            pl.col("correlation").is_not_null(),
+            pl.col("external_id").is_not_null(),
+        )
+        .select("correlation", pl.col("external_id").alias("launch_ext"))
+        .unique("correlation", keep="last")
+        .join(by_ext.select("ext"), left_on="launch_ext", right_on="ext", how="semi")
+    )
+    gpu = (
+        frame.filter(pl.col("cat").is_in(_GPU_CATEGORIES))
+        .select("index", "name", pl.col("dur") + 0.0, "device", "correlation", "external_id")
+        .join(launches, on="correlation", how="left", maintain_order="left")
+        .with_columns(ext=pl.coalesce("launch_ext", "external_id"))
+        .join(by_ext, on="ext", how="left", maintain_order="left")
+    )
+    orphans = gpu.get_column("owner").null_count()
+    owned = gpu.filter(pl.col("owner").is_not_null()).select(
+        "index", "name", "dur", "device", "owner"
+    )
+    return owned, orphans
+
+
+def _signatures(calls: pl.DataFrame) -> pl.DataFrame:
+    """Per distinct signature (``_SIGNATURE``) of ``calls``: its work (``_work``) and bytes,
+    and its row key's texts; each argument's JSON text is decoded once."""
+    distinct = calls.select(_SIGNATURE).unique(maintain_order=True)
+    decoded: dict[str | None, Any] = {None: None}
+    records = []
+    for name, dims_raw, types_raw, concrete_raw, flops_raw in distinct.iter_rows():
+        for raw in (dims_raw, types_raw, concrete_raw, flops_raw):
+            if raw not in decoded:
+                decoded[raw] = msgspec.json.decode(raw)
+        dims, types = decoded[dims_raw], decoded[types_raw]
+        concrete, flops = decoded[concrete_raw], decoded[flops_raw]
+        work, source = _work(name, dims, concrete, flops)
+        moved = op_bytes(name, _list(dims), _list(types), _list(concrete))
+        records.append(
+            {
+                "input_dims_text": _json(dims),
+                "input_types": _json(types),
+                "has_work": work is not None,
+                "work_flops": work.flops if work else None,
+                "work_source": source if work and work.flops is not None else None,
+                "gemm_mnk": "x".join(map(str, work.gemm)) if work and work.gemm else None,
+                "causal": work.causal if work else None,
+                "problem": work.problem if work else None,
+                "bytes": moved.bytes if moved else None,
+            }
+        )
+    schema = {
+        "input_dims_text": pl.String, "input_types": pl.String, "has_work": pl.Boolean,
+        "work_flops": pl.Int64, "work_source": pl.String, "gemm_mnk": pl.String,
+        "causal": pl.Boolean, "problem": pl.String, "bytes": pl.Int64,
+    }  # fmt: skip
+    return pl.concat([distinct, pl.DataFrame(records, schema=schema)], how="horizontal")
+
+
+def _calls(ops: pl.DataFrame, launched: pl.DataFrame) -> pl.DataFrame:
+    """One row per op call that becomes part of a row (a counted op, or an op that owns GPU
+    events), in stack order: its signature's work (a counted call's only), its GPU events'
+    count, time and device (``split_work``: the events counted apart are ``aux_``)."""
+    owners = launched.get_column("owner").unique()
+    calls = ops.filter(pl.col("counted") | pl.col("pos").is_in(owners.implode()))
+    calls = calls.join(
+        _signatures(calls), on=_SIGNATURE, how="left", nulls_equal=True, maintain_order="left"
+    )
+    work_of_counted = ["has_work", "work_flops", "work_source", "gemm_mnk", "causal", "problem"]
+    calls = calls.with_columns(
+        pl.when(pl.col("counted")).then(pl.col(c)).otherwise(pl.lit(None)).alias(c)
+        for c in work_of_counted
+    ).with_columns(pl.col("has_work").fill_null(False))
+    return calls.join(
+        _split(launched, calls.select(pl.col("pos").alias("owner"), "has_work")),
+        left_on="pos",
+        right_on="owner",
+        how="left",
+        maintain_order="left",
+    )
+
+
+def _split(launched: pl.DataFrame, has_work: pl.DataFrame) -> pl.DataFrame:
+    """Per owning call: ``kernels``, ``aux_kernels``, ``gpu_us`` and ``aux_us`` (added one by
+    one in file order, as the objects' sum added them) and ``device`` (the first event's that
+    names one). A call with work sets apart its ``AUX_FAMILIES`` events unless all are."""
+    names = launched.get_column("name").unique().drop_nulls().to_list()
+    apart = [n for n in names if _kernel_family(n) in AUX_FAMILIES]
+    events = launched.join(has_work, on="owner", how="left").with_columns(
+        apart=pl.col("name").is_in(apart) & pl.col("has_work")
+    )
+    events = events.with_columns(
+        aux=pl.col("apart") & ~pl.col("apart").all().over("owner")
+    ).with_columns(
+        doing_dur=pl.when(~pl.col("aux")).then(pl.col("dur")).otherwise(0.0),
+        aux_dur=pl.when(pl.col("aux")).then(pl.col("dur")).otherwise(0.0),
+    )
+    return events.group_by("owner").agg(
+        pl.len().alias("kernels"),
+        pl.col("aux").sum().cast(pl.Int64).alias("aux_kernels"),
+        pl.col("doing_dur").filter(~pl.col("aux")).cum_sum().last().alias("gpu_us"),
+        pl.col("aux_dur").filter(pl.col("aux")).cum_sum().last().alias("aux_us"),
+        pl.col("device").drop_nulls().first().alias("device"),
+        pl.col("index").filter(~pl.col("aux")).alias("doing"),
+    )
 
 
 def single_kernel_flops(events: KinetoEvents) -> dict[int, int]:
@@ -200,62 +290,25 @@ def single_kernel_flops(events: KinetoEvents) -> dict[int, int]:
     a layout transform or memset beside it does none), by the event's index in
     ``traceEvents``: the counted op's work per call (``op_rows``' own attribution). An op call
     whose work several events share gives none of them its FLOPs."""
-    ops, counted, owner = _ownership(events)
-    launched, _ = _launched(events, ops, owner)
-    out = {}
-    for o, owned in launched.items():
-        work = _work(ops[o])[0] if counted[o] else None
-        if work is None or work.flops is None:
-            continue
-        doing, _ = split_work(owned, True)
-        if len(doing) == 1:
-            out[doing[0][0]] = work.flops
-    return out
+    ops = _ownership(events)
+    launched, _ = _launched(events, ops)
+    calls = _calls(ops, launched).filter(
+        pl.col("work_flops").is_not_null(), pl.col("doing").list.len() == 1
+    )
+    pairs = calls.select(pl.col("doing").list.first(), "work_flops").iter_rows()
+    return dict(pairs)
 
 
-def _parents(ops: Sequence[CpuOp]) -> list[int | None]:
-    """Each op's innermost enclosing op on its thread (ops sorted by thread, start, -dur)."""
-    parent: list[int | None] = [None] * len(ops)
-    stack: list[int] = []
-    for i, op in enumerate(ops):
-        while stack and (
-            ops[stack[-1]].thread != op.thread or op.ts >= ops[stack[-1]].ts + ops[stack[-1]].dur
-        ):
-            stack.pop()
-        parent[i] = stack[-1] if stack else None
-        stack.append(i)
-    return parent
-
-
-def _counted(ops: Sequence[CpuOp], parent: Sequence[int | None]) -> list[bool]:
-    """Which ops carry work: the outermost candidate on each stack (module docstring)."""
-    n = len(ops)
-    candidate = [op.flops is not None or op.name in PRIMARY for op in ops]
-    below = [False] * n  # a candidate somewhere inside
-    for i in range(n - 1, -1, -1):
-        p = parent[i]
-        if p is not None and (candidate[i] or below[i]):
-            below[p] = True
-    counted = [False] * n
-    covered = [False] * n  # inside a counted op
-    for i, op in enumerate(ops):
-        p = parent[i]
-        covered[i] = p is not None and (covered[p] or counted[p])
-        if not covered[i]:
-            counted[i] = candidate[i] or (op.name in COMPOSITE and not below[i])
-    return counted
-
-
-def _work(op: CpuOp) -> tuple[Work | None, str | None]:
-    """The op's work per call, and its source: the trace's ``flops`` or tileprof's formula."""
-    formula = op_work(op.name, _list(op.input_dims), _list(op.concrete_inputs))
-    if op.flops is not None:
-        ok = type(op.flops) is int and 0 <= op.flops <= INT64_MAX
+def _work(name: str, dims: Any, concrete: Any, flops: Any) -> tuple[Work | None, str | None]:
+    """An op's work per call, and its source: the trace's ``flops`` or tileprof's formula."""
+    formula = op_work(name, _list(dims), _list(concrete))
+    if flops is not None:
+        ok = type(flops) is int and 0 <= flops <= INT64_MAX
         if not ok:
-            return Work(None, f"flops argument {op.flops!r} is not a count"), "trace"
+            return Work(None, f"flops argument {flops!r} is not a count"), "trace"
         if formula is not None:
-            return Work(op.flops, None, formula.gemm, formula.batch, formula.causal), "trace"
-        return Work(op.flops), "trace"
+            return Work(flops, None, formula.gemm, formula.batch, formula.causal), "trace"
+        return Work(flops), "trace"
     return formula, "formula"
 
 
@@ -273,64 +326,45 @@ def _gpu_target(events: KinetoEvents, device: int | None) -> str:
 def _idle_target(events: KinetoEvents) -> str:
     """The target of a call that launched nothing in a GPU trace: the trace's one GPU device,
     or ``GPU`` when its events name several (such a call has no device of its own)."""
-    devices = {a.device for _, _, a in events.gpu}
-    return _gpu_target(events, devices.pop()) if len(devices) == 1 else "GPU"
+    gpu = events.frame.filter(pl.col("cat").is_in(_GPU_CATEGORIES))
+    devices = gpu.get_column("device").unique().to_list()
+    return _gpu_target(events, devices[0]) if len(devices) == 1 else "GPU"
 
 
-def _per_call(calls: Sequence[_Call], events: KinetoEvents) -> pl.DataFrame:
+def _per_call(calls: pl.DataFrame, events: KinetoEvents) -> pl.DataFrame:
     """One record per op call, in the calls' order (``_rows`` groups them)."""
-    records: list[dict[str, Any]] = []
-    gpu_trace = bool(events.gpu)
+    gpu_trace = events.frame.get_column("cat").is_in(_GPU_CATEGORIES).any()
     idle = _idle_target(events) if gpu_trace else CPU_TARGET
-    for c in calls:
-        has_gpu = c.kernels > 0
-        target = _gpu_target(events, c.device) if has_gpu else idle
-        w = c.work
-        moved = op_bytes(
-            c.op.name, _list(c.op.input_dims), _list(c.op.input_type), _list(c.op.concrete_inputs)
-        )
-        records.append(
-            {
-                "target": target,
-                "op": c.op.name,
-                "input_dims": _json(c.op.input_dims),
-                "input_types": _json(c.op.input_type),
-                "gemm_mnk": "x".join(map(str, w.gemm)) if w and w.gemm else None,
-                "causal": w.causal if w else None,
-                "kernels": c.kernels,
-                "aux_kernels": c.aux_kernels,
-                "aux_us": c.aux_us,
-                "without_gpu": (not has_gpu) if gpu_trace else None,
-                "flops": w.flops if w else None,
-                "flops_source": c.source if w and w.flops is not None else None,
-                "bytes": moved.bytes if moved else None,
-                "us": c.gpu_us if gpu_trace else c.op.dur,
-                "problem": w.problem if w else None,
-                "has_work": w is not None,
-            }
-        )
-    frame = pl.DataFrame(
-        records,
-        schema={
-            "target": pl.String,
-            "op": pl.String,
-            "input_dims": pl.String,
-            "input_types": pl.String,
-            "gemm_mnk": pl.String,
-            "causal": pl.Boolean,
-            "kernels": pl.Int64,
-            "aux_kernels": pl.Int64,
-            "aux_us": pl.Float64,
-            "without_gpu": pl.Boolean,
-            "flops": pl.Int64,
-            "flops_source": pl.String,
-            "bytes": pl.Int64,
-            "us": pl.Float64,
-            "problem": pl.String,
-            "has_work": pl.Boolean,
-        },
+    devices = calls.get_column("device").unique().drop_nulls().to_list()
+    targets = pl.DataFrame(
+        {"device": devices, "device_target": [_gpu_target(events, d) for d in devices]},
+        schema={"device": pl.Int64, "device_target": pl.String},
     )
-    return frame
+    has_gpu = pl.col("kernels").fill_null(0) > 0
+    frame = calls.join(targets, on="device", how="left", maintain_order="left").select(
+        pl.when(has_gpu)
+        .then(pl.col("device_target").fill_null("GPU"))
+        .otherwise(pl.lit(idle))
+        .alias("target"),
+        pl.col("name").alias("op"),
+        pl.col("input_dims_text").alias("input_dims"),
+        "input_types",
+        "gemm_mnk",
+        "causal",
+        pl.col("kernels").fill_null(0),
+        pl.col("aux_kernels").fill_null(0),
+        pl.col("aux_us").fill_null(0.0),
+        (~has_gpu if gpu_trace else pl.lit(None, pl.Boolean)).alias("without_gpu"),
+        pl.col("work_flops").alias("flops"),
+        pl.col("work_source").alias("flops_source"),
+        "bytes",
+        (pl.col("gpu_us").fill_null(0.0) if gpu_trace else pl.col("dur")).alias("us"),
+        "problem",
+        "has_work",
+    )
+    return frame.cast(
+        {"kernels": pl.Int64, "aux_kernels": pl.Int64, "aux_us": pl.Float64, "us": pl.Float64}
+    )
 
 
 def _rows(frame: pl.DataFrame, name: str) -> pl.DataFrame:

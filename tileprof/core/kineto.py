@@ -98,6 +98,11 @@ KINETO_SCHEMA: dict[str, pl.DataType] = {
     "grid": pl.String(),
     "block": pl.String(),
     "input_type": pl.String(),
+    "thread": pl.String(),
+    "flops": pl.String(),
+    "input_dims": pl.String(),
+    "concrete_inputs": pl.String(),
+    "input_type_raw": pl.String(),
     "span_start": pl.Int64(),
     "span_end": pl.Int64(),
 }
@@ -106,8 +111,12 @@ tileprof reads (GPU events, ``cpu_op``, runtime calls, step annotations), in fil
 ``index`` is the place in ``traceEvents``; ``pid`` is null unless an integer; ``device``,
 ``stream``, ``correlation``, ``external_id`` are the ``args``; ``grid``/``block`` are written
 ``AxBxC`` (null when absent or empty), ``input_type`` as ``json.dumps`` writes the list (null
-when absent or empty); ``span_start``/``span_end`` are the event's bytes in the document (null
-when the trace was read by msgspec), from which the free-form ``args`` are decoded on demand."""
+when absent or empty); ``thread`` is ``f"{pid}/{tid}"`` (``CpuOp.thread``); ``flops``,
+``input_dims``, ``concrete_inputs`` and ``input_type_raw`` are the JSON text of those ``args``
+(null when absent or null; the decoder keeps the document's text, msgspec's reading writes
+its own: decode them, each distinct text once, before comparing); ``span_start``/``span_end``
+are the event's bytes in the document (null when the trace was read by msgspec), from which
+the free-form ``args`` are decoded on demand."""
 
 
 @dataclass

@@ -91,6 +91,16 @@ pub struct KinetoColumns {
     pub block: Vec<u32>,
     /// `args["Input type"]` as Python's `json.dumps` writes it (null when absent or empty).
     pub input_type: Vec<u32>,
+    /// `pid/tid` as Python's `f"{pid}/{tid}"` writes them (each an integer, a string, a
+    /// boolean or absent; any other kind declines the document).
+    pub thread: Vec<u32>,
+    /// The raw JSON text of `args.flops`, `args["Input Dims"]`, `args["Concrete Inputs"]`
+    /// and `args["Input type"]`, as written (null when absent or null): the op rows decode
+    /// each distinct text once.
+    pub flops: Vec<u32>,
+    pub input_dims: Vec<u32>,
+    pub concrete_inputs: Vec<u32>,
+    pub input_type_raw: Vec<u32>,
     /// The event's byte span in the document.
     pub start: Vec<u64>,
     pub end: Vec<u64>,
@@ -101,35 +111,61 @@ impl KinetoColumns {
     /// `part`'s rows after these, its `index` moved by `index_offset` and its text codes
     /// mapped into these columns' texts.
     fn append(&mut self, part: KinetoColumns, index_offset: i64) {
-        let codes: Vec<u32> = part
-            .texts
-            .values
-            .iter()
-            .map(|text| self.texts.code(text))
-            .collect();
-        let text = |code: &u32| {
-            if *code == NONE {
+        // Every field named, so that a new column cannot be left out of the join.
+        let KinetoColumns {
+            index,
+            cat,
+            name,
+            ts,
+            dur,
+            pid,
+            device,
+            stream,
+            correlation,
+            external_id,
+            grid,
+            block,
+            input_type,
+            thread,
+            flops,
+            input_dims,
+            concrete_inputs,
+            input_type_raw,
+            start,
+            end,
+            texts,
+        } = part;
+        let codes: Vec<u32> = texts.values.iter().map(|t| self.texts.code(t)).collect();
+        let text = |code: u32| {
+            if code == NONE {
                 NONE
             } else {
-                codes[*code as usize]
+                codes[code as usize]
             }
         };
+        let texts_of =
+            |into: &mut Vec<u32>, from: Vec<u32>| into.extend(from.into_iter().map(text));
         self.index
-            .extend(part.index.iter().map(|index| index + index_offset));
-        self.cat.extend(part.cat.iter().map(text));
-        self.name.extend(part.name.iter().map(text));
-        self.ts.extend(part.ts);
-        self.dur.extend(part.dur);
-        self.pid.extend(part.pid);
-        self.device.extend(part.device);
-        self.stream.extend(part.stream);
-        self.correlation.extend(part.correlation);
-        self.external_id.extend(part.external_id);
-        self.grid.extend(part.grid.iter().map(text));
-        self.block.extend(part.block.iter().map(text));
-        self.input_type.extend(part.input_type.iter().map(text));
-        self.start.extend(part.start);
-        self.end.extend(part.end);
+            .extend(index.into_iter().map(|i| i + index_offset));
+        texts_of(&mut self.cat, cat);
+        texts_of(&mut self.name, name);
+        self.ts.extend(ts);
+        self.dur.extend(dur);
+        self.pid.extend(pid);
+        self.device.extend(device);
+        self.stream.extend(stream);
+        self.correlation.extend(correlation);
+        self.external_id.extend(external_id);
+        texts_of(&mut self.grid, grid);
+        texts_of(&mut self.block, block);
+        texts_of(&mut self.input_type, input_type);
+        texts_of(&mut self.thread, thread);
+        texts_of(&mut self.flops, flops);
+        texts_of(&mut self.input_dims, input_dims);
+        texts_of(&mut self.concrete_inputs, concrete_inputs);
+        texts_of(&mut self.input_type_raw, input_type_raw);
+        self.start.extend(start);
+        self.end.extend(end);
     }
 }
 
@@ -473,7 +509,7 @@ fn keep(
         .push(event.name.as_deref().map_or(NONE, |n| texts.code(n)));
     columns.ts.push(event.ts);
     columns.dur.push(event.dur);
-    columns.pid.push(event.pid);
+    columns.pid.push(event.pid.int);
     columns.device.push(args.device);
     columns.stream.push(match args.stream {
         Stream::Int(value) => Some(value),
@@ -494,6 +530,21 @@ fn keep(
         Some(types) if !types.is_empty() => texts.code(&python_json_list(&types)),
         _ => NONE,
     });
+    let Some(thread) = event.pid.python.zip(event.tid.python) else {
+        return Err(declined(format!(
+            "event {index}: pid or tid of a kind Python's text of it cannot be held to"
+        )));
+    };
+    columns
+        .thread
+        .push(texts.code(&format!("{}/{}", thread.0, thread.1)));
+    let raw = |text: Option<&str>, texts: &mut Texts| text.map_or(NONE, |t| texts.code(t));
+    columns.flops.push(raw(args.flops, texts));
+    columns.input_dims.push(raw(args.input_dims, texts));
+    columns
+        .concrete_inputs
+        .push(raw(args.concrete_inputs, texts));
+    columns.input_type_raw.push(raw(args.input_type_raw, texts));
     columns.start.push(span.0 as u64);
     columns.end.push(span.1 as u64);
     Ok(())
@@ -653,6 +704,72 @@ pub(crate) struct Args<'a> {
     pub(crate) grid: Option<Vec<i64>>,
     pub(crate) block: Option<Vec<i64>>,
     pub(crate) input_type: Option<Vec<Text<'a>>>,
+    pub(crate) input_type_raw: Option<&'a str>,
+    pub(crate) flops: Option<&'a str>,
+    pub(crate) input_dims: Option<&'a str>,
+    pub(crate) concrete_inputs: Option<&'a str>,
+}
+
+/// `pid` or `tid`: the integer it is (when Int64 holds it) and Python's `str()` of the value
+/// msgspec decodes (None when it is of a kind whose text this decoder does not write: a
+/// float, a list, an object, an integer beyond 64 bits).
+#[derive(Debug)]
+pub(crate) struct Process<'a> {
+    pub(crate) int: Option<i64>,
+    pub(crate) python: Option<Cow<'a, str>>,
+}
+
+impl Default for Process<'_> {
+    fn default() -> Self {
+        Process {
+            int: None,
+            python: Some(Cow::Borrowed("None")),
+        }
+    }
+}
+
+/// A `pid` or `tid` from its raw text (checked as msgspec's `Any`). An integer's JSON text is
+/// Python's `str()` of it (no sign but `-`, no leading zero) but for `-0`.
+fn process_of(raw: &RawValue) -> Result<Process<'_>, serde_json::Error> {
+    let text = raw.get();
+    let python = match text.as_bytes()[0] {
+        b'n' => Cow::Borrowed("None"),
+        b't' => Cow::Borrowed("True"),
+        b'f' => Cow::Borrowed("False"),
+        b'"' if !text.contains('\\') => Cow::Borrowed(&text[1..text.len() - 1]),
+        b'"' => serde_json::from_str::<Text<'_>>(text)?.0,
+        _ => {
+            if let Ok(value) = text.parse::<i64>() {
+                let python = Cow::Borrowed(if text == "-0" { "0" } else { text });
+                return Ok(Process {
+                    int: Some(value),
+                    python: Some(python),
+                });
+            }
+            let int = serde_json::from_str::<Checked>(text)?.0;
+            let python = text.parse::<u64>().is_ok().then_some(Cow::Borrowed(text));
+            return Ok(Process { int, python });
+        }
+    };
+    Ok(Process {
+        int: None,
+        python: Some(python),
+    })
+}
+
+/// A free-form argument's raw text (checked as msgspec's `Any`; None when null). serde_json
+/// has checked its syntax; what `Checked` adds is the refusal of a number beyond a float,
+/// which needs an exponent or 309 digits, so only such text is decoded again.
+fn raw_field<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<&'de str>, A::Error> {
+    let raw: &'de RawValue = map.next_value()?;
+    let text = raw.get();
+    let exponent = text.as_bytes().windows(2).any(|pair| {
+        matches!(pair[1], b'e' | b'E') && (pair[0].is_ascii_digit() || pair[0] == b'.')
+    });
+    if exponent || text.len() > 300 {
+        serde_json::from_str::<Checked>(text).map_err(de::Error::custom)?;
+    }
+    Ok((text != "null").then_some(text))
 }
 
 #[derive(Debug, Default)]
@@ -662,7 +779,8 @@ pub(crate) struct Event<'a> {
     pub(crate) name: Option<Cow<'a, str>>,
     pub(crate) ts: Option<f64>,
     pub(crate) dur: Option<f64>,
-    pub(crate) pid: Option<i64>,
+    pub(crate) pid: Process<'a>,
+    pub(crate) tid: Process<'a>,
     pub(crate) args: Option<Args<'a>>,
 }
 
@@ -700,9 +818,11 @@ impl<'de> Deserialize<'de> for Args<'de> {
                         "grid" => 4,
                         "block" => 5,
                         "Input type" => 6,
-                        "Input Dims" | "Concrete Inputs" | "flops" | "Collective name"
-                        | "In msg nelems" | "Out msg nelems" | "Group size" | "dtype"
-                        | "Process Group Name" | "pg_id" | "Seq" => {
+                        "Input Dims" => 7,
+                        "Concrete Inputs" => 8,
+                        "flops" => 9,
+                        "Collective name" | "In msg nelems" | "Out msg nelems" | "Group size"
+                        | "dtype" | "Process Group Name" | "pg_id" | "Seq" => {
                             map.next_value::<Checked>()?;
                             continue; // read from the event's span on the Python side
                         }
@@ -722,7 +842,16 @@ impl<'de> Deserialize<'de> for Args<'de> {
                         3 => args.external_id = int_field(&mut map)?,
                         4 => args.grid = map.next_value()?,
                         5 => args.block = map.next_value()?,
-                        _ => args.input_type = map.next_value()?,
+                        6 => {
+                            let raw: &'de RawValue = map.next_value()?;
+                            let text = raw.get();
+                            args.input_type =
+                                serde_json::from_str(text).map_err(de::Error::custom)?;
+                            args.input_type_raw = (text != "null").then_some(text);
+                        }
+                        7 => args.input_dims = raw_field(&mut map)?,
+                        8 => args.concrete_inputs = raw_field(&mut map)?,
+                        _ => args.flops = raw_field(&mut map)?,
                     }
                 }
                 Ok(args)
@@ -783,9 +912,14 @@ impl<'de> Visitor<'de> for EventVisitor {
                 2 => event.name = optional_text(&mut map)?,
                 3 => event.ts = float_field(&mut map)?,
                 4 => event.dur = float_field(&mut map)?,
-                5 => event.pid = map.next_value::<Checked>()?.0,
-                6 => {
-                    map.next_value::<Checked>()?;
+                5 | 6 => {
+                    let raw: &'de RawValue = map.next_value()?;
+                    let process = process_of(raw).map_err(de::Error::custom)?;
+                    if bit == 5 {
+                        event.pid = process;
+                    } else {
+                        event.tid = process;
+                    }
                 }
                 _ => event.args = map.next_value_seed(OptionalArgs)?,
             }
@@ -836,6 +970,17 @@ mod tests {
             text(&trace, c.input_type[1]),
             Some(r#"["float", "", "\u00e9\ud83d\ude00"]"#)
         );
+        assert_eq!(text(&trace, c.thread[0]), Some("0/7"));
+        assert_eq!(text(&trace, c.thread[1]), Some("p/None"));
+        assert_eq!(text(&trace, c.input_dims[0]), Some("[[1]]"));
+        assert_eq!(
+            (c.input_dims[1], c.flops[0], c.concrete_inputs[0]),
+            (NONE, NONE, NONE)
+        );
+        assert_eq!(
+            text(&trace, c.input_type_raw[1]),
+            Some(r#"["float", "", "\u00e9\ud83d\ude00"]"#)
+        );
         let (start, end) = (c.start[1] as usize, c.end[1] as usize);
         assert!(data[start..end].starts_with(b"{\"ph\": \"X\", \"cat\": \"cpu_op\""));
         assert!(data[start..end].ends_with(b"]}}"));
@@ -872,7 +1017,7 @@ mod tests {
             .map(|row| {
                 let text = |codes: &[u32]| text(trace, codes[row]).map(str::to_owned);
                 format!(
-                    "{} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {} {}",
+                    "{} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {} {}",
                     c.index[row],
                     text(&c.cat),
                     text(&c.name),
@@ -886,6 +1031,11 @@ mod tests {
                     text(&c.grid),
                     text(&c.block),
                     text(&c.input_type),
+                    text(&c.thread),
+                    text(&c.flops),
+                    text(&c.input_dims),
+                    text(&c.concrete_inputs),
+                    text(&c.input_type_raw),
                     c.start[row],
                     c.end[row]
                 )
@@ -909,7 +1059,7 @@ mod tests {
                 _ => ("cuda_runtime", "i"),
             };
             data.push_str(&format!(
-                r#"{{"ph": "{ph}", "cat": "{cat}", "name": "n{} }}, {{\"x\": 1}}", "ts": {i}, "dur": 1, "pid": {}, "args": {{"stream": 7, "correlation": {i}, "nested": [{{"a": 1}}, {{"b": {{}}}}], "grid": [{i}, 1, 1]}}}}"#,
+                r#"{{"ph": "{ph}", "cat": "{cat}", "name": "n{} }}, {{\"x\": 1}}", "ts": {i}, "dur": 1, "pid": {}, "tid": "t{i}", "args": {{"stream": 7, "correlation": {i}, "nested": [{{"a": 1}}, {{"b": {{}}}}], "grid": [{i}, 1, 1], "Input Dims": [[{i}], []], "Input type": ["f", ""]}}}}"#,
                 i % 7,
                 i % 3
             ));
@@ -936,6 +1086,25 @@ mod tests {
             assert!(decode_on(bad.as_bytes(), &pool, part).is_err());
         }
         assert!(decode(bad.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn a_thread_is_written_as_python_writes_it() {
+        let data = br#"{"traceEvents": [
+          {"ph": "X", "cat": "cpu_op", "pid": -0, "tid": "a\"b", "args": {"flops": null}},
+          {"ph": "X", "cat": "cpu_op", "pid": 18446744073709551615, "tid": true,
+           "args": {"flops": 1e3, "Concrete Inputs": ["", "1"]}},
+          {"ph": "i", "cat": "cpu_op", "pid": 1.5, "tid": [1]}
+        ]}"#;
+        let trace = decode(data).unwrap();
+        let c = &trace.columns;
+        assert_eq!(text(&trace, c.thread[0]), Some("0/a\"b"));
+        assert_eq!(text(&trace, c.thread[1]), Some("18446744073709551615/True"));
+        assert_eq!(c.flops[0], NONE);
+        assert_eq!(text(&trace, c.flops[1]), Some("1e3"));
+        assert_eq!(text(&trace, c.concrete_inputs[1]), Some(r#"["", "1"]"#));
+        let float_pid = br#"{"traceEvents": [{"ph": "X", "cat": "cpu_op", "pid": 1.5}]}"#;
+        assert!(decode(float_pid).is_err());
     }
 
     #[test]

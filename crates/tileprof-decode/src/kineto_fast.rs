@@ -20,7 +20,7 @@ use std::borrow::Cow;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
-use crate::kineto::{Args, Checked, Event, Stream, Text};
+use crate::kineto::{Args, Checked, Event, Process, Stream, Text};
 use crate::skip_space;
 
 /// The event whose `{` is at `start`, and the position after its `}`; None when it is not
@@ -56,9 +56,11 @@ pub(crate) fn event_at(data: &[u8], start: usize) -> Option<(Event<'_>, usize)> 
                 (end, value)
             }
             5 | 6 => {
-                let (id, end) = any_id(data, at)?;
+                let (process, end) = process_at(data, at)?;
                 if bit == 5 {
-                    event.pid = id;
+                    event.pid = process;
+                } else {
+                    event.tid = process;
                 }
                 return Some(end);
             }
@@ -245,27 +247,48 @@ fn int_literal(data: &[u8], at: usize) -> Option<(i64, usize)> {
     Some((text.parse().ok()?, end))
 }
 
-/// `pid`, `tid` (`Checked`): the integer when Int64 holds it; null for a text, a finite
-/// float, null, true or false. Anything else is left to serde_json.
-fn any_id(data: &[u8], at: usize) -> Option<(Option<i64>, usize)> {
+/// `pid`, `tid` (`kineto::process_of`): null, true, false, a text without escapes or an
+/// integer that Int64 holds, with Python's `str()` of it. Anything else is left to serde_json.
+fn process_at(data: &[u8], at: usize) -> Option<(Process<'_>, usize)> {
+    fn process(int: Option<i64>, python: &str, end: usize) -> Option<(Process<'_>, usize)> {
+        let python = Some(Cow::Borrowed(python));
+        Some((Process { int, python }, end))
+    }
     match data.get(at)? {
-        b'"' => plain_string(data, at).map(|(_, end)| (None, end)),
+        b'"' => {
+            let (text, end) = plain_text(data, at)?;
+            process(None, text, end)
+        }
         b'-' | b'0'..=b'9' => {
             let (text, integer, end) = number(data, at)?;
-            if integer {
-                return Some((Some(text.parse().ok()?), end));
+            if !integer {
+                return None;
             }
-            let value: f64 = text.parse().ok()?;
-            value.is_finite().then_some((None, end))
+            let python = if text == "-0" { "0" } else { text };
+            process(Some(text.parse().ok()?), python, end)
         }
-        _ => {
-            let end = [&b"null"[..], b"true", b"false"]
-                .into_iter()
-                .find(|word| data[at..].starts_with(word))
-                .map(|word| at + word.len())?;
-            Some((None, end))
-        }
+        b'n' => process(None, "None", null_at(data, at)?),
+        b't' if data[at..].starts_with(b"true") => process(None, "True", at + 4),
+        b'f' if data[at..].starts_with(b"false") => process(None, "False", at + 5),
+        _ => None,
     }
+}
+
+/// The document's text from `start` to `end`.
+fn text_between(data: &[u8], start: usize, end: usize) -> &str {
+    let bytes = &data[start..end];
+    debug_assert!(std::str::from_utf8(bytes).is_ok());
+    // SAFETY: as in `plain_text`: the document was checked whole as UTF-8, and a JSON value
+    // begins and ends with ASCII bytes, so these are whole characters.
+    unsafe { std::str::from_utf8_unchecked(bytes) }
+}
+
+/// A free-form argument (`kineto::raw_field`): its raw text (None when null), checked as
+/// `Checked` checks it.
+fn raw_value(data: &[u8], at: usize) -> Option<(Option<&str>, usize)> {
+    let (_, end) = serde_value::<Checked>(data, at)?;
+    let text = text_between(data, at, end);
+    Some(((text != "null").then_some(text), end))
 }
 
 /// A value read by serde_json from `at` (as `kineto.rs` reads it), and the position after it.
@@ -291,10 +314,10 @@ fn optional_args(data: &[u8], at: usize) -> Option<(Option<Args<'_>>, usize)> {
             b"grid" => 4,
             b"block" => 5,
             b"Input type" => 6,
-            b"Input Dims"
-            | b"Concrete Inputs"
-            | b"flops"
-            | b"Collective name"
+            b"Input Dims" => 7,
+            b"Concrete Inputs" => 8,
+            b"flops" => 9,
+            b"Collective name"
             | b"In msg nelems"
             | b"Out msg nelems"
             | b"Group size"
@@ -331,9 +354,20 @@ fn optional_args(data: &[u8], at: usize) -> Option<(Option<Args<'_>>, usize)> {
                 }
                 end
             }
-            _ => {
+            6 => {
                 let (types, end) = optional_texts(data, at)?;
                 args.input_type = types;
+                let text = text_between(data, at, end);
+                args.input_type_raw = (text != "null").then_some(text);
+                end
+            }
+            _ => {
+                let (text, end) = raw_value(data, at)?;
+                match bit {
+                    7 => args.input_dims = text,
+                    8 => args.concrete_inputs = text,
+                    _ => args.flops = text,
+                }
                 end
             }
         };
@@ -424,7 +458,9 @@ mod tests {
                 "tid": "t", "args": {"device": 0, "stream": 7, "correlation": -3,
                 "grid": [1, 2, 3], "block": [], "Input type": ["a", ""], "x": [{}]}}"#,
             r#"{ "ts" : -0.0e1 , "pid":null,"tid":true,"args":null,"other":{"a":[1e400]} }"#,
-            r#"{"pid": 1.5, "tid": 9223372036854775807, "args": {"stream": "0x0"}}"#,
+            r#"{"pid": -0, "tid": 9223372036854775807, "args": {"stream": "0x0", "flops": 1,
+                "Input Dims": [[1, 2], []], "Concrete Inputs": ["", "1"], "Input type": []}}"#,
+            r#"{"pid": "p", "tid": false, "args": {"Input type": null, "flops": null}}"#,
             r#"{}"#,
         ];
         for text in taken {
@@ -439,6 +475,9 @@ mod tests {
             r#"{"ts": 1e400}"#,
             r#"{"ts": 01}"#,
             r#"{"pid": 9223372036854775808}"#,
+            r#"{"pid": 1.5}"#,
+            r#"{"tid": [1]}"#,
+            r#"{"args": {"flops": 1e400}}"#,
             r#"{"args": {"device": 1.0}}"#,
             r#"{"args": {"grid": [1.5]}}"#,
             r#"{"args": {"stream": [1]}}"#,

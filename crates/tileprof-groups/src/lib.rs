@@ -11,6 +11,7 @@
 //! the columns over. Definitions: docs/metrics.md.
 
 pub mod distinct;
+pub mod nesting;
 pub mod ranks;
 pub mod rows;
 pub mod table;

@@ -9,9 +9,10 @@
 
 use std::sync::Arc;
 
-use arrow_array::types::{Float64Type, Int64Type};
+use arrow_array::types::{Float64Type, Int64Type, UInt8Type};
 use arrow_array::{
-    Array, Float64Array, Int64Array, LargeListArray, RecordBatch, StructArray, UInt32Array,
+    Array, BooleanArray, Float64Array, Int64Array, LargeListArray, RecordBatch, StructArray,
+    UInt32Array,
 };
 use arrow_buffer::ScalarBuffer;
 use arrow_schema::{DataType, Field};
@@ -133,6 +134,66 @@ fn group_statistics(
     Ok(crate::ArrowColumns::new(array))
 }
 
+/// The flag column `name` (UInt8, no null) as booleans.
+fn flags(batch: &RecordBatch, name: &str) -> Result<Vec<bool>, String> {
+    match frames::values::<UInt8Type>(batch, name)? {
+        (values, None) => Ok(values.iter().map(|&v| v != 0).collect()),
+        (_, Some(_)) => Err(format!("{name} has nulls")),
+    }
+}
+
+/// How the CPU ops of `ops` nest (`tileprof_groups::nesting`): a frame of the ops in stack
+/// order with `thread` (Int64), `ts`, `dur` (Float64), `candidate`, `composite` (UInt8), no
+/// nulls. One row per op: `parent` (its row, null at the top), `counted`, `owner` (a row).
+#[pyfunction]
+fn op_nesting(py: Python<'_>, ops: &Bound<'_, PyAny>) -> PyResult<crate::ArrowColumns> {
+    let chunk = frames::one_chunk(ops).map_err(groups_error)?;
+    let chunk =
+        chunk.ok_or_else(|| groups_error(Failure::Columns("a frame of no chunk".into())))?;
+    let array = frames::guarded(py, 1, || {
+        let (ts, dur) = (
+            frames::values::<Float64Type>(&chunk, "ts")?,
+            frames::values::<Float64Type>(&chunk, "dur")?,
+        );
+        if ts.1.is_some() || dur.1.is_some() {
+            return Err("ts or dur has nulls".into());
+        }
+        let (candidate, composite) = (flags(&chunk, "candidate")?, flags(&chunk, "composite")?);
+        let nesting = tileprof_groups::nesting::op_nesting(&tileprof_groups::nesting::Ops {
+            thread: frames::full_ints(&chunk, "thread")?,
+            ts: ts.0,
+            dur: dur.0,
+            candidate: &candidate,
+            composite: &composite,
+        })
+        .map_err(|e| e.0)?;
+        let row = |i: usize| i as i64;
+        let columns: [(&str, Arc<dyn Array>); 3] = [
+            (
+                "parent",
+                Arc::new(Int64Array::from_iter(
+                    nesting.parent.into_iter().map(|p| p.map(row)),
+                )),
+            ),
+            ("counted", Arc::new(BooleanArray::from(nesting.counted))),
+            (
+                "owner",
+                Arc::new(Int64Array::from_iter_values(
+                    nesting.owner.into_iter().map(row),
+                )),
+            ),
+        ];
+        let fields: Vec<Field> = columns
+            .iter()
+            .map(|(name, array)| Field::new(*name, array.data_type().clone(), true))
+            .collect();
+        let arrays = columns.into_iter().map(|(_, array)| array).collect();
+        StructArray::try_new(fields.into(), arrays, None).map_err(|e| e.to_string())
+    })
+    .map_err(groups_error)?;
+    Ok(crate::ArrowColumns::new(array))
+}
+
 /// Panic inside the statistics' guard, on one of its threads: the tests hold the guard to
 /// turning it into a `GroupsError` of kind "panic".
 #[pyfunction]
@@ -149,5 +210,6 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("GroupsError", module.py().get_type::<GroupsError>())?;
     module.add_function(wrap_pyfunction!(group_statistics, module)?)?;
     module.add_function(wrap_pyfunction!(_panic_in_groups, module)?)?;
+    module.add_function(wrap_pyfunction!(op_nesting, module)?)?;
     Ok(())
 }

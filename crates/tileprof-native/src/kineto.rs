@@ -69,7 +69,16 @@ fn to_arrow(columns: KinetoColumns) -> Result<StructArray, ArrowError> {
         ),
         ("grid", dictionary.clone(), text(columns.grid)?),
         ("block", dictionary.clone(), text(columns.block)?),
-        ("input_type", dictionary, text(columns.input_type)?),
+        ("input_type", dictionary.clone(), text(columns.input_type)?),
+        ("thread", dictionary.clone(), text(columns.thread)?),
+        ("flops", dictionary.clone(), text(columns.flops)?),
+        ("input_dims", dictionary.clone(), text(columns.input_dims)?),
+        (
+            "concrete_inputs",
+            dictionary.clone(),
+            text(columns.concrete_inputs)?,
+        ),
+        ("input_type_raw", dictionary, text(columns.input_type_raw)?),
         ("span_start", DataType::Int64, spans(columns.start)),
         ("span_end", DataType::Int64, spans(columns.end)),
     ];

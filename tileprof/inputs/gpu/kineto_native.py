@@ -71,6 +71,11 @@ def frame_of_events(kept: Sequence[tuple[int, Event]]) -> pl.DataFrame:
         "grid": [_dims(a.grid) for a in args],
         "block": [_dims(a.block) for a in args],
         "input_type": [json.dumps(a.input_type) if a.input_type else None for a in args],
+        "thread": [f"{ev.pid}/{ev.tid}" for _, ev in kept],
+        "flops": [_raw(a.flops) for a in args],
+        "input_dims": [_raw(a.input_dims) for a in args],
+        "concrete_inputs": [_raw(a.concrete_inputs) for a in args],
+        "input_type_raw": [_raw(a.input_type) for a in args],
         "span_start": [None] * len(kept),
         "span_end": [None] * len(kept),
     }
@@ -81,6 +86,11 @@ def _int(value: object) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63:
         return value
     return None
+
+
+def _raw(value: object) -> str | None:
+    """An ``args`` value as JSON text (the decoder keeps the document's own), None for None."""
+    return None if value is None else msgspec.json.encode(value).decode()
 
 
 def _dims(values: list[int] | None) -> str | None:
