@@ -511,6 +511,26 @@ mod tests {
     }
 
     #[test]
+    fn a_text_seen_before_is_found_again_on_the_fast_path() {
+        // "a b" has a space (0x20, not a control character); "a\nb" came from an escape
+        let spaced = r#"{"physicalTile":0,"offset":0,"duration":1,"kind":"a b"}"#;
+        let escaped = r#"{"physicalTile":0,"offset":0,"duration":1,"kind":"a\nb"}"#;
+        let mut columns = Columns::default();
+        for line in [spaced, spaced, escaped, escaped] {
+            let sample = fast::line(line.as_bytes()).unwrap();
+            assert!(columns.push_raw(&sample, None).unwrap(), "{line}");
+        }
+        assert_eq!(columns.kind.ids, [0, 0, 1, 1]);
+        let sample = fast::line(spaced.as_bytes()).unwrap();
+        assert!(Columns::default()
+            .push_raw(&sample, Some(&columns))
+            .unwrap());
+        let dictionary = &columns.kind.dictionary;
+        assert_eq!((dictionary.len(), dictionary.is_empty()), (2, false));
+        assert!(Dictionary::<Box<[u8]>>::default().is_empty());
+    }
+
+    #[test]
     fn joined_parts_equal_one_pass() {
         let whole = columns(&[A, B, C, B, A]);
         let parts = Columns::join(vec![columns(&[B]), columns(&[]), columns(&[C, B, A])]).unwrap();

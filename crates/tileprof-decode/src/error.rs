@@ -78,3 +78,45 @@ pub fn serde_message(error: &serde_json::Error) -> String {
         None => text,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_error_says_where_and_what() {
+        let said = [
+            (
+                DecodeError::json(Some(3), "missing field"),
+                "sample 3: missing field",
+            ),
+            (DecodeError::json(None, "not an object"), "not an object"),
+            (
+                DecodeError::Line {
+                    line: 7,
+                    text: b"{".to_vec(),
+                    message: "EOF".into(),
+                },
+                "line 7: EOF",
+            ),
+            (
+                DecodeError::Gzip("bad header".into()),
+                "corrupt or truncated gzip data (bad header)",
+            ),
+            (DecodeError::Io("gone".into()), "cannot read: gone"),
+            (DecodeError::Memory("rows"), "out of memory (rows)"),
+        ];
+        for (error, text) in said {
+            assert_eq!(error.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn serde_messages_lose_only_their_place() {
+        let error = serde_json::from_str::<i64>("  x").unwrap_err();
+        assert_eq!(error.to_string(), "expected value at line 1 column 3");
+        assert_eq!(serde_message(&error), "expected value");
+        let io = serde_json::Error::io(std::io::Error::other("no place"));
+        assert_eq!(serde_message(&io), "no place");
+    }
+}

@@ -592,6 +592,26 @@ mod tests {
     }
 
     #[test]
+    fn values_nested_up_to_max_depth_are_walked_deeper_ones_left_to_serde_json() {
+        let nested = |depth: usize| {
+            let (open, close) = ("[".repeat(depth), "]".repeat(depth));
+            format!(r#"{{"physicalTile":1,"offset":2,"duration":3,"x":{open}{close}}}"#)
+        };
+        let depth = MAX_DEPTH as usize;
+        assert!(line(nested(depth).as_bytes()).is_some());
+        assert!(line(nested(depth + 1).as_bytes()).is_none());
+        assert!(decode_line(nested(depth + 1).as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn string_values_of_other_keys_and_metadata_are_skipped_whole() {
+        let text = r#"{"physicalTile":1,"x":"","offset":2,"y":"a,b","duration":3,"metadata":"m"}"#;
+        let raw = line(text.as_bytes()).unwrap();
+        assert_eq!((raw.offset, raw.duration), (2, 3));
+        assert_eq!(raw.metadata, Some(&b"\"m\""[..]));
+    }
+
+    #[test]
     fn sample_at_ends_where_serde_json_ends() {
         let data = br#"{"physicalTile":1,"offset":1,"duration":1} , {"x"#;
         let (_, end) = sample_at(data, 0).unwrap();

@@ -757,6 +757,80 @@ mod tests {
         );
     }
 
+    /// The byte ranges a decode hands back, sorted.
+    #[derive(Default)]
+    struct Recorded(std::sync::Mutex<Vec<(usize, usize)>>);
+
+    impl Release for Recorded {
+        fn release(&self, start: usize, end: usize) {
+            self.0.lock().unwrap().push((start, end));
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_moves_the_released_ranges_by_its_length() {
+        let with_bom = [UTF8_BOM, DUMP.as_bytes()].concat();
+        for jobs in [1, 2] {
+            let released = |data: &[u8]| {
+                let recorded = Recorded::default();
+                let pool = crate::pool(jobs).unwrap();
+                // blocks of 8 bytes: each is handed back once scanned
+                decode(data, &pool, &recorded, Some(8), &Progress::default()).unwrap();
+                let mut ranges = recorded.0.into_inner().unwrap();
+                ranges.sort_unstable();
+                ranges
+            };
+            let plain = released(DUMP.as_bytes());
+            assert!(!plain.is_empty());
+            let moved: Vec<(usize, usize)> = plain.iter().map(|&(s, e)| (s + 3, e + 3)).collect();
+            assert_eq!(released(&with_bom), moved, "{jobs} jobs");
+        }
+    }
+
+    #[test]
+    fn parts_guessed_inside_a_nested_value_are_not_taken_as_samples() {
+        // each sample holds objects that decode as samples: a part may start at one of them
+        let sample = |i: usize| {
+            format!(
+                r#"{{"physicalTile": {i}, "extra": [{{"a": 1}}, {{"physicalTile": 99, "offset": 7, "duration": 1}}, {{"physicalTile": 98, "offset": 8, "duration": 1}}], "offset": {i}, "duration": 2}}"#
+            )
+        };
+        let samples: Vec<String> = (0..60).map(sample).collect();
+        let text = format!(r#"{{"samples": [{}]}}"#, samples.join(", "));
+        let tiles: Vec<i64> = (0..60).collect();
+        for jobs in [1, 2, 3, 4] {
+            let pool = crate::pool(jobs).unwrap();
+            let dump = decode(text.as_bytes(), &pool, &Keep, None, &Progress::default()).unwrap();
+            assert_eq!(dump.columns.tile, tiles, "{jobs} jobs");
+            assert_eq!(dump.columns.offset, tiles, "{jobs} jobs");
+        }
+    }
+
+    #[test]
+    fn an_escaped_key_is_the_samples_key_only_when_it_says_samples() {
+        let text = r#"{"no\u0074e": [{"physicalTile": 9, "offset": 0, "duration": 1}],
+            "sampl\u0065s": [{"physicalTile": 2, "offset": 0, "duration": 1}]}"#;
+        for (jobs, block) in [(1, None), (2, None), (1, Some(8)), (2, Some(8))] {
+            let pool = crate::pool(jobs).unwrap();
+            let dump = decode(text.as_bytes(), &pool, &Keep, block, &Progress::default());
+            assert_eq!(
+                dump.unwrap().columns.tile,
+                [2],
+                "{jobs} jobs, blocks {block:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_part_out_of_memory_is_the_memory_error() {
+        let data = br#"[{"physicalTile": 0, "offset": 0, "duration": 1}]"#;
+        let parts = vec![Err((0, Cow::Borrowed(OUT_OF_MEMORY)))];
+        assert_eq!(
+            chain(data, 0, data.len() - 1, parts).unwrap_err(),
+            DecodeError::Memory("the sample columns could not grow")
+        );
+    }
+
     #[test]
     fn every_block_size_gives_the_same_columns() {
         let whole = decoded(DUMP, 1).unwrap().columns;

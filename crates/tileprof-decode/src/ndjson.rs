@@ -488,6 +488,32 @@ mod tests {
         assert!(empty.columns.is_empty() && empty.header.is_none());
     }
 
+    /// Hands out its reads in order (an empty read after the last).
+    struct Reads(Vec<std::io::Result<&'static [u8]>>);
+
+    impl Read for Reads {
+        fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+            if self.0.is_empty() {
+                return Ok(0);
+            }
+            let bytes = self.0.remove(0)?;
+            buffer[..bytes.len()].copy_from_slice(bytes);
+            Ok(bytes.len())
+        }
+    }
+
+    #[test]
+    fn fill_retries_an_interrupted_read_and_passes_other_errors_on() {
+        let interrupted = || Err(ErrorKind::Interrupted.into());
+        let mut reads = Reads(vec![Ok(b"ab"), interrupted(), Ok(b"cd")]);
+        let (mut buffer, mut filled) = (Vec::new(), 0);
+        assert!(!fill(&mut reads, &mut buffer, &mut filled, 4).unwrap());
+        assert_eq!(&buffer[..filled], b"abcd");
+        let mut broken = Reads(vec![Err(ErrorKind::InvalidData.into())]);
+        let error = fill(&mut broken, &mut buffer, &mut 0, 4).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::InvalidData);
+    }
+
     #[test]
     fn the_first_bad_line_is_named() {
         let mut text = TEXT.to_vec();

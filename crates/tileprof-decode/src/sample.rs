@@ -199,6 +199,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_text_field_of_another_type_says_a_string_was_expected() {
+        let line = br#"{"physicalTile": 0, "offset": 0, "duration": 1, "kind": 7}"#;
+        let error = decode_line(line).unwrap_err();
+        assert!(error.to_string().contains("expected a string"), "{error}");
+    }
+
+    #[test]
     fn fields_text_and_metadata_decode() {
         let line = br#"{"kernel": "g\u00e9mm", "physicalTile": 3, "offset": 10, "duration": 5,
             "phase": null, "epoch": 2, "kind": "compute", "extra": {"a": [1]},

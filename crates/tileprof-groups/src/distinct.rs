@@ -115,6 +115,26 @@ mod tests {
     }
 
     #[test]
+    fn a_value_alone_in_its_word_is_cleared_for_the_next_group() {
+        // each group's one value is the first bit set in its word: the word must be listed
+        let mut counter = DistinctCounter::new(Some((0, 200)));
+        for group in [[3], [3], [130], [130]] {
+            assert_eq!(counter.count(group.into_iter()), 1);
+        }
+        assert!(counter.bits.iter().all(|&word| word == 0));
+    }
+
+    #[test]
+    fn ranges_up_to_max_bits_wide_take_the_bitmap() {
+        // 2^26 values: 2^20 words of 64 bits; one value more: sorting
+        let widest = DistinctCounter::new(Some((-1, (1 << 26) - 2)));
+        assert_eq!(widest.bits.len(), 1 << 20);
+        assert_eq!(DistinctCounter::new(Some((5, 5))).bits.len(), 1);
+        assert!(DistinctCounter::new(Some((-1, 1 << 26))).bits.is_empty());
+        assert!(DistinctCounter::new(None).bits.is_empty());
+    }
+
+    #[test]
     fn extreme_ranges_do_not_overflow() {
         let mut counter = DistinctCounter::new(Some((i64::MAX - 3, i64::MAX)));
         assert_eq!(

@@ -30,3 +30,15 @@ impl std::fmt::Display for ColumnError {
 }
 
 impl std::error::Error for ColumnError {}
+
+#[cfg(test)]
+mod tests {
+    use super::ColumnError;
+
+    #[test]
+    fn a_column_error_displays_its_line() {
+        // what `?` into a boxed error, or a log line, prints
+        let error = ColumnError("row 2 is not in the frame of 2 rows".into());
+        assert_eq!(error.to_string(), "row 2 is not in the frame of 2 rows");
+    }
+}

@@ -367,6 +367,23 @@ mod tests {
     }
 
     #[test]
+    fn percents_may_repeat_and_reach_1_and_100() {
+        // ascending means non-decreasing: a repeated percent gives its column again
+        let offset = [0, 1, 2, 3];
+        let duration = [4, 1, 3, 2];
+        let frame = samples(&offset, &duration, &[0; 4], &[0; 4]);
+        let groups = GroupRows {
+            starts: &[0, 4],
+            rows: &[0, 1, 2, 3],
+        };
+        let table = group_statistics(&frame, &groups, &[1, 50, 50, 100]).unwrap();
+        assert_eq!(
+            table.percentile_cycles,
+            [vec![1], vec![2], vec![2], vec![4]]
+        );
+    }
+
+    #[test]
     fn malformed_columns_are_refused() {
         let frame = samples(&[0, 1], &[1, 1], &[0, 0], &[0, 0]);
         let refused = |starts: &[i64], rows: &[u32], percents: &[u32]| {

@@ -59,3 +59,33 @@ pub struct Arg<'a, T> {
     pub name_iid: u64,
     pub column: Column<'a, T>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_are_read_least_significant_first_from_the_offset() {
+        let bytes = [0b1010_0101, 0b0000_0110];
+        let bits = Bits {
+            bytes: &bytes,
+            offset: 3,
+        };
+        // bits 3..16 of the two bytes
+        let expected = [
+            false, false, true, false, true, false, true, true, false, false, false, false, false,
+        ];
+        let got: Vec<bool> = (0..expected.len()).map(|row| bits.get(row)).collect();
+        assert_eq!(got, expected);
+        let column = Column {
+            values: &[10, 11, 12][..],
+            valid: Some(bits),
+        };
+        assert_eq!(
+            (column.get(0), column.get(2), column.len()),
+            (None, Some(12), 3)
+        );
+        assert_eq!(Column::full(&[7][..]).get(0), Some(7));
+        assert!(!column.is_empty() && Column::<i64>::full(&[]).is_empty());
+    }
+}

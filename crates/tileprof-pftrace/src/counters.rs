@@ -102,13 +102,15 @@ pub fn spread(starts: &[i64], ends: &[i64], amounts: &[f64], bins: Bins) -> Vec<
 mod tests {
     use super::*;
 
-    /// Per bin, by walking every cycle of every interval.
+    /// Per bin, by walking every cycle of every interval (a cycle before the first bin counts
+    /// in it, one after the last in the last).
     fn brute(starts: &[i64], ends: &[i64], amounts: &[f64], bins: Bins) -> (Vec<f64>, Vec<f64>) {
         let mut cycles = vec![0f64; bins.count];
         let mut useful = vec![0f64; bins.count];
+        let last = bins.count as i64 - 1;
         for i in 0..starts.len() {
             for c in starts[i]..ends[i] {
-                let b = bins.of(c - bins.start);
+                let b = ((c - bins.start).max(0) / bins.width).min(last) as usize;
                 cycles[b] += 1.0;
                 if !amounts[i].is_nan() {
                     useful[b] += amounts[i] / (ends[i] - starts[i]) as f64;
@@ -120,19 +122,36 @@ mod tests {
 
     #[test]
     fn equal_to_walking_every_cycle() {
-        let starts = [0, 3, 7, 10, 10, 25, 2];
-        let ends = [5, 3, 29, 11, 30, 29, 9];
-        let amounts = [5.0, 1.0, 11.0, f64::NAN, 4.0, 2.0, 7.0];
+        // intervals inside, across, before and after the bins, one of length 0, one NaN
+        let starts = [0, 3, 7, 10, 10, 25, 2, -20, 40, 1];
+        let ends = [5, 3, 29, 11, 30, 29, 9, -10, 50, 45];
+        let amounts = [5.0, 1.0, 11.0, f64::NAN, 4.0, 2.0, 7.0, 3.0, 6.0, 9.0];
+        for (start, width, count) in [(0, 4, 8), (5, 4, 6), (-7, 3, 5), (2, 100, 1)] {
+            let bins = Bins {
+                start,
+                width,
+                count,
+            };
+            let (cycles, useful) = brute(&starts, &ends, &amounts, bins);
+            assert_eq!(binned_cycles(&starts, &ends, bins), cycles, "{bins:?}");
+            let got = spread(&starts, &ends, &amounts, bins);
+            assert_eq!(got.len(), count);
+            for (a, b) in got.iter().zip(&useful) {
+                assert!((a - b).abs() < 1e-9, "{got:?} against {useful:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_interval_ending_on_a_bin_edge_stays_out_of_the_running_sum() {
+        // the large interval [0, 4) fills bin 0 only; were it carried through the difference
+        // array, bin 1's one cycle of [2, 12) would be lost to its rounding
         let bins = Bins {
             start: 0,
             width: 4,
-            count: 8,
+            count: 3,
         };
-        let (cycles, useful) = brute(&starts, &ends, &amounts, bins);
-        assert_eq!(binned_cycles(&starts, &ends, bins), cycles);
-        let got = spread(&starts, &ends, &amounts, bins);
-        for (a, b) in got.iter().zip(&useful) {
-            assert!((a - b).abs() < 1e-9, "{got:?} against {useful:?}");
-        }
+        let got = spread(&[0, 2], &[4, 12], &[1e17, 2.5], bins);
+        assert_eq!(got, [1e17 + 0.5, 1.0, 1.0]);
     }
 }

@@ -211,6 +211,39 @@ mod tests {
     }
 
     #[test]
+    fn rows_out_of_order_are_swept_in_start_then_end_order() {
+        // (starts, ends, lanes) of one key: descending; ends ascending but starts not; equal
+        // starts with descending ends; equal starts; starts strictly ascending (sorted already)
+        let cases: [(&[i64], &[i64], &[i64]); 5] = [
+            (&[5, 0], &[10, 8], &[1, 0]),
+            (&[5, 0], &[8, 10], &[1, 0]),
+            (&[0, 0], &[5, 3], &[1, 0]),
+            (&[0, 0, 0], &[1, 2, 3], &[0, 1, 2]),
+            (&[0, 1, 2], &[3, 4, 5], &[0, 1, 2]),
+        ];
+        for (starts, ends, lanes) in cases {
+            let keys = vec![0; starts.len()];
+            assert_eq!(assign_lanes(&keys, starts, ends).unwrap(), lanes);
+            assert_eq!(plainly(&keys, starts, ends), lanes);
+        }
+    }
+
+    #[test]
+    fn small_keys_are_indices_and_the_rest_hashed() {
+        let dense = |keys: &[i64]| matches!(PerKey::for_keys(keys), PerKey::Dense(_));
+        assert!(dense(&[0, (1 << 16) - 1]));
+        assert!(!dense(&[0, 1 << 16]));
+        assert!(!dense(&[-1, 3]));
+        // as many intervals as keys: indices however high
+        let many: Vec<i64> = (0..(1 << 17)).collect();
+        assert!(dense(&many));
+        assert!(!dense(&many[1..]));
+        // negative keys are hashed and placed as any others
+        let (keys, starts, ends) = ([-5, -5, 2], [0, 1, 0], [4, 2, 1]);
+        assert_eq!(assign_lanes(&keys, &starts, &ends).unwrap(), [0, 1, 0]);
+    }
+
+    #[test]
     fn columns_of_other_lengths_are_an_error() {
         assert!(assign_lanes(&[0, 1], &[0], &[1, 2]).is_err());
     }

@@ -32,3 +32,15 @@ impl std::fmt::Display for ColumnError {
 }
 
 impl std::error::Error for ColumnError {}
+
+#[cfg(test)]
+mod tests {
+    use super::ColumnError;
+
+    #[test]
+    fn a_column_error_displays_its_line() {
+        // what `?` into a boxed error, or a log line, prints
+        let error = ColumnError("begin is negative at row 1".into());
+        assert_eq!(error.to_string(), "begin is negative at row 1");
+    }
+}

@@ -366,7 +366,8 @@ pub(crate) mod tests {
         out
     }
 
-    fn inflate(packets: &[u8]) -> Vec<TracePacket> {
+    /// The packets inside the compressed packets of `packets`.
+    pub(crate) fn inflate(packets: &[u8]) -> Vec<TracePacket> {
         use std::io::Read;
         let mut out = Vec::new();
         for outer in unframe(packets) {
@@ -430,6 +431,15 @@ pub(crate) mod tests {
             &lists,
             &[0, 1, 0],
         );
+        assert_eq!((slices.len(), slices.is_empty()), (3, false));
+        let none = Slices {
+            track: &[],
+            begin: &[],
+            end: &[],
+            name: &[],
+            ..slices.clone()
+        };
+        assert!(none.is_empty());
         let mut out = Vec::new();
         slices.encode_rows(0, 3, &mut out);
         assert_eq!(out, derived_rows(&slices, 0, 3));

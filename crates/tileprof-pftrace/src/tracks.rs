@@ -125,7 +125,7 @@ impl Tracks<'_> {
 mod tests {
     use super::*;
     use crate::proto::{TracePacket, TrackDescriptor};
-    use crate::slices::tests::unframe;
+    use crate::slices::tests::{inflate, unframe};
 
     /// The derived messages, encoded by prost: the reference for `encode_rows`.
     fn derived_rows(tracks: &Tracks<'_>) -> Vec<u8> {
@@ -168,6 +168,37 @@ mod tests {
         assert_eq!(second.sibling_order_rank, Some(-2));
         assert_eq!(second.name.as_deref(), Some("overlap 2"));
         assert!(packets[0].track_event.is_none() && packets[0].sequence_flags.is_none());
+        assert_eq!((tracks.len(), tracks.is_empty()), (2, false));
+        assert!(Tracks {
+            uuid: &[],
+            ..tracks
+        }
+        .is_empty());
+    }
+
+    #[test]
+    fn encode_compresses_every_descriptor_in_batches() {
+        let names = ["overlap".to_owned()];
+        let uuid: Vec<i64> = (100..105).collect();
+        let tracks = Tracks {
+            sequence: 3,
+            uuid: &uuid,
+            parent: &[1; 5],
+            rank: &[0, 1, 2, 3, 4],
+            name: &[0; 5],
+            names: &names,
+        };
+        let encoded = tracks.encode(2, 1).unwrap();
+        assert_eq!(encoded.len(), 3);
+        assert_eq!(inflate(&encoded.concat()), unframe(&derived_rows(&tracks)));
+        let bad = Tracks {
+            rank: &[0, 1, 2, 3, i64::from(i32::MAX) + 1],
+            ..tracks
+        };
+        assert_eq!(
+            bad.encode(2, 1).unwrap_err().0,
+            "rank 2147483648 at row 4 is out of range"
+        );
     }
 
     #[test]
