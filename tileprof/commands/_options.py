@@ -127,7 +127,7 @@ def read_options(*, cache: bool = True, quiet: bool = True, tiles_alias: bool = 
             default=None,
             expose_value=False,
             callback=_jobs,
-            help="Threads decoding JSON/NDJSON dumps (default: the usable cores).",
+            help="Threads decoding dumps and PyTorch traces (default: the usable cores).",
         ),
     ]
     if tiles_alias:
