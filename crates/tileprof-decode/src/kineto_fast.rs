@@ -485,6 +485,9 @@ mod tests {
             r#"{"args": {"Input Dims": 1e400}}"#,
             r#"{"args": []}"#,
             "{\"name\": \"a\tb\"}",
+            // a control character where eight bytes are read at a time, and after them
+            "{\"name\": \"aaaaaaaa\u{1}aaaaaaaaaaaaaaaaaaaaaa\"}",
+            "{\"name\": \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\u{1f}\"}",
             r#"{"ts": 1,}"#,
         ];
         for text in left {
