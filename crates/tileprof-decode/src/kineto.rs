@@ -1005,9 +1005,35 @@ mod tests {
             br#"{"deviceProperties": []}"#,
             br#"{"traceEvents": []} x"#,
             b"{\"traceEvents\": [{\"name\": \"\xff\"}]}",
+            br#"{"traceEvents": [{"ts": 1, "ts": 2}]}"#,
+            br#"{"traceEvents": [{"args": {"stream": 1, "stream": 2}}]}"#,
+            br#"{"traceEvents": [], "traceEvents": []}"#,
+            br#"{"traceEvents": {"a": 1}}"#,
+            br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1e16, "dur": 1,
+                 "args": {"stream": 1}}]}"#,
+            // lone surrogates in text serde_json skips unread (msgspec refuses them)
+            br#"{"traceEvents": [{"x": "\ud800"}]}"#,
+            br#"{"traceEvents": [{"x": "\udc00"}]}"#,
+            br#"{"traceEvents": [{"x": "\ud800\u0041"}]}"#,
+            br#"{"traceEvents": [{"x": "\ud83d\ude00\udc00"}]}"#,
+            br#"{"traceEvents": [{"x": "a\ud800"}]}"#,
         ] {
             assert!(decode(data).is_err(), "{}", String::from_utf8_lossy(data));
         }
+        assert_eq!(decode(b"[]").unwrap_err().to_string(), "not an object");
+    }
+
+    #[test]
+    fn surrogate_pairs_and_the_rank_are_read() {
+        for data in [
+            &br#"{"traceEvents": [{"x": "\ud83d\ude00"}]}"#[..],
+            br#"{"traceEvents": [{"x": "\ud83d\ude00\ud83d\ude00 \u0041"}]}"#,
+        ] {
+            assert!(decode(data).is_ok(), "{}", String::from_utf8_lossy(data));
+        }
+        let data = br#"{"traceEvents": [], "distributedInfo": {"rank": 0}}"#;
+        let (start, end) = decode(data).unwrap().distributed_info.unwrap();
+        assert_eq!(&data[start..end], br#"{"rank": 0}"#);
     }
 
     /// Every column of a decode, text codes resolved.

@@ -462,6 +462,9 @@ mod tests {
                 "Input Dims": [[1, 2], []], "Concrete Inputs": ["", "1"], "Input type": []}}"#,
             r#"{"pid": "p", "tid": false, "args": {"Input type": null, "flops": null}}"#,
             r#"{}"#,
+            // strings in the last eight bytes, read one byte at a time
+            r#"{"ph":"X"}"#,
+            r#"{"x":"ab"}"#,
         ];
         for text in taken {
             let (event, end) = event_at(text.as_bytes(), 0).expect(text);
@@ -489,6 +492,10 @@ mod tests {
             "{\"name\": \"aaaaaaaa\u{1}aaaaaaaaaaaaaaaaaaaaaa\"}",
             "{\"name\": \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\u{1f}\"}",
             r#"{"ts": 1,}"#,
+            r#"{"ts": 1, "ts": 2}"#,
+            r#"{"args": {"device": 1, "device": 2}}"#,
+            r#"{"n":"\"}"#,
+            "{\"n\":\"a\u{1}\"}",
         ];
         for text in left {
             assert!(event_at(text.as_bytes(), 0).is_none(), "{text}");
