@@ -466,6 +466,7 @@ mod tests {
             // strings in the last eight bytes, read one byte at a time
             r#"{"ph":"X"}"#,
             r#"{"x":"ab"}"#,
+            r#"{"ph":"a b"}"#,
         ];
         for text in taken {
             let (event, end) = event_at(text.as_bytes(), 0).expect(text);
