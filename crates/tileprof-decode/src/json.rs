@@ -242,12 +242,7 @@ fn speculative_samples(
     if data.get(start) == Some(&b']') {
         return Some((Columns::default(), start));
     }
-    let bounds: Vec<usize> = (start..data.len()).step_by(part_bytes.max(1)).collect();
-    let ranges: Vec<(usize, usize)> = bounds
-        .iter()
-        .zip(bounds.iter().skip(1).chain([&data.len()]))
-        .map(|(&from, &to)| (from, to))
-        .collect();
+    let ranges = crate::part_ranges(start, data.len(), part_bytes);
     let parts: Vec<Option<(usize, Result<Part, PartError>)>> = ranges
         .par_iter()
         .enumerate()

@@ -345,12 +345,7 @@ fn trace_events(
             Next::Event(_) => Err(declined("truncated")),
         };
     };
-    let bounds: Vec<usize> = (start..data.len()).step_by(part_bytes.max(1)).collect();
-    let ranges: Vec<(usize, usize)> = bounds
-        .iter()
-        .zip(bounds.iter().skip(1).chain([&data.len()]))
-        .map(|(&from, &to)| (from, to))
-        .collect();
+    let ranges = crate::part_ranges(start, data.len(), part_bytes);
     let parts: Vec<Option<(usize, Result<Run, Declined>)>> = pool.install(|| {
         ranges
             .par_iter()

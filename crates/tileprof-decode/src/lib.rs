@@ -87,3 +87,14 @@ pub fn guess_start(
     }
     None
 }
+
+/// `start..len` cut into ranges of `part_bytes` (the last one shorter): the byte ranges the
+/// speculative decoders (`json`, `kineto`) hand to their threads.
+pub fn part_ranges(start: usize, len: usize, part_bytes: usize) -> Vec<(usize, usize)> {
+    let bounds: Vec<usize> = (start..len).step_by(part_bytes.max(1)).collect();
+    bounds
+        .iter()
+        .zip(bounds.iter().skip(1).chain([&len]))
+        .map(|(&from, &to)| (from, to))
+        .collect()
+}
