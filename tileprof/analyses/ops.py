@@ -39,7 +39,7 @@ import polars as pl
 from tileprof.analyses.bytes_moved import op_bytes
 from tileprof.analyses.flops import COMPOSITE, INT64_MAX, PRIMARY, Work, op_work
 from tileprof.core.classify import DTYPES, OP_FAMILIES, dtype_from_torch_types, op_family
-from tileprof.core.kineto import KinetoEvents
+from tileprof.core.kineto import GPU_CATEGORIES, KinetoEvents, launch_external_ids
 from tileprof.core.numbers import duration_us
 from tileprof.core.peaks import peak_tflops
 from tileprof.core.roofline import with_roofline
@@ -96,8 +96,6 @@ AUX_FAMILIES: frozenset[str] = frozenset({"layout", "copy", "cast", "fill", "ele
 """Kernel families (from the kernel's own name, ``core.classify``) that do none of a FLOP op's
 multiply-accumulates: beside a kernel of any other family, they are counted apart."""
 
-_GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
-_LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver")
 _SIGNATURE = ["name", "input_dims", "input_type_raw", "concrete_inputs", "flops"]
 """The Kineto frame's columns that fix an op call's work, bytes and row key (``_signatures``)."""
 
@@ -178,18 +176,9 @@ def _launched(events: KinetoEvents, ops: pl.DataFrame) -> tuple[pl.DataFrame, in
         .select(pl.col("external_id").alias("ext"), "owner")
         .unique("ext", keep="last", maintain_order=True)
     )
-    launches = (
-        frame.filter(
-            pl.col("cat").is_in(_LAUNCH_CATEGORIES),
-            pl.col("correlation").is_not_null(),
-            pl.col("external_id").is_not_null(),
-        )
-        .select("correlation", pl.col("external_id").alias("launch_ext"))
-        .unique("correlation", keep="last")
-        .join(by_ext.select("ext"), left_on="launch_ext", right_on="ext", how="semi")
-    )
+    launches = launch_external_ids(frame, by_ext)
     gpu = (
-        frame.filter(pl.col("cat").is_in(_GPU_CATEGORIES))
+        frame.filter(pl.col("cat").is_in(GPU_CATEGORIES))
         .select("index", "name", pl.col("dur") + 0.0, "device", "correlation", "external_id")
         .join(launches, on="correlation", how="left", maintain_order="left")
         .with_columns(ext=pl.coalesce("launch_ext", "external_id"))
@@ -326,14 +315,14 @@ def _gpu_target(events: KinetoEvents, device: int | None) -> str:
 def _idle_target(events: KinetoEvents) -> str:
     """The target of a call that launched nothing in a GPU trace: the trace's one GPU device,
     or ``GPU`` when its events name several (such a call has no device of its own)."""
-    gpu = events.frame.filter(pl.col("cat").is_in(_GPU_CATEGORIES))
+    gpu = events.frame.filter(pl.col("cat").is_in(GPU_CATEGORIES))
     devices = gpu.get_column("device").unique().to_list()
     return _gpu_target(events, devices[0]) if len(devices) == 1 else "GPU"
 
 
 def _per_call(calls: pl.DataFrame, events: KinetoEvents) -> pl.DataFrame:
     """One record per op call, in the calls' order (``_rows`` groups them)."""
-    gpu_trace = events.frame.get_column("cat").is_in(_GPU_CATEGORIES).any()
+    gpu_trace = events.frame.get_column("cat").is_in(GPU_CATEGORIES).any()
     idle = _idle_target(events) if gpu_trace else CPU_TARGET
     devices = calls.get_column("device").unique().drop_nulls().to_list()
     targets = pl.DataFrame(

@@ -119,6 +119,29 @@ are the event's bytes in the document (null when the trace was read by msgspec),
 the free-form ``args`` are decoded on demand."""
 
 
+GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
+"""The categories of a trace's GPU events (kernels, copies, fills)."""
+LAUNCH_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})
+"""The categories of the runtime calls that launch them."""
+
+
+def launch_external_ids(frame: pl.DataFrame, known: pl.DataFrame) -> pl.DataFrame:
+    """``correlation`` and ``launch_ext``: the External id of the runtime call that launched
+    each correlation (its last call, as ``EventLists.launches`` keeps it), where that id is
+    one of ``known``'s ``ext`` (the launching op is in the trace). ``frame`` is a Kineto event
+    frame (``KINETO_SCHEMA``)."""
+    return (
+        frame.filter(
+            pl.col("cat").is_in(LAUNCH_CATEGORIES),
+            pl.col("correlation").is_not_null(),
+            pl.col("external_id").is_not_null(),
+        )
+        .select("correlation", pl.col("external_id").alias("launch_ext"))
+        .unique("correlation", keep="last")
+        .join(known.select("ext"), left_on="launch_ext", right_on="ext", how="semi")
+    )
+
+
 @dataclass
 class EventLists:
     """The events as Python objects, for the analyses that walk them one by one (op rows)."""

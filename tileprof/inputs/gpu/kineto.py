@@ -30,6 +30,8 @@ from tileprof.core.classify import classify, dtype_from_torch_types
 from tileprof.core.errors import InputError
 from tileprof.core.gpu_events import us_of_ns
 from tileprof.core.kineto import (
+    GPU_CATEGORIES,
+    LAUNCH_CATEGORIES,
     Args,
     CpuOp,
     Event,
@@ -38,6 +40,7 @@ from tileprof.core.kineto import (
     Int64,
     KinetoEvents,
     Step,
+    launch_external_ids,
 )
 from tileprof.core.run_schema import ParsedRuns, call_statistics, runs_from_rows
 from tileprof.inputs._format import Reader
@@ -45,8 +48,6 @@ from tileprof.inputs._sniff import TRACE
 
 T = TypeVar("T")
 KIND = TRACE
-GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
-LAUNCH_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})
 NO_DTYPE_FAMILIES = frozenset({"copy", "fill", "cast", "layout", "exchange", "other"})
 
 
@@ -295,16 +296,7 @@ def gpu_events_of(found: KinetoEvents) -> GpuEvents:
         )
         .unique("ext", keep="last", maintain_order=True)
     )
-    launches = (
-        frame.filter(
-            pl.col("cat").is_in(LAUNCH_CATEGORIES),
-            pl.col("correlation").is_not_null(),
-            pl.col("external_id").is_not_null(),
-        )
-        .select("correlation", pl.col("external_id").alias("launch_ext"))
-        .unique("correlation", keep="last")
-        .join(ops.select("ext"), left_on="launch_ext", right_on="ext", how="semi")
-    )
+    launches = launch_external_ids(frame, ops)
     attributed = (
         kineto.join(launches, on="correlation", how="left", maintain_order="left")
         .with_columns(ext=pl.coalesce("launch_ext", "own_ext"))
