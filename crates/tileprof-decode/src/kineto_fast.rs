@@ -20,6 +20,7 @@ use std::borrow::Cow;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
+use crate::fast::string_stop;
 use crate::kineto::{Args, Checked, Event, Process, Stream, Text};
 use crate::skip_space;
 
@@ -119,41 +120,13 @@ fn first_time(seen: &mut u32, bit: u32) -> Option<()> {
     Some(())
 }
 
-/// The first position from `from` holding a quote, a backslash or a control character (the
-/// bytes that end a plain string), eight bytes at a time as `fast::quote_or_backslash` finds
-/// the first two (a byte below 0x20 flagged as in "has a byte less than n"; the lowest
-/// flagged byte is exact).
-#[inline]
-fn string_stop(data: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let mut position = from;
-    while let Some(word) = data.get(position..position + 8) {
-        let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
-        let quotes = word ^ (ONES * u64::from(b'"'));
-        let backslashes = word ^ (ONES * u64::from(b'\\'));
-        let found = (quotes.wrapping_sub(ONES) & !quotes
-            | backslashes.wrapping_sub(ONES) & !backslashes
-            | word.wrapping_sub(ONES * 0x20) & !word)
-            & HIGHS;
-        if found != 0 {
-            return Some(position + (found.trailing_zeros() / 8) as usize);
-        }
-        position += 8;
-    }
-    let rest = data.get(position..)?;
-    rest.iter()
-        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-        .map(|found| position + found)
-}
-
 /// The bytes of the string whose `"` is at `open` when it holds no escape and no control
 /// character, and the position after its closing quote.
 fn plain_string(data: &[u8], open: usize) -> Option<(&[u8], usize)> {
     if data.get(open) != Some(&b'"') {
         return None;
     }
-    let close = string_stop(data, open + 1)?;
+    let close = string_stop::<true>(data, open + 1)?;
     (data[close] == b'"').then(|| (&data[open + 1..close], close + 1))
 }
 
