@@ -71,6 +71,7 @@ def stages(path: Path, gz: Path | None) -> dict[str, list[str]]:
     table = {
         "orjson.loads, gc off": [py, "-c", code],
         "breakdown": [*tileprof, "breakdown", str(path), "--format", "json"],
+        "breakdown, its table": [*tileprof, "breakdown", str(path)],
         "runs": [*tileprof, "runs", str(path), "--format", "json"],
     }
     if gz is not None:

@@ -14,6 +14,7 @@ import polars as pl
 from tileprof.analyses.collectives import Job
 from tileprof.analyses.gpu_breakdown import IDLE_COLUMNS, TIME_COLUMNS, Breakdown
 from tileprof.core.numbers import MISSING, number, percent
+from tileprof.views.fit import Fit
 
 TABLE_WIDTH = 240
 KEYS: tuple[str, ...] = ("trace", "rank", "device", "device_name", "step")
@@ -69,11 +70,44 @@ def _table(
 ) -> str:
     """A plain table; its first ``names`` columns hold names. On a terminal narrower than the
     file width it is fitted (``views/fit.py``): names lose their middle, then figures go in
-    ``drop_first`` order (default: the rightmost first)."""
+    ``drop_first`` order (default: the rightmost first). Laid out without rich
+    (``SpacedTable``) unless rich would print it otherwise (``rich_table``)."""
+    from tileprof.core.text import display_name
+    from tileprof.views.fit import SpacedTable, fit_layout
+
+    def build(shown: Sequence[str], limit: int) -> SpacedTable:
+        keep = [i for i, name in enumerate(header) if name in shown]
+
+        def name(text: str) -> str:
+            return display_name(text, limit) if text else "—"
+
+        cells = [[name(row[i]) if i < names else row[i] for i in keep] for row in rows]
+        return SpacedTable(title, [header[i] for i in keep], cells, [i >= names for i in keep])
+
+    fit = table_fit(header, names, drop_first)
+    target = TABLE_WIDTH if width is None else width
+    table, _, overflow = fit_layout(build, SpacedTable.width, fit, target)
+    if overflow is None and table.printable():
+        return "".join(line + "\n" for line in table.lines())
+    return rich_table(title, header, rows, target, names, fit)
+
+
+def table_fit(header: Sequence[str], names: int, drop_first: Sequence[str] | None) -> Fit:
+    """How a breakdown table narrows: figures go in ``drop_first`` order (default: the
+    rightmost first)."""
+    order = tuple(reversed(header[names:])) if drop_first is None else tuple(drop_first)
+    return Fit(tuple(header), order, TABLE_WIDTH, 120)
+
+
+def rich_table(
+    title: str, header: Sequence[str], rows: list[list[str]], width: int, names: int, fit: Fit
+) -> str:
+    """``_table`` printed by rich: a table still wider than ``width`` once fitted, or one
+    whose cells rich reads otherwise than as plain text."""
     from rich.table import Table
 
     from tileprof.core.text import cell
-    from tileprof.views.fit import Fit, fit_to_width, plain_console, strip_padding
+    from tileprof.views.fit import fit_to_width, plain_console, strip_padding
 
     def build(shown: Sequence[str], limit: int) -> Table:
         table = Table(title=title, title_justify="left", box=None, pad_edge=False)
@@ -84,11 +118,9 @@ def _table(
             table.add_row(*(cell(row[i], limit) if i < names else row[i] for i in keep))
         return table
 
-    order = tuple(reversed(header[names:])) if drop_first is None else tuple(drop_first)
-    fit = Fit(tuple(header), order, TABLE_WIDTH, 120)
     buffer = io.StringIO()
-    console = plain_console(buffer, TABLE_WIDTH if width is None else width)
-    console.print(fit_to_width(build, fit, console, TABLE_WIDTH if width is None else width))
+    console = plain_console(buffer, width)
+    console.print(fit_to_width(build, fit, console, width))
     return strip_padding(buffer.getvalue())
 
 

@@ -15,6 +15,7 @@ fit the same way through ``fit_plain``.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
@@ -216,6 +217,65 @@ class HeavyHeadTable:
 
         head_rule = "╇".join("━" * (w + 2) for w in widths)[1:-1]
         return [line(self.titles, "┃"), head_rule, *(line(row, "│") for row in self.rows)]
+
+
+@dataclass(frozen=True)
+class SpacedTable:
+    """A titled table of one-line text cells in rich's look for ``Table(title=...,
+    title_justify="left", box=None, pad_edge=False)`` (columns two spaces apart, no rules),
+    laid out at its natural width without rich's console: the ``breakdown`` tables.
+
+    rich measures every cell each time ``fit_layout`` measures a table, and again when it
+    prints it: a breakdown of 189 steps (2,100 lines) spent 4 s there, as long as reading its
+    626 MB trace. Here cells are measured as rich measures them (``rich.cells.cell_len``).
+    ``printable`` says whether these lines are rich's; where not (a cell rich would read as
+    markup, or pad, strip or wrap), the caller prints the table with rich instead."""
+
+    title: str
+    titles: Sequence[str]
+    rows: Sequence[Sequence[str]]
+    right: Sequence[bool]
+    """Per column: right-aligned (numbers) or left (names)."""
+
+    def widths(self) -> list[int]:
+        from rich.cells import cell_len
+
+        columns = zip(self.titles, *self.rows, strict=True)
+        return [max(cell_len(text) for text in column) for column in columns]
+
+    def width(self) -> int:
+        """The table's width: its cells and two spaces between columns."""
+        return sum(self.widths()) + 2 * (len(self.titles) - 1)
+
+    def printable(self) -> bool:
+        """Whether ``lines`` are the lines rich prints: no text that rich may read as markup or
+        an emoji code, none with a control character or a space at either end, and a title
+        no wider than the table (rich wraps a wider one)."""
+        from rich.cells import cell_len
+
+        texts = [self.title, *self.titles, *(text for row in self.rows for text in row)]
+        plain = all(text == text.strip() and not _RICH_READS.search(text) for text in texts)
+        return plain and cell_len(self.title) <= self.width()
+
+    def lines(self) -> list[str]:
+        """The title line, the header, the rows; no line ends in padding."""
+        from rich.cells import cell_len
+
+        widths = self.widths()
+
+        def aligned(text: str, width: int, right: bool) -> str:
+            pad = " " * (width - cell_len(text))
+            return pad + text if right else text + pad
+
+        def line(cells: Sequence[str]) -> str:
+            return "  ".join(map(aligned, cells, widths, self.right)).rstrip()
+
+        return [self.title, line(self.titles), *(line(row) for row in self.rows)]
+
+
+_RICH_READS = re.compile(r"[\[\x00-\x1f\x7f-\x9f]|:\S*?:")
+"""What rich may read as markup (``[``) or an emoji code (``:smile:``), or render otherwise
+than as text (control characters)."""
 
 
 def plain_console(buffer: io.StringIO, width: int) -> Console:
