@@ -1128,6 +1128,80 @@ mod tests {
         assert!(decode(float_pid).is_err());
     }
 
+    /// `Input type` with every character Python's `json.dumps` escapes by name: the column
+    /// holds the text `json.dumps` writes (here the document's own text, which is that).
+    #[test]
+    fn input_types_are_written_as_json_dumps_writes_them() {
+        let types =
+            r#"["a\"b", "c\\d", "e\nf", "g\rh", "i\tj", "k\bl", "m\fn", "\u0001", "\u00e9"]"#;
+        let data = format!(
+            r#"{{"traceEvents": [{{"ph": "X", "cat": "cpu_op", "args": {{"Input type": {types}}}}},
+                {{"ph": "X", "cat": "cpu_op", "args": {{"Input type": []}}}}]}}"#
+        );
+        let trace = decode(data.as_bytes()).unwrap();
+        assert_eq!(text(&trace, trace.columns.input_type[0]), Some(types));
+        assert_eq!(trace.columns.input_type[1], NONE, "an empty list is null");
+        assert_eq!(text(&trace, trace.columns.input_type_raw[1]), Some("[]"));
+    }
+
+    /// The bounds of a GPU event's place on the integer-ns clock, as the Python reader's
+    /// `_placeable` (`abs(us) < 9.2e15`) draws them, for its start and its end.
+    #[test]
+    fn a_gpu_event_must_start_and_end_on_the_clock() {
+        let event = |ts: &str, dur: &str| {
+            format!(
+                r#"{{"traceEvents": [{{"ph": "X", "cat": "kernel", "name": "k", "ts": {ts},
+                    "dur": {dur}, "args": {{"stream": 1}}}}]}}"#
+            )
+        };
+        let placed = |ts: &str, dur: &str| decode(event(ts, dur).as_bytes()).is_ok();
+        assert!(!placed("9.2e15", "0"), "a start at the bound");
+        assert!(placed("9199999999999998", "0"), "a start just inside");
+        assert!(!placed("9.1e15", "2e14"), "an end past the bound");
+        assert!(
+            !placed("0.5", "9.2e15"),
+            "an end at the bound, from a small start"
+        );
+        assert!(placed("1", "0"), "a zero duration is kept");
+        let zero = decode(event("1", "0").as_bytes()).unwrap();
+        assert_eq!(zero.columns.dur, vec![Some(0.0)]);
+    }
+
+    /// A number beyond a float in a free-form argument is refused as msgspec refuses it, with
+    /// or without an exponent; one within range is kept as written.
+    #[test]
+    fn a_free_form_number_beyond_a_float_declines() {
+        let args = |value: &str| {
+            format!(
+                r#"{{"traceEvents": [{{"ph": "X", "cat": "cpu_op", "args": {{"flops": {value}}}}}]}}"#
+            )
+        };
+        let huge = format!("1{}.0", "0".repeat(400));
+        assert!(decode(args(&huge).as_bytes()).is_err());
+        assert!(decode(args("1E400").as_bytes()).is_err());
+        let big = format!("1{}", "0".repeat(300));
+        let trace = decode(args(&big).as_bytes()).unwrap();
+        assert_eq!(text(&trace, trace.columns.flops[0]), Some(big.as_str()));
+    }
+
+    /// An event the hand reader leaves to serde_json (an escape in its name) reads the same
+    /// arguments: its External id, and an NCCL parameter checked as msgspec checks `Any`.
+    #[test]
+    fn the_serde_path_reads_the_same_arguments() {
+        let data = br#"{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "nA",
+            "args": {"External id": 5, "Collective name": "allreduce", "Seq": 3}}]}"#;
+        let trace = decode(data).unwrap();
+        assert_eq!(text(&trace, trace.columns.name[0]), Some("nA"));
+        assert_eq!(trace.columns.external_id, vec![Some(5)]);
+        for key in ["Collective name", "Seq", "pg_id", "dtype"] {
+            let data = format!(
+                r#"{{"traceEvents": [{{"ph": "X", "cat": "cpu_op", "name": "nA",
+                    "args": {{"{key}": 1e400}}}}]}}"#
+            );
+            assert!(decode(data.as_bytes()).is_err(), "{key}");
+        }
+    }
+
     #[test]
     fn a_runtime_call_may_write_its_stream_as_text() {
         let data = br#"{"traceEvents": [{"ph": "X", "cat": "cuda_runtime", "name": "l", "ts": 1,
