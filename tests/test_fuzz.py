@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 
 from tests.hostile import ROOT, invoke, strict_json
 from tests.samples import document, sample
+from tests.test_kineto_inventory_native import assert_same_reading as assert_same_inventory
 from tests.test_kineto_native import assert_same_reading
 from tileprof.model.profile import load
 from tileprof.views.writers import dump_bytes
@@ -440,6 +441,22 @@ def test_kineto_decoder_bytes(kind: str, edits: list[tuple[str, int, bytes]]) ->
 @given(edits=value_edits)
 def test_kineto_decoder_structure(kind: str, edits: list[tuple[int, Any]]) -> None:
     assert_same_reading(mutate_json(BREAKDOWN_SEEDS[kind], edits))
+
+
+@pytest.mark.parametrize("kind", sorted(BREAKDOWN_SEEDS))
+@settings(FUZZ)
+@given(edits=value_edits)
+def test_kineto_inventory_structure(kind: str, edits: list[tuple[int, Any]]) -> None:
+    """The compiled inventory reader of the capture checks reads a mutated trace exactly as
+    msgspec's path does: the same inventory and rank, or the same error line."""
+    assert_same_inventory(mutate_json(BREAKDOWN_SEEDS[kind], edits))
+
+
+@pytest.mark.parametrize("kind", sorted(BREAKDOWN_SEEDS))
+@settings(FUZZ)
+@given(edits=byte_edits)
+def test_kineto_inventory_bytes(kind: str, edits: list[tuple[str, int, bytes]]) -> None:
+    assert_same_inventory(mutate_bytes(BREAKDOWN_SEEDS[kind], edits))
 
 
 # --- GPU and Tenstorrent readers, and SQLite (issue 32) ----------------------------------

@@ -43,7 +43,7 @@ impl fmt::Display for Declined {
     }
 }
 
-fn declined(reason: impl Into<String>) -> Declined {
+pub(crate) fn declined(reason: impl Into<String>) -> Declined {
     Declined(reason.into())
 }
 
@@ -209,14 +209,38 @@ fn decode_split(
     data: &[u8],
     split: Option<(&rayon::ThreadPool, usize)>,
 ) -> Result<KinetoTrace, Declined> {
+    let mut columns = None;
+    let (device_properties, distributed_info) = walk_document(data, |open| {
+        let (events, close) = trace_events(data, open, split)?;
+        columns = Some(events);
+        Ok(close)
+    })?;
+    Ok(KinetoTrace {
+        columns: columns.unwrap_or_default(),
+        device_properties,
+        distributed_info,
+    })
+}
+
+/// A byte span of the document: start and end.
+pub type Span = (usize, usize);
+
+/// Walk a trace document at the top level (any key order), checking every value as msgspec
+/// would: `events` decodes the `traceEvents` array whose `[` it is given and returns the
+/// position of its `]`. The spans of `deviceProperties` and `distributedInfo` (None when
+/// absent). Shared by the event decoder and the inventory (`kineto_inventory`).
+pub(crate) fn walk_document(
+    data: &[u8],
+    mut events: impl FnMut(usize) -> Result<usize, Declined>,
+) -> Result<(Option<Span>, Option<Span>), Declined> {
     if std::str::from_utf8(data).is_err() {
         return Err(declined("not UTF-8"));
     }
     if has_lone_surrogate(data) {
         return Err(declined("a lone surrogate escape"));
     }
-    let mut trace = KinetoTrace::default();
-    let mut events = None;
+    let (mut device_properties, mut distributed_info) = (None, None);
+    let mut seen_events = false;
     let mut position = skip_space(data, 0);
     if data.get(position) != Some(&b'{') {
         return Err(declined("not an object"));
@@ -230,26 +254,24 @@ fn decode_split(
         let start = skip_space(data, after);
         let end = match key.as_ref() {
             "traceEvents" => {
-                if events.is_some() || data.get(start) != Some(&b'[') {
+                if seen_events || data.get(start) != Some(&b'[') {
                     return Err(declined("traceEvents twice or not an array"));
                 }
-                let (columns, close) = trace_events(data, start, split)?;
-                events = Some(columns);
-                close + 1
+                seen_events = true;
+                events(start)? + 1
             }
             other => {
                 let end = value_end(data, start)?;
-                let span = Some((start, end));
                 let slot = match other {
-                    "deviceProperties" => Some(&mut trace.device_properties),
-                    "distributedInfo" => Some(&mut trace.distributed_info),
+                    "deviceProperties" => Some(&mut device_properties),
+                    "distributedInfo" => Some(&mut distributed_info),
                     _ => None,
                 };
                 if let Some(slot) = slot {
                     if slot.is_some() {
                         return Err(declined("a top-level key twice"));
                     }
-                    *slot = span;
+                    *slot = Some((start, end));
                 }
                 end
             }
@@ -264,8 +286,10 @@ fn decode_split(
     if skip_space(data, position + 1) != data.len() {
         return Err(declined("trailing data"));
     }
-    trace.columns = events.ok_or_else(|| declined("no traceEvents"))?;
-    Ok(trace)
+    if !seen_events {
+        return Err(declined("no traceEvents"));
+    }
+    Ok((device_properties, distributed_info))
 }
 
 /// Whether a `\uD800`-`\uDFFF` escape stands alone (serde_json skips such text unchecked where
@@ -781,7 +805,7 @@ pub(crate) struct Event<'a> {
 
 /// Marks a key as seen; a key given twice is refused (msgspec keeps the last; the Python
 /// reader reads such a document).
-fn once<E: de::Error>(seen: &mut u32, bit: u32) -> Result<(), E> {
+pub(crate) fn once<E: de::Error>(seen: &mut u32, bit: u32) -> Result<(), E> {
     if *seen & (1 << bit) != 0 {
         return Err(E::custom("a key given twice"));
     }

@@ -10,6 +10,7 @@
 //! - `json`: a JSON dump document, its samples decoded by byte range on threads;
 //! - `kineto`: a PyTorch profiler (Kineto) trace's complete events as columns, on threads;
 //! - `kineto_fast`: one plain Kineto event read by hand (serde_json judges the rest);
+//! - `kineto_inventory`: every complete Kineto event, odd values as nulls, for the capture checks;
 //! - `ndjson`: an NDJSON dump streamed through a bounded window, lines decoded on threads;
 //! - `progress`: the bytes decoded so far, for a progress bar.
 
@@ -19,6 +20,7 @@ pub mod fast;
 pub mod json;
 pub mod kineto;
 mod kineto_fast;
+pub mod kineto_inventory;
 pub mod ndjson;
 pub mod progress;
 pub mod sample;

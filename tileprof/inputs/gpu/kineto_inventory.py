@@ -85,7 +85,28 @@ _NO_ARGS = _Args()
 
 
 def read_inventory(path: str | Path, data: bytes) -> Inventory:
-    """The inventory of one Kineto trace (``data`` read from ``path``)."""
+    """The inventory of one Kineto trace (``data`` read from ``path``): by the compiled
+    reader, or, for a document it declines (an odd value whose Python conversion it does not
+    write, a syntax error to word), by msgspec one event at a time."""
+    from tileprof.inputs.gpu.kineto_native import decoded_inventory
+
+    found = decoded_inventory(path, data)
+    if found is None:
+        return _read_with_msgspec(path, data)
+    frame, info_raw = found
+    info = _decode_part(path, msgspec.Raw(info_raw), _Rank | None, "$.distributedInfo")  # type: ignore[arg-type]
+    return _inventory(path, frame.cast(pl.Schema(INVENTORY_SCHEMA)), info)
+
+
+def _inventory(path: str | Path, frame: pl.DataFrame, info: _Rank | None) -> Inventory:
+    rank = None if info is None else _int(info.rank)
+    world = None if info is None else _int(info.world_size)
+    return Inventory(Path(path).name, frame, rank, world)
+
+
+def _read_with_msgspec(path: str | Path, data: bytes) -> Inventory:
+    """``read_inventory`` by msgspec, one event at a time (the documents the compiled reader
+    declines)."""
     from tileprof.inputs._decode import decode_json
 
     trace = decode_json(path, data, _Trace)
@@ -114,10 +135,7 @@ def read_inventory(path: str | Path, data: bytes) -> Inventory:
         )
         for key, value in zip(rows, values, strict=True):
             rows[key].append(value)
-    frame = pl.DataFrame(rows, schema=INVENTORY_SCHEMA)
-    rank = None if info is None else _int(info.rank)
-    world = None if info is None else _int(info.world_size)
-    return Inventory(Path(path).name, frame, rank, world)
+    return _inventory(path, pl.DataFrame(rows, schema=INVENTORY_SCHEMA), info)
 
 
 def _text(value: Any) -> str | None:

@@ -39,18 +39,38 @@ def decoded_events(
     try:
         found, _why = core.decode_kineto_bytes(data, threads.jobs(), part_bytes)
     except core.DecodeError as error:  # a panic: a bug of tileprof's
-        message = str(error.args[2])
-        raise InputError(
-            path, None, f"internal error in the decoder ({message}); please report it"
-        ) from None
+        raise _internal_error(path, error) from None
     if found is None:
         return None
     columns, props, info = found
-    series = [pl.Series(column).alias(name) for name, column in columns.columns()]
-    frame = pl.DataFrame(series).cast(pl.Schema(KINETO_SCHEMA))
+    frame = _frame_of(columns).cast(pl.Schema(KINETO_SCHEMA))
     props_raw = b"[]" if props is None else data[props[0] : props[1]]
     info_raw = b"null" if info is None else data[info[0] : info[1]]
     return frame, props_raw, info_raw
+
+
+def decoded_inventory(path: str | Path, data: bytes) -> tuple[pl.DataFrame, bytes] | None:
+    """(the inventory's columns, dictionary text as the decoder hands it over; the raw
+    ``distributedInfo``) of ``data`` by the compiled inventory reader
+    (``tileprof_decode::kineto_inventory``), or None when it declines the document."""
+    try:
+        found, _why = core.decode_kineto_inventory(data)
+    except core.DecodeError as error:  # a panic: a bug of tileprof's
+        raise _internal_error(path, error) from None
+    if found is None:
+        return None
+    columns, info = found
+    return _frame_of(columns), b"null" if info is None else data[info[0] : info[1]]
+
+
+def _frame_of(columns: core.ArrowColumns) -> pl.DataFrame:
+    return pl.DataFrame([pl.Series(column).alias(name) for name, column in columns.columns()])
+
+
+def _internal_error(path: str | Path, error: core.DecodeError) -> InputError:
+    """A panic in the compiled decoder: the one-line error every input error is."""
+    message = str(error.args[2])
+    return InputError(path, None, f"internal error in the decoder ({message}); please report it")
 
 
 def frame_of_events(kept: Sequence[tuple[int, Event]]) -> pl.DataFrame:
