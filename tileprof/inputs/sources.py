@@ -15,7 +15,7 @@ import os
 import re
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -70,6 +70,15 @@ class FileRead:
     data: bytes | None
     size: int | None = None
     sha256: str | None = None
+    _events: list[KinetoEvents] = field(default_factory=list, compare=False, repr=False)
+
+    def kineto_events(self) -> KinetoEvents:
+        """The events of a PyTorch (Kineto) trace, decoded on first use and then kept:
+        ``report`` and ``findings`` read a trace's runs, op rows, timeline and critical path
+        from the one decoding."""
+        if not self._events:
+            self._events.append(kineto_events_of(self.path, self.data or b""))
+        return self._events[0]
 
 
 def detect_kind(path: str | Path, data: bytes, reads: str = KNOWN_KINDS) -> str:

@@ -174,15 +174,7 @@ def _source_of(
         source = Source(str(path), path, TILE_DUMP, runs, profile, filters)
         checked = _checked(str(path), TILE_DUMP, None, profile, checks)
         return dataclasses.replace(source, size=found.size, sha256=found.sha256, checked=checked)
-    runs = _gpu_runs(path, found.kind, found.data)
-    op_rows = None
-    if ops and found.kind == TRACE:
-        from tileprof.model.ops import read_ops
-
-        op_rows = read_ops(path, found.data).frame
-    timeline = None
-    if timelines and found.kind in TIMELINE_FORMATS:
-        timeline = parse_timeline(path, found.kind, found.data)
+    runs, op_rows, timeline = _gpu_parts(found, ops=ops, timelines=timelines)
     return Source(
         str(path),
         path,
@@ -195,6 +187,27 @@ def _source_of(
         checked=_checked(str(path), found.kind, found.data, None, checks),
         critical=_critical_of(found) if critical else None,
     )
+
+
+def _gpu_parts(
+    found: FileRead, *, ops: bool, timelines: bool
+) -> tuple[ParsedRuns, pl.DataFrame | None, GpuTimeline | None]:
+    """A GPU file's runs, op rows (``ops``, a PyTorch trace) and timeline (``timelines``); a
+    PyTorch trace is decoded once for all of them and the critical path
+    (``FileRead.kineto_events``)."""
+    path, data = found.path, found.data or b""
+    if found.kind != TRACE:
+        runs = _gpu_runs(path, found.kind, data)
+        if timelines and found.kind in TIMELINE_FORMATS:
+            return runs, None, parse_timeline(path, found.kind, data)
+        return runs, None, None
+    from tileprof.analyses.ops import op_rows
+    from tileprof.inputs.gpu.kineto_timeline import timeline_of
+    from tileprof.model.gpu_runs import trace_runs
+
+    events = found.kineto_events()
+    rows = op_rows(events).frame if ops else None
+    return trace_runs(events), rows, timeline_of(events) if timelines else None
 
 
 def _critical_of(found: FileRead) -> dict[str, Any] | None:

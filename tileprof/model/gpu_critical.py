@@ -23,6 +23,7 @@ from tileprof.analyses.gpu_critical import (
 from tileprof.analyses.gpu_critical_ranks import job_graph, on_time
 
 if TYPE_CHECKING:
+    from tileprof.core.kineto import KinetoEvents
     from tileprof.inputs.sources import FileRead
 
 GPU_CANDIDATES: tuple[str, ...] = ("no-launch", "no-host-gaps", "scale:KERNEL=0.5")
@@ -59,14 +60,12 @@ def export_steps(path: Path, data: bytes) -> list[tuple[int, list[StepPath]]]:
     return found
 
 
-def trace_steps(path: Path, data: bytes) -> tuple[list[StepPath], int | None]:
-    """Each step's graph and path of the Kineto trace at ``path``, and its rank (None
-    without ``distributedInfo``)."""
-    from tileprof.inputs.gpu.kineto import read_events
+def trace_steps(found: KinetoEvents) -> tuple[list[StepPath], int | None]:
+    """Each step's graph and path of a decoded Kineto trace, and its rank (None without
+    ``distributedInfo``)."""
     from tileprof.inputs.gpu.kineto_frame import event_frame
     from tileprof.inputs.gpu.kineto_host import host_frame
 
-    found = read_events(path, data)
     windows = [
         (step, round(lo * 1000), round(hi * 1000))
         for _, step, lo, hi, source in found.steps
@@ -108,12 +107,12 @@ def kernel_rooflines(runs: pl.DataFrame) -> dict[str, float]:
 
 
 def trace_rooflines(found: FileRead) -> dict[str, float]:
-    """``kernel_rooflines`` of one trace's run table (its kernel and op rows, read again from
-    the same bytes: only a ``roofline:GLOB`` edit asks for it)."""
+    """``kernel_rooflines`` of one trace's run table (its kernel and op rows, from the trace's
+    one decoding: only a ``roofline:GLOB`` edit asks for it)."""
     from tileprof.analyses.kernel_metrics import attach_kernel_metrics
-    from tileprof.model.gpu_runs import gpu_runs
+    from tileprof.model.gpu_runs import trace_runs
 
-    runs = gpu_runs(found.path, found.kind, found.data or b"").frame
+    runs = trace_runs(found.kineto_events()).frame
     return kernel_rooflines(attach_kernel_metrics(runs))
 
 
@@ -178,7 +177,7 @@ def trace_critical(reads: Sequence[FileRead], edits: Sequence[Edit] = ()) -> dic
                 documents = [_step_document(s, edits) for s in steps]
                 traces.append({"trace": f"{path.name} pid {pid}", "rank": None, "steps": documents})
             continue
-        steps, rank = trace_steps(path, data)
+        steps, rank = trace_steps(found.kineto_events())
         roofline = trace_rooflines(found) if any(e.kind == "roofline" for e in edits) else None
         documents = [_step_document(s, edits, roofline) for s in steps]
         traces.append({"trace": path.name, "rank": rank, "steps": documents})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tileprof.core.kineto import KinetoEvents
 from tileprof.core.run_schema import ParsedRuns, concat_runs
 from tileprof.inputs.sources import parse_runs
 
@@ -16,10 +17,17 @@ def gpu_runs(path: Path, kind: str, data: bytes) -> ParsedRuns:
 
     if kind != KIND:
         return parse_runs(path, kind, data)
-    from tileprof.analyses.ops import op_rows, op_runs, work_notes
-    from tileprof.inputs.gpu.kineto import parse_events, read_events
+    from tileprof.inputs.gpu.kineto import read_events
 
-    events = read_events(path, data)  # once, for both the kernel rows and the op rows
+    return trace_runs(read_events(path, data))
+
+
+def trace_runs(events: KinetoEvents) -> ParsedRuns:
+    """A PyTorch trace's runs from its decoded events: the kernel rows, then the op rows
+    that carry work."""
+    from tileprof.analyses.ops import op_rows, op_runs, work_notes
+    from tileprof.inputs.gpu.kineto import parse_events
+
     parsed = parse_events(events)
     if parsed.frame.height == 0:
         return parsed
