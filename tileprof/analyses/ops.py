@@ -174,7 +174,7 @@ def _launched(events: KinetoEvents, ops: pl.DataFrame) -> tuple[pl.DataFrame, in
     by_ext = (
         ops.filter(pl.col("external_id").is_not_null())
         .select(pl.col("external_id").alias("ext"), "owner")
-        .unique("ext", keep="last", maintain_order=True)
+        .filter(pl.col("ext").is_last_distinct())  # unique(keep="last"), in order, faster
     )
     launches = launch_external_ids(frame, by_ext)
     gpu = (

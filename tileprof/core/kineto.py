@@ -137,7 +137,7 @@ def launch_external_ids(frame: pl.DataFrame, known: pl.DataFrame) -> pl.DataFram
             pl.col("external_id").is_not_null(),
         )
         .select("correlation", pl.col("external_id").alias("launch_ext"))
-        .unique("correlation", keep="last")
+        .filter(pl.col("correlation").is_last_distinct())
         .join(known.select("ext"), left_on="launch_ext", right_on="ext", how="semi")
     )
 

@@ -294,7 +294,7 @@ def gpu_events_of(found: KinetoEvents) -> GpuEvents:
             pl.col("name").fill_null("").alias("op"),
             pl.col("input_type").alias("op_types"),
         )
-        .unique("ext", keep="last", maintain_order=True)
+        .filter(pl.col("ext").is_last_distinct())  # unique(keep="last"), in order, faster
     )
     launches = launch_external_ids(frame, ops)
     attributed = (

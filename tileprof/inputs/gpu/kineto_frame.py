@@ -84,7 +84,7 @@ def _calls(frame: pl.DataFrame) -> pl.DataFrame:
             pl.col("ts").is_not_null(),
         )
         .filter(_placeable(pl.col("ts")) & _placeable(pl.col("ts") + dur))
-        .unique("correlation", keep="last", maintain_order=True)
+        .filter(pl.col("correlation").is_last_distinct())  # unique(keep="last"), in order
         .select(
             "correlation",
             pl.col("name").fill_null("").alias("launch_name"),
