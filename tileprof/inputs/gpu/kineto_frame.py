@@ -41,10 +41,11 @@ def event_frame(found: KinetoEvents) -> pl.DataFrame:
     ``index`` (the event's place in ``traceEvents``). Made from the Kineto event frame in
     polars, joined with the runtime calls; only the communication kernels (few) have their
     NCCL parameters looked up one by one."""
-    events = found.frame.filter(pl.col("cat").is_in(_GPU_CATEGORIES)).select(
+    # lazy: only these columns of the GPU rows are copied, not every column of the frame
+    events = found.frame.lazy().filter(pl.col("cat").is_in(_GPU_CATEGORIES)).select(
         "index", pl.coalesce("device", "pid").alias("device"), "stream", "cat", "ts", "dur",
         "name", "correlation",
-    )  # fmt: skip
+    ).collect()  # fmt: skip
     calls = _calls(found.frame)
     kind = (
         pl.when(pl.col("cat") == "gpu_memcpy").then(pl.lit("memcpy"))
@@ -78,7 +79,8 @@ def _calls(frame: pl.DataFrame) -> pl.DataFrame:
     clock: those without a placeable start and end are left out."""
     dur = pl.col("dur").fill_null(0.0)
     return (
-        frame.filter(
+        frame.lazy()
+        .filter(
             pl.col("cat").is_in(_LAUNCH_CATEGORIES),
             pl.col("correlation").is_not_null(),
             pl.col("ts").is_not_null(),
@@ -92,6 +94,7 @@ def _calls(frame: pl.DataFrame) -> pl.DataFrame:
             (ns_of_us(pl.col("ts")) + ns_of_us(dur)).alias("launch_end_ns"),
             pl.col("external_id").alias("launch_ext"),
         )
+        .collect()
     )
 
 
