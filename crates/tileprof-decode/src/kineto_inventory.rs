@@ -403,7 +403,11 @@ mod tests {
         assert_eq!(c.device, vec![Some(0), None, None, None]);
         assert_eq!(c.stream, vec![Some(31), None, None, None]);
         assert_eq!(c.correlation, vec![None, None, None, Some(0)]);
-        assert_eq!(c.external_id, vec![None, None, None, None]);
+        assert_eq!(
+            c.external_id,
+            vec![None, None, None, None],
+            "1.0 is not an integer"
+        );
         assert_eq!(text(&found, c.collective[0]), Some("allreduce"));
         assert_eq!(
             text(&found, c.process_group[0]),
@@ -468,6 +472,16 @@ mod tests {
                 String::from_utf8_lossy(data)
             );
         }
+        let ids = br#"{"traceEvents": [{"ph": "X", "args": {"External id": 5, "Seq": 6}}]}"#;
+        let found = inventory(ids).unwrap();
+        assert_eq!(
+            (found.columns.external_id[0], found.columns.seq[0]),
+            (Some(5), Some(6))
+        );
+        let booleans = br#"{"traceEvents": [{"ph": "X", "pid": false, "args": {"pg_id": false}}]}"#;
+        let found = inventory(booleans).expect("a boolean is read, as a null or as Python's text");
+        assert_eq!(found.columns.pid, vec![None]);
+        assert_eq!(text(&found, found.columns.process_group[0]), Some("False"));
         let other = br#"{"traceEvents": [{"ph": "i", "pid": "1_0", "args": {"pg_id": 1.5}}]}"#;
         assert!(
             inventory(other).is_ok(),
