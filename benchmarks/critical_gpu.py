@@ -20,7 +20,7 @@ from tileprof.analyses.gpu_critical import longest_path, step_graph, step_paths
 from tileprof.inputs import read_bytes
 from tileprof.inputs.gpu.kineto import read_events
 from tileprof.inputs.gpu.kineto_frame import event_frame
-from tileprof.inputs.gpu.kineto_host import host_frame
+from tileprof.inputs.gpu.kineto_host import cpu_step_windows, host_frame
 
 TRACE = Path(__file__).resolve().parent.parent / "fixtures" / "hta" / "nccl_2xA100_rank0.json.gz"
 
@@ -40,11 +40,7 @@ def main() -> None:
     args = parser.parse_args()
     found = read_events(TRACE, read_bytes(TRACE))
     host, gpu = host_frame(found), event_frame(found)
-    windows = [
-        (s, round(a * 1000), round(b * 1000))
-        for _, s, a, b, src in found.steps
-        if src == "cpu_step"
-    ]
+    windows = cpu_step_windows(found)
     seconds = _median(lambda: step_paths(host, gpu, windows))
     print(f"trace steps: {len(windows)} steps in {seconds * 1e3:.0f} ms")
     _, lo, hi = windows[0]

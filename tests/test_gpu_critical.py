@@ -25,9 +25,9 @@ from tileprof.analyses.gpu_critical import (
 from tileprof.analyses.gpu_critical_ranks import job_graph, on_time
 from tileprof.commands.cli import cli
 from tileprof.inputs import read_bytes
-from tileprof.inputs.gpu.kineto import read_events
+from tileprof.inputs.gpu.kineto import read_events, step_rows
 from tileprof.inputs.gpu.kineto_frame import event_frame
-from tileprof.inputs.gpu.kineto_host import HOST_SCHEMA, host_frame
+from tileprof.inputs.gpu.kineto_host import HOST_SCHEMA, cpu_step_windows, host_frame
 
 ROOT = Path(__file__).resolve().parent.parent
 HTA = json.loads((ROOT / "fixtures" / "hta" / "critical_path.json").read_text())
@@ -152,7 +152,8 @@ def _window(trace: str, step: dict[str, object]) -> tuple[int, int, int]:
     assert step["category"] == "user_annotation"
     found = read_events(trace, read_bytes(ROOT / trace))
     number = int(str(step["annotation"]).split("#")[1])
-    ((lo, hi),) = [(a, b) for _, n, a, b, src in found.steps if n == number and src == "cpu_step"]
+    steps = step_rows(found.frame)
+    ((lo, hi),) = [(a, b) for _, n, a, b, src in steps if n == number and src == "cpu_step"]
     assert abs((hi - lo) - float(step["duration_us"])) < 1e-3  # type: ignore[arg-type]
     return number, round(lo * 1000), round(hi * 1000)
 
@@ -198,11 +199,7 @@ def test_default_graph_counts_host_gaps_and_syncs() -> None:
         "bert",
         read_bytes(ROOT / "fixtures/tracelens/h100_gaunernst_bert-small-uncased__1016001.json.gz"),
     )
-    windows = [
-        (s, round(a * 1000), round(b * 1000))
-        for _, s, a, b, src in found.steps
-        if src == "cpu_step"
-    ]
+    windows = cpu_step_windows(found)
     (ours,) = step_paths(host, gpu, windows)
     (hta,) = step_paths(host, gpu, windows, hta=True)
     assert ours.path.length_ns >= hta.path.length_ns

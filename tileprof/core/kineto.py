@@ -123,6 +123,30 @@ GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
 """The categories of a trace's GPU events (kernels, copies, fills)."""
 LAUNCH_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})
 """The categories of the runtime calls that launch them."""
+PLACEABLE_US = 9.2e15
+"""The largest |time| in µs that integer ns hold (2⁶³ ns is 9.22e15 µs)."""
+
+
+def placeable(us: pl.Expr) -> pl.Expr:
+    """Whether a time in µs has a place on the integer-ns clock (finite, |us| < 9.2e15)."""
+    return us.is_finite() & (us.abs() < PLACEABLE_US)
+
+
+def runtime_calls(frame: pl.DataFrame) -> pl.LazyFrame:
+    """The runtime calls (``cuda_runtime``/``cuda_driver``) of the Kineto event frame that have
+    a place on the ns clock (a ``ts``, and a finite start and end within ±292 years; the
+    others are left out), in file order, a missing ``name`` as ``""`` and ``dur`` as 0. Lazy:
+    the caller's selection decides which columns of these rows are copied."""
+    dur = pl.col("dur").fill_null(0.0)
+    return (
+        frame.lazy()
+        .filter(
+            pl.col("cat").is_in(LAUNCH_CATEGORIES),
+            pl.col("ts").is_not_null(),
+            placeable(pl.col("ts")) & placeable(pl.col("ts") + dur),
+        )
+        .with_columns(pl.col("name").fill_null(""), dur)
+    )
 
 
 def launch_external_ids(frame: pl.DataFrame, known: pl.DataFrame) -> pl.DataFrame:

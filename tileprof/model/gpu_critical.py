@@ -64,13 +64,9 @@ def trace_steps(found: KinetoEvents) -> tuple[list[StepPath], int | None]:
     """Each step's graph and path of a decoded Kineto trace, and its rank (None without
     ``distributedInfo``)."""
     from tileprof.inputs.gpu.kineto_frame import event_frame
-    from tileprof.inputs.gpu.kineto_host import host_frame
+    from tileprof.inputs.gpu.kineto_host import cpu_step_windows, host_frame
 
-    windows = [
-        (step, round(lo * 1000), round(hi * 1000))
-        for _, step, lo, hi, source in found.steps
-        if source == "cpu_step"
-    ]
+    windows = cpu_step_windows(found)
     rank = None if found.rank is None else found.rank[0]
     return step_paths(host_frame(found), event_frame(found), windows), rank
 

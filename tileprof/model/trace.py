@@ -366,13 +366,9 @@ def critical_path_track(events: KinetoEvents, source: str) -> GpuDevice | None:
     path takes time. Steps side by side share lane 0; the class is the slice's category."""
     from tileprof.analyses.gpu_critical import path_frame, step_paths
     from tileprof.inputs.gpu.kineto_frame import event_frame
-    from tileprof.inputs.gpu.kineto_host import host_frame
+    from tileprof.inputs.gpu.kineto_host import cpu_step_windows, host_frame
 
-    windows = [
-        (step, round(lo * 1000), round(hi * 1000))
-        for _, step, lo, hi, kind in events.steps
-        if kind == "cpu_step"
-    ]
+    windows = cpu_step_windows(events)
     found = step_paths(host_frame(events), event_frame(events), windows)
     spans = [path_frame(s.graph, s.path) for s in found]
     frame = pl.concat(spans).filter(pl.col("ns") > 0) if spans else pl.DataFrame()

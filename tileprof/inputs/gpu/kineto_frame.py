@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 
 from tileprof.core.gpu_events import COMM_NAME, as_gpu_events, ns_of_us
-from tileprof.core.kineto import Args, KinetoEvents
+from tileprof.core.kineto import GPU_CATEGORIES, Args, KinetoEvents, runtime_calls
 
 _COMM_COLUMNS: dict[str, pl.DataType] = {
     "collective": pl.String(),
@@ -30,19 +30,13 @@ _COMM_COLUMNS: dict[str, pl.DataType] = {
 }
 
 
-_GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
-_LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver")
-_PLACEABLE_US = 9.2e15
-"""The largest |time| in µs that integer ns hold (``kineto._PLACEABLE_US``)."""
-
-
 def event_frame(found: KinetoEvents) -> pl.DataFrame:
     """The GPU event frame of a trace, in start order (file order among equal starts), then
     ``index`` (the event's place in ``traceEvents``). Made from the Kineto event frame in
     polars, joined with the runtime calls; only the communication kernels (few) have their
     NCCL parameters looked up one by one."""
     # lazy: only these columns of the GPU rows are copied, not every column of the frame
-    events = found.frame.lazy().filter(pl.col("cat").is_in(_GPU_CATEGORIES)).select(
+    events = found.frame.lazy().filter(pl.col("cat").is_in(GPU_CATEGORIES)).select(
         "index", pl.coalesce("device", "pid").alias("device"), "stream", "cat", "ts", "dur",
         "name", "correlation",
     ).collect()  # fmt: skip
@@ -70,28 +64,18 @@ def event_frame(found: KinetoEvents) -> pl.DataFrame:
     return as_gpu_events(frame.drop("cat", "ts", "dur"))
 
 
-def _placeable(us: pl.Expr) -> pl.Expr:
-    return us.is_finite() & (us.abs() < _PLACEABLE_US)
-
-
 def _calls(frame: pl.DataFrame) -> pl.DataFrame:
     """The runtime calls by ``correlation`` (the last of one correlation), placed on the ns
-    clock: those without a placeable start and end are left out."""
-    dur = pl.col("dur").fill_null(0.0)
+    clock: those without a placeable start and end are left out (``runtime_calls``)."""
     return (
-        frame.lazy()
-        .filter(
-            pl.col("cat").is_in(_LAUNCH_CATEGORIES),
-            pl.col("correlation").is_not_null(),
-            pl.col("ts").is_not_null(),
-        )
-        .filter(_placeable(pl.col("ts")) & _placeable(pl.col("ts") + dur))
+        runtime_calls(frame)
+        .filter(pl.col("correlation").is_not_null())
         .filter(pl.col("correlation").is_last_distinct())  # unique(keep="last"), in order
         .select(
             "correlation",
-            pl.col("name").fill_null("").alias("launch_name"),
+            pl.col("name").alias("launch_name"),
             ns_of_us(pl.col("ts")).alias("launch_start_ns"),
-            (ns_of_us(pl.col("ts")) + ns_of_us(dur)).alias("launch_end_ns"),
+            (ns_of_us(pl.col("ts")) + ns_of_us(pl.col("dur"))).alias("launch_end_ns"),
             pl.col("external_id").alias("launch_ext"),
         )
         .collect()

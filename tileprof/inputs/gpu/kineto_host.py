@@ -12,7 +12,8 @@ from __future__ import annotations
 import polars as pl
 
 from tileprof.core.gpu_events import ns_of_us
-from tileprof.core.kineto import KinetoEvents
+from tileprof.core.kineto import KinetoEvents, runtime_calls
+from tileprof.inputs.gpu.kineto import step_rows
 
 HOST_SCHEMA: dict[str, pl.DataType] = {
     "index": pl.Int64(),
@@ -27,32 +28,51 @@ HOST_SCHEMA: dict[str, pl.DataType] = {
 
 
 def host_frame(found: KinetoEvents) -> pl.DataFrame:
-    """Every CPU op and runtime call of an already-read trace, in file order."""
-    ops = pl.DataFrame(
-        {
-            "index": [op.index for op in found.cpu_ops],
-            "name": [op.name for op in found.cpu_ops],
-            "thread": [op.thread for op in found.cpu_ops],
-            "ts": [op.ts for op in found.cpu_ops],
-            "dur": [op.dur for op in found.cpu_ops],
-        },
-        schema={"index": pl.Int64, "name": pl.String, "thread": pl.String,
-                "ts": pl.Float64, "dur": pl.Float64},
-    ).with_columns(cat=pl.lit("op"), correlation=pl.lit(None, pl.Int64))  # fmt: skip
-    calls = pl.DataFrame(
-        found.runtime,
-        schema={"index": pl.Int64, "name": pl.String, "thread": pl.String,
-                "ts": pl.Float64, "dur": pl.Float64, "correlation": pl.Int64},
-        orient="row",
-    ).with_columns(cat=pl.lit("runtime"))  # fmt: skip
-    both = pl.concat([ops, calls], how="diagonal_relaxed").sort("index")
+    """Every CPU op and runtime call of an already-read trace, in file order, from the Kineto
+    event frame's columns: a CPU op's missing ``name``, ``ts`` or ``dur`` as ``""``, 0 and 0;
+    a runtime call without a place on the ns clock left out (``core.kineto.runtime_calls``)."""
+    frame = found.frame
+    # lazy: only these columns of the kept rows are copied, not every column of the frame
+    ops = (
+        frame.lazy()
+        .filter(pl.col("cat") == "cpu_op")
+        .select(
+            "index",
+            pl.lit("op").alias("cat"),
+            pl.col("name").fill_null(""),
+            "thread",
+            pl.col("ts").fill_null(0.0),
+            pl.col("dur").fill_null(0.0),
+            pl.lit(None, pl.Int64()).alias("correlation"),
+        )
+    )
+    calls = runtime_calls(frame).select(
+        "index", pl.lit("runtime").alias("cat"), "name", "thread", "ts", "dur", "correlation"
+    )
     start = ns_of_us(pl.col("ts"))
-    return both.select(
-        "index",
-        "cat",
-        "name",
-        "thread",
-        start.alias("start_ns"),
-        (start + ns_of_us(pl.col("dur"))).alias("end_ns"),
-        "correlation",
-    ).cast(dict(HOST_SCHEMA.items()))
+    return (
+        pl.concat([ops, calls])
+        .sort("index")
+        .select(
+            "index",
+            "cat",
+            "name",
+            "thread",
+            start.alias("start_ns"),
+            (start + ns_of_us(pl.col("dur"))).alias("end_ns"),
+            "correlation",
+        )
+        .cast(dict(HOST_SCHEMA.items()))
+        .collect()
+    )
+
+
+def cpu_step_windows(found: KinetoEvents) -> list[tuple[int, int, int]]:
+    """The CPU-side ``ProfilerStep#N`` annotations (``kineto.step_rows``) as the windows whose
+    host and GPU events ``critical``'s dependency graph takes: (N, start ns, end ns), the µs
+    times rounded to whole ns."""
+    return [
+        (step, round(lo * 1000), round(hi * 1000))
+        for _, step, lo, hi, source in step_rows(found.frame)
+        if source == "cpu_step"
+    ]
