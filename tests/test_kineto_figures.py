@@ -351,16 +351,32 @@ def test_launch_ops_by_calls_then_name() -> None:
     assert _launch_ops(three) == "aten::bmm ×3; aten::mm ×3; aten::add ×1"
 
 
-def test_launch_through_correlation_then_own_external_id() -> None:
-    from tileprof.inputs.gpu.kineto import Args, KinetoEvents
+def test_launch_through_correlation_then_own_external_id(tmp_path: Path) -> None:
+    import polars as pl
+
+    from tileprof.core.kineto import launch_external_ids
+    from tileprof.inputs.gpu.kineto import gpu_events_of, read_events
 
     # correlation 7's launch names External id 5 (a cpu_op) or 99 (none): 99 falls back to the
     # kernel's own External id 2; no correlation: the kernel's own id
-    found = KinetoEvents("t.json", {}, [], [], {7: 5, 8: 99})
-    known = {2, 5}
-    assert found.launching_external_id(Args(correlation=7, external_id=2), known) == 5
-    assert found.launching_external_id(Args(correlation=8, external_id=2), known) == 2
-    assert found.launching_external_id(Args(external_id=2), known) == 2
+    events = [
+        _event("cpu_op", "aten::mm", 0, 9, **{"External id": 5}),
+        _event("cpu_op", "aten::add", 0, 9, **{"External id": 2}),
+        _event("cuda_runtime", "cudaLaunchKernel", 1, 1, correlation=7, **{"External id": 5}),
+        _event("cuda_runtime", "cudaLaunchKernel", 2, 1, correlation=8, **{"External id": 99}),
+        _event("kernel", "k7", 3, 1, correlation=7, **{"External id": 2}),
+        _event("kernel", "k8", 4, 1, correlation=8, **{"External id": 2}),
+        _event("kernel", "k_own", 5, 1, **{"External id": 2}),
+    ]
+    found = read_events(tmp_path / "t.json", json.dumps({"traceEvents": events}).encode())
+    known = pl.DataFrame({"ext": [2, 5]})
+    assert launch_external_ids(found.frame, known).rows() == [(7, 5)]
+    gpu = gpu_events_of(found).events
+    assert gpu.select(pl.col("name").cast(pl.String), "op").rows() == [
+        ("k7", "aten::mm"),
+        ("k8", "aten::add"),
+        ("k_own", "aten::add"),
+    ]
 
 
 def test_events_read_and_put_in_launch_order(tmp_path: Path) -> None:
@@ -370,7 +386,9 @@ def test_events_read_and_put_in_launch_order(tmp_path: Path) -> None:
     import polars as pl
 
     from tileprof.core.gpu_events import GPU_EVENT_SCHEMA
-    from tileprof.inputs.gpu.kineto import CpuOp, gpu_events_of, read_events
+    from tileprof.core.kineto import launch_external_ids
+    from tileprof.inputs.gpu.kineto import gpu_events_of, read_events
+    from tileprof.inputs.gpu.kineto_host import host_frame
 
     mm_args = {
         "External id": 1,
@@ -402,13 +420,23 @@ def test_events_read_and_put_in_launch_order(tmp_path: Path) -> None:
     data = json.dumps({"traceEvents": events}).encode()
     found = read_events(tmp_path / "t.json", data)
     assert found.name == "t.json"
-    assert found.cpu_ops == [
-        CpuOp(
-            0, "aten::mm", "3/8", 1.5, 4.0, 1, ["float", "float"], [[2, 3], [3, 4]], ["", ""], 48
-        ),
-        CpuOp(1, "", "p/2", 0.0, 0.0, None, None, None, None, None),
+    ops = found.frame.filter(pl.col("cat") == "cpu_op").select(
+        "index", "name", "thread", "ts", "dur", "external_id", "input_type", "flops"
+    )
+    assert ops.rows() == [
+        (0, "aten::mm", "3/8", 1.5, 4.0, 1, '["float", "float"]', "48"),
+        (1, None, "p/2", None, None, None, None, None),
     ]
-    assert found.launches == {70: 1}  # correlation 72's launch names no op
+    # the host frame: a missing name, ts or dur as "", 0, 0; runtime calls in file order
+    assert host_frame(found).rows() == [
+        (0, "op", "aten::mm", "3/8", 1500, 5500, None),
+        (1, "op", "", "p/2", 0, 0, None),
+        (2, "runtime", "cudaLaunchKernel", "None/None", 1000, 2000, 70),
+        (3, "runtime", "cudaLaunchKernel", "None/None", 2000, 3000, 72),
+    ]
+    known = pl.DataFrame({"ext": [1]})
+    # correlation 72's launch names no op
+    assert launch_external_ids(found.frame, known).rows() == [(70, 1)]
     gpu = gpu_events_of(found)
     assert (gpu.devices, gpu.cpu_ops) == ({}, 2)
     columns = ["device", "name", "cat", "start_ns", "end_ns", "stream", "grid", "block", "op",

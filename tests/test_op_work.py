@@ -134,7 +134,11 @@ def test_falcon_convolution_flops_go_to_its_gemm_kernel_and_the_rest_counts_apar
     (ref,) = _sheet(FALCON, "CONV_fwd")
     conv = _op_row(ops, "aten::convolution", ref["Input Dims_first"])
     events = read_kineto_events(FALCON, need="a trace")
-    fprop = [ev.dur for _, ev, _ in events.gpu if "fprop" in (ev.name or "")]
+    gpu = events.frame.filter(
+        pl.col("cat").is_in(["kernel", "gpu_memcpy", "gpu_memset"]),
+        pl.col("name").str.contains("fprop", literal=True),
+    )
+    fprop = gpu.get_column("dur").to_list()
     assert len(fprop) == 1
     assert (conv["kernels"], conv["aux_kernels"]) == (7, 6)
     assert conv["total_us"] == pytest.approx(fprop[0])
@@ -144,7 +148,7 @@ def test_falcon_convolution_flops_go_to_its_gemm_kernel_and_the_rest_counts_apar
     assert conv["tflops"] == pytest.approx(conv["flops"] / fprop[0] / 1e6)
     # the trace view gives the FLOPs to that one kernel (before: to none of the seven)
     flops = single_kernel_flops(events)
-    (index,) = [i for i, ev, _ in events.gpu if "fprop" in (ev.name or "")]
+    (index,) = gpu.get_column("index").to_list()
     assert flops[index] == conv["flops"] == round(float(ref["GFLOPS_first"]) * 1e9)
     # and a note says so, with the op table and with the run table its op rows join
     apart = (

@@ -1,9 +1,10 @@
 """The op rows on the Kineto event frame's columns (``analyses/ops.py``) against a reference
 written as the rules read (``docs/runs.md``, the module docstring), one Python object per
-event: each op's parent on its thread, the outermost op with work counted, GPU events owned
-through the correlation / External id chain, a FLOP op's layout and fill kernels set apart.
-Random traces nest ops on two threads, repeat External ids and launch kernels of every kind,
-read by the compiled decoder and by msgspec."""
+event (the ``json`` module's reading, ``tests/kineto_reference.py``): each op's parent on its
+thread, the outermost op with work counted, GPU events owned through the correlation /
+External id chain, a FLOP op's layout and fill kernels set apart. Random traces nest ops on
+two threads, repeat External ids and launch kernels of every kind, read by the compiled
+decoder and by msgspec."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests import kineto_reference
 from tileprof.analyses.flops import COMPOSITE, PRIMARY
 from tileprof.analyses.ops import AUX_FAMILIES, _work, op_rows, single_kernel_flops
 from tileprof.core.classify import op_family
-from tileprof.core.kineto import KinetoEvents
 from tileprof.inputs.gpu.kineto import _read_with_msgspec, read_events
 
 
@@ -51,17 +52,18 @@ def _nesting(ops: list[Any]) -> tuple[list[bool], list[int]]:
     return counted, owner
 
 
-def reference(events: KinetoEvents) -> tuple[list[tuple[Any, ...]], dict[int, int]]:
+def reference(data: bytes) -> tuple[list[tuple[Any, ...]], dict[int, int]]:
     """Per op call (op, input dims, input types, µs, launched nothing) and the FLOPs of the
-    GPU events that alone do their call's work."""
+    GPU events that alone do their call's work, from the events one by one (``json``)."""
+    events = kineto_reference.read(data)
     ops = sorted(events.cpu_ops, key=lambda o: (o.thread, o.ts, -o.dur, o.index))
     counted, owner = _nesting(ops)
     by_ext = {op.external_id: i for i, op in enumerate(ops) if op.external_id is not None}
     launched: dict[int, list[Any]] = {}
-    for index, ev, a in events.gpu:
-        ext = events.launching_external_id(a, by_ext)
+    for ev in events.gpu:
+        ext = kineto_reference.launching_external_id(events, ev, set(by_ext))
         if ext is not None and ext in by_ext:
-            launched.setdefault(owner[by_ext[ext]], []).append((index, ev))
+            launched.setdefault(owner[by_ext[ext]], []).append(ev)
     gpu_trace = bool(events.gpu)
     calls, alone = [], {}
     for i in sorted({i for i, c in enumerate(counted) if c} | set(launched)):
@@ -69,15 +71,15 @@ def reference(events: KinetoEvents) -> tuple[list[tuple[Any, ...]], dict[int, in
         work = None
         if counted[i]:
             work = _work(op.name, op.input_dims, op.concrete_inputs, op.flops)[0]
-        apart = [work is not None and op_family(ev.name) in AUX_FAMILIES for _, ev in owned]
+        apart = [work is not None and op_family(ev.name) in AUX_FAMILIES for ev in owned]
         if all(apart):
             apart = [False] * len(owned)
-        doing = [(index, ev) for (index, ev), out in zip(owned, apart, strict=True) if not out]
-        us = sum(ev.dur for _, ev in doing) if gpu_trace else op.dur
+        doing = [ev for ev, out in zip(owned, apart, strict=True) if not out]
+        us = sum(ev.dur for ev in doing) if gpu_trace else op.dur
         ids = (_text(op.input_dims), _text(op.input_type))
         calls.append((op.name, *ids, float(us), not owned if gpu_trace else None))
         if work is not None and work.flops is not None and len(doing) == 1:
-            alone[doing[0][0]] = work.flops
+            alone[doing[0].index] = work.flops
     return calls, alone
 
 
@@ -136,9 +138,9 @@ def test_random_traces_give_the_reference_calls(
     ops: list[dict[str, Any]], kernels: list[dict[str, Any]], launches: list[Any]
 ) -> None:
     data = _trace(ops, kernels, launches)
+    calls, alone = reference(data)
     for read in (read_events, _read_with_msgspec):
         events = read("t.json", data)
-        calls, alone = reference(events)
         parsed = op_rows(events)
         assert parsed.calls is not None
         columns = ["op", "input_dims", "input_types", "us", "without_gpu"]

@@ -170,8 +170,8 @@ def _launched(events: KinetoEvents, ops: pl.DataFrame) -> tuple[pl.DataFrame, in
     """The GPU events that an op call owns, in file order: ``index``, ``name``, ``dur``,
     ``device`` and ``owner`` (the owning op's ``pos``); and how many GPU events have no
     launching op in the trace. The launching op is the runtime call's External id where an op
-    has it, else the event's own (``KinetoEvents.launching_external_id``); of two ops with
-    one External id, the later in stack order."""
+    has it, else the event's own (``core.kineto.launch_external_ids``); of two ops with one
+    External id, the later in stack order."""
     frame = events.frame
     by_ext = (
         ops.filter(pl.col("external_id").is_not_null())

@@ -1,15 +1,18 @@
 """The typed events of a PyTorch profiler (Kineto) trace, as the input layer hands them up.
 
-``tileprof.inputs.gpu.kineto`` decodes a trace into these (``read_events``); the op table
-(``tileprof.analyses.ops``) and the trace timeline (``tileprof.model.trace``) consume them, so
-neither imports the decoder. ``Args`` and ``Event`` are msgspec structs: typing them makes
-msgspec check every event in one pass and name the bad one.
+``tileprof.inputs.gpu.kineto`` decodes a trace into the Kineto event frame (``read_events``,
+``KINETO_SCHEMA``); the op table (``tileprof.analyses.ops``), the trace timeline
+(``tileprof.model.trace``) and the critical path read its columns, so none imports the decoder
+and none walks the events one by one. ``Args`` and ``Event`` are msgspec structs: typing them
+makes msgspec check every event in one pass and name the bad one (the documents the compiled
+decoder declines), and ``Args`` holds the free-form ``args`` of the few events an analysis
+reads them of (``KinetoEvents.args_of``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import msgspec
@@ -58,27 +61,6 @@ class Event(msgspec.Struct):
     args: Args | None = None
 
 
-@dataclass
-class CpuOp:
-    """One ``cpu_op`` event: what op-level rows and work attribution read."""
-
-    index: int
-    name: str
-    thread: str
-    ts: float
-    dur: float
-    external_id: int | None
-    input_type: list[str] | None
-    input_dims: Any
-    concrete_inputs: Any
-    flops: Any
-
-
-Launch = tuple[str, float, float, int | None]
-"""A runtime call (``cuda_runtime``/``cuda_driver``): (name, ts, dur, External id)."""
-RuntimeCall = tuple[int, str, str, float, float, int | None]
-"""A runtime call (``cuda_runtime``/``cuda_driver``) on its thread, for the dependency graph of
-``critical``: (place in ``traceEvents``, name, ``pid/tid``, ts, dur, correlation)."""
 Step = tuple[int | None, int, float, float, str]
 """A ``ProfilerStep#N`` annotation: (device, N, ts, ts + dur, ``gpu_annotation`` for the
 GPU-side one on the device its ``pid`` names, else ``cpu_step`` with no device)."""
@@ -111,12 +93,12 @@ tileprof reads (GPU events, ``cpu_op``, runtime calls, step annotations), in fil
 ``index`` is the place in ``traceEvents``; ``pid`` is null unless an integer; ``device``,
 ``stream``, ``correlation``, ``external_id`` are the ``args``; ``grid``/``block`` are written
 ``AxBxC`` (null when absent or empty), ``input_type`` as ``json.dumps`` writes the list (null
-when absent or empty); ``thread`` is ``f"{pid}/{tid}"`` (``CpuOp.thread``); ``flops``,
+when absent or empty); ``thread`` is ``f"{pid}/{tid}"`` (Python's text of the values); ``flops``,
 ``input_dims``, ``concrete_inputs`` and ``input_type_raw`` are the JSON text of those ``args``
 (null when absent or null; the decoder keeps the document's text, msgspec's reading writes
 its own: decode them, each distinct text once, before comparing); ``span_start``/``span_end``
 are the event's bytes in the document (null when the trace was read by msgspec), from which
-the free-form ``args`` are decoded on demand."""
+``KinetoEvents.args_of`` decodes the free-form ``args`` of a few events."""
 
 
 GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
@@ -151,7 +133,7 @@ def runtime_calls(frame: pl.DataFrame) -> pl.LazyFrame:
 
 def launch_external_ids(frame: pl.DataFrame, known: pl.DataFrame) -> pl.DataFrame:
     """``correlation`` and ``launch_ext``: the External id of the runtime call that launched
-    each correlation (its last call, as ``EventLists.launches`` keeps it), where that id is
+    each correlation (its last call in the file), where that id is
     one of ``known``'s ``ext`` (the launching op is in the trace). ``frame`` is a Kineto event
     frame (``KINETO_SCHEMA``)."""
     return (
@@ -166,99 +148,32 @@ def launch_external_ids(frame: pl.DataFrame, known: pl.DataFrame) -> pl.DataFram
     )
 
 
-@dataclass
-class EventLists:
-    """The events as Python objects, for the analyses that walk them one by one (op rows)."""
-
-    cpu_ops: list[CpuOp] = field(default_factory=list)
-    gpu: list[tuple[int, Event, Args]] = field(default_factory=list)
-    launches: dict[int, int] = field(default_factory=dict)  # correlation -> External id
-    calls: dict[int, Launch] = field(default_factory=dict)  # correlation -> runtime call
-    comm_ops: dict[int, Args] = field(default_factory=dict)  # record_param_comms by External id
-    steps: list[Step] = field(default_factory=list)
-    runtime: list[RuntimeCall] = field(default_factory=list)  # every placeable runtime call
-
-
 class KinetoEvents:
     """The events of a trace that tileprof reads, checked, in file order: the one Kineto event
-    model every command reads (runs, ops, breakdown, findings, report, trace).
+    model every command reads (runs, ops, breakdown, findings, report, trace, critical).
 
-    ``frame`` holds them as columns (``KINETO_SCHEMA``), which the GPU event frame, the run
-    table and the breakdown read; the per-event objects (``cpu_ops``, ``gpu``, ...) are made
-    from it only when an analysis walks them (``load``), and ``args_of`` decodes the ``args``
-    of a few events by their index."""
+    ``frame`` holds them as columns (``KINETO_SCHEMA``), which every analysis reads (the GPU
+    event frame, the host frame, the step windows, the op rows); ``args_of`` decodes the
+    free-form ``args`` of a few events by their index (the NCCL parameters of the
+    communication kernels)."""
 
     def __init__(
         self,
         name: str,
         devices: dict[int, str],
-        cpu_ops: list[CpuOp] | None = None,
-        gpu: list[tuple[int, Event, Args]] | None = None,
-        launches: dict[int, int] | None = None,
-        *,
-        frame: pl.DataFrame | None = None,
-        load: Callable[[], EventLists] | None = None,
-        args_of: Callable[[Sequence[int]], list[Args]] | None = None,
+        frame: pl.DataFrame,
+        args_of: Callable[[Sequence[int]], list[Args]],
         rank: tuple[int, int, str | None] | None = None,
     ) -> None:
         self.name = name
         self.devices = devices
         self.rank = rank  # distributedInfo: rank, world size, backend
-        self.frame = frame if frame is not None else pl.DataFrame(schema=KINETO_SCHEMA)
-        self._lists: EventLists | None = None
-        if load is None:
-            self._lists = EventLists(cpu_ops or [], gpu or [], launches or {})
-        self._load = load
+        self.frame = frame
         self._args_of = args_of
-
-    def lists(self) -> EventLists:
-        """The events as objects (made once, on first use)."""
-        if self._lists is None:
-            assert self._load is not None
-            self._lists = self._load()
-        return self._lists
-
-    @property
-    def cpu_ops(self) -> list[CpuOp]:
-        return self.lists().cpu_ops
-
-    @property
-    def gpu(self) -> list[tuple[int, Event, Args]]:
-        return self.lists().gpu
-
-    @property
-    def launches(self) -> dict[int, int]:
-        return self.lists().launches
-
-    @property
-    def calls(self) -> dict[int, Launch]:
-        return self.lists().calls
-
-    @property
-    def comm_ops(self) -> dict[int, Args]:
-        return self.lists().comm_ops
-
-    @property
-    def steps(self) -> list[Step]:
-        return self.lists().steps
-
-    @property
-    def runtime(self) -> list[RuntimeCall]:
-        return self.lists().runtime
 
     def args_of(self, indices: Sequence[int]) -> list[Args]:
         """The ``args`` of the events at ``indices`` (places in ``traceEvents``), in order."""
-        if self._args_of is not None:
-            return self._args_of(indices)
-        by_index = {i: a for i, _, a in self.gpu}
-        return [by_index[i] for i in indices]
-
-    def launching_external_id(self, a: Args, known: Container[int]) -> int | None:
-        """The External id of the cpu_op that launched a GPU event with ``args`` ``a``."""
-        ext = self.launches.get(a.correlation) if a.correlation is not None else None
-        if ext is None or ext not in known:
-            ext = a.external_id
-        return ext
+        return self._args_of(indices)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import json
 import math
 import re
 from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -32,10 +33,9 @@ from tileprof.core.gpu_events import us_of_ns
 from tileprof.core.kineto import (
     GPU_CATEGORIES,
     LAUNCH_CATEGORIES,
+    PLACEABLE_US,
     Args,
-    CpuOp,
     Event,
-    EventLists,
     GpuEvents,
     Int64,
     KinetoEvents,
@@ -84,13 +84,13 @@ def read_events(path: str | Path, data: bytes) -> KinetoEvents:
     frame; a document it declines (anything it cannot hold to msgspec's reading exactly: an
     error, a value of another type, a key given twice) is read by msgspec as before, which
     words the error or reads the odd document."""
-    from tileprof.inputs.gpu.kineto_native import decoded_events
+    from tileprof.inputs.gpu.kineto_native import decoded_events, spans_args
 
     found = decoded_events(path, data)
     if found is None:
         return _read_with_msgspec(path, data)
     frame, props_raw, info_raw = found
-    return _events(path, frame, props_raw, info_raw, load=None, data=data)
+    return _events(path, frame, props_raw, info_raw, lambda ix: spans_args(frame, data, ix))
 
 
 def _events(
@@ -98,33 +98,18 @@ def _events(
     frame: pl.DataFrame,
     props_raw: bytes,
     info_raw: bytes,
-    *,
-    load: tuple[EventLists, dict[int, Args]] | None,
-    data: bytes | None,
+    args_of: Callable[[Sequence[int]], list[Args]],
 ) -> KinetoEvents:
-    """The event model of a trace whose events are in ``frame``, with its ``deviceProperties``
-    and ``distributedInfo`` decoded (their errors named as before)."""
-    from tileprof.inputs.gpu.kineto_native import spans_args, spans_lists
-
+    """The event model of a trace whose events are in ``frame`` (``args_of``: the ``args`` of
+    events by index), with its ``deviceProperties`` and ``distributedInfo`` decoded (their
+    errors named as before)."""
     props = _decode_part(path, msgspec.Raw(props_raw), list[DeviceProperties], "$.deviceProperties")
     optional_info: Any = DistributedInfo | None  # a union: msgspec decodes null as None
     info: DistributedInfo | None = _decode_part(
         path, msgspec.Raw(info_raw), optional_info, "$.distributedInfo"
     )
     listed = {d.id: d.name for d in props}
-    if load is not None:
-        lists, by_index = load
-        events = KinetoEvents(
-            Path(path).name, listed, frame=frame, load=lambda: lists,
-            args_of=lambda indices: [by_index[i] for i in indices],
-        )  # fmt: skip
-    else:
-        assert data is not None
-        events = KinetoEvents(
-            Path(path).name, listed, frame=frame,
-            load=lambda: spans_lists(path, frame, data, _file_event),
-            args_of=lambda indices: spans_args(frame, data, indices),
-        )  # fmt: skip
+    events = KinetoEvents(Path(path).name, listed, frame, args_of)
     if info is not None:
         events.rank = (info.rank, info.world_size, info.backend)
     gpu = frame.filter(pl.col("cat").is_in(GPU_CATEGORIES))
@@ -134,23 +119,22 @@ def _events(
 
 def _read_with_msgspec(path: str | Path, data: bytes) -> KinetoEvents:
     """``read_events`` by msgspec, one event at a time (the documents the compiled decoder
-    declines)."""
+    declines): the same Kineto event frame, without spans, and the ``args`` kept by index."""
     from tileprof.inputs._decode import decode_json
     from tileprof.inputs.gpu.kineto_native import frame_of_events
 
     trace = decode_json(path, data, Trace)
     trace_events = _decode_part(path, trace.traceEvents, list[Event], "$.traceEvents")
-    lists = EventLists()
     kept: list[tuple[int, Event]] = []
     for i, ev in enumerate(trace_events):
         if ev.ph == "X":
             _check_event(path, i, ev)
-            if _file_event(lists, i, ev):
+            if ev.cat in KEPT_CATEGORIES:
                 kept.append((i, ev))
-    frame = frame_of_events(kept)
+    by_index = {i: ev.args or _NO_ARGS for i, ev in kept}
     return _events(
-        path, frame, bytes(trace.deviceProperties), bytes(trace.distributedInfo),
-        load=(lists, {i: ev.args or _NO_ARGS for i, ev in kept}), data=None,
+        path, frame_of_events(kept), bytes(trace.deviceProperties),
+        bytes(trace.distributedInfo), lambda indices: [by_index[i] for i in indices],
     )  # fmt: skip
 
 
@@ -170,41 +154,10 @@ KEPT_CATEGORIES = (
 """The categories of the complete events tileprof reads (the Kineto event frame's rows)."""
 
 
-def _file_event(events: EventLists, i: int, ev: Event) -> bool:
-    """File one checked complete event (``ph: "X"``) where it belongs; whether it is of a
-    category tileprof reads."""
-    a = ev.args or _NO_ARGS
-    if ev.cat in GPU_CATEGORIES:
-        events.gpu.append((i, ev, a))
-    elif ev.cat == "cpu_op":
-        events.cpu_ops.append(
-            CpuOp(i, ev.name or "", f"{ev.pid}/{ev.tid}", ev.ts or 0.0, ev.dur or 0.0,
-                  a.external_id, a.input_type, a.input_dims, a.concrete_inputs, a.flops)
-        )  # fmt: skip
-        if ev.name == "record_param_comms" and a.external_id is not None:
-            events.comm_ops[a.external_id] = a
-    elif ev.cat in LAUNCH_CATEGORIES:
-        if a.correlation is not None and a.external_id is not None:
-            events.launches[a.correlation] = a.external_id
-        ts, dur = ev.ts, ev.dur or 0.0
-        if a.correlation is not None and ts is not None and _placeable(ts) and _placeable(ts + dur):
-            events.calls[a.correlation] = (ev.name or "", ts, dur, a.external_id)
-        if ts is not None and _placeable(ts) and _placeable(ts + dur):
-            events.runtime.append((i, ev.name or "", f"{ev.pid}/{ev.tid}", ts, dur, a.correlation))
-    elif ev.cat in _STEP_CATEGORIES and ev.ts is not None and ev.dur is not None:
-        if not (_placeable(ev.ts) and _placeable(ev.ts + ev.dur)):
-            return True
-        found = STEP_NAME.match(ev.name or "")
-        if found:
-            source = _STEP_CATEGORIES[ev.cat]
-            device = _int(ev.pid) if source == "gpu_annotation" else None
-            events.steps.append((device, int(found.group(1)), ev.ts, ev.ts + ev.dur, source))
-    return ev.cat in KEPT_CATEGORIES
-
-
 def step_rows(frame: pl.DataFrame) -> list[Step]:
     """The ``ProfilerStep#N`` annotations of the Kineto event frame (few rows: the loop is
-    over the annotations whose name starts so), as ``_file_event`` reads them."""
+    over the annotations whose name starts so): each with a ``ts`` and a ``dur`` that place
+    its start and end on the ns clock, its device the ``pid`` of a GPU-side one."""
     candidates = frame.filter(
         pl.col("cat").is_in(list(_STEP_CATEGORIES)),
         pl.col("ts").is_not_null(),
@@ -239,14 +192,10 @@ def _check_gpu_event(path: str | Path, where: str, ev: Event, a: Args) -> None:
         )
 
 
-_PLACEABLE_US = 9.2e15
-"""The largest |time| in µs that integer ns hold (2⁶³ ns is 9.22e15 µs)."""
-
-
 def _placeable(us: float) -> bool:
     """Whether a time in µs has a place on the GPU event frame's integer-ns clock. A runtime
     call or step annotation without one is left out; a GPU event without one is an error."""
-    return math.isfinite(us) and abs(us) < _PLACEABLE_US
+    return math.isfinite(us) and abs(us) < PLACEABLE_US
 
 
 def _int(value: Any) -> int | None:
@@ -277,8 +226,8 @@ def gpu_events(path: str | Path, data: bytes) -> GpuEvents:
 
 def gpu_events_of(found: KinetoEvents) -> GpuEvents:
     """``gpu_events`` of an already-read trace. The launching op is found by joins: the runtime
-    call's External id where a cpu_op has it, else the event's own (``launching_external_id``
-    on columns; of two cpu_ops with one External id, the later in the file)."""
+    call's External id where a cpu_op has it, else the event's own (``launch_external_ids``;
+    of two cpu_ops with one External id, the later in the file)."""
     from tileprof.inputs.gpu.kineto_frame import event_frame
 
     frame = found.frame
@@ -424,10 +373,6 @@ def _launch_ops(per_op: Counter[str]) -> str | None:
     return "; ".join(
         f"{op} ×{n}" for op, n in sorted(per_op.items(), key=lambda kv: (-kv[1], kv[0]))
     )
-
-
-def _dims(values: list[int] | None) -> str | None:
-    return None if not values else "x".join(str(v) for v in values)
 
 
 def _decode_part(path: str | Path, raw: msgspec.Raw, type_: type[T], where: str) -> T:

@@ -7,15 +7,16 @@ the events. It declines any document it cannot hold to msgspec's reading exactly
 caller then reads it by msgspec (``kineto._read_with_msgspec``), so every error keeps its
 wording and place. A panic in the decoder is the one-line error every input error is.
 
-The free-form ``args`` (NCCL parameters, op inputs) stay in the document: ``spans_args`` and
-``spans_lists`` decode the byte spans of just the events an analysis walks, with msgspec, into
-the same objects as before.
+Every analysis reads the frame's columns. The free-form ``args`` stay in the document: the
+NCCL parameters of the few communication kernels and ``record_param_comms`` ops are decoded
+from those events' byte spans alone, with msgspec, when asked for (``spans_args``, behind
+``KinetoEvents.args_of``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
@@ -23,7 +24,7 @@ import polars as pl
 
 import tileprof.core._native as core
 from tileprof.core.errors import InputError
-from tileprof.core.kineto import KINETO_SCHEMA, Args, Event, EventLists
+from tileprof.core.kineto import KINETO_SCHEMA, Args, Event
 from tileprof.inputs import threads
 
 _NO_ARGS = Args()
@@ -130,17 +131,3 @@ def spans_args(frame: pl.DataFrame, data: bytes, indices: Sequence[int]) -> list
     events = _decoded_spans(rows, data)
     by_index = dict(zip(rows.get_column("index"), events, strict=True))
     return [by_index[i].args or _NO_ARGS for i in indices]
-
-
-def spans_lists(
-    path: str | Path,
-    frame: pl.DataFrame,
-    data: bytes,
-    file_event: Callable[[EventLists, int, Event], bool],
-) -> EventLists:
-    """Every event of ``frame`` as objects, filed as msgspec's reading files them."""
-    del path  # the decoder checked every event already
-    lists = EventLists()
-    for i, ev in zip(frame.get_column("index"), _decoded_spans(frame, data), strict=True):
-        file_event(lists, i, ev)
-    return lists
