@@ -432,7 +432,8 @@ def test_breakdown_structure(folder: Path, kind: str, edits: list[tuple[int, Any
 @given(edits=byte_edits)
 def test_kineto_decoder_bytes(kind: str, edits: list[tuple[str, int, bytes]]) -> None:
     """The compiled Kineto decoder (issue 33) reads a mutated trace exactly as msgspec's path
-    does: the same frame and objects, or the same error line (it declines what it cannot hold)."""
+    does: the same frame and ``args``, or the same error line (it declines what it cannot
+    hold)."""
     assert_same_reading(mutate_bytes(BREAKDOWN_SEEDS[kind], edits))
 
 
