@@ -124,9 +124,10 @@ def launching_external_id(found: Reading, ev: GpuEvent, known: set[int]) -> int 
 
 
 def host_rows(found: Reading) -> pl.DataFrame:
-    """The host frame (``kineto_host.HOST_SCHEMA``) of the reading: every CPU op and placed
+    """The host frame (``kineto_host.HOST_SCHEMA``) of the reading: every placed CPU op and
     runtime call in file order, times made integer ns as the frames make them (``ns_of_us``)."""
-    rows = [(op.index, "op", op.name, op.thread, op.ts, op.dur, None) for op in found.cpu_ops]
+    rows = [(op.index, "op", op.name, op.thread, op.ts, op.dur, None) for op in found.cpu_ops
+            if _placed(op.ts) and _placed(op.ts + op.dur)]  # fmt: skip
     rows += [(i, "runtime", n, t, ts, d, c) for i, n, t, ts, d, c in found.runtime]
     rows.sort(key=lambda row: row[0])
     schema = {"index": pl.Int64, "cat": pl.String, "name": pl.String, "thread": pl.String,

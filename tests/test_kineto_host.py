@@ -152,3 +152,35 @@ def test_times_at_the_edge_of_the_clock(read: Any) -> None:
         (3, -1001, -1),
     ]
     assert [step[0] for step in step_rows(events.frame)] == [None, None, None]
+
+
+@pytest.mark.parametrize("ts", [1e300, 1e16, 9.2e15, -9.2e15])
+def test_a_cpu_op_off_the_clock_is_left_out_of_the_graph(tmp_path: Path, ts: float) -> None:
+    """A CPU op whose start or end has no place on the ns clock is left out of the host frame,
+    as a runtime call is; ``critical`` reads the rest (it raised a polars error at 1e300 and
+    wrapped round silently at 1e16)."""
+    from click.testing import CliRunner
+
+    from tileprof.commands.cli import cli
+
+    events = [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": ts, "dur": 5, "pid": 1, "tid": 1},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 1, "dur": 5, "pid": 1, "tid": 1},
+        {"ph": "X", "cat": "cpu_op", "name": "late", "ts": 9.1999e15, "dur": 1e12, "pid": 1},
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 100,
+         "pid": 1, "tid": 1},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 2, "dur": 1,
+         "pid": 1, "tid": 1, "args": {"correlation": 5}},
+        {"ph": "X", "cat": "kernel", "name": "k", "ts": 10, "dur": 5, "pid": 0, "tid": 7,
+         "args": {"device": 0, "stream": 7, "correlation": 5}},
+    ]  # fmt: skip
+    data = json.dumps({"traceEvents": events}).encode()
+    for read in (read_events, _read_with_msgspec):
+        assert assert_read_as_the_reference(data, read)
+        host = host_frame(read("t.json", data))
+        assert host.get_column("index").to_list() == [1, 4]
+    trace = tmp_path / "t.json"
+    trace.write_bytes(data)
+    result = CliRunner().invoke(cli, ["critical", str(trace), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["traces"][0]["steps"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from tileprof.core.gpu_events import ns_of_us
-from tileprof.core.kineto import KinetoEvents, runtime_calls
+from tileprof.core.kineto import KinetoEvents, placeable, runtime_calls
 from tileprof.inputs.gpu.kineto import step_rows
 
 HOST_SCHEMA: dict[str, pl.DataType] = {
@@ -30,7 +30,8 @@ HOST_SCHEMA: dict[str, pl.DataType] = {
 def host_frame(found: KinetoEvents) -> pl.DataFrame:
     """Every CPU op and runtime call of an already-read trace, in file order, from the Kineto
     event frame's columns: a CPU op's missing ``name``, ``ts`` or ``dur`` as ``""``, 0 and 0;
-    a runtime call without a place on the ns clock left out (``core.kineto.runtime_calls``)."""
+    a CPU op or runtime call without a place on the ns clock left out, as a runtime call or
+    step annotation is everywhere (``core.kineto.runtime_calls``)."""
     frame = found.frame
     # lazy: only these columns of the kept rows are copied, not every column of the frame
     ops = (
@@ -45,6 +46,7 @@ def host_frame(found: KinetoEvents) -> pl.DataFrame:
             pl.col("dur").fill_null(0.0),
             pl.lit(None, pl.Int64()).alias("correlation"),
         )
+        .filter(placeable(pl.col("ts")) & placeable(pl.col("ts") + pl.col("dur")))
     )
     calls = runtime_calls(frame).select(
         "index", pl.lit("runtime").alias("cat"), "name", "thread", "ts", "dur", "correlation"
