@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tileprof.core.errors import InputError
-from tileprof.core.kineto import KINETO_SCHEMA, KinetoEvents
+from tileprof.core.kineto import KINETO_SCHEMA, KinetoEvents, comm_events
 from tileprof.inputs import threads
 from tileprof.inputs._common import read_bytes
 from tileprof.inputs.gpu.kineto import _read_with_msgspec, read_events
@@ -81,13 +81,13 @@ def crate_frame(data: bytes) -> pl.DataFrame | None:
 
 def outcome(read: Any, data: bytes) -> tuple[str, Any]:
     """What a reader makes of ``data``: its error line, or its frame, the ``args`` of every
-    event, devices and rank (what every analysis reads: the host frame and the steps are made
-    from the frame, ``test_kineto_host``)."""
+    communication event (all that ``args_of`` serves), devices and rank (what every analysis
+    reads: the host frame and the steps are made from the frame, ``test_kineto_host``)."""
     try:
         events: KinetoEvents = read("t.json", data)
     except InputError as error:
         return "error", str(error)
-    args = events.args_of(events.frame.get_column("index").to_list())
+    args = events.args_of(events.frame.filter(comm_events()).get_column("index").to_list())
     return "events", (decoded(events.frame), args, events.devices, events.rank)
 
 

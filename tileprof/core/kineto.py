@@ -18,6 +18,8 @@ from typing import Annotated, Any
 import msgspec
 import polars as pl
 
+from tileprof.core.gpu_events import COMM_NAME
+
 Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 """Integers the run table stores as Int64: a larger one is named as out of range."""
 
@@ -154,8 +156,8 @@ class KinetoEvents:
 
     ``frame`` holds them as columns (``KINETO_SCHEMA``), which every analysis reads (the GPU
     event frame, the host frame, the step windows, the op rows); ``args_of`` decodes the
-    free-form ``args`` of a few events by their index (the NCCL parameters of the
-    communication kernels)."""
+    free-form ``args`` of the communication events (``comm_events``: their NCCL parameters)
+    by their index, and only theirs, so that the trace's bytes need not be kept."""
 
     def __init__(
         self,
@@ -172,8 +174,22 @@ class KinetoEvents:
         self._args_of = args_of
 
     def args_of(self, indices: Sequence[int]) -> list[Args]:
-        """The ``args`` of the events at ``indices`` (places in ``traceEvents``), in order."""
+        """The ``args`` of the communication events at ``indices`` (places in
+        ``traceEvents``), in order; KeyError for an index of another event."""
         return self._args_of(indices)
+
+
+def comm_events() -> pl.Expr:
+    """The Kineto event frame's rows whose NCCL parameters the collectives read
+    (``KinetoEvents.args_of``): the communication kernels and the ``record_param_comms`` ops
+    with an External id (``inputs/gpu/kineto_frame.py``'s ``_comm_frame``)."""
+    kernels = (pl.col("cat") == "kernel") & pl.col("name").str.contains(COMM_NAME.pattern)
+    ops = (
+        (pl.col("cat") == "cpu_op")
+        & (pl.col("name") == "record_param_comms")
+        & pl.col("external_id").is_not_null()
+    )
+    return (kernels | ops).fill_null(False)
 
 
 @dataclass(frozen=True)

@@ -84,13 +84,13 @@ def read_events(path: str | Path, data: bytes) -> KinetoEvents:
     frame; a document it declines (anything it cannot hold to msgspec's reading exactly: an
     error, a value of another type, a key given twice) is read by msgspec as before, which
     words the error or reads the odd document."""
-    from tileprof.inputs.gpu.kineto_native import decoded_events, spans_args
+    from tileprof.inputs.gpu.kineto_native import comm_args, decoded_events
 
     found = decoded_events(path, data)
     if found is None:
         return _read_with_msgspec(path, data)
     frame, props_raw, info_raw = found
-    return _events(path, frame, props_raw, info_raw, lambda ix: spans_args(frame, data, ix))
+    return _events(path, frame, props_raw, info_raw, comm_args(frame, data))
 
 
 def _events(

@@ -7,16 +7,16 @@ the events. It declines any document it cannot hold to msgspec's reading exactly
 caller then reads it by msgspec (``kineto._read_with_msgspec``), so every error keeps its
 wording and place. A panic in the decoder is the one-line error every input error is.
 
-Every analysis reads the frame's columns. The free-form ``args`` stay in the document: the
-NCCL parameters of the few communication kernels and ``record_param_comms`` ops are decoded
-from those events' byte spans alone, with msgspec, when asked for (``spans_args``, behind
-``KinetoEvents.args_of``).
+Every analysis reads the frame's columns. Of the free-form ``args``, only the NCCL
+parameters of the few communication kernels and ``record_param_comms`` ops are read: those
+events' bytes are copied out when the trace is decoded and decoded by msgspec when asked for
+(``comm_args``, behind ``KinetoEvents.args_of``), so nothing keeps the trace's bytes.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import msgspec
@@ -24,7 +24,7 @@ import polars as pl
 
 import tileprof.core._native as core
 from tileprof.core.errors import InputError
-from tileprof.core.kineto import KINETO_SCHEMA, Args, Event
+from tileprof.core.kineto import KINETO_SCHEMA, Args, Event, comm_events
 from tileprof.inputs import threads
 
 _NO_ARGS = Args()
@@ -118,16 +118,16 @@ def _dims(values: list[int] | None) -> str | None:
     return None if not values else "x".join(str(v) for v in values)
 
 
-def _decoded_spans(frame: pl.DataFrame, data: bytes) -> list[Event]:
-    """The events of ``frame``'s rows, decoded by msgspec from their spans in ``data``."""
-    spans = zip(frame.get_column("span_start"), frame.get_column("span_end"), strict=True)
-    joined = b"[" + b",".join([data[start:end] for start, end in spans]) + b"]"
-    return msgspec.json.decode(joined, type=list[Event])
+def comm_args(frame: pl.DataFrame, data: bytes) -> Callable[[Sequence[int]], list[Args]]:
+    """``KinetoEvents.args_of`` of a decoded trace: the spans of its communication events
+    (``core.kineto.comm_events``, few) copied out of ``data`` now, so that the trace's bytes
+    are not kept past decoding; their ``args`` are decoded when asked for."""
+    rows = frame.filter(comm_events())
+    spans = rows.select("index", "span_start", "span_end").iter_rows()
+    kept = {i: data[start:end] for i, start, end in spans}
 
+    def args_of(indices: Sequence[int]) -> list[Args]:
+        joined = b"[" + b",".join([kept[i] for i in indices]) + b"]"
+        return [ev.args or _NO_ARGS for ev in msgspec.json.decode(joined, type=list[Event])]
 
-def spans_args(frame: pl.DataFrame, data: bytes, indices: Sequence[int]) -> list[Args]:
-    """The ``args`` of the events at ``indices`` (places in ``traceEvents``), in order."""
-    rows = frame.filter(pl.col("index").is_in(list(indices)))
-    events = _decoded_spans(rows, data)
-    by_index = dict(zip(rows.get_column("index"), events, strict=True))
-    return [by_index[i].args or _NO_ARGS for i in indices]
+    return args_of
