@@ -67,6 +67,47 @@ impl Texts {
     }
 }
 
+/// A column of optional values laid out as Arrow lays one out: the values (the type's
+/// default where null) and a validity flag per row, 9 bytes a row where a `Vec<Option<i64>>`
+/// takes 16; `tileprof-native` hands the values to Arrow without a copy. Measured on the
+/// issue 33 trace (2.56M events, seven such columns): the decoder's peak is what it holds.
+#[derive(Debug, Default, Clone)]
+pub struct Nullable<T> {
+    pub values: Vec<T>,
+    pub valid: Vec<bool>,
+}
+
+impl<T: Copy + Default> Nullable<T> {
+    pub fn push(&mut self, value: Option<T>) {
+        self.values.push(value.unwrap_or_default());
+        self.valid.push(value.is_some());
+    }
+
+    /// `other`'s rows after these.
+    pub fn extend(&mut self, other: Nullable<T>) {
+        self.values.extend(other.values);
+        self.valid.extend(other.valid);
+    }
+
+    pub fn get(&self, row: usize) -> Option<T> {
+        self.valid[row].then(|| self.values[row])
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
+
+impl<T: Copy + Default + PartialEq> PartialEq<Vec<Option<T>>> for Nullable<T> {
+    fn eq(&self, other: &Vec<Option<T>>) -> bool {
+        self.len() == other.len() && (0..self.len()).all(|row| self.get(row) == other[row])
+    }
+}
+
 /// The complete events (`ph: "X"`) of the categories tileprof reads (GPU events, CPU ops,
 /// runtime calls, step annotations), in file order. Text columns are codes into `texts`
 /// (`NONE`: null); `None` is null.
@@ -76,16 +117,16 @@ pub struct KinetoColumns {
     pub index: Vec<i64>,
     pub cat: Vec<u32>,
     pub name: Vec<u32>,
-    pub ts: Vec<Option<f64>>,
-    pub dur: Vec<Option<f64>>,
+    pub ts: Nullable<f64>,
+    pub dur: Nullable<f64>,
     /// `pid` when it is an integer that Int64 holds.
-    pub pid: Vec<Option<i64>>,
+    pub pid: Nullable<i64>,
     /// `args.device`.
-    pub device: Vec<Option<i64>>,
+    pub device: Nullable<i64>,
     /// `args.stream` when it is an integer that Int64 holds.
-    pub stream: Vec<Option<i64>>,
-    pub correlation: Vec<Option<i64>>,
-    pub external_id: Vec<Option<i64>>,
+    pub stream: Nullable<i64>,
+    pub correlation: Nullable<i64>,
+    pub external_id: Nullable<i64>,
     /// `args.grid`/`args.block` as `AxBxC` (null when absent or empty).
     pub grid: Vec<u32>,
     pub block: Vec<u32>,
@@ -1066,13 +1107,13 @@ mod tests {
                     c.index[row],
                     text(&c.cat),
                     text(&c.name),
-                    c.ts[row],
-                    c.dur[row],
-                    c.pid[row],
-                    c.device[row],
-                    c.stream[row],
-                    c.correlation[row],
-                    c.external_id[row],
+                    c.ts.get(row),
+                    c.dur.get(row),
+                    c.pid.get(row),
+                    c.device.get(row),
+                    c.stream.get(row),
+                    c.correlation.get(row),
+                    c.external_id.get(row),
                     text(&c.grid),
                     text(&c.block),
                     text(&c.input_type),

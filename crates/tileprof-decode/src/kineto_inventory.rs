@@ -17,7 +17,9 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::kineto::{declined, once, walk_document, Checked, Declined, Span, Text, Texts, NONE};
+use crate::kineto::{
+    declined, once, walk_document, Checked, Declined, Nullable, Span, Text, Texts, NONE,
+};
 
 /// The inventory's columns (`INVENTORY_SCHEMA`): text columns are codes into `texts`
 /// (`NONE`: null); `None` is null.
@@ -27,17 +29,17 @@ pub struct InventoryColumns {
     pub index: Vec<i64>,
     pub cat: Vec<u32>,
     pub name: Vec<u32>,
-    pub ts: Vec<Option<f64>>,
-    pub dur: Vec<Option<f64>>,
-    pub pid: Vec<Option<i64>>,
-    pub device: Vec<Option<i64>>,
-    pub stream: Vec<Option<i64>>,
-    pub correlation: Vec<Option<i64>>,
-    pub external_id: Vec<Option<i64>>,
+    pub ts: Nullable<f64>,
+    pub dur: Nullable<f64>,
+    pub pid: Nullable<i64>,
+    pub device: Nullable<i64>,
+    pub stream: Nullable<i64>,
+    pub correlation: Nullable<i64>,
+    pub external_id: Nullable<i64>,
     pub collective: Vec<u32>,
     /// `Process Group Name`, else `pg_id`, as Python's `str()` writes it.
     pub process_group: Vec<u32>,
-    pub seq: Vec<Option<i64>>,
+    pub seq: Nullable<i64>,
     pub texts: Texts,
 }
 
@@ -475,7 +477,7 @@ mod tests {
         let ids = br#"{"traceEvents": [{"ph": "X", "args": {"External id": 5, "Seq": 6}}]}"#;
         let found = inventory(ids).unwrap();
         assert_eq!(
-            (found.columns.external_id[0], found.columns.seq[0]),
+            (found.columns.external_id.get(0), found.columns.seq.get(0)),
             (Some(5), Some(6))
         );
         let booleans = br#"{"traceEvents": [{"ph": "X", "pid": false, "args": {"pg_id": false}}]}"#;

@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use arrow_array::types::UInt32Type;
 use arrow_array::{ArrayRef, DictionaryArray, Float64Array, Int64Array, StringArray, StructArray};
-use arrow_buffer::ScalarBuffer;
+use arrow_buffer::{NullBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, Field};
 use pyo3::prelude::*;
-use tileprof_decode::kineto::{self, KinetoColumns, KinetoTrace};
+use tileprof_decode::kineto::{self, KinetoColumns, KinetoTrace, Nullable};
 use tileprof_decode::kineto_inventory::{self, Inventory, InventoryColumns};
 
 use crate::{arrow_error, guarded, nullable_ids, ArrowColumns};
@@ -17,12 +17,25 @@ fn ints(values: Vec<i64>) -> ArrayRef {
     Arc::new(Int64Array::new(ScalarBuffer::from(values), None))
 }
 
-fn optional_ints(values: Vec<Option<i64>>) -> ArrayRef {
-    Arc::new(Int64Array::from(values))
+/// The validity of a `Nullable` column as Arrow's null buffer (None when no row is null).
+fn validity(valid: Vec<bool>) -> Option<NullBuffer> {
+    let nulls = NullBuffer::from(valid);
+    (nulls.null_count() > 0).then_some(nulls)
 }
 
-fn optional_floats(values: Vec<Option<f64>>) -> ArrayRef {
-    Arc::new(Float64Array::from(values))
+/// The values move into the array without a copy.
+fn optional_ints(column: Nullable<i64>) -> ArrayRef {
+    Arc::new(Int64Array::new(
+        ScalarBuffer::from(column.values),
+        validity(column.valid),
+    ))
+}
+
+fn optional_floats(column: Nullable<f64>) -> ArrayRef {
+    Arc::new(Float64Array::new(
+        ScalarBuffer::from(column.values),
+        validity(column.valid),
+    ))
 }
 
 fn spans(values: Vec<u64>) -> ArrayRef {
