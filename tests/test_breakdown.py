@@ -4,6 +4,7 @@ collectives across ranks (docs/metrics.md, "Time breakdown")."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import gzip
 import json
 from pathlib import Path
@@ -16,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tileprof.analyses.collectives import jobs
-from tileprof.analyses.gpu_breakdown import KERNEL_WAIT_US, breakdown
+from tileprof.analyses.gpu_breakdown import KERNEL_WAIT_US, breakdown, concat_breakdowns
 from tileprof.commands.cli import cli
 from tileprof.inputs.timelines import load_timeline
 
@@ -292,6 +293,8 @@ def test_outputs_of_the_command(tmp_path: Path) -> None:
     assert float(rows[1]["launch_delay_us_p50"]) == pytest.approx(10.0)
     page = _run(trace, "--format", "html", "-o", "-").output
     assert page.startswith("<!DOCTYPE html>") and "idle_host_wait_us" in page
+    twelve = json.loads(_run(trace, "--kernel-wait-us", "12", "--format", "json").output)
+    assert twelve["options"] == {"kernel_wait_us": 12.0}
 
 
 @pytest.mark.parametrize(
@@ -600,3 +603,57 @@ def test_traces_of_one_file_name_are_named_by_their_paths(tmp_path: Path) -> Non
     rows = list(csv.DictReader(_run(*map(str, paths), "--format", "csv").output.splitlines()))
     assert len(rows) == 4  # whole and step 3 of each; no row joined twice
     assert {r["trace"] for r in rows} == {str(p) for p in paths}
+
+
+def test_device_names_rank_streams_and_a_kernel_from_before_zero_by_hand(tmp_path: Path) -> None:
+    """Each device's row carries its own name and the trace's rank; a stream row per stream id
+    (none for an event without one), two ids one apart above 2^53 kept apart; a kernel that
+    starts 1 ms before time zero and runs through step 2 counts in it; one launch's mean is
+    its own length."""
+    top = 2**53
+    document = {
+        "deviceProperties": [{"id": 0, "name": "Alpha"}, {"id": 1, "name": "Beta"}],
+        "distributedInfo": {"rank": 3, "world_size": 4},
+        "traceEvents": [
+            _x("gpu_user_annotation", "ProfilerStep#2", 100.0, 100.0),
+            _x("kernel", "a", -1000.0, 1250.0, device=0, stream=7, correlation=1),
+            _launch(140.0, 4.0, 2),
+            _x("kernel", "b", 150.0, 10.0, device=0, stream=top + 1, correlation=2),
+            _x("kernel", "c", 170.0, 10.0, device=0, stream=top, correlation=3),
+            _x("kernel", "d", 175.0, 10.0, device=0, correlation=4),
+            _x("kernel", "e", 5.0, 10.0, device=1, stream=9, correlation=5),
+        ],
+    }
+    result = breakdown([load_timeline(_write(tmp_path, "t.json", document))])
+    names = {(r["device"], r["step"]): r["device_name"] for r in result.rows.iter_rows(named=True)}
+    assert names == {(0, None): "Alpha", (0, 2): "Alpha", (1, None): "Beta", (None, None): None}
+    assert result.rows.get_column("rank").to_list() == [3, 3, 3, 3]
+    step = result.rows.filter(pl.col("step") == 2).row(0, named=True)
+    assert (step["events"], step["busy_us"]) == (4, 100.0)  # a, cut to 100..200, b, c, d
+    streams = result.streams.filter(pl.col("device") == 0, pl.col("step").is_null())
+    busy = {r["stream"]: (r["events"], r["busy_us"]) for r in streams.iter_rows(named=True)}
+    assert busy == {None: (1, 10.0), 7: (1, 1250.0), top: (1, 10.0), top + 1: (1, 10.0)}
+    launch = result.launches.filter(pl.col("step") == 2).row(0, named=True)
+    assert (launch["kernels"], launch["launched"], launch["launch_us_mean"]) == (3, 1, 4.0)
+
+
+def test_a_device_the_properties_do_not_list_takes_the_one_name_listed(tmp_path: Path) -> None:
+    """An MI300X VF lists its properties under id 0 while its kernels say device 2: the Kineto
+    reader names device 2 itself, so the timeline is given the properties' names alone, as a
+    reader that does not would give them; with two names listed, device 2 is "GPU 2"."""
+    document = {"traceEvents": [_x("kernel", "k", 5.0, 10.0, device=2, stream=9, correlation=1)]}
+    timeline = load_timeline(_write(tmp_path, "t.json", document))
+    one = dataclasses.replace(timeline, devices={0: "AMD Instinct MI300X VF"})
+    rows = breakdown([one]).rows
+    assert rows.select("device", "device_name").rows() == [(2, "AMD Instinct MI300X VF")]
+    two = dataclasses.replace(timeline, devices={0: "A", 1: "B"})
+    assert breakdown([two]).rows.get_column("device_name").to_list() == ["GPU 2"]
+
+
+def test_no_breakdowns_put_together_are_the_breakdown_of_no_traces() -> None:
+    """Empty frames with every column, and the threshold given."""
+    nothing, expected = concat_breakdowns([], 12.0), breakdown([], 12.0)
+    assert nothing.rows.equals(expected.rows) and nothing.rows.height == 0
+    assert nothing.launches.equals(expected.launches) and "launch_us_p95" in nothing.launches
+    assert nothing.streams.equals(expected.streams) and "stream" in nothing.streams
+    assert nothing.kernel_wait_us == 12.0
