@@ -16,9 +16,10 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tileprof.analyses.collectives import jobs
+from tileprof.analyses.collectives import bus_factor, collective_kind, jobs
 from tileprof.analyses.gpu_breakdown import KERNEL_WAIT_US, breakdown, concat_breakdowns
 from tileprof.commands.cli import cli
+from tileprof.core.gpu_events import GpuTimeline
 from tileprof.inputs.timelines import load_timeline
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -322,7 +323,10 @@ def test_a_rank_given_twice_is_refused(tmp_path: Path) -> None:
     r0 = _rank_trace(0, [(1, "allreduce", 100.0, 5.0, 10)])
     result = _run(str(_write(tmp_path, "a.json", r0)), str(_write(tmp_path, "b.json", r0)))
     assert result.exit_code == 2
-    assert "rank 0 of the nccl×2 job is given twice" in result.output
+    assert result.output == (
+        "tileprof: error: b.json: $.distributedInfo.rank: "
+        "rank 0 of the nccl×2 job is given twice (also a.json)\n"
+    )
 
 
 def test_the_command_default_is_the_analysis_default() -> None:
@@ -657,3 +661,91 @@ def test_no_breakdowns_put_together_are_the_breakdown_of_no_traces() -> None:
     assert nothing.launches.equals(expected.launches) and "launch_us_p95" in nothing.launches
     assert nothing.streams.equals(expected.streams) and "stream" in nothing.streams
     assert nothing.kernel_wait_us == 12.0
+
+
+def test_rank_rows_by_hand(tmp_path: Path) -> None:
+    """Three ranks of a job whose trace names no backend (``job×3``). Rank 0, at epoch-like
+    times (1.7e18 ns, where a float64 keeps only every 256th ns): a kernel 0–100 µs, a memset
+    100–120 and a communication kernel 90–150: computation 120, communication 60, 30 of it
+    exposed (120–150), 30 hidden, overlap 0.5. Rank 1: a kernel 0–10 and a communication
+    kernel 9.6–10.1: 0.5 µs of communication, 0.1 exposed, overlap 0.8. Rank 2: no
+    communication, so no overlap."""
+    epoch = 1_700_000_000_000_000  # µs
+
+    def rank(number: int, events: list[dict[str, Any]]) -> GpuTimeline:
+        document = {"distributedInfo": {"rank": number, "world_size": 3}, "traceEvents": events}
+        return load_timeline(_write(tmp_path, f"r{number}.json", document))
+
+    def gpu(cat: str, name: str, ts: float, dur: float) -> dict[str, Any]:
+        return _x(cat, name, ts, dur, device=0, stream=7, correlation=1)
+
+    timelines = [
+        rank(0, [gpu("kernel", "gemm", epoch, 100), gpu("gpu_memset", "Memset", epoch + 100, 20),
+                 gpu("kernel", "ncclDevKernel_Generic", epoch + 90, 60)]),
+        rank(1, [gpu("kernel", "gemm", 0.0, 10.0), gpu("kernel", "ncclKernel", 9.6, 0.5)]),
+        rank(2, [gpu("kernel", "gemm", 0.0, 10.0)]),
+    ]  # fmt: skip
+    rows = jobs(timelines).ranks.to_dicts()
+    assert [(r["job"], r["rank"], r["trace"], r["collectives"]) for r in rows] == [
+        ("job×3", 0, "r0.json", 1),
+        ("job×3", 1, "r1.json", 1),
+        ("job×3", 2, "r2.json", 0),
+    ]
+    figures = ("computation_us", "total_comm_us", "exposed_comm_us", "overlapped_comm_us")
+    assert [tuple(r[c] for c in figures) for r in rows] == [
+        (120.0, 60.0, 30.0, 30.0),
+        (10.0, pytest.approx(0.5), pytest.approx(0.1), pytest.approx(0.4)),
+        (10.0, 0.0, 0.0, 0.0),
+    ]
+    assert [r["comm_overlap"] for r in rows] == [0.5, pytest.approx(0.8), None]
+
+
+def test_collectives_in_sequence_order_named_by_their_parameters(tmp_path: Path) -> None:
+    """Rank 0 runs sequence number 8 before 7; the rows still go 7, 8. The kernel's name
+    (``ncclDevKernel_Generic``) names no collective: the recorded parameters do."""
+
+    def generic(document: dict[str, Any]) -> dict[str, Any]:
+        for event in document["traceEvents"]:
+            if event["cat"] == "kernel":
+                event["name"] = "ncclDevKernel_Generic"
+        return document
+
+    r0 = generic(
+        _rank_trace(0, [(8, "allreduce", 100.0, 10.0, 4), (7, "allreduce", 300.0, 10.0, 4)])
+    )
+    r1 = generic(
+        _rank_trace(1, [(8, "allreduce", 105.0, 10.0, 4), (7, "allreduce", 310.0, 10.0, 4)])
+    )
+    paths = [_write(tmp_path, "r0.json", r0), _write(tmp_path, "r1.json", r1)]
+    found = jobs([load_timeline(p) for p in paths]).collectives
+    assert found.select("seq", "collective", "start_skew_us").rows() == [
+        (7, "all_reduce", 10.0),
+        (8, "all_reduce", 5.0),
+    ]
+
+
+def test_bus_factors_of_nccl_tests() -> None:
+    """nccl-tests' PERFORMANCE.md: all_reduce 2(n−1)/n; all_gather, reduce_scatter and
+    all_to_all (n−1)/n; broadcast, reduce and send/recv 1; None where n is unknown."""
+    assert bus_factor("all_reduce", 8) == 1.75
+    assert bus_factor("all_reduce", 1) == 0.0
+    assert [bus_factor(c, 4) for c in ("all_gather", "reduce_scatter", "all_to_all")] == [0.75] * 3
+    assert [bus_factor(c, None) for c in ("broadcast", "reduce", "send_recv")] == [1.0] * 3
+    assert [bus_factor("all_reduce", n) for n in (None, 0)] == [None, None]
+    assert bus_factor("barrier", 4) is None
+
+
+def test_collective_kind_of_args_and_kernel_names() -> None:
+    names = {
+        "allreduce": "all_reduce",
+        "_allgather_base": "all_gather",
+        "ncclKernel_AllReduce_RING_LL_Sum_float": "all_reduce",
+        "ncclDevKernel_ReduceScatter_Sum_f32": "reduce_scatter",
+        "all_to_all": "all_to_all",
+        "ncclDevKernel_SendRecv": "send_recv",
+        "ncclDevKernel_Reduce_Sum": "reduce",
+        "ncclDevKernel_Generic": None,
+        "": None,
+        None: None,
+    }
+    assert {name: collective_kind(name) for name in names} == names
