@@ -554,3 +554,14 @@ def test_a_one_byte_wal_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "hand.sqlite-wal").write_bytes(b"x")
     with pytest.raises(InputError, match="a write-ahead log beside the export"):
         read_export(path, path.read_bytes())
+
+
+def test_an_export_of_copies_only_types_its_own_columns(tmp_path: Path) -> None:
+    """No kernel table: the copies' grid and block are null, typed as ``EXTRA_COLUMNS``."""
+    from tileprof.inputs.gpu.nsys_sqlite import EXTRA_COLUMNS
+
+    path = hand_export(tmp_path / "hand.sqlite", script="DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL")
+    events = read_export(path, path.read_bytes()).events
+    assert events.height == 3
+    assert {c: events.schema[c] for c in EXTRA_COLUMNS} == EXTRA_COLUMNS
+    assert events.get_column("grid").null_count() == 3
