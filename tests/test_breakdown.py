@@ -4,6 +4,7 @@ collectives across ranks (docs/metrics.md, "Time breakdown")."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import gzip
 import json
 from pathlib import Path
@@ -15,9 +16,10 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tileprof.analyses.collectives import jobs
-from tileprof.analyses.gpu_breakdown import KERNEL_WAIT_US, breakdown
+from tileprof.analyses.collectives import bus_factor, collective_kind, jobs
+from tileprof.analyses.gpu_breakdown import KERNEL_WAIT_US, breakdown, concat_breakdowns
 from tileprof.commands.cli import cli
+from tileprof.core.gpu_events import GpuTimeline
 from tileprof.inputs.timelines import load_timeline
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -292,6 +294,8 @@ def test_outputs_of_the_command(tmp_path: Path) -> None:
     assert float(rows[1]["launch_delay_us_p50"]) == pytest.approx(10.0)
     page = _run(trace, "--format", "html", "-o", "-").output
     assert page.startswith("<!DOCTYPE html>") and "idle_host_wait_us" in page
+    twelve = json.loads(_run(trace, "--kernel-wait-us", "12", "--format", "json").output)
+    assert twelve["options"] == {"kernel_wait_us": 12.0}
 
 
 @pytest.mark.parametrize(
@@ -319,7 +323,10 @@ def test_a_rank_given_twice_is_refused(tmp_path: Path) -> None:
     r0 = _rank_trace(0, [(1, "allreduce", 100.0, 5.0, 10)])
     result = _run(str(_write(tmp_path, "a.json", r0)), str(_write(tmp_path, "b.json", r0)))
     assert result.exit_code == 2
-    assert "rank 0 of the nccl×2 job is given twice" in result.output
+    assert result.output == (
+        "tileprof: error: b.json: $.distributedInfo.rank: "
+        "rank 0 of the nccl×2 job is given twice (also a.json)\n"
+    )
 
 
 def test_the_command_default_is_the_analysis_default() -> None:
@@ -600,3 +607,145 @@ def test_traces_of_one_file_name_are_named_by_their_paths(tmp_path: Path) -> Non
     rows = list(csv.DictReader(_run(*map(str, paths), "--format", "csv").output.splitlines()))
     assert len(rows) == 4  # whole and step 3 of each; no row joined twice
     assert {r["trace"] for r in rows} == {str(p) for p in paths}
+
+
+def test_device_names_rank_streams_and_a_kernel_from_before_zero_by_hand(tmp_path: Path) -> None:
+    """Each device's row carries its own name and the trace's rank; a stream row per stream id
+    (none for an event without one), two ids one apart above 2^53 kept apart; a kernel that
+    starts 1 ms before time zero and runs through step 2 counts in it; one launch's mean is
+    its own length."""
+    top = 2**53
+    document = {
+        "deviceProperties": [{"id": 0, "name": "Alpha"}, {"id": 1, "name": "Beta"}],
+        "distributedInfo": {"rank": 3, "world_size": 4},
+        "traceEvents": [
+            _x("gpu_user_annotation", "ProfilerStep#2", 100.0, 100.0),
+            _x("kernel", "a", -1000.0, 1250.0, device=0, stream=7, correlation=1),
+            _launch(140.0, 4.0, 2),
+            _x("kernel", "b", 150.0, 10.0, device=0, stream=top + 1, correlation=2),
+            _x("kernel", "c", 170.0, 10.0, device=0, stream=top, correlation=3),
+            _x("kernel", "d", 175.0, 10.0, device=0, correlation=4),
+            _x("kernel", "e", 5.0, 10.0, device=1, stream=9, correlation=5),
+        ],
+    }
+    result = breakdown([load_timeline(_write(tmp_path, "t.json", document))])
+    names = {(r["device"], r["step"]): r["device_name"] for r in result.rows.iter_rows(named=True)}
+    assert names == {(0, None): "Alpha", (0, 2): "Alpha", (1, None): "Beta", (None, None): None}
+    assert result.rows.get_column("rank").to_list() == [3, 3, 3, 3]
+    step = result.rows.filter(pl.col("step") == 2).row(0, named=True)
+    assert (step["events"], step["busy_us"]) == (4, 100.0)  # a, cut to 100..200, b, c, d
+    streams = result.streams.filter(pl.col("device") == 0, pl.col("step").is_null())
+    busy = {r["stream"]: (r["events"], r["busy_us"]) for r in streams.iter_rows(named=True)}
+    assert busy == {None: (1, 10.0), 7: (1, 1250.0), top: (1, 10.0), top + 1: (1, 10.0)}
+    launch = result.launches.filter(pl.col("step") == 2).row(0, named=True)
+    assert (launch["kernels"], launch["launched"], launch["launch_us_mean"]) == (3, 1, 4.0)
+
+
+def test_a_device_the_properties_do_not_list_takes_the_one_name_listed(tmp_path: Path) -> None:
+    """An MI300X VF lists its properties under id 0 while its kernels say device 2: the Kineto
+    reader names device 2 itself, so the timeline is given the properties' names alone, as a
+    reader that does not would give them; with two names listed, device 2 is "GPU 2"."""
+    document = {"traceEvents": [_x("kernel", "k", 5.0, 10.0, device=2, stream=9, correlation=1)]}
+    timeline = load_timeline(_write(tmp_path, "t.json", document))
+    one = dataclasses.replace(timeline, devices={0: "AMD Instinct MI300X VF"})
+    rows = breakdown([one]).rows
+    assert rows.select("device", "device_name").rows() == [(2, "AMD Instinct MI300X VF")]
+    two = dataclasses.replace(timeline, devices={0: "A", 1: "B"})
+    assert breakdown([two]).rows.get_column("device_name").to_list() == ["GPU 2"]
+
+
+def test_no_breakdowns_put_together_are_the_breakdown_of_no_traces() -> None:
+    """Empty frames with every column, and the threshold given."""
+    nothing, expected = concat_breakdowns([], 12.0), breakdown([], 12.0)
+    assert nothing.rows.equals(expected.rows) and nothing.rows.height == 0
+    assert nothing.launches.equals(expected.launches) and "launch_us_p95" in nothing.launches
+    assert nothing.streams.equals(expected.streams) and "stream" in nothing.streams
+    assert nothing.kernel_wait_us == 12.0
+
+
+def test_rank_rows_by_hand(tmp_path: Path) -> None:
+    """Three ranks of a job whose trace names no backend (``job×3``). Rank 0, at epoch-like
+    times (1.7e18 ns, where a float64 keeps only every 256th ns): a kernel 0–100 µs, a memset
+    100–120 and a communication kernel 90–150: computation 120, communication 60, 30 of it
+    exposed (120–150), 30 hidden, overlap 0.5. Rank 1: a kernel 0–10 and a communication
+    kernel 9.6–10.1: 0.5 µs of communication, 0.1 exposed, overlap 0.8. Rank 2: no
+    communication, so no overlap."""
+    epoch = 1_700_000_000_000_000  # µs
+
+    def rank(number: int, events: list[dict[str, Any]]) -> GpuTimeline:
+        document = {"distributedInfo": {"rank": number, "world_size": 3}, "traceEvents": events}
+        return load_timeline(_write(tmp_path, f"r{number}.json", document))
+
+    def gpu(cat: str, name: str, ts: float, dur: float) -> dict[str, Any]:
+        return _x(cat, name, ts, dur, device=0, stream=7, correlation=1)
+
+    timelines = [
+        rank(0, [gpu("kernel", "gemm", epoch, 100), gpu("gpu_memset", "Memset", epoch + 100, 20),
+                 gpu("kernel", "ncclDevKernel_Generic", epoch + 90, 60)]),
+        rank(1, [gpu("kernel", "gemm", 0.0, 10.0), gpu("kernel", "ncclKernel", 9.6, 0.5)]),
+        rank(2, [gpu("kernel", "gemm", 0.0, 10.0)]),
+    ]  # fmt: skip
+    rows = jobs(timelines).ranks.to_dicts()
+    assert [(r["job"], r["rank"], r["trace"], r["collectives"]) for r in rows] == [
+        ("job×3", 0, "r0.json", 1),
+        ("job×3", 1, "r1.json", 1),
+        ("job×3", 2, "r2.json", 0),
+    ]
+    figures = ("computation_us", "total_comm_us", "exposed_comm_us", "overlapped_comm_us")
+    assert [tuple(r[c] for c in figures) for r in rows] == [
+        (120.0, 60.0, 30.0, 30.0),
+        (10.0, pytest.approx(0.5), pytest.approx(0.1), pytest.approx(0.4)),
+        (10.0, 0.0, 0.0, 0.0),
+    ]
+    assert [r["comm_overlap"] for r in rows] == [0.5, pytest.approx(0.8), None]
+
+
+def test_collectives_in_sequence_order_named_by_their_parameters(tmp_path: Path) -> None:
+    """Rank 0 runs sequence number 8 before 7; the rows still go 7, 8. The kernel's name
+    (``ncclDevKernel_Generic``) names no collective: the recorded parameters do."""
+
+    def generic(document: dict[str, Any]) -> dict[str, Any]:
+        for event in document["traceEvents"]:
+            if event["cat"] == "kernel":
+                event["name"] = "ncclDevKernel_Generic"
+        return document
+
+    r0 = generic(
+        _rank_trace(0, [(8, "allreduce", 100.0, 10.0, 4), (7, "allreduce", 300.0, 10.0, 4)])
+    )
+    r1 = generic(
+        _rank_trace(1, [(8, "allreduce", 105.0, 10.0, 4), (7, "allreduce", 310.0, 10.0, 4)])
+    )
+    paths = [_write(tmp_path, "r0.json", r0), _write(tmp_path, "r1.json", r1)]
+    found = jobs([load_timeline(p) for p in paths]).collectives
+    assert found.select("seq", "collective", "start_skew_us").rows() == [
+        (7, "all_reduce", 10.0),
+        (8, "all_reduce", 5.0),
+    ]
+
+
+def test_bus_factors_of_nccl_tests() -> None:
+    """nccl-tests' PERFORMANCE.md: all_reduce 2(n−1)/n; all_gather, reduce_scatter and
+    all_to_all (n−1)/n; broadcast, reduce and send/recv 1; None where n is unknown."""
+    assert bus_factor("all_reduce", 8) == 1.75
+    assert bus_factor("all_reduce", 1) == 0.0
+    assert [bus_factor(c, 4) for c in ("all_gather", "reduce_scatter", "all_to_all")] == [0.75] * 3
+    assert [bus_factor(c, None) for c in ("broadcast", "reduce", "send_recv")] == [1.0] * 3
+    assert [bus_factor("all_reduce", n) for n in (None, 0)] == [None, None]
+    assert bus_factor("barrier", 4) is None
+
+
+def test_collective_kind_of_args_and_kernel_names() -> None:
+    names = {
+        "allreduce": "all_reduce",
+        "_allgather_base": "all_gather",
+        "ncclKernel_AllReduce_RING_LL_Sum_float": "all_reduce",
+        "ncclDevKernel_ReduceScatter_Sum_f32": "reduce_scatter",
+        "all_to_all": "all_to_all",
+        "ncclDevKernel_SendRecv": "send_recv",
+        "ncclDevKernel_Reduce_Sum": "reduce",
+        "ncclDevKernel_Generic": None,
+        "": None,
+        None: None,
+    }
+    assert {name: collective_kind(name) for name in names} == names

@@ -888,3 +888,145 @@ def test_critical_gain_on_a_trace_cites_the_largest_candidate_of_its_steps() -> 
     assert gain["row"]["edit"] == edit and gain["row"]["scope"] == f"step {step}"
     assert gain["row"]["gainUs"] == ns / 1e3 and gain["values"]["gain_share"] == ns / path
     assert gain["rows"] == len(rows)
+
+
+# ---------------------------------------------------------------- issue 38: mutation survivors
+
+TWO = F.Rule(
+    id="two",
+    source="ops",
+    conditions=(F.Condition("big", "x", ">", 5.0), F.Condition("small", "y", "<", 2.0)),
+    floor=F.Condition("floor", "z", ">=", 1.0),
+    rank="z",
+    message="{count} of {rows}: x {big}, z {z}",
+    needs="a test frame",
+)
+"""A rule of two conditions: x > 5 and y < 2, z ≥ 1, the row of largest z cited."""
+
+
+def test_a_rule_of_two_conditions_by_hand() -> None:
+    rows = pl.DataFrame({"x": [9.0, 7.0, 3.0], "y": [1.0, 0.0, 1.0], "z": [2.0, 4.0, 8.0]})
+    fired = F.evaluate_rule(TWO, rows)
+    assert (fired.status, fired.text) == (F.FIRED, "2 of 3: x 7, z 4")  # z 4 beats z 2
+    assert fired.to_dict()["message"] == "2 of 3: x 7, z 4" and "reason" not in fired.to_dict()
+    clear = F.evaluate_rule(TWO, rows.with_columns(x=pl.Series([5.0, 4.0, 3.0])))
+    assert clear.status == F.CLEAR
+    assert clear.text == "no row has x > 5 and y < 2 (closest x: 5; 3 ops rows)"  # max of 5, 4, 3
+    assert clear.to_dict()["reason"] == clear.text and "message" not in clear.to_dict()
+    both_null = rows.with_columns(x=pl.lit(None, pl.Float64), y=pl.lit(None, pl.Float64))
+    assert F.evaluate_rule(TWO, both_null).text == "x, y is null in every ops row"
+    empty = F.evaluate_rule(TWO, rows.clear())
+    assert (empty.rule.id, empty.status) == ("two", F.NOT_APPLICABLE)
+    assert empty.to_dict()["reason"] == "no ops rows; the rule needs a test frame"
+
+
+def test_breakdown_frame_keeps_each_devices_steps_or_whole_trace() -> None:
+    """Device 0 has steps, device 1 only its whole-trace row: both devices stay, once; a
+    frame with no key columns keeps its steps; rows that name no device are all kept."""
+    rows = pl.DataFrame(
+        {"trace": ["t"] * 4, "device": [0, 0, 1, None], "step": [None, 1, None, None]}
+    )
+    kept = F.breakdown_frame(rows).select("device", "step").rows()
+    assert kept == [(0, 1), (1, None)]
+    assert F.breakdown_frame(pl.DataFrame({"step": [None, 2]})).get_column("step").to_list() == [2]
+    nameless = pl.DataFrame({"trace": ["t"], "device": [None], "step": [None]}, strict=False)
+    assert F.breakdown_frame(nameless).height == 1
+
+
+def test_combined_stacks_parts_with_other_columns() -> None:
+    a = pl.DataFrame({"calls": [1]})
+    b = pl.DataFrame({"calls": [2.5], "input": ["b"]})
+    out = F.combined([{"kernels": a}, {"kernels": b}])
+    assert out["kernels"].rows() == [(1.0, None), (2.5, "b")]
+
+
+def test_candidate_frames_by_hand() -> None:
+    document = {
+        "traces": [
+            {
+                "trace": "t.json",
+                "steps": [
+                    {"step": None, "pathNs": 4000, "candidates": [{"edit": "e", "gainNs": 1000}]},
+                    {"step": 3, "pathNs": 0, "candidates": [{"edit": "f", "gainNs": 500}]},
+                ],
+            }
+        ]
+    }
+    assert F.gpu_candidate_frame(document).rows() == [
+        ("t.json", "the whole trace", "e", 1.0, 0.25, 4.0),
+        ("t.json", "step 3", "f", 0.5, None, 0.0),
+    ]
+    candidates = pl.DataFrame(
+        {"epoch": [0, None], "edit": ["g", "h"], "gainCycles": [150, 300], "gainShare": [0.5, 0.1]}
+    )
+    epochs = pl.DataFrame({"epoch": [0], "cycles": [300]})
+    rows = F.tile_candidate_frame(candidates, epochs, 1.5e9, "d").rows()
+    assert rows == [
+        ("d", "epoch 0", "g", pytest.approx(0.1), 0.5, pytest.approx(0.2)),  # 150, 300 / 1.5 GHz
+        ("d", "epoch all", "h", pytest.approx(0.2), 0.1, None),
+    ]
+
+
+def test_group_kernel_and_rank_frames_by_hand() -> None:
+    groups = F.group_frame(pl.DataFrame({"phaseCycles": [1, 0]}), "d")
+    assert groups.select("source", "phaseShare").rows() == [("d", 1.0), ("d", 0.0)]
+    runs = pl.DataFrame(
+        {
+            "target_kind": ["gpu", "gpu", "tile"],
+            "op_family": ["gemm", "copy", None],
+            "calls": [3, 1, 9],
+        }
+    )
+    assert F.kernel_frame(runs, "x.json").select("input", "callShare").rows() == [("x.json", 1.0)]
+    collectives = pl.DataFrame(
+        {"job": ["j", "j", "j"], "ranks": [2, 2, 1], "straggler_rank": [0, 0, 1],
+         "start_skew_us": [3.0, 4.0, 9.0]}
+    )  # fmt: skip
+    ranks = pl.DataFrame({"job": ["j", "j"], "rank": [0, 1], "trace": ["r0", "r1"]})
+    assert F.rank_frame(collectives, ranks).rows() == [
+        ("j", 0, "r0", 2, 2, 7.0),
+        ("j", 1, "r1", 2, 0, 0.0),  # its one collective was seen on one rank only
+    ]
+
+
+def test_op_frame_without_the_key_columns_or_with_categorical_keys() -> None:
+    looked: list[tuple[Any, ...]] = []
+
+    def ridge(*key: str | None) -> float:
+        looked.append(key)
+        return 10.0
+
+    no_dtype = pl.DataFrame({"target": ["a"], "op_family": ["gemm"], "total_us": [4.0]})
+    assert F.op_frame(no_dtype, ridge).columns == ["target", "op_family", "total_us", "time_share"]
+    ops = pl.DataFrame({"target": ["a"], "dtype": ["bf16"], "op_family": ["gemm"]})
+    categorical = ops.cast(pl.Categorical)
+    assert F.op_frame(categorical, ridge).get_column("ridge_point").to_list() == [10.0]
+    assert looked == [("a", "bf16", "gemm")]
+
+
+def test_an_overrides_file_not_utf8_names_the_byte(tmp_path: Path) -> None:
+    path = tmp_path / "o.toml"
+    path.write_bytes(b"[host-bound]\n\xff")
+    with pytest.raises(InputError) as raised:
+        F.load_overrides(path)
+    assert str(raised.value) == f"{path}: byte 13: not UTF-8 text"
+
+
+def test_superstep_frames_by_hand() -> None:
+    """Epoch 1 has supersteps (exchange 10 + 20) and 5 leading exchange cycles; epoch 2 has
+    none. 2 tiles; lost cycles = cycles × (1 − efficiency)."""
+    supersteps = pl.DataFrame(
+        {"epoch": [1, 1], "exchangeCycles": [10, 20], "imbalanceCycles": [40, 0]}
+    )
+    epochs = pl.DataFrame(
+        {"epoch": [1, 2], "cycles": [100, 50], "leadingExchangeCycles": [5, 7],
+         "communicationEfficiency": [0.75, 1.0]}
+    )  # fmt: skip
+    out = F.superstep_frames(supersteps, epochs, 2, "d")
+    assert out["epochs"].select(
+        "epoch", "source", "exchangeCycles", "exchangeShare", "lostCycles"
+    ).rows() == [
+        (1, "d", 35, 0.175, 25.0),
+        (2, "d", 7, 0.07, 0.0),
+    ]
+    assert out["supersteps"].select("source", "imbalanceShare").rows() == [("d", 0.2), ("d", 0.0)]

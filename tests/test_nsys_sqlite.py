@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,15 @@ from click.testing import CliRunner
 from tileprof.commands.cli import cli
 from tileprof.core.errors import InputError
 from tileprof.core.gpu_events import GPU_EVENT_COLUMNS, GPU_EVENT_SCHEMA
-from tileprof.inputs.gpu.nsys_sqlite import gpu_events, read_export
+from tileprof.inputs.gpu.nsys_sqlite import (
+    affinity,
+    export_environment,
+    gpu_events,
+    host_calls,
+    parse,
+    read_export,
+    target_names,
+)
 from tileprof.inputs.sources import detect_file_kind, load_runs
 
 EXPORT = Path(__file__).resolve().parent.parent / "fixtures" / "real" / "h100_2gpu_1s.sqlite"
@@ -292,7 +301,8 @@ def test_every_read_has_a_row_and_byte_budget(
     from tileprof.inputs.gpu import nsys_sqlite
 
     monkeypatch.setattr(nsys_sqlite, budget, value)
-    with pytest.raises(InputError, match="over its budget"):
+    what = {"ROW_BUDGET": "1,000 rows", "BYTE_BUDGET": "5,000 characters of text"}[budget]
+    with pytest.raises(InputError, match=f"a read of more than {what} \\(over its budget\\)"):
         read_export(EXPORT, EXPORT.read_bytes())
 
 
@@ -369,3 +379,189 @@ def test_a_hot_journal_beside_the_export_is_refused_and_a_cold_one_ignored(
     assert load_runs(path).frame.height > 0
     journal.write_bytes(bytes.fromhex("d9d505f920a163d7") + bytes(504))
     one_line(path, f"{journal}: a rollback journal beside the export")
+
+
+def test_affinity_by_sqlites_rules() -> None:
+    """SQLite's "Determination Of Column Affinity" (datatype3.html), rule by rule in order,
+    with its own examples: ``FLOATING POINT`` holds ``INT`` and is INTEGER."""
+    examples = {
+        "INTEGER": "INTEGER", "BIGINT": "INTEGER", "FLOATING POINT": "INTEGER",
+        "VARCHAR(255)": "TEXT", "CLOB": "TEXT", "text": "TEXT",
+        "BLOB": "BLOB", "": "BLOB",
+        "REAL": "REAL", "double": "REAL", "DOUBLE PRECISION": "REAL", "FLOAT": "REAL",
+        "NUMERIC": "NUMERIC", "DECIMAL(10,5)": "NUMERIC", "DATE": "NUMERIC", "STRING": "NUMERIC",
+    }  # fmt: skip
+    assert {declared: affinity(declared) for declared in examples} == examples
+
+
+def test_target_names_by_hand() -> None:
+    """Two GPUs of one name are told apart by id, a unique name is kept, an unnamed GPU is
+    ``GPU N``."""
+    names = {0: "H100", 1: "H100", 2: "A100", 7: "unused"}
+    assert target_names([0, 1, 2, 3], names) == {
+        0: "H100 (GPU 0)",
+        1: "H100 (GPU 1)",
+        2: "A100",
+        3: "GPU 3",
+    }
+
+
+def test_export_environment_and_host_calls_match_sql() -> None:
+    """The driver versions TARGET_INFO_SYSTEM_ENV states, and one runtime call per row of the
+    runtime table, named from StringIds without the ``_v7000`` suffix."""
+    env = dict(sql("SELECT name, value FROM TARGET_INFO_SYSTEM_ENV"))
+    assert export_environment(EXPORT, EXPORT.read_bytes()) == {
+        "driver": env["NvDriverVersion"],
+        "cudaDriver": env["CudaDriverVersion"],
+    }
+    calls = host_calls(EXPORT, EXPORT.read_bytes())
+    rows = sql(
+        "SELECT s.value, r.start, r.end FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+        "LEFT JOIN StringIds s ON s.id = r.nameId ORDER BY r.rowid"
+    )
+    assert calls.height == len(rows) > 0
+    expected = [(re.sub(r"_v\d+$", "", n or ""), s, e) for n, s, e in rows]
+    assert calls.select("name", "start_ns", "end_ns").rows() == expected
+
+
+def hand_export(path: Path, cuda_pids: bool = True, script: str = "") -> Path:
+    """A small export built here: kernels of two processes that both call their GPU CUDA
+    device 0, one named only by its short name and one not at all; a copy of a known and of
+    an unknown kind; a memset; NVTX ranges named by ``textId`` only, without a thread or text
+    column; no runtime table. ``deviceId`` is declared NUMERIC (integer values allowed)."""
+    pid42, pid43 = 42 << 24, 43 << 24
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        f"""
+        CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO StringIds VALUES (0, 'ncclDevKernel_AllReduce'), (1, 'gemm_short'),
+            (2, 'step 1');
+        CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId NUMERIC,
+            streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER,
+            shortName INTEGER, gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER,
+            blockY INTEGER, blockZ INTEGER);
+        INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES
+            (1000, 3000, 0, 7, 1, {pid42}, 0, 0, 2, 1, 1, 64, 1, 1),
+            (4000, 5000, 0, 8, 2, {pid42}, NULL, 1, 4, 1, 1, 128, 1, 1),
+            (6000, 6500, 0, 7, 3, {pid43}, NULL, NULL, 1, 1, 1, 32, 1, 1);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, deviceId INTEGER,
+            streamId INTEGER, correlationId INTEGER, globalPid INTEGER, bytes INTEGER,
+            copyKind INTEGER);
+        INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES
+            (200, 300, 0, 7, 4, {pid42}, 4096, 1), (7000, 7100, 0, 7, 5, {pid42}, 16, 99);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, end INTEGER, deviceId INTEGER,
+            streamId INTEGER, correlationId INTEGER, globalPid INTEGER, bytes INTEGER);
+        INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (100, 150, 0, 7, 6, {pid42}, 64);
+        CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER,
+            textId INTEGER);
+        INSERT INTO NVTX_EVENTS VALUES (900, 5500, 59, 2), (950, NULL, 59, 2), (960, 970, 34, 2);
+        """
+    )
+    if cuda_pids:
+        conn.executescript(
+            "CREATE TABLE TARGET_INFO_CUDA_DEVICE (pid INTEGER, cudaId INTEGER, gpuId INTEGER);"
+            "INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (42, 0, 5), (43, 0, 6);"
+        )
+    else:  # no pid column: CUDA id 0 is GPU 5 wherever it appears; id 1 disagrees
+        conn.executescript(
+            "CREATE TABLE TARGET_INFO_CUDA_DEVICE (cudaId INTEGER, gpuId INTEGER);"
+            "INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (0, 5), (0, 5), (1, 6), (1, 7);"
+        )
+    conn.executescript(script)
+    conn.commit()
+    conn.close()
+    return path
+
+
+def test_a_hand_built_export_read_by_hand(tmp_path: Path) -> None:
+    path = hand_export(tmp_path / "hand.sqlite")
+    export = read_export(path, path.read_bytes())
+    events = export.events.select("device", "kind", "name", "start_ns").rows()
+    assert [(d, str(k), n, s) for d, k, n, s in events] == [
+        (5, "memset", "Memset", 100),
+        (5, "memcpy", "Memcpy HtoD", 200),
+        (5, "comm", "ncclDevKernel_AllReduce", 1000),
+        (5, "kernel", "gemm_short", 4000),
+        (6, "kernel", "(unnamed kernel)", 6000),  # process 43's CUDA device 0 is GPU 6
+        (5, "memcpy", "Memcpy Unknown", 7000),
+    ]
+    assert export.events.get_column("launch_start_ns").null_count() == 6
+    assert export.nvtx.select("name", "start_ns", "end_ns", "tid").rows() == [
+        ("step 1", 900, 5500, None)
+    ]
+    parsed = parse(path, path.read_bytes())
+    # the communication kernel is a kernel of the run table; counts largest first
+    assert list(parsed.metadata["gpu_events"].items()) == [
+        ("kernel", 3),
+        ("memcpy", 2),
+        ("memset", 1),
+    ]
+    rows = {r["kernel"]: json.loads(r["metadata"]) for r in parsed.frame.iter_rows(named=True)}
+    assert rows["gemm_short"] == {
+        "category": "kernel",
+        "short_name": "gemm_short",
+        "streams": "8",
+        "grid": "4x1x1",
+        "block": "128x1x1",
+    }
+
+
+def test_cuda_ids_without_a_pid_map_where_every_row_agrees(tmp_path: Path) -> None:
+    path = hand_export(
+        tmp_path / "hand.sqlite",
+        cuda_pids=False,
+        script="UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = 1 WHERE correlationId = 3",
+    )
+    events = read_export(path, path.read_bytes()).events
+    assert events.get_column("device").to_list() == [5, 5, 5, 5, 1, 5]
+
+
+@pytest.mark.parametrize(
+    ("script", "message"),
+    [
+        (
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = start - 1 WHERE correlationId > 1",
+            "kernel 'gemm_short': ends before it starts",
+        ),
+        (
+            "DROP TABLE StringIds",
+            "table StringIds is missing (kernel names)",
+        ),
+        (
+            "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN gridY;"
+            "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN blockZ",
+            "table CUPTI_ACTIVITY_KIND_KERNEL: column gridY is missing",
+        ),
+        (
+            "DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL; DROP TABLE CUPTI_ACTIVITY_KIND_MEMCPY",
+            "SQLite database without CUPTI_ACTIVITY_KIND_KERNEL or CUPTI_ACTIVITY_KIND_MEMCPY: "
+            "not an nsys export with CUDA trace",
+        ),
+    ],
+)
+def test_a_bad_hand_built_export_is_named_in_one_line(
+    tmp_path: Path, script: str, message: str
+) -> None:
+    """Two kernels that end before they start: the first is named."""
+    path = hand_export(tmp_path / "hand.sqlite", script=script)
+    with pytest.raises(InputError) as raised:
+        read_export(path, path.read_bytes())
+    assert str(raised.value) == f"{path}: {message}"
+
+
+def test_a_one_byte_wal_file_is_refused(tmp_path: Path) -> None:
+    path = hand_export(tmp_path / "hand.sqlite")
+    (tmp_path / "hand.sqlite-wal").write_bytes(b"x")
+    with pytest.raises(InputError, match="a write-ahead log beside the export"):
+        read_export(path, path.read_bytes())
+
+
+def test_an_export_of_copies_only_types_its_own_columns(tmp_path: Path) -> None:
+    """No kernel table: the copies' grid and block are null, typed as ``EXTRA_COLUMNS``."""
+    from tileprof.inputs.gpu.nsys_sqlite import EXTRA_COLUMNS
+
+    path = hand_export(tmp_path / "hand.sqlite", script="DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL")
+    events = read_export(path, path.read_bytes()).events
+    assert events.height == 3
+    assert {c: events.schema[c] for c in EXTRA_COLUMNS} == EXTRA_COLUMNS
+    assert events.get_column("grid").null_count() == 3

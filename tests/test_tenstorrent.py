@@ -755,3 +755,114 @@ def test_an_embedding_counts_the_table_rows_it_reads_not_the_table() -> None:
 
 
 WIDTH_OF = {"UINT32": 4, "BFLOAT16": 2}
+
+
+# ---------------------------------------------------------------- issue 38: mutation survivors
+
+HEAD = (
+    "OP CODE,OP TYPE,GLOBAL CALL COUNT,DEVICE ID,DEVICE ARCH,CORE COUNT,MATH FIDELITY,"
+    "DEVICE KERNEL DURATION [ns]"
+)
+
+
+def _report(tmp_path: Path, header: str, *rows: str) -> Path:
+    path = tmp_path / "ops_perf_results_t.csv"
+    path.write_text("\n".join((header, *rows)) + "\n")
+    return path
+
+
+def test_partial_tensor_columns_by_hand(tmp_path: Path) -> None:
+    """INPUT_0 has a Y dim and a memory but no datatype or layout: no bytes, but its text;
+    INPUT_1 has a W dim that is no number (1) and a Y dim of 3 but no X: 3 BFLOAT16 values,
+    6 bytes in L1. PM figures: ideal 500 ns of a 2,000 ns call (0.25), FPU 40.5%."""
+    path = _report(
+        tmp_path,
+        HEAD + ",PM IDEAL [ns],PM FPU UTIL (%),INPUT_0_Y_PAD[LOGICAL],INPUT_0_MEMORY,"
+        "INPUT_1_W_PAD[LOGICAL],INPUT_1_Y_PAD[LOGICAL],INPUT_1_MEMORY,INPUT_1_DATATYPE",
+        "Add,tt_dnn_device,1,0,wormhole_b0,64,HiFi2,2000,500,40.5,32[7],DEV_0_DRAM_INTERLEAVED,"
+        "x,3,DEV_0_L1,BFLOAT16",
+    )
+    parsed = load_runs(path)
+    (row,) = parsed.frame.iter_rows(named=True)
+    meta = json.loads(row["metadata"])
+    assert meta["tensors"] == "INPUT_0 7   DEV_0_DRAM_INTERLEAVED; INPUT_1 xx3  BFLOAT16 DEV_0_L1"
+    assert (meta["dram_bytes"], meta["l1_bytes"]) == (0, 6)
+    assert (meta["pm_fpu_util_percent"], meta["pm_ideal_fraction"]) == (40.5, 0.25)
+    assert row["source"] == "ops_perf_results_t.csv: line 2"
+    assert parsed.metadata["op_calls"] == 1
+
+
+def test_a_two_chip_timeline_with_its_board_by_hand(tmp_path: Path) -> None:
+    """The n300 report of two chips: chips named with the board the device log names, every
+    event on stream 0, the all-gathers communication, the matmuls kernels."""
+    from tileprof.core.gpu_timeline import EVENT_SCHEMA
+    from tileprof.inputs.tile.tenstorrent import read_timeline
+
+    line = "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 64"
+    parsed = _board_case(tmp_path, "wormhole_b0", line, chips=2)
+    assert any("profile_log_device.csv beside it" in n for n in parsed.notes)
+    path = tmp_path / "ops_perf_results_board.csv"
+    timeline = read_timeline(path, path.read_bytes())
+    assert timeline.devices == {
+        0: "Tenstorrent wormhole_b0 n300 (chip 0)",
+        1: "Tenstorrent wormhole_b0 n300 (chip 1)",
+    }
+    events = timeline.events
+    assert events.schema["kind"] == EVENT_SCHEMA["kind"]
+    assert events.get_column("stream").to_list() == [0, 0, 0, 0]
+    kinds = {(n, str(k)) for n, k in events.select("name", "kind").iter_rows()}
+    assert kinds == {("Matmul", "kernel"), ("AllGatherAsync", "comm")}
+
+
+def test_families_of_the_timeline_from_the_op_rules_then_the_kernel_classifier(
+    tmp_path: Path,
+) -> None:
+    """PointToPoint is a collective by the op rules (the kernel classifier reads it as
+    other); ncclKernel_AllReduce matches no op rule and is one by the classifier."""
+    from tileprof.inputs.tile.tenstorrent import read_timeline
+
+    path = _report(
+        tmp_path,
+        HEAD,
+        "PointToPoint,tt_dnn_device,1,0,wormhole_b0,8,,900",
+        "ncclKernel_AllReduce,tt_dnn_device,2,0,wormhole_b0,8,,900",
+        "Matmul,tt_dnn_device,3,0,wormhole_b0,8,,900",
+    )
+    events = read_timeline(path, path.read_bytes()).events
+    assert [str(k) for k in events.get_column("kind")] == ["comm", "comm", "kernel"]
+
+
+def test_a_report_without_arch_or_input_datatype(tmp_path: Path) -> None:
+    from tileprof.inputs.tile.tenstorrent import op_table, read_timeline
+
+    header = "OP CODE,OP TYPE,GLOBAL CALL COUNT,DEVICE ID,CORE COUNT,DEVICE KERNEL DURATION [ns]"
+    path = _report(tmp_path, header, "Matmul,tt_dnn_device,1,0,64,2000")
+    assert read_timeline(path, path.read_bytes()).devices == {0: "Tenstorrent (chip 0)"}
+    table = op_table(path, path.read_bytes())
+    assert (table.schema["arch"], table.schema["input_dtype"]) == (pl.String, pl.String)
+
+
+def test_conv_work_by_hand() -> None:
+    """Output 1×1×4×8 by a 1×1×3×8 weight: M = 4, N = 8, K = 3, 96 MACs; a weight with a
+    batch (W = 2) is no weight matrix, even with N the output's."""
+    from tileprof.inputs.tile.tenstorrent import conv_work
+
+    dims = {"o_w": 1, "o_z": 1, "o_y": 4, "o_x": 8, "b_w": 1, "b_z": 1, "b_y": 3, "b_x": 8}
+    assert conv_work(dims) == ("4x8x3", 96)
+    assert conv_work(dims | {"b_w": 2}) == (None, None)
+
+
+def test_a_report_of_two_architectures_notes_the_one_with_a_bundled_spec(tmp_path: Path) -> None:
+    """An architecture with no spec (sorted first) gives no note and does not stop the next."""
+    from tileprof.core.specs import spec_for
+
+    path = _report(
+        tmp_path,
+        HEAD,
+        "Matmul,tt_dnn_device,1,0,aaa,64,HiFi2,2000",
+        "Matmul,tt_dnn_device,2,1,wormhole_b0,64,HiFi2,2000",
+    )
+    notes = [n for n in load_runs(path).notes if "not their board" in n]
+    spec = spec_for("Tenstorrent wormhole_b0")
+    assert spec is not None and len(notes) == 1
+    assert "architecture (wormhole_b0)" in notes[0] and f"({spec.path})" in notes[0]
