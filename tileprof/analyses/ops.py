@@ -130,8 +130,7 @@ def _ownership(events: KinetoEvents) -> pl.DataFrame:
     import tileprof.core._native as compiled
 
     ops = (
-        events.frame.lazy()  # lazy: only the selected columns of the filtered rows are copied
-        .filter(pl.col("cat") == "cpu_op")
+        events.frame.filter(pl.col("cat") == "cpu_op")
         .select(
             "index",
             pl.col("name").fill_null(""),
@@ -145,7 +144,6 @@ def _ownership(events: KinetoEvents) -> pl.DataFrame:
         .sort(["thread", "ts", "dur", "index"], descending=[False, False, True, False])
         .with_row_index("pos")
         .with_columns(pl.col("pos").cast(pl.Int64))
-        .collect()
     )
     if ops.height == 0:
         return ops.with_columns(
@@ -180,10 +178,8 @@ def _launched(events: KinetoEvents, ops: pl.DataFrame) -> tuple[pl.DataFrame, in
     )
     launches = launch_external_ids(frame, by_ext)
     gpu = (
-        frame.lazy()
-        .filter(pl.col("cat").is_in(GPU_CATEGORIES))
+        frame.filter(pl.col("cat").is_in(GPU_CATEGORIES))
         .select("index", "name", pl.col("dur") + 0.0, "device", "correlation", "external_id")
-        .collect()
         .join(launches, on="correlation", how="left", maintain_order="left")
         .with_columns(ext=pl.coalesce("launch_ext", "external_id"))
         .join(by_ext, on="ext", how="left", maintain_order="left")
@@ -319,8 +315,8 @@ def _gpu_target(events: KinetoEvents, device: int | None) -> str:
 def _idle_target(events: KinetoEvents) -> str:
     """The target of a call that launched nothing in a GPU trace: the trace's one GPU device,
     or ``GPU`` when its events name several (such a call has no device of its own)."""
-    gpu = events.frame.lazy().filter(pl.col("cat").is_in(GPU_CATEGORIES)).select("device")
-    devices = gpu.collect().get_column("device").unique().to_list()
+    gpu = events.frame.filter(pl.col("cat").is_in(GPU_CATEGORIES))
+    devices = gpu.get_column("device").unique().to_list()
     return _gpu_target(events, devices[0]) if len(devices) == 1 else "GPU"
 
 
