@@ -119,6 +119,8 @@ ODD = [
     b'{"traceEvents": [{"ph": "X", "pid": "1_0"}]}',
     b'{"traceEvents": [{"ph": "X", "pid": " 7", "args": {"stream": "07"}}]}',
     b'{"traceEvents": [{"ph": "X", "args": {"pg_id": 1.5}}]}',
+    b'{"traceEvents": [{"ph": "X", "args": {"stream": "0xffffffffffffffffffffffffffffffff",'
+    b' "device": "-0x8000000000000000", "Seq": "-9223372036854775809"}}]}',
     b'{"traceEvents": [{"ph": "X", "args": {"Seq": 18446744073709551616}}]}',
     b'{"traceEvents": [{"ph": "X", "args": []}]}',
     b'{"traceEvents": [{"ph": "X", "ph": "i"}]}',

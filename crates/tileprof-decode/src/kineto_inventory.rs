@@ -189,15 +189,15 @@ fn python_int(text: &str) -> Result<Option<i64>, String> {
         }
         (None, None) => return Err("a numeric text this reader does not read".to_owned()),
     };
-    let Ok(magnitude) = magnitude else {
-        return Ok(None); // beyond 128 bits: beyond Int64 too
-    };
-    let value = if negative {
-        -(magnitude as i128)
-    } else {
-        magnitude as i128
-    };
-    Ok(i64::try_from(value).ok())
+    // beyond 128 bits, or beyond Int64 (-2^63 to 2^63 - 1): no integer the column holds
+    let limit = (1u128 << 63) - u128::from(!negative);
+    match magnitude {
+        Ok(magnitude) if magnitude <= limit => {
+            let value = magnitude as i128;
+            Ok(i64::try_from(if negative { -value } else { value }).ok())
+        }
+        _ => Ok(None),
+    }
 }
 
 /// The `traceEvents` array, decoded into the inventory's columns (or why it declined).
@@ -436,6 +436,11 @@ mod tests {
             ("9223372036854775808", None),
             ("0x8000000000000000", None),
             ("0x00000000000000000000000000000000001", Some(1)),
+            ("-0x8000000000000000", Some(i64::MIN)),
+            ("0xffffffffffffffffffffffffffffffff", None),
+            ("-0xffffffffffffffffffffffffffffffff", None),
+            ("340282366920938463463374607431768211455", None),
+            ("-9223372036854775809", None),
             ("abc", None),
             ("", None),
             ("-", None),
