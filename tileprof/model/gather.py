@@ -206,8 +206,9 @@ def _gpu_parts(
     from tileprof.model.gpu_runs import trace_runs
 
     events = found.kineto_events()
+    runs = trace_runs(events)  # first, as before: its errors and notes come first
     rows = op_rows(events).frame if ops else None
-    return trace_runs(events), rows, timeline_of(events) if timelines else None
+    return runs, rows, timeline_of(events) if timelines else None
 
 
 def _critical_of(found: FileRead) -> dict[str, Any] | None:
