@@ -14,7 +14,12 @@ from tileprof.analyses.bytes_moved import op_bytes
 from tileprof.analyses.flops import op_work
 from tileprof.core import specs
 from tileprof.core.errors import InputError
-from tileprof.core.roofline import is_issue_slot_roofline, roofline_notes, with_roofline
+from tileprof.core.roofline import (
+    ROOFLINE_COLUMNS,
+    is_issue_slot_roofline,
+    roofline_notes,
+    with_roofline,
+)
 from tileprof.model.ops import load_ops
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "tracelens"
@@ -447,3 +452,126 @@ def test_spec_option_overrides_the_bundled_peaks_and_reports_bad_files(tmp_path:
         ]
     finally:
         specs.use_specs([])
+
+
+HAND_CHIP_AND_TILE_SPECS = {
+    "chip.toml": """
+name = "hand chip"
+kind = "chip"
+match = ['^hand chip$']
+[sources]
+made_up = "written by the test"
+[peaks]
+matrix_bf16 = { value = 100, unit = "TFLOP/s", source = "made_up" }
+vector_bf16 = { value = 10, unit = "TFLOP/s", source = "made_up" }
+fpu_hifi2 = { value = 2, unit = "TFLOP/s/core", source = "made_up" }
+[memory]
+bandwidth = { value = 1, unit = "TB/s", source = "made_up" }
+latency_floor = { value = 0.5, unit = "us", source = "made_up" }
+""",
+    "tile.toml": """
+name = "hand tile"
+kind = "tile"
+match = ['^hand tile']
+[sources]
+made_up = "written by the test"
+[peaks]
+matrix_bf16 = { value = 100, unit = "FLOP/cycle/tile", source = "made_up" }
+[memory]
+bandwidth = { value = 10, unit = "B/cycle/tile", source = "made_up" }
+issue_slots = { value = 2, unit = "slot/cycle/tile", source = "made_up" }
+latency_floor = { value = 0.5, unit = "us", source = "made_up" }
+""",
+}
+
+
+@pytest.fixture
+def hand_chip_and_tile(tmp_path: Path):
+    paths = []
+    for name, text in HAND_CHIP_AND_TILE_SPECS.items():
+        paths.append(tmp_path / name)
+        paths[-1].write_text(text)
+    specs.use_specs(paths)
+    yield paths
+    specs.use_specs([])
+
+
+def test_math_fidelity_cores_and_issue_slots_by_hand(hand_chip_and_tile: list[Path]) -> None:
+    """A chip op's FPU peak is its fidelity's per-core figure times its cores, for matrix work
+    only; a tile group without FLOPs stands on usefulCycles ÷ (slots × tiles × clock), one
+    with FLOPs on them (docs/runs.md, "Roofline"). Every figure below by hand."""
+    chip = pl.DataFrame(
+        {
+            "target": ["hand chip"] * 2,
+            "dtype": ["bf16"] * 2,
+            "op_family": ["gemm", "elementwise"],
+            "metadata": ['{"math_fidelity": "HiFi2"}'] * 2,
+            "cores": [10, 10],
+            "flops": [2_000_000_000, 1_000_000_000],
+            "bytes": [1_000_000, 1_000_000],
+            "time_us": [200.0, 200.0],
+            "calls": [1, 1],
+        }
+    )
+    out = with_roofline(chip, flops=pl.col("flops")).to_dicts()
+    # gemm at HiFi2 on 10 cores: 2 × 10 = 20 TFLOP/s, 2e9 / 20e12 = 100 µs (1e6 B / 1e12 = 1 µs)
+    assert out[0]["roofline_us"] == pytest.approx(100.0)
+    # elementwise: the vector peak whatever the fidelity, 1e9 / 10e12 = 100 µs
+    assert out[1]["roofline_us"] == pytest.approx(100.0)
+    assert [row["bound"] for row in out] == ["compute", "compute"]
+    # 4 tiles at 1 GHz: 8e9 issue slots/s, 400 GFLOP/s, 40 GB/s
+    tile = pl.DataFrame(
+        {
+            "target": ["hand tile 4 tiles @ 1.0 GHz"] * 2,
+            "dtype": ["bf16"] * 2,
+            "op_family": ["gemm"] * 2,
+            "flops": [None, 4_000_000],
+            "bytes": [400_000, 40_000],
+            "cycles": [800_000, 800_000],
+            "time_us": [200.0, 200.0],
+            "calls": [None, None],
+        }
+    )
+    out = with_roofline(tile, flops=pl.col("flops"), issue_cycles=pl.col("cycles")).to_dicts()
+    # no FLOPs: 8e5 / 8e9 = 100 µs against 4e5 / 40e9 = 10 µs of memory
+    assert out[0]["roofline_us"] == pytest.approx(100.0)
+    # FLOPs counted: 4e6 / 400e9 = 10 µs against 1 µs of memory; the cycles are not used
+    assert out[1]["roofline_us"] == pytest.approx(10.0)
+    assert out[1]["bound"] == "compute"
+
+
+def test_a_row_at_the_floor_or_with_one_term_unknown(hand_spec: Path) -> None:
+    """Latency bound only *below* the floor: 1e6 B / 2e12 = 0.5 µs is the floor itself, memory
+    bound. No roofline unless both terms are known: FLOPs but no bytes gives none. The output
+    is the input's columns and the roofline columns, none of the working ones."""
+    frame = pl.DataFrame(
+        {
+            "target": ["hand gpu"] * 2,
+            "dtype": ["bf16"] * 2,
+            "op_family": ["elementwise", "gemm"],
+            "flops": [None, 2_000_000_000],
+            "bytes": [1_000_000, None],
+            "time_us": [1.0, 40.0],
+            "calls": [1, 1],
+        }
+    )
+    result = with_roofline(frame, flops=pl.col("flops"))
+    assert set(result.columns) == {*frame.columns, *ROOFLINE_COLUMNS}
+    out = result.to_dicts()
+    assert out[0]["roofline_us"] == pytest.approx(0.5)
+    assert out[0]["bound"] == "memory"
+    assert out[1]["roofline_us"] is None
+    assert out[1]["bound"] is None
+
+
+def test_notes_name_every_target_and_not_a_row_at_its_roofline() -> None:
+    """A fraction of exactly 1 met its roofline, it did not beat it: no note. Two targets
+    beating theirs are both named, comma-separated, sorted."""
+    frame = pl.DataFrame(
+        {"target": ["b gpu", "a gpu", "c gpu"], "roofline_fraction": [1.5, 3.0, 1.0]}
+    )
+    assert roofline_notes(frame.filter(pl.col("target") == "c gpu")) == []
+    assert roofline_notes(frame) == [
+        "2 rows ran faster than their roofline (marked !, roofline_fraction > 1): the spec of "
+        "a gpu, b gpu (--spec) or the rows' FLOP or byte count is wrong"
+    ]
