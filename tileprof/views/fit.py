@@ -190,10 +190,7 @@ class HeavyHeadTable:
     """Per column: right-aligned (numbers) or left (names)."""
 
     def widths(self) -> list[int]:
-        from rich.cells import cell_len
-
-        columns = zip(self.titles, *self.rows, strict=True)
-        return [max(cell_len(text) for text in column) for column in columns]
+        return _cell_widths(self.titles, self.rows)
 
     def width(self) -> int:
         """The table's width: its cells, one space each side of every rule, the rules."""
@@ -201,18 +198,10 @@ class HeavyHeadTable:
 
     def lines(self) -> list[str]:
         """The title line, the rule, the rows; no line ends in padding."""
-        from rich.cells import cell_len
-
         widths = self.widths()
 
-        def aligned(text: str, width: int, right: bool) -> str:
-            if right:  # rich strips a right-aligned cell's trailing space, not its width
-                text = text.rstrip()
-                return " " * (width - cell_len(text)) + text
-            return text + " " * (width - cell_len(text))
-
         def line(cells: Sequence[str], rule: str) -> str:
-            padded = map(aligned, cells, widths, self.right)
+            padded = map(_padded_cell, cells, widths, self.right)
             return f" {rule} ".join(padded).rstrip()
 
         head_rule = "╇".join("━" * (w + 2) for w in widths)[1:-1]
@@ -238,10 +227,7 @@ class SpacedTable:
     """Per column: right-aligned (numbers) or left (names)."""
 
     def widths(self) -> list[int]:
-        from rich.cells import cell_len
-
-        columns = zip(self.titles, *self.rows, strict=True)
-        return [max(cell_len(text) for text in column) for column in columns]
+        return _cell_widths(self.titles, self.rows)
 
     def width(self) -> int:
         """The table's width: its cells and two spaces between columns."""
@@ -259,18 +245,31 @@ class SpacedTable:
 
     def lines(self) -> list[str]:
         """The title line, the header, the rows; no line ends in padding."""
-        from rich.cells import cell_len
-
         widths = self.widths()
 
-        def aligned(text: str, width: int, right: bool) -> str:
-            pad = " " * (width - cell_len(text))
-            return pad + text if right else text + pad
-
         def line(cells: Sequence[str]) -> str:
-            return "  ".join(map(aligned, cells, widths, self.right)).rstrip()
+            return "  ".join(map(_padded_cell, cells, widths, self.right)).rstrip()
 
         return [self.title, line(self.titles), *(line(row) for row in self.rows)]
+
+
+def _cell_widths(titles: Sequence[str], rows: Sequence[Sequence[str]]) -> list[int]:
+    """Each column's widest text, in terminal cells as rich counts them (``cell_len``: wide
+    characters count twice)."""
+    from rich.cells import cell_len
+
+    columns = zip(titles, *rows, strict=True)
+    return [max(cell_len(text) for text in column) for column in columns]
+
+
+def _padded_cell(text: str, width: int, right: bool) -> str:
+    """A cell padded to ``width``: right-aligned (numbers) or left (names)."""
+    from rich.cells import cell_len
+
+    if right:  # rich strips a right-aligned cell's trailing space, not its width
+        text = text.rstrip()
+        return " " * (width - cell_len(text)) + text
+    return text + " " * (width - cell_len(text))
 
 
 _RICH_READS = re.compile(r"[\[\x00-\x1f\x7f-\x9f]|:\S*?:")
