@@ -179,17 +179,26 @@ class KinetoEvents:
         return self._args_of(indices)
 
 
-def comm_events() -> pl.Expr:
-    """The Kineto event frame's rows whose NCCL parameters the collectives read
-    (``KinetoEvents.args_of``): the communication kernels and the ``record_param_comms`` ops
-    with an External id (``inputs/gpu/kineto_frame.py``'s ``_comm_frame``)."""
-    kernels = (pl.col("cat") == "kernel") & pl.col("name").str.contains(COMM_NAME.pattern)
-    ops = (
+def comm_kernels() -> pl.Expr:
+    """The communication kernels (a ``kernel`` named like NCCL's or RCCL's)."""
+    return (pl.col("cat") == "kernel") & pl.col("name").str.contains(COMM_NAME.pattern)
+
+
+def comm_ops() -> pl.Expr:
+    """The ``record_param_comms`` ops with an External id, whose NCCL parameters stand for
+    the kernels they launched."""
+    return (
         (pl.col("cat") == "cpu_op")
         & (pl.col("name") == "record_param_comms")
         & pl.col("external_id").is_not_null()
     )
-    return (kernels | ops).fill_null(False)
+
+
+def comm_events() -> pl.Expr:
+    """The Kineto event frame's rows whose NCCL parameters the collectives read
+    (``KinetoEvents.args_of``, ``inputs/gpu/kineto_frame.py``'s ``_comm_frame``): the
+    communication kernels and ops."""
+    return (comm_kernels() | comm_ops()).fill_null(False)
 
 
 @dataclass(frozen=True)

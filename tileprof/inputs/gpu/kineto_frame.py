@@ -17,7 +17,14 @@ from typing import Any
 import polars as pl
 
 from tileprof.core.gpu_events import COMM_NAME, as_gpu_events, ns_of_us
-from tileprof.core.kineto import GPU_CATEGORIES, Args, KinetoEvents, runtime_calls
+from tileprof.core.kineto import (
+    GPU_CATEGORIES,
+    Args,
+    KinetoEvents,
+    comm_kernels,
+    comm_ops,
+    runtime_calls,
+)
 
 _COMM_COLUMNS: dict[str, pl.DataType] = {
     "collective": pl.String(),
@@ -53,7 +60,7 @@ def event_frame(found: KinetoEvents) -> pl.DataFrame:
         start.alias("start_ns"),
         (start + ns_of_us(pl.col("dur"))).alias("end_ns"),
     )
-    comm = frame.filter((pl.col("kind") == "comm") & (pl.col("cat") == "kernel"))
+    comm = frame.filter(comm_kernels())
     comm = comm.join(calls.select("correlation", "launch_ext"), on="correlation", how="left",
                      maintain_order="left")  # fmt: skip
     frame = (
@@ -88,19 +95,15 @@ def _comm_frame(found: KinetoEvents, comm: pl.DataFrame) -> pl.DataFrame:
     rows = []
     if comm.height:
         indices = comm.get_column("index").to_list()
-        ops = found.frame.filter(
-            pl.col("cat") == "cpu_op",
-            pl.col("name") == "record_param_comms",
-            pl.col("external_id").is_not_null(),
-        )
+        ops = found.frame.filter(comm_ops())
         op_indices = ops.get_column("index").to_list()
         args = found.args_of(indices + op_indices)
-        comm_ops = dict(zip(ops.get_column("external_id").to_list(), args[len(indices):],
-                            strict=True))  # fmt: skip
+        by_ext = dict(zip(ops.get_column("external_id").to_list(), args[len(indices):],
+                          strict=True))  # fmt: skip
         launch_exts = comm.get_column("launch_ext").to_list()
         own = args[: len(indices)]
         for i, a, launch_ext in zip(indices, own, launch_exts, strict=True):
-            rows.append({"index": i, **_comm_params(a, launch_ext, comm_ops)})
+            rows.append({"index": i, **_comm_params(a, launch_ext, by_ext)})
     return pl.DataFrame(rows, schema={"index": pl.Int64(), **_COMM_COLUMNS})
 
 
