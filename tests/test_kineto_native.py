@@ -22,7 +22,7 @@ from tileprof.core.kineto import KINETO_SCHEMA, KinetoEvents, comm_events
 from tileprof.inputs import threads
 from tileprof.inputs._common import read_bytes
 from tileprof.inputs.gpu.kineto import _read_with_msgspec, read_events
-from tileprof.inputs.gpu.kineto_native import decoded_events
+from tileprof.inputs.gpu.kineto_native import decoded_events, event_frame
 
 ROOT = Path(__file__).resolve().parent.parent
 KEPT = {"kernel", "gpu_memcpy", "gpu_memset", "cpu_op", "cuda_runtime", "cuda_driver"}
@@ -76,7 +76,7 @@ def decoded(frame: pl.DataFrame) -> pl.DataFrame:
 
 def crate_frame(data: bytes) -> pl.DataFrame | None:
     found = decoded_events("t.json", data)
-    return None if found is None else found[0]
+    return None if found is None else event_frame(found[0])
 
 
 def outcome(read: Any, data: bytes) -> tuple[str, Any]:
@@ -135,7 +135,7 @@ def assert_parts_read_alike(data: bytes, frame: pl.DataFrame | None, parts: list
                 assert found is None, part
             else:
                 assert found is not None, part
-                assert found[0].equals(frame), part
+                assert event_frame(found[0]).equals(frame), part
     finally:
         threads.configure(saved)
 
@@ -420,3 +420,21 @@ def test_random_traces(
     if frame is not None:
         assert decoded(frame).equals(reference_frame(data))
     assert_parts_read_alike(data, frame, [1, 64])
+
+
+def test_communication_events_are_of_the_categories_whose_names_are_cast() -> None:
+    """``comm_args`` casts the names of ``COMM_CATEGORIES``' rows only: every event that
+    ``comm_events`` selects, in any category, is of one of them."""
+    from tileprof.core.kineto import COMM_CATEGORIES
+    from tileprof.inputs.gpu.kineto import KEPT_CATEGORIES
+
+    names = ["ncclKernel_AllReduce_RING_LL_Sum_float", "record_param_comms", "gemm", None]
+    cats = sorted(KEPT_CATEGORIES)
+    rows = [(cat, name, ext) for cat in cats for name in names for ext in (1, None)]
+    frame = pl.DataFrame(rows, schema=["cat", "name", "external_id"], orient="row")
+    chosen = frame.filter(comm_events())
+    # the NCCL kernel, with an External id or without; the op with one
+    assert sorted(chosen.rows(), key=str) == sorted(
+        [("kernel", names[0], 1), ("kernel", names[0], None), ("cpu_op", names[1], 1)], key=str
+    )
+    assert set(chosen.get_column("cat")) <= set(COMM_CATEGORIES)

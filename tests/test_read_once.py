@@ -8,6 +8,7 @@ input; the commands run in this process.
 from __future__ import annotations
 
 import builtins
+import gc
 import hashlib
 import io
 import os
@@ -119,3 +120,80 @@ def test_diff_of_two_tile_dumps_opens_each_once(opens: Counter[Path], tmp_path: 
     code, _, err, exc = invoke("diff", before, after, "--format", "json")
     assert exc is None and code == 0, err
     assert opens[before.resolve()] == opens[after.resolve()] == 1
+
+
+# ------------------------------------------------- a trace's bytes let go once decoded (issue 33)
+
+
+def _reads_holding_bytes(path: Path) -> list[Any]:
+    """The live reads of ``path`` that still hold its bytes."""
+    from tileprof.inputs.sources import FileRead
+
+    return [
+        o
+        for o in gc.get_objects()
+        if isinstance(o, FileRead) and o.path.resolve() == path.resolve() and o.data is not None
+    ]
+
+
+@pytest.mark.parametrize("command", ["runs", "findings", "report"])
+def test_a_traces_analyses_run_without_its_bytes(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``runs``, ``findings`` and ``report`` decode a trace, check it, then let its bytes go:
+    when its runs and op rows are computed, no read of it holds the file (a 626 MB trace's
+    ``runs`` peaked in its op rows with the file still in memory)."""
+    import tileprof.analyses.ops as ops
+    import tileprof.model.gpu_runs as gpu_runs
+
+    trace = tmp_path / "t.json"
+    trace.write_bytes(TRACE.read_bytes())
+    holding: list[int] = []
+    real_runs, real_rows = gpu_runs.trace_runs, ops.op_rows
+
+    def runs_seen(*args: Any, **kwargs: Any) -> Any:
+        holding.append(len(_reads_holding_bytes(trace)))
+        return real_runs(*args, **kwargs)
+
+    def rows_seen(*args: Any, **kwargs: Any) -> Any:
+        holding.append(len(_reads_holding_bytes(trace)))
+        return real_rows(*args, **kwargs)
+
+    monkeypatch.setattr(gpu_runs, "trace_runs", runs_seen)
+    monkeypatch.setattr(ops, "op_rows", rows_seen)
+    out = ["-o", str(tmp_path / "r.html")] if command == "report" else []
+    code, _, err, exc = invoke(command, trace, *out)
+    assert exc is None and code == 0, err
+    assert holding and holding == [0] * len(holding), holding
+
+
+def test_runs_takes_no_digest_and_the_report_does() -> None:
+    """The sha256 is taken only where a command shows it (the report's header, ``diff``)."""
+    from tileprof.inputs.sources import read_input
+
+    assert read_input(TRACE, digest=False).sha256 is None
+    assert read_input(TRACE).sha256 == hashlib.sha256(TRACE.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2',  # cut
+        '{"traceEvents": [], "distributedInfo": {"rank": "zero", "world_size": 2}}',
+        '{"traceEvents": [], "deviceProperties": [{"id": "0", "name": "A100"}]}',
+        '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": -2}]}',
+        # the checks refuse the rank, the decoder the devices first
+        '{"traceEvents": [], "deviceProperties": 5, "distributedInfo": 5}',
+    ],
+    ids=["truncated", "rank-as-text", "device-id-as-text", "negative-duration", "both-refuse"],
+)
+def test_the_checked_commands_word_the_decoders_error(text: str, tmp_path: Path) -> None:
+    """A trace's capture checks now run before its events are decoded; a file the decoder
+    refuses still ends in the decoder's error, the one ``runs`` (no checks) prints."""
+    from tests.hostile import assert_one_line_error
+
+    trace = tmp_path / "t.json"
+    trace.write_text(text)
+    wording = assert_one_line_error("runs", trace)
+    assert assert_one_line_error("findings", trace) == wording
+    assert assert_one_line_error("report", trace, "-o", tmp_path / "r.html") == wording

@@ -179,6 +179,10 @@ class KinetoEvents:
         return self._args_of(indices)
 
 
+COMM_CATEGORIES = ("kernel", "cpu_op")
+"""The categories of the communication events (``comm_kernels``, ``comm_ops``)."""
+
+
 def comm_kernels() -> pl.Expr:
     """The communication kernels (a ``kernel`` named like NCCL's or RCCL's)."""
     return (pl.col("cat") == "kernel") & pl.col("name").str.contains(COMM_NAME.pattern)

@@ -30,12 +30,12 @@ def load_timeline(path: str | Path) -> GpuTimeline:
     kind = detect(path, data, TIMELINE_KINDS).name
     if kind != _sniff.TRACE:
         return parse_timeline(path, kind, data)
-    from tileprof.inputs.gpu.kineto import read_events
+    from tileprof.inputs.gpu.kineto import decode_events
     from tileprof.inputs.gpu.kineto_timeline import timeline_of
 
-    events = read_events(path, data)
+    pending = decode_events(path, data)
     del data
-    return timeline_of(events)
+    return timeline_of(pending.events())
 
 
 def parse_timeline(path: str | Path, kind: str, data: bytes) -> GpuTimeline:

@@ -93,10 +93,11 @@ class Source:
         }
 
 
-def _read(path: Path, format_in: str | None) -> FileRead:
-    """The file read once; with ``format_in``, anything not a run source is a dump."""
+def _read(path: Path, format_in: str | None, digest: bool) -> FileRead:
+    """The file read once (``digest``: with its sha256); with ``format_in``, anything not a run
+    source is a dump."""
     try:
-        return read_input(path, whole_dumps=True)
+        return read_input(path, whole_dumps=True, digest=digest)
     except InputError:
         if format_in is None:
             raise
@@ -116,9 +117,11 @@ def gather_inputs(
     critical: bool = False,
     checks: CheckRules | None = None,
     engine: Engine | None = None,
+    digests: bool = False,
 ) -> list[Source]:
     """Every input read once, in command-line order (the example profile first), each file
-    by ``engine`` (``model.engines``: threads by default, or dask workers).
+    by ``engine`` (``model.engines``: threads by default, or dask workers); with ``digests``,
+    each file's sha256 is taken from that read (``Source.input_file``, the report's header).
 
     With ``checks``, each input also gets its capture checks (``Source.checked``; all of them
     together: ``capture_checks``).
@@ -148,6 +151,7 @@ def gather_inputs(
         timelines=timelines,
         critical=critical,
         checks=checks,
+        digests=digests,
     )  # several files at once: no progress bars drawn over each other
     sources.extend(map_ordered(reading, list(paths), engine))
     return sources
@@ -162,9 +166,10 @@ def _source_of(
     timelines: bool,
     checks: CheckRules | None,
     critical: bool = False,
+    digests: bool = False,
 ) -> Source:
     """One input file read (``gather_inputs``): where it lies, on a thread or a dask worker."""
-    found = _read(path, read.format_in)
+    found = _read(path, read.format_in, digests)
     # a summary document's samples are a small tile dump (``summary`` reads them so too)
     if found.kind in (TILE_DUMP, SUMMARY_DOCUMENT) or found.data is None:
         profile = load(path, **read.keywords, content=found.data)
@@ -174,7 +179,13 @@ def _source_of(
         source = Source(str(path), path, TILE_DUMP, runs, profile, filters)
         checked = _checked(str(path), TILE_DUMP, None, profile, checks)
         return dataclasses.replace(source, size=found.size, sha256=found.sha256, checked=checked)
+    if found.kind == TRACE:
+        found, checked = _decoded_trace(found, checks)
+    else:
+        checked = None
     runs, op_rows, timeline = _gpu_parts(found, ops=ops, timelines=timelines)
+    if found.kind != TRACE:
+        checked = _checked(str(path), found.kind, found.data, None, checks)
     return Source(
         str(path),
         path,
@@ -184,9 +195,24 @@ def _source_of(
         sha256=found.sha256,
         ops=op_rows,
         timeline=timeline,
-        checked=_checked(str(path), found.kind, found.data, None, checks),
+        checked=checked,
         critical=_critical_of(found) if critical else None,
     )
+
+
+def _decoded_trace(found: FileRead, checks: CheckRules | None) -> tuple[FileRead, Checked | None]:
+    """A PyTorch trace's capture checks, then the trace decoded and its read without the bytes
+    (``FileRead.decoded``): the runs, op rows, timeline and critical path read the event
+    frame, with the file no longer in memory. The checks' inventory goes before the events
+    are decoded, so that the two are never in memory together (on the 626 MB trace the
+    checks took 690 MB over the file and the decoded events); a file both refuse words the
+    decoder's error, as before."""
+    try:
+        checked = _checked(str(found.path), found.kind, found.data, None, checks)
+    except InputError:
+        found.kineto_events()  # the decoder's error, when it has one, comes first
+        raise
+    return found.decoded(), checked
 
 
 def _gpu_parts(
@@ -213,11 +239,12 @@ def _gpu_parts(
 
 def _critical_of(found: FileRead) -> dict[str, Any] | None:
     """The critical path per step of a PyTorch trace or nsys export (None: another kind, or
-    one that holds no host events to build the graph from)."""
+    one that holds no host events to build the graph from). A trace's path is read from its
+    decoded events (its bytes are gone by now), an export's from its bytes."""
     from tileprof.inputs.gpu.nsys_sqlite import KIND as NSYS
     from tileprof.model.gpu_critical import trace_critical
 
-    if found.kind not in (TRACE, NSYS) or found.data is None:
+    if found.kind != TRACE and (found.kind != NSYS or found.data is None):
         return None
     document = trace_critical([found])
     return document if any(t["steps"] for t in document["traces"]) else None
@@ -357,6 +384,7 @@ def read_inputs(
         critical=True,
         checks=checks,
         engine=engine,
+        digests=True,
     )
     checked = None if checks is None else capture_checks(sources, checks)
     timelines = tuple(s.timeline for s in sources if s.timeline is not None)

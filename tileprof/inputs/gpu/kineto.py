@@ -84,13 +84,39 @@ def read_events(path: str | Path, data: bytes) -> KinetoEvents:
     frame; a document it declines (anything it cannot hold to msgspec's reading exactly: an
     error, a value of another type, a key given twice) is read by msgspec as before, which
     words the error or reads the odd document."""
-    from tileprof.inputs.gpu.kineto_native import comm_args, decoded_events
+    return decode_events(path, data).events()
+
+
+class PendingEvents:
+    """A trace read from its bytes, whose event model (``events``) is made when first asked
+    for: everything that needs the bytes is done, so the caller can let them go first. The
+    compiled decoder's text columns are cast afterwards (``kineto_native.event_frame``) and
+    ``deviceProperties`` and ``distributedInfo`` decoded, their errors named as before."""
+
+    def __init__(self, finish: Callable[[], KinetoEvents]) -> None:
+        self._finish: Callable[[], KinetoEvents] | None = finish
+        self._events: KinetoEvents | None = None
+
+    def events(self) -> KinetoEvents:
+        """The event model, made once; what it was made from is let go."""
+        if self._events is None:
+            assert self._finish is not None
+            self._events, self._finish = self._finish(), None
+        return self._events
+
+
+def decode_events(path: str | Path, data: bytes) -> PendingEvents:
+    """``read_events`` in two halves: the first reads ``data`` now (its errors raised now), the
+    second (``PendingEvents.events``) needs only what was copied out of it."""
+    from tileprof.inputs.gpu.kineto_native import comm_args, decoded_events, event_frame
 
     found = decoded_events(path, data)
     if found is None:
-        return _read_with_msgspec(path, data)
+        ready = _read_with_msgspec(path, data)
+        return PendingEvents(lambda: ready)
     frame, props_raw, info_raw = found
-    return _events(path, frame, props_raw, info_raw, comm_args(frame, data))
+    args_of = comm_args(frame, data)
+    return PendingEvents(lambda: _events(path, event_frame(frame), props_raw, info_raw, args_of))
 
 
 def _events(
