@@ -688,3 +688,20 @@ def test_op_kernel_cycles_put_the_ops_outside_a_trace_first(tmp_path: Path) -> N
         for r in op_kernel_cycles(zones).iter_rows(named=True)
     ]
     assert got == [(0, None, 1024, 40), (0, 1, 2048, 5), (0, 2, 2048, 7)]
+
+
+def test_a_fault_after_left_out_lines_is_named_at_its_line_in_the_file(tmp_path: Path) -> None:
+    """A buffer-full warning (line 3) and a blank line (line 4) are left out of the table; the
+    cut last line is still line 7 of the file, and an unclosed quote line 6."""
+    path = tmp_path / "profile_log_device.csv"
+    head = ARCH_1000 + OLD_HEADER + "\n" + BUFFER_FULL + "\n\n" + START_5
+    path.write_text(head + END_5 + "0,1,1,BRISC\n")
+    with pytest.raises(InputError) as caught:
+        tileprof.load(path, format="tt-device-log")
+    assert (
+        str(caught.value) == f"{path}: line 7, column 13: 4 fields, expected 13 (truncated file?)"
+    )
+    path.write_text(head + '0,1,1,"BRISC,1,50\n' + END_5)
+    with pytest.raises(InputError) as caught:
+        tileprof.load(path, format="tt-device-log")
+    assert str(caught.value).startswith(f"{path}: line 6: malformed CSV: ")
