@@ -705,3 +705,22 @@ def test_a_fault_after_left_out_lines_is_named_at_its_line_in_the_file(tmp_path:
     with pytest.raises(InputError) as caught:
         tileprof.load(path, format="tt-device-log")
     assert str(caught.value).startswith(f"{path}: line 6: malformed CSV: ")
+
+
+def test_a_last_line_with_a_cell_over_128_kib_reads_in_a_fresh_process(tmp_path: Path) -> None:
+    """Python's csv refuses a field over 128 KiB until its limit is raised; the log must read
+    the same whether or not an earlier fault in the process raised it (a fresh interpreter)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "profile_log_device.csv"
+    path.write_text(ARCH_1000 + OLD_HEADER + "\n" + START_5 + END_5.rstrip("\n") + "m" * 200_000)
+    code = (
+        "import sys, tileprof; "
+        "print(tileprof.load(sys.argv[1], format='tt-device-log').samples['duration'].to_list())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[40]"
