@@ -724,3 +724,24 @@ def test_a_last_line_with_a_cell_over_128_kib_reads_in_a_fresh_process(tmp_path:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[40]"
+
+
+def test_a_data_row_without_its_value_is_an_empty_entry_not_a_refused_log(tmp_path: Path) -> None:
+    """A TS_DATA row whose data cell is empty, and a counter row whose meta data has no
+    ``value``: each is an entry with the value "" (the log was refused before)."""
+    path = tmp_path / "profile_log_device.csv"
+    path.write_text(
+        ARCH_1000
+        + OLD_HEADER
+        + "\n"
+        + START_5
+        + "0,1,1,BRISC,7,20,,5,,TS_DATA,1,f,\n"
+        + '0,1,1,BRISC,9090,30,77,5,,TS_DATA,1,f,{"counter type":"FPU";"ref cnt":3}\n'
+        + END_5
+    )
+    [record] = tileprof.load(path, format="tt-device-log").records()
+    assert [(e["name"], e["value"]) for e in record["metadata"][3:]] == [
+        ("data timer 7", ""),
+        ("counter FPU", ""),
+        ("counter FPU ref cnt", "3"),
+    ]

@@ -297,8 +297,10 @@ op call (the zone's name aside: one RISC runs one kernel per op call)."""
 
 
 def _entry(name: pl.Expr, value: pl.Expr) -> pl.Expr:
-    """One metadata entry as JSON text (``{"name": …, "value": …}``, both strings)."""
-    return pl.struct(name.alias("name"), value.cast(pl.String).alias("value")).struct.json_encode()
+    """One metadata entry as JSON text (``{"name": …, "value": …}``, both strings; a value the
+    row does not hold, an empty ``data`` cell or a counter without ``value``, is ``""``)."""
+    text = value.cast(pl.String).fill_null("")
+    return pl.struct(name.alias("name"), text.alias("value")).struct.json_encode()
 
 
 def data_entries() -> pl.Expr:
