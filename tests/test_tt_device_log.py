@@ -597,23 +597,27 @@ def test_rows_written_with_a_space_after_each_comma_read_as_without(tmp_path: Pa
 
 def test_a_log_of_the_required_columns_only(tmp_path: Path) -> None:
     """No timer_id, data, meta data or trace columns: the zone is read, its metadata the chip,
-    core and op id."""
+    core and op id; then the same log with one TS_DATA row in the zone (no timer id, no value:
+    ``data timer -1`` = "")."""
     path = tmp_path / "profile_log_device.csv"
-    path.write_text(
+    head = (
         ARCH_1000
         + "PCIe slot, core_x, core_y, RISC processor type, time[cycles since reset], "
         + "run host ID, zone name, type\n"
         + "0,3,4,BRISC,10,5,BRISC-KERNEL,ZONE_START\n"
-        + "0,3,4,BRISC,50,5,BRISC-KERNEL,ZONE_END\n"
     )
-    profile = tileprof.load(path, format="tt-device-log")
-    assert profile.samples["duration"].to_list() == [40]
-    [record] = profile.records()
-    assert [(e["name"], e["value"]) for e in record["metadata"]] == [
-        ("chip", "0"),
-        ("core", "3,4"),
-        ("op id", "5"),
-    ]
+    end = "0,3,4,BRISC,50,5,BRISC-KERNEL,ZONE_END\n"
+    own = [("chip", "0"), ("core", "3,4"), ("op id", "5")]
+    for data_rows, entries in (("", []), ("0,3,4,BRISC,15,5,,TS_DATA\n", [("data timer -1", "")])):
+        path.write_text(head + data_rows + end)
+        profile = tileprof.load(path, format="tt-device-log")
+        assert profile.samples["duration"].to_list() == [40]
+        [record] = profile.records()
+        assert [(e["name"], e["value"]) for e in record["metadata"]] == own + entries
+        attached = len(entries)
+        note = next(n for n in profile.notes if "kept apart" in n)
+        assert f"1 kernel zones read; {attached} TS_DATA rows attached" in note
+        assert "0 TS_DATA rows in no kernel zone, 0 other data rows" in note
 
 
 def test_other_zones_and_data_rows_are_counted_apart(tmp_path: Path) -> None:
