@@ -217,3 +217,15 @@ def test_int64_max_itself_fits_and_an_overflow_keeps_is_causal() -> None:
     w = op_work("aten::_scaled_dot_product_flash_attention", [big, big, big], [""] * 4 + ["False"])
     assert w is not None and w.flops is None and w.causal is False
     assert w.problem == f"{2**64} FLOPs overflow int64"
+
+
+def test_matmul_of_vectors_and_of_two_matrices() -> None:
+    """torch.matmul makes a 1-D left operand a row (1 × K) and a 1-D right one a column: a
+    vector of 8 times an 8 × 3 matrix is 3 dot products of length 8; two vectors one; two
+    matrices have no batch."""
+    w = op_work("aten::matmul", [[8], [8, 3]])
+    assert w is not None and (w.flops, w.gemm, w.batch) == (2 * 3 * 8, (1, 3, 8), None)
+    w = op_work("aten::matmul", [[8], [8]])
+    assert w is not None and (w.flops, w.gemm, w.batch) == (2 * 8, (1, 1, 8), None)
+    w = op_work("aten::matmul", [[4, 8], [8, 3]])
+    assert w is not None and (w.flops, w.gemm, w.batch) == (2 * 4 * 3 * 8, (4, 3, 8), None)
