@@ -497,3 +497,255 @@ def test_current_risc_names_are_compute_as_the_older_ones(tmp_path: Path) -> Non
         assert result.exit_code == 0, result.output
         outputs.append(result.stdout.replace(spelling, "SPELLING"))
     assert outputs[0] == outputs[1] and outputs[0].count('"index"') >= 6
+
+
+ARCH_1000 = "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000\n"
+START_5 = "0,1,1,BRISC,1,10,0,5,BRISC-KERNEL,ZONE_START,1,f,\n"
+END_5 = "0,1,1,BRISC,1,50,0,5,BRISC-KERNEL,ZONE_END,1,f,\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "ARCH: wormhole_b0\n" + OLD_HEADER + "\n",
+            "line 1: expected 'ARCH: <arch>, CHIP_FREQ[MHz]: <MHz>' (a tt-metal device log)",
+        ),
+        (
+            "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 0\n" + OLD_HEADER + "\n",
+            "line 1: CHIP_FREQ[MHz] must be positive, not 0",
+        ),
+        (ARCH_1000 + "\n\n", "line 2: no column line: expected 'PCIe slot, core_x, …'"),
+        (
+            # only the time column is missing
+            ARCH_1000 + "PCIe slot, core_x, core_y, RISC processor type, run host ID, zone name, "
+            "type\n0,1,1,BRISC,5,BRISC-KERNEL,ZONE_START\n",
+            "line 2: column 'time[cycles since reset]' is missing",
+        ),
+        (
+            ARCH_1000 + OLD_HEADER + "\n0,1,1,BRISC,1x,10,0,5,BRISC-KERNEL,ZONE_START,1,f,\n",
+            "line 3, column 'timer_id': not an integer: '1x'",
+        ),
+        (
+            ARCH_1000 + NEW_HEADER + "\n0,1,1,BRISC,1,10,0,5,7,2x,BRISC-KERNEL,ZONE_START,1,f,\n",
+            "line 3, column 'trace id counter': not an integer: '2x'",
+        ),
+        # the last line cut after 4 of its 13 fields ("0,1,1,BRISC" is 11 characters: the
+        # fault is at column 13, past its end and the comma that should follow)
+        (
+            ARCH_1000 + OLD_HEADER + "\n" + START_5 + END_5 + "0,1,1,BRISC\n",
+            "line 5, column 13: 4 fields, expected 13 (truncated file?)",
+        ),
+        (
+            ARCH_1000 + OLD_HEADER + "\n" + START_5 + END_5 + "X\n",
+            "line 5, column 3: 1 fields, expected 13 (truncated file?)",
+        ),
+        # a kernel ZONE_END without a time: the zone (placed at its ZONE_START) has no duration
+        (
+            ARCH_1000
+            + OLD_HEADER
+            + "\n"
+            + START_5
+            + "0,1,1,BRISC,1,,0,5,BRISC-KERNEL,ZONE_END,1,f,\n",
+            "line 3, column duration: value is missing",
+        ),
+        # a kernel zone whose markers name no core_x: it is on no tile
+        (
+            ARCH_1000
+            + OLD_HEADER
+            + "\n0,,1,BRISC,1,10,0,5,BRISC-KERNEL,ZONE_START,1,f,\n"
+            + "0,,1,BRISC,1,50,0,5,BRISC-KERNEL,ZONE_END,1,f,\n",
+            "line 3, column physicalTile: value is missing",
+        ),
+    ],
+)
+def test_bad_logs_name_the_file_the_place_and_the_fault(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "profile_log_device.csv"
+    path.write_text(text)
+    with pytest.raises(InputError) as caught:
+        tileprof.load(path, format="tt-device-log")
+    assert str(caught.value) == f"{path}: {message}"
+
+
+def test_a_log_that_is_no_csv_and_one_not_utf8_name_the_place(tmp_path: Path) -> None:
+    path = tmp_path / "profile_log_device.csv"
+    # a quote opened on line 4 that never closes
+    path.write_text(ARCH_1000 + OLD_HEADER + "\n" + START_5 + '0,1,1,"BRISC,1,50\n' + END_5)
+    with pytest.raises(InputError) as caught:
+        tileprof.load(path, format="tt-device-log")
+    assert str(caught.value).startswith(f"{path}: line 4: malformed CSV: ")
+    head = (ARCH_1000 + OLD_HEADER + "\n").encode()
+    path.write_bytes(head + b"0,1,1,\xff")
+    with pytest.raises(InputError) as caught:
+        tileprof.load(path, format="tt-device-log")
+    assert str(caught.value) == f"{path}: byte {len(head) + 6}: not UTF-8 text"
+
+
+def test_rows_written_with_a_space_after_each_comma_read_as_without(tmp_path: Path) -> None:
+    """The column line has a space after each comma; rows written the same way (the last
+    one too) give the same zone."""
+    path = tmp_path / "profile_log_device.csv"
+    path.write_text(
+        ARCH_1000 + OLD_HEADER + "\n" + START_5.replace(",", ", ") + END_5.replace(",", ", ")
+    )
+    profile = tileprof.load(path, format="tt-device-log")
+    assert profile.samples["offset"].to_list() == [10]
+    assert profile.samples["duration"].to_list() == [40]
+
+
+def test_a_log_of_the_required_columns_only(tmp_path: Path) -> None:
+    """No timer_id, data, meta data or trace columns: the zone is read, its metadata the chip,
+    core and op id; then the same log with one TS_DATA row in the zone (no timer id, no value:
+    ``data timer -1`` = "")."""
+    path = tmp_path / "profile_log_device.csv"
+    head = (
+        ARCH_1000
+        + "PCIe slot, core_x, core_y, RISC processor type, time[cycles since reset], "
+        + "run host ID, zone name, type\n"
+        + "0,3,4,BRISC,10,5,BRISC-KERNEL,ZONE_START\n"
+    )
+    end = "0,3,4,BRISC,50,5,BRISC-KERNEL,ZONE_END\n"
+    own = [("chip", "0"), ("core", "3,4"), ("op id", "5")]
+    for data_rows, entries in (("", []), ("0,3,4,BRISC,15,5,,TS_DATA\n", [("data timer -1", "")])):
+        path.write_text(head + data_rows + end)
+        profile = tileprof.load(path, format="tt-device-log")
+        assert profile.samples["duration"].to_list() == [40]
+        [record] = profile.records()
+        assert [(e["name"], e["value"]) for e in record["metadata"]] == own + entries
+        attached = len(entries)
+        note = next(n for n in profile.notes if "kept apart" in n)
+        assert f"1 kernel zones read; {attached} TS_DATA rows attached" in note
+        assert "0 TS_DATA rows in no kernel zone, 0 other data rows" in note
+
+
+def test_other_zones_and_data_rows_are_counted_apart(tmp_path: Path) -> None:
+    """One kernel zone, one firmware zone, one zone of the kernel's own (2 markers), two
+    TS_DATA rows in the kernel zone (one with no timer id) and one TS_EVENT row."""
+    path = tmp_path / "profile_log_device.csv"
+    path.write_text(
+        ARCH_1000
+        + OLD_HEADER
+        + "\n0,1,1,BRISC,1,5,0,5,BRISC-FW,ZONE_START,1,f,\n"
+        + START_5
+        + "0,1,1,BRISC,3,20,0,5,compute-loop,ZONE_START,1,f,\n"
+        + "0,1,1,BRISC,,22,41,5,,TS_DATA,1,f,\n"
+        + "0,1,1,BRISC,12,23,42,5,,TS_DATA,1,f,\n"
+        + "0,1,1,BRISC,3,30,0,5,compute-loop,ZONE_END,1,f,\n"
+        + END_5
+        + "0,1,1,BRISC,4,55,0,5,,TS_EVENT,1,f,\n"
+        + "0,1,1,BRISC,1,60,0,5,BRISC-FW,ZONE_END,1,f,\n"
+    )
+    profile = tileprof.load(path, format="tt-device-log")
+    note = next(n for n in profile.notes if "kept apart" in n)
+    assert note == (
+        "profile_log_device.csv: 1 kernel zones read; 2 TS_DATA rows attached to the kernel "
+        "zone open on their core and RISC (sample metadata); kept apart: 1 firmware (-FW) "
+        "zones, 2 other zone markers, 0 TS_DATA rows in no kernel zone, 1 other data rows "
+        "(TS_EVENT, ZONE_TOTAL, …)"
+    )
+    [record] = profile.records()
+    assert [(e["name"], e["value"]) for e in record["metadata"][3:]] == [
+        ("data timer -1", "41"),
+        ("data timer 12", "42"),
+    ]
+
+
+def test_op_names_skip_a_row_without_an_op_code_and_name_a_bad_device_id(tmp_path: Path) -> None:
+    path = tmp_path / "profile_log_device.csv"
+    path.write_text(
+        ARCH_1000
+        + OLD_HEADER
+        + "\n"
+        + START_5.replace(",5,", ",1024,")
+        + END_5.replace(",5,", ",1024,")
+        + START_5.replace(",5,", ",2048,").replace(",10,", ",60,")
+        + END_5.replace(",5,", ",2048,").replace(",50,", ",90,")
+    )
+    report = tmp_path / "ops_perf_results_2026.csv"
+    report.write_text("OP CODE,GLOBAL CALL COUNT,DEVICE ID\nMatmul,1024,0\n,2048,0\n")
+    profile = tileprof.load(path, format="tt-device-log")
+    assert profile.samples["kernel"].cast(str).to_list() == ["Matmul", "op 2048"]
+    report.write_text("OP CODE,GLOBAL CALL COUNT,DEVICE ID\nMatmul,1024,chip0\n")
+    with pytest.raises(InputError) as caught:
+        tileprof.load(path, format="tt-device-log")
+    assert str(caught.value) == f"{report}: line 2, column 'DEVICE ID': not a number: 'chip0'"
+
+
+def test_op_kernel_cycles_put_the_ops_outside_a_trace_first(tmp_path: Path) -> None:
+    """A current log whose op 1024 ran outside a trace (no trace id counter) and op 2048 in
+    two replays: per chip, the untraced op first, then the replays in order."""
+    path = tmp_path / "profile_log_device.csv"
+    rows = [
+        "0,1,1,BRISC,1,10,0,1024,,,BRISC-KERNEL,ZONE_START,1,f,",
+        "0,1,1,BRISC,1,50,0,1024,,,BRISC-KERNEL,ZONE_END,1,f,",
+        "0,1,1,BRISC,1,60,0,2048,7,1,BRISC-KERNEL,ZONE_START,1,f,",
+        "0,1,1,BRISC,1,65,0,2048,7,1,BRISC-KERNEL,ZONE_END,1,f,",
+        "0,1,1,BRISC,1,70,0,2048,7,2,BRISC-KERNEL,ZONE_START,1,f,",
+        "0,1,1,BRISC,1,77,0,2048,7,2,BRISC-KERNEL,ZONE_END,1,f,",
+    ]
+    path.write_text(ARCH_1000 + NEW_HEADER + "\n" + "\n".join(reversed(rows)) + "\n")
+    _, zones, _ = read_zones(path, path.read_bytes())
+    got = [
+        (r["chip"], r["replay"], r["op_id"], r["cycles"])
+        for r in op_kernel_cycles(zones).iter_rows(named=True)
+    ]
+    assert got == [(0, None, 1024, 40), (0, 1, 2048, 5), (0, 2, 2048, 7)]
+
+
+def test_a_fault_after_left_out_lines_is_named_at_its_line_in_the_file(tmp_path: Path) -> None:
+    """A buffer-full warning (line 3) and a blank line (line 4) are left out of the table; the
+    cut last line is still line 7 of the file, and an unclosed quote line 6."""
+    path = tmp_path / "profile_log_device.csv"
+    head = ARCH_1000 + OLD_HEADER + "\n" + BUFFER_FULL + "\n\n" + START_5
+    path.write_text(head + END_5 + "0,1,1,BRISC\n")
+    with pytest.raises(InputError) as caught:
+        tileprof.load(path, format="tt-device-log")
+    assert (
+        str(caught.value) == f"{path}: line 7, column 13: 4 fields, expected 13 (truncated file?)"
+    )
+    path.write_text(head + '0,1,1,"BRISC,1,50\n' + END_5)
+    with pytest.raises(InputError) as caught:
+        tileprof.load(path, format="tt-device-log")
+    assert str(caught.value).startswith(f"{path}: line 6: malformed CSV: ")
+
+
+def test_a_last_line_with_a_cell_over_128_kib_reads_in_a_fresh_process(tmp_path: Path) -> None:
+    """Python's csv refuses a field over 128 KiB until its limit is raised; the log must read
+    the same whether or not an earlier fault in the process raised it (a fresh interpreter)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "profile_log_device.csv"
+    path.write_text(ARCH_1000 + OLD_HEADER + "\n" + START_5 + END_5.rstrip("\n") + "m" * 200_000)
+    code = (
+        "import sys, tileprof; "
+        "print(tileprof.load(sys.argv[1], format='tt-device-log').samples['duration'].to_list())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[40]"
+
+
+def test_a_data_row_without_its_value_is_an_empty_entry_not_a_refused_log(tmp_path: Path) -> None:
+    """A TS_DATA row whose data cell is empty, and a counter row whose meta data has no
+    ``value``: each is an entry with the value "" (the log was refused before)."""
+    path = tmp_path / "profile_log_device.csv"
+    path.write_text(
+        ARCH_1000
+        + OLD_HEADER
+        + "\n"
+        + START_5
+        + "0,1,1,BRISC,7,20,,5,,TS_DATA,1,f,\n"
+        + '0,1,1,BRISC,9090,30,77,5,,TS_DATA,1,f,{"counter type":"FPU";"ref cnt":3}\n'
+        + END_5
+    )
+    [record] = tileprof.load(path, format="tt-device-log").records()
+    assert [(e["name"], e["value"]) for e in record["metadata"][3:]] == [
+        ("data timer 7", ""),
+        ("counter FPU", ""),
+        ("counter FPU ref cnt", "3"),
+    ]

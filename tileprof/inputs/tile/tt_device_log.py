@@ -175,7 +175,12 @@ def _rows(path: str | Path, rest: str) -> tuple[pl.DataFrame, list[int]]:
     body = "\n".join(ln for _, ln in kept)
     if not body.strip():
         raise InputError(path, "line 2", "no column line: expected 'PCIe slot, core_x, …'")
-    rows = _table(path, body)
+    # the lines from the column line on with the left-out ones emptied, for naming a fault at
+    # its line in the file (the CSV reader skips an empty line)
+    numbered = "\n".join(
+        ln if ln.strip() and DROPPED not in ln else "" for ln in lines[numbers_of[0] - 2 :]
+    )
+    rows = _table(path, body, numbered.encode(), numbers_of[0])
     out: list[pl.Series | pl.Expr] = []
     for column, alias in INTEGER_COLUMNS.items():
         out.append(_integers(path, rows, column, numbers_of).alias(alias))
@@ -206,20 +211,25 @@ def _rows(path: str | Path, rest: str) -> tuple[pl.DataFrame, list[int]]:
     return rows.select(out), dropped
 
 
-def _table(path: str | Path, body: str) -> pl.DataFrame:
-    """The CSV from the column line on, every cell as text; the required columns checked."""
+def _table(path: str | Path, body: str, numbered: bytes, first_line: int) -> pl.DataFrame:
+    """The CSV from the column line on, every cell as text; the required columns checked.
+    ``numbered`` is the file's text from the column line (line ``first_line``) on, with the
+    lines left out of ``body`` empty: a fault is named at its line in the file."""
     required = [*INTEGER_COLUMNS, *TEXT_COLUMNS]
     data = body.encode()
+    # a long cell is a cell, not a fault (csv's limit is 128 KiB unless locate_csv_fault,
+    # run for an earlier file, raised it: the same log would read or not by that history)
+    csv.field_size_limit(2**31 - 1)
     try:
         raw = pl.read_csv(io.BytesIO(data), infer_schema=False, raise_if_empty=False)
         lines = body.rstrip("\n").rsplit("\n", 1)
         last = next(csv.reader(lines[-1:]), []) if len(lines) > 1 else None
     except (pl.exceptions.PolarsError, csv.Error):
-        located = locate_csv_fault(data, 2)
+        located = locate_csv_fault(numbered, first_line)
         place, what = located if located is not None else ("CSV", "not CSV")
         raise InputError(path, place, f"malformed CSV: {what}") from None
     if last is not None and len(last) < len(raw.columns):
-        located = locate_csv_fault(data, 2)
+        located = locate_csv_fault(numbered, first_line)
         place = located[0] if located is not None else "last line"
         raise InputError(
             path, place, f"{len(last)} fields, expected {len(raw.columns)} (truncated file?)"
@@ -287,8 +297,10 @@ op call (the zone's name aside: one RISC runs one kernel per op call)."""
 
 
 def _entry(name: pl.Expr, value: pl.Expr) -> pl.Expr:
-    """One metadata entry as JSON text (``{"name": …, "value": …}``, both strings)."""
-    return pl.struct(name.alias("name"), value.cast(pl.String).alias("value")).struct.json_encode()
+    """One metadata entry as JSON text (``{"name": …, "value": …}``, both strings; a value the
+    row does not hold, an empty ``data`` cell or a counter without ``value``, is ``""``)."""
+    text = value.cast(pl.String).fill_null("")
+    return pl.struct(name.alias("name"), text.alias("value")).struct.json_encode()
 
 
 def data_entries() -> pl.Expr:
