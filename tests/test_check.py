@@ -411,6 +411,21 @@ def test_kernels_that_start_together_are_taken_in_index_order() -> None:
     assert (row["count"], row["places"]) == (1, ["$.traceEvents[5]"])
 
 
+def test_kernels_may_overlap_by_the_tolerance(tmp_path: Path) -> None:
+    """tolerance_us 5: a kernel that starts 3 µs before the previous one on its stream ends
+    passes; one that starts 8 µs before fails."""
+    path = tmp_path / "checks.toml"
+    path.write_text("[overlapping-kernels]\ntolerance_us = 5.0\n")
+    events = inventory(
+        _kernel("a", 0.0, 10.0, None),  # 0-10
+        _kernel("b", 7.0, 13.0, None),  # 3 µs inside a: 7-20
+        _kernel("c", 12.0, 1.0, None),  # 8 µs inside b
+    )
+    row = _rows(trace_checks(events, "t", load_checks(path)))["overlapping-kernels"]
+    assert (row["count"], row["places"]) == (1, ["$.traceEvents[2]"])
+    assert row["detail"].endswith("(1 streams; tolerance 5 µs)")
+
+
 def test_a_truncated_step_counts_each_kernel_its_cpu_step_launched_once() -> None:
     """CPU step 1 is 0-100 µs, its GPU-side annotation 50-70. Kernel 1 (50-60) has two runtime
     calls of its correlation (10 and 12 µs), kernel 3 (65-75) runs past the annotation, and
