@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,10 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from tileprof.analyses.integrity import load_checks
+from tileprof.analyses.integrity import CHECK_SCHEMA, CheckRule, check_frame, load_checks
 from tileprof.analyses.integrity_gpu import collective_keys, export_checks, job_checks, trace_checks
 from tileprof.commands.cli import cli
+from tileprof.core.errors import InputError
 from tileprof.inputs.gpu.kineto_inventory import INVENTORY_SCHEMA
 from tileprof.model.integrity import check_files
 
@@ -607,6 +609,83 @@ def test_a_bad_checks_file_is_one_line(tmp_path: Path, text: str, error: str) ->
     dump = write_dump(tmp_path / "d.json", clean_samples())
     result = CliRunner().invoke(cli, ["check", str(dump), "--checks", str(rules)])
     assert result.exit_code == 2 and error in result.output
+
+
+def test_a_checks_file_overrides_only_the_keys_it_names(tmp_path: Path) -> None:
+    rules = tmp_path / "checks.toml"
+    rules.write_text(
+        '[epoch-gap]\nseverity = "info"\nundermines = ["ranks"]\nallowed = 2\n'
+        "[overlapping-kernels]\ntolerance_us = 1.5\n[defaults]\nplaces = 2\n"
+    )
+    loaded = load_checks(rules)
+    assert loaded.places == 2
+    assert loaded["epoch-gap"] == CheckRule("epoch-gap", "info", 2, ("ranks",), {})
+    assert loaded["overlapping-kernels"] == CheckRule(
+        "overlapping-kernels", "warn", 0, ("breakdown", "candidates"), {"tolerance_us": 1.5}
+    )
+
+
+def test_a_bad_checks_file_names_the_file_the_key_and_what_was_expected(tmp_path: Path) -> None:
+    """Each message in full; the checks listed are the tables of tileprof/data/checks.toml
+    but ``defaults``, in the file's order."""
+    packaged = Path(__file__).resolve().parent.parent / "tileprof" / "data" / "checks.toml"
+    tables = re.findall(r"^\[([a-z-]+)\]$", packaged.read_text(), flags=re.MULTILINE)
+    known = ", ".join(k for k in tables if k != "defaults")
+    path = tmp_path / "checks.toml"
+    cases = {
+        "[no-such-check]\nallowed = 1\n": f"no-such-check: unknown check (checks: {known})",
+        "epoch-gap = 3\n": "epoch-gap: expected a table of keys",
+        "[epoch-gap]\nlimit = 1\n": (
+            "epoch-gap.limit: unknown key (keys: severity, allowed, undermines)"
+        ),
+        "[epoch-gap]\nallowed = -1\n": "epoch-gap.allowed: expected a value like 0, not -1",
+        '[epoch-gap]\nundermines = "ranks"\n': (
+            "epoch-gap.undermines: expected a value like "
+            "['epochs', 'supersteps', 'candidates'], not 'ranks'"
+        ),
+        '[epoch-gap]\nseverity = "fatal"\n': (
+            "epoch-gap.severity: expected one of info, warn, not 'fatal'"
+        ),
+    }
+    for text, message in cases.items():
+        path.write_text(text)
+        with pytest.raises(InputError) as caught:
+            load_checks(path)
+        assert str(caught.value) == f"{path}: {message}"
+
+
+def test_a_checks_file_not_utf8_or_not_toml_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "checks.toml"
+    path.write_bytes(b"[epoch-gap]\nallowed = 1 # \xff\n")
+    with pytest.raises(InputError) as caught:
+        load_checks(path)
+    assert str(caught.value) == f"{path}: byte 26: not UTF-8 text"
+    path.write_text("[epoch-gap\n")
+    with pytest.raises(InputError) as caught:
+        load_checks(path)
+    assert str(caught.value).startswith(f"{path}: bad TOML: ")
+
+
+def test_the_packaged_checks_read_as_utf8_whatever_the_locale(tmp_path: Path) -> None:
+    """checks.toml's comments hold × and −: under the C locale, with Python's UTF-8 mode and
+    locale coercion off, the locale's encoding is ASCII and would refuse them."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    env = os.environ | {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")])
+    code = "from tileprof.analyses.integrity import load_checks; print(load_checks().places)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert (done.returncode, done.stdout) == (0, "5\n"), done.stderr
+
+
+def test_a_frame_of_no_checks_has_every_column() -> None:
+    frame = check_frame([])
+    assert frame.height == 0 and frame.schema == CHECK_SCHEMA
 
 
 # ---------------------------------------------------------------- the command
