@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,11 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from tileprof.analyses.integrity import load_checks
+from tileprof.analyses.integrity import CHECK_SCHEMA, CheckRule, check_frame, load_checks
+from tileprof.analyses.integrity_gpu import collective_keys, export_checks, job_checks, trace_checks
 from tileprof.commands.cli import cli
+from tileprof.core.errors import InputError
+from tileprof.inputs.gpu.kineto_inventory import INVENTORY_SCHEMA
 from tileprof.model.integrity import check_files
 
 # ---------------------------------------------------------------- generators
@@ -342,6 +346,191 @@ def test_signposts_without_ops(tmp_path: Path) -> None:
     assert row["places"] == ["line 6 (block started)", "line 9 (trailer)"]
 
 
+# ---------------------------------------------------------------- the checks over hand-built frames
+
+
+def inventory(*events: dict[str, Any]) -> pl.DataFrame:
+    """A Kineto inventory (``INVENTORY_SCHEMA``) of ``events``: each event's ``index`` is its
+    position unless it gives one, and every column it does not give is null."""
+    rows = [{**dict.fromkeys(INVENTORY_SCHEMA), "index": i, **e} for i, e in enumerate(events)]
+    return pl.DataFrame(rows, schema=INVENTORY_SCHEMA)
+
+
+def _call(
+    ts: float, correlation: int, name: str = "cudaLaunchKernel", **more: Any
+) -> dict[str, Any]:
+    call = {"cat": "cuda_runtime", "name": name, "ts": ts, "dur": 1.0, "correlation": correlation}
+    return call | more
+
+
+def _kernel(
+    name: str, ts: float, dur: float, correlation: int | None, **more: Any
+) -> dict[str, Any]:
+    kernel = {"cat": "kernel", "name": name, "ts": ts, "dur": dur, "device": 0, "stream": 7}
+    return kernel | {"correlation": correlation} | more
+
+
+def _rows(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {row["check"]: row for row in rows}
+
+
+def test_trace_checks_of_a_hand_inventory() -> None:
+    """Two launched kernels back to back (the second starts as the first ends: no overlap)
+    and a third without a launch call inside the second: 1 of 3 unlaunched, 1 overlap."""
+    events = inventory(
+        _call(0.0, 1),
+        _call(1.0, 2),
+        _kernel("a", 10.0, 10.0, 1),  # 10-20
+        _kernel("b", 20.0, 5.0, 2),  # 20-25
+        _kernel("c", 22.0, 1.0, 99),  # inside b, and no call of correlation 99
+    )
+    rows = trace_checks(events, "hand.json", load_checks())
+    assert [r["input"] for r in rows] == ["hand.json"] * 7
+    found = _rows(rows)
+    assert {k: (r["count"], r["places"]) for k, r in found.items() if r["count"]} == {
+        "kernel-without-launch": (1, ["$.traceEvents[4]"]),
+        "overlapping-kernels": (1, ["$.traceEvents[4]"]),
+    }
+    assert found["kernel-without-launch"]["detail"] == (
+        "1 of 3 GPU events have no runtime call of their correlation"
+    )
+    assert found["overlapping-kernels"]["detail"] == (
+        "1 GPU events start before the previous one on their stream ends "
+        "(1 streams; tolerance 0 µs)"
+    )
+    assert found["launch-without-kernel"]["detail"] == (
+        "0 of 2 launch calls (name ~ /Launch/) have no GPU event of their correlation"
+    )
+
+
+def test_kernels_that_start_together_are_taken_in_index_order() -> None:
+    """Two kernels of one stream start at 10 µs, given in the frame last index first: the one
+    of lower index (10-13) comes first, so the other (10-20) is the one that overlaps."""
+    events = inventory(
+        _kernel("long", 10.0, 10.0, None, index=5), _kernel("short", 10.0, 3.0, None, index=4)
+    )
+    row = _rows(trace_checks(events, "t", load_checks()))["overlapping-kernels"]
+    assert (row["count"], row["places"]) == (1, ["$.traceEvents[5]"])
+
+
+def test_kernels_may_overlap_by_the_tolerance(tmp_path: Path) -> None:
+    """tolerance_us 5: a kernel that starts 3 µs before the previous one on its stream ends
+    passes; one that starts 8 µs before fails."""
+    path = tmp_path / "checks.toml"
+    path.write_text("[overlapping-kernels]\ntolerance_us = 5.0\n")
+    events = inventory(
+        _kernel("a", 0.0, 10.0, None),  # 0-10
+        _kernel("b", 7.0, 13.0, None),  # 3 µs inside a: 7-20
+        _kernel("c", 12.0, 1.0, None),  # 8 µs inside b
+    )
+    row = _rows(trace_checks(events, "t", load_checks(path)))["overlapping-kernels"]
+    assert (row["count"], row["places"]) == (1, ["$.traceEvents[2]"])
+    assert row["detail"].endswith("(1 streams; tolerance 5 µs)")
+
+
+def test_a_truncated_step_counts_each_kernel_its_cpu_step_launched_once() -> None:
+    """CPU step 1 is 0-100 µs, its GPU-side annotation 50-70. Kernel 1 (50-60) has two runtime
+    calls of its correlation (10 and 12 µs), kernel 3 (65-75) runs past the annotation, and
+    kernel 2 (150-160) was launched at 100 µs, as the CPU step ended: step 2's, not step 1's.
+    Step 1 covers 1 of the 2 GPU events it launched."""
+    events = inventory(
+        {"cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0.0, "dur": 100.0},
+        _call(10.0, 1),
+        _call(12.0, 1, "cuLaunchKernel", cat="cuda_driver"),
+        _call(20.0, 3),
+        _call(100.0, 2),
+        _kernel("k1", 50.0, 10.0, 1),
+        _kernel("k3", 65.0, 10.0, 3),
+        _kernel("k2", 150.0, 10.0, 2),
+        {"cat": "gpu_user_annotation", "name": "ProfilerStep#1", "ts": 50.0, "dur": 20.0},
+    )
+    found = _rows(trace_checks(events, "t", load_checks()))
+    assert {k: r["count"] for k, r in found.items() if r["count"]} == {"step-truncated": 1}
+    assert found["step-truncated"]["places"] == ["ProfilerStep#1 at $.traceEvents[8]"]
+    assert found["step-truncated"]["detail"] == (
+        "step 1 covers 1 of the 2 GPU events its CPU step launched"
+    )
+
+
+def test_rank_clock_ranges_by_hand() -> None:
+    """min_overlap 0.5. Ranks at 0-1,000 and 500-1,500 µs: the common 500 µs is exactly half of
+    each, not under it. A rank whose one event is an instant at 5,000 µs has no clock range to
+    cover; the common range is then empty (0 µs), under half of rank 0's."""
+    rules = load_checks()
+    span = {"cat": "kernel", "name": "k"}
+    halves = {
+        0: ("r0", inventory(span | {"ts": 0.0, "dur": 400.0}, span | {"ts": 600.0, "dur": 400.0})),
+        1: ("r1", inventory(span | {"ts": 500.0, "dur": 1000.0})),
+    }
+    row = _rows(job_checks(halves, "job", rules))["rank-clock-ranges"]
+    assert (row["count"], row["places"]) == (0, [])
+    assert row["detail"] == (
+        "0 of 2 ranks: the job's common clock range (500 µs) covers under 50% of their own"
+    )
+    instant = {0: halves[0], 1: ("r1", inventory(span | {"ts": 5000.0, "dur": 0.0}))}
+    row = _rows(job_checks(instant, "job", rules))["rank-clock-ranges"]
+    assert (row["count"], row["places"]) == (1, ["rank 0 (r0): 0–1000 µs"])
+    assert row["detail"] == (
+        "1 of 2 ranks: the job's common clock range (0 µs) covers under 50% of their own"
+    )
+
+
+def test_collective_keys_from_the_record_param_comms_op_of_the_launch() -> None:
+    """A kernel without args takes the process group, seq and collective of the
+    ``record_param_comms`` op that its launch call's External id names; without a seq, the
+    collective's name (else the kernel's) and its occurrence number in the group."""
+    op = {"cat": "cpu_op", "name": "record_param_comms"}
+    events = inventory(
+        op | {"external_id": 7, "process_group": "pg", "seq": 5, "collective": "allreduce"},
+        _call(1.0, 1, external_id=7),
+        _kernel("ncclDevKernel_AllReduce", 10.0, 5.0, 1),
+        op | {"external_id": 8, "process_group": "pg", "collective": "broadcast"},
+        _call(2.0, 2, external_id=8),
+        _kernel("ncclKernel_Broadcast", 20.0, 5.0, 2),
+        _kernel("ncclKernel_SendRecv", 30.0, 5.0, None),
+        _kernel("ncclDevKernel_AllReduce", 40.0, 5.0, None, process_group="pg", seq=6),
+        _kernel("gemm", 50.0, 5.0, None),
+    )
+    keys = collective_keys(events).sort("index")
+    assert keys.select("index", "key").rows() == [
+        (2, "group pg seq 5"),
+        (5, "broadcast #0"),
+        (6, "ncclKernel_SendRecv #0"),
+        (7, "group pg seq 6"),
+    ]
+
+
+def test_an_export_without_a_capture_range_compares_nothing() -> None:
+    events = pl.DataFrame(
+        {"table": ["K"] * 2, "row": [1, 2], "device": [0, 3], "start_ns": [5, 9], "end_ns": [8, 99]}
+    )
+    missing = pl.DataFrame({"table": ["K"], "row": [2], "column": ["shortName"], "id": [41]})
+    rows = export_checks(events, None, missing, [0], "e.sqlite", load_checks())
+    assert [(r["input"], r["check"], r["count"], r["places"], r["detail"]) for r in rows] == [
+        (
+            "e.sqlite",
+            "kernel-outside-capture",
+            0,
+            [],
+            "no capture range in the export (ANALYSIS_DETAILS): nothing compared",
+        ),
+        (
+            "e.sqlite",
+            "missing-string-id",
+            1,
+            ["K row 2 shortName = 41"],
+            "1 names point at ids StringIds does not hold",
+        ),
+        (
+            "e.sqlite",
+            "unnamed-device",
+            1,
+            ["device 3"],
+            "1 of 2 devices have no name (no TARGET_INFO_GPU row); they are named GPU N",
+        ),
+    ]
+
+
 # ---------------------------------------------------------------- tile dumps
 
 
@@ -420,6 +609,83 @@ def test_a_bad_checks_file_is_one_line(tmp_path: Path, text: str, error: str) ->
     dump = write_dump(tmp_path / "d.json", clean_samples())
     result = CliRunner().invoke(cli, ["check", str(dump), "--checks", str(rules)])
     assert result.exit_code == 2 and error in result.output
+
+
+def test_a_checks_file_overrides_only_the_keys_it_names(tmp_path: Path) -> None:
+    rules = tmp_path / "checks.toml"
+    rules.write_text(
+        '[epoch-gap]\nseverity = "info"\nundermines = ["ranks"]\nallowed = 2\n'
+        "[overlapping-kernels]\ntolerance_us = 1.5\n[defaults]\nplaces = 2\n"
+    )
+    loaded = load_checks(rules)
+    assert loaded.places == 2
+    assert loaded["epoch-gap"] == CheckRule("epoch-gap", "info", 2, ("ranks",), {})
+    assert loaded["overlapping-kernels"] == CheckRule(
+        "overlapping-kernels", "warn", 0, ("breakdown", "candidates"), {"tolerance_us": 1.5}
+    )
+
+
+def test_a_bad_checks_file_names_the_file_the_key_and_what_was_expected(tmp_path: Path) -> None:
+    """Each message in full; the checks listed are the tables of tileprof/data/checks.toml
+    but ``defaults``, in the file's order."""
+    packaged = Path(__file__).resolve().parent.parent / "tileprof" / "data" / "checks.toml"
+    tables = re.findall(r"^\[([a-z-]+)\]$", packaged.read_text(), flags=re.MULTILINE)
+    known = ", ".join(k for k in tables if k != "defaults")
+    path = tmp_path / "checks.toml"
+    cases = {
+        "[no-such-check]\nallowed = 1\n": f"no-such-check: unknown check (checks: {known})",
+        "epoch-gap = 3\n": "epoch-gap: expected a table of keys",
+        "[epoch-gap]\nlimit = 1\n": (
+            "epoch-gap.limit: unknown key (keys: severity, allowed, undermines)"
+        ),
+        "[epoch-gap]\nallowed = -1\n": "epoch-gap.allowed: expected a value like 0, not -1",
+        '[epoch-gap]\nundermines = "ranks"\n': (
+            "epoch-gap.undermines: expected a value like "
+            "['epochs', 'supersteps', 'candidates'], not 'ranks'"
+        ),
+        '[epoch-gap]\nseverity = "fatal"\n': (
+            "epoch-gap.severity: expected one of info, warn, not 'fatal'"
+        ),
+    }
+    for text, message in cases.items():
+        path.write_text(text)
+        with pytest.raises(InputError) as caught:
+            load_checks(path)
+        assert str(caught.value) == f"{path}: {message}"
+
+
+def test_a_checks_file_not_utf8_or_not_toml_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "checks.toml"
+    path.write_bytes(b"[epoch-gap]\nallowed = 1 # \xff\n")
+    with pytest.raises(InputError) as caught:
+        load_checks(path)
+    assert str(caught.value) == f"{path}: byte 26: not UTF-8 text"
+    path.write_text("[epoch-gap\n")
+    with pytest.raises(InputError) as caught:
+        load_checks(path)
+    assert str(caught.value).startswith(f"{path}: bad TOML: ")
+
+
+def test_the_packaged_checks_read_as_utf8_whatever_the_locale(tmp_path: Path) -> None:
+    """checks.toml's comments hold × and −: under the C locale, with Python's UTF-8 mode and
+    locale coercion off, the locale's encoding is ASCII and would refuse them."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    env = os.environ | {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")])
+    code = "from tileprof.analyses.integrity import load_checks; print(load_checks().places)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert (done.returncode, done.stdout) == (0, "5\n"), done.stderr
+
+
+def test_a_frame_of_no_checks_has_every_column() -> None:
+    frame = check_frame([])
+    assert frame.height == 0 and frame.schema == CHECK_SCHEMA
 
 
 # ---------------------------------------------------------------- the command

@@ -8,12 +8,24 @@ import json
 import re
 from pathlib import Path
 
+import polars as pl
 import pytest
 from click.testing import CliRunner, Result
 
 from tests.samples import sample, write_dump
 from tests.test_check import clean_events, clean_samples, write_trace
 from tests.test_check import write_dump as write_json_dump
+from tileprof.analyses import findings as F
+from tileprof.analyses.diff import Diff, Side
+from tileprof.analyses.integrity import (
+    Coverage,
+    abstained_findings,
+    band_coverage,
+    check_frame,
+    coverage_checks,
+    diff_coverage,
+    load_checks,
+)
 from tileprof.commands.cli import cli
 
 TILE_RULES = {"imbalance", "start-skew", "communication", "exchange-heavy", "sync-wait"}
@@ -81,6 +93,28 @@ def test_a_checks_file_that_allows_the_defect_lets_the_rules_judge(tmp_path: Pat
     rules.write_text("[overlapping-samples]\nallowed = 1\n")
     found = findings(overlapping(tmp_path), "--checks", rules)
     assert not any("capture check" in f.get("reason", "") for f in found.values())
+
+
+def test_an_abstained_finding_names_every_failed_check_and_keeps_its_rows() -> None:
+    def check(name: str, status: str, places: list[str]) -> dict[str, object]:
+        row = {"input": "t.json", "check": name, "status": status, "count": 2, "places": places}
+        return row | {"detail": f"{name} detail", "undermines": ["breakdown"]}
+
+    checks = check_frame(
+        [
+            check("step-missing", "warn", ["step 2", "step 3"]),
+            check("unnamed-device", "info", ["device 1"]),  # info: nothing abstains
+            check("step-truncated", "warn", []),
+        ]
+    )
+    fired = F.Finding(F.HOST_BOUND, F.FIRED, "host-bound fired", rows=3)
+    (out,) = abstained_findings([fired], checks)
+    assert (out.rule, out.status, out.rows) == (F.HOST_BOUND, F.ABSTAINED, 3)
+    assert out.text == (
+        "capture check failed, no verdict: "
+        "t.json: check step-missing failed (2; first at step 2): step-missing detail; "
+        "t.json: check step-truncated failed (2): step-truncated detail"
+    )
 
 
 # ---------------------------------------------------------------- the report
@@ -207,3 +241,92 @@ def test_history_gate_judges_when_coverage_agrees(tmp_path: Path) -> None:
     uri = _store(tmp_path, (20, 20, 20, 20, 20))
     result = invoke("history", "--store", uri, *HISTORY_GATE)
     assert result.exit_code == 1 and "FAIL " in result.output and "abstained" not in result.output
+
+
+# ---------------------------------------------------------------- the coverage check by hand
+
+
+def _coverage(frame: pl.DataFrame) -> tuple[object, ...]:
+    (row,) = frame.rows(named=True)
+    return row["input"], row["status"], row["count"], row["places"], row["detail"]
+
+
+def test_coverage_of_two_captures_by_hand() -> None:
+    """max_change 10%: 1 call then 2 is +100%; 1,000,000 then 1,050,000.5 is +5%; a first
+    capture of no calls or a count absent on either side is not compared."""
+    rules = load_checks()
+    assert _coverage(coverage_checks(Coverage("a", 1), Coverage("b", 2), rules, "a → b")) == (
+        "a → b",
+        "warn",
+        1,
+        ["a: 1", "b: 2"],
+        "calls 1 in a, 2 in b (+100.00%; over ±10%): the captures cover different work",
+    )
+    within = coverage_checks(Coverage("a", 1e6), Coverage("b", 1_050_000.5), rules, "s")
+    assert _coverage(within) == ("s", "ok", 0, [], "calls 1,000,000 in a, 1.05e+06 in b")
+    for before, after, detail in [
+        (0, 5, "calls 0 in a, 5 in b (not compared)"),
+        (None, 5, "calls — in a, 5 in b (not compared)"),
+        (5, None, "calls 5 in a, — in b (not compared)"),
+    ]:
+        frame = coverage_checks(Coverage("a", before), Coverage("b", after), rules, "s")
+        assert _coverage(frame) == ("s", "ok", 0, [], detail)
+
+
+def test_coverage_of_the_newest_run_against_the_median_of_those_before() -> None:
+    """The median of 40, 10, 20 is 20; of 10, 20, 40, 80 it is 30 (33 is 10% over it, not more
+    than max_change); with no run before there is none, and nothing is compared."""
+    rules = load_checks()
+    assert _coverage(band_coverage("n4", 25, [40, 10, 20], rules)) == (
+        "run n4",
+        "warn",
+        1,
+        ["the median of the 3 runs before it: 20", "run n4: 25"],
+        "samples 20 in the median of the 3 runs before it, 25 in run n4 (+25.00%; over ±10%): "
+        "the captures cover different work",
+    )
+    assert _coverage(band_coverage("n5", 33, [80, 10, 40, 20], rules))[1:3] == ("ok", 0)  # +10%
+    assert _coverage(band_coverage("n5", 34, [80, 10, 40, 20], rules))[4] == (
+        "samples 30 in the median of the 4 runs before it, 34 in run n5 (+13.33%; over ±10%): "
+        "the captures cover different work"
+    )
+    assert _coverage(band_coverage("n1", 25, [], rules)) == (
+        "run n1",
+        "ok",
+        0,
+        [],
+        "samples — in the median of the 0 runs before it, 25 in run n1 (not compared)",
+    )
+
+
+def test_coverage_of_a_diff_counts_matched_samples_or_every_rows_calls() -> None:
+    """A tile diff compares its matched samples; a GPU diff the sum of its groups' calls
+    (3 + 7 = 10 before, 20 after); groups without calls are not compared."""
+    rules = load_checks()
+
+    def diff(header: dict[str, object], before: pl.DataFrame, after: pl.DataFrame) -> Diff:
+        sides = Side("b.json", "gpu", before), Side("a.json", "gpu", after)
+        return Diff(pl.DataFrame(), header, *sides, fields=(), impact="time")
+
+    calls = pl.DataFrame({"name": ["x", "y"], "calls": [3, 7]}), pl.DataFrame({"calls": [20]})
+    assert _coverage(diff_coverage(diff({}, *calls), rules)) == (
+        "b.json → a.json",
+        "warn",
+        1,
+        ["b.json: 10", "a.json: 20"],
+        "calls 10 in b.json, 20 in a.json (+100.00%; over ±10%): the captures cover different work",
+    )
+    no_calls = pl.DataFrame({"name": ["x"]})
+    assert _coverage(diff_coverage(diff({}, no_calls, no_calls), rules))[2:] == (
+        0,
+        [],
+        "calls — in b.json, — in a.json (not compared)",
+    )
+    tile = diff({"matchedSampleCount": {"before": 20, "after": 19}}, no_calls, no_calls)
+    assert _coverage(diff_coverage(tile, rules)) == (
+        "b.json → a.json",
+        "ok",
+        0,
+        [],
+        "samples 20 in b.json, 19 in a.json",
+    )
