@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 import tileprof
 from tests.samples import sample, write_dump
+from tileprof.analyses.diff import compare_summaries, tile_side
 from tileprof.analyses.stats import GROUP_FIELDS
 from tileprof.analyses.summary import summary_from_document
 from tileprof.commands.cli import cli
@@ -466,3 +467,25 @@ def test_table_has_one_line_per_group(dumps: tuple[Path, Path]) -> None:
     assert lines["gemm_c112_r121"][:5] == ["100", "—", "-100", "—", "50.00%"]
     assert lines["gemm_c112_r121"][-2] == "-"
     assert "groups          2 added (+), 2 removed (-), 1 changed (~), 1 unchanged (=)" in out
+
+
+def test_a_summary_document_without_offsets_has_no_span_and_no_device_busy() -> None:
+    """A summary document may leave a group's offsets null (the reader accepts null for every
+    group field): without a first offset there is no matched span and no device busy, and the
+    other side's figures are the document's own, re-added here."""
+    document = json.loads(SEED_004.read_text())
+    groups = document["groups"]
+    span = max(g["lastOffset"] for g in groups) - min(g["firstOffset"] for g in groups)
+    busy = sum(g["workCycles"] for g in groups) / (span * document["tileCount"])
+    without = {**document, "groups": [{**g, "firstOffset": None} for g in groups]}
+    diff = compare_summaries(
+        tile_side(summary_from_document(document)), tile_side(summary_from_document(without))
+    )
+    assert diff.header["matchedSpanCycles"] == {
+        "before": span,
+        "after": None,
+        "change": None,
+        "relative": None,
+    }
+    assert diff.header["deviceBusy"]["before"] == pytest.approx(busy)
+    assert diff.header["deviceBusy"]["after"] is None
