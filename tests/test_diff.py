@@ -591,8 +591,10 @@ def test_a_kernel_without_a_total_sorts_after_every_change() -> None:
             .alias("total_us")
         ),
     )
-    rows = compare_runs(before, after).rows
-    assert rows.select("group", "time_effect_us").rows() == [("same", 0.0), ("k", None)]
+    diff = compare_runs(before, after)
+    assert diff.rows.select("group", "time_effect_us").rows() == [("same", 0.0), ("k", None)]
+    # an unknown change counts as none: no change at all, so no share to explain
+    assert diff.header["topShare"] is None and diff.header["total_usGrossChange"] == 0
 
 
 def test_spans_and_tile_counts_of_the_two_sides_by_hand(tmp_path: Path) -> None:
@@ -732,10 +734,13 @@ def test_share_top_sets_the_explained_share_apart_from_the_rows_shown(
 
 
 def test_a_kernel_of_one_call_is_judged_per_call() -> None:
-    """1 call of 2 µs → 2 calls of 6 µs: before at 2 calls 4 µs, against 6."""
-    header = compare_runs(gpu_side("b", {"k": (1, 2.0)}), gpu_side("a", {"k": (2, 6.0)})).header
-    assert header["perCall"] == {"before": 4.0, "after": 6.0, "change": 2.0, "relative": 0.5}
-    assert header["callsDiffer"] is True and header["countEffectUs"] == 2.0
+    """k: 1 call of 2 µs → 2 calls of 6 µs, before at 2 calls 4 µs; j: 2 calls of 6 µs → 1
+    of 4 µs, before at 1 call 3 µs. Per call 4 + 3 = 7 against 6 + 4 = 10."""
+    before = gpu_side("b", {"k": (1, 2.0), "j": (2, 6.0)})
+    header = compare_runs(before, gpu_side("a", {"k": (2, 6.0), "j": (1, 4.0)})).header
+    assert header["perCall"] == {"before": 7.0, "after": 10.0, "change": 3.0, "relative": 3 / 7}
+    assert header["callsDiffer"] is True and header["groupsWithOtherCalls"] == 2
+    assert header["countEffectUs"] == 2.0 - 3.0  # k: (2 − 1) × 2 / 1; j: (1 − 2) × 6 / 2
 
 
 def test_a_side_without_kernels_removes_every_kernel() -> None:
