@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,20 @@ from click.testing import CliRunner
 
 import tileprof
 from tests.samples import sample, write_dump
+from tileprof.analyses.diff import (
+    OP_FIELDS,
+    Side,
+    compare_runs,
+    compare_summaries,
+    op_call_durations,
+    op_groups,
+    sample_figures,
+    tile_side,
+)
 from tileprof.analyses.stats import GROUP_FIELDS
 from tileprof.analyses.summary import summary_from_document
 from tileprof.commands.cli import cli
+from tileprof.core.errors import OptionError
 from tileprof.model.examples import EXAMPLE_EPOCH, example_profile
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -466,3 +478,312 @@ def test_table_has_one_line_per_group(dumps: tuple[Path, Path]) -> None:
     assert lines["gemm_c112_r121"][:5] == ["100", "—", "-100", "—", "50.00%"]
     assert lines["gemm_c112_r121"][-2] == "-"
     assert "groups          2 added (+), 2 removed (-), 1 changed (~), 1 unchanged (=)" in out
+
+
+GPU_SCHEMA = {
+    "name": pl.String,
+    "calls": pl.Int64,
+    "total_us": pl.Float64,
+    "time_us": pl.Float64,
+    "p50_us": pl.Float64,
+    "p95_us": pl.Float64,
+    "max_us": pl.Float64,
+}
+
+
+def gpu_side(label: str, groups: dict[str, tuple[int, float]]) -> Side:
+    """A GPU side of kernels ``{name: (calls, total µs)}``, each call as long as the others."""
+    rows = [
+        (name, calls, total, total / calls, total / calls, total / calls, total / calls)
+        for name, (calls, total) in groups.items()
+    ]
+    return Side(label, "PyTorch trace", pl.DataFrame(rows, schema=GPU_SCHEMA, orient="row"))
+
+
+def test_gpu_rows_split_by_hand_and_sorted_by_the_time_effect() -> None:
+    """a doubles its calls at 10 µs a call (all count effect); b gains 30 µs and c, paired by
+    --normalize, loses 30 µs at equal calls; gone and new_k are one-sided."""
+    before = gpu_side(
+        "b", {"a": (10, 100.0), "b": (10, 100.0), "c_v1": (5, 50.0), "gone": (2, 8.0)}
+    )
+    after = gpu_side(
+        "a", {"a": (20, 200.0), "b": (10, 130.0), "c_v2": (5, 20.0), "new_k": (1, 4.0)}
+    )
+    diff = compare_runs(before, after, normalize=r"_v\d$", top=2)
+    rows = by_group(diff.rows)
+    # |time effect|: b 30 and c 30 (by name), gone 8, new_k 4, a 0
+    assert diff.rows.get_column("group").to_list() == ["b", "c", "gone", "new_k", "a"]
+    assert (rows["c"]["beforeName"], rows["c"]["afterName"]) == ("c_v1", "c_v2")
+    effects = {g: (r["count_effect_us"], r["time_effect_us"]) for g, r in rows.items()}
+    assert effects == {
+        "a": (100.0, 0.0),  # (20 − 10) × 100 / 10
+        "b": (0.0, 30.0),
+        "c": (0.0, -30.0),
+        "gone": (None, -8.0),
+        "new_k": (None, 4.0),
+    }
+    header = diff.header
+    assert header["totalUs"] == {
+        "before": 258.0,
+        "after": 354.0,
+        "change": 96.0,
+        "relative": 96 / 258,
+    }
+    assert header["calls"]["before"] == 27 and header["calls"]["after"] == 36
+    assert header["callsDiffer"] is True and header["groupsWithOtherCalls"] == 1
+    assert (header["countEffectUs"], header["timeEffectUs"], header["oneSideUs"]) == (
+        100.0,
+        -4.0,
+        -4.0,
+    )
+    # paired a, b, c: before at the after side's calls 200 + 100 + 50 = 350, after 350
+    assert header["perCall"] == {"before": 350.0, "after": 350.0, "change": 0.0, "relative": 0.0}
+    # the top 2 of |time effect| 30 + 30 of 30 + 30 + 8 + 4 + 0
+    assert header["topGroups"] == 2 and header["topShare"] == 60 / 72
+    assert header["total_usNetChange"] == 96.0 and header["total_usGrossChange"] == 172.0
+    assert header["groups"] == {"added": 1, "removed": 1, "changed": 3, "unchanged": 0}
+    assert diff.top == 2 and diff.impact == "total_us" and diff.order == "time_effect_us"
+    shown = diff.limited(1)  # the first row, b: 30 of 72, still of the time effect
+    assert shown.shown_rows().get_column("group").to_list() == ["b"]
+    assert shown.header["topGroups"] == 1 and shown.header["topShare"] == 30 / 72
+
+
+OP_SCHEMA = {"name": pl.String, **{f: pl.Float64 for f in OP_FIELDS}}
+
+
+def test_an_op_on_one_side_counts_its_kernels_and_calls_without_gpu_as_zero_on_the_other() -> None:
+    """Per op (the groups have a kernels column), every additive op column of a removed op
+    changes by minus its value: 3 calls, 6 kernels, 1 call without GPU work, 30 µs."""
+    gone = ("aten::mm", 3, 6, 1, 30.0, 15.0, 4e9, 0.1, 0.2, 0.3)
+    kept = ("aten::add", 2, 2, 0, 4.0, 2.0, None, None, None, None)
+    frame = pl.DataFrame([gone, kept], schema=OP_SCHEMA, orient="row")
+    before = Side("b", "PyTorch trace", frame)
+    after = Side("a", "PyTorch trace", frame.filter(pl.col("name") == "aten::add"))
+    rows = by_group(compare_runs(before, after).rows)
+    removed = rows["aten::mm"]
+    assert removed["status"] == "removed"
+    changes = {f: removed[f"{f}_change"] for f in OP_FIELDS}
+    assert changes == {
+        "calls": -3,
+        "kernels": -6,
+        "calls_without_gpu": -1,
+        "total_us": -30.0,
+        "time_us": None,
+        "flops": None,
+        "tflops": None,
+        "peak_fraction": None,
+        "roofline_fraction": None,
+    }
+    assert rows["aten::add"]["status"] == "unchanged"
+
+
+def test_a_kernel_without_a_total_sorts_after_every_change() -> None:
+    """A paired kernel whose total is unknown on one side has no time effect; it comes last,
+    after a change of 0."""
+    before = gpu_side("b", {"k": (1, 5.0), "same": (1, 1.0)})
+    after = gpu_side("a", {"k": (1, 7.0), "same": (1, 1.0)})
+    after = replace(
+        after,
+        groups=after.groups.with_columns(
+            pl.when(pl.col("name") == "k")
+            .then(None)
+            .otherwise(pl.col("total_us"))
+            .alias("total_us")
+        ),
+    )
+    diff = compare_runs(before, after)
+    assert diff.rows.select("group", "time_effect_us").rows() == [("same", 0.0), ("k", None)]
+    # an unknown change counts as none: no change at all, so no share to explain
+    assert diff.header["topShare"] is None and diff.header["total_usGrossChange"] == 0
+
+
+def test_spans_and_tile_counts_of_the_two_sides_by_hand(tmp_path: Path) -> None:
+    """At 1 MHz a cycle is a µs. Kernels s* of epoch 1: softmax [100, 140) and same
+    [150, 180) before, a matched span of 80 cycles; softmax [80, 140) after, 100 cycles."""
+    before = write_dump(tmp_path / "before.json", BEFORE, clockHz=1_000_000, tileCount=16)
+    after = write_dump(tmp_path / "after.json", AFTER, clockHz=1_000_000, tileCount=32)
+    code, out, err = run(
+        "diff", str(before), str(after), "--format", "json", "--epoch", "1", "--kernel", "s*"
+    )
+    assert code == 0, err
+    header = json.loads(out)["header"]
+    assert header["matchedSpanCycles"] == {
+        "before": 80,
+        "after": 100,
+        "change": 20,
+        "relative": 0.25,
+    }
+    # the whole dumps: [0, 310) and [0, 325)
+    assert header["profileSpanMs"]["before"] == pytest.approx(0.310)
+    assert header["profileSpanMs"]["after"] == pytest.approx(0.325)
+    gate = ("--fail-on", "phaseCycles may not rise by more than 5%")
+    code, out, _ = run("diff", str(before), str(after), *gate)
+    assert code == 3
+    assert "abstained, no verdict: the two sides differ in tileCount 16 → 32" in out
+
+
+def test_summaries_without_a_source_are_named_profile() -> None:
+    document = json.loads(SEED_004.read_text())
+    by_epoch = {
+        **document,
+        "groups": [{**g, "dimensions": {"epoch": 1}} for g in document["groups"]],
+    }
+    with pytest.raises(OptionError) as raised:
+        tileprof.diff(summary_from_document(document), summary_from_document(by_epoch))
+    assert str(raised.value) == (
+        "profile is grouped by [] and profile by ['epoch']; "
+        "compare summaries with the same --group-by"
+    )
+
+
+def test_a_summary_document_without_offsets_has_no_span_and_no_device_busy() -> None:
+    """A summary document may leave a group's offsets null (the reader accepts null for every
+    group field): without a first offset there is no matched span and no device busy, and the
+    other side's figures are the document's own, re-added here."""
+    document = json.loads(SEED_004.read_text())
+    groups = document["groups"]
+    span = max(g["lastOffset"] for g in groups) - min(g["firstOffset"] for g in groups)
+    busy = sum(g["workCycles"] for g in groups) / (span * document["tileCount"])
+    without = {**document, "groups": [{**g, "firstOffset": None} for g in groups]}
+    diff = compare_summaries(
+        tile_side(summary_from_document(document)), tile_side(summary_from_document(without))
+    )
+    assert diff.header["matchedSpanCycles"] == {
+        "before": span,
+        "after": None,
+        "change": None,
+        "relative": None,
+    }
+    assert diff.header["deviceBusy"]["before"] == pytest.approx(busy)
+    assert diff.header["deviceBusy"]["after"] is None
+
+
+def test_gpu_sides_without_a_kernel_in_common_have_no_time_per_call() -> None:
+    before, after = gpu_side("b", {"gone": (2, 8.0)}), gpu_side("a", {"new": (1, 5.0)})
+    header = compare_runs(before, after).header
+    assert header["perCall"] == {"before": None, "after": None, "change": None, "relative": None}
+    assert header["callsDiffer"] is False and header["groupsWithOtherCalls"] == 0
+    assert (header["countEffectUs"], header["timeEffectUs"], header["oneSideUs"]) == (
+        0.0,
+        -3.0,
+        -3.0,
+    )
+
+
+def test_sample_figures_count_only_groups_with_samples_on_both_sides() -> None:
+    """a: 2 samples of 200 work cycles → 1 of 100; b: 1 of 50 → 1 of 60; z (a summary
+    document may state a group of no samples) 3 → 0. Before at the after side's samples:
+    200 × 1/2 + 50 = 150, against 100 + 60 = 160."""
+    rows = pl.DataFrame(
+        {
+            "beforeName": ["a", "b", "z", None],
+            "afterName": ["a", "b", "z", "n"],
+            "sampleCount_before": [2, 1, 3, None],
+            "sampleCount_after": [1, 1, 0, 4],
+            "workCycles_before": [200, 50, 30, None],
+            "workCycles_after": [100, 60, 0, 400],
+        }
+    )
+    assert sample_figures(rows) == {
+        "samplesDiffer": True,
+        "groupsWithOtherSamples": 1,
+        "perSample": {"before": 150.0, "after": 160.0, "change": 10.0, "relative": 10 / 150},
+    }
+    same = rows.filter(pl.col("beforeName") == "b")
+    assert sample_figures(same)["samplesDiffer"] is False
+
+
+def test_op_names_add_the_target_only_where_two_targets_share_a_name() -> None:
+    ops = pl.DataFrame(
+        {
+            "op": ["aten::mm", "aten::mm", "aten::relu"],
+            "input_dims": ["[[2, 3]]", "[[2, 3]]", None],
+            "input_types": ["float", "float", None],
+            "target": ["H200", "CPU", "H200"],
+            **{f: [1.0, 2.0, 3.0] for f in OP_FIELDS},
+        }
+    )
+    names = op_groups(ops).get_column("name").to_list()
+    assert names == [
+        "aten::mm [[2, 3]] float @ H200",
+        "aten::mm [[2, 3]] float @ CPU",
+        "aten::relu",
+    ]
+    calls = ops.select("op", "input_dims", "input_types", "target").with_columns(
+        without_gpu=pl.Series([False, None, True]), us=pl.Series([4, 5, 6])
+    )
+    assert op_call_durations(calls).rows() == [
+        ("aten::mm [[2, 3]] float @ H200", 4.0),
+        ("aten::mm [[2, 3]] float @ CPU", 5.0),
+    ]
+
+
+def test_share_top_sets_the_explained_share_apart_from_the_rows_shown(
+    dumps: tuple[Path, Path],
+) -> None:
+    """Epoch 1's |Δ phaseCycles|: 100, 80, 20, 20, 10, 0; one row shown, the share over 3."""
+    paths = [str(p) for p in dumps]
+    code, out, _ = run(
+        "diff", *paths, "--format", "json", "--epoch", "1", "--top", "1", "--share-top", "3"
+    )
+    assert code == 0
+    document = json.loads(out)
+    assert [g["group"] for g in document["groups"]] == ["gemm_c112_r121"]
+    assert document["header"]["topGroups"] == 3
+    assert document["header"]["topShare"] == pytest.approx(200 / 230)
+
+
+def test_a_kernel_of_one_call_is_judged_per_call() -> None:
+    """k: 1 call of 2 µs → 2 calls of 6 µs, before at 2 calls 4 µs; j: 2 calls of 6 µs → 1
+    of 4 µs, before at 1 call 3 µs. Per call 4 + 3 = 7 against 6 + 4 = 10."""
+    before = gpu_side("b", {"k": (1, 2.0), "j": (2, 6.0)})
+    header = compare_runs(before, gpu_side("a", {"k": (2, 6.0), "j": (1, 4.0)})).header
+    assert header["perCall"] == {"before": 7.0, "after": 10.0, "change": 3.0, "relative": 3 / 7}
+    assert header["callsDiffer"] is True and header["groupsWithOtherCalls"] == 2
+    assert header["countEffectUs"] == 2.0 - 3.0  # k: (2 − 1) × 2 / 1; j: (1 − 2) × 6 / 2
+
+
+def test_a_side_without_kernels_removes_every_kernel() -> None:
+    diff = compare_runs(gpu_side("b", {"k": (2, 8.0)}), gpu_side("a", {}))
+    assert diff.rows.select("group", "status", "total_us_change").rows() == [("k", "removed", -8.0)]
+    assert diff.header["groups"] == {"added": 0, "removed": 1, "changed": 0, "unchanged": 0}
+
+
+def test_two_names_of_one_side_that_pair_as_one_key_are_refused_by_name() -> None:
+    before = gpu_side("before.json", {"k_v1": (1, 1.0), "k_v2": (1, 2.0), "m": (1, 3.0)})
+    with pytest.raises(OptionError) as raised:
+        compare_runs(before, gpu_side("after.json", {"k": (1, 1.0)}), normalize=r"_v\d$")
+    assert str(raised.value) == (
+        "before.json: k_v1 and k_v2 both pair as 'k'; narrow --normalize or --match"
+    )
+
+
+def test_a_removed_group_keeps_its_own_dimensions(dumps: tuple[Path, Path]) -> None:
+    rows = tileprof.diff(*dumps, group_by=["epoch"])
+    got = {r["group"]: (r["status"], r["epoch"]) for r in rows.iter_rows(named=True)}
+    assert got == {
+        "gemm_c112_r121 [epoch=1]": ("removed", 1),
+        "gemm_c64_r12 [epoch=1]": ("added", 1),
+        "softmax [epoch=1]": ("changed", 1),
+        "softmax [epoch=2]": ("changed", 2),
+        "gone [epoch=1]": ("removed", 1),
+        "new [epoch=1]": ("added", 1),
+        "same [epoch=1]": ("unchanged", 1),
+    }
+
+
+def test_a_group_whose_phase_cycles_are_unknown_sorts_last() -> None:
+    """A summary document may leave phaseCycles null: that group's change is unknown and comes
+    after every known change, even one of 0."""
+    document = json.loads(SEED_004.read_text())
+    unknown = document["groups"][0]["name"]
+    after = {
+        **document,
+        "groups": [{**document["groups"][0], "phaseCycles": None}, *document["groups"][1:]],
+    }
+    rows = compare_summaries(
+        tile_side(summary_from_document(document)), tile_side(summary_from_document(after))
+    ).rows
+    assert rows.get_column("group")[-1] == unknown
+    assert rows.get_column("phaseCycles_change")[-1] is None
+    assert rows.get_column("phaseCycles_change")[:-1].to_list() == [0] * (rows.height - 1)

@@ -528,7 +528,8 @@ def device_busy(summary: Summary) -> float | None:
     """Σ workCycles / ((max lastOffset − min firstOffset) × tileCount) over the groups.
 
     The groups hold exactly the matched samples, so this is the report's "device busy"
-    (mean active tiles / tileCount over the matched span); null without matched work.
+    (mean active tiles / tileCount over the matched span); null without matched work or
+    without offsets.
     """
     groups = summary.groups
     if groups.height == 0:
@@ -537,6 +538,8 @@ def device_busy(summary: Summary) -> float | None:
         span=pl.col("lastOffset").max() - pl.col("firstOffset").min(),
         work=pl.col("workCycles").sum(),
     ).row(0)
+    if bounds[0] is None:  # a summary document may leave the offsets null
+        return None
     span, work = int(bounds[0]), int(bounds[1])
     if not span:
         return None
