@@ -21,7 +21,13 @@ from hypothesis import strategies as st
 
 from tests.samples import frame, sample, write_dump
 from tests.test_supersteps import window_oracle
-from tileprof.analyses.critical import Edit, critical_path, load_edits, parse_edit
+from tileprof.analyses.critical import (
+    Edit,
+    critical_path,
+    group_factors,
+    load_edits,
+    parse_edit,
+)
 from tileprof.commands.cli import cli
 from tileprof.core.errors import InputError, OptionError
 from tileprof.model.critical import roofline_fractions
@@ -491,3 +497,29 @@ def test_document_of_the_hand_made_dump() -> None:
         "notes": [],
     }
     assert analysed(raw, []).to_document()["whatIf"] is None
+
+
+def test_group_factors_multiply_and_notes_name_what_changed_nothing() -> None:
+    """a1 is halved (a*), tripled (a1) and set to its roofline 0.5: 0.75; a2 halved and left
+    as it is by the roofline edit (none known); b's roofline 1.5 counts as 1; a glob that
+    matches nothing and the GPU steps' edits are notes; balance is no factor and no note."""
+    edits = [
+        Edit("scale", match="a*", factor=0.5),
+        Edit("scale", match="a1", factor=3.0),
+        Edit("roofline", match="*"),
+        Edit("scale", match="zz", factor=2.0),
+        Edit("on-time", match="1"),
+        Edit("no-launch"),
+        Edit("no-host-gaps"),
+        Edit("balance"),
+    ]
+    factors, notes = group_factors(["a1", "a2", "b"], edits, {"a1": 0.5, "b": 1.5})
+    assert factors == {"a1": 0.75, "a2": 0.5, "b": 1.0}
+    gpu_only = "applies to GPU steps, not to a tile dump; nothing changed"
+    assert notes == [
+        "roofline:*: a2 has no roofline; left as it is",
+        "scale:zz=2: no group matches 'zz'; nothing changed",
+        f"on-time: {gpu_only}",
+        f"no-launch: {gpu_only}",
+        f"no-host-gaps: {gpu_only}",
+    ]
