@@ -21,7 +21,13 @@ from hypothesis import strategies as st
 
 from tests.samples import frame, sample, write_dump
 from tests.test_supersteps import window_oracle
-from tileprof.analyses.critical import Edit, critical_path, load_edits, parse_edit
+from tileprof.analyses.critical import (
+    Edit,
+    critical_path,
+    group_factors,
+    load_edits,
+    parse_edit,
+)
 from tileprof.commands.cli import cli
 from tileprof.core.errors import InputError, OptionError
 from tileprof.model.critical import roofline_fractions
@@ -370,3 +376,150 @@ def test_report_shows_the_path_and_the_candidates(tmp_path: Path) -> None:
     assert f"Epoch 1: the critical path is {path['cycles']:,} cycles: compute " in page
     assert 'id="tile-0-supersteps-candidates"' in page
     assert "roofline:cast_f16_f8" in page
+
+
+def test_edits_file_refusals_name_the_file_the_edit_and_the_field(tmp_path: Path) -> None:
+    """Each refusal of an edits file names the file, the edit's index and what is wrong; the
+    fields an edit does not take are ignored, and a file without tables is no edits."""
+    path = tmp_path / "edits.toml"
+    kinds = "scale, roofline, balance, no-exchange, no-launch, no-host-gaps, on-time"
+    refused = {
+        'edit = "x"\n': "edit: expected [[edit]] tables",
+        "edit = [1]\n": f"edit 0: 'kind' must be one of {kinds}",
+        '[[edit]]\nkind = "balance"\n[[edit]]\nkind = "faster"\n': (
+            f"edit 1: 'kind' must be one of {kinds}"
+        ),
+        '[[edit]]\nkind = "roofline"\n': "edit 0: roofline needs 'match', a glob of group names",
+        '[[edit]]\nkind = "scale"\nmatch = 3\nfactor = 1\n': (
+            "edit 0: scale needs 'match', a glob of group names"
+        ),
+        '[[edit]]\nkind = "scale"\nmatch = "a"\nfactor = -1\n': (
+            "edit 0: factor: the factor must be a finite number ≥ 0, not -1"
+        ),
+        '[[edit]]\nkind = "scale"\nmatch = "a"\nfactor = "x"\n': (
+            "edit 0: factor: the factor 'x' is not a number"
+        ),
+        '[[edit]]\nkind = "on-time"\n': "edit 0: on-time needs 'rank', a rank number",
+        '[[edit]]\nkind = "on-time"\nrank = -1\n': "edit 0: on-time needs 'rank', a rank number",
+        '[[edit]]\nkind = "on-time"\nrank = true\n': "edit 0: on-time needs 'rank', a rank number",
+        '[[edit]]\nkind = "balance"\nsupersteps = 2\n': (
+            "edit 0: 'supersteps' must be a list of superstep indices"
+        ),
+        '[[edit]]\nkind = "balance"\nsupersteps = [1, true]\n': (
+            "edit 0: 'supersteps' must be a list of superstep indices"
+        ),
+    }
+    for text, message in refused.items():
+        path.write_text(text)
+        with pytest.raises(InputError) as caught:
+            load_edits(path)
+        assert str(caught.value) == f"{path}: {message}", text
+    path.write_bytes(b'[[edit]]\nkind = "\xff"\n')
+    with pytest.raises(InputError) as caught:
+        load_edits(path)
+    assert str(caught.value) == f"{path}: byte 17: not UTF-8 text"
+    with pytest.raises(InputError) as caught:
+        load_edits(tmp_path / "none.toml")
+    assert str(caught.value) == f"{tmp_path / 'none.toml'}: No such file or directory"
+    path.write_text(
+        '[[edit]]\nkind = "roofline"\nmatch = "g*"\nfactor = 2\n'
+        '[[edit]]\nkind = "no-launch"\nmatch = "x"\n'
+        '[[edit]]\nkind = "on-time"\nrank = 3\n'
+        '[[edit]]\nkind = "balance"\nsupersteps = []\n'
+        '[[edit]]\nkind = "no-host-gaps"\n'
+    )
+    assert load_edits(path) == [
+        Edit("roofline", match="g*"),
+        Edit("no-launch"),
+        Edit("on-time", match="3"),
+        Edit("balance", supersteps=()),
+        Edit("no-host-gaps"),
+    ]
+    path.write_text("# no edits\n")
+    assert load_edits(path) == []
+
+
+def test_document_of_the_hand_made_dump() -> None:
+    """``to_document`` of ``test_path_parts_and_groups_by_hand``'s dump with no-exchange: the
+    10-cycle leading exchange window removed (70 → 60), a 10 / 70 gain; balance would gain 5
+    (both tiles finish at (75 + 5 + 10) / 2 = 45); groups a and b on the path, 30 and 15 of 70."""
+    raw: list[Raw] = [
+        (0, 0, 10, "exchange", 1, "x"),
+        (0, 10, 30, "compute", 1, "a"),
+        (0, 45, 15, "compute", 1, "b"),
+        (1, 20, 30, "compute", 1, "a"),
+        (1, 60, 10, None, 1, "y"),
+    ]
+    parts = {
+        "computeCycles": 45,
+        "lateStartCycles": 0,
+        "gapCycles": 5,
+        "exchangeWindowCycles": 10,
+        "otherWindowCycles": 10,
+    }
+    assert analysed(raw, [Edit("no-exchange")], tile_count=2).to_document() == {
+        "clockHz": 1e9,
+        "tileCount": 2,
+        "edits": ["no-exchange"],
+        "epochs": [{"epoch": 1, "cycles": 70, "supersteps": 1, **parts}],
+        "groups": [
+            {"epoch": 1, "group": "a", "pathCycles": 30, "share": 30 / 70},
+            {"epoch": 1, "group": "b", "pathCycles": 15, "share": 15 / 70},
+        ],
+        "whatIf": [
+            {
+                "epoch": 1,
+                "measuredCycles": 70,
+                "whatIfCycles": 60,
+                "gainCycles": 10,
+                "gainShare": 10 / 70,
+                "criticalTilesChanged": 0,
+                **parts,
+                "exchangeWindowCycles": 0,
+            }
+        ],
+        "candidates": [
+            {
+                "epoch": 1,
+                "edit": "no-exchange",
+                "whatIfCycles": 60,
+                "gainCycles": 10,
+                "gainShare": 10 / 70,
+            },
+            {
+                "epoch": 1,
+                "edit": "balance",
+                "whatIfCycles": 65,
+                "gainCycles": 5,
+                "gainShare": 5 / 70,
+            },
+        ],
+        "notes": [],
+    }
+    assert analysed(raw, []).to_document()["whatIf"] is None
+
+
+def test_group_factors_multiply_and_notes_name_what_changed_nothing() -> None:
+    """a1 is halved (a*), tripled (a1) and set to its roofline 0.5: 0.75; a2 halved and left
+    as it is by the roofline edit (none known); b's roofline 1.5 counts as 1; a glob that
+    matches nothing and the GPU steps' edits are notes; balance is no factor and no note."""
+    edits = [
+        Edit("scale", match="a*", factor=0.5),
+        Edit("scale", match="a1", factor=3.0),
+        Edit("roofline", match="*"),
+        Edit("scale", match="zz", factor=2.0),
+        Edit("on-time", match="1"),
+        Edit("no-launch"),
+        Edit("no-host-gaps"),
+        Edit("balance"),
+    ]
+    factors, notes = group_factors(["a1", "a2", "b"], edits, {"a1": 0.5, "b": 1.5})
+    assert factors == {"a1": 0.75, "a2": 0.5, "b": 1.0}
+    gpu_only = "applies to GPU steps, not to a tile dump; nothing changed"
+    assert notes == [
+        "roofline:*: a2 has no roofline; left as it is",
+        "scale:zz=2: no group matches 'zz'; nothing changed",
+        f"on-time: {gpu_only}",
+        f"no-launch: {gpu_only}",
+        f"no-host-gaps: {gpu_only}",
+    ]

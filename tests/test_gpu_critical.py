@@ -4,6 +4,7 @@ graph's edges on a hand-made step, and HTA's figures on the committed real trace
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,8 @@ from tileprof.analyses.gpu_critical import (
     edited_weights,
     longest_path,
     path_classes,
+    path_events,
+    path_frame,
     step_graph,
     step_paths,
 )
@@ -139,6 +142,326 @@ def test_edges_of_a_hand_made_step() -> None:
     assert path.length_ns == gpu["end_ns"].max() + 1 - host["start_ns"].min()
     weights, _ = edited_weights(graph, [Edit("scale", match="k0", factor=0.5)])
     assert longest_path(graph, weights).length_ns == path.length_ns - 50
+
+
+GPU_SCHEMA = {"device": pl.Int64, "stream": pl.Int64, "kind": pl.String, "start_ns": pl.Int64,
+              "end_ns": pl.Int64, "name": pl.String, "correlation": pl.Int64,
+              "launch_start_ns": pl.Int64}  # fmt: skip
+
+
+def _host(rows: list[tuple[object, ...]]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=HOST_SCHEMA, orient="row")
+
+
+def _gpu(rows: list[tuple[object, ...]]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=GPU_SCHEMA, orient="row")
+
+
+HAND_STEP = [(0, 10, 100, 0, False), (0, 10, 50, 0, False), (5, 1, 0, 0, True)]
+"""``_frames`` of it, by hand: aten::op0 [0, 12] with its launch call [1, 11] of k0 [2, 102];
+aten::op1 [12, 24] with its call [13, 23] of k1, queued behind k0 on stream 0 at [102, 152];
+cudaDeviceSynchronize [29, 153]. Its path: op0's start → call's start (1 ns, aten::op0) →
+k0's start (launch, 1) → k0 (100) → k1's start (stream, 0) → k1 (50) → the sync's end (1)."""
+
+
+def test_path_events_and_spans_of_the_hand_made_step() -> None:
+    """The ops and kernels on the path per class, largest first (ties by name), the unattributed
+    sync left out and the zero-weight stream edge dropped; the spans in path order."""
+    host, gpu = _frames(HAND_STEP)
+    graph = step_graph(host, gpu)
+    path = longest_path(graph)
+    assert path.length_ns == 153
+    assert path_events(graph, path).to_dicts() == [
+        {"side": "gpu", "name": "k0", "class": "gpu_compute", "pathNs": 100, "count": 1},
+        {"side": "gpu", "name": "k1", "class": "gpu_compute", "pathNs": 50, "count": 1},
+        {"side": "cpu", "name": "aten::op0", "class": "cpu", "pathNs": 1, "count": 1},
+        {"side": "gpu", "name": "k0", "class": "launch", "pathNs": 1, "count": 1},
+    ]
+    spans = path_frame(graph, path)
+    assert spans.rows() == [
+        (0, 1, "cpu", 1, "aten::op0"),
+        (1, 2, "launch", 1, "k0"),
+        (2, 102, "gpu_compute", 100, "k0"),
+        (102, 102, "kernel_gap", 0, "k0"),
+        (102, 152, "gpu_compute", 50, "k1"),
+        (152, 153, "sync", 1, None),
+    ]
+    schema = {"from_ns": pl.Int64, "to_ns": pl.Int64, "class": pl.String, "ns": pl.Int64,
+              "name": pl.String}  # fmt: skip
+    assert spans.schema == schema
+    # a path of no edges keeps the columns' types (the trace's critical-path track is empty)
+    empty = path_frame(graph, replace(path, edges=path.edges[:0]))
+    assert empty.height == 0 and empty.schema == schema
+
+
+def test_gpu_edits_by_hand_and_notes_for_what_does_not_apply() -> None:
+    """no-launch takes the 1 ns launch off the hand-made step's path; no-host-gaps takes the
+    5 ns gap before the sync off its CPU chain, not off the path; on-time (a job's edit) is no
+    note on one step; the tile dumps' edits are."""
+    host, gpu = _frames(HAND_STEP)
+    graph = step_graph(host, gpu)
+    weights, notes = edited_weights(graph, [Edit("no-launch")])
+    edited = longest_path(graph, weights)
+    assert notes == []
+    assert edited.length_ns == 152
+    assert path_classes(graph, edited)["launch"] == 0
+    weights, notes = edited_weights(graph, [Edit("no-host-gaps"), Edit("on-time", match="1")])
+    assert notes == []
+    assert longest_path(graph, weights).length_ns == 153
+    assert int(weights[graph.klass == CLASSES.index("host_gap")].sum()) == 0
+    _, notes = edited_weights(graph, [Edit("balance"), Edit("no-exchange")])
+    assert notes == [
+        "balance: applies to tile dumps, not to a GPU step",
+        "no-exchange: applies to tile dumps, not to a GPU step",
+    ]
+
+
+def test_roofline_notes_name_up_to_three_kernels_without_one() -> None:
+    """Four kernels k0..k3 (``_frames``): three without a roofline are named in full, a fourth
+    is elided; the ones with a roofline are taken at it and not named."""
+    host, gpu = _frames([(0, 1, 10, 0, False)] * 4)
+    graph = step_graph(host, gpu)
+    _, notes = edited_weights(graph, [Edit("roofline", match="k[012]")], {})
+    assert notes == [
+        "roofline:k[012]: 3 of 3 matching kernels have no roofline, left as they are (k0, k1, k2)"
+    ]
+    _, notes = edited_weights(graph, [Edit("roofline", match="k*")], {})
+    assert notes == [
+        "roofline:k*: 4 of 4 matching kernels have no roofline, left as they are (k0, k1, k2, …)"
+    ]
+    weights, notes = edited_weights(graph, [Edit("roofline", match="k*")], {"k1": 0.25, "k3": 2})
+    assert notes == [
+        "roofline:k*: 2 of 4 matching kernels have no roofline, left as they are (k0, k2)"
+    ]
+    k1 = graph.events.filter(pl.col("name") == "k1")["id"].item()
+    compute = graph.klass == CLASSES.index("gpu_compute")
+    assert weights[compute & (graph.event == k1)].tolist() == [3]  # ceil(10 × 0.25)
+    k3 = graph.events.filter(pl.col("name") == "k3")["id"].item()
+    assert weights[compute & (graph.event == k3)].tolist() == [10]  # at most 1: as it is
+
+
+def test_ties_between_host_and_gpu_nodes_keep_launch_and_sync_edges() -> None:
+    """A kernel that starts at its launch call's start and a sync that returns when the kernel
+    ends: the host start comes before the GPU's, the GPU end before the host's, so neither
+    the launch edge nor the sync edge is dropped and the path runs through both."""
+    host = _host(
+        [
+            (0, "runtime", "cudaLaunchKernel", "1/1", 0, 5, 1),
+            (1, "runtime", "cudaDeviceSynchronize", "1/1", 6, 20, None),
+        ]
+    )
+    graph = step_graph(host, _gpu([(0, 0, "kernel", 0, 20, "k", 1, 0)]))
+    assert graph.dropped == 0
+    # nodes: 2i is event i's start, 2i + 1 its end (the calls 0 and 1, the kernel 2)
+    launch = graph.klass == CLASSES.index("launch")
+    sync = graph.klass == CLASSES.index("sync")
+    assert list(zip(graph.src[launch].tolist(), graph.dst[launch].tolist(), strict=True)) == [
+        (0, 4)
+    ]
+    assert list(zip(graph.src[sync].tolist(), graph.dst[sync].tolist(), strict=True)) == [(5, 3)]
+    path = longest_path(graph)
+    assert path.length_ns == 20
+    assert [CLASSES[k] for k in graph.klass[path.edges].tolist()] == ["gpu_compute", "sync"]
+
+
+def test_blocking_calls_wait_for_their_own_streams_kernels() -> None:
+    """cudaStreamSynchronize [6, 20] and [25, 40] on a thread; on stream 0 k0 [0, 20] ends
+    inside the first and k2 [26, 35] (launched at 22) inside the second; on stream 1 k1
+    [4, 50], launched before both, ends after both: each call waits for its own stream-0
+    kernel, and k1 is no call's wait."""
+    host = _host(
+        [
+            (0, "runtime", "cudaLaunchKernel", "1/1", 0, 1, 1),
+            (1, "runtime", "cudaLaunchKernel", "1/1", 2, 3, 2),
+            (2, "runtime", "cudaStreamSynchronize", "1/1", 6, 20, None),
+            (3, "runtime", "cudaLaunchKernel", "1/1", 22, 23, 3),
+            (4, "runtime", "cudaStreamSynchronize", "1/1", 25, 40, None),
+        ]
+    )
+    gpu = _gpu(
+        [
+            (0, 0, "kernel", 0, 20, "k0", 1, 0),
+            (0, 1, "kernel", 4, 50, "k1", 2, 2),
+            (0, 0, "kernel", 26, 35, "k2", 3, 22),
+        ]
+    )
+    graph = step_graph(host, gpu)
+    assert graph.dropped == 0
+    sync = graph.klass == CLASSES.index("sync")
+    # nodes 2i + 1: the ends of k0 (event 5), the first call (2), k2 (7), the second call (4)
+    edges = zip(graph.src[sync], graph.dst[sync], graph.weight[sync], strict=True)
+    assert sorted((int(s), int(d), int(w)) for s, d, w in edges) == [(11, 5, 0), (15, 9, 5)]
+
+
+def test_a_kernel_on_an_idle_stream_waits_on_its_launch_not_on_the_stream() -> None:
+    """Thread 1/1: X [0, 5], whose call [1, 2] launches k1 [3, 40]; thread 1/2: Y [50, 80],
+    whose call [60, 61] launches k2 [70, 100] on the same stream, idle since 40. k2's launch
+    edge weighs 10 and its stream edge 0: the path is X's 1 ns, k1's 2 ns launch and 37 ns,
+    then k2 from k1's end, 70 ns in all (the stream edge at 30 ns would make it 100)."""
+    host = _host(
+        [
+            (0, "op", "X", "1/1", 0, 5, None),
+            (1, "runtime", "cudaLaunchKernel", "1/1", 1, 2, 1),
+            (2, "op", "Y", "1/2", 50, 80, None),
+            (3, "runtime", "cudaLaunchKernel", "1/2", 60, 61, 2),
+        ]
+    )
+    gpu = _gpu([(0, 0, "kernel", 3, 40, "k1", 1, 1), (0, 0, "kernel", 70, 100, "k2", 2, 60)])
+    graph = step_graph(host, gpu)
+    path = longest_path(graph)
+    assert path.length_ns == 70
+    classes = path_classes(graph, path)
+    assert (classes["cpu"], classes["launch"], classes["gpu_compute"]) == (1, 2, 67)
+    assert classes["kernel_gap"] == 0
+
+
+def test_a_kernel_launched_before_the_step_counts_from_its_start() -> None:
+    """k0, launched at 1 and running [3, 50], reaches into the step [20, 60]: the step waits
+    for it from 20 (30 ns), then for k1 queued behind it (10 ns); HTA's clipping leaves k0
+    out, and k1 then waits on its launch at 21 (29 ns)."""
+    host = _host(
+        [
+            (0, "op", "aten::a", "1/1", 0, 10, None),
+            (1, "runtime", "cudaLaunchKernel", "1/1", 1, 2, 1),
+            (2, "op", "aten::b", "1/1", 20, 30, None),
+            (3, "runtime", "cudaLaunchKernel", "1/1", 21, 22, 2),
+        ]
+    )
+    gpu = _gpu([(0, 0, "kernel", 3, 50, "k0", 1, 1), (0, 0, "kernel", 50, 60, "k1", 2, 21)])
+    (ours,) = step_paths(host, gpu, [(1, 20, 60)])
+    assert ours.path.length_ns == 40
+    assert path_classes(ours.graph, ours.path)["gpu_compute"] == 40
+    (theirs,) = step_paths(host, gpu, [(1, 20, 60)], hta=True)
+    assert theirs.path.length_ns == 40
+    assert path_classes(theirs.graph, theirs.path)["launch"] == 29
+
+
+def test_thread_edges_go_to_the_innermost_open_op() -> None:
+    """Two top-level ops, each with two children: A [0, 100] (B [10, 50], C [60, 90]) and
+    F [110, 200] (G [120, 150], H [160, 190]). By HTA's rule a start → edge is its source's, an
+    end → end edge its target's, an end → start edge inside an op the innermost op open there:
+    A holds 10 + 10 + 10 ns, B 40, C 30; F 10 + 10 + 10, G 30, H 30; the 10 ns between A and F
+    is a host gap, no op's. On a thread of overlapping ops, P [0, 50] and Q [10, 100], the
+    edge from P's end to Q's end is Q's."""
+    names = ["A", "B", "C", "F", "G", "H"]
+    spans = [(0, 100), (10, 50), (60, 90), (110, 200), (120, 150), (160, 190)]
+    host = _host(
+        [
+            (i, "op", n, "1/1", a, b, None)
+            for i, (n, (a, b)) in enumerate(zip(names, spans, strict=True))
+        ]
+    )
+    graph = step_graph(host, _gpu([]))
+    path = longest_path(graph)
+    assert path.length_ns == 200
+    on_path = {r["name"]: r["pathNs"] for r in path_events(graph, path).to_dicts()}
+    assert on_path == {"A": 30, "B": 40, "C": 30, "F": 30, "G": 30, "H": 30}
+    assert path_classes(graph, path)["host_gap"] == 10
+    overlapping = _host([(0, "op", "P", "1/1", 0, 50, None), (1, "op", "Q", "1/1", 10, 100, None)])
+    graph = step_graph(overlapping, _gpu([]))
+    path = longest_path(graph)
+    on_path = {r["name"]: r["pathNs"] for r in path_events(graph, path).to_dicts()}
+    assert on_path == {"P": 10, "Q": 90}
+
+
+def test_a_step_of_gpu_events_alone() -> None:
+    """No host events (the step's calls outside the window): the path is the stream's kernels,
+    k0 [2, 102] then k1 [102, 152] (``HAND_STEP``)."""
+    host, gpu = _frames(HAND_STEP)
+    graph = step_graph(host.clear(), gpu)
+    path = longest_path(graph)
+    assert path.length_ns == 150
+    assert path_classes(graph, path)["gpu_compute"] == 150
+
+
+def test_two_calls_of_one_correlation_launch_from_the_first() -> None:
+    """Two runtime calls that carry one correlation: the kernel's launch edge is the first
+    call's (1 ns before it starts), none from the second, which starts after it."""
+    host = _host(
+        [
+            (0, "runtime", "cudaLaunchKernel", "1/1", 1, 2, 7),
+            (1, "runtime", "cudaLaunchKernel", "1/1", 5, 6, 7),
+        ]
+    )
+    graph = step_graph(host, _gpu([(0, 0, "kernel", 3, 10, "k", 7, 1)]))
+    assert graph.dropped == 0
+    launch = graph.klass == CLASSES.index("launch")
+    assert list(zip(graph.src[launch].tolist(), graph.dst[launch].tolist(), strict=True)) == [
+        (0, 4)
+    ]
+    assert longest_path(graph).length_ns == 9  # 2 ns launch + 7 ns kernel
+
+
+def test_htas_graph_keeps_only_the_edge_the_queue_rule_picks() -> None:
+    """Thread 1/1: B1 [0, 5], then B2 [60, 70], whose call [61, 62] launches kB [63, 95] on an
+    idle stream. Thread 1/2: A [0, 100], whose call [90, 91] launches kA, queued behind kB at
+    [95, 200]. HTA's graph weighs the host gap 0 and links kA to kB alone (its call began
+    before kB ended): 5 + 0 + 1 + 2 (launch) + 32 + 0 + 105 = 145 ns. tileprof's weighs the gap
+    (55 ns) and keeps kA's launch edge at 0: the path runs from 0 to kA's end, 200 ns."""
+    host = _host(
+        [
+            (0, "op", "B1", "1/1", 0, 5, None),
+            (1, "op", "B2", "1/1", 60, 70, None),
+            (2, "runtime", "cudaLaunchKernel", "1/1", 61, 62, 1),
+            (3, "op", "A", "1/2", 0, 100, None),
+            (4, "runtime", "cudaLaunchKernel", "1/2", 90, 91, 2),
+        ]
+    )
+    gpu = _gpu([(0, 0, "kernel", 63, 95, "kB", 1, 61), (0, 0, "kernel", 95, 200, "kA", 2, 90)])
+    hta = step_graph(host, gpu, hta=True)
+    path = longest_path(hta)
+    assert path.length_ns == 145
+    classes = path_classes(hta, path)
+    assert (classes["launch"], classes["gpu_compute"], classes["host_gap"]) == (2, 137, 0)
+    ours = step_graph(host, gpu)
+    assert longest_path(ours).length_ns == 200
+
+
+def _keyed_rank(kernels: list[tuple[int, int, str, str, int | None]]) -> Graph:
+    """One rank's step: an op [0, 1000] whose launch calls (1 ns each from 1) launch the
+    communication ``kernels`` (start, end, name, process group, seq) on one stream."""
+    host = [(0, "op", "aten::step", "1/1", 0, 1000, None)]
+    host += [
+        (i + 1, "runtime", "cudaLaunchKernel", "1/1", 1 + i, 2 + i, i) for i in range(len(kernels))
+    ]
+    gpu = [
+        {"device": 0, "stream": 0, "kind": "comm", "start_ns": a, "end_ns": b, "name": name,
+         "correlation": i, "launch_start_ns": 1 + i, "process_group": group, "seq": seq}
+        for i, (a, b, name, group, seq) in enumerate(kernels)
+    ]  # fmt: skip
+    schema = {**GPU_SCHEMA, "process_group": pl.String, "seq": pl.Int64}
+    return step_graph(_host(host), pl.DataFrame(gpu, schema=schema))
+
+
+def _matched(kernels: list[list[tuple[int, int, str, str, int | None]]]) -> set[tuple[str, ...]]:
+    """The (rank, kernel) → (rank, kernel) pairs the job's collective edges join."""
+    job = job_graph([_keyed_rank(k) for k in kernels], list(range(len(kernels))))
+    names = job.graph.events["name"].to_numpy()
+    cross = job.cross_source_rank >= 0
+    return {
+        (str(job.rank_of_node[s]), names[s // 2], str(job.rank_of_node[d]), names[d // 2])
+        for s, d in zip(job.graph.src[cross].tolist(), job.graph.dst[cross].tolist(), strict=True)
+    }
+
+
+def test_ranks_match_collectives_by_process_group_and_seq() -> None:
+    """Rank 0 runs ncclX (seq 7) then ncclY (seq 8) of one group, rank 1 only ncclY (seq 8):
+    the trace's seq matches the two ncclY, not rank 0's first with rank 1's first. Rank 0 runs
+    ncclA in group a then ncclB in group b, rank 1 only ncclB: the groups match the ncclB."""
+    by_seq = _matched(
+        [
+            [(2, 10, "ncclX", "g", 7), (10, 20, "ncclY", "g", 8)],
+            [(2, 30, "ncclY", "g", 8)],
+        ]
+    )
+    assert by_seq == {("0", "ncclY", "1", "ncclY"), ("1", "ncclY", "0", "ncclY")}
+    by_group = _matched(
+        [
+            [(2, 10, "ncclA", "a", None), (10, 20, "ncclB", "b", None)],
+            [(2, 30, "ncclB", "b", None)],
+        ]
+    )
+    assert by_group == {("0", "ncclB", "1", "ncclB"), ("1", "ncclB", "0", "ncclB")}
 
 
 def _trace_frames(trace: str) -> tuple[pl.DataFrame, pl.DataFrame]:
