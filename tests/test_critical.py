@@ -207,17 +207,21 @@ def test_balancing_tiles_with_equal_late_starts_gives_the_mean() -> None:
     assert timed(analysed(late, [Edit("balance")])) == {1: 70}
 
 
+HAND_MADE: list[Raw] = [
+    (0, 0, 10, "exchange", 1, "x"),
+    (0, 10, 30, "compute", 1, "a"),
+    (0, 45, 15, "compute", 1, "b"),
+    (1, 20, 30, "compute", 1, "a"),
+    (1, 60, 10, None, 1, "y"),
+]
+"""The dump ``test_path_parts_and_groups_by_hand`` works out by hand."""
+
+
 def test_path_parts_and_groups_by_hand() -> None:
     # [0, 10) exchange (leading window); superstep 0 [10, 60): tile 0 runs a [10, 40) and
     # b [45, 60) (critical: late start 0, busy 45, gap 5), tile 1 runs a [20, 50) (late
     # start 10, busy 30); the tail window [60, 70) holds another kind of sample
-    raw: list[Raw] = [
-        (0, 0, 10, "exchange", 1, "x"),
-        (0, 10, 30, "compute", 1, "a"),
-        (0, 45, 15, "compute", 1, "b"),
-        (1, 20, 30, "compute", 1, "a"),
-        (1, 60, 10, None, 1, "y"),
-    ]
+    raw = HAND_MADE
     result = analysed(raw, [])
     row = result.epochs.to_dicts()[0]
     parts = ("cycles", "computeCycles", "lateStartCycles", "gapCycles")
@@ -443,13 +447,7 @@ def test_document_of_the_hand_made_dump() -> None:
     """``to_document`` of ``test_path_parts_and_groups_by_hand``'s dump with no-exchange: the
     10-cycle leading exchange window removed (70 → 60), a 10 / 70 gain; balance would gain 5
     (both tiles finish at (75 + 5 + 10) / 2 = 45); groups a and b on the path, 30 and 15 of 70."""
-    raw: list[Raw] = [
-        (0, 0, 10, "exchange", 1, "x"),
-        (0, 10, 30, "compute", 1, "a"),
-        (0, 45, 15, "compute", 1, "b"),
-        (1, 20, 30, "compute", 1, "a"),
-        (1, 60, 10, None, 1, "y"),
-    ]
+    raw = HAND_MADE
     parts = {
         "computeCycles": 45,
         "lateStartCycles": 0,

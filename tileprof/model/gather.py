@@ -181,10 +181,9 @@ def _source_of(
         return dataclasses.replace(source, size=found.size, sha256=found.sha256, checked=checked)
     if found.kind == TRACE:
         found, checked = _decoded_trace(found, checks)
+        runs, op_rows, timeline = _gpu_parts(found, ops=ops, timelines=timelines)
     else:
-        checked = None
-    runs, op_rows, timeline = _gpu_parts(found, ops=ops, timelines=timelines)
-    if found.kind != TRACE:
+        runs, op_rows, timeline = _gpu_parts(found, ops=ops, timelines=timelines)
         checked = _checked(str(path), found.kind, found.data, None, checks)
     return Source(
         str(path),
