@@ -157,7 +157,7 @@ def _size(handle: Any, raw: bytes) -> int:
 
 def detect_file_kind(path: str | Path) -> tuple[str, bytes | None]:
     """The kind of the file at ``path``, and its content when reading it was needed."""
-    found = read_input(path)
+    found = read_input(path, digest=False)
     return found.kind, found.data
 
 
@@ -179,7 +179,7 @@ def load_runs(
     path: str | Path, *, tile_loader: Callable[[Path], ParsedRuns] | None = None, **_: Any
 ) -> ParsedRuns:
     """The runs of one file, whatever its kind; tile dumps go to ``tile_loader``."""
-    found = read_input(path)
+    found = read_input(path, digest=False)
     if found.kind == TILE_DUMP or found.data is None:
         if tile_loader is None:
             raise InputError(path, None, "tile dumps need the tile core (tileprof.load)")
@@ -219,7 +219,7 @@ def read_kineto_events(
     A file of another kind is an InputError: ``need`` words it ("--ops needs a PyTorch
     trace; this is a …"), else it names the kind, what was ``expected`` and, for a tile dump,
     where one goes."""
-    found = found or read_input(path)
+    found = found or read_input(path, digest=False)
     if found.kind == TRACE and found.data is not None:
         return kineto_events_of(path, found.data)
     if need is not None:

@@ -40,7 +40,7 @@ def read_trace(path: Path) -> FileRead | None:
     from tileprof.inputs.sources import TRACE, read_input
 
     try:
-        found = read_input(path)
+        found = read_input(path, digest=False)
     except InputError:
         return None
     return found if found.kind in (TRACE, NSYS) and found.data is not None else None

@@ -44,7 +44,7 @@ def check_files(
         rows += input_checks("example", TILE_DUMP, None, example, rules).rows
     ranks: list[Checked] = []
     for path in paths:
-        found = read_input(path, whole_dumps=True)
+        found = read_input(path, whole_dumps=True, digest=False)
         if found.kind in (TRACE, NSYS_SQLITE, TENSTORRENT) and found.data is not None:
             checked = input_checks(str(path), found.kind, found.data, None, rules)
         elif found.kind == TILE_DUMP or found.data is None:

@@ -586,7 +586,7 @@ def trace_inputs(
     others: list[FileRead] = []
     for path in paths:
         try:
-            found = read_input(path, reads=_TRACE_READS)
+            found = read_input(path, reads=_TRACE_READS, digest=False)
         except InputError:
             if read.format_in is None:
                 raise
@@ -628,7 +628,7 @@ def _gpu_devices(
     ``critical_path``, a PyTorch profiler trace gets its critical-path track too."""
     from tileprof.inputs.sources import TILE_DUMP, FileRead, read_input, read_kineto_events
 
-    found = item if isinstance(item, FileRead) else read_input(item)
+    found = item if isinstance(item, FileRead) else read_input(item, digest=False)
     path = found.path
     if found.data is not None and found.kind != TILE_DUMP:  # a dump: read_kineto_events' hint
         _check_drawable(found)
