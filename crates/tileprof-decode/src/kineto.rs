@@ -151,7 +151,7 @@ pub struct KinetoColumns {
 impl KinetoColumns {
     /// `part`'s rows after these, its `index` moved by `index_offset` and its text codes
     /// mapped into these columns' texts.
-    fn append(&mut self, part: KinetoColumns, index_offset: i64) {
+    pub(crate) fn append(&mut self, part: KinetoColumns, index_offset: i64) {
         // Every field named, so that a new column cannot be left out of the join.
         let KinetoColumns {
             index,
@@ -335,7 +335,7 @@ pub(crate) fn walk_document(
 
 /// Whether a `\uD800`-`\uDFFF` escape stands alone (serde_json skips such text unchecked where
 /// msgspec refuses it). A false alarm (`\\ud800`, an escaped backslash) only declines.
-fn has_lone_surrogate(data: &[u8]) -> bool {
+pub(crate) fn has_lone_surrogate(data: &[u8]) -> bool {
     let hex = |at: usize| -> Option<u32> {
         let digits = data.get(at..at + 4)?;
         u32::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
@@ -359,7 +359,7 @@ fn has_lone_surrogate(data: &[u8]) -> bool {
 }
 
 /// The key (unescaped) of the member at `position` and the position after its `:`.
-fn top_key(data: &[u8], position: usize) -> Result<(Cow<'_, str>, usize), Declined> {
+pub(crate) fn top_key(data: &[u8], position: usize) -> Result<(Cow<'_, str>, usize), Declined> {
     let mut stream = serde_json::Deserializer::from_slice(&data[position..]).into_iter::<Text>();
     let key = match stream.next() {
         Some(Ok(Text(key))) => key,
@@ -373,7 +373,7 @@ fn top_key(data: &[u8], position: usize) -> Result<(Cow<'_, str>, usize), Declin
 }
 
 /// The end of the JSON value that starts at `start` (checked by serde_json).
-fn value_end(data: &[u8], start: usize) -> Result<usize, Declined> {
+pub(crate) fn value_end(data: &[u8], start: usize) -> Result<usize, Declined> {
     let mut stream = serde_json::Deserializer::from_slice(&data[start..]).into_iter::<Checked>();
     match stream.next() {
         Some(Ok(_)) => Ok(start + stream.byte_offset()),
@@ -386,12 +386,6 @@ pub const PART_BYTES: usize = 16 << 20;
 
 /// The events of the array whose `[` is at `open`, and the position of its `]`: on `split`'s
 /// pool in parts of its byte count when the array is longer than one part, else on this thread.
-///
-/// The parts are those of the tile dump's JSON decoder (`json.rs`, `speculative_samples`):
-/// each thread guesses where the first event of its byte range starts and decodes from there
-/// until an event starts past the range; a part is kept only when the run before it ended
-/// exactly where it began, and a range whose guess was wrong is decoded again from there. So
-/// every kept event was decoded from a true event start, and the columns are one thread's.
 fn trace_events(
     data: &[u8],
     open: usize,
@@ -401,16 +395,36 @@ fn trace_events(
     if data.get(start) == Some(&b']') {
         return Ok((KinetoColumns::default(), start));
     }
-    let split = split
-        .filter(|&(pool, part)| pool.current_num_threads() > 1 && data.len() - start > part.max(1));
+    match events_from(data, start, data.len(), split)? {
+        (columns, _, Next::End(close)) => Ok((columns, close)),
+        (_, _, Next::Event(_)) => Err(declined("truncated")),
+    }
+}
+
+/// The events from the one starting at `start` until the array ends or an event starts at or
+/// past `limit`, the number of events read (kept or not) and where they stopped: on `split`'s
+/// pool in parts of its byte count when `start..limit` is longer than one part. The streaming
+/// reader (`kineto_stream`) calls it once a window.
+///
+/// The parts are those of the tile dump's JSON decoder (`json.rs`, `speculative_samples`):
+/// each thread guesses where the first event of its byte range starts and decodes from there
+/// until an event starts past the range; a part is kept only when the run before it ended
+/// exactly where it began, and a range whose guess was wrong is decoded again from there. So
+/// every kept event was decoded from a true event start, and the columns are one thread's.
+pub(crate) fn events_from(
+    data: &[u8],
+    start: usize,
+    limit: usize,
+    split: Option<(&rayon::ThreadPool, usize)>,
+) -> Result<(KinetoColumns, i64, Next), Declined> {
+    let split = split.filter(|&(pool, part)| {
+        pool.current_num_threads() > 1 && limit.saturating_sub(start) > part.max(1)
+    });
     let Some((pool, part_bytes)) = split else {
-        let run = run_from(data, start, usize::MAX)?;
-        return match run.next {
-            Next::End(close) => Ok((run.columns, close)),
-            Next::Event(_) => Err(declined("truncated")),
-        };
+        let run = run_from(data, start, limit)?;
+        return Ok((run.columns, run.events, run.next));
     };
-    let ranges = crate::part_ranges(start, data.len(), part_bytes);
+    let ranges = crate::part_ranges(start, limit, part_bytes);
     let parts: Vec<Option<(usize, Result<Run, Declined>)>> = pool.install(|| {
         ranges
             .par_iter()
@@ -428,13 +442,13 @@ fn trace_events(
     join_parts(data, start, parts, &ranges)
 }
 
-/// The parts chained from the array's first event (`trace_events`).
+/// The parts chained from the first event (`events_from`).
 fn join_parts(
     data: &[u8],
     start: usize,
     parts: Vec<Option<(usize, Result<Run, Declined>)>>,
     ranges: &[(usize, usize)],
-) -> Result<(KinetoColumns, usize), Declined> {
+) -> Result<(KinetoColumns, i64, Next), Declined> {
     let mut expected = start;
     let mut joined: Option<KinetoColumns> = None;
     let mut events = 0i64;
@@ -453,11 +467,11 @@ fn join_parts(
         }
         events += run.events;
         match run.next {
-            Next::End(close) => return Ok((joined.unwrap_or_default(), close)),
+            Next::End(close) => return Ok((joined.unwrap_or_default(), events, Next::End(close))),
             Next::Event(next) => expected = next,
         }
     }
-    Err(declined("truncated"))
+    Ok((joined.unwrap_or_default(), events, Next::Event(expected)))
 }
 
 /// Whether an object that serde_json reads starts at `at` (a guessed event start).
@@ -467,7 +481,7 @@ fn event_at(data: &[u8], at: usize) -> bool {
 }
 
 /// Where a run of events stopped.
-enum Next {
+pub enum Next {
     /// The next event starts here, at or past the run's range.
     Event(usize),
     /// The array's `]` is here.

@@ -18,8 +18,10 @@ use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAcces
 use serde_json::value::RawValue;
 
 use crate::kineto::{
-    declined, once, walk_document, Checked, Declined, Nullable, Span, Text, Texts, NONE,
+    declined, once, walk_document, Checked, Declined, Next, Nullable, Span, Text, Texts, NONE,
 };
+use crate::kineto_stream::WindowColumns;
+use crate::skip_space;
 
 /// The inventory's columns (`INVENTORY_SCHEMA`): text columns are codes into `texts`
 /// (`NONE`: null); `None` is null.
@@ -69,6 +71,108 @@ pub fn inventory(data: &[u8]) -> Result<Inventory, Declined> {
         columns: columns.unwrap_or_default(),
         distributed_info,
     })
+}
+
+impl InventoryColumns {
+    /// `part`'s rows after these, its `index` moved by `index_offset` and its text codes
+    /// mapped into these columns' texts.
+    fn append(&mut self, part: InventoryColumns, index_offset: i64) {
+        // Every field named, so that a new column cannot be left out of the join.
+        let InventoryColumns {
+            index,
+            cat,
+            name,
+            ts,
+            dur,
+            pid,
+            device,
+            stream,
+            correlation,
+            external_id,
+            collective,
+            process_group,
+            seq,
+            texts,
+        } = part;
+        let codes: Vec<u32> = texts.values.iter().map(|t| self.texts.code(t)).collect();
+        let text = |code: u32| {
+            if code == NONE {
+                NONE
+            } else {
+                codes[code as usize]
+            }
+        };
+        let texts_of =
+            |into: &mut Vec<u32>, from: Vec<u32>| into.extend(from.into_iter().map(text));
+        self.index
+            .extend(index.into_iter().map(|i| i + index_offset));
+        texts_of(&mut self.cat, cat);
+        texts_of(&mut self.name, name);
+        self.ts.extend(ts);
+        self.dur.extend(dur);
+        self.pid.extend(pid);
+        self.device.extend(device);
+        self.stream.extend(stream);
+        self.correlation.extend(correlation);
+        self.external_id.extend(external_id);
+        texts_of(&mut self.collective, collective);
+        texts_of(&mut self.process_group, process_group);
+        self.seq.extend(seq);
+    }
+}
+
+/// The inventory streams a window at a time (`kineto_stream`), on one thread as in memory.
+impl WindowColumns for InventoryColumns {
+    fn decode_window(
+        data: &[u8],
+        limit: usize,
+        _split: Option<(&rayon::ThreadPool, usize)>,
+    ) -> Result<(Self, i64, Next), Declined> {
+        inventory_from(data, 0, limit)
+    }
+
+    fn take(&mut self, part: Self, index_offset: i64, _data: &[u8], _kept: &mut Vec<u8>) {
+        self.append(part, index_offset);
+    }
+}
+
+/// The inventory of the events from the one starting at `start` until the array ends or an
+/// event starts at or past `limit`, the number of events read and where they stopped: each
+/// event read as `Events` reads the array's elements, the walk between them (commas, `]`) by
+/// hand.
+fn inventory_from(
+    data: &[u8],
+    start: usize,
+    limit: usize,
+) -> Result<(InventoryColumns, i64, Next), Declined> {
+    let mut columns = InventoryColumns::default();
+    let (mut position, mut index) = (start, 0i64);
+    loop {
+        let mut stream =
+            serde_json::Deserializer::from_slice(&data[position..]).into_iter::<Event>();
+        let event = match stream.next() {
+            Some(Ok(event)) => event,
+            Some(Err(error)) => return Err(declined(format!("event {index}: {error}"))),
+            None => return Err(declined("truncated")),
+        };
+        let end = position + stream.byte_offset();
+        if event.ph.text() == Some("X") {
+            file(&mut columns, &event, index)
+                .map_err(|why| declined(format!("event {index}: {why}")))?;
+        }
+        index += 1;
+        let after = skip_space(data, end);
+        match data.get(after) {
+            Some(b',') => {
+                position = skip_space(data, after + 1);
+                if position >= limit {
+                    return Ok((columns, index, Next::Event(position)));
+                }
+            }
+            Some(b']') => return Ok((columns, index, Next::End(after))),
+            _ => return Err(declined("syntax")),
+        }
+    }
 }
 
 /// A value read as msgspec reads `Any`, by kind.

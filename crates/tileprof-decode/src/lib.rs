@@ -11,6 +11,7 @@
 //! - `kineto`: a PyTorch profiler (Kineto) trace's complete events as columns, on threads;
 //! - `kineto_fast`: one plain Kineto event read by hand (serde_json judges the rest);
 //! - `kineto_inventory`: every complete Kineto event, odd values as nulls, for the capture checks;
+//! - `kineto_stream`: a Kineto trace read from a stream (plain or gzip) through a bounded window;
 //! - `ndjson`: an NDJSON dump streamed through a bounded window, lines decoded on threads;
 //! - `progress`: the bytes decoded so far, for a progress bar.
 
@@ -21,6 +22,7 @@ pub mod json;
 pub mod kineto;
 mod kineto_fast;
 pub mod kineto_inventory;
+pub mod kineto_stream;
 pub mod ndjson;
 pub mod progress;
 pub mod sample;

@@ -7,11 +7,16 @@ use arrow_array::types::UInt32Type;
 use arrow_array::{ArrayRef, DictionaryArray, Float64Array, Int64Array, StringArray, StructArray};
 use arrow_buffer::{NullBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, Field};
+use std::io::{BufRead, BufReader};
+
+use flate2::read::MultiGzDecoder;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use tileprof_decode::kineto::{self, KinetoColumns, KinetoTrace, Nullable};
 use tileprof_decode::kineto_inventory::{self, Inventory, InventoryColumns};
+use tileprof_decode::kineto_stream::{self, StreamedTrace, WindowColumns, NO_SPAN};
 
-use crate::{arrow_error, guarded, nullable_ids, ArrowColumns};
+use crate::{arrow_error, guarded, gzip_limit, nullable_ids, open, ArrowColumns, GZIP_MAGIC};
 
 fn ints(values: Vec<i64>) -> ArrayRef {
     Arc::new(Int64Array::new(ScalarBuffer::from(values), None))
@@ -38,8 +43,11 @@ fn optional_floats(column: Nullable<f64>) -> ArrayRef {
     ))
 }
 
+/// Spans, `NO_SPAN` (an event whose bytes a stream did not keep) as null.
 fn spans(values: Vec<u64>) -> ArrayRef {
-    ints(values.into_iter().map(|v| v as i64).collect())
+    let valid: Vec<bool> = values.iter().map(|&v| v != NO_SPAN).collect();
+    let values = values.into_iter().map(|v| v as i64).collect::<Vec<i64>>();
+    Arc::new(Int64Array::new(ScalarBuffer::from(values), validity(valid)))
 }
 
 /// A text column (codes into `texts`, `kineto::NONE` null) as a dictionary array.
@@ -213,7 +221,116 @@ fn decode_kineto_inventory(
     }
 }
 
+/// (columns, raw `deviceProperties`, raw `distributedInfo`, the kept bytes that the spans
+/// point into, the top-level keys) of a trace decoded from its file.
+type Streamed<'py> = (
+    ArrowColumns,
+    Option<Bound<'py, PyBytes>>,
+    Option<Bound<'py, PyBytes>>,
+    Bound<'py, PyBytes>,
+    Vec<String>,
+);
+
+/// Decode the Kineto trace in the file at `path` (plain or gzip, at most `gzip_limit` of its
+/// size for gzip) through a window of `window` bytes (`tileprof_decode::kineto_stream`), its
+/// events on `jobs` threads in parts of `part` bytes: `(decoded, None)`, or `(None, why)` when
+/// it leaves the file to the Python reader (a file it cannot open or read included); a panic
+/// is a `DecodeError` of kind "panic".
+#[pyfunction]
+#[pyo3(signature = (path, jobs=1, part=None, window=None))]
+fn decode_kineto_file<'py>(
+    py: Python<'py>,
+    path: &str,
+    jobs: usize,
+    part: Option<usize>,
+    window: Option<usize>,
+) -> PyResult<(Option<Streamed<'py>>, Option<String>)> {
+    let outcome = guarded(py, || {
+        let pool = tileprof_decode::pool(jobs)?;
+        let split = Some((&pool, part.unwrap_or(kineto::PART_BYTES)));
+        Ok(stream_file::<KinetoColumns>(path, split, window))
+    })?;
+    match outcome {
+        Ok(StreamedTrace {
+            columns,
+            kept,
+            device_properties,
+            distributed_info,
+            keys,
+        }) => {
+            let array = to_arrow(columns).map_err(arrow_error)?;
+            let raw = |text: Option<Vec<u8>>| text.map(|text| PyBytes::new(py, &text));
+            let decoded = (
+                ArrowColumns::new(array),
+                raw(device_properties),
+                raw(distributed_info),
+                PyBytes::new(py, &kept),
+                keys,
+            );
+            Ok((Some(decoded), None))
+        }
+        Err(declined) => Ok((None, Some(declined.0))),
+    }
+}
+
+/// The trace in the file at `path`, plain or gzip (at most `gzip_limit` of its size),
+/// decoded through a window of `window` bytes (default `kineto_stream::WINDOW_BYTES`); a file
+/// it cannot open or read is declined, for the Python reader to word.
+fn stream_file<C: WindowColumns>(
+    path: &str,
+    split: Option<(&rayon::ThreadPool, usize)>,
+    window: Option<usize>,
+) -> Result<StreamedTrace<C>, kineto::Declined> {
+    let window = window.unwrap_or(kineto_stream::WINDOW_BYTES);
+    let unread = |why: String| kineto::Declined(format!("cannot read: {why}"));
+    let file = open(path).map_err(|error| unread(error.to_string()))?;
+    let size = file.metadata().map_err(|e| unread(e.to_string()))?.len();
+    let mut file = BufReader::with_capacity(1 << 20, file);
+    let head = file.fill_buf().map_err(|error| unread(error.to_string()))?;
+    if head.starts_with(GZIP_MAGIC) {
+        let text = MultiGzDecoder::new(file);
+        kineto_stream::decode_stream(text, split, window, gzip_limit(size))
+    } else {
+        kineto_stream::decode_stream(file, split, window, u64::MAX)
+    }
+}
+
+/// (columns, raw `distributedInfo`, the top-level keys) of a trace's inventory read from its
+/// file.
+type StreamedInventory<'py> = (ArrowColumns, Option<Bound<'py, PyBytes>>, Vec<String>);
+
+/// The inventory of the Kineto trace in the file at `path` (plain or gzip), read through a
+/// window of `window` bytes (`tileprof_decode::kineto_stream`): `(inventory, None)`, or
+/// `(None, why)` when it leaves the file to the Python reader; a panic is a `DecodeError` of
+/// kind "panic".
+#[pyfunction]
+#[pyo3(signature = (path, window=None))]
+fn decode_kineto_inventory_file<'py>(
+    py: Python<'py>,
+    path: &str,
+    window: Option<usize>,
+) -> PyResult<(Option<StreamedInventory<'py>>, Option<String>)> {
+    let outcome = guarded(py, || {
+        Ok(stream_file::<InventoryColumns>(path, None, window))
+    })?;
+    match outcome {
+        Ok(StreamedTrace {
+            columns,
+            distributed_info,
+            keys,
+            ..
+        }) => {
+            let array = inventory_to_arrow(columns).map_err(arrow_error)?;
+            let info = distributed_info.map(|text| PyBytes::new(py, &text));
+            Ok((Some((ArrowColumns::new(array), info, keys)), None))
+        }
+        Err(declined) => Ok((None, Some(declined.0))),
+    }
+}
+
 pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_function(wrap_pyfunction!(decode_kineto_inventory_file, module)?)?;
     module.add_function(wrap_pyfunction!(decode_kineto_bytes, module)?)?;
+    module.add_function(wrap_pyfunction!(decode_kineto_file, module)?)?;
     module.add_function(wrap_pyfunction!(decode_kineto_inventory, module)?)
 }

@@ -38,7 +38,7 @@ mod trace;
 
 create_exception!(_native, NativeDecodeError, PyException);
 
-const GZIP_MAGIC: &[u8] = b"\x1f\x8b";
+pub(crate) const GZIP_MAGIC: &[u8] = b"\x1f\x8b";
 
 /// The decoded columns, exported to Arrow consumers (polars) through the C data interface.
 #[pyclass(frozen, module = "tileprof.core._native")]
@@ -360,7 +360,7 @@ fn mapped(file: &File) -> Option<Mapped> {
     Some(Mapped(map))
 }
 
-fn open(path: &str) -> Result<File, DecodeError> {
+pub(crate) fn open(path: &str) -> Result<File, DecodeError> {
     File::open(path).map_err(|error| DecodeError::Io(error.to_string()))
 }
 
@@ -371,7 +371,7 @@ const GZIP_MAX_RATIO: u64 = 100;
 const GZIP_FLOOR_BYTES: u64 = 64 << 20;
 
 /// The most bytes `compressed` bytes of gzip data may decompress to.
-fn gzip_limit(compressed: u64) -> u64 {
+pub(crate) fn gzip_limit(compressed: u64) -> u64 {
     GZIP_FLOOR_BYTES.max(GZIP_MAX_RATIO.saturating_mul(compressed))
 }
 

@@ -1,0 +1,592 @@
+//! A Kineto trace read from a stream (a file, plain or gzip) through a window of bounded size,
+//! so that the trace's text is never held whole: memory is the columns and the window.
+//!
+//! The document is walked at the top level as `kineto::walk_document` walks it (the same
+//! checks, any key order); `traceEvents` is decoded a window at a time by the event decoder of
+//! `kineto` (`events_from`, on threads): the events that start in the first three quarters of
+//! the window are decoded, the rest of the window is carried into the next one. An event that
+//! the window cuts (one longer than a quarter of it) fails where the window ends, in any of
+//! the ways a cut text fails (serde_json does not always say "EOF": a number cut after its
+//! `.` is "invalid number"), so any failure short of the text's end grows the window to twice
+//! its length and decodes it again; only at the text's end does a failure decline the
+//! document, as the in-memory decoder would. A document that is declined is so read to its
+//! end, at most twice over: the Python side then reads it whole anyway.
+//!
+//! The trace's bytes are gone once decoded, so the spans of the events whose free-form `args`
+//! the Python side reads (the NCCL parameters of the communication kernels and of the
+//! `record_param_comms` ops) are copied into `kept`, and those events' spans point there; the
+//! other events have no span (`NO_SPAN`).
+//!
+//! The capture checks' inventory (`kineto_inventory`) streams the same way, into its own
+//! columns (`WindowColumns` says how a window is decoded and joined).
+
+use std::io::{ErrorKind, Read};
+
+use crate::kineto::{
+    declined, events_from, has_lone_surrogate, top_key, value_end, Declined, KinetoColumns, Next,
+    NONE,
+};
+use crate::skip_space;
+
+/// Bytes of text held at once (an event longer than a quarter of it grows it).
+pub const WINDOW_BYTES: usize = 64 << 20;
+/// The span of an event whose bytes were not kept.
+pub const NO_SPAN: u64 = u64::MAX;
+/// The most a read asks for (the window is zero-filled up to it first).
+const READ_BYTES: usize = 4 << 20;
+
+/// Columns that a stream's events are decoded into, a window at a time.
+pub trait WindowColumns: Default {
+    /// The events of `data` from its first byte (an event's start) until the array ends or an
+    /// event starts at or past `limit`, the number of events read (kept or not) and where they
+    /// stopped.
+    fn decode_window(
+        data: &[u8],
+        limit: usize,
+        split: Option<(&rayon::ThreadPool, usize)>,
+    ) -> Result<(Self, i64, Next), Declined>;
+
+    /// `part`'s rows after these, its indices moved by `index_offset` (`data`: the window
+    /// its spans point into; `kept`: where the bytes kept past the window go).
+    fn take(&mut self, part: Self, index_offset: i64, data: &[u8], kept: &mut Vec<u8>);
+}
+
+impl WindowColumns for KinetoColumns {
+    fn decode_window(
+        data: &[u8],
+        limit: usize,
+        split: Option<(&rayon::ThreadPool, usize)>,
+    ) -> Result<(Self, i64, Next), Declined> {
+        events_from(data, 0, limit, split)
+    }
+
+    fn take(&mut self, mut part: Self, index_offset: i64, data: &[u8], kept: &mut Vec<u8>) {
+        keep_comm_spans(&mut part, data, kept);
+        self.append(part, index_offset);
+    }
+}
+
+/// A trace decoded from a stream: the event columns (for `KinetoColumns`, spans into `kept`),
+/// the raw text of `deviceProperties` and `distributedInfo` (None when absent), and the
+/// top-level keys in document order (the Python side tells the file's kind from them).
+#[derive(Debug, Default)]
+pub struct StreamedTrace<C = KinetoColumns> {
+    pub columns: C,
+    pub kept: Vec<u8>,
+    pub device_properties: Option<Vec<u8>>,
+    pub distributed_info: Option<Vec<u8>>,
+    pub keys: Vec<String>,
+}
+
+/// Decode the Kineto trace that `reader` yields, `traceEvents` through a window of `window`
+/// bytes (decoded on `split`'s pool in parts of its byte count); more than `limit` bytes of
+/// text (a gzip bomb) declines it, as does anything `kineto::decode` declines.
+pub fn decode_stream<C: WindowColumns>(
+    reader: impl Read,
+    split: Option<(&rayon::ThreadPool, usize)>,
+    window: usize,
+    limit: u64,
+) -> Result<StreamedTrace<C>, Declined> {
+    let mut text = Window {
+        reader,
+        buf: Vec::new(),
+        eof: false,
+        read: 0,
+        limit,
+    };
+    let mut trace = StreamedTrace::default();
+    if text.buf.starts_with(b"\xef\xbb\xbf") {
+        return Err(declined("a byte-order mark")); // the Python reader drops it
+    }
+    let mut position = text.space_from(0)?;
+    if text.byte_at(position)? != Some(b'{') {
+        return Err(declined("not an object"));
+    }
+    position = text.space_from(position + 1)?;
+    if text.byte_at(position)? == Some(b'}') {
+        return Err(declined("no traceEvents"));
+    }
+    let mut seen_events = false;
+    loop {
+        text.consume(position)?;
+        let (key, after) = text.complete(0, |data, at| {
+            top_key(data, at).map(|(key, after)| (key.into_owned(), after))
+        })?;
+        let start = text.space_from(after)?;
+        let end = if key == "traceEvents" {
+            if seen_events || text.byte_at(start)? != Some(b'[') {
+                return Err(declined("traceEvents twice or not an array"));
+            }
+            seen_events = true;
+            stream_events(&mut text, start, split, window, &mut trace)? + 1
+        } else {
+            let ((), end) =
+                text.complete(start, |data, at| value_end(data, at).map(|e| ((), e)))?;
+            let slot = match key.as_str() {
+                "deviceProperties" => Some(&mut trace.device_properties),
+                "distributedInfo" => Some(&mut trace.distributed_info),
+                _ => None,
+            };
+            if let Some(slot) = slot {
+                if slot.is_some() {
+                    return Err(declined("a top-level key twice"));
+                }
+                *slot = Some(text.buf[start..end].to_vec());
+            }
+            end
+        };
+        trace.keys.push(key);
+        position = text.space_from(end)?;
+        match text.byte_at(position)? {
+            Some(b',') => position = text.space_from(position + 1)?,
+            Some(b'}') => break,
+            _ => return Err(declined("syntax")),
+        }
+    }
+    if text.space_from(position + 1)? != text.buf.len() {
+        return Err(declined("trailing data"));
+    }
+    if !seen_events {
+        return Err(declined("no traceEvents"));
+    }
+    text.consume(text.buf.len())?;
+    Ok(trace)
+}
+
+/// Decode `traceEvents`, whose `[` is at `open` in the window, into `trace`, a window at a
+/// time; the position of its `]` in the window.
+fn stream_events<C: WindowColumns>(
+    text: &mut Window<impl Read>,
+    open: usize,
+    split: Option<(&rayon::ThreadPool, usize)>,
+    window: usize,
+    trace: &mut StreamedTrace<C>,
+) -> Result<usize, Declined> {
+    let mut position = text.space_from(open + 1)?;
+    if text.byte_at(position)? == Some(b']') {
+        return Ok(position);
+    }
+    let mut events = 0i64;
+    loop {
+        text.consume(position)?;
+        text.fill_to(window)?;
+        let held = text.buf.len();
+        let limit = if text.eof { held } else { held - held / 4 };
+        match C::decode_window(&text.buf, limit, split) {
+            Ok((part, count, next)) => {
+                trace.columns.take(part, events, &text.buf, &mut trace.kept);
+                events += count;
+                match next {
+                    Next::End(close) => return Ok(close),
+                    Next::Event(next) => position = next,
+                }
+            }
+            Err(_) if !text.eof => {
+                text.more()?; // maybe an event the window cut: decode the window again, longer
+                position = 0;
+            }
+            Err(why) => return Err(why),
+        }
+    }
+}
+
+/// Whether an event of category `cat` named `name` may be one whose `args` the Python side
+/// reads (`tileprof.core.kineto.comm_events`, which makes the final choice: this keeps a
+/// superset). The kernel names match `COMM_NAME` (`(?i)nccl|rccl`): no character other than
+/// the ASCII letters of "nccl" and "rccl" folds to one of them.
+fn maybe_comm(cat: &str, name: &str) -> bool {
+    let named_like = |pattern: &[u8]| {
+        name.as_bytes()
+            .windows(pattern.len())
+            .any(|w| w.eq_ignore_ascii_case(pattern))
+    };
+    match cat {
+        "kernel" => named_like(b"nccl") || named_like(b"rccl"),
+        "cpu_op" => name == "record_param_comms",
+        _ => false,
+    }
+}
+
+/// Copy the bytes of `part`'s communication events out of `data` (the window its spans point
+/// into) onto `kept`, their spans moved there; every other span becomes `NO_SPAN`.
+fn keep_comm_spans(part: &mut KinetoColumns, data: &[u8], kept: &mut Vec<u8>) {
+    let texts = &part.texts.values;
+    let text = |code: u32| (code != NONE).then(|| texts[code as usize].as_str());
+    for row in 0..part.start.len() {
+        let comm = match (text(part.cat[row]), text(part.name[row])) {
+            (Some(cat), Some(name)) => maybe_comm(cat, name),
+            _ => false,
+        };
+        if comm {
+            let (start, end) = (part.start[row] as usize, part.end[row] as usize);
+            part.start[row] = kept.len() as u64;
+            kept.extend_from_slice(&data[start..end]);
+            part.end[row] = kept.len() as u64;
+        } else {
+            part.start[row] = NO_SPAN;
+            part.end[row] = NO_SPAN;
+        }
+    }
+}
+
+/// The text not yet decoded, read from `reader` as needed.
+struct Window<R> {
+    reader: R,
+    buf: Vec<u8>,
+    /// Whether `reader` has no more.
+    eof: bool,
+    /// Bytes read so far, at most `limit`.
+    read: u64,
+    limit: u64,
+}
+
+impl<R: Read> Window<R> {
+    /// Read until the window holds `len` bytes or the text ends.
+    fn fill_to(&mut self, len: usize) -> Result<(), Declined> {
+        while self.buf.len() < len && !self.eof {
+            let old = self.buf.len();
+            let want = (len - old).min(READ_BYTES);
+            self.buf
+                .try_reserve(want)
+                .map_err(|_| declined("the window could not grow"))?;
+            self.buf.resize(old + want, 0);
+            let outcome = self.reader.read(&mut self.buf[old..]);
+            self.buf.truncate(old + *outcome.as_ref().unwrap_or(&0));
+            match outcome {
+                Ok(0) => self.eof = true,
+                Ok(n) => {
+                    self.read += n as u64;
+                    if self.read > self.limit {
+                        return Err(declined("more text than the limit"));
+                    }
+                }
+                Err(error) if error.kind() == ErrorKind::Interrupted => {}
+                Err(error) => return Err(declined(format!("cannot read: {error}"))),
+            }
+        }
+        Ok(())
+    }
+
+    /// Read as much again as the window holds (a byte at least); false when the text had
+    /// ended.
+    fn more(&mut self) -> Result<bool, Declined> {
+        if self.eof {
+            return Ok(false);
+        }
+        self.fill_to((self.buf.len() * 2).max(self.buf.len() + 1))?;
+        Ok(true)
+    }
+
+    /// The first position from `at` that is not white space (the window's length only at the
+    /// end of the text).
+    fn space_from(&mut self, mut at: usize) -> Result<usize, Declined> {
+        loop {
+            let found = skip_space(&self.buf, at);
+            if found < self.buf.len() || !self.more()? {
+                return Ok(found);
+            }
+            at = found;
+        }
+    }
+
+    /// The byte at `at` (None past the end of the text).
+    fn byte_at(&mut self, at: usize) -> Result<Option<u8>, Declined> {
+        while at >= self.buf.len() && self.more()? {}
+        Ok(self.buf.get(at).copied())
+    }
+
+    /// What `read` reads at `at` and where it ends, the window grown until what it reads ends
+    /// before the window does (a number at the window's end may go on past it).
+    fn complete<T>(
+        &mut self,
+        at: usize,
+        read: impl Fn(&[u8], usize) -> Result<(T, usize), Declined>,
+    ) -> Result<(T, usize), Declined> {
+        loop {
+            match read(&self.buf, at) {
+                Ok((value, end)) if end < self.buf.len() || self.eof => return Ok((value, end)),
+                Err(why) if self.eof => return Err(why),
+                _ => {
+                    self.more()?;
+                }
+            }
+        }
+    }
+
+    /// Drop the window's first `len` bytes, decoded: they end between two values, so they are
+    /// checked as the in-memory decoder checks the whole text (UTF-8, no lone surrogate).
+    fn consume(&mut self, len: usize) -> Result<(), Declined> {
+        let done = &self.buf[..len];
+        if std::str::from_utf8(done).is_err() {
+            return Err(declined("not UTF-8"));
+        }
+        if has_lone_surrogate(done) {
+            return Err(declined("a lone surrogate escape"));
+        }
+        self.buf.drain(..len);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kineto;
+
+    /// A reader that hands out at most `step` bytes a read, as a pipe or gzip may.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.step.min(out.len()).min(self.data.len());
+            out[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    fn streamed(data: &[u8], window: usize, step: usize) -> Result<StreamedTrace, Declined> {
+        decode_stream(Trickle { data, step }, None, window, u64::MAX)
+    }
+
+    const TRACE: &str = r#"{"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "A100"}],
+      "traceEvents": [
+        {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce", "pid": 0, "tid": 7,
+         "ts": 10.5, "dur": 2.0, "args": {"device": 0, "stream": 7, "correlation": 3}},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 4,
+         "args": {"Input Dims": [[2, 3], [3, 4]], "External id": 9}},
+        {"ph": "i", "name": "marker", "ts": 3},
+        {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1,
+         "ts": 2, "dur": 1, "args": {"External id": 10, "Collective name": "allreduce"}},
+        {"ph": "X", "cat": "kernel", "name": "sm80_gemm \u00e9", "pid": 0, "tid": 7, "ts": 20,
+         "dur": 3, "args": {"device": 0, "stream": 7, "grid": [1, 2, 3]}}
+      ],
+      "distributedInfo": {"rank": 1, "world_size": 2}, "traceName": "x"}"#;
+
+    /// Every column but the spans, with the texts looked up.
+    fn rows(columns: &KinetoColumns) -> Vec<String> {
+        let text = |code: u32| (code != NONE).then(|| columns.texts.values[code as usize].clone());
+        (0..columns.index.len())
+            .map(|row| {
+                format!(
+                    "{} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+                    columns.index[row],
+                    text(columns.cat[row]),
+                    text(columns.name[row]),
+                    columns.ts.get(row),
+                    columns.dur.get(row),
+                    columns.pid.get(row),
+                    columns.stream.get(row),
+                    columns.external_id.get(row),
+                    text(columns.grid[row]),
+                    text(columns.thread[row]),
+                    text(columns.input_dims[row]),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn windows_of_every_size_read_what_the_whole_text_reads() {
+        let whole = kineto::decode(TRACE.as_bytes()).unwrap();
+        for window in [1, 2, 7, 64, 300, 1 << 20] {
+            for step in [1, 3, 4096] {
+                let trace = streamed(TRACE.as_bytes(), window, step).unwrap();
+                assert_eq!(
+                    rows(&trace.columns),
+                    rows(&whole.columns),
+                    "{window} {step}"
+                );
+                assert_eq!(
+                    trace.keys,
+                    [
+                        "schemaVersion",
+                        "deviceProperties",
+                        "traceEvents",
+                        "distributedInfo",
+                        "traceName"
+                    ]
+                );
+                let (start, end) = whole.device_properties.unwrap();
+                assert_eq!(
+                    trace.device_properties.as_deref(),
+                    Some(&TRACE.as_bytes()[start..end])
+                );
+                assert_eq!(
+                    trace.distributed_info.as_deref(),
+                    Some(&br#"{"rank": 1, "world_size": 2}"#[..])
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn only_the_communication_events_keep_their_bytes() {
+        let whole = kineto::decode(TRACE.as_bytes()).unwrap();
+        let trace = streamed(TRACE.as_bytes(), 5, 2).unwrap();
+        let columns = &trace.columns;
+        let bytes_of =
+            |row: usize| &trace.kept[columns.start[row] as usize..columns.end[row] as usize];
+        let whole_bytes = |row: usize| {
+            &TRACE.as_bytes()[whole.columns.start[row] as usize..whole.columns.end[row] as usize]
+        };
+        // rows: the NCCL kernel, aten::mm, record_param_comms, the gemm
+        assert_eq!(bytes_of(0), whole_bytes(0));
+        assert_eq!(bytes_of(2), whole_bytes(2));
+        assert!(
+            bytes_of(0).starts_with(b"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDev")
+        );
+        assert_eq!((columns.start[1], columns.end[1]), (NO_SPAN, NO_SPAN));
+        assert_eq!((columns.start[3], columns.end[3]), (NO_SPAN, NO_SPAN));
+        assert_eq!(trace.kept.len(), bytes_of(0).len() + bytes_of(2).len());
+    }
+
+    #[test]
+    fn the_comm_names_are_matched_in_any_case() {
+        assert!(maybe_comm("kernel", "xNcClKernel"));
+        assert!(maybe_comm("kernel", "RCCL"));
+        assert!(!maybe_comm("kernel", "ncl_rcl"));
+        assert!(!maybe_comm("cpu_op", "nccl:all_reduce"));
+        assert!(maybe_comm("cpu_op", "record_param_comms"));
+        assert!(!maybe_comm("cuda_runtime", "record_param_comms"));
+    }
+
+    #[test]
+    fn what_the_whole_text_declines_the_stream_declines() {
+        let cases: [&[u8]; 9] = [
+            br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": -1}]}"#,
+            br#"{"traceEvents": [{"ph": "X"}, ]}"#,
+            br#"{"traceEvents": [{"ph": "X"}]} x"#,
+            br#"{"traceEvents": [{"ph": "X"}]"#,
+            br#"{"traceEvents": [{"ph": "X"}], "traceEvents": []}"#,
+            br#"{"a": 1}"#,
+            b"{\"traceEvents\": [{\"name\": \"\\ud800\"}]}",
+            b"{\"traceEvents\": [{\"name\": \"\xff\"}]}",
+            b"\xef\xbb\xbf{\"traceEvents\": []}",
+        ];
+        for case in cases {
+            for window in [1, 8, 1 << 20] {
+                assert!(
+                    streamed(case, window, 3).is_err(),
+                    "{}",
+                    String::from_utf8_lossy(case)
+                );
+            }
+        }
+        let number_at_window_end = br#"{"schemaVersion": 12345, "traceEvents": []}"#;
+        for window in 1..number_at_window_end.len() {
+            let trace = streamed(number_at_window_end, window, window).unwrap();
+            assert_eq!(trace.keys, ["schemaVersion", "traceEvents"]);
+        }
+    }
+
+    #[test]
+    fn more_text_than_the_limit_declines() {
+        let outcome = decode_stream::<KinetoColumns>(TRACE.as_bytes(), None, 1 << 20, 100);
+        assert_eq!(outcome.unwrap_err().0, "more text than the limit");
+        let whole =
+            decode_stream::<KinetoColumns>(TRACE.as_bytes(), None, 1 << 20, TRACE.len() as u64);
+        assert!(whole.is_ok());
+    }
+
+    #[test]
+    fn threads_over_each_window_read_what_one_thread_reads() {
+        let event = |i: usize| {
+            format!(
+                r#"{{"ph": "X", "cat": "{}", "name": "k{i}", "pid": 0, "tid": 1, "ts": {i}, "dur": 1, "args": {{"device": 0, "stream": 7}}}}"#,
+                if i.is_multiple_of(5) {
+                    "kernel"
+                } else {
+                    "cpu_op"
+                }
+            )
+        };
+        let events: Vec<String> = (0..2000).map(event).collect();
+        let text = format!(r#"{{"traceEvents": [{}]}}"#, events.join(",\n"));
+        let whole = kineto::decode(text.as_bytes()).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        for (window, part) in [(4096, 300), (20_000, 1000), (1 << 20, 64)] {
+            let trace =
+                decode_stream(text.as_bytes(), Some((&pool, part)), window, u64::MAX).unwrap();
+            assert_eq!(
+                rows(&trace.columns),
+                rows(&whole.columns),
+                "{window} {part}"
+            );
+        }
+    }
+
+    fn inventory_rows(columns: &crate::kineto_inventory::InventoryColumns) -> Vec<String> {
+        let text = |code: u32| (code != NONE).then(|| columns.texts.values[code as usize].clone());
+        (0..columns.index.len())
+            .map(|row| {
+                format!(
+                    "{} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+                    columns.index[row],
+                    text(columns.cat[row]),
+                    text(columns.name[row]),
+                    columns.ts.get(row),
+                    columns.dur.get(row),
+                    columns.pid.get(row),
+                    columns.device.get(row),
+                    columns.stream.get(row),
+                    columns.correlation.get(row),
+                    columns.external_id.get(row),
+                    text(columns.collective[row]),
+                    text(columns.process_group[row]),
+                    columns.seq.get(row),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_inventory_streams_as_it_reads_whole() {
+        use crate::kineto_inventory::{inventory, InventoryColumns};
+        let odd = r#"{"traceEvents": [
+            {"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": -2, "pid": "7",
+             "args": {"stream": "0x0", "Process Group Name": "0", "Seq": 4}},
+            {"ph": "X", "cat": 3, "ts": "x", "args": null}, {"ph": "i"},
+            {"ph": "X", "cat": "cpu_op", "name": "record_param_comms",
+             "args": {"pg_id": 2, "Collective name": "allreduce", "External id": 5}}
+        ], "distributedInfo": {"rank": 0}}"#;
+        for text in [TRACE, odd] {
+            let whole = inventory(text.as_bytes()).unwrap();
+            for window in [1, 5, 64, 1 << 20] {
+                let trace: StreamedTrace<InventoryColumns> = decode_stream(
+                    Trickle {
+                        data: text.as_bytes(),
+                        step: 3,
+                    },
+                    None,
+                    window,
+                    u64::MAX,
+                )
+                .unwrap();
+                assert_eq!(
+                    inventory_rows(&trace.columns),
+                    inventory_rows(&whole.columns)
+                );
+                let (start, end) = whole.distributed_info.unwrap();
+                assert_eq!(
+                    trace.distributed_info.as_deref(),
+                    Some(&text.as_bytes()[start..end])
+                );
+                assert!(trace.kept.is_empty());
+            }
+        }
+        assert!(inventory_rows(&inventory(odd.as_bytes()).unwrap().columns).len() == 3);
+        let twice = br#"{"traceEvents": [{"ph": "X", "ph": "X"}]}"#;
+        assert!(inventory(twice).is_err());
+        for window in [1, 8, 1 << 20] {
+            let streamed = decode_stream::<InventoryColumns>(&twice[..], None, window, u64::MAX);
+            assert!(streamed.is_err());
+        }
+    }
+}
