@@ -749,3 +749,67 @@ def test_collective_kind_of_args_and_kernel_names() -> None:
         None: None,
     }
     assert {name: collective_kind(name) for name in names} == names
+
+
+@pytest.mark.parametrize("trace", [HTA / "nccl_2xA100_rank0.json.gz", TRACELENS[0]], ids=str)
+def test_a_trace_file_is_streamed_not_read_whole(
+    trace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`breakdown` of a trace file, plain or gzip, decodes it through the compiled decoder's
+    window (``kineto_stream``): the file is never read whole into memory (``read_bytes`` is
+    not called), and its timeline is the one read from its whole text."""
+    from tileprof.inputs import timelines
+    from tileprof.inputs._common import read_bytes
+
+    plain = tmp_path / "t.json"
+    plain.write_bytes(read_bytes(trace))
+    whole = {path: load_timeline(path) for path in (trace, plain)}
+
+    def unread(path: Path) -> bytes:
+        raise AssertionError(f"{path} read whole")
+
+    monkeypatch.setattr(timelines, "read_bytes", unread)
+    for path, expected in whole.items():
+        streamed = load_timeline(path)
+        assert streamed.events.equals(expected.events)
+        assert streamed.steps.equals(expected.steps)
+        assert streamed.events.get_column("collective").drop_nulls().len() > 0 or (
+            "nccl" not in trace.name
+        )
+
+
+ODD_TRACES = [
+    {"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": -2}]},
+    {"traceEvents": [], "tileCount": 4},
+    {"traceEvents": [], "held_out": []},
+    {"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2}], "samples": 1},
+    {"deviceProperties": [{"id": "0"}], "traceEvents": []},
+    {"traceEvents": {}},
+    {"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2}],
+     "matchedSampleCount": 1, "groups": []},
+]  # fmt: skip
+"""Documents the streaming decoder declines, or whose keys show another kind, or which fail
+after it: each read, or refused with its one line, as the whole-text reader does."""
+
+
+@pytest.mark.parametrize("document", ODD_TRACES, ids=str)
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_odd_trace_files_keep_the_whole_readers_error(
+    document: dict[str, Any], bom: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tileprof.core.errors import InputError
+    from tileprof.inputs import timelines
+
+    path = tmp_path / "odd.json"
+    path.write_bytes(bom + json.dumps(document).encode())
+
+    def reading() -> str | tuple[Any, ...]:
+        try:
+            timeline = load_timeline(path)
+        except InputError as refused:
+            return str(refused)
+        return timeline.events.rows(), timeline.steps.rows()
+
+    streamed = reading()
+    monkeypatch.setattr(timelines, "_streamed_trace", lambda path: None)
+    assert streamed == reading()

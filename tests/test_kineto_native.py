@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -87,8 +88,55 @@ def outcome(read: Any, data: bytes) -> tuple[str, Any]:
         events: KinetoEvents = read("t.json", data)
     except InputError as error:
         return "error", str(error)
+    return "events", reading(events)
+
+
+def reading(events: KinetoEvents) -> tuple[pl.DataFrame, Any, Any, Any]:
+    """``outcome``'s reading of decoded events."""
     args = events.args_of(events.frame.filter(comm_events()).get_column("index").to_list())
-    return "events", (decoded(events.frame), args, events.devices, events.rank)
+    return decoded(events.frame), args, events.devices, events.rank
+
+
+STREAM_SIZES = [(1, 1), (64, 16), (4096, 100), (None, None)]
+"""(window, part) bytes for the streaming decoder: a window of one byte grows to each event."""
+
+
+def assert_stream_reads_alike(data: bytes, folder: Path) -> None:
+    """The streaming decoder (``kineto.decode_file``) reads ``data`` from a file, plain and
+    gzip, through windows of every size in ``STREAM_SIZES`` on two threads, as the decoder of
+    the whole text reads it (frame, NCCL ``args``, devices, rank; its keys the document's),
+    and declines what that one declines (the caller then reads the file whole)."""
+    from tileprof.inputs.gpu.kineto import decode_file
+
+    whole = crate_frame(data)
+    expected = outcome(read_events, data)
+    plain, packed = folder / "t.json", folder / "t.json.gz"
+    plain.write_bytes(data)
+    packed.write_bytes(gzip.compress(data, compresslevel=1))
+    saved = threads.setting()
+    threads.configure(2)
+    try:
+        for path in (plain, packed):
+            for window, part in STREAM_SIZES:
+                found = decode_file(path, window_bytes=window, part_bytes=part)
+                if whole is None:
+                    assert found is None, (path.name, window, part)
+                    continue
+                assert found is not None, (path.name, window, part)
+                pending, keys = found
+                assert keys == set(json.loads(data)), keys
+                try:
+                    got: tuple[str, Any] = ("events", reading(pending.events()))
+                except InputError as error:
+                    got = ("error", str(error).replace(str(path), "t.json"))
+                assert got[0] == expected[0], (got, expected)
+                if got[0] == "error":
+                    assert got[1] == expected[1]
+                    continue
+                assert got[1][0].equals(expected[1][0])
+                assert got[1][1:] == expected[1][1:]
+    finally:
+        threads.configure(saved)
 
 
 def assert_same_reading(data: bytes) -> None:
@@ -120,6 +168,11 @@ def test_real_traces_match_the_reference_and_msgspec(path: Path) -> None:
     assert frame.height > 0
     assert_same_reading(data)
     assert_parts_read_alike(data, frame, [4096, 100_000])
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_real_traces_stream_as_they_read_whole(path: Path, tmp_path: Path) -> None:
+    assert_stream_reads_alike(read_bytes(path), tmp_path)
 
 
 def assert_parts_read_alike(data: bytes, frame: pl.DataFrame | None, parts: list[int]) -> None:
@@ -334,26 +387,29 @@ def test_edge_events_read_as_msgspec_reads_them(event: str) -> None:
 
 
 @pytest.mark.parametrize("data", AWKWARD)
-def test_awkward_traces(data: bytes) -> None:
+def test_awkward_traces(data: bytes, tmp_path: Path) -> None:
     frame = crate_frame(data)
     assert frame is not None
     assert decoded(frame).equals(reference_frame(data))
     assert_same_reading(data)
+    assert_stream_reads_alike(data, tmp_path)
 
 
 @pytest.mark.parametrize("data", DECLINED)
-def test_declined_documents_keep_their_reading(data: bytes) -> None:
+def test_declined_documents_keep_their_reading(data: bytes, tmp_path: Path) -> None:
     if b'"traceEvents": []' not in data:  # those fail in deviceProperties/distributedInfo
         assert crate_frame(data) is None
     assert_same_reading(data)
+    assert_stream_reads_alike(data, tmp_path)
 
 
 @pytest.mark.parametrize("cut", [1, 7, 100, 500, 1000])
-def test_truncated_traces_keep_their_error(cut: int) -> None:
+def test_truncated_traces_keep_their_error(cut: int, tmp_path: Path) -> None:
     data = AWKWARD[0][: len(AWKWARD[0]) - cut]
     assert crate_frame(data) is None
     assert_same_reading(data)
     assert outcome(read_events, data)[0] == "error"
+    assert_stream_reads_alike(data, tmp_path)
 
 
 def test_gzip_trace_reads_as_its_text(tmp_path: Path) -> None:
@@ -420,6 +476,8 @@ def test_random_traces(
     if frame is not None:
         assert decoded(frame).equals(reference_frame(data))
     assert_parts_read_alike(data, frame, [1, 64])
+    with tempfile.TemporaryDirectory() as folder:
+        assert_stream_reads_alike(data, Path(folder))
 
 
 def test_communication_events_are_of_the_categories_whose_names_are_cast() -> None:

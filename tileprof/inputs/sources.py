@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import os
 import re
+import stat
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -88,6 +89,12 @@ class FileRead:
             self._decoding.append(decode_events(self.path, self.data or b""))
         return self._decoding[0]
 
+    @property
+    def streamed(self) -> bool:
+        """Whether this read of a PyTorch trace decoded it through the compiled decoder's
+        window (``streamed_trace``) without holding its bytes."""
+        return self.data is None and bool(self._decoding)
+
     def decoded(self) -> FileRead:
         """This read of a PyTorch trace with its bytes decoded (the decoder's errors raised
         now) and then let go: the event model is made from what was copied out of them
@@ -122,11 +129,23 @@ the one open that detected them; larger ones are left to the tile loader, which 
 streams them (and may decode them in parallel: files under 50 MB always decode in one)."""
 
 
+StreamReader = Callable[[Path], "FileRead | None"]
+"""Reads a regular file through a bounded window instead of whole (``read_input``'s
+``stream``): its read, or None to have it read whole."""
+
+
 def read_input(
-    path: str | Path, *, whole_dumps: bool = False, reads: str = KNOWN_KINDS, digest: bool = True
+    path: str | Path,
+    *,
+    whole_dumps: bool = False,
+    reads: str = KNOWN_KINDS,
+    digest: bool = True,
+    stream: StreamReader | None = None,
 ) -> FileRead:
     """The file at ``path``, opened once: a tile dump is recognised from its head and left to
     the tile loader (with ``whole_dumps``, one up to ``WHOLE_DUMP_BYTES`` is read whole too);
+    a regular file of another kind is offered to ``stream`` first (a PyTorch trace, decoded
+    through the compiled decoder's window: ``streamed_trace``), its digest taken in chunks;
     anything else is read whole, detected and (with ``digest``) digested from that one read:
     a command that shows no sha256 skips it (0.35 s on a 626 MB trace). A file of no kind
     tileprof knows is an InputError naming ``reads``, what the command reads."""
@@ -138,6 +157,11 @@ def read_input(
             dump = head.strip() and is_tile_dump_head(head) and not is_summary_head(head)
             if dump and not (whole_dumps and _size(handle, raw) <= WHOLE_DUMP_BYTES):
                 return FileRead(source, TILE_DUMP, None)
+            if stream is not None and not dump and _regular(handle):
+                streamed = _streamed(source, handle, raw, digest, stream)
+                if streamed is not None:
+                    return streamed
+                handle.seek(len(raw))
             raw += handle.read()
         except OSError as exc:
             raise InputError(source, None, f"cannot read: {exc.strerror}") from None
@@ -145,6 +169,59 @@ def read_input(
     kind = TILE_DUMP if dump else detect_kind(source, data, reads)
     sha256 = hashlib.sha256(raw).hexdigest() if digest else None
     return FileRead(source, kind, data, len(raw), sha256)
+
+
+def kind_of_keys(path: str | Path, keys: set[str], reads: str = KNOWN_KINDS) -> str | None:
+    """``detect_kind`` of a JSON object document with these top-level keys (None where it would
+    refuse the document)."""
+    from tileprof.inputs import _by_json_keys
+
+    try:
+        found = _by_json_keys(path, keys, None if reads == KNOWN_KINDS else reads)
+    except InputError:
+        return None
+    return found.kind if found.kind in (TILE_DUMP, SUMMARY_DOCUMENT) else found.name
+
+
+def streamed_trace(path: Path) -> FileRead | None:
+    """The PyTorch trace in the regular file at ``path`` as ``read_input`` reads it, but decoded
+    through the compiled decoder's bounded window, never held whole: its events pending
+    (``FileRead.kineto_events``), no ``data``. None when the decoder declines the file or its
+    keys show another kind: the caller reads it whole, which words any error."""
+    from tileprof.inputs.gpu.kineto import decode_file
+
+    found = decode_file(path)
+    if found is None:
+        return None
+    pending, keys = found
+    if kind_of_keys(path, keys) != TRACE:
+        return None
+    return FileRead(path, TRACE, None, _decoding=[pending])
+
+
+def _regular(handle: Any) -> bool:
+    """Whether an open input is a regular file (not a pipe read into memory)."""
+    try:
+        return stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _streamed(
+    source: Path, handle: Any, raw: bytes, digest: bool, stream: StreamReader
+) -> FileRead | None:
+    """``stream``'s read of the open regular file, with its size and (``digest``) its sha256,
+    read in chunks from ``handle`` (its first bytes: ``raw``) without holding the file."""
+    streamed = stream(source)
+    if streamed is None:
+        return None
+    if not digest:
+        return dataclasses.replace(streamed, size=os.fstat(handle.fileno()).st_size)
+    hashed, size = hashlib.sha256(raw), len(raw)
+    for chunk in iter(lambda: handle.read(1 << 20), b""):
+        hashed.update(chunk)
+        size += len(chunk)
+    return dataclasses.replace(streamed, size=size, sha256=hashed.hexdigest())
 
 
 def _size(handle: Any, raw: bytes) -> int:
@@ -219,9 +296,9 @@ def read_kineto_events(
     A file of another kind is an InputError: ``need`` words it ("--ops needs a PyTorch
     trace; this is a …"), else it names the kind, what was ``expected`` and, for a tile dump,
     where one goes."""
-    found = found or read_input(path, digest=False)
-    if found.kind == TRACE and found.data is not None:
-        return kineto_events_of(path, found.data)
+    found = found or read_input(path, digest=False, stream=streamed_trace)
+    if found.kind == TRACE and (found.data is not None or found.streamed):
+        return found.kineto_events()
     if need is not None:
         raise InputError(path, None, f"{need}; this is a {found.kind}")
     if found.data is not None and opening_byte(found.data) != b"{":

@@ -10,11 +10,15 @@ one-line error naming what it is.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tileprof.core.errors import InputError
 from tileprof.core.gpu_events import GpuTimeline
-from tileprof.inputs import _sniff, detect
+from tileprof.inputs import _by_json_keys, _sniff, detect
 from tileprof.inputs._common import read_bytes
+
+if TYPE_CHECKING:
+    from tileprof.inputs.gpu.kineto import PendingEvents
 
 TIMELINE_FORMATS: tuple[str, ...] = (_sniff.TRACE, _sniff.NSYS_SQLITE, _sniff.TENSTORRENT)
 """The formats that hold a GPU timeline."""
@@ -26,16 +30,41 @@ def load_timeline(path: str | Path) -> GpuTimeline:
     """The GPU timeline of the trace at ``path``; InputError when it holds none. A PyTorch
     trace's bytes are let go once it is decoded: the timeline is made from the event frame
     alone (a 626 MB trace's peak memory was the file on top of the frames made from it)."""
+    from tileprof.inputs.gpu.kineto_timeline import timeline_of
+
+    streamed = _streamed_trace(path)
+    if streamed is not None:
+        return timeline_of(streamed.events())
     data = read_bytes(Path(path))
     kind = detect(path, data, TIMELINE_KINDS).name
     if kind != _sniff.TRACE:
         return parse_timeline(path, kind, data)
     from tileprof.inputs.gpu.kineto import decode_events
-    from tileprof.inputs.gpu.kineto_timeline import timeline_of
 
     pending = decode_events(path, data)
     del data
     return timeline_of(pending.events())
+
+
+def _streamed_trace(path: str | Path) -> PendingEvents | None:
+    """The PyTorch trace in the regular file at ``path`` decoded through a bounded window
+    (``kineto.decode_file``): peak memory is the decoder's columns, not the file as well (626
+    MB of text on the issue 33 trace). None when the file is not a regular one (a pipe is read
+    whole), the decoder declines it, or its top-level keys show another kind than ``detect``'s
+    trace: the caller then reads it whole, as before, which words any error."""
+    if path == "-" or not Path(path).is_file():
+        return None
+    from tileprof.inputs.gpu.kineto import decode_file
+
+    found = decode_file(path)
+    if found is None:
+        return None
+    pending, keys = found
+    try:
+        kind = _by_json_keys(path, keys, TIMELINE_KINDS).name
+    except InputError:
+        return None
+    return pending if kind == _sniff.TRACE else None
 
 
 def parse_timeline(path: str | Path, kind: str, data: bytes) -> GpuTimeline:

@@ -34,8 +34,10 @@ from tileprof.inputs.sources import (
     TILE_DUMP,
     TRACE,
     FileRead,
+    StreamReader,
     file_digest,
     read_input,
+    streamed_trace,
 )
 from tileprof.inputs.timelines import TIMELINE_FORMATS, parse_timeline
 from tileprof.model.engines import Engine, map_ordered
@@ -93,11 +95,13 @@ class Source:
         }
 
 
-def _read(path: Path, format_in: str | None, digest: bool) -> FileRead:
-    """The file read once (``digest``: with its sha256); with ``format_in``, anything not a run
-    source is a dump."""
+def _read(
+    path: Path, format_in: str | None, digest: bool, stream: StreamReader | None = None
+) -> FileRead:
+    """The file read once (``digest``: with its sha256; ``stream``: ``read_input``'s); with
+    ``format_in``, anything not a run source is a dump."""
     try:
-        return read_input(path, whole_dumps=True, digest=digest)
+        return read_input(path, whole_dumps=True, digest=digest, stream=stream)
     except InputError:
         if format_in is None:
             raise
@@ -169,7 +173,19 @@ def _source_of(
     digests: bool = False,
 ) -> Source:
     """One input file read (``gather_inputs``): where it lies, on a thread or a dask worker."""
-    found = _read(path, read.format_in, digests)
+    streamed: list[Checked | None] = []
+
+    def stream(source: Path) -> FileRead | None:
+        found = _streamed_trace(source, checks)
+        if found is None:
+            return None
+        streamed.append(found[1])
+        return found[0]
+
+    found = _read(path, read.format_in, digests, stream)
+    if streamed:
+        parts = _gpu_parts(found, ops=ops, timelines=timelines)
+        return _gpu_source(path, found, streamed[0], parts, critical=critical)
     # a summary document's samples are a small tile dump (``summary`` reads them so too)
     if found.kind in (TILE_DUMP, SUMMARY_DOCUMENT) or found.data is None:
         profile = load(path, **read.keywords, content=found.data)
@@ -181,10 +197,24 @@ def _source_of(
         return dataclasses.replace(source, size=found.size, sha256=found.sha256, checked=checked)
     if found.kind == TRACE:
         found, checked = _decoded_trace(found, checks)
-        runs, op_rows, timeline = _gpu_parts(found, ops=ops, timelines=timelines)
+        parts = _gpu_parts(found, ops=ops, timelines=timelines)
     else:
-        runs, op_rows, timeline = _gpu_parts(found, ops=ops, timelines=timelines)
+        parts = _gpu_parts(found, ops=ops, timelines=timelines)
         checked = _checked(str(path), found.kind, found.data, None, checks)
+    return _gpu_source(path, found, checked, parts, critical=critical)
+
+
+def _gpu_source(
+    path: Path,
+    found: FileRead,
+    checked: Checked | None,
+    parts: tuple[ParsedRuns, pl.DataFrame | None, GpuTimeline | None],
+    *,
+    critical: bool,
+) -> Source:
+    """A GPU file's source: its runs, op rows and timeline (``parts``: ``_gpu_parts``), its
+    checks and (``critical``) its critical path."""
+    runs, op_rows, timeline = parts
     return Source(
         str(path),
         path,
@@ -197,6 +227,26 @@ def _source_of(
         checked=checked,
         critical=_critical_of(found) if critical else None,
     )
+
+
+def _streamed_trace(
+    path: Path, checks: CheckRules | None
+) -> tuple[FileRead, Checked | None] | None:
+    """A PyTorch trace read through the compiled decoder's window, never whole: its inventory
+    streamed, checked and let go (unless it names its rank), then its events streamed
+    (``streamed_trace``). So `runs`, `findings` and `report` hold the decoder's columns, not the
+    file as well. None when the file is not one to stream or the decoder declines it (its
+    inventory or its events) or anything in between is refused: the whole read then words the
+    error, in its order."""
+    checked = None
+    if checks is not None:
+        from tileprof.model.integrity import streamed_trace_checks
+
+        checked = streamed_trace_checks(path, checks)
+        if checked is None:
+            return None
+    read = streamed_trace(path)
+    return None if read is None else (read, checked)
 
 
 def _decoded_trace(found: FileRead, checks: CheckRules | None) -> tuple[FileRead, Checked | None]:

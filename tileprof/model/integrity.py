@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -20,10 +21,13 @@ from tileprof.analyses.integrity import CheckRules, check_frame, load_checks
 from tileprof.core.errors import InputError
 from tileprof.inputs.gpu.kineto import KIND as TRACE
 from tileprof.inputs.gpu.nsys_sqlite import KIND as NSYS_SQLITE
-from tileprof.inputs.sources import TILE_DUMP, read_input
+from tileprof.inputs.sources import TILE_DUMP, FileRead, kind_of_keys, read_input
 from tileprof.inputs.tile.tenstorrent import KIND as TENSTORRENT
 from tileprof.model.profile import Profile
 from tileprof.model.reading import DumpReading
+
+if TYPE_CHECKING:
+    from tileprof.inputs.gpu.kineto_inventory import Inventory
 
 Row = dict[str, object]
 
@@ -44,8 +48,10 @@ def check_files(
         rows += input_checks("example", TILE_DUMP, None, example, rules).rows
     ranks: list[Checked] = []
     for path in paths:
-        found = read_input(path, whole_dumps=True, digest=False)
-        if found.kind in (TRACE, NSYS_SQLITE, TENSTORRENT) and found.data is not None:
+        found, streamed = _read_streaming_checks(path, rules)
+        if streamed is not None:
+            checked = streamed
+        elif found.kind in (TRACE, NSYS_SQLITE, TENSTORRENT) and found.data is not None:
             checked = input_checks(str(path), found.kind, found.data, None, rules)
         elif found.kind == TILE_DUMP or found.data is None:
             checked = Checked(_dump(path, found.data, rules, read))
@@ -74,7 +80,7 @@ def input_checks(
     """The checks of one input already read: its bytes (``data``) for a PyTorch trace, an
     nsys export or a Tenstorrent report, its ``profile`` for a tile dump (another kind: no
     checks)."""
-    from tileprof.analyses.integrity_gpu import export_checks, ops_report_checks, trace_checks
+    from tileprof.analyses.integrity_gpu import export_checks, ops_report_checks
     from tileprof.analyses.quality import tile_integrity
 
     if profile is not None:
@@ -84,11 +90,7 @@ def input_checks(
     if kind == TRACE:
         from tileprof.inputs.gpu.kineto_inventory import read_inventory
 
-        inventory = read_inventory(name, data)
-        rows = trace_checks(inventory.events, name, rules)
-        if inventory.rank is None or inventory.world_size is None:
-            return Checked(rows)
-        return Checked(rows, name, (inventory.world_size, inventory.rank), inventory.events)
+        return trace_checked(name, read_inventory(name, data), rules)
     if kind == NSYS_SQLITE:
         from tileprof.inputs.gpu.nsys_checks import read_facts
 
@@ -101,6 +103,47 @@ def input_checks(
 
         return Checked(ops_report_checks(op_table(name, data), name, rules))
     return Checked([])
+
+
+def trace_checked(name: str, inventory: Inventory, rules: CheckRules) -> Checked:
+    """The checks of one PyTorch trace's inventory; a trace that names its rank keeps the
+    inventory for the checks across its job's ranks (``job_rows``)."""
+    from tileprof.analyses.integrity_gpu import trace_checks
+
+    rows = trace_checks(inventory.events, name, rules)
+    if inventory.rank is None or inventory.world_size is None:
+        return Checked(rows)
+    return Checked(rows, name, (inventory.world_size, inventory.rank), inventory.events)
+
+
+def _read_streaming_checks(path: Path, rules: CheckRules) -> tuple[FileRead, Checked | None]:
+    """The file read once (``read_input``), and, for a PyTorch trace whose inventory was
+    streamed instead (``streamed_trace_checks``), its checks."""
+    streamed: list[Checked] = []
+
+    def stream(source: Path) -> FileRead | None:
+        checked = streamed_trace_checks(source, rules)
+        streamed.extend([] if checked is None else [checked])
+        return None if checked is None else FileRead(source, TRACE, None)
+
+    found = read_input(path, whole_dumps=True, digest=False, stream=stream)
+    return found, streamed[0] if streamed else None
+
+
+def streamed_trace_checks(path: Path, rules: CheckRules) -> Checked | None:
+    """The checks of the PyTorch trace in the regular file at ``path``, its inventory read
+    through the compiled reader's bounded window (``stream_inventory``), never whole. None when
+    the reader declines the file, its keys show another kind, or anything is refused: the
+    whole read (``input_checks``) then words the error."""
+    from tileprof.inputs.gpu.kineto_inventory import stream_inventory
+
+    try:
+        found = stream_inventory(path)
+        if found is None or kind_of_keys(path, found[1]) != TRACE:
+            return None
+        return trace_checked(str(path), found[0], rules)
+    except InputError:
+        return None
 
 
 def job_rows(checked: Sequence[Checked], rules: CheckRules) -> list[Row]:

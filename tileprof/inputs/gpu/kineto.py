@@ -119,6 +119,26 @@ def decode_events(path: str | Path, data: bytes) -> PendingEvents:
     return PendingEvents(lambda: _events(path, event_frame(frame), props_raw, info_raw, args_of))
 
 
+def decode_file(
+    path: str | Path, *, window_bytes: int | None = None, part_bytes: int | None = None
+) -> tuple[PendingEvents, set[str]] | None:
+    """``decode_events`` of the trace in the file at ``path`` (plain or gzip) read by the
+    compiled decoder through a bounded window, its text never held whole, and the document's
+    top-level keys (the caller tells the file's kind from them, as ``detect`` does); None when
+    the decoder declines the file: the caller reads it whole (``decode_events``), which words
+    the error or reads the odd document. ``window_bytes`` and ``part_bytes``: the decoder's
+    defaults unless given (tests make them tiny)."""
+    from tileprof.inputs.gpu.kineto_native import comm_args, event_frame, streamed_events
+
+    found = streamed_events(path, window_bytes=window_bytes, part_bytes=part_bytes)
+    if found is None:
+        return None
+    frame, props_raw, info_raw, kept, keys = found
+    args_of = comm_args(frame, kept)
+    pending = PendingEvents(lambda: _events(path, event_frame(frame), props_raw, info_raw, args_of))
+    return pending, set(keys)
+
+
 def _events(
     path: str | Path,
     frame: pl.DataFrame,

@@ -98,6 +98,23 @@ def read_inventory(path: str | Path, data: bytes) -> Inventory:
     return _inventory(path, frame.cast(pl.Schema(INVENTORY_SCHEMA)), info)
 
 
+def stream_inventory(
+    path: str | Path, *, window_bytes: int | None = None
+) -> tuple[Inventory, set[str]] | None:
+    """``read_inventory`` of the trace in the file at ``path`` (plain or gzip), read through
+    the compiled reader's bounded window so that its text is never held whole, and the
+    document's top-level keys (the caller tells the kind from them); None when the reader
+    declines the file: the caller reads it whole."""
+    from tileprof.inputs.gpu.kineto_native import streamed_inventory
+
+    found = streamed_inventory(path, window_bytes=window_bytes)
+    if found is None:
+        return None
+    frame, info_raw, keys = found
+    info = _decode_part(path, msgspec.Raw(info_raw), _Rank | None, "$.distributedInfo")  # type: ignore[arg-type]
+    return _inventory(path, frame.cast(pl.Schema(INVENTORY_SCHEMA)), info), set(keys)
+
+
 def _inventory(path: str | Path, frame: pl.DataFrame, info: _Rank | None) -> Inventory:
     rank = None if info is None else _int(info.rank)
     world = None if info is None else _int(info.world_size)

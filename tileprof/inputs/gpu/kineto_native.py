@@ -51,6 +51,27 @@ def decoded_events(
     return frame, props_raw, info_raw
 
 
+def streamed_events(
+    path: str | Path, *, part_bytes: int | None = None, window_bytes: int | None = None
+) -> tuple[pl.DataFrame, bytes, bytes, bytes, list[str]] | None:
+    """(the decoder's frame, raw ``deviceProperties``, raw ``distributedInfo``, the bytes its
+    spans point into, the document's top-level keys) of the trace in the file at ``path``
+    (plain or gzip), or None when the compiled decoder declines it (a file it cannot read
+    included). The file is read through a window of ``window_bytes`` (default chosen by the
+    decoder; tests make it tiny), so its text is never held whole: only the communication
+    events' bytes are kept (``comm_args`` reads them), the other spans are null."""
+    try:
+        found, _why = core.decode_kineto_file(str(path), threads.jobs(), part_bytes, window_bytes)
+    except core.DecodeError as error:  # a panic: a bug of tileprof's
+        raise _internal_error(path, error) from None
+    if found is None:
+        return None
+    columns, props, info, kept, keys = found
+    props_raw = b"[]" if props is None else props
+    info_raw = b"null" if info is None else info
+    return _frame_of(columns), props_raw, info_raw, kept, keys
+
+
 def event_frame(decoded: pl.DataFrame) -> pl.DataFrame:
     """The Kineto event frame (``KINETO_SCHEMA``) of the decoder's frame: its dictionary text
     cast to strings, which every analysis reads. ``read_events`` casts once the trace's bytes
@@ -70,6 +91,22 @@ def decoded_inventory(path: str | Path, data: bytes) -> tuple[pl.DataFrame, byte
         return None
     columns, info = found
     return _frame_of(columns), b"null" if info is None else data[info[0] : info[1]]
+
+
+def streamed_inventory(
+    path: str | Path, *, window_bytes: int | None = None
+) -> tuple[pl.DataFrame, bytes, list[str]] | None:
+    """``decoded_inventory`` of the trace in the file at ``path`` (plain or gzip), read through
+    a window of ``window_bytes`` (``streamed_events``), and the document's top-level keys; None
+    when the compiled reader declines it (a file it cannot read included)."""
+    try:
+        found, _why = core.decode_kineto_inventory_file(str(path), window_bytes)
+    except core.DecodeError as error:  # a panic: a bug of tileprof's
+        raise _internal_error(path, error) from None
+    if found is None:
+        return None
+    columns, info, keys = found
+    return _frame_of(columns), b"null" if info is None else info, keys
 
 
 def _frame_of(columns: core.ArrowColumns) -> pl.DataFrame:
@@ -127,10 +164,11 @@ def _dims(values: list[int] | None) -> str | None:
 
 
 def comm_args(frame: pl.DataFrame, data: bytes) -> Callable[[Sequence[int]], list[Args]]:
-    """``KinetoEvents.args_of`` of a decoded trace (``frame``: the decoder's, ``decoded_events``):
-    the spans of its communication events (``core.kineto.comm_events``, few) copied out of
-    ``data`` now, so that the trace's bytes are not kept past decoding; their ``args`` are
-    decoded when asked for. Their names are cast batch by batch, with the file still held."""
+    """``KinetoEvents.args_of`` of a decoded trace (``frame``: the decoder's, ``decoded_events``
+    or ``streamed_events``; ``data``: the bytes its spans point into): the spans of its
+    communication events (``core.kineto.comm_events``, few) copied out of ``data`` now, so that
+    the trace's bytes are not kept past decoding; their ``args`` are decoded when asked for.
+    Their names are cast batch by batch, with the file still held."""
     rows = (
         frame.lazy()
         .select("index", "cat", "name", "external_id", "span_start", "span_end")
