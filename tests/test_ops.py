@@ -534,3 +534,21 @@ def test_many_rows_of_equal_time_keep_the_order_of_their_first_calls() -> None:
     assert frame.select("input_dims", "total_us").rows() == [
         (f"[[{n},8],[8,3]]", us) for n, us in expected
     ]
+
+
+def test_single_kernel_flops_only_for_calls_with_a_count() -> None:
+    """The trace view's FLOPs per kernel (``single_kernel_flops``): an ``aten::mm`` whose one
+    kernel does its work gives it 2·4·3·8 FLOPs; an ``aten::add`` (no formula, no ``flops``
+    argument) gives its one kernel none, not a null count."""
+    from tileprof.analyses.ops import single_kernel_flops
+    from tileprof.inputs.sources import kineto_events_of
+
+    events = [
+        _op("aten::mm", 0, 50, MM_DIMS, **{"External id": 1}),
+        _op("aten::add", 100, 50, [[4, 3], [4, 3]], **{"External id": 2}),
+        _launch(10, 1, 7),
+        _launch(110, 2, 8),
+        _kernel("gemm", 20, 3.0, 7),  # traceEvents[4]
+        _kernel("vectorized_elementwise_kernel", 120, 1.0, 8),  # traceEvents[5]
+    ]
+    assert single_kernel_flops(kineto_events_of("s.json", _trace(events))) == {4: 2 * 4 * 3 * 8}
