@@ -348,3 +348,207 @@ def test_h200_with_a_gemm_kernel_removed_keeps_gpu_time_only() -> None:
     assert joined.height == before.height
     grew = joined.filter(pl.col("time_us_after") > pl.col("time_us") + 1e-9)
     assert grew.height == 0
+
+
+def test_rows_are_ordered_by_total_time_then_op_then_first_call() -> None:
+    """``--sort total`` (docs/runs.md): largest total first; equal totals by op name, then in
+    the order of their first call. Six ``aten::mm`` shapes of 10 µs each, an ``aten::addmm``
+    of 10 µs after them and an ``aten::bmm`` of 30 µs, on a CPU-only trace."""
+    shapes = [[[n, 8], [8, 3]] for n in (6, 1, 5, 2, 4, 3)]
+    events = [_op("aten::mm", 20 * i, 10, dims) for i, dims in enumerate(shapes)]
+    events += [
+        _op("aten::addmm", 200, 10, ADDMM_DIMS),
+        _op("aten::bmm", 300, 30, [[2, 4, 8], [2, 8, 3]]),
+    ]
+    frame = read_ops("o.json", _trace(events)).frame
+    assert frame.select("op", "input_dims", "total_us").rows() == [
+        ("aten::bmm", "[[2,4,8],[2,8,3]]", 30.0),
+        ("aten::addmm", json.dumps(ADDMM_DIMS, separators=(",", ":")), 10.0),
+        *(("aten::mm", f"[[{n},8],[8,3]]", 10.0) for n in (6, 1, 5, 2, 4, 3)),
+    ]
+    # the classifier on the op name (core.classify): all three are matrix products
+    assert set(frame["op_family"]) == {"gemm"}
+
+
+def test_a_gpu_trace_whose_kernels_name_no_device() -> None:
+    """Kernels without a ``device`` argument: the row of a call that launched one, and of a
+    call that launched nothing, are both on target ``GPU`` (docs/runs.md, ``target``)."""
+    events = [
+        _op("aten::mm", 0, 500, MM_DIMS, **{"External id": 1}),
+        _op("aten::mm", 1000, 2000, MM_DIMS, **{"External id": 2}),
+        _launch(10, 1, 7),
+        {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 20, "dur": 3.0,
+         "args": {"correlation": 7}},
+    ]  # fmt: skip
+    frame = read_ops("n.json", _trace(events)).frame
+    assert frame.select("target", "op", "calls", "kernels", "calls_without_gpu").rows() == [
+        ("GPU", "aten::mm", 2, 1, 1)
+    ]
+    assert frame["time_us"].to_list() == [3.0] and frame["peak_tflops"].to_list() == [None]
+
+
+def test_a_call_whose_kernel_took_no_time_has_no_tflops() -> None:
+    """A 0 µs kernel: the call ran on the GPU (``time_us`` 0, not null), but FLOPs over no
+    time are no rate: ``tflops`` and ``peak_fraction`` are null, not infinite."""
+    events = [
+        _op("aten::mm", 0, 500, MM_DIMS, **{"External id": 1}),
+        _launch(10, 1, 7),
+        _kernel("gemm", 20, 0.0, 7),
+    ]
+    props = [{"id": 0, "name": "NVIDIA H200"}]
+    data = json.dumps({"traceEvents": events, "deviceProperties": props}).encode()
+    (row,) = read_ops("z.json", data).frame.to_dicts()
+    assert (row["calls"], row["calls_without_gpu"], row["time_us"]) == (1, 0, 0.0)
+    assert row["flops"] == 2 * 4 * 3 * 8
+    assert (row["tflops"], row["peak_fraction"], row["peak_tflops"]) == (None, None, 67.0)
+
+
+def test_a_trace_without_an_op_row_says_so() -> None:
+    """A CPU-only trace of ops with neither work nor GPU time (``aten::add`` has no formula)."""
+    parsed = read_ops("e.json", _trace([_op("aten::add", 0, 10, [[4], [4]])]))
+    assert parsed.frame.height == 0
+    assert parsed.notes == ["e.json: no op with known work or GPU time"]
+
+
+def test_cpu_rows_have_no_peak_even_where_a_spec_matches_cpu(tmp_path: Path) -> None:
+    """docs/runs.md: ``peak_tflops`` is null on ``CPU``, whatever ``--spec`` matches."""
+    from tileprof.core import specs
+
+    spec = tmp_path / "cpu.toml"
+    spec.write_text(
+        'name = "a spec matching cpu"\nkind = "gpu"\nmatch = [\'cpu\']\n'
+        '[sources]\nmade_up = "written by the test"\n[peaks]\n'
+        'matrix_fp32 = { value = 100, unit = "TFLOP/s", source = "made_up" }\n'
+        '[memory]\nbandwidth = { value = 2, unit = "TB/s", source = "made_up" }\n'
+    )
+    specs.use_specs([spec])
+    try:
+        assert peak_tflops("CPU", "f32") == 100.0  # the spec does match the name
+        frame = read_ops("c.json", _idle_calls_trace(kernels=False)).frame
+    finally:
+        specs.use_specs([])
+    assert set(frame["target"]) == {"CPU"} and set(frame["dtype"]) == {"f32"}
+    assert frame["peak_tflops"].to_list() == [None, None]
+    assert frame["peak_fraction"].to_list() == [None, None]
+
+
+def test_the_calls_behind_the_rows_have_one_schema_in_either_kind_of_trace() -> None:
+    """``ParsedOps.calls`` (``diff --per-op``'s evidence): ``without_gpu`` is a boolean, null
+    on a CPU-only trace, so the calls of both kinds of trace stack into one frame."""
+    cpu = read_ops("c.json", _idle_calls_trace(kernels=False)).calls
+    gpu = read_ops("g.json", _idle_calls_trace(kernels=True)).calls
+    assert cpu is not None and gpu is not None
+    assert cpu.schema == gpu.schema
+    assert cpu.schema["without_gpu"] == pl.Boolean
+    assert cpu["without_gpu"].to_list() == [None, None, None]
+    assert gpu["without_gpu"].to_list() == [False, True, True]
+    assert pl.concat([cpu, gpu]).height == 6
+
+
+def test_convolution_bytes_read_its_recorded_stride() -> None:
+    """A 1×1×5×5 input, a 1×1×3×3 weight and a bias of 1, float, stride 2 (``Concrete
+    Inputs``): a 2×2 output, so (25 + 9 + 1 + 4) × 4 bytes; and 2 × 4 outputs × 9 kernel
+    points FLOPs."""
+    concrete = ["", "", "", "[2, 2]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1"]
+    dims = [[1, 1, 5, 5], [1, 1, 3, 3], [1], [], [], [], [], [], []]
+    event = _op("aten::convolution", 0, 10, dims, **{"Concrete Inputs": concrete})
+    event["args"]["Input type"] = ["float"] * 3 + ["ScalarList"] * 3 + ["Scalar"] * 3
+    (row,) = read_ops("s.json", _trace([event])).frame.to_dicts()
+    assert (row["bytes"], row["flops"]) == ((25 + 9 + 1 + 4) * 4, 2 * 4 * 9)
+
+
+def test_a_flops_argument_keeps_the_formulas_shape_or_stands_alone() -> None:
+    """With a ``flops`` argument the count is the trace's; an op with a formula keeps its
+    M×N×K (``aten::mm`` 8×16 @ 16×4: 8x4x16), an op with none (``aten::add``, whose flops
+    torch's ``with_flops`` records) is counted from the argument alone."""
+    data = _trace(
+        [
+            _op("aten::mm", 0, 10, [[8, 16], [16, 4]], flops=1024),
+            _op("aten::add", 20, 10, [[8, 4], [8, 4]], flops=32),
+        ]
+    )
+    frame = read_ops("f.json", data).frame
+    got = {r["op"]: (r["flops"], r["flops_source"], r["gemm_mnk"]) for r in frame.to_dicts()}
+    assert got == {"aten::mm": (1024, "trace", "8x4x16"), "aten::add": (32, "trace", None)}
+
+
+def test_op_runs_by_hand() -> None:
+    """``op_runs`` (docs/runs.md, the run table's op rows): the GPU rows with work (FLOPs or
+    bytes) and time, as runs per call; ``shape`` the GEMM's M×N×K or the input dims, with
+    `` causal`` after a causal attention's; ``mac`` FLOPs / 2 when even; ``metadata`` with
+    ``causal`` only where known and ``aux_us`` only where kernels were counted apart."""
+    from tileprof.analyses.ops import OP_SCHEMA, op_runs
+
+    def row(op: str, family: str, **values: Any) -> dict[str, Any]:
+        base = {"target": "NVIDIA H200", "source": "t.json", "op": op, "op_family": family,
+                "dtype": "bf16", "input_dims": "[[4,8],[8,3]]", "input_types": '["a","b"]',
+                "calls": 2, "kernels": 2, "calls_without_gpu": 0, "aux_kernels": 0,
+                "aux_us": 0.0, "flops": 192, "flops_source": "formula", "time_us": 3.0,
+                "total_us": 6.0, "bytes": 100}  # fmt: skip
+        return base | values
+
+    frame = pl.DataFrame(
+        [
+            row("aten::mm", "gemm", gemm_mnk="4x3x8", kernels=3, aux_kernels=1, aux_us=0.5),
+            row("attn", "attention", input_dims="[[1,2,4,16]]", causal=True, flops=7),
+            row("attn", "attention", input_dims="[[1,2,8,16]]", causal=False, flops=8),
+            row("aten::add", "elementwise", flops=None, flops_source=None, bytes=96),
+            row("aten::mm", "gemm", target="CPU"),  # not GPU
+            row("aten::mm", "gemm", time_us=0.0),  # no time
+            row("aten::mm", "gemm", time_us=None),  # no call ran on the GPU
+            row("aten::sum", "reduce", flops=None, bytes=None),  # no work
+        ],
+        schema=OP_SCHEMA,
+    )
+    runs = op_runs(frame)
+    columns = ["target", "target_kind", "source", "kernel", "op_family", "dtype", "shape"]
+    assert runs.select(*columns, "per", "calls", "time_us", "total_us", "mac", "bytes").rows() == [
+        ("NVIDIA H200", "gpu", "t.json: op rows", "aten::mm", "gemm", "bf16", "4x3x8",
+         "call", 2, 3.0, 6.0, 96, 100),
+        ("NVIDIA H200", "gpu", "t.json: op rows", "attn", "attention", "bf16",
+         "[[1,2,4,16]] causal", "call", 2, 3.0, 6.0, None, 100),
+        ("NVIDIA H200", "gpu", "t.json: op rows", "attn", "attention", "bf16", "[[1,2,8,16]]",
+         "call", 2, 3.0, 6.0, 4, 100),
+        ("NVIDIA H200", "gpu", "t.json: op rows", "aten::add", "elementwise", "bf16",
+         "[[4,8],[8,3]]", "call", 2, 3.0, 6.0, None, 96),
+    ]  # fmt: skip
+    common = {"row": "op", "input_types": '["a","b"]'}
+    assert [json.loads(m) for m in runs["metadata"]] == [
+        {**common, "input_dims": "[[4,8],[8,3]]", "kernels": 3, "flops_source": "formula",
+         "aux_us": 0.5},
+        {**common, "input_dims": "[[1,2,4,16]]", "kernels": 2, "flops_source": "formula",
+         "causal": True},
+        {**common, "input_dims": "[[1,2,8,16]]", "kernels": 2, "flops_source": "formula",
+         "causal": False},
+        {**common, "input_dims": "[[4,8],[8,3]]", "kernels": 2, "flops_source": None},
+    ]  # fmt: skip
+
+
+def test_many_rows_of_equal_time_keep_the_order_of_their_first_calls() -> None:
+    """Sixty ``aten::mm`` shapes of 10, 20 or 30 µs: largest total first, and rows of equal
+    total in the order of their first call (a stable sort of the calls, in the test)."""
+    calls = [((i * 37) % 61 + 1, 10.0 * (1 + (i * 7) % 3)) for i in range(60)]
+    events = [_op("aten::mm", 40 * i, us, [[n, 8], [8, 3]]) for i, (n, us) in enumerate(calls)]
+    frame = read_ops("m.json", _trace(events)).frame
+    expected = sorted(calls, key=lambda c: -c[1])
+    assert frame.select("input_dims", "total_us").rows() == [
+        (f"[[{n},8],[8,3]]", us) for n, us in expected
+    ]
+
+
+def test_single_kernel_flops_only_for_calls_with_a_count() -> None:
+    """The trace view's FLOPs per kernel (``single_kernel_flops``): an ``aten::mm`` whose one
+    kernel does its work gives it 2·4·3·8 FLOPs; an ``aten::add`` (no formula, no ``flops``
+    argument) gives its one kernel none, not a null count."""
+    from tileprof.analyses.ops import single_kernel_flops
+    from tileprof.inputs.sources import kineto_events_of
+
+    events = [
+        _op("aten::mm", 0, 50, MM_DIMS, **{"External id": 1}),
+        _op("aten::add", 100, 50, [[4, 3], [4, 3]], **{"External id": 2}),
+        _launch(10, 1, 7),
+        _launch(110, 2, 8),
+        _kernel("gemm", 20, 3.0, 7),  # traceEvents[4]
+        _kernel("vectorized_elementwise_kernel", 120, 1.0, 8),  # traceEvents[5]
+    ]
+    assert single_kernel_flops(kineto_events_of("s.json", _trace(events))) == {4: 2 * 4 * 3 * 8}
