@@ -177,6 +177,14 @@ def test_a_side_whose_mean_is_not_positive_has_no_ratio() -> None:
     assert interval(zeros, calls, "k") is None
 
 
+def test_calls_under_a_microsecond_have_a_ratio() -> None:
+    """Calls of 0.5 µs against calls of 1 µs: twice as slow, or half, with every resample
+    alike (no spread)."""
+    half, one = np.full(20, 0.5), np.full(20, 1.0)
+    assert interval(half, one, "k") == pytest.approx((1.0, 1.0, 1.0))
+    assert interval(one, half, "k") == pytest.approx((-0.5, -0.5, -0.5))
+
+
 def test_verdicts_at_the_edges() -> None:
     """MIN_CALLS calls a side is enough; an interval that reaches 0 holds it."""
     assert verdict((MIN_CALLS, MIN_CALLS), (0.5, 0.4, 0.6)) == "changed"
