@@ -15,6 +15,7 @@ import shutil
 import sqlite3
 import statistics
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -196,7 +197,7 @@ def test_verdicts_at_the_edges() -> None:
 class _CountingGenerator:
     """A numpy generator that adds up the indices each ``integers`` call draws."""
 
-    def __init__(self, seed: object, drawn: list[int]) -> None:
+    def __init__(self, seed: Any, drawn: list[int]) -> None:
         self.rng = REAL_DEFAULT_RNG(seed)
         self.drawn = drawn
 
