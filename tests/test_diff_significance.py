@@ -15,11 +15,14 @@ import shutil
 import sqlite3
 import statistics
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import polars as pl
 import pytest
 from click.testing import CliRunner, Result
 
+from tileprof.analyses import significance
 from tileprof.analyses.significance import (
     CALLS_CAP,
     MIN_CALLS,
@@ -158,6 +161,79 @@ def test_the_interval_covers_a_known_ratio() -> None:
     assert verdict((500, 500), (0.0, -0.1, 0.1)) == "unchanged"
 
 
+def test_an_interval_by_hand_from_two_calls() -> None:
+    """Before [1, 3] (mean 2), after [2, 2] (mean 2): a resample of the two before calls has
+    mean 1, 2 or 3 with chances 1/4, 1/2, 1/4, and the after side's resamples all have mean
+    2, so the ratio's resampled values are 2/1, 2/2 and 2/3 (change +100%, 0, −1/3). At 95%
+    the 2.5% tails lie inside each outer quarter: (0, −1/3, +1). At 40% the 30% tails reach
+    past each quarter into the middle half: (0, 0, 0)."""
+    before, after = np.array([1.0, 3.0]), np.array([2.0, 2.0])
+    assert interval(before, after, "k") == pytest.approx((0.0, -1 / 3, 1.0))
+    assert interval(before, after, "k", confidence=0.4) == pytest.approx((0.0, 0.0, 0.0))
+
+
+def test_a_side_whose_mean_is_not_positive_has_no_ratio() -> None:
+    calls, zeros = np.full(20, 5.0), np.zeros(20)
+    assert interval(calls, zeros, "k") is None
+    assert interval(zeros, calls, "k") is None
+
+
+def test_calls_under_a_microsecond_have_a_ratio() -> None:
+    """Calls of 0.5 µs against calls of 1 µs: twice as slow, or half, with every resample
+    alike (no spread)."""
+    half, one = np.full(20, 0.5), np.full(20, 1.0)
+    assert interval(half, one, "k") == pytest.approx((1.0, 1.0, 1.0))
+    assert interval(one, half, "k") == pytest.approx((-0.5, -0.5, -0.5))
+
+
+def test_verdicts_at_the_edges() -> None:
+    """MIN_CALLS calls a side is enough; an interval that reaches 0 holds it."""
+    assert verdict((MIN_CALLS, MIN_CALLS), (0.5, 0.4, 0.6)) == "changed"
+    assert verdict((500, 500), (0.25, 0.0, 0.5)) == "unchanged"
+    assert verdict((500, 500), (-0.25, -0.5, 0.0)) == "unchanged"
+    assert verdict((500, 500), None) == "not enough calls"
+
+
+class _CountingGenerator:
+    """A numpy generator that adds up the indices each ``integers`` call draws."""
+
+    def __init__(self, seed: Any, drawn: list[int]) -> None:
+        self.rng = REAL_DEFAULT_RNG(seed)
+        self.drawn = drawn
+
+    def integers(self, *args: object, **kwargs: object) -> np.ndarray:
+        out: np.ndarray = self.rng.integers(*args, **kwargs)  # type: ignore[call-overload]
+        self.drawn.append(out.size)
+        return out
+
+
+REAL_DEFAULT_RNG = np.random.default_rng
+
+
+def test_each_side_draws_resamples_times_its_capped_calls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A group draws RESAMPLES × m calls a side, m its calls or the cap (DRAWS_BUDGET's
+    count), and a diff whose groups would draw more than DRAWS_BUDGET lowers every m to
+    keep within it."""
+    drawn: list[int] = []
+    monkeypatch.setattr(np.random, "default_rng", lambda seed: _CountingGenerator(seed, drawn))
+    calls = np.arange(1.0, 301.0)
+    interval(calls, calls * 2, "k", cap=50)
+    assert sum(drawn) == 2 * RESAMPLES * 50
+    drawn.clear()
+    interval(calls[:30], calls[:30], "k", cap=50)
+    assert sum(drawn) == 2 * RESAMPLES * 30
+    # two groups of 300 calls a side would draw 4 × 1000 × 250 = 10⁶: a budget of a fifth
+    # of that lowers every side's m to 50
+    drawn.clear()
+    monkeypatch.setattr(significance, "DRAWS_BUDGET", 200_000)
+    rows = pl.DataFrame({"group": ["a", "b"], "beforeName": ["a", "b"], "afterName": ["a", "b"]})
+    side = pl.DataFrame({"name": ["a"] * 300 + ["b"] * 300, "value": [*calls, *calls]})
+    per_call_changes(rows, side, side)
+    assert sum(drawn) == 4 * RESAMPLES * 50 == 200_000
+
+
 def test_a_large_side_is_resampled_at_a_cap_and_scaled() -> None:
     """100,000 calls a side: the m-out-of-n interval is as wide as the plain standard error
     says (±1.96 σ/√n on the log ratio), not as wide as for the 250 a resample draws."""
@@ -178,8 +254,6 @@ def test_many_groups_lower_the_cap_alike() -> None:
 
 
 def test_rows_pair_calls_by_each_side_name() -> None:
-    import polars as pl
-
     rows = pl.DataFrame(
         {"group": ["k", "gone"], "beforeName": ["k_v1", "gone"], "afterName": ["k_v2", None]}
     )
@@ -194,6 +268,67 @@ def test_rows_pair_calls_by_each_side_name() -> None:
             "perCall_high": 1.0,
             "verdict": "changed",
         }
+    ]
+
+
+def test_groups_with_few_or_no_calls_by_hand() -> None:
+    """Five groups (as many as the result's columns): MIN_CALLS calls a side is enough for an
+    interval; one call a side has a change but no interval; a side without calls, or a
+    before side of zero-length calls, has no change."""
+    names = ["ten", "one", "no_after", "no_before", "zero_before"]
+    rows = pl.DataFrame({"group": names, "beforeName": names, "afterName": names})
+    before = pl.DataFrame(
+        {
+            "name": ["ten"] * MIN_CALLS + ["one", "no_after", "zero_before", "zero_before"],
+            "value": [1.0] * MIN_CALLS + [2.0, 5.0, 0.0, 0.0],
+        }
+    )
+    after = pl.DataFrame(
+        {
+            "name": ["ten"] * MIN_CALLS + ["one", "no_before", "zero_before", "zero_before"],
+            "value": [2.0] * MIN_CALLS + [3.0, 7.0, 1.0, 1.0],
+        }
+    )
+    found = per_call_changes(rows, before, after)
+    assert found.rows() == [
+        ("ten", 1.0, 1.0, 1.0, "changed"),
+        ("one", 0.5, None, None, "not enough calls"),
+        ("no_after", None, None, None, "not enough calls"),
+        ("no_before", None, None, None, "not enough calls"),
+        ("zero_before", None, None, None, "not enough calls"),
+    ]
+
+
+def test_calls_pair_on_a_null_dimension() -> None:
+    """A group whose dimension is null finds the calls whose dimension is null."""
+    rows = pl.DataFrame(
+        {
+            "group": ["k [rank=null]", "k [rank=1]"],
+            "beforeName": ["k", "k"],
+            "afterName": ["k", "k"],
+            "rank": [None, 1],
+        },
+        schema_overrides={"rank": pl.Int64},
+    )
+    ranks = [None] * MIN_CALLS + [1] * MIN_CALLS
+    before = pl.DataFrame(
+        {
+            "name": ["k"] * 2 * MIN_CALLS,
+            "rank": ranks,
+            "value": [1.0] * MIN_CALLS + [4.0] * MIN_CALLS,
+        }
+    )
+    after = pl.DataFrame(
+        {
+            "name": ["k"] * 2 * MIN_CALLS,
+            "rank": ranks,
+            "value": [3.0] * MIN_CALLS + [4.0] * MIN_CALLS,
+        }
+    )
+    found = per_call_changes(rows, before, after, dimensions=("rank",))
+    assert found.rows() == [
+        ("k [rank=null]", 2.0, 2.0, 2.0, "changed"),
+        ("k [rank=1]", 0.0, 0.0, 0.0, "unchanged"),
     ]
 
 

@@ -94,3 +94,53 @@ def test_the_tile_end_caption_says_a_tie() -> None:
     assert "0 cycles after" not in straggler_text(0)
     assert straggler_text(1500) == "ending 1,500 cycles after the next tile to end."
     assert straggler_text(None) == "the only active tile."
+
+
+def test_numbers_at_the_edges_of_the_policy() -> None:
+    """By hand: booleans as words, infinities as signs, 1e-4 itself to 4 figures (only
+    below it is scientific), trailing zeros kept, 999.96 rounded up to a whole 1,000."""
+    import numpy as np
+
+    assert numbers.number(True) == "True"
+    assert numbers.number(np.True_) == "True"  # a numpy bool is no Integral: not "1"
+    # numpy 1.x (pyproject allows numpy>=1.24) names its bool type bool_, not bool
+    numpy1_bool = type("bool_", (), {"__float__": lambda self: 1.0, "__str__": lambda self: "True"})
+    assert numbers.number(numpy1_bool()) == "True"
+    assert numbers.number(math.inf) == "∞"
+    assert numbers.number(-math.inf) == "−∞"  # U+2212 MINUS SIGN
+    assert numbers.number(1e-4) == "0.0001000"
+    assert numbers.number(0.25) == "0.2500"
+    assert numbers.number(999.96) == "1,000"
+    # fewer digits: 150.5 to 2 figures is 150 and 123.4 to 3 is 123, whole, never "1.5e+02"
+    # or "123."
+    assert numbers.number(150.5, 2) == "150"
+    assert numbers.number(123.4, 3) == "123"
+    assert numbers.exact(True) == "True"
+    assert numbers.exact("gemm") == "gemm"
+
+
+def test_percentages_at_the_edges_of_the_policy() -> None:
+    """By hand: 0.00451% and 0.00498% are below half a hundredth, so 2 significant figures
+    (0.0045%, and 0.0050% written 0.005%); 0.005% and 0.012% round to 0.01% at two decimals,
+    which is not 0.00%; infinities keep their sign, and "+" only when signed."""
+    assert numbers.percent(4.51e-5, signed=True) == "+0.0045%"
+    assert numbers.percent(4.98e-5, signed=True) == "+0.005%"  # 0.00498%: not +0.00%
+    assert numbers.percent(5e-5, signed=True) == "+0.01%"
+    assert numbers.percent(1.2e-4, signed=True) == "+0.01%"
+    assert numbers.percent(math.inf) == "∞%"
+    assert numbers.percent(-math.inf) == "−∞%"
+    assert numbers.percent(math.inf, signed=True) == "+∞%"
+    assert numbers.percent(-math.inf, signed=True) == "−∞%"
+
+
+def test_units_and_ticks_at_their_thresholds() -> None:
+    """A time of exactly 1,000 µs is 1 ms and of 10⁶ µs is 1 s (the largest unit that keeps
+    the value at 1 or more); 1.5 × 10⁶ cycles at 1.5 GHz are 1,000 µs, 3 at 1 MHz 3 µs."""
+    assert numbers.duration_us(1e3) == "1 ms"
+    assert numbers.duration_us(1e6) == "1 s"
+    assert numbers.cycles_to_us(1_500_000, 1.5e9) == 1000.0
+    assert numbers.cycles_to_us(3, 1e6) == 3.0
+    assert numbers.tick(0.0) == "0"
+    assert numbers.tick(1.0) == "1"
+    assert numbers.number_value(math.inf) == math.inf
+    assert numbers.number_value(1000.7, 6) == 1001.0  # whole from 1,000 up, at any digits
