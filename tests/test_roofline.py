@@ -746,3 +746,18 @@ def test_op_bytes_problems_and_int64_by_hand() -> None:
     u8 = ["unsigned char", "unsigned char"]
     assert _moved("aten::add", [[2**62 - 1], []], u8) == (2**63 - 1, None)
     assert _moved("aten::add", [[2**62], []], u8) == (None, f"{2**63 + 1} bytes overflow int64")
+
+
+def test_efficient_attention_backward_reads_the_output_not_the_bias() -> None:
+    """torch's ``_scaled_dot_product_efficient_attention_backward(grad_out_, query, key, value,
+    attn_bias, out, logsumexp, ...)`` (native_functions.yaml) records the attention bias at
+    input 4 and the output at 5. The output read is grad_out's size (1×2×4×16 bf16, 256 B),
+    not the bias' (1×2×4×6, 96 B): 256 + 128 + 192 + 384 + 256 read, 128 + 192 + 384 written."""
+    q, k, v, out, bias = [1, 2, 4, 8], [1, 2, 6, 8], [1, 2, 6, 16], [1, 2, 4, 16], [1, 2, 4, 6]
+    expected = 256 + 128 + 192 + 384 + 256 + 128 + 192 + 384
+    for name in (
+        "aten::_scaled_dot_product_efficient_attention_backward",
+        "aten::_efficient_attention_backward",
+    ):
+        dims = [out, q, k, v, bias, out, [1, 2, 4]]
+        assert _moved(name, dims, [BF16] * 6 + [F32]) == (expected, None), name

@@ -154,10 +154,12 @@ def _attention(first: int) -> Model:
 
 def _attention_backward(dims: Sequence[Any], types: Sequence[Any], c: Sequence[Any]) -> int:
     """grad_out, Q, K, V and the forward output read; dQ, dK and dV written (each the size of
-    its input). The softmax statistics (a few bytes per row) are not counted."""
+    its input). The output is counted at grad_out's size, which is its own: where it is
+    recorded differs (input 4 of flash and cuDNN; in torch's current signature of the
+    memory-efficient ops, input 5, after the attention bias). The softmax statistics (a few
+    bytes per row) and an attention bias (the forward counts none) are not counted."""
     g, q, k, v = (_tensor(dims, types, i) for i in range(4))
-    out = _tensor(dims, types, 4) if _has(dims, 4) else g
-    return g + q + k + v + out + q + k + v
+    return g + q + k + v + g + q + k + v
 
 
 def _conv_out(dims: Sequence[Any], c: Sequence[Any], at: tuple[int, int, int]) -> list[int]:
