@@ -761,3 +761,22 @@ def test_efficient_attention_backward_reads_the_output_not_the_bias() -> None:
     ):
         dims = [out, q, k, v, bias, out, [1, 2, 4]]
         assert _moved(name, dims, [BF16] * 6 + [F32]) == (expected, None), name
+
+
+def test_layer_norm_without_its_normalized_shape_takes_the_weights() -> None:
+    """A trace without Concrete Inputs (fixtures/hta: ``aten::layer_norm`` of [2048, 125] with
+    weight and bias [125]) records no ``normalized_shape``; torch requires the weight and bias
+    to have it. x 2×4×8 bf16 over a weight of [4, 8]: 128 B read, 128 written, six tensors of
+    32 elements (384 B); over a bias alone, five (no weight read: 320 B); with neither, no
+    count rather than x's 256 B alone, which left the normalized tensors out."""
+    x, shape = [2, 4, 8], [4, 8]
+    for args in (None, ["", "", "", ""], ["", "  "]):
+        assert _moved("aten::layer_norm", [x, [], shape, shape], [BF16] * 4, args) == (640, None)
+        assert _moved("aten::layer_norm", [x, [], [], shape], [BF16, "", "", BF16], args) == (
+            576,
+            None,
+        )
+        assert _moved("aten::layer_norm", [x, [], [], []], [BF16, "", "", ""], args) == (
+            None,
+            "argument 1 (normalized_shape) not recorded, nor a weight or bias",
+        ), args

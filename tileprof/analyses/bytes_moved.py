@@ -236,15 +236,23 @@ def _binary(dims: Sequence[Any], types: Sequence[Any], c: Sequence[Any]) -> int:
 
 def _layer_norm(dims: Sequence[Any], types: Sequence[Any], c: Sequence[Any]) -> int:
     """TraceLens' layer-norm count (module docstring): x read, y written, and six tensors of
-    the normalized size (weight, bias, mean and variance read; mean and variance written)."""
+    the normalized size (weight, bias, mean and variance read; mean and variance written).
+    The normalized size is ``normalized_shape`` as recorded, else the weight's or the bias'
+    shape (torch requires it to be ``normalized_shape``: traces without Concrete Inputs), else
+    there is no count."""
     from tileprof.analyses.flops import WorkError, _ints
 
     x = _dims(dims, 0)
     text = str(c[1]) if len(c) > 1 else ""
-    try:
-        shape = _ints(c, 1, text.count(",") + 1, 0)
-    except WorkError as exc:
-        raise BytesError(str(exc)) from None
+    if text.strip():
+        try:
+            shape = _ints(c, 1, text.count(",") + 1, 0)
+        except WorkError as exc:
+            raise BytesError(str(exc)) from None
+    elif _has(dims, 2) or _has(dims, 3):
+        shape = _dims(dims, 2 if _has(dims, 2) else 3)
+    else:
+        raise BytesError("argument 1 (normalized_shape) not recorded, nor a weight or bias")
     w = width(types[0])
     tensors = 2 + (1 if _has(dims, 2) else 0) + (1 if _has(dims, 3) else 0) + 2
     return 2 * prod(x) * w + tensors * prod(shape) * w
