@@ -780,3 +780,10 @@ def test_layer_norm_without_its_normalized_shape_takes_the_weights() -> None:
             None,
             "argument 1 (normalized_shape) not recorded, nor a weight or bias",
         ), args
+
+
+def test_zero_size_tensors_are_counted_not_refused() -> None:
+    """A dim of 0 is a size, not a fault: relu of 0×4 f32 moves nothing; mm of 3×0 @ 0×5 f32
+    reads nothing and writes its 3×5 result (60 B)."""
+    assert _moved("aten::relu", [[0, 4]], [F32]) == (0, None)
+    assert _moved("aten::mm", [[3, 0], [0, 5]], [F32, F32]) == (60, None)
