@@ -770,7 +770,7 @@ def test_layer_norm_without_its_normalized_shape_takes_the_weights() -> None:
     32 elements (384 B); over a bias alone, five (no weight read: 320 B); with neither, no
     count rather than x's 256 B alone, which left the normalized tensors out."""
     x, shape = [2, 4, 8], [4, 8]
-    for args in (None, ["", "", "", ""], ["", "  "]):
+    for args in (None, [""], ["", "", "", ""], ["", "  "]):
         assert _moved("aten::layer_norm", [x, [], shape, shape], [BF16] * 4, args) == (640, None)
         assert _moved("aten::layer_norm", [x, [], [], shape], [BF16, "", "", BF16], args) == (
             576,
