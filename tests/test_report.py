@@ -704,6 +704,7 @@ def test_overlaps_past_2_53_below_zero_and_on_the_per_tile_path() -> None:
     assert overlaps([(0, 0, 5 * 2**60), (1, 0, 5 * 2**60), (1, 1, 1)]) == (1, 1)
 
 
+@pytest.mark.filterwarnings("error")  # polars warns where it has to guess the orientation
 def test_run_quality_by_hand() -> None:
     assert run_quality([], []).rows() == [
         ("CPU-only traces", 0, "ok", "no trace without GPU events"),
