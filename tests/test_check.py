@@ -581,6 +581,86 @@ def test_metadata_that_does_not_parse(tmp_path: Path, form: str) -> None:
     assert row["places"] == ["sample 2", "sample 5", "sample 7"]
 
 
+def test_tile_checks_by_hand() -> None:
+    """Issue 38 (the quality mutants): a 3-tile dump with samples on tiles 0, 1 and 3 (tile 3 is
+    past tileCount, so tile 2 alone holds none), in epochs 3, 5 and 9 (4, 6, 7 and 8 missing),
+    one sample starting at 5 inside tile 0's (0, 10); then the same without epochs."""
+    from tests.samples import frame, sample
+    from tileprof.analyses.quality import tile_integrity
+
+    samples = frame(
+        [
+            sample(0, 0, 10, epoch=3),
+            sample(1, 0, 10, epoch=5),
+            sample(3, 0, 10, epoch=9),
+            sample(0, 5, 2, epoch=9),
+        ]
+    )
+    rows = tile_integrity(samples, 3, "d", load_checks())
+    assert [(r["input"], r["check"], r["count"], r["places"], r["detail"]) for r in rows] == [
+        ("d", "tile-never-appears", 1, ["tile 2"], "1 of 3 tiles hold no sample"),
+        (
+            "d",
+            "epoch-gap",
+            4,
+            ["epoch 4", "epoch 6", "epoch 7", "epoch 8"],
+            "4 epoch numbers missing between epoch 3 and 9",
+        ),
+        (
+            "d",
+            "overlapping-samples",
+            1,
+            ["sample 3"],
+            "1 samples start before an earlier sample on the same tile ends",
+        ),
+        (
+            "d",
+            "sample-past-span",
+            0,
+            [],
+            "no device-wide idle gap splits off a tail of the profile",
+        ),
+        (
+            "d",
+            "metadata-unparsed",
+            0,
+            [],
+            "0 samples carry metadata that does not parse (read without it)",
+        ),
+    ]
+    no_epochs = frame([sample(0, 0, 10, epoch=None), sample(1, 0, 10, epoch=None)])
+    rows = tile_integrity(no_epochs, 2, "d", load_checks())
+    gap = next(r for r in rows if r["check"] == "epoch-gap")
+    assert (gap["count"], gap["places"], gap["detail"]) == (
+        0,
+        [],
+        "0 epoch numbers missing between epoch — and —",
+    )
+
+
+def test_samples_past_span_by_hand() -> None:
+    """The samples after the longest device-wide idle gap (offset − the furthest end before it),
+    when it is longer than gap_share × the span before it (that furthest end − the first
+    offset) and they are at most tail_share of the samples."""
+    from tileprof.analyses.quality import samples_past_span
+
+    def past(rows: list[tuple[int, int]], gap_share: float, tail_share: float) -> tuple:
+        offset, duration = (list(c) for c in zip(*rows, strict=True))
+        samples = pl.DataFrame({"offset": offset, "duration": duration})
+        return samples_past_span(samples, gap_share, tail_share)
+
+    assert past([(0, 10)], 1.0, 0.5) == ([], 0)
+    # two samples: a gap of 1000 − 10 = 990 after a span of 10; 1 of 2 is half
+    assert past([(0, 10), (1000, 10)], 1.0, 0.5) == ([1], 990)
+    # the gap runs from the furthest end (100, not 15): 500 − 100 = 400 after a span of 100
+    assert past([(0, 100), (10, 5), (500, 10)], 1.0, 0.5) == ([2], 400)
+    # a gap of exactly gap_share × the span before it (200 = 2 × (100 − 0)) is not longer
+    assert past([(0, 100), (50, 10), (300, 10)], 2.0, 0.5) == ([], 0)
+    assert past([(0, 100), (50, 10), (301, 10)], 2.0, 0.5) == ([2], 201)
+    # no gap at all (the second sample starts inside the first), whatever share is allowed
+    assert past([(10, 100), (20, 5)], 1.0, 1.0) == ([], 0)
+
+
 # ---------------------------------------------------------------- thresholds are data
 
 

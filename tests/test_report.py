@@ -17,9 +17,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.report_samples import generated_profile, run_inputs
+from tests.samples import frame as sample_frame
 from tests.samples import profile as load_samples
 from tests.samples import sample, write_dump
 from tileprof.analyses.filters import Filters
+from tileprof.analyses.quality import run_quality, tile_quality
 from tileprof.analyses.stats import GROUP_FIELDS
 from tileprof.commands.cli import cli
 from tileprof.core.errors import OptionError
@@ -680,3 +682,60 @@ def test_malformed_source_date_epoch_fails_before_reading_inputs(tmp_path: Path)
     )
     assert result.exit_code == 2
     assert "SOURCE_DATE_EPOCH" in result.stderr and "absent" not in result.stderr
+
+
+def test_overlaps_past_2_53_below_zero_and_on_the_per_tile_path() -> None:
+    """By hand (issue 38, the quality mutants): a sample starting at 2⁶² on a tile whose
+    sample from 2⁶² − 1 runs 4 cycles overlaps it (exact past float64's 2⁵³); two tiles' samples
+    at the same negative offset do not overlap each other; and where the shifted intervals
+    would pass 2⁶² (a 2⁶¹- or 5·2⁶⁰-cycle sample beside another tile), the per-tile path counts
+    tile 1's samples at 2 and 3, which start inside its sample (0, 4), and at 1 inside
+    (0, 5·2⁶⁰)."""
+
+    def overlaps(rows: list[tuple[int, int, int]]) -> tuple[int, int]:
+        tile, offset, duration = (list(c) for c in zip(*rows, strict=True))
+        return overlapping_samples(
+            pl.DataFrame({"tile": tile, "offset": offset, "duration": duration})
+        )
+
+    assert overlaps([(0, 2**62 - 1, 4), (0, 2**62, 1)]) == (1, 1)
+    assert overlaps([(0, -10, 5), (1, -10, 5)]) == (0, 0)
+    assert overlaps([(0, 0, 2**61), (1, 0, 4), (1, 2, 1), (1, 3, 1)]) == (2, 1)
+    assert overlaps([(0, 0, 5 * 2**60), (1, 0, 5 * 2**60), (1, 1, 1)]) == (1, 1)
+
+
+@pytest.mark.filterwarnings("error")  # polars warns where it has to guess the orientation
+def test_run_quality_by_hand() -> None:
+    assert run_quality([], []).rows() == [
+        ("CPU-only traces", 0, "ok", "no trace without GPU events"),
+        ("Parser notes", 0, "ok", "nothing to note"),
+    ]
+    assert run_quality(["a.json", "b.json"], ["note 1", "note 2", "note 3"]).rows() == [
+        ("CPU-only traces", 2, "info", "a.json; b.json"),
+        ("Parser notes", 3, "info", "note 1; note 2; note 3"),
+    ]
+
+
+def test_tile_quality_of_clean_samples_by_hand() -> None:
+    """Two samples on tiles 0 and 1 of a 2-tile dump, each with metadata: every check ok."""
+    samples = sample_frame([sample(0, 0, 10, useful=5), sample(1, 0, 10, useful=5)])
+    assert tile_quality(samples, 2, "d").rows() == [
+        (
+            "Samples overlapping on one tile",
+            0,
+            "ok",
+            "d: 0 samples start before an earlier sample on the same tile ends (0 tiles)",
+        ),
+        (
+            "Tiles above tileCount",
+            0,
+            "ok",
+            "d: 0 samples on tiles ≥ 2 (0 tiles); left out of the maps",
+        ),
+        (
+            "Samples with no metadata",
+            0,
+            "ok",
+            "d: 0 of 2 samples carry no metadata; 0 carry no usefulCycles",
+        ),
+    ]

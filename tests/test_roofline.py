@@ -575,3 +575,215 @@ def test_notes_name_every_target_and_not_a_row_at_its_roofline() -> None:
         "2 rows ran faster than their roofline (marked !, roofline_fraction > 1): the spec of "
         "a gpu, b gpu (--spec) or the rows' FLOP or byte count is wrong"
     ]
+
+
+# Bytes moved by hand (issue 38, the mutation run of analyses/bytes_moved.py): each count is
+# the module docstring's rule, every input read once and every output written once, worked
+# out from dims written here. Widths: float 4, BFloat16 2, Float8 1 byte.
+F32, BF16, FP8 = "float", "c10::BFloat16", "c10::Float8_e4m3fn"
+
+
+def _moved(name: str, dims: list, types: list, concrete: list | None = None) -> tuple:
+    moved = op_bytes(name, dims, types, concrete)
+    assert moved is not None, name
+    return moved.bytes, moved.problem
+
+
+def test_linear_bytes_by_hand() -> None:
+    """x 4×3×8 bf16 (192 B), W 5×8 f32 (160 B), b 5 f32 (20 B); the output 4×3×5 at x's
+    dtype (120 B)."""
+    x, w, b = [4, 3, 8], [5, 8], [5]
+    assert _moved("aten::linear", [x, w, b], [BF16, F32, F32]) == (492, None)
+    assert _moved("aten::linear", [x, w], [BF16, F32]) == (472, None)
+    assert _moved("aten::linear", [x, w, []], [BF16, F32, ""]) == (472, None)
+    for x, w in (([4, 7], [5, 8]), ([4, 8], [5, 8, 1]), ([], [5, 8])):
+        assert _moved("aten::linear", [x, w], [F32, F32]) == (
+            None,
+            f"input {x} does not match weight {w}",
+        )
+
+
+def test_gemm_bytes_by_hand() -> None:
+    """mm 3×4 bf16 @ 4×5 f32: 24 + 80 B read, 3×5 written at A's dtype (30 B). addmm adds its
+    bias at its own size (5 f32, 20 B); bmm writes the broadcast batch of both inputs
+    (1×3×4 @ 2×4×5: 2 products of 3×5). _scaled_mm of fp8 writes 2 bytes an element."""
+    assert _moved("aten::mm", [[3, 4], [4, 5]], [BF16, F32]) == (134, None)
+    assert _moved("aten::addmm", [[5], [3, 4], [4, 5]], [F32, BF16, F32]) == (154, None)
+    assert _moved("aten::addmm", [[], [3, 4], [4, 5]], ["", BF16, F32]) == (134, None)
+    assert _moved("aten::bmm", [[1, 3, 4], [2, 4, 5]], [F32, F32]) == (
+        (12 + 40 + 2 * 15) * 4,
+        None,
+    )
+    fp8 = _moved("aten::_scaled_mm", [[16, 32], [32, 8], [], []], [FP8, FP8, F32, F32])
+    assert fp8 == (512 + 256 + 16 * 8 * 2, None)
+    assert _moved("aten::mm", [[4], [4, 5]], [F32, F32]) == (
+        None,
+        "GEMM inputs [4] and [4, 5] are not matrices",
+    )
+
+
+def test_matmul_writes_at_the_first_inputs_dtype() -> None:
+    assert _moved("aten::matmul", [[3, 4], [4, 5]], [BF16, F32]) == (24 + 80 + 30, None)
+
+
+def test_attention_bytes_by_hand() -> None:
+    """Q 1×2×4×8, K 1×2×6×8, V 1×2×6×16, bf16: 128 + 192 + 384 B read; the output 1×2×4×16
+    (Q's length, V's head size) 256 B written. The backward reads grad_out (the output's
+    size, 256 B), Q, K, V and the output, and writes dQ, dK and dV."""
+    q, k, v, out = [1, 2, 4, 8], [1, 2, 6, 8], [1, 2, 6, 16], [1, 2, 4, 16]
+    sdpa = "aten::_scaled_dot_product_flash_attention"
+    assert _moved(sdpa, [q, k, v], [BF16] * 3) == (128 + 192 + 384 + 256, None)
+    assert _moved(sdpa, [[2, 4, 8], k, v], [BF16] * 3) == (
+        None,
+        f"query [2, 4, 8] and value {v} are not 4-d",
+    )
+    backward = f"{sdpa}_backward"
+    read = 256 + 128 + 192 + 384 + 256
+    assert _moved(backward, [out, q, k, v, out, [1, 2, 4]], [BF16] * 5 + [F32]) == (
+        read + 128 + 192 + 384,
+        None,
+    )
+    # no forward output recorded: it is grad_out's size
+    assert _moved(backward, [out, q, k, v], [BF16] * 4) == (read + 128 + 192 + 384, None)
+
+
+def test_convolution_bytes_by_hand() -> None:
+    """conv2d of a 1×1×5×5 f32 input (100 B) by a 1×1×3×3 kernel (36 B) at stride 1, padding 0
+    and dilation 2: the dilated kernel spans 5, so the output is 1×1×1×1 (4 B); a bias of one
+    channel adds 4 B. Padding 1 makes it 3×3 (36 B)."""
+    x, w = [1, 1, 5, 5], [1, 1, 3, 3]
+    args = ["", "", "", "[1, 1]", "[0, 0]", "[2, 2]", "1"]
+    assert _moved("aten::conv2d", [x, w, [], [], [], [], []], [F32] * 2 + [""] * 5, args) == (
+        140,
+        None,
+    )
+    assert _moved("aten::conv2d", [x, w, [1]], [F32] * 3, args) == (144, None)
+    padded = [*args[:4], "[1, 1]", *args[5:]]
+    assert _moved("aten::conv2d", [x, w, [1]], [F32] * 3, padded) == (176, None)
+    small = ["", "", "", "[1, 1]", "[0, 0]", "[1, 1]", "1"]
+    assert _moved("aten::conv2d", [[1, 1, 2, 2], w], [F32] * 2, small) == (
+        None,
+        "kernel [3, 3] does not fit input [2, 2] (padding [0, 0])",
+    )
+
+
+def test_convolution_backward_bytes_follow_the_output_mask() -> None:
+    """grad_out 2×4×5×5 (400 B), x 2×3×7×7 (588 B), weight 4×3×3×3 (216 B), bf16, all read;
+    grad_input (588 B), grad_weight (216 B) and grad_bias (4 channels, 8 B) written as the
+    output mask (argument 10) asks."""
+    dims = [[2, 4, 5, 5], [2, 3, 7, 7], [4, 3, 3, 3]]
+    read = 400 + 588 + 216
+    for mask, written in (
+        ("[True, True, True]", 588 + 216 + 8),
+        ("[False, True, False]", 216),
+        ("[True, False, True]", 588 + 8),
+        ("[False, False, False]", 0),
+    ):
+        args = ["", "", "", "[4]", "[1]", "[0]", "[1]", "False", "[0]", "1", mask]
+        assert _moved("aten::convolution_backward", dims, [BF16] * 3, args) == (
+            read + written,
+            None,
+        ), mask
+
+
+def test_layer_norm_bytes_by_hand() -> None:
+    """x 2×4×8 bf16 normalized over [4, 8]: x read and y written (128 B each), and six tensors
+    of 32 elements (weight, bias, mean, variance read; mean, variance written): 384 B; with no
+    weight and no bias, four (256 B)."""
+    x, shape = [2, 4, 8], [4, 8]
+    args = ["", "[4, 8]", "", "", "1e-05", "True"]
+    assert _moved("aten::layer_norm", [x, [], shape, shape], [BF16] * 4, args) == (640, None)
+    assert _moved("aten::layer_norm", [x, [], [], []], [BF16] + [""] * 3, args) == (512, None)
+    assert _moved("aten::layer_norm", [x, [], shape, []], [BF16] * 3 + [""], args) == (
+        576,
+        None,
+    )
+
+
+def test_reduction_and_softmax_bytes_by_hand() -> None:
+    """sum of a 3×4 f32 (48 B) over every dim writes one element (4 B); over dim 1, 3 (12 B).
+    softmax of 2×3×4 bf16 reads 48 B and writes 48 B, or 96 B (f32) with half_to_float."""
+    assert _moved("aten::sum", [[3, 4]], [F32]) == (52, None)
+    assert _moved("aten::sum", [[3, 4]], [F32], ["", "[1]", "False"]) == (60, None)
+    assert _moved("aten::sum", [[3, 4]], [F32], ["", "[a]"]) == (
+        None,
+        "dim '[a]' is not a list of integers",
+    )
+    x = [[2, 3, 4]]
+    assert _moved("aten::_softmax", x, [BF16], ["", "-1", "False"]) == (96, None)
+    assert _moved("aten::_softmax", x, [BF16], ["", "-1", "True"]) == (144, None)
+    assert _moved("aten::_softmax", x, [BF16], ["", "-1"]) == (96, None)
+    assert _moved("aten::softmax", x, [BF16], ["", "-1", ""]) == (96, None)
+
+
+def test_elementwise_bytes_by_hand() -> None:
+    """mul of two 4-element f32 tensors into a bf16 out= tensor: 16 + 16 read, 8 written;
+    bf16 × f32 writes the wider f32 (16 B); bf16 × a Python scalar (one 4-byte element
+    read) writes bf16; a negative dim is no shape."""
+    assert _moved("aten::mul", [[4], [4], [4]], [F32, F32, BF16]) == (40, None)
+    assert _moved("aten::mul", [[4], [4]], [BF16, F32]) == (40, None)
+    assert _moved("aten::mul", [[4], []], [BF16, "Scalar"]) == (20, None)
+    assert _moved("aten::relu", [[-1, 4]], [F32]) == (
+        None,
+        "input 0 dims [-1, 4] are not non-negative integers",
+    )
+
+
+def test_op_bytes_problems_and_int64_by_hand() -> None:
+    """Each problem in full; a count of exactly 2⁶³ − 1 (add of 2⁶² − 1 one-byte elements and
+    a one-byte scalar: 2·(2⁶² − 1) + 1) fits, one of 2⁶³ + 1 does not."""
+    no_shapes = "no Input Dims / Input type (record with record_shapes=True)"
+    assert _moved("aten::mul", [[4], [4]], None) == (None, no_shapes)
+    assert _moved("aten::mul", None, [F32, F32]) == (None, no_shapes)
+    assert _moved("aten::mul", [[4], [4]], [F32, "c10::complex<float>"]) == (
+        None,
+        "dtype 'c10::complex<float>' has no known width",
+    )
+    assert _moved("aten::mul", [[4], [4]], [F32]) == (
+        None,
+        "malformed arguments (list index out of range)",
+    )
+    u8 = ["unsigned char", "unsigned char"]
+    assert _moved("aten::add", [[2**62 - 1], []], u8) == (2**63 - 1, None)
+    assert _moved("aten::add", [[2**62], []], u8) == (None, f"{2**63 + 1} bytes overflow int64")
+
+
+def test_efficient_attention_backward_reads_the_output_not_the_bias() -> None:
+    """torch's ``_scaled_dot_product_efficient_attention_backward(grad_out_, query, key, value,
+    attn_bias, out, logsumexp, ...)`` (native_functions.yaml) records the attention bias at
+    input 4 and the output at 5. The output read is grad_out's size (1×2×4×16 bf16, 256 B),
+    not the bias' (1×2×4×6, 96 B): 256 + 128 + 192 + 384 + 256 read, 128 + 192 + 384 written."""
+    q, k, v, out, bias = [1, 2, 4, 8], [1, 2, 6, 8], [1, 2, 6, 16], [1, 2, 4, 16], [1, 2, 4, 6]
+    expected = 256 + 128 + 192 + 384 + 256 + 128 + 192 + 384
+    for name in (
+        "aten::_scaled_dot_product_efficient_attention_backward",
+        "aten::_efficient_attention_backward",
+    ):
+        dims = [out, q, k, v, bias, out, [1, 2, 4]]
+        assert _moved(name, dims, [BF16] * 6 + [F32]) == (expected, None), name
+
+
+def test_layer_norm_without_its_normalized_shape_takes_the_weights() -> None:
+    """A trace without Concrete Inputs (fixtures/hta: ``aten::layer_norm`` of [2048, 125] with
+    weight and bias [125]) records no ``normalized_shape``; torch requires the weight and bias
+    to have it. x 2×4×8 bf16 over a weight of [4, 8]: 128 B read, 128 written, six tensors of
+    32 elements (384 B); over a bias alone, five (no weight read: 320 B); with neither, no
+    count rather than x's 256 B alone, which left the normalized tensors out."""
+    x, shape = [2, 4, 8], [4, 8]
+    for args in (None, [""], ["", "", "", ""], ["", "  "]):
+        assert _moved("aten::layer_norm", [x, [], shape, shape], [BF16] * 4, args) == (640, None)
+        assert _moved("aten::layer_norm", [x, [], [], shape], [BF16, "", "", BF16], args) == (
+            576,
+            None,
+        )
+        assert _moved("aten::layer_norm", [x, [], [], []], [BF16, "", "", ""], args) == (
+            None,
+            "argument 1 (normalized_shape) not recorded, nor a weight or bias",
+        ), args
+
+
+def test_zero_size_tensors_are_counted_not_refused() -> None:
+    """A dim of 0 is a size, not a fault: relu of 0×4 f32 moves nothing; mm of 3×0 @ 0×5 f32
+    reads nothing and writes its 3×5 result (60 B)."""
+    assert _moved("aten::relu", [[0, 4]], [F32]) == (0, None)
+    assert _moved("aten::mm", [[3, 0], [0, 5]], [F32, F32]) == (60, None)

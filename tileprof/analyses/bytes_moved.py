@@ -154,10 +154,12 @@ def _attention(first: int) -> Model:
 
 def _attention_backward(dims: Sequence[Any], types: Sequence[Any], c: Sequence[Any]) -> int:
     """grad_out, Q, K, V and the forward output read; dQ, dK and dV written (each the size of
-    its input). The softmax statistics (a few bytes per row) are not counted."""
+    its input). The output is counted at grad_out's size, which is its own: where it is
+    recorded differs (input 4 of flash and cuDNN; in torch's current signature of the
+    memory-efficient ops, input 5, after the attention bias). The softmax statistics (a few
+    bytes per row) and an attention bias (the forward counts none) are not counted."""
     g, q, k, v = (_tensor(dims, types, i) for i in range(4))
-    out = _tensor(dims, types, 4) if _has(dims, 4) else g
-    return g + q + k + v + out + q + k + v
+    return g + q + k + v + g + q + k + v
 
 
 def _conv_out(dims: Sequence[Any], c: Sequence[Any], at: tuple[int, int, int]) -> list[int]:
@@ -234,15 +236,23 @@ def _binary(dims: Sequence[Any], types: Sequence[Any], c: Sequence[Any]) -> int:
 
 def _layer_norm(dims: Sequence[Any], types: Sequence[Any], c: Sequence[Any]) -> int:
     """TraceLens' layer-norm count (module docstring): x read, y written, and six tensors of
-    the normalized size (weight, bias, mean and variance read; mean and variance written)."""
+    the normalized size (weight, bias, mean and variance read; mean and variance written).
+    The normalized size is ``normalized_shape`` as recorded, else the weight's or the bias'
+    shape (torch requires it to be ``normalized_shape``: traces without Concrete Inputs), else
+    there is no count."""
     from tileprof.analyses.flops import WorkError, _ints
 
     x = _dims(dims, 0)
     text = str(c[1]) if len(c) > 1 else ""
-    try:
-        shape = _ints(c, 1, text.count(",") + 1, 0)
-    except WorkError as exc:
-        raise BytesError(str(exc)) from None
+    if text.strip():
+        try:
+            shape = _ints(c, 1, text.count(",") + 1, 0)
+        except WorkError as exc:
+            raise BytesError(str(exc)) from None
+    elif _has(dims, 2) or _has(dims, 3):
+        shape = _dims(dims, 2 if _has(dims, 2) else 3)
+    else:
+        raise BytesError("argument 1 (normalized_shape) not recorded, nor a weight or bias")
     w = width(types[0])
     tensors = 2 + (1 if _has(dims, 2) else 0) + (1 if _has(dims, 3) else 0) + 2
     return 2 * prod(x) * w + tensors * prod(shape) * w
