@@ -10,9 +10,11 @@ Each stage is its own Python process (``ingest.measure``: wall time, peak RSS of
 process), the stages alternating within each round so that a noisy neighbour slows them alike;
 the table shows medians. The floor is timed inside one process after its imports, on the same
 bytes: reading the file, serde_json's validate-only pass (``IgnoredAny``: every byte checked,
-nothing built; the JSON crate the decoder uses) and the Kineto decoder alone
-(``decode_kineto_bytes``, columns only, no frame) on one thread and on two. The load
-average is printed with it.
+nothing built; the JSON crate the decoder uses), the Kineto decoder alone
+(``decode_kineto_bytes``, columns only, no frame) on one thread and on two, and the two readers
+that the commands run on a file, each reading it through its window (``decode_kineto_file``
+on two threads, the checks' ``decode_kineto_inventory_file``). The load average is printed
+with it.
 """
 
 from __future__ import annotations
@@ -49,9 +51,19 @@ del found
 began = time.perf_counter()
 found, why = _native.decode_kineto_bytes(data, 2)
 two = time.perf_counter() - began
+del found, data
+began = time.perf_counter()
+found, streamed_why = _native.decode_kineto_file(path, 2)
+streamed = time.perf_counter() - began
+del found
+began = time.perf_counter()
+found, inventory_why = _native.decode_kineto_inventory_file(path)
+inventory = time.perf_counter() - began
 print(json.dumps({"read the file": read, "serde_json validate-only": validate,
                   "Kineto decoder, 1 thread": one, "Kineto decoder, 2 threads": two,
-                  "declined": why}))
+                  "Kineto decoder from the file, 2 threads": streamed,
+                  "inventory from the file": inventory,
+                  "declined": why or streamed_why or inventory_why}))
 """
 
 
@@ -60,6 +72,8 @@ FLOOR_STEPS = (
     "serde_json validate-only",
     "Kineto decoder, 1 thread",
     "Kineto decoder, 2 threads",
+    "Kineto decoder from the file, 2 threads",
+    "inventory from the file",
 )
 
 
