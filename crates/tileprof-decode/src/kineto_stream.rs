@@ -95,12 +95,9 @@ pub fn decode_stream<C: WindowColumns>(
         limit,
     };
     let mut trace = StreamedTrace::default();
-    if text.buf.starts_with(b"\xef\xbb\xbf") {
-        return Err(declined("a byte-order mark")); // the Python reader drops it
-    }
     let mut position = text.space_from(0)?;
     if text.byte_at(position)? != Some(b'{') {
-        return Err(declined("not an object"));
+        return Err(declined("not an object")); // a byte-order mark too: the Python reader drops it
     }
     position = text.space_from(position + 1)?;
     if text.byte_at(position)? == Some(b'}') {
@@ -170,11 +167,12 @@ fn stream_events<C: WindowColumns>(
     loop {
         text.consume(position)?;
         text.fill_to(window)?;
-        let held = text.buf.len();
+        let held = whole_characters(&text.buf, text.eof)?;
         let limit = if text.eof { held } else { held - held / 4 };
-        match C::decode_window(&text.buf, limit, split) {
+        let data = &text.buf[..held];
+        match C::decode_window(data, limit, split) {
             Ok((part, count, next)) => {
-                trace.columns.take(part, events, &text.buf, &mut trace.kept);
+                trace.columns.take(part, events, data, &mut trace.kept);
                 events += count;
                 match next {
                     Next::End(close) => return Ok(close),
@@ -187,6 +185,18 @@ fn stream_events<C: WindowColumns>(
             }
             Err(why) => return Err(why),
         }
+    }
+}
+
+/// How much of the window is whole UTF-8 characters: all of it, or up to a character that its
+/// end cuts (the rest is still to be read). Text that is not UTF-8 declines, as the whole
+/// text's check does; and the event decoder's hand reader (`kineto_fast`) takes its texts
+/// unchecked, so it must only ever see text checked so.
+fn whole_characters(data: &[u8], eof: bool) -> Result<usize, Declined> {
+    match std::str::from_utf8(data) {
+        Ok(_) => Ok(data.len()),
+        Err(error) if error.error_len().is_none() && !eof => Ok(error.valid_up_to()),
+        Err(_) => Err(declined("not UTF-8")),
     }
 }
 
@@ -480,6 +490,26 @@ mod tests {
         for window in 1..number_at_window_end.len() {
             let trace = streamed(number_at_window_end, window, window).unwrap();
             assert_eq!(trace.keys, ["schemaVersion", "traceEvents"]);
+        }
+    }
+
+    #[test]
+    fn characters_that_a_window_cuts_are_read_whole_and_bad_bytes_decline() {
+        let name = "\u{e9}\u{4e2d}\u{1f600}"; // two, three and four bytes in UTF-8
+        let event = format!(
+            r#"{{"ph": "X", "cat": "cpu_op", "name": "{name}", "pid": 1, "tid": 1, "ts": 1, "dur": 1}}"#
+        );
+        let text = format!(r#"{{"traceEvents": [{event}, {event}, {event}]}}"#);
+        let whole = kineto::decode(text.as_bytes()).unwrap();
+        for window in 1..text.len() {
+            let trace = streamed(text.as_bytes(), window, 7).unwrap();
+            assert_eq!(rows(&trace.columns), rows(&whole.columns), "{window}");
+        }
+        let mut bad = text.clone().into_bytes();
+        let last = text.rfind(name).unwrap();
+        bad[last] = 0xff; // in the third event, past the first windows
+        for window in [1, 16, 100, 1 << 20] {
+            assert!(streamed(&bad, window, 5).is_err(), "{window}");
         }
     }
 
