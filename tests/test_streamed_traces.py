@@ -1,7 +1,8 @@
 """A trace in a regular file is read through the compiled decoder's window (issue 33), never
 held whole: ``runs``, ``findings`` and ``report`` stream its inventory for the capture checks,
-then its events (``gather._streamed_trace``); ``check`` its inventory; ``breakdown`` and
-``runs --ops`` its events (``load_timeline``, ``read_kineto_events``).
+then its events (``gather._streamed_trace``); ``check`` its inventory; ``breakdown``,
+``runs --ops`` and ``critical`` its events (``load_timeline``, ``read_kineto_events``,
+``gpu_critical.read_trace``).
 
 Each command's output is held to the output it gives when every file is read whole (the
 streaming turned off in the same process), on real traces, plain and gzip, one and a job's
@@ -32,6 +33,7 @@ COMMANDS = [
     ["report"],
     ["breakdown", "--format", "json"],
     ["check"],
+    ["critical"],
 ]
 _GENERATED = re.compile(r"<dt>Generated</dt><dd>[^<]*</dd>")
 

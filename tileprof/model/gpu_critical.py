@@ -34,16 +34,20 @@ removed, and each of the three kernels longest on the path at half its time."""
 def read_trace(path: Path) -> FileRead | None:
     """``path`` read once when it is a PyTorch profiler trace or an nsys SQLite export; None
     for a tile dump (recognised from its head, left to the tile loader) or a file that reads
-    as no known input (the tile-dump reading reports it)."""
+    as no known input (the tile-dump reading reports it). A trace in a regular file is decoded
+    through the compiled decoder's window (``streamed_trace``), so the traces of a command are
+    not all in memory at once; streaming raises nothing (a file it declines is read whole), so
+    which of two bad files is reported first is as before."""
     from tileprof.core.errors import InputError
     from tileprof.inputs.gpu.nsys_sqlite import KIND as NSYS
-    from tileprof.inputs.sources import TRACE, read_input
+    from tileprof.inputs.sources import TRACE, read_input, streamed_trace
 
     try:
-        found = read_input(path, digest=False)
+        found = read_input(path, digest=False, stream=streamed_trace)
     except InputError:
         return None
-    return found if found.kind in (TRACE, NSYS) and found.data is not None else None
+    readable = found.data is not None or found.streamed
+    return found if found.kind in (TRACE, NSYS) and readable else None
 
 
 def export_steps(path: Path, data: bytes) -> list[tuple[int, list[StepPath]]]:
