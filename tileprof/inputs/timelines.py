@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 from tileprof.core.errors import InputError
 from tileprof.core.gpu_events import GpuTimeline
-from tileprof.inputs import _by_json_keys, _sniff, detect
+from tileprof.inputs import _sniff, detect
 from tileprof.inputs._common import read_bytes
 
 if TYPE_CHECKING:
-    from tileprof.inputs.gpu.kineto import PendingEvents
+    from tileprof.inputs.sources import FileRead
 
 TIMELINE_FORMATS: tuple[str, ...] = (_sniff.TRACE, _sniff.NSYS_SQLITE, _sniff.TENSTORRENT)
 """The formats that hold a GPU timeline."""
@@ -34,7 +34,7 @@ def load_timeline(path: str | Path) -> GpuTimeline:
 
     streamed = _streamed_trace(path)
     if streamed is not None:
-        return timeline_of(streamed.events())
+        return timeline_of(streamed.kineto_events())
     data = read_bytes(Path(path))
     kind = detect(path, data, TIMELINE_KINDS).name
     if kind != _sniff.TRACE:
@@ -46,25 +46,17 @@ def load_timeline(path: str | Path) -> GpuTimeline:
     return timeline_of(pending.events())
 
 
-def _streamed_trace(path: str | Path) -> PendingEvents | None:
-    """The PyTorch trace in the regular file at ``path`` decoded through a bounded window
-    (``kineto.decode_file``): peak memory is the decoder's columns, not the file as well (626
-    MB of text on the issue 33 trace). None when the file is not a regular one (a pipe is read
-    whole), the decoder declines it, or its top-level keys show another kind than ``detect``'s
-    trace: the caller then reads it whole, as before, which words any error."""
+def _streamed_trace(path: str | Path) -> FileRead | None:
+    """The PyTorch trace in the regular file at ``path`` decoded through the compiled decoder's
+    bounded window (``sources.streamed_trace``): peak memory is the decoder's columns, not the
+    file as well (626 MB of text on the issue 33 trace). None when the file is not a regular
+    one (a pipe is read whole), the decoder declines it, or its top-level keys show another
+    kind: the caller then reads it whole, as before, which words any error."""
     if path == "-" or not Path(path).is_file():
         return None
-    from tileprof.inputs.gpu.kineto import decode_file
+    from tileprof.inputs.sources import streamed_trace
 
-    found = decode_file(path)
-    if found is None:
-        return None
-    pending, keys = found
-    try:
-        kind = _by_json_keys(path, keys, TIMELINE_KINDS).name
-    except InputError:
-        return None
-    return pending if kind == _sniff.TRACE else None
+    return streamed_trace(Path(path))
 
 
 def parse_timeline(path: str | Path, kind: str, data: bytes) -> GpuTimeline:
