@@ -65,6 +65,22 @@ impl Texts {
         self.codes.insert(text.to_owned(), code);
         code
     }
+
+    /// A closure that writes a column of `other`'s codes onto a column of these texts' codes
+    /// (`other`'s texts added here when new; `NONE` stays `NONE`): how two parts' text
+    /// columns are joined (`KinetoColumns::append`, the inventory's).
+    pub(crate) fn absorb(&mut self, other: &Texts) -> impl Fn(&mut Vec<u32>, Vec<u32>) {
+        let codes: Vec<u32> = other.values.iter().map(|t| self.code(t)).collect();
+        move |into, from| {
+            into.extend(from.into_iter().map(|code| {
+                if code == NONE {
+                    NONE
+                } else {
+                    codes[code as usize]
+                }
+            }))
+        }
+    }
 }
 
 /// A column of optional values laid out as Arrow lays one out: the values (the type's
@@ -176,16 +192,7 @@ impl KinetoColumns {
             end,
             texts,
         } = part;
-        let codes: Vec<u32> = texts.values.iter().map(|t| self.texts.code(t)).collect();
-        let text = |code: u32| {
-            if code == NONE {
-                NONE
-            } else {
-                codes[code as usize]
-            }
-        };
-        let texts_of =
-            |into: &mut Vec<u32>, from: Vec<u32>| into.extend(from.into_iter().map(text));
+        let texts_of = self.texts.absorb(&texts);
         self.index
             .extend(index.into_iter().map(|i| i + index_offset));
         texts_of(&mut self.cat, cat);

@@ -94,16 +94,7 @@ impl InventoryColumns {
             seq,
             texts,
         } = part;
-        let codes: Vec<u32> = texts.values.iter().map(|t| self.texts.code(t)).collect();
-        let text = |code: u32| {
-            if code == NONE {
-                NONE
-            } else {
-                codes[code as usize]
-            }
-        };
-        let texts_of =
-            |into: &mut Vec<u32>, from: Vec<u32>| into.extend(from.into_iter().map(text));
+        let texts_of = self.texts.absorb(&texts);
         self.index
             .extend(index.into_iter().map(|i| i + index_offset));
         texts_of(&mut self.cat, cat);

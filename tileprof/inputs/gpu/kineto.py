@@ -108,15 +108,14 @@ class PendingEvents:
 def decode_events(path: str | Path, data: bytes) -> PendingEvents:
     """``read_events`` in two halves: the first reads ``data`` now (its errors raised now), the
     second (``PendingEvents.events``) needs only what was copied out of it."""
-    from tileprof.inputs.gpu.kineto_native import comm_args, decoded_events, event_frame
+    from tileprof.inputs.gpu.kineto_native import decoded_events
 
     found = decoded_events(path, data)
     if found is None:
         ready = _read_with_msgspec(path, data)
         return PendingEvents(lambda: ready)
     frame, props_raw, info_raw = found
-    args_of = comm_args(frame, data)
-    return PendingEvents(lambda: _events(path, event_frame(frame), props_raw, info_raw, args_of))
+    return _pending(path, frame, props_raw, info_raw, data)
 
 
 def decode_file(
@@ -128,15 +127,24 @@ def decode_file(
     the decoder declines the file: the caller reads it whole (``decode_events``), which words
     the error or reads the odd document. ``window_bytes`` and ``part_bytes``: the decoder's
     defaults unless given (tests make them tiny)."""
-    from tileprof.inputs.gpu.kineto_native import comm_args, event_frame, streamed_events
+    from tileprof.inputs.gpu.kineto_native import streamed_events
 
     found = streamed_events(path, window_bytes=window_bytes, part_bytes=part_bytes)
     if found is None:
         return None
     frame, props_raw, info_raw, kept, keys = found
-    args_of = comm_args(frame, kept)
-    pending = PendingEvents(lambda: _events(path, event_frame(frame), props_raw, info_raw, args_of))
-    return pending, set(keys)
+    return _pending(path, frame, props_raw, info_raw, kept), set(keys)
+
+
+def _pending(
+    path: str | Path, frame: pl.DataFrame, props_raw: bytes, info_raw: bytes, spans: bytes
+) -> PendingEvents:
+    """The event model of the decoder's ``frame`` to be made (``PendingEvents``), the NCCL
+    events' bytes copied out of ``spans`` (what the frame's spans point into) now."""
+    from tileprof.inputs.gpu.kineto_native import comm_args, event_frame
+
+    args_of = comm_args(frame, spans)
+    return PendingEvents(lambda: _events(path, event_frame(frame), props_raw, info_raw, args_of))
 
 
 def _events(
