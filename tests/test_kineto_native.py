@@ -496,3 +496,41 @@ def test_communication_events_are_of_the_categories_whose_names_are_cast() -> No
         [("kernel", names[0], 1), ("kernel", names[0], None), ("cpu_op", names[1], 1)], key=str
     )
     assert set(chosen.get_column("cat")) <= set(COMM_CATEGORIES)
+
+
+@pytest.mark.parametrize(
+    "command, native",
+    [
+        ("breakdown", "decode_kineto_file"),
+        ("check", "decode_kineto_inventory_file"),
+        ("breakdown", "decode_kineto_bytes"),
+        ("check", "decode_kineto_inventory"),
+    ],
+    ids=["events-streamed", "inventory-streamed", "events-in-memory", "inventory-in-memory"],
+)
+def test_a_panic_in_each_kineto_reader_is_one_line(
+    command: str, native: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A panic in any of the four compiled Kineto readers (from a file or from bytes, events or
+    inventory) reaches the user as the one-line internal error, exit 2, naming the file; the
+    readers of bytes are reached by having the file readers decline."""
+    import tileprof.core._native as core
+    from tests.hostile import assert_one_line_error
+
+    def panics(*args: Any, **kwargs: Any) -> Any:
+        raise core.DecodeError("panic", None, "index out of bounds", None)
+
+    def declines(*args: Any, **kwargs: Any) -> Any:
+        return None, "declined"
+
+    if native.endswith("_file"):
+        monkeypatch.setattr(core, native, panics)
+    else:
+        monkeypatch.setattr(core, f"{native.removesuffix('_bytes')}_file", declines)
+        monkeypatch.setattr(core, native, panics)
+    path = tmp_path / "t.json"
+    path.write_bytes(AWKWARD[1])
+    message = assert_one_line_error(command, path)
+    assert (
+        message == f"{path}: internal error in the decoder (index out of bounds); please report it"
+    )

@@ -133,14 +133,15 @@ def _read_streaming_checks(path: Path, rules: CheckRules) -> tuple[FileRead, Che
 def streamed_trace_checks(path: Path, rules: CheckRules) -> Checked | None:
     """The checks of the PyTorch trace in the regular file at ``path``, its inventory read
     through the compiled reader's bounded window (``stream_inventory``), never whole. None when
-    the reader declines the file, its keys show another kind, or anything is refused: the
-    whole read (``input_checks``) then words the error."""
+    the reader declines the file, its keys show another kind, or the checks refuse it: the
+    whole read (``input_checks``) then words the error, in its order. A panic in the reader is
+    not a refusal: it is the one-line internal error."""
     from tileprof.inputs.gpu.kineto_inventory import stream_inventory
 
+    found = stream_inventory(path)
+    if found is None or kind_of_keys(path, found[1]) != TRACE:
+        return None
     try:
-        found = stream_inventory(path)
-        if found is None or kind_of_keys(path, found[1]) != TRACE:
-            return None
         return trace_checked(str(path), found[0], rules)
     except InputError:
         return None

@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 import polars as pl
 
+from tileprof.core.errors import InputError
 from tileprof.inputs.gpu.kineto import _decode_part
 
 INVENTORY_SCHEMA: dict[str, pl.DataType] = {
@@ -104,14 +105,18 @@ def stream_inventory(
     """``read_inventory`` of the trace in the file at ``path`` (plain or gzip), read through
     the compiled reader's bounded window so that its text is never held whole, and the
     document's top-level keys (the caller tells the kind from them); None when the reader
-    declines the file: the caller reads it whole."""
+    declines the file or its ``distributedInfo`` is refused: the caller reads it whole, which
+    words the error after the decoder's (``gather._decoded_trace``)."""
     from tileprof.inputs.gpu.kineto_native import streamed_inventory
 
     found = streamed_inventory(path, window_bytes=window_bytes)
     if found is None:
         return None
     frame, info_raw, keys = found
-    info = _decode_part(path, msgspec.Raw(info_raw), _Rank | None, "$.distributedInfo")  # type: ignore[arg-type]
+    try:
+        info = _decode_part(path, msgspec.Raw(info_raw), _Rank | None, "$.distributedInfo")  # type: ignore[arg-type]
+    except InputError:
+        return None
     return _inventory(path, frame.cast(pl.Schema(INVENTORY_SCHEMA)), info), set(keys)
 
 
