@@ -403,6 +403,32 @@ def test_infinite_relative_change_is_a_string_in_json(tmp_path: Path) -> None:
     assert json.loads(out)["groups"][0]["usefulCycles_relative"] == "+inf"
 
 
+def test_a_header_total_grown_from_zero_is_a_string_in_json(tmp_path: Path) -> None:
+    """A trace with no kernel against one with a 5 µs kernel: the header's totals grow from 0,
+    so their relative change is +∞, which JSON cannot hold (it was a traceback)."""
+    cpu_op = {
+        "ph": "X",
+        "cat": "cpu_op",
+        "name": "aten::mm",
+        "pid": 1,
+        "tid": 1,
+        "ts": 0,
+        "dur": 10,
+    }
+    kernel = {
+        "ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 2, "dur": 5,
+        "args": {"device": 0, "stream": 7, "correlation": 1},
+    }  # fmt: skip
+    before, after = tmp_path / "before.json", tmp_path / "after.json"
+    before.write_text(json.dumps({"traceEvents": [cpu_op]}))
+    after.write_text(json.dumps({"traceEvents": [cpu_op, kernel]}))
+    code, out, err = run("diff", str(before), str(after), "--format", "json")
+    assert (code, err) == (0, "")
+    header = json.loads(out)["header"]
+    assert header["totalUs"] == {"before": 0.0, "after": 5.0, "change": 5.0, "relative": "+inf"}
+    assert header["calls"] == {"before": 0, "after": 1, "change": 1, "relative": "+inf"}
+
+
 def test_html_page_is_deterministic_escaped_and_names_both_inputs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

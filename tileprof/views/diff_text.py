@@ -296,8 +296,8 @@ def to_document(diff: Diff, breaches: Sequence[str] = ()) -> dict[str, Any]:
     return {
         "before": _side(diff, "before"),
         "after": _side(diff, "after"),
-        "impact": diff.impact,
-        "header": diff.header,
+        "impact": _finite(diff.impact),
+        "header": _finite(diff.header),
         "broken": list(breaches),
         "groups": [_finite(row) for row in diff.shown_rows().iter_rows(named=True)],
     }
@@ -308,12 +308,16 @@ def _side(diff: Diff, which: str) -> dict[str, Any]:
     return {"path": side.label, "kind": side.kind, "sha256": side.sha256}
 
 
-def _finite(row: dict[str, Any]) -> dict[str, Any]:
-    """Infinite relative changes as the strings ``"+inf"``/``"-inf"`` (JSON has no infinity)."""
-    return {
-        k: ("+inf" if v > 0 else "-inf") if isinstance(v, float) and math.isinf(v) else v
-        for k, v in row.items()
-    }
+def _finite(value: Any) -> Any:
+    """Infinite relative changes as the strings ``"+inf"``/``"-inf"`` (JSON has no infinity),
+    in a row, the header (a total that grew from 0) or anything nested in them."""
+    if isinstance(value, float) and math.isinf(value):
+        return "+inf" if value > 0 else "-inf"
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def render_json(diff: Diff, breaches: Sequence[str] = ()) -> str:
