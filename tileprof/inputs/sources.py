@@ -352,17 +352,69 @@ KINETO_FIELDS: dict[bytes, str] = {
 }
 
 
-def source_environment(path: str | Path, kind: str, data: bytes) -> dict[str, str]:
+VERSION_TAIL_BYTES = 1 << 16
+"""How far back from a chunk's end ``trace_versions`` looks again with the next chunk: a
+version key, its colon and its value are a few dozen bytes."""
+
+
+def trace_versions(path: str | Path, chunk_bytes: int = 8 << 20) -> list[tuple[bytes, bytes]]:
+    """``KINETO_VERSIONS.findall`` of the text of the trace file at ``path`` (gzip
+    decompressed), read in chunks of ``chunk_bytes`` and never held whole. A match that reaches
+    a chunk's end, and the last ``VERSION_TAIL_BYTES`` after the last match taken, are looked
+    at again with the next chunk, so a version cut by a chunk's end is found whole, and found
+    once (a key cut and followed by more whitespace than that look-back would be missed)."""
+    found: list[tuple[bytes, bytes]] = []
+    tail = b""
+    try:
+        with _trace_text(Path(path)) as handle:
+            for chunk in iter(lambda: handle.read(chunk_bytes), b""):
+                text = tail + chunk
+                keep = _final_versions(text, found)
+                tail = text[keep:]
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(path, None, f"cannot read: {exc}") from None
+    found += KINETO_VERSIONS.findall(tail) if b"_version" in tail else []
+    return found
+
+
+def _final_versions(text: bytes, found: list[tuple[bytes, bytes]]) -> int:
+    """Append to ``found`` the version matches in ``text`` that the rest of the file cannot
+    change; return where the next scan starts (the part kept for it)."""
+    keep = max(0, len(text) - VERSION_TAIL_BYTES)  # a key cut by the chunk's end is in it
+    if b"_version" not in text:  # every match holds it; the common chunk is skipped at once
+        return keep
+    for match in KINETO_VERSIONS.finditer(text):
+        if match.end() >= len(text):  # its value may go on in the next chunk
+            return match.start()
+        found.append((match[1], match[2]))
+        keep = max(keep, match.end())
+    return keep
+
+
+def _trace_text(path: Path) -> Any:
+    """The text of the trace file at ``path``, opened for reading in chunks (gzip
+    decompressed)."""
+    import gzip
+
+    with open_input(path) as handle:
+        gzipped = handle.read(2) == GZIP_MAGIC
+    return gzip.open(path, "rb") if gzipped else open_input(path)
+
+
+def source_environment(path: str | Path, kind: str, data: bytes | None) -> dict[str, str]:
     """The software versions a GPU source states (``analyses.comparability``): a Kineto
-    trace's CUDA or HIP runtime and driver, an nsys export's driver and CUDA driver API;
+    trace's CUDA or HIP runtime and driver (``data`` None: a trace read through the decoder's
+    window, whose text is scanned from its file), an nsys export's driver and CUDA driver API;
     empty for the others."""
     if kind == TRACE:
         found: dict[str, str] = {}
-        for key, value in KINETO_VERSIONS.findall(data):
+        versions = KINETO_VERSIONS.findall(data) if data is not None else trace_versions(path)
+        for key, value in versions:
             found.setdefault(KINETO_FIELDS[key], value.decode())
         return found
     if kind == NSYS_SQLITE:
         from tileprof.inputs.gpu.nsys_sqlite import export_environment
 
+        assert data is not None  # only a PyTorch trace is read through the decoder's window
         return export_environment(path, data)
     return {}

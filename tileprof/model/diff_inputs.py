@@ -34,7 +34,13 @@ from tileprof.analyses.filters import Filters, check_epoch
 from tileprof.analyses.significance import CONFIDENCE
 from tileprof.analyses.summary import Summary, summary_from_document
 from tileprof.core.errors import OptionError
-from tileprof.inputs.sources import SUMMARY_DOCUMENT, TILE_DUMP, FileRead, read_input
+from tileprof.inputs.sources import (
+    SUMMARY_DOCUMENT,
+    TILE_DUMP,
+    FileRead,
+    read_input,
+    streamed_trace,
+)
 
 if TYPE_CHECKING:
     from tileprof.model.profile import Profile
@@ -142,10 +148,10 @@ def _document_summary(found: FileRead, options: ReadOptions) -> Summary:
 
 def _gpu_side(found: FileRead, options: ReadOptions) -> Side:
     """A GPU source's kernel (or op) rows; only ``--kernel`` applies to them."""
-    from tileprof.inputs.sources import TRACE, kineto_events_of, runs_and_calls, source_environment
+    from tileprof.inputs.sources import TRACE, runs_and_calls, source_environment
 
     path, kind, data = found.path, found.kind, found.data
-    assert data is not None
+    assert data is not None or found.streamed
     filters = options.filters
     for name, value in (
         ("--epoch", filters.epoch),
@@ -156,7 +162,7 @@ def _gpu_side(found: FileRead, options: ReadOptions) -> Side:
     ):
         if value is not None:
             raise OptionError(f"{path} is a {kind}: {name} applies to tile profiles only")
-    read = kineto_events_of(path, data) if kind == TRACE else None  # a trace decoded once
+    read = found.kineto_events() if kind == TRACE else None  # a trace decoded once
     if options.per_op and read is not None:
         from tileprof.analyses.ops import op_rows
 
@@ -165,7 +171,7 @@ def _gpu_side(found: FileRead, options: ReadOptions) -> Side:
         targets = set(read.devices.values())
         durations = None if parsed.calls is None else op_call_durations(parsed.calls)
     else:
-        runs, durations = runs_and_calls(path, kind, data, read)
+        runs, durations = runs_and_calls(path, kind, data or b"", read)
         groups = gpu_groups(runs.frame, per_op=options.per_op)
         durations = None if options.per_op else durations
         targets = set(runs.frame.get_column("target").drop_nulls().to_list())
@@ -210,7 +216,9 @@ def compare_files(
     pattern = compile_normalize(normalize)
     renames = [m if isinstance(m, Rename) else Rename.parse(m) for m in match]
     whole = not options.cache  # a cached side reads its summary, not the dump
-    reads = read_input(before, whole_dumps=whole), read_input(after, whole_dumps=whole)
+    reads = tuple(
+        read_input(path, whole_dumps=whole, stream=streamed_trace) for path in (before, after)
+    )
     check_kinds(before, reads[0].kind, after, reads[1].kind)
     sides = [read_side(found, options) for found in reads]
     if digests:

@@ -579,19 +579,27 @@ def trace_inputs(
     """The tile profile (the one tile dump among ``paths``, or the example) and the other
     files, each read once, in command-line order; a file of a kind with no timeline is an
     InputError that says which files ``trace`` draws."""
-    from tileprof.inputs.sources import SUMMARY_DOCUMENT, TILE_DUMP, FileRead, read_input
+    from tileprof.inputs.sources import (
+        SUMMARY_DOCUMENT,
+        TILE_DUMP,
+        FileRead,
+        read_input,
+        streamed_trace,
+    )
     from tileprof.model.reading import load_profile
 
     dumps: list[Path] = []
     others: list[FileRead] = []
     for path in paths:
         try:
-            found = read_input(path, reads=_TRACE_READS, digest=False)
+            found = read_input(path, reads=_TRACE_READS, digest=False, stream=streamed_trace)
         except InputError:
             if read.format_in is None:
                 raise
             found = FileRead(path, TILE_DUMP, None)  # --format-in: anything else is a dump
-        if found.kind in (TILE_DUMP, SUMMARY_DOCUMENT) or found.data is None:
+        if found.kind in (TILE_DUMP, SUMMARY_DOCUMENT) or (
+            found.data is None and not found.streamed
+        ):
             dumps.append(path)
         else:
             _check_drawable(found)
