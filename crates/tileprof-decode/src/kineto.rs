@@ -1196,6 +1196,30 @@ mod tests {
     }
 
     #[test]
+    fn a_nullable_column_is_values_and_validity_and_equals_its_options() {
+        let mut column = Nullable::<i64>::default();
+        assert!(column.is_empty());
+        column.push(Some(5));
+        column.push(None);
+        let mut more = Nullable::default();
+        more.push(Some(-3));
+        column.extend(more);
+        assert!(!column.is_empty());
+        assert_eq!(column.len(), 3);
+        assert_eq!(column.values, [5, 0, -3]);
+        assert_eq!(column.valid, [true, false, true]);
+        assert_eq!(
+            (column.get(0), column.get(1), column.get(2)),
+            (Some(5), None, Some(-3))
+        );
+        assert!(column == vec![Some(5), None, Some(-3)]);
+        // a null is not its stored default, and every row and the length count
+        assert!(column != vec![Some(5), Some(0), Some(-3)]);
+        assert!(column != vec![Some(5), None, Some(3)]);
+        assert!(column != vec![Some(5), None, Some(-3), None]);
+    }
+
+    #[test]
     fn a_thread_is_written_as_python_writes_it() {
         let data = br#"{"traceEvents": [
           {"ph": "X", "cat": "cpu_op", "pid": -0, "tid": "a\"b", "args": {"flops": null}},

@@ -508,8 +508,17 @@ mod tests {
         let mut bad = text.clone().into_bytes();
         let last = text.rfind(name).unwrap();
         bad[last] = 0xff; // in the third event, past the first windows
-        for window in [1, 16, 100, 1 << 20] {
-            assert!(streamed(&bad, window, 5).is_err(), "{window}");
+
+        // Declined where the window first holds the bad byte, as the whole text's check
+        // declines it (not read on to the text's end, where the cut text fails otherwise);
+        // a text that ends inside a character (the third name's first byte) too.
+        let cut = &text.as_bytes()[..last + 1];
+        for bad in [&bad[..], cut] {
+            assert_eq!(kineto::decode(bad).unwrap_err().0, "not UTF-8");
+            for window in [1, 16, 100, 1 << 20] {
+                let outcome = streamed(bad, window, 5);
+                assert_eq!(outcome.unwrap_err().0, "not UTF-8", "{window}");
+            }
         }
     }
 
@@ -549,6 +558,162 @@ mod tests {
                 rows(&whole.columns),
                 "{window} {part}"
             );
+        }
+    }
+
+    thread_local! {
+        /// What `Recorded::decode_window` was given and read: the window's length, the limit,
+        /// and the number of events read (-1: the window declined).
+        static WINDOWS: std::cell::RefCell<Vec<(usize, usize, i64)>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+
+    /// Columns of `C`, each window that `decode_stream` decodes recorded in `WINDOWS`.
+    #[derive(Default)]
+    struct Recorded<C>(C);
+
+    impl<C: WindowColumns> WindowColumns for Recorded<C> {
+        fn decode_window(
+            data: &[u8],
+            limit: usize,
+            split: Option<(&rayon::ThreadPool, usize)>,
+        ) -> Result<(Self, i64, Next), Declined> {
+            let outcome = C::decode_window(data, limit, split);
+            let count = outcome.as_ref().map_or(-1, |(_, count, _)| *count);
+            WINDOWS.with(|w| w.borrow_mut().push((data.len(), limit, count)));
+            outcome.map(|(columns, count, next)| (Recorded(columns), count, next))
+        }
+
+        fn take(&mut self, part: Self, index_offset: i64, data: &[u8], kept: &mut Vec<u8>) {
+            self.0.take(part.0, index_offset, data, kept);
+        }
+    }
+
+    /// The windows that `decode_stream` decodes `text` in, read from a reader that gives all
+    /// that is asked, and the columns it read.
+    fn windows_of<C: WindowColumns>(text: &[u8], window: usize) -> (Vec<(usize, usize, i64)>, C) {
+        WINDOWS.with(|w| w.borrow_mut().clear());
+        let trace: StreamedTrace<Recorded<C>> =
+            decode_stream(text, None, window, u64::MAX).unwrap();
+        (WINDOWS.with(|w| w.take()), trace.columns.0)
+    }
+
+    #[test]
+    fn a_window_holds_its_length_and_decodes_the_events_of_its_first_three_quarters() {
+        // 20 events of 53 bytes, 55 with the ", " after each: a window of 440 bytes (eight
+        // strides) decodes the six that start in its first 330; the next starts at 330.
+        let event =
+            |i: usize| format!(r#"{{"ph": "X", "cat": "cpu_op", "name": "op{i:02}", "ts": 1}}"#);
+        assert_eq!(event(0).len(), 53);
+        let events: Vec<String> = (0..20).map(event).collect();
+        let text = format!(r#"{{"traceEvents": [{}]}}"#, events.join(", "));
+        // the events' text: 20 * 55 - 2 bytes, then "]}": 1,100 bytes, read 0..440,
+        // 330..770, 660..1100 (the reader not yet at its end), then the last 110 bytes
+        // (events 18 and 19 and "]}") at the end
+        let expected = [(440, 330, 6), (440, 330, 6), (440, 330, 6), (110, 110, 2)];
+        let (windows, columns) = windows_of::<KinetoColumns>(text.as_bytes(), 440);
+        assert_eq!(windows, expected);
+        assert_eq!(columns.index, (0..20).collect::<Vec<i64>>());
+        // the inventory's windows are the same
+        let (windows, inventory) =
+            windows_of::<crate::kineto_inventory::InventoryColumns>(text.as_bytes(), 440);
+        assert_eq!(windows, expected);
+        assert_eq!(inventory.index, (0..20).collect::<Vec<i64>>());
+    }
+
+    #[test]
+    fn an_event_longer_than_the_window_doubles_it_until_the_event_ends() {
+        // one event of 200 bytes; a window of 64: 64 and 128 bytes cut it, then the text's
+        // 202 bytes from the event on (with "]}") are all there is
+        let event = format!(
+            r#"{{"ph": "X", "cat": "cpu_op", "name": "{}"}}"#,
+            "a".repeat(160)
+        );
+        assert_eq!(event.len(), 200);
+        let text = format!(r#"{{"traceEvents": [{event}]}}"#);
+        let (windows, columns) = windows_of::<KinetoColumns>(text.as_bytes(), 64);
+        assert_eq!(windows, [(64, 48, -1), (128, 96, -1), (202, 202, 1)]);
+        assert_eq!(columns.index, [0]);
+    }
+
+    #[test]
+    fn a_trace_shorter_than_the_default_window_is_one_window() {
+        let text = br#"{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "mm"}, {"ph": "i"}]}"#;
+        // the events from the first, with "]}": 42 + 2 + 11 + 2 = 57 bytes, read whole
+        let (windows, columns) = windows_of::<KinetoColumns>(text, WINDOW_BYTES);
+        assert_eq!(windows, [(57, 57, 2)]);
+        assert_eq!(columns.index, [0]);
+    }
+
+    #[test]
+    fn top_level_values_and_white_space_that_the_reads_cut_are_read_whole() {
+        // the top level is read in reads that double from one byte, so the leading spaces
+        // put the ends of the reads at every place in what follows: inside the number, the
+        // runs of spaces, right after the closing brace
+        let document = r#"{  "schemaVersion":   12345  ,  "traceEvents":   [   ]   }"#;
+        for pad in 0..70 {
+            let text = format!("{}{document}", " ".repeat(pad));
+            let trace = streamed(text.as_bytes(), 1, 1).unwrap();
+            assert_eq!(trace.keys, ["schemaVersion", "traceEvents"], "{pad}");
+            let trailing = format!("{text}   x");
+            let outcome = streamed(trailing.as_bytes(), 1, 1);
+            assert_eq!(outcome.unwrap_err().0, "trailing data", "{pad}");
+        }
+    }
+
+    /// A reader that gives `data` 4 bytes a read, and on its second read fails with `kind`.
+    struct FailsOnce<'a> {
+        data: &'a [u8],
+        reads: usize,
+        kind: ErrorKind,
+    }
+
+    impl Read for FailsOnce<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            self.reads += 1;
+            if self.reads == 2 {
+                return Err(std::io::Error::new(self.kind, "disk"));
+            }
+            let n = out.len().min(4).min(self.data.len());
+            out[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn an_interrupted_read_is_retried_and_another_read_error_declines() {
+        let text = br#"{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "mm", "ts": 2}]}"#;
+        let read = |kind| {
+            let reader = FailsOnce {
+                data: text,
+                reads: 0,
+                kind,
+            };
+            decode_stream::<KinetoColumns>(reader, None, 1 << 20, u64::MAX)
+        };
+        let trace = read(ErrorKind::Interrupted).unwrap();
+        let name = trace.columns.name[0];
+        assert_eq!(trace.columns.texts.values[name as usize], "mm");
+        assert_eq!(trace.columns.ts.get(0), Some(2.0));
+        assert_eq!(read(ErrorKind::Other).unwrap_err().0, "cannot read: disk");
+    }
+
+    #[test]
+    fn a_top_level_member_that_the_text_cuts_or_spoils_declines() {
+        let cases: [&[u8]; 4] = [
+            br#"{"traceEvents": [], "x": [1,}"#,
+            br#"{"traceEvents": [], "x": [1, 2"#,
+            br#"{"traceEvents": [], 1: 2}"#,
+            br#"{"traceEvents": [], "x"#,
+        ];
+        for case in cases {
+            for window in [1, 8, 1 << 20] {
+                assert!(
+                    streamed(case, window, 3).is_err(),
+                    "{}",
+                    String::from_utf8_lossy(case)
+                );
+            }
         }
     }
 
