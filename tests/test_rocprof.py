@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from tileprof.commands.cli import cli
+from tileprof.core.errors import InputError
 from tileprof.core.gpu_events import GPU_EVENT_COLUMNS, GPU_EVENT_SCHEMA
 from tileprof.inputs.gpu.rocprof import gpu_events
 from tileprof.inputs.sources import detect_file_kind, load_runs
@@ -151,7 +152,7 @@ def test_nan_inf_and_huge_ids_name_the_line(tmp_path: Path, column: str, value: 
     one_line(edited(tmp_path, 4, column, value), f"line 4, column '{column}'")
 
 
-@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "", "-5", "1e400"])
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "", "-5", "1e400", "2.5", "9" * 25])
 @pytest.mark.parametrize("column", ["Start_Timestamp", "End_Timestamp"])
 def test_non_finite_negative_or_empty_timestamps_are_errors(
     tmp_path: Path, column: str, value: str
@@ -198,3 +199,164 @@ def test_a_quoted_newline_in_the_last_row_is_read(tmp_path: Path) -> None:
     runs = load_runs(edited(tmp_path, last, "Kernel_Name", "multi\nline<\u2028>")).frame
     assert "multi\nline<\u2028>" in runs["kernel"].to_list()
     assert runs["calls"].sum() == last - 1
+
+
+# --- a trace written by hand (issue 38): every figure stated from the cells below ----------
+
+HAND = (
+    "Kind,Agent_Id,Queue_Id,Stream_Id,Kernel_Name,Correlation_Id,Start_Timestamp,End_Timestamp,"
+    "LDS_Block_Size,Scratch_Size,Vgpr_Count,Accum_VGPR_Count,SGPR_Count,"
+    "Workgroup_Size_X,Workgroup_Size_Y,Workgroup_Size_Z,Grid_Size_X,Grid_Size_Y,Grid_Size_Z\n"
+    "KERNEL_DISPATCH,Agent 1,5,7,gemm,11,1000,3000,512,0,32,8,16,64,2,1,1024,4,1\n"
+    " KERNEL_DISPATCH ,Agent 3,5,7,ncclAllReduce,13,2000,2500,0,0,8,0,8,32,1,1,32,1,1\n"
+    "MEMORY_COPY,Agent 1,5,7,copy,14,100,200,0,0,0,0,0,1,1,1,1,1,1\n"
+    "KERNEL_DISPATCH,Agent 1,6,9,gemm,12,4000,9000,1024,16,24,4,40,128,1,1,2048,1,1\n"
+    "KERNEL_DISPATCH,Agent 3,6,9,tiny,15,9007199254740993,9007199254740995,0,0,4,0,4,1,1,1,1,1,1\n"
+)
+"""Two agents; gemm twice on agent 1 (2 µs on stream 7, then 5 µs on stream 9), an NCCL
+kernel on agent 3 (0.5 µs), a copy row (not a dispatch: left out), and a 2 ns kernel whose
+timestamps are past 2^53 (a Float64 would read 9007199254740992 and ...996: 4 ns)."""
+
+
+def test_a_hand_written_trace_gives_each_dispatch_and_run_by_hand(tmp_path: Path) -> None:
+    from tileprof.inputs.gpu.rocprof import parse, read_dispatches
+
+    path = tmp_path / "hand_kernel_trace.csv"
+    path.write_text(HAND)
+    events = read_dispatches(path, HAND.encode())
+    assert events.select(
+        "device", "stream", "kind", "start_ns", "end_ns", "name", "correlation"
+    ).rows() == [
+        (1, 7, "kernel", 1000, 3000, "gemm", 11),
+        (3, 7, "comm", 2000, 2500, "ncclAllReduce", 13),
+        (1, 9, "kernel", 4000, 9000, "gemm", 12),
+        (3, 9, "kernel", 9007199254740993, 9007199254740995, "tiny", 15),
+    ]
+    figures = ["short_name", "lds_bytes", "scratch_bytes", "vgpr", "accum_vgpr", "sgpr"]
+    assert events.select(*figures, "grid", "block").rows() == [
+        ("gemm", 512, 0, 32, 8, 16, "1024x4x1", "64x2x1"),
+        ("ncclAllReduce", 0, 0, 8, 0, 8, "32x1x1", "32x1x1"),
+        ("gemm", 1024, 16, 24, 4, 40, "2048x1x1", "128x1x1"),
+        ("tiny", 0, 0, 4, 0, 4, "1x1x1", "1x1x1"),
+    ]
+    parsed = parse(path, HAND.encode())
+    assert parsed.metadata == {"agents": [1, 3], "dispatches": 4}
+    runs = parsed.frame
+    shown = ["target", "device", "source", "kernel", "calls", "total_us", "p50_us", "p95_us"]
+    assert runs.select(*shown, "max_us", "time_us").rows() == [
+        (
+            "AMD GPU",
+            "agent 1",
+            "hand_kernel_trace.csv: agent 1",
+            "gemm",
+            2,
+            7.0,
+            2.0,
+            5.0,
+            5.0,
+            3.5,
+        ),
+        (
+            "AMD GPU",
+            "agent 3",
+            "hand_kernel_trace.csv: agent 3",
+            "ncclAllReduce",
+            1,
+            0.5,
+            0.5,
+            0.5,
+            0.5,
+            0.5,
+        ),
+        (
+            "AMD GPU",
+            "agent 3",
+            "hand_kernel_trace.csv: agent 3",
+            "tiny",
+            1,
+            0.002,
+            0.002,
+            0.002,
+            0.002,
+            0.002,
+        ),
+    ]
+    gemm, nccl, tiny = (json.loads(m) for m in runs["metadata"])
+    # the largest of each resource over the kernel's dispatches; grid and block of the first
+    assert gemm == {
+        "category": "kernel",
+        "streams": "7,9",
+        "grid_work_items": "1024x4x1",
+        "workgroup": "64x2x1",
+        "lds_bytes": 1024,
+        "scratch_bytes": 16,
+        "vgpr": 32,
+        "accum_vgpr": 8,
+        "sgpr": 40,
+    }
+    assert nccl["category"] == "kernel" and nccl["streams"] == "7"
+    assert tiny["grid_work_items"] == "1x1x1" and tiny["vgpr"] == 4
+
+
+def test_a_kernel_that_ends_before_it_starts_is_named(tmp_path: Path) -> None:
+    """Line 3's subtract_kernel starts at 2414192765424862: an end 1 ns before is refused,
+    naming the kernel (a name past 120 characters shortened to 120)."""
+    path = edited(tmp_path, 3, "End_Timestamp", "2414192765424861")
+    one_line(path, "kernel 'subtract_kernel(float*, float const*, float const*, int, int)'")
+    with pytest.raises(InputError) as caught:
+        gpu_events(path, path.read_bytes())
+    assert str(caught.value) == (
+        f"{path}: kernel 'subtract_kernel(float*, float const*, float const*, int, int)': "
+        "ends before it starts"
+    )
+    rows = list(csv.reader(io.StringIO(path.read_text(), newline="")))
+    rows[2][rows[0].index("Kernel_Name")] = LONG
+    long = tmp_path / "long.csv"
+    long.write_text("\n".join(",".join(f'"{c}"' for c in r) for r in rows) + "\n")
+    with pytest.raises(InputError) as caught:
+        gpu_events(long, long.read_bytes())
+    where = caught.value.where or ""
+    assert len(where) == len("kernel ''") + 120 and "…" in where
+    assert where.startswith("kernel 'void gemm<cute::tuple<int, int>, ")
+
+
+def test_the_agent_column_is_named_as_the_file_spells_it(tmp_path: Path) -> None:
+    data = edited(tmp_path, 4, "Agent_Id", "GPU x").read_bytes()
+    path = tmp_path / "lower.csv"
+    path.write_bytes(data.replace(b'"Agent_Id"', b'"agent_id"', 1))
+    with pytest.raises(InputError) as caught:  # the reader's own case folding
+        gpu_events(path, path.read_bytes())
+    assert str(caught.value) == f"{path}: line 4, column 'agent_id': not an agent: 'GPU x'"
+
+
+def test_dispatches_of_one_start_and_end_keep_the_files_order(tmp_path: Path) -> None:
+    head = "Kind,Agent_Id,Kernel_Name,Start_Timestamp,End_Timestamp\n"
+    rows = [f"KERNEL_DISPATCH,1,{k},100,200\n" for k in ("zeta", "alpha", "mid", "beta")]
+    data = (head + "".join(rows) + "KERNEL_DISPATCH,1,first,50,60\n").encode()
+    events = gpu_events(tmp_path / "ties.csv", data)
+    assert events["name"].to_list() == ["first", "zeta", "alpha", "mid", "beta"]
+
+
+def test_dispatches_without_an_agent_keep_their_run_and_resources(tmp_path: Path) -> None:
+    """An empty Agent_Id is no agent (device null): its kernel's row stays, with the largest
+    LDS of its dispatches (512 and 64 bytes: 512)."""
+    from tileprof.inputs.gpu.rocprof import parse
+
+    data = (
+        b"Kind,Agent_Id,Kernel_Name,Start_Timestamp,End_Timestamp,LDS_Block_Size\n"
+        b"KERNEL_DISPATCH,,k,1000,3000,512\n"
+        b"KERNEL_DISPATCH,,k,5000,6000,64\n"
+    )
+    parsed = parse(tmp_path / "none.csv", data)
+    assert parsed.metadata == {"agents": [], "dispatches": 2}
+    row = parsed.frame.row(0, named=True)
+    assert parsed.frame.height == 1 and row["device"] is None and row["calls"] == 2
+    assert row["total_us"] == pytest.approx(3.0)
+    assert json.loads(row["metadata"])["lds_bytes"] == 512
+
+
+def test_an_agents_target() -> None:
+    from tileprof.inputs.gpu.rocprof import agent_target
+
+    assert agent_target(None) == "AMD GPU"
+    assert agent_target(2) == "AMD GPU (agent 2)"

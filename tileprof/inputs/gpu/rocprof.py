@@ -121,7 +121,10 @@ def parse(path: str | Path, data: bytes) -> ParsedRuns:
     )
     name = Path(path).name
     rows = []
-    agg = aggregate(dispatches).join(resources, on=["device", "name"], how="left")
+    # a dispatch without an agent (an empty Agent_Id) keeps its resources: null matches null
+    agg = aggregate(dispatches).join(
+        resources, on=["device", "name"], how="left", nulls_equal=True, maintain_order="left"
+    )
     for r in agg.iter_rows(named=True):
         meta: dict[str, Any] = {
             "category": "kernel",
