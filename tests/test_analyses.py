@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
 from tests.samples import profile as load_samples
 from tests.samples import sample
+from tileprof.analyses.balance import tile_balance
 from tileprof.analyses.filters import Filters
 from tileprof.model.profile import Profile
 
@@ -38,6 +40,17 @@ def test_tile_balance_counts_every_tile(tiny: Profile) -> None:
     assert tiny.tile_balance(Filters(epoch=2))["busyCycles"].to_list() == [0, 0, 10, 0]
     with pytest.raises(TypeError):
         tiny.tile_balance(Filters(), epoch=1)
+
+
+def test_tile_balance_by_hand() -> None:
+    # tile 0 busy 5 + 7, tile 2 busy 3, tiles 1 and 3 idle; tile 5 is past tileCount 4
+    matched = pl.DataFrame({"tile": [0, 0, 2, 5], "duration": [5, 7, 3, 100]})
+    balance = tile_balance(matched, 4)
+    assert balance.busy.dtype == np.int64  # cycles, not floats
+    assert balance.busy.tolist() == [12, 0, 3, 0]
+    assert (balance.minimum, balance.mean, balance.maximum) == (0, 3.75, 12)
+    # the first idle tile is the least busy one
+    assert (balance.idle_tiles, balance.min_tile, balance.max_tile) == (2, 1, 0)
 
 
 def test_occupancy_lists_busy_cells_with_their_group(tiny: Profile) -> None:

@@ -10,7 +10,10 @@ mutmut state and a change of test files does not invalidate another module's res
 resets every result when its test selection changes). Prints the counts per status and writes
 each survivor's diff to ``survivors.txt`` in the scratch copy. ``--sample N`` runs a stated random
 sample instead of every mutant: ``random.Random(seed).sample`` of the sorted mutant names, N of
-them (mutmut generates the mutants first, in a run that matches none). See docs/testing.md.
+them (mutmut generates the mutants first, in a run that matches none). ``--direct`` runs the
+chosen mutants one at a time as ``--verify`` does (``MUTANT_UNDER_TEST=<name> pytest -x``, 120 s
+limit) instead of through mutmut's workers, which stalled on some modules under load (every
+mutant a timeout), and writes the names not killed to ``survivors.txt``. See docs/testing.md.
 """
 
 from __future__ import annotations
@@ -70,7 +73,9 @@ def scratch_copy(module: str, path: str, tests: list[str], deselect: list[str]) 
     return scratch
 
 
-def verify(scratch: Path, names: list[str], tests: list[str], deselect: list[str]) -> None:
+def verify(
+    scratch: Path, names: list[str], tests: list[str], deselect: list[str]
+) -> dict[str, str]:
     """Run each mutant that was not killed again, directly, against the current tests.
 
     mutmut reports a mutant that makes a test loop forever as it finds it under its CPU
@@ -80,6 +85,7 @@ def verify(scratch: Path, names: list[str], tests: list[str], deselect: list[str
     mutated = scratch / "mutants"
     shutil.copytree(ROOT / "tests", mutated / "tests", dirs_exist_ok=True)
     args = [*tests, *(f"--deselect={d}" for d in deselect)]
+    statuses = {}
     for name in names:
         env = {**os.environ, "MUTANT_UNDER_TEST": name}
         command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:randomly", *args]
@@ -88,9 +94,13 @@ def verify(scratch: Path, names: list[str], tests: list[str], deselect: list[str
                 command, cwd=mutated, env=env, capture_output=True, timeout=120, check=False
             ).returncode
         except subprocess.TimeoutExpired:
-            print(f"hangs    {name}")
+            print(f"hangs    {name}", flush=True)
+            statuses[name] = "hangs"
             continue
-        print(f"{'killed' if code == 1 else 'survives' if code == 0 else f'exit {code}'}  {name}")
+        status = "killed" if code == 1 else "survives" if code == 0 else f"exit {code}"
+        print(f"{status}  {name}", flush=True)
+        statuses[name] = status
+    return statuses
 
 
 def sampled(
@@ -115,6 +125,9 @@ def main() -> int:
     )
     parser.add_argument("--sample", type=int, help="run this many mutants, drawn by --seed")
     parser.add_argument("--seed", type=int, default=38)
+    parser.add_argument(
+        "--direct", action="store_true", help="run the chosen mutants directly, one at a time"
+    )
     args = parser.parse_args()
     table = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     modules = table["tool"]["tileprof"]["mutation"]
@@ -128,6 +141,17 @@ def main() -> int:
         text = (scratch / "survivors.txt").read_text(encoding="utf-8")
         names = [line[3:].partition(":")[0] for line in text.splitlines() if line.startswith("## ")]
         verify(scratch, names, entry["tests"], entry.get("deselect", []))
+        return 0
+    if args.direct:
+        every = 2**31  # without --sample: every mutant
+        names = sampled(scratch, mutmut, entry["path"], dotted, args.sample or every, args.seed)
+        statuses = verify(scratch, names, entry["tests"], entry.get("deselect", []))
+        counts = Counter(statuses.values())
+        print(f"{args.module}: {dict(sorted(counts.items()))}")
+        print(f"{args.module}: killed {counts['killed']} of {len(names)}")
+        # the names not killed, for --verify against later tests
+        lines = [f"## {n}: {s}" for n, s in sorted(statuses.items()) if s != "killed"]
+        (scratch / "survivors.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
         return 0
     chosen = [f"{dotted}.*"]
     if args.sample:
