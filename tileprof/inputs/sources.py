@@ -10,13 +10,14 @@ the bytes read, so that nothing reads it a second time.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
 import re
 import stat
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -391,14 +392,20 @@ def _final_versions(text: bytes, found: list[tuple[bytes, bytes]]) -> int:
     return keep
 
 
-def _trace_text(path: Path) -> Any:
-    """The text of the trace file at ``path``, opened for reading in chunks (gzip
+@contextlib.contextmanager
+def _trace_text(path: Path) -> Iterator[Any]:
+    """The text of the trace file at ``path``, opened once for reading in chunks (gzip
     decompressed)."""
     import gzip
 
-    with open_input(path) as handle:
-        gzipped = handle.read(2) == GZIP_MAGIC
-    return gzip.open(path, "rb") if gzipped else open_input(path)
+    with open_input(path) as raw:
+        gzipped = raw.read(2) == GZIP_MAGIC
+        raw.seek(0)
+        if not gzipped:
+            yield raw
+            return
+        with gzip.GzipFile(fileobj=raw, mode="rb") as text:
+            yield text
 
 
 def source_environment(path: str | Path, kind: str, data: bytes | None) -> dict[str, str]:
