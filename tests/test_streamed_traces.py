@@ -13,6 +13,7 @@ ranks together; the whole read is refused meanwhile, so the streaming is what ra
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -84,16 +85,35 @@ def _streaming_off(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_streamed_commands_say_what_whole_reads_say(
     command: list[str], plain: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    traces = [*TRACES, *RANKS] if command[0] != "breakdown" else RANKS
+    paths = _copies(traces, tmp_path, plain)
+    _assert_streamed_as_whole(_output, command, paths, tmp_path, monkeypatch)
+
+
+def _copies(traces: list[Path], folder: Path, plain: bool) -> list[Path]:
+    """``traces`` copied into ``folder``, as written or (``plain``) gunzipped."""
     paths = []
-    for i, trace in enumerate([*TRACES, *RANKS] if command[0] != "breakdown" else RANKS):
-        copy = tmp_path / (f"{i}_{trace.name}".removesuffix(".gz") if plain else trace.name)
+    for i, trace in enumerate(traces):
+        copy = folder / (f"{i}_{trace.name}".removesuffix(".gz") if plain else trace.name)
         copy.write_bytes(read_bytes(trace) if plain else trace.read_bytes())
         paths.append(copy)
+    return paths
+
+
+def _assert_streamed_as_whole(
+    output: Callable[[list[str], list[Path], Path], str],
+    command: list[str],
+    paths: list[Path],
+    folder: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``command``'s output over ``paths`` with their whole reads refused equals its output
+    with the streaming turned off."""
     with monkeypatch.context() as patched:
         _whole_reads_refused(patched, paths)
-        streamed = _output(command, paths, tmp_path)
+        streamed = output(command, paths, folder)
     _streaming_off(monkeypatch)
-    assert streamed == _output(command, paths, tmp_path)
+    assert streamed == output(command, paths, folder)
 
 
 def test_the_checks_across_ranks_are_made_from_streamed_inventories(
@@ -139,16 +159,8 @@ def test_diff_and_trace_of_streamed_traces_say_what_whole_reads_say(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    paths = []
-    for trace in pair:
-        copy = tmp_path / (trace.name.removesuffix(".gz") if plain else trace.name)
-        copy.write_bytes(read_bytes(trace) if plain else trace.read_bytes())
-        paths.append(copy)
-    with monkeypatch.context() as patched:
-        _whole_reads_refused(patched, paths)
-        streamed = _pair_output(command, paths, tmp_path)
-    _streaming_off(monkeypatch)
-    assert streamed == _pair_output(command, paths, tmp_path)
+    paths = _copies(pair, tmp_path, plain)
+    _assert_streamed_as_whole(_pair_output, command, paths, tmp_path, monkeypatch)
 
 
 def _versioned_trace(runtime: str, driver: str) -> bytes:
