@@ -362,6 +362,19 @@ mod tests {
         decode_stream(Trickle { data, step }, None, window, u64::MAX)
     }
 
+    /// Each case is declined, whatever the window (one byte, eight, 1 MiB).
+    fn assert_declined_at_every_window(cases: &[&[u8]]) {
+        for case in cases {
+            for window in [1, 8, 1 << 20] {
+                assert!(
+                    streamed(case, window, 3).is_err(),
+                    "{}",
+                    String::from_utf8_lossy(case)
+                );
+            }
+        }
+    }
+
     const TRACE: &str = r#"{"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "A100"}],
       "traceEvents": [
         {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce", "pid": 0, "tid": 7,
@@ -477,15 +490,7 @@ mod tests {
             b"{\"traceEvents\": [{\"name\": \"\xff\"}]}",
             b"\xef\xbb\xbf{\"traceEvents\": []}",
         ];
-        for case in cases {
-            for window in [1, 8, 1 << 20] {
-                assert!(
-                    streamed(case, window, 3).is_err(),
-                    "{}",
-                    String::from_utf8_lossy(case)
-                );
-            }
-        }
+        assert_declined_at_every_window(&cases);
         let number_at_window_end = br#"{"schemaVersion": 12345, "traceEvents": []}"#;
         for window in 1..number_at_window_end.len() {
             let trace = streamed(number_at_window_end, window, window).unwrap();
@@ -706,15 +711,7 @@ mod tests {
             br#"{"traceEvents": [], 1: 2}"#,
             br#"{"traceEvents": [], "x"#,
         ];
-        for case in cases {
-            for window in [1, 8, 1 << 20] {
-                assert!(
-                    streamed(case, window, 3).is_err(),
-                    "{}",
-                    String::from_utf8_lossy(case)
-                );
-            }
-        }
+        assert_declined_at_every_window(&cases);
     }
 
     fn inventory_rows(columns: &crate::kineto_inventory::InventoryColumns) -> Vec<String> {
