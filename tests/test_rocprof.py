@@ -360,3 +360,20 @@ def test_an_agents_target() -> None:
 
     assert agent_target(None) == "AMD GPU"
     assert agent_target(2) == "AMD GPU (agent 2)"
+
+
+def test_a_header_in_another_case_is_detected_and_read_as_the_reader_matches_it(
+    tmp_path: Path,
+) -> None:
+    """The reader matches column names without regard to case; detection must too, or the
+    same file is "unknown format" before the reader could read it."""
+    lines = TRACE.read_text().splitlines(keepends=True)
+    want = load_runs(TRACE).frame
+    for spelled in (str.lower, str.upper):
+        path = tmp_path / f"{spelled.__name__}_kernel_trace.csv"
+        path.write_text(spelled(lines[0]) + "".join(lines[1:]))
+        assert detect_file_kind(path)[0] == "rocprofv3 kernel trace"
+        runs = load_runs(path).frame
+        assert runs.select("kernel", "calls", "total_us", "max_us").equals(
+            want.select("kernel", "calls", "total_us", "max_us")
+        )

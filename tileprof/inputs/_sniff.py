@@ -195,8 +195,10 @@ ROCPROF_REQUIRED = frozenset(
 
 
 def rocprof_trace(content: Content) -> bool:
-    """A rocprofv3 kernel trace CSV: its header names the dispatch columns."""
-    return set(csv_header(content)) >= ROCPROF_REQUIRED
+    """A rocprofv3 kernel trace CSV: its header names the dispatch columns, in any case (the
+    reader matches column names without regard to case, so detection does too)."""
+    header = {column.lower() for column in csv_header(content)}
+    return header >= {column.lower() for column in ROCPROF_REQUIRED}
 
 
 NCU_REQUIRED = frozenset({"ID", "Kernel Name", "Section Name", "Metric Name", "Metric Value"})
