@@ -1,0 +1,144 @@
+"""The compiled module's boundary (crates/tileprof-native): what it takes from a polars frame.
+
+The layer reads columns in place through Arrow and refuses what the compiled code cannot take
+(nulls where it needs values) with its own error, rather than reading the values behind a
+null. A column that merely carries a validity buffer with no null in it (polars keeps one
+after ``fill_null``) is a full column. These are the contracts that the mutation run over the
+layer (``tools/mutation_native.py``) found no test for.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tileprof.core import _native
+
+
+def ops_frame(**replaced: pl.Series) -> pl.DataFrame:
+    """Three ops on one thread, the second nested in the first: ``op_nesting``'s input."""
+    frame = pl.DataFrame(
+        {
+            "thread": [0, 0, 1],
+            "ts": [0.0, 1.0, 0.0],
+            "dur": [10.0, 2.0, 5.0],
+            "candidate": [1, 1, 1],
+            "composite": [0, 0, 0],
+        },
+        schema={
+            "thread": pl.Int64,
+            "ts": pl.Float64,
+            "dur": pl.Float64,
+            "candidate": pl.UInt8,
+            "composite": pl.UInt8,
+        },
+    )
+    return frame.with_columns(**replaced).rechunk()
+
+
+def nesting(frame: pl.DataFrame) -> pl.DataFrame:
+    return pl.DataFrame(_native.op_nesting(frame))
+
+
+def test_a_column_with_a_validity_buffer_and_no_null_is_a_full_column() -> None:
+    with_buffer = pl.Series([0, None, 1], dtype=pl.Int64).fill_null(0)
+    assert with_buffer.to_arrow().buffers()[0] is not None  # the case: a buffer, no null
+    floats = pl.Series([0.0, None, 0.0], dtype=pl.Float64).fill_null(1.0)
+    assert floats.to_arrow().buffers()[0] is not None
+    want = nesting(ops_frame())
+    assert want["parent"].to_list() == [None, 0, None]
+    assert nesting(ops_frame(thread=with_buffer)).equals(want)
+    assert nesting(ops_frame(ts=floats)).equals(want)
+
+
+@pytest.mark.parametrize("column", ["ts", "dur"])
+def test_an_op_time_that_is_null_is_refused(column: str) -> None:
+    nulled = pl.Series([1.0, None, 2.0], dtype=pl.Float64)
+    with pytest.raises(_native.GroupsError, match="ts or dur has nulls"):
+        nesting(ops_frame(**{column: nulled}))
+
+
+def test_a_null_thread_is_refused() -> None:
+    with pytest.raises(_native.GroupsError, match="thread has nulls"):
+        nesting(ops_frame(thread=pl.Series([0, None, 1], dtype=pl.Int64)))
+
+
+def samples_frame() -> pl.DataFrame:
+    """Two samples: ``group_statistics``' sample columns."""
+    return pl.DataFrame(
+        {
+            "offset": [0, 10],
+            "duration": [5, 7],
+            "tile": [0, 1],
+            "phase": [0, 0],
+            "usefulCycles": [5.0, 7.0],
+            "physicalWorkCycles": [5.0, 7.0],
+        },
+        schema={
+            "offset": pl.Int64,
+            "duration": pl.Int64,
+            "tile": pl.Int64,
+            "phase": pl.Int64,
+            "usefulCycles": pl.Float64,
+            "physicalWorkCycles": pl.Float64,
+        },
+    )
+
+
+def statistics(rows: list[list[int | None] | None]) -> pl.DataFrame:
+    frame = pl.DataFrame({"rows": rows}, schema={"rows": pl.List(pl.UInt32)}).rechunk()
+    return pl.DataFrame(_native.group_statistics(samples_frame(), frame, percents=[50], jobs=1))
+
+
+def test_group_rows_with_a_null_group_or_a_null_row_are_refused() -> None:
+    table = statistics([[0, 1]])
+    assert table["sampleCount"].to_list() == [2]
+    assert table["workCycles"].to_list() == [12]
+    nulled: list[list[list[int | None] | None]] = [[[0, 1], None], [[0, None], [1]]]
+    for rows in nulled:
+        with pytest.raises(_native.GroupsError, match="rows has nulls"):
+            statistics(rows)
+
+
+_PEAK_OF_A_DECODE = """
+import sys
+from tileprof.core import _native
+def status(key):
+    return int(open("/proc/self/status").read().split(key + ":")[1].split()[0])
+before = status("VmRSS")
+(columns, *_), gzip = _native.decode_json_file(sys.argv[1], 2)
+print(status("VmHWM") - before, len(columns.columns()[0][1]))
+"""
+
+
+def test_a_mapped_dump_hands_its_decoded_pages_back(tmp_path: Path) -> None:
+    """A plain dump is mapped and each decoded stretch's pages handed back (``MADV_DONTNEED``,
+    ``Mapped::release``), so the file's pages do not pile up in the process's memory: its peak
+    (KiB, ``VmHWM`` less ``VmRSS`` before) grows by far less than the file. The dump is
+    256 MiB, almost all of it white space between samples, so the columns are tiny: holding
+    the pages adds the whole file (262,000 KiB), handing them back about 45,000 (the stretches
+    in flight on two threads, 16 MiB each)."""
+    import subprocess
+    import sys
+
+    pad = " " * 4000
+    one = '{"physicalTile": 1, "offset": 5, "duration": 7}'
+    count = (256 << 20) // (len(one) + len(pad) + 1)
+    path = tmp_path / "padded.json"
+    with path.open("w") as out:
+        out.write('{"clockHz": 1e9, "tileCount": 4, "samples": [')
+        out.write(",".join([one + pad] * count))
+        out.write("]}")
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK_OF_A_DECODE, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
+    grown_kib, decoded = map(int, done.stdout.split())
+    assert decoded == count
+    assert grown_kib < path.stat().st_size // 1024 // 3, (grown_kib, path.stat().st_size)
