@@ -142,3 +142,77 @@ def test_a_mapped_dump_hands_its_decoded_pages_back(tmp_path: Path) -> None:
     grown_kib, decoded = map(int, done.stdout.split())
     assert decoded == count
     assert grown_kib < path.stat().st_size // 1024 // 3, (grown_kib, path.stat().st_size)
+
+
+def test_a_gzip_dump_of_exactly_the_limit_is_read_and_one_byte_more_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The compiled reader decompresses a gzip dump to at most ``gzip_limit`` of it (64 MiB at
+    least, ``GZIP_FLOOR_BYTES``): a text of exactly that many bytes is read, one byte more is
+    the gzip error (the Python side then words it)."""
+    import gzip
+
+    floor = 64 << 20
+    head = b'{"clockHz": 1e9, "tileCount": 4, "samples": [{"physicalTile": 1, "offset": 5, '
+    tail = b'"duration": 7}]}'
+    for size, read in ((floor, True), (floor + 1, False)):
+        text = head + b" " * (size - len(head) - len(tail)) + tail
+        path = tmp_path / f"{size}.json.gz"
+        path.write_bytes(gzip.compress(text, 1))
+        assert len(text) == size and path.stat().st_size * 100 < floor
+        if read:
+            (columns, *_), gzipped = _native.decode_json_file(str(path), 1)
+            assert gzipped and len(columns.columns()[0][1]) == 1
+        else:
+            with pytest.raises(_native.DecodeError) as refused:
+                _native.decode_json_file(str(path), 1)
+            assert refused.value.args[0] == "gzip", refused.value.args
+
+
+def test_the_counters_of_one_bin_are_every_sample_in_it() -> None:
+    """``binned_counters`` refuses no bin at all or a width under one cycle, and takes one
+    bin: the counters of a window narrower than two bins."""
+    frame = pl.DataFrame(
+        {"start": [0, 4], "end": [4, 10], "useful": [2.0, 3.0]},
+        schema={"start": pl.Int64, "end": pl.Int64, "useful": pl.Float64},
+    )
+    one = pl.DataFrame(_native.binned_counters(frame, start=0, width=10, count=1))
+    assert one.to_dicts() == [{"cycles": 10.0, "useful": 5.0}]
+    for width, count in ((0, 1), (10, 0)):
+        with pytest.raises(_native.EncodeError, match=f"{count} bins of {width} cycles"):
+            _native.binned_counters(frame, start=0, width=width, count=count)
+
+
+_DECODE_WITHOUT_ROOM = """
+import resource, sys
+from tileprof.core import _native
+status = open("/proc/self/status").read().split("VmSize:")[1]
+size = int(status.split()[0]) * 1024 + (96 << 20)
+resource.setrlimit(resource.RLIMIT_AS, (size, size))
+try:
+    _native.decode_json_file(sys.argv[1], 1)
+    print("read")
+except _native.DecodeError as error:
+    print(error.args[0], error.args[2])
+"""
+
+
+def test_a_decode_without_room_for_its_first_allocations_is_the_memory_error(
+    tmp_path: Path,
+) -> None:
+    """Before it decodes a file, the reader makes sure of room for its small allocations
+    (160 MiB, ``SLACK_BYTES``), which it makes infallibly: with less than that to spare, even a
+    one-sample dump is the one-line memory error, not an abort in the middle of the decode."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "d.json"
+    path.write_text('{"samples": [{"physicalTile": 1, "offset": 5, "duration": 7}]}')
+    done = subprocess.run(
+        [sys.executable, "-c", _DECODE_WITHOUT_ROOM, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
+    assert done.stdout.strip() == "memory room for the decode", done.stdout
