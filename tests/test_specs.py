@@ -349,6 +349,37 @@ BUNDLED = [
     ("Tenstorrent Wormhole n150", "peaks", "fpu_hifi3", 74 / 72 * 4 / 3, "TFLOP/s/core"),
     ("Tenstorrent Wormhole n150", "peaks", "fpu_hifi4", 74 / 72, "TFLOP/s/core"),
     ("Tenstorrent Wormhole n150", "memory", "bandwidth", 288.0, "GB/s"),  # 288 GB/sec
+    # the other bundled files: each one's bandwidth and its dense 16-bit (or LoFi) peak at least
+    ("NVIDIA A100 SXM 40 GB", "memory", "bandwidth", 1555.0, "GB/s"),  # datasheet: 1,555 GB/s
+    ("NVIDIA A100 SXM 40 GB", "peaks", "matrix_bf16", 312.0, "TFLOP/s"),  # datasheet: 312
+    ("NVIDIA A100 SXM 40 GB", "peaks", "matrix_int8", 624.0, "TFLOP/s"),  # datasheet: 624 TOPS
+    ("NVIDIA A100 SXM 40 GB", "peaks", "vector_bf16", 39.0, "TFLOP/s"),  # whitepaper: 39
+    ("NVIDIA A100 SXM 80 GB", "memory", "bandwidth", 2039.0, "GB/s"),  # datasheet: 2,039 GB/s
+    ("NVIDIA A100 SXM 80 GB", "peaks", "matrix_bf16", 312.0, "TFLOP/s"),
+    ("NVIDIA B200", "memory", "bandwidth", 7700.0, "GB/s"),  # 7.7 TB/s
+    ("NVIDIA B200", "peaks", "matrix_bf16", 2250.0, "TFLOP/s"),  # 4.5 PFLOPS sparse, halved
+    ("NVIDIA B200", "peaks", "matrix_int8", 4500.0, "TFLOP/s"),  # 9 POPS sparse, halved
+    ("NVIDIA B200", "peaks", "matrix_fp32", 75.0, "TFLOP/s"),  # FP32 75 TFLOPS
+    ("NVIDIA H100 PCIe", "memory", "bandwidth", 2000.0, "GB/s"),  # datasheet: 2 TB/s
+    ("NVIDIA H100 PCIe", "peaks", "matrix_bf16", 756.5, "TFLOP/s"),  # 1,513 sparse, halved
+    ("NVIDIA H100 SXM", "memory", "bandwidth", 3350.0, "GB/s"),  # datasheet: 3.35 TB/s
+    ("NVIDIA H100 SXM", "peaks", "matrix_bf16", 989.5, "TFLOP/s"),  # 1,979 sparse, halved
+    ("NVIDIA H100 SXM", "peaks", "vector_bf16", 133.8, "TFLOP/s"),  # whitepaper: 133.8
+    ("AMD Instinct MI250X", "memory", "bandwidth", 3200.0, "GB/s"),  # 3.2 TB/s
+    ("AMD Instinct MI250X", "peaks", "matrix_bf16", 383.0, "TFLOP/s"),  # FP16/BF16 383
+    ("AMD Instinct MI250X", "peaks", "matrix_fp32", 95.7, "TFLOP/s"),  # FP32 Matrix 95.7
+    ("AMD Instinct MI250X", "peaks", "vector_fp32", 47.9, "TFLOP/s"),  # FP32 Vector 47.9
+    ("AMD Instinct MI300X", "memory", "bandwidth", 5300.0, "GB/s"),  # 5.3 TB/s
+    ("AMD Instinct MI300X", "peaks", "matrix_bf16", 1307.4, "TFLOP/s"),  # FP16/BF16 1307.4
+    ("AMD Instinct MI300X", "peaks", "matrix_fp8", 2614.9, "TFLOP/s"),  # FP8 2614.9
+    ("Tenstorrent Blackhole p100", "memory", "bandwidth", 448.0, "GB/s"),  # 448 GB/sec
+    ("Tenstorrent Blackhole p100", "peaks", "fpu_lofi", 4096 * 1.35e9 / 1e12, "TFLOP/s/core"),
+    ("Tenstorrent Blackhole p100", "peaks", "fpu_hifi2", 4096 * 1.35e9 / 2e12, "TFLOP/s/core"),
+    ("Tenstorrent Blackhole p100", "peaks", "fpu_hifi4", 4096 * 1.35e9 / 4e12, "TFLOP/s/core"),
+    ("Tenstorrent Blackhole p150", "memory", "bandwidth", 512.0, "GB/s"),  # 512 GB/sec
+    ("Tenstorrent Blackhole p150", "peaks", "fpu_lofi", 4096 * 1.35e9 / 1e12, "TFLOP/s/core"),
+    ("Tenstorrent Wormhole n300", "memory", "bandwidth", 288.0, "GB/s"),  # 576 over 2 ASICs
+    ("Tenstorrent Wormhole n300", "peaks", "fpu_lofi", 262 / 72, "TFLOP/s/core"),
 ]
 
 
