@@ -3,8 +3,8 @@
 The layer reads columns in place through Arrow and refuses what the compiled code cannot take
 (nulls where it needs values) with its own error, rather than reading the values behind a
 null. A column that merely carries a validity buffer with no null in it (polars keeps one
-after ``fill_null``) is a full column. These are the contracts that the mutation run over the
-layer (``tools/mutation_native.py``) found no test for.
+after ``fill_null``) is a full column. Most of these are contracts that the mutation run over
+the layer (``tools/mutation_native.py``, docs/testing.md) found no test for.
 """
 
 from __future__ import annotations
@@ -44,6 +44,9 @@ def nesting(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def test_a_column_with_a_validity_buffer_and_no_null_is_a_full_column() -> None:
+    """arrow-rs drops the validity buffer of a column with no null as it imports it, so the
+    layer's own check (``frames::values``: a buffer with nulls only) never sees one; this holds
+    the two together to what a reader expects of the column."""
     with_buffer = pl.Series([0, None, 1], dtype=pl.Int64).fill_null(0)
     assert with_buffer.to_arrow().buffers()[0] is not None  # the case: a buffer, no null
     floats = pl.Series([0.0, None, 0.0], dtype=pl.Float64).fill_null(1.0)
@@ -216,3 +219,23 @@ def test_a_decode_without_room_for_its_first_allocations_is_the_memory_error(
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
     )
     assert done.stdout.strip() == "memory room for the decode", done.stdout
+
+
+def test_gathering_by_id_asks_room_for_the_columns_it_makes(tmp_path: Path) -> None:
+    """``gather_by_id`` makes sure of room for its columns first (``afford``: 8 bytes and a
+    validity bit per sample and table), so 2^17 samples ask about 3 MB for two tables, and
+    the gather runs: a wrong size (say, samples squared) is a refusal of a plain dump."""
+    count = 1 << 17
+    one = '{"physicalTile": 1, "offset": %d, "duration": 3, "metadata": [%s]}'
+    useful = '{"name": "usefulCycles", "value": "%d"}'
+    path = tmp_path / "d.ndjson"
+    path.write_text("\n".join(one % (i, useful % (i % 3)) for i in range(count)) + "\n")
+    columns, *_ = _native.decode_ndjson_file(str(path), 1)
+    ids = dict(columns.columns())["metadataId"]
+    tables: list[list[float | None]] = [[1.5, 2.5, None], [4.0]]
+    first, second = (pl.Series(column) for column in _native.gather_by_id(ids, tables, 1))
+    id_series = pl.Series(ids)
+    assert first.len() == second.len() == count
+    want = pl.Series(tables[0], dtype=pl.Float64).gather(id_series)
+    assert first.equals(want, check_names=False)
+    assert second.null_count() == count - id_series.eq(0).sum()
