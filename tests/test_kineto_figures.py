@@ -263,6 +263,22 @@ def test_cpu_only_trace_note(tmp_path: Path) -> None:
         (_event("kernel", "k", None, 3), "$.traceEvents[1].ts", "GPU event without it"),
         (_event("gpu_memset", "k", 4, None), "$.traceEvents[1].dur", "GPU event without it"),
         (_event("gpu_memcpy", None, 4, 1), "$.traceEvents[1].name", "GPU event without a name"),
+        # ts placeable (9.1e15 < 9.2e15 µs), its end 9.3e15 not; ts - dur would be
+        (
+            _event("kernel", "k", 9.1e15, 2e14),
+            "$.traceEvents[1]",
+            "ts + dur is beyond 64-bit integer ns (±292 years)",
+        ),
+        (
+            _event("kernel", "k", 4, 1, stream="7"),
+            "$.traceEvents[1].args.stream",
+            "expected a 64-bit integer, got '7'",
+        ),
+        (
+            _event("kernel", "k", 4, 1, stream=2**63),  # one past Int64's largest
+            "$.traceEvents[1].args.stream",
+            "expected a 64-bit integer, got 9223372036854775808",
+        ),
     ],
 )
 def test_bad_events_are_named(tmp_path: Path, event: Any, where: str, message: str) -> None:
@@ -316,6 +332,15 @@ def test_streams_and_ties(tmp_path: Path) -> None:
             "$.deviceProperties[0].id",
         ),
         ('{"traceEvents": {}}', "$.traceEvents"),
+        (
+            '{"traceEvents": [], "distributedInfo": {"rank": "x", "world_size": 2}}',
+            "$.distributedInfo.rank",
+        ),
+        (
+            '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1}],'
+            ' "distributedInfo": {"rank": 0, "world_size": "2"}}',
+            "$.distributedInfo.world_size",
+        ),
     ],
 )
 def test_wrong_types_name_file_and_path(tmp_path: Path, document: str, where: str) -> None:
