@@ -472,6 +472,24 @@ def test_json_layout(dump: Path) -> None:
     assert "tiles" not in json.loads(out)
 
 
+def test_the_documents_options_and_microseconds_by_hand() -> None:
+    result = profile_of(SCENARIO_A).supersteps(
+        epoch=1, min_sync_gap=3, window="0:500", kernels="a*", top=2
+    )
+    document = result.to_document()
+    assert list(document) == ["supersteps", "epochs", "options"]
+    assert document["options"] == {
+        "epoch": 1,
+        "minSyncGap": 3,
+        "window": [0, 500],
+        "kernels": ["a*"],
+        "top": 2,
+        "tileCount": 4,
+        "clockHz": 1_500_000_000,
+    }
+    assert result.cycles_to_us(1_500) == 1.0  # 1,500 cycles at 1.5 GHz
+
+
 def test_csv_rows(dump: Path) -> None:
     code, out, _ = run("supersteps", str(dump), "--format", "csv")
     assert code == 0
