@@ -131,6 +131,34 @@ def test_scenario_a_epoch_row_by_hand() -> None:
     }
 
 
+def test_an_epoch_that_starts_late_by_hand() -> None:
+    # Epoch 3 spans [900, 1100) on 2 tiles: a leading exchange [900, 1000) on tile 0, then one
+    # superstep [1000, 1100): tile 0 busy 100, tile 1 busy 60 and waiting 40.
+    samples = [
+        sample(0, 900, 100, None, kind="exchange", epoch=3),
+        sample(0, 1000, 100, "a", epoch=3),
+        sample(1, 1000, 60, "b", epoch=3),
+    ]
+    (epoch,) = profile_of(samples, tile_count=2).supersteps().epochs.to_dicts()
+    assert epoch == {
+        "epoch": 3,
+        "start": 900,
+        "end": 1100,
+        "cycles": 200,
+        "supersteps": 1,
+        "syncWaitCycles": 40,
+        "syncWaitShare": 40 / (2 * 200),
+        "leadingExchangeCycles": 100,
+        "otherCycles": 0,
+        # mean busy 80, max 100; 100 of the 200 cycles; 2 × 100 − 160
+        "loadBalanceEfficiency": 0.8,
+        "communicationEfficiency": 0.5,
+        "parallelEfficiency": 0.8 * 0.5,
+        "imbalanceCycles": 40,
+        "maxStartSkewCycles": 0,
+    }
+
+
 def test_epoch_without_compute_and_leading_exchange() -> None:
     samples = [
         # epoch 2: no compute at all; every non-compute sample is in the leading window.
@@ -166,6 +194,33 @@ def test_exchange_tie_goes_to_the_earlier_window() -> None:
     assert [r["overlappedExchangeCycles"] for r in rows(result)] == [0, 20, 0]
 
 
+def test_overlapped_exchange_of_a_superstep_whose_window_holds_nothing() -> None:
+    samples = [
+        sample(0, 100, 100, "a"),  # superstep 0 [100,200), window 0 [200,300)
+        sample(0, 300, 100, "b"),  # superstep 1 [300,400), window 1 [400,400): empty
+        sample(1, 250, 100, None, kind="exchange"),  # 50 in w0, 50 in s1 → w0
+    ]
+    result = profile_of(samples).supersteps()
+    assert [r["exchangeCycles"] for r in rows(result)] == [100, 0]
+    assert [r["overlappedExchangeCycles"] for r in rows(result)] == [0, 50]
+
+
+def test_a_sample_ending_at_the_last_cycle_stays_in_its_epoch() -> None:
+    # The exchange's last cycle, 200, is the latest cycle of any epoch; epoch 2 opens with a
+    # leading window at cycle 0. The exchange lies in epoch 1's superstep 0 and window 0.
+    samples = [
+        sample(0, 0, 100, "a", epoch=1),  # superstep 0 [0,100), window 0 [100,201)
+        sample(1, 50, 151, None, kind="exchange", epoch=1),  # 50 in s0, 101 in w0
+        sample(0, 0, 10, None, kind="exchange", epoch=2),  # leading window [0,10)
+        sample(0, 10, 10, "a", epoch=2),  # superstep 0 [10,20)
+    ]
+    result = profile_of(samples, tile_count=2).supersteps()
+    assert [
+        (r["epoch"], r["exchangeCycles"], r["overlappedExchangeCycles"]) for r in rows(result)
+    ] == [(1, 151, 50), (2, 0, 0)]
+    assert [r["leadingExchangeCycles"] for r in result.epochs.to_dicts()] == [0, 10]
+
+
 def test_touching_pieces_merge_and_min_sync_gap() -> None:
     samples = [
         sample(0, 0, 100, "k"),
@@ -186,6 +241,17 @@ def test_touching_pieces_merge_and_min_sync_gap() -> None:
     merged = tile_rows(profile_of(samples).supersteps(min_sync_gap=6))
     assert (merged[(0, 0)]["busy"], merged[(0, 0)]["gaps"]) == (195, 5)
     assert (merged[(0, 1)]["busy"], merged[(0, 1)]["syncWait"]) == (50, 150)
+
+
+def test_a_gap_of_one_cycle_opens_a_superstep() -> None:
+    samples = [sample(0, 0, 100, "k"), sample(1, 101, 9, "k")]  # [0,100), then [101,110)
+
+    def pieces(gap: int) -> list[tuple[int, int]]:
+        result = profile_of(samples).supersteps(min_sync_gap=gap)
+        return [(r["start"], r["end"]) for r in rows(result)]
+
+    assert pieces(0) == pieces(1) == [(0, 100), (101, 110)]
+    assert pieces(2) == [(0, 110)]
 
 
 def test_filters_choose_rows_and_never_resegment() -> None:
@@ -217,6 +283,11 @@ def test_samples_without_epoch_form_their_own_epoch() -> None:
         ({"min_sync_gap": -1}, "--min-sync-gap -1: must be at least 0"),
         ({"top": 0}, "--top 0: must be at least 1"),
         ({"window": "9:3"}, "--window '9:3': need 0 ≤ START < END"),
+        # not integers: a bool is refused too, though Python counts it as one
+        ({"min_sync_gap": True}, "--min-sync-gap: expected an integer, not True"),
+        ({"min_sync_gap": 2.5}, "--min-sync-gap: expected an integer, not 2.5"),
+        ({"top": False}, "--top: expected an integer, not False"),
+        ({"top": "3"}, "--top: expected an integer, not '3'"),
     ],
 )
 def test_bad_options_raise_option_error(options: dict[str, Any], message: str) -> None:
@@ -399,6 +470,24 @@ def test_json_layout(dump: Path) -> None:
     assert document["supersteps"][0]["criticalTile"] == 1
     code, out, _ = run("supersteps", str(dump), "--format", "json")
     assert "tiles" not in json.loads(out)
+
+
+def test_the_documents_options_and_microseconds_by_hand() -> None:
+    result = profile_of(SCENARIO_A).supersteps(
+        epoch=1, min_sync_gap=3, window="0:500", kernels="a*", top=2
+    )
+    document = result.to_document()
+    assert list(document) == ["supersteps", "epochs", "options"]
+    assert document["options"] == {
+        "epoch": 1,
+        "minSyncGap": 3,
+        "window": [0, 500],
+        "kernels": ["a*"],
+        "top": 2,
+        "tileCount": 4,
+        "clockHz": 1_500_000_000,
+    }
+    assert result.cycles_to_us(1_500) == 1.0  # 1,500 cycles at 1.5 GHz
 
 
 def test_csv_rows(dump: Path) -> None:
