@@ -279,6 +279,11 @@ def test_cpu_only_trace_note(tmp_path: Path) -> None:
             "$.traceEvents[1].args.stream",
             "expected a 64-bit integer, got 9223372036854775808",
         ),
+        (
+            _event("kernel", "k", 4, 1, stream=-(2**63) - 1),  # one below Int64's smallest
+            "$.traceEvents[1].args.stream",
+            "expected a 64-bit integer, got -9223372036854775809",
+        ),
     ],
 )
 def test_bad_events_are_named(tmp_path: Path, event: Any, where: str, message: str) -> None:

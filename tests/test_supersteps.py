@@ -613,3 +613,26 @@ def test_report_section_skips_an_epoch_the_dump_lacks() -> None:
 
     report = build_report([profile_of(SCENARIO_A)], filters=Filters(epoch=5), charts=False)
     assert report.tiles[0].supersteps is None
+
+
+def test_a_superstep_with_every_tile_active_has_no_idle_tile() -> None:
+    # Scenario A's first superstep on a 3-tile device: tiles 0, 1 and 2 all compute in it.
+    first, second = rows(profile_of(SCENARIO_A, tile_count=3).supersteps())
+    assert (first["activeTiles"], first["idleTiles"]) == (3, 0)
+    assert (second["activeTiles"], second["idleTiles"]) == (1, 2)
+
+
+def test_epochs_spanning_past_the_composite_keys_give_each_epochs_figures() -> None:
+    # Epochs 2 and 3 repeat epoch 1 2^61 and nearly 2^62 cycles later (a dump's offsets stop
+    # at 2^62): three epochs' composite keys (epoch rank x stride + cycle) would pass Int64,
+    # so every step must take its slower general path; each epoch's figures are then epoch
+    # 1's, shifted.
+    shifts = {2: 2**61, 3: 2**62 - 500}
+    late = [dict(s, epoch=e, offset=s["offset"] + d) for e, d in shifts.items() for s in SCENARIO_A]
+    every = rows(profile_of([*SCENARIO_A, *late]).supersteps())
+    alone = rows(profile_of(SCENARIO_A).supersteps())
+    assert every[: len(alone)] == alone and len(every) == 3 * len(alone)
+    for at, (epoch, shift) in enumerate(shifts.items(), start=1):
+        for early, later in zip(alone, every[at * len(alone) : (at + 1) * len(alone)], strict=True):
+            moved = {"epoch": epoch, "start": early["start"] + shift, "end": early["end"] + shift}
+            assert later == {**early, **moved}
