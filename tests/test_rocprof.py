@@ -377,3 +377,17 @@ def test_a_header_in_another_case_is_detected_and_read_as_the_reader_matches_it(
         assert runs.select("kernel", "calls", "total_us", "max_us").equals(
             want.select("kernel", "calls", "total_us", "max_us")
         )
+
+
+def test_a_header_after_a_byte_order_mark_and_spaces_is_detected_and_read(tmp_path: Path) -> None:
+    """A byte-order mark and then a space before the first column name: the file's content
+    loses the mark before detection (``_common.check_encoding``), and detection and the reader
+    strip the names alike, so the file is recognised and read as without them."""
+    lines = TRACE.read_text().splitlines(keepends=True)
+    want = load_runs(TRACE).frame.select("kernel", "calls", "total_us", "max_us")
+    names = next(csv.reader([lines[0]]))
+    header = ", ".join(names) + "\n"  # unquoted: a space before a quote keeps the quote
+    path = tmp_path / "bom_kernel_trace.csv"
+    path.write_bytes(b"\xef\xbb\xbf " + (header + "".join(lines[1:])).encode())
+    assert detect_file_kind(path)[0] == "rocprofv3 kernel trace"
+    assert load_runs(path).frame.select("kernel", "calls", "total_us", "max_us").equals(want)
