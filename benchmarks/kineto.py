@@ -5,6 +5,7 @@ gzipped trace against ``gzip -dc``, and the floor.
     python benchmarks/kinetogen.py -o /tmp/kineto_608mb.json      # the 608 MB trace
     python benchmarks/kineto.py /tmp/kineto_608mb.json            # makes the .gz beside it
     python benchmarks/kineto.py /tmp/kineto_608mb.json --repeat 3 --no-gzip
+    python benchmarks/kineto.py /tmp/kineto_608mb.json --floor --repeat 3   # the floor alone
 
 Each stage is its own Python process (``ingest.measure``: wall time, peak RSS of the largest
 process), the stages alternating within each round so that a noisy neighbour slows them alike;
@@ -111,8 +112,17 @@ def main() -> None:
         help="the 4 GB target: `breakdown` alone, its time and peak RSS (no orjson baseline, "
         "which would need seven times the file in memory, no gzip, no floor)",
     )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="the floor alone (one process: reading, validate-only, the decoders), in seconds",
+    )
     args = parser.parse_args()
     path: Path = args.trace
+    if args.floor:
+        for _ in range(args.repeat):
+            _floor(path)
+        return
     if args.large:
         _large(path, args.repeat)
         return
@@ -144,20 +154,28 @@ def main() -> None:
         gzip_s = statistics.median(times["gzip -dc"])
         gz_breakdown = statistics.median(times["breakdown of the gzip -1 file"])
         print(f"breakdown of the gzip -1 file / gzip -dc: {gz_breakdown / gzip_s:.2f}")
+    validate = _floor(path)
+    for name in ("breakdown", "runs"):
+        print(f"{name} / validate-only: {statistics.median(times[name]) / validate:.2f}")
+
+
+def _floor(path: Path) -> float:
+    """Print the floor, timed in one process after its imports; return its validate-only
+    seconds (the decoder's figures are read against it, within the same process)."""
     done = subprocess.run(
         [sys.executable, "-c", _FLOOR, str(path)], capture_output=True, text=True, check=True
     )
     floor = json.loads(done.stdout)
-    validate = floor["serde_json validate-only"]
-    print("floor (one process, after its imports):")
+    validate: float = floor["serde_json validate-only"]
+    size = path.stat().st_size
+    print(f"floor (one process, after its imports; load average {_load()}):")
     for name in FLOOR_STEPS:
         seconds = floor[name]
         print(f"  {name:<30} {seconds:8.2f} s {size / seconds / 1e6:8.0f} MB/s "
               f"{seconds / validate:6.2f} × validate")  # fmt: skip
     if floor["declined"]:
         print(f"  the decoder declined the trace: {floor['declined']}")
-    for name in ("breakdown", "runs"):
-        print(f"{name} / validate-only: {statistics.median(times[name]) / validate:.2f}")
+    return validate
 
 
 def _large(path: Path, repeat: int) -> None:

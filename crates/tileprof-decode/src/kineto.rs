@@ -52,9 +52,25 @@ pub(crate) fn declined(reason: impl Into<String>) -> Declined {
 pub struct Texts {
     pub values: Vec<String>,
     codes: HashMap<String, u32>,
+    /// Where `code_joined` writes a text before looking it up (kept, so an event's text
+    /// costs no allocation unless it is new).
+    scratch: String,
 }
 
 impl Texts {
+    /// The code of `first`, `separator` and `second` written together (added when new): an
+    /// event's `pid/tid` without a `format!` and its allocation per event.
+    pub fn code_joined(&mut self, first: &str, separator: char, second: &str) -> u32 {
+        let mut text = std::mem::take(&mut self.scratch);
+        text.clear();
+        text.push_str(first);
+        text.push(separator);
+        text.push_str(second);
+        let code = self.code(&text);
+        self.scratch = text;
+        code
+    }
+
     /// The code of `text` (added when new).
     pub fn code(&mut self, text: &str) -> u32 {
         if let Some(&code) = self.codes.get(text) {
@@ -618,7 +634,7 @@ fn keep(
     };
     columns
         .thread
-        .push(texts.code(&format!("{}/{}", thread.0, thread.1)));
+        .push(texts.code_joined(&thread.0, '/', &thread.1));
     let raw = |text: Option<&str>, texts: &mut Texts| text.map_or(NONE, |t| texts.code(t));
     columns.flops.push(raw(args.flops, texts));
     columns.input_dims.push(raw(args.input_dims, texts));

