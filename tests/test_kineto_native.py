@@ -441,7 +441,14 @@ _args = st.fixed_dictionaries(
         "flops": st.one_of(st.none(), st.integers(-1, 2**65), st.floats(0, 1e9), _text),
         "In msg nelems": st.one_of(st.integers(0, 10**6), st.integers(0, 99).map(str)),
         "Collective name": _text,
-        "unread \u00e9": st.one_of(st.integers(), _text),
+        "unread \u00e9": st.one_of(
+            st.integers(),
+            _text,
+            st.floats(allow_nan=False, allow_infinity=False),
+            st.booleans(),
+            st.none(),
+            st.lists(st.one_of(st.integers(), _text), max_size=2),
+        ),
     },
 )
 _event = st.fixed_dictionaries(
