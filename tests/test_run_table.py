@@ -235,3 +235,22 @@ HEADER = "target,workload,kernel,time_us"
 )
 def test_a_csv_error_names_its_line_and_column(text: str, message: str) -> None:
     assert _error("runs.csv", text) == f"some/dir/runs.csv: {message}"
+
+
+def test_bytes_that_are_not_utf8_are_replaced_not_refused() -> None:
+    data = b"target,workload,kernel,time_us\nA,w,k\xff\xfe,1\n"
+    (row,) = _rows("runs.csv", data)
+    assert row["kernel"] == "k\ufffd\ufffd"
+
+
+def test_a_float_above_2_63_is_a_float_not_a_count() -> None:
+    """The 2^63 − 1 bound is the Int64 columns' (calls, mac, bytes); a time is a Float64."""
+    (row,) = _rows("runs.csv", "target,workload,kernel,time_us,total_us\nA,w,k,1e19,2e19\n")
+    assert (row["time_us"], row["total_us"]) == (1e19, 2e19)
+
+
+def test_a_bare_lists_decoding_error_names_the_file_and_the_place() -> None:
+    text = '[{"target": 1, "workload": "w", "kernel": "k", "time_us": 1}]'
+    assert _error("list.json", text) == (
+        "some/dir/list.json: $[0].target: expected `str`, got `int`"
+    )
