@@ -558,3 +558,18 @@ def test_the_calibration_target(gpus: list[str], target: str) -> None:
     assert rows[-1]["target"] == target
     assert rows[-1]["source"] == "l.json: $.h100_calibration[0]"
     assert parsed.metadata == {"units": None, "sources": {}}  # type: ignore[attr-defined]
+
+
+def test_an_energy_field_no_column_reads_is_still_checked_and_named() -> None:
+    """A block the typed decoding skips (an unknown top-level one, a section's extra field) is
+    read for the metadata: a number too large for a float in it is an error naming the file."""
+    from tileprof.inputs.gpu import energy_report
+
+    for extra, where in (
+        ('"notes": {"x": 1e400}', "$.notes.x"),
+        ('"gemm_8192": {"shape": [1], "MAC": 1, "stages": {}, "note": 1e400}', "$.gemm_8192.note"),
+    ):
+        data = f'{{"hardware": {{"gpu_name": "G"}}, {extra}}}'.encode()
+        with pytest.raises(InputError) as caught:
+            energy_report.parse("some/dir/e.json", data)
+        assert str(caught.value) == f"some/dir/e.json: {where}: number out of range"
