@@ -217,3 +217,359 @@ def test_a_column_named_twice_is_named(tmp_path: Path, name: str, start: int) ->
     with pytest.raises(InputError, match=f"line {start + 1}.*column '.*' is named twice"):
         load_runs(path)
     assert second in path.read_text().splitlines()[start].rsplit(",", 1)[1]
+
+
+# --- hand-written documents (issue 38): every field of every row, read off the text --------
+
+ROW_KEYS = (
+    "target",
+    "target_kind",
+    "source",
+    "workload",
+    "implementation",
+    "kernel",
+    "op_family",
+    "dtype",
+    "shape",
+    "per",
+    "time_us",
+    "calls",
+    "mac",
+    "energy_j",
+    "energy_raw_j",
+    "baseline_implementation",
+    "baseline_time_us",
+    "metadata",
+)
+
+
+def _parsed_rows(module: object, name: str, doc: object) -> tuple[list[dict[str, object]], object]:
+    parsed = module.parse(f"some/dir/{name}", json.dumps(doc).encode())  # type: ignore[attr-defined]
+    rows = [{k: r[k] for k in ROW_KEYS} for r in parsed.frame.iter_rows(named=True)]
+    return rows, parsed
+
+
+def test_an_energy_report_by_hand() -> None:
+    from tileprof.inputs.gpu import energy_report
+
+    doc = {
+        "report_date": "2026-09-01",
+        "hardware": {"gpu_name": "GPU X", "power_limit_W": 300.0},
+        "measurement": {"excluded": ["copies"]},
+        "gemm_8192": {
+            "shape": [2, 3, 4],
+            "MAC": 24,
+            "note": "section",
+            "artifact": "a.bin",
+            "stages": {
+                "fp16_tc": {
+                    "seconds_per_GEMM": 0.5,
+                    "raw_board_energy_J_per_GEMM": 3.0,
+                    "idle_adjusted_board_energy_J_per_GEMM": 2.0,
+                    "aggregate_repetitions": 7,
+                    "semantics": "one GEMM",
+                    "note": "stage",
+                },
+                "plain": {"seconds_per_GEMM": 0.25},
+            },
+        },
+        "ciresan_mnist_int8_inference": {
+            "logical_dimensions": [5, 6],
+            "logical_MAC_per_epoch": 30,
+            "examples": 9,
+            "stages": {
+                "batch1": {
+                    "seconds_per_epoch": 2.0,
+                    "raw_board_energy_J_per_epoch": 8.0,
+                    "idle_adjusted_board_energy_J_per_epoch": 4.0,
+                    "aggregate_repetitions": 3,
+                    "calls_per_epoch": 11,
+                    "examples": 1,
+                }
+            },
+        },
+    }
+    rows, parsed = _parsed_rows(energy_report, "e.json", doc)
+    assert parsed.kind == "energy report"  # type: ignore[attr-defined]
+    assert parsed.metadata == {  # type: ignore[attr-defined]
+        "report_date": "2026-09-01",
+        "hardware": {"gpu_name": "GPU X", "power_limit_W": 300.0},
+        "measurement": {"excluded": ["copies"]},
+    }
+    gemm = {"target": "GPU X", "target_kind": "gpu", "workload": "gemm_8192", "per": "GEMM"}
+    assert rows[0] == gemm | {
+        "source": "e.json: $.gemm_8192.stages.fp16_tc",
+        "implementation": "fp16_tc",
+        "kernel": "one GEMM",
+        "op_family": "gemm",  # from the hint "gemm fp16_tc"
+        "dtype": "f16",
+        "shape": "2x3x4",
+        "time_us": 500000.0,
+        "calls": 7,
+        "mac": 24,
+        "energy_j": 2.0,
+        "energy_raw_j": 3.0,
+        "baseline_implementation": None,
+        "baseline_time_us": None,
+        # the stage's own note first; the section's, whose name the stage uses, prefixed
+        "metadata": json.dumps({"note": "stage", "gemm_8192.note": "section", "artifact": "a.bin"}),
+    }
+    assert rows[1] == gemm | {
+        "source": "e.json: $.gemm_8192.stages.plain",
+        "implementation": "plain",
+        "kernel": None,
+        "op_family": "gemm",  # "gemm plain": the family from the hint, no number format
+        "dtype": None,
+        "shape": "2x3x4",
+        "time_us": 250000.0,
+        "calls": None,
+        "mac": 24,
+        "energy_j": None,
+        "energy_raw_j": None,
+        "baseline_implementation": None,
+        "baseline_time_us": None,
+        "metadata": json.dumps({"note": "section", "artifact": "a.bin"}),
+    }
+    assert rows[2] == {
+        "target": "GPU X",
+        "target_kind": "gpu",
+        "source": "e.json: $.ciresan_mnist_int8_inference.stages.batch1",
+        "workload": "ciresan_mnist_int8_inference",
+        "implementation": "batch1",
+        "kernel": None,
+        "op_family": "inference",
+        "dtype": "int8",
+        "shape": "5x6",
+        "per": "epoch",
+        "time_us": 2000000.0,
+        "calls": 3,
+        "mac": 30,
+        "energy_j": 4.0,
+        "energy_raw_j": 8.0,
+        "baseline_implementation": None,
+        "baseline_time_us": None,
+        "metadata": json.dumps(
+            {
+                "calls_per_epoch": 11,
+                "examples": 1,
+                "ciresan_mnist_int8_inference.examples": 9,
+            }
+        ),
+    }
+    assert len(rows) == 3
+
+
+def test_an_energy_report_without_dimensions_or_sections() -> None:
+    from tileprof.inputs.gpu import energy_report
+
+    only_inference = {
+        "hardware": {"gpu_name": "G"},
+        "ciresan_mnist_int8_inference": {"stages": {"b": {"seconds_per_epoch": 1e-6}}},
+    }
+    (row,), parsed = _parsed_rows(energy_report, "e.json", only_inference)
+    assert (row["shape"], row["mac"], row["time_us"], row["metadata"]) == (None, None, 1.0, None)
+    assert parsed.metadata == {"hardware": {"gpu_name": "G"}}  # type: ignore[attr-defined]
+    rows, parsed = _parsed_rows(energy_report, "e.json", {"hardware": {"gpu_name": "G"}})
+    assert rows == []
+    assert parsed.metadata == {"hardware": {"gpu_name": "G"}}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("stage", "message"),
+    [
+        ({"seconds_per_epoch": 0.0}, "seconds_per_epoch: expected `float` > 0.0"),
+        (
+            {"seconds_per_epoch": 1.0, "calls_per_epoch": -1},
+            "calls_per_epoch: expected `int` >= 0",
+        ),
+        (
+            {"seconds_per_epoch": 1.0, "aggregate_repetitions": 2**63},
+            "aggregate_repetitions: expected `int` <= 9223372036854775807",
+        ),
+    ],
+)
+def test_an_energy_stage_is_checked_where_it_is(stage: dict[str, object], message: str) -> None:
+    from tileprof.inputs.gpu import energy_report
+
+    doc = {"hardware": {"gpu_name": "G"}, "ciresan_mnist_int8_inference": {"stages": {"b": stage}}}
+    with pytest.raises(InputError) as caught:
+        energy_report.parse("e.json", json.dumps(doc).encode())
+    assert str(caught.value) == f"e.json: $.ciresan_mnist_int8_inference.stages.b.{message}"
+
+
+def test_latency_benchmarks_by_hand() -> None:
+    from tileprof.inputs.gpu import latency_bench
+
+    doc = {
+        "units": "us per step",
+        "held_out": [
+            {
+                "gpu": "NVIDIA H100 SXM",
+                "workload": "small",
+                "shape": [1, 2, 3, 4],
+                "trainkernel_us": 2.0,
+                "inductor_us": 3.0,
+                "ratio": 1.5,
+            },
+            {
+                "gpu": "A100",
+                "workload": "big",
+                "shape": [5],
+                "trainkernel_us": 4.0,
+                "inductor_us": 1.0,
+            },
+        ],
+        "h100_calibration": [
+            {"workload": "small", "schedule": "s1", "latency_us": 10.0},
+            {"workload": "big", "schedule": "t1", "latency_us": 20.0},
+            {"workload": "small", "schedule": "s2", "latency_us": 12.0},
+        ],
+        "sources": {"h100": "https://example.org/h100"},
+    }
+    rows, parsed = _parsed_rows(latency_bench, "l.json", doc)
+    assert parsed.kind == "latency benchmarks"  # type: ignore[attr-defined]
+    assert parsed.metadata == {  # type: ignore[attr-defined]
+        "units": "us per step",
+        "sources": {"h100": "https://example.org/h100"},
+    }
+    step = {
+        "target_kind": "gpu",
+        "kernel": "train step (forward+loss+backward+SGD)",
+        "op_family": "train_step",
+        "dtype": None,
+        "per": "step",
+        "calls": None,
+        "mac": None,
+        "energy_j": None,
+        "energy_raw_j": None,
+    }
+    h100 = json.dumps({"shape_dims": "batch,in,hidden,out", "ratio": 1.5})
+    a100 = json.dumps({"shape_dims": "batch,in,hidden,out", "ratio": None})
+    assert rows == [
+        step
+        | {
+            "target": "NVIDIA H100 SXM",
+            "source": "l.json: $.held_out[0]",
+            "workload": "small",
+            "implementation": "trainkernel",
+            "shape": "1x2x3x4",
+            "time_us": 2.0,
+            "baseline_implementation": "inductor",
+            "baseline_time_us": 3.0,
+            "metadata": h100,
+        },
+        step
+        | {
+            "target": "NVIDIA H100 SXM",
+            "source": "l.json: $.held_out[0]",
+            "workload": "small",
+            "implementation": "inductor",
+            "shape": "1x2x3x4",
+            "time_us": 3.0,
+            "baseline_implementation": None,
+            "baseline_time_us": None,
+            "metadata": h100,
+        },
+        step
+        | {
+            "target": "A100",
+            "source": "l.json: $.held_out[1]",
+            "workload": "big",
+            "implementation": "trainkernel",
+            "shape": "5",
+            "time_us": 4.0,
+            "baseline_implementation": "inductor",
+            "baseline_time_us": 1.0,
+            "metadata": a100,
+        },
+        step
+        | {
+            "target": "A100",
+            "source": "l.json: $.held_out[1]",
+            "workload": "big",
+            "implementation": "inductor",
+            "shape": "5",
+            "time_us": 1.0,
+            "baseline_implementation": None,
+            "baseline_time_us": None,
+            "metadata": a100,
+        },
+        # the calibration's GPU is held_out's one H100; each workload's first schedule is the
+        # baseline of its others
+        step
+        | {
+            "target": "NVIDIA H100 SXM",
+            "source": "l.json: $.h100_calibration[0]",
+            "workload": "small",
+            "implementation": "s1",
+            "shape": None,
+            "time_us": 10.0,
+            "baseline_implementation": None,
+            "baseline_time_us": None,
+            "metadata": None,
+        },
+        step
+        | {
+            "target": "NVIDIA H100 SXM",
+            "source": "l.json: $.h100_calibration[1]",
+            "workload": "big",
+            "implementation": "t1",
+            "shape": None,
+            "time_us": 20.0,
+            "baseline_implementation": None,
+            "baseline_time_us": None,
+            "metadata": None,
+        },
+        step
+        | {
+            "target": "NVIDIA H100 SXM",
+            "source": "l.json: $.h100_calibration[2]",
+            "workload": "small",
+            "implementation": "s2",
+            "shape": None,
+            "time_us": 12.0,
+            "baseline_implementation": "s1",
+            "baseline_time_us": 10.0,
+            "metadata": None,
+        },
+    ]
+
+
+@pytest.mark.parametrize(
+    ("gpus", "target"),
+    [
+        (["A100", "h100 pcie", "A100"], "h100 pcie"),  # the one H100, in any case
+        (["H100 SXM", "H100 SXM"], "H100 SXM"),  # one name twice is one H100
+        (["H100 SXM", "H100 PCIe"], "H100"),  # two: which one is not known
+        (["A100"], "H100"),
+        ([], "H100"),
+    ],
+)
+def test_the_calibration_target(gpus: list[str], target: str) -> None:
+    from tileprof.inputs.gpu import latency_bench
+
+    held = [
+        {"gpu": g, "workload": "w", "shape": [1], "trainkernel_us": 1.0, "inductor_us": 1.0}
+        for g in gpus
+    ]
+    calibration = [{"workload": "w", "schedule": "s", "latency_us": 1.0}]
+    doc = {"held_out": held, "h100_calibration": calibration}
+    rows, parsed = _parsed_rows(latency_bench, "l.json", doc)
+    assert rows[-1]["target"] == target
+    assert rows[-1]["source"] == "l.json: $.h100_calibration[0]"
+    assert parsed.metadata == {"units": None, "sources": {}}  # type: ignore[attr-defined]
+
+
+def test_an_energy_field_no_column_reads_is_still_checked_and_named() -> None:
+    """A block the typed decoding skips (an unknown top-level one, a section's extra field) is
+    read for the metadata: a number too large for a float in it is an error naming the file."""
+    from tileprof.inputs.gpu import energy_report
+
+    for extra, where in (
+        ('"notes": {"x": 1e400}', "$.notes.x"),
+        ('"gemm_8192": {"shape": [1], "MAC": 1, "stages": {}, "note": 1e400}', "$.gemm_8192.note"),
+    ):
+        data = f'{{"hardware": {{"gpu_name": "G"}}, {extra}}}'.encode()
+        with pytest.raises(InputError) as caught:
+            energy_report.parse("some/dir/e.json", data)
+        assert str(caught.value) == f"some/dir/e.json: {where}: number out of range"
