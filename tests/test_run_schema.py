@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -185,12 +186,15 @@ def test_a_tile_groups_row_and_metadata_in_full(hand_specs: None) -> None:
 
 
 def test_a_tile_groups_target_is_named_from_its_clock_and_tiles() -> None:
+    """The default target name; a group the work does not name has no work of its own."""
     groups = pl.DataFrame({"name": ["g"], "phaseCycles": [3]})
-    runs = tile_runs(Summary(2_500_000_000, 8, groups), source="s")
+    work = pl.DataFrame({"name": ["h"], "kernelSpec": ["mm"], "mac": [5], "bytes": [6]})
+    runs = tile_runs(Summary(2_500_000_000, 8, groups), source="s", work=work)
     assert runs["target"].to_list() == ["tile device (8 tiles @ 2.5 GHz)"]
     # 3 cycles at 2.5 GHz: 3e6 / 2.5e9 µs
     assert runs["time_us"].to_list() == [0.0012]
     assert runs["metadata"].to_list() == ['{"phaseCycles": 3}']
+    assert runs.select("mac", "bytes").row(0) == (None, None)
 
 
 def test_rows_are_classified_from_the_hint_then_kernel_implementation_and_workload() -> None:
@@ -221,7 +225,7 @@ def test_rows_are_classified_from_the_hint_then_kernel_implementation_and_worklo
 
 
 def test_metadata_is_stored_as_json_in_the_rows_order() -> None:
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"target": "T", "target_kind": "gpu", "metadata": {"b": 1, "a": [1, 2]}},
         {"target": "T", "target_kind": "gpu", "metadata": {}},
         {"target": "T", "target_kind": "gpu", "metadata": '{"x": 1}'},
@@ -351,7 +355,7 @@ def test_a_row_without_a_device_has_no_spread() -> None:
     the row shares its file, kernel and the rest with rows of devices (the fastest and slowest
     time and the spread were its run's: issue 38, found by the mutation run)."""
     base = {"target": "T", "target_kind": "gpu", "kernel": "k"}
-    rows = [
+    rows: list[dict[str, Any]] = [
         {**base, "source": "a.csv: row 1", "device": "GPU 0", "time_us": 10.0},
         {**base, "source": "a.csv: row 2", "device": "GPU 1", "time_us": 15.0},
         {**base, "source": "a.csv: row 3", "device": None, "time_us": 2.0},
