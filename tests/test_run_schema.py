@@ -17,11 +17,13 @@ import pytest
 
 from tileprof.core import specs
 from tileprof.core.run_schema import (
+    RUN_COLUMNS,
     RUN_SCHEMA,
     call_statistics,
     concat_runs,
     runs_from_rows,
     tile_runs,
+    with_derived,
 )
 
 SPECS = {
@@ -302,6 +304,20 @@ def test_derived_figures_by_hand(hand_specs: None) -> None:
         *(100.0, 100.0, 100.0, None, None, None, 100.0, 100.0, 20.0)
     ]
     assert [r["speedup"] for r in runs[1:]] == [None] * 8
+
+
+def test_a_frame_without_bytes_or_peak_fraction_gets_them(hand_specs: None) -> None:
+    """``with_derived`` (re)computes a frame that lacks the derived columns, ``bytes`` and
+    ``peak_fraction`` too: a GEMM's bytes from its shape, the fraction from its FLOPs."""
+    row = {"target": "hand chip", "target_kind": "gpu", "kernel": "gemm_bf16_a"}
+    rows = [row | {"time_us": 100.0, "shape": "1000x2000x500", "mac": 1_000_000_000}]
+    derived = [c.name for c in RUN_COLUMNS if c.derived]
+    bare = runs_from_rows(rows).drop(*derived, "bytes", "peak_fraction")
+    out = with_derived(bare)
+    assert out.schema == RUN_SCHEMA
+    got = out.row(0, named=True)
+    # 7e6 B as above; 20 TFLOP/s of 100
+    assert (got["bytes"], got["tflops"], got["peak_fraction"]) == (7_000_000, 20.0, 0.2)
 
 
 def test_text_in_a_gpu_rows_useful_cycles_is_no_error() -> None:
