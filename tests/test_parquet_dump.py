@@ -108,6 +108,17 @@ def test_a_metadata_id_beyond_the_table_is_named_at_its_first_row() -> None:
     )
 
 
+def test_a_bad_metadata_table_names_the_file_and_the_key() -> None:
+    buffer = io.BytesIO()
+    kv = {CACHE_LAYOUT_KEY: CACHE_LAYOUT, METADATA_TABLE_KEY: '[["a"]]'}
+    samples().write_parquet(buffer, metadata=kv)
+    # msgspec's words: a pair must be an array of two strings, not a string
+    assert str(refusal(buffer.getvalue())) == (
+        "d.parquet: tileprof.metadata: bad metadata table: Expected `array`, got `str` - at "
+        "`$[0][0]`"
+    )
+
+
 def test_a_header_without_clock_or_tiles_reads_as_none() -> None:
     buffer = io.BytesIO()
     pl.DataFrame({"physicalTile": [0], "offset": [0], "duration": [5]}).write_parquet(
