@@ -340,3 +340,14 @@ def test_a_chunks_dictionary_page_out_of_place(changes: dict[str, Any], message:
 def test_the_first_line_of_an_error() -> None:
     assert _first(ValueError("one\ntwo")) == "one"
     assert _first(KeyError()) == "KeyError"
+
+
+def test_a_negative_row_count_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A footer whose second row group states −1 rows, after one of 0 rows and no columns
+    (pyarrow's reading of it stood in for: no writer makes one)."""
+    groups = [SimpleNamespace(num_rows=0, num_columns=0), SimpleNamespace(num_rows=-1)]
+    meta = SimpleNamespace(serialized_size=10, num_row_groups=2, row_group=groups.__getitem__)
+    monkeypatch.setattr(pq, "read_metadata", lambda _: meta)
+    with pytest.raises(InputError) as caught:
+        check_footer(PATH, _tight_file())
+    assert str(caught.value) == "d.parquet: parquet footer, row group 1: negative row count"
