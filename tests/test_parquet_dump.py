@@ -351,3 +351,19 @@ def test_a_negative_row_count_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(InputError) as caught:
         check_footer(PATH, _tight_file())
     assert str(caught.value) == "d.parquet: parquet footer, row group 1: negative row count"
+
+
+def test_a_damaged_page_with_a_sound_footer_is_one_error() -> None:
+    """The first column's dictionary page header (bytes 4 to 42 of this file) inverted:
+    polars cannot read it, the footer check finds nothing wrong, and the one error names the
+    file, "parquet" and polars' first line."""
+    data = bytearray(cache_bytes(samples(), METADATA, 1e9, 2))
+    chunk = pq.read_metadata(pa.BufferReader(bytes(data))).row_group(0).column(0)
+    assert (chunk.dictionary_page_offset, chunk.data_page_offset) == (4, 42)
+    for i in range(4, 42):
+        data[i] ^= 0xFF
+    check_footer(PATH, bytes(data))
+    assert str(refusal(bytes(data))) == (
+        "d.parquet: parquet: unreadable Parquet: parquet: File out of specification: "
+        "Invalid thrift: transport error"
+    )
