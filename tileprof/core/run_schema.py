@@ -266,8 +266,9 @@ def with_device_spread(frame: pl.DataFrame) -> pl.DataFrame:
     slowest = pl.col("device").filter(time == time.max()).first()
     spread = framed.with_columns(
         devices=pl.when(has).then(pl.col("device").drop_nulls().n_unique().over(keys)),
-        device_min_us=time.min().over(keys),
-        device_max_us=time.max().over(keys),
+        # null on a row without a device, as the columns above, though its run has devices
+        device_min_us=pl.when(has).then(time.min().over(keys)),
+        device_max_us=pl.when(has).then(time.max().over(keys)),
         slowest_device=pl.when(has).then(slowest.over(keys)),
     )
     low, high = pl.col("device_min_us"), pl.col("device_max_us")
