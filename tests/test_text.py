@@ -39,8 +39,14 @@ def test_cut_moves_the_ellipsis() -> None:
 def test_names_no_cut_separates_are_numbered_and_taken_cuts_are_avoided() -> None:
     # differ only where every cut of 4 drops: numbered, each still 4 long
     assert distinct_shortened(["aaaaabaaaa", "aaaaacaaaa"], 4) == ["a…~1", "a…~2"]
+    # at 3 the number leaves room for the ellipsis alone
+    assert distinct_shortened(["abXyz", "abYyz"], 3) == ["…~1", "…~2"]
     # the cut nearest the middle that keeps the difference: head 1, tail 3
     assert distinct_shortened(["abcdXef", "abcdYef"], 5) == ["a…Xef", "a…Yef"]
+    # both head 1 and head 4 separate these: the nearer the middle first, the head's side
+    assert distinct_shortened(["abcXYfg", "abcZWfg"], 5) == ["a…Yfg", "a…Wfg"]
+    # head 3 and head 4 both separate: head 3, one from the middle (2), before head 4
+    assert distinct_shortened(["abXdefg", "abYdefg"], 5) == ["abX…g", "abY…g"]
     # a different name already reads "a…Xef": no later cut separates, so numbered
     assert distinct_shortened(["abcdXef", "abcdYef", "a…Xef"], 5) == ["a…f~1", "a…f~2", "a…Xef"]
     # the difference at the start: the cut moves right (head 4)
@@ -94,6 +100,7 @@ def test_template_ends_and_unqualified_names() -> None:
     assert text._template_end("a<b<c>d", 1) == 7  # unclosed: the end of the text
     assert text._unqualified("a::b<c::d>::e(f::g)") == "e(f::g)"
     assert text._unqualified("a:b") == "a:b"
+    assert text._unqualified("a<b<c>>::d") == "d"  # nested templates close to depth 0
     assert text._unqualified("::x") == "x"
     assert text._unqualified("a::b(c)::d") == "d"
 
