@@ -130,6 +130,7 @@ def test_kernel_display_name_by_hand() -> None:
     assert kernel_display_name("f(a<b>)") == "f"
     assert kernel_display_name("Memset (Device)") == "Memset (Device)"
     assert kernel_display_name("(anonymous namespace)::k<int>") == "k<int>"
+    assert kernel_display_name("k<(anonymous namespace)::F>") == "k<F>"  # dropped everywhere
     assert kernel_display_name("\x1bk<int>") == "\\x1bk<int>"
     name = "ns::kern<4, ns::AddFunctor<float>, " + "x" * 50 + ">"
     assert kernel_display_name(name, 30) == "kern<…AddFunctor<float>…>"  # 25: the functor whole
