@@ -247,6 +247,7 @@ def test_validation_and_json_errors_in_our_words() -> None:
     assert json_error_place(data, "JSON is malformed: x (byte 3)") == "line 2, column 1"
     assert json_error_place(data, "Input data was truncated") == "line 3, column 3"
     assert json_error_place(data, "something else") == "document"
+    assert json_error_place(b"\nab", "x (byte 2)") == "line 2, column 2"  # a newline at byte 0
 
 
 # --- metadata ---------------------------------------------------------------------------------

@@ -141,6 +141,8 @@ def test_kernel_display_name_by_hand() -> None:
     longer = "ns::kernel_name<4, ns::AddFunctor<float>, " + "x" * 50 + ">"
     assert kernel_display_name(longer, 22) == "kern…ame<…AddFunctor…>"  # the kernel in 8
     assert kernel_display_name("kern<" + "a" * 70 + ">", 20) == "kern<aaaaa…aaaaaaaa>"
+    # the functor as the first template argument, from its first letter
+    assert kernel_display_name("k<AddFunctor, " + "x" * 60 + ">", 30) == "k<…AddFunctor…>"
     # only the first 10,000 characters are read: the "<" past them is not seen
     assert kernel_display_name("a" * 10_000 + "<int>") == "a" * 30 + "…" + "a" * 29
 
