@@ -109,14 +109,26 @@ def test_a_writer_that_opens_before_it_writes_is_waited_for(tmp_path: Path) -> N
     assert opened.is_set()
 
 
-def test_a_fifo_nobody_writes_to_is_refused_after_its_wait(tmp_path: Path) -> None:
+def test_a_fifo_nobody_writes_to_is_refused_after_its_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refused once its wait is over, having polled every 0.02 s (the sleeps asked for are
+    recorded, not timed: a loaded machine may sleep longer than asked)."""
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
+    asked: list[float] = []
+    sleep = time.sleep
+
+    def recorded(seconds: float) -> None:
+        asked.append(seconds)
+        sleep(seconds)
+
+    monkeypatch.setattr(time, "sleep", recorded)
     start = time.monotonic()
     message = message_of(_common._read_fifo, fifo, 0.3)
-    waited = time.monotonic() - start
+    assert time.monotonic() - start >= 0.3
     assert message == f"{fifo}: FIFO: nothing was written to it within 0.3 s"
-    assert 0.3 <= waited < 1.0  # polled every 0.02 s, not every second
+    assert asked and set(asked) == {0.02}
     missing = tmp_path / "gone"
     assert message_of(_common._read_fifo, missing, 0.3) == (
         f"{missing}: cannot read: No such file or directory"
