@@ -60,7 +60,8 @@ def finite_everywhere(value: Any) -> bool:
     return True
 
 
-def _varint(value: int) -> bytes:
+def varint(value: int) -> bytes:
+    """``value`` as a Thrift compact (ULEB128) varint: seven bits a byte, low first."""
     out = bytearray()
     while True:
         low, value = value & 0x7F, value >> 7
@@ -69,7 +70,8 @@ def _varint(value: int) -> bytes:
             return bytes(out)
 
 
-def _zigzag(value: int) -> int:
+def zigzag(value: int) -> int:
+    """``value`` as Thrift compact writes a signed integer before its varint."""
     return value * 2 if value >= 0 else -value * 2 - 1
 
 
@@ -85,7 +87,7 @@ def with_negative_chunk_size(parquet: bytes) -> bytes:
     meta = pq.read_metadata(pa.BufferReader(parquet))
     group = meta.row_group(meta.num_row_groups - 1)
     size = group.column(group.num_columns - 1).total_compressed_size
-    old, new = (b"\x16" + _varint(_zigzag(v)) for v in (size, -size))
+    old, new = (b"\x16" + varint(zigzag(v)) for v in (size, -size))
     assert len(old) == len(new), "pick a size whose negation encodes in as many bytes"
     footer_start = len(parquet) - 8 - struct.unpack("<I", parquet[-8:-4])[0]
     at = parquet.rindex(old, footer_start)

@@ -6,29 +6,15 @@ Held to a tiny project worked out by hand, and to the real table: every row of d
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import textwrap
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from tests.tool_scripts import load_tool
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "mutation_coverage", ROOT / "tools" / "mutation_coverage.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["mutation_coverage"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-tool = _tool()
+tool = load_tool("mutation_coverage")
 
 TABLE = textwrap.dedent(
     """\

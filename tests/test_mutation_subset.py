@@ -8,29 +8,15 @@ mutants that now survive.
 from __future__ import annotations
 
 import ast
-import importlib.util
-import sys
 import textwrap
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from tests.tool_scripts import load_tool
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _harness() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "mutation_subset", ROOT / "tools" / "mutation_subset.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["mutation_subset"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-harness = _harness()
+harness = load_tool("mutation_subset")
 
 SOURCE = textwrap.dedent(
     '''

@@ -10,12 +10,27 @@ the layer (``tools/mutation_native.py``, docs/testing.md) found no test for.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 from tileprof.core import _native
+
+
+def _child_output(script: str, path: Path) -> str:
+    """What ``script`` prints, run on ``path`` in a process of its own (its memory measured or
+    limited apart from the test's), with this checkout first on its path."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
+    return done.stdout
 
 
 def ops_frame(**replaced: pl.Series) -> pl.DataFrame:
@@ -124,9 +139,6 @@ def test_a_mapped_dump_hands_its_decoded_pages_back(tmp_path: Path) -> None:
     256 MiB, almost all of it white space between samples, so the columns are tiny: holding
     the pages adds the whole file (262,000 KiB), handing them back about 45,000 (the stretches
     in flight on two threads, 16 MiB each)."""
-    import subprocess
-    import sys
-
     pad = " " * 4000
     one = '{"physicalTile": 1, "offset": 5, "duration": 7}'
     count = (256 << 20) // (len(one) + len(pad) + 1)
@@ -135,14 +147,8 @@ def test_a_mapped_dump_hands_its_decoded_pages_back(tmp_path: Path) -> None:
         out.write('{"clockHz": 1e9, "tileCount": 4, "samples": [')
         out.write(",".join([one + pad] * count))
         out.write("]}")
-    done = subprocess.run(
-        [sys.executable, "-c", _PEAK_OF_A_DECODE, str(path)],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
-    )
-    grown_kib, decoded = map(int, done.stdout.split())
+    stdout = _child_output(_PEAK_OF_A_DECODE, path)
+    grown_kib, decoded = map(int, stdout.split())
     assert decoded == count
     assert grown_kib < path.stat().st_size // 1024 // 3, (grown_kib, path.stat().st_size)
 
@@ -206,19 +212,10 @@ def test_a_decode_without_room_for_its_first_allocations_is_the_memory_error(
     """Before it decodes a file, the reader makes sure of room for its small allocations
     (160 MiB, ``SLACK_BYTES``), which it makes infallibly: with less than that to spare, even a
     one-sample dump is the one-line memory error, not an abort in the middle of the decode."""
-    import subprocess
-    import sys
-
     path = tmp_path / "d.json"
     path.write_text('{"samples": [{"physicalTile": 1, "offset": 5, "duration": 7}]}')
-    done = subprocess.run(
-        [sys.executable, "-c", _DECODE_WITHOUT_ROOM, str(path)],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
-    )
-    assert done.stdout.strip() == "memory room for the decode", done.stdout
+    stdout = _child_output(_DECODE_WITHOUT_ROOM, path)
+    assert stdout.strip() == "memory room for the decode", stdout
 
 
 def test_gathering_by_id_asks_room_for_the_columns_it_makes(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests.hostile import varint, zigzag
 from tileprof.core.errors import InputError
 from tileprof.core.schema import SAMPLE_SCHEMA
 from tileprof.inputs.tile.parquet_dump import (
@@ -217,21 +218,12 @@ def _chunks(data: bytes) -> list[tuple[int, int]]:
     return spans
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
 def _with_chunk_size(data: bytes, index: int, size: int) -> bytes:
     """``data`` with the ``index``-th chunk's total_compressed_size (Thrift compact field 6 of
     ColumnMetaData: 0x16, then a zigzag varint) set to ``size`` in the footer."""
     spans = _chunks(data)
-    old = b"\x16" + _varint(spans[index][1] * 2)
-    new = b"\x16" + _varint(size * 2)
+    old = b"\x16" + varint(zigzag(spans[index][1]))
+    new = b"\x16" + varint(zigzag(size))
     assert len(old) == len(new)
     at = len(data) - 8 - struct.unpack("<I", data[-8:-4])[0]
     for _ in range(1 + sum(1 for _, s in spans[:index] if s == spans[index][1])):
