@@ -230,3 +230,25 @@ def test_tenstorrent_report_needs_every_op_column() -> None:
     for column in sorted(_sniff.TENSTORRENT_REQUIRED):
         header = ",".join(c for c in TT_HEADER.split(",") if c != column)
         assert not _sniff.tenstorrent_report(_c(header + "\n")), column
+
+
+NOC_EVENT = '{"proc": "BRISC", "sx": 1, "sy": 2, "timestamp": 976158559117'
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f'[\n {NOC_EVENT}, "zone": "BRISC-KERNEL"}}\n]', True),
+        (f'  [{NOC_EVENT}, "op_name": "AllGatherAsync", "run_host_id": 2}}]', True),
+        (f"[{NOC_EVENT}}}, [1]]", True),  # only the first event is looked at
+        ('[{"proc": "BRISC", "sx": 1, "timestamp": 5}]', False),  # no sy
+        ('[{"target": "H100", "workload": "w", "kernel": "k", "time_us": 1}]', False),
+        (f'[{NOC_EVENT}, "zone": {{"a": 1}}}}]', False),  # not flat: not a NoC event
+        (f'[{NOC_EVENT}, "n": nan}}]', False),  # not JSON
+        (f"[[{NOC_EVENT}}}]]", False),
+        (f'{{"events": [{NOC_EVENT}}}]}}', False),
+        ("[]", False),
+    ],
+)
+def test_noc_trace(text: str, expected: bool) -> None:
+    assert _sniff.noc_trace(_c(text)) is expected

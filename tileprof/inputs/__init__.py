@@ -225,6 +225,7 @@ def detect(path: str | Path, data: bytes, reads: str = KNOWN_KINDS) -> InputForm
     reads (by default every kind tileprof reads).
     """
     content = Content(data)
+    refuse_unread(path, content)
     if content.opening == b"{":
         keys = content.keys
         if keys is not None:
@@ -247,6 +248,21 @@ def detect(path: str | Path, data: bytes, reads: str = KNOWN_KINDS) -> InputForm
             f"CSV of no known layout (columns: {shown}); expected {reads}",
         )
     return found
+
+
+NOC_TRACE_REFUSAL = (
+    f"a {_sniff.NOC_TRACE} (its events name proc, sx, sy and timestamp), which tileprof does "
+    "not read: tt-npe reads NoC traces; tileprof reads the same run's device log "
+    "(profile_log_device.csv) and ops report (ops_perf_results CSV)"
+)
+
+
+def refuse_unread(path: str | Path, content: Content) -> None:
+    """A format tileprof recognises but does not read is refused by name, by every command,
+    rather than read as the format it resembles (a NoC trace is a JSON array, as a run table
+    is, and its first row would be refused for a field a run table lacks)."""
+    if _sniff.noc_trace(content):
+        raise InputError(path, "$[0]", NOC_TRACE_REFUSAL)
 
 
 def peek(path: Path) -> tuple[bytes, bool, int]:
@@ -283,6 +299,7 @@ _RUN_SOURCE_WORDS = {
 def _refuse_run_source(path: Path, data: bytes) -> None:
     """A GPU run source handed to a tile-dump command is named as what it is, with the command
     that reads it, instead of failing on a missing ``samples`` or ``physicalTile``."""
+    refuse_unread(path, Content(data))
     try:
         found = detect(path, data)
     except InputError:

@@ -9,6 +9,8 @@ recognisers here, with nothing heavier than the standard library, lets ``summary
 from __future__ import annotations
 
 import csv
+import json
+import re
 
 from tileprof.inputs._format import Content
 
@@ -25,6 +27,8 @@ ROCPROF = "rocprofv3 kernel trace"
 NCU = "Nsight Compute CSV"
 TENSTORRENT = "Tenstorrent ops report"
 RUN_TABLE = "run table"
+NOC_TRACE = "tt-metal NoC event trace"
+"""A format tileprof recognises only to refuse it by name (``noc_trace``)."""
 
 PARQUET_MAGIC = b"PAR1"
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -158,6 +162,28 @@ def is_run_csv_header(line: str) -> bool:
     """Whether a CSV header line is a run table's."""
     cols = {c.strip() for c in next(csv.reader([line]), [])}
     return set(RUN_TABLE_REQUIRED) <= cols
+
+
+NOC_KEYS = frozenset({"proc", "sx", "sy", "timestamp"})
+"""Keys every event of a tt-metal NoC trace has (tt-npe's ``noc_trace_format.md``: the RISC,
+the core's physical x and y, the cycle)."""
+_FIRST_FLAT_OBJECT = re.compile(rb"\[\s*(\{[^{}\[\]]*\})")
+
+
+def noc_trace(content: Content) -> bool:
+    """A tt-metal NoC event trace: a JSON array whose first element is a flat object with the
+    keys of ``NOC_KEYS``. A run table in JSON is an array too, of rows with ``target``, so
+    only these keys tell the two apart."""
+    if content.opening != b"[":
+        return False
+    found = _FIRST_FLAT_OBJECT.match(content.head)
+    if found is None:
+        return False
+    try:
+        first = json.loads(found.group(1))
+    except ValueError:
+        return False
+    return isinstance(first, dict) and first.keys() >= NOC_KEYS
 
 
 def run_table(content: Content) -> bool:
