@@ -185,7 +185,7 @@ def test_clean_files_pass_every_check(tmp_path: Path) -> None:
         write_report(tmp_path / "r.csv", clean_report_rows()),
         write_dump(tmp_path / "d.json", clean_samples()),
     ]
-    frame = check_files(paths)
+    frame = check_files(paths).checks
     assert frame.height == 7 + 3 + 2 + 5
     assert frame.filter(pl.col("count") > 0).select("check", "detail", "places").to_dicts() == []
     assert set(frame["status"]) == {"ok"}
@@ -195,7 +195,7 @@ def test_clean_files_pass_every_check(tmp_path: Path) -> None:
 
 
 def _trace_checks(tmp_path: Path, events: list[dict[str, Any]]) -> pl.DataFrame:
-    return check_files([write_trace(tmp_path / "t.json.gz", events)])
+    return check_files([write_trace(tmp_path / "t.json.gz", events)]).checks
 
 
 def test_kernels_without_a_launch_call(tmp_path: Path) -> None:
@@ -290,7 +290,7 @@ def test_ranks_of_one_job(tmp_path: Path) -> None:
     zero = write_trace(tmp_path / "r0.json.gz", clean_events(2, comm_seqs=(1, 2, 3)), rank=0)
     # rank 1: one step fewer, seq 2 never seen, its clock 1 s later
     one = write_trace(tmp_path / "r1.json.gz", clean_events(1, base=1e6, comm_seqs=(1, 3)), rank=1)
-    frame = check_files([zero, one])
+    frame = check_files([zero, one]).checks
     job = frame.filter(pl.col("input").str.starts_with("job of 2 ranks"))
     assert counts(job) == {"rank-step-counts": 1, "rank-clock-ranges": 2, "partial-collectives": 1}
     rows = {r["check"]: r for r in job.iter_rows(named=True)}
@@ -302,7 +302,7 @@ def test_ranks_of_one_job(tmp_path: Path) -> None:
 def test_collectives_at_the_window_edges_are_not_partial(tmp_path: Path) -> None:
     zero = write_trace(tmp_path / "r0.json.gz", clean_events(comm_seqs=(1, 2, 3)), rank=0)
     one = write_trace(tmp_path / "r1.json.gz", clean_events(comm_seqs=(2, 3, 4)), rank=1)
-    assert counts(check_files([zero, one]))["partial-collectives"] == 0
+    assert counts(check_files([zero, one]).checks)["partial-collectives"] == 0
 
 
 # ---------------------------------------------------------------- nsys exports
@@ -319,7 +319,7 @@ def test_collectives_at_the_window_edges_are_not_partial(tmp_path: Path) -> None
 def test_nsys_export_defects(
     tmp_path: Path, keywords: dict[str, Any], check: str, count: int
 ) -> None:
-    row = only(check_files([write_export(tmp_path / "e.sqlite", **keywords)]), check, count)
+    row = only(check_files([write_export(tmp_path / "e.sqlite", **keywords)]).checks, check, count)
     if check == "kernel-outside-capture":
         assert row["places"] == [f"CUPTI_ACTIVITY_KIND_KERNEL row {5 + i}" for i in range(3)]
     if check == "missing-string-id":
@@ -334,7 +334,9 @@ def test_nsys_export_defects(
 def test_ops_without_device_time(tmp_path: Path) -> None:
     rows = clean_report_rows()
     rows[3:3] = [("Add", "tt_dnn_device", "0", ""), ("Mul", "tt_dnn_device", "0", "")]
-    row = only(check_files([write_report(tmp_path / "r.csv", rows)]), "op-without-device-time", 2)
+    row = only(
+        check_files([write_report(tmp_path / "r.csv", rows)]).checks, "op-without-device-time", 2
+    )
     assert row["places"] == ["line 5", "line 6"]
 
 
@@ -342,7 +344,9 @@ def test_signposts_without_ops(tmp_path: Path) -> None:
     rows = clean_report_rows()
     rows[4:4] = [("block started", "signpost", "", ""), ("block finished", "signpost", "", "")]
     rows.append(("trailer", "signpost", "", ""))
-    row = only(check_files([write_report(tmp_path / "r.csv", rows)]), "signpost-without-ops", 2)
+    row = only(
+        check_files([write_report(tmp_path / "r.csv", rows)]).checks, "signpost-without-ops", 2
+    )
     assert row["places"] == ["line 6 (block started)", "line 9 (trailer)"]
 
 
@@ -535,7 +539,7 @@ def test_an_export_without_a_capture_range_compares_nothing() -> None:
 
 
 def _dump_checks(tmp_path: Path, samples: list[dict[str, Any]], tiles: int = 4) -> pl.DataFrame:
-    return check_files([write_dump(tmp_path / "d.json", samples, tiles)])
+    return check_files([write_dump(tmp_path / "d.json", samples, tiles)]).checks
 
 
 def test_tiles_that_never_appear(tmp_path: Path) -> None:
@@ -577,7 +581,7 @@ def test_metadata_that_does_not_parse(tmp_path: Path, form: str) -> None:
         path = tmp_path / "d.ndjson"
         header = json.dumps({"clockHz": 1_000_000_000, "tileCount": 4})
         path.write_text("\n".join([header, *(json.dumps(s) for s in samples)]) + "\n")
-    row = only(check_files([path]), "metadata-unparsed", 3)
+    row = only(check_files([path]).checks, "metadata-unparsed", 3)
     assert row["places"] == ["sample 2", "sample 5", "sample 7"]
 
 
@@ -670,7 +674,7 @@ def test_a_threshold_overridden_from_toml(tmp_path: Path) -> None:
     path = write_dump(tmp_path / "d.json", samples)
     rules = tmp_path / "checks.toml"
     rules.write_text("[overlapping-samples]\nallowed = 1\n[defaults]\nplaces = 0\n")
-    row = only(check_files([path], load_checks(rules)), "overlapping-samples", 1)
+    row = only(check_files([path], load_checks(rules)).checks, "overlapping-samples", 1)
     assert row["status"] == "ok" and row["places"] == []
 
 
@@ -801,6 +805,50 @@ def test_command_checks_the_example_and_names_facts_to_know(tmp_path: Path) -> N
     assert "to know:\n- unnamed-device (" in result.output
 
 
+def test_command_names_the_inputs_no_check_looked_at(tmp_path: Path) -> None:
+    """A kind with no capture checks (a rocprofv3 trace, a run table) is read, and named: "all
+    checks passed" must not read as a verdict on it."""
+    real = Path(__file__).resolve().parent.parent / "fixtures"
+    rocprof, runs = real / "real" / "kernel_trace.csv", real / "runs" / "generic_runs.csv"
+    good = write_dump(tmp_path / "good.json", clean_samples())
+    summary = tmp_path / "summary.json"
+    made = CliRunner().invoke(cli, ["summary", "--example", "--format", "json", "-o", str(summary)])
+    assert made.exit_code == 0, made.output
+    paths = [str(p) for p in (good, rocprof, runs, summary)]
+    result = CliRunner().invoke(cli, ["check", *paths])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    at = lines.index("not checked (tileprof has no capture checks for their kind):")
+    assert lines[at + 1 : at + 4] == [
+        f"- {rocprof} (rocprofv3 kernel trace)",
+        f"- {runs} (run table)",
+        f"- {summary} (summary document)",
+    ]
+    assert lines[-1] == "all 5 checks passed; 3 inputs not checked"
+    alone = CliRunner().invoke(cli, ["check", str(rocprof), "--format", "json"])
+    assert alone.exit_code == 0, alone.output
+    document = json.loads(alone.output)
+    assert document["checks"] == [] and document["failed"] == 0
+    assert document["unchecked"] == [{"input": str(rocprof), "kind": "rocprofv3 kernel trace"}]
+    table = CliRunner().invoke(cli, ["check", str(rocprof)])
+    assert table.output.splitlines()[:3] == [
+        "no input with capture checks",
+        "",
+        "not checked (tileprof has no capture checks for their kind):",
+    ]
+
+
+def test_command_refuses_a_broken_input_it_has_no_checks_for(tmp_path: Path) -> None:
+    """Before, a file of a kind without checks was not read at all: a broken run table
+    passed ``check`` with exit 0."""
+    broken = tmp_path / "runs.csv"
+    broken.write_text("target,workload,kernel,time_us\nH100,w,k,fast\n")
+    result = CliRunner().invoke(cli, ["check", str(broken)])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"tileprof: error: {broken}: ")
+    assert "time_us" in result.output and len(result.output.splitlines()) == 1
+
+
 def test_command_needs_inputs() -> None:
     result = CliRunner().invoke(cli, ["check"])
     assert result.exit_code == 2 and "give PATHS" in result.output
@@ -862,7 +910,7 @@ REAL_DEFECTS: dict[tuple[str, str], tuple[int, str]] = {
 
 
 def test_real_files_hold_only_their_known_defects() -> None:
-    frame = check_files([FIXTURES / name for name in REAL_FILES])
+    frame = check_files([FIXTURES / name for name in REAL_FILES]).checks
     found = {
         (str(Path(row["input"]).relative_to(FIXTURES)), row["check"]): (
             row["count"],

@@ -56,9 +56,8 @@ def command(
         from tileprof.model.reading import example_with_device
 
         profile = example_with_device(read.clock_hz, read.tile_count)
-    frame = check_files(paths, checks, read, example=profile)
-    write_rendered(
-        CHECK_RENDERERS[out.format], CheckModel(frame, terminal_width(out.path)), out.path
-    )
-    if failed(frame).height:
+    found = check_files(paths, checks, read, example=profile)
+    model = CheckModel(found.checks, terminal_width(out.path), found.unchecked)
+    write_rendered(CHECK_RENDERERS[out.format], model, out.path)
+    if failed(found.checks).height:
         ctx.exit(EXIT_FAILED)

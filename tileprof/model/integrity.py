@@ -4,7 +4,9 @@
 Each file is detected as every command detects it; its kind picks its checks
 (``tileprof.analyses.integrity_gpu``, ``tileprof.analyses.quality.tile_integrity``). PyTorch
 traces that name their rank (``distributedInfo``) and share a world size are one job: their
-ranks are also checked against each other. A file of a kind with no checks gives no rows.
+ranks are also checked against each other. A file of a kind with no checks gives no rows,
+but is still read as ``runs`` reads it (a file it refuses is refused here too) and named among
+the unchecked inputs.
 """
 
 from __future__ import annotations
@@ -21,7 +23,15 @@ from tileprof.analyses.integrity import CheckRules, check_frame, load_checks
 from tileprof.core.errors import InputError
 from tileprof.inputs.gpu.kineto import KIND as TRACE
 from tileprof.inputs.gpu.nsys_sqlite import KIND as NSYS_SQLITE
-from tileprof.inputs.sources import TILE_DUMP, FileRead, kind_of_keys, read_input
+from tileprof.inputs.sources import (
+    SUMMARY_DOCUMENT,
+    TILE_DUMP,
+    FileRead,
+    kind_of_keys,
+    parse_runs,
+    parse_summary_document,
+    read_input,
+)
 from tileprof.inputs.tile.tenstorrent import KIND as TENSTORRENT
 from tileprof.model.profile import Profile
 from tileprof.model.reading import DumpReading
@@ -32,21 +42,33 @@ if TYPE_CHECKING:
 Row = dict[str, object]
 
 
+@dataclass(frozen=True)
+class CheckedFiles:
+    """``check``'s answer: one row per input and check, and the inputs of a kind that has no
+    capture checks (``(input, kind)``, in command-line order), read but not checked. Naming
+    them keeps "every check passed" from reading as a verdict on a file no check looked at."""
+
+    checks: pl.DataFrame
+    unchecked: tuple[tuple[str, str], ...] = ()
+
+
 def check_files(
     paths: Sequence[Path],
     rules: CheckRules | None = None,
     read: DumpReading | None = None,
     *,
     example: Profile | None = None,
-) -> pl.DataFrame:
+) -> CheckedFiles:
     """The capture checks of every file (and of ``example``, a profile already loaded), in
-    command-line order, then the checks across the ranks of each job."""
+    command-line order, then the checks across the ranks of each job. A file of a kind with
+    no checks is read as ``runs`` reads it, so that a broken one is its one-line error."""
     rules = rules or load_checks()
     read = read or DumpReading()
     rows: list[Row] = []
     if example is not None:
         rows += input_checks("example", TILE_DUMP, None, example, rules).rows
     ranks: list[Checked] = []
+    unchecked: list[tuple[str, str]] = []
     for path in paths:
         found, streamed = _read_streaming_checks(path, rules)
         if streamed is not None:
@@ -56,10 +78,21 @@ def check_files(
         elif found.kind == TILE_DUMP or found.data is None:
             checked = Checked(_dump(path, found.data, rules, read))
         else:
+            _read_unchecked(path, found.kind, found.data)
+            unchecked.append((str(path), found.kind))
             continue
         rows += checked.rows
         ranks += [checked] if checked.rank is not None else []
-    return check_frame(rows + job_rows(ranks, rules))
+    return CheckedFiles(check_frame(rows + job_rows(ranks, rules)), tuple(unchecked))
+
+
+def _read_unchecked(path: Path, kind: str, data: bytes) -> None:
+    """A file of a kind with no checks, read as the command that takes it reads it (``runs``,
+    or ``diff`` for a summary document): a file it refuses is that one-line error."""
+    if kind == SUMMARY_DOCUMENT:
+        parse_summary_document(path, data)
+    else:
+        parse_runs(path, kind, data)
 
 
 @dataclass(frozen=True)

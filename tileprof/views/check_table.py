@@ -52,13 +52,19 @@ def _table(rows: Sequence[dict[str, Any]], shown: Sequence[str], _limit: int) ->
     return table
 
 
-def render(checks: pl.DataFrame, width: int = TABLE_WIDTH) -> str:
-    """The check table, then each check that did not pass in words."""
+Unchecked = Sequence[tuple[str, str]]
+"""Inputs read but of a kind with no capture checks: (input, kind)."""
+
+
+def render(checks: pl.DataFrame, width: int = TABLE_WIDTH, unchecked: Unchecked = ()) -> str:
+    """The check table, then each check that did not pass in words, then the inputs that no
+    check looked at."""
     rows = checks.to_dicts()
     buffer = io.StringIO()
     console = plain_console(buffer, width)
     if not rows:
         console.print("no input with capture checks", markup=False)
+        _print_unchecked(console, unchecked, width)
         return strip_padding(buffer.getvalue())
     console.print(fit_to_width(partial(_table, rows), CHECK_FIT, console, width))
     for title, status in (("failed", "warn"), ("to know", "info")):
@@ -69,12 +75,32 @@ def render(checks: pl.DataFrame, width: int = TABLE_WIDTH) -> str:
         console.print(f"{title}:", markup=False)
         for row in chosen:
             console.print(_sentence(row, width), markup=False, highlight=False, soft_wrap=True)
+    _print_unchecked(console, unchecked, width)
     failed = sum(r["status"] == "warn" for r in rows)
     facts = sum(r["status"] == "info" for r in rows)
     console.print()
     last = f"{failed} of {len(rows)} checks failed" if failed else f"all {len(rows)} checks passed"
-    console.print(last + (f"; {facts} with facts to know" if facts else ""), markup=False)
+    last += f"; {facts} with facts to know" if facts else ""
+    last += f"; {_inputs(len(unchecked))} not checked" if unchecked else ""
+    console.print(last, markup=False)
     return strip_padding(buffer.getvalue())
+
+
+def _inputs(count: int) -> str:
+    return f"{count} input" + ("" if count == 1 else "s")
+
+
+def _print_unchecked(console: Any, unchecked: Unchecked, width: int) -> None:
+    """The inputs no check looked at, each with its kind."""
+    if not unchecked:
+        return
+    console.print()
+    console.print("not checked (tileprof has no capture checks for their kind):", markup=False)
+    for name, kind in unchecked:
+        text = textwrap.fill(
+            f"{name} ({kind})", width=max(width, 40), initial_indent="- ", subsequent_indent="  "
+        )
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 def _sentence(row: dict[str, Any], width: int) -> str:
@@ -94,12 +120,18 @@ def _sentence(row: dict[str, Any], width: int) -> str:
     )
 
 
-def to_document(checks: pl.DataFrame) -> dict[str, Any]:
-    """``{"checks": [...], "failed": N}``: one object per input and check."""
+def to_document(checks: pl.DataFrame, unchecked: Unchecked = ()) -> dict[str, Any]:
+    """``{"checks": [...], "failed": N, "unchecked": [...]}``: one object per input and
+    check, and one per input of a kind with no checks (``{"input", "kind"}``)."""
     rows = checks.to_dicts()
-    return {"checks": rows, "failed": sum(r["status"] == "warn" for r in rows)}
+    return {
+        "checks": rows,
+        "failed": sum(r["status"] == "warn" for r in rows),
+        "unchecked": [{"input": name, "kind": kind} for name, kind in unchecked],
+    }
 
 
-def render_json(checks: pl.DataFrame) -> str:
+def render_json(checks: pl.DataFrame, unchecked: Unchecked = ()) -> str:
     """``check --format json``."""
-    return json.dumps(to_document(checks), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    document = to_document(checks, unchecked)
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -560,6 +560,8 @@ class CheckModel:
     checks: pl.DataFrame
     width: int | None = None
     """The terminal's width when the table goes to one; None: the fixed width of files."""
+    unchecked: tuple[tuple[str, str], ...] = ()
+    """The inputs of a kind with no capture checks: (input, kind)."""
 
 
 def _check_text(kind: str) -> Callable[[CheckModel], str]:
@@ -567,9 +569,9 @@ def _check_text(kind: str) -> Callable[[CheckModel], str]:
         from tileprof.views import check_table  # rich: only the table needs it
 
         if kind == "json":
-            return check_table.render_json(model.checks)
+            return check_table.render_json(model.checks, model.unchecked)
         width = check_table.TABLE_WIDTH if model.width is None else model.width
-        return check_table.render(model.checks, width)
+        return check_table.render(model.checks, width, model.unchecked)
 
     return render
 
