@@ -10,7 +10,7 @@ that differs is named, so a gate can refuse its verdict and say why.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 VERDICT_FIELDS: tuple[str, ...] = (
     "device",
@@ -45,6 +45,23 @@ def differences(before: Environment, after: Environment) -> list[str]:
         if old is not None and new is not None and old != new:
             found.append(f"{name} {old} → {new}")
     return found
+
+
+def setup_difference(before: Environment, after: Environment) -> str | None:
+    """``the two sides differ in …`` (every field ``differences`` names), or None when the
+    two sides differ in none that both state."""
+    found = differences(before, after)
+    return f"the two sides differ in {', '.join(found)}" if found else None
+
+
+def setup_note(before: Environment, after: Environment, said: Sequence[str] = ()) -> str | None:
+    """What a comparison says first when its sides ran on different setups: its changes are
+    the setup's as much as the code's. None: the same setup, as far as both state, or a line
+    of ``said`` (a gate's abstention) already names the difference."""
+    line = setup_difference(before, after)
+    if line is None or any(s.endswith(line) for s in said):
+        return None
+    return f"not the same setup: {line}; every change below is the setup's as much as the code's"
 
 
 def stated(environment: Environment) -> dict[str, object]:

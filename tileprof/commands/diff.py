@@ -207,13 +207,12 @@ def gate_abstention(diff: Diff, checks: CheckRules, allow_different: bool = Fals
     captures, and one when the two sides differ in what the figures depend on (device,
     clock, tiles, software: ``analyses.comparability``) unless ``allow_different``, which
     notes it on stderr (none: the gate judges)."""
-    from tileprof.analyses.comparability import differences
+    from tileprof.analyses.comparability import setup_difference
     from tileprof.analyses.integrity import diff_coverage, reasons
 
     found = list(reasons(diff_coverage(diff, checks), "diff"))
-    differ = differences(diff.before.environment, diff.after.environment)
-    if differ:
-        line = f"the two sides differ in {', '.join(differ)}"
+    line = setup_difference(diff.before.environment, diff.after.environment)
+    if line is not None:
         if allow_different:
             say(f"tileprof: note: judged under --allow-different: {line}", err=True)
         else:

@@ -87,12 +87,19 @@ def _step(step: float | None) -> str:
     return "—" if step is None else numbers.percent(step, signed=True)
 
 
-def render_diff(diff: Diff, broken: Sequence[str] = (), abstained: Sequence[str] = ()) -> str:
-    """The verdict, then each shown group's main figure before and after and, where both
-    sides hold calls or samples, its per-call change, interval and verdict."""
+def render_diff(
+    diff: Diff,
+    broken: Sequence[str] = (),
+    abstained: Sequence[str] = (),
+    setup_note: str | None = None,
+) -> str:
+    """The verdict (``setup_note`` first: the two sides ran on different setups), then each
+    shown group's main figure before and after and, where both sides hold calls or samples,
+    its per-call change, interval and verdict."""
     lines = [
         f"## tileprof diff: {cell(diff.before.label)} → {cell(diff.after.label)}",
         "",
+        *([f"**{cell(setup_note)}**", ""] if setup_note else []),
         *_verdict_lines([b.removeprefix("broken: ") for b in broken], abstained),
         "",
     ]

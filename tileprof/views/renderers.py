@@ -165,6 +165,15 @@ class DiffModel:
     abstained: tuple[str, ...] = ()
     """Why ``--fail-on`` gave no verdict: the failed capture checks (coverage), one line each."""
 
+    @property
+    def setup_note(self) -> str | None:
+        """Said first when the two sides ran on different setups (device, clock, tiles,
+        software), unless the gate's abstention already says it."""
+        from tileprof.analyses.comparability import setup_note
+
+        before, after = self.diff.before.environment, self.diff.after.environment
+        return setup_note(before, after, self.abstained)
+
 
 def _diff_text(kind: str) -> Callable[[DiffModel], str]:
     def render(model: DiffModel) -> str:
@@ -172,34 +181,42 @@ def _diff_text(kind: str) -> Callable[[DiffModel], str]:
 
         if kind == "table":
             table = diff_text.render_table(model.diff, model.broken, model.width)
-            return "".join(f"{line}\n" for line in model.abstained) + table
+            first = [*model.abstained, *filter(None, [model.setup_note])]
+            return "".join(f"{line}\n" for line in first) + table
         if kind == "json":
             return _with_abstained(diff_text.render_json(model.diff, model.broken), model)
         if kind == "markdown":
             from tileprof.views.markdown import render_diff
 
-            return render_diff(model.diff, model.broken, model.abstained)
+            return render_diff(model.diff, model.broken, model.abstained, model.setup_note)
         return diff_text.render_csv(model.diff)
 
     return render
 
 
 def _with_abstained(text: str, model: DiffModel) -> str:
-    """The JSON document with ``"abstained"``: why ``--fail-on`` gave no verdict (when it
-    gave none; otherwise the document as it was)."""
+    """The JSON document with ``"abstained"`` (why ``--fail-on`` gave no verdict, when it
+    gave none) and ``"setup_differs"`` (each field the two sides differ in, when they do);
+    otherwise the document as it was."""
     import json
 
-    if not model.abstained:
+    from tileprof.analyses.comparability import differences
+
+    differ = differences(model.diff.before.environment, model.diff.after.environment)
+    if not model.abstained and not differ:
         return text
     document = json.loads(text)
-    document["abstained"] = list(model.abstained)
+    if differ:
+        document["setup_differs"] = differ
+    if model.abstained:
+        document["abstained"] = list(model.abstained)
     return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def _diff_html(model: DiffModel) -> str:
     from tileprof.views.html import render_diff  # matplotlib, jinja2
 
-    return render_diff(model.diff, model.broken, model.abstained)
+    return render_diff(model.diff, model.broken, model.abstained, model.setup_note)
 
 
 DIFF_RENDERERS: dict[str, Renderer[DiffModel]] = {

@@ -57,15 +57,21 @@ def render(report: Report, baseline: DiffSection | None = None) -> str:
     return template.render(report=report, baseline=baseline)
 
 
-def render_diff(diff: Diff, broken: tuple[str, ...] = (), abstained: tuple[str, ...] = ()) -> str:
+def render_diff(
+    diff: Diff,
+    broken: tuple[str, ...] = (),
+    abstained: tuple[str, ...] = (),
+    setup_note: str | None = None,
+) -> str:
     """The self-contained page of ``diff --format html``; ``abstained``: why ``--fail-on``
-    gave no verdict."""
+    gave no verdict; ``setup_note``: said first, the two sides ran on different setups."""
     import dataclasses
 
     from tileprof.views.html.diff_page import diff_page  # matplotlib: only when drawing
 
     page = diff_page(diff, broken)
-    page = dataclasses.replace(page, section=dataclasses.replace(page.section, abstained=abstained))
+    section = dataclasses.replace(page.section, abstained=abstained, setup_note=setup_note)
+    page = dataclasses.replace(page, section=section)
     return environment().get_template("diff.html.j2").render(page=page)
 
 

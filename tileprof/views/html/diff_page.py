@@ -14,6 +14,7 @@ import numpy as np
 import polars as pl
 
 from tileprof._version import __version__
+from tileprof.analyses.comparability import setup_note
 from tileprof.analyses.diff import STATUSES, Diff, Side
 from tileprof.core import numbers
 from tileprof.views.diff_text import STATUS_MARKS
@@ -65,9 +66,11 @@ class DiffSection:
     rows: tuple[DiffRow, ...]
     broken: tuple[str, ...] = ()
     hint: str = "Every group of either side, largest change first."
+    """Which rows the table holds (all, or the ``--top`` largest changes)."""
     abstained: tuple[str, ...] = ()
     """Why ``--fail-on`` gave no verdict (a failed capture check), one line each."""
-    """Which rows the table holds (all, or the ``--top`` largest changes)."""
+    setup_note: str | None = None
+    """Said first when the two sides ran on different setups (``comparability.setup_note``)."""
 
 
 @dataclass(frozen=True)
@@ -400,6 +403,7 @@ def diff_section(diff: Diff, *, id: str = "diff", broken: tuple[str, ...] = ()) 
         rows=tuple(_row(r, columns) for r in diff.shown_rows().iter_rows(named=True)),
         broken=broken,
         hint=_rows_hint(diff),
+        setup_note=setup_note(diff.before.environment, diff.after.environment),
     )
 
 

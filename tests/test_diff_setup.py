@@ -1,0 +1,94 @@
+"""``diff`` says first when its two sides ran on different setups (device, clock, tile count,
+the software a trace states), in every format, with or without a gate: a change between an H100
+and an MI300X is the device's as much as the code's, and a reader of the headline must know it
+before reading it. Before, only ``--fail-on`` said so (as its abstention)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from markupsafe import escape
+
+from tests.samples import sample, write_dump
+from tileprof.commands.cli import cli
+
+SAMPLES = [sample(0, 0, 100, "gemm"), sample(1, 0, 80, "softmax")]
+NOTE = (
+    "not the same setup: the two sides differ in clockHz 1000000 → 1350000, tileCount 16 → 32; "
+    "every change below is the setup's as much as the code's"
+)
+
+
+def _dumps(tmp_path: Path, *, same: bool = False) -> list[str]:
+    before = write_dump(tmp_path / "before.json", SAMPLES, clockHz=1_000_000, tileCount=16)
+    after = write_dump(
+        tmp_path / "after.json",
+        SAMPLES,
+        clockHz=1_000_000 if same else 1_350_000,
+        tileCount=16 if same else 32,
+    )
+    return [str(before), str(after)]
+
+
+def _run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["diff", *args])
+    return result.exit_code, result.stdout
+
+
+def test_the_table_says_it_first(tmp_path: Path) -> None:
+    code, out = _run(*_dumps(tmp_path))
+    assert code == 0
+    assert out.splitlines()[0] == NOTE
+
+
+def test_json_names_each_field_that_differs(tmp_path: Path) -> None:
+    code, out = _run(*_dumps(tmp_path), "--format", "json")
+    assert code == 0
+    document = json.loads(out)
+    assert document["setup_differs"] == ["clockHz 1000000 → 1350000", "tileCount 16 → 32"]
+    assert "abstained" not in document
+
+
+@pytest.mark.parametrize(("fmt", "expected"), [("markdown", f"**{NOTE}**"), ("html", None)])
+def test_markdown_and_html_say_it_before_the_figures(
+    tmp_path: Path, fmt: str, expected: str | None
+) -> None:
+    out_path = tmp_path / f"diff.{fmt}"
+    code, _ = _run(*_dumps(tmp_path), "--format", fmt, "-o", str(out_path))
+    assert code == 0
+    text = out_path.read_text()
+    if expected is not None:
+        assert text.splitlines()[2] == expected
+        return
+    note = f'<p class="setup-note">{escape("N" + NOTE[1:])}.</p>'
+    assert note in text
+    assert text.index(note) < text.index('<p class="lead">')
+
+
+def test_a_gate_that_abstains_for_it_says_it_once(tmp_path: Path) -> None:
+    code, out = _run(*_dumps(tmp_path), "--fail-on", "phaseCycles may not rise by more than 5%")
+    assert code == 3
+    first = out.splitlines()[0]
+    assert first == (
+        "abstained, no verdict: the two sides differ in clockHz 1000000 → 1350000, "
+        "tileCount 16 → 32"
+    )
+    assert "not the same setup" not in out
+
+
+def test_judged_anyway_it_is_still_said_first(tmp_path: Path) -> None:
+    gate = ("--fail-on", "phaseCycles may not rise by more than 5%", "--allow-different")
+    code, out = _run(*_dumps(tmp_path), *gate)
+    assert code == 0
+    assert out.splitlines()[0] == NOTE
+
+
+def test_the_same_setup_says_nothing(tmp_path: Path) -> None:
+    paths = _dumps(tmp_path, same=True)
+    _, table = _run(*paths)
+    _, document = _run(*paths, "--format", "json")
+    assert "not the same setup" not in table
+    assert "setup_differs" not in json.loads(document)
