@@ -24,6 +24,7 @@ from tileprof.commands.cli import cli
 from tileprof.core.errors import InputError
 from tileprof.inputs.gpu.kineto_inventory import INVENTORY_SCHEMA
 from tileprof.model.integrity import check_files
+from tileprof.views import check_table
 
 # ---------------------------------------------------------------- generators
 
@@ -836,6 +837,113 @@ def test_command_names_the_inputs_no_check_looked_at(tmp_path: Path) -> None:
         "",
         "not checked (tileprof has no capture checks for their kind):",
     ]
+
+
+def test_the_unchecked_inputs_in_words_by_hand() -> None:
+    """One input is "1 input"; a name wraps under its dash at the table's width (never under
+    40 columns: textwrap's, not rich's, so a narrower terminal does not wrap it again), and a
+    name is text, not rich markup."""
+    one = check_table.render(check_frame([]), 80, [("a.csv", "run table")])
+    assert one.splitlines()[2:] == [
+        "not checked (tileprof has no capture checks for their kind):",
+        "- a.csv (run table)",
+    ]
+    row = {"input": "d.json", "check": "epoch-gap", "count": 0, "places": [], "detail": "",
+           "undermines": [], "status": "ok"}  # fmt: skip
+    with_rows = check_table.render(check_frame([row]), 80, [("a.csv", "run table")])
+    assert with_rows.splitlines()[-1] == "all 1 checks passed; 1 input not checked"
+    assert "epoch-gap" in with_rows and " — " in with_rows.splitlines()[2]  # no first place
+    name = "runs/[bold]" + "x" * 22 + ".csv"  # "- " + name + " (run table)": 51 characters
+    for width in (30, 40):
+        lines = check_table.render(check_frame([]), width, [(name, "run table")]).splitlines()
+        assert lines[-2:] == [f"- {name}", "  (run table)"]
+    narrow = check_table.render(check_frame([]), 80, [("r/" + "y" * 27 + ".csv", "run table")])
+    assert narrow.splitlines()[-1] == "- r/" + "y" * 27 + ".csv (run table)"  # 45: one line
+    exact = "z" * 27  # "- " + exact + " (run table)": 41 characters, one over 40
+    assert check_table.render(check_frame([]), 40, [(exact, "run table")]).splitlines()[-2:] == [
+        f"- {exact} (run",
+        "  table)",
+    ]
+
+
+CHECK_ROWS: list[dict[str, Any]] = [
+    {"input": "d.json", "check": "epoch-gap", "count": 0, "places": [],
+     "detail": "0 of 3 epochs absent", "undermines": ["epochs"], "status": "ok"},
+    {"input": "t.json", "check": "overlapping-kernels", "count": 1234,
+     "places": ["$.traceEvents[1]", "$.traceEvents[5]"],
+     "detail": "1,234 of 9,000 GPU events overlap", "undermines": ["breakdown", "candidates"],
+     "status": "warn"},
+    {"input": "t.json", "check": "step-missing", "count": 1, "places": ["step 3"],
+     "detail": "1 step number missing", "undermines": [], "status": "warn"},
+    {"input": "e.sqlite", "check": "unnamed-device", "count": 1, "places": ["device 3"],
+     "detail": "1 of 2 devices unnamed", "undermines": ["ops"], "status": "info"},
+]  # fmt: skip
+"""One row of each kind the words tell apart: passed (no place: "—"), failed with more than
+its places (" …") and with what abstains, failed without either, a fact to know (which
+abstains nothing, whatever it undermines)."""
+
+CHECK_TABLE_WIDE = """\
+status ┃ check               ┃ count ┃ first place      ┃ input
+━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━╇━━━━━━━━━
+ok     │ epoch-gap           │     0 │ —                │ d.json
+warn   │ overlapping-kernels │ 1,234 │ $.traceEvents[1] │ t.json
+warn   │ step-missing        │     1 │ step 3           │ t.json
+info   │ unnamed-device      │     1 │ device 3         │ e.sqlite
+
+failed:
+- overlapping-kernels (t.json): 1,234 of 9,000 GPU events overlap; at $.traceEvents[1], \
+$.traceEvents[5] …; abstaining: breakdown, candidates
+- step-missing (t.json): 1 step number missing; at step 3
+
+to know:
+- unnamed-device (e.sqlite): 1 of 2 devices unnamed; at device 3
+
+not checked (tileprof has no capture checks for their kind):
+- r.csv (run table)
+
+2 of 4 checks failed; 1 with facts to know; 1 input not checked
+"""
+
+CHECK_TABLE_NARROW = """\
+status ┃ check               ┃ count ┃ input
+━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━
+ok     │ epoch-gap           │     0 │ d.json
+warn   │ overlapping-kernels │ 1,234 │ t.json
+warn   │ step-missing        │     1 │ t.json
+info   │ unnamed-device      │     1 │ e.sqlite
+
+failed:
+- overlapping-kernels (t.json): 1,234 of 9,000 GPU events
+  overlap; at $.traceEvents[1], $.traceEvents[5] …;
+  abstaining: breakdown, candidates
+- step-missing (t.json): 1 step number missing; at step 3
+
+to know:
+- unnamed-device (e.sqlite): 1 of 2 devices unnamed; at
+  device 3
+
+not checked (tileprof has no capture checks for their kind):
+- r.csv (run table)
+
+2 of 4 checks failed; 1 with facts to know; 1 input not
+checked
+"""
+
+
+def test_the_check_table_whole_by_hand() -> None:
+    """Every line of the table and its words, at the fixed width of files and at 60 columns
+    (where the first place goes first and the words wrap under their dash)."""
+    frame = check_frame(CHECK_ROWS)
+    unchecked = [("r.csv", "run table")]
+    assert check_table.render(frame, check_table.TABLE_WIDTH, unchecked) == CHECK_TABLE_WIDE
+    assert check_table.render(frame, 60, unchecked) == CHECK_TABLE_NARROW
+    document = json.loads(check_table.render_json(frame, unchecked))
+    assert document == {
+        "checks": CHECK_ROWS,
+        "failed": 2,
+        "unchecked": [{"input": "r.csv", "kind": "run table"}],
+    }
+    assert check_table.render_json(frame).endswith('"unchecked": []\n}\n')
 
 
 def test_command_refuses_a_broken_input_it_has_no_checks_for(tmp_path: Path) -> None:
