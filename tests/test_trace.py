@@ -83,6 +83,12 @@ def test_cycles_to_ns_rounds_half_up_exactly() -> None:
     assert cycles_to_ns(cycles[:5], 2_000_000_000).tolist() == [0, 1, 1, 2, 2]
     # a non-integer clock takes the exact slow path: 1.25 Hz → c × 0.8e9
     assert cycles_to_ns(np.array([5, 1]), 1.25).tolist() == [4 * 10**9, 800_000_000]
+    # 10 GHz: an integer clock whose remainder × 2·10⁹ would pass 2⁶³ in int64, so it takes
+    # the exact path too: (10¹⁰ − 1) × 0.1 = 999999999.9 → 10⁹; (3·10¹⁰ + 5) × 0.1 → half up
+    ten = cycles_to_ns(np.array([10**10 - 1, 3 * 10**10 + 5]), 10**10)
+    assert ten.tolist() == [10**9, 3 * 10**9 + 1]
+    # past 2⁵³ ns the slow path (a clock of 10⁹ + ½ Hz) stays exact, in integers
+    assert cycles_to_ns(np.array([10**17 + 3]), 1e9 + 0.5).tolist() == [99999999950000003]
 
 
 def test_lanes_follow_the_report_overlap_definition() -> None:
@@ -474,6 +480,9 @@ def test_chrome_json_follows_the_trace_event_format(
     }
     counters = [e for e in events if e["ph"] == "C" and e["name"] == "active tiles"]
     assert [e["args"]["tiles"] for e in counters][:3] == [1.0, 2.0, 3.0]
+    # each counter's value under its unit
+    useful = [e for e in events if e["ph"] == "C" and e["name"] == "device useful utilization"]
+    assert len(useful) == len(counters) and all(set(e["args"]) == {"fraction"} for e in useful)
 
 
 # ---------------------------------------------------------------- GPU traces, alignment
@@ -532,10 +541,25 @@ def test_align_none_and_offsets(dump: Path, tmp_path: Path) -> None:
     assert min(b for b, *_ in gpus[a100]) == 2500
     out = tmp_path / "back.pftrace"
     code, _, err = run("trace", str(dump), trace, "--align", f"{TARGET}=-1", "-o", str(out))
-    assert code == 0 and "1 µs later" in err
+    assert code == 0 and "every target moved 1 µs later so that none starts before 0" in err
     decoded = decode(out)
     assert min(b for b, *_ in _gpu_slices(decoded)[a100]) == 1000
     assert min(s.begin for s in decoded.slices) == 0
+    # the dump alone moved 5 µs later: its first slice (1 ns) and its counters at 5 µs, and
+    # nothing before 0 to move the whole trace for
+    out = tmp_path / "later.json"
+    code, _, err = run("trace", str(dump), "--align", f"{TARGET}=5", "-o", str(out))
+    assert code == 0 and "later so that none starts" not in err, err
+    events = _chrome(out)["traceEvents"]
+    assert min(e["ts"] for e in events if e["ph"] == "X") == 5.0
+    assert min(e["ts"] for e in events if e["ph"] == "C") == 5.0
+    # a name that is no target: every target named, and each GPU trace's file, sorted
+    code, _, err = run("trace", str(dump), trace, "--align", "H100=5", "-o", str(out), "--force")
+    assert code == 2
+    assert err == (
+        "tileprof: error: --align H100=…: no target of that name (targets: GPU 1 (device 1, "
+        f"kineto_small.json), {a100}, kineto_small.json, {TARGET})\n"
+    )
 
 
 def test_chrome_gpu_part_reads_back_through_the_kineto_reader(dump: Path, tmp_path: Path) -> None:
@@ -740,3 +764,267 @@ def test_gpu_kernel_flops_only_where_its_op_launched_it_alone(dump: Path, tmp_pa
         ("aten::addmm", 13): None,
         (None, 99): None,
     }
+
+
+# ---------------------------------------------------------------- the model's devices by hand
+
+
+def test_event_frame_devices_by_hand() -> None:
+    """Issue 38 (branch mutQ): a GPU-event frame split by device, every field stated. Device 0
+    is named, device 1 is not ("GPU 1"), an event with no device goes to "GPU"; two events
+    that overlap on stream 7 take lanes 0 and 1; kinds take Kineto's category names (an
+    unknown kind is a kernel); the devices come sorted by name."""
+    from tileprof.model.trace import event_frame_devices
+
+    events = pl.DataFrame(
+        {
+            "start_ns": [10, 12, 5, 7, 3],
+            "end_ns": [20, 15, 9, 8, 4],
+            "stream": [7, 7, 3, None, 1],
+            "device": [0, 0, 1, None, 0],
+            "kind": ["kernel", "memcpy", "memset", "comm", "kernel"],
+            "name": ["a", "b", "c", "d", "e"],
+            "correlation": [1, 2, 3, 4, 5],
+        }
+    )
+    devices = event_frame_devices(events, {0: "A100"}, "x.db")
+    assert [(d.name, d.source, d.streams, d.lanes) for d in devices] == [
+        ("A100 (device 0, x.db)", "x.db", (1, 7), 2),
+        ("GPU", "x.db", (-1,), 1),
+        ("GPU 1 (device 1, x.db)", "x.db", (3,), 1),
+    ]
+    columns = ["device", "stream", "lane", "begin_ns", "end_ns", "name", "cat", "correlation"]
+    assert [d.slices.columns for d in devices] == [[*columns[:7], "op", "grid", "block",
+                                                    "correlation", "flops"]] * 3  # fmt: skip
+    assert [d.slices.select(columns).rows() for d in devices] == [
+        [
+            (0, 1, 0, 3, 4, "e", "kernel", 5),
+            (0, 7, 0, 10, 20, "a", "kernel", 1),
+            (0, 7, 1, 12, 15, "b", "gpu_memcpy", 2),
+        ],
+        [(-1, -1, 0, 7, 8, "d", "kernel", 4)],
+        [(1, 3, 0, 5, 9, "c", "gpu_memset", 3)],
+    ]
+    for d in devices:
+        extra = d.slices.select("op", "grid", "block", "flops")
+        assert extra.dtypes == [pl.String, pl.String, pl.String, pl.Float64]
+        assert extra.null_count().row(0) == (d.slices.height,) * 4
+    gridded = event_frame_devices(
+        events.with_columns(grid=pl.lit("2x1x1"), block=pl.lit("64x1x1")), {}, "x.db"
+    )
+    assert {(r["grid"], r["block"]) for d in gridded for r in d.slices.to_dicts()} == {
+        ("2x1x1", "64x1x1")
+    }
+
+
+def test_nvtx_track_by_hand() -> None:
+    """NVTX ranges as one track group: a track per thread (no thread: -1), nested ranges on
+    lanes below, a range without a name named "(unnamed range)", sorted by begin then end."""
+    from tileprof.model.trace import nvtx_track
+
+    empty = pl.DataFrame({"name": [], "start_ns": [], "end_ns": [], "tid": []})
+    assert nvtx_track(empty, "x") is None
+    ranges = pl.DataFrame(
+        {
+            "name": ["outer", None, "inner", "other"],
+            "start_ns": [0, 50, 10, 5],
+            "end_ns": [100, 60, 20, 6],
+            "tid": [4, 4, 4, None],
+        }
+    )
+    track = nvtx_track(ranges, "x.db")
+    assert track is not None
+    assert (track.name, track.source, track.streams, track.lanes) == (
+        "NVTX ranges (x.db)",
+        "x.db",
+        (-1, 4),
+        2,
+    )
+    columns = ["device", "stream", "lane", "begin_ns", "end_ns", "name", "cat"]
+    assert track.slices.select(columns).rows() == [
+        (-1, 4, 0, 0, 100, "outer", "nvtx"),
+        (-1, -1, 0, 5, 6, "other", "nvtx"),
+        (-1, 4, 1, 10, 20, "inner", "nvtx"),
+        (-1, 4, 1, 50, 60, "(unnamed range)", "nvtx"),
+    ]
+    extra = track.slices.select("op", "grid", "block", "correlation", "flops")
+    assert extra.dtypes == [pl.String, pl.String, pl.String, pl.Int64, pl.Float64]
+    assert extra.null_count().row(0) == (4,) * 5
+
+
+ROCPROF_TRACE = (
+    "Kind,Agent_Id,Queue_Id,Stream_Id,Kernel_Name,Correlation_Id,Start_Timestamp,End_Timestamp,"
+    "LDS_Block_Size,Scratch_Size,Vgpr_Count,Accum_VGPR_Count,SGPR_Count,"
+    "Workgroup_Size_X,Workgroup_Size_Y,Workgroup_Size_Z,Grid_Size_X,Grid_Size_Y,Grid_Size_Z\n"
+    "KERNEL_DISPATCH,Agent 1,5,7,gemm,11,1000,3000,512,0,32,8,16,64,2,1,1024,4,1\n"
+    "KERNEL_DISPATCH,Agent 3,5,7,ncclAllReduce,13,2000,2500,0,0,8,0,8,32,1,1,32,1,1\n"
+    "KERNEL_DISPATCH,Agent 1,6,9,gemm,12,2500,9000,1024,16,24,4,40,128,1,1,2048,1,1\n"
+)
+"""A rocprofv3 kernel trace written by hand: two agents, gemm on streams 7 and 9 of agent 1."""
+
+
+def test_a_rocprof_kernel_trace_is_drawn_by_hand(tmp_path: Path) -> None:
+    """``trace`` of a rocprofv3 kernel trace alone: one process per agent, named by its
+    target, device and file; each dispatch at its own ns (``--align none``), a kernel of any
+    kind (an NCCL one is "comm" in the frame) with Kineto's category "kernel"."""
+    path = tmp_path / "hand_kernel_trace.csv"
+    path.write_text(ROCPROF_TRACE)
+    out = tmp_path / "t.json"
+    code, stdout, stderr = run("trace", str(path), "--align", "none", "-o", str(out))
+    assert code == 0, stderr
+    assert "3 GPU events on 2 devices" in stdout
+    events = _chrome(out)["traceEvents"]
+    _check_trace_event_format(_chrome(out))
+    processes = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+    got = sorted(
+        (processes[e["pid"]], e["ts"], e["dur"], e["name"], e["cat"], e["args"]["stream"])
+        for e in events
+        if e["ph"] == "X"
+    )
+    agent1 = "AMD GPU (agent 1) (device 1, hand_kernel_trace.csv)"
+    agent3 = "AMD GPU (agent 3) (device 3, hand_kernel_trace.csv)"
+    assert got == [
+        (agent1, 1.0, 2.0, "gemm", "kernel", 7),
+        (agent1, 2.5, 6.5, "gemm", "kernel", 9),
+        (agent3, 2.0, 0.5, "ncclAllReduce", "kernel", 7),
+    ]
+    gemm = next(e for e in events if e["ph"] == "X" and e["args"]["correlation"] == 12)
+    assert (gemm["args"]["grid"], gemm["args"]["block"]) == ([2048, 1, 1], [128, 1, 1])
+
+
+def test_a_tile_dump_given_as_a_gpu_trace_names_itself(dump: Path, tmp_path: Path) -> None:
+    """``tileprof.trace`` with the dump among ``gpu_traces``: the error names that file and
+    says where a dump goes."""
+    import tileprof
+    from tileprof.core.errors import InputError
+
+    with pytest.raises(InputError) as caught:
+        tileprof.trace(None, tmp_path / "t.json", gpu_traces=[dump])
+    assert caught.value.path == str(dump)
+    assert "give the one tile DUMP first" in caught.value.message
+
+
+def test_a_critical_path_that_takes_no_time_adds_no_track(tmp_path: Path) -> None:
+    """``--critical-path`` on a trace whose one CPU op takes 0 µs: no path takes time, so no
+    track, and the trace is still said to be CPU-only."""
+    cpu = tmp_path / "cpu.json"
+    cpu.write_text(
+        '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 0}]}'
+    )
+    out = tmp_path / "t.json"
+    code, stdout, stderr = run("trace", str(cpu), "--critical-path", "-o", str(out))
+    assert code == 0, stderr
+    assert "cpu.json: CPU-only trace" in stderr and "0 GPU events on 0 devices" in stdout
+    assert not [e for e in _chrome(out)["traceEvents"] if e["ph"] == "X"]
+
+
+def test_the_critical_path_moves_with_its_traces_earliest_device() -> None:
+    """kineto_small.json's devices start at 1000 µs (device 0) and 1700 µs (device 1), its
+    critical path at 100 µs (a CPU op). ``--align start`` puts each device at 0 and moves the
+    path with the earliest device (−1000 µs): the path would start at −900 µs, so every
+    target moves 900 µs later, and says so."""
+    from tileprof.analyses.filters import Filters
+    from tileprof.model.trace import build_timeline, parse_alignment
+
+    path = TRACES / "kineto_small.json"
+    starts = {}
+    notes = {}
+    for align in ("none", "start"):
+        timeline = build_timeline(
+            None, Filters(), [path], parse_alignment((align,)), critical_path=True
+        )
+        starts[align] = {g.name: int(g.slices["begin_ns"].min()) for g in timeline.gpus}
+        notes[align] = timeline.notes
+        # the path's track has the devices' columns, of their types (no all-null column)
+        schemas = {tuple(g.slices.schema.items()) for g in timeline.gpus}
+        assert len(schemas) == 1 and ("op", pl.String) in schemas.pop()
+    a100 = "NVIDIA A100-SXM4-80GB (device 0, kineto_small.json)"
+    gpu1 = "GPU 1 (device 1, kineto_small.json)"
+    critical = "Critical path (kineto_small.json)"
+    assert starts["none"] == {a100: 1_000_000, gpu1: 1_700_000, critical: 100_000}
+    assert starts["start"] == {a100: 900_000, gpu1: 900_000, critical: 0}
+    assert notes == {
+        "none": (),
+        "start": ("every target moved 900 µs later so that none starts before 0",),
+    }
+
+
+def test_a_critical_path_without_a_device_aligns_on_its_own(tmp_path: Path) -> None:
+    """A CPU-only trace whose one op takes 2 µs: its critical path is drawn (one span,
+    ``--align start`` puts it at 0), though no device of its trace is there to move with."""
+    cpu = tmp_path / "cpu.json"
+    cpu.write_text(
+        '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2}]}'
+    )
+    out = tmp_path / "t.json"
+    code, _, stderr = run("trace", str(cpu), "--critical-path", "-o", str(out))
+    assert code == 0, stderr
+    events = _chrome(out)["traceEvents"]
+    processes = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+    spans = [(processes[e["pid"]], e["ts"], e["dur"]) for e in events if e["ph"] == "X"]
+    assert spans == [("Critical path (cpu.json)", 0.0, 2.0)]
+
+
+def test_lanes_of_any_integer_type() -> None:
+    """``assign_lanes`` takes keys, starts and ends of any integer type (int32 arrays, Python
+    lists): the same lanes as int64, in int64."""
+    keys, starts, ends = [0, 0, 0, 1], [0, 1, 6, 1], [5, 3, 7, 2]
+    expected = [0, 1, 0, 0]
+    small = [np.asarray(v, dtype=np.int32) for v in (keys, starts, ends)]
+    for given in (small, [keys, starts, ends]):
+        lanes = assign_lanes(*given)
+        assert lanes.dtype == np.int64 and lanes.tolist() == expected
+
+
+def test_alignment_values_by_hand() -> None:
+    """``--align``: the last of start/none wins; TARGET=OFFSET splits at the last "=", so a
+    target whose name holds "=" keeps it; offsets in the order given."""
+    from tileprof.model.trace import Alignment, parse_alignment
+
+    assert parse_alignment(()) == Alignment("start", ())
+    assert parse_alignment(("none", "a=b=2.5", "start", "c=-1")) == Alignment(
+        "start", (("a=b", 2.5), ("c", -1.0))
+    )
+    assert parse_alignment(("none",)) == Alignment("none", ())
+
+
+def test_what_the_trace_holds_is_said_in_full(dump: Path, tmp_path: Path) -> None:
+    """The line after the path: the dump's 7 samples on its 4 tiles, 2 of them on overlap
+    tracks (tile 1's two copies); a tile range with no sample (tile 2) writes an empty device
+    and says so; a second dump is named, with the first."""
+    out = tmp_path / "t.json"
+    code, stdout, stderr = run("trace", str(dump), "-o", str(out))
+    assert code == 0, stderr
+    assert stdout.splitlines()[-1] == (
+        f"{out}: 7 samples on 4 tile tracks (2 overlapping, on overlap tracks), "
+        "0 GPU events on 0 devices"
+    )
+    code, stdout, stderr = run("trace", str(dump), "--tile-range", "2:3", "-o", str(out), "--force")
+    assert code == 0, stderr
+    assert stdout.splitlines()[-1] == (
+        f"{out}: 0 samples on 1 tile tracks (0 overlapping, on overlap tracks), "
+        "0 GPU events on 0 devices"
+    )
+    second = write_dump(tmp_path / "second.json", SAMPLES, tileCount=4)
+    code, _, stderr = run("trace", str(dump), str(second), "-o", str(out), "--force")
+    assert code == 2
+    assert stderr == (
+        f"tileprof: error: {second}: a second tile dump; one trace draws one (the first: {dump})\n"
+    )
+
+
+def test_an_error_of_the_compiled_lanes_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled sweep refusing its columns (a bug of tileprof's: the columns are built
+    here) is an OutputError that says where, in one line."""
+    from tileprof.core import _native
+    from tileprof.core.errors import OutputError
+
+    def refuse(frame: pl.DataFrame, jobs: int | None = None) -> None:
+        raise _native.EncodeError("columns", "1 keys, 2 starts and 1 ends")
+
+    monkeypatch.setattr(_native, "assign_lanes", refuse)
+    with pytest.raises(OutputError) as caught:
+        assign_lanes(np.array([0]), np.array([0]), np.array([1]))
+    assert str(caught.value) == (
+        "internal error in the overlap lanes (columns: 1 keys, 2 starts and 1 ends)"
+    )
