@@ -6,14 +6,17 @@ Expected values are worked out by hand from the samples below, never taken from 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import replace
 from pathlib import Path
 
+import polars as pl
 import pytest
 from click.testing import CliRunner
 
 from tests.samples import sample, write_dump
+from tileprof.analyses.diff import Rename
 from tileprof.analyses.filters import Filters
 from tileprof.commands.cli import cli
 from tileprof.model.diff_inputs import ReadOptions, compare_files
@@ -88,11 +91,18 @@ def test_a_broken_summary_document_is_named(documents: tuple[Path, Path], tmp_pa
     code, out, err = run("diff", documents[0], broken)
     assert (code, out) == (2, "")
     assert err.startswith(f"tileprof: error: {broken}") and "groups[0].phaseCycles" in err
+    cut = tmp_path / "cut.json"
+    cut.write_bytes(documents[1].read_bytes()[:400])  # still a summary's head, not its end
+    code, out, err = run("diff", documents[0], cut)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"tileprof: error: {cut}: line ") and "truncated" in err
 
 
 def test_a_summary_document_narrowed_by_kernel(documents: tuple[Path, Path]) -> None:
     """--kernel 's*' keeps softmax (2 samples) and same (1) of each side's 6."""
     diff = compare_files(*documents, ReadOptions(filters=Filters(kernels=("s*",))))
+    assert (diff.before.label, diff.after.label) == tuple(map(str, documents))
+    assert diff.before.kind == diff.after.kind == "tile"
     for side in (diff.before, diff.after):
         assert side.summary is not None
         assert side.summary.matched_sample_count == 3
@@ -228,6 +238,8 @@ def test_the_python_diff_groups_matches_and_normalizes_objects_as_paths(tmp_path
         ]
         rows = tileprof.diff(*pair, normalize=r"_v\d")
         assert rows.select("status", "phaseCycles_change").rows() == [("changed", 20)]
+    renamed = compare_files(before, after, ReadOptions(), match=[Rename("conv_v1_*", "conv_v2_*")])
+    assert renamed.rows.select("status", "phaseCycles_change").rows() == [("changed", 20)]
 
 
 def run_table(path: Path, target: str, k1_us: float) -> Path:
@@ -310,3 +322,97 @@ def test_a_traces_versions_and_kind_are_its_sides(tmp_path: Path) -> None:
     assert out.splitlines()[0] == (
         "abstained, no verdict: the two sides differ in cudaRuntime 12010 → 12040"
     )
+
+
+def test_a_tile_sides_samples_environment_and_label(tmp_path: Path) -> None:
+    """Epoch 1's samples are each group's per-call evidence, in cycles; grouped by epoch they
+    carry it. The dump states 1 MHz and 16 tiles, and no device."""
+    before = write_dump(tmp_path / "before.json", BEFORE, clockHz=1_000_000, tileCount=16)
+    after = write_dump(tmp_path / "after.json", AFTER, clockHz=1_000_000, tileCount=16)
+    diff = compare_files(before, after, ReadOptions(filters=Filters(epoch=1)))
+    assert (diff.before.label, diff.before.kind) == (str(before), "tile")
+    assert diff.before.environment == {"clockHz": 1_000_000, "tileCount": 16, "device": None}
+    durations = diff.before.durations
+    assert durations is not None and durations.columns == ["name", "value"]
+    assert durations.schema["name"] == pl.String and durations.schema["value"] == pl.Float64
+    assert sorted(durations.rows()) == [
+        ("gemm", 100.0),
+        ("gemm", 100.0),
+        ("gone", 10.0),
+        ("same", 30.0),
+        ("softmax", 40.0),
+    ]
+    by_epoch = compare_files(before, after, ReadOptions(group_by=("epoch",)))
+    assert by_epoch.after.durations is not None
+    assert sorted(by_epoch.after.durations.filter(pl.col("name") == "softmax").rows()) == [
+        ("softmax", 1, 60.0),
+        ("softmax", 2, 25.0),
+    ]
+    assert by_epoch.after.dimensions == ("epoch",)
+    assert compare_files(before, after, ReadOptions(), top=1).header["topGroups"] == 1
+
+
+def test_a_cached_side_is_its_summary_without_samples(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--cache: the summary from the cache (grouped by epoch, epoch 1 only), no per-call
+    evidence; the label is the dump's path."""
+    monkeypatch.setenv("TILEPROF_CACHE_DIR", str(tmp_path / "cache"))
+    before = write_dump(tmp_path / "before.json", BEFORE)
+    after = write_dump(tmp_path / "after.json", AFTER)
+    options = ReadOptions(filters=Filters(epoch=1), group_by=("epoch",), cache=True)
+    for _ in range(2):  # cold, then warm
+        diff = compare_files(before, after, options)
+        assert (diff.before.label, diff.after.label) == (str(before), str(after))
+        assert diff.before.durations is None and diff.before.dimensions == ("epoch",)
+        rows = diff.rows.filter(pl.col("group").str.starts_with("softmax"))
+        assert rows.select("epoch", "phaseCycles_before", "phaseCycles_after").rows() == [
+            (1, 40, 60)
+        ]
+    assert len(list((tmp_path / "cache").glob("*.summary-*.json"))) == 2
+    # the reading options reach the cached side: at 2 MHz and 8 tiles, as the plain read
+    options = ReadOptions(clock_hz=2e6, tile_count=8, cache=True)
+    for cached in (options, dataclasses.replace(options, cache=False)):
+        side = compare_files(before, after, cached).before
+        assert (side.environment["clockHz"], side.environment["tileCount"]) == (2e6, 8)
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_digests_are_each_files_own(
+    cache: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dump read whole is digested from that read; one left to its loader (--cache) in
+    chunks: each side's sha256 is that of its own file, and none without ``digests``."""
+    monkeypatch.setenv("TILEPROF_CACHE_DIR", str(tmp_path / "cache"))
+    before = write_dump(tmp_path / "before.json", BEFORE)
+    after = write_dump(tmp_path / "after.json", AFTER)
+    options = ReadOptions(cache=cache)
+    diff = compare_files(before, after, options, digests=True)
+    assert (diff.before.sha256, diff.after.sha256) == (sha256(before), sha256(after))
+    plain = compare_files(before, after, options)
+    assert (plain.before.sha256, plain.after.sha256) == (None, None)
+    gpu = compare_files(H200, H200, ReadOptions(), digests=True)
+    assert gpu.before.sha256 == gpu.after.sha256 == sha256(H200)
+
+
+def test_the_python_diff_of_gpu_sources_and_cached_dumps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kernel rows by default, the launching op's on asking; --cache through ``cache=True``
+    writes a summary per side; a normalized GPU pair and the header's top groups."""
+    import tileprof
+
+    before = run_table(tmp_path / "a.csv", "H200", 2)
+    after = run_table(tmp_path / "b.csv", "H200", 3)
+    assert tileprof.diff(before, after).get_column("group").to_list() == ["k1", "k2"]
+    assert tileprof.diff(before, after, per_op=True).get_column("group").to_list() == ["w · "]
+    renamed = tmp_path / "renamed.csv"
+    renamed.write_text(after.read_text().replace("k1", "k1_v2"))
+    pair = compare_files(before, renamed, ReadOptions(), normalize="_v2$", top=1)
+    assert pair.rows.select("group", "status").rows() == [("k1", "changed"), ("k2", "unchanged")]
+    assert pair.header["topGroups"] == 1
+    monkeypatch.setenv("TILEPROF_CACHE_DIR", str(tmp_path / "cache"))
+    dumps = [write_dump(tmp_path / f"{n}.json", s) for n, s in (("b", BEFORE), ("a", AFTER))]
+    rows = tileprof.diff(*dumps, cache=True, epoch=1)
+    assert rows.filter(pl.col("group") == "softmax").get_column("phaseCycles_after").item() == 60
+    assert len(list((tmp_path / "cache").glob("*.summary-*.json"))) == 2
