@@ -944,6 +944,35 @@ def test_the_check_table_whole_by_hand() -> None:
         "unchecked": [{"input": "r.csv", "kind": "run table"}],
     }
     assert check_table.render_json(frame).endswith('"unchecked": []\n}\n')
+    accented = check_table.render_json(check_frame([{**CHECK_ROWS[0], "input": "é.json"}]))
+    assert accented.startswith('{\n  "checks": [\n    {\n      "input": "é.json",\n')
+
+
+def test_names_and_places_are_text_and_the_words_break_only_at_spaces() -> None:
+    """A rank file named ``trace[rank0].json`` and a place with brackets stay whole: rich
+    read them as markup and dropped ``[rank0]`` from the table (fixed with this test). The
+    words wrap at spaces only, textwrap's wrapping at no fewer than 40 columns, not rich's."""
+    row = {"input": "trace[rank0].json", "check": "step-missing", "count": 1,
+           "places": ["ProfilerStep#[x]"], "detail": "a twelve-part-hyphen-word-of-many-parts",
+           "undermines": [], "status": "warn"}  # fmt: skip
+    wide = check_table.render(check_frame([row]), 200).splitlines()
+    assert wide[2] == "warn   │ step-missing │     1 │ ProfilerStep#[x] │ trace[rank0].json"
+    words = [
+        "- step-missing (trace[rank0].json): a",  # "twelve-" would fit in 40 columns
+        "  twelve-part-hyphen-word-of-many-parts;",
+        "  at ProfilerStep#[x]",
+    ]
+    for width in (30, 40):
+        lines = check_table.render(check_frame([row]), width).splitlines()
+        at = lines.index("failed:")
+        assert lines[at + 1 : at + 4] == words
+    exact = {**row, "input": "t" * 12, "detail": "d" * 9}  # its first line at 41: 41 columns
+    lines = check_table.render(check_frame([exact]), 40).splitlines()
+    at = lines.index("failed:")
+    assert lines[at + 1 : at + 3] == [
+        f"- step-missing ({'t' * 12}):",
+        f"  {'d' * 9}; at ProfilerStep#[x]",
+    ]
 
 
 def test_command_refuses_a_broken_input_it_has_no_checks_for(tmp_path: Path) -> None:

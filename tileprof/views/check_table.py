@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 from rich.table import Table
+from rich.text import Text
 
 from tileprof.views.fit import Fit, fit_to_width, plain_console, strip_padding
 
@@ -31,13 +32,15 @@ CHECK_FIT = Fit(
 )
 
 
-def _cells(row: dict[str, Any]) -> dict[str, str]:
+def _cells(row: dict[str, Any]) -> dict[str, Text]:
+    """One row's cells as plain text: an input or a place is not rich markup (the
+    ``[rank0]`` of ``trace[rank0].json`` stays)."""
     return {
-        "status": row["status"],
-        "check": row["check"],
-        "count": f"{row['count']:,}",
-        "first place": row["places"][0] if row["places"] else "—",
-        "input": row["input"],
+        "status": Text(row["status"]),
+        "check": Text(row["check"]),
+        "count": Text(f"{row['count']:,}"),
+        "first place": Text(row["places"][0] if row["places"] else "—"),
+        "input": Text(row["input"]),
     }
 
 
