@@ -958,7 +958,7 @@ def test_names_and_places_are_text_and_the_words_break_only_at_spaces() -> None:
     wide = check_table.render(check_frame([row]), 200).splitlines()
     assert wide[2] == "warn   │ step-missing │     1 │ ProfilerStep#[x] │ trace[rank0].json"
     words = [
-        "- step-missing (trace[rank0].json): a",  # "twelve-" would fit in 40 columns
+        "- step-missing (trace[rank0].json): a",
         "  twelve-part-hyphen-word-of-many-parts;",
         "  at ProfilerStep#[x]",
     ]
@@ -966,6 +966,13 @@ def test_names_and_places_are_text_and_the_words_break_only_at_spaces() -> None:
         lines = check_table.render(check_frame([row]), width).splitlines()
         at = lines.index("failed:")
         assert lines[at + 1 : at + 4] == words
+    short = {**row, "input": "t.json", "places": []}
+    lines = check_table.render(check_frame([short]), 40).splitlines()
+    at = lines.index("failed:")
+    assert lines[at + 1 : at + 3] == [
+        "- step-missing (t.json): a",  # breaking at hyphens, "twelve-part-" would fit here
+        "  twelve-part-hyphen-word-of-many-parts",
+    ]
     exact = {**row, "input": "t" * 12, "detail": "d" * 9}  # its first line at 41: 41 columns
     lines = check_table.render(check_frame([exact]), 40).splitlines()
     at = lines.index("failed:")
