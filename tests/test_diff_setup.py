@@ -92,3 +92,18 @@ def test_the_same_setup_says_nothing(tmp_path: Path) -> None:
     _, document = _run(*paths, "--format", "json")
     assert "not the same setup" not in table
     assert "setup_differs" not in json.loads(document)
+
+
+def test_a_file_or_csv_output_says_it_on_stderr(tmp_path: Path) -> None:
+    """CSV is data with no place for a sentence, and a file is not what a reader sees: the
+    note goes to stderr too (once, and not when the gate judged under --allow-different,
+    whose own note says it)."""
+    out = tmp_path / "diff.csv"
+    result = CliRunner().invoke(cli, ["diff", *_dumps(tmp_path), "--format", "csv", "-o", str(out)])
+    assert result.exit_code == 0
+    assert result.stderr == f"tileprof: note: {NOTE}\n"
+    assert "not the same setup" not in out.read_text()
+    gate = ("--fail-on", "phaseCycles may not rise by more than 5%", "--allow-different")
+    judged = CliRunner().invoke(cli, ["diff", *_dumps(tmp_path), *gate, "--format", "json"])
+    assert judged.stderr.count("the two sides differ in") == 1
+    assert judged.stderr.startswith("tileprof: note: judged under --allow-different: ")

@@ -193,10 +193,12 @@ def command(
     ).limited(top, share_top)  # fmt: skip
     abstained = gate_abstention(diff, checks, allow_different) if fail_on else []
     broken = [] if abstained else broken_thresholds(diff, fail_on)
+    model = DiffModel(diff, tuple(broken), terminal_width(out.path), tuple(abstained))
     if out.format != "table" or not out.to_stdout:
         for line in [*abstained, *broken]:  # the terminal table lists them first itself
             say(f"tileprof: {line}", err=True)
-    model = DiffModel(diff, tuple(broken), terminal_width(out.path), tuple(abstained))
+        if model.setup_note is not None and not (fail_on and allow_different):
+            say(f"tileprof: note: {model.setup_note}", err=True)  # CSV has no place for it
     write_rendered(DIFF_RENDERERS[out.format], model, out.path)
     if abstained or broken:
         ctx.exit(EXIT_ABSTAINED if abstained else EXIT_BROKEN)
