@@ -680,10 +680,7 @@ def test_overlap_lanes_count_what_the_data_quality_check_counts() -> None:
 
 
 def test_cpu_only_trace_is_said_not_silent(dump: Path, tmp_path: Path) -> None:
-    cpu = tmp_path / "cpu.json"
-    cpu.write_text(
-        '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2}]}'
-    )
+    cpu = _one_cpu_op_trace(tmp_path, 2)
     code, stdout, stderr = run("trace", str(dump), str(cpu), "-o", str(tmp_path / "t.pftrace"))
     assert (
         code == 0 and "cpu.json: CPU-only trace" in stderr and "0 GPU events on 0 devices" in stdout
@@ -904,13 +901,18 @@ def test_a_tile_dump_given_as_a_gpu_trace_names_itself(dump: Path, tmp_path: Pat
     assert "give the one tile DUMP first" in caught.value.message
 
 
+def _one_cpu_op_trace(tmp_path: Path, dur: int) -> Path:
+    """``cpu.json``: a CPU-only trace of one ``aten::mm`` at 1 µs lasting ``dur`` µs."""
+    cpu = tmp_path / "cpu.json"
+    event = {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": dur}
+    cpu.write_text(json.dumps({"traceEvents": [event]}))
+    return cpu
+
+
 def test_a_critical_path_that_takes_no_time_adds_no_track(tmp_path: Path) -> None:
     """``--critical-path`` on a trace whose one CPU op takes 0 µs: no path takes time, so no
     track, and the trace is still said to be CPU-only."""
-    cpu = tmp_path / "cpu.json"
-    cpu.write_text(
-        '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 0}]}'
-    )
+    cpu = _one_cpu_op_trace(tmp_path, 0)
     out = tmp_path / "t.json"
     code, stdout, stderr = run("trace", str(cpu), "--critical-path", "-o", str(out))
     assert code == 0, stderr
@@ -952,10 +954,7 @@ def test_the_critical_path_moves_with_its_traces_earliest_device() -> None:
 def test_a_critical_path_without_a_device_aligns_on_its_own(tmp_path: Path) -> None:
     """A CPU-only trace whose one op takes 2 µs: its critical path is drawn (one span,
     ``--align start`` puts it at 0), though no device of its trace is there to move with."""
-    cpu = tmp_path / "cpu.json"
-    cpu.write_text(
-        '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2}]}'
-    )
+    cpu = _one_cpu_op_trace(tmp_path, 2)
     out = tmp_path / "t.json"
     code, _, stderr = run("trace", str(cpu), "--critical-path", "-o", str(out))
     assert code == 0, stderr
