@@ -619,8 +619,10 @@ def test_a_kernel_without_a_total_sorts_after_every_change() -> None:
     )
     diff = compare_runs(before, after)
     assert diff.rows.select("group", "time_effect_us").rows() == [("same", 0.0), ("k", None)]
-    # an unknown change counts as none: no change at all, so no share to explain
-    assert diff.header["topShare"] is None and diff.header["total_usGrossChange"] == 0
+    # an unknown change leaves the net and the gross unknown: 0 would read as no change
+    assert diff.header["topShare"] is None and diff.header["total_usGrossChange"] is None
+    assert diff.header["total_usNetChange"] is None
+    assert diff.header["totalUs"]["before"] == 6.0 and diff.header["totalUs"]["after"] is None
 
 
 def test_spans_and_tile_counts_of_the_two_sides_by_hand(tmp_path: Path) -> None:
@@ -767,6 +769,22 @@ def test_a_kernel_of_one_call_is_judged_per_call() -> None:
     assert header["perCall"] == {"before": 7.0, "after": 10.0, "change": 3.0, "relative": 3 / 7}
     assert header["callsDiffer"] is True and header["groupsWithOtherCalls"] == 2
     assert header["countEffectUs"] == 2.0 - 3.0  # k: (2 − 1) × 2 / 1; j: (1 − 2) × 6 / 2
+
+
+def test_a_paired_group_without_calls_on_one_side_has_no_count_effect() -> None:
+    """k: 0 calls (0 µs) before, 2 calls of 3 µs after. Both sides have it, so it is not new
+    work, and no count of calls per µs exists before: its count effect is 0 and its whole
+    change of 6 µs is time effect."""
+    before = Side(
+        "b",
+        "PyTorch trace",
+        pl.DataFrame([("k", 0, 0.0, None, None, None, None)], schema=GPU_SCHEMA, orient="row"),
+    )
+    diff = compare_runs(before, gpu_side("a", {"k": (2, 6.0)}))
+    assert diff.rows.select("group", "count_effect_us", "time_effect_us").rows() == [
+        ("k", 0.0, 6.0)
+    ]
+    assert diff.header["countEffectUs"] == 0.0 and diff.header["timeEffectUs"] == 6.0
 
 
 def test_a_side_without_kernels_removes_every_kernel() -> None:

@@ -561,17 +561,18 @@ def _figure(name: str, before: float | None, after: float | None) -> dict[str, A
 def _totals(rows: pl.DataFrame, impact: str, top: int, order: str | None = None) -> dict[str, Any]:
     """Net and gross change of ``impact``, the share of the ``order`` column's gross (default:
     the change of ``impact``) the top rows explain, and the count of each status."""
-    delta = rows.get_column(f"{impact}_change").fill_null(0)
-    ordered = rows.get_column(order or f"{impact}_change").fill_null(0)
+    delta = rows.get_column(f"{impact}_change")
+    ordered = rows.get_column(order or f"{impact}_change")
+    known = delta.null_count() == 0 and ordered.null_count() == 0
     gross = float(ordered.abs().sum())
     top_gross = float(ordered.head(top).abs().sum())
     counts = rows.get_column("status").value_counts()
     by_status = dict(zip(counts["status"].to_list(), counts["count"].to_list(), strict=True))
     return {
-        f"{impact}NetChange": delta.sum(),
-        f"{impact}GrossChange": delta.abs().sum(),
+        f"{impact}NetChange": delta.sum() if known else None,
+        f"{impact}GrossChange": delta.abs().sum() if known else None,
         "topGroups": min(top, rows.height),
-        "topShare": top_gross / gross if gross else None,
+        "topShare": top_gross / gross if gross and known else None,
         "groups": {s: by_status.get(s, 0) for s in STATUSES},
     }
 
@@ -579,8 +580,11 @@ def _totals(rows: pl.DataFrame, impact: str, top: int, order: str | None = None)
 def gpu_groups(runs: pl.DataFrame, *, per_op: bool = False) -> pl.DataFrame:
     """One row per kernel (or per launching op) of a run table, with ``GPU_FIELDS``.
 
+    A row whose source gives no total_us (a run table of ``time_us`` and ``calls``) has
+    time_us × calls, its time over all calls; one with neither total_us nor calls has none.
     A name with one row keeps that row's numbers unchanged. Several rows of one name (the
-    same kernel on two devices, or every kernel of one op) add their calls and total_us,
+    same kernel on two devices, or every kernel of one op) add their calls and total_us
+    (null when a row has none: a partial sum would be a smaller total, not an unknown one),
     time_us is total_us / calls, max_us the largest, and p50/p95 are null: percentiles of
     separate rows do not combine.
     """
@@ -589,14 +593,16 @@ def gpu_groups(runs: pl.DataFrame, *, per_op: bool = False) -> pl.DataFrame:
         separator=" · ",
     )
     name = pl.col("launch_op") if per_op else pl.col("kernel")
-    frame = runs.with_columns(name=pl.coalesce(name, fallback))
+    total = pl.coalesce(pl.col("total_us"), pl.col("time_us") * pl.col("calls"))
+    frame = runs.with_columns(name=pl.coalesce(name, fallback), total_us=total)
     single = pl.len() == 1
+    total_sum = pl.when(pl.col("total_us").null_count() == 0).then(pl.col("total_us").sum())
     grouped = frame.group_by("name").agg(
-        calls=pl.col("calls").sum(),
-        total_us=pl.col("total_us").sum(),
+        calls=pl.when(pl.col("calls").null_count() == 0).then(pl.col("calls").sum()),
+        total_us=total_sum,
         time_us=pl.when(single)
         .then(pl.col("time_us").first())
-        .otherwise(pl.col("total_us").sum() / pl.col("calls").sum()),
+        .otherwise(total_sum / pl.col("calls").sum()),
         p50_us=pl.when(single).then(pl.col("p50_us").first()),
         p95_us=pl.when(single).then(pl.col("p95_us").first()),
         max_us=pl.col("max_us").max(),
@@ -657,7 +663,7 @@ def compare_runs(
         )
     )
     total = {
-        s: float(side.groups.get_column("total_us").sum())
+        s: _known_sum(side.groups.get_column("total_us"))
         for s, side in (("before", before), ("after", after))
     }
     header = {
@@ -670,6 +676,12 @@ def compare_runs(
 
 ORDER = "time_effect_us"
 """The column a GPU diff's rows are sorted by."""
+
+
+def _known_sum(column: pl.Series) -> Any:
+    """The column's sum, or None when a group's value is unknown: the sum of the known ones
+    would read as the side's whole total and be smaller than it."""
+    return None if column.null_count() else column.sum()
 
 
 def call_effects(rows: pl.DataFrame) -> pl.DataFrame:
@@ -718,7 +730,7 @@ def call_figures(rows: pl.DataFrame, before: Side, after: Side) -> dict[str, Any
         (pl.col("total_us_before") * pl.col("calls_after") / pl.col("calls_before")).sum()
     ).item()
     calls = {
-        s: int(side.groups.get_column("calls").fill_null(0).sum())
+        s: _known_sum(side.groups.get_column("calls"))
         for s, side in (("before", before), ("after", after))
     }
     return {

@@ -133,7 +133,7 @@ def headline(diff: Diff) -> tuple[Figure, ...]:
         Figure(
             f"Net change in {impact}",
             net,
-            ("+" if net > 0 else "") + format_number(net),
+            ("+" if net is not None and net > 0 else "") + format_number(net),
             f"{impact}NetChange: Σ {impact}_change",
         ),
         Figure(

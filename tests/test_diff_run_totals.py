@@ -1,0 +1,85 @@
+"""Issue 1 (trust): a diff of run tables whose source gives no ``total_us``.
+
+A run table of ``time_us`` and ``calls`` used to diff as ``total µs 0 → 0`` with a net change
+of 0, however much each kernel's time per call moved: the null totals summed to 0. A row's
+total is its time over all calls, and a total that is not known is not 0.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from tileprof.commands.cli import cli
+
+TARGET = "NVIDIA H100 80GB HBM3 SXM"
+
+
+def write_table(path: Path, rows: list[tuple[str, str, str]]) -> Path:
+    """A run table of kernels (name, time_us, calls); an empty cell is a value not given."""
+    lines = ["target,workload,kernel,time_us,calls"]
+    lines += [f"{TARGET},layer3,{kernel},{time},{calls}" for kernel, time, calls in rows]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def diff_json(before: Path, after: Path) -> dict:
+    result = CliRunner().invoke(cli, ["diff", str(before), str(after), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_a_total_is_time_per_call_times_calls(tmp_path: Path) -> None:
+    """k1 10 → 8 µs a call over 5 calls: 50 → 40 µs; k2 4 µs over 2 calls both sides."""
+    before = write_table(tmp_path / "a.csv", [("k1", "10", "5"), ("k2", "4", "2")])
+    after = write_table(tmp_path / "b.csv", [("k1", "8", "5"), ("k2", "4", "2")])
+    document = diff_json(before, after)
+    header = document["header"]
+    assert header["totalUs"] == {
+        "before": 58.0,
+        "after": 48.0,
+        "change": -10.0,
+        "relative": -10.0 / 58.0,
+    }
+    assert header["total_usNetChange"] == -10.0 and header["total_usGrossChange"] == 10.0
+    assert header["calls"]["before"] == 7 and header["calls"]["after"] == 7
+    rows = {row["group"]: row for row in document["groups"]}
+    assert (rows["k1"]["total_us_before"], rows["k1"]["total_us_after"]) == (50.0, 40.0)
+    assert rows["k1"]["status"] == "changed" and rows["k2"]["status"] == "unchanged"
+
+
+def test_a_total_the_source_does_not_give_is_unknown_not_zero(tmp_path: Path) -> None:
+    """Without calls there is no total: the header's totals and net change are null, and
+    every view shows them as unknown; the change per call is still there."""
+    before = write_table(tmp_path / "a.csv", [("k1", "10", ""), ("k2", "4", "")])
+    after = write_table(tmp_path / "b.csv", [("k1", "8", ""), ("k2", "4", "")])
+    header = diff_json(before, after)["header"]
+    assert header["totalUs"]["before"] is None and header["totalUs"]["after"] is None
+    assert header["total_usNetChange"] is None and header["total_usGrossChange"] is None
+    assert header["calls"]["before"] is None
+    text = CliRunner().invoke(cli, ["diff", str(before), str(after)])
+    assert text.exit_code == 0, text.output
+    assert "total µs        — → —" in text.output and "net —, gross —" in text.output
+    assert "0 → 0" not in text.output
+    page = tmp_path / "diff.html"
+    html = CliRunner().invoke(
+        cli, ["diff", str(before), str(after), "--format", "html", "-o", str(page)]
+    )
+    assert html.exit_code == 0, html.output
+    assert 'Net change in total_us</span><span class="value">—' in page.read_text()
+
+
+def test_one_unknown_total_leaves_the_side_s_total_unknown(tmp_path: Path) -> None:
+    """k2 has no calls before: before's total is unknown, not k1's 50 µs alone, and so is the
+    net change (k2's change is unknown), while k1's own row is exact."""
+    before = write_table(tmp_path / "a.csv", [("k1", "10", "5"), ("k2", "4", "")])
+    after = write_table(tmp_path / "b.csv", [("k1", "8", "5"), ("k2", "4", "2")])
+    document = diff_json(before, after)
+    header = document["header"]
+    assert header["totalUs"]["before"] is None and header["totalUs"]["after"] == 48.0
+    assert header["total_usNetChange"] is None
+    rows = {row["group"]: row for row in document["groups"]}
+    assert rows["k1"]["total_us_change"] == -10.0
+    assert rows["k2"]["total_us_before"] is None and rows["k2"]["calls_before"] is None
