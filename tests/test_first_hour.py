@@ -146,16 +146,21 @@ ROCPROF = FIXTURES / "real" / "kernel_trace.csv"
 
 def _gpu_event_count(path: Path) -> int:
     """How many slices a GPU file holds, from the input readers (not the trace writer)."""
+    return sum(_gpu_events_and_ranges(path))
+
+
+def _gpu_events_and_ranges(path: Path) -> tuple[int, int]:
+    """(GPU events, NVTX ranges) a GPU file holds, from the input readers."""
     from tileprof.inputs._common import read_bytes
     from tileprof.inputs.gpu import kineto, nsys_sqlite, rocprof
 
     data = read_bytes(path)
     if path == KINETO:
-        return kineto.gpu_events(path, data).events.height
+        return kineto.gpu_events(path, data).events.height, 0
     if path == NSYS_EXPORT:
         export = nsys_sqlite.read_export(path, data)
-        return export.events.height + export.nvtx.height
-    return rocprof.read_dispatches(path, data).height
+        return export.events.height, export.nvtx.height
+    return rocprof.read_dispatches(path, data).height, 0
 
 
 @pytest.mark.parametrize(
@@ -171,8 +176,13 @@ def test_trace_draws_gpu_files_without_a_tile_dump(files: tuple[Path, ...], tmp_
     out = tmp_path / "t.pftrace"
     code, stdout, err, exception = invoke("trace", *files, "-o", out)
     assert exception is None and code == 0, err
-    expected = sum(_gpu_event_count(f) for f in files)
-    assert f"{expected:,} GPU events" in stdout and "tile tracks" not in stdout, stdout
+    counts = [_gpu_events_and_ranges(f) for f in files]
+    events, ranges = sum(c[0] for c in counts), sum(c[1] for c in counts)
+    expected = events + ranges
+    devices = sum({KINETO: 1, NSYS_EXPORT: 2, ROCPROF: 1}[f] for f in files)
+    line = f"{events:,} GPU events on {devices} device{'s' if devices > 1 else ''}"
+    line += f", {ranges:,} NVTX ranges on 1 track group" if ranges else ""
+    assert stdout.endswith(f": {line}\n") and "tile tracks" not in stdout, stdout
     decoded = decode(out)
     assert len(decoded.slices) == expected
     processes = {decoded.process_of(s.track).process.process_name for s in decoded.slices}

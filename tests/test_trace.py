@@ -9,6 +9,7 @@ import itertools
 import json
 import zlib
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -962,6 +963,43 @@ def test_a_critical_path_without_a_device_aligns_on_its_own(tmp_path: Path) -> N
     processes = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
     spans = [(processes[e["pid"]], e["ts"], e["dur"]) for e in events if e["ph"] == "X"]
     assert spans == [("Critical path (cpu.json)", 0.0, 2.0)]
+
+
+def test_a_cpu_only_trace_with_a_path_says_so_and_counts_no_device(tmp_path: Path) -> None:
+    """The critical-path track of a CPU-only trace is one span on a track group, not a
+    device of one GPU event; the trace is still said to be CPU-only, with what is drawn."""
+    cpu = _one_cpu_op_trace(tmp_path, 2)
+    code, stdout, stderr = run("trace", str(cpu), "--critical-path", "-o", str(tmp_path / "t.json"))
+    assert code == 0, stderr
+    assert stdout.endswith(
+        ": 0 GPU events on 0 devices, 1 critical-path span on 1 track group\n"
+    ), stdout
+    assert "cpu.json: CPU-only trace (no GPU kernel events): only its critical path drawn" in (
+        stderr
+    )
+
+
+def test_the_track_groups_beside_the_devices_are_counted_apart(tmp_path: Path) -> None:
+    """kineto_small.json: 8 GPU events on 2 devices, and 13 critical-path spans; an nsys
+    export's NVTX ranges are a track group, not a third device."""
+    from tileprof.analyses.filters import Filters
+    from tileprof.model.trace import build_timeline, nvtx_track, parse_alignment
+
+    path = TRACES / "kineto_small.json"
+    timeline = build_timeline(None, Filters(), [path], parse_alignment(()), critical_path=True)
+    assert timeline.describe() == (
+        "8 GPU events on 2 devices, 13 critical-path spans on 1 track group"
+    )
+    ranges = pl.DataFrame(
+        {"name": ["a", "b"], "start_ns": [0, 5], "end_ns": [10, 6], "tid": [1, 2]}
+    )
+    nvtx = nvtx_track(ranges, "x.sqlite")
+    assert nvtx is not None
+    with_nvtx = replace(timeline, gpus=(*timeline.gpus, nvtx, nvtx))
+    assert with_nvtx.describe() == (
+        "8 GPU events on 2 devices, 13 critical-path spans on 1 track group, "
+        "4 NVTX ranges on 2 track groups"
+    )
 
 
 def test_lanes_of_any_integer_type() -> None:

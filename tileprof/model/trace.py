@@ -69,6 +69,15 @@ class TileTimeline:
         return max(self.tiles, default=0) + 1
 
 
+CRITICAL_SPAN = "critical-path span"
+NVTX_RANGE = "NVTX range"
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 device``, ``2 devices``, ``1,024 NVTX ranges``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 @dataclass(frozen=True)
 class GpuDevice:
     """One GPU device of one trace: its kernels per stream (``slices``: device, stream, lane,
@@ -79,6 +88,9 @@ class GpuDevice:
     slices: pl.DataFrame
     streams: tuple[int, ...]
     lanes: int
+    spans_of: str | None = None
+    """What a track group drawn beside the devices holds (``CRITICAL_SPAN``, ``NVTX_RANGE``);
+    None for a device. ``describe`` counts devices and these apart."""
 
 
 @dataclass(frozen=True)
@@ -95,11 +107,14 @@ class Timeline:
     def describe(self) -> str:
         """What the trace holds, in one line (``tileprof trace`` prints it after the path)."""
         tile = self.tile
-        gpu_slices = sum(g.slices.height for g in self.gpus)
-        gpus = (
-            f"{gpu_slices:,} GPU events on {len(self.gpus)} "
-            f"device{'' if len(self.gpus) == 1 else 's'}"
-        )
+        devices = [g for g in self.gpus if g.spans_of is None]
+        gpu_slices = sum(g.slices.height for g in devices)
+        gpus = f"{gpu_slices:,} GPU events on {_count(len(devices), 'device')}"
+        for spans_of in (CRITICAL_SPAN, NVTX_RANGE):
+            groups = [g for g in self.gpus if g.spans_of == spans_of]
+            if groups:
+                spans = sum(g.slices.height for g in groups)
+                gpus += f", {_count(spans, spans_of)} on {_count(len(groups), 'track group')}"
         if tile is None:
             return gpus
         return (
@@ -357,6 +372,7 @@ def nvtx_track(ranges: pl.DataFrame, source: str) -> GpuDevice | None:
         slices=frame.select(_SLICE_COLUMNS),
         streams=tuple(sorted(set(frame["stream"].to_list()))),
         lanes=int(frame["lane"].to_numpy().max()) + 1,
+        spans_of=NVTX_RANGE,
     )
 
 
@@ -392,7 +408,12 @@ def critical_path_track(events: KinetoEvents, source: str) -> GpuDevice | None:
         flops=pl.lit(None, pl.Float64()),
     ).sort("begin_ns", "end_ns")
     return GpuDevice(
-        name=f"{CRITICAL_TRACK}({source})", source=source, slices=slices, streams=(0,), lanes=1
+        name=f"{CRITICAL_TRACK}({source})",
+        source=source,
+        slices=slices,
+        streams=(0,),
+        lanes=1,
+        spans_of=CRITICAL_SPAN,
     )
 
 
@@ -487,7 +508,7 @@ def align(timeline: Timeline, alignment: Alignment) -> Timeline:
 
     shifts = {g.name: shift(g.name, g.source, g.slices) for g in timeline.gpus}
     for g in timeline.gpus:  # a critical-path track moves with its trace's first device
-        if g.name.startswith(CRITICAL_TRACK):
+        if g.spans_of == CRITICAL_SPAN:
             mates = [h for h in timeline.gpus if h.source == g.source and h is not g]
             first = min(mates, key=lambda h: _first(h.slices) or 0, default=g)
             shifts[g.name] = shifts[first.name]
@@ -645,12 +666,11 @@ def _gpu_devices(
         return timeline
     events = read_kineto_events(path, found=found, expected=TRACE_KINDS)
     devices = gpu_devices(path, events)
-    if critical_path:
-        track = critical_path_track(events, path.name)
-        devices += [track] if track is not None else []
+    track = critical_path_track(events, path.name) if critical_path else None
     if not devices:
-        notes.append(f"{path.name}: CPU-only trace (no GPU kernel events): nothing drawn")
-    return devices
+        drawn = "only its critical path drawn" if track is not None else "nothing drawn"
+        notes.append(f"{path.name}: CPU-only trace (no GPU kernel events): {drawn}")
+    return [*devices, *([track] if track is not None else [])]
 
 
 def _event_frame_devices(path: Path, kind: str, data: bytes | None) -> list[GpuDevice] | None:
