@@ -6,6 +6,7 @@ integers as integers and undefined values as null.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -170,8 +171,10 @@ FLOAT_FIELDS: frozenset[str] = frozenset(
 def summary_from_document(document: Any, source: str | None = None) -> Summary:
     """A ``Summary`` from the reference layout (``summary --format json``), numbers as written.
 
-    Nothing is recomputed: the groups and header are the document's own. Errors are
-    ``InputError`` naming ``source`` and the key.
+    Nothing is recomputed: the groups and header are the document's own. Every number is
+    checked against its definition (docs/metrics.md) before it is taken: a count is a
+    whole number, no statistic is negative, the clock and the tile count are above 0. Errors
+    are ``InputError`` naming ``source`` and the key.
     """
     from tileprof.core.errors import InputError
 
@@ -180,6 +183,7 @@ def summary_from_document(document: Any, source: str | None = None) -> Summary:
     for key in ("clockHz", "tileCount", "sampleCount", "matchedSampleCount", "groups"):
         if key not in document:
             raise InputError(source, key, "missing from the summary document")
+    header = _check_header(document, source)
     groups = document["groups"]
     if not isinstance(groups, list):
         raise InputError(source, "groups", "expected a list")
@@ -203,13 +207,7 @@ def summary_from_document(document: Any, source: str | None = None) -> Summary:
         for key in GROUP_FIELDS:
             if key not in group:
                 raise InputError(source, f"{where}.{key}", "missing from the group")
-            value = group[key]
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int | float)
-            ):
-                raise InputError(
-                    source, f"{where}.{key}", f"expected a number or null, got {value!r}"
-                )
+            value = _statistic(group[key], key in FLOAT_FIELDS, source, f"{where}.{key}")
             columns.setdefault(key, []).append(value)
     schema: dict[str, Any] = {"name": pl.String}
     schema.update({d: None for d in dimensions})
@@ -218,14 +216,69 @@ def summary_from_document(document: Any, source: str | None = None) -> Summary:
         {k: pl.Series(k, columns.get(k, []), dtype=schema[k], strict=False) for k in schema}
     )
     return Summary(
-        clock_hz=document["clockHz"],
-        tile_count=document["tileCount"],
-        sample_count=document["sampleCount"],
-        matched_sample_count=document["matchedSampleCount"],
-        profile_span_cycles=document.get("profileSpanCycles"),
-        at_offset=document.get("atOffset"),
+        clock_hz=header["clockHz"],
+        tile_count=header["tileCount"],
+        sample_count=header["sampleCount"],
+        matched_sample_count=header["matchedSampleCount"],
+        profile_span_cycles=header["profileSpanCycles"],
+        at_offset=header["atOffset"],
         groups=frame,
         group_by=dimensions,
         samples=list(document.get("samples") or []),
         source=source,
     )
+
+
+HEADER_NUMBERS: tuple[tuple[str, bool, bool], ...] = (
+    ("clockHz", True, True),
+    ("tileCount", False, True),
+    ("sampleCount", False, False),
+    ("matchedSampleCount", False, False),
+    ("profileSpanCycles", False, False),
+    ("atOffset", False, False),
+)
+"""A summary document's header numbers: (key, may be a fraction, must be above 0)."""
+
+
+def _check_header(document: dict[str, Any], source: str | None) -> dict[str, Any]:
+    """A summary document's header numbers, each as ``HEADER_NUMBERS`` says (a whole number
+    written 2.0 as 2), or an InputError naming its key; ``profileSpanCycles`` and
+    ``atOffset`` may be null."""
+    from tileprof.core.errors import InputError
+
+    numbers: dict[str, Any] = {}
+    for key, fraction, positive in HEADER_NUMBERS:
+        value = document.get(key)
+        nullable = key in ("profileSpanCycles", "atOffset")
+        if value is None and not nullable:
+            raise InputError(source, key, "expected a number, got null")
+        if positive and _is_number(value) and value <= 0:
+            raise InputError(source, key, f"expected a number above 0, got {value!r}")
+        numbers[key] = _statistic(value, fraction, source, key, nullable=nullable)
+    return numbers
+
+
+def _is_number(value: Any) -> bool:
+    """A finite JSON number (not a bool, NaN or ±Infinity, which Python's JSON reader takes)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _statistic(
+    value: Any, fraction: bool, source: str | None, where: str, *, nullable: bool = True
+) -> Any:
+    """``value`` if it is null or a finite number that is not negative, and whole unless
+    ``fraction`` (2.0 is taken as 2: JSON writers differ); else an InputError at ``where``."""
+    from tileprof.core.errors import InputError
+
+    if value is None:
+        return None
+    if not _is_number(value):
+        expected = "a number or null" if nullable else "a number"
+        raise InputError(source, where, f"expected {expected}, got {value!r}")
+    if value < 0:
+        raise InputError(source, where, f"expected a number not below 0, got {value!r}")
+    if not fraction and isinstance(value, float):
+        if not value.is_integer():
+            raise InputError(source, where, f"expected a whole number, got {value!r}")
+        return int(value)
+    return value
