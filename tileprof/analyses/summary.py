@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 import polars as pl
 
@@ -258,7 +258,7 @@ def _check_header(document: dict[str, Any], source: str | None) -> dict[str, Any
     return numbers
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
     """A finite JSON number (not a bool, NaN or ±Infinity, which Python's JSON reader takes)."""
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
