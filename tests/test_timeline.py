@@ -13,7 +13,6 @@ import pytest
 from tests.samples import frame, sample
 from tileprof.analyses.timeline import (
     IDLE,
-    OTHER,
     active_tiles_frame,
     occupancy_frame,
     tile_activity,
@@ -57,7 +56,8 @@ def test_more_groups_than_the_legend_share_other() -> None:
     samples = frame([sample(t, 0, w, name) for t, (name, w) in enumerate(works.items())])
     occupancy, active = tile_activity(samples, 12, 12)  # [0, 12) in bins of one cycle
     assert occupancy is not None and active is not None
-    assert occupancy.legend == (*"abcdefghij", OTHER)
+    assert occupancy.legend == (*"abcdefghij", "other (2 groups)")
+    assert occupancy.other == active.other == "other (2 groups)"
     # tile 10 (k) and tile 11 (l) are drawn as "other", legend index 10
     assert occupancy.cells[10].tolist() == [10, 10] + [IDLE] * 10
     assert occupancy.cells[11].tolist() == [10] + [IDLE] * 11
@@ -65,10 +65,42 @@ def test_more_groups_than_the_legend_share_other() -> None:
     assert active.series[10].tolist() == [2.0, 1.0] + [0.0] * 10
     assert active.series[0].tolist() == [1.0] * 12  # a
     cells = occupancy_frame(samples, 12, 12)
-    assert cells.filter(cells["tile"] == 11)["group"].to_list() == [OTHER]
+    assert cells.filter(cells["tile"] == 11)["group"].to_list() == ["other (2 groups)"]
     curve = active_tiles_frame(samples, 12, 12)
-    other = curve.filter(curve["group"] == OTHER)
+    other = curve.filter(curve["group"] == "other (2 groups)")
     assert other["activeTiles"].to_list() == [2.0, 1.0] + [0.0] * 10
+
+
+def test_a_kernel_called_other_keeps_its_own_legend_entry() -> None:
+    """Twelve kernels, the biggest called ``other``: it is the first entry, with its own
+    colour and its own cells; the two smallest share the grey ``other (2 groups)``."""
+    from tileprof.views.html.charts import OTHER_COLOUR, colours
+
+    works = {"other": 12, "b": 10, "c": 10, "d": 9, "e": 8, "f": 7}
+    works |= {"g": 6, "h": 5, "i": 4, "j": 3, "k": 2, "l": 1}
+    samples = frame([sample(t, 0, w, name) for t, (name, w) in enumerate(works.items())])
+    occupancy, active = tile_activity(samples, 12, 12)
+    assert occupancy is not None and active is not None
+    assert occupancy.legend == ("other", *"bcdefghij", "other (2 groups)")
+    assert occupancy.cells[0].tolist() == [0] * 12  # the kernel "other"
+    assert occupancy.cells[10].tolist() == [10, 10] + [IDLE] * 10  # k, shared
+    assert active.series[0].tolist() == [1.0] * 12
+    palette = colours(occupancy.legend, occupancy.other)
+    assert palette[0] != OTHER_COLOUR and palette[-1] == OTHER_COLOUR
+    assert palette.count(OTHER_COLOUR) == 1
+    curve = active_tiles_frame(samples, 12, 12)
+    assert curve.filter(curve["group"] == "other")["activeTiles"].to_list() == [1.0] * 12
+
+
+def test_the_shared_entry_is_named_apart_from_every_kept_group() -> None:
+    """A kernel already called ``other (2 groups)``: the shared entry takes parentheses."""
+    works = {"other (2 groups)": 12, "b": 10, "c": 10, "d": 9, "e": 8, "f": 7}
+    works |= {"g": 6, "h": 5, "i": 4, "j": 3, "k": 2, "l": 1}
+    samples = frame([sample(t, 0, w, name) for t, (name, w) in enumerate(works.items())])
+    occupancy, _ = tile_activity(samples, 12, 12)
+    assert occupancy is not None
+    assert occupancy.legend[0] == "other (2 groups)"
+    assert occupancy.legend[-1] == occupancy.other == "(other (2 groups))"
 
 
 def test_samples_with_neither_kernel_nor_kind_are_named_none() -> None:

@@ -23,9 +23,10 @@ TIME_BINS = 320
 """Columns of the occupancy map and points of the active-tiles curve."""
 
 LEGEND_GROUPS = 10
-"""Groups that get their own colour; the rest share "other"."""
+"""Groups that get their own colour; the rest share one entry, ``other (N groups)``."""
 
 OTHER = "other"
+"""The first word of the legend entry the groups past ``LEGEND_GROUPS`` share."""
 
 IDLE = -1
 """Occupancy-map cell value of a (tile, time bin) where no matched sample runs."""
@@ -70,6 +71,8 @@ class OccupancyMap:
     cells: np.ndarray
     tiles_per_row: int = 1
     """Tiles of one row of ``cells`` (row r holds tiles r × tiles_per_row onwards)."""
+    other: str | None = None
+    """The legend entry of the groups past the named ones (the last), None when all are named."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,8 @@ class ActiveTiles:
     legend: tuple[str, ...]
     series: np.ndarray
     by_kind: dict[str, np.ndarray]
+    other: str | None = None
+    """As ``OccupancyMap.other``."""
 
 
 def time_bins(start: int, stop: int, count: int = TIME_BINS) -> TimeBins:
@@ -141,14 +146,23 @@ def _combinations(samples: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _legend(combinations: pl.DataFrame, limit: int) -> tuple[str, ...]:
+def _legend(combinations: pl.DataFrame, limit: int) -> tuple[tuple[str, ...], str | None]:
+    """The ``limit`` groups of most work, then (when there are more) the entry they share,
+    ``other (N groups)``, named apart from every group kept (a kernel may be called
+    ``other``); with that entry's name, or None."""
     if combinations.height == 0:
-        return ()
+        return (), None
     work = (
         combinations.group_by("g").agg(pl.col("w").sum()).sort(["w", "g"], descending=[True, False])
     )
     names = tuple(work["g"].to_list())
-    return names if len(names) <= limit else (*names[:limit], OTHER)
+    if len(names) <= limit:
+        return names, None
+    kept = names[:limit]
+    other = f"{OTHER} ({len(names) - limit} groups)"
+    while other in kept:
+        other = f"({other})"
+    return (*kept, other), other
 
 
 def _codes(samples: pl.DataFrame, pairs: pl.DataFrame, values: list[int]) -> np.ndarray:
@@ -173,9 +187,9 @@ def tile_activity(
     ends = starts + in_range["duration"].to_numpy().astype(np.int64)
     bins = time_bins(int(starts.min()), int(ends.max()), bins_count)
     pairs = _combinations(in_range)
-    legend = _legend(pairs, LEGEND_GROUPS)
-    lookup = {name: i for i, name in enumerate(legend)}
-    other = lookup.get(OTHER, len(legend) - 1)
+    legend, other_name = _legend(pairs, LEGEND_GROUPS)
+    lookup = {name: i for i, name in enumerate(legend) if name != other_name}
+    other = len(legend) - 1  # the shared entry; every group has its own when there is none
     groups = _codes(in_range, pairs, [lookup.get(g, other) for g in pairs["g"].to_list()])
     width = max(1, -(-tile_count // OCCUPANCY_ROWS))
     rows = -(-tile_count // width)
@@ -192,8 +206,8 @@ def tile_activity(
     kind_keys = _codes(in_range, pairs, [kind_names.index(k) for k in pair_kinds])
     by_kind_cycles = binned_cycles(starts, ends, kind_keys, len(kind_names), bins)
     by_kind = {k: by_kind_cycles[i] / covered for i, k in enumerate(kind_names)}
-    occupancy = OccupancyMap(bins, legend, dominant, width)
-    return occupancy, ActiveTiles(bins, legend, series, by_kind)
+    occupancy = OccupancyMap(bins, legend, dominant, width, other_name)
+    return occupancy, ActiveTiles(bins, legend, series, by_kind, other_name)
 
 
 def occupancy_frame(samples: pl.DataFrame, tile_count: int, bins: int = TIME_BINS) -> pl.DataFrame:

@@ -29,7 +29,6 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
 
-from tileprof.analyses.timeline import OTHER
 from tileprof.core import numbers
 from tileprof.core.text import display_name, distinct_shortened, escape_control, numbered
 from tileprof.views.html.view import (
@@ -75,10 +74,11 @@ def _style() -> contextlib.AbstractContextManager[None]:
     return matplotlib.rc_context(RC)  # type: ignore[arg-type]
 
 
-def colours(legend: tuple[str, ...]) -> list[str]:
-    """One colour per legend entry; "other" is grey."""
+def colours(legend: tuple[str, ...], other: str | None = None) -> list[str]:
+    """One colour per legend entry; ``other``, the entry the groups past the named ones
+    share, is grey (a group that is only called "other" keeps a colour of its own)."""
     return [
-        OTHER_COLOUR if name == OTHER else PALETTE[i % len(PALETTE)]
+        OTHER_COLOUR if name == other else PALETTE[i % len(PALETTE)]
         for i, name in enumerate(legend)
     ]
 
@@ -195,7 +195,7 @@ def occupancy_chart(section: TileSection) -> Chart | None:
     occ = section.occupancy
     if occ is None:
         return None
-    palette = colours(occ.legend)
+    palette = colours(occ.legend, occ.other)
     cmap = ListedColormap([IDLE_COLOUR, *palette])
     with _style():
         figure, axes = subplots(figsize=(9.5, 5.2))
@@ -249,7 +249,7 @@ def active_chart(section: TileSection) -> Chart | None:
         axes.stackplot(
             x,
             stacked,
-            colors=colours(act.legend),
+            colors=colours(act.legend, act.other),
             labels=[_short(n) for n in act.legend],
             linewidth=0,
         )
