@@ -145,6 +145,58 @@ def test_report_of_a_clean_dump_keeps_its_headline(tmp_path: Path) -> None:
     assert "No check failed (5 checks)." in page and "abstained: " not in page
 
 
+def _section(page: str) -> str:
+    """The capture-check section's HTML."""
+    start = page.index('<section id="checks">')
+    return page[start : page.index("</section>", start)]
+
+
+def _section_text(page: str) -> str:
+    """The capture-check section's words, tags removed."""
+    return re.sub(r"\s+", " ", re.sub("<[^>]+>", " ", _section(page)))
+
+
+def test_report_names_the_inputs_no_check_read(tmp_path: Path) -> None:
+    """A clean dump beside a run table: "all passed" covers the checked input only, and the
+    run table is named as not checked, with its kind (as ``check`` does)."""
+    out = tmp_path / "report.html"
+    dump = write_json_dump(tmp_path / "clean.json", clean_samples())
+    table = tmp_path / "runs.csv"
+    table.write_text("target,workload,kernel,time_us\nNVIDIA H100 80GB HBM3 SXM,l3,k,12.5\n")
+    assert invoke("report", dump, table, "-o", out).exit_code == 0
+    text = _section_text(out.read_text())
+    assert (
+        "All 5 capture checks passed: every checked input supports its figures; 1 input not "
+        "checked (tileprof has no capture checks for their kind)."
+    ) in text
+    assert f"Not checked (tileprof has no capture checks for their kind): {table} (run table)." in (
+        text
+    )
+    assert "every input supports" not in text
+
+
+def test_a_report_of_unchecked_inputs_only_still_says_so(tmp_path: Path) -> None:
+    """No input of a checked kind: the section is there, says so, and draws no empty table."""
+    out = tmp_path / "report.html"
+    table = tmp_path / "runs.csv"
+    table.write_text("target,workload,kernel,time_us\nNVIDIA H100 80GB HBM3 SXM,l3,k,12.5\n")
+    assert invoke("report", table, "-o", out).exit_code == 0
+    page = out.read_text()
+    assert '<a href="#checks">' in page
+    text = _section_text(page)
+    assert "No input of a kind tileprof checks; 1 input not checked" in text
+    assert "No check failed" not in text and "<table" not in _section(page)
+
+
+def test_a_report_of_checked_inputs_only_says_every_input(tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    dump = write_json_dump(tmp_path / "clean.json", clean_samples())
+    assert invoke("report", dump, "-o", out).exit_code == 0
+    text = _section_text(out.read_text())
+    assert "All 5 capture checks passed: every input supports its figures." in text
+    assert "Not checked" not in text
+
+
 # ---------------------------------------------------------------- diff --fail-on
 
 

@@ -329,6 +329,10 @@ def run_table(sources: Sequence[Source], links: Links | None) -> tuple[pl.DataFr
 # ---------------------------------------------------------------- the report's inputs
 
 
+LINKS_KIND = "links (TOML)"
+"""The kind the report's header gives a links file: an input, not a capture to check."""
+
+
 @dataclass(frozen=True)
 class InputFile:
     """One input of the report, as the header lists it."""
@@ -447,7 +451,7 @@ def read_inputs(
     findings = source_findings(sources, rules, checked)
     if links is not None:  # the links file is an input too: its digest says which links held
         size, sha = file_digest(links)
-        files = (*files, InputFile(str(links), "links (TOML)", size, sha))
+        files = (*files, InputFile(str(links), LINKS_KIND, size, sha))
     gpu = [s for s in sources if s.profile is None]
     if not gpu and links is None:
         # Tile dumps only: no run table to build (the tile sections summarise the dumps).

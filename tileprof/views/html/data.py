@@ -48,7 +48,7 @@ from tileprof.core import numbers
 from tileprof.core.errors import OptionError
 from tileprof.core.text import KERNEL_NAME_LIMIT, kernel_display_name, shorten, told_apart
 from tileprof.model.findings import profile_frames
-from tileprof.model.gather import InputFile, LinkedSet, RunInputs
+from tileprof.model.gather import LINKS_KIND, InputFile, LinkedSet, RunInputs
 from tileprof.model.profile import Profile
 from tileprof.views.html.supersteps_data import superstep_section
 from tileprof.views.html.view import (
@@ -963,11 +963,19 @@ def build_report(
 
 def with_checks(report: Report, checks: pl.DataFrame | None) -> Report:
     """The report opening with the capture checks of its inputs, each tile section's
-    headline abstained where a failed check of its dump undermines it (None: unchanged)."""
+    headline abstained where a failed check of its dump undermines it, and the inputs no
+    check read named as unchecked (None: unchanged)."""
     if checks is None:
         return report
     tiles = tuple(abstained_headline(tile, checks) for tile in report.tiles)
-    return dataclasses.replace(report, tiles=tiles, checks=tuple(checks.to_dicts()))
+    rows = tuple(checks.to_dicts())
+    checked = {row["input"] for row in rows}
+    unchecked = tuple(
+        (f.path, f.kind)
+        for f in report.header.inputs
+        if f.path not in checked and f.kind != LINKS_KIND
+    )
+    return dataclasses.replace(report, tiles=tiles, checks=rows, unchecked=unchecked)
 
 
 HEADLINE_KEPT = ("Samples matched / total",)

@@ -50,15 +50,23 @@ def cell_text(table: Table, row: Sequence[Cell], key: str) -> str:
     return "—" if index is None else row[index].text
 
 
-def checks_lead(checks: Sequence[dict[str, Any]]) -> str:
-    """How many capture checks failed, and the first of them."""
+def checks_lead(checks: Sequence[dict[str, Any]], unchecked: Sequence[Any] = ()) -> str:
+    """How many capture checks failed, and the first of them; "every input" only when every
+    input was checked."""
     failed = [c for c in checks if c.get("status") == "warn"]
+    rest = ""
+    if unchecked:
+        inputs = "1 input" if len(unchecked) == 1 else f"{len(unchecked)} inputs"
+        rest = f"; {inputs} not checked (tileprof has no capture checks for their kind)"
+    if not checks:
+        return f"No input of a kind tileprof checks{rest}."
     if not failed:
-        return f"All {len(checks)} capture checks passed: every input supports its figures."
+        every = "every checked input" if unchecked else "every input"
+        return f"All {len(checks)} capture checks passed: {every} supports its figures{rest}."
     first = failed[0]
     return (
         f"{len(failed)} of {len(checks)} capture checks failed, first {first['check']} on "
-        f"{first['input']}: the figures they undermine abstain."
+        f"{first['input']}: the figures they undermine abstain{rest}."
     )
 
 

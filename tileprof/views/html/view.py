@@ -298,6 +298,9 @@ class Report:
     checks: tuple[dict[str, Any], ...] = ()
     """The capture checks of every input (``tileprof.analyses.integrity``): the page opens
     with them."""
+    unchecked: tuple[tuple[str, str], ...] = ()
+    """(input, kind) of the inputs of a kind tileprof has no capture checks for: named beside
+    the checks, so that "all passed" is not read as a verdict on them."""
     devices: ChartedTable | None = None
     """The runs that several devices of one target ran, with their spread
     (``data.device_spread_section``)."""
