@@ -83,3 +83,28 @@ def test_one_unknown_total_leaves_the_side_s_total_unknown(tmp_path: Path) -> No
     rows = {row["group"]: row for row in document["groups"]}
     assert rows["k1"]["total_us_change"] == -10.0
     assert rows["k2"]["total_us_before"] is None and rows["k2"]["calls_before"] is None
+
+
+def test_a_side_with_a_row_of_unknown_calls_is_not_judged_for_coverage(tmp_path: Path) -> None:
+    """Before gives no calls for k2: its capture's calls are unknown, not the 5 of k1, so the
+    coverage check compares nothing and the gate judges the rows (it said "calls 5 in a.csv,
+    7 in b.csv: the captures cover different work" and abstained)."""
+    before = write_table(tmp_path / "a.csv", [("k1", "10", "5"), ("k2", "4", "")])
+    after = write_table(tmp_path / "b.csv", [("k1", "8", "5"), ("k2", "4", "2")])
+    gate = "total_us of * may not rise by more than 5%"
+    result = CliRunner().invoke(cli, ["diff", str(before), str(after), "--fail-on", gate])
+    assert result.exit_code == 0, result.output
+    assert "abstained" not in result.output and "cover different work" not in result.output
+
+
+def test_the_coverage_check_of_unknown_calls_compares_nothing(tmp_path: Path) -> None:
+    """Ten times the calls after, but before's total is unknown: not compared, no failure."""
+    from tileprof.analyses.integrity import diff_coverage, load_checks
+    from tileprof.model.diff_inputs import ReadOptions, compare_files
+
+    before = write_table(tmp_path / "a.csv", [("k1", "10", "5"), ("k2", "4", "")])
+    after = write_table(tmp_path / "b.csv", [("k1", "8", "50"), ("k2", "4", "2")])
+    diff = compare_files(before, after, ReadOptions())
+    (row,) = diff_coverage(diff, load_checks(None)).to_dicts()
+    assert (row["check"], row["status"], row["count"]) == ("coverage-calls", "ok", 0)
+    assert row["detail"] == f"calls — in {before}, 52 in {after} (not compared)"

@@ -231,15 +231,17 @@ def _num(value: float | None) -> str:
 
 def diff_coverage(diff: Any, rules: CheckRules) -> pl.DataFrame:
     """The coverage check of a diff's two sides (``tileprof.analyses.diff.Diff``): a tile
-    diff compares the matched samples, a GPU diff the calls of every row."""
+    diff compares the matched samples, a GPU diff the calls of every row (not compared when a
+    row's calls are not given: the sum of the others would read as a smaller capture)."""
     sides = []
     for side, label in (("before", diff.before.label), ("after", diff.after.label)):
         if "matchedSampleCount" in diff.header:
             sides.append(Coverage(label, diff.header["matchedSampleCount"][side], "samples"))
         else:
             groups = getattr(diff, side).groups
-            calls = groups["calls"].sum() if "calls" in groups.columns else None
-            sides.append(Coverage(label, calls))
+            calls = groups.get_column("calls") if "calls" in groups.columns else None
+            total = None if calls is None or calls.null_count() else calls.sum()
+            sides.append(Coverage(label, total))
     name = f"{diff.before.label} → {diff.after.label}"
     return coverage_checks(sides[0], sides[1], rules, name)
 
