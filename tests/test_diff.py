@@ -787,6 +787,43 @@ def test_a_paired_group_without_calls_on_one_side_has_no_count_effect() -> None:
     assert diff.header["countEffectUs"] == 0.0 and diff.header["timeEffectUs"] == 6.0
 
 
+def test_run_table_rows_are_named_by_the_run_they_time() -> None:
+    """``gpu_groups`` by hand: a trace's kernel rows (no workload) keep the kernel's name and
+    add up over devices; a row naming a run adds what is given of workload, implementation,
+    shape (here none) and, with several targets, the target; a time per step says so."""
+    from tileprof.analyses.diff import gpu_groups
+
+    def row(kernel: str | None, workload: str | None, per: str, target: str = "H100") -> dict:
+        return {
+            "target": target,
+            "workload": workload,
+            "implementation": None,
+            "shape": None,
+            "per": per,
+            "kernel": kernel,
+            "launch_op": None,
+            "calls": 2,
+            "total_us": 4.0,
+            "time_us": 2.0,
+            "p50_us": None,
+            "p95_us": None,
+            "max_us": None,
+        }
+
+    schema = {"calls": pl.Int64, "p50_us": pl.Float64, "p95_us": pl.Float64, "max_us": pl.Float64}
+    trace = pl.DataFrame([row("k", None, "call"), row("k", None, "call")], schema_overrides=schema)
+    assert gpu_groups(trace).select("name", "calls", "total_us").rows() == [("k", 4, 8.0)]
+    table = pl.DataFrame(
+        [row("k", "w", "call"), row("k", "w", "step"), row(None, "w", "call", "MI300X")],
+        schema_overrides=schema,
+    )
+    assert sorted(gpu_groups(table).get_column("name").to_list()) == [
+        "k · w · H100",
+        "k · w · H100 (per step)",
+        "w · MI300X",
+    ]
+
+
 def test_a_side_without_kernels_removes_every_kernel() -> None:
     diff = compare_runs(gpu_side("b", {"k": (2, 8.0)}), gpu_side("a", {}))
     assert diff.rows.select("group", "status", "total_us_change").rows() == [("k", "removed", -8.0)]

@@ -255,23 +255,24 @@ GATE = ("--fail-on", "total_us may not rise by more than 500%")
 
 
 def test_gpu_run_tables_by_kernel_and_by_launching_op(tmp_path: Path) -> None:
-    """k1 2 → 3 µs a call. Run tables name no launching op: --per-op groups their kernels by
-    workload and implementation ("w · "): 4 calls, 10 → 13 µs."""
+    """k1 2 → 3 µs a call. A run-table row names a run: its workload is part of its name
+    ("k1 · w"). Run tables name no launching op: --per-op groups their kernels by workload,
+    implementation and shape ("w"): 4 calls, 10 → 13 µs."""
     before = run_table(tmp_path / "a.csv", "H200", 2)
     after = run_table(tmp_path / "b.csv", "H200", 3)
     diff = compare_files(before, after, ReadOptions())
     assert diff.rows.select("group", "status", "total_us_before", "total_us_after").rows() == [
-        ("k1", "changed", 6.0, 9.0),
-        ("k2", "unchanged", 4.0, 4.0),
+        ("k1 · w", "changed", 6.0, 9.0),
+        ("k2 · w", "unchanged", 4.0, 4.0),
     ]
     assert (diff.before.kind, diff.after.kind) == ("run table", "run table")
     assert diff.before.environment == diff.after.environment == {"device": "H200"}
     per_op = compare_files(before, after, ReadOptions(per_op=True))
     shown = per_op.rows.select("group", "calls_before", "total_us_before", "total_us_after")
-    assert shown.rows() == [("w · ", 4, 10.0, 13.0)]
+    assert shown.rows() == [("w", 4, 10.0, 13.0)]
     assert per_op.before.durations is None and per_op.after.durations is None
     only = compare_files(before, after, ReadOptions(filters=Filters(kernels=("k2",))))
-    assert only.rows.get_column("group").to_list() == ["k2"]
+    assert only.rows.get_column("group").to_list() == ["k2 · w"]
 
 
 def test_the_gate_abstains_over_two_named_gpus_only(tmp_path: Path) -> None:
@@ -404,12 +405,15 @@ def test_the_python_diff_of_gpu_sources_and_cached_dumps(
 
     before = run_table(tmp_path / "a.csv", "H200", 2)
     after = run_table(tmp_path / "b.csv", "H200", 3)
-    assert tileprof.diff(before, after).get_column("group").to_list() == ["k1", "k2"]
-    assert tileprof.diff(before, after, per_op=True).get_column("group").to_list() == ["w · "]
+    assert tileprof.diff(before, after).get_column("group").to_list() == ["k1 · w", "k2 · w"]
+    assert tileprof.diff(before, after, per_op=True).get_column("group").to_list() == ["w"]
     renamed = tmp_path / "renamed.csv"
     renamed.write_text(after.read_text().replace("k1", "k1_v2"))
-    pair = compare_files(before, renamed, ReadOptions(), normalize="_v2$", top=1)
-    assert pair.rows.select("group", "status").rows() == [("k1", "changed"), ("k2", "unchanged")]
+    pair = compare_files(before, renamed, ReadOptions(), normalize="_v2", top=1)
+    assert pair.rows.select("group", "status").rows() == [
+        ("k1 · w", "changed"),
+        ("k2 · w", "unchanged"),
+    ]
     assert pair.header["topGroups"] == 1
     monkeypatch.setenv("TILEPROF_CACHE_DIR", str(tmp_path / "cache"))
     dumps = [write_dump(tmp_path / f"{n}.json", s) for n, s in (("b", BEFORE), ("a", AFTER))]

@@ -46,8 +46,13 @@ def test_a_total_is_time_per_call_times_calls(tmp_path: Path) -> None:
     assert header["total_usNetChange"] == -10.0 and header["total_usGrossChange"] == 10.0
     assert header["calls"]["before"] == 7 and header["calls"]["after"] == 7
     rows = {row["group"]: row for row in document["groups"]}
-    assert (rows["k1"]["total_us_before"], rows["k1"]["total_us_after"]) == (50.0, 40.0)
-    assert rows["k1"]["status"] == "changed" and rows["k2"]["status"] == "unchanged"
+    assert (rows["k1 · layer3"]["total_us_before"], rows["k1 · layer3"]["total_us_after"]) == (
+        50.0,
+        40.0,
+    )
+    assert (
+        rows["k1 · layer3"]["status"] == "changed" and rows["k2 · layer3"]["status"] == "unchanged"
+    )
 
 
 def test_a_total_the_source_does_not_give_is_unknown_not_zero(tmp_path: Path) -> None:
@@ -81,8 +86,11 @@ def test_one_unknown_total_leaves_the_side_s_total_unknown(tmp_path: Path) -> No
     assert header["totalUs"]["before"] is None and header["totalUs"]["after"] == 48.0
     assert header["total_usNetChange"] is None
     rows = {row["group"]: row for row in document["groups"]}
-    assert rows["k1"]["total_us_change"] == -10.0
-    assert rows["k2"]["total_us_before"] is None and rows["k2"]["calls_before"] is None
+    assert rows["k1 · layer3"]["total_us_change"] == -10.0
+    assert (
+        rows["k2 · layer3"]["total_us_before"] is None
+        and rows["k2 · layer3"]["calls_before"] is None
+    )
 
 
 def test_a_side_with_a_row_of_unknown_calls_is_not_judged_for_coverage(tmp_path: Path) -> None:
@@ -108,3 +116,47 @@ def test_the_coverage_check_of_unknown_calls_compares_nothing(tmp_path: Path) ->
     (row,) = diff_coverage(diff, load_checks(None)).to_dicts()
     assert (row["check"], row["status"], row["count"]) == ("coverage-calls", "ok", 0)
     assert row["detail"] == f"calls — in {before}, 52 in {after} (not compared)"
+
+
+SEED_000 = Path(__file__).parent.parent / "tileprof" / "data" / "seeds" / "000_55f6fcd9cea2f10a.txt"
+
+
+def test_two_latency_benchmark_files_compare_run_by_run(tmp_path: Path) -> None:
+    """Every row of seed 000 is one train step of one (GPU, workload, implementation, shape),
+    all with the same kernel label. They were one group, "unchanged" whatever the times did;
+    now each run is its own row, and the one time changed (A100 tiny-online trainkernel,
+    15.28 → 14.00 µs per step) is the one changed row."""
+    after = tmp_path / "after.txt"
+    after.write_text(
+        SEED_000.read_text().replace('"trainkernel_us": 15.28', '"trainkernel_us": 14.0')
+    )
+    document = diff_json(SEED_000, after)
+    rows = {row["group"]: row for row in document["groups"]}
+    changed = [g for g, row in rows.items() if row["status"] != "unchanged"]
+    assert changed == [
+        "train step (forward+loss+backward+SGD) · tiny-online · trainkernel · 4x32x64x16 · "
+        "A100 SXM4 80 GB (per step)"
+    ]
+    row = rows[changed[0]]
+    assert (row["time_us_before"], row["time_us_after"]) == (15.28, 14.0)
+    assert len(rows) == 24 and document["header"]["groups"]["unchanged"] == 23
+
+
+def test_times_per_step_and_per_call_do_not_pair(tmp_path: Path) -> None:
+    """k1 timed per call before and per step after: two quantities, so k1 is removed and
+    ``k1 · layer3 (per step)`` added, not a +900% change."""
+    before = write_table(tmp_path / "a.csv", [("k1", "10", "5")])
+    after = tmp_path / "b.csv"
+    after.write_text(f"target,workload,kernel,time_us,calls,per\n{TARGET},layer3,k1,100,5,step\n")
+    rows = {row["group"]: row["status"] for row in diff_json(before, after)["groups"]}
+    assert rows == {"k1 · layer3": "removed", "k1 · layer3 (per step)": "added"}
+
+
+def test_kernel_selects_kernels_whatever_else_names_the_row(tmp_path: Path) -> None:
+    before = write_table(tmp_path / "a.csv", [("k1", "10", "5"), ("k2", "4", "2")])
+    after = write_table(tmp_path / "b.csv", [("k1", "8", "5"), ("k2", "4", "2")])
+    result = CliRunner().invoke(
+        cli, ["diff", str(before), str(after), "--kernel", "k1", "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert [row["group"] for row in json.loads(result.output)["groups"]] == ["k1 · layer3"]

@@ -398,8 +398,10 @@ def pair(
     changes: list[pl.Expr] = []
     for f in fields:
         b, a = pl.col(f"{f}_before"), pl.col(f"{f}_after")
-        if f in additive:
-            delta = pl.when(both).then(a - b).otherwise(a.fill_null(0) - b.fill_null(0))
+        if f in additive:  # a side without the group counts 0; a side's unknown stays unknown
+            delta = (
+                pl.when(both).then(a - b).when(pl.col("beforeName").is_null()).then(a).otherwise(-b)
+            )
         else:
             delta = a - b
         changes += [delta.alias(f"{f}_change"), relative(b, a).alias(f"{f}_relative")]
@@ -586,15 +588,12 @@ def gpu_groups(runs: pl.DataFrame, *, per_op: bool = False) -> pl.DataFrame:
     same kernel on two devices, or every kernel of one op) add their calls and total_us
     (null when a row has none: a partial sum would be a smaller total, not an unknown one),
     time_us is total_us / calls, max_us the largest, and p50/p95 are null: percentiles of
-    separate rows do not combine.
+    separate rows do not combine. The name is ``_run_name``'s.
     """
-    fallback = pl.concat_str(
-        [pl.col("workload").fill_null(""), pl.col("implementation").fill_null("")],
-        separator=" · ",
-    )
-    name = pl.col("launch_op") if per_op else pl.col("kernel")
+    several_targets = runs.get_column("target").n_unique() > 1
+    name = _run_name(pl.col("launch_op") if per_op else pl.col("kernel"), several_targets)
     total = pl.coalesce(pl.col("total_us"), pl.col("time_us") * pl.col("calls"))
-    frame = runs.with_columns(name=pl.coalesce(name, fallback), total_us=total)
+    frame = runs.with_columns(name=name, total_us=total)
     single = pl.len() == 1
     total_sum = pl.when(pl.col("total_us").null_count() == 0).then(pl.col("total_us").sum())
     grouped = frame.group_by("name").agg(
@@ -608,6 +607,23 @@ def gpu_groups(runs: pl.DataFrame, *, per_op: bool = False) -> pl.DataFrame:
         max_us=pl.col("max_us").max(),
     )
     return grouped.sort("total_us", "name", descending=[True, False], nulls_last=True)
+
+
+def _run_name(kernel: pl.Expr, several_targets: bool) -> pl.Expr:
+    """A run-table row's diff name: the kernel (or launching op); for a row that names a run
+    (its workload or implementation given: benchmarks, energy reports, a run table) also the
+    workload, implementation and shape, and the target when the side holds several, so that
+    distinct runs neither add up nor pair as one; then what one time_us covers when that is
+    not a call (``(per step)``): times per step and per call are different quantities.
+    """
+    run = [pl.col("workload"), pl.col("implementation"), pl.col("shape")]
+    run += [pl.col("target")] if several_targets else []
+    names_run = pl.col("workload").is_not_null() | pl.col("implementation").is_not_null()
+    detail = pl.when(names_run).then(pl.concat_str(run, separator=" · ", ignore_nulls=True))
+    name = pl.concat_str([kernel, detail], separator=" · ", ignore_nulls=True)
+    per = pl.col("per")
+    unit = pl.when(per.is_not_null() & (per != "call")).then(pl.format(" (per {})", per))
+    return pl.concat_str([name.fill_null("(no name)"), unit.otherwise(pl.lit(""))])
 
 
 def op_groups(ops: pl.DataFrame) -> pl.DataFrame:
@@ -753,10 +769,13 @@ def call_figures(rows: pl.DataFrame, before: Side, after: Side) -> dict[str, Any
     }
 
 
-def kernel_globs_filter(groups: pl.DataFrame, kernels: Sequence[str]) -> pl.DataFrame:
-    """The groups whose name matches any ``--kernel`` glob (all of them when none is given)."""
+def kernel_globs_filter(
+    groups: pl.DataFrame, kernels: Sequence[str], column: str = "name"
+) -> pl.DataFrame:
+    """The groups (or run-table rows, by ``column``) whose name matches any ``--kernel`` glob
+    (all of them when none is given)."""
     if not kernels:
         return groups
-    names = groups.get_column("name").to_list()
+    names = groups.get_column(column).to_list()
     keep = [any(fnmatch.fnmatchcase(str(n), k) for k in kernels) for n in names]
     return groups.filter(pl.Series(keep, dtype=pl.Boolean))

@@ -172,10 +172,14 @@ def _gpu_side(found: FileRead, options: ReadOptions) -> Side:
         durations = None if parsed.calls is None else op_call_durations(parsed.calls)
     else:
         runs, durations = runs_and_calls(path, kind, data or b"", read)
-        groups = gpu_groups(runs.frame, per_op=options.per_op)
+        frame = runs.frame
+        if not options.per_op:  # --kernel selects kernels, whatever else names their row
+            frame = kernel_globs_filter(frame, filters.kernels, column="kernel")
+        groups = gpu_groups(frame, per_op=options.per_op)
         durations = None if options.per_op else durations
         targets = set(runs.frame.get_column("target").drop_nulls().to_list())
-    groups = kernel_globs_filter(groups, filters.kernels)
+    if options.per_op:
+        groups = kernel_globs_filter(groups, filters.kernels)
     device = ", ".join(sorted(targets - {UNNAMED_GPU})) or None
     environment = {"device": device, **source_environment(path, kind, data)}
     return Side(str(path), kind, groups, durations=durations, environment=environment)
