@@ -6,6 +6,7 @@ example profile with its own name and filters, and what ``read_inputs`` passes o
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from pathlib import Path
 
 import polars as pl
@@ -133,6 +134,11 @@ def test_read_inputs_passes_on_how_dumps_are_read_and_the_examples_filters(
     assert len(inputs.timelines) == 1 and len(inputs.critical) == 1
     assert inputs.critical[0]["traces"][0]["steps"]
     assert [f.sha256 for f in inputs.files] == [_sha(dump), _sha(trace)]
+    assert inputs.runs is not None  # a GPU file: the run table, the dump's group first
+    assert inputs.runs.runs["source"].to_list() == [
+        "d.json",
+        *(f"t.json: device {d}" for d in (0, 1, 0, 0, 0)),
+    ]
     example = load_profile(None, True, DumpReading())
     own = Filters(kind="compute")
     with_example = read_inputs([], Filters(), example=example, example_filters=own)
@@ -227,3 +233,18 @@ def test_an_nsight_compute_file_reaches_its_findings() -> None:
     statuses = {f.rule.id: f.status for f in read_inputs([ncu], Filters()).findings}
     assert statuses["low-occupancy"] == "clear"
     assert {k for k, v in statuses.items() if v != "not applicable"} == {"low-occupancy"}
+
+
+def test_an_export_with_no_kernels_has_no_critical_path(tmp_path: Path) -> None:
+    """An nsys export whose kernel table is empty holds no process to build a step from: no
+    critical path (not a document of no traces), no runs."""
+    export = write_export(tmp_path / "e.sqlite")
+    connection = sqlite3.connect(export)
+    connection.execute("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL")
+    connection.commit()
+    connection.close()
+    (source,) = gather_inputs([export], Filters(), critical=True, timelines=True)
+    assert source.critical is None and source.runs.frame.height == 0
+    (kept,) = gather_inputs([write_export(tmp_path / "k.sqlite")], Filters(), critical=True)
+    assert kept.critical is not None
+    assert [t["trace"] for t in kept.critical["traces"]] == ["k.sqlite pid 42"]
