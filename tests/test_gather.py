@@ -248,3 +248,22 @@ def test_an_export_with_no_kernels_has_no_critical_path(tmp_path: Path) -> None:
     (kept,) = gather_inputs([write_export(tmp_path / "k.sqlite")], Filters(), critical=True)
     assert kept.critical is not None
     assert [t["trace"] for t in kept.critical["traces"]] == ["k.sqlite pid 42"]
+
+
+def test_the_findings_of_an_h200_trace_and_a_rule_table_of_ones_own() -> None:
+    """The H200 trace's op rows have a ridge point (the spec registry's): compute-under-used
+    fires rather than abstains; a rule table given is the one evaluated."""
+    from tileprof.analyses.findings import RULES
+
+    h200 = FIXTURES / "traces" / "h200_train_steps.json.gz"
+    statuses = {f.rule.id: f.status for f in read_inputs([h200], Filters()).findings}
+    fired = {k for k, v in statuses.items() if v == "fired"}
+    assert fired == {"host-bound", "launch-bound", "compute-under-used", "critical-gain"}
+    assert {k for k, v in statuses.items() if v == "clear"} == {
+        "exposed-communication",
+        "exposed-copies",
+        "small-kernels",
+    }
+    own = [r for r in RULES if r.id == "compute-under-used"]
+    findings = read_inputs([h200], Filters(), rules=own).findings
+    assert [(f.rule.id, f.status) for f in findings] == [("compute-under-used", "fired")]
