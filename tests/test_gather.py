@@ -267,3 +267,28 @@ def test_the_findings_of_an_h200_trace_and_a_rule_table_of_ones_own() -> None:
     own = [r for r in RULES if r.id == "compute-under-used"]
     findings = read_inputs([h200], Filters(), rules=own).findings
     assert [(f.rule.id, f.status) for f in findings] == [("compute-under-used", "fired")]
+
+
+def test_format_in_reads_what_detection_refuses_as_a_dump_of_that_format(tmp_path: Path) -> None:
+    """Without ``--format-in`` a file of no known kind is detection's error; with it, the file is
+    a dump of that format, whose loader words the error."""
+    from tileprof.core.errors import InputError
+
+    unknown = tmp_path / "x.dat"
+    unknown.write_text("hello there\n")
+    with pytest.raises(InputError, match="not a tile dump, latency benchmarks"):
+        gather_inputs([unknown], Filters())
+    with pytest.raises(InputError) as caught:
+        gather_inputs([unknown], Filters(), read=DumpReading(format_in="json"))
+    assert str(caught.value) == f"{unknown}: line 1, column 1: malformed JSON: invalid character"
+
+
+def test_an_epoch_the_example_lacks_is_refused_by_its_own_filters() -> None:
+    from tileprof.core.errors import OptionError
+
+    example = load_profile(None, True, DumpReading())
+    with pytest.raises(OptionError) as caught:
+        gather_inputs([], Filters(), example=example, example_filters=Filters(epoch=999))
+    assert str(caught.value) == "--epoch 999: no samples in that epoch (epochs: 0, 1, 2)"
+    (kept,) = gather_inputs([], Filters(epoch=999), example=example, example_filters=Filters())
+    assert kept.filters == Filters()
