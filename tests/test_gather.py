@@ -292,3 +292,48 @@ def test_an_epoch_the_example_lacks_is_refused_by_its_own_filters() -> None:
     assert str(caught.value) == "--epoch 999: no samples in that epoch (epochs: 0, 1, 2)"
     (kept,) = gather_inputs([], Filters(epoch=999), example=example, example_filters=Filters())
     assert kept.filters == Filters()
+
+
+def test_the_engine_given_reads_the_files(four: list[Path]) -> None:
+    """The files go to the engine asked for: one that makes no sense is refused, not replaced
+    by the default threads."""
+    from tileprof.core.errors import OptionError
+    from tileprof.model.engines import Engine
+
+    with pytest.raises(OptionError, match="--engine 'nope': one of"):
+        gather_inputs(four[:2], Filters(), engine=Engine(name="nope"))
+    assert len(gather_inputs(four[:2], Filters(), engine=Engine())) == 2
+
+
+def test_several_dumps_are_read_quietly_and_each_has_room_for_its_analyses(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """One dump may draw its progress bar (``quiet=False``); two or more never do (bars drawn
+    over each other). Each loaded dump asks room for its analyses: twice its samples' size
+    and the report's slack."""
+    from tileprof.core import memory
+    from tileprof.model import gather
+
+    loads: list[bool] = []
+    real_load = gather.load
+
+    def spy(path: Path, **keywords: object) -> object:
+        loads.append(bool(keywords["quiet"]))
+        return real_load(path, **keywords)  # type: ignore[arg-type]
+
+    asked: list[int] = []
+    monkeypatch.setattr(gather, "load", spy)
+    monkeypatch.setattr(memory, "can_reserve", lambda size: asked.append(size) or True)
+    dumps = [write_dump(tmp_path / f"d{i}.json", clean_samples()) for i in range(3)]
+    loud = DumpReading(quiet=False)
+    one = gather_inputs(dumps[:1], Filters(), read=loud)
+    assert loads == [False]
+    assert one[0].profile is not None
+    size = one[0].profile.samples.estimated_size()
+    assert memory.ANALYSIS_FACTOR * size + memory.REPORT_SLACK in asked  # (the loader asks too)
+    loads.clear()
+    gather_inputs(dumps[:2], Filters(), read=loud)
+    assert loads == [True, True]
+    loads.clear()
+    gather_inputs(dumps, Filters(), read=loud)
+    assert loads == [True, True, True]
