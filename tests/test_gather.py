@@ -337,3 +337,23 @@ def test_several_dumps_are_read_quietly_and_each_has_room_for_its_analyses(
     loads.clear()
     gather_inputs(dumps, Filters(), read=loud)
     assert loads == [True, True, True]
+
+
+def test_a_trace_read_whole_gives_what_a_streamed_one_gives(
+    monkeypatch: pytest.MonkeyPatch, four: list[Path]
+) -> None:
+    """A trace the streaming decoder declines is read whole: the same runs, op rows, timeline,
+    critical path and checks."""
+    from tileprof.model import gather
+
+    asked = {"ops": True, "timelines": True, "critical": True, "checks": load_checks()}
+    (streamed,) = gather_inputs(four[1:2], Filters(), **asked)  # type: ignore[arg-type]
+    monkeypatch.setattr(gather, "_streamed_trace", lambda path, checks: None)
+    (whole,) = gather_inputs(four[1:2], Filters(), **asked)  # type: ignore[arg-type]
+    assert whole.ops is not None and streamed.ops is not None
+    assert whole.ops.height == streamed.ops.height == 3
+    assert whole.ops.equals(streamed.ops)
+    assert whole.runs.frame.equals(streamed.runs.frame)
+    assert whole.timeline is not None and whole.critical == streamed.critical
+    assert whole.checked is not None and streamed.checked is not None
+    assert whole.checked.rows == streamed.checked.rows
