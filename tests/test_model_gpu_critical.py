@@ -16,10 +16,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from tests.samples import sample, write_dump
 from tileprof.analyses.critical import Edit
 from tileprof.inputs.sources import TRACE
-from tileprof.model.gpu_critical import read_trace, trace_critical
+from tileprof.model.gpu_critical import kernel_rooflines, read_trace, trace_critical
 
 ROOT = Path(__file__).resolve().parent.parent
 CLASSES = ("cpu", "host_gap", "launch", "gpu_compute", "gpu_comm", "kernel_gap", "sync")
@@ -213,3 +215,54 @@ def test_read_trace_takes_traces_and_exports_only(tmp_path: Path) -> None:
     (tmp_path / "x.txt").write_text("nothing known\n")
     assert read_trace(tmp_path / "x.txt") is None
     assert read_trace(tmp_path / "missing.json") is None
+
+
+def test_kernel_rooflines_own_fraction_first_calls_default_to_one_and_no_zero_totals() -> None:
+    """k3 has its own fraction 0.4 (launched by mm, it keeps its own); mm's row without a
+    call count counts once: (1 × 1 + 2 × 3) / (6 + 10) = 0.4375 for k1; add: 3 × 2 / 12 =
+    0.5 for k2; the op ``zero`` has no GPU time, so k4 has none. An empty run table, or one
+    without roofline figures, gives none."""
+    runs = pl.DataFrame(
+        {
+            "source": ["t: device 0"] * 4 + ["t: op rows"] * 4,
+            "kernel": ["k1", "k2", "k3", "k4", "mm", "mm", "add", "zero"],
+            "launch_op": ["mm", "add", "mm", "zero", None, None, None, None],
+            "roofline_fraction": [None, None, 0.4, None, None, None, None, None],
+            "roofline_us": [None] * 4 + [1.0, 2.0, 3.0, 1.0],
+            "calls": [1, 1, 1, 1, None, 3, 2, 1],
+            "total_us": [None] * 4 + [6.0, 10.0, 12.0, 0.0],
+        },
+        schema_overrides={"roofline_fraction": pl.Float64, "roofline_us": pl.Float64},
+    )
+    assert kernel_rooflines(runs) == {"k1": 0.4375, "k2": 0.5, "k3": 0.4}
+    assert kernel_rooflines(runs.clear()) == {}
+    assert kernel_rooflines(runs.drop("roofline_us")) == {}
+
+
+def test_an_nsys_export_is_one_step_per_process_in_pid_order() -> None:
+    """The real two-process export: per pid (111, then 112) one step of no number, no rank,
+    whose window is that process's capture, from its first runtime call or GPU event to its
+    last end (the reader's frames, filtered here by pid); the what-if's edits stated."""
+    from tileprof.inputs.gpu.nsys_sqlite import host_calls, read_export
+
+    export = ROOT / "fixtures/real/h100_2gpu_1s.sqlite"
+    read = read_trace(export)
+    assert read is not None
+    document = trace_critical([read], [Edit("no-launch")])
+    assert [(t["trace"], t["rank"]) for t in document["traces"]] == [
+        ("h100_2gpu_1s.sqlite pid 111", None),
+        ("h100_2gpu_1s.sqlite pid 112", None),
+    ]
+    assert document["edits"] == ["no-launch"] and document["job"] is None
+    data = export.read_bytes()
+    frames = [read_export(export, data).events, host_calls(export, data)]
+    for trace in document["traces"]:
+        pid = int(trace["trace"].rsplit(" ", 1)[1])
+        spans = pl.concat(
+            [f.filter(pl.col("pid") == pid).select("start_ns", "end_ns") for f in frames]
+        )
+        ((step,),) = [trace["steps"]]
+        assert step["step"] is None
+        assert step["windowNs"] == spans["end_ns"].max() - spans["start_ns"].min()  # type: ignore[operator]
+        assert step["whatIf"]["edits"] == ["no-launch"]
+        assert 0 < step["whatIf"]["gainNs"] == step["pathNs"] - step["whatIf"]["whatIfNs"]
