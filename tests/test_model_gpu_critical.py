@@ -204,13 +204,15 @@ def test_two_ranks_share_the_steps_both_hold(tmp_path: Path) -> None:
 
 
 def test_read_trace_takes_traces_and_exports_only(tmp_path: Path) -> None:
-    """A trace and an nsys export are read (the export whole); a tile dump, a file of no
-    known kind and a missing file are None."""
+    """A trace and an nsys export are read (the export whole), neither digested (no view of
+    ``critical`` shows a sha256, and hashing costs a second pass over the bytes); a tile
+    dump, a file of no known kind and a missing file are None."""
     trace = read_trace(_trace(tmp_path, "t.json", [("a", 1)]))
     assert trace is not None and trace.kind == TRACE
     export = read_trace(ROOT / "fixtures/real/h100_2gpu_1s.sqlite")
     assert export is not None and export.data is not None
     assert export.kind == "nsys SQLite export"
+    assert trace.sha256 is None and export.sha256 is None
     assert read_trace(write_dump(tmp_path / "d.json", [sample(0, 0, 10, "a")])) is None
     (tmp_path / "x.txt").write_text("nothing known\n")
     assert read_trace(tmp_path / "x.txt") is None
