@@ -159,16 +159,18 @@ def render_csv(result: CriticalPath) -> str:
 def gpu_critical_text(document: dict[str, Any]) -> str:
     """``critical`` on traces as text: per trace and step the path length, its ns per class,
     the what-if re-timing and the candidates ranked by gain; per step of a job the path
-    through the ranks (docs/metrics.md, "GPU critical path")."""
+    through the ranks (docs/metrics.md, "GPU critical path"). The trace's name, the notes and
+    the candidates (kernel names) come from the input: their control characters are escaped."""
     lines: list[str] = []
     for trace in document["traces"]:
-        lines.append(f"Critical path of {trace['trace']}")
+        lines.append(f"Critical path of {escape_control(trace['trace'])}")
         for step in trace["steps"]:
             name = "the whole trace" if step["step"] is None else f"step {step['step']}"
             lines.extend(_step_lines(name, step, document["edits"]))
             lines.append("  largest gain first:")
             for row in step["candidates"]:
-                lines.append(f"    {row['gainNs'] / 1e3:>10,.1f} µs  {row['edit'][:90]}")
+                edit = escape_control(row["edit"][:90])  # a kernel's name from the trace
+                lines.append(f"    {row['gainNs'] / 1e3:>10,.1f} µs  {edit}")
     for step in document["job"] or []:
         ranks = ", ".join(str(r) for r in step["ranksOnPath"])
         title = (
@@ -188,7 +190,7 @@ def _step_lines(title: str, step: dict[str, Any], edits: list[str]) -> list[str]
     if what_if is not None:
         new, gain = what_if["whatIfNs"] / 1e3, what_if["gainNs"] / 1e3
         lines.append(f"  what-if {' + '.join(edits)}: {new:,.1f} µs, gain {gain:,.1f} µs")
-        lines.extend(f"  note: {note}" for note in what_if["notes"])
+        lines.extend(f"  note: {escape_control(note)}" for note in what_if["notes"])
     return lines
 
 
