@@ -103,14 +103,62 @@ def test_a_tile_diffs_table_whole(tmp_path: Path) -> None:
     ]
     none4 = ["—"] * 4
     assert [cells(line) for line in lines[11:]] == [
-        ["50", "85", "+35", "+70.00%", *none4, "2", "2", "0", "+0.00%"]
-        + ["40", "60", "+20", "+50.00%", "few calls +70.00%", "~ softmax"],
-        ["100", "80", "-20", "-20.00%", "50.00%", "62.50%", "+12.50 pp", "+25.00%"]
-        + ["2", "2", "0", "+0.00%", "100", "80", "-20", "-20.00%", "few calls -20.00%", "~ gemm"],
+        [
+            "50",
+            "85",
+            "+35",
+            "+70.00%",
+            *none4,
+            "2",
+            "2",
+            "0",
+            "+0.00%",
+            "40",
+            "60",
+            "+20",
+            "+50.00%",
+            "few calls +70.00%",
+            "~ softmax",
+        ],
+        [
+            "100",
+            "80",
+            "-20",
+            "-20.00%",
+            "50.00%",
+            "62.50%",
+            "+12.50 pp",
+            "+25.00%",
+            "2",
+            "2",
+            "0",
+            "+0.00%",
+            "100",
+            "80",
+            "-20",
+            "-20.00%",
+            "few calls -20.00%",
+            "~ gemm",
+        ],
         ["—", "20", "+20", "—", *none4, "—", "1", "+1", "—", "—", "20", "—", "—", "—", "+ new"],
         ["10", "—", "-10", "—", *none4, "1", "—", "-1", "—", "10", "—", "—", "—", "—", "- gone"],
-        ["30", "30", "0", "+0.00%", *none4, "1", "1", "0", "+0.00%"]
-        + ["30", "30", "0", "+0.00%", "few calls +0.00%", "= same"],
+        [
+            "30",
+            "30",
+            "0",
+            "+0.00%",
+            *none4,
+            "1",
+            "1",
+            "0",
+            "+0.00%",
+            "30",
+            "30",
+            "0",
+            "+0.00%",
+            "few calls +0.00%",
+            "= same",
+        ],
     ]
     # numbers right-aligned under their titles, the verdict and the group left-aligned
     assert lines[11].startswith("                 50     85  +35  +70.00%")
@@ -197,8 +245,21 @@ def test_a_gpu_diff_whose_calls_differ_leads_with_the_calls(tmp_path: Path) -> N
     ]
     assert [cells(line) for line in lines[11:]] == [
         ["5", "—", "—", "—", "2", "—", "-2", "—", "10", "—", "-10", "—", "- k3"],
-        ["2", "3", "+1", "+50.00%", "3", "6", "+3", "+100.00%", "6", "18", "+12", "+200.00%"]
-        + ["~ k1"],
+        [
+            "2",
+            "3",
+            "+1",
+            "+50.00%",
+            "3",
+            "6",
+            "+3",
+            "+100.00%",
+            "6",
+            "18",
+            "+12",
+            "+200.00%",
+            "~ k1",
+        ],
         ["—", "1", "—", "—", "—", "1", "+1", "—", "—", "1", "+1", "—", "+ k4"],
         ["4", "4", "0", "+0.00%", "1", "1", "0", "+0.00%", "4", "4", "0", "+0.00%", "= k2"],
     ]
@@ -247,10 +308,40 @@ def test_per_call_verdicts_with_their_intervals(tmp_path: Path) -> None:
     ]
     none4 = ["—"] * 4
     assert [cells(line) for line in lines[11:]] == [
-        ["1,200", "1,440", "+240", "+20.00%", *none4, "12", "12", "0", "+0.00%"]
-        + ["100", "120", "+20", "+20.00%", "changed +20.00% [+20.00%, +20.00%]", "~ a"],
-        ["600", "600", "0", "+0.00%", *none4, "12", "12", "0", "+0.00%"]
-        + ["50", "50", "0", "+0.00%", "unchanged +0.00% [+0.00%, +0.00%]", "= b"],
+        [
+            "1,200",
+            "1,440",
+            "+240",
+            "+20.00%",
+            *none4,
+            "12",
+            "12",
+            "0",
+            "+0.00%",
+            "100",
+            "120",
+            "+20",
+            "+20.00%",
+            "changed +20.00% [+20.00%, +20.00%]",
+            "~ a",
+        ],
+        [
+            "600",
+            "600",
+            "0",
+            "+0.00%",
+            *none4,
+            "12",
+            "12",
+            "0",
+            "+0.00%",
+            "50",
+            "50",
+            "0",
+            "+0.00%",
+            "unchanged +0.00% [+0.00%, +0.00%]",
+            "= b",
+        ],
     ]
     assert lines[12].endswith("  unchanged +0.00% [+0.00%, +0.00%]   = b")
 
@@ -444,4 +535,47 @@ def test_a_gpu_diff_at_equal_calls_gives_the_total(tmp_path: Path) -> None:
         "filters         none",
         "before          a.csv (run table)",
         "after           b.csv (run table)",
+    ]
+
+
+def test_a_per_op_diff_adds_the_roofline_fraction_after_the_calls(tmp_path: Path) -> None:
+    """An op diff's rows carry each op's fraction of its roofline (docs/runs.md): the view
+    shows it last, in percent and its change in points, also when the time per call leads.
+    The fractions are set here: k1 25% → 30% (+5 points, +20%); k3 and k4 on one side only."""
+    diff = calls_diff(tmp_path)
+    fractions = {"k1": (0.25, 0.30), "k2": (0.5, 0.5), "k3": (0.1, None), "k4": (None, 0.2)}
+    groups = diff.rows.get_column("group").to_list()
+    before = [fractions[g][0] for g in groups]
+    after = [fractions[g][1] for g in groups]
+    change = [None if b is None or a is None else a - b for b, a in zip(before, after, strict=True)]
+    relative = [
+        None if b is None or a is None else a / b - 1 for b, a in zip(before, after, strict=True)
+    ]
+    rows = diff.rows.with_columns(
+        pl.Series("roofline_fraction_before", before, pl.Float64),
+        pl.Series("roofline_fraction_after", after, pl.Float64),
+        pl.Series("roofline_fraction_change", change, pl.Float64),
+        pl.Series("roofline_fraction_relative", relative, pl.Float64),
+    )
+    ops = replace(diff, rows=rows)
+    assert diff_text.statistics(ops) == (
+        ("µs/call", "time_us", False),
+        ("calls", "calls", False),
+        ("total µs", "total_us", False),
+        ("% of roofline", "roofline_fraction", True),
+    )
+    lines = diff_text.render_table(ops).splitlines()
+    assert cells(lines[9])[-5:] == ["% of roofline before", "after", "Δ", "Δ%", "group"]
+    assert [cells(line)[-5:] for line in lines[11:]] == [
+        ["10.00%", "—", "—", "—", "- k3"],
+        ["25.00%", "30.00%", "+5.00 pp", "+20.00%", "~ k1"],
+        ["—", "20.00%", "—", "—", "+ k4"],
+        ["50.00%", "50.00%", "+0.00 pp", "+0.00%", "= k2"],
+    ]
+    at_equal_calls = replace(ops, header={**ops.header, "callsDiffer": False})
+    assert [title for title, _, _ in diff_text.statistics(at_equal_calls)] == [
+        "total µs",
+        "calls",
+        "µs/call",
+        "% of roofline",
     ]

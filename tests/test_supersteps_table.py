@@ -7,8 +7,6 @@ again in the comments here (4 tiles at 1.5 GHz), never taken from the code under
 
 from __future__ import annotations
 
-from typing import Any
-
 from tests.samples import sample
 from tests.test_supersteps import SCENARIO_A, profile_of
 from tileprof.views import supersteps_table
@@ -58,10 +56,44 @@ SUPERSTEPS = [
         "CommE",
         "PE",
     ],
-    ["1", "0", "0", "220", "220", "0.1467", "80", "3", "63.64%", "66.67%", "6.667", "1", "b"]
-    + ["0", "88.89%", "95.45%", "84.85%"],
-    ["1", "1", "300", "400", "100", "0.06667", "—", "1", "25.00%", "25.00%", "0", "3", "d"]
-    + ["—", "100.00%", "100.00%", "100.00%"],
+    [
+        "1",
+        "0",
+        "0",
+        "220",
+        "220",
+        "0.1467",
+        "80",
+        "3",
+        "63.64%",
+        "66.67%",
+        "6.667",
+        "1",
+        "b",
+        "0",
+        "88.89%",
+        "95.45%",
+        "84.85%",
+    ],
+    [
+        "1",
+        "1",
+        "300",
+        "400",
+        "100",
+        "0.06667",
+        "—",
+        "1",
+        "25.00%",
+        "25.00%",
+        "0",
+        "3",
+        "d",
+        "—",
+        "100.00%",
+        "100.00%",
+        "100.00%",
+    ],
 ]
 # per tile: (late start, busy, gaps, sync wait) as tests/test_supersteps.py works them out
 TILES = [
