@@ -356,7 +356,7 @@ def test_a_tile_diff_whose_samples_differ_leads_with_the_samples(tmp_path: Path)
     a = write_dump(tmp_path / "a.json", after)
     diff = labelled(compare_files(b, a, ReadOptions()), "b", "a")
     assert diff_text.render_table(diff).splitlines()[:5] == [
-        "matched samples 24 → 22  (-2, -8.33%); 1 group hold a different number of samples: "
+        "matched samples 24 → 22  (-2, -8.33%); 1 group holds a different number of samples: "
         "compare cycles per sample, not total cycles",
         "per sample      +12.50% at equal samples (work cycles, before scaled to the after "
         "side's samples: 1,600 → 1,800, +200)",
