@@ -219,3 +219,15 @@ def test_large_figures_have_thousands_separators() -> None:
     assert epoch[1][:3] == ["—", "2", "4,000"]
     assert text.splitlines()[-2].startswith("epoch —: 2 supersteps; 0 tile-cycles lost to sync")
     assert text.splitlines()[-2].endswith("of 4 tiles × 4,000 cycles")
+
+
+def test_a_device_or_glob_with_brackets_is_plain_text() -> None:
+    """A device's name and a kernel glob are printed as they are, never read as rich markup
+    (``[12]`` is a glob's class and would vanish as a tag)."""
+    result = profile_of(SCENARIO_A).supersteps(kernels=("[ab]",))
+    text = supersteps_table.render(result, "n300 [bold]wormhole[/bold]")
+    assert text.splitlines()[:3] == [
+        "device        n300 [bold]wormhole[/bold]",
+        "min sync gap  0 cycles",
+        "shown         --kernel [ab]",
+    ]
