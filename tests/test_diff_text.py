@@ -579,3 +579,19 @@ def test_a_per_op_diff_adds_the_roofline_fraction_after_the_calls(tmp_path: Path
         "µs/call",
         "% of roofline",
     ]
+
+
+def test_a_statistic_of_two_words_dropped_whole_is_named_once(tmp_path: Path) -> None:
+    """When the calls differ the time per call leads: at 80 columns the total (two words,
+    "total µs") goes whole, at 60 the calls' after, Δ and Δ% go too, at 100 only its Δ, Δ%."""
+    diff = calls_diff(tmp_path)
+
+    def dropped(width: int) -> str:
+        lines = diff_text.render_table(diff, width=width).splitlines()
+        at = next(i for i, line in enumerate(lines) if line.startswith("not shown: "))
+        return " ".join(lines[at:])
+
+    see = "(a wider terminal or --format csv shows them)"
+    assert dropped(80) == f"not shown: total µs {see}"
+    assert dropped(60) == f"not shown: calls after, calls Δ, calls Δ%, total µs {see}"
+    assert dropped(100) == f"not shown: total µs Δ, total µs Δ% {see}"
