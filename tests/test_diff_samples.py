@@ -35,7 +35,7 @@ def test_a_shorter_capture_is_not_a_speed_up(tmp_path: Path) -> None:
     lines = run("diff", str(before), str(after)).splitlines()
     assert lines[0].startswith("matched samples 20 → 19")
     assert lines[0].endswith(
-        "1 group hold a different number of samples: compare cycles per sample, not total cycles"
+        "1 group holds a different number of samples: compare cycles per sample, not total cycles"
     )
     # work cycles at equal samples: a 1,000 × 9/10 + b 500 = 1,400 → 900 + 500 = 1,400
     assert lines[1].startswith("per sample      +0.00% at equal samples")
@@ -77,3 +77,4 @@ def test_equal_samples_keep_the_plain_headline_and_the_page_says_it(tmp_path: Pa
     html = page.read_text()
     assert "Matched samples (differ: compare cycles per sample, not total cycles)" in html
     assert "Work cycles per sample, at equal samples" in html
+    assert "matchedSampleCount; 1 group holds a different number of samples" in html

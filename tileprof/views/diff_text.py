@@ -134,8 +134,8 @@ def sample_lines(diff: Diff) -> list[str]:
     differ = h["groupsWithOtherSamples"]
     return [
         _figure_line("matched samples", h["matchedSampleCount"])
-        + f"; {differ} group{'s' if differ != 1 else ''} hold a different number of samples: "
-        "compare cycles per sample, not total cycles",
+        + f"; {differ} {'groups hold' if differ != 1 else 'group holds'} a different number "
+        "of samples: compare cycles per sample, not total cycles",
         f"{'per sample':<16}{_percent(per_sample['relative'])} at equal samples (work cycles, "
         f"before scaled to the after side's samples: {_number(per_sample['before'])} → "
         f"{_number(per_sample['after'])}, {_signed(per_sample['change'])})",

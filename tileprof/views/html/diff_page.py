@@ -172,8 +172,8 @@ def _sample_figures(diff: Diff) -> list[Figure]:
         _figure(
             "Matched samples (differ: compare cycles per sample, not total cycles)",
             h["matchedSampleCount"],
-            f"matchedSampleCount; {differ} group{'s' if differ != 1 else ''} hold a different "
-            "number of samples",
+            f"matchedSampleCount; {differ} {'groups hold' if differ != 1 else 'group holds'} a "
+            "different number of samples",
         ),
         Figure(
             "Work cycles per sample, at equal samples",
