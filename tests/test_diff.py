@@ -813,6 +813,11 @@ def test_run_table_rows_are_named_by_the_run_they_time() -> None:
     schema = {"calls": pl.Int64, "p50_us": pl.Float64, "p95_us": pl.Float64, "max_us": pl.Float64}
     trace = pl.DataFrame([row("k", None, "call"), row("k", None, "call")], schema_overrides=schema)
     assert gpu_groups(trace).select("name", "calls", "total_us").rows() == [("k", 4, 8.0)]
+    # one device's row gives its total but not its calls: the calls, and so the time per
+    # call, are unknown (not 8 µs over the other device's 2 calls)
+    partial = trace.with_columns(calls=pl.Series([2, None], dtype=pl.Int64))
+    shown = gpu_groups(partial).select("calls", "total_us", "time_us").rows()
+    assert shown == [(None, 8.0, None)]
     table = pl.DataFrame(
         [row("k", "w", "call"), row("k", "w", "step"), row(None, "w", "call", "MI300X")],
         schema_overrides=schema,

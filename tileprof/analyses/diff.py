@@ -596,12 +596,11 @@ def gpu_groups(runs: pl.DataFrame, *, per_op: bool = False) -> pl.DataFrame:
     frame = runs.with_columns(name=name, total_us=total)
     single = pl.len() == 1
     total_sum = pl.when(pl.col("total_us").null_count() == 0).then(pl.col("total_us").sum())
+    calls_sum = pl.when(pl.col("calls").null_count() == 0).then(pl.col("calls").sum())
     grouped = frame.group_by("name").agg(
-        calls=pl.when(pl.col("calls").null_count() == 0).then(pl.col("calls").sum()),
+        calls=calls_sum,
         total_us=total_sum,
-        time_us=pl.when(single)
-        .then(pl.col("time_us").first())
-        .otherwise(total_sum / pl.col("calls").sum()),
+        time_us=pl.when(single).then(pl.col("time_us").first()).otherwise(total_sum / calls_sum),
         p50_us=pl.when(single).then(pl.col("p50_us").first()),
         p95_us=pl.when(single).then(pl.col("p95_us").first()),
         max_us=pl.col("max_us").max(),
