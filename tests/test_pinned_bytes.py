@@ -89,7 +89,11 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # Re-recorded on branch crit2 (issue 36): the findings gain critical-gain ("largest
             # gain first": no-exchange on epoch 1), and the capture checks that undermine the
             # critical path's figures name the new findings source "candidates".
-            "057d7145226ea4c0b3a85a200035d7dd11adc07cb51de07651fdc9f80f498063",
+            # Re-recorded on main (3 December): the capture-check section names the inputs no
+            # check read (the example's two seed files: "every checked input", "2 inputs not
+            # checked" and a line naming them), and the timeline legends' shared entry is
+            # "other (9 groups)", not "other". Nothing else changed (diffed against 057d7145…).
+            "45dca66cf480daa8941f68145665294d54eed2389eeac2c4e987ec72f094aea5",
         ),
         (
             ["report", "--example", *GPU_INPUTS, *LINKS],
@@ -113,7 +117,9 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # kineto_small.json's failed kernel-without-launch check); the page gains its
             # "Critical path" section for kineto_small.json (its step folded) and that
             # section's contents link.
-            "afb4d1bd88e44a62e11f8f7d951add4f9fcf5de43d98843140b04d0702346bf9",
+            # Re-recorded on main (3 December), as above: six inputs not checked (the links
+            # file, an input but no capture, is not named). Nothing else changed.
+            "ef7f8be301c723368b53ad34b359a1d0aa675540a4d328801def95793264723f",
         ),
     ],
     ids=["example", "example+gpu"],
