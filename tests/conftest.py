@@ -10,9 +10,14 @@ shared machines, and no test asserts on time.
 
 from __future__ import annotations
 
+import builtins
+import io
 import os
 import sys
+from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -60,3 +65,25 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             f"{len(skipped)} browser test{'s' if len(skipped) > 1 else ''} skipped: {reason}; "
             "the report, diff and history pages were not checked in Chromium"
         )
+
+
+@pytest.fixture()
+def opens(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[Path]]:
+    """How often Python opened each file, by resolved path (the compiled decoder's own
+    handle is not counted): the probe of the read-once tests."""
+    counted: Counter[Path] = Counter()
+    real_open, real_os_open = builtins.open, os.open
+
+    def counting_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(file, (str, os.PathLike)):
+            counted[Path(file).resolve()] += 1
+        return real_open(file, *args, **kwargs)
+
+    def counting_os_open(file: Any, *args: Any, **kwargs: Any) -> int:
+        counted[Path(file).resolve()] += 1
+        return real_os_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    monkeypatch.setattr(io, "open", counting_open)  # pathlib opens through io.open
+    monkeypatch.setattr(os, "open", counting_os_open)
+    yield counted

@@ -15,29 +15,14 @@ from pathlib import Path
 import polars as pl
 
 from tests.samples import sample, write_dump
+from tests.test_diff_inputs import AFTER, BEFORE
 from tileprof.analyses.diff import Diff
 from tileprof.analyses.filters import Filters
 from tileprof.model.diff_inputs import ReadOptions, compare_files
 from tileprof.views import diff_text
 
-# before: gemm 2 samples of 100 (useful 50 each), softmax 40 + 10 (epoch 2), gone 10, same 30;
-# after: gemm 2 of 80 (useful 50 each), softmax 60 + 25, new 20, same 30
-BEFORE = [
-    sample(0, 0, 100, "gemm", useful=50),
-    sample(1, 0, 100, "gemm", useful=50),
-    sample(0, 100, 40, "softmax"),
-    sample(0, 140, 10, "gone"),
-    sample(0, 150, 30, "same"),
-    sample(2, 300, 10, "softmax", epoch=2),
-]
-AFTER = [
-    sample(0, 0, 80, "gemm", useful=50),
-    sample(1, 0, 80, "gemm", useful=50),
-    sample(0, 80, 60, "softmax"),
-    sample(0, 140, 20, "new"),
-    sample(0, 150, 30, "same"),
-    sample(2, 300, 25, "softmax", epoch=2),
-]
+# BEFORE and AFTER (tests/test_diff_inputs.py): gemm 2 samples of 100 (useful 50 each) → 2 of
+# 80, softmax 40 + 10 (epoch 2) → 60 + 25, gone 10 → new 20, same 30 on both sides
 
 
 def tile_diff(tmp_path: Path, before: list | None = None, after: list | None = None) -> Diff:

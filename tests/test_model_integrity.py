@@ -7,13 +7,9 @@ that name their rank and world size."""
 
 from __future__ import annotations
 
-import builtins
 import gzip
-import io
 import json
-import os
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,28 +29,6 @@ from tests.test_check import (
 from tileprof.core.errors import InputError
 from tileprof.model.integrity import check_files
 from tileprof.model.reading import DumpReading, load_profile
-
-
-@pytest.fixture()
-def opens(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[Path]]:
-    """How often Python opened each file, by resolved path (``tests/test_read_once.py``'s
-    probe: the compiled decoder's own handle is not counted)."""
-    counted: Counter[Path] = Counter()
-    real_open, real_os_open = builtins.open, os.open
-
-    def counting_open(file: Any, *args: Any, **kwargs: Any) -> Any:
-        if isinstance(file, (str, os.PathLike)):
-            counted[Path(file).resolve()] += 1
-        return real_open(file, *args, **kwargs)
-
-    def counting_os_open(file: Any, *args: Any, **kwargs: Any) -> int:
-        counted[Path(file).resolve()] += 1
-        return real_os_open(file, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "open", counting_open)
-    monkeypatch.setattr(io, "open", counting_open)
-    monkeypatch.setattr(os, "open", counting_os_open)
-    yield counted
 
 
 def test_check_opens_each_input_once(opens: Counter[Path], tmp_path: Path) -> None:

@@ -7,13 +7,9 @@ input; the commands run in this process.
 
 from __future__ import annotations
 
-import builtins
 import gc
 import hashlib
-import io
-import os
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,27 +21,6 @@ from tests.samples import sample, write_dump
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TRACE = FIXTURES / "traces" / "kineto_small.json"
 NSYS = FIXTURES / "runs" / "nsys_kern_sum.csv"
-
-
-@pytest.fixture()
-def opens(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[Path]]:
-    """How often each file was opened, by resolved path."""
-    counted: Counter[Path] = Counter()
-    real_open, real_os_open = builtins.open, os.open
-
-    def counting_open(file: Any, *args: Any, **kwargs: Any) -> Any:
-        if isinstance(file, (str, os.PathLike)):
-            counted[Path(file).resolve()] += 1
-        return real_open(file, *args, **kwargs)
-
-    def counting_os_open(file: Any, *args: Any, **kwargs: Any) -> int:
-        counted[Path(file).resolve()] += 1
-        return real_os_open(file, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "open", counting_open)
-    monkeypatch.setattr(io, "open", counting_open)  # pathlib opens through io.open
-    monkeypatch.setattr(os, "open", counting_os_open)
-    yield counted
 
 
 def test_the_counter_counts(opens: Counter[Path], tmp_path: Path) -> None:
