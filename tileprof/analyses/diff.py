@@ -30,6 +30,7 @@ from tileprof.analyses.summary import Summary
 from tileprof.analyses.thresholds import GroupValues, relative_change
 from tileprof.core import patterns
 from tileprof.core.errors import OptionError
+from tileprof.core.run_schema import known_sum
 
 STATUSES: tuple[str, ...] = ("added", "removed", "changed", "unchanged")
 """Every paired group is one of these (HTA TraceDiff's categories)."""
@@ -595,8 +596,7 @@ def gpu_groups(runs: pl.DataFrame, *, per_op: bool = False) -> pl.DataFrame:
     total = pl.coalesce(pl.col("total_us"), pl.col("time_us") * pl.col("calls"))
     frame = runs.with_columns(name=name, total_us=total)
     single = pl.len() == 1
-    total_sum = pl.when(pl.col("total_us").null_count() == 0).then(pl.col("total_us").sum())
-    calls_sum = pl.when(pl.col("calls").null_count() == 0).then(pl.col("calls").sum())
+    total_sum, calls_sum = known_sum("total_us"), known_sum("calls")
     grouped = frame.group_by("name").agg(
         calls=calls_sum,
         total_us=total_sum,
@@ -678,7 +678,7 @@ def compare_runs(
         )
     )
     total = {
-        s: _known_sum(side.groups.get_column("total_us"))
+        s: side.groups.select(known_sum("total_us")).item()
         for s, side in (("before", before), ("after", after))
     }
     header = {
@@ -691,12 +691,6 @@ def compare_runs(
 
 ORDER = "time_effect_us"
 """The column a GPU diff's rows are sorted by."""
-
-
-def _known_sum(column: pl.Series) -> Any:
-    """The column's sum, or None when a group's value is unknown: the sum of the known ones
-    would read as the side's whole total and be smaller than it."""
-    return None if column.null_count() else column.sum()
 
 
 def call_effects(rows: pl.DataFrame) -> pl.DataFrame:
@@ -745,7 +739,7 @@ def call_figures(rows: pl.DataFrame, before: Side, after: Side) -> dict[str, Any
         (pl.col("total_us_before") * pl.col("calls_after") / pl.col("calls_before")).sum()
     ).item()
     calls = {
-        s: _known_sum(side.groups.get_column("calls"))
+        s: side.groups.select(known_sum("calls")).item()
         for s, side in (("before", before), ("after", after))
     }
     return {

@@ -25,6 +25,7 @@ from typing import Any
 import polars as pl
 
 from tileprof.core.errors import InputError
+from tileprof.core.run_schema import known_sum
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -239,8 +240,8 @@ def diff_coverage(diff: Any, rules: CheckRules) -> pl.DataFrame:
             sides.append(Coverage(label, diff.header["matchedSampleCount"][side], "samples"))
         else:
             groups = getattr(diff, side).groups
-            calls = groups.get_column("calls") if "calls" in groups.columns else None
-            total = None if calls is None or calls.null_count() else calls.sum()
+            known = "calls" in groups.columns
+            total = groups.select(known_sum("calls")).item() if known else None
             sides.append(Coverage(label, total))
     name = f"{diff.before.label} → {diff.after.label}"
     return coverage_checks(sides[0], sides[1], rules, name)

@@ -149,6 +149,13 @@ def call_statistics(duration: pl.Expr) -> list[pl.Expr]:
     ]
 
 
+def known_sum(column: str) -> pl.Expr:
+    """The sum of a run column, null when any row's value is unknown: the sum of the known
+    ones would read as the whole (a side's total µs or calls) and be smaller than it."""
+    values = pl.col(column)
+    return pl.when(values.null_count() == 0).then(values.sum())
+
+
 def empty_runs() -> pl.DataFrame:
     """A run table with no rows."""
     return pl.DataFrame(schema=RUN_SCHEMA)
