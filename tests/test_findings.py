@@ -104,6 +104,17 @@ def test_host_bound_is_clear_when_idle_is_not_host_wait() -> None:
     )
 
 
+def test_a_clear_rule_with_no_row_meeting_its_other_conditions_says_so_not_a_dash() -> None:
+    # The nsys export's GPUs idle 0.7%, a quarter of it host wait: no row is near a closest.
+    found = outcome(F.HOST_BOUND, {"breakdown": breakdown((100, 30, 5), (100, 20, 4))})
+    assert found.status == F.CLEAR and found.values == {"idle_share": None}
+    assert found.text.endswith(
+        "(no row has idle_host_wait_us / idle_us > 50.00%; "
+        "2 breakdown rows where device_kind = gpu)"
+    )
+    assert "—" not in found.text
+
+
 def test_host_bound_abstains_under_its_floor_and_does_not_apply_without_a_gpu() -> None:
     missing = outcome(F.HOST_BOUND, {})
     assert missing.status == F.NOT_APPLICABLE and "no breakdown input" in missing.text

@@ -518,11 +518,16 @@ def evaluate_rule(rule: Rule, frame: pl.DataFrame | None) -> Finding:
         closest = pool.select(
             expression.max() if first.comparison.startswith(">") else expression.min()
         ).item()
+        # With no row meeting the others there is no closest value: say why, not a dash.
+        nearest = (
+            f"closest {first.metric}: {first.text(closest)}"
+            if pool.height
+            else f"no row has {' and '.join(_condition_text(c) for c in others)}"
+        )
         return Finding(
             rule,
             CLEAR,
-            f"no row has {tested} (closest {first.metric}: {first.text(closest)}; "
-            f"{considered.height:,} {rule.source} rows{chosen})",
+            f"no row has {tested} ({nearest}; {considered.height:,} {rule.source} rows{chosen})",
             values={first.key: closest},
             rows=considered.height,
         )
