@@ -274,6 +274,13 @@ def test_trace_that_ends_inside_a_step(tmp_path: Path) -> None:
             e["dur"] = 5000
     row = only(_trace_checks(tmp_path, events), "trace-ends-in-step", 1)
     assert row["places"][0].startswith("ProfilerStep#2 at $.traceEvents[")
+    # critical's edits of step 2 would be ranked over the part of it the capture holds
+    assert row["undermines"] == ["breakdown", "candidates"]
+    path = write_trace(tmp_path / "cut.json.gz", events)
+    found = json.loads(CliRunner().invoke(cli, ["findings", str(path), "--format", "json"]).stdout)
+    (gain,) = [f for f in found["findings"] if f["id"] == "critical-gain"]
+    assert gain["status"] == "abstained"
+    assert "check trace-ends-in-step failed" in gain["reason"]
 
 
 def test_a_trace_with_a_text_stream_and_no_dur_is_checked_not_refused(tmp_path: Path) -> None:
