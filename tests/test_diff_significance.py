@@ -118,6 +118,52 @@ def test_the_gate_does_not_fail_on_a_change_inside_the_noise(halves: tuple[Path,
     assert failed.stdout.startswith("broken: time_us of void at::native::vectorized_gather_kernel")
 
 
+GATHER = "void at::native::vectorized_gather_kernel<(int)16, long>(char *, char *, T2 *, int, long, long, long, long, bool)"  # noqa: E501
+"""A kernel whose time per call changed between the halves, 30 calls a side."""
+
+
+def test_the_gate_gives_no_verdict_on_a_breach_too_few_calls_cannot_judge(
+    halves: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # The gather kernel's change fails the gate over its 30 calls a side; over 5 it is not
+    # a pass either: too few calls to tell it from noise, so the gate gives no verdict.
+    few = []
+    for half in halves:
+        path = tmp_path / half.name
+        shutil.copyfile(half, path)
+        with sqlite3.connect(path) as db:
+            db.execute(
+                "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE demangledName = "
+                "(SELECT id FROM StringIds WHERE value = ?) AND start > (SELECT start FROM "
+                "CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName "
+                "WHERE s.value = ? ORDER BY start LIMIT 1 OFFSET 4)",
+                (GATHER, GATHER),
+            )
+        few.append(path)
+    assert [len(durations(p, GATHER)) for p in few] == [5, 5]
+    glob = "void?at::native::vectorized_gather_kernel<(int)16,?long>*"
+    sentence = f"time_us of {glob} may not change by more than 5%"
+    assert invoke("diff", *map(str, halves), "--fail-on", sentence).exit_code == 1
+    document = json.loads(invoke("diff", *map(str, few), "--format", "json").stdout)
+    row = next(g for g in document["groups"] if g["group"] == GATHER)
+    assert row["verdict"] == "not enough calls"
+    assert abs(row["time_us_change"]) > 0.05 * row["time_us_before"]  # -8.7% over 5 calls
+    result = invoke("diff", *map(str, few), "--fail-on", sentence)
+    assert result.exit_code == 3, result.output
+    assert result.stdout.startswith(
+        "abstained, no verdict: 1 breach is of groups with not enough calls (under 10 calls "
+        "or samples on a side, or no positive time per call) to tell a change from noise "
+        f"(capture more steps); the largest: time_us of {GATHER}: "
+    )
+    assert "tileprof: note: not judged, not enough calls (" in result.stderr
+    # a breach that stands still fails the gate (exit 1); the undecided one is only noted
+    gemm = "time_us of sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_* may not change by more than 1%"
+    both = invoke("diff", *map(str, few), "--fail-on", sentence, "--fail-on", gemm)
+    assert both.exit_code == 1, both.output
+    assert both.stdout.startswith("broken: time_us of sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_")
+    assert "abstained" not in both.stdout and "not judged, not enough calls" in both.stderr
+
+
 def test_the_table_html_and_json_say_the_calls_and_the_interval(
     halves: tuple[Path, Path], tmp_path: Path
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -9,7 +10,7 @@ import click
 
 from tileprof.analyses.diff import COUNTED, DEFAULT_TOP, SIGNIFICANT_FIELDS, Diff
 from tileprof.analyses.filters import Filters
-from tileprof.analyses.significance import CHANGED, MIN_CALLS
+from tileprof.analyses.significance import CHANGED, MIN_CALLS, TOO_FEW
 from tileprof.analyses.thresholds import Breach, ThresholdError, evaluate
 from tileprof.commands._notes import say
 from tileprof.commands._options import (
@@ -42,12 +43,38 @@ EXIT_BROKEN = 1
 """A --fail-on threshold was broken (2 stays for bad input and options)."""
 
 
-def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> list[str]:
-    """One line per broken ``--fail-on`` threshold; a bad sentence is an OptionError. A GPU
-    group whose calls differ has its total_us judged at equal calls (``Diff.gate_values``),
-    and its line says so."""
+UNDECIDED_WHY = f"under {MIN_CALLS} calls or samples on a side, or no positive time per call"
+"""Why a group's per-call verdict is ``not enough calls`` (``significance.verdict``)."""
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    """What ``--fail-on`` found: the broken lines (exit 1), and the breaches it could not
+    judge (too few calls or samples a side to tell the change from noise: exit 3 when none
+    stands)."""
+
+    broken: list[str]
+    undecided: list[Breach]
+
+    def abstention(self) -> list[str]:
+        """The one abstention line when no breach stands but some could not be judged."""
+        if self.broken or not self.undecided:
+            return []
+        largest = max(self.undecided, key=lambda b: abs(b.change or 0.0))
+        return [
+            f"abstained, no verdict: {len(self.undecided):,} "
+            f"{'breach is' if len(self.undecided) == 1 else 'breaches are'} of groups "
+            f"with {TOO_FEW} ({UNDECIDED_WHY}) to tell a change from noise (capture more "
+            f"steps); the largest: {largest}"
+        ]
+
+
+def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> GateOutcome:
+    """One line per broken ``--fail-on`` threshold, and the breaches too few calls leave
+    undecided; a bad sentence is an OptionError. A GPU group whose calls differ has its
+    total_us judged at equal calls (``Diff.gate_values``), and its line says so."""
     if not sentences:
-        return []
+        return GateOutcome([], [])
     fields = diff.fields
     before, after, scaled = diff.gate_values()
     try:
@@ -56,7 +83,7 @@ def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> list[str]:
         raise OptionError(f"--fail-on: {exc}") from None
     unit = "calls" if diff.count_field == "calls" else "samples"
     totals = COUNTED.get(diff.count_field or "", ())
-    breaches, within = significant_breaches(diff, breaches)
+    breaches, within, undecided = significant_breaches(diff, breaches)
     for line in within:
         say(f"tileprof: note: {line}", err=True)
     lines = []
@@ -71,31 +98,36 @@ def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> list[str]:
             )
         )
         lines.append(f"broken: {b}{note}")
-    return lines
+    return GateOutcome(lines, undecided)
 
 
-def significant_breaches(diff: Diff, breaches: list[Breach]) -> tuple[list[Breach], list[str]]:
+def significant_breaches(
+    diff: Diff, breaches: list[Breach]
+) -> tuple[list[Breach], list[str], list[Breach]]:
     """The breaches that stand: a breach of a per-call figure (``SIGNIFICANT_FIELDS``) of a
     group with a per-call verdict stands only when the verdict is changed; the others, one
-    line each saying why they do not count."""
+    line each saying why they do not count; and of those, the ones whose group has too few
+    calls to judge (not a pass: the gate abstains on them when nothing else breaks)."""
     verdicts = diff.significance()
     fields = SIGNIFICANT_FIELDS.get(diff.count_field or "", ())
     level = f"{(diff.confidence or 0) * 100:g}%"
-    kept, within = [], []
+    kept, within, undecided = [], [], []
     for b in breaches:
         found = verdicts.get(b.group) if b.field in fields else None
         if found is None or found[0] == CHANGED:
             kept.append(b)
             continue
         verdict, _, low, high = found
+        if verdict == TOO_FEW:
+            undecided.append(b)
+            within.append(f"not judged, {TOO_FEW} ({UNDECIDED_WHY}): {b}")
+            continue
         shown = (
             f"{level} interval {numbers.percent(low, signed=True)} to "
             f"{numbers.percent(high, signed=True)}"
-            if low is not None and high is not None
-            else f"fewer than {MIN_CALLS} calls or samples on a side"
         )
         within.append(f"not a breach, {verdict} per call ({shown}): {b}")
-    return kept, within
+    return kept, within, undecided
 
 
 pairing_options = stacked(
@@ -140,7 +172,8 @@ source_options = stacked(
 @pairing_options
 @fail_on_option(
     "Exit 1 when broken, e.g. 'phaseCycles of * may not rise by more than 5%'; repeatable. "
-    "Exit 3, no verdict, when the two captures' coverage differs (tileprof check)."
+    "Exit 3, no verdict, when the two captures' coverage differs (tileprof check), or "
+    "when every breach is of a group with too few calls to judge."
 )
 @confidence_option()
 @allow_different_option()
@@ -192,7 +225,8 @@ def command(
         confidence=confidence,
     ).limited(top, share_top)  # fmt: skip
     abstained = gate_abstention(diff, checks, allow_different) if fail_on else []
-    broken = [] if abstained else broken_thresholds(diff, fail_on)
+    gate = GateOutcome([], []) if abstained else broken_thresholds(diff, fail_on)
+    broken, abstained = gate.broken, [*abstained, *gate.abstention()]
     model = DiffModel(diff, tuple(broken), terminal_width(out.path), tuple(abstained))
     if out.format != "table" or not out.to_stdout:
         for line in [*abstained, *broken]:  # the terminal table lists them first itself
