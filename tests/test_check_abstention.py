@@ -69,6 +69,51 @@ def test_findings_abstain_when_the_dump_fails_a_check(tmp_path: Path) -> None:
     assert "abstained:" in text and "capture check failed, no verdict" in text
 
 
+def test_a_dump_that_fails_a_check_is_left_out_and_the_others_are_judged(tmp_path: Path) -> None:
+    # Before, one failed input silenced every rule of its kind for every input; now the
+    # rules judge the clean dump alone (the same values as without the bad one) and name it.
+    clean = write_json_dump(tmp_path / "clean.json", clean_samples())
+    alone = findings(clean)
+    both = findings(overlapping(tmp_path), clean)
+    for rule in TILE_RULES | {"low-utilization"}:
+        assert alone[rule]["status"] in ("fired", "clear"), rule
+        assert both[rule]["status"] == alone[rule]["status"], rule
+        assert both[rule]["values"] == alone[rule]["values"], rule
+        text = both[rule].get("message") or both[rule]["reason"]
+        assert text == (alone[rule].get("message") or alone[rule]["reason"]) + (
+            "; left out by a failed capture check: "
+            f"{tmp_path / 'overlap.json'}: check overlapping-samples failed (1; first at "
+            "sample 24): 1 samples start before an earlier sample on the same tile ends"
+        ), rule
+
+
+def test_a_trace_that_fails_a_check_leaves_the_other_traces_rules_standing() -> None:
+    # The TraceLens Qwen trace fails kernel-without-launch (509 kernels without their launch
+    # call); beside it, the nsys export's exposed copies (97% of its time) still fire, over
+    # the export alone, and name the trace they left out.
+    export, qwen = (
+        "fixtures/real/h100_2gpu_1s.sqlite",
+        "fixtures/tracelens/h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
+    )
+    alone, both = findings(export), findings(qwen, export)
+    for rule in ("exposed-copies", "critical-gain"):
+        assert alone[rule]["status"] == both[rule]["status"] == "fired", rule
+        assert (
+            both[rule]["values"] == alone[rule]["values"]
+            and both[rule]["row"] == alone[rule]["row"]
+        )
+        assert both[rule]["message"] == alone[rule]["message"] + (
+            f"; left out by a failed capture check: {qwen}: check kernel-without-launch failed "
+            "(509; first at $.traceEvents[10899]): 509 of 1,707 GPU events have no runtime "
+            "call of their correlation"
+        )
+    # the op rows are the trace's alone: with it left out, no input of the kind is left
+    assert both["compute-under-used"]["status"] == "abstained"
+    assert both["compute-under-used"]["reason"].startswith(
+        f"capture check failed, no verdict: {qwen}: check kernel-without-launch failed"
+    )
+
+
 def test_findings_on_a_trace_with_a_truncated_step_abstain_from_host_bound(
     tmp_path: Path,
 ) -> None:

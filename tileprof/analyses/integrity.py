@@ -14,6 +14,7 @@ Tenstorrent reports) and ``tileprof.analyses.quality`` (tile dumps).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -193,6 +194,46 @@ def abstained_findings(findings: Sequence[Any], checks: pl.DataFrame | None) -> 
         if why:
             text = "capture check failed, no verdict: " + "; ".join(why)
             finding = Finding(finding.rule, ABSTAINED, text, rows=finding.rows)
+        out.append(finding)
+    return sorted(out, key=lambda f: STATUS_ORDER[f.status])
+
+
+def undermined(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Per figure, why one input's failed checks (``rows``) undermine it (``reason_text``)."""
+    found: dict[str, list[str]] = {}
+    for row in rows:
+        if row["status"] == WARN:
+            for figure in row["undermines"]:
+                found.setdefault(figure, []).append(reason_text(row))
+    return found
+
+
+def with_left_out(
+    findings: Sequence[Any], kept: Mapping[str, Any], left_out: Mapping[str, Sequence[str]]
+) -> list[Any]:
+    """The findings with the inputs whose own failed checks undermine a rule's source left
+    out: each such rule judged again over ``kept`` (the frames without them) and naming
+    them, or abstaining when no other input of its kind is left (a rule that applies to no
+    input stays so)."""
+    from tileprof.analyses.findings import (
+        ABSTAINED,
+        NOT_APPLICABLE,
+        STATUS_ORDER,
+        Finding,
+        evaluate_rule,
+    )
+
+    out = []
+    for finding in findings:
+        why = left_out.get(finding.rule.source)
+        if why and finding.status != NOT_APPLICABLE:
+            again = evaluate_rule(finding.rule, kept.get(finding.rule.source))
+            if again.status == NOT_APPLICABLE:
+                text = "capture check failed, no verdict: " + "; ".join(why)
+                finding = Finding(finding.rule, ABSTAINED, text, rows=finding.rows)
+            else:
+                text = f"{again.text}; left out by a failed capture check: {'; '.join(why)}"
+                finding = dataclasses.replace(again, text=text)
         out.append(finding)
     return sorted(out, key=lambda f: STATUS_ORDER[f.status])
 

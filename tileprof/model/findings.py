@@ -29,6 +29,7 @@ from tileprof.analyses.findings import (
     superstep_frames,
     tile_candidate_frame,
 )
+from tileprof.core.gpu_events import GpuTimeline
 from tileprof.model.profile import Profile
 
 
@@ -82,3 +83,21 @@ def finding_frames(
         parts.append({"ranks": rank_frame(job.collectives, job.ranks)})
     parts.extend({"candidates": gpu_candidate_frame(document)} for document in critical)
     return combined(parts)
+
+
+def timeline_frames(
+    breakdown_of: Sequence[GpuTimeline], ranks_of: Sequence[GpuTimeline]
+) -> dict[str, pl.DataFrame]:
+    """The ``breakdown`` frame of the GPU time breakdown of ``breakdown_of``, and the
+    ``ranks`` frame of the collectives of ``ranks_of`` (none where a list is empty)."""
+    from tileprof.analyses.collectives import jobs
+    from tileprof.analyses.gpu_breakdown import breakdown
+
+    frames = {}
+    if breakdown_of:
+        found = breakdown(breakdown_of)
+        frames["breakdown"] = breakdown_frame(found.rows, found.launches)
+    job = jobs(ranks_of) if ranks_of else None
+    if job is not None and job.ranks.height:
+        frames["ranks"] = rank_frame(job.collectives, job.ranks)
+    return frames

@@ -481,6 +481,10 @@ def read_inputs(
     )
 
 
+TIMELINE_FIGURES = ("breakdown", "ranks")
+"""The findings' sources made over every trace's timeline together."""
+
+
 def source_findings(
     sources: Sequence[Source],
     rules: Sequence[Rule] | None = None,
@@ -488,40 +492,62 @@ def source_findings(
 ) -> tuple[Finding, ...]:
     """The findings' rules (default ``RULES``) over the sources' tile dumps and PyTorch
     traces, each op row with its device's ridge point from the spec registry
-    (docs/metrics.md, "Findings"); each rule whose source a failed capture check in
-    ``checks`` undermines abstains and names the check."""
-    from tileprof.analyses.findings import RULES, evaluate
+    (docs/metrics.md, "Findings"). An input whose own failed capture check in ``checks``
+    undermines a rule's source is left out of that rule, which judges the other inputs and
+    names it (``integrity.with_left_out``); a failed check across a job's ranks abstains
+    the rules whose source it undermines."""
+    from tileprof.analyses.findings import RULES, combined, evaluate
+    from tileprof.analyses.integrity import abstained_findings, undermined, with_left_out
+    from tileprof.model.findings import timeline_frames
+
+    rules = RULES if rules is None else rules
+    # tile dumps first, as they stack before the traces' rows (the candidates frame has both)
+    parts = [(s, _input_frames(s)) for s in sorted(sources, key=lambda s: s.profile is None)]
+    lost = {id(s): undermined(s.checked.rows if s.checked else ()) for s in sources}
+    timelines = [(s, s.timeline) for s in sources if s.timeline is not None]
+
+    def frames(leave_out: bool) -> dict[str, pl.DataFrame]:
+        def kept(s: Source, figure: str) -> bool:
+            return not (leave_out and figure in lost[id(s)])
+
+        inputs = [{k: v for k, v in part.items() if kept(s, k)} for s, part in parts]
+        on = {f: [t for s, t in timelines if kept(s, f)] for f in TIMELINE_FIGURES}
+        return combined([*inputs, timeline_frames(on["breakdown"], on["ranks"])])
+
+    findings = evaluate(frames(False), rules)
+    fed = {id(s): {*part, *(TIMELINE_FIGURES if s.timeline else ())} for s, part in parts}
+    left_out: dict[str, list[str]] = {}
+    for s in sources:
+        for figure, why in lost[id(s)].items():
+            if figure in fed[id(s)]:
+                left_out.setdefault(figure, []).extend(why)
+    if left_out:
+        findings = with_left_out(findings, frames(True), left_out)
+    own = {row["input"] for s in sources if s.checked for row in s.checked.rows}
+    across = None if checks is None else checks.filter(~pl.col("input").is_in(list(own)))
+    return tuple(abstained_findings(findings, across))
+
+
+def _input_frames(source: Source) -> dict[str, pl.DataFrame]:
+    """The frames one input gives the findings' rules (not its timeline's: those are made
+    over every trace together, ``model.findings.timeline_frames``)."""
+    from tileprof.analyses.findings import gpu_candidate_frame, kernel_frame, ncu_frame, op_frame
     from tileprof.core.specs import ridge_intensity
     from tileprof.inputs.sources import KERNEL_TIMELINE_KINDS, NCU
-    from tileprof.model.findings import finding_frames
+    from tileprof.model.findings import profile_frames
 
-    tiles = [(s.profile, s.filters, s.name) for s in sources if s.profile is not None]
-    ops = [s.ops for s in sources if s.ops is not None]
-    kernels = [(s.runs.frame, s.name) for s in sources if s.kind in KERNEL_TIMELINE_KINDS]
-    ncu = [(s.runs.frame, s.name) for s in sources if s.kind == NCU]
-    timelines = [s.timeline for s in sources if s.timeline is not None]
-    rows = launches = job = None
-    if timelines:
-        from tileprof.analyses.collectives import jobs
-        from tileprof.analyses.gpu_breakdown import breakdown
-
-        found = breakdown(timelines)
-        rows, launches, job = found.rows, found.launches, jobs(timelines)
-    frames = finding_frames(
-        tiles,
-        ops,
-        breakdown=rows,
-        launches=launches,
-        kernels=kernels,
-        ncu=ncu,
-        job=job,
-        ridge=ridge_intensity,
-        critical=[s.critical for s in sources if s.critical is not None],
-    )
-    findings = evaluate(frames, RULES if rules is None else rules)
-    from tileprof.analyses.integrity import abstained_findings
-
-    return tuple(abstained_findings(findings, checks))
+    frames: dict[str, pl.DataFrame] = {}
+    if source.profile is not None:
+        frames |= profile_frames(source.profile, source.filters, source.name)
+    if source.ops is not None:
+        frames["ops"] = op_frame(source.ops, ridge_intensity)
+    if source.kind in KERNEL_TIMELINE_KINDS:
+        frames["kernels"] = kernel_frame(source.runs.frame, source.name)
+    if source.kind == NCU:
+        frames["ncu"] = ncu_frame(source.runs.frame, source.name)
+    if source.critical is not None:
+        frames["candidates"] = gpu_candidate_frame(source.critical)
+    return frames
 
 
 def linked_from_frame(sets: pl.DataFrame) -> tuple[LinkedSet, ...]:
