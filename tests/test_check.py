@@ -83,11 +83,17 @@ def write_trace(
 
 
 def write_export(
-    path: Path, *, outside: int = 0, missing_names: int = 0, unnamed: bool = False
+    path: Path,
+    *,
+    outside: int = 0,
+    missing_names: int = 0,
+    unnamed: bool = False,
+    nonpositive: int = 0,
 ) -> Path:
     """An nsys export: 4 kernels inside the capture range 1,000–9,000 ns on device 0 (named
     GPU 0), ``outside`` more outside it, ``missing_names`` kernels whose demangledName id
-    StringIds lacks, and with ``unnamed`` a kernel on device 1 that no row names."""
+    StringIds lacks, with ``unnamed`` a kernel on device 1 that no row names, and
+    ``nonpositive`` kernels that end before (then at) their start."""
     conn = sqlite3.connect(path)
     conn.executescript(
         """
@@ -108,6 +114,7 @@ def write_export(
     rows += [(9500 + 100 * i, 9600 + 100 * i, 0, 0) for i in range(outside)]
     rows += [(3000, 3100, 0, 77 + i) for i in range(missing_names)]
     rows += [(4000, 4100, 1, 0)] if unnamed else []
+    rows += [(5000, 4990 + 10 * min(i, 1), 0, 0) for i in range(nonpositive)]
     for corr, (start, end, device, name) in enumerate(rows):
         conn.execute(
             "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?,?,?,7,?,?,?,0,1,1,1,128,1,1)",
@@ -187,7 +194,7 @@ def test_clean_files_pass_every_check(tmp_path: Path) -> None:
         write_dump(tmp_path / "d.json", clean_samples()),
     ]
     frame = check_files(paths).checks
-    assert frame.height == 7 + 3 + 2 + 5
+    assert frame.height == 7 + 4 + 2 + 5
     assert frame.filter(pl.col("count") > 0).select("check", "detail", "places").to_dicts() == []
     assert set(frame["status"]) == {"ok"}
 
@@ -322,6 +329,7 @@ def test_collectives_at_the_window_edges_are_not_partial(tmp_path: Path) -> None
         ({"outside": 3}, "kernel-outside-capture", 3),
         ({"missing_names": 2}, "missing-string-id", 2),
         ({"unnamed": True}, "unnamed-device", 1),
+        ({"nonpositive": 3}, "nonpositive-duration", 3),
     ],
 )
 def test_nsys_export_defects(
@@ -334,6 +342,12 @@ def test_nsys_export_defects(
         assert row["places"][0] == "CUPTI_ACTIVITY_KIND_KERNEL row 5 demangledName = 77"
     if check == "unnamed-device":
         assert row["places"] == ["device 1"] and row["status"] == "info"
+    if check == "nonpositive-duration":  # the readers refuse the export; check names each row
+        assert row["places"] == [f"CUPTI_ACTIVITY_KIND_KERNEL row {5 + i}" for i in range(3)]
+        assert row["detail"] == (
+            "3 of 7 GPU events have a duration ≤ 0 or none (1 negative, 0 without start or end)"
+        )
+        assert row["undermines"] == ["breakdown", "ops", "kernels", "candidates"]
 
 
 # ---------------------------------------------------------------- Tenstorrent reports
@@ -519,6 +533,13 @@ def test_an_export_without_a_capture_range_compares_nothing() -> None:
     missing = pl.DataFrame({"table": ["K"], "row": [2], "column": ["shortName"], "id": [41]})
     rows = export_checks(events, None, missing, [0], "e.sqlite", load_checks())
     assert [(r["input"], r["check"], r["count"], r["places"], r["detail"]) for r in rows] == [
+        (
+            "e.sqlite",
+            "nonpositive-duration",
+            0,
+            [],
+            "0 of 2 GPU events have a duration ≤ 0 or none (0 negative, 0 without start or end)",
+        ),
         (
             "e.sqlite",
             "kernel-outside-capture",
@@ -809,7 +830,7 @@ def test_command_checks_the_example_and_names_facts_to_know(tmp_path: Path) -> N
     unnamed = write_export(tmp_path / "e.sqlite", unnamed=True)
     result = CliRunner().invoke(cli, ["check", str(unnamed)])
     assert result.exit_code == 0  # an info check does not fail
-    assert result.output.endswith("all 3 checks passed; 1 with facts to know\n")
+    assert result.output.endswith("all 4 checks passed; 1 with facts to know\n")
     assert "to know:\n- unnamed-device (" in result.output
 
 

@@ -340,6 +340,7 @@ def export_checks(
     used = sorted(events["device"].drop_nulls().unique().to_list())
     unnamed = [d for d in used if d not in set(named)]
     rows = [
+        _export_nonpositive(events, source, rules),
         result(rules, "kernel-outside-capture", source, outside.height, _rows(outside), range_text),
         result(
             rules,
@@ -360,6 +361,20 @@ def export_checks(
         ),
     ]
     return rows
+
+
+def _export_nonpositive(events: pl.DataFrame, source: str, rules: CheckRules) -> Row:
+    """An export's GPU events that end at or before their start, or lack either (the
+    readers refuse one that ends before it starts: this names every one, and where)."""
+    start, end = pl.col("start_ns"), pl.col("end_ns")
+    bad = events.filter(start.is_null() | end.is_null() | (end <= start))
+    negative = bad.filter(end < start).height
+    missing = bad.filter(start.is_null() | end.is_null()).height
+    detail = (
+        f"{bad.height:,} of {events.height:,} GPU events have a duration ≤ 0 or none "
+        f"({negative:,} negative, {missing:,} without start or end)"
+    )
+    return result(rules, "nonpositive-duration", source, bad.height, _rows(bad), detail)
 
 
 def _rows(frame: pl.DataFrame) -> list[str]:
