@@ -350,6 +350,20 @@ def test_nsys_export_defects(
         assert row["undermines"] == ["breakdown", "ops", "kernels", "candidates"]
 
 
+def test_an_export_whose_event_column_holds_text_is_one_line_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    path = write_export(tmp_path / "e.sqlite")
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 'soon' WHERE rowid = 3")
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    assert result.exit_code == 2, result.output
+    assert result.output == (
+        f"tileprof: error: {path}: table CUPTI_ACTIVITY_KIND_KERNEL, row 3, column start: "
+        "a value of type text, not integer\n"
+    )
+
+
 # ---------------------------------------------------------------- Tenstorrent reports
 
 

@@ -1,22 +1,32 @@
 """What ``tileprof check`` reads of an nsys SQLite export, beyond its GPU events.
 
 The GPU events' rows as stored (table, ``rowid``, device, start and end in ns, no name
-lookup), the capture range (``ANALYSIS_DETAILS``: ``startTime``, ``stopTime`` in ns on the
-events' clock), the string ids that kernels and NVTX ranges name but ``StringIds`` lacks, and
-the devices ``TARGET_INFO_GPU`` names. The export is opened as ``nsys_sqlite`` opens it.
+lookup; read as columns through ADBC, as ``nsys_sqlite`` reads its events), the capture range
+(``ANALYSIS_DETAILS``: ``startTime``, ``stopTime`` in ns on the events' clock), the string ids
+that kernels and NVTX ranges name but ``StringIds`` lacks, and the devices ``TARGET_INFO_GPU``
+names. The export is opened as ``nsys_sqlite`` opens it, and its columns checked as it checks
+them.
 """
 
 from __future__ import annotations
 
 import sqlite3
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
-from tileprof.core.errors import InputError
-from tileprof.inputs.gpu.nsys_sqlite import KERNELS, MEMCPY, MEMSET, NVTX, _connect, _tables
+from tileprof.inputs.gpu.nsys_sqlite import (
+    KERNELS,
+    MEMCPY,
+    MEMSET,
+    NVTX,
+    _check_columns,
+    _Database,
+    _frame,
+    _opened,
+    _tables,
+)
 
 STRING_COLUMNS: dict[str, tuple[str, ...]] = {
     KERNELS: ("demangledName", "shortName"),
@@ -36,35 +46,17 @@ class ExportFacts:
 
 
 def read_facts(path: str | Path, data: bytes) -> ExportFacts:
-    """The facts of one export; InputError when it is not a readable SQLite database."""
-    with tempfile.TemporaryDirectory(prefix="tileprof-nsys-") as scratch:
-        try:
-            conn = _connect(path, data, Path(scratch))
-        except sqlite3.Error as exc:
-            raise InputError(path, None, f"cannot open the SQLite database ({exc})") from None
-        try:
-            return _facts(conn)
-        except sqlite3.DatabaseError as exc:
-            raise InputError(path, None, f"unreadable SQLite database ({exc})") from None
-        finally:
-            conn.close()
+    """The facts of one export; InputError when it is not a readable SQLite database, or a
+    column read holds values of another type."""
+    with _opened(path, data) as db:
+        return _facts(path, db)
 
 
-def _facts(conn: sqlite3.Connection) -> ExportFacts:
-    tables = {name: set(columns) for name, columns in _tables(conn).items()}
-    rows = []
-    for table in (KERNELS, MEMCPY, MEMSET):
-        if {"start", "end", "deviceId"} <= tables.get(table, set()):
-            sql = f'SELECT ?, rowid, deviceId, start, end FROM "{table}" ORDER BY rowid'
-            rows.extend(conn.execute(sql, (table,)).fetchall())
-    schema = {
-        "table": pl.String(),
-        "row": pl.Int64(),
-        "device": pl.Int64(),
-        "start_ns": pl.Int64(),
-        "end_ns": pl.Int64(),
-    }
-    events = pl.DataFrame(rows, schema=schema, orient="row")
+def _facts(path: str | Path, db: _Database) -> ExportFacts:
+    conn = db.conn
+    described = _tables(conn)
+    _check_columns(path, conn, described)
+    tables = {name: set(columns) for name, columns in described.items()}
     capture = None
     if {"startTime", "stopTime"} <= tables.get("ANALYSIS_DETAILS", set()):
         found = conn.execute(
@@ -80,7 +72,33 @@ def _facts(conn: sqlite3.Connection) -> ExportFacts:
         if {"cudaId", "gpuId"} <= tables.get("TARGET_INFO_CUDA_DEVICE", set()):
             pairs = conn.execute("SELECT DISTINCT cudaId, gpuId FROM TARGET_INFO_CUDA_DEVICE")
             named += tuple(int(c) for c, g in pairs if g in named and c not in named)
-    return ExportFacts(events, capture, _missing_strings(conn, tables), named)
+    return ExportFacts(_events(db, tables), capture, _missing_strings(conn, tables), named)
+
+
+EVENT_SCHEMA: dict[str, pl.DataType] = {
+    "order": pl.Int64(),
+    "table": pl.String(),
+    "row": pl.Int64(),
+    "device": pl.Int64(),
+    "start_ns": pl.Int64(),
+    "end_ns": pl.Int64(),
+}
+"""The GPU event rows as ``check`` reads them (``order``: the table's place in the query)."""
+
+
+def _events(db: _Database, tables: dict[str, set[str]]) -> pl.DataFrame:
+    """Every GPU event row of the three tables, by table then rowid, read as columns (no
+    Python row per event: an export holds millions)."""
+    parts = [
+        f'SELECT {i} AS "order", \'{table}\' AS "table", rowid AS "row", '
+        f'"deviceId", "start", "end" FROM "{table}"'
+        for i, table in enumerate((KERNELS, MEMCPY, MEMSET))
+        if {"start", "end", "deviceId"} <= tables.get(table, set())
+    ]
+    if not parts:
+        return pl.DataFrame(schema=EVENT_SCHEMA).drop("order")
+    sql = " UNION ALL ".join(parts) + ' ORDER BY "order", "row"'
+    return _frame(db, sql, EVENT_SCHEMA).drop("order")
 
 
 def _missing_strings(conn: sqlite3.Connection, tables: dict[str, set[str]]) -> pl.DataFrame:
