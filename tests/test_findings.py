@@ -551,18 +551,21 @@ def test_straggler_fires_on_a_rank_that_starts_most_collectives_last() -> None:
 
 
 def test_straggler_fires_on_two_ranks_of_a_real_job_and_needs_two() -> None:
-    from tileprof.model.breakdown import trace_breakdown
-    from tileprof.model.findings import finding_frames
+    from tileprof.model.breakdown import named_timeline
+    from tileprof.model.findings import timeline_frames
 
     paths = [FIXTURES / "hta" / f"sampled_rank-{r}.json.gz" for r in (0, 1)]
-    both = trace_breakdown(paths).job
-    fired = outcome(F.STRAGGLER, finding_frames([], job=both))
+    timelines = [named_timeline(p, p.name) for p in paths]
+    both = timeline_frames([], timelines)
+    assert set(both) == {"ranks"}  # no trace asked for its breakdown
+    fired = outcome(F.STRAGGLER, both)
     assert fired.status == F.FIRED, fired.text
     assert fired.text.startswith("straggler: rank 1 of the nccl×128 job (sampled_rank-1.json.gz)")
     assert fired.values == {"straggler_share": 0.8}
-    one = trace_breakdown(paths[:1]).job
-    alone = outcome(F.STRAGGLER, finding_frames([], job=one))
-    assert alone.status == F.NOT_APPLICABLE  # one rank: no collective to match
+    # one rank: no collective to match; the breakdown is of its trace alone
+    alone = timeline_frames(timelines[:1], timelines[:1])
+    assert outcome(F.STRAGGLER, alone).status == F.NOT_APPLICABLE
+    assert alone["breakdown"].get_column("trace").unique().to_list() == ["sampled_rank-0.json.gz"]
 
 
 def ncu_runs(*rows: tuple[str, float, float, float]) -> pl.DataFrame:
@@ -846,15 +849,14 @@ def test_the_rule_table_is_well_formed() -> None:
         assert {"count", "rows"} <= fields, rule.id
 
 
-def test_finding_frames_take_a_breakdown_and_a_ridge_lookup() -> None:
-    from tileprof.model.findings import finding_frames
+def test_op_frames_take_the_ridge_lookup() -> None:
     from tileprof.model.ops import load_ops
 
     trace = load_ops(Path("fixtures/traces/h200_train_steps.json.gz")).frame
-    frames = finding_frames(
-        [], [trace], breakdown=breakdown((100, 30, 20)), ridge=lambda target, dtype, family: 100.0
-    )
-    assert set(frames) == {"ops", "breakdown"}
+    frames = {
+        "ops": F.op_frame(trace, lambda target, dtype, family: 100.0),
+        "breakdown": breakdown((100, 30, 20)),
+    }
     assert frames["ops"].get_column("ridge_point").unique().to_list() == [100.0]
     assert outcome(F.HOST_BOUND, frames).status == F.FIRED
 

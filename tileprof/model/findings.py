@@ -1,30 +1,22 @@
 """The frames the findings' rules read, from the inputs of ``findings`` and ``report``.
 
 A tile dump gives its superstep and epoch rows (``Profile.supersteps`` over the filters'
-epoch) and its group rows (``Profile.summary``); a PyTorch trace gives its op rows
-(``tileprof.model.ops``, read with the trace by ``gather_inputs(..., ops=True)``). The GPU
-time breakdown and the roofline columns come from their own analyses when those exist; until
-then the rules that need them abstain and say so (docs/metrics.md, "Findings").
+epoch), its group rows (``Profile.summary``) and its critical path's candidate edits
+(``profile_frames``); the GPU traces' timelines give the GPU time breakdown and, for the ranks
+of one job, their collectives (``timeline_frames``). ``model.gather.source_findings`` makes
+the other inputs' frames and leaves out an input whose capture check undermines one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import polars as pl
 
-from tileprof.analyses.collectives import Job
 from tileprof.analyses.filters import Filters
 from tileprof.analyses.findings import (
-    RidgePoint,
     breakdown_frame,
-    combined,
-    gpu_candidate_frame,
     group_frame,
-    kernel_frame,
-    ncu_frame,
-    op_frame,
     rank_frame,
     superstep_frames,
     tile_candidate_frame,
@@ -53,36 +45,6 @@ def _tile_candidates(profile: Profile, epoch: int | None, name: str) -> pl.DataF
 
     found = tile_critical(profile, epoch=epoch)
     return tile_candidate_frame(found.candidates, found.epochs, profile.clock_hz, name)
-
-
-def finding_frames(
-    tiles: Sequence[tuple[Profile, Filters | None, str]],
-    ops: Sequence[pl.DataFrame] = (),
-    *,
-    breakdown: pl.DataFrame | None = None,
-    launches: pl.DataFrame | None = None,
-    kernels: Sequence[tuple[pl.DataFrame, str]] = (),
-    ncu: Sequence[tuple[pl.DataFrame, str]] = (),
-    job: Job | None = None,
-    ridge: RidgePoint | None = None,
-    critical: Sequence[Mapping[str, Any]] = (),
-) -> dict[str, pl.DataFrame]:
-    """The frames of the tile dumps (profile, filters, name) and of PyTorch traces' op rows,
-    stacked source by source; ``breakdown`` and ``launches`` are the GPU time breakdown's
-    rows and launch figures of the timelines, ``kernels`` and ``ncu`` the run rows (and input
-    name) of GPU kernel timelines and Nsight Compute CSVs, ``job`` the ranks' collectives,
-    ``ridge`` the spec registry's ridge point lookup (each rule that needs one abstains
-    without it), ``critical`` the traces' critical paths per step (their candidate edits)."""
-    parts = [profile_frames(profile, filters, name) for profile, filters, name in tiles]
-    parts.extend({"ops": op_frame(frame, ridge)} for frame in ops)
-    if breakdown is not None:
-        parts.append({"breakdown": breakdown_frame(breakdown, launches)})
-    parts.extend({"kernels": kernel_frame(frame, name)} for frame, name in kernels)
-    parts.extend({"ncu": ncu_frame(frame, name)} for frame, name in ncu)
-    if job is not None and job.ranks.height:
-        parts.append({"ranks": rank_frame(job.collectives, job.ranks)})
-    parts.extend({"candidates": gpu_candidate_frame(document)} for document in critical)
-    return combined(parts)
 
 
 def timeline_frames(
