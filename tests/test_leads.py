@@ -431,6 +431,15 @@ def test_critical_lead_gives_the_longest_path_its_main_class_and_the_best_edit()
     )
 
 
+def test_critical_lead_reads_the_gain_column_wherever_it_stands() -> None:
+    # the gain first, the edit after it: the gain is read by its key, not by a position
+    scope = _scope("step 1", 10.0, PARTS, {"gain_us": [2.0, 4.0], "edit": ["fuse", "no-launch"]})
+    assert leads.critical_lead(CriticalSection("c", (scope,))) == (
+        "The longest critical path is 10 µs (step 1), 62.50% of it compute; the largest "
+        "single-edit gain is no-launch, — of it."
+    )
+
+
 def test_critical_lead_ranks_tile_edits_by_cycles_and_says_when_no_edit_helps() -> None:
     # a tile epoch: gain_cycles ranks the edits, not the gain in µs beside it
     tile = _scope(
