@@ -262,6 +262,8 @@ def test_linked_set_lead_compares_the_fastest_and_the_slowest() -> None:
     assert leads.linked_set_lead(ct) == "H100 is fastest at 30 µs; A100 takes 1.500× as long."
     ct = _linked(["A100", "H100"], [45.0, 30.0])
     assert leads.linked_set_lead(ct) == "H100 is fastest at 30 µs; A100 takes 1.500× as long."
+    ct = _linked(["A100", "H100"], [0.75, 0.5])  # times under 1 µs are times too
+    assert leads.linked_set_lead(ct) == "H100 is fastest at 0.5000 µs; A100 takes 1.500× as long."
 
 
 def test_linked_set_lead_without_two_times_gives_the_best_fraction_of_peak() -> None:
