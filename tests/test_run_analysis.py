@@ -66,6 +66,12 @@ def test_calibration_sets_by_target_and_workload_in_order() -> None:
     ]
 
 
+def test_many_calibration_sets_keep_the_order_of_their_first_row() -> None:
+    targets = [f"GPU {i}" for i in range(40, 0, -1)]
+    runs = _runs(target=targets * 2, workload=["gemm"] * 80, source=["b.md: calibration"] * 80)
+    assert [title for title, _ in ra.calibration_sets(runs)] == [f"{t} · gemm" for t in targets]
+
+
 def test_precision_rank_widest_first_unknown_last() -> None:
     assert ra.precision_rank("fp64") == 0
     assert ra.precision_rank(" FP32 ") == 1
