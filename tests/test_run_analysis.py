@@ -109,6 +109,19 @@ def test_gemm_rows_per_target_from_the_widest_precision_down() -> None:
     assert ra.gemm_rows(runs)["kernel"].to_list() == ["k3", "k4", "k2", "k1", "k8", "k7", "k9"]
 
 
+def test_gemm_rows_of_one_target_and_precision_keep_their_order() -> None:
+    names = [f"k{i}" for i in range(60, 0, -1)]
+    runs = _runs(
+        kernel=names,
+        target=["H100"] * 60,
+        target_kind=["gpu"] * 60,
+        op_family=["gemm"] * 60,
+        dtype=["bf16"] * 60,
+        mac=[1] * 60,
+    )
+    assert ra.gemm_rows(runs)["kernel"].to_list() == names
+
+
 def test_kernel_rows_are_gpu_per_call_rows_with_a_total_not_op_rows() -> None:
     runs = _runs(
         kernel=["a", "b", "c", "d", "e", "f"],
@@ -155,6 +168,17 @@ def test_kernel_sets_per_file_target_and_device_by_total_time() -> None:
     sourceless = _runs(kernel=["a"], target=["H100"], target_kind=["gpu"], per=["call"])
     sourceless = sourceless.with_columns(total_us=pl.lit(1.0))
     assert [title for title, _ in ra.kernel_sets(sourceless)] == ["(unknown) · H100"]
+    # two targets of one file, one device each: neither has several devices
+    two = _runs(
+        kernel=["a", "b"],
+        target=["H100", "A100"],
+        device=["0", "1"],
+        target_kind=["gpu", "gpu"],
+        per=["call", "call"],
+        total_us=[1.0, 2.0],
+        source=["v.json", "v.json"],
+    )
+    assert [title for title, _ in ra.kernel_sets(two)] == ["v.json · H100", "v.json · A100"]
     # one device of a target in its file: the title leaves the device out
     one = ra.kernel_sets(runs.filter(pl.col("kernel").is_in(["a", "b"])))
     assert [title for title, _ in one] == ["x.json · H100"]
