@@ -145,7 +145,7 @@ def kernel_sets(runs: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
     ``GPU``)."""
     rows = runs.filter(is_kernel_row())
     rows = rows.with_columns(
-        file=pl.col("source").map_elements(source_file, return_dtype=pl.String),
+        file=pl.col("source").map_elements(source_file, return_dtype=pl.String, skip_nulls=False),
         target=pl.col("target").fill_null("(unknown target)"),
     )
     several = rows.with_columns(
@@ -170,7 +170,9 @@ def device_spread_rows(runs: pl.DataFrame) -> pl.DataFrame:
     of one target")."""
     rows = runs.filter(
         (pl.col("devices") >= 2) & (pl.col("device") == pl.col("slowest_device"))
-    ).with_columns(file=pl.col("source").map_elements(source_file, return_dtype=pl.String))
+    ).with_columns(
+        file=pl.col("source").map_elements(source_file, return_dtype=pl.String, skip_nulls=False)
+    )
     return rows.sort(
         ["device_spread", "target", "kernel"], descending=[True, False, False], nulls_last=True
     )
