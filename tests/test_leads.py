@@ -9,6 +9,7 @@ printed by the number policy: 1,500 µs is "1.500 ms", a share of 0.25 is "25.00
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 from typing import Any
 
@@ -82,12 +83,12 @@ def test_checks_lead_counts_the_failed_and_names_the_first() -> None:
     )
     assert leads.checks_lead([ok, warn1, warn2]) == (
         "2 of 3 capture checks failed, first clock-monotonic on b.json: the figures they "
-        "undermine abstain."
+        "undermine are not given for their inputs."
     )
     assert leads.checks_lead([warn2, ok], [("x.csv", "csv")]) == (
         "1 of 2 capture checks failed, first samples-complete on c.json: the figures they "
-        "undermine abstain; 1 input not checked (tileprof has no capture checks for their "
-        "kind)."
+        "undermine are not given for their inputs; 1 input not checked (tileprof has no "
+        "capture checks for their kind)."
     )
 
 
@@ -207,7 +208,7 @@ def test_breakdown_lead_reads_the_longest_window_of_the_first_table() -> None:
     other = _table("bd2", {"trace": ["z"], "busy_us": [9.0e6], "total_us": [9.0e6]})
     section = BreakdownSection("bd", 0.0, (("windows", windows), ("other", other)))
     assert leads.breakdown_lead(section) == (
-        "The device was busy 75.00% of the longest window (b.json · 2, 1.600 ms); exposed "
+        "The device was busy 75.00% of the longest window (b.json · step 2, 1.600 ms); exposed "
         "communication 250 µs."
     )
     every = _table(
@@ -221,7 +222,8 @@ def test_breakdown_lead_reads_the_longest_window_of_the_first_table() -> None:
         },
     )
     assert leads.breakdown_lead(BreakdownSection("bd", 0.0, (("w", every),))) == (
-        "The device was busy 25.00% of the longest window (a.json · 0 · 7, 120 µs); exposed "
+        "The device was busy 25.00% of the longest window (a.json · device 0 · step 7, 120 µs); "
+        "exposed "
         "communication —."
     )
     empty_span = _table("bd", {"trace": ["a"], "busy_us": [0.0], "total_us": [0.0]})
@@ -235,6 +237,24 @@ def test_breakdown_lead_reads_the_longest_window_of_the_first_table() -> None:
             "No GPU window with a span to break down."
         )
     assert leads.breakdown_lead(BreakdownSection("bd", 0.0, ())) == "No GPU window to break down."
+
+
+def test_breakdown_lead_names_the_device_by_its_name_and_says_which_number_is_the_step() -> None:
+    named = _table(
+        "bd",
+        {
+            "trace": ["h100_2gpu_1s.sqlite", "h100_2gpu_1s.sqlite"],
+            "device": ["0", "1"],
+            "device_name": ["GPU 0", "GPU 1"],
+            "step": [None, "3"],
+            "busy_us": [962.9, 10.0],
+            "total_us": [969.4, 20.0],
+        },
+    )
+    assert leads.breakdown_lead(BreakdownSection("bd", 0.0, (("w", named),))) == (
+        "The device was busy 99.33% of the longest window (h100_2gpu_1s.sqlite · GPU 0, "
+        "969.4 µs); exposed communication —."
+    )
 
 
 # ---------------------------------------------------------------- across targets
@@ -277,6 +297,11 @@ def test_linked_set_lead_without_two_times_gives_the_best_fraction_of_peak() -> 
     unplotted = _linked(["H100", "A100"], [30.0, 45.0], [0.5, 0.25], kind=None)
     assert leads.linked_set_lead(unplotted) == (
         "H100 reaches the highest fraction of peak, 50.00%."
+    )
+    # times of different work and no peak: nothing says which is faster
+    unlike = _linked(["H100", "A100"], [30.0, 45.0], [None, None], kind="linked_efficiency")
+    assert leads.linked_set_lead(unlike) == (
+        "2 runs of different work, none with a known peak: no comparison."
     )
     nothing = _linked(["H100", "A100", "L4"], [None, None, None], [None, None, None])
     assert leads.linked_set_lead(nothing) == (
@@ -431,6 +456,30 @@ def test_critical_lead_gives_the_longest_path_its_main_class_and_the_best_edit()
         "The longest critical path is 120 µs (step 2), 62.50% of it compute; the largest "
         "single-edit gain is balance, 25.00% of it."
     )
+
+
+def test_critical_lead_names_the_largest_part_of_the_path() -> None:
+    # copies count as gpu_compute: the class alone would read as a compute-bound path
+    gpu = dataclasses.replace(
+        _scope("step 1", 969.4, {"class": ["gpu_compute"], "share": [0.9932]}, {"edit": []}),
+        on_path=_table(
+            "on",
+            {
+                "name": ["aten::copy_", "Memcpy HtoD"],
+                "class": ["cpu", "gpu_compute"],
+                "share": [0.05, 0.9499],
+            },
+            percent=("share",),
+        ),
+    )
+    assert leads.critical_lead(CriticalSection("c", (gpu,))) == (
+        "The longest critical path is 969.4 µs (step 1), 99.32% of it gpu_compute; Memcpy "
+        "HtoD (gpu_compute) alone is 94.99% of it; no single edit tried would shorten it."
+    )
+    tile = dataclasses.replace(
+        gpu, on_path=_table("on", {"group": ["gemm_a", "sync"], "share": [0.625, 0.25]}, ("share",))
+    )
+    assert "; gemm_a alone is 62.50% of it;" in leads.critical_lead(CriticalSection("c", (tile,)))
 
 
 def test_critical_lead_reads_the_gain_column_wherever_it_stands() -> None:

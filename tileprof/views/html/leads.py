@@ -47,7 +47,7 @@ def top_row(table: Table, by: str) -> tuple[Cell, ...] | None:
 def cell_text(table: Table, row: Sequence[Cell], key: str) -> str:
     """The printed text of ``row``'s ``key`` cell ("—" without that column)."""
     index = _index(table, key)
-    return "—" if index is None else row[index].text
+    return numbers.MISSING if index is None else row[index].text
 
 
 def checks_lead(checks: Sequence[dict[str, Any]], unchecked: Sequence[Any] = ()) -> str:
@@ -66,7 +66,7 @@ def checks_lead(checks: Sequence[dict[str, Any]], unchecked: Sequence[Any] = ())
     first = failed[0]
     return (
         f"{len(failed)} of {len(checks)} capture checks failed, first {first['check']} on "
-        f"{first['input']}: the figures they undermine abstain{rest}."
+        f"{first['input']}: the figures they undermine are not given for their inputs{rest}."
     )
 
 
@@ -149,14 +149,25 @@ def breakdown_lead(section: BreakdownSection) -> str:
         return "No GPU window with a span to break down."
     busy, total = _value(row[busy_i]), _value(row[total_i])
     share = None if busy is None or not total else busy / total
-    where = " · ".join(
-        t for k in ("trace", "device", "step") if (t := cell_text(table, row, k)) != "—"
-    )
+    where = " · ".join(_window_place(table, row))
     return (
         f"The device was busy {numbers.percent(share)} of the longest window ({where}, "
         f"{cell_text(table, row, 'total_us')}); exposed communication "
         f"{cell_text(table, row, 'exposed_comm_us')}."
     )
+
+
+def _window_place(table: Table, row: Sequence[Cell]) -> list[str]:
+    """A breakdown window's trace, device (its name where the table has one) and step, each
+    named: a bare "0" reads as either."""
+    trace, name = cell_text(table, row, "trace"), cell_text(table, row, "device_name")
+    device, step = cell_text(table, row, "device"), cell_text(table, row, "step")
+    found = [trace] if trace != numbers.MISSING else []
+    if name != numbers.MISSING:
+        found.append(name)
+    elif device != numbers.MISSING:
+        found.append(f"device {device}")
+    return found + ([f"step {step}"] if step != numbers.MISSING else [])
 
 
 def linked_set_lead(ct: ChartedTable) -> str:
@@ -179,6 +190,8 @@ def linked_set_lead(ct: ChartedTable) -> str:
             f"{cell_text(table, best, 'target')} reaches the highest fraction of peak, "
             f"{cell_text(table, best, 'peak_fraction')}."
         )
+    if len(rows) >= 2:  # times of different work: they say nothing of which is faster
+        return f"{len(table.rows)} runs of different work, none with a known peak: no comparison."
     return f"{len(table.rows)} runs, none with a time or a known peak to compare."
 
 
@@ -243,6 +256,15 @@ def critical_lead(section: CriticalSection) -> str:
     if part is not None:
         share, name = (cell_text(scope.parts, part, k) for k in ("share", "class"))
         text += f", {share} of it {name}"
+    # the class can hide what the time is (copies count as gpu_compute): name the largest part
+    on = top_row(scope.on_path, "share")
+    key = "name" if _index(scope.on_path, "name") is not None else "group"
+    if on is not None and _index(scope.on_path, key) is not None:
+        kind = cell_text(scope.on_path, on, "class")  # a GPU step's part is of one class
+        named = cell_text(scope.on_path, on, key) + (
+            "" if kind == numbers.MISSING else f" ({kind})"
+        )
+        text += f"; {named} alone is {cell_text(scope.on_path, on, 'share')} of it"
     gain_key = "gain_cycles" if _index(scope.candidates, "gain_cycles") is not None else "gain_us"
     best = top_row(scope.candidates, gain_key)
     if best is not None and (_value(best[_index(scope.candidates, gain_key) or 0]) or 0) > 0:
