@@ -199,6 +199,32 @@ def test_render_heads_and_sets_and_notes() -> None:
     assert "runs (" not in only and "group_b" not in only
 
 
+def test_the_linked_sets_table_whole_and_a_long_text_folded() -> None:
+    """Runs right-aligned, the rest left, no padding at the edges; a representative's text
+    longer than its column folds onto the next lines, whole (never cut with "…")."""
+    long = "T " + "x" * 70 + " end"
+    linked = pl.DataFrame(
+        [
+            {"set_id": 1, "set": "workload w", "link_by": "workload", "runs": 3, "text": "a"},
+            {"set_id": 1, "set": "workload w", "link_by": "workload", "runs": 12, "text": "b"},
+            {"set_id": 2, "set": "gemm", "link_by": "shape", "runs": 2, "text": long},
+        ],
+        schema=LINKED_SCHEMA,
+    )
+    x28 = "x" * 28
+    assert render(runs_of([]), linked, linked_only=True, width=60).splitlines() == [
+        "linked sets (2)",
+        "set        ┃ linked by ┃ runs ┃ target's representative run",
+        "━━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━",
+        "workload w │ workload  │    3 │ a",
+        "           │           │   12 │ b",
+        "gemm       │ shape     │    2 │ T",
+        f"           │           │      │ {x28}",
+        f"           │           │      │ {x28}",
+        "           │           │      │ xxxxxxxxxxxxxx end",
+    ]
+
+
 def test_render_without_runs_or_sets() -> None:
     text = render(runs_of([]), pl.DataFrame(schema=LINKED_SCHEMA))
     assert text.splitlines() == [
@@ -297,6 +323,34 @@ def test_every_op_cell_of_a_full_and_a_bare_op() -> None:
     assert none[-1] == "—"
 
 
+def test_an_op_without_a_mask_beside_one_with_it_is_blank() -> None:
+    """The causal column is shown for the attention row; the other op's cell is blank, not
+    "no" (it has no mask)."""
+    [[header, attention, add]] = tables(render_ops(ops_of([FULL_OP, {**BARE_OP, "causal": None}])))
+    assert attention[header.index("causal")] == "yes (½)"
+    assert add[header.index("causal")] == ""
+
+
+def test_numbers_are_right_aligned_and_names_left() -> None:
+    """Each column's alignment (docs/runs.md): a short figure sits at the right of its
+    column, a short name at the left."""
+    text = render(runs_of([FULL_RUN, BARE_RUN]), pl.DataFrame())
+    lines = text.splitlines()
+    header = cells(next(line for line in lines if "┃" in line))
+    bare = next(line for line in lines if line.startswith("tile device"))
+    raw = dict(zip(header, bare.split("│"), strict=True))
+    for title, justify, _ in runs_table.RUN_COLUMNS:
+        value = raw[title]
+        if title == "target":
+            continue  # the first column is as wide as its longest name
+        padding_left = len(value) - len(value.lstrip())
+        padding_right = len(value) - len(value.rstrip())
+        if justify == "right":
+            assert padding_right <= 1 < padding_left, (title, value)
+        else:
+            assert padding_left <= 1 < padding_right, (title, value)
+
+
 def test_op_columns_no_row_fills_are_left_out() -> None:
     assert _op_fit(ops_of([FULL_OP, BARE_OP])) is OP_FIT
     plain = {**BARE_OP, "causal": None}
@@ -308,6 +362,8 @@ def test_op_columns_no_row_fills_are_left_out() -> None:
     assert "apart" not in no_apart.titles and "causal" in no_apart.titles
     no_causal = _op_fit(ops_of([{**FULL_OP, "causal": None}]))
     assert "causal" not in no_causal.titles and "apart" in no_causal.titles
+    one_apart = _op_fit(ops_of([{**BARE_OP, "aux_kernels": 1, "aux_us": 2.5}]))
+    assert "apart" in one_apart.titles  # one kernel counted apart is one
     [[header, _row]] = tables(render_ops(ops_of([plain])))
     assert header == list(fit.titles)
 
@@ -318,3 +374,10 @@ def test_render_ops_without_rows_and_with_notes() -> None:
         "note: a\\x07",
         "note: b",
     ]
+
+
+def test_notes_with_brackets_are_plain_text() -> None:
+    """A note names files and kernels, which may hold rich markup: printed as they are."""
+    note = "trace [bold]run[/bold] [x].json"
+    assert render(runs_of([]), pl.DataFrame(), [note]).splitlines()[-1] == f"note: {note}"
+    assert render_ops(ops_of([]), [note]).splitlines()[-1] == f"note: {note}"
