@@ -401,6 +401,51 @@ def test_describe_without_work_or_time() -> None:
     assert describe(row | {"j_per_gflop": 0.0012349}) == "T · w · 2 J (1.235 mJ/GFLOP)"
 
 
+def test_describe_names_the_roofline_and_a_spec_beaten() -> None:
+    """The roofline figure: its kind (a tile group without FLOPs stands on the issue-slot
+    one), its bound, and above 100% the warning that the spec is wrong (issue 38, ``mutX``)."""
+    from tileprof.analyses.links import describe
+
+    row = {"target": "T", "compare": "efficiency", "work": "w", "bound": "memory"}
+    assert describe(row | {"roofline_fraction": 0.25, "issue_slot": True}) == (
+        "T · w · 25.00% of issue-slot roofline (memory bound)"
+    )
+    assert describe(row | {"roofline_fraction": 0.25, "issue_slot": False}) == (
+        "T · w · 25.00% of roofline (memory bound)"
+    )
+    assert describe(row | {"roofline_fraction": 1.0}) == (
+        "T · w · 100.00% of roofline (memory bound)"
+    )
+    assert describe(row | {"roofline_fraction": 1.5}) == (
+        "T · w · 150.00% of roofline (memory bound): faster than the roofline, the spec is wrong"
+    )
+
+
+def test_device_spread_text_whole_and_compact() -> None:
+    """A run on several devices of its target: its fastest and slowest device's times, the
+    spread (94.25 / 92.93 - 1 = 1.42%) and which device was slowest (issue 38, ``mutX``)."""
+    from tileprof.analyses.links import describe, device_spread_text
+
+    row = {
+        "devices": 8,
+        "device_min_us": 92.93,
+        "device_max_us": 94.25,
+        "device_spread": 0.0142,
+        "slowest_device": "chip 2",
+    }
+    assert device_spread_text(row) == (
+        "8 devices: 92.93 µs to 94.25 µs, spread 1.42%, slowest chip 2"
+    )
+    assert device_spread_text(row, compact=True) == "1.42% of 8, slowest chip 2"
+    assert device_spread_text(row | {"devices": 1}) == ""
+    assert device_spread_text(row | {"devices": None}, compact=True) == ""
+    run = row | {"target": "T", "compare": "time", "work": "w", "time_us": 92.93, "per": "call"}
+    assert describe(run | {"device": "chip 0"}) == (
+        "T · w · 92.93 µs per call on chip 0 (8 devices: 92.93 µs to 94.25 µs, spread 1.42%,"
+        " slowest chip 2)"
+    )
+
+
 def test_overrides_decide_the_sets() -> None:
     from tileprof.core.links import Links, Override
 
