@@ -32,10 +32,6 @@ OP_TABLE_WIDTH = 280
 is wider than the run table's."""
 
 
-def _short(text: str | None, width: int = NAME_WIDTH) -> Text:
-    return cell(text, width)
-
-
 RunCell = Callable[[dict[str, Any], int], "Text | str | Name"]
 RUN_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
     ("target", "left", lambda r, _: Name(r["target"])),
