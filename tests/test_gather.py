@@ -65,12 +65,12 @@ def test_each_kind_of_input_becomes_its_source(four: list[Path]) -> None:
     assert [s.critical is not None for s in sources] == [False, True, True, False]
     assert sources[1].critical is not None and sources[1].critical["traces"][0]["steps"]
     checked = [s.checked for s in sources]
-    assert [len(c.rows) if c else None for c in checked] == [5, 7, 3, 0]
+    assert [len(c.rows) if c else None for c in checked] == [5, 7, 4, 0]
     assert [{r["input"] for r in c.rows} if c else None for c in checked[:3]] == [
         {str(p)} for p in four[:3]
     ]
     frame = capture_checks(sources, load_checks())
-    assert frame.height == 15
+    assert frame.height == 16
     failed = frame.filter(pl.col("count") > 0).select("input", "check", "count").rows()
     assert failed == [(str(four[1]), "kernel-without-launch", 2)]  # the fixture's two
     assert frame["input"].unique(maintain_order=True).to_list() == [str(p) for p in four[:3]]

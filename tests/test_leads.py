@@ -303,6 +303,11 @@ def test_linked_set_lead_without_two_times_gives_the_best_fraction_of_peak() -> 
     assert leads.linked_set_lead(unlike) == (
         "2 runs of different work, none with a known peak: no comparison."
     )
+    # the report leaves an efficiency set's times out (they do not compare): the same words
+    hidden = _linked(["H100", "A100"], [None, None], [None, None], kind="linked_efficiency")
+    assert leads.linked_set_lead(hidden) == (
+        "2 runs of different work, none with a known peak: no comparison."
+    )
     nothing = _linked(["H100", "A100", "L4"], [None, None, None], [None, None, None])
     assert leads.linked_set_lead(nothing) == (
         "3 runs, none with a time or a known peak to compare."

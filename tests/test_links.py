@@ -395,7 +395,7 @@ def test_describe_without_work_or_time() -> None:
     from tileprof.analyses.links import describe
 
     row = {"target": "T", "compare": "time", "time_us": None, "work": None}
-    assert describe(row) == "T · work unknown · ?"
+    assert describe(row) == "T · work unknown · —"
     # same kind, nothing but energy: no "at", no leading comma; 0.0012349 J/GFLOP is 1.235 mJ
     row = {"target": "T", "compare": "efficiency", "work": "w", "energy_j": 2.0}
     assert describe(row | {"j_per_gflop": 0.0012349}) == "T · w · 2 J (1.235 mJ/GFLOP)"
@@ -467,7 +467,7 @@ def test_format_us_units_and_edges() -> None:
 
     # the number policy's four significant figures (trailing zeros kept, whole numbers bare);
     # a unit changes at exactly 1,000 µs and 1,000,000 µs
-    assert format_us(None) == "?"
+    assert format_us(None) == "—"
     assert format_us(15.5) == "15.50 µs"
     assert format_us(999.0) == "999 µs"
     assert format_us(1000.0) == "1 ms"

@@ -21,7 +21,6 @@ Patterns are shell globs (``fnmatch``, case-sensitive) over the run table's text
 from __future__ import annotations
 
 import json
-import sys
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -34,17 +33,12 @@ from tileprof.core.roofline import is_issue_slot_roofline
 from tileprof.core.run_schema import RUN_SCHEMA
 from tileprof.core.text import shorten
 
-if sys.version_info >= (3, 11):
-    pass
-else:  # pragma: no cover - exercised on Python 3.10 only
-    pass
-
 NAME_WIDTH = 48
+"""Longest kernel or implementation name a linked-set ``text`` shows in full."""
 SPEC_WIDTH = 80
 """Longest tile kernelSpec a linked set's ``work`` shows in full."""
 NO_MATCH = "no run matches this link"
 """The ``text`` of the one row of a links-file set that matches no run."""
-"""Longest kernel or implementation name a linked-set ``text`` shows in full."""
 
 
 def _matches(row: dict[str, Any], match: dict[str, str]) -> bool:
@@ -304,8 +298,9 @@ def _total_time(row: dict[str, Any]) -> float:
 
 def format_us(us: float | None) -> str:
     """``15.50 µs``, ``4.360 ms``, ``780 ms``: the number policy's significant figures
-    (``tileprof.core.numbers``) in the largest unit that keeps the value at 1 or more."""
-    return "?" if us is None else duration_us(us)
+    (``tileprof.core.numbers``) in the largest unit that keeps the value at 1 or more; a
+    missing time is "—", as every missing figure is."""
+    return duration_us(us)
 
 
 def device_spread_text(row: dict[str, Any], *, compact: bool = False) -> str:

@@ -190,7 +190,8 @@ def linked_set_lead(ct: ChartedTable) -> str:
             f"{cell_text(table, best, 'target')} reaches the highest fraction of peak, "
             f"{cell_text(table, best, 'peak_fraction')}."
         )
-    if len(rows) >= 2:  # times of different work: they say nothing of which is faster
+    unlike = ct.plot is not None and ct.plot.kind == "linked_efficiency"
+    if unlike or len(rows) >= 2:  # times of different work say nothing of which is faster
         return f"{len(table.rows)} runs of different work, none with a known peak: no comparison."
     return f"{len(table.rows)} runs, none with a time or a known peak to compare."
 
