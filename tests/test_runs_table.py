@@ -2,7 +2,8 @@
 (issue 38: the module's mutation run, branch ``mutX``).
 
 The rows are built here, every figure stated: 1500 µs is ``1.500 ms``, 0.8081 of peak is
-``80.81%``, a speedup of 2 is ``2×`` (docs/runs.md and the number policy, docs/numbers.md).
+``80.81%``, a speedup of 2 is ``2×`` (docs/runs.md, and the number policy in docs/metrics.md,
+"How numbers are shown").
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 import polars as pl
 
+from tests.test_supersteps_table import cells, tables
 from tileprof.analyses.ops import OP_SCHEMA
 from tileprof.core.run_schema import RUN_SCHEMA
 from tileprof.views import runs_table
@@ -24,26 +26,6 @@ from tileprof.views.runs_table import (
     render_ops,
     run_fit,
 )
-
-
-def cells(line: str) -> list[str]:
-    """A rich table line's cells (header or body)."""
-    return [cell.strip() for cell in line.replace("┃", "│").split("│")]
-
-
-def tables(text: str) -> list[list[list[str]]]:
-    """Each table of the text: its header's cells, then each row's."""
-    out: list[list[list[str]]] = []
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if "┃" in line:
-            body = []
-            for row in lines[i + 2 :]:
-                if "│" not in row:
-                    break
-                body.append(cells(row))
-            out.append([cells(line), *body])
-    return out
 
 
 def runs_of(rows: list[dict[str, Any]]) -> pl.DataFrame:
