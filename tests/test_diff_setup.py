@@ -107,3 +107,71 @@ def test_a_file_or_csv_output_says_it_on_stderr(tmp_path: Path) -> None:
     judged = CliRunner().invoke(cli, ["diff", *_dumps(tmp_path), *gate, "--format", "json"])
     assert judged.stderr.count("the two sides differ in") == 1
     assert judged.stderr.startswith("tileprof: note: judged under --allow-different: ")
+
+
+HTA = Path(__file__).resolve().parent.parent / "fixtures" / "hta"
+RANKS = [str(HTA / "sampled_rank-0.json.gz"), str(HTA / "sampled_rank-1.json.gz")]
+"""Ranks 0 and 1 of one 128-rank job, captured over the same two steps (HTA's sample)."""
+
+
+def _with_info(tmp_path: Path, source: str, name: str, **info: object) -> str:
+    """``source`` with its distributedInfo changed by ``info`` (None: removed)."""
+    import gzip
+
+    document = json.loads(gzip.decompress(Path(source).read_bytes()))
+    changed = {**document["distributedInfo"], **info}
+    if None in info.values():
+        del document["distributedInfo"]
+    else:
+        document["distributedInfo"] = changed
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(json.dumps(document).encode()))
+    return str(path)
+
+
+def test_two_ranks_of_one_job_are_not_said_to_be_a_change() -> None:
+    """The HTA pair's +9.82% is the difference between two GPUs of one job, not a change
+    between runs: the table says so before its headline, and a gate gives no verdict."""
+    code, out = _run(*RANKS)
+    assert code == 0
+    first, headline = out.splitlines()[0], out.splitlines()[3]
+    assert first == (
+        "not the same rank: before is rank 0 and after rank 1 of a job of 128 ranks (nccl, "
+        "distributedInfo); if both are of one run, every change below is between two of its "
+        "GPUs, not between runs (compare one rank of each run; `tileprof breakdown` compares "
+        "the ranks of one job)"
+    )
+    assert headline.startswith("total µs        607,844 → 667,530")
+    code, out = _run(*RANKS, "--fail-on", "total_us of * may not rise by more than 5%")
+    assert code == 3
+    assert out.splitlines()[0] == (
+        "abstained, no verdict: the two sides differ in rank 0 of 128 (nccl) → 1 of 128 (nccl)"
+    )
+    assert "not the same rank" not in out
+    _, document = _run(*RANKS, "--format", "json")
+    assert json.loads(document)["setup_differs"] == ["rank 0 of 128 (nccl) → 1 of 128 (nccl)"]
+    gate = ("--fail-on", "total_us of * may not rise by more than 5%", "--allow-different")
+    code, out = _run(*RANKS, *gate)
+    assert code == 3  # judged: every breach is of a group with too few calls
+    assert out.splitlines()[0].startswith("abstained, no verdict: 55 breaches are of groups")
+
+
+def test_the_same_rank_of_two_runs_says_nothing(tmp_path: Path) -> None:
+    after = _with_info(tmp_path, RANKS[1], "rank0.json.gz", rank=0)
+    _, table = _run(RANKS[0], after)
+    _, document = _run(RANKS[0], after, "--format", "json")
+    assert "not the same" not in table
+    assert "setup_differs" not in json.loads(document)
+    unnamed = _with_info(tmp_path, RANKS[1], "no-rank.json.gz", rank=None)
+    _, table = _run(RANKS[0], unnamed)
+    assert "not the same" not in table
+
+
+def test_a_job_of_another_size_is_another_setup(tmp_path: Path) -> None:
+    """Rank 0 of 128 against rank 0 of 64 is a change of scale, not two GPUs of one run."""
+    after = _with_info(tmp_path, RANKS[0], "of64.json.gz", world_size=64)
+    _, table = _run(RANKS[0], after)
+    assert table.splitlines()[0] == (
+        "not the same setup: the two sides differ in rank 0 of 128 (nccl) → 0 of 64 (nccl); "
+        "every change below is the setup's as much as the code's"
+    )

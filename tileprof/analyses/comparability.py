@@ -2,14 +2,16 @@
 "Comparability").
 
 A verdict compares one figure of two runs; it means something only when the runs differ in
-the work and not in what the figure depends on: the device, its clock, its tile count, and
-the software the trace states (PyTorch, CUDA or ROCm runtime and driver, tt-metal). A field
-a side does not state is not compared (nothing says it differs); a field both state and
-that differs is named, so a gate can refuse its verdict and say why.
+the work and not in what the figure depends on: the device, its clock, its tile count, the
+software the trace states (PyTorch, CUDA or ROCm runtime and driver, tt-metal), and, for the
+trace of one rank of a job, which rank of how many it is. A field a side does not state is
+not compared (nothing says it differs); a field both state and that differs is named, so a
+gate can refuse its verdict and say why.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 VERDICT_FIELDS: tuple[str, ...] = (
@@ -22,8 +24,11 @@ VERDICT_FIELDS: tuple[str, ...] = (
     "driver",
     "rocm",
     "ttMetal",
+    "rank",
 )
-"""The fields a gate compares: the figures depend on each."""
+"""The fields a gate compares: the figures depend on each. ``rank`` (``rank_field``): two
+ranks of one job differ in their share of the work and in their waits for each other, so a
+change between them is not a change between runs."""
 
 RECORDED_FIELDS: tuple[str, ...] = (*VERDICT_FIELDS, "host", "commit", "tileprofVersion")
 """Every field a run records; host, commit and tileprof's version are shown, not compared
@@ -34,6 +39,12 @@ COMMIT_VARIABLES: tuple[str, ...] = ("GITHUB_SHA", "CI_COMMIT_SHA")
 ``--label commit=…`` is given."""
 
 Environment = Mapping[str, object]
+
+
+def rank_field(rank: int, world_size: int, backend: str | None) -> str:
+    """The ``rank`` a PyTorch trace's ``distributedInfo`` states, as compared and shown:
+    ``0 of 128 (nccl)``."""
+    return f"{rank} of {world_size}" + (f" ({backend})" if backend else "")
 
 
 def differences(before: Environment, after: Environment) -> list[str]:
@@ -61,7 +72,32 @@ def setup_note(before: Environment, after: Environment, said: Sequence[str] = ()
     line = setup_difference(before, after)
     if line is None or any(s.endswith(line) for s in said):
         return None
+    ranks = _other_rank(before, after)
+    if ranks is not None:
+        return ranks
     return f"not the same setup: {line}; every change below is the setup's as much as the code's"
+
+
+def _other_rank(before: Environment, after: Environment) -> str | None:
+    """The note for the traces of two ranks of one job size (the sides differ in ``rank``
+    alone): if they are one run, the changes are between two of its GPUs."""
+    differ = differences(before, after)
+    old, new = (_RANK.fullmatch(str(side.get("rank"))) for side in (before, after))
+    if old is None or new is None or len(differ) != 1 or not differ[0].startswith("rank "):
+        return None
+    if old.group(2, 3) != new.group(2, 3):
+        return None  # jobs of another size or backend: a setup difference as any other
+    backend = f"{old.group(3)}, " if old.group(3) else ""
+    return (
+        f"not the same rank: before is rank {old.group(1)} and after rank {new.group(1)} of a "
+        f"job of {old.group(2)} ranks ({backend}distributedInfo); if both are of one run, every "
+        "change below is between two of its GPUs, not between runs (compare one rank of each "
+        "run; `tileprof breakdown` compares the ranks of one job)"
+    )
+
+
+_RANK = re.compile(r"(\d+) of (\d+)(?: \((.+)\))?")
+"""``rank_field``'s text: the rank, the job's size, its backend."""
 
 
 def stated(environment: Environment) -> dict[str, object]:
