@@ -327,7 +327,16 @@ def test_names_from_a_trace_reach_the_terminal_escaped(tmp_path: Path) -> None:
     from tests.test_model_gpu_critical import _trace
 
     trace = _trace(tmp_path, "t\x1b[2J.json", [("gemm\x1b[31m\x07", 30), ("b", 10)])
-    result = CliRunner().invoke(cli, ["critical", str(trace), "--what-if", "roofline:gemm*"])
+    # the step ends after the trace's last event: trace-ends-in-step withholds the ranked
+    # edits, and says why with the file's name escaped; as information only, they are shown
+    withheld = CliRunner().invoke(cli, ["critical", str(trace)])
+    assert "\x1b" not in withheld.output
+    assert "  largest gain first: not given: " in withheld.output
+    assert "t\\x1b[2J.json: check trace-ends-in-step failed" in withheld.output
+    info = tmp_path / "checks.toml"
+    info.write_text('[trace-ends-in-step]\nseverity = "info"\n')
+    args = ["critical", str(trace), "--what-if", "roofline:gemm*", "--checks", str(info)]
+    result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert "\x1b" not in result.output and "\x07" not in result.output
     lines = result.output.splitlines()

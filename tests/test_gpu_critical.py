@@ -685,3 +685,42 @@ def test_ranks_of_one_job_on_the_command_line(tmp_path: Path) -> None:
         assert step["classesNs"]["gpu_comm"] == 0
         assert step["pathNs"] == max(own)
         assert step["whatIf"]["gainNs"] >= 0
+
+
+QWEN = "fixtures/tracelens/h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+"""509 of its 1,707 GPU events have no launch in the trace: check kernel-without-launch fails,
+and it undermines the ranking of edits (their gains depend on the launch edges)."""
+
+
+def test_a_failed_capture_check_withholds_the_ranked_edits(tmp_path: Path) -> None:
+    """The path and its parts are printed; the ranked edits are not, and each format says
+    why. A passing trace beside it keeps its own; a --checks file that raises the rule's
+    threshold to 600 events gives them back."""
+    runner = CliRunner()
+    trace = str(ROOT / QWEN)
+    text = runner.invoke(cli, ["critical", trace, str(ROOT / BERT)])
+    assert text.exit_code == 0, text.output
+    why = (
+        f"{trace}: check kernel-without-launch failed (509; first at $.traceEvents[10899]): "
+        "509 of 1,707 GPU events have no runtime call of their correlation"
+    )
+    qwen, bert = text.stdout.split("Critical path of h100_gaunernst")
+    assert f"  largest gain first: not given: {why}" in qwen.splitlines()
+    assert "  largest gain first:" in bert.splitlines()
+    assert "scale:" not in qwen and "scale:" in bert
+    document = json.loads(runner.invoke(cli, ["critical", trace, "--format", "json"]).stdout)
+    ((found,),) = [[t["candidatesWithheld"] for t in document["traces"]]]
+    assert found == [why]
+    assert document["traces"][0]["steps"][0]["candidates"]  # kept as data, with the reason
+    page = tmp_path / "critical.html"
+    assert (
+        runner.invoke(cli, ["critical", trace, "--format", "html", "-o", str(page)]).exit_code == 0
+    )
+    html = page.read_text()
+    assert "its single-edit gains are not given: a capture check of its input failed." in html
+    assert "What would it gain? Not given, a capture check of this input failed:" in html
+    assert "Single edits, largest gain first</caption>" not in html
+    lenient = tmp_path / "checks.toml"
+    lenient.write_text("[kernel-without-launch]\nallowed = 600\n")
+    kept = runner.invoke(cli, ["critical", trace, "--checks", str(lenient)])
+    assert "  largest gain first:" in kept.stdout.splitlines()

@@ -118,7 +118,9 @@ def test_one_step_whole_with_a_what_if_and_the_ranked_candidates(tmp_path: Path)
     }
     assert _document([trace], edits) == {
         "edits": ["no-launch", "on-time:1"],
-        "traces": [{"trace": "t.json", "rank": None, "steps": [expected_step]}],
+        "traces": [
+            {"trace": "t.json", "rank": None, "steps": [expected_step], "candidatesWithheld": []}
+        ],
         "job": None,
     }
     # no edits: no what-if; an on-time edit alone: a what-if of no edit, gaining nothing

@@ -11,6 +11,7 @@ import click
 from tileprof.analyses.filters import Filters
 from tileprof.commands._options import (
     Output,
+    checks_option,
     example_filters,
     example_option,
     filter_options,
@@ -24,6 +25,7 @@ from tileprof.views.renderers import CRITICAL_RENDERERS, CriticalModel, write_re
 
 if TYPE_CHECKING:
     from tileprof.analyses.critical import Edit
+    from tileprof.analyses.integrity import CheckRules
     from tileprof.inputs.sources import FileRead
     from tileprof.model.reading import DumpReading
 
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 @what_if_options()
 @output_options(list(CRITICAL_RENDERERS), default="table")
 @read_options(tiles_alias=False)
+@checks_option()
 def command(
     inputs: tuple[Path, ...],
     example: bool,
@@ -44,12 +47,14 @@ def command(
     edits: list[Edit],
     out: Output,
     read: DumpReading,
+    checks: CheckRules,
 ) -> None:
     """The critical path through each epoch's supersteps (each superstep's critical tile and
     the windows between them), the groups on it, and what edits would gain: --what-if
     re-times the epoch without re-running anything, and the single edits are ranked by their
     gain. On PyTorch profiler traces: the critical path of each step's dependency graph, and
-    across the ranks of one job through their collectives."""
+    across the ranks of one job through their collectives. A trace whose capture check fails
+    where the ranking needs it (tileprof check) gets no ranked edits: it says why."""
     from tileprof.model.critical import tile_critical
     from tileprof.model.gpu_critical import read_trace
     from tileprof.model.reading import load_profile
@@ -57,7 +62,7 @@ def command(
     out.check()
     traces = [] if example else [read_trace(path) for path in inputs]
     if traces and all(traces):
-        _trace_critical([t for t in traces if t is not None], edits, out)
+        _trace_critical([t for t in traces if t is not None], edits, out, checks)
         return
     if len(inputs) > 1:
         _not_a_trace(next(p for p, t in zip(inputs, traces, strict=True) if t is None))
@@ -82,15 +87,18 @@ def _not_a_trace(path: Path) -> None:
     )
 
 
-def _trace_critical(paths: list[FileRead], edits: list[Edit], out: Output) -> None:
-    """``critical`` on traces: text, JSON, CSV or HTML (``--format``)."""
+def _trace_critical(
+    paths: list[FileRead], edits: list[Edit], out: Output, checks: CheckRules
+) -> None:
+    """``critical`` on traces: text, JSON, CSV or HTML (``--format``); each trace's ranked
+    edits withheld when its own failed capture checks undermine them."""
     import json
 
     from tileprof.core.outputs import write_text
     from tileprof.model.gpu_critical import trace_critical
     from tileprof.views.critical_table import gpu_critical_csv, gpu_critical_text
 
-    document = trace_critical(paths, edits)
+    document = trace_critical(paths, edits, withheld_candidates(paths, checks))
     if out.format == "json":
         text = json.dumps(document, indent=2) + "\n"
     elif out.format == "html":
@@ -101,3 +109,16 @@ def _trace_critical(paths: list[FileRead], edits: list[Edit], out: Output) -> No
     else:
         text = (gpu_critical_csv if out.format == "csv" else gpu_critical_text)(document)
     write_text(out.path, text)
+
+
+def withheld_candidates(reads: list[FileRead], checks: CheckRules) -> list[list[str]]:
+    """Per trace, why its own failed capture checks undermine its ranked edits (none: they
+    hold); the checks read each file once more, as ``check`` does."""
+    from tileprof.analyses.integrity import undermined
+    from tileprof.model.integrity import check_files
+
+    rows = check_files([r.path for r in reads], checks).checks.to_dicts()
+    return [
+        undermined(row for row in rows if row["input"] == str(r.path)).get("candidates", [])
+        for r in reads
+    ]

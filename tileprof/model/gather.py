@@ -225,7 +225,7 @@ def _gpu_source(
         ops=op_rows,
         timeline=timeline,
         checked=checked,
-        critical=_critical_of(found) if critical else None,
+        critical=_critical_of(found, checked) if critical else None,
     )
 
 
@@ -286,16 +286,19 @@ def _gpu_parts(
     return runs, rows, timeline_of(events) if timelines else None
 
 
-def _critical_of(found: FileRead) -> dict[str, Any] | None:
+def _critical_of(found: FileRead, checked: Checked | None) -> dict[str, Any] | None:
     """The critical path per step of a PyTorch trace or nsys export (None: another kind, or
-    one that holds no host events to build the graph from). A trace's path is read from its
-    decoded events (its bytes are gone by now), an export's from its bytes."""
+    one that holds no host events to build the graph from), its candidates withheld when its
+    own failed checks undermine them. A trace's path is read from its decoded events (its
+    bytes are gone by now), an export's from its bytes."""
+    from tileprof.analyses.integrity import undermined
     from tileprof.inputs.gpu.nsys_sqlite import KIND as NSYS
     from tileprof.model.gpu_critical import trace_critical
 
     if found.kind != TRACE and (found.kind != NSYS or found.data is None):
         return None
-    document = trace_critical([found])
+    withheld = undermined(checked.rows if checked else ()).get("candidates", [])
+    document = trace_critical([found], withheld=[withheld])
     return document if any(t["steps"] for t in document["traces"]) else None
 
 

@@ -161,26 +161,36 @@ def _step_document(
     }
 
 
-def trace_critical(reads: Sequence[FileRead], edits: Sequence[Edit] = ()) -> dict[str, Any]:
+def trace_critical(
+    reads: Sequence[FileRead],
+    edits: Sequence[Edit] = (),
+    withheld: Sequence[Sequence[str]] = (),
+) -> dict[str, Any]:
     """The JSON document of ``critical`` on traces (each read once, ``read_trace``): per
     trace and step its window, path length, the path's ns per class, the ops and kernels on
     it, the what-if re-timing and the ranked candidates; with two or more ranks of one job,
-    per step they share the path through their joined graph (``job``)."""
+    per step they share the path through their joined graph (``job``).
+
+    ``withheld``, aligned with ``reads``: why each input's failed capture checks undermine its
+    candidates (``integrity.undermined``), kept as the trace's ``candidatesWithheld``: the
+    candidates stay in the document, and what shows them to a reader says why not instead."""
     traces: list[dict[str, Any]] = []
+    why = list(withheld) + [[]] * (len(reads) - len(withheld))
     ranked: list[tuple[int, list[StepPath]]] = []
     from tileprof.inputs.gpu.nsys_sqlite import KIND as NSYS
 
-    for found in reads:
-        path, data = found.path, found.data or b""
+    for found, reasons in zip(reads, why, strict=True):
+        path, data, kept = found.path, found.data or b"", {"candidatesWithheld": list(reasons)}
         if found.kind == NSYS:
             for pid, steps in export_steps(path, data):
                 documents = [_step_document(s, edits) for s in steps]
-                traces.append({"trace": f"{path.name} pid {pid}", "rank": None, "steps": documents})
+                name = f"{path.name} pid {pid}"
+                traces.append({"trace": name, "rank": None, "steps": documents, **kept})
             continue
         steps, rank = trace_steps(found.kineto_events())
         roofline = trace_rooflines(found) if any(e.kind == "roofline" for e in edits) else None
         documents = [_step_document(s, edits, roofline) for s in steps]
-        traces.append({"trace": path.name, "rank": rank, "steps": documents})
+        traces.append({"trace": path.name, "rank": rank, "steps": documents, **kept})
         if rank is not None:
             ranked.append((rank, steps))
     job = _job(ranked, edits) if len(ranked) > 1 else None

@@ -167,6 +167,11 @@ def gpu_critical_text(document: dict[str, Any]) -> str:
         for step in trace["steps"]:
             name = "the whole trace" if step["step"] is None else f"step {step['step']}"
             lines.extend(_step_lines(name, step, document["edits"]))
+            withheld = trace.get("candidatesWithheld") or []
+            if withheld:
+                lines.append(f"  largest gain first: not given: {escape_control(withheld[0])}")
+                lines.extend(f"    also: {escape_control(why)}" for why in withheld[1:])
+                continue
             lines.append("  largest gain first:")
             for row in step["candidates"]:
                 edit = escape_control(row["edit"][:90])  # a kernel's name from the trace

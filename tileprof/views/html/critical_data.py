@@ -156,7 +156,8 @@ def gpu_section(document: dict[str, Any], id: str = "critical") -> CriticalSecti
         for s_index, step in enumerate(trace["steps"]):
             name = "the whole trace" if step["step"] is None else f"step {step['step']}"
             key = f"{id}-t{t_index}-s{s_index}"
-            scopes.append(_gpu_scope(key, f"{trace['trace']} · {name}", step))
+            withheld = tuple(trace.get("candidatesWithheld") or ())
+            scopes.append(_gpu_scope(key, f"{trace['trace']} · {name}", step, withheld))
     for step in document.get("job") or []:
         ranks = ", ".join(str(r) for r in step["ranksOnPath"])
         title = f"job step {step['step']} (ranks on the path: {ranks})"
@@ -164,7 +165,9 @@ def gpu_section(document: dict[str, Any], id: str = "critical") -> CriticalSecti
     return CriticalSection(id, tuple(scopes), tuple(document.get("edits") or ()))
 
 
-def _gpu_scope(key: str, title: str, step: dict[str, Any]) -> CriticalScope:
+def _gpu_scope(
+    key: str, title: str, step: dict[str, Any], withheld: tuple[str, ...] = ()
+) -> CriticalScope:
     length = step["pathNs"]
     parts = [(name, float(ns) / 1e3) for name, ns in step["classesNs"].items()]
     on_path = pl.DataFrame(
@@ -208,6 +211,7 @@ def _gpu_scope(key: str, title: str, step: dict[str, Any]) -> CriticalScope:
             percent=("gain_share",),
             docs=DOCS,
         ),
+        withheld=withheld,
     )
 
 

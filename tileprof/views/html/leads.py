@@ -266,6 +266,8 @@ def critical_lead(section: CriticalSection) -> str:
             "" if kind == numbers.MISSING else f" ({kind})"
         )
         text += f"; {named} alone is {cell_text(scope.on_path, on, 'share')} of it"
+    if scope.withheld:
+        return f"{text}; its single-edit gains are not given: a capture check of its input failed."
     gain_key = "gain_cycles" if _index(scope.candidates, "gain_cycles") is not None else "gain_us"
     best = top_row(scope.candidates, gain_key)
     if best is not None and (_value(best[_index(scope.candidates, gain_key) or 0]) or 0) > 0:

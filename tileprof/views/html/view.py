@@ -252,6 +252,9 @@ class CriticalScope:
     on_path: Table
     what_if: tuple[str, ...]
     candidates: Table
+    withheld: tuple[str, ...] = ()
+    """Why the candidates are not shown: the input's failed capture checks that undermine
+    them (``integrity.undermined``); empty: they hold."""
 
 
 @dataclass(frozen=True)
