@@ -135,7 +135,8 @@ def test_the_hand_made_dumps_csv_and_json_whole() -> None:
     )
     result = _hand([Edit("no-exchange")])
     text = render_json(result)
-    assert text == json.dumps(result.to_document(), indent=2, ensure_ascii=False) + "\n"
+    document = {**result.to_document(), "candidatesWithheld": []}
+    assert text == json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     assert text.startswith('{\n  "clockHz": 1000000000.0,\n  "tileCount": 2,\n')
     assert json.loads(text)["whatIf"][0]["whatIfCycles"] == 60
 
@@ -347,3 +348,39 @@ def test_names_from_a_trace_reach_the_terminal_escaped(tmp_path: Path) -> None:
         "  note: roofline:gemm*: 1 of 1 matching kernels have no roofline, left as they are "
         "(gemm\\x1b[31m\\x07)"
     ) in lines
+
+
+def test_a_dump_whose_capture_check_fails_gets_no_ranked_edits(tmp_path: Path) -> None:
+    """Epochs 1 and 3 without 2 (check epoch-gap, which undermines the candidates): the
+    paths are printed, the ranked edits are not, and each format says why; severity "info"
+    in a --checks file gives them back."""
+    from tests.samples import sample, write_dump
+
+    samples = [
+        sample(tile, 1000 * epoch + 200 * phase, 100 + 20 * tile, "gemm", epoch=epoch, phase=phase)
+        for epoch in (1, 3)
+        for phase in (0, 1)
+        for tile in range(4)
+    ]
+    dump = write_dump(tmp_path / "gap.json", samples, clockHz=1_000_000, tileCount=4)
+    why = (
+        f"{dump}: check epoch-gap failed (1; first at epoch 2): 1 epoch numbers missing "
+        "between epoch 1 and 3"
+    )
+    runner = CliRunner()
+    text = runner.invoke(cli, ["critical", str(dump)])
+    assert text.exit_code == 0, text.output
+    assert text.output.splitlines()[-1] == f"what would it gain? not given: {why}"
+    assert "epoch 3: " in text.output
+    document = json.loads(runner.invoke(cli, ["critical", str(dump), "--format", "json"]).output)
+    assert document["candidatesWithheld"] == [why]
+    assert document["candidates"]  # kept as data, beside the reason
+    page = tmp_path / "critical.html"
+    written = runner.invoke(cli, ["critical", str(dump), "--format", "html", "-o", str(page)])
+    assert written.exit_code == 0, written.output
+    assert "its single-edit gains are not given" in page.read_text()
+    info = tmp_path / "checks.toml"
+    info.write_text('[epoch-gap]\nseverity = "info"\n')
+    kept = runner.invoke(cli, ["critical", str(dump), "--checks", str(info)])
+    assert "what would it gain? single edits, largest gain first" in kept.output
+    assert "not given" not in kept.output

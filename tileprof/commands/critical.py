@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from tileprof.analyses.critical import Edit
     from tileprof.analyses.integrity import CheckRules
     from tileprof.inputs.sources import FileRead
+    from tileprof.model.profile import Profile
     from tileprof.model.reading import DumpReading
 
 
@@ -56,6 +57,7 @@ def command(
     across the ranks of one job through their collectives. A trace whose capture check fails
     where the ranking needs it (tileprof check) gets no ranked edits: it says why."""
     from tileprof.model.critical import tile_critical
+    from tileprof.model.examples import EXAMPLE_SOURCE
     from tileprof.model.gpu_critical import read_trace
     from tileprof.model.reading import load_profile
 
@@ -70,7 +72,8 @@ def command(
     profile = load_profile(dump, example, read)
     filters = example_filters(filters) if example else filters
     result = tile_critical(profile, epoch=filters.epoch, min_sync_gap=min_sync_gap, edits=edits)
-    model = CriticalModel(result, profile.target, terminal_width(out.path))
+    withheld = tile_withheld(profile, str(dump) if dump else EXAMPLE_SOURCE, checks)
+    model = CriticalModel(result, profile.target, terminal_width(out.path), withheld)
     write_rendered(CRITICAL_RENDERERS[out.format], model, out.path)
 
 
@@ -122,3 +125,13 @@ def withheld_candidates(reads: list[FileRead], checks: CheckRules) -> list[list[
         undermined(row for row in rows if row["input"] == str(r.path)).get("candidates", [])
         for r in reads
     ]
+
+
+def tile_withheld(profile: Profile, name: str, checks: CheckRules) -> tuple[str, ...]:
+    """Why the dump's own failed capture checks undermine its ranked edits (an epoch gap,
+    overlapping samples, samples past the span); none: they hold."""
+    from tileprof.analyses.integrity import undermined
+    from tileprof.analyses.quality import tile_integrity
+
+    rows = tile_integrity(profile.samples, profile.tile_count, name, checks)
+    return tuple(undermined(rows).get("candidates", []))

@@ -120,15 +120,20 @@ def _table(columns: list[PlainColumn], name: str, fit: Fit, width: int | None) -
     return table + (wrap(dropped_line(dropped), width or TABLE_WIDTH) if dropped else [])
 
 
-def render_table(result: CriticalPath, device: str, width: int | None = None) -> str:
+def render_table(
+    result: CriticalPath, device: str, width: int | None = None, withheld: Sequence[str] = ()
+) -> str:
     """The device, each epoch's path, the what-if, the groups on the path and the
-    candidates, largest gain first."""
+    candidates, largest gain first (``withheld``: why not, in their place)."""
     lines = [f"device   {device}", "", *path_lines(result)]
     if result.what_if is not None:
         lines += ["", *what_if_lines(result)]
     lines += ["", "groups on the critical path (Σ duration of the critical tiles' samples)"]
     lines += _table(_group_columns(result), "group", GROUP_FIT, width)
-    if result.candidates.height:
+    if withheld:
+        first, *rest = (escape_control(why) for why in withheld)
+        lines += ["", f"what would it gain? not given: {first}", *(f"  also: {w}" for w in rest)]
+    elif result.candidates.height:
         lines += ["", "what would it gain? single edits, largest gain first"]
         lines += _table(_candidate_columns(result), "edit", CANDIDATE_FIT, width)
     if width is not None:
@@ -140,9 +145,11 @@ def _fold(line: str, width: int) -> Sequence[str]:
     return wrap(line, width, indent="    ") if len(line) > width else [line]
 
 
-def render_json(result: CriticalPath) -> str:
-    """The document of ``CriticalPath.to_document``."""
-    return json.dumps(result.to_document(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+def render_json(result: CriticalPath, withheld: Sequence[str] = ()) -> str:
+    """The document of ``CriticalPath.to_document``, with ``candidatesWithheld``: why the
+    dump's failed capture checks undermine the candidates (empty: they hold)."""
+    document = {**result.to_document(), "candidatesWithheld": list(withheld)}
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def render_csv(result: CriticalPath) -> str:

@@ -539,6 +539,9 @@ class CriticalModel:
     target: str
     width: int | None = None
     """The terminal's width when the table goes to one; None: the fixed width of files."""
+    withheld: tuple[str, ...] = ()
+    """Why the dump's failed capture checks undermine the ranked edits: shown in their
+    place (JSON: ``candidatesWithheld``, the candidates kept); empty: they hold."""
 
 
 def _critical(render: str) -> Callable[[CriticalModel], str]:
@@ -546,12 +549,16 @@ def _critical(render: str) -> Callable[[CriticalModel], str]:
         from tileprof.views import critical_table
 
         if render == "table":
-            return critical_table.render_table(model.result, model.target, model.width)
+            return critical_table.render_table(
+                model.result, model.target, model.width, model.withheld
+            )
         if render == "html":
             from tileprof.views.html import render_critical  # jinja2: only the page needs it
             from tileprof.views.html.critical_data import tile_section
 
-            return render_critical(tile_section(model.result))
+            return render_critical(tile_section(model.result, withheld=model.withheld))
+        if render == "json":
+            return critical_table.render_json(model.result, model.withheld)
         text: str = getattr(critical_table, f"render_{render}")(model.result)
         return text
 

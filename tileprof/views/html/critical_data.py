@@ -91,8 +91,11 @@ def _parts_table(id: str, parts: Sequence[tuple[str, float]], total: float, cycl
     return table_from_frame(id, frame, columns, percent=("share",), docs=DOCS)
 
 
-def tile_section(result: CriticalPath, id: str = "critical") -> CriticalSection:
-    """The view model of a tile dump's critical path: one scope per epoch."""
+def tile_section(
+    result: CriticalPath, id: str = "critical", withheld: tuple[str, ...] = ()
+) -> CriticalSection:
+    """The view model of a tile dump's critical path: one scope per epoch (``withheld``: why
+    its candidates are not shown)."""
     scopes = []
     for row in result.epochs.iter_rows(named=True):
         epoch, cycles = row["epoch"], row["cycles"]
@@ -130,6 +133,7 @@ def tile_section(result: CriticalPath, id: str = "critical") -> CriticalSection:
                     percent=("gain_share",),
                     docs=DOCS,
                 ),
+                withheld=withheld,
             )
         )
     edits = tuple(e.describe() for e in result.edits)
