@@ -182,12 +182,36 @@ def test_report_opens_with_the_checks_and_its_headline_abstains(tmp_path: Path) 
     assert "capture check failed, no verdict: " in findings_section  # the rules abstain too
 
 
+def _supersteps(page: str) -> str:
+    start = page.index('<section id="tile-0-supersteps">')
+    return page[start : page.index("</section>", start)]
+
+
 def test_report_of_a_clean_dump_keeps_its_headline(tmp_path: Path) -> None:
     out = tmp_path / "report.html"
     dump = write_json_dump(tmp_path / "clean.json", clean_samples())
     assert invoke("report", dump, "-o", out).exit_code == 0
     page = out.read_text()
     assert "No check failed (5 checks)." in page and "abstained: " not in page
+    assert "Abstained: " not in _supersteps(page)
+
+
+def test_report_supersteps_abstain_and_give_no_ranked_edits(tmp_path: Path) -> None:
+    """Overlapping samples undermine the supersteps and the ranked edits: the section's lead
+    says so with the check, and the candidates' table is not shown (a clean dump keeps it)."""
+    out = tmp_path / "report.html"
+    assert invoke("report", overlapping(tmp_path), "-o", out).exit_code == 0
+    section = _supersteps(out.read_text())
+    lead = re.search(r'<p class="lead">([^<]*)</p>', section)
+    assert lead is not None
+    assert lead.group(1).startswith("Abstained: ")
+    assert "check overlapping-samples failed" in lead.group(1)
+    assert lead.group(1).endswith("the ranked edits are not given.")
+    assert "Each edit re-timed alone" not in section
+    clean = tmp_path / "clean.html"
+    dump = write_json_dump(tmp_path / "clean.json", clean_samples())
+    assert invoke("report", dump, "-o", clean).exit_code == 0
+    assert "Each edit re-timed alone" in _supersteps(clean.read_text())
 
 
 def _section(page: str) -> str:

@@ -131,8 +131,8 @@ def test_tile_lead_gives_the_useful_utilization_and_the_heaviest_group() -> None
     assert leads.tile_lead(_tile(groups, empty=True)) == "No sample of 1,234 matched the filters."
 
 
-def _supersteps(epochs: pl.DataFrame) -> Any:
-    return SimpleNamespace(result=SimpleNamespace(epochs=epochs))
+def _supersteps(epochs: pl.DataFrame, withheld: tuple[str, ...] = ()) -> Any:
+    return SimpleNamespace(result=SimpleNamespace(epochs=epochs), withheld=withheld)
 
 
 def test_supersteps_lead_reads_the_first_epoch() -> None:
@@ -149,6 +149,11 @@ def test_supersteps_lead_reads_the_first_epoch() -> None:
     )
     assert leads.supersteps_lead(_supersteps(epochs.clear())) == (
         "No supersteps: no compute sample of positive length is chosen."
+    )
+    why = ("d.json: check epoch-gap failed (1; first at epoch 2): …", "d.json: check other …")
+    assert leads.supersteps_lead(_supersteps(epochs, why)) == (
+        "Abstained: d.json: check epoch-gap failed (1; first at epoch 2): …; d.json: check "
+        "other …. The figures below rest on this capture, and the ranked edits are not given."
     )
 
 
@@ -460,6 +465,12 @@ def test_critical_lead_gives_the_longest_path_its_main_class_and_the_best_edit()
     assert leads.critical_lead(section) == (
         "The longest critical path is 120 µs (step 2), 62.50% of it compute; the largest "
         "single-edit gain is balance, 25.00% of it."
+    )
+    # the longest path's input failed a check that undermines its edits: none is named
+    withheld = dataclasses.replace(longest, withheld=("t.json: check … failed",))
+    assert leads.critical_lead(CriticalSection("critical", (short, withheld, third))) == (
+        "The longest critical path is 120 µs (step 2), 62.50% of it compute; its single-edit "
+        "gains are not given: a capture check of its input failed."
     )
 
 

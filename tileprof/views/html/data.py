@@ -967,7 +967,9 @@ def with_checks(report: Report, checks: pl.DataFrame | None) -> Report:
     check read named as unchecked (None: unchanged)."""
     if checks is None:
         return report
-    tiles = tuple(abstained_headline(tile, checks) for tile in report.tiles)
+    tiles = tuple(
+        withheld_supersteps(abstained_headline(tile, checks), checks) for tile in report.tiles
+    )
     rows = tuple(checks.to_dicts())
     checked = {row["input"] for row in rows}
     unchecked = tuple(
@@ -980,6 +982,21 @@ def with_checks(report: Report, checks: pl.DataFrame | None) -> Report:
 
 HEADLINE_KEPT = ("Samples matched / total",)
 """Headline figures that no capture check undermines (counts, not rates over a span)."""
+
+
+def withheld_supersteps(tile: TileSection, checks: pl.DataFrame) -> TileSection:
+    """``tile`` with its Supersteps part abstained when a failed capture check of its dump
+    undermines the supersteps or the ranked edits (docs/metrics.md, "Abstention")."""
+    from tileprof.analyses.integrity import reasons
+
+    if tile.supersteps is None:
+        return tile
+    own = checks.filter(pl.col("input") == tile.source)
+    why = tuple(dict.fromkeys([*reasons(own, "supersteps"), *reasons(own, "candidates")]))
+    if not why:
+        return tile
+    supersteps = dataclasses.replace(tile.supersteps, withheld=why, candidates=None)
+    return dataclasses.replace(tile, supersteps=supersteps)
 
 
 def abstained_headline(tile: TileSection, checks: pl.DataFrame | None) -> TileSection:

@@ -96,7 +96,13 @@ def tile_lead(tile: TileSection) -> str:
 
 
 def supersteps_lead(section: SuperstepSection) -> str:
-    """The supersteps of the first epoch shown and the share lost to sync wait."""
+    """The supersteps of the first epoch shown and the share lost to sync wait; abstained,
+    with why, when a failed capture check of the dump undermines them."""
+    if section.withheld:
+        return (
+            f"Abstained: {'; '.join(section.withheld)}. The figures below rest on this "
+            "capture, and the ranked edits are not given."
+        )
     epochs = section.result.epochs
     if epochs.height == 0:
         return "No supersteps: no compute sample of positive length is chosen."

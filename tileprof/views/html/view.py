@@ -144,13 +144,17 @@ class SuperstepSection:
     note: str
     charts: tuple[Chart, ...] = ()
     heat: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    """Tile bins × shown supersteps: the mean busy / cycles over each bin's tiles."""
     critical: tuple[str, ...] = ()
     """One sentence per epoch: its critical path's length and parts (``tileprof critical``)."""
     candidates: Table | None = None
     """The single what-if edits ranked by their gain, largest first."""
-    """Tile bins × shown supersteps: the mean busy / cycles over each bin's tiles."""
     heat_bin: int = 1
     """Tiles per heat-map row (the last row may hold fewer)."""
+    withheld: tuple[str, ...] = ()
+    """Why the dump's failed capture checks undermine these figures or the ranked edits
+    (``integrity.reasons``): the lead abstains and the edits are not shown; empty: they
+    hold."""
 
 
 @dataclass(frozen=True)
