@@ -451,3 +451,41 @@ def test_coverage_of_a_diff_counts_matched_samples_or_every_rows_calls() -> None
         [],
         "samples 20 in b.json, 19 in a.json",
     )
+
+
+def _lead_and_hints(page: str, section: str) -> list[str]:
+    start = page.index(f'<section id="{section}">')
+    found = page[start : page.index("</section>", start)]
+    return re.findall(r'<p class="(?:lead|hint)">([^<]*)</p>', found)
+
+
+def test_report_breakdown_and_gpu_runs_name_the_failed_checks_under_them(tmp_path: Path) -> None:
+    """The Qwen trace fails kernel-without-launch (its breakdown and op rows rest on launches
+    it lacks): the breakdown's lead reads the BERT trace's window instead of Qwen's longer
+    one, and says so; that section and the GPU runs name the check; alone, Qwen's breakdown
+    abstains."""
+    root = Path(__file__).resolve().parent.parent / "fixtures" / "tracelens"
+    qwen = root / "h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+    bert = root / "h100_gaunernst_bert-small-uncased__1016001.json.gz"
+    why = (
+        f"{qwen}: check kernel-without-launch failed (509; first at $.traceEvents[10899]): "
+        "509 of 1,707 GPU events have no runtime call of their correlation"
+    )
+    out = tmp_path / "report.html"
+    assert invoke("report", qwen, bert, "-o", out).exit_code == 0
+    page = out.read_text()
+    lead, hint = _lead_and_hints(page, "breakdown")[:2]
+    assert lead.startswith(f"The device was busy 7.92% of the longest window ({bert.name} · ")
+    assert lead.endswith("; the windows of captures that failed a check are left out.")
+    assert hint.endswith(f"undermines them (tileprof check): {why}")
+    assert any(h.endswith(f"op rows or kernels (tileprof check): {why}") for h in
+               _lead_and_hints(page, "gpu"))  # fmt: skip
+    assert "the findings they undermine leave those inputs out" in _section_text(page)
+    alone = tmp_path / "alone.html"
+    assert invoke("report", qwen, "-o", alone).exit_code == 0
+    (lead, *rest) = _lead_and_hints(alone.read_text(), "breakdown")
+    assert lead == f"Abstained: {why}. The figures below rest on this capture."
+    assert not any("undermines them" in h for h in rest)  # said once, in the lead
+    clean = tmp_path / "clean.html"
+    assert invoke("report", bert, "-o", clean).exit_code == 0
+    assert "rest on a failed capture check" not in clean.read_text()

@@ -82,13 +82,14 @@ def test_checks_lead_counts_the_failed_and_names_the_first() -> None:
         "not checked (tileprof has no capture checks for their kind)."
     )
     assert leads.checks_lead([ok, warn1, warn2]) == (
-        "2 of 3 capture checks failed, first clock-monotonic on b.json: the figures they "
-        "undermine are not given for their inputs."
+        "2 of 3 capture checks failed, first clock-monotonic on b.json: the findings they "
+        "undermine leave those inputs out, and each section whose figures they undermine "
+        "says so."
     )
     assert leads.checks_lead([warn2, ok], [("x.csv", "csv")]) == (
-        "1 of 2 capture checks failed, first samples-complete on c.json: the figures they "
-        "undermine are not given for their inputs; 1 input not checked (tileprof has no "
-        "capture checks for their kind)."
+        "1 of 2 capture checks failed, first samples-complete on c.json: the findings they "
+        "undermine leave those inputs out, and each section whose figures they undermine "
+        "says so; 1 input not checked (tileprof has no capture checks for their kind)."
     )
 
 
@@ -215,6 +216,27 @@ def test_breakdown_lead_reads_the_longest_window_of_the_first_table() -> None:
     assert leads.breakdown_lead(section) == (
         "The device was busy 75.00% of the longest window (b.json · step 2, 1.600 ms); exposed "
         "communication 250 µs."
+    )
+    # b.json failed a check that undermines its breakdown: the longest window of the others
+    bad = dataclasses.replace(section, withheld=(("b.json", "b.json: check x failed"),))
+    assert leads.breakdown_lead(bad) == (
+        "The device was busy 50.00% of the longest window (a.json · device 0 · step 1, 100 µs); "
+        "exposed communication 5 µs; the windows of captures that failed a check are left out."
+    )
+    # a check across the job's ranks ("") undermines every window; so do those of every trace
+    for withheld in (
+        (("", "job of 2 ranks: check y failed"),),
+        tuple((name, f"{name}: check x failed") for name in ("a.json", "b.json", "c.json")),
+    ):
+        whys = "; ".join(why for _, why in withheld)
+        assert leads.breakdown_lead(dataclasses.replace(section, withheld=withheld)) == (
+            f"Abstained: {whys}. The figures below rest on this capture."
+        )
+    # a breakdown of one trace has no trace column: any failed check is that trace's
+    alone = _table("bd", {"device": ["0"], "busy_us": [1.0], "total_us": [2.0]})
+    one = BreakdownSection("bd", 0.0, (("w", alone),), (("t.json", "t.json: check x"),))
+    assert leads.breakdown_lead(one) == (
+        "Abstained: t.json: check x. The figures below rest on this capture."
     )
     every = _table(
         "bd",

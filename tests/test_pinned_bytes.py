@@ -93,7 +93,10 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # check read (the example's two seed files: "every checked input", "2 inputs not
             # checked" and a line naming them), and the timeline legends' shared entry is
             # "other (9 groups)", not "other". Nothing else changed (diffed against 057d7145…).
-            "45dca66cf480daa8941f68145665294d54eed2389eeac2c4e987ec72f094aea5",
+            # Re-recorded on main (4 December): the capture checks' source line says a failed
+            # check leaves its input out of the findings it undermines and each section says
+            # so (it said they abstain); nothing else changed (diffed against 45dca66c…).
+            "d393683b84359f0e57220808f710e132677125cafeb078ce4b333acf0b0ddae7",
         ),
         (
             ["report", "--example", *GPU_INPUTS, *LINKS],
@@ -134,8 +137,11 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # Re-recorded on main (4 December): kineto_small.json fails kernel-without-launch,
             # which undermines the ranked edits, so its critical path shows "Not given" and
             # why in place of the candidates table, and the lead says so; nothing else changed
-            # (diffed against 213a4495…).
-            "b631bba54600eb80398ff29bb42d49e1a63721755b25382f837780e825cdd262",
+            # (diffed against 213a4495…). Then: the checks' lead and lines say the findings
+            # leave those inputs out and each section says so; the GPU runs name the check
+            # under their lead; the breakdown's lead abstains (its one trace failed the check);
+            # nothing else changed (diffed against b631bba5…).
+            "99b55d8e5be770a63a1a715c1761d2db6bfbd23d1e80aa74c179b2e468e82113",
         ),
     ],
     ids=["example", "example+gpu"],

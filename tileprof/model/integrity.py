@@ -41,6 +41,10 @@ if TYPE_CHECKING:
 
 Row = dict[str, object]
 
+JOB_INPUT = "job of "
+"""How the checks across a job's ranks begin their input: ``job of 8 ranks (ranks 0, 1
+given)``, no file."""
+
 
 @dataclass(frozen=True)
 class CheckedFiles:
@@ -196,7 +200,7 @@ def _jobs(jobs: dict[int, dict[int, tuple[str, pl.DataFrame]]], rules: CheckRule
     rows: list[Row] = []
     for world, ranks in sorted(jobs.items()):
         if len(ranks) > 1:
-            label = f"job of {world} ranks (ranks {', '.join(map(str, sorted(ranks)))} given)"
+            label = f"{JOB_INPUT}{world} ranks (ranks {', '.join(map(str, sorted(ranks)))} given)"
             rows += job_checks(dict(sorted(ranks.items())), label, rules)
     return rows
 

@@ -52,6 +52,7 @@ from tileprof.model.gather import LINKS_KIND, InputFile, LinkedSet, RunInputs
 from tileprof.model.profile import Profile
 from tileprof.views.html.supersteps_data import superstep_section
 from tileprof.views.html.view import (
+    BreakdownSection,
     Cell,
     ChartedTable,
     Column,
@@ -963,12 +964,20 @@ def build_report(
 
 def with_checks(report: Report, checks: pl.DataFrame | None) -> Report:
     """The report opening with the capture checks of its inputs, each tile section's
-    headline abstained where a failed check of its dump undermines it, and the inputs no
-    check read named as unchecked (None: unchanged)."""
+    headline and supersteps abstained where a failed check of its dump undermines them, the
+    GPU runs and the breakdown naming the failed checks that undermine their rows, and the
+    inputs no check read named as unchecked (None: unchanged)."""
+    from tileprof.analyses.integrity import reasons
+
     if checks is None:
         return report
     tiles = tuple(
         withheld_supersteps(abstained_headline(tile, checks), checks) for tile in report.tiles
+    )
+    breakdown = report.breakdown and withheld_breakdown(report.breakdown, checks)
+    gpu = report.gpu and dataclasses.replace(
+        report.gpu,
+        withheld=tuple(dict.fromkeys([*reasons(checks, "ops"), *reasons(checks, "kernels")])),
     )
     rows = tuple(checks.to_dicts())
     checked = {row["input"] for row in rows}
@@ -977,11 +986,30 @@ def with_checks(report: Report, checks: pl.DataFrame | None) -> Report:
         for f in report.header.inputs
         if f.path not in checked and f.kind != LINKS_KIND
     )
-    return dataclasses.replace(report, tiles=tiles, checks=rows, unchecked=unchecked)
+    return dataclasses.replace(
+        report, tiles=tiles, gpu=gpu, breakdown=breakdown, checks=rows, unchecked=unchecked
+    )
 
 
 HEADLINE_KEPT = ("Samples matched / total",)
 """Headline figures that no capture check undermines (counts, not rates over a span)."""
+
+
+def withheld_breakdown(section: BreakdownSection, checks: pl.DataFrame) -> BreakdownSection:
+    """``section`` naming each failed capture check that undermines the breakdown, with the
+    trace it is of (by file name, as the breakdown's tables name it; "" for a check across a
+    job's ranks, whose input is no file)."""
+    from pathlib import Path
+
+    from tileprof.analyses.integrity import failed, reason_text
+    from tileprof.model.integrity import JOB_INPUT
+
+    bad = failed(checks).filter(pl.col("undermines").list.contains("breakdown"))
+    withheld = tuple(
+        ("" if row["input"].startswith(JOB_INPUT) else Path(row["input"]).name, reason_text(row))
+        for row in bad.iter_rows(named=True)
+    )
+    return dataclasses.replace(section, withheld=withheld) if withheld else section
 
 
 def withheld_supersteps(tile: TileSection, checks: pl.DataFrame) -> TileSection:

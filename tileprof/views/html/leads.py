@@ -8,6 +8,7 @@ Each function takes what its template has and returns one sentence; the template
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -66,7 +67,8 @@ def checks_lead(checks: Sequence[dict[str, Any]], unchecked: Sequence[Any] = ())
     first = failed[0]
     return (
         f"{len(failed)} of {len(checks)} capture checks failed, first {first['check']} on "
-        f"{first['input']}: the figures they undermine are not given for their inputs{rest}."
+        f"{first['input']}: the findings they undermine leave those inputs out, and each "
+        f"section whose figures they undermine says so{rest}."
     )
 
 
@@ -145,22 +147,37 @@ def tile_ops_lead(tables: Sequence[ChartedTable]) -> str:
 
 
 def breakdown_lead(section: BreakdownSection) -> str:
-    """The busy share of the longest window, and its exposed communication."""
+    """The busy share of the longest window, and its exposed communication; of the windows
+    whose trace no failed capture check undermines (abstained, with why, when none is left:
+    ``BreakdownSection.withheld``)."""
     if not section.tables:
         return "No GPU window to break down."
     table = section.tables[0][1]
-    row = top_row(table, "total_us")
     busy_i, total_i = _index(table, "busy_us"), _index(table, "total_us")
-    if row is None or busy_i is None or total_i is None:
+    if top_row(table, "total_us") is None or busy_i is None or total_i is None:
         return "No GPU window with a span to break down."
+    undermined = {name for name, _ in section.withheld}
+    kept = [r for r in table.rows if not _undermined(cell_text(table, r, "trace"), undermined)]
+    row = top_row(dataclasses.replace(table, rows=tuple(kept)), "total_us")
+    if row is None:
+        reasons = "; ".join(dict.fromkeys(why for _, why in section.withheld))
+        return f"Abstained: {reasons}. The figures below rest on this capture."
     busy, total = _value(row[busy_i]), _value(row[total_i])
     share = None if busy is None or not total else busy / total
     where = " · ".join(_window_place(table, row))
+    rest = "" if not undermined else "; the windows of captures that failed a check are left out"
     return (
         f"The device was busy {numbers.percent(share)} of the longest window ({where}, "
         f"{cell_text(table, row, 'total_us')}); exposed communication "
-        f"{cell_text(table, row, 'exposed_comm_us')}."
+        f"{cell_text(table, row, 'exposed_comm_us')}{rest}."
     )
+
+
+def _undermined(trace: str, names: set[str]) -> bool:
+    """Whether a failed check undermines a breakdown row of ``trace``: one of its own, or one
+    across a job's ranks (named ""); a table of one trace names none (``—``): any check is
+    its own."""
+    return bool(names) and ("" in names or trace in names or trace == numbers.MISSING)
 
 
 def _window_place(table: Table, row: Sequence[Cell]) -> list[str]:

@@ -228,6 +228,9 @@ class GpuSection:
     kernels: tuple[ChartedTable, ...]
     counters: Table | None = None
     """Nsight Compute's figures beside the tile groups' useful utilization (when ncu gave any)."""
+    withheld: tuple[str, ...] = ()
+    """Each failed capture check that undermines the op rows or the kernel tables
+    (``integrity.reason_text``): said first, the rows of those inputs rest on it."""
 
 
 @dataclass(frozen=True)
@@ -238,6 +241,10 @@ class BreakdownSection:
     id: str
     kernel_wait_us: float
     tables: tuple[tuple[str, Table], ...]
+    withheld: tuple[tuple[str, str], ...] = ()
+    """(trace, why) per failed capture check that undermines the breakdown
+    (``integrity.reason_text``): the trace's file name, or "" for a check across a job's
+    ranks (it undermines every row). The lead abstains when its window's trace is named."""
 
 
 @dataclass(frozen=True)
