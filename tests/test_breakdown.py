@@ -813,3 +813,38 @@ def test_odd_trace_files_keep_the_whole_readers_error(
     streamed = reading()
     monkeypatch.setattr(timelines, "_streamed_trace", lambda path: None)
     assert streamed == reading()
+
+
+def test_long_gaps_split_the_idle_time_gap_by_gap() -> None:
+    """Device 0: two overlapping events, a 1 µs gap, then a 2 ms gap; device 1: a 5 ms gap.
+    The gaps of at least 1 ms are 2,000 and 5,000 µs, one each; with any length counted,
+    device 0's gaps add up to the breakdown's whole-trace idle_us (2,001 µs)."""
+    from tileprof.analyses.gpu_breakdown import breakdown, long_gaps
+    from tileprof.core.gpu_events import GpuTimeline, as_gpu_events, empty_steps
+
+    spans = [(0, 0, 100), (0, 50, 150), (0, 1_150, 1_200), (0, 2_001_200, 2_001_300)]
+    spans += [(1, 0, 10), (1, 5_000_010, 5_000_020)]
+    events = as_gpu_events(
+        pl.DataFrame(
+            {
+                "device": [d for d, _, _ in spans],
+                "stream": [7] * len(spans),
+                "kind": ["kernel"] * len(spans),
+                "name": ["k"] * len(spans),
+                "start_ns": [s for _, s, _ in spans],
+                "end_ns": [e for _, _, e in spans],
+            }
+        )
+    )
+    timeline = GpuTimeline("t.json", events, empty_steps(), {0: "A", 1: "B"})
+    found = long_gaps([timeline]).sort("device")
+    assert found.to_dicts() == [
+        {"trace": "t.json", "device": 0, "long_gap_us": 2000.0, "long_gaps": 1},
+        {"trace": "t.json", "device": 1, "long_gap_us": 5000.0, "long_gaps": 1},
+    ]
+    every = long_gaps([timeline], at_least_us=0.001).sort("device")
+    rows = breakdown([timeline]).rows.filter(pl.col("device") == 0, pl.col("step").is_null())
+    assert every.get_column("long_gap_us").to_list() == [2001.0, 5000.0]
+    assert every.get_column("long_gaps").to_list() == [2, 1]
+    assert rows.get_column("idle_us").to_list() == [2001.0]
+    assert long_gaps([]).is_empty()

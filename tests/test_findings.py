@@ -290,44 +290,95 @@ def test_every_rule_has_a_fire_and_an_abstain_test() -> None:
         assert f"F.{rule.id.upper().replace('-', '_')}" in source, rule.id
 
 
-def test_dispatch_bound_fires_on_a_tenstorrent_report_whose_chip_waits_between_ops() -> None:
-    """The real Wormhole CLIP report: the chip runs ops for 13 ms of 15 s, the rest is
-    op-to-op gap (host dispatch): tt-perf-report's advice is to run with tracing."""
+def test_a_tenstorrent_reports_gaps_are_host_work_not_dispatch() -> None:
+    """The real Wormhole CLIP report: the chip runs ops for 13 ms of 15 s, but its median
+    op-to-op gap is 0.66 µs; 99.98% of the gap time is in 19 gaps of 1 ms or more (the first
+    run's host work between ops). So host-gaps fires and dispatch-bound does not: advising
+    tracing for dispatch would be advice for 0.03% of the time."""
+    from tileprof.analyses.gpu_breakdown import long_gaps
+    from tileprof.inputs.timelines import load_timeline
     from tileprof.model.breakdown import trace_breakdown
 
     clip = (
         Path(__file__).resolve().parent.parent / "fixtures" / "real" / "tt_wh_clip_encoder_400.csv"
     )
     rows = trace_breakdown([clip]).breakdown.rows
-    found = outcome(F.DISPATCH_BOUND, {"breakdown": F.breakdown_frame(rows)})
-    chip = rows.filter(pl.col("device") == 0).row(0, named=True)
-    assert found.status == F.FIRED, found.text
-    assert "Tenstorrent wormhole_b0 (chip 0)" in found.text and "run with tracing" in found.text
-    assert found.values == {"gap_share": pytest.approx(chip["idle_us"] / chip["total_us"])}
-    assert chip["idle_us"] / chip["total_us"] > 0.99
+    gaps = long_gaps([load_timeline(clip)])
+    frame = F.breakdown_frame(rows, gaps=gaps)
+    chip = frame.filter(pl.col("device") == 0).row(0, named=True)
+    assert chip["long_gaps"] == 19
+    assert chip["long_gap_us"] + chip["dispatch_gap_us"] == pytest.approx(chip["idle_us"])
+    host = outcome(F.HOST_GAPS, {"breakdown": frame})
+    assert host.status == F.FIRED, host.text
+    assert "Tenstorrent wormhole_b0 (chip 0)" in host.text and " is 19 gaps of 1 ms" in host.text
+    assert host.values == {"long_share": pytest.approx(chip["long_gap_us"] / chip["total_us"])}
+    assert chip["long_gap_us"] / chip["total_us"] > 0.99
+    dispatch = outcome(F.DISPATCH_BOUND, {"breakdown": frame})
+    assert dispatch.status == F.CLEAR, dispatch.text
+    share = chip["dispatch_gap_us"] / chip["total_us"]
+    assert dispatch.values["gap_share"] == pytest.approx(share) and share < 0.001
+    # without the gaps the chip rules lack their figure: no verdict either way
+    for rule in (F.HOST_GAPS, F.DISPATCH_BOUND):
+        lacking = outcome(rule, {"breakdown": F.breakdown_frame(rows)})
+        assert lacking.status == F.ABSTAINED and "breakdown lacks" in lacking.text
     # no GPU rows: the host-bound rule (launch calls the chip's report does not record) does
     # not apply
-    assert outcome(F.HOST_BOUND, {"breakdown": F.breakdown_frame(rows)}).status == (
-        F.NOT_APPLICABLE
+    assert outcome(F.HOST_BOUND, {"breakdown": frame}).status == F.NOT_APPLICABLE
+
+
+def _chip(total: float, busy: float, long_gap: float, long_gaps: int = 1) -> pl.DataFrame:
+    """One Tenstorrent chip's whole-report breakdown row, its idle split by the gaps."""
+    rows = breakdown((total, total - busy, 0)).with_columns(
+        device_name=pl.lit("Tenstorrent blackhole (chip 0)"),
+        busy_us=pl.lit(busy),
+        step=pl.lit(None, pl.Int64),
     )
+    gaps = pl.DataFrame(
+        {"trace": ["t.json"], "device": [0], "long_gap_us": [long_gap], "long_gaps": [long_gaps]}
+    )
+    return F.breakdown_frame(rows, gaps=gaps)
+
+
+def test_dispatch_bound_and_host_gaps_split_the_chips_idle_time() -> None:
+    """60 µs of 100 idle: in gaps under 1 ms, dispatch-bound fires (tracing helps); in gaps
+    of 1 ms or more, host-gaps fires; a busy chip clears both."""
+    short = _chip(100.0, 40.0, long_gap=0.0, long_gaps=0)
+    found = outcome(F.DISPATCH_BOUND, {"breakdown": short})
+    assert found.status == F.FIRED and found.values == {"gap_share": pytest.approx(0.6)}
+    assert "run with tracing" in found.text
+    assert outcome(F.HOST_GAPS, {"breakdown": short}).status == F.CLEAR
+    long = _chip(100.0, 40.0, long_gap=60.0, long_gaps=3)
+    found = outcome(F.HOST_GAPS, {"breakdown": long})
+    assert found.status == F.FIRED and " is 3 gaps of 1 ms or more" in found.text
+    assert outcome(F.DISPATCH_BOUND, {"breakdown": long}).status == F.CLEAR
+    busy = _chip(100.0, 90.0, long_gap=5.0)
+    for rule in (F.DISPATCH_BOUND, F.HOST_GAPS):
+        assert outcome(rule, {"breakdown": busy}).status == F.CLEAR
 
 
 def test_dispatch_bound_clears_abstains_and_ignores_gpus() -> None:
-    busy_chip = breakdown((100, 10, 0)).with_columns(
-        device_name=pl.lit("Tenstorrent blackhole (chip 0)"), busy_us=pl.lit(90.0)
-    )
-    assert outcome(F.DISPATCH_BOUND, {"breakdown": F.breakdown_frame(busy_chip)}).status == F.CLEAR
+    busy_chip = _chip(100.0, 90.0, long_gap=0.0)
+    assert outcome(F.DISPATCH_BOUND, {"breakdown": busy_chip}).status == F.CLEAR
     gpu_only = F.breakdown_frame(breakdown((100, 90, 0)).with_columns(busy_us=pl.lit(10.0)))
-    assert outcome(F.DISPATCH_BOUND, {"breakdown": gpu_only}).status == F.NOT_APPLICABLE
-    assert outcome(F.DISPATCH_BOUND, {}).status == F.NOT_APPLICABLE
-    idle_chip = busy_chip.with_columns(idle_us=pl.lit(60.0), busy_us=pl.lit(40.0))
+    for rule in (F.DISPATCH_BOUND, F.HOST_GAPS):
+        assert outcome(rule, {"breakdown": gpu_only}).status == F.NOT_APPLICABLE
+        assert outcome(rule, {}).status == F.NOT_APPLICABLE
+    idle_chip = _chip(100.0, 40.0, long_gap=0.0)
     small = outcome(
         dataclasses.replace(
             F.DISPATCH_BOUND, floor=dataclasses.replace(F.DISPATCH_BOUND.floor, threshold=100.0)
         ),
-        {"breakdown": F.breakdown_frame(idle_chip)},
+        {"breakdown": idle_chip},
     )
-    assert small.status == F.ABSTAINED and "under the floor idle_us >= 100" in small.text
+    assert small.status == F.ABSTAINED and "under the floor dispatch_gap_us >= 100" in small.text
+    gappy_chip = _chip(100.0, 40.0, long_gap=60.0)
+    small = outcome(
+        dataclasses.replace(
+            F.HOST_GAPS, floor=dataclasses.replace(F.HOST_GAPS.floor, threshold=100.0)
+        ),
+        {"breakdown": gappy_chip},
+    )
+    assert small.status == F.ABSTAINED and "under the floor long_gap_us >= 100" in small.text
 
 
 # ---------------------------------------------------------------- rules of GPU inputs
@@ -620,16 +671,20 @@ def test_low_occupancy_reads_a_real_ncu_csv() -> None:
     assert len(document["not_applicable"]) == len(F.RULES) - 1
 
 
-def test_a_tenstorrent_report_lists_its_dispatch_rule_only() -> None:
-    """Of the rules, only dispatch-bound reads a Tenstorrent chip: it is the one row; no GPU
-    rule (host-bound included) or tile rule is listed as clear or abstained."""
+def test_a_tenstorrent_report_lists_its_gap_rules_only() -> None:
+    """Of the rules, only dispatch-bound and host-gaps read a Tenstorrent chip: they are the
+    rows; no GPU rule (host-bound included) or tile rule is listed as clear or abstained."""
     args = ["findings", "fixtures/real/tt_wh_clip_encoder_400.csv", "--format", "json"]
     done = CliRunner().invoke(cli, args)
     assert done.exit_code == 0, done.output
     document = json.loads(done.stdout)
-    assert [(f["id"], f["status"]) for f in document["findings"]] == [("dispatch-bound", "fired")]
+    assert [(f["id"], f["status"]) for f in document["findings"]] == [
+        ("host-gaps", "fired"),
+        ("dispatch-bound", "clear"),
+    ]
     assert {r["id"] for r in document["not_applicable"]} == {r.id for r in F.RULES} - {
-        "dispatch-bound"
+        "dispatch-bound",
+        "host-gaps",
     }
 
 
@@ -730,9 +785,9 @@ def test_command_table_json_and_bad_rules(tmp_path: Path) -> None:
     assert "imbalance, critical tile 2: superstep 1 of epoch 1" in table.stdout
     assert "host-bound" not in table.stdout.split("\n\n")[0]  # no row: it does not apply
     assert table.stdout.endswith(
-        "\n\n9 rules do not apply to these inputs: host-bound, launch-bound, "
+        "\n\n10 rules do not apply to these inputs: host-bound, launch-bound, "
         "exposed-communication, exposed-copies, small-kernels, straggler, low-occupancy, "
-        "dispatch-bound, compute-under-used\n"
+        "dispatch-bound, host-gaps, compute-under-used\n"
     )
     document = json.loads(runner.invoke(cli, ["findings", str(dump), "--format", "json"]).stdout)
     by_id = {f["id"]: f for f in document["findings"]}

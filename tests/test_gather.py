@@ -171,6 +171,7 @@ def test_read_inputs_gives_the_findings_of_every_source_and_their_abstentions() 
         "straggler": "not applicable",
         "low-occupancy": "not applicable",
         "dispatch-bound": "not applicable",
+        "host-gaps": "not applicable",
         "imbalance": "not applicable",
         "start-skew": "not applicable",
         "communication": "not applicable",

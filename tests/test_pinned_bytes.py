@@ -96,7 +96,9 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # Re-recorded on main (4 December): the capture checks' source line says a failed
             # check leaves its input out of the findings it undermines and each section says
             # so (it said they abstain); nothing else changed (diffed against 45dca66c…).
-            "d393683b84359f0e57220808f710e132677125cafeb078ce4b333acf0b0ddae7",
+            # Then: the findings count a 17th rule, host-gaps, among those that do not apply
+            # (diffed against d393683b…).
+            "2477d253ed803bf0ec38a5a18c1db59fa41eaace89403a60139dd62eebd20a59",
         ),
         (
             ["report", "--example", *GPU_INPUTS, *LINKS],
@@ -140,8 +142,9 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # (diffed against 213a4495…). Then: the checks' lead and lines say the findings
             # leave those inputs out and each section says so; the GPU runs name the check
             # under their lead; the breakdown's lead abstains (its one trace failed the check);
-            # nothing else changed (diffed against b631bba5…).
-            "99b55d8e5be770a63a1a715c1761d2db6bfbd23d1e80aa74c179b2e468e82113",
+            # nothing else changed (diffed against b631bba5…). Then: the findings count a 17th
+            # rule, host-gaps, among those that do not apply (diffed against 99b55d8e…).
+            "5b3b0fbb42947ca0d036ec313a226781e7aa00b0514c594402727d352d8536f9",
         ),
     ],
     ids=["example", "example+gpu"],

@@ -115,15 +115,32 @@ DISPATCH_BOUND = Rule(
     id="dispatch-bound",
     source="breakdown",
     where=(("device_kind", "tenstorrent"),),
-    conditions=(Condition("gap_share", "idle_us / total_us", ">", 0.5, share=True),),
-    floor=Condition("floor", "idle_us", ">=", 5.0),
-    rank="idle_us",
+    conditions=(Condition("gap_share", "dispatch_gap_us / total_us", ">", 0.5, share=True),),
+    floor=Condition("floor", "dispatch_gap_us", ">=", 5.0),
+    rank="dispatch_gap_us",
     message=(
         "dispatch-bound: {device_name} of {trace} runs ops for {busy_us} µs of {total_us} µs; "
-        "{gap_share} of its time (over {gap_share_threshold}) is the gap between ops (OP TO OP "
-        "LATENCY: the host dispatching the next op). As tt-perf-report advises, run with "
-        "tracing (capture the ops in a metal trace and replay it) to take dispatch off the "
-        "device's path; {count} of {rows} chips like it"
+        "{gap_share} of its time (over {gap_share_threshold}) is gaps under 1 ms between ops "
+        "(OP TO OP LATENCY: the host dispatching the next op). As tt-perf-report advises, run "
+        "with tracing (capture the ops in a metal trace and replay it) to take dispatch off "
+        "the device's path; {count} of {rows} chips like it"
+    ),
+    needs="a Tenstorrent ops report (its op-to-op gaps, through the time breakdown)",
+)
+HOST_GAPS = Rule(
+    id="host-gaps",
+    source="breakdown",
+    where=(("device_kind", "tenstorrent"),),
+    conditions=(Condition("long_share", "long_gap_us / total_us", ">", 0.5, share=True),),
+    floor=Condition("floor", "long_gap_us", ">=", 5.0),
+    rank="long_gap_us",
+    message=(
+        "host gaps: {device_name} of {trace} runs ops for {busy_us} µs of {total_us} µs; "
+        "{long_share} of its time (over {long_share_threshold}) is {long_gaps} gaps of 1 ms "
+        "or more between ops, far longer than dispatching an op takes: the host was doing "
+        "other work (a first run compiling each op's program, Python, I/O), which tracing "
+        "alone does not remove. Profile a warm run (after a warm-up, marked by a signpost) "
+        "before reading the gaps as dispatch; {count} of {rows} chips like it"
     ),
     needs="a Tenstorrent ops report (its op-to-op gaps, through the time breakdown)",
 )
@@ -362,6 +379,7 @@ RULES: tuple[Rule, ...] = (
     STRAGGLER,
     LOW_OCCUPANCY,
     DISPATCH_BOUND,
+    HOST_GAPS,
     COMPUTE_UNDER_USED,
     IMBALANCE,
     START_SKEW,
@@ -672,13 +690,18 @@ def op_frame(ops: pl.DataFrame, ridge: RidgePoint | None = None) -> pl.DataFrame
     )
 
 
-def breakdown_frame(rows: pl.DataFrame, launches: pl.DataFrame | None = None) -> pl.DataFrame:
+def breakdown_frame(
+    rows: pl.DataFrame, launches: pl.DataFrame | None = None, gaps: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """The GPU time breakdown's rows the breakdown rules read: per trace and device, its
     profiler steps when it has any, else its whole-trace row; all-devices rows (``device``
     null) only where no per-device row exists. So no stretch of time is counted twice.
     ``launches`` (the breakdown's launch figures, keyed as its rows) join on their window.
     ``device_kind`` says whose timeline a row is: ``tenstorrent`` (a chip of an ops report,
-    named ``Tenstorrent …``) or ``gpu``."""
+    named ``Tenstorrent …``) or ``gpu``. ``gaps`` (``gpu_breakdown.long_gaps`` of the chips'
+    timelines) splits a chip's idle time: ``long_gap_us`` in gaps of a millisecond or more,
+    ``dispatch_gap_us`` in the shorter ones (without it the chip rules lack both and
+    abstain)."""
     if launches is not None:
         keys = [c for c in _BREAKDOWN_KEYS if c in rows.columns and c in launches.columns]
         extra = [c for c in launches.columns if c not in rows.columns]
@@ -697,10 +720,29 @@ def breakdown_frame(rows: pl.DataFrame, launches: pl.DataFrame | None = None) ->
             window=pl.when(pl.col("step").is_null()).then(whole).otherwise(step)
         )
     if "device_name" in rows.columns:  # a Tenstorrent chip's timeline is its ops report's
-        tenstorrent = pl.col("device_name").str.starts_with("Tenstorrent ").fill_null(False)
+        tenstorrent = pl.col("device_name").str.starts_with(TENSTORRENT_NAME).fill_null(False)
         kind = pl.when(tenstorrent).then(pl.lit("tenstorrent")).otherwise(pl.lit("gpu"))
         rows = rows.with_columns(kind.alias("device_kind"))
+        if gaps is not None:
+            chip = (pl.col("device_kind") == "tenstorrent") & pl.col("step").is_null()
+            rows = rows.join(gaps, on=["trace", "device"], how="left", nulls_equal=True)
+            rows = rows.with_columns(
+                pl.when(chip).then(pl.col("long_gap_us")).alias("long_gap_us"),
+                pl.when(chip).then(pl.col("long_gaps")).alias("long_gaps"),
+                pl.when(chip)
+                .then(pl.col("idle_us") - pl.col("long_gap_us"))
+                .alias("dispatch_gap_us"),
+            )
     return rows
+
+
+TENSTORRENT_NAME = "Tenstorrent "
+"""How a Tenstorrent chip's timeline names its device (``Tenstorrent wormhole_b0 (chip 0)``)."""
+
+
+def is_tenstorrent(device_name: str) -> bool:
+    """Whether a timeline's device is a Tenstorrent chip (its ops report's timeline)."""
+    return device_name.startswith(TENSTORRENT_NAME)
 
 
 _BREAKDOWN_KEYS = ("trace", "rank", "device", "device_name", "step")

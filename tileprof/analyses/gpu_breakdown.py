@@ -158,6 +158,42 @@ def breakdown(
     )
 
 
+LONG_GAP_US = 1000.0
+"""A gap between two ops at least this long is more than a host takes to dispatch one op
+(microseconds to tens of microseconds on tt-metal's dispatch path): the host was doing other
+work (compiling an op's program on a first run, Python, I/O). ``long_gaps`` splits a chip's
+idle time there (docs/metrics.md, "Findings": ``dispatch-bound`` and ``host-gaps``)."""
+
+
+def long_gaps(timelines: Sequence[GpuTimeline], at_least_us: float = LONG_GAP_US) -> pl.DataFrame:
+    """Per trace and device: the idle time (the breakdown's whole-trace ``idle_us``, gap by
+    gap between its busy periods) in gaps of at least ``at_least_us`` each
+    (``long_gap_us``), and how many such gaps there are (``long_gaps``)."""
+    frames = []
+    for timeline in timelines:
+        events = timeline.events.select("device", "start_ns", "end_ns").sort("device", "start_ns")
+        before = pl.col("end_ns").cum_max().shift(1).over("device")
+        gaps = events.with_columns(gap_ns=pl.col("start_ns") - before)
+        long = pl.col("gap_ns") >= at_least_us * 1000.0
+        frames.append(
+            gaps.group_by("device", maintain_order=True).agg(
+                trace=pl.lit(timeline.name),
+                long_gap_us=pl.col("gap_ns").filter(long).sum().cast(pl.Float64) / 1000.0,
+                long_gaps=long.sum().cast(pl.Int64),
+            )
+        )
+    typed = [pl.col(name).cast(dtype) for name, dtype in GAP_SCHEMA.items()]
+    return pl.concat([pl.DataFrame(schema=GAP_SCHEMA), *(f.select(typed) for f in frames)])
+
+
+GAP_SCHEMA: dict[str, pl.DataType] = {
+    "trace": pl.String(),
+    "device": pl.Int64(),
+    "long_gap_us": pl.Float64(),
+    "long_gaps": pl.Int64(),
+}
+
+
 def concat_breakdowns(parts: Sequence[Breakdown], kernel_wait_us: float) -> Breakdown:
     """The breakdown of several timelines from each one's own, in the order given: what
     ``breakdown`` of all of them gives (each row belongs to one timeline)."""

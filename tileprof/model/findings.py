@@ -17,6 +17,7 @@ from tileprof.analyses.filters import Filters
 from tileprof.analyses.findings import (
     breakdown_frame,
     group_frame,
+    is_tenstorrent,
     rank_frame,
     superstep_frames,
     tile_candidate_frame,
@@ -53,12 +54,13 @@ def timeline_frames(
     """The ``breakdown`` frame of the GPU time breakdown of ``breakdown_of``, and the
     ``ranks`` frame of the collectives of ``ranks_of`` (none where a list is empty)."""
     from tileprof.analyses.collectives import jobs
-    from tileprof.analyses.gpu_breakdown import breakdown
+    from tileprof.analyses.gpu_breakdown import breakdown, long_gaps
 
     frames = {}
     if breakdown_of:
         found = breakdown(breakdown_of)
-        frames["breakdown"] = breakdown_frame(found.rows, found.launches)
+        chips = [t for t in breakdown_of if any(map(is_tenstorrent, t.devices.values()))]
+        frames["breakdown"] = breakdown_frame(found.rows, found.launches, long_gaps(chips))
     job = jobs(ranks_of) if ranks_of else None
     if job is not None and job.ranks.height:
         frames["ranks"] = rank_frame(job.collectives, job.ranks)
