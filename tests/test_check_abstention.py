@@ -114,6 +114,21 @@ def test_a_trace_that_fails_a_check_leaves_the_other_traces_rules_standing() -> 
     )
 
 
+def test_a_rule_names_only_the_failed_inputs_it_would_have_read() -> None:
+    """The Qwen trace is left out of the breakdown; the rules of Tenstorrent chips never read
+    a GPU's breakdown rows, so the CLIP report's host-gaps reads as alone, naming no trace."""
+    chip, qwen = (
+        "fixtures/real/tt_wh_clip_encoder_400.csv",
+        "fixtures/tracelens/h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
+    )
+    alone, both = findings(chip), findings(qwen, chip)
+    for rule in ("host-gaps", "dispatch-bound"):
+        assert both[rule]["status"] == alone[rule]["status"], rule
+        assert both[rule].get("message") == alone[rule].get("message"), rule
+    assert "left out" not in json.dumps(both["host-gaps"])
+    assert both["host-bound"]["status"] == "abstained"  # the GPU rules: Qwen was their input
+
+
 def test_findings_on_a_trace_with_a_truncated_step_abstain_from_host_bound(
     tmp_path: Path,
 ) -> None:

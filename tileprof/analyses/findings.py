@@ -477,6 +477,16 @@ def _where_text(rule: Rule) -> str:
     return " where " + ", ".join(f"{c} = {v}" for c, v in rule.where) if rule.where else ""
 
 
+def rows_read(rule: Rule, frame: pl.DataFrame) -> pl.DataFrame:
+    """The rows of ``frame`` that ``rule`` reads: those its ``where`` chooses (every row when
+    the frame lacks a ``where`` column, as ``_considered`` reads it)."""
+    if not {column for column, _ in rule.where} <= set(frame.columns):
+        return frame
+    for column, value in rule.where:
+        frame = frame.filter(pl.col(column).cast(pl.String) == value)
+    return frame
+
+
 def _considered(rule: Rule, frame: pl.DataFrame | None) -> pl.DataFrame | Finding:
     """The rows the rule reads, or why it has no verdict: not applicable when no input is of
     its kind (no frame, or no row of its ``where`` choice); abstained when a column is missing
@@ -486,16 +496,13 @@ def _considered(rule: Rule, frame: pl.DataFrame | None) -> pl.DataFrame | Findin
     if not frame.height:
         return Finding(rule, NOT_APPLICABLE, f"no {rule.source} rows; the rule needs {rule.needs}")
     conditions = (*rule.conditions, rule.floor)
-    considered = frame
-    if {column for column, _ in rule.where} <= set(frame.columns):
-        for column, value in rule.where:
-            considered = considered.filter(pl.col(column).cast(pl.String) == value)
-        if not considered.height:
-            return Finding(
-                rule,
-                NOT_APPLICABLE,
-                f"no {rule.source} rows{_where_text(rule)}; the rule needs {rule.needs}",
-            )
+    considered = rows_read(rule, frame)
+    if not considered.height:  # only a where can leave none: the frame has rows
+        return Finding(
+            rule,
+            NOT_APPLICABLE,
+            f"no {rule.source} rows{_where_text(rule)}; the rule needs {rule.needs}",
+        )
     needed = {c for cond in conditions for c in cond.columns()} | {rule.rank}
     needed |= {column for column, _ in rule.where}
     missing = sorted(needed - set(frame.columns))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -499,7 +499,7 @@ def source_findings(
     undermines a rule's source is left out of that rule, which judges the other inputs and
     names it (``integrity.with_left_out``); a failed check across a job's ranks abstains
     the rules whose source it undermines."""
-    from tileprof.analyses.findings import RULES, combined, evaluate
+    from tileprof.analyses.findings import RULES, STATUS_ORDER, combined, evaluate
     from tileprof.analyses.integrity import abstained_findings, undermined, with_left_out
     from tileprof.model.findings import timeline_frames
 
@@ -519,16 +519,51 @@ def source_findings(
 
     findings = evaluate(frames(False), rules)
     fed = {id(s): {*part, *(TIMELINE_FIGURES if s.timeline else ())} for s, part in parts}
-    left_out: dict[str, list[str]] = {}
-    for s in sources:
-        for figure, why in lost[id(s)].items():
-            if figure in fed[id(s)]:
-                left_out.setdefault(figure, []).extend(why)
-    if left_out:
-        findings = with_left_out(findings, frames(True), left_out)
+    failed = [(s, _own_frames(s, part)) for s, part in parts if set(lost[id(s)]) & fed[id(s)]]
+    if failed:
+        kept = frames(True)
+        findings = sorted(
+            (
+                found
+                for finding in findings
+                for found in with_left_out([finding], kept, _left_out(finding.rule, failed, lost))
+            ),
+            key=lambda f: STATUS_ORDER[f.status],
+        )
     own = {row["input"] for s in sources if s.checked for row in s.checked.rows}
     across = None if checks is None else checks.filter(~pl.col("input").is_in(list(own)))
     return tuple(abstained_findings(findings, across))
+
+
+def _left_out(
+    rule: Rule,
+    failed: Sequence[tuple[Source, dict[str, pl.DataFrame]]],
+    lost: Mapping[int, Mapping[str, Sequence[str]]],
+) -> dict[str, list[str]]:
+    """Why each input whose own failed check undermines ``rule``'s source is left out of it
+    (``integrity.with_left_out``), for the inputs that hold a row the rule reads (``failed``:
+    each with its own frames, ``_own_frames``): a GPU trace left out of the breakdown is not
+    named by a rule of Tenstorrent chips."""
+    from tileprof.analyses.findings import rows_read
+
+    why: dict[str, list[str]] = {}
+    for source, own in failed:
+        reasons = lost[id(source)].get(rule.source)
+        frame = own.get(rule.source)
+        # one trace makes no ranks frame: its rows are its job's, every one read
+        reads = rule.source == "ranks" or (frame is not None and rows_read(rule, frame).height)
+        if reasons and reads:
+            why.setdefault(rule.source, []).extend(reasons)
+    return why
+
+
+def _own_frames(source: Source, part: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    """One input's frames for the findings' rules, its timeline's breakdown among them."""
+    from tileprof.model.findings import timeline_frames
+
+    if source.timeline is None:
+        return part
+    return {**part, **timeline_frames([source.timeline], [])}
 
 
 def _input_frames(source: Source) -> dict[str, pl.DataFrame]:
