@@ -114,16 +114,20 @@ RANKS = [str(HTA / "sampled_rank-0.json.gz"), str(HTA / "sampled_rank-1.json.gz"
 """Ranks 0 and 1 of one 128-rank job, captured over the same two steps (HTA's sample)."""
 
 
-def _with_info(tmp_path: Path, source: str, name: str, **info: object) -> str:
-    """``source`` with its distributedInfo changed by ``info`` (None: removed)."""
+def _with_info(
+    tmp_path: Path, source: str, name: str, *, device: str | None = None, **info: object
+) -> str:
+    """``source`` with its distributedInfo changed by ``info`` (a key given None: removed;
+    ``rank=None``: no distributedInfo at all), and with ``device`` its one GPU named."""
     import gzip
 
     document = json.loads(gzip.decompress(Path(source).read_bytes()))
     changed = {**document["distributedInfo"], **info}
-    if None in info.values():
+    document["distributedInfo"] = {k: v for k, v in changed.items() if v is not None}
+    if "rank" in info and info["rank"] is None:
         del document["distributedInfo"]
-    else:
-        document["distributedInfo"] = changed
+    if device is not None:
+        document["deviceProperties"] = [{"id": 0, "name": device}]
     path = tmp_path / name
     path.write_bytes(gzip.compress(json.dumps(document).encode()))
     return str(path)
@@ -174,4 +178,26 @@ def test_a_job_of_another_size_is_another_setup(tmp_path: Path) -> None:
     assert table.splitlines()[0] == (
         "not the same setup: the two sides differ in rank 0 of 128 (nccl) → 0 of 64 (nccl); "
         "every change below is the setup's as much as the code's"
+    )
+
+
+def test_a_job_that_names_no_backend_and_the_same_rank_on_other_gpus(tmp_path: Path) -> None:
+    """Without a backend the rank reads "0 of 128"; the same rank on two GPU models is a
+    setup difference like any other, not "not the same rank"."""
+    before = _with_info(tmp_path, RANKS[0], "b.json.gz", backend=None, device="NVIDIA A100")
+    after = _with_info(tmp_path, RANKS[1], "a.json.gz", backend=None, device="NVIDIA A100")
+    _, table = _run(before, after)
+    assert table.splitlines()[0] == (
+        "not the same rank: before is rank 0 and after rank 1 of a job of 128 ranks "
+        "(distributedInfo); if both are of one run, every change below is between two of its "
+        "GPUs, not between runs (compare one rank of each run; `tileprof breakdown` compares "
+        "the ranks of one job)"
+    )
+    _, document = _run(before, after, "--format", "json")
+    assert json.loads(document)["setup_differs"] == ["rank 0 of 128 → 1 of 128"]
+    other = _with_info(tmp_path, RANKS[1], "h.json.gz", rank=0, backend=None, device="NVIDIA H100")
+    _, table = _run(before, other)
+    assert table.splitlines()[0] == (
+        "not the same setup: the two sides differ in device NVIDIA A100 → NVIDIA H100; every "
+        "change below is the setup's as much as the code's"
     )
