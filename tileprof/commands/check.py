@@ -44,7 +44,8 @@ def command(
 ) -> None:
     """Count what each capture in PATHS gets wrong (PyTorch traces, nsys exports, Tenstorrent
     reports, tile dumps): each check's count, first places and severity. Exit 1 when a check
-    fails (the figures it undermines abstain elsewhere), 0 when every check passes."""
+    fails (elsewhere the findings leave that input out of what it undermines, and the other
+    figures it undermines say so), 0 when every check passes."""
     from tileprof.analyses.integrity import failed
     from tileprof.model.integrity import check_files
 
