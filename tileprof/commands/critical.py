@@ -54,8 +54,9 @@ def command(
     the windows between them), the groups on it, and what edits would gain: --what-if
     re-times the epoch without re-running anything, and the single edits are ranked by their
     gain. On PyTorch profiler traces: the critical path of each step's dependency graph, and
-    across the ranks of one job through their collectives. A trace whose capture check fails
-    where the ranking needs it (tileprof check) gets no ranked edits: it says why."""
+    across the ranks of one job through their collectives. A dump or trace whose capture
+    check fails where the ranking needs it (tileprof check) gets no ranked edits: it says
+    why."""
     from tileprof.model.critical import tile_critical
     from tileprof.model.examples import EXAMPLE_SOURCE
     from tileprof.model.gpu_critical import read_trace
