@@ -363,22 +363,12 @@ def test_dispatch_bound_clears_abstains_and_ignores_gpus() -> None:
     for rule in (F.DISPATCH_BOUND, F.HOST_GAPS):
         assert outcome(rule, {"breakdown": gpu_only}).status == F.NOT_APPLICABLE
         assert outcome(rule, {}).status == F.NOT_APPLICABLE
-    idle_chip = _chip(100.0, 40.0, long_gap=0.0)
-    small = outcome(
-        dataclasses.replace(
-            F.DISPATCH_BOUND, floor=dataclasses.replace(F.DISPATCH_BOUND.floor, threshold=100.0)
-        ),
-        {"breakdown": idle_chip},
-    )
-    assert small.status == F.ABSTAINED and "under the floor dispatch_gap_us >= 100" in small.text
-    gappy_chip = _chip(100.0, 40.0, long_gap=60.0)
-    small = outcome(
-        dataclasses.replace(
-            F.HOST_GAPS, floor=dataclasses.replace(F.HOST_GAPS.floor, threshold=100.0)
-        ),
-        {"breakdown": gappy_chip},
-    )
-    assert small.status == F.ABSTAINED and "under the floor long_gap_us >= 100" in small.text
+    # 60 µs of idle, in short gaps, then in long ones: under a floor of 100 µs, no verdict
+    for rule, long_gap, column in ((F.DISPATCH_BOUND, 0.0, "dispatch_gap_us"),
+                                   (F.HOST_GAPS, 60.0, "long_gap_us")):  # fmt: skip
+        raised = dataclasses.replace(rule, floor=dataclasses.replace(rule.floor, threshold=100.0))
+        small = outcome(raised, {"breakdown": _chip(100.0, 40.0, long_gap=long_gap)})
+        assert small.status == F.ABSTAINED and f"under the floor {column} >= 100" in small.text
 
 
 # ---------------------------------------------------------------- rules of GPU inputs

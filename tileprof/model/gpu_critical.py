@@ -171,11 +171,12 @@ def trace_critical(
     it, the what-if re-timing and the ranked candidates; with two or more ranks of one job,
     per step they share the path through their joined graph (``job``).
 
-    ``withheld``, aligned with ``reads``: why each input's failed capture checks undermine its
-    candidates (``integrity.undermined``), kept as the trace's ``candidatesWithheld``: the
-    candidates stay in the document, and what shows them to a reader says why not instead."""
+    ``withheld``, aligned with ``reads`` (or empty: none): why each input's failed capture
+    checks undermine its candidates (``integrity.undermined``), kept as the trace's
+    ``candidatesWithheld``: the candidates stay in the document, and what shows them to a
+    reader says why not instead."""
     traces: list[dict[str, Any]] = []
-    why = list(withheld) + [[]] * (len(reads) - len(withheld))
+    why = list(withheld) or [[] for _ in reads]
     ranked: list[tuple[int, list[StepPath]]] = []
     from tileprof.inputs.gpu.nsys_sqlite import KIND as NSYS
 
