@@ -848,3 +848,42 @@ def test_long_gaps_split_the_idle_time_gap_by_gap() -> None:
     assert every.get_column("long_gaps").to_list() == [2, 1]
     assert rows.get_column("idle_us").to_list() == [2001.0]
     assert long_gaps([]).is_empty()
+
+
+def test_diff_breakdown_of_two_ranks_says_nothing_is_compared(tmp_path: Path) -> None:
+    r0 = _write(tmp_path, "r0.json", _rank_trace(0, [(1, "allreduce", 100.0, 5.0, 10)]))
+    r1 = _write(tmp_path, "r1.json", _rank_trace(1, [(1, "allreduce", 100.0, 5.0, 10)]))
+    table = CliRunner().invoke(cli, ["diff", "--breakdown", str(r0), str(r1)])
+    assert table.exit_code == 0, table.output
+    first = table.output.splitlines()[0]
+    assert first.startswith(
+        "nothing is compared: before is rank 0 and after rank 1, and windows pair only "
+        "within one rank"
+    )
+    assert "kernels differ" not in table.output  # a window on one side only is no pair
+    assert "whole → —" in table.output and "— → whole" in table.output
+    result = CliRunner().invoke(cli, ["diff", "--breakdown", str(r0), str(r1), "--format", "json"])
+    document = json.loads(result.output)
+    assert document["kernels_differ"] == []
+    unpaired = {(w["rank"], w["device_before"] is None) for w in document["unpaired"]}
+    assert unpaired == {(0, False), (1, True)}
+    assert all(r["change"] is None for r in document["breakdown_diff"])
+
+
+def test_diff_breakdown_names_the_windows_on_one_side_only(tmp_path: Path) -> None:
+    steps_gone = [e for e in HAND_BUILT["traceEvents"] if e["cat"] != "gpu_user_annotation"]
+    before = _write(tmp_path, "before.json", {**HAND_BUILT, "traceEvents": steps_gone})
+    after = _write(tmp_path, "after.json", _slower(HAND_BUILT, 1.5, 9))
+    table = CliRunner().invoke(cli, ["diff", "--breakdown", str(before), str(after)])
+    assert table.exit_code == 0, table.output
+    lines = table.output.splitlines()
+    assert lines[0] == (
+        "1 of 2 windows are on one side only (the first: — → 0 NVIDIA H100 80GB HBM3 — → #9): "
+        "their figures are shown, not compared"
+    )
+    assert not any(line.startswith("kernels differ") for line in lines)
+    result = CliRunner().invoke(
+        cli, ["diff", "--breakdown", str(before), str(after), "--format", "json"]
+    )
+    document = json.loads(result.output)
+    assert [(w["window"], w["step_after"]) for w in document["unpaired"]] == [(1, 9)]

@@ -106,11 +106,23 @@ def compare_breakdowns(before: Breakdown, after: Breakdown) -> pl.DataFrame:
     )
 
 
+_WINDOW_KEYS = (*_PAIR, "device_before", "device_after", "step_before", "step_after")
+_BOTH_SIDES = pl.col("device_before").is_not_null() & pl.col("device_after").is_not_null()
+
+
 def kernel_counts_differ(comparison: pl.DataFrame) -> pl.DataFrame:
     """The paired windows whose two sides hold different numbers of kernels (one row per
-    window: rank, gpu, window, devices, steps, kernels before and after)."""
-    keys = [*_PAIR, "device_before", "device_after", "step_before", "step_after"]
+    window: rank, gpu, window, devices, steps, kernels before and after). A window on one
+    side only is not among them: nothing of it is compared (``unpaired_windows``)."""
     return comparison.filter(
         (pl.col("figure") == "kernels")
+        & _BOTH_SIDES
         & pl.col("kernels_before").ne_missing(pl.col("kernels_after"))
-    ).select(*keys, "kernels_before", "kernels_after")
+    ).select(*_WINDOW_KEYS, "kernels_before", "kernels_after")
+
+
+def unpaired_windows(comparison: pl.DataFrame) -> pl.DataFrame:
+    """The windows on one side only (one row per window: rank, gpu, window, devices, steps):
+    no window of the other side has their rank, device position and window position, so
+    their figures are shown and not compared."""
+    return comparison.filter(~_BOTH_SIDES).select(_WINDOW_KEYS).unique(maintain_order=True)

@@ -178,13 +178,15 @@ def _signed_inf(value: Any) -> Any:
 
 
 def render_diff_json(comparison: pl.DataFrame) -> str:
-    """``{"breakdown_diff": [...], "kernels_differ": [...]}``: one entry per paired window and
-    figure, then the paired windows whose sides hold different numbers of kernels."""
-    from tileprof.analyses.breakdown_diff import kernel_counts_differ
+    """``{"breakdown_diff": [...], "kernels_differ": [...], "unpaired": [...]}``: one entry per
+    window and figure, then the paired windows whose sides hold different numbers of kernels,
+    then the windows on one side only."""
+    from tileprof.analyses.breakdown_diff import kernel_counts_differ, unpaired_windows
 
     rows = [{k: _signed_inf(v) for k, v in r.items()} for r in comparison.iter_rows(named=True)]
     differ = kernel_counts_differ(comparison).to_dicts()
-    document = {"breakdown_diff": rows, "kernels_differ": differ}
+    unpaired = unpaired_windows(comparison).to_dicts()
+    document = {"breakdown_diff": rows, "kernels_differ": differ, "unpaired": unpaired}
     return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
@@ -202,7 +204,9 @@ def kernel_count_lines(comparison: pl.DataFrame) -> list[str]:
     differ = kernel_counts_differ(comparison)
     if differ.height == 0:
         return []
-    windows = comparison.select("rank", "gpu", "window").unique().height
+    from tileprof.analyses.breakdown_diff import unpaired_windows
+
+    windows = _window_count(comparison) - unpaired_windows(comparison).height
     first = differ.row(0, named=True)
     before, after = first["kernels_before"], first["kernels_after"]
     change = (
@@ -217,6 +221,50 @@ def kernel_count_lines(comparison: pl.DataFrame) -> list[str]:
         'or slowdown; read "per kernel" (figure / kernels), not "change"',
         "",
     ]
+
+
+def pairing_lines(comparison: pl.DataFrame) -> list[str]:
+    """The lines before the comparison when some window has no partner on the other side:
+    its figures are shown and not compared. When no window pairs, the first line says that
+    nothing is compared and, where the two sides are different ranks, that this is why."""
+    from tileprof.analyses.breakdown_diff import unpaired_windows
+
+    unpaired = unpaired_windows(comparison)
+    if unpaired.height == 0:
+        return []
+    windows = _window_count(comparison)
+    if unpaired.height < windows:
+        first = unpaired.row(0, named=True)
+        devices = f"{first['device_before'] or MISSING} → {first['device_after'] or MISSING}"
+        return [
+            f"{unpaired.height} of {windows} windows are on one side only (the first: "
+            f"{devices} {_window(first)}): their figures are shown, not compared",
+            "",
+        ]
+    ranks = [_ranks(comparison, side) for side in ("device_before", "device_after")]
+    why = (
+        f"before is {ranks[0]} and after {ranks[1]}, and windows pair only within one rank "
+        "(to hold two ranks of one job side by side: `tileprof breakdown BEFORE AFTER`; to "
+        "compare two runs: one rank of each)"
+        if ranks[0] != ranks[1]
+        else "no window of before has the rank, device position and window position of "
+        + "one of after"
+    )
+    return [f"nothing is compared: {why}", ""]
+
+
+def _window_count(comparison: pl.DataFrame) -> int:
+    return comparison.select("rank", "gpu", "window").unique().height
+
+
+def _ranks(comparison: pl.DataFrame, side: str) -> str:
+    """The ranks of one side's windows, as a line names them."""
+    ranks = comparison.filter(pl.col(side).is_not_null()).get_column("rank").unique().sort()
+    stated = [str(r) for r in ranks.drop_nulls().to_list()]
+    if not stated:
+        return "no rank (no distributedInfo)"
+    unstated = " and no rank" if ranks.null_count() else ""
+    return ("rank " if len(stated) == 1 else "ranks ") + ", ".join(stated) + unstated
 
 
 def _window(row: dict[str, Any]) -> str:
@@ -234,11 +282,15 @@ def render_diff_table(comparison: pl.DataFrame, width: int | None = None) -> str
     lines = kernel_count_lines(comparison)
     if lines:
         header.append("per kernel")
+    lines = pairing_lines(comparison) + lines
     rows = []
     for r in comparison.iter_rows(named=True):
         devices = f"{r['device_before'] or MISSING} → {r['device_after'] or MISSING}"
-        steps = ["whole" if r["window"] == 0 else MISSING if s is None else f"#{s}"
-                 for s in (r["step_before"], r["step_after"])]  # fmt: skip
+        steps = [
+            MISSING if device is None else "whole" if r["window"] == 0 else f"#{step}"
+            for device, step in ((r["device_before"], r["step_before"]),
+                                 (r["device_after"], r["step_after"]))
+        ]  # fmt: skip
         figures = [_cell(r[c]) for c in ("before", "after", "delta")]
         change = percent(r["change"], signed=True)
         row = [devices, " → ".join(steps), r["figure"], *figures, change]
