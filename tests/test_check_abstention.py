@@ -504,3 +504,29 @@ def test_report_breakdown_and_gpu_runs_name_the_failed_checks_under_them(tmp_pat
     clean = tmp_path / "clean.html"
     assert invoke("report", bert, "-o", clean).exit_code == 0
     assert "rest on a failed capture check" not in clean.read_text()
+
+
+def test_two_traces_of_one_file_name_keep_their_own_checks(tmp_path: Path) -> None:
+    """rank0/trace.json.gz and rank1/trace.json.gz: the breakdown, the critical path and the
+    findings name each by its path, so Qwen's failed check leaves out Qwen's windows only
+    (by file name alone, it undermined both traces' rows, and the lead abstained)."""
+    import shutil
+
+    root = Path(__file__).resolve().parent.parent / "fixtures" / "tracelens"
+    qwen, bert = tmp_path / "rank0" / "trace.json.gz", tmp_path / "rank1" / "trace.json.gz"
+    for source, copy in (("h100_Qwen_Qwen1.5-0.5B-Chat__1016005", qwen),
+                         ("h100_gaunernst_bert-small-uncased__1016001", bert)):  # fmt: skip
+        copy.parent.mkdir()
+        shutil.copy(root / f"{source}.json.gz", copy)
+    out = tmp_path / "report.html"
+    assert invoke("report", qwen, bert, "-o", out).exit_code == 0
+    lead, hint = _lead_and_hints(out.read_text(), "breakdown")[:2]
+    assert lead.startswith(f"The device was busy 7.92% of the longest window ({bert} · ")
+    assert hint.endswith(f"undermines them (tileprof check): {qwen}: check kernel-without-launch "
+                         "failed (509; first at $.traceEvents[10899]): 509 of 1,707 GPU events "
+                         "have no runtime call of their correlation")  # fmt: skip
+    text = invoke("critical", qwen, bert).output
+    assert f"Critical path of {qwen}" in text and f"Critical path of {bert}" in text
+    findings = json.loads(invoke("findings", qwen, bert, "--format", "json").output)
+    host_bound = next(f for f in findings["findings"] if f["id"] == "host-bound")
+    assert host_bound["message"].startswith(f"host-bound: {bert} ")

@@ -158,7 +158,40 @@ def gather_inputs(
         digests=digests,
     )  # several files at once: no progress bars drawn over each other
     sources.extend(map_ordered(reading, list(paths), engine))
-    return sources
+    return _named_gpu_sources(sources)
+
+
+def _named_gpu_sources(sources: list[Source]) -> list[Source]:
+    """``sources`` with each trace's timeline, and its critical path's traces, named as
+    ``tileprof breakdown`` names a trace (its file name, or the path as given when two share
+    a file name): the breakdown's rows, the findings' places, the critical path and the
+    report's capture-check marks tell rank0/trace.json from rank1/trace.json. (A trace's run
+    and op rows keep its file name in their ``source``.)"""
+    from tileprof.model.breakdown import display_names
+
+    held = [s for s in sources if s.timeline is not None and s.path is not None]
+    names = display_names([s.path for s in held if s.path])
+    renamed = {
+        id(s): _named(s, n) for s, n in zip(held, names, strict=True) if s.path and n != s.path.name
+    }
+    return [renamed.get(id(s), s) for s in sources]
+
+
+def _named(source: Source, name: str) -> Source:
+    """``source``, whose timeline and critical path name it by its file name, named ``name``
+    instead (an export's "t.sqlite pid 7" becomes "NAME pid 7")."""
+    assert source.path is not None and source.timeline is not None
+    own = source.path.name
+
+    def renamed(text: str) -> str:
+        return name + text[len(own) :] if text.startswith(own) else text
+
+    timeline = dataclasses.replace(source.timeline, name=renamed(source.timeline.name))
+    critical = source.critical
+    if critical is not None:
+        traces = [{**t, "trace": renamed(t["trace"])} for t in critical["traces"]]
+        critical = {**critical, "traces": traces}
+    return dataclasses.replace(source, timeline=timeline, critical=critical)
 
 
 def _source_of(

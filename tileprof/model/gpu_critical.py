@@ -169,7 +169,8 @@ def trace_critical(
     """The JSON document of ``critical`` on traces (each read once, ``read_trace``): per
     trace and step its window, path length, the path's ns per class, the ops and kernels on
     it, the what-if re-timing and the ranked candidates; with two or more ranks of one job,
-    per step they share the path through their joined graph (``job``).
+    per step they share the path through their joined graph (``job``). A trace is named by
+    its file name, or by its path as given when two share a file name.
 
     ``withheld``, aligned with ``reads`` (or empty: none): why each input's failed capture
     checks undermine its candidates (``integrity.undermined``), kept as the trace's
@@ -179,19 +180,21 @@ def trace_critical(
     why = list(withheld) or [[] for _ in reads]
     ranked: list[tuple[int, list[StepPath]]] = []
     from tileprof.inputs.gpu.nsys_sqlite import KIND as NSYS
+    from tileprof.model.breakdown import display_names
 
-    for found, reasons in zip(reads, why, strict=True):
+    names = display_names([found.path for found in reads])  # rank0/t.json, rank1/t.json
+    for found, reasons, shown in zip(reads, why, names, strict=True):
         path, data, kept = found.path, found.data or b"", {"candidatesWithheld": list(reasons)}
         if found.kind == NSYS:
             for pid, steps in export_steps(path, data):
                 documents = [_step_document(s, edits) for s in steps]
-                name = f"{path.name} pid {pid}"
+                name = f"{shown} pid {pid}"
                 traces.append({"trace": name, "rank": None, "steps": documents, **kept})
             continue
         steps, rank = trace_steps(found.kineto_events())
         roofline = trace_rooflines(found) if any(e.kind == "roofline" for e in edits) else None
         documents = [_step_document(s, edits, roofline) for s in steps]
-        traces.append({"trace": path.name, "rank": rank, "steps": documents, **kept})
+        traces.append({"trace": shown, "rank": rank, "steps": documents, **kept})
         if rank is not None:
             ranked.append((rank, steps))
     job = _job(ranked, edits) if len(ranked) > 1 else None

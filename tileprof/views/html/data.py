@@ -997,17 +997,26 @@ HEADLINE_KEPT = ("Samples matched / total",)
 
 def withheld_breakdown(section: BreakdownSection, checks: pl.DataFrame) -> BreakdownSection:
     """``section`` naming each failed capture check that undermines the breakdown, with the
-    trace it is of (by file name, as the breakdown's tables name it; "" for a check across a
-    job's ranks, whose input is no file)."""
+    trace it is of as the breakdown's tables name it (the path as given where two traces
+    share a file name, else the file name: ``model.breakdown.display_names``; "" for a check
+    across a job's ranks, whose input is no file)."""
     from pathlib import Path
 
     from tileprof.analyses.integrity import failed, reason_text
     from tileprof.model.integrity import JOB_INPUT
+    from tileprof.views.html.leads import cell_text
+
+    table = section.tables[0][1] if section.tables else None
+    shown = {cell_text(table, r, "trace") for r in table.rows} if table else set()
+
+    def trace_of(given: str) -> str:
+        if given.startswith(JOB_INPUT):
+            return ""
+        return given if given in shown else Path(given).name
 
     bad = failed(checks).filter(pl.col("undermines").list.contains("breakdown"))
     withheld = tuple(
-        ("" if row["input"].startswith(JOB_INPUT) else Path(row["input"]).name, reason_text(row))
-        for row in bad.iter_rows(named=True)
+        (trace_of(row["input"]), reason_text(row)) for row in bad.iter_rows(named=True)
     )
     return dataclasses.replace(section, withheld=withheld) if withheld else section
 
