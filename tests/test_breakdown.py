@@ -887,3 +887,33 @@ def test_diff_breakdown_names_the_windows_on_one_side_only(tmp_path: Path) -> No
     )
     document = json.loads(result.output)
     assert [(w["window"], w["step_after"]) for w in document["unpaired"]] == [(1, 9)]
+
+
+def test_diff_breakdown_pairs_the_traces_of_a_document_in_order(tmp_path: Path) -> None:
+    """A breakdown document of two traces without a rank, against itself: each trace meets
+    itself (by rank, device and window alone, each met both, and A100 met H200)."""
+    small = FIXTURES / "traces" / "kineto_small.json"
+    h200 = _write(
+        tmp_path,
+        "h200.json",
+        json.loads(
+            gzip.decompress((FIXTURES / "traces" / "h200_train_steps.json.gz").read_bytes())
+        ),
+    )
+    document = tmp_path / "two.json"
+    made = CliRunner().invoke(cli, ["breakdown", str(small), str(h200), "--format", "json"])
+    document.write_text(made.output)
+    table = CliRunner().invoke(cli, ["diff", "--breakdown", str(document), str(document)])
+    assert table.exit_code == 0, table.output
+    assert table.output.startswith("Breakdown comparison")  # no kernels or pairing line
+    assert "kineto_small.json 0 NVIDIA A100-SXM4-80GB → kineto_small.json 0 NVIDIA" in table.output
+    result = CliRunner().invoke(
+        cli, ["diff", "--breakdown", str(document), str(document), "--format", "json"]
+    )
+    rows = json.loads(result.output)["breakdown_diff"]
+    from tileprof.analyses.breakdown_diff import COMPARED
+
+    assert len(rows) == 4 * len(COMPARED)  # A100: device 0, 1 and all; H200: device 0
+    assert all(r["trace_before"] == r["trace_after"] for r in rows)
+    assert {r["trace_at"] for r in rows} == {0, 1}
+    assert all(r["delta"] == 0 for r in rows if r["before"] is not None)

@@ -1,7 +1,8 @@
 """Two GPU time breakdowns compared (``tileprof diff --breakdown``): figure by figure, per device
 and window (docs/metrics.md, "Time breakdown: comparing two").
 
-Rows are paired by rank, device position (the trace's first device, its second, ..., then the
+Rows are paired by rank, trace position (a side of several traces: its first trace of that rank,
+its second, ...), device position (the trace's first device, its second, ..., then the
 all-devices row) and window position (the whole trace, then the steps in order), so that GPU 0
 of one machine meets GPU 2 of another and ``ProfilerStep#6`` of one run meets
 ``ProfilerStep#10`` of another run of the same program. Each figure gives before, after, their
@@ -18,10 +19,13 @@ from tileprof.analyses.gpu_breakdown import IDLE_COLUMNS, LAUNCH_COLUMNS, TIME_C
 COMPARED: tuple[str, ...] = (*TIME_COLUMNS, *IDLE_COLUMNS, *LAUNCH_COLUMNS)
 """The figures compared, in the order shown."""
 _KEYS = ("trace", "rank", "device", "device_name", "step")
-_PAIR = ("rank", "gpu", "window")
+_PAIR = ("rank", "trace_at", "gpu", "window")
 
 DIFF_SCHEMA: dict[str, pl.DataType] = {
     "rank": pl.Int64(),
+    "trace_at": pl.Int64(),
+    "trace_before": pl.String(),
+    "trace_after": pl.String(),
     "gpu": pl.Int64(),
     "window": pl.Int64(),
     "device_before": pl.String(),
@@ -43,8 +47,15 @@ PER_KERNEL: frozenset[str] = frozenset((*TIME_COLUMNS, *IDLE_COLUMNS))
 
 
 def _wide(result: Breakdown) -> pl.DataFrame:
-    """One row per (rank, device, window position) with every compared figure."""
+    """One row per (rank, trace position, device position, window position) with every
+    compared figure. A side of several traces (a ``breakdown --format json`` document) pairs
+    its k-th trace of a rank with the other side's k-th: two traces with no rank would
+    otherwise meet every trace of the other side."""
     rows = result.rows.join(result.launches, on=list(_KEYS), how="left", nulls_equal=True)
+    traces = rows.select("trace", "rank").unique(maintain_order=True)
+    at = pl.int_range(pl.len()).over("rank", mapping_strategy="group_to_rows").cast(pl.Int64)
+    traces = traces.with_columns(at.alias("trace_at"))
+    rows = rows.join(traces, on=["trace", "rank"], how="left", nulls_equal=True)
     window = pl.int_range(pl.len()).over("trace", "rank", "device").cast(pl.Int64)
     every = pl.col("device_name").is_null()  # the all-devices row
     position = pl.col("device").fill_null(-1).rank("dense").over("trace", "rank", every)
@@ -55,7 +66,7 @@ def _wide(result: Breakdown) -> pl.DataFrame:
         .otherwise(pl.format("{} {}", pl.col("device"), pl.col("device_name")))
     )
     return rows.with_columns(window.alias("window"), gpu.alias("gpu"), label.alias("label")).select(
-        *_PAIR, "label", "step", *[pl.col(c).cast(pl.Float64) for c in COMPARED]
+        *_PAIR, "trace", "label", "step", *[pl.col(c).cast(pl.Float64) for c in COMPARED]
     )
 
 
@@ -81,6 +92,8 @@ def compare_breakdowns(before: Breakdown, after: Breakdown) -> pl.DataFrame:
         parts.append(
             joined.select(
                 *_PAIR,
+                pl.col("trace").alias("trace_before"),
+                pl.col("trace_after"),
                 pl.col("label").alias("device_before"),
                 pl.col("label_after").alias("device_after"),
                 pl.col("step").alias("step_before"),
@@ -100,13 +113,16 @@ def compare_breakdowns(before: Breakdown, after: Breakdown) -> pl.DataFrame:
     rank = pl.col("figure").replace_strict(order, return_dtype=pl.Int64)
     return (
         frame.with_columns(rank.alias("_order"))
-        .sort("rank", "gpu", "window", "_order", nulls_last=True)
+        .sort(*_PAIR, "_order", nulls_last=True)
         .select(list(DIFF_SCHEMA))
         .cast(dict(DIFF_SCHEMA.items()))
     )
 
 
-_WINDOW_KEYS = (*_PAIR, "device_before", "device_after", "step_before", "step_after")
+_WINDOW_KEYS = (
+    *_PAIR, "trace_before", "trace_after", "device_before", "device_after", "step_before",
+    "step_after",
+)  # fmt: skip
 _BOTH_SIDES = pl.col("device_before").is_not_null() & pl.col("device_after").is_not_null()
 
 

@@ -235,7 +235,7 @@ def pairing_lines(comparison: pl.DataFrame) -> list[str]:
     windows = _window_count(comparison)
     if unpaired.height < windows:
         first = unpaired.row(0, named=True)
-        devices = f"{first['device_before'] or MISSING} → {first['device_after'] or MISSING}"
+        devices = _devices(first)
         return [
             f"{unpaired.height} of {windows} windows are on one side only (the first: "
             f"{devices} {_window(first)}): their figures are shown, not compared",
@@ -254,7 +254,7 @@ def pairing_lines(comparison: pl.DataFrame) -> list[str]:
 
 
 def _window_count(comparison: pl.DataFrame) -> int:
-    return comparison.select("rank", "gpu", "window").unique().height
+    return comparison.select("rank", "trace_at", "gpu", "window").unique().height
 
 
 def _ranks(comparison: pl.DataFrame, side: str) -> str:
@@ -265,6 +265,17 @@ def _ranks(comparison: pl.DataFrame, side: str) -> str:
         return "no rank (no distributedInfo)"
     unstated = " and no rank" if ranks.null_count() else ""
     return ("rank " if len(stated) == 1 else "ranks ") + ", ".join(stated) + unstated
+
+
+def _devices(row: dict[str, Any], traces: bool = False) -> str:
+    """A window's devices, before → after; with ``traces`` (a side holds several), each with
+    its trace."""
+    sides = []
+    for side in ("before", "after"):
+        device, trace = row[f"device_{side}"], row[f"trace_{side}"]
+        shown = MISSING if device is None else f"{trace} {device}" if traces else device
+        sides.append(shown)
+    return " → ".join(sides)
 
 
 def _window(row: dict[str, Any]) -> str:
@@ -284,8 +295,9 @@ def render_diff_table(comparison: pl.DataFrame, width: int | None = None) -> str
         header.append("per kernel")
     lines = pairing_lines(comparison) + lines
     rows = []
+    several = any(comparison.get_column(c).n_unique() > 1 for c in ("trace_before", "trace_after"))
     for r in comparison.iter_rows(named=True):
-        devices = f"{r['device_before'] or MISSING} → {r['device_after'] or MISSING}"
+        devices = _devices(r, several)
         steps = [
             MISSING if device is None else "whole" if r["window"] == 0 else f"#{step}"
             for device, step in ((r["device_before"], r["step_before"]),
