@@ -115,13 +115,26 @@ RANKS = [str(HTA / "sampled_rank-0.json.gz"), str(HTA / "sampled_rank-1.json.gz"
 
 
 def _with_info(
-    tmp_path: Path, source: str, name: str, *, device: str | None = None, **info: object
+    tmp_path: Path,
+    source: str,
+    name: str,
+    *,
+    device: str | None = None,
+    clock: tuple[float, int | None] | None = None,
+    **info: object,
 ) -> str:
     """``source`` with its distributedInfo changed by ``info`` (a key given None: removed;
-    ``rank=None``: no distributedInfo at all), and with ``device`` its one GPU named."""
+    ``rank=None``: no distributedInfo at all), with ``device`` its one GPU named, and with
+    ``clock`` = (µs added to every ``ts``, ``baseTimeNanoseconds`` or None) its clock moved."""
     import gzip
 
     document = json.loads(gzip.decompress(Path(source).read_bytes()))
+    if clock is not None:
+        for event in document["traceEvents"]:
+            if isinstance(event.get("ts"), (int, float)):
+                event["ts"] += clock[0]
+        if clock[1] is not None:
+            document["baseTimeNanoseconds"] = clock[1]
     changed = {**document["distributedInfo"], **info}
     document["distributedInfo"] = {k: v for k, v in changed.items() if v is not None}
     if "rank" in info and info["rank"] is None:
@@ -141,9 +154,9 @@ def test_two_ranks_of_one_job_are_not_said_to_be_a_change() -> None:
     first, headline = out.splitlines()[0], out.splitlines()[3]
     assert first == (
         "not the same rank: before is rank 0 and after rank 1 of a job of 128 ranks (nccl, "
-        "distributedInfo); if both are of one run, every change below is between two of its "
-        "GPUs, not between runs (compare one rank of each run; `tileprof breakdown` compares "
-        "the ranks of one job)"
+        "distributedInfo), captured over the same time: two GPUs of one run, so every change "
+        "below is between them, not between runs (`tileprof breakdown` compares the ranks of "
+        "one job)"
     )
     assert headline.startswith("total µs        607,844 → 667,530")
     code, out = _run(*RANKS, "--fail-on", "total_us of * may not rise by more than 5%")
@@ -189,9 +202,9 @@ def test_a_job_that_names_no_backend_and_the_same_rank_on_other_gpus(tmp_path: P
     _, table = _run(before, after)
     assert table.splitlines()[0] == (
         "not the same rank: before is rank 0 and after rank 1 of a job of 128 ranks "
-        "(distributedInfo); if both are of one run, every change below is between two of its "
-        "GPUs, not between runs (compare one rank of each run; `tileprof breakdown` compares "
-        "the ranks of one job)"
+        "(distributedInfo), captured over the same time: two GPUs of one run, so every change "
+        "below is between them, not between runs (`tileprof breakdown` compares the ranks of "
+        "one job)"
     )
     _, document = _run(before, after, "--format", "json")
     assert json.loads(document)["setup_differs"] == ["rank 0 of 128 → 1 of 128"]
@@ -201,3 +214,61 @@ def test_a_job_that_names_no_backend_and_the_same_rank_on_other_gpus(tmp_path: P
         "not the same setup: the two sides differ in device NVIDIA A100 → NVIDIA H100; every "
         "change below is the setup's as much as the code's"
     )
+
+
+START_US = 1_682_725_897_000_000
+"""About when HTA's sampled ranks begin, in µs since the Unix epoch (their ``ts``)."""
+
+
+def test_the_same_ranks_captured_apart_are_two_runs(tmp_path: Path) -> None:
+    """Rank 1 captured a day later (its window ends 86,398.8 s before rank 0's begins) is
+    rank 1 of another run: the changes mix the runs' change with the difference between
+    ranks. The same window written against a
+    ``baseTimeNanoseconds`` (as newer PyTorch writes it) is still the same time; a clock that
+    is not Unix time tells nothing, and the note says only what it knows."""
+    later = _with_info(tmp_path, RANKS[1], "later.json.gz", clock=(86_400e6, None))
+    _, table = _run(RANKS[0], later)
+    assert table.splitlines()[0] == (
+        "not the same rank: before is rank 0 and after rank 1 of a job of 128 ranks (nccl, "
+        "distributedInfo), captured 86,399 s apart: two runs, so every change below mixes the "
+        "change between them with the difference between two ranks (compare the same rank of "
+        "each run)"
+    )
+    based = _with_info(tmp_path, RANKS[1], "based.json.gz", clock=(-START_US, START_US * 1000))
+    _, table = _run(RANKS[0], based)
+    assert "captured over the same time: two GPUs of one run" in table.splitlines()[0]
+    unknown = _with_info(tmp_path, RANKS[1], "uptime.json.gz", clock=(-START_US, None))
+    _, table = _run(RANKS[0], unknown)
+    assert "; if both are of one run, every change below" in table.splitlines()[0]
+    code, out = _run(RANKS[0], later, "--fail-on", "total_us of * may not rise by more than 5%")
+    assert code == 3 and out.startswith("abstained, no verdict: the two sides differ in rank")
+
+
+def test_every_reading_of_a_trace_gives_its_base_time(tmp_path: Path) -> None:
+    """The compiled decoder, in memory and streamed, and msgspec's reading (a document the
+    decoder declines) read ``baseTimeNanoseconds`` alike; one that is no integer is none."""
+    from tileprof.inputs.gpu import kineto
+    from tileprof.inputs.gpu.kineto_clock import unix_window_ns
+
+    based = Path(_with_info(tmp_path, RANKS[1], "b.json.gz", clock=(-START_US, START_US * 1000)))
+    import gzip
+
+    data = gzip.decompress(based.read_bytes())
+    pending = kineto.decode_file(based)
+    assert pending is not None
+    readings = [
+        kineto.decode_events(based, data).events(),
+        pending[0].events(),
+        kineto._read_with_msgspec(based, data),
+    ]
+    assert [r.base_time_ns for r in readings] == [START_US * 1000] * 3
+    windows = [unix_window_ns(r.frame, r.base_time_ns) for r in readings]
+    plain = kineto.decode_events(RANKS[1], gzip.decompress(Path(RANKS[1]).read_bytes())).events()
+    expected = unix_window_ns(plain.frame, None)
+    assert expected is not None and None not in windows
+    for window in windows:  # ts in µs as float64: ns beyond 2**53 are rounded
+        assert window == pytest.approx(expected, abs=1000)
+    document = json.loads(data)
+    document["baseTimeNanoseconds"] = "soon"
+    odd = json.dumps(document).encode()
+    assert kineto.decode_events(based, odd).events().base_time_ns is None

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from tileprof.core.numbers import duration_us
+
 VERDICT_FIELDS: tuple[str, ...] = (
     "device",
     "clockHz",
@@ -80,7 +82,8 @@ def setup_note(before: Environment, after: Environment, said: Sequence[str] = ()
 
 def _other_rank(before: Environment, after: Environment) -> str | None:
     """The note for the traces of two ranks of one job size (the sides differ in ``rank``
-    alone): if they are one run, the changes are between two of its GPUs."""
+    alone): captured over the same time, they are one run and the changes are between two of
+    its GPUs; captured apart, two runs; with a capture window unknown, either."""
     differ = differences(before, after)
     old, new = (_RANK.fullmatch(str(side.get("rank"))) for side in (before, after))
     if old is None or new is None or len(differ) != 1 or not differ[0].startswith("rank "):
@@ -88,12 +91,42 @@ def _other_rank(before: Environment, after: Environment) -> str | None:
     if old.group(2, 3) != new.group(2, 3):
         return None  # jobs of another size or backend: a setup difference as any other
     backend = f"{old.group(3)}, " if old.group(3) else ""
-    return (
+    ranks = (
         f"not the same rank: before is rank {old.group(1)} and after rank {new.group(1)} of a "
-        f"job of {old.group(2)} ranks ({backend}distributedInfo); if both are of one run, every "
-        "change below is between two of its GPUs, not between runs (compare one rank of each "
-        "run; `tileprof breakdown` compares the ranks of one job)"
+        f"job of {old.group(2)} ranks ({backend}distributedInfo)"
     )
+    apart = _apart_us(before.get(CAPTURE), after.get(CAPTURE))
+    if apart is None:
+        return (
+            f"{ranks}; if both are of one run, every change below is between two of its GPUs, "
+            "not between runs (compare one rank of each run; `tileprof breakdown` compares the "
+            "ranks of one job)"
+        )
+    if apart == 0:
+        return (
+            f"{ranks}, captured over the same time: two GPUs of one run, so every change "
+            "below is between them, not between runs (`tileprof breakdown` compares the ranks "
+            "of one job)"
+        )
+    return (
+        f"{ranks}, captured {duration_us(apart)} apart: two runs, so every change below mixes "
+        "the change between them with the difference between two ranks (compare the same "
+        "rank of each run)"
+    )
+
+
+CAPTURE = "captureNs"
+"""A trace's capture window in Unix ns, (start, end) (``inputs.gpu.kineto_clock``): shown
+nowhere and not compared; it tells two ranks of one run from two runs."""
+
+
+def _apart_us(before: object, after: object) -> float | None:
+    """How far apart two capture windows lie, in µs: 0 when they overlap, None when either
+    is unknown."""
+    if not isinstance(before, tuple) or not isinstance(after, tuple):
+        return None
+    (start0, end0), (start1, end1) = before, after
+    return max(start0 - end1, start1 - end0, 0) / 1000
 
 
 _RANK = re.compile(r"(\d+) of (\d+)(?: \((.+)\))?")

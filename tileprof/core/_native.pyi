@@ -44,7 +44,9 @@ def decode_kineto_bytes(
     jobs: int = 1,
     part: int | None = None,
 ) -> tuple[
-    tuple[ArrowColumns, tuple[int, int] | None, tuple[int, int] | None] | None, str | None
+    tuple[ArrowColumns, tuple[int, int] | None, tuple[int, int] | None, tuple[int, int] | None]
+    | None,
+    str | None,
 ]: ...
 def decode_kineto_inventory(
     data: bytes,
@@ -52,7 +54,8 @@ def decode_kineto_inventory(
 def decode_kineto_file(
     path: str, jobs: int = 1, part: int | None = None, window: int | None = None
 ) -> tuple[
-    tuple[ArrowColumns, bytes | None, bytes | None, bytes, list[str]] | None, str | None
+    tuple[ArrowColumns, bytes | None, bytes | None, bytes, list[str], bytes | None] | None,
+    str | None,
 ]: ...
 def decode_kineto_inventory_file(
     path: str, window: int | None = None

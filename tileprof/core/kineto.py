@@ -170,6 +170,7 @@ class KinetoEvents:
         self.name = name
         self.devices = devices
         self.rank = rank  # distributedInfo: rank, world size, backend
+        self.base_time_ns: int | None = None  # baseTimeNanoseconds (inputs.gpu.kineto_clock)
         self.frame = frame
         self._args_of = args_of
 

@@ -148,7 +148,8 @@ def _document_summary(found: FileRead, options: ReadOptions) -> Summary:
 
 def _gpu_side(found: FileRead, options: ReadOptions) -> Side:
     """A GPU source's kernel (or op) rows; only ``--kernel`` applies to them."""
-    from tileprof.analyses.comparability import rank_field
+    from tileprof.analyses.comparability import CAPTURE, rank_field
+    from tileprof.inputs.gpu.kineto_clock import unix_window_ns
     from tileprof.inputs.sources import TRACE, runs_and_calls, source_environment
 
     path, kind, data = found.path, found.kind, found.data
@@ -182,9 +183,12 @@ def _gpu_side(found: FileRead, options: ReadOptions) -> Side:
     if options.per_op:
         groups = kernel_globs_filter(groups, filters.kernels)
     device = ", ".join(sorted(targets - {UNNAMED_GPU})) or None
-    environment = {"device": device, **source_environment(path, kind, data)}
+    environment: dict[str, object] = {"device": device, **source_environment(path, kind, data)}
     if read is not None and read.rank is not None:
         environment["rank"] = rank_field(*read.rank)
+        window = unix_window_ns(read.frame, read.base_time_ns)
+        if window is not None:
+            environment[CAPTURE] = window
     return Side(str(path), kind, groups, durations=durations, environment=environment)
 
 

@@ -234,12 +234,14 @@ impl KinetoColumns {
 }
 
 /// A decoded trace: the event columns and the byte spans of the top-level values the Python
-/// side decodes itself (`deviceProperties`, `distributedInfo`; None when absent).
+/// side decodes itself (`deviceProperties`, `distributedInfo`, `baseTimeNanoseconds`; None
+/// when absent).
 #[derive(Debug, Default)]
 pub struct KinetoTrace {
     pub columns: KinetoColumns,
     pub device_properties: Option<(usize, usize)>,
     pub distributed_info: Option<(usize, usize)>,
+    pub base_time: Option<(usize, usize)>,
 }
 
 const GPU_CATEGORIES: [&str; 3] = ["kernel", "gpu_memcpy", "gpu_memset"];
@@ -274,36 +276,45 @@ fn decode_split(
     split: Option<(&rayon::ThreadPool, usize)>,
 ) -> Result<KinetoTrace, Declined> {
     let mut columns = None;
-    let (device_properties, distributed_info) = walk_document(data, |open| {
+    let top = walk_document(data, |open| {
         let (events, close) = trace_events(data, open, split)?;
         columns = Some(events);
         Ok(close)
     })?;
     Ok(KinetoTrace {
         columns: columns.unwrap_or_default(),
-        device_properties,
-        distributed_info,
+        device_properties: top.device_properties,
+        distributed_info: top.distributed_info,
+        base_time: top.base_time,
     })
 }
 
 /// A byte span of the document: start and end.
 pub type Span = (usize, usize);
 
+/// The spans of the top-level values the Python side decodes itself (None when absent).
+#[derive(Debug, Default)]
+pub(crate) struct TopSpans {
+    pub device_properties: Option<Span>,
+    pub distributed_info: Option<Span>,
+    pub base_time: Option<Span>,
+}
+
 /// Walk a trace document at the top level (any key order), checking every value as msgspec
 /// would: `events` decodes the `traceEvents` array whose `[` it is given and returns the
-/// position of its `]`. The spans of `deviceProperties` and `distributedInfo` (None when
-/// absent). Shared by the event decoder and the inventory (`kineto_inventory`).
+/// position of its `]`. The spans of `deviceProperties`, `distributedInfo` and
+/// `baseTimeNanoseconds`. Shared by the event decoder and the inventory (`kineto_inventory`).
 pub(crate) fn walk_document(
     data: &[u8],
     mut events: impl FnMut(usize) -> Result<usize, Declined>,
-) -> Result<(Option<Span>, Option<Span>), Declined> {
+) -> Result<TopSpans, Declined> {
     if std::str::from_utf8(data).is_err() {
         return Err(declined("not UTF-8"));
     }
     if has_lone_surrogate(data) {
         return Err(declined("a lone surrogate escape"));
     }
-    let (mut device_properties, mut distributed_info) = (None, None);
+    let mut top = TopSpans::default();
     let mut seen_events = false;
     let mut position = skip_space(data, 0);
     if data.get(position) != Some(&b'{') {
@@ -327,8 +338,9 @@ pub(crate) fn walk_document(
             other => {
                 let end = value_end(data, start)?;
                 let slot = match other {
-                    "deviceProperties" => Some(&mut device_properties),
-                    "distributedInfo" => Some(&mut distributed_info),
+                    "deviceProperties" => Some(&mut top.device_properties),
+                    "distributedInfo" => Some(&mut top.distributed_info),
+                    "baseTimeNanoseconds" => Some(&mut top.base_time),
                     _ => None,
                 };
                 if let Some(slot) = slot {
@@ -353,7 +365,7 @@ pub(crate) fn walk_document(
     if !seen_events {
         return Err(declined("no traceEvents"));
     }
-    Ok((device_properties, distributed_info))
+    Ok(top)
 }
 
 /// Whether a `\uD800`-`\uDFFF` escape stands alone (serde_json skips such text unchecked where

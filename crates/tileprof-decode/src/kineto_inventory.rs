@@ -55,7 +55,7 @@ pub struct Inventory {
 /// The inventory of the trace held in `data`.
 pub fn inventory(data: &[u8]) -> Result<Inventory, Declined> {
     let mut columns = None;
-    let (_, distributed_info) = walk_document(data, |open| {
+    let distributed_info = walk_document(data, |open| {
         let mut stream = serde_json::Deserializer::from_slice(&data[open..]).into_iter::<Events>();
         match stream.next() {
             Some(Ok(Events(Ok(events)))) => {
@@ -66,7 +66,8 @@ pub fn inventory(data: &[u8]) -> Result<Inventory, Declined> {
             Some(Err(error)) => Err(declined(format!("traceEvents: {error}"))),
             None => Err(declined("truncated")),
         }
-    })?;
+    })?
+    .distributed_info;
     Ok(Inventory {
         columns: columns.unwrap_or_default(),
         distributed_info,

@@ -67,14 +67,15 @@ impl WindowColumns for KinetoColumns {
 }
 
 /// A trace decoded from a stream: the event columns (for `KinetoColumns`, spans into `kept`),
-/// the raw text of `deviceProperties` and `distributedInfo` (None when absent), and the
-/// top-level keys in document order (the Python side tells the file's kind from them).
+/// the raw text of `deviceProperties`, `distributedInfo` and `baseTimeNanoseconds` (None when
+/// absent), and the top-level keys in document order (the Python side tells the file's kind from them).
 #[derive(Debug, Default)]
 pub struct StreamedTrace<C = KinetoColumns> {
     pub columns: C,
     pub kept: Vec<u8>,
     pub device_properties: Option<Vec<u8>>,
     pub distributed_info: Option<Vec<u8>>,
+    pub base_time: Option<Vec<u8>>,
     pub keys: Vec<String>,
 }
 
@@ -122,6 +123,7 @@ pub fn decode_stream<C: WindowColumns>(
             let slot = match key.as_str() {
                 "deviceProperties" => Some(&mut trace.device_properties),
                 "distributedInfo" => Some(&mut trace.distributed_info),
+                "baseTimeNanoseconds" => Some(&mut trace.base_time),
                 _ => None,
             };
             if let Some(slot) = slot {
@@ -387,7 +389,8 @@ mod tests {
         {"ph": "X", "cat": "kernel", "name": "sm80_gemm \u00e9", "pid": 0, "tid": 7, "ts": 20,
          "dur": 3, "args": {"device": 0, "stream": 7, "grid": [1, 2, 3]}}
       ],
-      "distributedInfo": {"rank": 1, "world_size": 2}, "traceName": "x"}"#;
+      "distributedInfo": {"rank": 1, "world_size": 2}, "traceName": "x",
+      "baseTimeNanoseconds": 1711964646000000000}"#;
 
     /// Every column but the spans, with the texts looked up.
     fn rows(columns: &KinetoColumns) -> Vec<String> {
@@ -430,8 +433,15 @@ mod tests {
                         "deviceProperties",
                         "traceEvents",
                         "distributedInfo",
-                        "traceName"
+                        "traceName",
+                        "baseTimeNanoseconds"
                     ]
+                );
+                let (start, end) = whole.base_time.unwrap();
+                assert_eq!(&TRACE.as_bytes()[start..end], b"1711964646000000000");
+                assert_eq!(
+                    trace.base_time.as_deref(),
+                    Some(&b"1711964646000000000"[..])
                 );
                 let (start, end) = whole.device_properties.unwrap();
                 assert_eq!(

@@ -155,8 +155,14 @@ fn inventory_to_arrow(columns: InventoryColumns) -> Result<StructArray, ArrowErr
     ])
 }
 
-/// (columns, the spans of `deviceProperties` and `distributedInfo`) of a decoded trace.
-type Decoded = (ArrowColumns, Option<(usize, usize)>, Option<(usize, usize)>);
+/// (columns, the spans of `deviceProperties`, `distributedInfo` and `baseTimeNanoseconds`) of
+/// a decoded trace.
+type Decoded = (
+    ArrowColumns,
+    Option<(usize, usize)>,
+    Option<(usize, usize)>,
+    Option<(usize, usize)>,
+);
 
 /// Decode a Kineto trace held in memory, its events on `jobs` threads (`part`: the bytes a
 /// thread takes, default `kineto::PART_BYTES`; tests make it tiny): `(decoded, None)`, or
@@ -183,12 +189,14 @@ fn decode_kineto_bytes(
             columns,
             device_properties,
             distributed_info,
+            base_time,
         }) => {
             let array = to_arrow(columns).map_err(arrow_error)?;
             let decoded = (
                 ArrowColumns::new(array),
                 device_properties,
                 distributed_info,
+                base_time,
             );
             Ok((Some(decoded), None))
         }
@@ -222,13 +230,15 @@ fn decode_kineto_inventory(
 }
 
 /// (columns, raw `deviceProperties`, raw `distributedInfo`, the kept bytes that the spans
-/// point into, the top-level keys) of a trace decoded from its file.
+/// point into, the top-level keys, raw `baseTimeNanoseconds`) of a trace decoded from its
+/// file.
 type Streamed<'py> = (
     ArrowColumns,
     Option<Bound<'py, PyBytes>>,
     Option<Bound<'py, PyBytes>>,
     Bound<'py, PyBytes>,
     Vec<String>,
+    Option<Bound<'py, PyBytes>>,
 );
 
 /// Decode the Kineto trace in the file at `path` (plain or gzip, at most `gzip_limit` of its
@@ -256,6 +266,7 @@ fn decode_kineto_file<'py>(
             kept,
             device_properties,
             distributed_info,
+            base_time,
             keys,
         }) => {
             let array = to_arrow(columns).map_err(arrow_error)?;
@@ -266,6 +277,7 @@ fn decode_kineto_file<'py>(
                 raw(distributed_info),
                 PyBytes::new(py, &kept),
                 keys,
+                raw(base_time),
             );
             Ok((Some(decoded), None))
         }

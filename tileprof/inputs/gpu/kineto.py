@@ -69,6 +69,7 @@ class Trace(msgspec.Struct):
     traceEvents: msgspec.Raw
     deviceProperties: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"[]"))
     distributedInfo: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"null"))
+    baseTimeNanoseconds: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"null"))
 
 
 _NO_ARGS = Args()
@@ -114,8 +115,8 @@ def decode_events(path: str | Path, data: bytes) -> PendingEvents:
     if found is None:
         ready = _read_with_msgspec(path, data)
         return PendingEvents(lambda: ready)
-    frame, props_raw, info_raw = found
-    return _pending(path, frame, props_raw, info_raw, data)
+    frame, props_raw, info_raw, base_raw = found
+    return _pending(path, frame, (props_raw, info_raw, base_raw), data)
 
 
 def decode_file(
@@ -132,31 +133,36 @@ def decode_file(
     found = streamed_events(path, window_bytes=window_bytes, part_bytes=part_bytes)
     if found is None:
         return None
-    frame, props_raw, info_raw, kept, keys = found
-    return _pending(path, frame, props_raw, info_raw, kept), set(keys)
+    frame, props_raw, info_raw, kept, keys, base_raw = found
+    return _pending(path, frame, (props_raw, info_raw, base_raw), kept), set(keys)
 
 
-def _pending(
-    path: str | Path, frame: pl.DataFrame, props_raw: bytes, info_raw: bytes, spans: bytes
-) -> PendingEvents:
+TopValues = tuple[bytes, bytes, bytes]
+"""The raw text of a trace's ``deviceProperties``, ``distributedInfo`` and
+``baseTimeNanoseconds`` (``[]``, ``null`` and ``null`` when absent)."""
+
+
+def _pending(path: str | Path, frame: pl.DataFrame, top: TopValues, spans: bytes) -> PendingEvents:
     """The event model of the decoder's ``frame`` to be made (``PendingEvents``), the NCCL
     events' bytes copied out of ``spans`` (what the frame's spans point into) now."""
     from tileprof.inputs.gpu.kineto_native import comm_args, event_frame
 
     args_of = comm_args(frame, spans)
-    return PendingEvents(lambda: _events(path, event_frame(frame), props_raw, info_raw, args_of))
+    return PendingEvents(lambda: _events(path, event_frame(frame), top, args_of))
 
 
 def _events(
     path: str | Path,
     frame: pl.DataFrame,
-    props_raw: bytes,
-    info_raw: bytes,
+    top: TopValues,
     args_of: Callable[[Sequence[int]], list[Args]],
 ) -> KinetoEvents:
     """The event model of a trace whose events are in ``frame`` (``args_of``: the ``args`` of
     events by index), with its ``deviceProperties`` and ``distributedInfo`` decoded (their
-    errors named as before)."""
+    errors named as before) and its ``baseTimeNanoseconds`` (``kineto_clock``)."""
+    from tileprof.inputs.gpu.kineto_clock import base_time_of
+
+    props_raw, info_raw, base_raw = top
     props = _decode_part(path, msgspec.Raw(props_raw), list[DeviceProperties], "$.deviceProperties")
     optional_info: Any = DistributedInfo | None  # a union: msgspec decodes null as None
     info: DistributedInfo | None = _decode_part(
@@ -164,6 +170,7 @@ def _events(
     )
     listed = {d.id: d.name for d in props}
     events = KinetoEvents(Path(path).name, listed, frame, args_of)
+    events.base_time_ns = base_time_of(base_raw)
     if info is not None:
         events.rank = (info.rank, info.world_size, info.backend)
     gpu = frame.filter(pl.col("cat").is_in(GPU_CATEGORIES))
@@ -186,10 +193,9 @@ def _read_with_msgspec(path: str | Path, data: bytes) -> KinetoEvents:
             if ev.cat in KEPT_CATEGORIES:
                 kept.append((i, ev))
     by_index = {i: ev.args or _NO_ARGS for i, ev in kept}
-    return _events(
-        path, frame_of_events(kept), bytes(trace.deviceProperties),
-        bytes(trace.distributedInfo), lambda indices: [by_index[i] for i in indices],
-    )  # fmt: skip
+    top = (bytes(trace.deviceProperties), bytes(trace.distributedInfo),
+           bytes(trace.baseTimeNanoseconds))  # fmt: skip
+    return _events(path, frame_of_events(kept), top, lambda indices: [by_index[i] for i in indices])
 
 
 def _check_event(path: str | Path, i: int, ev: Event) -> None:

@@ -32,33 +32,34 @@ _NO_ARGS = Args()
 
 def decoded_events(
     path: str | Path, data: bytes, *, part_bytes: int | None = None
-) -> tuple[pl.DataFrame, bytes, bytes] | None:
-    """(the decoder's frame, raw ``deviceProperties``, raw ``distributedInfo``) of ``data``, or
-    None when the compiled decoder declines it. The frame holds the Kineto event frame's
-    columns with text as dictionaries (``event_frame`` casts them). The events are decoded on
-    ``threads.jobs()`` threads, each taking ``part_bytes`` of them (default chosen by the
-    decoder; tests make it tiny)."""
+) -> tuple[pl.DataFrame, bytes, bytes, bytes] | None:
+    """(the decoder's frame, raw ``deviceProperties``, raw ``distributedInfo``, raw
+    ``baseTimeNanoseconds``) of ``data``, or None when the compiled decoder declines it. The
+    frame holds the Kineto event frame's columns with text as dictionaries (``event_frame``
+    casts them). The events are decoded on ``threads.jobs()`` threads, each taking
+    ``part_bytes`` of them (default chosen by the decoder; tests make it tiny)."""
     try:
         found, _why = core.decode_kineto_bytes(data, threads.jobs(), part_bytes)
     except core.DecodeError as error:  # a panic: a bug of tileprof's
         raise _internal_error(path, error) from None
     if found is None:
         return None
-    columns, props, info = found
+    columns, props, info, base = found
     frame = _frame_of(columns)
     props_raw = b"[]" if props is None else data[props[0] : props[1]]
     info_raw = b"null" if info is None else data[info[0] : info[1]]
-    return frame, props_raw, info_raw
+    base_raw = b"null" if base is None else data[base[0] : base[1]]
+    return frame, props_raw, info_raw, base_raw
 
 
 def streamed_events(
     path: str | Path, *, part_bytes: int | None = None, window_bytes: int | None = None
-) -> tuple[pl.DataFrame, bytes, bytes, bytes, list[str]] | None:
-    """(the decoder's frame, raw ``deviceProperties``, raw ``distributedInfo``, the bytes its
-    spans point into, the document's top-level keys) of the trace in the file at ``path``
-    (plain or gzip), or None when the compiled decoder declines it (a file it cannot read
-    included). The file is read through a window of ``window_bytes`` (default chosen by the
-    decoder; tests make it tiny), so its text is never held whole: only the communication
+) -> tuple[pl.DataFrame, bytes, bytes, bytes, list[str], bytes] | None:
+    """(the decoder's frame, raw ``deviceProperties``, raw ``distributedInfo``, the bytes its spans
+    point into, the document's top-level keys, raw ``baseTimeNanoseconds``) of the trace in the
+    file at ``path`` (plain or gzip), or None when the compiled decoder declines it (a file it
+    cannot read included). The file is read through a window of ``window_bytes`` (default chosen
+    by the decoder; tests make it tiny), so its text is never held whole: only the communication
     events' bytes are kept (``comm_args`` reads them), the other spans are null."""
     try:
         found, _why = core.decode_kineto_file(str(path), threads.jobs(), part_bytes, window_bytes)
@@ -66,10 +67,10 @@ def streamed_events(
         raise _internal_error(path, error) from None
     if found is None:
         return None
-    columns, props, info, kept, keys = found
+    columns, props, info, kept, keys, base = found
     props_raw = b"[]" if props is None else props
     info_raw = b"null" if info is None else info
-    return _frame_of(columns), props_raw, info_raw, kept, keys
+    return _frame_of(columns), props_raw, info_raw, kept, keys, base or b"null"
 
 
 def event_frame(decoded: pl.DataFrame) -> pl.DataFrame:
