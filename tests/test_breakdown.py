@@ -916,4 +916,77 @@ def test_diff_breakdown_pairs_the_traces_of_a_document_in_order(tmp_path: Path) 
     assert len(rows) == 4 * len(COMPARED)  # A100: device 0, 1 and all; H200: device 0
     assert all(r["trace_before"] == r["trace_after"] for r in rows)
     assert {r["trace_at"] for r in rows} == {0, 1}
+    assert {r["window"] for r in rows} == {0}  # each device's first window: the whole trace
     assert all(r["delta"] == 0 for r in rows if r["before"] is not None)
+    # one window after another, each with its figures in COMPARED's order
+    keys = [(r["trace_at"], -1 if r["gpu"] is None else r["gpu"]) for r in rows]
+    assert [r["figure"] for r in rows[: len(COMPARED)]] == list(COMPARED)
+    n = len(COMPARED)
+    assert all(keys[i] == keys[i - i % n] for i in range(len(rows)))
+    assert [keys[i] for i in range(0, len(rows), len(COMPARED))] == [
+        (0, 0),
+        (0, 1),
+        (0, -1),
+        (1, 0),
+    ]
+    assert {r["device_before"] for r in rows if r["gpu"] is None} == {"all"}
+    # device 1 runs one kernel: a change per kernel is still a change (0), not unknown
+    per_kernel = [r for r in rows if r["figure"] == "busy_us"]
+    assert [r["kernels_before"] for r in per_kernel] == [5, 1, 6, 192]
+    assert [r["per_kernel_change"] for r in per_kernel] == [0.0] * 4
+
+
+def test_diff_breakdown_numbers_windows_per_trace_and_device(tmp_path: Path) -> None:
+    """Two documents of two traces each, the first trace with a step in one and without in
+    the other: the H200 trace's windows still meet, and the step is the one window on one
+    side only (numbered across traces, the H200's whole trace would have met nothing)."""
+    h200 = _write(
+        tmp_path,
+        "h200.json",
+        json.loads(
+            gzip.decompress((FIXTURES / "traces" / "h200_train_steps.json.gz").read_bytes())
+        ),
+    )
+    steps_gone = [e for e in HAND_BUILT["traceEvents"] if e["cat"] != "gpu_user_annotation"]
+    plain = _write(tmp_path, "plain.json", {**HAND_BUILT, "traceEvents": steps_gone})
+    stepped = _write(tmp_path, "stepped.json", HAND_BUILT)
+    documents = []
+    for name, first in (("a.json", plain), ("b.json", stepped)):
+        made = CliRunner().invoke(cli, ["breakdown", str(first), str(h200), "--format", "json"])
+        (tmp_path / name).write_text(made.output)
+        documents.append(str(tmp_path / name))
+    result = CliRunner().invoke(cli, ["diff", "--breakdown", *documents, "--format", "json"])
+    document = json.loads(result.output)
+    assert [(w["trace_after"], w["window"], w["step_after"]) for w in document["unpaired"]] == [
+        ("stepped.json", 1, 3)
+    ]
+    h200_rows = [r for r in document["breakdown_diff"] if r["trace_at"] == 1]
+    assert h200_rows and all(r["delta"] == 0 for r in h200_rows)
+
+
+def test_diff_breakdown_numbers_devices_per_trace(tmp_path: Path) -> None:
+    """The H200 trace on device 2 beside the A100 trace's devices 0 and 1 is still its
+    trace's first device: it meets the H200 trace on device 0 of the other document."""
+    raw = json.loads(
+        gzip.decompress((FIXTURES / "traces" / "h200_train_steps.json.gz").read_bytes())
+    )
+    moved = json.loads(json.dumps(raw))
+    for event in moved["traceEvents"]:
+        if isinstance(event.get("args"), dict) and event["args"].get("device") == 0:
+            event["args"]["device"] = 2
+    for device in moved.get("deviceProperties", []):
+        device["id"] = 2 if device["id"] == 0 else device["id"]
+    small = FIXTURES / "traces" / "kineto_small.json"
+    documents = []
+    for name, h200 in (("a.json", raw), ("b.json", moved)):
+        trace = _write(tmp_path, f"h200_{name}", h200)
+        made = CliRunner().invoke(cli, ["breakdown", str(small), str(trace), "--format", "json"])
+        (tmp_path / name).write_text(made.output)
+        documents.append(str(tmp_path / name))
+    result = CliRunner().invoke(cli, ["diff", "--breakdown", *documents, "--format", "json"])
+    document = json.loads(result.output)
+    assert document["unpaired"] == []
+    h200_rows = [r for r in document["breakdown_diff"] if r["trace_at"] == 1]
+    assert {(r["device_before"], r["device_after"]) for r in h200_rows} == {
+        ("0 NVIDIA H200", "2 NVIDIA H200")
+    }
