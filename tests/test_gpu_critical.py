@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -724,3 +725,25 @@ def test_a_failed_capture_check_withholds_the_ranked_edits(tmp_path: Path) -> No
     lenient.write_text("[kernel-without-launch]\nallowed = 600\n")
     kept = runner.invoke(cli, ["critical", trace, "--checks", str(lenient)])
     assert "  largest gain first:" in kept.stdout.splitlines()
+
+
+def test_a_trace_its_checks_cannot_read_is_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``critical`` reads a trace's capture checks from a second read of the file; a file
+    that read fails on (changed or cut between the two reads) is the one-line error, exit 2,
+    not a traceback and not a path shown without its checks."""
+    from tileprof.core.errors import InputError
+    from tileprof.model import integrity
+
+    trace = Path(__file__).resolve().parent.parent / "fixtures" / "traces" / "kineto_small.json"
+
+    def cut(paths: object, checks: object) -> object:
+        raise InputError(trace, "$.traceEvents[3]", "truncated: the file ends inside an event")
+
+    monkeypatch.setattr(integrity, "check_files", cut)
+    result = CliRunner().invoke(cli, ["critical", str(trace)])
+    assert result.exit_code == 2
+    assert result.output == (
+        f"tileprof: error: {trace}: $.traceEvents[3]: truncated: the file ends inside an event\n"
+    )
