@@ -3,7 +3,9 @@ the same ranks of two runs (``analyses.comparability``, ``diff``'s rank note).
 
 A Kineto event's ``ts`` is in µs. A trace that states ``baseTimeNanoseconds`` counts ``ts``
 from it: the Unix time is ``baseTimeNanoseconds`` + ``ts`` × 1,000 ns, as HTA converts it
-(``hta.common.trace.trace_event_timestamp_to_unixtime_ns``). An older trace without it writes
+(``hta.common.trace.trace_event_timestamp_to_unixtime_ns``). libkineto's base
+(``ChromeTraceBaseTime``) is the Unix time floored to a 7,889,238 s interval, so the ranks of
+one job share it and their ``ts`` compare as they are. An older trace without it writes
 ``ts`` as µs since the Unix epoch (HTA's ``sampled_rank-*`` traces: 28 April 2023). A window
 that does not fall within 2000–2100 is of some other clock and tells nothing.
 """
