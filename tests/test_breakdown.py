@@ -862,6 +862,7 @@ def test_diff_breakdown_of_two_ranks_says_nothing_is_compared(tmp_path: Path) ->
     )
     assert "kernels differ" not in table.output  # a window on one side only is no pair
     assert "whole → —" in table.output and "— → whole" in table.output
+    assert "r0.json" not in table.output  # one trace a side: its devices need no trace name
     result = CliRunner().invoke(cli, ["diff", "--breakdown", str(r0), str(r1), "--format", "json"])
     document = json.loads(result.output)
     assert document["kernels_differ"] == []

@@ -128,7 +128,7 @@ _BOTH_SIDES = pl.col("device_before").is_not_null() & pl.col("device_after").is_
 
 def kernel_counts_differ(comparison: pl.DataFrame) -> pl.DataFrame:
     """The paired windows whose two sides hold different numbers of kernels (one row per
-    window: rank, gpu, window, devices, steps, kernels before and after). A window on one
+    window: its pairing keys, traces, devices, steps, kernels before and after). A window on one
     side only is not among them: nothing of it is compared (``unpaired_windows``)."""
     return comparison.filter(
         (pl.col("figure") == "kernels")
@@ -138,7 +138,7 @@ def kernel_counts_differ(comparison: pl.DataFrame) -> pl.DataFrame:
 
 
 def unpaired_windows(comparison: pl.DataFrame) -> pl.DataFrame:
-    """The windows on one side only (one row per window: rank, gpu, window, devices, steps):
-    no window of the other side has their rank, device position and window position, so
-    their figures are shown and not compared."""
+    """The windows on one side only (one row per window: its pairing keys, traces, devices,
+    steps): no window of the other side has their rank, trace position, device position and
+    window position, so their figures are shown and not compared."""
     return comparison.filter(~_BOTH_SIDES).select(_WINDOW_KEYS).unique(maintain_order=True)

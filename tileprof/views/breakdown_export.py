@@ -295,7 +295,10 @@ def render_diff_table(comparison: pl.DataFrame, width: int | None = None) -> str
         header.append("per kernel")
     lines = pairing_lines(comparison) + lines
     rows = []
-    several = any(comparison.get_column(c).n_unique() > 1 for c in ("trace_before", "trace_after"))
+    several = any(
+        comparison.get_column(c).drop_nulls().n_unique() > 1
+        for c in ("trace_before", "trace_after")
+    )
     for r in comparison.iter_rows(named=True):
         devices = _devices(r, several)
         steps = [
