@@ -234,6 +234,8 @@ def test_the_same_ranks_captured_apart_are_two_runs(tmp_path: Path) -> None:
         "change between them with the difference between two ranks (compare the same rank of "
         "each run)"
     )
+    _, table = _run(later, RANKS[0])  # the later capture as before: as far apart
+    assert "before is rank 1 and after rank 0" in table and "captured 86,399 s apart" in table
     based = _with_info(tmp_path, RANKS[1], "based.json.gz", clock=(-START_US, START_US * 1000))
     _, table = _run(RANKS[0], based)
     assert "captured over the same time: two GPUs of one run" in table.splitlines()[0]
