@@ -241,7 +241,12 @@ def test_the_same_ranks_captured_apart_are_two_runs(tmp_path: Path) -> None:
     assert "captured over the same time: two GPUs of one run" in table.splitlines()[0]
     unknown = _with_info(tmp_path, RANKS[1], "uptime.json.gz", clock=(-START_US, None))
     _, table = _run(RANKS[0], unknown)
-    assert "; if both are of one run, every change below" in table.splitlines()[0]
+    assert table.splitlines()[0] == (
+        "not the same rank: before is rank 0 and after rank 1 of a job of 128 ranks (nccl, "
+        "distributedInfo); if both are of one run, every change below is between two of its "
+        "GPUs, not between runs (compare one rank of each run; `tileprof breakdown` compares "
+        "the ranks of one job)"
+    )
     code, out = _run(RANKS[0], later, "--fail-on", "total_us of * may not rise by more than 5%")
     assert code == 3 and out.startswith("abstained, no verdict: the two sides differ in rank")
 
