@@ -273,9 +273,35 @@ def test_every_reading_of_a_trace_gives_its_base_time(tmp_path: Path) -> None:
     plain = kineto.decode_events(RANKS[1], gzip.decompress(Path(RANKS[1]).read_bytes())).events()
     expected = unix_window_ns(plain.frame, None)
     assert expected is not None and None not in windows
-    for window in windows:  # ts in µs as float64: ns beyond 2**53 are rounded
+    for window in windows:  # the moved ts were written by float arithmetic: within 1 µs
         assert window == pytest.approx(expected, abs=1000)
     document = json.loads(data)
     document["baseTimeNanoseconds"] = "soon"
     odd = json.dumps(document).encode()
     assert kineto.decode_events(based, odd).events().base_time_ns is None
+
+
+def test_a_capture_window_is_unix_time_or_not_known() -> None:
+    """µs since the epoch, or counted from a base; another clock, no event, or a time that is
+    no finite number: not known."""
+    import polars as pl
+
+    from tileprof.inputs.gpu.kineto_clock import unix_window_ns
+
+    def frame(ts: list[float], dur: list[float]) -> pl.DataFrame:
+        return pl.DataFrame({"ts": ts, "dur": dur}, schema={"ts": pl.Float64, "dur": pl.Float64})
+
+    assert unix_window_ns(frame([START_US, START_US + 10], [5, 20]), None) == (
+        START_US * 1000,
+        (START_US + 30) * 1000,
+    )
+    assert unix_window_ns(frame([2, 1], [1, 1]), START_US * 1000) == (
+        (START_US + 1) * 1000,
+        (START_US + 3) * 1000,
+    )
+    assert unix_window_ns(frame([2, 1], [1, 1]), None) is None  # µs since boot, say
+    assert unix_window_ns(frame([], []), START_US * 1000) is None
+    assert unix_window_ns(frame([START_US, float("inf")], [1, 1]), None) is None
+    late = 4_102_444_800 * 10**6  # 2100-01-01 in µs
+    assert unix_window_ns(frame([late - 10], [9]), None) is not None
+    assert unix_window_ns(frame([late - 10], [10]), None) is None

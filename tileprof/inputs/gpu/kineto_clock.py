@@ -12,6 +12,8 @@ that does not fall within 2000–2100 is of some other clock and tells nothing.
 
 from __future__ import annotations
 
+import math
+
 import msgspec
 import polars as pl
 
@@ -35,8 +37,15 @@ def unix_window_ns(events: pl.DataFrame, base_ns: int | None) -> tuple[int, int]
     ends = events.select(
         pl.col("ts").min().alias("first"), (pl.col("ts") + pl.col("dur")).max().alias("last")
     ).row(0)
-    if ends[0] is None or ends[1] is None:
-        return None
-    start, end = (round(v * 1000) + (base_ns or 0) for v in ends)
+    if ends[0] is None or ends[1] is None or not all(map(math.isfinite, ends)):
+        return None  # no event, or a time JSON wrote as 1e400
+    start, end = (_ns(v) + (base_ns or 0) for v in ends)
     low, high = PLAUSIBLE_NS
     return (start, end) if low <= start and end < high else None
+
+
+def _ns(us: float) -> int:
+    """``us`` µs in ns, exact: µs since the epoch times 1,000 is past float64's 2**53, so the
+    whole µs and the fraction are converted apart."""
+    whole = math.floor(us)
+    return whole * 1000 + round((us - whole) * 1000)
