@@ -358,3 +358,45 @@ def test_a_trace_read_whole_gives_what_a_streamed_one_gives(
     assert whole.timeline is not None and whole.critical == streamed.critical
     assert whole.checked is not None and streamed.checked is not None
     assert whole.checked.rows == streamed.checked.rows
+
+
+def test_two_inputs_of_one_file_name_are_named_by_their_paths(four: list[Path]) -> None:
+    """a/t.json and b/t.json: every row, note, op row, timeline and critical path of each names
+    its path, so the run table, the kernel sets and the devices of one run (keyed on the file
+    of ``source``) keep them apart; the inputs whose file name is their own keep it."""
+    from tileprof.analyses.run_analysis import kernel_sets
+
+    first, second = four[1].parent / "a" / "t.json", four[1].parent / "b" / "t.json"
+    for copy in (first, second):
+        copy.parent.mkdir()
+        copy.write_bytes(TRACE.read_bytes())
+    paths = [four[0], first, second, NSYS_CSV]
+    sources = gather_inputs(paths, Filters(), ops=True, timelines=True, critical=True)
+    dump, a, b, csv = sources
+    for source, name in ((a, str(first)), (b, str(second))):
+        files = source.runs.frame.get_column("source").str.split(": ").list.first()
+        assert set(files) == {name}
+        assert source.ops is not None and set(source.ops.get_column("source")) == {name}
+        assert source.timeline is not None and source.timeline.name == name
+        assert source.critical is not None
+        assert {t["trace"] for t in source.critical["traces"]} == {name}
+    assert set(dump.runs.frame.get_column("source").str.split(": ").list.first()) == {"d.json"}
+    assert set(csv.runs.frame.get_column("source").str.split(": ").list.first()) == {NSYS_CSV.name}
+    own = gather_inputs([first], Filters(), timelines=True)[0]  # alone: its file name
+    assert own.timeline is not None and own.timeline.name == "t.json"
+    runs = pl.concat([a.runs.frame, b.runs.frame])
+    titles = [title for title, _ in kernel_sets(runs)]
+    assert len(titles) == len(set(titles)) == 2 * len(kernel_sets(a.runs.frame))
+
+
+def test_the_notes_of_two_inputs_of_one_file_name_name_their_paths(tmp_path: Path) -> None:
+    """The Qwen trace's notes (causal attention, op rows doing none of their work) begin with
+    the path of the copy they are about, not with a file name both copies share."""
+    qwen = FIXTURES / "tracelens" / "h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+    copies = [tmp_path / rank / "trace.json.gz" for rank in ("rank0", "rank1")]
+    for copy in copies:
+        copy.parent.mkdir()
+        copy.write_bytes(qwen.read_bytes())
+    for source, copy in zip(gather_inputs(copies, Filters()), copies, strict=True):
+        assert len(source.runs.notes) == 2
+        assert all(n.startswith(f"{copy}: ") for n in source.runs.notes), source.runs.notes

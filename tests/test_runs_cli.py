@@ -415,3 +415,36 @@ def test_example_tile_groups_state_their_work_from_sample_metadata() -> None:
     )
     assert tile["flops"] == 2 * 80 * 5_203_968  # K × Σ outputElements MACs
     assert tile["per"] == "active"
+
+
+def test_runs_of_two_traces_of_one_file_name_say_which_is_which(tmp_path: Path) -> None:
+    """Qwen's and BERT's H100 traces, both saved as trace.json.gz: one target, so each row of
+    the run and op tables names its trace's path, and so do the notes (by file name alone,
+    two `aten::gelu` rows of one target and a note "trace.json.gz: …" said nothing of
+    which run they were)."""
+    root = FIXTURES / "tracelens"
+    qwen, bert = tmp_path / "rank0" / "trace.json.gz", tmp_path / "rank1" / "trace.json.gz"
+    for source, copy in (("h100_Qwen_Qwen1.5-0.5B-Chat__1016005", qwen),
+                         ("h100_gaunernst_bert-small-uncased__1016001", bert)):  # fmt: skip
+        copy.parent.mkdir()
+        copy.write_bytes((root / f"{source}.json.gz").read_bytes())
+    code, out, _ = run("runs", str(qwen), str(bert), "--format", "json")
+    doc = json.loads(out)
+    files = {r["source"].split(": ")[0] for r in doc["runs"]}
+    assert code == 0 and files == {str(qwen), str(bert)}
+    assert doc["notes"] and all(n.startswith(f"{qwen}: ") for n in doc["notes"])
+    code, out, _ = run("runs", str(qwen), str(bert))
+    header = next(line for line in out.splitlines() if "┃" in line)
+    assert [c.strip() for c in header.split("┃")][:2] == ["target", "file"]
+    cells = [line.split("│") for line in out.splitlines() if "│" in line]
+    gelu = [row[1].strip()[-19:] for row in cells if row[3].strip() == "aten::gelu"]
+    assert gelu == ["rank1/trace.json.gz"] * 2  # BERT's (the cell keeps a long path's end)
+    assert {row[1].strip()[-19:] for row in cells} == {"rank0/trace.json.gz", gelu[0]}
+    code, out, _ = run("runs", "--ops", str(qwen), str(bert), "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and {r["source"] for r in doc["ops"]} == {str(qwen), str(bert)}
+    assert [s["file"] for s in doc["sources"]] == [str(qwen), str(bert)]
+    assert any(n.startswith(f"{qwen}: ") for n in doc["notes"])
+    code, out, _ = run("runs", "--ops", str(qwen), str(bert))
+    header = next(line for line in out.splitlines() if "┃" in line)
+    assert [c.strip() for c in header.split("┃")][:2] == ["target", "file"]

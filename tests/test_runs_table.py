@@ -18,6 +18,7 @@ from tileprof.core.run_schema import RUN_SCHEMA
 from tileprof.views import runs_table
 from tileprof.views.runs_table import (
     DEVICE_RUN_FIT,
+    FILE_TITLE,
     OP_FIT,
     RUN_FIT,
     _op_fit,
@@ -322,6 +323,8 @@ def test_numbers_are_right_aligned_and_names_left() -> None:
     bare = next(line for line in lines if line.startswith("tile device"))
     raw = dict(zip(header, bare.split("│"), strict=True))
     for title, justify, _ in runs_table.RUN_COLUMNS:
+        if title == FILE_TITLE:
+            continue  # shown only where files share a target: the test below
         value = raw[title]
         if title == "target":
             continue  # the first column is as wide as its longest name
@@ -363,3 +366,39 @@ def test_notes_with_brackets_are_plain_text() -> None:
     note = "trace [bold]run[/bold] [x].json"
     assert render(runs_of([]), pl.DataFrame(), [note]).splitlines()[-1] == f"note: {note}"
     assert render_ops(ops_of([]), [note]).splitlines()[-1] == f"note: {note}"
+
+
+def test_rows_of_two_files_of_one_target_say_their_file() -> None:
+    """Two traces of one GPU model (two jobs, or two ranks whose files share a name): each
+    row names its file beside the target, so that a kernel of one is not read as the
+    other's; a file column is shown only then, and is the last column dropped."""
+    first = {**BARE_RUN, "target": "NVIDIA H100", "source": "rank0/trace.json: device 0"}
+    second = {**first, "source": "rank1/trace.json: op rows", "kernel": "aten::mm"}
+    other = {**BARE_RUN, "source": "dump.csv: group_b"}
+    runs = runs_of([first, second, other])
+    fit = run_fit(runs)
+    assert fit.titles == ("target", "file", *RUN_FIT.titles[1:])
+    assert fit.drop_first[-1] == "file"
+    [[header, *rows]] = tables(render(runs, pl.DataFrame()))
+    assert header[:3] == ["target", "file", "workload"]
+    assert [row[1] for row in rows] == ["rank0/trace.json", "rank1/trace.json", "dump.csv"]
+    full = {**FULL_RUN, "target": "NVIDIA H100", "source": "a.json: device 0"}
+    devices = runs_of([full, {**first, "devices": 2}])
+    assert run_fit(devices).titles == ("target", "file", *DEVICE_RUN_FIT.titles[1:])
+    assert run_fit(runs_of([first, other])) is RUN_FIT  # one file per target
+    assert run_fit(runs_of([first, {**first, "kernel": "k2"}])) is RUN_FIT
+
+
+def test_op_rows_of_two_traces_of_one_target_say_their_file() -> None:
+    """The op table shows the file column only where a target's op rows come from two or more
+    traces, after the target, and drops it last."""
+    one = {**BARE_OP, "source": "rank0/trace.json"}
+    two = {**one, "source": "rank1/trace.json"}
+    assert _op_fit(ops_of([one, {**one, "op": "aten::mul"}])) == _op_fit(ops_of([one]))
+    assert FILE_TITLE not in _op_fit(ops_of([one])).titles
+    fit = _op_fit(ops_of([one, two]))
+    assert fit.titles == ("target", "file", *_op_fit(ops_of([one])).titles[1:])
+    assert fit.drop_first[-1] == "file"
+    [[header, *rows]] = tables(render_ops(ops_of([one, two])))
+    assert header[:2] == ["target", "file"]
+    assert [row[1] for row in rows] == ["rank0/trace.json", "rank1/trace.json"]

@@ -111,11 +111,10 @@ def _write_ops(files: tuple[Path, ...], out: Output, sort: str, engine: Engine) 
     """``--ops``: the op rows of every FILE (each a PyTorch trace), in one table."""
     import polars as pl
 
-    from tileprof.model.engines import map_ordered
-    from tileprof.model.ops import load_ops
+    from tileprof.model.ops import load_named_ops
     from tileprof.views.renderers import OPS_RENDERERS, OpsModel
 
-    parsed = list(zip(map(str, files), map_ordered(load_ops, list(files), engine), strict=True))
+    parsed = list(zip(map(str, files), load_named_ops(files, engine), strict=True))
     from tileprof.core.roofline import roofline_notes
 
     frame = pl.concat([p.frame for _, p in parsed], how="vertical")

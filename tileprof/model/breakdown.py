@@ -25,6 +25,7 @@ from tileprof.core.errors import InputError
 from tileprof.core.gpu_events import GpuTimeline
 from tileprof.inputs.timelines import load_timeline
 from tileprof.model.engines import Engine, map_ordered
+from tileprof.model.naming import display_names
 
 
 @dataclass(frozen=True)
@@ -42,15 +43,6 @@ class _TracePart:
 
     breakdown: Breakdown
     rank: RankPart | None
-
-
-def display_names(paths: Sequence[Path]) -> list[str]:
-    """Each trace's name: its file name, or the path as given when two share a file name
-    (rank0/trace.json, rank1/trace.json)."""
-    names = [p.name for p in paths]
-    if len(set(names)) < len(names):
-        return [str(p) for p in paths]
-    return names
 
 
 def named_timeline(path: Path, name: str) -> GpuTimeline:

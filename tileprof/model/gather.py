@@ -42,6 +42,7 @@ from tileprof.inputs.sources import (
 from tileprof.inputs.timelines import TIMELINE_FORMATS, parse_timeline
 from tileprof.model.engines import Engine, map_ordered
 from tileprof.model.gpu_runs import gpu_runs as _gpu_runs
+from tileprof.model.naming import display_names, renamed_frame, renamed_text
 from tileprof.model.profile import Profile, load
 from tileprof.model.reading import DumpReading
 from tileprof.model.tile_runs import tile_source_runs
@@ -158,18 +159,17 @@ def gather_inputs(
         digests=digests,
     )  # several files at once: no progress bars drawn over each other
     sources.extend(map_ordered(reading, list(paths), engine))
-    return _named_gpu_sources(sources)
+    return _named_sources(sources)
 
 
-def _named_gpu_sources(sources: list[Source]) -> list[Source]:
-    """``sources`` with each trace's timeline, and its critical path's traces, named as
-    ``tileprof breakdown`` names a trace (its file name, or the path as given when two share
-    a file name): the breakdown's rows, the findings' places, the critical path and the
-    report's capture-check marks tell rank0/trace.json from rank1/trace.json. (A trace's run
-    and op rows keep its file name in their ``source``.)"""
-    from tileprof.model.breakdown import display_names
-
-    held = [s for s in sources if s.timeline is not None and s.path is not None]
+def _named_sources(sources: list[Source]) -> list[Source]:
+    """``sources``, each file named as ``tileprof breakdown`` names a trace: its file name,
+    or the path as given when two inputs share a file name. Its run and op rows' ``source``,
+    its notes, its timeline and its critical path's traces then tell rank0/trace.json from
+    rank1/trace.json: the run table's rows, the kernel sets and the devices of one run (both
+    keyed on the file of ``source``), the findings' places, the critical path and the report's
+    capture-check marks."""
+    held = [s for s in sources if s.path is not None]
     names = display_names([s.path for s in held if s.path])
     renamed = {
         id(s): _named(s, n) for s, n in zip(held, names, strict=True) if s.path and n != s.path.name
@@ -178,20 +178,25 @@ def _named_gpu_sources(sources: list[Source]) -> list[Source]:
 
 
 def _named(source: Source, name: str) -> Source:
-    """``source``, whose timeline and critical path name it by its file name, named ``name``
-    instead (an export's "t.sqlite pid 7" becomes "NAME pid 7")."""
-    assert source.path is not None and source.timeline is not None
+    """``source``, whose rows, notes, timeline and critical path name it by its file name,
+    named ``name`` instead ("t.json: device 0" becomes "NAME: device 0", an export's
+    "t.sqlite pid 7" "NAME pid 7")."""
+    assert source.path is not None
     own = source.path.name
-
-    def renamed(text: str) -> str:
-        return name + text[len(own) :] if text.startswith(own) else text
-
-    timeline = dataclasses.replace(source.timeline, name=renamed(source.timeline.name))
+    runs = dataclasses.replace(
+        source.runs,
+        frame=renamed_frame(source.runs.frame, own, name),
+        notes=[renamed_text(n, own, name) for n in source.runs.notes],
+    )
+    ops = None if source.ops is None else renamed_frame(source.ops, own, name)
+    timeline = source.timeline
+    if timeline is not None:
+        timeline = dataclasses.replace(timeline, name=renamed_text(timeline.name, own, name))
     critical = source.critical
     if critical is not None:
-        traces = [{**t, "trace": renamed(t["trace"])} for t in critical["traces"]]
+        traces = [{**t, "trace": renamed_text(t["trace"], own, name)} for t in critical["traces"]]
         critical = {**critical, "traces": traces}
-    return dataclasses.replace(source, timeline=timeline, critical=critical)
+    return dataclasses.replace(source, runs=runs, ops=ops, timeline=timeline, critical=critical)
 
 
 def _source_of(

@@ -180,7 +180,7 @@ def trace_critical(
     why = list(withheld) or [[] for _ in reads]
     ranked: list[tuple[int, list[StepPath]]] = []
     from tileprof.inputs.gpu.nsys_sqlite import KIND as NSYS
-    from tileprof.model.breakdown import display_names
+    from tileprof.model.naming import display_names
 
     names = display_names([found.path for found in reads])  # rank0/t.json, rank1/t.json
     for found, reasons, shown in zip(reads, why, names, strict=True):

@@ -7,9 +7,16 @@ and its op rows computed by ``tileprof.analyses.ops.op_rows``; this module joins
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tileprof.analyses.ops import OP_SCHEMA, ParsedOps, op_rows
+from tileprof.model.naming import display_names, renamed_frame, renamed_text
+
+if TYPE_CHECKING:
+    from tileprof.model.engines import Engine
 
 __all__ = ["OP_SCHEMA", "ParsedOps", "load_ops", "read_ops"]
 
@@ -29,3 +36,21 @@ def read_ops(path: str | Path, data: bytes) -> ParsedOps:
     from tileprof.inputs.sources import kineto_events_of
 
     return op_rows(kineto_events_of(path, data))
+
+
+def load_named_ops(paths: Sequence[Path], engine: Engine | None = None) -> list[ParsedOps]:
+    """The op rows of each PyTorch trace at ``paths`` (read by ``engine``), each named as every
+    command names an input (``model.naming``): rows and notes of rank0/trace.json and
+    rank1/trace.json say which is which."""
+    from tileprof.model.engines import map_ordered
+
+    parsed = map_ordered(load_ops, list(paths), engine)
+    named = []
+    for path, name, ops in zip(paths, display_names(paths), parsed, strict=True):
+        if name != path.name:
+            notes = [renamed_text(n, path.name, name) for n in ops.notes]
+            ops = dataclasses.replace(
+                ops, frame=renamed_frame(ops.frame, path.name, name), notes=notes
+            )
+        named.append(ops)
+    return named

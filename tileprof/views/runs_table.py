@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tileprof.analyses.links import device_spread_text, format_us
+from tileprof.analyses.run_analysis import source_file
 from tileprof.core.numbers import number, percent, speedup
 from tileprof.core.text import DISPLAY_NAME_LIMIT, cell, escape_control
 from tileprof.views.fit import (
@@ -35,6 +36,7 @@ is wider than the run table's."""
 RunCell = Callable[[dict[str, Any], int], "Text | str | Name"]
 RUN_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
     ("target", "left", lambda r, _: Name(r["target"])),
+    ("file", "left", lambda r, _: Name(source_file(r["source"]), NAME_WIDTH)),
     ("device", "left", lambda r, _: cell(r.get("device"))),
     ("workload", "left", lambda r, _: Name(r["workload"])),
     (
@@ -73,12 +75,21 @@ RUN_KEEP: tuple[str, ...] = ("workload",)
 DEVICE_TITLES: tuple[str, ...] = ("device", "device spread")
 """The columns of a run table where some target ran a run on several devices (a row per
 device): shown only there, and dropped after the other low-priority ones."""
-DEVICE_RUN_FIT = Fit(
+FILE_TITLE = "file"
+"""The column of a run table where some target has rows of several files (two traces of one
+GPU model, a dump beside a run table): shown only there, so that each row says which file it
+sums; dropped last."""
+WHOLE_RUN_FIT = Fit(
     titles=tuple(title for title, _, _ in RUN_COLUMNS),
-    drop_first=(*RUN_DROP_FIRST, "device spread", "device"),
+    drop_first=(*RUN_DROP_FIRST, "device spread", "device", FILE_TITLE),
     full_width=TABLE_WIDTH,
     full_limit=DISPLAY_NAME_LIMIT,
     keep=RUN_KEEP,
+)
+DEVICE_RUN_FIT = replace(
+    WHOLE_RUN_FIT,
+    titles=tuple(t for t in WHOLE_RUN_FIT.titles if t != FILE_TITLE),
+    drop_first=(*RUN_DROP_FIRST, "device spread", "device"),
 )
 RUN_FIT = replace(
     DEVICE_RUN_FIT,
@@ -88,11 +99,27 @@ RUN_FIT = replace(
 
 
 def run_fit(runs: pl.DataFrame) -> Fit:
-    """``DEVICE_RUN_FIT`` when some run ran on several devices of its target, else
-    ``RUN_FIT`` (no device columns)."""
-    if "devices" in runs.columns and (runs.get_column("devices").fill_null(0) > 1).any():
-        return DEVICE_RUN_FIT
-    return RUN_FIT
+    """The run table's columns for ``runs``: ``RUN_FIT``, with the device columns where some
+    run ran on several devices of its target (``DEVICE_RUN_FIT``) and the file column where
+    some target has rows of several files."""
+    devices = "devices" in runs.columns and (runs.get_column("devices").fill_null(0) > 1).any()
+    fit = DEVICE_RUN_FIT if devices else RUN_FIT
+    if not _files_share_a_target(runs):
+        return fit
+    titles = [*fit.titles[:1], FILE_TITLE, *fit.titles[1:]]
+    return replace(fit, titles=tuple(titles), drop_first=(*fit.drop_first, FILE_TITLE))
+
+
+def _files_share_a_target(runs: pl.DataFrame) -> bool:
+    """Whether some target's rows come from two or more files (the file of ``source``)."""
+    if runs.height == 0:
+        return False
+    files = runs.select(
+        pl.col("target").fill_null(""),
+        pl.col("source").map_elements(source_file, return_dtype=pl.String, skip_nulls=False),
+    )
+    per_target = files.group_by("target").agg(pl.col("source").n_unique())
+    return bool((per_target.get_column("source") > 1).any())
 
 
 def _roofline(row: dict[str, Any]) -> str:
@@ -192,6 +219,7 @@ OP_NAME_WIDTH = 44
 """The op and input-dims cells are never longer than this."""
 OP_COLUMNS: tuple[tuple[str, str, RunCell], ...] = (
     ("target", "left", lambda r, _: Name(r["target"])),
+    ("file", "left", lambda r, _: Name(source_file(r["source"]), OP_NAME_WIDTH)),
     ("op", "left", lambda r, _: Name(r["op"], OP_NAME_WIDTH)),
     ("input dims", "left", lambda r, _: Name(r["input_dims"], OP_NAME_WIDTH)),
     ("dtype", "left", lambda r, _: r["dtype"] or "—"),
@@ -232,7 +260,7 @@ which rows count causal FLOPs in any case)."""
 OP_KEEP: tuple[str, ...] = ("dtype",)
 """Never dropped: rows of one op and shape differ by dtype."""
 OP_FIT = Fit(
-    titles=tuple(title for title, _, _ in OP_COLUMNS),
+    titles=tuple(title for title, _, _ in OP_COLUMNS if title != FILE_TITLE),
     drop_first=OP_DROP_FIRST,
     full_width=OP_TABLE_WIDTH,
     full_limit=DISPLAY_NAME_LIMIT,
@@ -241,20 +269,25 @@ OP_FIT = Fit(
 
 
 def _op_fit(ops: pl.DataFrame) -> Fit:
-    """``OP_FIT`` less the marker columns no row fills: ``causal`` without an attention row,
-    ``apart`` when no FLOP op launched kernels beside its work."""
+    """``OP_FIT`` less the marker columns no row fills (``causal`` without an attention row,
+    ``apart`` when no FLOP op launched kernels beside its work), with the file column where
+    some target has rows of several traces (dropped last)."""
     empty = set()
     if ops["causal"].null_count() == ops.height:
         empty.add("causal")
     if not (ops["aux_kernels"].fill_null(0) > 0).any():
         empty.add("apart")
-    if not empty:
-        return OP_FIT
-    return replace(
-        OP_FIT,
-        titles=tuple(t for t in OP_FIT.titles if t not in empty),
-        drop_first=tuple(t for t in OP_FIT.drop_first if t not in empty),
-    )
+    fit = OP_FIT
+    if empty:
+        fit = replace(
+            OP_FIT,
+            titles=tuple(t for t in OP_FIT.titles if t not in empty),
+            drop_first=tuple(t for t in OP_FIT.drop_first if t not in empty),
+        )
+    if not _files_share_a_target(ops):
+        return fit
+    titles = (*fit.titles[:1], FILE_TITLE, *fit.titles[1:])
+    return replace(fit, titles=titles, drop_first=(*fit.drop_first, FILE_TITLE))
 
 
 def _causal(causal: bool | None) -> str:

@@ -998,7 +998,7 @@ HEADLINE_KEPT = ("Samples matched / total",)
 def withheld_breakdown(section: BreakdownSection, checks: pl.DataFrame) -> BreakdownSection:
     """``section`` naming each failed capture check that undermines the breakdown, with the
     trace it is of as the breakdown's tables name it (the path as given where two traces
-    share a file name, else the file name: ``model.breakdown.display_names``; "" for a check
+    share a file name, else the file name: ``model.naming.display_names``; "" for a check
     across a job's ranks, whose input is no file)."""
     from pathlib import Path
 
