@@ -496,7 +496,14 @@ def test_cache_keeps_summaries_and_gives_the_same_rows(
 def test_table_has_one_line_per_group(dumps: tuple[Path, Path]) -> None:
     code, out, _ = run("diff", *map(str, dumps), "--epoch", "1")
     assert code == 0
-    lines = {line.split()[-1]: line.split() for line in out.splitlines()[11:]}
+    # "softmax" and "same" hold 40 + 30 of before's 100 + 40 + 10 + 30 phase cycles (38.89%),
+    # 60 + 30 of after's 80 + 20 + 60 + 30 (47.37%): both under half
+    note = (
+        "mostly not the same work: the 2 groups of 6 that both sides have hold 38.89% of "
+        "before's phase cycles and 47.37% of after's; the rest is added or removed"
+    )
+    assert out.startswith(note)
+    lines = {line.split()[-1]: line.split() for line in out.splitlines()[12:]}
     assert set(lines) == {"gemm_c112_r121", "gemm_c64_r12", "new", "softmax", "gone", "same"}
     # phase cycles before, after, Δ, Δ%; useful before, after, Δ (pp), Δ%; …; status mark, group
     assert lines["softmax"][:4] == ["40", "60", "+20", "+50.00%"]

@@ -28,7 +28,7 @@ def write_table(path: Path, rows: list[tuple[str, str, str]]) -> Path:
 def diff_json(before: Path, after: Path) -> dict:
     result = CliRunner().invoke(cli, ["diff", str(before), str(after), "--format", "json"])
     assert result.exit_code == 0, result.output
-    return json.loads(result.output)
+    return json.loads(result.stdout)
 
 
 def test_a_total_is_time_per_call_times_calls(tmp_path: Path) -> None:
@@ -148,8 +148,11 @@ def test_times_per_step_and_per_call_do_not_pair(tmp_path: Path) -> None:
     before = write_table(tmp_path / "a.csv", [("k1", "10", "5")])
     after = tmp_path / "b.csv"
     after.write_text(f"target,workload,kernel,time_us,calls,per\n{TARGET},layer3,k1,100,5,step\n")
-    rows = {row["group"]: row["status"] for row in diff_json(before, after)["groups"]}
+    document = diff_json(before, after)
+    rows = {row["group"]: row["status"] for row in document["groups"]}
     assert rows == {"k1 · layer3": "removed", "k1 · layer3 (per step)": "added"}
+    # nothing is compared: no group is on both sides
+    assert document["sharedWork"] == {"groups": 0, "of": 2, "beforeShare": 0.0, "afterShare": 0.0}
 
 
 def test_kernel_selects_kernels_whatever_else_names_the_row(tmp_path: Path) -> None:

@@ -233,6 +233,8 @@ def command(
             say(f"tileprof: {line}", err=True)
         if model.setup_note is not None and not (fail_on and allow_different):
             say(f"tileprof: note: {model.setup_note}", err=True)  # CSV has no place for it
+        if model.work_note is not None:
+            say(f"tileprof: note: {model.work_note}", err=True)
     write_rendered(DIFF_RENDERERS[out.format], model, out.path)
     if abstained or broken:
         ctx.exit(EXIT_ABSTAINED if abstained else EXIT_BROKEN)

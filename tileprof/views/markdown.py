@@ -91,15 +91,15 @@ def render_diff(
     diff: Diff,
     broken: Sequence[str] = (),
     abstained: Sequence[str] = (),
-    setup_note: str | None = None,
+    first_notes: Sequence[str] = (),
 ) -> str:
-    """The verdict (``setup_note`` first: the two sides ran on different setups), then each
-    shown group's main figure before and after and, where both sides hold calls or samples,
-    its per-call change, interval and verdict."""
+    """The verdict (``first_notes`` first: the two sides ran on different setups, or do
+    mostly different work), then each shown group's main figure before and after and, where
+    both sides hold calls or samples, its per-call change, interval and verdict."""
     lines = [
         f"## tileprof diff: {cell(diff.before.label)} → {cell(diff.after.label)}",
         "",
-        *([f"**{cell(setup_note)}**", ""] if setup_note else []),
+        *[line for note in first_notes for line in (f"**{cell(note)}**", "")],
         *_verdict_lines([b.removeprefix("broken: ") for b in broken], abstained),
         "",
     ]

@@ -174,6 +174,19 @@ class DiffModel:
         before, after = self.diff.before.environment, self.diff.after.environment
         return setup_note(before, after, self.abstained)
 
+    @property
+    def work_note(self) -> str | None:
+        """Said first when the groups both sides have hold little of either side's time
+        (``analyses.shared_work``)."""
+        from tileprof.analyses.shared_work import work_note
+
+        return work_note(self.diff)
+
+    @property
+    def first_notes(self) -> tuple[str, ...]:
+        """The notes said before the figures: the setup's, then the work's."""
+        return tuple(n for n in (self.setup_note, self.work_note) if n is not None)
+
 
 def _diff_text(kind: str) -> Callable[[DiffModel], str]:
     def render(model: DiffModel) -> str:
@@ -181,14 +194,14 @@ def _diff_text(kind: str) -> Callable[[DiffModel], str]:
 
         if kind == "table":
             table = diff_text.render_table(model.diff, model.broken, model.width)
-            first = [*model.abstained, *filter(None, [model.setup_note])]
+            first = [*model.abstained, *model.first_notes]
             return "".join(f"{line}\n" for line in first) + table
         if kind == "json":
             return _with_abstained(diff_text.render_json(model.diff, model.broken), model)
         if kind == "markdown":
             from tileprof.views.markdown import render_diff
 
-            return render_diff(model.diff, model.broken, model.abstained, model.setup_note)
+            return render_diff(model.diff, model.broken, model.abstained, model.first_notes)
         return diff_text.render_csv(model.diff)
 
     return render
@@ -196,18 +209,25 @@ def _diff_text(kind: str) -> Callable[[DiffModel], str]:
 
 def _with_abstained(text: str, model: DiffModel) -> str:
     """The JSON document with ``"abstained"`` (why ``--fail-on`` gave no verdict, when it
-    gave none) and ``"setup_differs"`` (each field the two sides differ in, when they do);
-    otherwise the document as it was."""
+    gave none), ``"setup_differs"`` (each field the two sides differ in, when they do) and
+    ``"sharedWork"`` with ``"workDiffers"`` (when the groups both sides have hold little of
+    either side's time: ``analyses.shared_work``); otherwise the document as it was."""
     import json
 
     from tileprof.analyses.comparability import differences
+    from tileprof.analyses.shared_work import shared_work, work_note
 
     differ = differences(model.diff.before.environment, model.diff.after.environment)
-    if not model.abstained and not differ:
+    shared = shared_work(model.diff)
+    work = work_note(model.diff, shared)
+    if not model.abstained and not differ and work is None:
         return text
     document = json.loads(text)
     if differ:
         document["setup_differs"] = differ
+    if work is not None:
+        document["sharedWork"] = shared.document()
+        document["workDiffers"] = work
     if model.abstained:
         document["abstained"] = list(model.abstained)
     return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

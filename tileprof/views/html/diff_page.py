@@ -16,6 +16,7 @@ import polars as pl
 from tileprof._version import __version__
 from tileprof.analyses.comparability import setup_note
 from tileprof.analyses.diff import STATUSES, Diff, Side
+from tileprof.analyses.shared_work import work_note
 from tileprof.core import numbers
 from tileprof.views.diff_text import STATUS_MARKS
 from tileprof.views.html import charts
@@ -71,6 +72,9 @@ class DiffSection:
     """Why ``--fail-on`` gave no verdict (a failed capture check), one line each."""
     setup_note: str | None = None
     """Said first when the two sides ran on different setups (``comparability.setup_note``)."""
+    work_note: str | None = None
+    """Said next when the groups both sides have hold little of either side's time
+    (``shared_work.work_note``)."""
 
 
 @dataclass(frozen=True)
@@ -404,6 +408,7 @@ def diff_section(diff: Diff, *, id: str = "diff", broken: tuple[str, ...] = ()) 
         broken=broken,
         hint=_rows_hint(diff),
         setup_note=setup_note(diff.before.environment, diff.after.environment),
+        work_note=work_note(diff),
     )
 
 
