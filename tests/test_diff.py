@@ -499,8 +499,10 @@ def test_table_has_one_line_per_group(dumps: tuple[Path, Path]) -> None:
     # "softmax" and "same" hold 40 + 30 of before's 100 + 40 + 10 + 30 phase cycles (38.89%),
     # 60 + 30 of after's 80 + 20 + 60 + 30 (47.37%): both under half
     note = (
-        "mostly not the same work: the 2 groups of 6 that both sides have hold 38.89% of "
-        "before's phase cycles and 47.37% of after's; the rest is added or removed"
+        "mostly different groups: the 2 groups of 6 that both sides have hold 38.89% of "
+        "before's phase cycles and 47.37% of after's, and each change below compares only "
+        "that part (the rest is added or removed); --match or --normalize pair groups that "
+        "were renamed\n"
     )
     assert out.startswith(note)
     lines = {line.split()[-1]: line.split() for line in out.splitlines()[12:]}

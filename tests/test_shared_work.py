@@ -46,10 +46,10 @@ def test_the_share_of_each_side_in_the_groups_both_have(tmp_path: Path) -> None:
     assert (shared.groups, shared.of) == (1, 3)
     assert shared.before == pytest.approx(0.25) and shared.after == pytest.approx(0.8)
     assert work_note(diff) == (
-        "mostly not the same work: the 1 group of 3 that both sides have hold 25.00% of "
-        "before's total µs and 80.00% of after's; the rest is added or removed, so each change "
-        "below compares that part of two different workloads (--match or --normalize pair "
-        "groups that were renamed)"
+        "mostly different groups: the 1 group of 3 that both sides have hold 25.00% of "
+        "before's total µs and 80.00% of after's, and each change below compares only that "
+        "part (the rest is added or removed); --match or --normalize pair groups that were "
+        "renamed, --per-op compares PyTorch traces op by op"
     )
     assert work_note(diff.limited(1)) == work_note(diff)  # every row, not those shown
 
@@ -82,6 +82,19 @@ def test_no_note_where_a_share_is_not_known(tmp_path: Path) -> None:
     assert shared_work(diff).before is None and work_note(diff) is None
 
 
+def test_a_tile_diff_names_its_cycles_and_no_per_op(tmp_path: Path) -> None:
+    """Tile groups are named by their phase cycles; --per-op is for traces, so not named."""
+    from tests.samples import write_dump
+    from tests.test_diff import AFTER, BEFORE
+
+    before = write_dump(tmp_path / "before.json", BEFORE)
+    after = write_dump(tmp_path / "after.json", AFTER)
+    note = work_note(compare_files(before, after))
+    assert note is not None and "of before's phase cycles and" in note
+    assert note.endswith("(the rest is added or removed); --match or --normalize pair groups "
+                         "that were renamed")  # fmt: skip
+
+
 def test_every_format_says_it_first(tmp_path: Path) -> None:
     """The table's first line, JSON's ``sharedWork`` and ``workDiffers``, the Markdown's first
     bold line, the HTML's note above its lead, and stderr for every format but the table."""
@@ -102,7 +115,7 @@ def test_every_format_says_it_first(tmp_path: Path) -> None:
     page = tmp_path / "d.html"
     html = ["diff", str(a), str(b), "--format", "html", "-o", str(page)]
     assert runner.invoke(cli, html).exit_code == 0
-    assert '<p class="setup-note">Mostly not the same work: the 1 group of 3' in page.read_text()
+    assert '<p class="setup-note">Mostly different groups: the 1 group of 3' in page.read_text()
     same = write_table(tmp_path / "c.csv", [("k1", "9", "5"), ("k2", "50", "3")])
     document = json.loads(
         runner.invoke(cli, ["diff", str(a), str(same), "--format", "json"]).stdout

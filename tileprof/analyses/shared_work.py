@@ -19,7 +19,7 @@ from tileprof.core.numbers import number, percent
 
 SHARED_WORK_FLOOR = 0.5
 """Below this share of either side's time in the groups both sides have, a diff says that its
-sides are mostly not the same work."""
+sides mostly run different groups."""
 
 _IMPACT_NAMES = {"total_us": "total µs", "phaseCycles": "phase cycles"}
 
@@ -71,9 +71,9 @@ def _share(rows: pl.DataFrame, present: pl.Expr, both: pl.Expr, column: str) -> 
 
 
 def work_note(diff: Diff, shared: SharedWork | None = None) -> str | None:
-    """``mostly not the same work: …``, said first when the groups both sides have hold less
-    than ``SHARED_WORK_FLOOR`` of either side's time; None otherwise, or when a share is not
-    known."""
+    """``mostly different groups: …``, said first when the groups both sides have hold less
+    than ``SHARED_WORK_FLOOR`` of either side's time, with what pairs more of them; None
+    otherwise, or when a share is not known."""
     shared = shared or shared_work(diff)
     if shared.before is None or shared.after is None:
         return None
@@ -81,10 +81,12 @@ def work_note(diff: Diff, shared: SharedWork | None = None) -> str | None:
         return None
     what = _IMPACT_NAMES.get(diff.impact, diff.impact)
     groups = "group" if shared.groups == 1 else "groups"
+    pairing = "--match or --normalize pair groups that were renamed"
+    if diff.impact == "total_us" and "kernels_before" not in diff.rows.columns:
+        pairing += ", --per-op compares PyTorch traces op by op"
     return (
-        f"mostly not the same work: the {number(shared.groups)} {groups} of {number(shared.of)} "
-        f"that both sides have hold {percent(shared.before)} of before's {what} and "
-        f"{percent(shared.after)} of after's; the rest is added or removed, so each change "
-        "below compares that part of two different workloads (--match or --normalize pair "
-        "groups that were renamed)"
+        f"mostly different groups: the {number(shared.groups)} {groups} of "
+        f"{number(shared.of)} that both sides have hold {percent(shared.before)} of before's "
+        f"{what} and {percent(shared.after)} of after's, and each change below compares only "
+        f"that part (the rest is added or removed); {pairing}"
     )
