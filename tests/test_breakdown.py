@@ -991,3 +991,33 @@ def test_diff_breakdown_numbers_devices_per_trace(tmp_path: Path) -> None:
     assert {(r["device_before"], r["device_after"]) for r in h200_rows} == {
         ("0 NVIDIA H200", "2 NVIDIA H200")
     }
+
+
+def test_kernels_without_their_launch_are_said_under_the_tables(tmp_path: Path) -> None:
+    """The hand-built trace without the launch calls of kernels 2 and 3: the gap kernel 2
+    ends (20 µs, a host wait) is no longer one, so host_wait falls from 25 to 5 µs; the table
+    and the HTML page say that 2 of 4 kernels have no launch and what that does to the causes.
+    The trace with every launch, the H200 trace and the report (whose capture checks say it)
+    say nothing."""
+    events = [e for e in HAND_BUILT["traceEvents"] if e["args"].get("correlation") not in (2, 3)
+              or e["cat"] != "cuda_runtime"]  # fmt: skip
+    trace = _write(tmp_path, "t.json", {**HAND_BUILT, "traceEvents": events})
+    step = breakdown([load_timeline(trace)]).rows.filter(pl.col("step") == 3).row(0, named=True)
+    assert step["idle_host_wait_us"] == pytest.approx(5.0)
+    note = (
+        "note: 2 of 4 kernels in the whole trace on GPU 0 (NVIDIA H100 80GB HBM3) have no "
+        "launch call in the trace (1 other window has some too); a gap such a kernel ends is "
+        "never counted as host wait, so there host_wait µs is a floor and kernel_wait µs and "
+        "other µs may hold host waits (tileprof check: kernel-without-launch)"
+    )
+    result = CliRunner().invoke(cli, ["breakdown", str(trace)])
+    assert result.exit_code == 0 and result.stdout.splitlines()[-1] == note
+    page = tmp_path / "b.html"
+    CliRunner().invoke(cli, ["breakdown", str(trace), "--format", "html", "-o", str(page)])
+    assert '<p class="hint">2 of 4 kernels in the whole trace' in page.read_text()
+    whole = _write(tmp_path, "whole.json", HAND_BUILT)
+    for clean in (whole, FIXTURES / "traces" / "h200_train_steps.json.gz"):
+        assert "note:" not in CliRunner().invoke(cli, ["breakdown", str(clean)]).stdout
+    report = tmp_path / "r.html"
+    assert CliRunner().invoke(cli, ["report", str(trace), "-o", str(report)]).exit_code == 0
+    assert "have no launch call in the trace" not in report.read_text()

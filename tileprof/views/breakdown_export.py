@@ -153,7 +153,49 @@ def render_table(result: Breakdown, job: Job, width: int | None = None) -> str:
     parts.extend(_job_tables(job, width))
     kernel_wait = number(result.kernel_wait_us)
     parts.append(f"kernel wait: idle gaps under {kernel_wait} µs (--kernel-wait-us)\n")
+    note = unlaunched_note(result)
+    if note is not None:
+        parts[-1] += f"note: {note}\n"
     return "\n".join(parts)
+
+
+def unlaunched_note(result: Breakdown) -> str | None:
+    """``436 of 1,465 kernels in … have no launch call in the trace …``: where a window's
+    kernels outnumber those launched (``kernels`` > ``launched``), its idle causes rest on
+    launches the trace lacks (an unlaunched kernel never ends a host wait: docs/metrics.md,
+    "Idle by cause"). Names the window with the most such kernels (per device; the
+    all-devices rows repeat them) and how many other windows have some; None when none has."""
+    launches = result.launches
+    if launches.height == 0 or "launched" not in launches.columns:
+        return None
+    per_device = launches.filter(pl.col("device").is_not_null())
+    rows = per_device if per_device.height else launches
+    missing = (pl.col("kernels") - pl.col("launched")).alias("_missing")
+    short = rows.with_columns(missing).filter(pl.col("_missing") > 0)
+    if short.height == 0:
+        return None
+    worst = short.sort("_missing", descending=True, maintain_order=True).row(0, named=True)
+    where = _window_words(worst, launches.get_column("trace").n_unique())
+    others = short.height - 1
+    more = ""
+    if others:
+        more = f" ({number(others)} other window{'s have' if others != 1 else ' has'} some too)"
+    return (
+        f"{number(worst['_missing'])} of {number(worst['kernels'])} kernels in {where} have no "
+        f"launch call in the trace{more}; a gap such a kernel ends is never counted as host "
+        "wait, so there host_wait µs is a floor and kernel_wait µs and other µs may hold "
+        "host waits (tileprof check: kernel-without-launch)"
+    )
+
+
+def _window_words(row: dict[str, Any], traces: int) -> str:
+    """A window in words: ``step 6 on GPU 0 (NVIDIA H100 80GB HBM3)``, ``the whole trace on
+    all devices``; ``of TRACE`` after it when the breakdown holds several traces."""
+    step = "the whole trace" if row["step"] is None else f"step {row['step']}"
+    device = "all devices" if row["device"] is None else f"GPU {row['device']}"
+    if row["device_name"]:
+        device += f" ({row['device_name']})"
+    return f"{step} on {device}" + (f" of {row['trace']}" if traces > 1 else "")
 
 
 def _job_tables(job: Job, width: int | None) -> list[str]:

@@ -80,7 +80,10 @@ def render_breakdown(result: Breakdown, job: Job) -> str:
     from tileprof.views.html.breakdown_data import breakdown_section
 
     template = environment().get_template("breakdown_page.html.j2")
-    return template.render(bd=breakdown_section(result, job))
+    from tileprof.views.breakdown_export import unlaunched_note
+
+    notes = tuple(n for n in [unlaunched_note(result)] if n is not None)
+    return template.render(bd=breakdown_section(result, job, notes=notes))
 
 
 def render_critical(section: CriticalSection) -> str:

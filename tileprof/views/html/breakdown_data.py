@@ -25,8 +25,10 @@ DOCS = {
 }
 
 
-def breakdown_section(result: Breakdown, job: Job, id: str = "breakdown") -> BreakdownSection:
-    """The view model of one breakdown and its jobs."""
+def breakdown_section(
+    result: Breakdown, job: Job, id: str = "breakdown", notes: tuple[str, ...] = ()
+) -> BreakdownSection:
+    """The view model of one breakdown and its jobs, with ``notes`` under its lead."""
     times = [*KEYS, "window_from", "window_us", "events", *TIME_COLUMNS, *IDLE_COLUMNS]
     frames = [
         ("Time per device and step (µs)", "time", result.rows, times),
@@ -41,4 +43,4 @@ def breakdown_section(result: Breakdown, job: Job, id: str = "breakdown") -> Bre
         (title, table_from_frame(f"{id}-{key}", frame, columns, docs=DOCS, top=40))
         for title, key, frame, columns in frames
     )
-    return BreakdownSection(id, result.kernel_wait_us, tables)
+    return BreakdownSection(id, result.kernel_wait_us, tables, notes=notes)

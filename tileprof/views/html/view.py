@@ -245,6 +245,9 @@ class BreakdownSection:
     """(trace, why) per failed capture check that undermines the breakdown
     (``integrity.reason_text``): the trace's file name, or "" for a check across a job's
     ranks (it undermines every row). The lead abstains when its window's trace is named."""
+    notes: tuple[str, ...] = ()
+    """Said under the lead (``breakdown --format html``): kernels the trace holds no launch
+    of (``views.breakdown_export.unlaunched_note``). The report's capture checks say it."""
 
 
 @dataclass(frozen=True)
