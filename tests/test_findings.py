@@ -246,6 +246,63 @@ def test_epoch_rules_fire_and_abstain_on_a_short_epoch(rule: F.Rule, cited: str)
     assert short.status == F.ABSTAINED and "under the floor cycles >= 10,000" in short.text
 
 
+def two_ops(gap: int, length: int = 1000) -> list[dict[str, Any]]:
+    """Two op calls (supersteps) on every tile, [0, length) and ``gap`` cycles after it."""
+    return [sample(t, start, length) for t in range(TILES) for start in (0, length + gap)]
+
+
+def chip_frames(samples: list[dict[str, Any]]) -> dict[str, pl.DataFrame]:
+    """``tile_frames`` of a tt-metal device log: a Tenstorrent chip's dump."""
+    profile = Profile(frame(samples), (), 1_000_000_000, TILES, device="Tenstorrent wormhole_b0")
+    return profile_frames(profile, None, "log")
+
+
+def test_op_gaps_fire_on_a_device_log_where_communication_would() -> None:
+    """Two op calls of 1,000 cycles with 20,000 cycles between them: the chip runs no kernel
+    for 20,000 of 22,000 cycles (90.91%). On a tile device that time is the sync between
+    supersteps, so communication fires (2,000 of 22,000 cycles computing: 9.09%); on a
+    Tenstorrent chip it is the host's, between op calls, so op-gaps fires and communication
+    does not apply (tt-metal's real log: "communication efficiency 0.01%" for four ops 0.5 s
+    apart)."""
+    found = outcome(F.OP_GAPS, chip_frames(two_ops(20_000)))
+    assert found.status == F.FIRED
+    assert found.text == (
+        "op-to-op gaps: chip 1 (log) has no core running a kernel for 20,000 of its 22,000 "
+        "cycles (90.91%, over 50.00%), between one op call and the next: the host dispatching "
+        "the next op or doing other work, not communication on the chip. The ops report beside "
+        "the log tells dispatch (gaps under 1 ms: run with tracing) from other host work "
+        "(profile a warm run); 1 of 1 chips like it"
+    )
+    assert outcome(F.COMMUNICATION, chip_frames(two_ops(20_000))).status == F.NOT_APPLICABLE
+    tile = tile_frames(two_ops(20_000))
+    assert outcome(F.OP_GAPS, tile).status == F.NOT_APPLICABLE
+    communication = outcome(F.COMMUNICATION, tile)
+    assert communication.status == F.FIRED and "efficiency 9.09%" in communication.text
+
+
+def test_op_gaps_are_clear_when_short_and_abstain_under_their_floor() -> None:
+    """20,000 cycles between ops of 20,000 each: 33.33% of 60,000, clear; 9,000 cycles between
+    ops of 1,000: 81.82%, but under the floor of 10,000 cycles."""
+    clear = outcome(F.OP_GAPS, chip_frames(two_ops(20_000, length=20_000)))
+    assert clear.status == F.CLEAR and clear.values == {"gap_share": pytest.approx(1 / 3)}
+    small = outcome(F.OP_GAPS, chip_frames(two_ops(9_000)))
+    assert small.status == F.ABSTAINED and "under the floor betweenCycles >= 10,000" in small.text
+
+
+def test_the_real_device_log_is_op_gaps_not_communication() -> None:
+    """tt-metal's own log of four ops on one core: 490,497,528 of its 490,528,703 cycles lie
+    between the ops (the supersteps' syncAfter: 480,782,043 + 9,597,348 + 118,137)."""
+    log = Path(__file__).resolve().parent.parent / "fixtures" / "real" / "tt-device-log"
+    result = CliRunner().invoke(
+        cli, ["findings", str(log / "profile_log_device.csv"), "--format", "json"]
+    )
+    document = json.loads(result.stdout)
+    by_rule = {f["id"]: f for f in document["findings"]}
+    assert by_rule["op-gaps"]["status"] == "fired" and "communication" not in by_rule
+    assert "490,497,528 of its 490,528,703 cycles (99.99%" in by_rule["op-gaps"]["message"]
+    assert 480_782_043 + 9_597_348 + 118_137 == 490_497_528
+
+
 def groups(*rows: tuple[str, int, float | None]) -> pl.DataFrame:
     return F.group_frame(
         pl.DataFrame(
@@ -775,9 +832,9 @@ def test_command_table_json_and_bad_rules(tmp_path: Path) -> None:
     assert "imbalance, critical tile 2: superstep 1 of epoch 1" in table.stdout
     assert "host-bound" not in table.stdout.split("\n\n")[0]  # no row: it does not apply
     assert table.stdout.endswith(
-        "\n\n10 rules do not apply to these inputs: host-bound, launch-bound, "
+        "\n\n11 rules do not apply to these inputs: host-bound, launch-bound, "
         "exposed-communication, exposed-copies, small-kernels, straggler, low-occupancy, "
-        "dispatch-bound, host-gaps, compute-under-used\n"
+        "dispatch-bound, host-gaps, compute-under-used, op-gaps\n"
     )
     document = json.loads(runner.invoke(cli, ["findings", str(dump), "--format", "json"]).stdout)
     by_id = {f["id"]: f for f in document["findings"]}
@@ -1074,17 +1131,21 @@ def test_superstep_frames_by_hand() -> None:
     """Epoch 1 has supersteps (exchange 10 + 20) and 5 leading exchange cycles; epoch 2 has
     none. 2 tiles; lost cycles = cycles × (1 − efficiency)."""
     supersteps = pl.DataFrame(
-        {"epoch": [1, 1], "exchangeCycles": [10, 20], "imbalanceCycles": [40, 0]}
-    )
+        {"epoch": [1, 1], "exchangeCycles": [10, 20], "imbalanceCycles": [40, 0],
+         "syncAfter": [30, None]}
+    )  # fmt: skip
     epochs = pl.DataFrame(
         {"epoch": [1, 2], "cycles": [100, 50], "leadingExchangeCycles": [5, 7],
          "communicationEfficiency": [0.75, 1.0]}
     )  # fmt: skip
     out = F.superstep_frames(supersteps, epochs, 2, "d")
     assert out["epochs"].select(
-        "epoch", "source", "exchangeCycles", "exchangeShare", "lostCycles"
+        "epoch", "source", "exchangeCycles", "exchangeShare", "lostCycles", "device_kind",
+        "betweenCycles", "betweenShare",
     ).rows() == [
-        (1, "d", 35, 0.175, 25.0),
-        (2, "d", 7, 0.07, 0.0),
-    ]
+        (1, "d", 35, 0.175, 25.0, "tile", 30, 0.3),
+        (2, "d", 7, 0.07, 0.0, "tile", 0, 0.0),
+    ]  # fmt: skip
+    chip = F.superstep_frames(supersteps, epochs, 2, "d", device_kind="tenstorrent")
+    assert set(chip["epochs"].get_column("device_kind")) == {"tenstorrent"}
     assert out["supersteps"].select("source", "imbalanceShare").rows() == [("d", 0.2), ("d", 0.0)]

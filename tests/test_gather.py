@@ -175,6 +175,7 @@ def test_read_inputs_gives_the_findings_of_every_source_and_their_abstentions() 
         "imbalance": "not applicable",
         "start-skew": "not applicable",
         "communication": "not applicable",
+        "op-gaps": "not applicable",
         "exchange-heavy": "not applicable",
         "sync-wait": "not applicable",
         "low-utilization": "not applicable",

@@ -97,8 +97,10 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # check leaves its input out of the findings it undermines and each section says
             # so (it said they abstain); nothing else changed (diffed against 45dca66c…).
             # Then: the findings count a 17th rule, host-gaps, among those that do not apply
-            # (diffed against d393683b…).
-            "2477d253ed803bf0ec38a5a18c1db59fa41eaace89403a60139dd62eebd20a59",
+            # (diffed against d393683b…). Re-recorded on main (4 December, fifteenth session):
+            # an 18th rule, op-gaps (a device log's time between op calls); nothing else
+            # changed (diffed against 2477d253…).
+            "f147cf81f9246a336d042c3c50802ae3b185248525f3d8d0d99cb85276e2be95",
         ),
         (
             ["report", "--example", *GPU_INPUTS, *LINKS],
@@ -144,7 +146,10 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # under their lead; the breakdown's lead abstains (its one trace failed the check);
             # nothing else changed (diffed against b631bba5…). Then: the findings count a 17th
             # rule, host-gaps, among those that do not apply (diffed against 99b55d8e…).
-            "5b3b0fbb42947ca0d036ec313a226781e7aa00b0514c594402727d352d8536f9",
+            # Re-recorded on main (4 December, fifteenth session): "6 of 18 rules fired" and
+            # op-gaps among those that do not apply; nothing else changed (diffed against
+            # 5b3b0fbb…).
+            "f023c863292f4601e3112c82ed98d888f61749cbdbbaa77575d7c6aaf77b0dee",
         ),
     ],
     ids=["example", "example+gpu"],

@@ -303,6 +303,7 @@ START_SKEW = Rule(
 COMMUNICATION = Rule(
     id="communication",
     source="epochs",
+    where=(("device_kind", "tile"),),
     conditions=(Condition("communication", "communicationEfficiency", "<", 0.8, share=True),),
     floor=Condition("floor", "cycles", ">=", 10_000.0),
     rank="lostCycles",
@@ -313,6 +314,23 @@ COMMUNICATION = Rule(
         "and exchange {exchangeShare} of its tile-cycles; {count} of {rows} epochs like it"
     ),
     needs="a tile dump",
+)
+OP_GAPS = Rule(
+    id="op-gaps",
+    source="epochs",
+    where=(("device_kind", "tenstorrent"),),
+    conditions=(Condition("gap_share", "betweenShare", ">", 0.5, share=True),),
+    floor=Condition("floor", "betweenCycles", ">=", 10_000.0),
+    rank="betweenCycles",
+    message=(
+        "op-to-op gaps: chip {epoch} ({source}) has no core running a kernel for "
+        "{betweenCycles} of its {cycles} cycles ({gap_share}, over {gap_share_threshold}), "
+        "between one op call and the next: the host dispatching the next op or doing other "
+        "work, not communication on the chip. The ops report beside the log tells dispatch "
+        "(gaps under 1 ms: run with tracing) from other host work (profile a warm run); "
+        "{count} of {rows} chips like it"
+    ),
+    needs="a tt-metal device log (its op calls, as supersteps)",
 )
 EXCHANGE_HEAVY = Rule(
     id="exchange-heavy",
@@ -384,6 +402,7 @@ RULES: tuple[Rule, ...] = (
     IMBALANCE,
     START_SKEW,
     COMMUNICATION,
+    OP_GAPS,
     EXCHANGE_HEAVY,
     SYNC_WAIT,
     LOW_UTILIZATION,
@@ -635,25 +654,35 @@ def _overridden(path: Path, rule: Rule, table: dict[str, Any]) -> Rule:
 
 
 def superstep_frames(
-    supersteps: pl.DataFrame, epochs: pl.DataFrame, tile_count: int, source: str
+    supersteps: pl.DataFrame,
+    epochs: pl.DataFrame,
+    tile_count: int,
+    source: str,
+    device_kind: str = "tile",
 ) -> dict[str, pl.DataFrame]:
     """The ``supersteps`` and ``epochs`` frames of one dump's superstep analysis, with the
-    derived columns the rules read (docs/metrics.md, "Findings")."""
+    derived columns the rules read (docs/metrics.md, "Findings"); ``device_kind`` says what
+    the time between supersteps is: ``tile`` (a bulk-synchronous device's sync) or
+    ``tenstorrent`` (a tt-metal device log, whose supersteps are op calls: the host's)."""
     tiles = pl.lit(tile_count, pl.Float64)
-    exchange = supersteps.group_by("epoch").agg(_steps=pl.col("exchangeCycles").sum())
+    per_epoch = supersteps.group_by("epoch").agg(
+        _steps=pl.col("exchangeCycles").sum(), _between=pl.col("syncAfter").sum()
+    )
+    cycles = pl.col("cycles")
     epoch_rows = (
-        epochs.join(exchange, on="epoch", how="left", nulls_equal=True)
+        epochs.join(per_epoch, on="epoch", how="left", nulls_equal=True)
         .with_columns(
             source=pl.lit(source),
+            device_kind=pl.lit(device_kind),
             exchangeCycles=pl.col("_steps").fill_null(0) + pl.col("leadingExchangeCycles"),
+            betweenCycles=pl.col("_between").fill_null(0),
         )
         .with_columns(
-            exchangeShare=pl.when(pl.col("cycles") > 0).then(
-                pl.col("exchangeCycles") / (tiles * pl.col("cycles"))
-            ),
-            lostCycles=pl.col("cycles") * (1 - pl.col("communicationEfficiency")),
+            exchangeShare=pl.when(cycles > 0).then(pl.col("exchangeCycles") / (tiles * cycles)),
+            betweenShare=pl.when(cycles > 0).then(pl.col("betweenCycles") / cycles),
+            lostCycles=cycles * (1 - pl.col("communicationEfficiency")),
         )
-        .drop("_steps")
+        .drop("_steps", "_between")
     )
     step_rows = supersteps.join(
         epochs.select("epoch", _epochCycles="cycles"), on="epoch", how="left", nulls_equal=True

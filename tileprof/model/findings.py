@@ -34,7 +34,10 @@ def profile_frames(profile: Profile, filters: Filters | None, name: str) -> dict
     epoch = filters.epoch
     if epoch is None or profile.samples.filter(pl.col("epoch") == epoch).height:
         result = profile.supersteps(epoch=epoch)
-        frames |= superstep_frames(result.supersteps, result.epochs, result.tile_count, name)
+        kind = "tenstorrent" if is_tenstorrent(profile.device or "") else "tile"
+        frames |= superstep_frames(
+            result.supersteps, result.epochs, result.tile_count, name, device_kind=kind
+        )
         frames["candidates"] = _tile_candidates(profile, epoch, name)
     return frames
 
