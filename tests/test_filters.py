@@ -10,7 +10,14 @@ import pytest
 from click.testing import CliRunner
 
 from tests.samples import frame, sample, write_dump
-from tileprof.analyses.filters import Filters, apply_filters, glob_to_regex, parse_window
+from tileprof.analyses.filters import (
+    Filters,
+    apply_filters,
+    check_epoch,
+    glob_to_regex,
+    parse_window,
+    present_epochs_and_groups,
+)
 from tileprof.commands.cli import cli
 from tileprof.core.errors import OptionError
 
@@ -149,6 +156,8 @@ def test_window_text() -> None:
         ("[!]a]", "(?s)^[^\\]a]$"),
         ("[a^\\]", "(?s)^[a\\^\\\\]$"),
         ("a[b", "(?s)^a\\[b$"),
+        ("a[", "(?s)^a\\[$"),  # a bracket at the end opens nothing
+        ("[!", "(?s)^\\[!$"),
         ("[]]", "(?s)^[\\]]$"),
         ("[!]]", "(?s)^[^\\]]$"),
         ("[a]b]", "(?s)^[a]b\\]$"),
@@ -211,3 +220,40 @@ def test_each_filter_keeps_the_others() -> None:
     assert tiles(epoch=2, kernels=("gemm_*",)) == [1]
     # a sample without an epoch matches no --epoch
     assert tiles(epoch=1) == [0]
+
+
+def test_an_epoch_that_is_not_there_names_those_that_are() -> None:
+    """``--epoch 3`` of a dump of epochs 1 and 2 (and a sample of none): an error listing 1, 2,
+    in order; a dump whose samples state no epoch lists none; an epoch present, or none asked,
+    passes."""
+    samples = frame(
+        [sample(0, 0, 5, epoch=2), sample(1, 0, 5, epoch=1), sample(2, 0, 5, epoch=None)]
+    )
+    with pytest.raises(OptionError) as error:
+        check_epoch(samples, 3)
+    assert str(error.value) == "--epoch 3: no samples in that epoch (epochs: 1, 2)"
+    with pytest.raises(OptionError) as error:
+        check_epoch(frame([sample(0, 0, 5, epoch=None)]), 1)
+    assert str(error.value) == "--epoch 1: no samples in that epoch (epochs: none)"
+    check_epoch(samples, 2)
+    check_epoch(samples, None)
+
+
+def test_present_epochs_and_groups_lists_twelve_names_cut_to_sixty() -> None:
+    """What a filter that matched nothing shows: the epochs and the group names, sorted, at
+    most 12 of each with how many in all, each name cut to 60 characters in its middle, a
+    sample without a kernel named by its kind."""
+    long = "z" * 30 + "_middle_" + "h" * 40  # 78 characters: 30 kept before "…", 29 after
+    names = [f"k{n:02d}" for n in range(12)] + [long]
+    samples = frame(
+        [sample(t, 0, 5, name, epoch=t % 2) for t, name in enumerate(names)]
+        + [sample(20, 0, 5, None, kind="exchange", epoch=None)]
+    )
+    assert present_epochs_and_groups(samples) == [
+        "epochs present: 0, 1",
+        "groups present: exchange, " + ", ".join(names[:11]) + ", … (14 in all)",
+    ]
+    shown = present_epochs_and_groups(samples, shown=20)[1]
+    assert shown.endswith(", k11, " + "z" * 30 + "…" + "h" * 29)
+    empty = frame([sample(0, 0, 5, None, kind="compute", epoch=None)]).head(0)
+    assert present_epochs_and_groups(empty) == ["epochs present: none", "groups present: none"]
