@@ -231,3 +231,22 @@ def test_a_device_or_glob_with_brackets_is_plain_text() -> None:
         "min sync gap  0 cycles",
         "shown         --kernel [ab]",
     ]
+
+
+def test_a_device_logs_footer_says_the_time_between_op_calls_is_the_hosts() -> None:
+    """tt-metal's log of four ops on one core: 480,782,043 + 9,597,348 + 118,137 cycles
+    between them of the chip's 490,528,703 (99.99%); a tile device's footer has no such line."""
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from tileprof.commands.cli import cli
+
+    log = Path(__file__).resolve().parent.parent / "fixtures" / "real" / "tt-device-log"
+    out = CliRunner().invoke(cli, ["supersteps", str(log / "profile_log_device.csv")]).stdout
+    assert (
+        "\n  between op calls (sync after): 490,497,528 cycles, 99.99% of the epoch with no "
+        "kernel on any core: host time (dispatch or other host work), not communication, "
+        "though communication efficiency counts it\n"
+    ) in out
+    assert "between op calls" not in CliRunner().invoke(cli, ["supersteps", "--example"]).stdout

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import polars as pl
 from rich.table import Table
 
 from tileprof.analyses.supersteps import Supersteps
@@ -44,8 +45,12 @@ def header_lines(result: Supersteps, device: str) -> list[str]:
     ]
 
 
-def footer_lines(result: Supersteps) -> list[str]:
-    """Per epoch: tile-cycles lost to sync wait and their share of tileCount × the epoch."""
+def footer_lines(result: Supersteps, op_calls: bool = False) -> list[str]:
+    """Per epoch: tile-cycles lost to sync wait and their share of tileCount × the epoch;
+    with ``op_calls`` (a tt-metal device log, whose supersteps are op calls), the time
+    between them, which is the host's (docs/metrics.md, "tt-metal device logs")."""
+    between = result.supersteps.group_by("epoch").agg(pl.col("syncAfter").sum())
+    gaps = dict(zip(between.get_column("epoch"), between.get_column("syncAfter"), strict=True))
     lines = []
     for row in result.epochs.iter_rows(named=True):
         lines.append(
@@ -56,6 +61,14 @@ def footer_lines(result: Supersteps) -> list[str]:
         )
         if row["supersteps"]:
             lines.append(f"  {pop_line(row)}")
+        if op_calls and row["supersteps"] and row["cycles"]:
+            gap = int(gaps.get(row["epoch"]) or 0)
+            lines.append(
+                f"  between op calls (sync after): {gap:,} cycles, "
+                f"{_percent(gap / row['cycles'])} of the epoch with no kernel on any core: "
+                "host time (dispatch or other host work), not communication, though "
+                "communication efficiency counts it"
+            )
     return lines
 
 
@@ -212,6 +225,6 @@ def render(
         build_epochs = partial(_epoch_table, result)
         print_fitted(console, fit_table(build_epochs, EPOCH_FIT, console, width), EPOCH_FIT)
     console.print()
-    for line in footer_lines(result):
+    for line in footer_lines(result, op_calls=device.startswith("Tenstorrent ")):
         console.print(line, markup=False)
     return strip_padding(buffer.getvalue())
