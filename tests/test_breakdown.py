@@ -1021,3 +1021,36 @@ def test_kernels_without_their_launch_are_said_under_the_tables(tmp_path: Path) 
     report = tmp_path / "r.html"
     assert CliRunner().invoke(cli, ["report", str(trace), "-o", str(report)]).exit_code == 0
     assert "have no launch call in the trace" not in report.read_text()
+
+
+def test_diff_breakdown_of_two_gpu_models_says_so_first(tmp_path: Path) -> None:
+    """kineto_small.json (A100) against the H200 trace: its GPU 0 pairs with the H200's, so
+    the comparison opens by naming the two models; the H200 against itself does not, and a GPU
+    that a trace names only by its number ("GPU 1": no model) is never said to differ."""
+    from tileprof.views.breakdown_export import device_lines
+
+    small, h200 = (
+        FIXTURES / "traces" / "kineto_small.json",
+        FIXTURES / "traces" / "h200_train_steps.json.gz",
+    )
+    out = CliRunner().invoke(cli, ["diff", "--breakdown", str(small), str(h200)]).stdout
+    assert (
+        "\nnot the same device: 1 of 1 paired windows ran on two GPU models (the first: NVIDIA "
+        "A100-SXM4-80GB → NVIDIA H200); every change below is the device's as much as the "
+        "code's\n"
+    ) in out
+    same = CliRunner().invoke(cli, ["diff", "--breakdown", str(h200), str(h200)]).stdout
+    assert "not the same device" not in same
+    row = {"rank": None, "trace_at": 0, "gpu": 0, "window": 0}
+    unnamed = pl.DataFrame(
+        [{**row, "device_before": "0 GPU 0", "device_after": "1 GPU 1"},
+         {**row, "gpu": 1, "device_before": "1 NVIDIA H100", "device_after": None},
+         {**row, "gpu": 2, "device_before": "all", "device_after": "all"}]
+    )  # fmt: skip
+    assert device_lines(unnamed) == []
+    named = unnamed.with_columns(pl.lit("3 NVIDIA H200").alias("device_after"))
+    # the unnamed GPU 0 and the all-devices row are not compared; H100 → H200 is
+    assert device_lines(named)[0].startswith(
+        "not the same device: 1 of 3 paired windows ran on two GPU models (the first: "
+        "NVIDIA H100 → NVIDIA H200)"
+    )

@@ -295,6 +295,34 @@ def pairing_lines(comparison: pl.DataFrame) -> list[str]:
     return [f"nothing is compared: {why}", ""]
 
 
+def device_lines(comparison: pl.DataFrame) -> list[str]:
+    """The line before the comparison when paired windows ran on two GPU models: every change
+    is then the device's as much as the code's (``diff``'s setup note). A device named only by
+    its number (``GPU 1``: the trace names no model) is not compared."""
+    both = pl.col("device_before").is_not_null() & pl.col("device_after").is_not_null()
+    keys = ["rank", "trace_at", "gpu", "window", "device_before", "device_after"]
+    paired = comparison.filter(both).select(keys).unique(maintain_order=True)
+
+    def model(column: str) -> pl.Expr:
+        name = pl.col(column).str.splitn(" ", 2).struct.field("field_1")
+        return pl.when(name.str.contains(r"^GPU \d+$")).then(None).otherwise(name)
+
+    named = paired.with_columns(
+        model("device_before").alias("_b"), model("device_after").alias("_a")
+    )
+    differ = named.filter(pl.col("_b").is_not_null() & pl.col("_a").is_not_null())
+    differ = differ.filter(pl.col("_b") != pl.col("_a"))
+    if differ.height == 0:
+        return []
+    first = differ.row(0, named=True)
+    return [
+        f"not the same device: {differ.height} of {paired.height} paired windows ran on two GPU "
+        f"models (the first: {first['_b']} → {first['_a']}); every change below is the "
+        "device's as much as the code's",
+        "",
+    ]
+
+
 def _window_count(comparison: pl.DataFrame) -> int:
     return comparison.select("rank", "trace_at", "gpu", "window").unique().height
 
@@ -335,7 +363,7 @@ def render_diff_table(comparison: pl.DataFrame, width: int | None = None) -> str
     lines = kernel_count_lines(comparison)
     if lines:
         header.append("per kernel")
-    lines = pairing_lines(comparison) + lines
+    lines = pairing_lines(comparison) + device_lines(comparison) + lines
     rows = []
     several = any(
         comparison.get_column(c).drop_nulls().n_unique() > 1
