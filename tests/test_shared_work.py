@@ -132,3 +132,24 @@ def test_two_models_are_not_the_same_work() -> None:
     shared = shared_work(compare_files(qwen, bert))
     assert (shared.groups, shared.of) == (5, 35)
     assert round(shared.before or 0, 4) == 0.0282 and round(shared.after or 0, 4) == 0.1096
+
+
+def test_a_side_of_under_a_microsecond_has_a_share(tmp_path: Path) -> None:
+    """Before: k1 0.2 µs and k2 0.6 µs in all (0.8 µs); after: k1 0.2 µs and k3 0.1 µs. k1 is
+    25% of before's time and 66.67% of after's: a total under 1 µs is a total like any."""
+    a, b = tables(tmp_path, [("k1", "0.1", "2"), ("k2", "0.1", "6")],
+                  [("k1", "0.1", "2"), ("k3", "0.1", "1")])  # fmt: skip
+    shared = shared_work(compare_files(a, b))
+    assert shared.before == pytest.approx(0.25) and shared.after == pytest.approx(2 / 3)
+    assert work_note(compare_files(a, b)) is not None
+
+
+def test_a_per_op_diff_names_no_per_op() -> None:
+    """Qwen's and BERT's H100 traces op by op: still mostly different ops (two models), but
+    --per-op is what was asked, so the note names only --match and --normalize."""
+    root = FIXTURES / "tracelens"
+    qwen = root / "h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+    bert = root / "h100_gaunernst_bert-small-uncased__1016001.json.gz"
+    note = work_note(compare(qwen, bert, ReadOptions(per_op=True)))
+    assert note is not None and note.startswith("mostly different groups: the ")
+    assert note.endswith("; --match or --normalize pair groups that were renamed")

@@ -22,6 +22,7 @@ SHARED_WORK_FLOOR = 0.5
 sides mostly run different groups."""
 
 _IMPACT_NAMES = {"total_us": "total µs", "phaseCycles": "phase cycles"}
+"""A diff's impact (``Diff.impact``: a GPU diff's or a tile diff's) as the note names it."""
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def work_note(diff: Diff, shared: SharedWork | None = None) -> str | None:
         return None
     if min(shared.before, shared.after) >= SHARED_WORK_FLOOR:
         return None
-    what = _IMPACT_NAMES.get(diff.impact, diff.impact)
+    what = _IMPACT_NAMES[diff.impact]
     groups = "group" if shared.groups == 1 else "groups"
     pairing = "--match or --normalize pair groups that were renamed"
     if diff.impact == "total_us" and "kernels_before" not in diff.rows.columns:
