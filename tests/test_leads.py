@@ -124,9 +124,15 @@ def test_tile_lead_gives_the_useful_utilization_and_the_heaviest_group() -> None
     assert leads.tile_lead(_tile(groups)) == (
         "Device useful utilization 62.50% over 3 groups; gemm holds the most phase cycles (2,500)."
     )
-    assert leads.tile_lead(_tile(groups, useful=None)) == (
-        "Device useful utilization unknown over 3 groups; gemm holds the most phase cycles (2,500)."
+    unknown = (
+        "Device useful utilization not known (no sample states its useful cycles) over 3 "
+        "groups; gemm holds the most phase cycles (2,500)."
     )
+    assert leads.tile_lead(_tile(groups, useful=None)) == unknown
+    # a dump that states no useful cycles: the figure is there, its value not known ("—")
+    stated_none = _tile(groups)
+    stated_none.headline = (Figure("Device useful utilization", None, "—", ""),)
+    assert leads.tile_lead(stated_none) == unknown
     plain = _table("groups", {"group": ["relu", "gemm"], "samples": [1, 2]})
     assert leads.tile_lead(_tile(plain)) == "Device useful utilization 62.50% over 2 groups."
     assert leads.tile_lead(_tile(groups, empty=True)) == "No sample of 1,234 matched the filters."

@@ -67,6 +67,10 @@ def test_tiny_headline(tiny) -> None:  # type: ignore[no-untyped-def]
     assert values["Mean active tiles"] == pytest.approx(240 / 410)
     assert values["Device busy"] == pytest.approx(240 / 410 / 4)
     assert values["Device useful utilization"] == pytest.approx(90 / (4 * 410))
+    # the copy of epoch 2 states no useful cycles: alone, the figure is not known, not 0%
+    alone = tile_section(tiny, Filters(epoch=2))
+    assert figures(alone)["Device useful utilization"] is None
+    assert {f.label: f.text for f in alone.headline}["Device useful utilization"] == "—"
 
 
 def test_tiny_group_table_has_every_statistic(tiny) -> None:  # type: ignore[no-untyped-def]

@@ -325,16 +325,20 @@ def headline(summary: Summary, matched: pl.DataFrame) -> tuple[Figure, ...]:
     """Span, samples, mean active tiles, device busy and device utilization."""
     span: int | None = None
     work = useful = 0.0
+    stated = False  # whether a matched sample states its useful cycles
     if matched.height:
         totals = matched.select(
             span=(pl.col("offset") + pl.col("duration")).max() - pl.col("offset").min(),
             work=pl.col("duration").sum(),
             useful=pl.col("usefulCycles").sum(),
+            stated=pl.col("usefulCycles").is_not_null().any(),
         ).row(0, named=True)
         span, work, useful = int(totals["span"]), float(totals["work"]), float(totals["useful"])
+        stated = bool(totals["stated"])
     active = work / span if span else None
     busy = None if active is None else active / summary.tile_count
-    device = useful / (summary.tile_count * span) if span else None
+    # none stated: not known (a dump with no work estimate), as a group's figure is null then
+    device = useful / (summary.tile_count * span) if span and stated else None
     ms = None if span is None else span * 1000 / summary.clock_hz
     profile_ms = summary.profile_span_ms
     return (

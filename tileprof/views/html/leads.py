@@ -84,8 +84,10 @@ def tile_lead(tile: TileSection) -> str:
     """The device's useful utilization and the group that holds the most phase cycles."""
     if tile.empty:
         return f"No sample of {numbers.number(tile.summary.sample_count)} matched the filters."
-    figures = {f.label: f.text for f in tile.headline}
-    useful = figures.get("Device useful utilization", "unknown")
+    known = {f.label: f.text for f in tile.headline if f.value is not None}
+    useful = known.get("Device useful utilization")
+    if useful is None:
+        useful = "not known (no sample states its useful cycles)"
     row = top_row(tile.groups, "phaseCycles")
     heaviest = (
         ""
