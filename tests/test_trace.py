@@ -1065,3 +1065,15 @@ def test_an_error_of_the_compiled_lanes_is_one_line(monkeypatch: pytest.MonkeyPa
     assert str(caught.value) == (
         "internal error in the overlap lanes (columns: 1 keys, 2 starts and 1 ends)"
     )
+
+
+def test_a_dump_that_states_no_useful_cycles_has_no_utilization_counter(tmp_path: Path) -> None:
+    """Samples without usefulCycles (a dump with no work estimate, as a tt-metal device log):
+    the utilization is not known, so no counter at 0 says "nothing useful"; the active tiles
+    counter stays."""
+    plain = [{k: v for k, v in s.items() if k != "metadata"} for s in SAMPLES]
+    dump = write_dump(tmp_path / "plain.json", plain)
+    out = tmp_path / "t.pftrace"
+    assert run("trace", str(dump), "-o", str(out))[0] == 0
+    names = {decode(out).track_name(u) for u in decode(out).counters}
+    assert names == {"active tiles"}

@@ -271,10 +271,14 @@ def device_counters(
     utilization = binned["useful"].to_numpy() / (profile.tile_count * covered)
     edges = np.append(bins.edges[:-1], bins.stop)
     times = cycles_to_ns(edges, profile.clock_hz)
-    return (
-        Counter("active tiles", "tiles", times, np.append(active, 0.0)),
-        Counter("device useful utilization", "fraction", times, np.append(utilization, 0.0)),
-    )
+    counters = [Counter("active tiles", "tiles", times, np.append(active, 0.0))]
+    if samples.get_column("usefulCycles").filter(pl.Series(in_range)).is_not_null().any():
+        # none stated (no work estimate): not known, so no curve at 0 that says "none useful"
+        utilization_counter = np.append(utilization, 0.0)
+        counters.append(
+            Counter("device useful utilization", "fraction", times, utilization_counter)
+        )
+    return tuple(counters)
 
 
 # ---------------------------------------------------------------- GPU traces
