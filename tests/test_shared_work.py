@@ -153,3 +153,30 @@ def test_a_per_op_diff_names_no_per_op() -> None:
     note = work_note(compare(qwen, bert, ReadOptions(per_op=True)))
     assert note is not None and note.startswith("mostly different groups: the ")
     assert note.endswith("; --match or --normalize pair groups that were renamed")
+
+
+def test_the_gate_abstains_where_its_sentences_cover_groups_one_side_lacks(
+    tmp_path: Path,
+) -> None:
+    """Every kernel renamed (k1 → k1_v2, k2 → k2_v2) and the total 200 → 420 µs: the gate
+    judges groups both sides have, none here, so 'total_us of * may not rise' passed (exit 0)
+    over a 2.1× slowdown. It now gives no verdict and says why; --allow-different judges, and
+    --normalize, which pairs the renamed kernels, leaves nothing to abstain for. A sentence
+    naming only groups both sides have is judged whatever the rest holds."""
+    a, b = tables(tmp_path, [("k1", "10", "5"), ("k2", "50", "3")],
+                  [("k1_v2", "30", "5"), ("k2_v2", "90", "3")])  # fmt: skip
+    runner = CliRunner()
+    every = ["diff", str(a), str(b), "--fail-on", "total_us of * may not rise by more than 5%"]
+    result = runner.invoke(cli, every)
+    assert result.exit_code == 3
+    assert result.stdout.startswith("abstained, no verdict: mostly different groups: the 0 groups")
+    assert result.stdout.count("mostly different groups") == 1  # said once, as the abstention
+    judged = runner.invoke(cli, [*every, "--allow-different"])
+    assert judged.exit_code == 0
+    assert "judged under --allow-different: mostly different groups" in judged.stderr
+    paired = runner.invoke(cli, [*every, "--normalize", "_v2"])
+    assert "mostly different groups" not in paired.stdout + paired.stderr
+    c = write_table(tmp_path / "c.csv", [("k1", "10", "5"), ("k3", "50", "3")])
+    shared = ["diff", str(a), str(c), "--fail-on", "total_us of k1* may not rise by more than 5%"]
+    result = runner.invoke(cli, shared)  # k1 is on both sides, unchanged; k2 and k3 are not
+    assert result.exit_code == 0 and result.stdout.startswith("mostly different groups")

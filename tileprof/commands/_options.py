@@ -727,6 +727,7 @@ def allow_different_option() -> Any:
         ["--allow-different", "allow_different"],
         is_flag=True,
         help="Give a --fail-on verdict although the runs differ in device, clock, tiles or "
-        "software versions (said on stderr); without it the gate abstains (exit 3).",
+        "software versions, or (diff) mostly run different groups (said on stderr); without it "
+        "the gate abstains (exit 3).",
     )
     return _group(None, [option])

@@ -11,7 +11,7 @@ import click
 from tileprof.analyses.diff import COUNTED, DEFAULT_TOP, SIGNIFICANT_FIELDS, Diff
 from tileprof.analyses.filters import Filters
 from tileprof.analyses.significance import CHANGED, MIN_CALLS, TOO_FEW
-from tileprof.analyses.thresholds import Breach, ThresholdError, evaluate
+from tileprof.analyses.thresholds import Breach, ThresholdError, evaluate, parse_thresholds
 from tileprof.commands._notes import say
 from tileprof.commands._options import (
     Output,
@@ -224,7 +224,9 @@ def command(
         before, after, options, match=match, normalize=normalize, digests=html,
         confidence=confidence,
     ).limited(top, share_top)  # fmt: skip
-    abstained = gate_abstention(diff, checks, allow_different) if fail_on else []
+    if fail_on:
+        check_sentences(diff, fail_on)  # a bad sentence is an error, abstained or not
+    abstained = gate_abstention(diff, checks, allow_different, fail_on) if fail_on else []
     gate = GateOutcome([], []) if abstained else broken_thresholds(diff, fail_on)
     broken, abstained = gate.broken, [*abstained, *gate.abstention()]
     model = DiffModel(diff, tuple(broken), terminal_width(out.path), tuple(abstained))
@@ -233,29 +235,56 @@ def command(
             say(f"tileprof: {line}", err=True)
         if model.setup_note is not None and not (fail_on and allow_different):
             say(f"tileprof: note: {model.setup_note}", err=True)  # CSV has no place for it
-        if model.work_note is not None:
+        if model.work_note is not None and not (fail_on and allow_different):
             say(f"tileprof: note: {model.work_note}", err=True)
     write_rendered(DIFF_RENDERERS[out.format], model, out.path)
     if abstained or broken:
         ctx.exit(EXIT_ABSTAINED if abstained else EXIT_BROKEN)
 
 
-def gate_abstention(diff: Diff, checks: CheckRules, allow_different: bool = False) -> list[str]:
+def check_sentences(diff: Diff, sentences: tuple[str, ...]) -> None:
+    """Each ``--fail-on`` sentence read and its glob matched against the groups: an
+    OptionError (exit 2) for the first bad one, whatever the gate then does."""
+    before, after, _ = diff.gate_values()
+    try:
+        evaluate(sentences, before, after, fields=diff.fields)
+    except ThresholdError as exc:
+        raise OptionError(f"--fail-on: {exc}") from None
+
+
+def gate_abstention(
+    diff: Diff, checks: CheckRules, allow_different: bool = False, sentences: tuple[str, ...] = ()
+) -> list[str]:
     """Why ``--fail-on`` gives no verdict: one line per failed coverage check of the two
-    captures, and one when the two sides differ in what the figures depend on (device,
-    clock, tiles, software: ``analyses.comparability``) unless ``allow_different``, which
-    notes it on stderr (none: the gate judges)."""
+    captures, one when the two sides differ in what the figures depend on (device, clock,
+    tiles, software: ``analyses.comparability``) and one when they mostly run different groups
+    and a sentence covers a group on one side only (``analyses.shared_work``: the gate judges
+    only groups both sides have, so its pass would speak for less than half a side), unless
+    ``allow_different``, which notes them on stderr (none: the gate judges)."""
     from tileprof.analyses.comparability import setup_difference
     from tileprof.analyses.integrity import diff_coverage, reasons
+    from tileprof.analyses.shared_work import work_note
 
     found = list(reasons(diff_coverage(diff, checks), "diff"))
-    line = setup_difference(diff.before.environment, diff.after.environment)
-    if line is not None:
+    work = work_note(diff) if _covers_one_side(diff, sentences) else None
+    for line in (setup_difference(diff.before.environment, diff.after.environment), work):
+        if line is None:
+            continue
         if allow_different:
             say(f"tileprof: note: judged under --allow-different: {line}", err=True)
         else:
             found.append(line)
     return [f"abstained, no verdict: {why}" for why in found]
+
+
+def _covers_one_side(diff: Diff, sentences: tuple[str, ...]) -> bool:
+    """Whether a sentence covers a group that one side lacks, which it cannot judge."""
+    import polars as pl
+
+    rules = parse_thresholds(sentences, diff.fields)
+    one_side = pl.col("beforeName").is_null() | pl.col("afterName").is_null()
+    groups = diff.rows.filter(one_side).get_column("group").to_list()
+    return any(rule.matches(str(g), rule.field) for rule in rules for g in groups)
 
 
 def diff_breakdowns(before: Path, after: Path, out: Output) -> None:

@@ -177,10 +177,13 @@ class DiffModel:
     @property
     def work_note(self) -> str | None:
         """Said first when the groups both sides have hold little of either side's time
-        (``analyses.shared_work``)."""
+        (``analyses.shared_work``), unless the gate's abstention already says it."""
         from tileprof.analyses.shared_work import work_note
 
-        return work_note(self.diff)
+        line = work_note(self.diff)
+        if line is None or any(s.endswith(line) for s in self.abstained):
+            return None
+        return line
 
     @property
     def first_notes(self) -> tuple[str, ...]:
