@@ -387,6 +387,7 @@ def test_rows_of_two_files_of_one_target_say_their_file() -> None:
     assert run_fit(devices).titles == ("target", "file", *DEVICE_RUN_FIT.titles[1:])
     assert run_fit(runs_of([first, other])) is RUN_FIT  # one file per target
     assert run_fit(runs_of([first, {**first, "kernel": "k2"}])) is RUN_FIT
+    assert run_fit(runs_of([])) is RUN_FIT  # no rows: no target, so no file column
 
 
 def test_op_rows_of_two_traces_of_one_target_say_their_file() -> None:
