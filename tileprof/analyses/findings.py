@@ -194,9 +194,8 @@ EXPOSED_COPIES = Rule(
         "{exposed_memcpy_us} µs of {total_us} µs ({exposed_share}, over "
         "{exposed_share_threshold}) in memory copies that neither computation nor "
         "communication overlaps, of {total_memcpy_us} µs of copies in all: copy from pinned "
-        "memory asynchronously (cudaMemcpyAsync; in PyTorch, non_blocking=True) on a side "
-        "stream, or keep the data on the device; "
-        "{count} of {rows} steps like it"
+        "memory asynchronously (cudaMemcpyAsync, hipMemcpyAsync; in PyTorch, non_blocking=True) "
+        "on a side stream, or keep the data on the device; {count} of {rows} steps like it"
     ),
     needs="a GPU trace with memory copies, through the time breakdown",
 )
