@@ -148,8 +148,9 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # rule, host-gaps, among those that do not apply (diffed against 99b55d8e…).
             # Re-recorded on main (4 December, fifteenth session): "6 of 18 rules fired" and
             # op-gaps among those that do not apply; nothing else changed (diffed against
-            # 5b3b0fbb…).
-            "f023c863292f4601e3112c82ed98d888f61749cbdbbaa77575d7c6aaf77b0dee",
+            # 5b3b0fbb…). Then: the small-kernels advice names "a CUDA or HIP graph" (the rule
+            # reads AMD traces too); nothing else changed (diffed against f023c863…).
+            "4a0b04960849a989a8ad6b7f0ce31ef7c3230ef4d5d646a0b7895fb24380c5a8",
         ),
     ],
     ids=["example", "example+gpu"],

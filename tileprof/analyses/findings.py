@@ -160,8 +160,8 @@ LAUNCH_BOUND = Rule(
         "call that launched them ({short_share}, over {short_share_threshold}; the median "
         "call takes {launch_us_p50} µs), and the median kernel starts {queue_us} µs after its "
         "call (under {queue_us_threshold} µs: no queue of work ahead of the GPU). The host "
-        "cannot issue kernels as fast as the GPU finishes them: capture them in a CUDA graph "
-        "or fuse the small ones; {count} of {rows} steps like it"
+        "cannot issue kernels as fast as the GPU finishes them: capture them in a CUDA or HIP "
+        "graph or fuse the small ones; {count} of {rows} steps like it"
     ),
     needs="a GPU trace whose kernels carry their launch calls (a PyTorch trace, an nsys "
     "export), through the time breakdown's launch figures",
@@ -212,8 +212,8 @@ SMALL_KERNELS = Rule(
         "small kernels: {kernel} ({source}) runs {calls} times at {kernel_us} µs a "
         "call (under {kernel_us_threshold} µs), {call_share} of the input's kernel launches "
         "(at least {call_share_threshold}): at this length a launch's few µs of overhead "
-        "rival the work. Fuse it with its neighbours (torch.compile) or capture it in a CUDA "
-        "graph; {count} of {rows} kernels like it"
+        "rival the work. Fuse it with its neighbours (torch.compile) or capture it in a CUDA or "
+        "HIP graph; {count} of {rows} kernels like it"
     ),
     needs="a GPU timeline's kernel rows (a PyTorch trace, an nsys export or kernel summary, "
     "a rocprofv3 trace)",
