@@ -198,7 +198,7 @@ def test_tile_ops_lead_names_the_heaviest_op_over_every_chip() -> None:
     assert leads.tile_ops_lead([chip1, chip0]) == (
         "2 chips; the heaviest op is softmax, 2.500 ms in all (n300 · 1)."
     )
-    assert leads.tile_ops_lead([chip2]) == "1 chips, no op with a time."
+    assert leads.tile_ops_lead([chip2]) == "1 chip, no op with a time."
     assert leads.tile_ops_lead([]) == "0 chips, no op with a time."
 
 

@@ -141,11 +141,12 @@ def gpu_lead(gpu: GpuSection) -> str:
 def tile_ops_lead(tables: Sequence[ChartedTable]) -> str:
     """The heaviest op over every chip."""
     found = [(row, ct) for ct in tables if (row := top_row(ct.table, "total_us")) is not None]
+    chips = f"{numbers.number(len(tables))} chip{'' if len(tables) == 1 else 's'}"
     if not found:
-        return f"{len(tables)} chips, no op with a time."
+        return f"{chips}, no op with a time."
     row, ct = max(found, key=lambda p: _value(p[0][_index(p[1].table, "total_us") or 0]) or 0)
     name, total = cell_text(ct.table, row, "kernel"), cell_text(ct.table, row, "total_us")
-    return f"{len(tables)} chips; the heaviest op is {name}, {total} in all ({ct.title[7:]})."
+    return f"{chips}; the heaviest op is {name}, {total} in all ({ct.title[7:]})."
 
 
 def breakdown_lead(section: BreakdownSection) -> str:
