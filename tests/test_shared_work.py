@@ -171,6 +171,9 @@ def test_the_gate_abstains_where_its_sentences_cover_groups_one_side_lacks(
     assert result.exit_code == 3
     assert result.stdout.startswith("abstained, no verdict: mostly different groups: the 0 groups")
     assert result.stdout.count("mostly different groups") == 1  # said once, as the abstention
+    page = tmp_path / "gate.html"
+    runner.invoke(cli, [*every, "--format", "html", "-o", str(page)])
+    assert page.read_text().count("ostly different groups: the 0 groups") == 1
     judged = runner.invoke(cli, [*every, "--allow-different"])
     assert judged.exit_code == 0
     assert "judged under --allow-different: mostly different groups" in judged.stderr

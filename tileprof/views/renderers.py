@@ -239,7 +239,7 @@ def _with_abstained(text: str, model: DiffModel) -> str:
 def _diff_html(model: DiffModel) -> str:
     from tileprof.views.html import render_diff  # matplotlib, jinja2
 
-    return render_diff(model.diff, model.broken, model.abstained, model.setup_note)
+    return render_diff(model.diff, model.broken, model.abstained, model.setup_note, model.work_note)
 
 
 DIFF_RENDERERS: dict[str, Renderer[DiffModel]] = {

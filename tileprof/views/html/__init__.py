@@ -62,15 +62,20 @@ def render_diff(
     broken: tuple[str, ...] = (),
     abstained: tuple[str, ...] = (),
     setup_note: str | None = None,
+    work_note: str | None = None,
 ) -> str:
     """The self-contained page of ``diff --format html``; ``abstained``: why ``--fail-on``
-    gave no verdict; ``setup_note``: said first, the two sides ran on different setups."""
+    gave no verdict; ``setup_note``: said first, the two sides ran on different setups;
+    ``work_note``: then, they mostly run different groups (each None where ``abstained``
+    already says it)."""
     import dataclasses
 
     from tileprof.views.html.diff_page import diff_page  # matplotlib: only when drawing
 
     page = diff_page(diff, broken)
-    section = dataclasses.replace(page.section, abstained=abstained, setup_note=setup_note)
+    section = dataclasses.replace(
+        page.section, abstained=abstained, setup_note=setup_note, work_note=work_note
+    )
     page = dataclasses.replace(page, section=section)
     return environment().get_template("diff.html.j2").render(page=page)
 
