@@ -49,8 +49,10 @@ def footer_lines(result: Supersteps, op_calls: bool = False) -> list[str]:
     """Per epoch: tile-cycles lost to sync wait and their share of tileCount × the epoch;
     with ``op_calls`` (a tt-metal device log, whose supersteps are op calls), the time
     between them, which is the host's (docs/metrics.md, "tt-metal device logs")."""
-    between = result.supersteps.group_by("epoch").agg(pl.col("syncAfter").sum())
-    gaps = dict(zip(between.get_column("epoch"), between.get_column("syncAfter"), strict=True))
+    gaps = {}
+    if op_calls:
+        between = result.supersteps.group_by("epoch").agg(pl.col("syncAfter").sum())
+        gaps = dict(zip(between.get_column("epoch"), between.get_column("syncAfter"), strict=True))
     lines = []
     for row in result.epochs.iter_rows(named=True):
         lines.append(
