@@ -101,3 +101,114 @@ def test_the_job_tables_of_hta_nccl_rank() -> None:
         "nccl×2     0  nccl_2xA100_rank0.json.gz           21         116,047         46,876  "
         "         39,529               7,347        0.1567",
     ]
+
+
+def test_the_three_tables_of_the_hand_built_trace_whole(tmp_path: Path) -> None:
+    """tests/test_breakdown.py's hand-built trace at a 0.03 µs kernel wait: busy 40 of 72 µs,
+    idle 32 (host wait 25, kernel wait 0.02, other 6.98), 4 kernels all launched (mean 4.25
+    µs, delays 10 and 23 µs, 1 shorter than its launch), 5 events on stream 7; its one step
+    is the whole trace. Every cell, every title."""
+    import json
+
+    from tests.test_breakdown import HAND_BUILT
+
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps(HAND_BUILT))
+    out = CliRunner().invoke(cli, ["breakdown", str(trace), "--kernel-wait-us", "0.03"]).stdout
+    device = "0 NVIDIA H100 80GB HBM3"
+    time = (
+        "             38              0                0                2                  2  "
+        "     40       32        72  44.44%            25         0.02000     6.980"
+    )
+    launch = (
+        "        4         4           4.250              4              6                   "
+        "10                   23                   23                   23                    1"
+    )
+    stream = "       7       5       40       32            25         0.02000     6.980"
+    assert out.splitlines() == [
+        "Time breakdown (µs)",
+        "device                   step   computation µs  total_comm µs  exposed_comm µs  "
+        "total_memcpy µs  exposed_memcpy µs  busy µs  idle µs  total µs    idle  host_wait µs  "
+        "kernel_wait µs  other µs",
+        f"{device}  whole {time}",
+        f"{device}  #3    {time}",
+        "",
+        "Kernel launches (µs)",
+        "device                   step   kernels  launched  launch_us_mean  launch_us_p50  "
+        "launch_us_p95  launch_delay_us_p50  launch_delay_us_p95  launch_delay_us_p99  "
+        "launch_delay_us_max  shorter_than_launch",
+        f"{device}  whole{launch}",
+        f"{device}  #3   {launch}",
+        "",
+        "Idle per stream (µs)",
+        "device                   step   stream  events  busy µs  idle µs  host_wait µs  "
+        "kernel_wait µs  other µs",
+        f"{device}  whole{stream}",
+        f"{device}  #3   {stream}",
+        "",
+        "kernel wait: idle gaps under 0.03000 µs (--kernel-wait-us)",
+    ]
+    document = CliRunner().invoke(cli, ["breakdown", str(RANK0), "--format", "json"]).stdout
+    assert document.startswith('{\n  "breakdown": [\n') and '"job": "nccl×2"' in document
+
+
+def test_a_table_rich_reads_otherwise_is_laid_out_by_rich() -> None:
+    """A name with a "[" (rich markup): rich lays the table out, names left and figures
+    right, names cut to fit."""
+    rows = [["k[0]", "1"], ["short", "22"]]
+    assert B._table("T", ["name", "a"], rows, names=1).splitlines() == [
+        "T", "name    a", "k[0]    1", "short  22"
+    ]  # fmt: skip
+    long = B._table("T", ["name", "a"], [["k[0]" + "x" * 60, "1"]], width=30, names=1)
+    assert long.splitlines() == [
+        "T",
+        "name                         a",
+        "k[0]" + "x" * 9 + "…" + "x" * 13 + "  1",
+    ]
+
+
+def test_the_lines_before_a_breakdown_comparison() -> None:
+    """The kernel counts' line with its change, none where before had no kernel; nothing
+    compared within one rank; the table's header."""
+    from tileprof.analyses.breakdown_diff import DIFF_SCHEMA
+
+    base = dict.fromkeys(DIFF_SCHEMA)
+    window = {**base, "rank": 0, "trace_at": 0, "gpu": 0, "window": 0, "figure": "busy_us"}
+    paired = {**window, "device_before": "0 A", "device_after": "0 A", "before": 1.0,
+              "after": 2.0, "delta": 1.0, "change": 1.0, "kernels_before": 5, "kernels_after": 192,
+              "per_kernel_change": (2 / 192) / (1 / 5) - 1}  # fmt: skip
+    kernels = {**paired, "figure": "kernels", "before": 5.0, "after": 192.0}
+    frame = pl.DataFrame([paired, kernels], schema=DIFF_SCHEMA)
+    assert B.kernel_count_lines(frame)[0] == (
+        "kernels differ in 1 of 1 paired windows (the first: 0 A whole: 5 → 192, +3740.00%): a "
+        'change in time the kernel count explains is no speed-up or slowdown; read "per '
+        'kernel" (figure / kernels), not "change"'
+    )
+    none = pl.DataFrame([{**kernels, "kernels_before": 0}], schema=DIFF_SCHEMA)
+    assert B.kernel_count_lines(none)[0].startswith(
+        "kernels differ in 1 of 1 paired windows (the first: 0 A whole: 0 → 192): a change"
+    )
+    apart = [{**window, "device_before": "0 A", "before": 1.0},
+             {**window, "window": 1, "device_after": "0 A", "after": 2.0}]  # fmt: skip
+    assert B.pairing_lines(pl.DataFrame(apart, schema=DIFF_SCHEMA)) == [
+        "nothing is compared: no window of before has the rank, device position and window "
+        "position of one of after",
+        "",
+    ]
+    ranks = [{**apart[0]}, {**apart[1], "window": 0, "rank": 1}]
+    assert B.pairing_lines(pl.DataFrame(ranks, schema=DIFF_SCHEMA))[0] == (
+        "nothing is compared: before is rank 0 and after rank 1, and windows pair only within "
+        "one rank (to hold two ranks of one job side by side: `tileprof breakdown BEFORE "
+        "AFTER`; to compare two runs: one rank of each)"
+    )
+    table = B.render_diff_table(frame).splitlines()
+    header = next(line for line in table if line.startswith("device"))
+    assert header.split() == [
+        "device", "(before", "→", "after)", "window", "figure", "before", "after", "Δ", "change",
+        "per", "kernel",
+    ]  # fmt: skip
+    row = next(line for line in table if "busy_us" in line)
+    assert row.split() == ["0", "A", "→", "0", "A", "whole", "→", "whole", "busy_us", "1", "2",
+                           "1", "+100.00%", "-94.79%"]  # fmt: skip
+    document = B.render_diff_json(frame)
+    assert document.startswith('{\n  "breakdown_diff": [\n')
