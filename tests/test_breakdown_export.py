@@ -212,3 +212,28 @@ def test_the_lines_before_a_breakdown_comparison() -> None:
                            "1", "+100.00%", "-94.79%"]  # fmt: skip
     document = B.render_diff_json(frame)
     assert document.startswith('{\n  "breakdown_diff": [\n')
+
+
+def test_a_narrow_time_table_drops_kernel_wait_first_and_names_two_traces(tmp_path: Path) -> None:
+    """At 180 columns the time table loses kernel wait first (``TIME_DROP_FIRST``: the idle
+    share and host wait stay longest), not the rightmost column; a breakdown of two traces
+    leads every table with the trace; a name longer than 120 characters is cut to 120 at the
+    file width."""
+    import json
+
+    from tests.test_breakdown import HAND_BUILT
+    from tileprof.model.breakdown import trace_breakdown
+
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps(HAND_BUILT))
+    one = trace_breakdown([trace])
+    header = B.render_table(one.breakdown, one.job, width=180).splitlines()[1]
+    assert "kernel_wait µs" not in header and header.endswith("host_wait µs  other µs")
+    small = Path(__file__).resolve().parent.parent / "fixtures" / "traces" / "kineto_small.json"
+    two = trace_breakdown([trace, small])
+    headers = [line for line in B.render_table(two.breakdown, two.job).splitlines()
+               if line.startswith("trace")]  # fmt: skip
+    assert len(headers) == 3  # time, launches, streams
+    assert all(h.split()[:3] == ["trace", "device", "step"] for h in headers)
+    cut = B._table("T", ["name", "a"], [["y" * 130, "1"]], names=1).splitlines()[2]
+    assert cut == "y" * 60 + "…" + "y" * 59 + "  1"
