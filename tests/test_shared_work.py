@@ -46,7 +46,7 @@ def test_the_share_of_each_side_in_the_groups_both_have(tmp_path: Path) -> None:
     assert (shared.groups, shared.of) == (1, 3)
     assert shared.before == pytest.approx(0.25) and shared.after == pytest.approx(0.8)
     assert work_note(diff) == (
-        "mostly different groups: the 1 group of 3 that both sides have hold 25.00% of "
+        "mostly different groups: the 1 group of 3 that both sides have holds 25.00% of "
         "before's total µs and 80.00% of after's, and each change below compares only that "
         "part (the rest is added or removed); --match or --normalize pair groups that were "
         "renamed, --per-op compares PyTorch traces op by op"
@@ -66,7 +66,7 @@ def test_half_of_each_side_is_the_same_work(tmp_path: Path) -> None:
         tmp_path, [("k1", "10", "5"), ("k2", "51", "1")], [("k1", "10", "5"), ("k3", "49", "1")]
     )
     note = work_note(compare_files(a, b))
-    assert note is not None and "hold 49.50% of before's total µs and 50.51% of after's" in note
+    assert note is not None and "holds 49.50% of before's total µs and 50.51% of after's" in note
 
 
 def test_no_note_where_a_share_is_not_known(tmp_path: Path) -> None:

@@ -81,13 +81,13 @@ def work_note(diff: Diff, shared: SharedWork | None = None) -> str | None:
     if min(shared.before, shared.after) >= SHARED_WORK_FLOOR:
         return None
     what = _IMPACT_NAMES[diff.impact]
-    groups = "group" if shared.groups == 1 else "groups"
+    groups, hold = ("group", "holds") if shared.groups == 1 else ("groups", "hold")
     pairing = "--match or --normalize pair groups that were renamed"
     if diff.impact == "total_us" and "kernels_before" not in diff.rows.columns:
         pairing += ", --per-op compares PyTorch traces op by op"
     return (
         f"mostly different groups: the {number(shared.groups)} {groups} of "
-        f"{number(shared.of)} that both sides have hold {percent(shared.before)} of before's "
+        f"{number(shared.of)} that both sides have {hold} {percent(shared.before)} of before's "
         f"{what} and {percent(shared.after)} of after's, and each change below compares only "
         f"that part (the rest is added or removed); {pairing}"
     )
