@@ -28,3 +28,12 @@ def test_text_and_rows_that_begin_with_the_file_name_begin_with_the_name() -> No
         "x.csv: line 2",
         None,
     ]
+
+
+def test_rows_and_notes_together() -> None:
+    from tileprof.model.naming import renamed_rows
+
+    rows = pl.DataFrame({"source": ["t.json: op rows"]})
+    frame, notes = renamed_rows(rows, ["t.json: 2 notes", "other"], "t.json", "a/t.json")
+    assert frame.get_column("source").to_list() == ["a/t.json: op rows"]
+    assert notes == ["a/t.json: 2 notes", "other"]

@@ -69,18 +69,25 @@ class GateOutcome:
         ]
 
 
-def broken_thresholds(diff: Diff, sentences: tuple[str, ...]) -> GateOutcome:
-    """One line per broken ``--fail-on`` threshold, and the breaches too few calls leave
-    undecided; a bad sentence is an OptionError. A GPU group whose calls differ has its
-    total_us judged at equal calls (``Diff.gate_values``), and its line says so."""
-    if not sentences:
-        return GateOutcome([], [])
-    fields = diff.fields
+def threshold_breaches(
+    diff: Diff, sentences: tuple[str, ...]
+) -> tuple[list[Breach], dict[str, tuple[int, int]]]:
+    """Every breach of the ``--fail-on`` sentences, with the groups whose before totals were
+    scaled to equal calls (``Diff.gate_values``). Read before the gate decides whether to
+    judge, so that a bad sentence is an OptionError (exit 2), abstained or not."""
     before, after, scaled = diff.gate_values()
     try:
-        breaches = evaluate(sentences, before, after, fields=fields)
+        return evaluate(sentences, before, after, fields=diff.fields), scaled
     except ThresholdError as exc:
         raise OptionError(f"--fail-on: {exc}") from None
+
+
+def broken_thresholds(
+    diff: Diff, breaches: list[Breach], scaled: dict[str, tuple[int, int]]
+) -> GateOutcome:
+    """One line per broken ``--fail-on`` threshold (``threshold_breaches``), and the breaches
+    too few calls leave undecided. A GPU group whose calls differ has its total_us judged at
+    equal calls (``scaled``), and its line says so."""
     unit = "calls" if diff.count_field == "calls" else "samples"
     totals = COUNTED.get(diff.count_field or "", ())
     breaches, within, undecided = significant_breaches(diff, breaches)
@@ -224,10 +231,9 @@ def command(
         before, after, options, match=match, normalize=normalize, digests=html,
         confidence=confidence,
     ).limited(top, share_top)  # fmt: skip
-    if fail_on:
-        check_sentences(diff, fail_on)  # a bad sentence is an error, abstained or not
+    breaches, scaled = threshold_breaches(diff, fail_on) if fail_on else ([], {})
     abstained = gate_abstention(diff, checks, allow_different, fail_on) if fail_on else []
-    gate = GateOutcome([], []) if abstained else broken_thresholds(diff, fail_on)
+    gate = GateOutcome([], []) if abstained else broken_thresholds(diff, breaches, scaled)
     broken, abstained = gate.broken, [*abstained, *gate.abstention()]
     model = DiffModel(diff, tuple(broken), terminal_width(out.path), tuple(abstained))
     if out.format != "table" or not out.to_stdout:
@@ -240,16 +246,6 @@ def command(
     write_rendered(DIFF_RENDERERS[out.format], model, out.path)
     if abstained or broken:
         ctx.exit(EXIT_ABSTAINED if abstained else EXIT_BROKEN)
-
-
-def check_sentences(diff: Diff, sentences: tuple[str, ...]) -> None:
-    """Each ``--fail-on`` sentence read and its glob matched against the groups: an
-    OptionError (exit 2) for the first bad one, whatever the gate then does."""
-    before, after, _ = diff.gate_values()
-    try:
-        evaluate(sentences, before, after, fields=diff.fields)
-    except ThresholdError as exc:
-        raise OptionError(f"--fail-on: {exc}") from None
 
 
 def gate_abstention(

@@ -42,7 +42,7 @@ from tileprof.inputs.sources import (
 from tileprof.inputs.timelines import TIMELINE_FORMATS, parse_timeline
 from tileprof.model.engines import Engine, map_ordered
 from tileprof.model.gpu_runs import gpu_runs as _gpu_runs
-from tileprof.model.naming import display_names, renamed_frame, renamed_text
+from tileprof.model.naming import display_names, renamed_frame, renamed_rows, renamed_text
 from tileprof.model.profile import Profile, load
 from tileprof.model.reading import DumpReading
 from tileprof.model.tile_runs import tile_source_runs
@@ -183,11 +183,8 @@ def _named(source: Source, name: str) -> Source:
     "t.sqlite pid 7" "NAME pid 7")."""
     assert source.path is not None
     own = source.path.name
-    runs = dataclasses.replace(
-        source.runs,
-        frame=renamed_frame(source.runs.frame, own, name),
-        notes=[renamed_text(n, own, name) for n in source.runs.notes],
-    )
+    frame, notes = renamed_rows(source.runs.frame, source.runs.notes, own, name)
+    runs = dataclasses.replace(source.runs, frame=frame, notes=notes)
     ops = None if source.ops is None else renamed_frame(source.ops, own, name)
     timeline = source.timeline
     if timeline is not None:

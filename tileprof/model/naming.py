@@ -35,3 +35,10 @@ def renamed_frame(frame: pl.DataFrame, own: str, name: str) -> pl.DataFrame:
     return frame.with_columns(
         pl.when(column.str.starts_with(own)).then(renamed).otherwise(column).alias("source")
     )
+
+
+def renamed_rows(
+    frame: pl.DataFrame, notes: list[str], own: str, name: str
+) -> tuple[pl.DataFrame, list[str]]:
+    """A reader's rows and notes (run or op rows) about the file ``own``, about ``name``."""
+    return renamed_frame(frame, own, name), [renamed_text(n, own, name) for n in notes]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tileprof.analyses.ops import OP_SCHEMA, ParsedOps, op_rows
-from tileprof.model.naming import display_names, renamed_frame, renamed_text
+from tileprof.model.naming import display_names, renamed_rows
 
 if TYPE_CHECKING:
     from tileprof.model.engines import Engine
@@ -48,9 +48,7 @@ def load_named_ops(paths: Sequence[Path], engine: Engine | None = None) -> list[
     named = []
     for path, name, ops in zip(paths, display_names(paths), parsed, strict=True):
         if name != path.name:
-            notes = [renamed_text(n, path.name, name) for n in ops.notes]
-            ops = dataclasses.replace(
-                ops, frame=renamed_frame(ops.frame, path.name, name), notes=notes
-            )
+            frame, notes = renamed_rows(ops.frame, ops.notes, path.name, name)
+            ops = dataclasses.replace(ops, frame=frame, notes=notes)
         named.append(ops)
     return named

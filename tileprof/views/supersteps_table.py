@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 from rich.table import Table
 
+from tileprof.analyses.findings import is_tenstorrent
 from tileprof.analyses.supersteps import Supersteps
 from tileprof.core.numbers import number
 from tileprof.core.text import DISPLAY_NAME_LIMIT
@@ -227,6 +228,6 @@ def render(
         build_epochs = partial(_epoch_table, result)
         print_fitted(console, fit_table(build_epochs, EPOCH_FIT, console, width), EPOCH_FIT)
     console.print()
-    for line in footer_lines(result, op_calls=device.startswith("Tenstorrent ")):
+    for line in footer_lines(result, op_calls=is_tenstorrent(device)):
         console.print(line, markup=False)
     return strip_padding(buffer.getvalue())

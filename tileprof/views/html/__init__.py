@@ -82,11 +82,10 @@ def render_diff(
 
 def render_breakdown(result: Breakdown, job: Job) -> str:
     """The self-contained page of ``breakdown --format html``."""
+    from tileprof.views.breakdown_export import unlaunched_note
     from tileprof.views.html.breakdown_data import breakdown_section
 
     template = environment().get_template("breakdown_page.html.j2")
-    from tileprof.views.breakdown_export import unlaunched_note
-
     notes = tuple(n for n in [unlaunched_note(result)] if n is not None)
     return template.render(bd=breakdown_section(result, job, notes=notes))
 
