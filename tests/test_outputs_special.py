@@ -163,3 +163,56 @@ def test_debug_still_shows_a_traceback(dump: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(tileprof.model.profile.Profile, "summary", exhausted)
     code, _, err, _ = invoke("--debug", "summary", dump)
     assert code == 2 and "Traceback" in err
+
+
+def test_stale_removal_reads_the_clock_it_is_given_and_names_what_it_removed(
+    tmp_path: Path,
+) -> None:
+    """A live writer's file is kept for exactly a day by the clock passed in (not the wall
+    clock), is removed at that day, and the removed paths are returned."""
+    temp = tmp_path / f".out.json.tileprof-{os.getpid()}-abc.tmp"
+    temp.write_text("partial")
+    os.utime(temp, (1_000_000.0, 1_000_000.0))
+    assert remove_stale(tmp_path, now=1_000_000.0 + outputs.STALE_AFTER_S - 1) == []
+    assert remove_stale(tmp_path, now=1_000_000.0 + outputs.STALE_AFTER_S) == [temp]
+    assert not temp.exists()
+    fresh = tmp_path / f".out.json.tileprof-{os.getpid()}-def.tmp"
+    fresh.write_text("partial")
+    assert remove_stale(tmp_path, now=time.time() + 2 * outputs.STALE_AFTER_S) == [fresh]
+
+
+def test_stale_removal_dates_a_link_by_itself_and_skips_what_it_cannot_remove(
+    tmp_path: Path,
+) -> None:
+    """A temporary name that is a link is dated by the link, not its target; one that is a
+    folder (unlink fails) is left, and the sweep goes on."""
+    target = tmp_path / "target"
+    target.write_text("fresh")
+    link = tmp_path / f".out.json.tileprof-{os.getpid()}-lnk.tmp"
+    link.symlink_to(target)
+    os.utime(link, (1_000.0, 1_000.0), follow_symlinks=False)
+    folder = tmp_path / f".out.json.tileprof-{os.getpid()}-dir.tmp"
+    folder.mkdir()
+    os.utime(folder, (1_000.0, 1_000.0))
+    assert remove_stale(tmp_path) == [link]
+    assert target.exists() and folder.is_dir()
+
+
+def test_a_pid_that_cannot_be_signalled_is_taken_as_alive(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another user's process refuses the probe (EPERM): it exists, so its file is kept."""
+
+    def refuse(pid: int, signal: int) -> None:
+        raise PermissionError(errno.EPERM, "not permitted")
+
+    monkeypatch.setattr(outputs.os, "kill", refuse)
+    assert outputs._pid_alive(12345) is True
+
+
+@pytest.mark.parametrize("path", [None, "-"])
+def test_nothing_is_said_for_standard_output(
+    path: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outputs.say_written(path)
+    assert capsys.readouterr().out == ""

@@ -233,3 +233,19 @@ def test_an_output_file_keeps_the_fixed_width(tmp_path: Path) -> None:
     from tileprof.core.outputs import terminal_width
 
     assert terminal_width(tmp_path / "t.txt") is None
+
+
+def test_on_a_terminal_only_standard_output_takes_its_width(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With stdout a terminal of 77 columns, ``-`` and no output take its width; a file does
+    not."""
+    import shutil
+
+    from tileprof.core.outputs import terminal_width
+
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda *a, **k: os.terminal_size((77, 24)))
+    assert terminal_width(Path("-")) == 77
+    assert terminal_width(None) == 77
+    assert terminal_width(tmp_path / "t.txt") is None
