@@ -375,5 +375,26 @@ def test_header_lines_print_as_rich_prints_them() -> None:
         ["device   tile device", "", "samples  3 matched of 3"],
         ["filters  --window 0:100 :smile:", "span     17 cycles"],
         ["a line far wider than the terminal it is printed on, so it wraps", "x"],
+        ["device   tile device  ", "   indented, trailing spaces go   "],
+        ["exactly forty characters wide, no colon.", "x"],
     ):
         assert _printed(lines, 40) == through_rich(lines, 40), lines
+
+
+def test_only_a_table_that_lost_columns_ends_in_the_line_that_names_them() -> None:
+    """At the full width every column is shown and the table's last line is its last group;
+    narrowed, the columns it lost are named last, with how to see them."""
+    from tileprof.model.examples import example_profile
+    from tileprof.views.summary_table import TABLE_WIDTH, render
+
+    profile = example_profile()
+    summary = profile.summary(epoch=1)
+    full = render(summary, profile.target, TABLE_WIDTH).splitlines()
+    assert "not shown" not in "\n".join(full)
+    assert full[-1].split()[0] == parse_table("\n".join(full))[-1]["group"]
+    narrow = render(summary, profile.target, 60)
+    last_row = narrow.index("static_copy_u32")
+    assert narrow[narrow.index("\n", last_row) + 1 :] == (
+        "not shown: samples, tiles, phases, avg tiles, lanes, device,\n"
+        "p50, p95, max (a wider terminal or --format csv shows them)\n"
+    )
