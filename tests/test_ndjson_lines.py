@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from tests.samples import sample
 from tests.test_parallel_ingest import _json_file, _outcome, assert_matches_reference
 from tileprof.core import _native
+from tileprof.core.errors import InputError
 from tileprof.inputs import read_dump, threads
 from tileprof.inputs._common import ParsedDump, validate_samples
 from tileprof.inputs.tile import ndjson_dump
@@ -152,3 +153,107 @@ def test_gather_by_id_refuses_ids_of_another_type_with_its_decode_error(tmp_path
     columns, *_ = _native.decode_ndjson_file(str(path), 1)
     with pytest.raises(_native.DecodeError, match="UInt32"):
         _native.gather_by_id(dict(columns.columns())["tile"], [[1.0]], 1)
+
+
+# --- the errors, word for word (issue 38): a line, the header, gzip, and what the crate says --
+
+_GOOD = b'{"physicalTile": 0, "offset": 0, "duration": 5, "kind": "compute", "kernel": "k"}'
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        (
+            [_GOOD, _GOOD, _GOOD.replace(b": 0,", b': "x",', 1)],
+            "line 3: physicalTile: expected `int`, got `str`",
+        ),
+        (
+            [_GOOD, b'{"physicalTile": 0,'],
+            "line 2, column 20: malformed JSON: truncated: the file ends inside the document",
+        ),
+        (
+            [_GOOD, _GOOD.replace(b', "duration": 5', b"")],
+            "line 2: object missing required field `duration`",
+        ),
+        ([_GOOD, b"[1,2]"], "line 2: expected `object`, got `array`"),
+        (
+            [b'{"clockHz": "fast"}', _GOOD],
+            "line 1: bad header: Expected `int | float | null`, got `str` - at `$.clockHz`",
+        ),
+    ],
+)
+def test_a_bad_line_is_named_word_for_word(
+    tmp_path: Path, lines: list[bytes], message: str
+) -> None:  # fmt: skip
+    path = tmp_path / "d.ndjson"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    for read in (
+        lambda: ndjson_dump.parse_file(path),
+        lambda: ndjson_dump.parse(path, path.read_bytes()),
+    ):
+        with pytest.raises(InputError) as caught:
+            read()
+        assert str(caught.value) == f"{path}: {message}"
+
+
+def test_a_header_line_states_the_device(tmp_path: Path) -> None:
+    path = tmp_path / "d.ndjson"
+    path.write_bytes(b'{"clockHz": 2e9, "tileCount": 8}\n' + _GOOD + b"\n")
+    parsed = ndjson_dump.parse_file(path)
+    assert (parsed.header.clock_hz, parsed.header.tile_count) == (2e9, 8)
+    assert parsed.place(0) == "line 2"
+
+
+def test_a_truncated_gzip_says_pythons_reason(tmp_path: Path) -> None:
+    import gzip
+
+    whole = gzip.compress(_GOOD * 1000 + b"\n")
+    path = tmp_path / "d.ndjson.gz"
+    path.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(InputError) as caught:
+        ndjson_dump.parse_file(path)
+    assert str(caught.value) == (
+        f"{path}: corrupt or truncated gzip data (Compressed file ended before the "
+        "end-of-stream marker was reached)"
+    )
+
+
+def _crate_error(tmp_path: Path, *args: object) -> str:
+    path = tmp_path / "d.ndjson"
+    return str(ndjson_dump._failure(path, ndjson_dump.native.DecodeError(*args)))
+
+
+def test_each_kind_of_crate_error_becomes_its_line(tmp_path: Path) -> None:
+    """The decoder's (kind, line, message, text): a line it names is decoded alone for
+    msgspec's precise words, kept in the crate's where msgspec finds nothing wrong; any other
+    kind, or a line without its number or text, is the crate's message alone."""
+    import gzip
+
+    path = tmp_path / "d.ndjson"
+    bad = _GOOD.replace(b": 0,", b': "x",', 1)
+    assert _crate_error(tmp_path, "line", 4, "crate's words", bad) == (
+        f"{path}: line 4: physicalTile: expected `int`, got `str`"
+    )
+    assert _crate_error(tmp_path, "line", 4, "crate's words", _GOOD) == (
+        f"{path}: line 4: crate's words"
+    )
+    for args in (
+        ("io", None, "read failed", None),
+        ("json", 3, "read failed", None),
+        ("line", None, "read failed", bad),
+        ("line", 4, "read failed", None),
+    ):
+        assert _crate_error(tmp_path, *args) == f"{path}: read failed", args
+    assert _crate_error(tmp_path, "panic", None, "boom", None) == (
+        f"{path}: internal error in the decoder (boom); please report it"
+    )
+    path.write_bytes(b"not gzip at all")
+    assert _crate_error(tmp_path, "gzip", None, "crate's detail", None) == (
+        f"{path}: corrupt or truncated gzip data (Not a gzipped file (b'no'))"
+    )
+    path.write_bytes(gzip.compress(_GOOD))  # Python finds nothing wrong: the crate's words
+    assert _crate_error(tmp_path, "gzip", None, "crate's detail", None) == (
+        f"{path}: corrupt or truncated gzip data (crate's detail)"
+    )
+    with pytest.raises(MemoryError):
+        _crate_error(tmp_path, "memory", None, "the columns", None)
