@@ -257,3 +257,27 @@ def test_each_kind_of_crate_error_becomes_its_line(tmp_path: Path) -> None:
     )
     with pytest.raises(MemoryError):
         _crate_error(tmp_path, "memory", None, "the columns", None)
+
+
+def test_a_line_nested_too_deeply_is_named_without_a_column(tmp_path: Path) -> None:
+    """msgspec gives no byte position when it runs out of depth: the line alone is named."""
+    deep = _GOOD[:-1] + b', "extra": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    assert _crate_error(tmp_path, "line", 2, "crate's words", deep) == (
+        f"{tmp_path / 'd.ndjson'}: line 2: malformed JSON: nested too deeply (more levels of "
+        "[ or { than any profile has)"
+    )
+
+
+def test_progress_is_reported_by_the_decoder_and_at_the_end(tmp_path: Path) -> None:
+    """One window: the decoder reports it, then the reader reports the whole; the registry's
+    streamed reader passes the callback on."""
+    path = tmp_path / "d.ndjson"
+    path.write_bytes(_GOOD + b"\n" + _GOOD + b"\n")
+    size = path.stat().st_size
+    calls: list[tuple[int, int]] = []
+    ndjson_dump.parse_file(path, progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(size, size), (size, size)]
+    calls.clear()
+    assert ndjson_dump.READER.parse_file is not None
+    parsed = ndjson_dump.READER.parse_file(path, lambda d, t: calls.append((d, t)), size)
+    assert parsed.samples.height == 2 and calls == [(size, size), (size, size)]
