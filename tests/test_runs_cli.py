@@ -329,7 +329,8 @@ BAD_INPUTS = [
     (
         "truncated.json",
         '{"traceEvents": [{"ph": "X", ',
-        "truncated.json: line 1, column 30: input data was truncated",
+        "truncated.json: line 1, column 30: malformed JSON: truncated: the file ends inside the "
+        "document",
     ),
     ("unknown.txt", "hello\nworld\n", "unknown.txt: not a tile dump, latency benchmarks"),
 ]

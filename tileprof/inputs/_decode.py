@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
 
 from tileprof.core.errors import InputError
-from tileprof.inputs._common import NESTED_TOO_DEEP, json_error_place, split_validation_error
+from tileprof.inputs._common import (
+    NESTED_TOO_DEEP,
+    json_error_place,
+    json_error_text,
+    split_validation_error,
+)
 
 T = TypeVar("T")
 
-_AT_BYTE = re.compile(r"\(byte (?P<byte>\d+)\)")
 
 
 def check_utf8(path: str | Path, data: bytes) -> None:
@@ -44,9 +47,7 @@ def decode_json(path: str | Path, data: bytes, type_: type[T]) -> T:
         raise InputError(path, "document", NESTED_TOO_DEEP) from None
     except msgspec.DecodeError as exc:
         text = str(exc)
-        message = _AT_BYTE.sub("", text).strip().rstrip(":")
-        where = json_error_place(data, text)
-        raise InputError(path, where, message[0].lower() + message[1:]) from None
+        raise InputError(path, json_error_place(data, text), json_error_text(text)) from None
 
 
 def _out_of_range_path(data: bytes) -> str | None:
