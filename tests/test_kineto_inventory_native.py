@@ -23,6 +23,7 @@ from tileprof.inputs.gpu.kineto_inventory import (
     Inventory,
     _read_with_msgspec,
     read_inventory,
+    stream_inventory,
 )
 from tileprof.inputs.gpu.kineto_native import decoded_inventory
 
@@ -220,3 +221,89 @@ def test_random_traces(events: list[dict[str, Any]], info: Any, indent: int | No
     frame = assert_same_reading(data)
     if frame is not None:
         assert frame.equals(reference_inventory(data))
+
+
+# --- msgspec's reading and the streamed reader on their own (issue 38) -----------------------
+
+EDGES = [
+    b'{"traceEvents": [{"ph": "X", "args": {"Seq": 9223372036854775808, "device": '
+    b'9223372036854775807, "stream": "0x7fffffffffffffff", "correlation": "0x8000000000000000",'
+    b' "External id": -9223372036854775808}}]}',
+    b'{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1.5, "dur": 2,'
+    b' "pid": 3, "args": {"device": 0, "stream": 7, "correlation": 9, "External id": 11,'
+    b' "Collective name": "allreduce", "Process Group Name": "0", "Seq": 4}},'
+    b' {"ph": "i"}, {"ph": "X", "args": {"pg_id": 2}}, {"ph": "X", "args": {"pg_id": {}}}]}',
+]
+
+
+@pytest.mark.parametrize("data", EDGES)
+def test_msgspecs_reading_is_the_plain_json_reading(data: bytes) -> None:
+    """Every field msgspec's path reads, at Int64's edges (2^63 is not an Int64), typed as
+    the schema says."""
+    found = _read_with_msgspec("t.json", data)
+    assert found.events.schema == pl.Schema(INVENTORY_SCHEMA)
+    assert found.events.equals(reference_inventory(data))
+    assert read_inventory("t.json", data).events.schema == pl.Schema(INVENTORY_SCHEMA)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b'{"traceEvents": [1]}', "$.traceEvents[0]: expected `object`, got `int`"),
+        (b'{"traceEvents": {}}', "$.traceEvents: expected `array`, got `object`"),
+        (b'{"traceEvents": [}', "line 1, column 18: malformed JSON: invalid character"),
+        (
+            b'{"traceEvents": [',
+            "line 1, column 18: malformed JSON: truncated: the file ends inside the document",
+        ),
+        (
+            b'{"traceEvents": [{"ph": "X"}], "distributedInfo": [1]}',
+            "$.distributedInfo: expected `object | null`, got `array`",
+        ),
+    ],
+)
+def test_msgspecs_errors_name_the_file_and_key(data: bytes, message: str) -> None:
+    for read in (_read_with_msgspec, read_inventory):
+        assert outcome(read, data) == ("error", f"t.json: {message}")
+
+
+def test_the_inventory_is_named_by_its_file_and_states_its_rank(tmp_path: Path) -> None:
+    data = b'{"traceEvents": [{"ph": "X"}], "distributedInfo": {"rank": 3, "world_size": 8}}'
+    for read in (_read_with_msgspec, read_inventory):
+        found = read(str(tmp_path / "rank3.json"), data)
+        assert (found.name, found.rank, found.world_size) == ("rank3.json", 3, 8)
+
+
+def test_a_panic_of_the_compiled_reader_names_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tileprof.inputs.gpu import kineto_native
+
+    def panic(*args: object) -> None:
+        raise kineto_native.core.DecodeError("panic", None, "boom", None)
+
+    monkeypatch.setattr(kineto_native.core, "decode_kineto_inventory", panic)
+    kind, message = outcome(read_inventory, b'{"traceEvents": []}')
+    assert kind == "error" and message.startswith("t.json: ") and "boom" in message
+
+
+@pytest.mark.parametrize("window", [None, 64])
+def test_the_streamed_inventory_is_the_whole_files(tmp_path: Path, window: int | None) -> None:
+    """Through any window: the inventory read whole, the document's top-level keys, the rank
+    its ``distributedInfo`` states; None where that is refused (the caller reads the file
+    whole, which words the error)."""
+    path = ROOT / "fixtures" / "hta" / "nccl_2xA100_rank0.json.gz"
+    whole = read_inventory(path, read_bytes(path))
+    found = stream_inventory(path, window_bytes=window)
+    assert found is not None
+    inventory, keys = found
+    assert inventory.events.schema == pl.Schema(INVENTORY_SCHEMA)
+    assert inventory.events.equals(whole.events)
+    assert (inventory.name, inventory.rank, inventory.world_size) == (
+        "nccl_2xA100_rank0.json.gz",
+        whole.rank,
+        whole.world_size,
+    )
+    assert whole.rank == 0 and whole.world_size == 2
+    assert {"traceEvents", "distributedInfo"} <= keys
+    refused = tmp_path / "t.json"
+    refused.write_bytes(b'{"traceEvents": [{"ph": "X"}], "distributedInfo": [1]}')
+    assert stream_inventory(refused, window_bytes=window) is None
