@@ -30,6 +30,7 @@ from tileprof.views.strict_json import dumps, finite_or_null
         (None, None, "bad", "bad"),
         ("d.json", "", "bad", "d.json: bad"),
         ("d.json", "key", "two\nlines\nof it", "d.json: key: two lines of it"),
+        ("d.json", None, "kept\tas  it is", "d.json: kept\tas  it is"),
     ],
 )
 def test_an_input_error_is_one_line_naming_the_file_and_place(

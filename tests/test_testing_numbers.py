@@ -107,3 +107,9 @@ def test_format_change_edges() -> None:
     assert format_change(-0.0231) == "-2.31%"
     assert format_change(0.0) == "+0.00%"
     assert format_change(-3e-7) == "-3e-05%"
+
+
+def test_a_change_of_exactly_the_tolerance_is_within_it() -> None:
+    """The bound is inclusive (``≤``): 1 → 3 with atol 2, and 4 → 6 with rtol ½."""
+    assert within_tolerance(1, 3, atol=2) and within_tolerance(4, 6, rtol=0.5)
+    assert not within_tolerance(1, 3.5, atol=2) and not within_tolerance(4, 6.5, rtol=0.5)
