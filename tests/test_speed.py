@@ -7,6 +7,7 @@ import gzip
 import io
 import json
 import os
+import sys
 from pathlib import Path
 
 import msgspec
@@ -260,6 +261,18 @@ def test_progress_only_on_a_terminal_and_never_when_quiet() -> None:
         assert report is not None
         report(5, 10)
     assert terminal.getvalue()
+
+
+def test_progress_is_for_inputs_over_the_threshold_on_stderr_by_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An input of exactly the threshold gets no bar; stderr is the stream when none is
+    given; a stream that cannot say whether it is a terminal is not one."""
+    at = progress.PROGRESS_THRESHOLD_BYTES
+    assert not progress.progress_wanted(at, quiet=False, stream=_Terminal())
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    assert progress.progress_wanted(at + 1, quiet=False)
+    assert not progress.progress_wanted(at + 1, quiet=False, stream=object())  # type: ignore[arg-type]
 
 
 def test_cli_is_silent_on_stderr_when_not_a_terminal(
