@@ -1,7 +1,7 @@
 """The samples of a JSON or NDJSON tile dump whose metadata does not parse, for ``tileprof check``.
 
 The dump loader refuses a dump at its first bad metadata list (docs/formats.md: a list of
-``{"name": string, "value": string}``, ``usefulCycles`` and ``physicalWorkCycles`` finite,
+``{"name": string, "value": string or number}``, ``usefulCycles`` and ``physicalWorkCycles`` finite,
 non-negative numbers). The capture check counts them all instead: ``scan`` finds every such
 sample and returns the dump with their metadata dropped, which the loader then reads, so the
 other checks still run.
@@ -27,11 +27,14 @@ def metadata_parses(value: Any) -> bool:
     for entry in value:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             return False
-        if not isinstance(entry.get("value"), str) or set(entry) - {"name", "value"}:
+        value = entry.get("value")
+        # the loader reads a number as its text, as it reads a string; true and false are not
+        text_or_number = isinstance(value, (str, int, float)) and not isinstance(value, bool)
+        if not text_or_number:  # other keys are ignored, as the loader ignores them
             return False
         if entry["name"] in METADATA_NUMBER_KEYS:
             try:
-                number = float(entry["value"])
+                number = float(value)
             except ValueError:
                 return False
             if not math.isfinite(number) or number < 0:
