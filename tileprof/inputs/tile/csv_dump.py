@@ -15,6 +15,7 @@ import polars as pl
 
 from tileprof.core.errors import InputError
 from tileprof.inputs._common import DeviceHeader, ParsedDump
+from tileprof.inputs._decode import check_utf8
 from tileprof.inputs._format import Reader
 from tileprof.inputs._sniff import CSV
 from tileprof.inputs.table_columns import typed_from_table
@@ -27,6 +28,7 @@ def parse(path: Path, data: bytes) -> ParsedDump:
     """Read every cell as text, then convert with per-cell error places."""
     header = DeviceHeader()
     first_line_number = 1
+    whole = data
     if data.startswith(b"#"):
         comment, _, data = data.partition(b"\n")
         try:
@@ -41,6 +43,7 @@ def parse(path: Path, data: bytes) -> ParsedDump:
         located = locate_csv_fault(data, first_line_number)
         if located is not None:
             raise InputError(path, located[0], f"malformed CSV: {located[1]}") from None
+        check_utf8(path, whole)  # names the line and column of a byte that is not UTF-8
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(path, "CSV", f"malformed CSV: {message}") from None
 
