@@ -140,4 +140,7 @@ def test_what_is_not_a_json_or_ndjson_dump_is_not_scanned(tmp_path: Path, text: 
 def test_a_dump_without_bad_metadata_scans_to_no_indices(tmp_path: Path) -> None:
     path = tmp_path / "d.json"
     path.write_bytes(document([sample(0, 0, 10)]))
-    assert metadata_scan.scan(str(path)) == ([], msgspec.json.encode({"samples": [sample(0, 0, 10)]}))
+    assert metadata_scan.scan(str(path)) == (
+        [],
+        msgspec.json.encode({"samples": [sample(0, 0, 10)]}),
+    )

@@ -20,7 +20,6 @@ from tileprof.inputs._common import (
 T = TypeVar("T")
 
 
-
 def check_utf8(path: str | Path, data: bytes) -> None:
     """Refuse text that is not UTF-8, naming the line and column of the first bad byte."""
     try:
