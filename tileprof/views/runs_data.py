@@ -72,11 +72,12 @@ def render_ops_json(
     ops: pl.DataFrame, notes: Sequence[str] = (), sources: Sequence[dict[str, Any]] = ()
 ) -> str:
     """``{"sources": […], "ops": […], "units": {…}, "notes": […]}``: the op rows, nulls kept,
-    and the unit of each column that has one (``OP_UNITS``)."""
+    and the unit of each column that has one (``OP_UNITS``); a figure that is not finite is
+    null with a note, as in every JSON document."""
     doc = {
         "sources": list(sources),
         "ops": _records(ops),
         "units": OP_UNITS,
         "notes": list(notes),
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
+    return dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
