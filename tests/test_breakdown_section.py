@@ -98,5 +98,5 @@ def test_ranks_add_the_collectives_and_the_ranks() -> None:
         ),
     ],
 )
-def test_definitions_match_docs_metrics(key: str, words: str) -> None:
+def test_the_page_words_each_definition(key: str, words: str) -> None:
     assert DOCS[key] == words
