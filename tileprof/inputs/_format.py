@@ -28,9 +28,9 @@ from tileprof.core.text import opening_byte
 TILE_DUMP = "tile dump"
 """The kind of every tile-dump format (what ``tileprof.inputs.sources.detect_kind`` reports)."""
 RUN_SOURCE = "run source"
+"""The kind of every GPU run source (``detect_kind`` reports its name: "PyTorch trace", …)."""
 SUMMARY_DOCUMENT = "summary document"
 """The kind of a ``summary --format json`` document (groups, already summarised)."""
-"""The kind of every GPU run source (``detect_kind`` reports its name: "PyTorch trace", …)."""
 SNIFF_BYTES = 65536
 """How much of the (decompressed) start of a file detection looks at."""
 
