@@ -142,3 +142,32 @@ def test_the_first_row_of_another_width_is_the_one_named(rows: list[list[str]]) 
             assert found == expected
             return
     assert found is None
+
+
+def test_a_header_comment_without_a_space_is_read() -> None:
+    parsed = parse(Path("c.csv"), b'#{"clockHz": 100}\n' + HEAD + b"\n0,1,2\n")
+    assert parsed.header.clock_hz == 100
+
+
+def test_every_text_column_stays_text_even_when_it_looks_like_a_number() -> None:
+    """Cells are read as text, never inferred: a kernel named 42 is the name "42"."""
+    data = HEAD + b",kind,operation,kernel\n0,1,2,compute,7,42\n1,007,3,compute,8,1e3\n"
+    parsed = parse(Path("c.csv"), data)
+    assert parsed.samples["kernel"].cast(str).to_list() == ["42", "1e3"]
+    assert parsed.samples["operation"].cast(str).to_list() == ["7", "8"]
+    assert parsed.samples["offset"].to_list() == [1, 7]
+
+
+def test_a_fault_in_the_header_row_is_its_line() -> None:
+    assert locate_csv_fault(b'physicalTile,"offset"x,duration\n0,1,2\n') == (
+        "line 1",
+        "',' expected after '\"'",
+    )
+    assert locate_csv_fault(b'physicalTile,"offset"x\n', 2) == ("line 2", "',' expected after '\"'")
+
+
+def test_a_quoted_line_break_counts_as_the_characters_written() -> None:
+    """A CRLF inside a quoted field is two characters of that field, not one: the column of
+    the extra field counts it so."""
+    data = HEAD + b'\r\n0,"a\r\nb",2,9\r\n'
+    assert locate_csv_fault(data) == ("line 2, column 10", "4 fields, expected 3 as in the header")
