@@ -171,3 +171,9 @@ def test_a_quoted_line_break_counts_as_the_characters_written() -> None:
     the extra field counts it so."""
     data = HEAD + b'\r\n0,"a\r\nb",2,9\r\n'
     assert locate_csv_fault(data) == ("line 2, column 10", "4 fields, expected 3 as in the header")
+
+
+def test_bare_cr_line_ends_are_line_ends() -> None:
+    """Old Mac line ends (polars reads them): the fault is at its row, not at the first CR."""
+    data = HEAD + b"\r0,1,2\r3,4,5,6\r"
+    assert locate_csv_fault(data) == ("line 3, column 7", "4 fields, expected 3 as in the header")
