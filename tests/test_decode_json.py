@@ -146,3 +146,27 @@ def test_the_slower_decode_agrees_with_json_on_where_infinity_is() -> None:
     data = b'{"points": [], "facts": {"ok": 1, "first": 1e400, "second": -1e400}}'
     assert json.loads(data)["facts"]["first"] == float("inf")
     assert _error(data).where == "$.facts.first"
+
+
+def test_a_path_msgspec_names_is_kept_even_with_infinity_elsewhere() -> None:
+    """Only a mapping's ``[...]`` is replaced by the slower decode's path; a wrong value, or an
+    out-of-range number msgspec names itself, keeps msgspec's path though an infinite number
+    stands earlier or elsewhere in the document."""
+    skipped_first = b'{"zzz": 1e400, "points": [{"x": 1, "y": 1e400}]}'
+    assert str(_error(skipped_first)) == "in.json: $.points[0].y: number out of range"
+    wrong_type = b'{"points": [{"x": "two"}], "facts": {"a": 1e400}}'
+    assert str(_error(wrong_type)) == "in.json: $.points[0].x: expected `int`, got `str`"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"points": [], "facts": {"\xff": 1}}',
+        b'{"points": [{"x": 1}',
+        b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+    ],
+)
+def test_every_failure_names_the_file(data: bytes) -> None:
+    with pytest.raises(InputError) as caught:
+        decode_json(Path("folder/in.json"), data, dict[str, Any])
+    assert str(caught.value).startswith("folder/in.json: ")
