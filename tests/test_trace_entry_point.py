@@ -16,7 +16,7 @@ from tileprof.analyses.filters import Filters
 from tileprof.core.errors import OptionError
 from tileprof.model.profile import Profile, load
 from tileprof.model.trace import DEFAULT_MAX_SAMPLES, parse_alignment
-from tileprof.views.trace import public
+from tileprof.views.trace import public, trace_format
 
 SAMPLES = [sample(t, 10 * t, 5, "gemm", epoch=e) for e in (1, 2) for t in range(4)]
 
@@ -122,3 +122,25 @@ def test_each_note_is_a_warning_from_the_callers_line(dump: Path, tmp_path: Path
     notes = [w for w in caught if issubclass(w.category, UserWarning)]
     assert notes, "cutting 8 samples to 2 is said"
     assert all(Path(w.filename).name == Path(__file__).name for w in notes)
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [
+        ("t.pftrace", "pftrace"),
+        ("T.PFTRACE", "pftrace"),
+        ("t.json", "json"),
+        ("t.trace.json", "json"),
+        ("t.json.gz", "json.gz"),
+        ("T.Json.GZ", "json.gz"),
+    ],
+)
+def test_the_extension_names_the_format(name: str, fmt: str) -> None:
+    assert trace_format(Path("out") / name) == fmt
+
+
+@pytest.mark.parametrize("name", ["t.gz", "t.txt", "t.pftrace.gz", "json", "t.json.bz2"])
+def test_another_extension_is_refused_naming_those_known(name: str) -> None:
+    with pytest.raises(OptionError) as caught:
+        trace_format(Path(name))
+    assert str(caught.value) == (f"{name}: unknown trace extension (use .pftrace, .json, .json.gz)")
