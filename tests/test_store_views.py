@@ -59,6 +59,26 @@ def test_a_run_row_holds_every_column_at_full_width() -> None:
     assert set(rule) <= {"━", "╇"}
 
 
+def test_the_table_exactly() -> None:
+    """Left-aligned words, right-aligned counts, no padding at the edges, a run without
+    labels shown as a dash."""
+    runs = [_record("r1"), _record("r2-long", labels={}, sample_count=5, source="/x.json")]
+    lines = render_runs(runs).splitlines()
+    assert lines[0] == (
+        "run     ┃ labels                ┃ source        ┃   samples ┃ device"
+        "                             ┃ added (UTC)         ┃ sha256      "
+    )
+    assert lines[2] == (
+        "r1      │ commit=abc model=bert │ /data/r1.json │ 1,234,567 │ tile device (1472 tiles"
+        " @ 1.5 GHz) │ 2026-12-05 09:30:07 │ 0123456789ab"
+    )
+    assert lines[3] == (
+        "r2-long │ —                     │ /x.json       │         5 │ tile device (1472 tiles"
+        " @ 1.5 GHz) │ 2026-12-05 09:30:07 │ 0123456789ab"
+    )
+    assert len(lines) == 4
+
+
 def test_the_sample_count_is_right_aligned() -> None:
     text = render_runs([_record("r1", sample_count=5), _record("r2", sample_count=12_345)])
     rows = text.splitlines()[2:4]
