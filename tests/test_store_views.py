@@ -4,6 +4,7 @@ The store itself, end to end, is ``tests/test_store.py``."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import datetime, timezone
 from pathlib import Path
@@ -169,3 +170,35 @@ def test_several_runs_as_tables_are_headed_by_their_runs(summaries: list[Summary
     assert text.startswith("run r1\n")
     assert "\nrun r2\n" in text
     assert "2 tiles" in text and "1472 tiles" in text
+
+
+def test_the_terminal_width_reaches_every_table(summaries: list[Summary]) -> None:
+    """At 50 columns the summary table drops columns a file's fixed width keeps."""
+    record = _record("r1", clock_hz=1_000, tile_count=2)
+    one = [(record, summaries[0])]
+    narrow = render_store_summary(one, "table", by_run=False, width=50)
+    wide = render_store_summary(one, "table", by_run=False)
+    assert narrow != wide
+    assert max(len(line) for line in narrow.splitlines()) <= 50
+    several = list(zip([record, _record("r2")], summaries, strict=True))
+    narrow_runs = render_store_summary(several, "table", by_run=True, width=50)
+    assert narrow_runs != render_store_summary(several, "table", by_run=True)
+    assert max(len(line) for line in narrow_runs.splitlines()) <= 50
+
+
+def test_several_runs_as_json_write_a_figure_json_cannot_hold_as_null_with_a_note(
+    summaries: list[Summary],
+) -> None:
+    broken = dataclasses.replace(
+        summaries[1], groups=summaries[1].groups.with_columns(usefulUtilization=float("nan"))
+    )
+    records = [_record("r1"), _record("r2")]
+    text = render_store_summary(
+        list(zip(records, [summaries[0], broken], strict=True)), "json", by_run=True
+    )
+    assert "NaN" not in text
+    document = json.loads(text)
+    assert document["runs"][1]["groups"][0]["usefulUtilization"] is None
+    assert document["notes"] == [
+        "$.runs[1].groups[0].usefulUtilization is nan (not finite); written as null"
+    ]

@@ -3,9 +3,10 @@ document, CSV or table per run."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
+
+from tileprof.views.strict_json import dumps
 
 
 def render_store_summary(
@@ -45,7 +46,7 @@ def _render_runs(
             {"run": record.run, "labels": record.labels, **summary.to_document()}
             for record, summary in results
         ]
-        return json.dumps({"runs": runs}, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return dumps({"runs": runs}, indent=2, ensure_ascii=False) + "\n"
     if output_format == "csv":
         frames = [
             summary.groups.select(pl.lit(record.run).alias("run"), pl.all())
