@@ -79,3 +79,14 @@ def test_an_nvtx_profiler_step_is_a_cpu_step_window(tmp_path: Path) -> None:
     assert step["idle_host_wait_us"] == pytest.approx(5.0)  # launched at 24.1 µs, after 20 µs
     launch = result.launches.filter(pl.col("step") == 4).row(0, named=True)
     assert (launch["kernels"], launch["launch_delay_us_p50"]) == (2, pytest.approx(0.9))
+
+
+def test_the_timeline_is_named_by_its_file_and_names_its_devices() -> None:
+    from tileprof.inputs.gpu.nsys_sqlite import read_export
+    from tileprof.inputs.gpu.nsys_timeline import read_timeline
+
+    data = EXPORT.read_bytes()
+    timeline = read_timeline(EXPORT, data)
+    assert timeline.name == "h100_2gpu_1s.sqlite"
+    assert timeline.devices == read_export(EXPORT, data).devices
+    assert sorted(timeline.devices) == [0, 1]
