@@ -136,3 +136,13 @@ def test_an_unknown_format_is_refused_before_anything_is_written(
     with pytest.raises(OptionError):
         writers.write_dump(source, tmp_path / "out.xml", "xml")
     assert not (tmp_path / "out.xml").exists()
+
+
+def test_a_profile_without_metadata_still_types_the_column_as_text(tmp_path: Path) -> None:
+    """docs/formats.md: metadata is JSON text per row; a column of nulls keeps that type, so
+    another reader of the Parquet file finds a string column, not a null-typed one."""
+    bare = profile(tmp_path, [sample(0, 0, 10), sample(1, 0, 5)])
+    assert bare.metadata == ()
+    table = pl.read_parquet(io.BytesIO(writers.dump_bytes(bare, "parquet")))
+    assert table.schema["metadata"] == pl.String
+    assert table["metadata"].to_list() == [None, None]
