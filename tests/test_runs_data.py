@@ -87,7 +87,13 @@ def test_ops_json_holds_the_rows_and_the_unit_of_each_column() -> None:
     assert document["units"]["flops"] == "FLOP"
     assert document["units"]["bytes"].startswith("B (bytes")
     assert "µs" in text and "10¹²" in text  # written as they are, not escaped
+    assert text.startswith('{\n  "sources": [\n    {\n      "path"')
     assert text.endswith("}\n")
+
+
+def test_ops_json_writes_what_json_has_no_type_for_as_text() -> None:
+    ops = pl.DataFrame({"op": ["matmul"], "when": [dt.date(2026, 12, 5)]})
+    assert json.loads(render_ops_json(ops))["ops"] == [{"op": "matmul", "when": "2026-12-05"}]
 
 
 @pytest.mark.parametrize(
