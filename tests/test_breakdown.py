@@ -1054,3 +1054,22 @@ def test_diff_breakdown_of_two_gpu_models_says_so_first(tmp_path: Path) -> None:
         "not the same device: 1 of 3 paired windows ran on two GPU models (the first: "
         "NVIDIA H100 → NVIDIA H200)"
     )
+
+
+def test_five_steps_are_five_rows_and_read_timeline_reads_the_file(tmp_path: Path) -> None:
+    """As many step rows as the step frame has columns (five) are still rows: the frame is
+    built row-oriented, not guessed. ``read_timeline`` is ``timeline_of`` the file's events,
+    named by the file."""
+    from tileprof.inputs.gpu import kineto_timeline
+    from tileprof.inputs.gpu.kineto import read_events
+
+    marks = [_x("gpu_user_annotation", f"ProfilerStep#{n}", 20.0 * n, 20.0) for n in range(5)]
+    kernels = [k for n in range(5) for k in (_launch(20.0 * n, 1.0, n + 1),
+               _kernel(20.0 * n + 2, 5.0, n + 1))]  # fmt: skip
+    path = _write(tmp_path, "five.json", {**HAND_BUILT, "traceEvents": [*marks, *kernels]})
+    data = path.read_bytes()
+    timeline = kineto_timeline.read_timeline(path, data)
+    assert timeline.name == "five.json"
+    assert sorted(timeline.steps["step"].to_list()) == [0, 1, 2, 3, 4]
+    direct = kineto_timeline.timeline_of(read_events(path, data))
+    assert timeline.events.equals(direct.events) and timeline.steps.equals(direct.steps)
