@@ -93,8 +93,9 @@ def test_the_example_takes_the_device_overrides_checked() -> None:
     profile = load_profile(None, True, DumpReading(clock_hz=1e9, tile_count=2_000))
     assert (profile.clock_hz, profile.tile_count) == (1e9, 2_000)
     assert profile.samples is example_profile().samples
-    assert example_with_device(None, 1_500).tile_count == 1_500
-    assert example_with_device(2e9, None).clock_hz == 2e9
+    tiles_only, clock_only = example_with_device(None, 1_500), example_with_device(2e9, None)
+    assert (tiles_only.clock_hz, tiles_only.tile_count) == (1_500_000_000, 1_500)
+    assert (clock_only.clock_hz, clock_only.tile_count) == (2e9, 1_472)
     with pytest.raises(InputError) as caught:
         example_with_device(None, 8)  # the reference profile's samples reach tile 1,471
     assert EXAMPLE_SOURCE in str(caught.value)
