@@ -57,7 +57,17 @@ def test_flushing_twice_prints_once() -> None:
         flush(context)
         flush(context)
 
-    assert CliRunner().invoke(once).stderr == "tileprof: only once\n"
+    result = CliRunner().invoke(once)
+    assert (result.exit_code, result.stderr) == (0, "tileprof: only once\n")
+
+
+def test_a_command_without_notes_flushes_nothing() -> None:
+    @click.command()
+    def quiet() -> None:
+        flush(click.get_current_context())
+
+    result = CliRunner().invoke(quiet)
+    assert (result.exit_code, result.stderr) == (0, "")
 
 
 def test_say_escapes_control_characters_line_by_line(capsys: pytest.CaptureFixture[str]) -> None:
