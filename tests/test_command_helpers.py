@@ -95,6 +95,7 @@ def _recording() -> tuple[click.Group, list[str]]:
     @click.option("-o", "--output", default="-")
     @click.option("--force", is_flag=True)
     @click.option("--secret", hidden=True, default=None)
+    @click.option("--late", default=None)
     def report(**_: object) -> None:
         seen.append(command_line(click.get_current_context()))
         seen.append(command_line(click.get_current_context(), leave_out=()))
@@ -112,6 +113,7 @@ def _recording() -> tuple[click.Group, list[str]]:
         (["report", "-k", "gemm*", "-k", "copy"], "tileprof report --kernel 'gemm*' --kernel copy"),
         (["report", "-q", "--secret", "s"], "tileprof report --quiet"),
         (["report", "-o", "out.html", "--force"], "tileprof report"),
+        (["report", "-o", "o.html", "--late", "x"], "tileprof report --late x"),
     ],
 )
 def test_the_command_line_is_the_arguments_then_the_options_given(
