@@ -86,14 +86,18 @@ def test_history_that_fails_names_each_failure_and_change_point() -> None:
         value=20, run="r3", change=None,
     )  # fmt: skip
     changed = NS(run="r2", point=_point(step=0.5))
-    trend = NS(group="gemm", field="phaseCycles", points=[_point(low=None)], changes=[changed])
+    unknown = NS(run="r3", point=_point(step=None))
+    trend = NS(
+        group="gemm", field="phaseCycles", points=[_point(low=None)], changes=[changed, unknown]
+    )
     empty = NS(group="idle", field="phaseCycles", points=[], changes=[])
-    text = render_history(_history([failure, plain], ["r1", "r2", "r3"], [trend, empty]))
+    text = render_history(_history([failure, plain], ["r1", "r2", "r3"], [empty, trend]))
     lines = text.splitlines()
+    assert lines[0] == "## tileprof history: 3 runs, newest r3"
     assert lines[2] == "**Failed** (exit 1): 2"
     assert lines[4] == "- +10%: gemm phaseCycles 1,000 → 1,500 in run r3 (change point from run r2)"
     assert lines[5] == "- +10%: copy phaseCycles 10 → 20 in run r3"
-    assert lines[-1] == "| gemm | phaseCycles | 10 | 9 | — | ok | r2 (+50.00%) |"
+    assert lines[-1] == "| gemm | phaseCycles | 10 | 9 | — | ok | r2 (+50.00%), r3 (—) |"
     assert "idle" not in text  # a trend without points has no row
 
 
@@ -161,3 +165,10 @@ def test_diff_with_calls_adds_the_per_call_change_interval_and_verdict() -> None
 
 def test_text_titles_are_the_word_columns() -> None:
     assert {"flag", "verdict", "change points"} == markdown.TEXT_TITLES
+
+
+def test_a_diff_that_abstained_says_why_instead_of_a_verdict() -> None:
+    text = render_diff(_diff(None, [ROW]), broken=["broken: gemm +10%"], abstained=["no setup"])
+    lines = text.splitlines()
+    assert lines[2:5] == ["**No verdict** (exit 3):", "", "- no setup"]
+    assert "Failed" not in text
