@@ -1,10 +1,10 @@
 """The samples of a JSON or NDJSON tile dump whose metadata does not parse, for ``tileprof check``.
 
 The dump loader refuses a dump at its first bad metadata list (docs/formats.md: a list of
-``{"name": string, "value": string or number}``, ``usefulCycles`` and ``physicalWorkCycles`` finite,
-non-negative numbers). The capture check counts them all instead: ``scan`` finds every such
-sample and returns the dump with their metadata dropped, which the loader then reads, so the
-other checks still run.
+``{"name": string, "value": string or number}``, ``usefulCycles`` and
+``physicalWorkCycles`` finite, non-negative numbers). The capture check counts them all
+instead: ``scan`` finds every such sample and returns the dump with their metadata dropped,
+which the loader then reads, so the other checks still run.
 """
 
 from __future__ import annotations
@@ -27,14 +27,14 @@ def metadata_parses(value: Any) -> bool:
     for entry in value:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             return False
-        value = entry.get("value")
+        stated = entry.get("value")
         # the loader reads a number as its text, as it reads a string; true and false are not
-        text_or_number = isinstance(value, (str, int, float)) and not isinstance(value, bool)
+        text_or_number = isinstance(stated, (str, int, float)) and not isinstance(stated, bool)
         if not text_or_number:  # other keys are ignored, as the loader ignores them
             return False
         if entry["name"] in METADATA_NUMBER_KEYS:
             try:
-                number = float(value)
+                number = float(stated)
             except ValueError:
                 return False
             if not math.isfinite(number) or number < 0:
