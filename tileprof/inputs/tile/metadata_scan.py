@@ -28,9 +28,9 @@ def metadata_parses(value: Any) -> bool:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             return False
         stated = entry.get("value")
-        # the loader reads a number as its text, as it reads a string; true and false are not
-        text_or_number = isinstance(stated, (str, int, float)) and not isinstance(stated, bool)
-        if not text_or_number:  # other keys are ignored, as the loader ignores them
+        # the loader reads a number as its text, as it reads a string; true and false are not,
+        # and keys other than name and value are ignored, as the loader ignores them
+        if isinstance(stated, bool) or not isinstance(stated, (str, int, float)):
             return False
         if entry["name"] in METADATA_NUMBER_KEYS:
             try:
