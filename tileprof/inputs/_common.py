@@ -384,21 +384,25 @@ def _metadata_numbers(
                 continue
             column = METADATA_NUMBER_KEYS.index(key)
             try:
-                number = float(value)
-            except ValueError:
-                raise InputError(
-                    path, where(metadata_id), f"metadata {key} {value!r} is not a number"
-                ) from None
-            if not math.isfinite(number) or number < 0:
-                raise InputError(
-                    path,
-                    where(metadata_id),
-                    f"metadata {key} {value!r} is not a finite, non-negative number",
-                )
+                number = metadata_number(key, value)
+            except ValueError as exc:
+                raise InputError(path, where(metadata_id), str(exc)) from None
             if numbers[column][metadata_id] is None:
                 numbers[column][metadata_id] = number
     useful, physical = (pl.Series(column, dtype=pl.Float64) for column in numbers)
     return useful, physical
+
+
+def metadata_number(key: str, value: str) -> float:
+    """The value of a number entry (``usefulCycles``, ``physicalWorkCycles``) as the loader
+    takes it; ``ValueError`` saying why when it is not a finite, non-negative number."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"metadata {key} {value!r} is not a number") from None
+    if not math.isfinite(number) or number < 0:
+        raise ValueError(f"metadata {key} {value!r} is not a finite, non-negative number")
+    return number
 
 
 def build_sample_frame(

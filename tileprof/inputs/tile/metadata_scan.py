@@ -9,7 +9,6 @@ which the loader then reads, so the other checks still run.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -19,26 +18,18 @@ from tileprof.core.schema import METADATA_NUMBER_KEYS
 
 
 def metadata_parses(value: Any) -> bool:
-    """Whether one sample's ``metadata`` is what the loader accepts (absent or null too)."""
-    if value is None:
-        return True
-    if not isinstance(value, list):
+    """Whether one sample's ``metadata`` is what the loader accepts (absent or null too): its
+    entry type (``MetadataEntry``: a number as ``value`` is read as its text, other keys are
+    ignored) and its number check (``metadata_number``)."""
+    from tileprof.inputs._common import MetadataEntry, metadata_number
+
+    try:
+        entries = msgspec.convert(value, type=list[MetadataEntry] | None)
+        for entry in entries or ():
+            if entry.name in METADATA_NUMBER_KEYS:
+                metadata_number(entry.name, str(entry.value))
+    except ValueError:  # msgspec.ValidationError is one too
         return False
-    for entry in value:
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-            return False
-        stated = entry.get("value")
-        # the loader reads a number as its text, as it reads a string; true and false are not,
-        # and keys other than name and value are ignored, as the loader ignores them
-        if isinstance(stated, bool) or not isinstance(stated, (str, int, float)):
-            return False
-        if entry["name"] in METADATA_NUMBER_KEYS:
-            try:
-                number = float(stated)
-            except ValueError:
-                return False
-            if not math.isfinite(number) or number < 0:
-                return False
     return True
 
 
