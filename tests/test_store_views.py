@@ -106,15 +106,11 @@ def test_a_narrow_terminal_drops_the_digest_then_the_device_and_keeps_the_run() 
 def summaries(tmp_path: Path) -> list[Summary]:
     made = []
     for index, duration in enumerate((10, 30)):
-        loaded = profile(tmp_path / str(index), [sample(0, 0, duration, "gemm", useful=3)])
+        folder = tmp_path / str(index)
+        folder.mkdir()
+        loaded = profile(folder, [sample(0, 0, duration, "gemm", useful=3)])
         made.append(summarize(loaded.samples, loaded.metadata, clock_hz=1_000, tile_count=2))
     return made
-
-
-@pytest.fixture(autouse=True)
-def _folders(tmp_path: Path) -> None:
-    for index in range(2):
-        (tmp_path / str(index)).mkdir()
 
 
 @pytest.mark.parametrize("output_format", ["json", "csv"])
