@@ -178,7 +178,11 @@ _GOOD = b'{"physicalTile": 0, "offset": 0, "duration": 5, "kind": "compute", "ke
         ([_GOOD, b"[1,2]"], "line 2: expected `object`, got `array`"),
         (
             [b'{"clockHz": "fast"}', _GOOD],
-            "line 1: bad header: Expected `int | float | null`, got `str` - at `$.clockHz`",
+            "line 1: bad header: clockHz: expected `int | float | null`, got `str`",
+        ),
+        (
+            [b'{"clockHz": 1e9, x}', _GOOD],
+            "line 1, column 18: bad header: malformed JSON: object keys must be strings",
         ),
     ],
 )

@@ -10,7 +10,6 @@ import csv
 import io
 from pathlib import Path
 
-import msgspec
 import polars as pl
 
 from tileprof.core.errors import InputError
@@ -19,7 +18,7 @@ from tileprof.inputs._decode import check_utf8
 from tileprof.inputs._format import Reader
 from tileprof.inputs._sniff import CSV
 from tileprof.inputs.table_columns import typed_from_table
-from tileprof.inputs.tile.ndjson_dump import HeaderLine
+from tileprof.inputs.tile.ndjson_dump import decode_header
 
 FORMAT = CSV
 
@@ -31,11 +30,8 @@ def parse(path: Path, data: bytes) -> ParsedDump:
     whole = data
     if data.startswith(b"#"):
         comment, _, data = data.partition(b"\n")
-        try:
-            parsed = msgspec.json.decode(comment[1:].strip(), type=HeaderLine)
-        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
-            raise InputError(path, "line 1", f"bad header comment: {exc}") from None
-        header = DeviceHeader(parsed.clockHz, parsed.tileCount)
+        # the JSON after "#" (its spaces and a CRLF's CR are JSON's whitespace)
+        header = decode_header(path, 1, comment[1:], "header comment", column_offset=1)
         first_line_number = 2
     try:
         table = pl.read_csv(io.BytesIO(data), infer_schema=False)

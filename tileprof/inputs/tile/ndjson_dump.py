@@ -55,33 +55,46 @@ UNWORDED = "cannot decode sample"
 """The message of a line that the typed decoder decodes after all."""
 
 
+def _worded(line: bytes, exc: Exception, column_offset: int = 0) -> tuple[str, str]:
+    """A line's decode error as (text after "line N" in the place, message): the field at
+    fault and what it holds, or the malformed JSON's reason at its column (``line`` starts
+    ``column_offset`` characters into the file's line)."""
+    if isinstance(exc, msgspec.ValidationError):
+        at, text = split_validation_error(str(exc))
+        field_path = at.removeprefix("$").lstrip(".")
+        return "", f"{field_path}: {text}" if field_path else text
+    column = json_error_place(line, str(exc)).rpartition("column ")[2]
+    suffix = f", column {int(column) + column_offset}" if column.isdigit() else ""
+    return suffix, json_error_text(str(exc))
+
+
 def _line_problem(line_number: int, line: bytes) -> LineProblem:
     """Decode one line alone to get its precise error."""
     try:
         _SAMPLE_DECODER.decode(line)
-    except msgspec.ValidationError as exc:
-        at, text = split_validation_error(str(exc))
-        field_path = at.removeprefix("$").lstrip(".")
-        return line_number, "", f"{field_path}: {text}" if field_path else text
-    except (msgspec.DecodeError, RecursionError) as exc:
-        column = json_error_place(line, str(exc)).rpartition("column ")[2]
-        suffix = f", column {column}" if column.isdigit() else ""
-        return line_number, suffix, json_error_text(str(exc))
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
+        return (line_number, *_worded(line, exc))
     return line_number, "", UNWORDED
+
+
+def decode_header(
+    path: Path, line_number: int, line: bytes, what: str = "header", column_offset: int = 0
+) -> DeviceHeader:
+    """The device facts of a header line, or an error worded as a sample line's is (the key at
+    fault, or the malformed JSON's reason and column); ``what`` names the line in the message
+    (a CSV dump's is a "header comment")."""
+    try:
+        parsed = _HEADER_DECODER.decode(line)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
+        suffix, message = _worded(line, exc, column_offset)
+        raise InputError(path, f"line {line_number}{suffix}", f"bad {what}: {message}") from None
+    return DeviceHeader(parsed.clockHz, parsed.tileCount)
 
 
 def problem_error(path: Path, problem: LineProblem) -> InputError:
     """The error for a line problem."""
     number, suffix, message = problem
     return InputError(path, f"line {number}{suffix}", message)
-
-
-def _header(path: Path, line_number: int, line: bytes) -> DeviceHeader:
-    try:
-        parsed = _HEADER_DECODER.decode(line)
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
-        raise InputError(path, f"line {line_number}", f"bad header: {exc}") from None
-    return DeviceHeader(parsed.clockHz, parsed.tileCount)
 
 
 def gzip_error(path: Path, detail: str) -> InputError:
@@ -138,7 +151,7 @@ def _parsed(path: Path, decoded: Decoded) -> ParsedDump:
     columns, metadata, header_line, header_text, runs = decoded
     header = DeviceHeader()
     if header_line is not None and header_text is not None:
-        header = _header(path, header_line, header_text)
+        header = decode_header(path, header_line, header_text)
     place = _by_line(pl.DataFrame(runs))
     return native.parsed_dump(path, columns, metadata, header, place)
 
