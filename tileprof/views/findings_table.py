@@ -104,7 +104,8 @@ def render(findings: Sequence[Finding], width: int = TABLE_WIDTH) -> str:
             )
             console.print(text, markup=False, highlight=False, soft_wrap=True)
     if footer:
-        console.print()
+        if findings:  # a blank line after the table and sentences, none at the top
+            console.print()
         console.print(
             textwrap.fill(footer, width=max(width, 40), break_on_hyphens=False),
             markup=False,
