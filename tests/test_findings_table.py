@@ -123,6 +123,9 @@ def test_which_findings_are_rows_and_which_the_footer_counts() -> None:
         not_applicable_line(FOUND[3:4]) == "1 rule does not apply to these inputs: exchange-heavy"
     )
     assert render(FOUND[3:]) == "2 rules do not apply to these inputs: exchange-heavy, sync-wait\n"
+    # the footer is text, not markup
+    bracketed = [Finding(_rule("a[b]"), NOT_APPLICABLE, "")]
+    assert render(bracketed) == "1 rule does not apply to these inputs: a[b]\n"
 
 
 def test_the_json_document_exactly() -> None:
