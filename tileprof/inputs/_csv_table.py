@@ -187,8 +187,13 @@ def numbers(
         (cells.is_not_null() & (cells != "") & values.is_null(), "not a number"),
         (values.is_nan() | values.is_infinite(), "not a finite number"),
     ]
-    if integer:
-        outside = (values.abs() >= INT_LIMIT) & values.is_finite()
+    # an integer written out is read exactly (2^63 - 1 has no Float64 of its own), and one
+    # that Int64 cannot hold is out of range even where its Float64 rounds into it
+    exact = cells.cast(pl.Int64, strict=False) if integer else None
+    if exact is not None:
+        beyond = (values >= INT_LIMIT) | (values < -INT_LIMIT)
+        digits = cells.str.contains(r"^[+-]?[0-9]+$")
+        outside = (beyond | digits) & values.is_finite() & exact.is_null()
         checks.append((outside, "out of range for a 64-bit integer"))
         checks.append(((values != values.floor()) & values.is_finite(), "not an integer"))
     if minimum is not None:
@@ -203,7 +208,6 @@ def numbers(
             line = raw[LINE][i] if LINE in raw.columns else i + 2
             said = f"{what}: {shorten(cells[i], 80)!r}" if cells[i] else what
             raise InputError(path, f"line {line}, column {shown!r}", said)
-    if not integer:
+    if exact is None:
         return values
-    exact = cells.cast(pl.Int64, strict=False)
     return exact.fill_null(values.cast(pl.Int64, strict=False))
