@@ -78,6 +78,9 @@ def test_header_names_are_folded_or_numbered_when_blank() -> None:
         (b"a,b\n1,2\n3,4,5\n", [], "line 3: malformed CSV: 3 fields, expected 2"),
         (b"a,b\n1,2\n3\n", [], "line 3: 1 fields, expected 2 (a row cut short)"),
         (b"a,b\n1,2\n3", [], "line 3: 1 fields, expected 2 (truncated file?)"),
+        (b"a,b\n1,2\nX", [], "line 3: 1 fields, expected 2 (truncated file?)"),
+        (b'a,b\n1,2\n"3,4\n', [], "line 3: a quoted cell is never closed (truncated file?)"),
+        (b"", [], "line 1: the file ends inside its header (cut short?)"),
         (b"a,b", [], "line 1: the file ends inside its header (cut short?)"),
         (b"a,b\n", [], "line 1: a header and no rows"),
         (b"a,b\n\n \n", [], "line 1: a header and no rows"),
@@ -146,9 +149,10 @@ def test_the_integer_range_ends_exactly_and_lines_default_to_rows() -> None:
     assert _error(numbers, "r.csv", _raw("-9223372036854775809"), "Dur", integer=True) == (
         "r.csv: line 10, column 'Dur': out of range for a 64-bit integer: '-9223372036854775809'"
     )
-    assert _error(numbers, "r.csv", _raw("1e19"), "Dur", integer=True) == (
-        "r.csv: line 10, column 'Dur': out of range for a 64-bit integer: '1e19'"
-    )
+    for written in ("1e19", "9.223372036854775808e18"):  # the second is 2^63 exactly
+        assert _error(numbers, "r.csv", _raw(written), "Dur", integer=True) == (
+            f"r.csv: line 10, column 'Dur': out of range for a 64-bit integer: '{written}'"
+        )
     # without the line column a row's line is its index plus the header's
     assert _error(numbers, "r.csv", _raw("1", "x", lines=False), "Dur") == (
         "r.csv: line 3, column 'Dur': not a number: 'x'"
