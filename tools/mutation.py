@@ -35,7 +35,8 @@ except ImportError:  # Python 3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
-COPIED = ("tileprof", "tests", "fixtures", "docs", "README.md")
+COPIED = ("tileprof", "tests", "fixtures", "docs", "tools", "README.md")
+"""What the run copies: the package, its tests and what they read (the tools some load)."""
 MUTMUT = "import sys; from mutmut.__main__ import cli; sys.argv[0] = 'mutmut'; cli()"
 
 
@@ -65,7 +66,7 @@ def scratch_copy(module: str, path: str, tests: list[str], deselect: list[str]) 
         'source_paths = ["tileprof"]\n'
         'process_isolation = "forkserver"\n'
         f"only_mutate = {_toml_list([path])}\n"
-        f'also_copy = ["fixtures", "docs", "README.md"]\n'
+        f"also_copy = {_toml_list([n for n in COPIED if n not in ('tileprof', 'tests')])}\n"
         'pytest_add_cli_args = ["-p", "no:randomly", "-p", "no:cacheprovider"]\n'
         f"pytest_add_cli_args_test_selection = {_toml_list(selection)}\n"
     )
@@ -95,7 +96,12 @@ def verify(
     as a timeout) or *survives*.
     """
     mutated = scratch / "mutants"
-    shutil.copytree(ROOT / "tests", mutated / "tests", dirs_exist_ok=True)
+    for name in COPIED[1:]:  # today's tests and what they read, beside the mutated package
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, mutated / name, dirs_exist_ok=True)
+        else:
+            shutil.copy2(source, mutated / name)
     refresh_unmutated(mutated, path)
     args = [*tests, *(f"--deselect={d}" for d in deselect)]
     statuses = {}

@@ -549,23 +549,6 @@ def flag_with_alias(new: str, dest: str, old: str, help: str) -> Any:
     return _group(dest, options, build)
 
 
-def value_with_alias(new: str, dest: str, old: str, **attrs: Any) -> Any:
-    """An option ``new`` whose old spelling ``old`` still works, with a note."""
-    default = attrs.pop("default", None)
-    options = [
-        click.Option([new, dest], default=None, **attrs),
-        _deprecated(old, dest + "_alias", new, type=attrs.get("type")),
-    ]
-    if default is not None:
-        options[0].help = f"{options[0].help}  [default: {default}]"
-
-    def build(**values: Any) -> Any:
-        value = _either(values[dest], values[dest + "_alias"])
-        return default if value is None else value
-
-    return _group(dest, options, build)
-
-
 # ---------------------------------------------------------------- the profile store
 
 

@@ -1,8 +1,10 @@
 """CSV reports read as text tables: one checked read shared by the report formats.
 
-rocprofv3 kernel traces, Tenstorrent ops reports and ``ncu --csv`` output are CSV with a header
-row. Records are read by Python's ``csv`` module (RFC 4180 quoting: a quoted cell may hold
-commas, quotes and line ends), with these rules, stated in docs/reliability.md:
+rocprofv3 kernel traces, Tenstorrent ops reports, ``ncu --csv`` output and nsys's
+``cuda_gpu_kern_sum`` reports are CSV with a header row (nsys's reader takes ``records`` only:
+its report has its own header checks and lines before the header). Records are read by
+Python's ``csv`` module (RFC 4180 quoting: a quoted cell may hold commas, quotes and line
+ends), with these rules, stated in docs/reliability.md:
 
 - line ends are LF, CRLF or a bare CR; no other character (U+2028, form feed, …) ends a line;
 - a cell holds at most ``CELL_LIMIT`` characters (long C++ template names are read);

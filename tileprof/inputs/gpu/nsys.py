@@ -8,13 +8,12 @@ is ``GPU (nsys)`` unless the caller names one.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from pathlib import Path
 
 from tileprof.core.errors import InputError
 from tileprof.core.run_schema import ParsedRuns, runs_from_rows
+from tileprof.inputs._csv_table import records
 from tileprof.inputs._format import Reader
 from tileprof.inputs._sniff import NSYS, nsys_header_line
 
@@ -60,21 +59,19 @@ def parse(path: str | Path, data: bytes, target: str = DEFAULT_TARGET) -> Parsed
     start = nsys_header_line(lines)
     if start is None:
         raise InputError(path, "line 1", "no `Time (%),…` header of a cuda_gpu_kern_sum report")
-    try:
-        return _parse_report(path, lines, start, target)
-    except csv.Error as exc:
-        raise InputError(path, "CSV", f"malformed CSV: {exc}") from None
+    return _parse_report(path, lines, start, target)
 
 
 def _parse_report(path: str | Path, lines: list[str], start: int, target: str) -> ParsedRuns:
-    csv.field_size_limit(2**31 - 1)  # a long kernel name is a name, not a fault
-    reader = csv.reader(io.StringIO("\n".join(lines[start:]), newline=""))
-    header = [OLDER_NAMES.get(h.strip(), h.strip()) for h in next(reader)]
+    # the checked read of every CSV report: a record's own line (a quoted name may span
+    # lines), bad quoting and a cell over the limit named at their line
+    reader = records(path, "\n".join(lines[start:]), first=start + 1)
+    header = [OLDER_NAMES.get(h.strip(), h.strip()) for h in next(reader)[1]]
     _check_header(path, header, start)
     column = {key: header.index(key) for key in HEADER if key in header}
     name = Path(path).name
     rows = []
-    for offset, record in enumerate(reader, start=start + 2):
+    for offset, record in reader:
         if not record or all(not f.strip() for f in record):
             continue
         if len(record) != len(header):
