@@ -44,20 +44,26 @@ def _toml_list(values: list[str]) -> str:
     return "[" + ", ".join(json.dumps(v) for v in values) + "]"
 
 
+def copy_sources(names: tuple[str, ...], into: Path) -> None:
+    """Today's ``names`` into ``into``: each folder but the package replaced whole (a file
+    deleted here is gone there too), the package copied over (mutmut keeps its mutated copy
+    under ``mutants/``, which this refreshes around)."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in names:
+        source, target = ROOT / name, into / name
+        if source.is_dir():
+            if target.exists() and name != "tileprof":
+                shutil.rmtree(target)
+            shutil.copytree(source, target, ignore=ignore, dirs_exist_ok=True)
+        else:
+            shutil.copy2(source, target)
+
+
 def scratch_copy(module: str, path: str, tests: list[str], deselect: list[str]) -> Path:
     """A copy of the sources whose pyproject mutates ``path`` with ``tests`` only."""
     scratch = Path(os.environ.get("TMPDIR", tempfile.gettempdir())) / "tileprof-mutation" / module
     scratch.mkdir(parents=True, exist_ok=True)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in COPIED:
-        source, target = ROOT / name, scratch / name
-        if source.is_dir():
-            if target.exists() and name != "tileprof":
-                shutil.rmtree(target)
-            # mutmut keeps its mutated copy under mutants/; the plain copy here is refreshed
-            shutil.copytree(source, target, ignore=ignore, dirs_exist_ok=True)
-        else:
-            shutil.copy2(source, target)
+    copy_sources(COPIED, scratch)
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     head, _, _ = text.partition("[tool.mutmut]")
     selection = tests + [f"--deselect={d}" for d in deselect]
@@ -96,12 +102,7 @@ def verify(
     as a timeout) or *survives*.
     """
     mutated = scratch / "mutants"
-    for name in COPIED[1:]:  # today's tests and what they read, beside the mutated package
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, mutated / name, dirs_exist_ok=True)
-        else:
-            shutil.copy2(source, mutated / name)
+    copy_sources(COPIED[1:], mutated)  # today's tests and what they read
     refresh_unmutated(mutated, path)
     args = [*tests, *(f"--deselect={d}" for d in deselect)]
     statuses = {}

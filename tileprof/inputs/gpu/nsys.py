@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tileprof.core.errors import InputError
 from tileprof.core.run_schema import ParsedRuns, runs_from_rows
-from tileprof.inputs._csv_table import records
+from tileprof.inputs._csv_table import decode, records
 from tileprof.inputs._format import Reader
 from tileprof.inputs._sniff import NSYS, nsys_header_line
 
@@ -51,11 +51,7 @@ _INT_COLUMNS = frozenset({"Instances"})
 
 def parse(path: str | Path, data: bytes, target: str = DEFAULT_TARGET) -> ParsedRuns:
     """The per-kernel runs of a ``cuda_gpu_kern_sum`` CSV report."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"byte {exc.start}", "not UTF-8 text") from None
-    lines = text.splitlines()
+    lines = decode(path, data).splitlines()
     start = nsys_header_line(lines)
     if start is None:
         raise InputError(path, "line 1", "no `Time (%),…` header of a cuda_gpu_kern_sum report")
