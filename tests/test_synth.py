@@ -135,3 +135,65 @@ def test_empty_build() -> None:
     dump = DumpBuilder().build()
     assert len(dump) == 0 and dump.span_cycles == 0
     assert dump.to_frame()[0].height == 0
+
+
+def test_frame_phase_is_null_where_not_given() -> None:
+    frame, _ = _small().to_frame()
+    assert frame["phase"].to_list() == [3] * 4 + [4, 4, None]
+
+
+@pytest.mark.parametrize(
+    "per_sample",
+    [
+        {"duration": [1, 2, 3]},
+        {"epoch": [0, 1, 2]},
+        {"phase": [5, 6, 7]},
+        {"kernel": ["a", None, "a"]},
+        {"metadata_options": [[("reason", "x")]], "metadata_index": [0, -1, 0]},
+    ],
+    ids=["duration", "epoch", "phase", "kernel", "metadata_index"],
+)
+def test_any_per_sample_argument_sets_the_count(per_sample: dict[str, object]) -> None:
+    """One per-sample argument among scalars makes the call add one sample per value."""
+    b = DumpBuilder()
+    assert b.add(**{"tile": 0, "offset": 0, "duration": 1, **per_sample}) == 3  # type: ignore[arg-type]
+    dump = b.build()
+    assert len(dump) == 3 and all(len(c) == 3 for c in dump.codes.values())
+    assert len(dump.metadata_id) == 3 and len(dump.phase) == 3
+
+
+def test_per_sample_strings_are_interned() -> None:
+    b = DumpBuilder()
+    b.add(tile=[0, 1, 2, 3], offset=0, duration=1, kernel=["a", None, "b", "a"], kind="k")
+    b.add(tile=0, offset=0, duration=1, kernel="b", kind="k")
+    dump = b.build()
+    assert dump.strings["kernel"] == ["a", "b"] and dump.strings["kind"] == ["k"]
+    assert dump.codes["kernel"].tolist() == [0, -1, 1, 0, 1]
+    assert dump.strings_of("kernel").tolist() == ["a", None, "b", "a", "b"]
+    assert {c.dtype for c in dump.codes.values()} == {np.dtype(np.int32)}
+
+
+def test_metadata_lists_are_interned_and_a_scalar_index_broadcasts() -> None:
+    b = DumpBuilder()
+    b.add(tile=[0, 1], offset=0, duration=1, metadata=GEMM_META)
+    b.add(tile=[2, 3], offset=0, duration=1, metadata=GEMM_META)
+    options = [[("reason", "x")], GEMM_META]
+    b.add(tile=[0, 1], offset=5, duration=1, metadata_options=options, metadata_index=1)
+    dump = b.build()
+    assert dump.metadata == [tuple(GEMM_META)]
+    assert dump.metadata_id.tolist() == [0] * 6
+
+
+def test_empty_builds_keep_their_dtypes() -> None:
+    b = DumpBuilder()
+    b.add(tile=[], offset=[], duration=[], metadata_options=[], metadata_index=[])
+    dump = b.build()
+    assert len(dump) == 0 and dump.metadata_id.dtype == np.int64
+    assert {c.dtype for c in DumpBuilder().build().codes.values()} == {np.dtype(np.int32)}
+
+
+def test_metadata_and_options_together_are_refused() -> None:
+    with pytest.raises(ValueError, match=r"^give either metadata or metadata_options, not both$"):
+        DumpBuilder().add(
+            tile=0, offset=0, duration=1, metadata=GEMM_META, metadata_options=[GEMM_META]
+        )
