@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import operator
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -590,15 +591,21 @@ def evaluate_rule(rule: Rule, frame: pl.DataFrame | None) -> Finding:
     cited = above.sort(rule.rank, descending=True, nulls_last=True).head(1)
     values = cited.select(c.expression().alias(c.key) for c in rule.conditions).row(0, named=True)
     row = cited.row(0, named=True)
+    message = rule.message.format_map(_template_values(rule, row, values, above.height, considered))
     return Finding(
         rule,
         FIRED,
-        rule.message.format_map(_template_values(rule, row, values, above.height, considered)),
+        _ONE_ROW_COUNT.sub("", message) if considered.height == 1 else message,
         row=row,
         values=values,
         count=above.height,
         rows=considered.height,
     )
+
+
+_ONE_ROW_COUNT = re.compile(r"; 1 of 1 [^;]+ like it$")
+"""A message's closing count when the rule read one row ("1 of 1 chips like it"): it says
+nothing the message has not, so it is left out."""
 
 
 def _condition_text(condition: Condition) -> str:
