@@ -23,6 +23,7 @@ from tileprof.core.run_schema import (
     concat_runs,
     runs_from_rows,
     tile_runs,
+    tile_target_name,
     with_derived,
 )
 
@@ -404,3 +405,19 @@ def test_call_statistics_by_nearest_rank() -> None:
 def test_no_frames_concatenate_to_the_empty_table() -> None:
     empty = concat_runs([])
     assert (empty.height, empty.schema) == (0, RUN_SCHEMA)
+
+
+@pytest.mark.parametrize(
+    ("clock_hz", "tiles", "device", "name"),
+    [
+        (1.5e9, 1472, None, "tile device (1472 tiles @ 1.5 GHz)"),
+        (1e9, 1, "Tenstorrent wormhole_b0", "Tenstorrent wormhole_b0 (1 tile @ 1 GHz)"),
+        (800e6, 0, None, "tile device (0 tiles @ 800 MHz)"),
+        (25e3, 2, None, "tile device (2 tiles @ 25 kHz)"),
+        (999, 2, None, "tile device (2 tiles @ 999 Hz)"),
+    ],
+)
+def test_tile_target_name(clock_hz: float, tiles: int, device: str | None, name: str) -> None:
+    """One tile is "1 tile"; the clock in its largest unit; no thousands separator (stored
+    runs match on the name)."""
+    assert tile_target_name(clock_hz, tiles, device) == name

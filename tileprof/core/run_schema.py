@@ -316,9 +316,20 @@ class GroupSummary(Protocol):
     def groups(self) -> pl.DataFrame: ...
 
 
-def tile_target_name(clock_hz: float, tile_count: int) -> str:
-    """The tile device's target name, e.g. ``tile device (1472 tiles @ 1.5 GHz)``."""
-    return f"tile device ({tile_count} tiles @ {clock_hz / 1e9:g} GHz)"
+def tile_target_name(clock_hz: float, tile_count: int, device: str | None = None) -> str:
+    """The tile device's target name, e.g. ``tile device (1472 tiles @ 1.5 GHz)``: the
+    device's own name where the input gives one (``Tenstorrent wormhole_b0 (1 tile @ 1 GHz)``
+    for a tt-metal device log of one core). The figures are not grouped by thousands: runs of
+    stored profiles match on this name."""
+    tiles = f"{tile_count} tile" + ("" if tile_count == 1 else "s")
+    return f"{device or 'tile device'} ({tiles} @ {_hz_text(clock_hz)})"
+
+
+def _hz_text(clock_hz: float) -> str:
+    for unit, scale in (("GHz", 1e9), ("MHz", 1e6), ("kHz", 1e3)):
+        if clock_hz >= scale:
+            return f"{clock_hz / scale:g} {unit}"
+    return f"{clock_hz:g} Hz"
 
 
 def tile_runs(

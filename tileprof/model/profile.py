@@ -19,6 +19,7 @@ from tileprof.analyses.filters import Filters, apply_filters, group_name
 from tileprof.analyses.quality import tile_quality
 from tileprof.analyses.summary import DEFAULT_TOP_SAMPLES, Summary, sample_records, summarize
 from tileprof.analyses.timeline import TIME_BINS, active_tiles_frame, occupancy_frame
+from tileprof.core.run_schema import tile_target_name
 from tileprof.core.schema import MetadataEntries
 
 if TYPE_CHECKING:
@@ -58,8 +59,7 @@ class Profile:
     @property
     def target(self) -> str:
         """The device as runs and reports name it."""
-        name = self.device or "tile device"
-        return f"{name} ({self.tile_count} tiles @ {_format_hz(self.clock_hz)})"
+        return tile_target_name(self.clock_hz, self.tile_count, self.device)
 
     def summary(
         self,
@@ -194,13 +194,6 @@ def _chosen_filters(filters: Filters | None, options: dict[str, Any]) -> Filters
     if filters is not None:
         raise TypeError("pass filters either as Filters or as keywords, not both")
     return Filters(**options)
-
-
-def _format_hz(clock_hz: int | float) -> str:
-    for unit, scale in (("GHz", 1e9), ("MHz", 1e6), ("kHz", 1e3)):
-        if clock_hz >= scale:
-            return f"{clock_hz / scale:g} {unit}"
-    return f"{clock_hz:g} Hz"
 
 
 def load(
