@@ -245,8 +245,22 @@ def test_a_device_logs_footer_says_the_time_between_op_calls_is_the_hosts() -> N
     log = Path(__file__).resolve().parent.parent / "fixtures" / "real" / "tt-device-log"
     out = CliRunner().invoke(cli, ["supersteps", str(log / "profile_log_device.csv")]).stdout
     assert (
-        "\n  between op calls (sync after): 490,497,528 cycles, 99.99% of the epoch with no "
+        "\n  between op calls (gap after): 490,497,528 cycles, 99.99% of the epoch with no "
         "kernel on any core: host time (dispatch or other host work), not communication, "
         "though communication efficiency counts it\n"
     ) in out
-    assert "between op calls" not in CliRunner().invoke(cli, ["supersteps", "--example"]).stdout
+    assert "0.00% of 1 tile × 490,528,703 cycles\n" in out
+    example = CliRunner().invoke(cli, ["supersteps", "--example"]).stdout
+    assert "between op calls" not in example and "1,472 tiles ×" in example
+
+
+def test_a_device_logs_table_titles_the_time_after_an_op_call_a_gap() -> None:
+    """Its supersteps are op calls: the time after one is the host's, titled "gap after" in
+    the table and in the columns a narrow terminal leaves out; a tile device's is a sync."""
+    result = profile_of(SCENARIO_A).supersteps()
+    log = supersteps_table.render(result, "Tenstorrent wormhole_b0 (4 tiles @ 1 GHz)")
+    tile = supersteps_table.render(result, "tile device (4 tiles @ 1 GHz)")
+    assert "gap after" in log.splitlines()[4] and "sync after" not in log
+    assert "sync after" in tile.splitlines()[4] and "gap after" not in tile
+    narrow = supersteps_table.render(result, "Tenstorrent wormhole_b0", width=100)
+    assert "not shown: start, end, gap after," in narrow and "sync after" not in narrow

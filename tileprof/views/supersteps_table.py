@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -59,7 +60,7 @@ def footer_lines(result: Supersteps, op_calls: bool = False) -> list[str]:
         lines.append(
             f"epoch {'—' if row['epoch'] is None else row['epoch']}: "
             f"{row['supersteps']:,} supersteps; {row['syncWaitCycles']:,} tile-cycles lost to "
-            f"sync wait, {_percent(row['syncWaitShare'])} of {result.tile_count:,} tiles × "
+            f"sync wait, {_percent(row['syncWaitShare'])} of {_tiles(result.tile_count)} × "
             f"{row['cycles']:,} cycles"
         )
         if row["supersteps"]:
@@ -67,12 +68,21 @@ def footer_lines(result: Supersteps, op_calls: bool = False) -> list[str]:
         if op_calls and row["supersteps"] and row["cycles"]:
             gap = int(gaps.get(row["epoch"]) or 0)
             lines.append(
-                f"  between op calls (sync after): {gap:,} cycles, "
+                f"  between op calls (gap after): {gap:,} cycles, "
                 f"{_percent(gap / row['cycles'])} of the epoch with no kernel on any core: "
                 "host time (dispatch or other host work), not communication, though "
                 "communication efficiency counts it"
             )
     return lines
+
+
+def _tiles(count: int) -> str:
+    return f"{count:,} tile" + ("" if count == 1 else "s")
+
+
+OP_CALL_TITLES = {"sync after": "gap after"}
+"""The superstep table's titles for a tt-metal device log, whose supersteps are op calls: the
+time after one is the host's, not a sync (docs/metrics.md, "tt-metal device logs")."""
 
 
 def pop_line(row: dict[str, Any]) -> str:
@@ -176,11 +186,16 @@ def _superstep_table(
     result: Supersteps,
     shown: Sequence[str] = SUPERSTEP_FIT.titles,
     name_limit: int = DISPLAY_NAME_LIMIT,
+    *,
+    titles: dict[str, str] | None = None,
 ) -> Table:
+    """The table of ``shown`` columns; ``titles`` renames some as the reader sees them."""
     table = Table(show_edge=False, header_style="bold", pad_edge=False)
     columns = [c for c in SUPERSTEP_COLUMNS if c[0] in shown]
     for title, _ in columns:
-        table.add_column(title, justify="left" if title == "group" else "right")
+        table.add_column(
+            (titles or {}).get(title, title), justify="left" if title == "group" else "right"
+        )
     rows = [
         [make(result, r, name_limit) for _, make in columns]
         for r in result.supersteps.iter_rows(named=True)
@@ -212,12 +227,16 @@ def render(
     table with ``tiles``, the per-epoch table with ``epochs``, then the sync-wait footer."""
     buffer = io.StringIO()
     console = plain_console(buffer, width)
+    op_calls = is_tenstorrent(device)
     for line in header_lines(result, device):
         console.print(line, markup=False)
     console.print()
     if result.supersteps.height:
-        build = partial(_superstep_table, result)
-        print_fitted(console, fit_table(build, SUPERSTEP_FIT, console, width), SUPERSTEP_FIT)
+        titles = OP_CALL_TITLES if op_calls else {}
+        build = partial(_superstep_table, result, titles=titles)
+        fitted = fit_table(build, SUPERSTEP_FIT, console, width)
+        dropped = tuple(titles.get(title, title) for title in fitted.dropped)
+        print_fitted(console, dataclasses.replace(fitted, dropped=dropped), SUPERSTEP_FIT)
     else:
         console.print("no supersteps (no compute samples of positive length chosen)", markup=False)
     if tiles and result.tiles.height:
@@ -228,6 +247,6 @@ def render(
         build_epochs = partial(_epoch_table, result)
         print_fitted(console, fit_table(build_epochs, EPOCH_FIT, console, width), EPOCH_FIT)
     console.print()
-    for line in footer_lines(result, op_calls=is_tenstorrent(device)):
+    for line in footer_lines(result, op_calls=op_calls):
         console.print(line, markup=False)
     return strip_padding(buffer.getvalue())
