@@ -26,7 +26,7 @@ from tileprof.analyses.gpu_critical import (
     step_graph,
     step_paths,
 )
-from tileprof.analyses.gpu_critical_ranks import job_graph, on_time
+from tileprof.analyses.gpu_critical_ranks import JobGraph, job_graph, on_time
 from tileprof.commands.cli import cli
 from tileprof.inputs import read_bytes
 from tileprof.inputs.gpu.kineto import read_events, step_rows
@@ -463,6 +463,98 @@ def test_ranks_match_collectives_by_process_group_and_seq() -> None:
         ]
     )
     assert by_group == {("0", "ncclB", "1", "ncclB"), ("1", "ncclB", "0", "ncclB")}
+
+
+def test_ranks_match_collectives_without_group_or_seq_by_their_order_in_time() -> None:
+    """No process group, no seq: the n-th collective in time on one rank is the n-th on the
+    other, whatever order the kernels are listed in."""
+    matched = _matched(
+        [
+            [(500, 600, "ncclB", None, None), (100, 200, "ncclA", None, None)],
+            [(100, 250, "ncclA", None, None), (500, 650, "ncclB", None, None)],
+        ]
+    )
+    assert matched == {
+        ("0", "ncclA", "1", "ncclA"),
+        ("1", "ncclA", "0", "ncclA"),
+        ("0", "ncclB", "1", "ncclB"),
+        ("1", "ncclB", "0", "ncclB"),
+    }
+
+
+def _cross(job: JobGraph) -> set[tuple[int, int, int, int, int]]:
+    """Each collective edge: (its rank, from event, to event, weight, attributed event)."""
+    cross = job.cross_source_rank >= 0
+    g = job.graph
+    return {
+        (int(r), int(s) // 2, int(d) // 2, int(w), int(e))
+        for r, s, d, w, e in zip(
+            job.cross_source_rank[cross], g.src[cross], g.dst[cross], g.weight[cross],
+            g.event[cross], strict=True,
+        )
+    }  # fmt: skip
+
+
+def test_a_collective_edge_weighs_the_transfer_of_the_part_it_ends() -> None:
+    """Rank 0's all-reduce runs [100, 400], rank 1's [300, 450]: the last arrival is 300, so
+    rank 0's part transfers 100 ns and rank 1's 150. The edge from rank 0's start to rank 1's
+    end weighs 150 and is rank 0's, attributed to rank 0's kernel; every other edge has
+    no source rank (-1)."""
+    job = job_graph(
+        [_keyed_rank([(100, 400, "ncclA", "g", 1)]), _keyed_rank([(300, 450, "ncclA", "g", 1)])],
+        [0, 1],
+    )
+    names = job.graph.events["name"].to_list()
+    a0, a1 = [i for i, n in enumerate(names) if n == "ncclA"]
+    assert _cross(job) == {(0, a0, a1, 150, a0), (1, a1, a0, 100, a1)}
+    assert set(job.cross_source_rank[job.cross_source_rank < 0].tolist()) == {-1}
+    g = job.graph
+    own = (g.src // 2 == g.dst // 2) & (g.klass == 4)
+    by_event = dict(zip((g.src[own] // 2).tolist(), g.weight[own].tolist(), strict=True))
+    assert (by_event[a0], by_event[a1]) == (100, 150)
+    assert job.collectives == 1 and job.graph.dropped == 0
+
+
+def test_an_edge_against_time_order_is_left_out_and_counted() -> None:
+    """Rank 0's part [100, 200] ends before rank 1's [300, 400] starts (clocks apart): rank 1's
+    edge to rank 0's end runs back in time and is dropped (counted); rank 0's part transfers
+    nothing (not -100 ns). An edge from a start to an end at the same instant is not against
+    time: it is not counted (the node order, ends before starts at one instant, leaves it out
+    of the sweep; its weight, that part's transfer, is 0)."""
+    apart = job_graph(
+        [_keyed_rank([(100, 200, "ncclA", "g", 1)]), _keyed_rank([(300, 400, "ncclA", "g", 1)])],
+        [0, 1],
+    )
+    assert apart.graph.dropped == 1
+    assert {(r, w) for r, _, _, w, _ in _cross(apart)} == {(0, 100)}
+    own = (apart.graph.src // 2 == apart.graph.dst // 2) & (apart.graph.klass == 4)
+    assert sorted(apart.graph.weight[own].tolist()) == [0, 100]
+    touching = job_graph(
+        [_keyed_rank([(100, 300, "ncclA", "g", 1)]), _keyed_rank([(300, 400, "ncclA", "g", 1)])],
+        [0, 1],
+    )
+    assert touching.graph.dropped == 0
+
+
+def test_edges_against_time_order_are_found_in_integer_ns_at_epoch_times() -> None:
+    """Traces stamped from the Unix epoch: at 2⁶⁰ ns a float64 cannot tell 1 ns apart, the
+    int64 node times do (rank 1 starts 1 ns after rank 0's part ends)."""
+    t = 2**60
+    job = job_graph(
+        [
+            _keyed_rank([(t + 100, t + 200, "ncclA", "g", 1)]),
+            _keyed_rank([(t + 201, t + 300, "ncclA", "g", 1)]),
+        ],
+        [0, 1],
+    )
+    assert job.graph.dropped == 1
+
+
+def test_collectives_count_each_group_and_seq_once() -> None:
+    """Two groups each with its seq 1, on both ranks: two collectives matched."""
+    kernels = [(2, 10, "ncclA", "a", 1), (10, 20, "ncclB", "b", 1)]
+    job = job_graph([_keyed_rank(kernels), _keyed_rank(kernels)], [0, 1])
+    assert job.collectives == 2
 
 
 def _trace_frames(trace: str) -> tuple[pl.DataFrame, pl.DataFrame]:

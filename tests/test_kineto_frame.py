@@ -1,0 +1,126 @@
+"""The GPU event frame of a PyTorch trace (``inputs.gpu.kineto_frame``): each event's
+launching call and a communication kernel's NCCL parameters, read from its own args or from
+the ``record_param_comms`` op that launched it, each kept only when it has its type."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tileprof.core.kineto import Args
+from tileprof.inputs.gpu.kineto import read_events
+from tileprof.inputs.gpu.kineto_frame import _comm_params, _whole, event_frame
+
+
+def _trace(kernel_args: dict[str, Any], op_args: dict[str, Any] | None = None) -> bytes:
+    """One NCCL kernel on stream 7, launched by ``cudaLaunchKernel`` (correlation 1, External
+    id 9), and, with ``op_args``, the ``record_param_comms`` op of External id 9."""
+    events: list[dict[str, Any]] = [
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+         "ts": 10, "dur": 4, "args": {"correlation": 1, "External id": 9}},
+        {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32", "pid": 0,
+         "tid": 7, "ts": 20, "dur": 30,
+         "args": {"device": 0, "stream": 7, "correlation": 1, **kernel_args}},
+    ]  # fmt: skip
+    if op_args is not None:
+        events.append(
+            {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1,
+             "ts": 9, "dur": 6, "args": {"External id": 9, **op_args}}
+        )  # fmt: skip
+    return json.dumps({"traceEvents": events}).encode()
+
+
+def _row(kernel_args: dict[str, Any], op_args: dict[str, Any] | None = None) -> dict[str, Any]:
+    frame = event_frame(read_events("t.json", _trace(kernel_args, op_args)))
+    assert frame.height == 1
+    return frame.row(0, named=True)
+
+
+def test_an_event_carries_its_launching_call() -> None:
+    row = _row({})
+    assert row["launch_name"] == "cudaLaunchKernel"
+    assert (row["launch_start_ns"], row["launch_end_ns"]) == (10_000, 14_000)
+    assert (row["start_ns"], row["end_ns"], row["kind"]) == (20_000, 50_000, "comm")
+
+
+NCCL = {
+    "Collective name": "allreduce",
+    "Process Group Name": "0",
+    "pg_id": 3,
+    "Seq": 12,
+    "In msg nelems": 1024,
+    "Out msg nelems": "2048",
+    "Group size": 8,
+    "dtype": "Float",
+}
+
+
+def test_a_kernels_own_nccl_parameters() -> None:
+    row = _row(NCCL)
+    assert {k: row[k] for k in ("collective", "process_group", "seq", "in_nelems")} == {
+        "collective": "allreduce",
+        "process_group": "0",
+        "seq": 12,
+        "in_nelems": 1024,
+    }
+    assert (row["out_nelems"], row["group_size"], row["dtype"]) == (2048, 8, "Float")
+
+
+def test_a_kernel_without_them_reads_its_record_param_comms_op() -> None:
+    op = {**NCCL, "Process Group Name": None, "Collective name": "allgather"}
+    row = _row({}, op)
+    assert (row["collective"], row["process_group"], row["in_nelems"]) == ("allgather", "3", 1024)
+
+
+@pytest.mark.parametrize(
+    ("given", "group"),
+    [
+        ({"Process Group Name": "dp", "pg_id": 3}, "dp"),
+        ({"pg_id": 3}, "3"),
+        ({"Process Group Name": 5}, "5"),
+        ({"Process Group Name": ["a"], "pg_id": 3}, None),
+        ({"Process Group Name": {"a": 1}}, None),
+        ({}, None),
+    ],
+)
+def test_the_process_group_is_its_name_else_its_id(given: dict[str, Any], group: str) -> None:
+    assert _comm_params(Args(collective="allreduce", **_fields(given)), None, {}) == {
+        **dict.fromkeys(("seq", "in_nelems", "out_nelems", "group_size", "dtype")),
+        "collective": "allreduce",
+        "process_group": group,
+    }
+
+
+def _fields(given: dict[str, Any]) -> dict[str, Any]:
+    names = {"Process Group Name": "pg_name", "pg_id": "pg_id"}
+    return {names[k]: v for k, v in given.items()}
+
+
+def test_a_value_of_another_type_is_null() -> None:
+    odd = Args(collective=5, in_nelems=1.5, out_nelems=True, group_size="x8", dtype=3)
+    params = _comm_params(odd, None, {})
+    assert set(params.values()) == {None}
+
+
+@pytest.mark.parametrize(
+    ("value", "whole"),
+    [
+        (12, 12),
+        ("12", 12),
+        (" 12 ", 12),
+        ("-12", -12),
+        ("12-", None),
+        ("X12", None),
+        ("1.5", None),
+        (True, None),
+        (None, None),
+        (-(2**63), -(2**63)),
+        (2**63 - 1, 2**63 - 1),
+        (-(2**63) - 1, None),
+        (2**63, None),
+    ],
+)
+def test_whole_reads_an_int64_written_as_a_number_or_a_string(value: Any, whole: Any) -> None:
+    assert _whole(value) == whole
