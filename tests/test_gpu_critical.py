@@ -513,6 +513,9 @@ def test_a_collective_edge_weighs_the_transfer_of_the_part_it_ends() -> None:
     by_event = dict(zip((g.src[own] // 2).tolist(), g.weight[own].tolist(), strict=True))
     assert (by_event[a0], by_event[a1]) == (100, 150)
     assert job.collectives == 1 and job.graph.dropped == 0
+    # each rank's first event (its step op, event 0 of its own graph) keeps its edges
+    steps = {i for i, n in enumerate(names) if n == "aten::step"}
+    assert len(steps) == 2 and steps <= set(g.event.tolist())
 
 
 def test_an_edge_against_time_order_is_left_out_and_counted() -> None:

@@ -124,3 +124,18 @@ def test_a_value_of_another_type_is_null() -> None:
 )
 def test_whole_reads_an_int64_written_as_a_number_or_a_string(value: Any, whole: Any) -> None:
     assert _whole(value) == whole
+
+
+def test_events_in_start_order_whatever_the_files_and_device_else_pid() -> None:
+    """Kernels written out of time order come back by start, file order among equal starts;
+    a kernel without ``args.device`` is on its ``pid``."""
+    kernels = [(30, 0), (10, 1), (30, 2), (20, 3)]
+    events = [
+        {"ph": "X", "cat": "kernel", "name": f"k{i}", "pid": 5, "tid": 7, "ts": ts, "dur": 1,
+         "args": {"stream": 7, **({"device": 0} if i % 2 else {})}}
+        for ts, i in kernels
+    ]  # fmt: skip
+    data = json.dumps({"traceEvents": events}).encode()
+    frame = event_frame(read_events("t.json", data))
+    assert frame.get_column("name").to_list() == ["k1", "k3", "k0", "k2"]
+    assert frame.get_column("device").to_list() == [0, 0, 5, 5]
