@@ -199,3 +199,16 @@ def test_bare_cr_line_ends_are_line_ends() -> None:
     """Old Mac line ends (polars reads them): the fault is at its row, not at the first CR."""
     data = HEAD + b"\r0,1,2\r3,4,5,6\r"
     assert locate_csv_fault(data) == ("line 3, column 7", "4 fields, expected 3 as in the header")
+
+
+def test_locating_a_fault_reads_long_cells_and_leaves_the_limit_as_it_was() -> None:
+    """A cell of 200,000 characters (over csv's own 128 KiB limit) is a cell; the process's
+    limit is the same after as before."""
+    before = csv.field_size_limit()
+    long = b"k" * 200_000
+    data = HEAD + b"\n0,1,2\n" + long + b",4,5,6\n"
+    assert locate_csv_fault(data) == (
+        "line 3, column 200006",
+        "4 fields, expected 3 as in the header",
+    )
+    assert csv.field_size_limit() == before

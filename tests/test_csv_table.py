@@ -3,15 +3,19 @@ ncu), called directly: every refusal's place and words, and the cells and lines 
 
 from __future__ import annotations
 
+import csv
+
 import polars as pl
 import pytest
 
 from tileprof.core.errors import InputError
 from tileprof.inputs._csv_table import (
+    ANY_CELL,
     CELL_LIMIT,
     INT_LIMIT,
     LINE,
     decode,
+    field_limit,
     header_spelling,
     numbers,
     read_text_table,
@@ -161,3 +165,34 @@ def test_the_integer_range_ends_exactly_and_lines_default_to_rows() -> None:
     assert _error(numbers, "r.csv", _raw("x"), "Dur", {"other": "Other"}) == (
         "r.csv: line 10, column 'Dur': not a number: 'x'"
     )
+
+
+def test_the_cell_limit_is_held_not_set() -> None:
+    """Readers on threads hold the limit in turn: the largest held is in force, one letting go
+    never lowers another's, and the process's own setting comes back after the last."""
+    before = csv.field_size_limit()
+    first, second = field_limit(CELL_LIMIT), field_limit(ANY_CELL)
+    first.__enter__()
+    assert csv.field_size_limit() == CELL_LIMIT
+    second.__enter__()
+    assert csv.field_size_limit() == ANY_CELL
+    first.__exit__(None, None, None)
+    assert csv.field_size_limit() == ANY_CELL
+    second.__exit__(None, None, None)
+    assert csv.field_size_limit() == before
+    with pytest.raises(ValueError), field_limit(5):
+        assert csv.field_size_limit() == 5
+        raise ValueError
+    assert csv.field_size_limit() == before
+
+
+def test_records_hold_the_limit_only_while_reading() -> None:
+    """A reader left unfinished (an error raised on a row, the caller's traceback keeping it)
+    holds no limit: 200,000-character cells are read, and the limit is as before after each
+    record is handed out."""
+    before = csv.field_size_limit()
+    rows = records("r.csv", "a,b\n" + "x" * 200_000 + ",1\n3,4\n")
+    assert next(rows) == (1, ["a", "b"])
+    assert csv.field_size_limit() == before
+    assert next(rows)[1][1] == "1"
+    assert csv.field_size_limit() == before

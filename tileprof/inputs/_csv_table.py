@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import threading
 from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
@@ -32,6 +33,9 @@ from tileprof.core.text import shorten
 CELL_LIMIT = 16 * 2**20
 """The most characters one CSV cell may hold (16 Mi): a C++ template name of hundreds of
 kilobytes is read; a longer cell is an error naming its line."""
+ANY_CELL = 2**31 - 1
+"""``csv``'s largest cell limit: for the readers whose cells polars has already read (a tile
+dump's or a device log's), which only place a fault."""
 INT_LIMIT = 2.0**63
 """Integer cells must lie in [-2^63, 2^63)."""
 LINE = "\x00line"
@@ -48,13 +52,31 @@ def decode(path: str | Path, data: bytes) -> str:
         raise InputError(path, f"byte {exc.start}", "not UTF-8 text") from None
 
 
+_LIMIT_LOCK = threading.Lock()
+_limits_held: list[int] = []
+_limit_before: list[int] = []
+
+
 @contextlib.contextmanager
-def _cell_limit() -> Iterator[None]:
-    previous = csv.field_size_limit(CELL_LIMIT)
+def field_limit(limit: int = CELL_LIMIT) -> Iterator[None]:
+    """``csv``'s cell limit at least ``limit`` inside the block.
+
+    The limit is one setting of the whole process, and a job's files are read on threads: each
+    reader holds the limit it needs, the largest held is in force, and the setting from before
+    the first comes back when the last lets go (so one file reads the same whatever was read
+    before it, and a reader finishing never lowers another's limit under it). ``limit`` is a
+    floor: beside a reader holding ``ANY_CELL``, a report's cell over ``CELL_LIMIT`` is read."""
+    with _LIMIT_LOCK:
+        if not _limits_held:
+            _limit_before.append(csv.field_size_limit())
+        _limits_held.append(limit)
+        csv.field_size_limit(max(_limits_held))
     try:
         yield
     finally:
-        csv.field_size_limit(previous)
+        with _LIMIT_LOCK:
+            _limits_held.remove(limit)
+            csv.field_size_limit(max(_limits_held) if _limits_held else _limit_before.pop())
 
 
 def _csv_error(exc: csv.Error) -> str:
@@ -84,17 +106,17 @@ def records(
             yield line
 
     reader = csv.reader(lines(), strict=True)
-    with _cell_limit():
-        while True:
-            state["start"] = 0
-            try:
+    while True:
+        state["start"] = 0
+        try:
+            with field_limit():  # held while reading a record, not while the caller has it
                 record = next(reader)
-            except StopIteration:
-                return
-            except csv.Error as exc:
-                line = state["start"] or state["line"]
-                raise InputError(path, f"line {line}", _csv_error(exc)) from None
-            yield state["start"], record
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            line = state["start"] or state["line"]
+            raise InputError(path, f"line {line}", _csv_error(exc)) from None
+        yield state["start"], record
 
 
 def read_text_table(

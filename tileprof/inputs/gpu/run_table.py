@@ -24,6 +24,7 @@ from tileprof.core.classify import DTYPES, OP_FAMILIES
 from tileprof.core.errors import InputError
 from tileprof.core.run_schema import ParsedRuns, runs_from_rows
 from tileprof.core.text import opening_byte
+from tileprof.inputs._csv_table import ANY_CELL, field_limit
 from tileprof.inputs._format import Reader
 from tileprof.inputs._sniff import RUN_TABLE, RUN_TABLE_REQUIRED
 
@@ -106,7 +107,11 @@ def parse_csv(path: str | Path, data: bytes) -> ParsedRuns:
 
 
 def _parse_csv_text(path: str | Path, text: str) -> ParsedRuns:
-    csv.field_size_limit(2**31 - 1)  # a long kernel name is a name, not a fault
+    with field_limit(ANY_CELL):  # a long kernel name is a name, not a fault
+        return _parse_csv_records(path, text)
+
+
+def _parse_csv_records(path: str | Path, text: str) -> ParsedRuns:
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = [h.strip() for h in next(reader)]

@@ -14,6 +14,7 @@ import polars as pl
 
 from tileprof.core.errors import InputError
 from tileprof.inputs._common import DeviceHeader, ParsedDump
+from tileprof.inputs._csv_table import ANY_CELL, field_limit
 from tileprof.inputs._decode import check_utf8
 from tileprof.inputs._format import Reader
 from tileprof.inputs._sniff import CSV
@@ -57,22 +58,22 @@ def locate_csv_fault(data: bytes, first_line_number: int = 1) -> tuple[str, str]
     Python, only to name the place.
     """
     text = data.decode("utf-8", errors="replace")
-    csv.field_size_limit(2**31 - 1)  # a long kernel name is a name, not a fault
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     expected: int | None = None
     record_start = first_line_number
     try:
-        for record in reader:
-            line = record_start
-            record_start = reader.line_num + first_line_number
-            if expected is None:
-                expected = len(record)
-            elif record and len(record) != expected:
-                column = sum(len(field) + 1 for field in record[:expected]) + 1
-                return (
-                    f"line {line}, column {column}",
-                    f"{len(record)} fields, expected {expected} as in the header",
-                )
+        with field_limit(ANY_CELL):  # a long kernel name is a name, not a fault
+            for record in reader:
+                line = record_start
+                record_start = reader.line_num + first_line_number
+                if expected is None:
+                    expected = len(record)
+                elif record and len(record) != expected:
+                    column = sum(len(field) + 1 for field in record[:expected]) + 1
+                    return (
+                        f"line {line}, column {column}",
+                        f"{len(record)} fields, expected {expected} as in the header",
+                    )
     except csv.Error as exc:
         return f"line {record_start}", str(exc)
     return None

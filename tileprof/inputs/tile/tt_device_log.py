@@ -37,7 +37,7 @@ import polars as pl
 
 from tileprof.core.errors import InputError
 from tileprof.inputs._common import DeviceHeader, ParsedDump, read_bytes
-from tileprof.inputs._csv_table import numbers, read_text_table
+from tileprof.inputs._csv_table import ANY_CELL, field_limit, numbers, read_text_table
 from tileprof.inputs._format import Reader
 from tileprof.inputs._sniff import TT_DEVICE_LOG
 from tileprof.inputs.table_columns import typed_from_table
@@ -217,13 +217,11 @@ def _table(path: str | Path, body: str, numbered: bytes, first_line: int) -> pl.
     lines left out of ``body`` empty: a fault is named at its line in the file."""
     required = [*INTEGER_COLUMNS, *TEXT_COLUMNS]
     data = body.encode()
-    # a long cell is a cell, not a fault (csv's limit is 128 KiB unless locate_csv_fault,
-    # run for an earlier file, raised it: the same log would read or not by that history)
-    csv.field_size_limit(2**31 - 1)
     try:
         raw = pl.read_csv(io.BytesIO(data), infer_schema=False, raise_if_empty=False)
         lines = body.rstrip("\n").rsplit("\n", 1)
-        last = next(csv.reader(lines[-1:]), []) if len(lines) > 1 else None
+        with field_limit(ANY_CELL):  # a long cell is a cell, not a fault
+            last = next(csv.reader(lines[-1:]), []) if len(lines) > 1 else None
     except (pl.exceptions.PolarsError, csv.Error):
         located = locate_csv_fault(numbered, first_line)
         place, what = located if located is not None else ("CSV", "not CSV")
