@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tileprof.core.gpu_events import GPU_EVENT_SCHEMA
 from tileprof.core.kineto import Args
 from tileprof.inputs.gpu.kineto import read_events
 from tileprof.inputs.gpu.kineto_frame import _comm_params, _whole, event_frame
@@ -43,6 +44,7 @@ def test_an_event_carries_its_launching_call() -> None:
     assert row["launch_name"] == "cudaLaunchKernel"
     assert (row["launch_start_ns"], row["launch_end_ns"]) == (10_000, 14_000)
     assert (row["start_ns"], row["end_ns"], row["kind"]) == (20_000, 50_000, "comm")
+    assert list(row) == [*GPU_EVENT_SCHEMA, "index"]  # the trace's ts and dur not kept
 
 
 NCCL = {
