@@ -5,18 +5,25 @@ stream and overlap lane in stream order, "stream ?" for a kernel without a strea
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 import pytest
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
-from tileprof.model.trace import OVERLAP, Counter, GpuDevice, TileTimeline
+from tests.trace_decode import decode
+from tileprof.model.trace import OVERLAP, Counter, GpuDevice, TileTimeline, Timeline
 from tileprof.views.trace.perfetto import (
     SEQUENCE,
+    Interner,
     _counter_packets,
     _gpu_descriptors,
+    _names,
     _tile_descriptors,
     gpu_track_uuid,
+    lane_tracks,
+    write_pftrace,
 )
 
 EXPLICIT = pb.TrackDescriptor.ChildTracksOrdering.EXPLICIT
@@ -121,3 +128,44 @@ def test_a_track_encoder_error_is_one_line(
         "internal error in the .pftrace encoder (columns: uuid is negative at row 0); "
         "please report it"
     )
+
+
+def test_gpu_track_uuids_by_hand() -> None:
+    """Device in bits 32 up, overlap lane in bits 20 up, the stream's index below (every lane
+    its own track)."""
+    uuids = gpu_track_uuid(2, np.array([0, 0, 0, 5]), np.array([0, 1, 2, 1]))
+    base = (1 << 40) + (2 << 32)
+    assert uuids.tolist() == [base, base + (1 << 20), base + (2 << 20), base + (1 << 20) + 5]
+
+
+def test_names_intern_in_first_seen_order_and_a_null_name_is_none() -> None:
+    interner = Interner()
+    series = pl.Series(["zq second", None, "zq first", "zq second"], dtype=pl.String)
+    assert _names(interner, series).to_list() == [1, 3, 2, 1]  # the null's name comes last
+    assert interner.tables["event_names"] == {"zq second": 1, "zq first": 2, "(none)": 3}
+
+
+def test_lane_tracks_of_no_slices_and_of_two_overlap_lanes() -> None:
+    empty = pl.DataFrame(schema={"tile": pl.Int64, "lane": pl.Int64})
+    frame, names = lane_tracks(TileTimeline(**{**_tile().__dict__, "slices": empty}))
+    assert frame.height == 0 and names == []
+    slices = pl.DataFrame({"tile": [3, 3, 7, 3], "lane": [0, 1, 2, 1]})
+    frame, names = lane_tracks(TileTimeline(**{**_tile().__dict__, "slices": slices}))
+    assert names == [OVERLAP, f"{OVERLAP} 2"]
+    assert frame.select("rank", "name").rows() == [(1, 0), (2, 1)]
+
+
+def test_a_timeline_of_gpus_only_is_written(tmp_path: Path) -> None:
+    slices = pl.DataFrame(
+        {"device": [0], "stream": [7], "lane": [0], "begin_ns": [10], "end_ns": [20],
+         "name": ["gemm"], "cat": ["kernel"], "op": [None], "grid": [None], "block": [None],
+         "correlation": [1], "flops": [None]},
+        schema_overrides={"op": pl.String, "grid": pl.String, "block": pl.String,
+                          "flops": pl.Float64},
+    )  # fmt: skip
+    gpu = GpuDevice(name="GPU 0", source="t.json", slices=slices, streams=(7,), lanes=1)
+    out = tmp_path / "g.pftrace"
+    with out.open("wb") as handle:
+        write_pftrace(handle, Timeline(tile=None, gpus=(gpu,)), workers=1)
+    decoded = decode(out)
+    assert [(s.name, s.begin, s.end) for s in decoded.slices] == [("gemm", 10, 20)]
