@@ -541,3 +541,17 @@ def test_a_panic_in_each_kineto_reader_is_one_line(
     assert (
         message == f"{path}: internal error in the decoder (index out of bounds); please report it"
     )
+
+
+def test_a_pid_or_stream_outside_int64_is_null_in_the_msgspec_frame() -> None:
+    """The frame of events msgspec read (a document the compiled decoder declines) keeps an
+    integer ``pid`` or ``stream`` only within int64, and never a bool."""
+    from tileprof.core.kineto import Args, Event
+    from tileprof.inputs.gpu.kineto_native import frame_of_events
+
+    pids = [-(2**63), -(2**63) - 1, 2**63 - 1, 2**63, True, "7"]
+    kept = [(i, Event(pid=p, args=Args(stream=p))) for i, p in enumerate(pids)]
+    frame = frame_of_events(kept)
+    expected = [-(2**63), None, 2**63 - 1, None, None, None]
+    assert frame.get_column("pid").to_list() == expected
+    assert frame.get_column("stream").to_list() == expected
