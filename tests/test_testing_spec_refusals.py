@@ -63,6 +63,12 @@ def _group(**keys: Any) -> dict[str, Any]:
             "groups[0].duration: uniform needs [low, high] with low ≤ high",
         ),
         (_group(duration={"normal": [1]}), "groups[0].duration: normal takes 2 value(s)"),
+        (_group(duration={"choice": []}), "groups[0].duration: choice takes some value(s)"),
+        (
+            _group(duration={"normal": [1, 2], "uniform": [1, 2]}),
+            "groups[0].duration: duration must be a number or one of constant, uniform, normal, "
+            "lognormal, choice, cycle",
+        ),
         (
             _group(duration={"normal": [1, float("nan")]}),
             "groups[0].duration: distribution parameters must be finite",
@@ -108,3 +114,10 @@ def test_a_sample_too_short_for_useful_cycles_states_zero_of_each() -> None:
     stated (0 is a value, not an absence)."""
     dump = build_dump(_group(kernel="k", duration=1, useful=0.25, occupancy=0.5))
     assert dump.metadata == [(("usefulCycles", "0"), ("physicalWorkCycles", "0"))]
+
+
+def test_a_distribution_of_one_value_may_be_written_bare() -> None:
+    group = DumpSpec.from_mapping(_group(duration={"constant": [5]})).groups[0]
+    assert group.duration.parameters == (5.0,)
+    group = DumpSpec.from_mapping(_group(duration={"choice": 3})).groups[0]
+    assert (group.duration.kind, group.duration.parameters) == ("choice", (3.0,))
