@@ -555,3 +555,14 @@ def test_a_pid_or_stream_outside_int64_is_null_in_the_msgspec_frame() -> None:
     expected = [-(2**63), None, 2**63 - 1, None, None, None]
     assert frame.get_column("pid").to_list() == expected
     assert frame.get_column("stream").to_list() == expected
+
+
+def test_the_base_time_is_handed_over_as_written() -> None:
+    """``baseTimeNanoseconds`` reaches the clock reader as its own text, beside the events."""
+    from tileprof.inputs.gpu.kineto_native import decoded_events
+
+    data = b'{"baseTimeNanoseconds": 1700000000000000000, "traceEvents": []}'
+    found = decoded_events("t.json", data)
+    assert found is not None and found[3] == b"1700000000000000000"
+    absent = decoded_events("t.json", b'{"traceEvents": []}')
+    assert absent is not None and absent[3] == b"null"
