@@ -566,3 +566,14 @@ def test_the_base_time_is_handed_over_as_written() -> None:
     assert found is not None and found[3] == b"1700000000000000000"
     absent = decoded_events("t.json", b'{"traceEvents": []}')
     assert absent is not None and absent[3] == b"null"
+
+
+def test_the_base_time_is_handed_over_as_written_from_a_file(tmp_path: Path) -> None:
+    from tileprof.inputs.gpu.kineto_native import streamed_events
+
+    given, bare = tmp_path / "given.json", tmp_path / "bare.json"
+    given.write_bytes(b'{"traceEvents": [], "baseTimeNanoseconds": 17}')
+    bare.write_bytes(b'{"traceEvents": []}')
+    found, absent = streamed_events(given), streamed_events(bare)
+    assert found is not None and found[5] == b"17"
+    assert absent is not None and absent[5] == b"null"
