@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tileprof.views.html.supersteps_data import _capped, _longest
+from tileprof.views.html.supersteps_data import _capped, _longest, _split
 
 
 def _steps(cycles: list[int]) -> pl.DataFrame:
@@ -33,3 +33,27 @@ def test_the_longest_shown_superstep_is_the_earliest_on_a_tie() -> None:
     longest = _longest(_steps([3, 8, 2, 8]))
     assert longest is not None and (longest["index"], longest["cycles"]) == (1, 8)
     assert _longest(_steps([])) is None
+
+
+def _tiles(rows: list[tuple[int | None, int, int]]) -> pl.DataFrame:
+    """Per-tile rows (epoch, index, busy) with the other parts 0."""
+    frame = pl.DataFrame(
+        rows, schema={"epoch": pl.Int64, "index": pl.Int64, "busy": pl.Int64}, orient="row"
+    )
+    return frame.with_columns(lateStart=0, gaps=0, syncWait=0)
+
+
+def test_the_split_labels_each_superstep_by_epoch_when_several_are_shown() -> None:
+    """Supersteps of two epochs (one of them none) are labelled epoch:index, each with its
+    parts averaged over its tiles; of one epoch, by index alone."""
+    rows = pl.DataFrame(
+        {"epoch": [2, 2, None], "index": [0, 1, 0], "cycles": [10, 20, 30]},
+        schema={"epoch": pl.Int64, "index": pl.Int64, "cycles": pl.Int64},
+    )
+    tiles = _tiles([(2, 0, 4), (2, 0, 8), (2, 1, 20), (None, 0, 30)])
+    split = _split(rows, tiles)
+    assert split.get_column("label").to_list() == ["2:0", "2:1", "—:0"]
+    assert split.get_column("busy").to_list() == [6.0, 20.0, 30.0]
+    one = _split(rows.head(2), tiles)
+    assert one.get_column("label").to_list() == ["0", "1"]
+    assert split.get_column("cycles").to_list() == [10, 20, 30]
