@@ -11,6 +11,7 @@ not by tileprof.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -211,3 +212,50 @@ def test_breakdown_diff_compares_per_kernel(pair: tuple[Path, Path]) -> None:
     per_kernel = (busy["after"] / after) / (busy["before"] / before) - 1
     assert busy["per_kernel_change"] == pytest.approx(per_kernel, rel=1e-12)
     assert busy["change"] < 0 < busy["per_kernel_change"]
+
+
+def _figures(html: str) -> dict[str, tuple[str, str]]:
+    """{label: (title, value)} of the page's headline figures."""
+    found = re.findall(
+        r'<div class="figure" title="([^"]*)"><span class="label">([^<]*)</span>'
+        r'<span class="value">([^<]*)</span>',
+        html,
+    )
+    return {label: (title, value) for title, label, value in found}
+
+
+def test_the_html_page_states_its_figures_chart_and_columns(
+    pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Word for word: the calls figure with its sign and the groups that ran a different
+    number of times, the total's split, the bars chart's id and title, and the doc of each
+    change column (numeric, so it sorts by number)."""
+    pages = {}
+    for name, sides in (("fewer", pair), ("more", pair[::-1])):
+        page = tmp_path / f"{name}.html"
+        run("diff", *map(str, sides), "--format", "html", "-o", str(page))
+        pages[name] = page.read_text()
+    fewer, more = _figures(pages["fewer"]), _figures(pages["more"])
+    calls = "Calls (differ: compare time per call, not total time)"
+    assert fewer[calls] == (
+        "Σ calls per side; 33 groups ran a different number of times",
+        "4,368 → 3,798 (-570, -13.05%)",
+    )
+    assert more[calls][1] == "3,798 → 4,368 (+570, +15.01%)"
+    assert fewer["Total µs"][0] == (
+        "Σ total_us over the rows: call counts -244,264, time per call +38,217, "
+        "added and removed groups -4,970"
+    )
+    html = pages["fewer"]
+    assert (
+        '<figure class="chart" id="diff-bars">\n<figcaption><strong>Total µs, before and after'
+        "</strong>"
+    ) in html
+    for doc in (
+        "time_effect_us: the change in total_us the call counts do not explain (calls_after × "
+        "Δ µs per call; an added or removed group&#39;s whole change)",
+        "count_effect_us: the change in total_us the change in calls explains (Δ calls × µs "
+        "per call before): more or fewer calls, not faster ones",
+        "total_us_relative: (after − before) / |before|",
+    ):
+        assert f'<th scope="col" data-type="num" title="{doc}">' in html
