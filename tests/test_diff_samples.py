@@ -7,6 +7,7 @@ The expected figures are worked out by hand from the dumps built here.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -78,3 +79,36 @@ def test_equal_samples_keep_the_plain_headline_and_the_page_says_it(tmp_path: Pa
     assert "Matched samples (differ: compare cycles per sample, not total cycles)" in html
     assert "Work cycles per sample, at equal samples" in html
     assert "matchedSampleCount; 1 group holds a different number of samples" in html
+
+
+def test_a_tile_diffs_bars_are_useful_utilization_in_percent(tmp_path: Path) -> None:
+    """gemm's useful utilization 25% → 50%, copy's 10% on both sides: the bars chart is titled
+    for it, its axis in percent up to 50 (both sides scaled), each group labelled."""
+    before = write_dump(
+        tmp_path / "b.json",
+        [sample(0, 0, 100, "gemm", useful=25), sample(1, 0, 100, "copy", useful=10)],
+    )
+    after = write_dump(
+        tmp_path / "a.json",
+        [sample(0, 0, 100, "gemm", useful=50), sample(1, 0, 100, "copy", useful=10)],
+    )
+    page = tmp_path / "d.html"
+    run("diff", str(before), str(after), "--format", "html", "-o", str(page))
+    html = page.read_text()
+    start = html.index('<figure class="chart" id="diff-bars">')
+    chart = html[start : html.index("</figure>", start)]
+    assert "<strong>Useful utilization, before and after</strong>" in chart
+    labels = re.findall(r"<!-- ([^>]*) -->", chart)  # matplotlib names each text it draws
+    assert labels == [
+        "0",
+        "10",
+        "20",
+        "30",
+        "40",
+        "50",
+        "usefulUtilization (%)",
+        "copy",
+        "gemm",
+        "before",
+        "after",
+    ]
