@@ -99,8 +99,10 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # Then: the findings count a 17th rule, host-gaps, among those that do not apply
             # (diffed against d393683b…). Re-recorded on main (4 December, fifteenth session):
             # an 18th rule, op-gaps (a device log's time between op calls); nothing else
-            # changed (diffed against 2477d253…).
-            "f147cf81f9246a336d042c3c50802ae3b185248525f3d8d0d99cb85276e2be95",
+            # changed (diffed against 2477d253…). Re-recorded on main (6 December, nineteenth
+            # session): a rule that read one row leaves out its closing count ("1 of 1 epochs
+            # like it", twice); nothing else changed (diffed against f147cf81…).
+            "8e260cca04003a60f89cbb812db9144e3516d2bdf1de42d7e9bad794daf9b307",
         ),
         (
             ["report", "--example", *GPU_INPUTS, *LINKS],
@@ -150,7 +152,9 @@ def _output(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             # op-gaps among those that do not apply; nothing else changed (diffed against
             # 5b3b0fbb…). Then: the small-kernels advice names "a CUDA or HIP graph" (the rule
             # reads AMD traces too); nothing else changed (diffed against f023c863…).
-            "4a0b04960849a989a8ad6b7f0ce31ef7c3230ef4d5d646a0b7895fb24380c5a8",
+            # Re-recorded on main (6 December, nineteenth session), as above; nothing else
+            # changed (diffed against 4a0b0496…).
+            "59b31953c7dc0327927debe64dd2582b02001cb874b887bc1f142a476a3a3ced",
         ),
     ],
     ids=["example", "example+gpu"],
