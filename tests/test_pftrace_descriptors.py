@@ -5,6 +5,7 @@ stream and overlap lane in stream order, "stream ?" for a kernel without a strea
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -121,9 +122,7 @@ def test_a_track_encoder_error_is_one_line(
     tile = _tile()
     lanes = pl.DataFrame({"tile": [3], "lane": [1]}, schema={"tile": pl.Int64, "lane": pl.Int64})
     with pytest.raises(OutputError) as caught:
-        encode_lane_tracks(
-            TileTimeline(**{**tile.__dict__, "slices": lanes, "lanes": 2}), batch=8, workers=1
-        )
+        encode_lane_tracks(dataclasses.replace(tile, slices=lanes, lanes=2), batch=8, workers=1)
     assert str(caught.value) == (
         "internal error in the .pftrace encoder (columns: uuid is negative at row 0); "
         "please report it"
@@ -147,10 +146,10 @@ def test_names_intern_in_first_seen_order_and_a_null_name_is_none() -> None:
 
 def test_lane_tracks_of_no_slices_and_of_two_overlap_lanes() -> None:
     empty = pl.DataFrame(schema={"tile": pl.Int64, "lane": pl.Int64})
-    frame, names = lane_tracks(TileTimeline(**{**_tile().__dict__, "slices": empty}))
+    frame, names = lane_tracks(dataclasses.replace(_tile(), slices=empty))
     assert frame.height == 0 and names == []
     slices = pl.DataFrame({"tile": [3, 3, 7, 3], "lane": [0, 1, 2, 1]})
-    frame, names = lane_tracks(TileTimeline(**{**_tile().__dict__, "slices": slices}))
+    frame, names = lane_tracks(dataclasses.replace(_tile(), slices=slices))
     assert names == [OVERLAP, f"{OVERLAP} 2"]
     assert frame.select("rank", "name").rows() == [(1, 0), (2, 1)]
 
