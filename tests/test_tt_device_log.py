@@ -598,7 +598,8 @@ def test_rows_written_with_a_space_after_each_comma_read_as_without(tmp_path: Pa
 def test_a_log_of_the_required_columns_only(tmp_path: Path) -> None:
     """No timer_id, data, meta data or trace columns: the zone is read, its metadata the chip,
     core and op id; then the same log with one TS_DATA row in the zone (no timer id, no value:
-    ``data timer -1`` = "")."""
+    ``data timer -1`` = ""), and with two written at the zone's first and last cycles (a zone
+    holds start ≤ time ≤ end)."""
     path = tmp_path / "profile_log_device.csv"
     head = (
         ARCH_1000
@@ -608,7 +609,13 @@ def test_a_log_of_the_required_columns_only(tmp_path: Path) -> None:
     )
     end = "0,3,4,BRISC,50,5,BRISC-KERNEL,ZONE_END\n"
     own = [("chip", "0"), ("core", "3,4"), ("op id", "5")]
-    for data_rows, entries in (("", []), ("0,3,4,BRISC,15,5,,TS_DATA\n", [("data timer -1", "")])):
+    empty_entry = ("data timer -1", "")
+    bounds = "0,3,4,BRISC,10,5,,TS_DATA\n0,3,4,BRISC,50,5,,TS_DATA\n"
+    for data_rows, entries in (
+        ("", []),
+        ("0,3,4,BRISC,15,5,,TS_DATA\n", [empty_entry]),
+        (bounds, [empty_entry, empty_entry]),
+    ):
         path.write_text(head + data_rows + end)
         profile = tileprof.load(path, format="tt-device-log")
         assert profile.samples["duration"].to_list() == [40]
