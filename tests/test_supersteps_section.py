@@ -1,12 +1,19 @@
 """The report's supersteps section picks its rows (``views.html.supersteps_data``): at most
 ``MAX_ROWS``, the longest kept in time order, and the longest shown one named (the earliest on
-a tie)."""
+a tie); a tt-metal device log's table heads the time after an op call ``gapAfter``."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 
-from tileprof.views.html.supersteps_data import _capped, _longest, _split
+import tileprof
+from tileprof.model.examples import example_profile
+from tileprof.views.html.data import table_from_frame
+from tileprof.views.html.supersteps_data import _capped, _longest, _split, superstep_section
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _steps(cycles: list[int]) -> pl.DataFrame:
@@ -57,3 +64,19 @@ def test_the_split_labels_each_superstep_by_epoch_when_several_are_shown() -> No
     one = _split(rows.head(2), tiles)
     assert one.get_column("label").to_list() == ["0", "1"]
     assert split.get_column("cycles").to_list() == [10, 20, 30]
+
+
+def test_a_device_logs_table_heads_the_time_between_op_calls_gap_after() -> None:
+    log = tileprof.load(ROOT / "fixtures/real/tt-device-log/profile_log_device.csv")
+    tile = example_profile()
+    labels = {}
+    for name, profile in (("log", log), ("tile", tile)):
+        section = superstep_section(profile, None, "s", table_from_frame)
+        assert section is not None
+        columns = {c.key: c for c in section.table.columns}
+        labels[name] = columns["syncAfter"].label, columns["syncAfter"].doc
+        assert columns["us"].label == "µs" and columns["exchangeCycles"].label == "exchangeCycles"
+    assert labels == {
+        "log": ("gapAfter", "cycles from this op call's end to the next one's start"),
+        "tile": ("syncAfter", ""),
+    }

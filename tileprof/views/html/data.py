@@ -163,12 +163,13 @@ def table_from_frame(
     ditto: Sequence[str] = (),
     kernels: Sequence[str] = (),
     top: int | None = None,
+    labels: dict[str, str] | None = None,
 ) -> Table:
     """A table of ``frame``'s ``columns`` (absent ones show as null).
 
     ``ditto`` columns show a value equal to the row above as a ditto mark; ``kernels`` columns
     hold CUDA kernel names, shown shortened (``kernel_cell``); past ``top`` rows the page shows
-    an "all" toggle.
+    an "all" toggle; ``labels`` heads a column otherwise than its key.
     """
     docs = docs or {}
     present = [c for c in columns if c in frame.columns]
@@ -176,6 +177,7 @@ def table_from_frame(
     for name in present:
         dtype = frame.schema[name]
         label = "µs" if name == "us" else name  # the unit's one spelling (numbers.MICRO)
+        label = (labels or {}).get(name, label)
         cols.append(Column(name, label, dtype.is_numeric(), docs.get(name, ""), name in ditto))
     rows = []
     for row in frame.select(present).iter_rows():

@@ -16,6 +16,7 @@ import polars as pl
 
 from tileprof.analyses.critical import PATH_PARTS, CriticalPath
 from tileprof.analyses.filters import Filters
+from tileprof.analyses.findings import is_tenstorrent
 from tileprof.model.critical import tile_critical
 from tileprof.model.profile import Profile
 from tileprof.views.critical_table import PATH_TITLES
@@ -61,6 +62,10 @@ PERCENT_COLUMNS = (
 HEAT_ROWS = 92
 """The heat map's most rows: tiles are binned ⌈tileCount / 92⌉ to a row (16 for 1,472)."""
 DOCS = {"us": "cycles / clockHz × 10⁶"}
+OP_CALL_LABELS = {"syncAfter": "gapAfter"}
+"""A tt-metal device log's supersteps are op calls: the time after one is the host's, not a
+sync (the terminal table's "gap after", ``supersteps_table.OP_CALL_TITLES``)."""
+OP_CALL_DOCS = DOCS | {"syncAfter": "cycles from this op call's end to the next one's start"}
 SPLIT = ("lateStart", "busy", "gaps", "syncWait")
 """A superstep's parts in time order on a tile; their means over active tiles add to cycles."""
 
@@ -96,9 +101,7 @@ def superstep_section(
         result=shown,
         heat=heat,
         heat_bin=bin_size,
-        table=table(
-            f"{id}-table", rows, TABLE_COLUMNS, percent=PERCENT_COLUMNS, docs=DOCS, ditto=("epoch",)
-        ),
+        table=_superstep_table(table, f"{id}-table", rows, is_tenstorrent(profile.device or "")),
         split=split,
         longest=longest,
         ends=ends,
@@ -114,6 +117,14 @@ def superstep_section(
         )
         if critical.candidates.height
         else None,
+    )
+
+
+def _superstep_table(table: TableBuilder, id: str, rows: pl.DataFrame, op_calls: bool) -> Table:
+    labels = OP_CALL_LABELS if op_calls else {}
+    docs = OP_CALL_DOCS if op_calls else DOCS
+    return table(
+        id, rows, TABLE_COLUMNS, percent=PERCENT_COLUMNS, docs=docs, ditto=("epoch",), labels=labels
     )
 
 
