@@ -115,6 +115,14 @@ def _figure(
     return Figure(label, figure["change"], text, definition)
 
 
+def _top_share_definition(diff: Diff) -> str:
+    """``topShare``'s definition: a GPU diff's rows are ordered by ``time_effect_us`` (the
+    change the call counts do not explain), whose gross the share is of."""
+    if diff.order == f"{diff.impact}_change":
+        return f"topShare: Σ |{diff.order}| of the top rows / {diff.impact}GrossChange"
+    return f"topShare: Σ |{diff.order}| of the top rows / Σ |{diff.order}| of every row"
+
+
 def headline(diff: Diff) -> tuple[Figure, ...]:
     """The header figures of docs/metrics.md, "Diff"."""
     h = diff.header
@@ -144,7 +152,7 @@ def headline(diff: Diff) -> tuple[Figure, ...]:
             f"Top {h['topGroups']} groups explain",
             share,
             format_number(share, percent=True),
-            f"topShare: Σ |{impact}_change| of the top rows / {impact}GrossChange",
+            _top_share_definition(diff),
         ),
         Figure(
             "Groups",
