@@ -10,7 +10,13 @@ import polars as pl
 import pytest
 
 from tileprof.analyses.critical import CriticalPath, Edit
-from tileprof.views.html.critical_data import BAR_COLOURS, class_bar, gpu_section, tile_section
+from tileprof.views.html.critical_data import (
+    BAR_COLOURS,
+    DOCS,
+    class_bar,
+    gpu_section,
+    tile_section,
+)
 from tileprof.views.html.view import Table
 
 
@@ -45,6 +51,7 @@ def test_the_bar_gives_each_part_its_share_of_600_its_colour_and_a_label_where_i
     assert texts[0].startswith('x="4.00" y="15" font-size="11" fill="#fff">')
     assert texts[1].startswith(f'x="{starts[1] + 4:.2f}" y="15"')
     assert _rects(class_bar([("a", 1.0)], 0.0)) == []  # no length, no parts
+    assert len(_rects(class_bar([("a", 0.25), ("b", 0.25)], 0.5))) == 2  # under 1 µs
 
 
 def test_a_label_needs_more_than_90_of_the_bars_600() -> None:
@@ -258,3 +265,40 @@ def test_a_gpu_step_of_no_length_divides_by_one_and_prints_no_share() -> None:
     assert _sorts(scope.candidates, "gain_share") == [1_500.0]  # gainNs / 1 where the path is 0
     assert scope.bar.count("<rect ") == 0
     assert gpu_section({"traces": [{"trace": "t", "steps": [step]}], "job": None}).edits == ()
+
+
+def _docs(table: Table) -> dict[str, str]:
+    return {c.key: c.doc for c in table.columns if c.doc}
+
+
+def test_every_share_and_gain_column_says_what_it_is_of() -> None:
+    tile = tile_section(_tile_path(what_if=False)).scopes[0]
+    assert _docs(tile.parts) == _docs(tile.on_path) == {"share": DOCS["share"]}
+    assert _docs(tile.candidates) == {"gain_share": DOCS["gain_share"]}
+    assert _texts(tile.on_path, "share") == ["66.67%", "33.33%"]
+    [gpu] = gpu_section({"traces": [{"trace": "t", "steps": [_gpu_step(1, 4_000, None)]}]}).scopes
+    assert _docs(gpu.parts) == _docs(gpu.on_path) == {"share": DOCS["share"]}
+    assert _docs(gpu.candidates) == {k: DOCS[k] for k in ("what_if_us", "gain_us", "gain_share")}
+    assert gpu.id == "critical-t0-s0"  # the default id
+
+
+def test_a_kernel_on_the_path_is_shown_by_its_short_name_and_sorted_by_its_full_one() -> None:
+    name = (
+        "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+        "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, "
+        "at::detail::Array<char*, 1>)"
+    )
+    step = _gpu_step(1, 4_000, None)
+    step["onPath"] = [dict(step["onPath"][0], name=name)]
+    [scope] = gpu_section({"traces": [{"trace": "t", "steps": [step]}]}).scopes
+    [cell] = scope.on_path.column("name")
+    assert cell.text == "vectorized_elementwise_kernel<…FillFunctor<float>…>"
+    assert (cell.sort, cell.title) == (name.lower(), name)
+
+
+def test_a_step_with_nothing_on_its_path_has_empty_tables_with_their_columns() -> None:
+    step = _gpu_step(1, 4_000, None) | {"onPath": [], "candidates": []}
+    [scope] = gpu_section({"traces": [{"trace": "t", "steps": [step]}]}).scopes
+    keys = ["side", "name", "class", "path_us", "share", "count"]
+    assert [c.key for c in scope.on_path.columns] == keys and scope.on_path.rows == ()
+    assert scope.candidates.rows == ()
