@@ -1,18 +1,25 @@
 """``trace -o FILE.json`` (``views.trace.chrome``) on the parts the format checks of
 ``test_trace.py`` leave open: a GPU kernel's arguments as Kineto writes them, its stream and
 overlap lane as the thread id, every named thread given its sort index, and samples whose
-operation or group is missing kept as events."""
+operation or group is missing kept as events, exact µs past the first, a NaN as null, the
+document's ``otherData`` and batches that change nothing."""
 
 from __future__ import annotations
 
+import io
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
 
 from tests.samples import sample, write_dump
+from tileprof.analyses.filters import Filters
 from tileprof.commands.cli import cli
+from tileprof.model.profile import load
+from tileprof.model.trace import Alignment, build_timeline
+from tileprof.views.trace.chrome import write_chrome
 
 TRACES = Path(__file__).resolve().parent.parent / "fixtures" / "traces"
 
@@ -27,6 +34,10 @@ def _trace(tmp_path: Path, *inputs: Path) -> list[dict[str, Any]]:
 
 def _threads(events: list[dict[str, Any]], name: str) -> dict[tuple[int, int], Any]:
     return {(e["pid"], e["tid"]): e["args"] for e in events if e["name"] == name}
+
+
+def _events_named(document: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    return [e for e in document["traceEvents"] if e["name"] == name]
 
 
 def _kernel(ts: int, dur: int, stream: int, correlation: int) -> dict[str, Any]:
@@ -103,3 +114,43 @@ def test_a_sample_without_operation_or_group_is_still_an_event(tmp_path: Path) -
     slices = [e for e in _trace(tmp_path, dump) if e["ph"] == "X"]
     got = sorted((e["args"]["tile"], e["ts"], e["name"], e["args"]["operation"]) for e in slices)
     assert [g[2:] for g in got] == [("k", "operation.1"), ("k", None), ("(none)", "operation.1")]
+
+
+def test_times_past_a_microsecond_and_a_nan_work_figure(tmp_path: Path) -> None:
+    """At 1.5 GHz cycle c is ⌊2c/3 + ½⌋ ns: 3,001 → 2,001 ns, its end 7,502 → 5,001 ns. The
+    readers refuse a NaN work figure, but a profile built in Python may hold one: it is written
+    as null (JSON has no NaN)."""
+    samples = [sample(0, 3_001, 4_501, useful=2.5, physical=7.5)]
+    profile = load(write_dump(tmp_path / "d.json", samples, tileCount=1))
+    nans = profile.samples.with_columns(usefulCycles=float("nan"), physicalWorkCycles=float("nan"))
+    nan = replace(profile, samples=nans)
+    written = io.BytesIO()
+    write_chrome(written, build_timeline(nan, Filters(), [], Alignment(mode="none")))
+    assert b'"ts":2.001,"dur":3.000,' in written.getvalue()
+    [event] = [e for e in json.loads(written.getvalue())["traceEvents"] if e["ph"] == "X"]
+    assert (event["args"]["usefulCycles"], event["args"]["physicalWorkCycles"]) == (None, None)
+
+
+def test_the_document_names_its_generator_and_targets_and_batches_change_nothing(
+    tmp_path: Path,
+) -> None:
+    samples = [sample(t % 2, 10 * t, 5 + t) for t in range(7)] + [sample(1, 12, 30)]
+    dump = write_dump(tmp_path / "d.json", samples, tileCount=2)
+    kineto = TRACES / "kineto_small.json"
+    out = tmp_path / "t.json"
+    result = CliRunner().invoke(cli, ["trace", str(dump), str(kineto), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    document = json.loads(out.read_text())
+    processes = {e["pid"]: e["args"]["name"] for e in _events_named(document, "process_name")}
+    assert len(processes) == 3 and processes[1] == "tile device (2 tiles @ 1.5 GHz)"
+    assert document["otherData"] == {
+        "generator": "tileprof trace",
+        "targets": [processes[pid] for pid in sorted(processes)],  # the processes in pid order
+    }
+    timeline = build_timeline(load(dump), Filters(), [], Alignment())
+    whole, small = io.BytesIO(), io.BytesIO()
+    write_chrome(whole, timeline)
+    write_chrome(small, timeline, batch=3)
+    assert small.getvalue() == whole.getvalue()
+    events = json.loads(whole.getvalue())["traceEvents"]
+    assert len([e for e in events if e["ph"] == "X"]) == len(samples)

@@ -37,8 +37,9 @@ def _micros(ns: pl.Expr) -> pl.Expr:
 
 
 def _number(column: str) -> pl.Expr:
+    """A numeric column as JSON text: NaN (a dump may state one) and null as ``null``."""
     col = pl.col(column)
-    if column in ("usefulCycles", "physicalWorkCycles", "flops"):
+    if column in ("usefulCycles", "physicalWorkCycles"):
         col = col.fill_nan(None)
     return col.cast(pl.String).fill_null("null")
 
