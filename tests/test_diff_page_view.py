@@ -338,7 +338,7 @@ def test_a_row_prints_each_kind_of_cell() -> None:
             Cell("+50.00%", 0.5, "0.5"),
             Cell("-2.00%", -0.02, "-0.02"),
             Cell("25.00%", 0.25, "0.25"),  # a ratio in percent
-            Cell("0.2500", 0.25, "0.25"),  # its change is no relative change: not in percent
+            Cell("+25.00 pp", 0.25, "0.25"),  # its change: percentage points, as the terminal's
             Cell("1,500", 1500.0, "1500"),  # a count stays a count
         ),
     )
@@ -347,6 +347,8 @@ def test_a_row_prints_each_kind_of_cell() -> None:
 def test_a_missing_relative_change_is_a_dash_that_sorts_last() -> None:
     row = page._row({"status": "added", "x_relative": None}, (Column("x_relative", "Δ %", True),))
     assert row.cells == (Cell("—", None, ""),)
+    change = Column("usefulUtilization_change", "Δ", True)
+    assert page._row({"status": "added", change.key: None}, (change,)).cells == row.cells
 
 
 def test_the_group_cell_names_each_sides_own_name() -> None:

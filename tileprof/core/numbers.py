@@ -77,6 +77,14 @@ def percent(value: float | None, *, signed: bool = False) -> str:
     return f"{value * 100:{sign}.{PERCENT_DECIMALS}f}%"
 
 
+def points(change: float | None) -> str:
+    """A change of a ratio in signed percentage points, ``PERCENT_DECIMALS`` decimals:
+    ``-6.07 pp`` (docs/metrics.md, "How numbers are shown")."""
+    if change is None or math.isnan(change):
+        return MISSING
+    return f"{change * 100:+.{PERCENT_DECIMALS}f} pp"
+
+
 def duration_us(us: float | None) -> str:
     """A time given in µs, with its unit: ``15.50 µs``, ``4.360 ms``, ``780 s`` (``number``'s
     figures in the largest unit that keeps the value at 1 or more)."""

@@ -37,11 +37,6 @@ def _share(value: float | None) -> str:
     return numbers.percent(value)
 
 
-def _points(change: float) -> str:
-    """A change of a fraction, in percentage points."""
-    return f"{change * 100:+.{numbers.PERCENT_DECIMALS}f} pp"
-
-
 def _figure_line(
     title: str, figure: dict[str, Any], fmt: Callable[[Any], str] = _number, unit: str = ""
 ) -> str:
@@ -49,7 +44,7 @@ def _figure_line(
     if change is None:
         signed = "—"
     elif fmt is _share:
-        signed = _points(change)
+        signed = numbers.points(change)
     else:
         signed = _signed(change)
     return (
@@ -222,7 +217,7 @@ def _cells(row: dict[str, Any], key: str, fraction: bool) -> list[str]:
     before, after, change = row[f"{key}_before"], row[f"{key}_after"], row[f"{key}_change"]
     if fraction:
         shown = [_share(v) for v in (before, after)]
-        delta = "—" if change is None else _points(change)
+        delta = "—" if change is None else numbers.points(change)
         return [*shown, delta, _percent(row[f"{key}_relative"])]
     return [_number(before), _number(after), _signed(change), _percent(row[f"{key}_relative"])]
 

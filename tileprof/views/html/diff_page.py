@@ -96,7 +96,7 @@ def _change_text(figure: dict[str, Any], *, percent: bool = False) -> str:
     if change is None:
         return "—"
     if percent:
-        return f"{change * 100:+.2f} pp"
+        return numbers.points(change)
     sign = "+" if change > 0 else ""
     rel = "" if relative is None else f", {_relative_text(relative)}"
     return f"{sign}{format_number(change)}{rel}"
@@ -368,9 +368,11 @@ def _row(record: dict[str, Any], columns: tuple[Column, ...]) -> DiffRow:
         elif column.key.endswith("_relative") or column.key.startswith("perCall_"):
             sort = None if value is None else float(value)
             cells.append(Cell(_relative_text(value), sort, "" if value is None else repr(value)))
+        elif column.key.removesuffix("_change") in GROUP_PERCENT_FIELDS:
+            sort = None if value is None else float(value)  # a ratio's change: in points
+            cells.append(Cell(numbers.points(value), sort, "" if value is None else repr(value)))
         else:
-            base = column.key.rsplit("_", 1)[0]
-            percent = base in GROUP_PERCENT_FIELDS and not column.key.endswith("_change")
+            percent = column.key.rsplit("_", 1)[0] in GROUP_PERCENT_FIELDS
             cells.append(number_cell(value, percent=percent))
     return DiffRow(record["status"], tuple(cells))
 
