@@ -14,6 +14,7 @@ from tileprof.inputs._csv_table import (
     CELL_LIMIT,
     INT_LIMIT,
     LINE,
+    RECORD_BATCH,
     decode,
     field_limit,
     header_spelling,
@@ -196,3 +197,36 @@ def test_records_hold_the_limit_only_while_reading() -> None:
     assert csv.field_size_limit() == before
     assert next(rows)[1][1] == "1"
     assert csv.field_size_limit() == before
+
+
+def test_records_past_a_batch_keep_their_lines_and_a_fault_comes_after_the_records_before_it() -> (
+    None
+):
+    """Records are read ``RECORD_BATCH`` at a time under one hold of the limit: every record
+    still comes with its line, and a fault inside a batch is raised only once the records
+    before it were handed out, so a caller that checks each record names the first bad line
+    (here its own check of line 3, before the unclosed quote of the last line)."""
+    count = 2 * RECORD_BATCH + 5
+    text = "".join(f"{i},x\n" for i in range(count))
+    got = list(records("r.csv", text))
+    assert got == [(i + 1, [str(i), "x"]) for i in range(count)]
+    assert list(records("r.csv", "".join(f"{i}\n" for i in range(RECORD_BATCH)))) == [
+        (i + 1, [str(i)]) for i in range(RECORD_BATCH)
+    ]
+
+    def check_each(text: str) -> None:
+        for line, record in records("r.csv", text):
+            if len(record) != 2:
+                raise InputError("r.csv", f"line {line}", f"{len(record)} fields, expected 2")
+
+    one_batch = "a,b\n1,2\n3\n" + "4,5\n" * 10 + '"6,7\n'  # both faults in the first batch
+    assert _error(check_each, one_batch) == "r.csv: line 3: 1 fields, expected 2"
+    bad = "a,b\n1,2\n" + "4,5\n" * RECORD_BATCH + '"6,7\n'
+    handed: list[int] = []
+    with pytest.raises(InputError) as info:
+        for line, _ in records("r.csv", bad):
+            handed.append(line)
+    assert str(info.value) == (
+        f"r.csv: line {RECORD_BATCH + 3}: a quoted cell is never closed (truncated file?)"
+    )
+    assert handed == list(range(1, RECORD_BATCH + 3))
