@@ -6,11 +6,12 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
 
-from tileprof.inputs.gpu.kineto import aggregate
+from tileprof.inputs.gpu.kineto import _read_with_msgspec, aggregate, read_events
 from tileprof.inputs.sources import load_runs
 
 TRACES = Path(__file__).resolve().parent.parent / "fixtures" / "traces"
@@ -169,3 +170,18 @@ def test_h200_kernel_launched_by_several_ops_lists_each_with_calls() -> None:
         "aten::mean": 3,
         "aten::mm": 2,
     }
+
+
+@pytest.mark.parametrize("reader", [read_events, _read_with_msgspec])  # compiled, msgspec
+def test_a_traces_rank_and_base_time_are_its_events_own(reader: Any) -> None:
+    kernel = {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2}
+    kernel["args"] = {"device": 0, "stream": 7}
+    info = {"rank": 1, "world_size": 2, "backend": "nccl"}
+    ranked = {"distributedInfo": info, "baseTimeNanoseconds": 1_700_000_000_123_456_789}
+    for extra, rank, base in (
+        (ranked, (1, 2, "nccl"), 1_700_000_000_123_456_789),
+        ({}, None, None),
+    ):
+        data = json.dumps({**extra, "traceEvents": [kernel]}, indent=1).encode()
+        events = reader("t.json", data)
+        assert (events.rank, events.base_time_ns) == (rank, base)

@@ -166,11 +166,12 @@ class KinetoEvents:
         frame: pl.DataFrame,
         args_of: Callable[[Sequence[int]], list[Args]],
         rank: tuple[int, int, str | None] | None = None,
+        base_time_ns: int | None = None,
     ) -> None:
         self.name = name
         self.devices = devices
         self.rank = rank  # distributedInfo: rank, world size, backend
-        self.base_time_ns: int | None = None  # baseTimeNanoseconds (inputs.gpu.kineto_clock)
+        self.base_time_ns = base_time_ns  # baseTimeNanoseconds (inputs.gpu.kineto_clock)
         self.frame = frame
         self._args_of = args_of
 

@@ -169,10 +169,8 @@ def _events(
         path, msgspec.Raw(info_raw), optional_info, "$.distributedInfo"
     )
     listed = {d.id: d.name for d in props}
-    events = KinetoEvents(Path(path).name, listed, frame, args_of)
-    events.base_time_ns = base_time_of(base_raw)
-    if info is not None:
-        events.rank = (info.rank, info.world_size, info.backend)
+    rank = None if info is None else (info.rank, info.world_size, info.backend)
+    events = KinetoEvents(Path(path).name, listed, frame, args_of, rank, base_time_of(base_raw))
     gpu = frame.filter(pl.col("cat").is_in(GPU_CATEGORIES))
     events.devices = _device_names(events.devices, set(gpu.get_column("device").to_list()))
     return events
