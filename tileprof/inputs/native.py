@@ -109,17 +109,26 @@ def panic_error(path: Path, message: str) -> InputError:
     return InputError(path, None, f"internal error in the decoder ({message}); please report it")
 
 
+DEFLATE_MAX_RATIO = 1032
+"""Deflate's largest ratio of text to compressed bytes (a 258-byte match in two bits, about):
+a gzip file under 2^32 / 1032 bytes (4.2 MB) cannot hold a text of 4 GiB."""
+
+
 def text_size(path: Path) -> int:
     """The size of the text the decoder reads from ``path``: the file's, or for gzip the size its
-    trailer states (ISIZE, the size modulo 2^32: taken as the smallest such size not below the
-    compressed one, so a bar over a text of more than 4 GiB may fill early)."""
+    trailer states (ISIZE, the size modulo 2^32). A file large enough to hold 4 GiB of text
+    takes the smallest such size of at least half its own (a text is never much smaller than
+    its compressed bytes, which may exceed it by a header and a few bytes a block; a bar over
+    a text of more than 4 GiB may still fill early)."""
     size = path.stat().st_size
     with path.open("rb") as stream:
         if stream.read(2) != GZIP_MAGIC or size < 18:
             return size
         stream.seek(-4, 2)
         stated = int.from_bytes(stream.read(4), "little")
-    while stated < size:
+    if size * DEFLATE_MAX_RATIO < 1 << 32:
+        return stated  # no text this file can hold wraps ISIZE
+    while stated < size // 2:
         stated += 1 << 32
     return stated
 
