@@ -6,8 +6,11 @@ exit code 2, and no traceback.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +19,22 @@ from click.testing import CliRunner
 from tileprof.commands.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@contextlib.contextmanager
+def time_limit(seconds: int) -> Iterator[None]:
+    """Fail the block if it runs longer than ``seconds`` (a hang, or a quadratic blow-up)."""
+
+    def expire(*_: object) -> None:
+        raise TimeoutError(f"ran longer than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def invoke(*args: str | Path, input: bytes | None = None) -> tuple[int, str, str, Any]:

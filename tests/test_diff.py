@@ -533,13 +533,15 @@ GPU_SCHEMA = {
 }
 
 
-def gpu_side(label: str, groups: dict[str, tuple[int, float]]) -> Side:
-    """A GPU side of kernels ``{name: (calls, total µs)}``, each call as long as the others."""
+def gpu_side(label: str, groups: dict[str, tuple[int, float]], device: str | None = None) -> Side:
+    """A GPU side of kernels ``{name: (calls, total µs)}``, each call as long as the others
+    (on ``device`` where given: the side's environment names it)."""
     rows = [
         (name, calls, total, total / calls, total / calls, total / calls, total / calls)
         for name, (calls, total) in groups.items()
     ]
-    return Side(label, "PyTorch trace", pl.DataFrame(rows, schema=GPU_SCHEMA, orient="row"))
+    frame = pl.DataFrame(rows, schema=GPU_SCHEMA, orient="row")
+    return Side(label, "PyTorch trace", frame, environment={"device": device} if device else {})
 
 
 def test_gpu_rows_split_by_hand_and_sorted_by_the_time_effect() -> None:

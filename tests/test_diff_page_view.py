@@ -20,6 +20,7 @@ import polars as pl
 import pytest
 
 from tests.samples import sample, write_dump
+from tests.test_diff import gpu_side
 from tileprof._version import __version__
 from tileprof.analyses.diff import Diff, Side, compare_runs, compare_summaries, tile_side
 from tileprof.model.profile import load
@@ -27,15 +28,6 @@ from tileprof.views.html import charts
 from tileprof.views.html import diff_page as page
 from tileprof.views.html.view import Cell, Chart, Column, Figure
 
-GPU_SCHEMA = {
-    "name": pl.String,
-    "calls": pl.Int64,
-    "total_us": pl.Float64,
-    "time_us": pl.Float64,
-    "p50_us": pl.Float64,
-    "p95_us": pl.Float64,
-    "max_us": pl.Float64,
-}
 CALLS_CAPTION = (
     "The first bar (grey) is the change the groups' call counts explain: more or fewer calls, "
     "not faster or slower ones. Then groups by |change their call counts do not explain|, "
@@ -46,13 +38,6 @@ GROUP_DOC = (
     "matching key (after --match and --normalize), after its status mark: + added, - removed, "
     "~ changed, = unchanged; hover for each side's own name"
 )
-
-
-def gpu_side(label: str, groups: dict[str, tuple[int, float]], device: str = "H100") -> Side:
-    """A GPU side of kernels ``{name: (calls, total µs)}``, each call as long as the others."""
-    rows = [(n, c, t, t / c, t / c, t / c, t / c) for n, (c, t) in groups.items()]
-    frame = pl.DataFrame(rows, schema=GPU_SCHEMA, orient="row")
-    return Side(label, "PyTorch trace", frame, environment={"device": device})
 
 
 def other_calls() -> Diff:
@@ -433,7 +418,7 @@ def test_a_gpu_diffs_bars_are_total_us(drawn: Recorded) -> None:
 
 def test_the_section_names_its_inputs_charts_and_setup(drawn: Recorded) -> None:
     before = gpu_side("b.json", {"k": (1, 10.0)}, device="A100")
-    diff = compare_runs(before, gpu_side("a.json", {"k": (1, 10.5)}))
+    diff = compare_runs(before, gpu_side("a.json", {"k": (1, 10.5)}, device="H100"))
     section = page.diff_section(diff, id="baseline")
     assert [(i.role, i.path) for i in section.inputs] == [("before", "b.json"), ("after", "a.json")]
     assert [c.id for c in section.charts] == ["baseline-waterfall", "baseline-bars"]

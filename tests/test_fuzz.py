@@ -22,7 +22,6 @@ import gzip
 import io
 import json
 import os
-import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,7 +32,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tests.hostile import ROOT, invoke, strict_json
+from tests.hostile import ROOT, invoke, strict_json, time_limit
 from tests.samples import document, sample
 from tests.test_kineto_inventory_native import assert_same_reading as assert_same_inventory
 from tests.test_kineto_native import assert_same_reading
@@ -275,22 +274,6 @@ def mutate_parquet(data: bytes, edits: list[tuple[int, Any]]) -> bytes:
 
 
 # --- the promise -------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def time_limit(seconds: int) -> Iterator[None]:
-    """Fail the example if it runs longer than ``seconds`` (a hang, or a quadratic blow-up)."""
-
-    def expire(*_: object) -> None:
-        raise TimeoutError(f"ran longer than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def assert_promise(*args: str | Path) -> None:

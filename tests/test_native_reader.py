@@ -11,14 +11,12 @@ built, and the per-sample cycles gathered from the metadata lists.
 from __future__ import annotations
 
 import gzip
-import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.hostile import time_limit
 from tests.samples import document, sample, write_dump
 from tileprof.core import _native
 from tileprof.core.errors import InputError
@@ -46,26 +44,6 @@ def _member_bytes(size: int, stated: int) -> bytes:
     header = gzip.compress(b"", mtime=0)[:10]
     filler = bytes(max(size - len(header) - 4, 0))
     return (header + filler)[: size - 4] + stated.to_bytes(4, "little")
-
-
-@contextmanager
-def _within_seconds(seconds: int) -> Iterator[None]:
-    """``TimeoutError`` should the block run longer (a size loop that never ends); no bound
-    where there is no ``SIGALRM`` (Windows)."""
-    if not hasattr(signal, "SIGALRM"):
-        yield
-        return
-
-    def expire(signum: int, frame: object) -> None:
-        raise TimeoutError(f"text_size ran past {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 # --- text_size -----------------------------------------------------------------------------------
@@ -108,7 +86,7 @@ def test_a_file_that_may_hold_4_gib_raises_a_stated_size_below_half_its_own(
     below half the file's is taken 2^32 further; half the file's or more stands."""
     half = -(-ISIZE_MODULUS // native.DEFLATE_MAX_RATIO) // 2
     for stated, expected in ((5, 5 + ISIZE_MODULUS), (half - 1, half - 1 + ISIZE_MODULUS)):
-        with _within_seconds(2):
+        with time_limit(2):
             assert native.text_size(_large_member(tmp_path / "d.gz", stated)) == expected
     assert native.text_size(_large_member(tmp_path / "d.gz", half)) == half
     smaller = tmp_path / "s.gz"

@@ -366,15 +366,18 @@ def _row(record: dict[str, Any], columns: tuple[Column, ...]) -> DiffRow:
         elif not column.numeric:
             cells.append(text_cell(value))
         elif column.key.endswith("_relative") or column.key.startswith("perCall_"):
-            sort = None if value is None else float(value)
-            cells.append(Cell(_relative_text(value), sort, "" if value is None else repr(value)))
+            cells.append(_exact_cell(_relative_text(value), value))
         elif column.key.removesuffix("_change") in GROUP_PERCENT_FIELDS:
-            sort = None if value is None else float(value)  # a ratio's change: in points
-            cells.append(Cell(numbers.points(value), sort, "" if value is None else repr(value)))
+            cells.append(_exact_cell(numbers.points(value), value))  # a ratio's change: points
         else:
             percent = column.key.rsplit("_", 1)[0] in GROUP_PERCENT_FIELDS
             cells.append(number_cell(value, percent=percent))
     return DiffRow(record["status"], tuple(cells))
+
+
+def _exact_cell(text: str, value: float | None) -> Cell:
+    """A cell printed as ``text`` that sorts by ``value`` and holds it exactly in its title."""
+    return Cell(text, None if value is None else float(value), "" if value is None else repr(value))
 
 
 def _group_cell(record: dict[str, Any]) -> Cell:
