@@ -19,7 +19,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tileprof.core.errors import InputError
-from tileprof.core.kineto import KINETO_SCHEMA, KinetoEvents, comm_events
+from tileprof.core.kineto import (
+    KINETO_SCHEMA,
+    TIMELINE_COLUMNS,
+    KinetoEvents,
+    comm_events,
+    timeline_rows,
+)
 from tileprof.inputs import threads
 from tileprof.inputs._common import read_bytes
 from tileprof.inputs.gpu.kineto import _read_with_msgspec, read_events
@@ -91,10 +97,23 @@ def outcome(read: Any, data: bytes) -> tuple[str, Any]:
     return "events", reading(events)
 
 
-def reading(events: KinetoEvents) -> tuple[pl.DataFrame, Any, Any, Any]:
-    """``outcome``'s reading of decoded events."""
+def reading(events: KinetoEvents, timeline: bool = False) -> tuple[pl.DataFrame, Any, Any, Any]:
+    """``outcome``'s reading of decoded events; with ``timeline``, the frame as it stands (a
+    read for a GPU timeline holds ``TIMELINE_COLUMNS`` alone, compared whole)."""
     args = events.args_of(events.frame.filter(comm_events()).get_column("index").to_list())
-    return decoded(events.frame), args, events.devices, events.rank
+    frame = events.frame if timeline else decoded(events.frame)
+    return frame, args, events.devices, events.rank
+
+
+def timeline_reading(data: bytes) -> tuple[str, Any]:
+    """What a read for a GPU timeline must make of ``data``: the whole reading's rows that a
+    timeline reads (``timeline_rows``) and their ``TIMELINE_COLUMNS``, or its error."""
+    found = outcome(read_events, data)
+    if found[0] == "error":
+        return found
+    events = read_events("t.json", data)
+    frame = events.frame.filter(timeline_rows()).select(TIMELINE_COLUMNS)
+    return "events", (frame, *reading(events)[1:])
 
 
 STREAM_SIZES = [(1, 1), (64, 16), (4096, 100), (None, None)]
@@ -105,20 +124,21 @@ def assert_stream_reads_alike(data: bytes, folder: Path) -> None:
     """The streaming decoder (``kineto.decode_file``) reads ``data`` from a file, plain and
     gzip, through windows of every size in ``STREAM_SIZES`` on two threads, as the decoder of
     the whole text reads it (frame, NCCL ``args``, devices, rank; its keys the document's),
-    and declines what that one declines (the caller then reads the file whole)."""
+    and declines what that one declines (the caller then reads the file whole). A read for a
+    timeline keeps that reading's timeline rows and columns, and declines or errs alike."""
     from tileprof.inputs.gpu.kineto import decode_file
 
     whole = crate_frame(data)
-    expected = outcome(read_events, data)
     plain, packed = folder / "t.json", folder / "t.json.gz"
     plain.write_bytes(data)
     packed.write_bytes(gzip.compress(data, compresslevel=1))
     saved = threads.setting()
     threads.configure(2)
     try:
-        for path in (plain, packed):
+        for path, timeline in ((plain, False), (packed, False), (plain, True)):
+            expected = timeline_reading(data) if timeline else outcome(read_events, data)
             for window, part in STREAM_SIZES:
-                found = decode_file(path, window_bytes=window, part_bytes=part)
+                found = decode_file(path, window_bytes=window, part_bytes=part, timeline=timeline)
                 if whole is None:
                     assert found is None, (path.name, window, part)
                     continue
@@ -126,7 +146,7 @@ def assert_stream_reads_alike(data: bytes, folder: Path) -> None:
                 pending, keys = found
                 assert keys == set(json.loads(data)), keys
                 try:
-                    got: tuple[str, Any] = ("events", reading(pending.events()))
+                    got: tuple[str, Any] = ("events", reading(pending.events(), timeline))
                 except InputError as error:
                     got = ("error", str(error).replace(str(path), "t.json"))
                 assert got[0] == expected[0], (got, expected)
@@ -184,11 +204,14 @@ def assert_parts_read_alike(data: bytes, frame: pl.DataFrame | None, parts: list
     try:
         for part in parts:
             found = decoded_events("t.json", data, part_bytes=part)
+            timeline = decoded_events("t.json", data, part_bytes=part, timeline=True)
             if frame is None:
-                assert found is None, part
+                assert found is None and timeline is None, part
             else:
-                assert found is not None, part
+                assert found is not None and timeline is not None, part
                 assert event_frame(found[0]).equals(frame), part
+                kept = frame.filter(timeline_rows()).select(TIMELINE_COLUMNS)
+                assert event_frame(timeline[0].select(TIMELINE_COLUMNS)).equals(kept), part
     finally:
         threads.configure(saved)
 
@@ -456,7 +479,10 @@ _event = st.fixed_dictionaries(
     optional={
         "ph": st.sampled_from(["X", "X", "X", "i", "B"]),
         "cat": st.sampled_from([*sorted(KEPT), "python_function", "Trace"]),
-        "name": st.one_of(st.sampled_from(["ProfilerStep#3", "ncclKernel_x", "aten::mm"]), _text),
+        "name": st.one_of(
+            st.sampled_from(["ProfilerStep#3", "ncclKernel_x", "aten::mm", "record_param_comms"]),
+            _text,
+        ),
         "ts": _time,
         "dur": st.one_of(st.none(), st.integers(0, 10**6), st.floats(0, 1e6).map(math.floor)),
         "pid": st.one_of(st.integers(-5, 2**64), _text, st.none()),

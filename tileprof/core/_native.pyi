@@ -43,6 +43,7 @@ def decode_kineto_bytes(
     data: bytes,
     jobs: int = 1,
     part: int | None = None,
+    timeline: bool = False,
 ) -> tuple[
     tuple[ArrowColumns, tuple[int, int] | None, tuple[int, int] | None, tuple[int, int] | None]
     | None,
@@ -52,7 +53,11 @@ def decode_kineto_inventory(
     data: bytes,
 ) -> tuple[tuple[ArrowColumns, tuple[int, int] | None] | None, str | None]: ...
 def decode_kineto_file(
-    path: str, jobs: int = 1, part: int | None = None, window: int | None = None
+    path: str,
+    jobs: int = 1,
+    part: int | None = None,
+    window: int | None = None,
+    timeline: bool = False,
 ) -> tuple[
     tuple[ArrowColumns, bytes | None, bytes | None, bytes, list[str], bytes | None] | None,
     str | None,

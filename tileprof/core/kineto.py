@@ -200,6 +200,24 @@ def comm_ops() -> pl.Expr:
     )
 
 
+def timeline_rows() -> pl.Expr:
+    """The rows of the Kineto event frame that a GPU timeline reads
+    (``inputs/gpu/kineto_timeline.py``): every row but the CPU ops, of which only
+    ``record_param_comms`` (``comm_ops``). A read for a timeline keeps only these rows, of
+    ``TIMELINE_COLUMNS``: the compiled decoder files no other row (the crate's
+    ``kineto::Rows::Timeline``), so the CPU ops, about half the rows of a trace, cost neither
+    memory nor a cast."""
+    return (pl.col("cat") != "cpu_op") | (pl.col("name") == "record_param_comms")
+
+
+TIMELINE_COLUMNS = (
+    "index", "cat", "name", "ts", "dur", "pid", "device", "stream", "correlation", "external_id",
+)  # fmt: skip
+"""The columns of the Kineto event frame that a GPU timeline reads: a read for a timeline
+(``timeline_rows``) keeps only these; the op arguments' texts, ``thread``, ``grid`` and
+``block`` (eleven text columns, 16 bytes a row each once cast) are left out."""
+
+
 def comm_events() -> pl.Expr:
     """The Kineto event frame's rows whose NCCL parameters the collectives read
     (``KinetoEvents.args_of``, ``inputs/gpu/kineto_frame.py``'s ``_comm_frame``): the

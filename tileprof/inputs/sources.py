@@ -184,14 +184,15 @@ def kind_of_keys(path: str | Path, keys: set[str], reads: str = KNOWN_KINDS) -> 
     return found.kind if found.kind in (TILE_DUMP, SUMMARY_DOCUMENT) else found.name
 
 
-def streamed_trace(path: Path) -> FileRead | None:
+def streamed_trace(path: Path, *, timeline: bool = False) -> FileRead | None:
     """The PyTorch trace in the regular file at ``path`` as ``read_input`` reads it, but decoded
     through the compiled decoder's bounded window, never held whole: its events pending
-    (``FileRead.kineto_events``), no ``data``. None when the decoder declines the file or its
+    (``FileRead.kineto_events``), no ``data``; with ``timeline``, only the rows a GPU timeline
+    reads (``core.kineto.timeline_rows``). None when the decoder declines the file or its
     keys show another kind: the caller reads it whole, which words any error."""
     from tileprof.inputs.gpu.kineto import decode_file
 
-    found = decode_file(path)
+    found = decode_file(path, timeline=timeline)
     if found is None:
         return None
     pending, keys = found

@@ -28,8 +28,9 @@ TIMELINE_KINDS = "a PyTorch profiler trace or an nsys SQLite export (what `break
 
 def load_timeline(path: str | Path) -> GpuTimeline:
     """The GPU timeline of the trace at ``path``; InputError when it holds none. A PyTorch
-    trace's bytes are let go once it is decoded: the timeline is made from the event frame
-    alone (a 626 MB trace's peak memory was the file on top of the frames made from it)."""
+    trace's bytes are let go once it is decoded, and only the rows a timeline reads are kept
+    (``core.kineto.timeline_rows``): the timeline is made from that event frame alone (a
+    626 MB trace's peak memory was the file on top of the frames made from it)."""
     from tileprof.inputs.gpu.kineto_timeline import timeline_of
 
     streamed = _streamed_trace(path)
@@ -41,7 +42,7 @@ def load_timeline(path: str | Path) -> GpuTimeline:
         return parse_timeline(path, kind, data)
     from tileprof.inputs.gpu.kineto import decode_events
 
-    pending = decode_events(path, data)
+    pending = decode_events(path, data, timeline=True)
     del data
     return timeline_of(pending.events())
 
@@ -56,7 +57,7 @@ def _streamed_trace(path: str | Path) -> FileRead | None:
         return None
     from tileprof.inputs.sources import streamed_trace
 
-    return streamed_trace(Path(path))
+    return streamed_trace(Path(path), timeline=True)
 
 
 def parse_timeline(path: str | Path, kind: str, data: bytes) -> GpuTimeline:

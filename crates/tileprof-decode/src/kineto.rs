@@ -256,28 +256,50 @@ const KEPT_CATEGORIES: [&str; 8] = [
     "gpu_user_annotation",
 ];
 
+/// Which of the kept events a decode files in its columns. Every event is read and checked
+/// either way, so a document declines exactly as it would with every row filed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Rows {
+    /// Every complete event of a kept category: the Kineto event frame.
+    #[default]
+    All,
+    /// The rows a GPU timeline reads (`tileprof.inputs.gpu.kineto_timeline`): every kept
+    /// event but the CPU ops, of which only `record_param_comms` (whose NCCL parameters
+    /// stand for the kernels it launched). CPU ops are about half the rows of a trace.
+    Timeline,
+}
+
+impl Rows {
+    /// Whether an event of category `cat` named `name` is filed.
+    fn files(self, cat: &str, name: Option<&str>) -> bool {
+        self == Rows::All || cat != "cpu_op" || name == Some("record_param_comms")
+    }
+}
+
 /// Decode a Kineto trace held in `data` on this thread.
 pub fn decode(data: &[u8]) -> Result<KinetoTrace, Declined> {
-    decode_split(data, None)
+    decode_split(data, None, Rows::All)
 }
 
 /// Decode a Kineto trace held in `data`, its events on `pool`'s threads in parts of
-/// `part_bytes` (tests choose tiny parts to put part boundaries everywhere).
+/// `part_bytes` (tests choose tiny parts to put part boundaries everywhere), filing `rows`.
 pub fn decode_on(
     data: &[u8],
     pool: &rayon::ThreadPool,
     part_bytes: usize,
+    rows: Rows,
 ) -> Result<KinetoTrace, Declined> {
-    decode_split(data, Some((pool, part_bytes)))
+    decode_split(data, Some((pool, part_bytes)), rows)
 }
 
 fn decode_split(
     data: &[u8],
     split: Option<(&rayon::ThreadPool, usize)>,
+    rows: Rows,
 ) -> Result<KinetoTrace, Declined> {
     let mut columns = None;
     let top = walk_document(data, |open| {
-        let (events, close) = trace_events(data, open, split)?;
+        let (events, close) = trace_events(data, open, split, rows)?;
         columns = Some(events);
         Ok(close)
     })?;
@@ -425,20 +447,22 @@ fn trace_events(
     data: &[u8],
     open: usize,
     split: Option<(&rayon::ThreadPool, usize)>,
+    rows: Rows,
 ) -> Result<(KinetoColumns, usize), Declined> {
     let start = skip_space(data, open + 1);
     if data.get(start) == Some(&b']') {
         return Ok((KinetoColumns::default(), start));
     }
-    match events_from(data, start, data.len(), split)? {
+    match events_from(data, start, data.len(), split, rows)? {
         (columns, _, Next::End(close)) => Ok((columns, close)),
         (_, _, Next::Event(_)) => Err(declined("truncated")),
     }
 }
 
 /// The events from the one starting at `start` until the array ends or an event starts at or
-/// past `limit`, the number of events read (kept or not) and where they stopped: on `split`'s
-/// pool in parts of its byte count when `start..limit` is longer than one part. The streaming
+/// past `limit` (those of them `rows` names filed in the columns), the number of events read
+/// (kept or not) and where they stopped: on `split`'s pool in parts of its byte count when
+/// `start..limit` is longer than one part. The streaming
 /// reader (`kineto_stream`) calls it once a window.
 ///
 /// The parts are those of the tile dump's JSON decoder (`json.rs`, `speculative_samples`):
@@ -451,12 +475,13 @@ pub(crate) fn events_from(
     start: usize,
     limit: usize,
     split: Option<(&rayon::ThreadPool, usize)>,
+    rows: Rows,
 ) -> Result<(KinetoColumns, i64, Next), Declined> {
     let split = split.filter(|&(pool, part)| {
         pool.current_num_threads() > 1 && limit.saturating_sub(start) > part.max(1)
     });
     let Some((pool, part_bytes)) = split else {
-        let run = run_from(data, start, limit)?;
+        let run = run_from(data, start, limit, rows)?;
         return Ok((run.columns, run.events, run.next));
     };
     let ranges = crate::part_ranges(start, limit, part_bytes);
@@ -470,11 +495,11 @@ pub(crate) fn events_from(
                 } else {
                     crate::guess_start(data, from, to, |at| event_at(data, at))
                 };
-                first.map(|first| (first, run_from(data, first, to)))
+                first.map(|first| (first, run_from(data, first, to, rows)))
             })
             .collect()
     });
-    join_parts(data, start, parts, &ranges)
+    join_parts(data, start, parts, &ranges, rows)
 }
 
 /// The parts chained from the first event (`events_from`).
@@ -483,6 +508,7 @@ fn join_parts(
     start: usize,
     parts: Vec<Option<(usize, Result<Run, Declined>)>>,
     ranges: &[(usize, usize)],
+    rows: Rows,
 ) -> Result<(KinetoColumns, i64, Next), Declined> {
     let mut expected = start;
     let mut joined: Option<KinetoColumns> = None;
@@ -493,7 +519,7 @@ fn join_parts(
                 outcome.map_err(|why| declined(format!("from byte {first}: {why}")))?
             }
             _ if expected >= to => continue, // the run before went past this whole range
-            _ => run_from(data, expected, to)
+            _ => run_from(data, expected, to, rows)
                 .map_err(|why| declined(format!("from byte {expected}: {why}")))?,
         };
         match joined.as_mut() {
@@ -531,8 +557,8 @@ struct Run {
 }
 
 /// The events from the one starting at `first`, until the array ends or an event starts at or
-/// past `to`.
-fn run_from(data: &[u8], first: usize, to: usize) -> Result<Run, Declined> {
+/// past `to`, filing `rows`.
+fn run_from(data: &[u8], first: usize, to: usize, rows: Rows) -> Result<Run, Declined> {
     let mut columns = KinetoColumns::default();
     let mut position = first;
     let mut index = 0i64;
@@ -541,7 +567,7 @@ fn run_from(data: &[u8], first: usize, to: usize) -> Result<Run, Declined> {
             Some(found) => found,
             None => serde_event(data, position, index)?,
         };
-        keep(&mut columns, event, index, (position, end))?;
+        keep(&mut columns, event, index, (position, end), rows)?;
         index += 1;
         let after = skip_space(data, end);
         let stop = match data.get(after) {
@@ -577,13 +603,15 @@ fn placeable(us: f64) -> bool {
     us.is_finite() && us.abs() < PLACEABLE_US
 }
 
-/// File one event in the columns when it is a complete event of a kept category, checking it
-/// as the Python reader does (a check it fails declines the document).
+/// File one event in the columns when it is a complete event of a kept category that `rows`
+/// names, checking it as the Python reader does (a check it fails declines the document,
+/// whether or not the event is filed).
 fn keep(
     columns: &mut KinetoColumns,
     event: Event<'_>,
     index: i64,
     span: (usize, usize),
+    rows: Rows,
 ) -> Result<(), Declined> {
     if event.ph.as_deref() != Some("X") {
         return Ok(());
@@ -609,6 +637,14 @@ fn keep(
         if matches!(args.stream, Stream::Other) {
             return Err(declined(format!("event {index}: stream not an integer")));
         }
+    }
+    let Some(thread) = event.pid.python.zip(event.tid.python) else {
+        return Err(declined(format!(
+            "event {index}: pid or tid of a kind Python's text of it cannot be held to"
+        )));
+    };
+    if !rows.files(cat, event.name.as_deref()) {
+        return Ok(());
     }
     let texts = &mut columns.texts;
     columns.index.push(index);
@@ -639,11 +675,6 @@ fn keep(
         Some(types) if !types.is_empty() => texts.code(&python_json_list(&types)),
         _ => NONE,
     });
-    let Some(thread) = event.pid.python.zip(event.tid.python) else {
-        return Err(declined(format!(
-            "event {index}: pid or tid of a kind Python's text of it cannot be held to"
-        )));
-    };
     columns
         .thread
         .push(texts.code_joined(&thread.0, '/', &thread.1));
@@ -1205,7 +1236,7 @@ mod tests {
         for jobs in [2, 3] {
             let pool = crate::pool(jobs).unwrap();
             for part in [1, 7, 50, 333, 10_000] {
-                let parted = decode_on(data.as_bytes(), &pool, part).unwrap();
+                let parted = decode_on(data.as_bytes(), &pool, part, Rows::All).unwrap();
                 assert_eq!(
                     resolved(&parted),
                     resolved(&serial),
@@ -1218,7 +1249,7 @@ mod tests {
         let bad = data.replacen(r#""dur": 1, "pid": 2"#, r#""dur": -1, "pid": 2"#, 1);
         let pool = crate::pool(2).unwrap();
         for part in [1, 50, 10_000] {
-            assert!(decode_on(bad.as_bytes(), &pool, part).is_err());
+            assert!(decode_on(bad.as_bytes(), &pool, part, Rows::All).is_err());
         }
         assert!(decode(bad.as_bytes()).is_err());
     }

@@ -24,7 +24,7 @@ use std::io::{ErrorKind, Read};
 
 use crate::kineto::{
     declined, events_from, has_lone_surrogate, top_key, value_end, Declined, KinetoColumns, Next,
-    NONE,
+    Rows, NONE,
 };
 use crate::skip_space;
 
@@ -57,12 +57,44 @@ impl WindowColumns for KinetoColumns {
         limit: usize,
         split: Option<(&rayon::ThreadPool, usize)>,
     ) -> Result<(Self, i64, Next), Declined> {
-        events_from(data, 0, limit, split)
+        events_from(data, 0, limit, split, Rows::All)
     }
 
     fn take(&mut self, mut part: Self, index_offset: i64, data: &[u8], kept: &mut Vec<u8>) {
         keep_comm_spans(&mut part, data, kept);
         self.append(part, index_offset);
+    }
+}
+
+/// The Kineto event columns of the rows a GPU timeline reads (`Rows::Timeline`).
+#[derive(Debug, Default)]
+pub struct TimelineColumns(pub KinetoColumns);
+
+impl WindowColumns for TimelineColumns {
+    fn decode_window(
+        data: &[u8],
+        limit: usize,
+        split: Option<(&rayon::ThreadPool, usize)>,
+    ) -> Result<(Self, i64, Next), Declined> {
+        let (columns, events, next) = events_from(data, 0, limit, split, Rows::Timeline)?;
+        Ok((Self(columns), events, next))
+    }
+
+    fn take(&mut self, part: Self, index_offset: i64, data: &[u8], kept: &mut Vec<u8>) {
+        self.0.take(part.0, index_offset, data, kept);
+    }
+}
+
+impl From<StreamedTrace<TimelineColumns>> for StreamedTrace {
+    fn from(trace: StreamedTrace<TimelineColumns>) -> Self {
+        StreamedTrace {
+            columns: trace.columns.0,
+            kept: trace.kept,
+            device_properties: trace.device_properties,
+            distributed_info: trace.distributed_info,
+            base_time: trace.base_time,
+            keys: trace.keys,
+        }
     }
 }
 
@@ -413,6 +445,40 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    #[test]
+    fn a_timeline_read_files_every_row_but_the_cpu_ops_other_than_record_param_comms() {
+        let whole = rows(&kineto::decode(TRACE.as_bytes()).unwrap().columns);
+        let expected: Vec<&String> = whole
+            .iter()
+            .filter(|row| !row.contains("aten::mm"))
+            .collect();
+        assert_eq!(expected.len(), 3);
+        let pool = crate::pool(2).unwrap();
+        for window in [1, 64, 1 << 20] {
+            for part in [1, 50, 4096] {
+                let trace: StreamedTrace<TimelineColumns> =
+                    decode_stream(TRACE.as_bytes(), Some((&pool, part)), window, u64::MAX).unwrap();
+                let timeline = rows(&trace.columns.0);
+                assert_eq!(
+                    timeline.iter().collect::<Vec<_>>(),
+                    expected,
+                    "{window} {part}"
+                );
+                let parted =
+                    kineto::decode_on(TRACE.as_bytes(), &pool, part, Rows::Timeline).unwrap();
+                assert_eq!(rows(&parted.columns), timeline);
+            }
+        }
+        // An event left unfiled is still checked: a bad one declines the document as before.
+        let bad = TRACE.replacen(r#""tid": 1, "ts": 1"#, r#""tid": [1], "ts": 1"#, 1);
+        assert!(kineto::decode(bad.as_bytes()).is_err());
+        let declined: Result<StreamedTrace<TimelineColumns>, _> =
+            decode_stream(bad.as_bytes(), None, 1 << 20, u64::MAX);
+        assert!(declined.is_err());
+        let negative = TRACE.replacen(r#""ts": 1, "dur": 4"#, r#""ts": 1, "dur": -4"#, 1);
+        assert!(kineto::decode_on(negative.as_bytes(), &pool, 1, Rows::Timeline).is_err());
     }
 
     #[test]

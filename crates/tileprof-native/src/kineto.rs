@@ -12,9 +12,11 @@ use std::io::{BufRead, BufReader};
 use flate2::read::MultiGzDecoder;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use tileprof_decode::kineto::{self, KinetoColumns, KinetoTrace, Nullable};
+use tileprof_decode::kineto::{self, KinetoColumns, KinetoTrace, Nullable, Rows};
 use tileprof_decode::kineto_inventory::{self, Inventory, InventoryColumns};
-use tileprof_decode::kineto_stream::{self, StreamedTrace, WindowColumns, NO_SPAN};
+use tileprof_decode::kineto_stream::{
+    self, StreamedTrace, TimelineColumns, WindowColumns, NO_SPAN,
+};
 
 use crate::{arrow_error, guarded, gzip_limit, nullable_ids, open, ArrowColumns, GZIP_MAGIC};
 
@@ -165,16 +167,18 @@ type Decoded = (
 );
 
 /// Decode a Kineto trace held in memory, its events on `jobs` threads (`part`: the bytes a
-/// thread takes, default `kineto::PART_BYTES`; tests make it tiny): `(decoded, None)`, or
+/// thread takes, default `kineto::PART_BYTES`; tests make it tiny), only the rows a GPU
+/// timeline reads when `timeline` (`kineto::Rows::Timeline`): `(decoded, None)`, or
 /// `(None, why)` when the decoder leaves the document to the Python reader
 /// (`tileprof_decode::kineto`); a panic is a `DecodeError` of kind "panic".
 #[pyfunction]
-#[pyo3(signature = (data, jobs=1, part=None))]
+#[pyo3(signature = (data, jobs=1, part=None, timeline=false))]
 fn decode_kineto_bytes(
     py: Python<'_>,
     data: &[u8],
     jobs: usize,
     part: Option<usize>,
+    timeline: bool,
 ) -> PyResult<(Option<Decoded>, Option<String>)> {
     let outcome = guarded(py, || {
         let pool = tileprof_decode::pool(jobs)?;
@@ -182,6 +186,7 @@ fn decode_kineto_bytes(
             data,
             &pool,
             part.unwrap_or(kineto::PART_BYTES),
+            rows(timeline),
         ))
     })?;
     match outcome {
@@ -201,6 +206,15 @@ fn decode_kineto_bytes(
             Ok((Some(decoded), None))
         }
         Err(declined) => Ok((None, Some(declined.0))),
+    }
+}
+
+/// The rows a decode files: `Rows::Timeline` when `timeline`, else every kept row.
+fn rows(timeline: bool) -> Rows {
+    if timeline {
+        Rows::Timeline
+    } else {
+        Rows::All
     }
 }
 
@@ -243,22 +257,27 @@ type Streamed<'py> = (
 
 /// Decode the Kineto trace in the file at `path` (plain or gzip, at most `gzip_limit` of its
 /// size for gzip) through a window of `window` bytes (`tileprof_decode::kineto_stream`), its
-/// events on `jobs` threads in parts of `part` bytes: `(decoded, None)`, or `(None, why)` when
-/// it leaves the file to the Python reader (a file it cannot open or read included); a panic
-/// is a `DecodeError` of kind "panic".
+/// events on `jobs` threads in parts of `part` bytes, only the rows a GPU timeline reads when
+/// `timeline`: `(decoded, None)`, or `(None, why)` when it leaves the file to the Python
+/// reader (a file it cannot open or read included); a panic is a `DecodeError` of kind
+/// "panic".
 #[pyfunction]
-#[pyo3(signature = (path, jobs=1, part=None, window=None))]
+#[pyo3(signature = (path, jobs=1, part=None, window=None, timeline=false))]
 fn decode_kineto_file<'py>(
     py: Python<'py>,
     path: &str,
     jobs: usize,
     part: Option<usize>,
     window: Option<usize>,
+    timeline: bool,
 ) -> PyResult<(Option<Streamed<'py>>, Option<String>)> {
     let outcome = guarded(py, || {
         let pool = tileprof_decode::pool(jobs)?;
         let split = Some((&pool, part.unwrap_or(kineto::PART_BYTES)));
-        Ok(stream_file::<KinetoColumns>(path, split, window))
+        Ok(match rows(timeline) {
+            Rows::All => stream_file::<KinetoColumns>(path, split, window),
+            Rows::Timeline => stream_file::<TimelineColumns>(path, split, window).map(Into::into),
+        })
     })?;
     match outcome {
         Ok(StreamedTrace {

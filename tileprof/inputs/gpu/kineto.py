@@ -34,6 +34,7 @@ from tileprof.core.kineto import (
     GPU_CATEGORIES,
     LAUNCH_CATEGORIES,
     PLACEABLE_US,
+    TIMELINE_COLUMNS,
     Args,
     Event,
     GpuEvents,
@@ -106,35 +107,44 @@ class PendingEvents:
         return self._events
 
 
-def decode_events(path: str | Path, data: bytes) -> PendingEvents:
+def decode_events(path: str | Path, data: bytes, *, timeline: bool = False) -> PendingEvents:
     """``read_events`` in two halves: the first reads ``data`` now (its errors raised now), the
-    second (``PendingEvents.events``) needs only what was copied out of it."""
+    second (``PendingEvents.events``) needs only what was copied out of it. With ``timeline``,
+    the compiled decoder files only the rows a GPU timeline reads (``timeline_rows``; a
+    document it declines is read whole by msgspec, every row kept)."""
     from tileprof.inputs.gpu.kineto_native import decoded_events
 
-    found = decoded_events(path, data)
+    found = decoded_events(path, data, timeline=timeline)
     if found is None:
         ready = _read_with_msgspec(path, data)
         return PendingEvents(lambda: ready)
     frame, props_raw, info_raw, base_raw = found
-    return _pending(path, frame, (props_raw, info_raw, base_raw), data)
+    return _pending(path, frame, (props_raw, info_raw, base_raw), data, timeline)
 
 
 def decode_file(
-    path: str | Path, *, window_bytes: int | None = None, part_bytes: int | None = None
+    path: str | Path,
+    *,
+    window_bytes: int | None = None,
+    part_bytes: int | None = None,
+    timeline: bool = False,
 ) -> tuple[PendingEvents, set[str]] | None:
     """``decode_events`` of the trace in the file at ``path`` (plain or gzip) read by the
     compiled decoder through a bounded window, its text never held whole, and the document's
     top-level keys (the caller tells the file's kind from them, as ``detect`` does); None when
     the decoder declines the file: the caller reads it whole (``decode_events``), which words
     the error or reads the odd document. ``window_bytes`` and ``part_bytes``: the decoder's
-    defaults unless given (tests make them tiny)."""
+    defaults unless given (tests make them tiny). With ``timeline``, only the rows a GPU
+    timeline reads (``timeline_rows``)."""
     from tileprof.inputs.gpu.kineto_native import streamed_events
 
-    found = streamed_events(path, window_bytes=window_bytes, part_bytes=part_bytes)
+    found = streamed_events(
+        path, window_bytes=window_bytes, part_bytes=part_bytes, timeline=timeline
+    )
     if found is None:
         return None
     frame, props_raw, info_raw, kept, keys, base_raw = found
-    return _pending(path, frame, (props_raw, info_raw, base_raw), kept), set(keys)
+    return _pending(path, frame, (props_raw, info_raw, base_raw), kept, timeline), set(keys)
 
 
 TopValues = tuple[bytes, bytes, bytes]
@@ -142,12 +152,17 @@ TopValues = tuple[bytes, bytes, bytes]
 ``baseTimeNanoseconds`` (``[]``, ``null`` and ``null`` when absent)."""
 
 
-def _pending(path: str | Path, frame: pl.DataFrame, top: TopValues, spans: bytes) -> PendingEvents:
+def _pending(
+    path: str | Path, frame: pl.DataFrame, top: TopValues, spans: bytes, timeline: bool
+) -> PendingEvents:
     """The event model of the decoder's ``frame`` to be made (``PendingEvents``), the NCCL
-    events' bytes copied out of ``spans`` (what the frame's spans point into) now."""
+    events' bytes copied out of ``spans`` (what the frame's spans point into) now; of a read
+    for a timeline, the columns it reads (``TIMELINE_COLUMNS``), the others let go now."""
     from tileprof.inputs.gpu.kineto_native import comm_args, event_frame
 
     args_of = comm_args(frame, spans)
+    if timeline:
+        frame = frame.select(TIMELINE_COLUMNS)
     return PendingEvents(lambda: _events(path, event_frame(frame), top, args_of))
 
 

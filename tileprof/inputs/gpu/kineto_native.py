@@ -24,22 +24,29 @@ import polars as pl
 
 import tileprof.core._native as core
 from tileprof.core.errors import InputError
-from tileprof.core.kineto import COMM_CATEGORIES, KINETO_SCHEMA, Args, Event, comm_events
+from tileprof.core.kineto import (
+    COMM_CATEGORIES,
+    KINETO_SCHEMA,
+    Args,
+    Event,
+    comm_events,
+)
 from tileprof.inputs import threads
 
 _NO_ARGS = Args()
 
 
 def decoded_events(
-    path: str | Path, data: bytes, *, part_bytes: int | None = None
+    path: str | Path, data: bytes, *, part_bytes: int | None = None, timeline: bool = False
 ) -> tuple[pl.DataFrame, bytes, bytes, bytes] | None:
     """(the decoder's frame, raw ``deviceProperties``, raw ``distributedInfo``, raw
     ``baseTimeNanoseconds``) of ``data``, or None when the compiled decoder declines it. The
     frame holds the Kineto event frame's columns with text as dictionaries (``event_frame``
-    casts them). The events are decoded on ``threads.jobs()`` threads, each taking
-    ``part_bytes`` of them (default chosen by the decoder; tests make it tiny)."""
+    casts them); with ``timeline``, only the rows a GPU timeline reads
+    (``core.kineto.timeline_rows``). The events are decoded on ``threads.jobs()`` threads,
+    each taking ``part_bytes`` of them (default chosen by the decoder; tests make it tiny)."""
     try:
-        found, _why = core.decode_kineto_bytes(data, threads.jobs(), part_bytes)
+        found, _why = core.decode_kineto_bytes(data, threads.jobs(), part_bytes, timeline)
     except core.DecodeError as error:  # a panic: a bug of tileprof's
         raise _internal_error(path, error) from None
     if found is None:
@@ -53,16 +60,22 @@ def decoded_events(
 
 
 def streamed_events(
-    path: str | Path, *, part_bytes: int | None = None, window_bytes: int | None = None
+    path: str | Path,
+    *,
+    part_bytes: int | None = None,
+    window_bytes: int | None = None,
+    timeline: bool = False,
 ) -> tuple[pl.DataFrame, bytes, bytes, bytes, list[str], bytes] | None:
     """(the decoder's frame, raw ``deviceProperties``, raw ``distributedInfo``, the bytes its spans
     point into, the document's top-level keys, raw ``baseTimeNanoseconds``) of the trace in the
     file at ``path`` (plain or gzip), or None when the compiled decoder declines it (a file it
     cannot read included). The file is read through a window of ``window_bytes`` (default chosen
     by the decoder; tests make it tiny), so its text is never held whole: only the communication
-    events' bytes are kept (``comm_args`` reads them), the other spans are null."""
+    events' bytes are kept (``comm_args`` reads them), the other spans are null. With
+    ``timeline``, only the rows a GPU timeline reads (``core.kineto.timeline_rows``)."""
+    jobs = threads.jobs()
     try:
-        found, _why = core.decode_kineto_file(str(path), threads.jobs(), part_bytes, window_bytes)
+        found, _why = core.decode_kineto_file(str(path), jobs, part_bytes, window_bytes, timeline)
     except core.DecodeError as error:  # a panic: a bug of tileprof's
         raise _internal_error(path, error) from None
     if found is None:
@@ -74,10 +87,12 @@ def streamed_events(
 
 
 def event_frame(decoded: pl.DataFrame) -> pl.DataFrame:
-    """The Kineto event frame (``KINETO_SCHEMA``) of the decoder's frame: its dictionary text
+    """The Kineto event frame (``KINETO_SCHEMA``, or those of its columns that ``decoded``
+    holds: ``TIMELINE_COLUMNS`` for a timeline) of the decoder's frame: its dictionary text
     cast to strings, which every analysis reads. ``read_events`` casts once the trace's bytes
-    may be let go: on the 626 MB trace the cast takes 225 MB, which came on top of the file."""
-    return decoded.cast(pl.Schema(KINETO_SCHEMA))
+    may be let go: on the 626 MB trace the whole cast takes 225 MB, which came on top of the
+    file."""
+    return decoded.cast({column: KINETO_SCHEMA[column] for column in decoded.columns})
 
 
 def decoded_inventory(path: str | Path, data: bytes) -> tuple[pl.DataFrame, bytes] | None:
