@@ -139,14 +139,16 @@ def launch_external_ids(frame: pl.DataFrame, known: pl.DataFrame) -> pl.DataFram
     one of ``known``'s ``ext`` (the launching op is in the trace). ``frame`` is a Kineto event
     frame (``KINETO_SCHEMA``)."""
     return (
-        frame.filter(
+        frame.lazy()
+        .filter(
             pl.col("cat").is_in(LAUNCH_CATEGORIES),
             pl.col("correlation").is_not_null(),
             pl.col("external_id").is_not_null(),
         )
         .select("correlation", pl.col("external_id").alias("launch_ext"))
         .filter(pl.col("correlation").is_last_distinct())
-        .join(known.select("ext"), left_on="launch_ext", right_on="ext", how="semi")
+        .join(known.lazy().select("ext"), left_on="launch_ext", right_on="ext", how="semi")
+        .collect()
     )
 
 

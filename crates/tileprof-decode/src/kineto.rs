@@ -178,6 +178,9 @@ pub struct KinetoColumns {
     pub start: Vec<u64>,
     pub end: Vec<u64>,
     pub texts: Texts,
+    /// The rows filed; of `Rows::Timeline`, the columns `grid` to `input_type_raw` are left
+    /// empty (`file_op_texts`).
+    pub rows: Rows,
 }
 
 impl KinetoColumns {
@@ -207,7 +210,10 @@ impl KinetoColumns {
             start,
             end,
             texts,
+            rows,
         } = part;
+        debug_assert!(self.index.is_empty() || self.rows == rows);
+        self.rows = rows;
         let texts_of = self.texts.absorb(&texts);
         self.index
             .extend(index.into_iter().map(|i| i + index_offset));
@@ -559,7 +565,10 @@ struct Run {
 /// The events from the one starting at `first`, until the array ends or an event starts at or
 /// past `to`, filing `rows`.
 fn run_from(data: &[u8], first: usize, to: usize, rows: Rows) -> Result<Run, Declined> {
-    let mut columns = KinetoColumns::default();
+    let mut columns = KinetoColumns {
+        rows,
+        ..KinetoColumns::default()
+    };
     let mut position = first;
     let mut index = 0i64;
     loop {
@@ -567,7 +576,7 @@ fn run_from(data: &[u8], first: usize, to: usize, rows: Rows) -> Result<Run, Dec
             Some(found) => found,
             None => serde_event(data, position, index)?,
         };
-        keep(&mut columns, event, index, (position, end), rows)?;
+        keep(&mut columns, event, index, (position, end))?;
         index += 1;
         let after = skip_space(data, end);
         let stop = match data.get(after) {
@@ -603,15 +612,14 @@ fn placeable(us: f64) -> bool {
     us.is_finite() && us.abs() < PLACEABLE_US
 }
 
-/// File one event in the columns when it is a complete event of a kept category that `rows`
-/// names, checking it as the Python reader does (a check it fails declines the document,
+/// File one event in the columns when it is a complete event of a kept category that the
+/// columns' `rows` names, checking it as the Python reader does (a check it fails declines the document,
 /// whether or not the event is filed).
 fn keep(
     columns: &mut KinetoColumns,
     event: Event<'_>,
     index: i64,
     span: (usize, usize),
-    rows: Rows,
 ) -> Result<(), Declined> {
     if event.ph.as_deref() != Some("X") {
         return Ok(());
@@ -643,7 +651,7 @@ fn keep(
             "event {index}: pid or tid of a kind Python's text of it cannot be held to"
         )));
     };
-    if !rows.files(cat, event.name.as_deref()) {
+    if !columns.rows.files(cat, event.name.as_deref()) {
         return Ok(());
     }
     let texts = &mut columns.texts;
@@ -662,6 +670,19 @@ fn keep(
     });
     columns.correlation.push(args.correlation);
     columns.external_id.push(args.external_id);
+    columns.start.push(span.0 as u64);
+    columns.end.push(span.1 as u64);
+    if columns.rows == Rows::All {
+        file_op_texts(columns, args, thread);
+    }
+    Ok(())
+}
+
+/// File an event's texts that only the op rows and the run table read (`grid`, `block`,
+/// `input_type`, `thread` and the op arguments' JSON): a read for a timeline
+/// (`Rows::Timeline`) leaves these columns empty.
+fn file_op_texts(columns: &mut KinetoColumns, args: Args<'_>, thread: (Cow<str>, Cow<str>)) {
+    let texts = &mut columns.texts;
     let dims = |values: Option<Vec<i64>>, texts: &mut Texts| match values {
         Some(values) if !values.is_empty() => {
             let text: Vec<String> = values.iter().map(i64::to_string).collect();
@@ -685,9 +706,6 @@ fn keep(
         .concrete_inputs
         .push(raw(args.concrete_inputs, texts));
     columns.input_type_raw.push(raw(args.input_type_raw, texts));
-    columns.start.push(span.0 as u64);
-    columns.end.push(span.1 as u64);
-    Ok(())
 }
 
 /// A list of strings as Python's `json.dumps` writes it: `["a", "b"]`, non-ASCII as `\uXXXX`

@@ -447,9 +447,31 @@ mod tests {
             .collect()
     }
 
+    /// The columns a read for a timeline files, with the texts looked up.
+    fn timeline_rows(columns: &KinetoColumns) -> Vec<String> {
+        let text = |code: u32| (code != NONE).then(|| columns.texts.values[code as usize].clone());
+        (0..columns.index.len())
+            .map(|row| {
+                format!(
+                    "{} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+                    columns.index[row],
+                    text(columns.cat[row]),
+                    text(columns.name[row]),
+                    columns.ts.get(row),
+                    columns.dur.get(row),
+                    columns.pid.get(row),
+                    columns.device.get(row),
+                    columns.stream.get(row),
+                    columns.correlation.get(row),
+                    columns.external_id.get(row),
+                )
+            })
+            .collect()
+    }
+
     #[test]
     fn a_timeline_read_files_every_row_but_the_cpu_ops_other_than_record_param_comms() {
-        let whole = rows(&kineto::decode(TRACE.as_bytes()).unwrap().columns);
+        let whole = timeline_rows(&kineto::decode(TRACE.as_bytes()).unwrap().columns);
         let expected: Vec<&String> = whole
             .iter()
             .filter(|row| !row.contains("aten::mm"))
@@ -460,15 +482,21 @@ mod tests {
             for part in [1, 50, 4096] {
                 let trace: StreamedTrace<TimelineColumns> =
                     decode_stream(TRACE.as_bytes(), Some((&pool, part)), window, u64::MAX).unwrap();
-                let timeline = rows(&trace.columns.0);
+                let columns = &trace.columns.0;
+                let timeline = timeline_rows(columns);
                 assert_eq!(
                     timeline.iter().collect::<Vec<_>>(),
                     expected,
                     "{window} {part}"
                 );
+                // the op rows' texts are left out, the spans kept
+                assert_eq!(columns.rows, Rows::Timeline);
+                assert!(columns.thread.is_empty() && columns.grid.is_empty());
+                assert!(columns.input_dims.is_empty() && columns.input_type_raw.is_empty());
+                assert_eq!(columns.start.len(), timeline.len());
                 let parted =
                     kineto::decode_on(TRACE.as_bytes(), &pool, part, Rows::Timeline).unwrap();
-                assert_eq!(rows(&parted.columns), timeline);
+                assert_eq!(timeline_rows(&parted.columns), timeline);
             }
         }
         // An event left unfiled is still checked: a bad one declines the document as before.

@@ -84,12 +84,17 @@ fn texts_of(texts: &kineto::Texts) -> ArrayRef {
     Arc::new(StringArray::from_iter_values(texts.values.iter()))
 }
 
-/// The columns as one struct array.
+/// The columns as one struct array; of a read for a timeline (`Rows::Timeline`), without the
+/// columns it leaves empty.
 fn to_arrow(columns: KinetoColumns) -> Result<StructArray, ArrowError> {
     let texts = texts_of(&columns.texts);
     let text = |codes: Vec<u32>| text_column(codes, &texts);
     let dictionary = DataType::Dictionary(Box::new(DataType::UInt32), Box::new(DataType::Utf8));
-    let named = vec![
+    let spans = [
+        ("span_start", DataType::Int64, spans(columns.start)),
+        ("span_end", DataType::Int64, spans(columns.end)),
+    ];
+    let mut named = vec![
         ("index", DataType::Int64, ints(columns.index)),
         ("cat", dictionary.clone(), text(columns.cat)?),
         ("name", dictionary.clone(), text(columns.name)?),
@@ -108,6 +113,12 @@ fn to_arrow(columns: KinetoColumns) -> Result<StructArray, ArrowError> {
             DataType::Int64,
             optional_ints(columns.external_id),
         ),
+    ];
+    if columns.rows == Rows::Timeline {
+        named.extend(spans);
+        return struct_of(named);
+    }
+    named.extend([
         ("grid", dictionary.clone(), text(columns.grid)?),
         ("block", dictionary.clone(), text(columns.block)?),
         ("input_type", dictionary.clone(), text(columns.input_type)?),
@@ -120,9 +131,8 @@ fn to_arrow(columns: KinetoColumns) -> Result<StructArray, ArrowError> {
             text(columns.concrete_inputs)?,
         ),
         ("input_type_raw", dictionary, text(columns.input_type_raw)?),
-        ("span_start", DataType::Int64, spans(columns.start)),
-        ("span_end", DataType::Int64, spans(columns.end)),
-    ];
+    ]);
+    named.extend(spans);
     struct_of(named)
 }
 

@@ -186,7 +186,7 @@ def _events(
     listed = {d.id: d.name for d in props}
     rank = None if info is None else (info.rank, info.world_size, info.backend)
     events = KinetoEvents(Path(path).name, listed, frame, args_of, rank, base_time_of(base_raw))
-    gpu = frame.filter(pl.col("cat").is_in(GPU_CATEGORIES))
+    gpu = frame.lazy().filter(pl.col("cat").is_in(GPU_CATEGORIES)).select("device").collect()
     events.devices = _device_names(events.devices, set(gpu.get_column("device").to_list()))
     return events
 
@@ -304,19 +304,22 @@ def gpu_events_of(found: KinetoEvents) -> GpuEvents:
     from tileprof.inputs.gpu.kineto_frame import event_frame
 
     frame = found.frame
-    gpu = frame.filter(pl.col("cat").is_in(GPU_CATEGORIES))
-    kineto = gpu.select(
+    # lazy, as every selection of rows of the whole frame: only the selected columns of the
+    # rows are copied, not all twenty (a CPU op's cost 250 bytes, most of it text views)
+    kineto = frame.lazy().filter(pl.col("cat").is_in(GPU_CATEGORIES)).select(
         "index", pl.col("cat").cast(pl.Categorical()), "grid", "block",
         pl.col("external_id").alias("own_ext"), "correlation",
-    )  # fmt: skip
+    ).collect()  # fmt: skip
     ops = (
-        frame.filter(pl.col("cat") == "cpu_op", pl.col("external_id").is_not_null())
+        frame.lazy()
+        .filter(pl.col("cat") == "cpu_op", pl.col("external_id").is_not_null())
         .select(
             pl.col("external_id").alias("ext"),
             pl.col("name").fill_null("").alias("op"),
             pl.col("input_type").alias("op_types"),
         )
         .filter(pl.col("ext").is_last_distinct())  # unique(keep="last"), in order, faster
+        .collect()
     )
     launches = launch_external_ids(frame, ops)
     attributed = (
@@ -326,7 +329,7 @@ def gpu_events_of(found: KinetoEvents) -> GpuEvents:
         .select("index", "cat", "grid", "block", "op", "op_types")
     )
     events = event_frame(found).join(attributed, on="index", how="left", maintain_order="left")
-    cpu_ops = frame.filter(pl.col("cat") == "cpu_op").height
+    cpu_ops = frame.select((pl.col("cat") == "cpu_op").sum()).item()
     return GpuEvents(events, found.devices, cpu_ops)
 
 
