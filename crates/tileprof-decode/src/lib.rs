@@ -25,6 +25,7 @@ pub mod kineto_inventory;
 pub mod kineto_stream;
 pub mod ndjson;
 pub mod progress;
+pub mod read_ahead;
 pub mod sample;
 pub mod scan;
 

@@ -17,6 +17,7 @@ use tileprof_decode::kineto_inventory::{self, Inventory, InventoryColumns};
 use tileprof_decode::kineto_stream::{
     self, StreamedTrace, TimelineColumns, WindowColumns, NO_SPAN,
 };
+use tileprof_decode::read_ahead::{self, ReadAhead};
 
 use crate::{arrow_error, guarded, gzip_limit, nullable_ids, open, ArrowColumns, GZIP_MAGIC};
 
@@ -329,7 +330,12 @@ fn stream_file<C: WindowColumns>(
     let mut file = BufReader::with_capacity(1 << 20, file);
     let head = file.fill_buf().map_err(|error| unread(error.to_string()))?;
     if head.starts_with(GZIP_MAGIC) {
-        let text = MultiGzDecoder::new(file);
+        // inflated on a thread of its own while the decoder's threads read the windows
+        let text = ReadAhead::new(
+            MultiGzDecoder::new(file),
+            read_ahead::CHUNK_BYTES,
+            read_ahead::DEPTH,
+        );
         kineto_stream::decode_stream(text, split, window, gzip_limit(size))
     } else {
         kineto_stream::decode_stream(file, split, window, u64::MAX)

@@ -1,0 +1,202 @@
+//! A reader that reads its source on a thread of its own, a few chunks ahead of its caller.
+//!
+//! A gzip trace is decompressed on one thread while the decoder reads the text on others
+//! (`kineto_stream` decodes a window on its pool, then reads the next window): without it,
+//! the decoder's threads waited for every window's inflate. Measured on the issue 33 trace
+//! (docs/performance.md, "Decoding Kineto traces"). The thread holds at most `DEPTH` chunks
+//! of `CHUNK_BYTES` that the caller has not read, so a gzip bomb still costs only what the
+//! caller reads (the window's limit bounds that) plus those chunks.
+
+use std::io::{self, Read};
+use std::panic::resume_unwind;
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::thread::{self, JoinHandle};
+
+/// Bytes the thread reads at a time.
+pub const CHUNK_BYTES: usize = 4 << 20;
+/// Chunks it may hold ahead of the caller.
+pub const DEPTH: usize = 4;
+
+/// Reads `source` on its own thread (`ReadAhead::new`); an error of the source is the
+/// caller's error at the place it occurred, and a panic in the thread is resumed on the
+/// caller's thread (where the Python layer's `guarded` makes it the one-line error every
+/// panic is).
+pub struct ReadAhead {
+    chunks: Option<Receiver<io::Result<Vec<u8>>>>,
+    current: Vec<u8>,
+    at: usize,
+    worker: Option<JoinHandle<()>>,
+}
+
+impl ReadAhead {
+    pub fn new<R: Read + Send + 'static>(source: R, chunk: usize, depth: usize) -> Self {
+        let (sender, chunks) = sync_channel(depth);
+        let worker = thread::spawn(move || {
+            let mut source = source;
+            loop {
+                let (buf, error) = fill(&mut source, chunk);
+                let last = error.is_some() || buf.len() < chunk;
+                // an empty chunk is the end: one before an error is not sent
+                let sent = if buf.is_empty() && error.is_some() {
+                    Ok(())
+                } else {
+                    sender.send(Ok(buf))
+                };
+                // a send fails when the caller has let the reader go: stop reading
+                if sent.is_err() || last {
+                    if let Some(error) = error {
+                        let _ = sender.send(Err(error));
+                    }
+                    return;
+                }
+            }
+        });
+        ReadAhead {
+            chunks: Some(chunks),
+            current: Vec::new(),
+            at: 0,
+            worker: Some(worker),
+        }
+    }
+
+    /// The next chunk, empty at the end; a panic of the thread resumed here.
+    fn next_chunk(&mut self) -> io::Result<Vec<u8>> {
+        let received = self.chunks.as_ref().map(Receiver::recv);
+        match received {
+            Some(Ok(outcome)) => outcome,
+            Some(Err(_)) | None => {
+                // the thread has ended: at the end of the source, or by a panic
+                if let Some(worker) = self.worker.take() {
+                    if let Err(payload) = worker.join() {
+                        resume_unwind(payload);
+                    }
+                }
+                Ok(Vec::new())
+            }
+        }
+    }
+}
+
+/// Up to `chunk` bytes of `source`, fewer only at its end or before an error (returned
+/// beside the bytes read before it).
+fn fill(source: &mut impl Read, chunk: usize) -> (Vec<u8>, Option<io::Error>) {
+    let mut buf = vec![0u8; chunk];
+    let mut filled = 0;
+    let mut failed = None;
+    while filled < chunk {
+        match source.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => {
+                failed = Some(error);
+                break;
+            }
+        }
+    }
+    buf.truncate(filled);
+    (buf, failed)
+}
+
+impl Read for ReadAhead {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.at == self.current.len() {
+            self.current = self.next_chunk()?;
+            self.at = 0;
+        }
+        let n = out.len().min(self.current.len() - self.at);
+        out[..n].copy_from_slice(&self.current[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+impl Drop for ReadAhead {
+    fn drop(&mut self) {
+        self.chunks = None; // the thread's next send fails, and it stops
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join(); // a panic after the caller let go has nothing to report to
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A source that yields `data` a few bytes a read, then fails or panics when asked.
+    struct Source {
+        data: Vec<u8>,
+        at: usize,
+        step: usize,
+        then: Option<&'static str>,
+    }
+
+    impl Read for Source {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            if self.at == self.data.len() {
+                return match self.then {
+                    Some("panic") => panic!("planted"),
+                    Some(why) => Err(io::Error::other(why)),
+                    None => Ok(0),
+                };
+            }
+            let n = out.len().min(self.step).min(self.data.len() - self.at);
+            out[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    fn source(len: usize, step: usize, then: Option<&'static str>) -> Source {
+        let data = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+        Source {
+            data,
+            at: 0,
+            step,
+            then,
+        }
+    }
+
+    #[test]
+    fn it_reads_what_its_source_holds_in_any_chunks() {
+        for (len, step, chunk, depth) in [(0, 1, 1, 1), (1000, 3, 7, 1), (1000, 64, 100, 4)] {
+            let expected = source(len, step, None).data;
+            let mut read = Vec::new();
+            ReadAhead::new(source(len, step, None), chunk, depth)
+                .read_to_end(&mut read)
+                .unwrap();
+            assert_eq!(read, expected, "{len} {step} {chunk}");
+        }
+    }
+
+    #[test]
+    fn an_error_comes_after_the_bytes_before_it() {
+        // within a chunk, and at a chunk's end
+        for (len, step) in [(10, 3), (8, 4)] {
+            let mut reader = ReadAhead::new(source(len, step, Some("bad block")), 4, 2);
+            let mut read = vec![0u8; len];
+            reader.read_exact(&mut read).unwrap();
+            assert_eq!(read, source(len, step, None).data);
+            let error = reader.read(&mut [0u8; 4]).unwrap_err();
+            assert_eq!(error.to_string(), "bad block", "{len} {step}");
+        }
+    }
+
+    #[test]
+    fn a_panic_in_the_thread_is_resumed_on_the_callers() {
+        let outcome = std::panic::catch_unwind(|| {
+            let mut read = Vec::new();
+            ReadAhead::new(source(5, 2, Some("panic")), 4, 2).read_to_end(&mut read)
+        });
+        assert!(outcome.is_err());
+    }
+
+    #[test]
+    fn a_reader_let_go_early_stops_its_thread() {
+        let mut reader = ReadAhead::new(source(1 << 20, 4096, None), 1024, 1);
+        let mut first = [0u8; 10];
+        reader.read_exact(&mut first).unwrap();
+        drop(reader); // joins the thread: a hang here would fail the test by time
+    }
+}
