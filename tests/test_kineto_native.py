@@ -99,10 +99,19 @@ def outcome(read: Any, data: bytes) -> tuple[str, Any]:
 
 def reading(events: KinetoEvents, timeline: bool = False) -> tuple[pl.DataFrame, Any, Any, Any]:
     """``outcome``'s reading of decoded events; with ``timeline``, the frame as it stands (a
-    read for a GPU timeline holds ``TIMELINE_COLUMNS`` alone, compared whole)."""
+    read for a GPU timeline holds ``TIMELINE_COLUMNS`` alone, compared whole), its
+    Categorical ``cat`` and ``name`` as text."""
     args = events.args_of(events.frame.filter(comm_events()).get_column("index").to_list())
-    frame = events.frame if timeline else decoded(events.frame)
+    frame = timeline_text(events.frame) if timeline else decoded(events.frame)
     return frame, args, events.devices, events.rank
+
+
+def timeline_text(frame: pl.DataFrame) -> pl.DataFrame:
+    """A timeline read's frame, its ``cat`` and ``name`` (the decoder's dictionaries, and
+    only those) as text. ``DataFrame.equals`` does not tell Categorical from String."""
+    text = {c for c, dtype in frame.schema.items() if dtype == pl.Categorical}
+    assert text == {"cat", "name"}, frame.schema
+    return frame.with_columns(pl.col("cat", "name").cast(pl.String))
 
 
 def timeline_reading(data: bytes) -> tuple[str, Any]:
@@ -211,7 +220,8 @@ def assert_parts_read_alike(data: bytes, frame: pl.DataFrame | None, parts: list
                 assert found is not None and timeline is not None, part
                 assert event_frame(found[0]).equals(frame), part
                 kept = frame.filter(timeline_rows()).select(TIMELINE_COLUMNS)
-                assert event_frame(timeline[0].select(TIMELINE_COLUMNS)).equals(kept), part
+                read = event_frame(timeline[0].select(TIMELINE_COLUMNS), timeline=True)
+                assert timeline_text(read).equals(kept), part
     finally:
         threads.configure(saved)
 

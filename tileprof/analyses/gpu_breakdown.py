@@ -265,10 +265,16 @@ class _DeviceEvents:
     before ``low``."""
 
 
+_LAUNCH_COLUMNS = ("kind", "stream", "start_ns", "end_ns", "launch_start_ns", "launch_end_ns")
+"""The GPU event frame's columns that a window's time and launch figures read."""
+
+
 def _device_events(events: pl.DataFrame, window: _Window) -> _DeviceEvents:
-    """The events of ``window``'s device (or of every device) as arrays, once."""
-    if not window.every_device:
-        events = events.filter(pl.col("device").eq_missing(window.device))
+    """The events of ``window``'s device (or of every device) as arrays, once, and the
+    columns ``_launch_row`` reads of them (only those are copied: names are most of a
+    timeline's bytes)."""
+    device = pl.lit(True) if window.every_device else pl.col("device").eq_missing(window.device)
+    events = events.lazy().filter(device).select(_LAUNCH_COLUMNS).collect()
     start = events.get_column("start_ns").to_numpy().astype(np.int64)
     end = events.get_column("end_ns").to_numpy().astype(np.int64)
     column = events.get_column("launch_start_ns")

@@ -129,7 +129,7 @@ def runtime_calls(frame: pl.DataFrame) -> pl.LazyFrame:
             pl.col("ts").is_not_null(),
             placeable(pl.col("ts")) & placeable(pl.col("ts") + dur),
         )
-        .with_columns(pl.col("name").fill_null(""), dur)
+        .with_columns(pl.col("name").cast(pl.String).fill_null(""), dur)
     )
 
 
@@ -189,7 +189,9 @@ COMM_CATEGORIES = ("kernel", "cpu_op")
 
 def comm_kernels() -> pl.Expr:
     """The communication kernels (a ``kernel`` named like NCCL's or RCCL's)."""
-    return (pl.col("cat") == "kernel") & pl.col("name").str.contains(COMM_NAME.pattern)
+    return (pl.col("cat") == "kernel") & pl.col("name").cast(pl.String).str.contains(
+        COMM_NAME.pattern
+    )
 
 
 def comm_ops() -> pl.Expr:
@@ -216,8 +218,9 @@ TIMELINE_COLUMNS = (
     "index", "cat", "name", "ts", "dur", "pid", "device", "stream", "correlation", "external_id",
 )  # fmt: skip
 """The columns of the Kineto event frame that a GPU timeline reads: a read for a timeline
-(``timeline_rows``) keeps only these; the op arguments' texts, ``thread``, ``grid`` and
-``block`` (eleven text columns, 16 bytes a row each once cast) are left out."""
+(``timeline_rows``) keeps only these, ``cat`` and ``name`` as Categorical (the decoder's
+dictionaries: what reads them as text casts them); the op arguments' texts, ``thread``,
+``grid`` and ``block`` (text columns of 16 bytes a row each once cast) are left out."""
 
 
 def comm_events() -> pl.Expr:

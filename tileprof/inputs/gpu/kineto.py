@@ -163,7 +163,7 @@ def _pending(
     args_of = comm_args(frame, spans)
     if timeline:
         frame = frame.select(TIMELINE_COLUMNS)
-    return PendingEvents(lambda: _events(path, event_frame(frame), top, args_of))
+    return PendingEvents(lambda: _events(path, event_frame(frame, timeline=timeline), top, args_of))
 
 
 def _events(
@@ -235,8 +235,7 @@ def step_rows(frame: pl.DataFrame) -> list[Step]:
         pl.col("cat").is_in(list(_STEP_CATEGORIES)),
         pl.col("ts").is_not_null(),
         pl.col("dur").is_not_null(),
-        pl.col("name").str.starts_with("ProfilerStep#"),
-    )
+    ).filter(pl.col("name").cast(pl.String).str.starts_with("ProfilerStep#"))
     steps: list[Step] = []
     for row in candidates.select("cat", "name", "ts", "dur", "pid").iter_rows():
         cat, name, ts, dur, pid = row

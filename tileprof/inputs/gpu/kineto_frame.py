@@ -21,7 +21,6 @@ from tileprof.core.kineto import (
     GPU_CATEGORIES,
     Args,
     KinetoEvents,
-    comm_kernels,
     comm_ops,
     runtime_calls,
 )
@@ -43,28 +42,38 @@ def event_frame(found: KinetoEvents) -> pl.DataFrame:
     polars, joined with the runtime calls; only the communication kernels (few) have their
     NCCL parameters looked up one by one. The GPU rows are sorted before the runtime calls'
     columns join them, and only the calls that launched them are copied: on a 4 GB trace the
-    copies held at once took 800 MB."""
+    copies held at once took 800 MB. A read for a timeline keeps ``name`` as the decoder's
+    dictionary: the kernel names are matched as communication once each, and made text only
+    in the frame returned."""
     # lazy: only these columns of the GPU rows are copied, not every column of the frame
-    kind = (
-        pl.when(pl.col("cat") == "gpu_memcpy").then(pl.lit("memcpy"))
-        .when(pl.col("cat") == "gpu_memset").then(pl.lit("memset"))
-        .when(pl.col("name").str.contains(COMM_NAME.pattern)).then(pl.lit("comm"))
-        .otherwise(pl.lit("kernel"))
-    )  # fmt: skip
     start = ns_of_us(pl.col("ts"))
     events = found.frame.lazy().filter(pl.col("cat").is_in(GPU_CATEGORIES)).select(
         "index", pl.coalesce("device", "pid").alias("device"), "stream", "cat", "name",
-        "correlation", kind.alias("kind"), start.alias("start_ns"),
-        (start + ns_of_us(pl.col("dur"))).alias("end_ns"),
+        "correlation", start.alias("start_ns"), (start + ns_of_us(pl.col("dur"))).alias("end_ns"),
     ).collect().sort("start_ns", "index")  # fmt: skip
+    comm_names = _comm_names(events.get_column("name"))
+    kind = (
+        pl.when(pl.col("cat") == "gpu_memcpy").then(pl.lit("memcpy"))
+        .when(pl.col("cat") == "gpu_memset").then(pl.lit("memset"))
+        .when(pl.col("name").is_in(comm_names.implode())).then(pl.lit("comm"))
+        .otherwise(pl.lit("kernel"))
+    )  # fmt: skip
+    events = events.with_columns(kind.alias("kind"))
     calls = _calls(found.frame, events.get_column("correlation"))
-    comm = events.filter(comm_kernels())
+    comm = events.filter(pl.col("kind") == "comm")  # ``comm_kernels``: a kernel named so
     comm = comm.join(calls.select("correlation", "launch_ext"), on="correlation", how="left",
                      maintain_order="left")  # fmt: skip
     frame = events.join(
         calls.drop("launch_ext"), on="correlation", how="left", maintain_order="left"
     ).join(_comm_frame(found, comm), on="index", how="left", maintain_order="left")
     return as_gpu_events(frame.drop("cat"))
+
+
+def _comm_names(names: pl.Series) -> pl.Series:
+    """The distinct names among ``names`` that are a communication kernel's (``COMM_NAME``):
+    each distinct name is matched once."""
+    distinct = names.unique().cast(pl.String)
+    return distinct.filter(distinct.str.contains(COMM_NAME.pattern))
 
 
 def _calls(frame: pl.DataFrame, launched: pl.Series) -> pl.DataFrame:

@@ -86,13 +86,16 @@ def streamed_events(
     return _frame_of(columns), props_raw, info_raw, kept, keys, base or b"null"
 
 
-def event_frame(decoded: pl.DataFrame) -> pl.DataFrame:
+def event_frame(decoded: pl.DataFrame, *, timeline: bool = False) -> pl.DataFrame:
     """The Kineto event frame (``KINETO_SCHEMA``, or those of its columns that ``decoded``
-    holds: ``TIMELINE_COLUMNS`` for a timeline) of the decoder's frame: its dictionary text
-    cast to strings, which every analysis reads. ``read_events`` casts once the trace's bytes
-    may be let go: on the 626 MB trace the whole cast takes 225 MB, which came on top of the
-    file."""
-    return decoded.cast({column: KINETO_SCHEMA[column] for column in decoded.columns})
+    holds) of the decoder's frame: its dictionary text cast to strings, which every analysis
+    reads. Of a read for a timeline (``timeline``: ``TIMELINE_COLUMNS``), ``cat`` and
+    ``name`` stay the decoder's dictionaries (Categorical): the timeline makes text of the GPU
+    events' names alone, not of every runtime call's. ``read_events`` casts once the trace's
+    bytes may be let go: on the 626 MB trace the whole cast takes 225 MB, which came on top of
+    the file."""
+    kept = ("cat", "name") if timeline else ()
+    return decoded.cast({c: KINETO_SCHEMA[c] for c in decoded.columns if c not in kept})
 
 
 def decoded_inventory(path: str | Path, data: bytes) -> tuple[pl.DataFrame, bytes] | None:
