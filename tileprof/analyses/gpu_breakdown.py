@@ -249,10 +249,11 @@ class _DeviceEvents:
     made once per timeline, and their order by start: a step window reads only the events
     that can reach it, so a trace of many steps is not read whole once per step."""
 
-    frame: pl.DataFrame
     start: Times
     end: Times
     launch: Times
+    launch_end: Times
+    """The launching call's end (0 where ``launched`` is false)."""
     launched: np.ndarray[Any, np.dtype[np.bool_]]
     kind: np.ndarray[Any, np.dtype[np.str_]]
     stream: np.ndarray[Any, np.dtype[np.int64]]
@@ -267,12 +268,13 @@ class _DeviceEvents:
 
 _LAUNCH_COLUMNS = ("kind", "stream", "start_ns", "end_ns", "launch_start_ns", "launch_end_ns")
 """The GPU event frame's columns that a window's time and launch figures read."""
+_KERNEL_KINDS = ("kernel", "comm")
+"""The kinds whose launches ``_launch_row`` counts (compute and communication kernels)."""
 
 
 def _device_events(events: pl.DataFrame, window: _Window) -> _DeviceEvents:
-    """The events of ``window``'s device (or of every device) as arrays, once, and the
-    columns ``_launch_row`` reads of them (only those are copied: names are most of a
-    timeline's bytes)."""
+    """The events of ``window``'s device (or of every device) as arrays, once (only the
+    columns the figures read are copied: names are most of a timeline's bytes)."""
     device = pl.lit(True) if window.every_device else pl.col("device").eq_missing(window.device)
     events = events.lazy().filter(device).select(_LAUNCH_COLUMNS).collect()
     start = events.get_column("start_ns").to_numpy().astype(np.int64)
@@ -280,10 +282,10 @@ def _device_events(events: pl.DataFrame, window: _Window) -> _DeviceEvents:
     column = events.get_column("launch_start_ns")
     by_start = np.argsort(start, kind="stable")
     return _DeviceEvents(
-        frame=events,
         start=start,
         end=end,
         launch=column.fill_null(_WHOLE[1]).to_numpy().astype(np.int64),
+        launch_end=events.get_column("launch_end_ns").fill_null(0).to_numpy().astype(np.int64),
         launched=column.is_not_null().to_numpy(),
         kind=events.get_column("kind").cast(pl.String).to_numpy().astype(str),
         stream=events.get_column("stream").fill_null(-1).to_numpy().astype(np.int64),
@@ -395,19 +397,16 @@ def _stream_row(
 
 def _launch_row(events: _DeviceEvents, window: _Window) -> dict[str, Any]:
     """Launch figures of the kernels (compute and communication) that start in the window."""
-    starting = events.frame[_rows_starting(events, window.low, window.high)]
-    kernels = starting.filter(pl.col("kind").is_in(["kernel", "comm"]))
-    launched = kernels.filter(pl.col("launch_start_ns").is_not_null())
-    ns = launched.select(
-        (pl.col("launch_end_ns") - pl.col("launch_start_ns")).alias("call"),
-        (pl.col("start_ns") - pl.col("launch_start_ns")).alias("delay"),
-        (pl.col("end_ns") - pl.col("start_ns")).alias("length"),
-    )
-    call, delay = ns.get_column("call").to_numpy(), ns.get_column("delay").to_numpy()
-    length = ns.get_column("length").to_numpy()
+    starting = _rows_starting(events, window.low, window.high)
+    kernels = starting[np.isin(events.kind[starting], _KERNEL_KINDS)]
+    launched = kernels[events.launched[kernels]]
+    launch = events.launch[launched]
+    call = events.launch_end[launched] - launch
+    delay = events.start[launched] - launch
+    length = events.end[launched] - events.start[launched]
     return {
-        "kernels": kernels.height,
-        "launched": launched.height,
+        "kernels": kernels.size,
+        "launched": launched.size,
         "launch_us_mean": _mean(call),
         "launch_us_p50": _rank(call, 0.5),
         "launch_us_p95": _rank(call, 0.95),

@@ -157,6 +157,8 @@ def step_windows(events: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
     annotation, the window runs from the first start to the last end of the GPU events whose
     launch call began inside the CPU step (launch attribution); ``source`` says which rule.
     """
+    # the columns the windows read, once: each step's filter copies only these
+    events = events.select("device", "start_ns", "end_ns", "launch_start_ns")
     gpu = steps.filter(pl.col("source") == "gpu_annotation")
     annotations = gpu.rows(named=True)
     dropped: set[int] = set()
