@@ -32,10 +32,16 @@ pub struct ReadAhead {
 }
 
 impl ReadAhead {
-    pub fn new<R: Read + Send + 'static>(source: R, chunk: usize, depth: usize) -> Self {
+    /// The reader of `source`, its thread started; an error when the thread cannot be (no
+    /// memory for its stack: the caller declines the file, as for any read error).
+    pub fn new<R: Read + Send + 'static>(
+        source: R,
+        chunk: usize,
+        depth: usize,
+    ) -> io::Result<Self> {
         let (sender, chunks) = sync_channel(depth);
         let (spent, returned) = sync_channel::<Vec<u8>>(depth);
-        let worker = thread::spawn(move || {
+        let worker = thread::Builder::new().spawn(move || {
             let mut source = source;
             loop {
                 let buf = returned.try_recv().unwrap_or_default();
@@ -55,14 +61,14 @@ impl ReadAhead {
                     return;
                 }
             }
-        });
-        ReadAhead {
+        })?;
+        Ok(ReadAhead {
             chunks: Some(chunks),
             spent,
             current: Vec::new(),
             at: 0,
             worker: Some(worker),
-        }
+        })
     }
 
     /// The next chunk, empty at the end; a panic of the thread resumed here.
@@ -86,6 +92,14 @@ impl ReadAhead {
 /// Up to `chunk` bytes of `source` in `buf` (its contents overwritten), fewer only at its end
 /// or before an error (returned beside the bytes read before it).
 fn fill(source: &mut impl Read, mut buf: Vec<u8>, chunk: usize) -> (Vec<u8>, Option<io::Error>) {
+    // grown with try_reserve, as every buffer of the decoder: out of memory is an error
+    if buf
+        .try_reserve_exact(chunk.saturating_sub(buf.len()))
+        .is_err()
+    {
+        let error = io::Error::new(io::ErrorKind::OutOfMemory, "no memory to read ahead");
+        return (Vec::new(), Some(error));
+    }
     buf.resize(chunk, 0);
     let mut filled = 0;
     let mut failed = None;
@@ -172,6 +186,7 @@ mod tests {
             let expected = source(len, step, None).data;
             let mut read = Vec::new();
             ReadAhead::new(source(len, step, None), chunk, depth)
+                .unwrap()
                 .read_to_end(&mut read)
                 .unwrap();
             assert_eq!(read, expected, "{len} {step} {chunk}");
@@ -182,7 +197,7 @@ mod tests {
     fn an_error_comes_after_the_bytes_before_it() {
         // within a chunk, and at a chunk's end
         for (len, step) in [(10, 3), (8, 4)] {
-            let mut reader = ReadAhead::new(source(len, step, Some("bad block")), 4, 2);
+            let mut reader = ReadAhead::new(source(len, step, Some("bad block")), 4, 2).unwrap();
             let mut read = vec![0u8; len];
             reader.read_exact(&mut read).unwrap();
             assert_eq!(read, source(len, step, None).data);
@@ -195,14 +210,16 @@ mod tests {
     fn a_panic_in_the_thread_is_resumed_on_the_callers() {
         let outcome = std::panic::catch_unwind(|| {
             let mut read = Vec::new();
-            ReadAhead::new(source(5, 2, Some("panic")), 4, 2).read_to_end(&mut read)
+            ReadAhead::new(source(5, 2, Some("panic")), 4, 2)
+                .unwrap()
+                .read_to_end(&mut read)
         });
         assert!(outcome.is_err());
     }
 
     #[test]
     fn a_reader_let_go_early_stops_its_thread() {
-        let mut reader = ReadAhead::new(source(1 << 20, 4096, None), 1024, 1);
+        let mut reader = ReadAhead::new(source(1 << 20, 4096, None), 1024, 1).unwrap();
         let mut first = [0u8; 10];
         reader.read_exact(&mut first).unwrap();
         drop(reader); // joins the thread: a hang here would fail the test by time

@@ -335,7 +335,8 @@ fn stream_file<C: WindowColumns>(
             MultiGzDecoder::new(file),
             read_ahead::CHUNK_BYTES,
             read_ahead::DEPTH,
-        );
+        )
+        .map_err(|error| unread(error.to_string()))?;
         kineto_stream::decode_stream(text, split, window, gzip_limit(size))
     } else {
         kineto_stream::decode_stream(file, split, window, u64::MAX)
