@@ -53,6 +53,30 @@ def test_importing_the_package_and_the_cli_loads_no_heavy_library() -> None:
         assert tops(loaded_after(code)) & set(HEAVY) == set(), code
 
 
+def _allocator_setting(env: dict[str, str]) -> str:
+    """The allocator setting jemalloc finds once the CLI and polars are imported (in a fresh
+    process)."""
+    code = "import os, tileprof.commands.cli, polars; print(os.environ['_RJEM_MALLOC_CONF'])"
+    environ = {k: v for k, v in os.environ.items() if k != "_RJEM_MALLOC_CONF"} | env
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=environ,
+        check=True,
+    )  # fmt: skip
+    return result.stdout.strip()
+
+
+def test_the_cli_has_polars_hand_freed_pages_back_unless_told_otherwise() -> None:
+    """Set before polars is imported (``import tileprof.commands.cli`` imports none, above),
+    so polars' jemalloc reads it; a user's own setting is kept."""
+    from tileprof.commands.cli import RETURN_FREED_PAGES
+
+    # polars puts its defaults first; the last value of an option is the one jemalloc takes
+    assert RETURN_FREED_PAGES == "dirty_decay_ms:0,muzzy_decay_ms:0"
+    assert _allocator_setting({}).endswith("," + RETURN_FREED_PAGES)
+    mine = "dirty_decay_ms:5000"
+    assert _allocator_setting({"_RJEM_MALLOC_CONF": mine}).endswith("," + mine)
+
+
 def test_help_and_version_load_no_command_module() -> None:
     for argv in (["--help"], ["--version"], []):  # [] : bare ``tileprof`` prints the help
         code = (

@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from tileprof.analyses.intervals import Times, clip, span, union, union_length
-from tileprof.core.gpu_events import GpuTimeline
+from tileprof.core.gpu_events import GPU_EVENT_KINDS, GpuTimeline
 
 KERNEL_WAIT_US = 30.0
 """A gap shorter than this between two events is the device's own launch overhead ("kernel
@@ -115,6 +115,10 @@ class _Window:
     too, but is one device)."""
 
 
+Kinds = np.ndarray[Any, np.dtype[np.unsignedinteger[Any]]]
+"""GPU event kinds as their codes (``_CODE``)."""
+
+
 @dataclass(frozen=True)
 class _Events:
     """One window's events as numpy arrays (times in integer ns), sorted by (start, launch
@@ -124,7 +128,7 @@ class _Events:
     end: Times
     launch: Times
     launched: np.ndarray[Any, np.dtype[np.bool_]]
-    kind: np.ndarray[Any, np.dtype[np.str_]]
+    kind: Kinds
     stream: np.ndarray[Any, np.dtype[np.int64]]
 
 
@@ -255,7 +259,7 @@ class _DeviceEvents:
     launch_end: Times
     """The launching call's end (0 where ``launched`` is false)."""
     launched: np.ndarray[Any, np.dtype[np.bool_]]
-    kind: np.ndarray[Any, np.dtype[np.str_]]
+    kind: Kinds
     stream: np.ndarray[Any, np.dtype[np.int64]]
     by_start: np.ndarray[Any, np.dtype[np.intp]]
     """Row numbers in order of start (frame order among equal starts)."""
@@ -268,7 +272,11 @@ class _DeviceEvents:
 
 _LAUNCH_COLUMNS = ("kind", "stream", "start_ns", "end_ns", "launch_start_ns", "launch_end_ns")
 """The GPU event frame's columns that a window's time and launch figures read."""
-_KERNEL_KINDS = ("kernel", "comm")
+_KIND = pl.Enum(list(GPU_EVENT_KINDS))
+_CODE = {kind: code for code, kind in enumerate(GPU_EVENT_KINDS)}
+"""Each kind's code in ``_KIND`` (an Enum's physical value is its place in the list): a
+window's arrays hold a kind as its code, a byte or four a row, not as text."""
+_KERNEL_CODES = [_CODE["kernel"], _CODE["comm"]]
 """The kinds whose launches ``_launch_row`` counts (compute and communication kernels)."""
 
 
@@ -287,7 +295,7 @@ def _device_events(events: pl.DataFrame, window: _Window) -> _DeviceEvents:
         launch=column.fill_null(_WHOLE[1]).to_numpy().astype(np.int64),
         launch_end=events.get_column("launch_end_ns").fill_null(0).to_numpy().astype(np.int64),
         launched=column.is_not_null().to_numpy(),
-        kind=events.get_column("kind").cast(pl.String).to_numpy().astype(str),
+        kind=events.get_column("kind").cast(_KIND).to_physical().to_numpy(),
         stream=events.get_column("stream").fill_null(-1).to_numpy().astype(np.int64),
         by_start=by_start,
         sorted_start=start[by_start],
@@ -318,9 +326,9 @@ def _window_events(events: _DeviceEvents, window: _Window) -> _Events:
 def _time_row(events: _Events, window: _Window, kernel_wait_us: float) -> dict[str, Any]:
     """TraceLens' time columns and the idle causes of one window."""
     s, e, kind = events.start, events.end, events.kind
-    compute = (kind == "kernel") | (kind == "memset")
-    comm = kind == "comm"
-    memcpy = kind == "memcpy"
+    compute = (kind == _CODE["kernel"]) | (kind == _CODE["memset"])
+    comm = kind == _CODE["comm"]
+    memcpy = kind == _CODE["memcpy"]
     computation = union_length(s[compute], e[compute])
     with_comm = union_length(s[compute | comm], e[compute | comm])
     busy = union_length(s, e)
@@ -398,7 +406,7 @@ def _stream_row(
 def _launch_row(events: _DeviceEvents, window: _Window) -> dict[str, Any]:
     """Launch figures of the kernels (compute and communication) that start in the window."""
     starting = _rows_starting(events, window.low, window.high)
-    kernels = starting[np.isin(events.kind[starting], _KERNEL_KINDS)]
+    kernels = starting[np.isin(events.kind[starting], _KERNEL_CODES)]
     launched = kernels[events.launched[kernels]]
     launch = events.launch[launched]
     call = events.launch_end[launched] - launch
