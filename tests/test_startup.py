@@ -67,13 +67,26 @@ def _allocator_setting(env: dict[str, str]) -> str:
 
 def test_the_cli_has_polars_hand_freed_pages_back_unless_told_otherwise() -> None:
     """Set before polars is imported (``import tileprof.commands.cli`` imports none, above),
-    so polars' jemalloc reads it; a user's own setting is kept."""
-    from tileprof.commands.cli import RETURN_FREED_PAGES
+    so polars' jemalloc reads it; polars puts its defaults first, and of an option given
+    twice jemalloc takes the last. A user's own decay setting is kept; polars' default,
+    which a parent process that imported polars hands down, is not a user's."""
+    from tileprof.commands.cli import POLARS_DEFAULT, RETURN_FREED_PAGES, allocator_setting
 
-    # polars puts its defaults first; the last value of an option is the one jemalloc takes
     assert RETURN_FREED_PAGES == "dirty_decay_ms:0,muzzy_decay_ms:0"
-    assert _allocator_setting({}).endswith("," + RETURN_FREED_PAGES)
+    assert allocator_setting(None) == allocator_setting("") == RETURN_FREED_PAGES
+    inherited = allocator_setting(POLARS_DEFAULT)
+    assert inherited == f"{POLARS_DEFAULT},{RETURN_FREED_PAGES}"
+    thp = f"{POLARS_DEFAULT},thp:always,metadata_thp:always"
+    assert allocator_setting(thp).endswith(f"thp:always,{RETURN_FREED_PAGES}")
+    assert allocator_setting("narenas:2") == f"narenas:2,{RETURN_FREED_PAGES}"
     mine = "dirty_decay_ms:5000"
+    assert allocator_setting(mine) == mine
+    assert allocator_setting(f"{POLARS_DEFAULT},{mine}") == f"{POLARS_DEFAULT},{mine}"
+    # in a fresh process, as polars finds it
+    assert _allocator_setting({}).endswith("," + RETURN_FREED_PAGES)
+    assert _allocator_setting({"_RJEM_MALLOC_CONF": POLARS_DEFAULT}).endswith(
+        "," + RETURN_FREED_PAGES
+    )
     assert _allocator_setting({"_RJEM_MALLOC_CONF": mine}).endswith("," + mine)
 
 

@@ -26,16 +26,31 @@ from tileprof.core.text import escape_control
 
 JEMALLOC_CONF = "_RJEM_MALLOC_CONF"
 """The environment variable polars' allocator (jemalloc, its symbols prefixed ``_rjem_``)
-reads its options from when polars is first imported; polars puts its own defaults first
-and a value found here after them, so this one wins (polars' ``__init__``, polars #18088)."""
+reads its options from when polars is first imported; polars puts its own defaults
+(``POLARS_DEFAULT``) first and the variable's value after them, and of an option given
+twice jemalloc takes the last (polars' ``__init__``, polars #18088)."""
+POLARS_DEFAULT = "dirty_decay_ms:500,muzzy_decay_ms:1000"
+"""What polars writes into the variable of any process that imports it, and so into the
+environment of every process that one starts (a script or a benchmark that runs tileprof):
+found there, it is not a user's setting."""
 RETURN_FREED_PAGES = "dirty_decay_ms:0,muzzy_decay_ms:0"
 """Polars' jemalloc keeps the pages a program frees resident for half a second and more
-(``dirty_decay_ms:500,muzzy_decay_ms:1000``), so a command's short-lived frames added up in
-its peak RSS; with these it hands them back at once. Measured (docs/performance.md):
-`breakdown` of the 626 MB Kineto trace 302-307 -> 272-274 MB and `summary` of a 1M-sample
-dump 222-230 -> 190-194 MB at the same time, `runs` of the trace 913-955 -> 827-856 MB at
-up to a tenth more. A user's own setting is kept."""
-os.environ.setdefault(JEMALLOC_CONF, RETURN_FREED_PAGES)  # before anything imports polars
+(``POLARS_DEFAULT``), so a command's short-lived frames added up in its peak RSS; with these
+it hands them back at once. Measured (docs/performance.md): `breakdown` of the 626 MB Kineto
+trace 302-307 -> 272-274 MB and `summary` of a 1M-sample dump 222-230 -> 190-194 MB at the
+same time, `runs` of the trace 913-955 -> 827-856 MB at up to a tenth more."""
+
+
+def allocator_setting(current: str | None) -> str:
+    """The jemalloc options for polars in a tileprof command, given the variable's value:
+    ``RETURN_FREED_PAGES`` after it, unless a user's own setting names a decay."""
+    own = (current or "").removeprefix(POLARS_DEFAULT).lstrip(",")
+    if current and "decay_ms" in own:
+        return current
+    return f"{current},{RETURN_FREED_PAGES}" if current else RETURN_FREED_PAGES
+
+
+os.environ[JEMALLOC_CONF] = allocator_setting(os.environ.get(JEMALLOC_CONF))  # before polars
 
 _COMMANDS: dict[str, tuple[str, str]] = {
     "summary": ("tileprof.commands.summary", "Per-group statistics of one tile dump."),
