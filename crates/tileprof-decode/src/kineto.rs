@@ -613,8 +613,8 @@ fn placeable(us: f64) -> bool {
 }
 
 /// File one event in the columns when it is a complete event of a kept category that the
-/// columns' `rows` names, checking it as the Python reader does (a check it fails declines the document,
-/// whether or not the event is filed).
+/// columns' `rows` names, checking it as the Python reader does (a check it fails declines
+/// the document, whether or not the event is filed).
 fn keep(
     columns: &mut KinetoColumns,
     event: Event<'_>,

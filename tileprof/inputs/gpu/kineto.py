@@ -303,8 +303,8 @@ def gpu_events_of(found: KinetoEvents) -> GpuEvents:
     from tileprof.inputs.gpu.kineto_frame import event_frame
 
     frame = found.frame
-    # lazy, as every selection of rows of the whole frame: only the selected columns of the
-    # rows are copied, not all twenty (a CPU op's cost 250 bytes, most of it text views)
+    # lazy: only the selected columns of these rows are copied, not all twenty (a CPU op's
+    # cost 250 bytes, most of it text views)
     kineto = frame.lazy().filter(pl.col("cat").is_in(GPU_CATEGORIES)).select(
         "index", pl.col("cat").cast(pl.Categorical()), "grid", "block",
         pl.col("external_id").alias("own_ext"), "correlation",

@@ -24,13 +24,7 @@ import polars as pl
 
 import tileprof.core._native as core
 from tileprof.core.errors import InputError
-from tileprof.core.kineto import (
-    COMM_CATEGORIES,
-    KINETO_SCHEMA,
-    Args,
-    Event,
-    comm_events,
-)
+from tileprof.core.kineto import COMM_CATEGORIES, KINETO_SCHEMA, Args, Event, comm_events
 from tileprof.inputs import threads
 
 _NO_ARGS = Args()
