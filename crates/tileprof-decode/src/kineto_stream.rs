@@ -445,26 +445,20 @@ mod tests {
       "distributedInfo": {"rank": 1, "world_size": 2}, "traceName": "x",
       "baseTimeNanoseconds": 1711964646000000000}"#;
 
-    /// Every column but the spans, with the texts looked up.
+    /// The columns `timeline_rows` compares, then `grid`, `thread` and `input_dims`, with the
+    /// texts looked up.
     fn rows(columns: &KinetoColumns) -> Vec<String> {
         let text = |code: u32| (code != NONE).then(|| columns.texts.values[code as usize].clone());
-        (0..columns.index.len())
-            .map(|row| {
-                format!(
-                    "{} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
-                    columns.index[row],
-                    text(columns.cat[row]),
-                    text(columns.name[row]),
-                    columns.ts.get(row),
-                    columns.dur.get(row),
-                    columns.pid.get(row),
-                    columns.stream.get(row),
-                    columns.external_id.get(row),
-                    text(columns.grid[row]),
-                    text(columns.thread[row]),
-                    text(columns.input_dims[row]),
-                )
-            })
+        let op_texts = |row: usize| {
+            let codes = [
+                columns.grid[row],
+                columns.thread[row],
+                columns.input_dims[row],
+            ];
+            format!("{:?}", codes.map(text))
+        };
+        let rows = timeline_rows(columns).into_iter().enumerate();
+        rows.map(|(row, head)| format!("{head} {}", op_texts(row)))
             .collect()
     }
 

@@ -208,6 +208,13 @@ mod tests {
     }
 
     #[test]
+    fn a_chunk_that_cannot_be_allocated_is_an_error_not_an_abort() {
+        let mut reader = ReadAhead::new(source(10, 3, None), 1 << 62, 1).unwrap();
+        let error = reader.read(&mut [0u8; 4]).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::OutOfMemory);
+    }
+
+    #[test]
     fn a_panic_in_the_thread_is_resumed_on_the_callers() {
         let outcome = std::panic::catch_unwind(|| {
             let mut read = Vec::new();
