@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tileprof.core.gpu_events import (
     GPU_EVENT_SCHEMA,
@@ -57,7 +59,7 @@ def test_as_gpu_events_types_and_orders_the_columns() -> None:
     assert frame.schema["device"] == pl.Int64 and frame["device"].to_list() == [None]
 
 
-def _events(*rows: tuple[int | None, int, int, int]) -> pl.DataFrame:
+def _events(*rows: tuple[int | None, int, int, int | None]) -> pl.DataFrame:
     """(device, start, end, launch start) per event."""
     return as_gpu_events(
         pl.DataFrame(
@@ -159,3 +161,71 @@ def test_every_cpu_step_gets_its_windows_and_an_event_before_the_annotation_is_m
         (0, 1, 100, 110, "cpu_step"),
         (0, 2, 200, 310, "launch_attribution"),
     ]
+
+
+def _reference_windows(events: pl.DataFrame, steps: pl.DataFrame) -> list[tuple[object, ...]]:
+    """The step windows by the rule as the docstring states it, step by step over plain rows:
+    each CPU step's events by their launch, each of its annotations tested against them."""
+    rows = events.select("device", "start_ns", "end_ns", "launch_start_ns").rows()
+    annotations = [r for r in steps.rows(named=True) if r["source"] == "gpu_annotation"]
+    dropped: set[int] = set()
+    derived: list[tuple[object, ...]] = []
+    for cpu in (r for r in steps.rows(named=True) if r["source"] == "cpu_step"):
+        mine = [r for r in rows if r[3] is not None and cpu["start_ns"] <= r[3] < cpu["end_ns"]]
+        windows: dict[object, tuple[int, int]] = {}  # insertion order: first appearance
+        for device, start, end, _ in mine:
+            low, high = windows.get(device, (start, end))
+            windows[device] = (min(low, start), max(high, end))
+        own = [i for i, a in enumerate(annotations) if a["step"] == cpu["step"]]
+        if not own:
+            derived += [(d, cpu["step"], s, e, "cpu_step") for d, (s, e) in windows.items()]
+        for i in own:
+            a = annotations[i]
+            on = [r for r in mine if a["device"] is None or r[0] == a["device"]]
+            covered = [r for r in on if r[1] <= a["end_ns"] and r[2] >= a["start_ns"]]
+            if len(covered) < len(on):
+                dropped.add(i)
+                devices = {r[0] for r in on}
+                derived += [
+                    (d, cpu["step"], s, e, "launch_attribution")
+                    for d, (s, e) in windows.items()
+                    if d in devices
+                ]
+    kept = [
+        (a["device"], a["step"], a["start_ns"], a["end_ns"], a["source"])
+        for i, a in enumerate(annotations)
+        if i not in dropped
+    ]
+    return kept + derived
+
+
+_SMALL = st.integers(0, 8)
+"""Small: launches and ends often fall on a boundary."""
+
+
+@given(
+    events=st.lists(
+        st.tuples(st.sampled_from([None, 0, 1, 2]), _SMALL, _SMALL, st.none() | _SMALL),
+        max_size=25,
+    ),
+    steps=st.lists(
+        st.tuples(
+            st.sampled_from([None, 0, 1]),
+            st.integers(0, 1),
+            _SMALL,
+            _SMALL,
+            st.sampled_from(["cpu_step", "gpu_annotation"]),
+        ),
+        max_size=8,
+    ),
+)
+def test_the_windows_follow_the_rule_step_by_step(
+    events: list[tuple[int | None, int, int, int | None]],
+    steps: list[tuple[int | None, int, int, int, str]],
+) -> None:
+    """Random events and steps (overlapping steps, null devices and launches, several
+    annotations of one step, events launched in no step) against the rule applied one step
+    and one event at a time."""
+    frame = _events(*[(d, s, s + e, launch) for d, s, e, launch in events])
+    table = _steps(*[(d, n, s, s + length, src) for d, n, s, length, src in steps])
+    assert _windows(step_windows(frame, table)) == _reference_windows(frame, table)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 
@@ -156,40 +157,97 @@ def step_windows(events: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
     that device than the annotation covers (overlaps): then, as for a step with no GPU-side
     annotation, the window runs from the first start to the last end of the GPU events whose
     launch call began inside the CPU step (launch attribution); ``source`` says which rule.
+    The events launched in each CPU step are found by binary search (``_launched_in``), not
+    by one filter of every event per step: a long capture has thousands of steps.
     """
-    # the columns the windows read, once: each step's filter copies only these
-    events = events.select("device", "start_ns", "end_ns", "launch_start_ns")
     gpu = steps.filter(pl.col("source") == "gpu_annotation")
-    annotations = gpu.rows(named=True)
+    cpu = steps.filter(pl.col("source") == "cpu_step").select("step", "start_ns", "end_ns")
+    launched = _launched_in(events, cpu)
+    rows = cpu.select(pl.col("step"), pl.int_range(pl.len(), dtype=pl.UInt32).alias("cpu_row"))
+    windows = _launch_windows(launched).join(rows, on="cpu_row", maintain_order="left")
+    annotations: dict[int, list[tuple[int, dict[str, Any]]]] = {}
+    for i, a in enumerate(gpu.rows(named=True)):
+        annotations.setdefault(a["step"], []).append((i, a))
+    plain = windows.filter(~pl.col("step").is_in(list(annotations))).with_columns(
+        part=pl.lit(0), source=pl.lit("cpu_step")
+    )
+    dropped, attributed = _given_way(launched, windows, annotations)
+    kept = gpu.filter(~pl.int_range(pl.len()).is_in(sorted(dropped)))
+    # each step's windows in the order the loop over steps would have written them
+    in_order = pl.concat([plain, *attributed], how="diagonal").sort("cpu_row", "part", "first")
+    frames = [kept, in_order]
+    return pl.concat([f.select(list(STEP_SCHEMA)).cast(dict(STEP_SCHEMA.items())) for f in frames])
+
+
+def _given_way(
+    launched: pl.DataFrame,
+    windows: pl.DataFrame,
+    annotations: dict[int, list[tuple[int, dict[str, Any]]]],
+) -> tuple[set[int], list[pl.DataFrame]]:
+    """The annotations (their rows among the GPU-side ones) that cover fewer of their CPU
+    step's events than it launched, and, for each, the step's launch windows on the devices
+    of those events (``part``: the annotation's row + 1, so that they sort after it)."""
+    annotated = windows.filter(pl.col("step").is_in(list(annotations)))
+    by_row = launched.join(annotated.select("cpu_row").unique(), on="cpu_row", how="semi")
+    launched_in = by_row.partition_by("cpu_row", as_dict=True)
     dropped: set[int] = set()
-    derived = []
-    for cpu in steps.filter(pl.col("source") == "cpu_step").iter_rows(named=True):
-        # one filter per step: steps are few
-        launch = pl.col("launch_start_ns")
-        mine = events.filter(launch >= cpu["start_ns"], launch < cpu["end_ns"])
-        windows = mine.group_by("device", maintain_order=True).agg(
-            pl.lit(cpu["step"], pl.Int64).alias("step"),
-            pl.col("start_ns").min(),
-            pl.col("end_ns").max(),
-        )
-        own = [i for i, a in enumerate(annotations) if a["step"] == cpu["step"]]
-        if not own:
-            derived.append(windows.with_columns(source=pl.lit("cpu_step")))
-            continue
-        for i in own:
-            a = annotations[i]
+    attributed = []
+    for (row, step), mine_windows in annotated.group_by("cpu_row", "step"):
+        mine = launched_in[(row,)]
+        for i, a in annotations[step]:
             on = mine if a["device"] is None else mine.filter(pl.col("device") == a["device"])
             covered = on.filter(
                 pl.col("start_ns") <= a["end_ns"], pl.col("end_ns") >= a["start_ns"]
             )
             if covered.height < on.height:
                 dropped.add(i)
-                devices = on.get_column("device").unique().to_list()
-                derived.append(
-                    windows.filter(pl.col("device").is_in(devices, nulls_equal=True)).with_columns(
-                        source=pl.lit("launch_attribution")
-                    )
+                devices = on.get_column("device").unique().implode()
+                attributed.append(
+                    mine_windows.filter(
+                        pl.col("device").is_in(devices, nulls_equal=True)
+                    ).with_columns(part=pl.lit(i + 1), source=pl.lit("launch_attribution"))
                 )
-    kept = gpu.filter(~pl.int_range(pl.len()).is_in(sorted(dropped)))
-    frames = [kept, *derived]
-    return pl.concat([f.select(list(STEP_SCHEMA)).cast(dict(STEP_SCHEMA.items())) for f in frames])
+    return dropped, attributed
+
+
+def _launched_in(events: pl.DataFrame, cpu: pl.DataFrame) -> pl.DataFrame:
+    """One row per (event, CPU step its launch call began in: ``start_ns`` <= launch <
+    ``end_ns``): ``cpu_row`` (the step's row in ``cpu``), ``event_row`` (the event's in
+    ``events``), the event's ``device``, ``start_ns`` and ``end_ns``; by step, then event.
+    The events sorted by launch once, each step's are a range of them (two binary searches),
+    so steps may overlap and an event belong to several."""
+    by_launch = (
+        events.select("device", "start_ns", "end_ns", "launch_start_ns")
+        .with_row_index("event_row")
+        .filter(pl.col("launch_start_ns").is_not_null())
+        .sort("launch_start_ns")
+    )
+    launch = by_launch.get_column("launch_start_ns")
+    first = launch.search_sorted(cpu.get_column("start_ns"), side="left")
+    past = launch.search_sorted(cpu.get_column("end_ns"), side="left")
+    rows = (
+        pl.DataFrame({"first": first, "past": past})
+        .with_row_index("cpu_row")
+        .select("cpu_row", pl.int_ranges("first", "past").alias("at"))  # [] when past < first
+        .explode("at")
+        .drop_nulls("at")
+    )
+    return (
+        pl.concat([rows.select("cpu_row"), by_launch[rows.get_column("at")]], how="horizontal")
+        .select("cpu_row", "event_row", "device", "start_ns", "end_ns")
+        .sort("cpu_row", "event_row")
+    )
+
+
+def _launch_windows(launched: pl.DataFrame) -> pl.DataFrame:
+    """Per CPU step and device (``_launched_in``'s rows): the first start and last end of the
+    events launched in the step, the devices of a step in the order their first event is."""
+    return (
+        launched.group_by("cpu_row", "device")
+        .agg(
+            pl.col("event_row").min().alias("first"),
+            pl.col("start_ns").min(),
+            pl.col("end_ns").max(),
+        )
+        .sort("cpu_row", "first")
+    )
