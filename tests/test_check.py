@@ -11,12 +11,15 @@ import gzip
 import json
 import re
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tileprof.analyses.integrity import CHECK_SCHEMA, CheckRule, check_frame, load_checks
 from tileprof.analyses.integrity_gpu import collective_keys, export_checks, job_checks, trace_checks
@@ -492,6 +495,82 @@ def test_a_truncated_step_counts_each_kernel_its_cpu_step_launched_once() -> Non
     )
 
 
+def _truncated_by_rows(events: pl.DataFrame, tolerance: float) -> tuple[list[str], list[str]]:
+    """``step-truncated``'s places and detail parts by its definition, one annotation and one
+    event at a time over plain rows: each GPU-side annotation (by step) against the GPU
+    events launched (a runtime call of their correlation began) inside the first CPU step of
+    its number."""
+    rows = events.rows(named=True)
+    call_ts: dict[int, float] = {}
+    for r in rows:
+        if r["cat"] in ("cuda_runtime", "cuda_driver") and r["correlation"] is not None:
+            call_ts.setdefault(r["correlation"], r["ts"])  # the test gives one ts a correlation
+    launched = [
+        (call_ts[r["correlation"]], r["ts"], r["dur"])
+        for r in rows
+        if r["cat"] == "kernel" and r["correlation"] in call_ts
+    ]
+    steps = [r for r in rows if r["name"] is not None and r["name"].startswith("ProfilerStep#")]
+    places, parts = [], []
+    gpu = sorted((r for r in steps if r["cat"] == "gpu_user_annotation"), key=lambda r: r["name"])
+    for a in gpu:
+        own = [r for r in steps if r["cat"] == "user_annotation" and r["name"] == a["name"]]
+        if not own or a["ts"] is None or a["dur"] is None:
+            continue
+        low, high = own[0]["ts"], own[0]["ts"] + own[0]["dur"]
+        inside = [e for e in launched if e[0] is not None and low <= e[0] < high]
+        a_start, a_end = a["ts"], a["ts"] + a["dur"]
+        out = [
+            e
+            for e in inside
+            if e[1] < a_start - tolerance or (e[2] is not None and e[1] + e[2] > a_end + tolerance)
+        ]
+        if out:
+            step = a["name"].removeprefix("ProfilerStep#")
+            places.append(f"ProfilerStep#{step} at $.traceEvents[{a['index']}]")
+            parts.append(
+                f"step {step} covers {len(inside) - len(out):,} of the {len(inside):,} GPU "
+                "events its CPU step launched"
+            )
+    return places, parts
+
+
+_MOMENT = st.integers(0, 12).map(float)
+
+
+@given(
+    kernels=st.lists(st.tuples(_MOMENT, _MOMENT, st.none() | _MOMENT), max_size=12),
+    cpu=st.lists(st.tuples(st.integers(0, 2), _MOMENT, _MOMENT), max_size=4),
+    gpu=st.lists(st.tuples(st.integers(0, 2), _MOMENT, st.none() | _MOMENT), max_size=4),
+    tolerance=st.sampled_from([0.0, 1.0]),
+)
+def test_a_truncated_step_by_its_definition_on_random_steps(
+    kernels: list[tuple[float, float, float | None]],
+    cpu: list[tuple[int, float, float]],
+    gpu: list[tuple[int, float, float | None]],
+    tolerance: float,
+) -> None:
+    """Random kernels (launch, start, duration or none) under overlapping CPU steps, steps
+    given twice and annotations without a duration or a CPU step: the check's places and
+    detail are those of its definition applied annotation by annotation."""
+    events = inventory(
+        *[_call(launch, c) for c, (launch, _, _) in enumerate(kernels)],
+        *[_kernel(f"k{c}", ts, dur, c) for c, (_, ts, dur) in enumerate(kernels)],
+        *[{"cat": "user_annotation", "name": f"ProfilerStep#{n}", "ts": t, "dur": d}
+          for n, t, d in cpu],
+        *[{"cat": "gpu_user_annotation", "name": f"ProfilerStep#{n}", "ts": t, "dur": d}
+          for n, t, d in gpu],
+    )  # fmt: skip
+    rules = load_checks()
+    rule = replace(rules["step-truncated"], params={"tolerance_us": tolerance})
+    rules = replace(rules, rules={**rules.rules, "step-truncated": rule})
+    row = _rows(trace_checks(events, "t", rules))["step-truncated"]
+    places, parts = _truncated_by_rows(events, tolerance)
+    assert row["places"] == places[: rules.places] and row["count"] == len(places)
+    if parts:
+        assert row["detail"] == "; ".join(parts)
+
+
 def test_rank_clock_ranges_by_hand() -> None:
     """min_overlap 0.5. Ranks at 0-1,000 and 500-1,500 µs: the common 500 µs is exactly half of
     each, not under it. A rank whose one event is an instant at 5,000 µs has no clock range to
@@ -512,6 +591,21 @@ def test_rank_clock_ranges_by_hand() -> None:
     assert (row["count"], row["places"]) == (1, ["rank 0 (r0): 0–1000 µs"])
     assert row["detail"] == (
         "1 of 2 ranks: the job's common clock range (0 µs) covers under 50% of their own"
+    )
+
+
+def test_ranks_that_share_a_tenth_of_their_clock_ranges_are_both_named() -> None:
+    """Ranks at 0-1,000 and 900-1,900 µs share 100 µs, a tenth of each one's range: both are
+    under half (the share scales each rank's own range)."""
+    span = {"cat": "kernel", "name": "k"}
+    ranks = {
+        0: ("r0", inventory(span | {"ts": 0.0, "dur": 1000.0})),
+        1: ("r1", inventory(span | {"ts": 900.0, "dur": 1000.0})),
+    }
+    row = _rows(job_checks(ranks, "job", load_checks()))["rank-clock-ranges"]
+    assert (row["count"], row["places"]) == (
+        2,
+        ["rank 0 (r0): 0–1000 µs", "rank 1 (r1): 900–1900 µs"],
     )
 
 

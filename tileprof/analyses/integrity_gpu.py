@@ -154,31 +154,76 @@ def _truncated_steps(
 ) -> Row:
     """GPU-side step annotations that leave out GPU events their CPU step launched."""
     tolerance = float(rules["step-truncated"].param("tolerance_us"))
-    launched = gpu.join(
-        calls.select("correlation", launch=pl.col("ts")).unique("correlation"), on="correlation"
+    counts = _launched_by_step(gpu, calls, steps).with_columns(
+        outside=(pl.col("ts") < pl.col("start") - tolerance)
+        | (pl.col("ts") + pl.col("dur") > pl.col("end") + tolerance)
+    )
+    truncated = (
+        counts.group_by("annotation", "step", "index")
+        .agg(pl.len().alias("inside"), pl.col("outside").sum())
+        .filter(pl.col("outside") > 0)
+        .sort("annotation")
     )
     places, detail_parts = [], []
-    cpu = steps.filter(pl.col("side") == "cpu")
-    for row in steps.filter(pl.col("side") == "gpu").sort("step").iter_rows(named=True):
-        own = cpu.filter(pl.col("step") == row["step"])
-        if own.height == 0 or row["start"] is None or row["end"] is None:
-            continue
-        start, end = own["start"][0], own["end"][0]
-        inside = launched.filter(pl.col("launch") >= start, pl.col("launch") < end)
-        outside = inside.filter(
-            (pl.col("ts") < row["start"] - tolerance)
-            | (pl.col("ts") + pl.col("dur") > row["end"] + tolerance)
+    for step, index, inside, outside in truncated.select(
+        "step", "index", "inside", "outside"
+    ).iter_rows():
+        places.append(f"ProfilerStep#{step} at $.traceEvents[{index}]")
+        detail_parts.append(
+            f"step {step} covers {inside - outside:,} of the "
+            f"{inside:,} GPU events its CPU step launched"
         )
-        if outside.height:
-            places.append(f"ProfilerStep#{row['step']} at $.traceEvents[{row['index']}]")
-            detail_parts.append(
-                f"step {row['step']} covers {inside.height - outside.height:,} of the "
-                f"{inside.height:,} GPU events its CPU step launched"
-            )
     detail = (
         "; ".join(detail_parts) or "every GPU-side step covers the GPU events its CPU step launched"
     )
     return result(rules, "step-truncated", source, len(places), places, detail)
+
+
+def _launched_by_step(gpu: pl.DataFrame, calls: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
+    """One row per (GPU-side annotation, GPU event whose runtime call began inside the first
+    CPU step of the annotation's number): ``annotation`` (its place among the annotations
+    by step, in file order among equal steps), the annotation's ``step``, ``index``, ``start`` and ``end``, the event's
+    ``ts`` and ``dur``. The events sorted by launch once, each CPU step's are a range of them
+    (two binary searches), not a filter of every event per step."""
+    launched = (
+        gpu.join(
+            calls.select("correlation", launch=pl.col("ts")).unique("correlation"),
+            on="correlation",
+        )
+        .filter(pl.col("launch").is_not_null())
+        .select("launch", "ts", "dur")
+        .sort("launch")
+    )
+    cpu = steps.filter(pl.col("side") == "cpu").unique("step", keep="first", maintain_order=True)
+    annotations = (
+        steps.filter(pl.col("side") == "gpu")
+        .sort("step", maintain_order=True)
+        .with_row_index("annotation")
+        .join(
+            cpu.select("step", cpu_start="start", cpu_end="end"),
+            on="step",
+            maintain_order="left",
+        )
+        .drop_nulls(["start", "end", "cpu_start", "cpu_end"])
+    )
+    launch = launched.get_column("launch")
+    ranges = (
+        annotations.select(
+            "annotation",
+            "step",
+            "index",
+            "start",
+            "end",
+            at=pl.int_ranges(
+                launch.search_sorted(annotations.get_column("cpu_start"), side="left"),
+                launch.search_sorted(annotations.get_column("cpu_end"), side="left"),
+            ),
+        )
+        .explode("at")
+        .drop_nulls("at")
+    )
+    events = launched.select("ts", "dur")[ranges.get_column("at")]
+    return pl.concat([ranges.drop("at"), events], how="horizontal")
 
 
 def _ends_in_step(events: pl.DataFrame, steps: pl.DataFrame, source: str, rules: CheckRules) -> Row:
