@@ -163,3 +163,23 @@ def test_tests_failing_unmutated_fail_the_run(
     broken = _project(tmp_path / "broken", STRONG.replace("== 6", "== 7"), min_killed=0)
     assert harness.main(["calc"], root=broken) == 1
     assert "tests fail on the unmutated copy" in capsys.readouterr().out
+
+
+def test_every_site_of_a_mutation_module_is_counted_without_a_gate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--every`` takes a module of ``[tool.tileprof.mutation]``, runs all its sites (not the
+    subset's ``count``) and only counts: a weak test is no failure there."""
+    weak = _project(tmp_path / "weak", WEAK, min_killed=5)
+    with (weak / "pyproject.toml").open("a", encoding="utf-8") as config:
+        config.write(
+            '[tool.tileprof.mutation.calc_all]\npath = "calcpkg/calc.py"\n'
+            'tests = ["tests/test_calc.py"]\npytest_args = ["-p", "no:tileprof"]\n'
+        )
+    assert harness.main(["--every", "calc_all"], root=weak) == 0
+    out = capsys.readouterr().out
+    assert "calc_all: killed 1 of 5 (every site)" in out
+    assert out.count("calc_all: SURVIVED") == 4
+    assert harness.main(["--every", "calc"], root=weak) == 2
+    assert "unknown module 'calc' of [tool.tileprof.mutation]" in capsys.readouterr().out
+    assert harness.main(["--every"], root=weak) == 2

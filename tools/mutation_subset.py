@@ -2,6 +2,7 @@
 
     nice -n 10 python tools/mutation_subset.py                 # every module of the subset
     nice -n 10 python tools/mutation_subset.py change_points   # one module
+    nice -n 10 python tools/mutation_subset.py --every commands_check   # every site, no gate
 
 The full mutation runs (tools/mutation.py, mutmut) take minutes to hours a module, so CI cannot
 run them. This runs a few mutants a module instead, the same ones on every run: the sites a
@@ -13,7 +14,9 @@ kills it. The run fails when a module kills fewer than its ``min_killed``, recor
 ``[tool.tileprof.mutation_subset]`` of pyproject.toml from a run on the current tests: a test
 that stops biting fails the submission that weakened it. Before its mutants, each module's
 tests run once unmutated in the copy and must pass, so a broken copy cannot pass as killed
-mutants. See docs/testing.md.
+mutants. ``--every`` runs every site of modules of ``[tool.tileprof.mutation]`` instead (their
+path and tests) and prints the count killed, gating nothing: the figure for code that mutmut
+does not mutate, the bodies of decorated functions (click commands). See docs/testing.md.
 """
 
 from __future__ import annotations
@@ -258,9 +261,16 @@ def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help="modules to run (default: all of the subset)")
     parser.add_argument("--list", action="store_true", help="print the sample, run nothing")
+    parser.add_argument(
+        "--every",
+        action="store_true",
+        help="every site of these modules of [tool.tileprof.mutation]: counts, no gate",
+    )
     args = parser.parse_args(argv)
     config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     subset = config["tool"]["tileprof"]["mutation_subset"]
+    if args.every:
+        return every_site(root, config["tool"]["tileprof"]["mutation"], args.modules, subset)
     seed = int(subset["seed"])
     modules = {key: value for key, value in subset.items() if isinstance(value, dict)}
     unknown = sorted(set(args.modules) - set(modules))
@@ -288,6 +298,26 @@ def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
         return 1
     print("mutation subset: every module kills at least its recorded number of mutants")
     return 0
+
+
+def every_site(
+    root: Path, entries: dict[str, Any], names: list[str], subset: dict[str, Any]
+) -> int:
+    """Every site of each named module of ``[tool.tileprof.mutation]`` against its tests; the
+    counts killed, printed. Exit 1 only when a module's tests fail unmutated."""
+    unknown = sorted(set(names) - set(entries)) or ([] if names else ["(none given)"])
+    if unknown:
+        print(f"--every: unknown module {unknown[0]!r} of [tool.tileprof.mutation]")
+        return 2
+    broken = []
+    with tempfile.TemporaryDirectory(prefix="tileprof-mutation-every-") as scratch:
+        copy_root = scratch_copy(root, Path(scratch), tuple(subset.get("copy", COPIED)))
+        for name in names:
+            entry = {**entries[name], "count": 2**31}
+            killed, run = run_module(copy_root, name, entry, int(subset["seed"]))
+            print(f"{name}: killed {killed} of {run} (every site)")
+            broken += [name] if run < 0 else []
+    return 1 if broken else 0
 
 
 if __name__ == "__main__":
