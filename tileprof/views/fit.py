@@ -17,7 +17,7 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:  # rich is imported where a rich table is built: diff and history use none
@@ -317,6 +317,7 @@ def fit_plain(
     full table of files), and the columns it left out. ``names`` are the keys of the columns
     of names, which lose their middle (``distinct_shortened``) as in ``fit_table``."""
     name_keys = (names,) if isinstance(names, str) else tuple(names)
+    columns = [_escaped(c) for c in columns]  # measured as printed: an ESC is 4 characters
     measured = [_measured(c, c.key in name_keys) for c in columns]  # once: rows × columns
     target = fit.full_width if width is None else width
     limit = fit.full_limit if target >= fit.full_width else max(fit.min_limit, target // 3)
@@ -340,6 +341,15 @@ def fit_plain(
     kept = [c for c in columns if c.key in shown]
     table = [_plain_titles(kept), *_plain_rows(kept, name_keys, limit)]
     return _aligned(table, [c.right for c in kept]), tuple(t for t in fit.titles if t not in shown)
+
+
+def _escaped(column: PlainColumn) -> PlainColumn:
+    """``column`` with its texts' control characters escaped (``core.text.escape_control``),
+    before they are measured or shortened, so that the table's width is the printed one."""
+    from tileprof.core.text import escape_control
+
+    cells = [None if c is None else escape_control(c) for c in column.cells]
+    return replace(column, cells=cells)
 
 
 @dataclass(frozen=True)
@@ -389,14 +399,11 @@ def _plain_rows(kept: Sequence[PlainColumn], names: Sequence[str], limit: int) -
     cells: list[list[str]] = []
     for column in kept:
         if column.key in names:
-            from tileprof.core.text import distinct_shortened, escape_control
+            from tileprof.core.text import distinct_shortened
 
             short = distinct_shortened(column.cells, limit)
             prefixes = column.prefixes or [""] * len(short)
-            texts = [
-                p + ("—" if s is None else escape_control(s))
-                for p, s in zip(prefixes, short, strict=True)
-            ]
+            texts = [p + ("—" if s is None else s) for p, s in zip(prefixes, short, strict=True)]
         else:
             texts = ["—" if c is None else c for c in column.cells]
         cells.append(texts)

@@ -1,0 +1,206 @@
+"""The parts of ``views/fit.py`` that the whole-table tests reach only in bulk, each pinned on a
+small hand-built input: the plain layout (``_aligned``), a plain column's measured widths
+(``_measured``), the cells of the plain rows (``_plain_rows``), ``fit_plain`` on a table whose
+every width is counted by hand, and the search for the widest name limit in ``fit_layout``.
+
+Every expected value is worked out from the docstrings, not copied from the code's output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from tileprof.views.fit import (
+    Fit,
+    PlainColumn,
+    _aligned,
+    _measured,
+    _plain_rows,
+    fit_layout,
+    fit_plain,
+)
+
+# --- _aligned: plain aligned columns ---------------------------------------------------------
+
+
+def test_aligned_pads_names_on_the_right_and_rules_only_the_header() -> None:
+    """A left column (names) is padded after its text, a right one (numbers) before it, two
+    spaces between columns, and the rule comes once, under the header, as wide as each
+    column's widest text."""
+    rows = [["name", "n"], ["ab", "12345"], ["abcdef", "7"]]
+    assert _aligned(rows, [False, True]) == [
+        "name" + " " * 8 + "n",  # "name  " + "  " + "    n"
+        "──────  ─────",
+        "ab" + " " * 6 + "12345",  # "ab    " + "  " + "12345"
+        "abcdef" + " " * 6 + "7",  # "abcdef" + "  " + "    7"
+    ]
+
+
+def test_aligned_lines_never_end_in_padding_and_keep_their_leading_spaces() -> None:
+    """A last column that is left-aligned would end short lines in padding: it is stripped
+    there ("no line ends in padding"), while a right-aligned first column keeps the spaces
+    that align its numbers."""
+    rows = [["n", "name"], ["12345", "ab"], ["7", "abcd"]]
+    assert _aligned(rows, [True, False]) == [
+        "    n  name",
+        "─────  ────",
+        "12345  ab",  # not "12345  ab  "
+        "    7  abcd",
+    ]
+
+
+def test_aligned_header_alone_still_gets_its_rule() -> None:
+    """A table of no rows is its header and the rule under it, nothing after."""
+    assert _aligned([["group", "n"]], [False, True]) == ["group  n", "─────  ─"]
+
+
+# --- _measured: one plain column's widths ----------------------------------------------------
+
+
+def test_a_missing_cell_measures_one_character() -> None:
+    """None is shown as "—", one character: a column of nothing but None is one wide."""
+    measured = _measured(PlainColumn("x", [None, None]), holds_names=False)
+    assert (measured.cells, measured.names, measured.prefix) == (1, None, 0)
+    mixed = _measured(PlainColumn("x", [None, "ab", None]), holds_names=False)
+    assert mixed.cells == 2
+
+
+def test_a_name_column_without_prefixes_adds_nothing_before_its_names() -> None:
+    """No prefixes: the names' widths are the whole width (prefix 0); with them, the widest
+    prefix counts, never shortened."""
+    plain = _measured(PlainColumn("group", ["abc", None], right=False), holds_names=True)
+    assert (plain.cells, plain.names, plain.prefix) == (3, 3, 0)
+    marked = PlainColumn("group", ["abc", "de"], right=False, prefixes=["+ ", "!! "])
+    assert _measured(marked, holds_names=True).prefix == 3
+
+
+# --- _plain_rows: the cells of a plain table's rows -------------------------------------------
+
+
+def test_plain_rows_show_missing_cells_as_a_dash_and_keep_the_others() -> None:
+    """A figure column's None is "—" and its text is kept as it is; a name column's names are
+    shortened (``distinct_shortened``: short names stay whole) with the prefix before each,
+    its None also "—"."""
+    kept = [
+        PlainColumn("n", ["1", None, "22"]),
+        PlainColumn("group", ["alpha", None, "beta"], right=False, prefixes=["+ ", "- ", "= "]),
+    ]
+    assert _plain_rows(kept, ["group"], 10) == [["1", "+ alpha"], ["—", "- —"], ["22", "= beta"]]
+
+
+def test_plain_rows_without_prefixes_and_with_a_cut_name() -> None:
+    """No prefixes: the name alone, cut to ``limit`` by losing its middle (``shorten``: of 16
+    characters at 11, the first 5, "…", the last 5)."""
+    kept = [
+        PlainColumn("group", ["abcdefghijklmnop", None], right=False),
+        PlainColumn("v", ["x", "y"]),
+    ]
+    assert _plain_rows(kept, ("group",), 11) == [["abcde…lmnop", "x"], ["—", "y"]]
+
+
+# --- fit_plain: a table whose every width is counted by hand ---------------------------------
+
+_COLUMNS = [
+    PlainColumn("n", ["1", "22"]),
+    PlainColumn("x", [None, None]),
+    PlainColumn("group", ["abcdefghijklmnop", "q"], right=False),
+]
+_FIT = Fit(titles=("n", "x", "group"), drop_first=(), full_width=100, full_limit=50)
+
+
+def test_fit_plain_gives_the_names_exactly_what_is_left() -> None:
+    """At 18 columns: two gaps (4), "n" two wide, "x" one ("—" and its title), so the names
+    get 11 of their 16 characters and the widest row is exactly 18."""
+    lines, dropped = fit_plain(_COLUMNS, "group", _FIT, 18)
+    assert lines == [
+        " n  x  group",
+        "──  ─  ───────────",
+        " 1  —  abcde…lmnop",
+        "22  —  q",
+    ]
+    assert dropped == ()
+    assert max(len(line) for line in lines) == 18
+
+
+def test_fit_plain_at_its_natural_width_shows_the_names_whole() -> None:
+    """With the full width of files (None) the names are not cut; nor at 23, the table's
+    natural width (4 + 2 + 1 + 16); one column less and they lose one character."""
+    full, _ = fit_plain(_COLUMNS, "group", _FIT, None)
+    assert full[2] == " 1  —  abcdefghijklmnop"
+    assert fit_plain(_COLUMNS, "group", _FIT, 23)[0] == full
+    assert fit_plain(_COLUMNS, "group", _FIT, 22)[0][2] == " 1  —  abcdefg…jklmnop"  # 15
+
+
+# --- fit_layout: columns out, then the names get what is left --------------------------------
+
+_LAYOUT_FIT = Fit(
+    titles=("name", "a", "b"), drop_first=("b", "a"), full_width=100, full_limit=40,
+    min_limit=12, keep=("name",),
+)  # fmt: skip
+
+Layout = tuple[tuple[str, ...], int]
+
+
+class _Measurer:
+    """A table of two name columns and figures five wide: ``2 * min(40, limit)`` plus five a
+    figure column. Counts its measurements, and stops a search that would never end."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, table: Layout) -> int:
+        self.calls += 1
+        if self.calls > 100:
+            raise AssertionError("the name limit's search does not end")
+        shown, limit = table
+        return 2 * min(40, limit) + 5 * (len(shown) - 1)
+
+
+def _build(shown: Sequence[str], limit: int) -> Layout:
+    return tuple(shown), limit
+
+
+def _fit(width: int) -> tuple[Layout, tuple[str, ...], int | None, int]:
+    measure = _Measurer()
+    table, dropped, overflow = fit_layout(_build, measure, _LAYOUT_FIT, width)
+    return table, dropped, overflow, measure.calls
+
+
+@pytest.mark.parametrize(
+    ("width", "table", "dropped", "overflow"),
+    [
+        (100, (("name", "a", "b"), 40), (), None),  # full width: full_limit, slack kept
+        (50, (("name", "a", "b"), 20), (), None),  # 16 fits (42); the widest: 2·20 + 10 = 50
+        (30, (("name", "a"), 12), ("b",), None),  # 12: 34 > 30, without b 29; 13 would be 31
+        (20, (("name",), 10), ("a", "b"), None),  # even alone 24 > 20: names cut to 10
+        (14, (("name",), 8), ("a", "b"), 16),  # at the floor (8) still 16: printed whole
+    ],
+)
+def test_fit_layout_drops_in_order_then_widens_the_names(
+    width: int, table: Layout, dropped: tuple[str, ...], overflow: int | None
+) -> None:
+    """Names go to ``max(min_limit, width // 3)``, columns go in ``drop_first`` order until
+    the table fits, and the names then get the widest limit that still fits (below the
+    guess, which is exact only for one name column); with nothing left to drop they go down
+    to ``NAME_FLOOR`` and the table is printed whole at its width. The search measures a few
+    tables, each step halving the range, and ends."""
+    got_table, got_dropped, got_overflow, calls = _fit(width)
+    assert (got_table, got_dropped, got_overflow) == (table, dropped, overflow)
+    assert calls <= 10
+
+
+def test_fit_plain_measures_a_name_as_printed_with_its_control_characters_escaped() -> None:
+    """An ESC prints as the four characters ``\\x1b``: a name full of them is measured and cut
+    as printed, so every line still fits the width, and no raw control character is left."""
+    name = "ab" + "\x1b" * 6 + "cdefghijklmnopqrstuvwxyz"
+    columns = [PlainColumn("n", ["1", "2"]), PlainColumn("group", [name, "x\ty"], right=False)]
+    fit = Fit(("n", "group"), (), full_width=120, full_limit=60, min_limit=8)
+    lines, dropped = fit_plain(columns, "group", fit, 20)
+    assert dropped == ()
+    assert max(len(line) for line in lines) == 20
+    assert lines[2].startswith("1  ab\\x1b") and lines[3] == "2  x\\ty"
+    assert not any(c in line for line in lines for c in "\x1b\t")
+    whole, _ = fit_plain(columns, "group", fit, None)
+    assert whole[2] == "1  ab" + "\\x1b" * 6 + "cdefghijklmnopqrstuvwxyz"
