@@ -163,6 +163,22 @@ def test_every_cpu_step_gets_its_windows_and_an_event_before_the_annotation_is_m
     ]
 
 
+def test_two_annotations_of_one_step_that_give_way_keep_their_order() -> None:
+    """Step 1's annotations name device 1, then device 0; the step's events appear on device
+    0 first. Both miss an event, so each gives way to its device's launch window, in the
+    annotations' order (device 1's, then device 0's), not the devices' first events'."""
+    events = _events((0, 100, 110, 10), (1, 120, 130, 11), (0, 400, 410, 12), (1, 500, 510, 13))
+    steps = _steps(
+        (1, 1, 90, 200, "gpu_annotation"),
+        (0, 1, 90, 200, "gpu_annotation"),
+        (None, 1, 0, 50, "cpu_step"),
+    )
+    assert _windows(step_windows(events, steps)) == [
+        (1, 1, 120, 510, "launch_attribution"),
+        (0, 1, 100, 410, "launch_attribution"),
+    ]
+
+
 def _reference_windows(events: pl.DataFrame, steps: pl.DataFrame) -> list[tuple[object, ...]]:
     """The step windows by the rule as the docstring states it, step by step over plain rows:
     each CPU step's events by their launch, each of its annotations tested against them."""

@@ -213,7 +213,7 @@ def _given_way(
 def _launched_in(events: pl.DataFrame, cpu: pl.DataFrame) -> pl.DataFrame:
     """One row per (event, CPU step its launch call began in: ``start_ns`` <= launch <
     ``end_ns``): ``cpu_row`` (the step's row in ``cpu``), ``event_row`` (the event's in
-    ``events``), the event's ``device``, ``start_ns`` and ``end_ns``; by step, then event.
+    ``events``), the event's ``device``, ``start_ns`` and ``end_ns``; in no set order.
     The events sorted by launch once, each step's are a range of them (two binary searches),
     so steps may overlap and an event belong to several."""
     by_launch = (
@@ -232,22 +232,16 @@ def _launched_in(events: pl.DataFrame, cpu: pl.DataFrame) -> pl.DataFrame:
         .explode("at")
         .drop_nulls("at")
     )
-    return (
-        pl.concat([rows.select("cpu_row"), by_launch[rows.get_column("at")]], how="horizontal")
-        .select("cpu_row", "event_row", "device", "start_ns", "end_ns")
-        .sort("cpu_row", "event_row")
-    )
+    events_at = by_launch.drop("launch_start_ns")[rows.get_column("at")]
+    return pl.concat([rows.select("cpu_row"), events_at], how="horizontal")
 
 
 def _launch_windows(launched: pl.DataFrame) -> pl.DataFrame:
     """Per CPU step and device (``_launched_in``'s rows): the first start and last end of the
-    events launched in the step, the devices of a step in the order their first event is."""
-    return (
-        launched.group_by("cpu_row", "device")
-        .agg(
-            pl.col("event_row").min().alias("first"),
-            pl.col("start_ns").min(),
-            pl.col("end_ns").max(),
-        )
-        .sort("cpu_row", "first")
+    events launched in the step, and ``first``, the row of its first event (which orders a
+    step's devices), in no set order."""
+    return launched.group_by("cpu_row", "device").agg(
+        pl.col("event_row").min().alias("first"),
+        pl.col("start_ns").min(),
+        pl.col("end_ns").max(),
     )
