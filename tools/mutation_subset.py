@@ -311,7 +311,9 @@ def every_site(
         return 2
     broken = []
     with tempfile.TemporaryDirectory(prefix="tileprof-mutation-every-") as scratch:
-        copy_root = scratch_copy(root, Path(scratch), tuple(subset.get("copy", COPIED)))
+        # tools/ too: tests of [tool.tileprof.mutation] may load them (cli_reference)
+        names_copied = (*subset.get("copy", COPIED), "tools")
+        copy_root = scratch_copy(root, Path(scratch), names_copied)
         for name in names:
             entry = {**entries[name], "count": 2**31}
             killed, run = run_module(copy_root, name, entry, int(subset["seed"]))
