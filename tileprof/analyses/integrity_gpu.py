@@ -182,9 +182,10 @@ def _truncated_steps(
 def _launched_by_step(gpu: pl.DataFrame, calls: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
     """One row per (GPU-side annotation, GPU event whose runtime call began inside the first
     CPU step of the annotation's number): ``annotation`` (its place among the annotations
-    by step, in file order among equal steps), the annotation's ``step``, ``index``, ``start`` and ``end``, the event's
-    ``ts`` and ``dur``. The events sorted by launch once, each CPU step's are a range of them
-    (two binary searches), not a filter of every event per step."""
+    by step, in file order among equal steps), the annotation's ``step``, ``index``,
+    ``start`` and ``end``, the event's ``ts`` and ``dur``. The events sorted by launch once,
+    each CPU step's are a range of them (two binary searches), not a filter of every event
+    per step."""
     launched = (
         gpu.join(
             calls.select("correlation", launch=pl.col("ts")).unique("correlation"),
