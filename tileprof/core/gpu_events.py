@@ -164,7 +164,7 @@ def step_windows(events: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
     cpu = steps.filter(pl.col("source") == "cpu_step").select("step", "start_ns", "end_ns")
     launched = _launched_in(events, cpu)
     rows = cpu.select(pl.col("step"), pl.int_range(pl.len(), dtype=pl.UInt32).alias("cpu_row"))
-    windows = _launch_windows(launched).join(rows, on="cpu_row", maintain_order="left")
+    windows = _launch_windows(launched).join(rows, on="cpu_row")  # in no set order: sorted last
     annotations: dict[int, list[tuple[int, dict[str, Any]]]] = {}
     for i, a in enumerate(gpu.rows(named=True)):
         annotations.setdefault(a["step"], []).append((i, a))
