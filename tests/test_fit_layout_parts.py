@@ -191,6 +191,19 @@ def test_fit_layout_drops_in_order_then_widens_the_names(
     assert calls <= 10
 
 
+def test_fit_layout_gives_the_names_a_last_column_of_slack() -> None:
+    """One name column, each character of its limit one column wide: at width 23 the names
+    start at ``min_limit`` (12), the table is 12 + 2 · 5 = 22 wide, and the one column left
+    goes to the names (13), as any slack does."""
+
+    def measure(table: Layout) -> int:
+        shown, limit = table
+        return min(40, limit) + 5 * (len(shown) - 1)
+
+    table, dropped, overflow = fit_layout(_build, measure, _LAYOUT_FIT, 23)
+    assert (table, dropped, overflow) == ((("name", "a", "b"), 13), (), None)
+
+
 def test_fit_plain_measures_a_name_as_printed_with_its_control_characters_escaped() -> None:
     """An ESC prints as the four characters ``\\x1b``: a name full of them is measured and cut
     as printed, so every line still fits the width, and no raw control character is left."""
