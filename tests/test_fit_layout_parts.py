@@ -8,18 +8,25 @@ Every expected value is worked out from the docstrings, not copied from the code
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 
 import pytest
+from rich.table import Table
 
 from tileprof.views.fit import (
+    NAME_FLOOR,
     Fit,
     PlainColumn,
     _aligned,
     _measured,
     _plain_rows,
+    dropped_line,
     fit_layout,
     fit_plain,
+    fit_table,
+    plain_console,
+    print_fitted,
 )
 
 # --- _aligned: plain aligned columns ---------------------------------------------------------
@@ -173,6 +180,7 @@ def _fit(width: int) -> tuple[Layout, tuple[str, ...], int | None, int]:
     [
         (100, (("name", "a", "b"), 40), (), None),  # full width: full_limit, slack kept
         (50, (("name", "a", "b"), 20), (), None),  # 16 fits (42); the widest: 2·20 + 10 = 50
+        (36, (("name", "a", "b"), 13), (), None),  # 12: 34; the guess 14 is 38, 13 is 36
         (30, (("name", "a"), 12), ("b",), None),  # 12: 34 > 30, without b 29; 13 would be 31
         (20, (("name",), 10), ("a", "b"), None),  # even alone 24 > 20: names cut to 10
         (14, (("name",), 8), ("a", "b"), 16),  # at the floor (8) still 16: printed whole
@@ -217,3 +225,77 @@ def test_fit_plain_measures_a_name_as_printed_with_its_control_characters_escape
     assert not any(c in line for line in lines for c in "\x1b\t")
     whole, _ = fit_plain(columns, "group", fit, None)
     assert whole[2] == "1  ab" + "\\x1b" * 6 + "cdefghijklmnopqrstuvwxyz"
+
+
+# --- fit_table and print_fitted: a rich table, fitted and printed ------------------------------
+
+_RICH_FIT = Fit(
+    titles=("name", "a", "b"), drop_first=("b",), full_width=100, full_limit=40, min_limit=12,
+    keep=("name", "a"), see_all="--format csv [all columns]",
+)  # fmt: skip
+
+
+def _rich_build(shown: Sequence[str], limit: int) -> Table:
+    """Two rows of a 30-character name, each cut to ``limit``, and two figure columns."""
+    table = Table(show_edge=False, pad_edge=False)
+    for title in shown:
+        table.add_column(title, no_wrap=True)
+    for name in ("a" * 30, "b" * 30):
+        cells = {"name": name[:limit], "a": "1.0", "b": "2.0"}
+        table.add_row(*(cells[t] for t in shown))
+    return table
+
+
+def _printed(width: int) -> tuple[list[str], int | None, tuple[str, ...]]:
+    buffer = io.StringIO()
+    console = plain_console(buffer, width)
+    fitted = fit_table(_rich_build, _RICH_FIT, console, width)
+    print_fitted(console, fitted, _RICH_FIT)
+    return buffer.getvalue().splitlines(), fitted.overflow, fitted.dropped
+
+
+def test_a_table_wider_than_the_terminal_is_printed_whole_at_its_own_width() -> None:
+    """With ``b`` gone and names at ``NAME_FLOOR`` the table is still wider than 10: its width
+    is the overflow, and every row is printed at it, names and figures uncut."""
+    lines, overflow, dropped = _printed(10)
+    assert dropped == ("b",)
+    assert overflow is not None and overflow > 10
+    rows = [line for line in lines if "1.0" in line]
+    assert [r.split()[0] for r in rows] == ["a" * NAME_FLOOR, "b" * NAME_FLOOR]
+    assert max(len(line) for line in lines[:-1]) == overflow
+
+
+def test_the_dropped_line_is_printed_as_written_with_the_fits_own_hint() -> None:
+    """The line after the table names the columns left out and the fit's own way to see
+    them, its brackets printed as they are (not read as markup); the console wraps it."""
+    lines, overflow, dropped = _printed(20)
+    assert overflow is None and dropped == ("b",)
+    after_the_table = " ".join(" ".join(lines[4:]).split())  # after header, rule, two rows
+    assert after_the_table == dropped_line(("b",), "--format csv [all columns]")
+    assert after_the_table.endswith("(a wider terminal or --format csv [all columns] shows them)")
+
+
+def test_plain_output_has_no_terminal_codes_where_the_environment_forces_colour(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """CI systems set FORCE_COLOR; a table written to a pipe or a file stays plain text."""
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    lines, _, _ = _printed(100)
+    assert lines and not any("\x1b" in line for line in lines)
+
+
+def test_fit_plain_drops_a_column_only_when_names_at_a_third_of_the_width_do_not_fit() -> None:
+    """Before any column goes, names are cut to ``max(min_limit, width // 3)`` (8 at 20), not
+    to ``full_limit``: at 8 the table with ``x`` is 2 + 2 + 5 + 2 + 8 = 19 wide, so ``x``
+    stays and the names get what is left (9); whole (16) they would have pushed ``x`` out."""
+    columns = [
+        PlainColumn("n", ["1", "22"]),
+        PlainColumn("x", ["12345", "6"]),
+        PlainColumn("group", ["abcdefghijklmnop", "q"], right=False),
+    ]
+    fit = Fit(("n", "x", "group"), ("x",), full_width=100, full_limit=50, min_limit=8)
+    lines, dropped = fit_plain(columns, "group", fit, 20)
+    assert dropped == ()
+    assert lines[2] == " 1  12345  abcd…mnop"
+    assert max(len(line) for line in lines) == 20
