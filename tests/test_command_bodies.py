@@ -5,11 +5,16 @@ click commands' bodies, mutated by ``tools/mutation_subset.py --every``)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from tileprof.commands.cli import cli
+from tileprof.commands.trace import parse_tile_range
+from tileprof.core.errors import OptionError
+
+TRACE = Path(__file__).resolve().parent.parent / "fixtures" / "traces" / "h200_train_steps.json.gz"
 
 
 def _run(*args: str) -> tuple[int, str]:
@@ -40,3 +45,96 @@ def test_supersteps_csv_takes_one_kind_of_row_the_other_formats_both() -> None:
         assert code == 0, output
     code, output = _run("supersteps", "--example", "--per-epoch", "--format", "csv")
     assert code == 0, output
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        ["--example"],  # --example-file with the example profile
+        ["--to", "json"],  # with a format to convert to
+        ["DUMP"],  # with a dump to convert
+    ],
+)
+def test_convert_example_file_takes_nothing_to_convert(given: list[str], tmp_path: Path) -> None:
+    """``--example-file`` writes a bundled file's bytes: a dump, ``--example`` or ``--to``
+    beside it would be ignored, so each is refused; alone it writes the file."""
+    dump = tmp_path / "dump.json"
+    dump.write_text("{}")
+    extra = [str(dump) if g == "DUMP" else g for g in given]
+    out = tmp_path / "out.json.gz"
+    code, output = _run("convert", *extra, "--example-file", "trace", "-o", str(out))
+    assert code == 2 and "--example-file writes a bundled file as it is" in output
+    assert not out.exists()
+    code, output = _run("convert", "--example-file", "trace", "-o", str(out))
+    assert code == 0, output
+    assert out.stat().st_size > 0
+
+
+@pytest.mark.parametrize("given", [["--example"], ["--linked", "TRACE"]])
+def test_runs_ops_reads_traces_only(given: list[str]) -> None:
+    """``--ops`` is a table of PyTorch traces' ops: neither the example nor linked sets."""
+    trace = str(TRACE)
+    code, output = _run("runs", "--ops", *[trace if g == "TRACE" else g for g in given])
+    assert code == 2
+    assert "--ops reads PyTorch traces only: drop --example and --linked" in output
+
+
+def test_runs_ops_sort_lost_puts_the_most_time_lost_first_and_the_unknown_last() -> None:
+    """``--sort lost``: the default (total) order sorted again by ``time_lost_us``, most
+    first, ops without a roofline (null) last, ties kept in the default's order."""
+    rows = {}
+    for sort in ("total", "lost"):
+        code, output = _run("runs", "--ops", str(TRACE), "--sort", sort, "--format", "json")
+        assert code == 0, output
+        rows[sort] = json.loads(output)["ops"]
+    lost = [r["time_lost_us"] for r in rows["total"]]
+    assert None in lost and len({x for x in lost if x is not None}) > 1  # the test can bite
+    expected = sorted(
+        rows["total"],
+        key=lambda r: (r["time_lost_us"] is None, -(r["time_lost_us"] or 0.0)),
+    )
+    assert rows["lost"] == expected
+    assert rows["lost"] != rows["total"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [(None, None), ("0", (0, 1)), ("3", (3, 4)), ("0:1", (0, 1)), ("2:5", (2, 5))],
+)
+def test_tile_range_is_half_open_and_a_single_tile_is_one_wide(
+    text: str | None, expected: tuple[int, int] | None
+) -> None:
+    assert parse_tile_range(text) == expected
+
+
+@pytest.mark.parametrize("text", ["5:5", "3:2", "-1:3", "-1", "x", "1:x", ":", ""])
+def test_tile_range_refuses_an_empty_or_negative_range_and_words(text: str) -> None:
+    with pytest.raises(OptionError, match=r"expected START:END with 0 ≤ START < END, or N"):
+        parse_tile_range(text)
+
+
+def test_store_add_names_one_run_of_one_dump(tmp_path: Path) -> None:
+    """``--run`` names one run: two dumps with it are refused before either is read (the
+    files here are not dumps) and the store is not made."""
+    dumps = [tmp_path / "a.json", tmp_path / "b.json"]
+    for dump in dumps:
+        dump.write_text("not a dump")
+    store = tmp_path / "store"
+    code, output = _run("store", "add", *map(str, dumps), "--store", str(store), "--run", "r")
+    assert code == 2 and "--run names one run: give one DUMP with it" in output
+    assert not store.exists()
+
+
+def test_summary_reads_a_dump_without_a_store_and_task_samples_start_at_one() -> None:
+    """The store's options are optional (a dump or the example needs none); ``--task-samples``
+    takes any count from 1, and its help states its default and its bound."""
+    from tileprof.model.store import DEFAULT_TASK_SAMPLES
+
+    assert _run("summary", "--example")[0] == 0
+    assert _run("summary", "--example", "--task-samples", "1")[0] == 0
+    code, output = _run("summary", "--example", "--task-samples", "0")
+    assert code == 2 and "0 is not in the range x>=1" in output
+    code, output = _run("summary", "--help")
+    assert code == 0
+    help_text = " ".join(output.split())
+    assert f"[default: {DEFAULT_TASK_SAMPLES}; x>=1]" in help_text

@@ -27,6 +27,7 @@ from tileprof.views.fit import (
     fit_table,
     plain_console,
     print_fitted,
+    wrap,
 )
 
 # --- _aligned: plain aligned columns ---------------------------------------------------------
@@ -299,3 +300,22 @@ def test_fit_plain_drops_a_column_only_when_names_at_a_third_of_the_width_do_not
     assert dropped == ()
     assert lines[2] == " 1  12345  abcd…mnop"
     assert max(len(line) for line in lines) == 20
+
+
+# --- wrap: a plain line broken for a narrow terminal ------------------------------------------
+
+
+def test_wrap_breaks_at_spaces_indents_the_later_lines_and_keeps_long_words_whole() -> None:
+    """Lines of at most 9 characters, the later ones indented by two spaces; a word with
+    hyphens is not broken at them, a word longer than the line is left whole."""
+    line = "not shown: p50-cycles, a-very-long-column (see all)"
+    assert wrap(line, 9, "  ") == [
+        "not",
+        "  shown:",
+        "  p50-cycles,",
+        "  a-very-long-column",
+        "  (see",
+        "  all)",
+    ]
+    assert wrap("a b", 80) == ["a b"]
+    assert wrap("", 10) == [""]
