@@ -5,6 +5,7 @@ click commands' bodies, mutated by ``tools/mutation_subset.py --every``)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,48 @@ def test_summary_reads_a_dump_without_a_store_and_task_samples_start_at_one() ->
     assert code == 0
     help_text = " ".join(output.split())
     assert f"[default: {DEFAULT_TASK_SAMPLES}; x>=1]" in help_text
+
+
+def test_history_reads_source_date_epoch_for_a_page_only_and_before_the_store(
+    tmp_path: Path,
+) -> None:
+    """A malformed SOURCE_DATE_EPOCH fails an HTML page before the store is opened; a text
+    table has no generation time, so the same variable is not read and the store's own
+    error is the one given."""
+    missing = str(tmp_path / "no-store")
+    env = {"SOURCE_DATE_EPOCH": "x"}
+    page = ["history", "--store", missing, "--format", "html", "-o", str(tmp_path / "h.html")]
+    result = CliRunner().invoke(cli, page, env=env)
+    assert result.exit_code == 2 and "SOURCE_DATE_EPOCH='x'" in result.output
+    result = CliRunner().invoke(cli, ["history", "--store", missing], env=env)
+    assert result.exit_code == 2 and "no such store" in result.output
+    assert "SOURCE_DATE_EPOCH" not in result.output
+
+
+def test_report_of_a_trace_holds_its_critical_path_folded_and_the_example_none(
+    tmp_path: Path,
+) -> None:
+    """A trace's report carries the critical path of each step, folded to its title (one
+    section of a long page); a report of tile dumps alone has no such section."""
+    page = tmp_path / "trace.html"
+    assert _run("report", str(TRACE), "-o", str(page))[0] == 0
+    html = page.read_text()
+    assert 'id="gpu-critical"' in html
+    scopes = re.findall(r'<details class="charted" id="gpu-critical-[^"]*"[^>]*>', html)
+    assert scopes and not any(" open" in scope for scope in scopes)
+    page = tmp_path / "example.html"
+    assert _run("report", "--example", "-o", str(page))[0] == 0
+    assert 'id="gpu-critical' not in page.read_text()
+
+
+def test_report_baseline_compares_one_tile_dump(tmp_path: Path) -> None:
+    """``--baseline`` diffs the report's one tile dump against it; with two it is refused."""
+    dump = tmp_path / "example.json.gz"
+    assert _run("convert", "--example", "-o", str(dump))[0] == 0
+    page = tmp_path / "page.html"
+    code, output = _run("report", str(dump), "--baseline", str(dump), "-o", str(page))
+    assert code == 0, output
+    assert 'id="baseline"' in page.read_text()
+    two = ["report", str(dump), str(dump), "--baseline", str(dump), "-o", str(page), "--force"]
+    code, output = _run(*two)
+    assert code == 2 and "--baseline compares with one tile dump; the report has 2" in output
