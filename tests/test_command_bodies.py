@@ -184,3 +184,14 @@ def test_report_baseline_compares_one_tile_dump(tmp_path: Path) -> None:
     two = ["report", str(dump), str(dump), "--baseline", str(dump), "-o", str(page), "--force"]
     code, output = _run(*two)
     assert code == 2 and "--baseline compares with one tile dump; the report has 2" in output
+
+
+def test_critical_of_several_files_reads_traces_only(tmp_path: Path) -> None:
+    """``critical`` reads one tile dump, or any number of traces: of two files, the first that
+    is no trace is named (a tile dump among them is no trace either)."""
+    dump = tmp_path / "example.json.gz"
+    assert _run("convert", "--example", "-o", str(dump))[0] == 0
+    code, output = _run("critical", str(TRACE), str(dump))
+    assert code == 2 and output.startswith(f"tileprof: error: {dump}")
+    assert "not a PyTorch profiler trace or nsys export" in output
+    assert _run("critical", str(dump))[0] == 0

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile import invoke
+from tests.hostile import assert_one_line_error, invoke
 from tests.samples import sample, write_dump
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -73,6 +73,34 @@ def test_every_bad_option_is_one_error_line(
     assert words in lines[0], err
     assert lines[0].endswith(f"(see tileprof {name} --help)"), err
     assert code == 2
+
+
+REQUIRED: list[tuple[str, str, str]] = [
+    ("convert", "-o", "Missing option '-o' / '--output'"),
+    ("trace", "-o", "Missing option '-o' / '--output'"),
+    ("store add", "--store", "Missing option '--store'"),
+    ("store list", "--store", "Missing option '--store'"),
+    ("store rm", "--store", "Missing option '--store'"),
+    ("store rm", "--run", "Missing option '--run'"),
+    ("history", "--store", "Missing option '--store'"),
+]
+"""Each command's required options: (command, the option left out, the words)."""
+
+
+@pytest.mark.parametrize(
+    ("name", "left_out", "words"), REQUIRED, ids=[f"{n}:{o}" for n, o, _ in REQUIRED]
+)
+def test_a_missing_required_option_is_one_error_line(
+    name: str, left_out: str, words: str, dump: Path, tmp_path: Path
+) -> None:
+    """An option with ``default=None`` counts as given in click 8.3 and later: a required
+    option must have none, or its absence reaches the command as None (a traceback)."""
+    args = _args(name, dump, tmp_path / "out")
+    at = args.index(left_out)
+    del args[at : at + 2]
+    message = assert_one_line_error(*args, contains=words)
+    assert message.endswith(f"(see tileprof {name} --help)")
+    assert not list(tmp_path.iterdir())  # nothing written
 
 
 def test_an_unknown_command_is_one_error_line() -> None:

@@ -344,8 +344,7 @@ def output_options(
         click.Option(
             ["-o", "--output"],
             type=click.Path(path_type=Path),
-            default=None,
-            required=required,
+            required=required,  # no default=None: click 8.3+ counts it as given
             help=output_help,
         ),
         click.Option(["--force"], is_flag=True, help=force_help),
@@ -555,8 +554,7 @@ def flag_with_alias(new: str, dest: str, old: str, help: str) -> Any:
 def store_uri_option(*, required: bool = True, help: str | None = None) -> Any:
     option = click.Option(
         ["--store", "store_uri"],
-        required=required,
-        default=None,
+        required=required,  # no default=None: click 8.3+ counts it as given
         metavar="URI",
         help=help or "The store: a folder, or an object-store URI (s3://bucket/path).",
     )
@@ -572,8 +570,7 @@ def run_option(*, multiple: bool, required: bool = False, help: str) -> Any:
     option = click.Option(
         ["--run", "runs" if multiple else "run"],
         multiple=multiple,
-        required=required,
-        default=None,
+        required=required,  # no default=None: click 8.3+ counts it as given
         metavar="GLOB" if multiple else "ID",
         help=help,
     )
