@@ -18,6 +18,7 @@ from tileprof.views.fit import (
     NAME_FLOOR,
     Fit,
     PlainColumn,
+    SpacedTable,
     _aligned,
     _measured,
     _plain_rows,
@@ -319,3 +320,18 @@ def test_wrap_breaks_at_spaces_indents_the_later_lines_and_keeps_long_words_whol
     ]
     assert wrap("a b", 80) == ["a b"]
     assert wrap("", 10) == [""]
+
+
+# --- SpacedTable: the breakdown's tables without rich's console -------------------------------
+
+
+def test_a_spaced_tables_width_is_its_widest_line_and_a_title_wider_is_not_printable() -> None:
+    """Columns 3 (``kernel``'s "abc" under a 6-wide title: 6), 2 and 5 wide, two spaces
+    apart: 6 + 2 + 2 + 2 + 5 = 17, the width of its widest line; a title of 17 characters
+    fits (the lines are rich's), one of 18 would be wrapped by rich."""
+    titles, rows = ["kernel", "n", "share"], [["abc", "12", "0.5 %"], ["de", "3", "10 %"]]
+    table = SpacedTable("t" * 17, titles, rows, [False, True, True])
+    assert table.width() == 17
+    assert max(len(line) for line in table.lines()[1:]) == 17
+    assert table.printable()
+    assert not SpacedTable("t" * 18, titles, rows, [False, True, True]).printable()
