@@ -195,3 +195,11 @@ def test_critical_of_several_files_reads_traces_only(tmp_path: Path) -> None:
     assert code == 2 and output.startswith(f"tileprof: error: {dump}")
     assert "not a PyTorch profiler trace or nsys export" in output
     assert _run("critical", str(dump))[0] == 0
+
+
+def test_critical_of_a_trace_as_json_is_indented_as_every_document() -> None:
+    """Two spaces a level, as every JSON document tileprof writes, and one final newline."""
+    code, output = _run("critical", str(TRACE), "--format", "json")
+    assert code == 0
+    document = json.loads(output)
+    assert output == json.dumps(document, indent=2) + "\n"
