@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 
 from tileprof.analyses.integrity import CheckRules, result
+from tileprof.core.gpu_events import launched_between
 
 GPU_CATEGORIES: tuple[str, ...] = ("kernel", "gpu_memcpy", "gpu_memset")
 """Kineto's categories of GPU events (as ``tileprof.inputs.gpu.kineto`` reads them)."""
@@ -207,19 +208,14 @@ def _launched_by_step(gpu: pl.DataFrame, calls: pl.DataFrame, steps: pl.DataFram
         )
         .drop_nulls(["start", "end", "cpu_start", "cpu_end"])
     )
-    launch = launched.get_column("launch")
+    at = launched_between(
+        launched.get_column("launch"),
+        annotations.get_column("cpu_start"),
+        annotations.get_column("cpu_end"),
+    )
     ranges = (
-        annotations.select(
-            "annotation",
-            "step",
-            "index",
-            "start",
-            "end",
-            at=pl.int_ranges(
-                launch.search_sorted(annotations.get_column("cpu_start"), side="left"),
-                launch.search_sorted(annotations.get_column("cpu_end"), side="left"),
-            ),
-        )
+        annotations.select("annotation", "step", "index", "start", "end")
+        .with_columns(at)
         .explode("at")
         .drop_nulls("at")
     )

@@ -223,17 +223,20 @@ def _launched_in(events: pl.DataFrame, cpu: pl.DataFrame) -> pl.DataFrame:
         .sort("launch_start_ns")
     )
     launch = by_launch.get_column("launch_start_ns")
-    first = launch.search_sorted(cpu.get_column("start_ns"), side="left")
-    past = launch.search_sorted(cpu.get_column("end_ns"), side="left")
-    rows = (
-        pl.DataFrame({"first": first, "past": past})
-        .with_row_index("cpu_row")
-        .select("cpu_row", pl.int_ranges("first", "past").alias("at"))  # [] when past < first
-        .explode("at")
-        .drop_nulls("at")
-    )
+    at = launched_between(launch, cpu.get_column("start_ns"), cpu.get_column("end_ns"))
+    rows = pl.DataFrame([at]).with_row_index("cpu_row").explode("at").drop_nulls("at")
     events_at = by_launch.drop("launch_start_ns")[rows.get_column("at")]
     return pl.concat([rows.select("cpu_row"), events_at], how="horizontal")
+
+
+def launched_between(launch: pl.Series, start: pl.Series, end: pl.Series) -> pl.Series:
+    """``at``: for each window ``start[i]`` <= launch < ``end[i]``, the positions in
+    ``launch`` (sorted) of the values inside it, a list a window (empty where none, or where
+    the end is not after the start). Two binary searches a window, not a filter of every
+    launch: the rule by which a CPU step launched a GPU event, here and in the checks."""
+    first = launch.search_sorted(start, side="left")
+    past = launch.search_sorted(end, side="left")
+    return pl.int_ranges(first, past, eager=True).alias("at")
 
 
 def _launch_windows(launched: pl.DataFrame) -> pl.DataFrame:
