@@ -305,9 +305,10 @@ def every_site(
 ) -> int:
     """Every site of each named module of ``[tool.tileprof.mutation]`` against its tests; the
     counts killed, printed. Exit 1 only when a module's tests fail unmutated."""
-    unknown = sorted(set(names) - set(entries)) or ([] if names else ["(none given)"])
-    if unknown:
-        print(f"--every: unknown module {unknown[0]!r} of [tool.tileprof.mutation]")
+    unknown = sorted(set(names) - set(entries))
+    if not names or unknown:
+        named = f"unknown module {unknown[0]!r}" if unknown else "name modules"
+        print(f"--every: {named} of [tool.tileprof.mutation]")
         return 2
     broken = []
     with tempfile.TemporaryDirectory(prefix="tileprof-mutation-every-") as scratch:
