@@ -4,6 +4,8 @@ tools/cli_reference.py`` rewrites it)."""
 
 from __future__ import annotations
 
+import re
+
 from tests.tool_scripts import load_tool
 
 reference = load_tool("cli_reference")
@@ -30,3 +32,11 @@ def test_each_section_is_the_help_a_terminal_shows() -> None:
     text = reference.help_text(("check",))
     assert text.startswith("Usage: tileprof check [OPTIONS] [PATHS]...\n")
     assert max(len(line) for line in text.splitlines()) <= 78
+
+
+def test_no_option_shows_a_bound_of_none() -> None:
+    """A range is described by its bounds ("[x>=1]"); an option checked later has none to show
+    (click writes a range without bounds as "[x<=None]")."""
+    text = reference.DOC.read_text(encoding="utf-8")
+    assert re.search(r"\[[^\]\n]*\bNone\b[^\]\n]*\]", text) is None
+    assert "[x>=1]" in text

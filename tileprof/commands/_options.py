@@ -428,10 +428,11 @@ def fail_on_option(help: str) -> Any:
 
 
 def top_option(help: str, *, default: int | None = None, minimum: int | None = None) -> Any:
-    """``--top N``: how many rows (the N largest, largest first)."""
+    """``--top N``: how many rows (the N largest, largest first). Without ``minimum`` the
+    value is checked where it is used (click describes a range of no bounds as "x<=None")."""
     option = click.Option(
         ["--top"],
-        type=click.IntRange(min=minimum),
+        type=click.INT if minimum is None else click.IntRange(min=minimum),
         default=default,
         metavar="N",
         show_default=default is not None,
