@@ -259,3 +259,25 @@ def test_python_api_takes_natural_argument_shapes() -> None:
         profile.summary(window="9:3")
     with pytest.raises(OptionError):
         profile.summary(epoch="1")
+
+
+def test_version_names_the_installed_version() -> None:
+    from tileprof._version import __version__
+
+    result = CliRunner().invoke(cli, ["--version"])
+    assert result.exit_code == 0 and result.stdout == f"tileprof, version {__version__}\n"
+
+
+def test_a_usage_error_of_no_command_points_at_the_programs_help(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A usage error raised outside any command (no context) still names where ``--help``
+    explains it: the program's own."""
+    import click
+
+    from tileprof.commands.cli import _usage_error
+
+    with pytest.raises(SystemExit) as raised:
+        _usage_error(click.UsageError("no such thing"))
+    assert raised.value.code == 2
+    assert capsys.readouterr().err == "tileprof: error: no such thing (see tileprof --help)\n"

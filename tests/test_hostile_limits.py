@@ -361,6 +361,12 @@ def test_out_of_memory_names_the_inputs_not_the_output(tmp_path: Path) -> None:
     for flags in (["-o", str(out)], ["--output", str(out)], [f"--output={out}"]):
         line = _out_of_memory([str(dump), *flags, "--force"])
         assert line.startswith(f"{dump}: out of memory"), line
+    other = write_dump(tmp_path / "e.json", [sample(0, 0, 10)], clockHz=1e9, tileCount=1)
+    line = _out_of_memory(["diff", str(dump), "-o", str(out), str(other), "--force"])
+    assert line.startswith(f"{dump}, {other}: out of memory"), line  # inputs on both sides
+    assert _out_of_memory(["summary", "--example"]) == (
+        "out of memory (try a smaller input, a filter, or the cache layout)"
+    )
 
 
 # --- dask's local cluster ----------------------------------------------------------------------

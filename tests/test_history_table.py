@@ -1,0 +1,133 @@
+"""``tileprof history``'s terminal table (``views.history.render_table``) on a hand-built
+history: what each column says of a trend (the runs with a value, the newest value against
+its band, how many runs were flagged), every flagged point with its run's labels, the FAIL
+lines with the origin of a change point, and, on a narrow terminal, what is left out and how
+long lines break."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from tileprof.analyses.change_points import ChangePoint
+from tileprof.model.store.history import Change, Failure, History, Point, Trend
+from tileprof.model.store.tables import RunRecord
+from tileprof.views.history import change_lines, render_table
+
+
+def _run(name: str, labels: dict[str, str]) -> RunRecord:
+    added = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    return RunRecord(name, labels, "d.json", "0" * 64, "json", 1.5e9, 1472, 10, 100, "1", added)
+
+
+HISTORY = History(
+    runs=(_run("r1", {}), _run("r2", {}), _run("r3", {"host": "ci", "branch": "main"})),
+    fields=("usefulUtilization", "activeCycles"),
+    trends=(
+        Trend(
+            "matmul",
+            "usefulUtilization",
+            (
+                Point("r1", 0.5),
+                Point("r2", 0.52, 0.5, 0.45, 0.55, "up"),
+                Point("r3", 0.3, 0.51, 0.45, 0.57, "down"),
+            ),
+        ),
+        Trend(
+            "conv", "activeCycles", (Point("r1", None), Point("r2", 1000.0), Point("r3", 1200.0))
+        ),
+    ),
+    failures=(
+        Failure("usefulUtilization:-5%", "r3", "matmul", "usefulUtilization", 0.51, 0.3, "r2"),
+        Failure("activeCycles:+10%", "r3", "conv", "activeCycles", 1000.0, 1200.0),
+    ),
+)
+
+FULL = """\
+runs     3 (order: time; newest r3)
+band     median ± max(3 × 1.4826 × MAD, 0.01 × |median|) of the previous 10 runs (at least 3)
+
+group   field              runs  newest  band             flags
+──────  ─────────────────  ────  ──────  ───────────────  ─────
+matmul  usefulUtilization     3  30.00%  45.00% … 57.00%      2
+conv    activeCycles          2   1,200  —
+
+flags    2
+run  labels               group   field              value   band             direction
+───  ───────────────────  ──────  ─────────────────  ──────  ───────────────  ─────────
+r2   —                    matmul  usefulUtilization  52.00%  45.00% … 55.00%  up
+r3   branch=main host=ci  matmul  usefulUtilization  30.00%  45.00% … 57.00%  down
+FAIL     usefulUtilization:-5%: matmul usefulUtilization 51.00% → 30.00% in run r3 \
+(a change point from run r2; baseline: the level before)
+FAIL     activeCycles:+10%: conv activeCycles 1,000 → 1,200 in run r3
+"""
+
+
+def test_the_table_says_each_trend_its_flags_and_failures() -> None:
+    """matmul's newest utilisation (30%) is below its band (45-57%), the second of its two
+    flags; conv has a value in 2 of the 3 runs and no band for its newest. A run without
+    labels shows "—"; utilisations are percentages, cycles counts."""
+    assert render_table(HISTORY) == FULL
+
+
+NARROW = """\
+runs     3 (order: time; newest r3)
+band     median ± max(3 × 1.4826 × MAD, 0.01 × |median|) of
+         the previous 10 runs (at least 3)
+
+group   field              newest  band             flags
+──────  ─────────────────  ──────  ───────────────  ─────
+matmul  usefulUtilization  30.00%  45.00% … 57.00%      2
+conv    activeCycles        1,200  —
+not shown: runs (a wider terminal or --format csv shows
+them)
+
+flags    2
+run  group   field              value   direction
+───  ──────  ─────────────────  ──────  ─────────
+r2   matmul  usefulUtilization  52.00%  up
+r3   matmul  usefulUtilization  30.00%  down
+not shown: labels, band (a wider terminal or --format csv
+shows them)
+FAIL     usefulUtilization:-5%: matmul usefulUtilization
+         51.00% → 30.00% in run r3 (a change point from run
+         r2; baseline: the level before)
+FAIL     activeCycles:+10%: conv activeCycles 1,000 → 1,200
+         in run r3
+"""
+
+
+def test_a_narrow_terminal_names_what_it_leaves_out_and_breaks_long_lines() -> None:
+    """At 60 columns the trend table gives up its run count, the flags table the labels and
+    the band, each saying so; the header and FAIL lines break at spaces, continued under
+    their value (9 columns in)."""
+    text = render_table(HISTORY, 60)
+    assert text == NARROW
+    assert max(len(line) for line in text.splitlines()) <= 60
+
+
+def test_a_history_with_nothing_stored_or_flagged_says_so() -> None:
+    empty = History(runs=(), fields=("activeCycles",), trends=())
+    assert render_table(empty).splitlines() == [
+        "runs     0 (order: time; newest —)",
+        "band     median ± max(3 × 1.4826 × MAD, 0.01 × |median|) of the previous 10 runs "
+        "(at least 3)",
+        "",
+        "no stored statistics matched",
+        "",
+        "flags    0",
+    ]
+
+
+def test_a_change_point_is_said_in_its_fields_unit() -> None:
+    """A utilisation's levels before and after a change are percentages, as its other
+    figures are; a step from 0 has no relative size."""
+    trends = (
+        Trend("matmul", "usefulUtilization", (), (Change("r3", ChangePoint(3, 0.5, 0.4, 0.002)),)),
+        Trend("conv", "activeCycles", (), (Change("r2", ChangePoint(2, 0.0, 1500.0, 0.004)),)),
+    )
+    history = History(runs=(), fields=(), trends=trends, change_points=True)
+    assert change_lines(history) == [
+        "changes  2 (E-Divisive means, p ≤ 0.01)",
+        "  matmul usefulUtilization: from run r3 50.00% → 40.00% (-20.00%, confidence 99.8%)",
+        "  conv activeCycles: from run r2 0 → 1,500 (—, confidence 99.6%)",
+    ]
