@@ -256,6 +256,9 @@ def test_the_heat_chart_shows_the_sections_busy_shares(drawn: dict) -> None:
     assert (axes.get_xlabel(), axes.get_ylabel()) == ("superstep", "tile")
     (bar,) = [a for a in figure.axes if a is not axes]
     assert bar.get_ylabel() == "busy / cycles"
+    (scale,) = [c for c in bar.collections if type(c).__name__ == "QuadMesh"]
+    assert scale.get_cmap().name == "Blues"  # the bar is the map's own scale: its colours,
+    assert scale.get_clim() == (0.0, 1.0)  # 0 to 1
     assert chart.caption == (
         "Per superstep and tile, the share of the superstep the tile computed (busy / cycles; "
         "idle 0), one row per tile, 8 tiles."
