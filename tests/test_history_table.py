@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from tileprof.analyses.change_points import ChangePoint
 from tileprof.model.store.history import Change, Failure, History, Point, Trend
 from tileprof.model.store.tables import RunRecord
-from tileprof.views.history import change_lines, render_table
+from tileprof.views.history import change_lines, render_csv, render_table
 
 
 def _run(name: str, labels: dict[str, str]) -> RunRecord:
@@ -130,4 +130,18 @@ def test_a_change_point_is_said_in_its_fields_unit() -> None:
         "changes  2 (E-Divisive means, p ≤ 0.01)",
         "  matmul usefulUtilization: from run r3 50.00% → 40.00% (-20.00%, confidence 99.8%)",
         "  conv activeCycles: from run r2 0 → 1,500 (—, confidence 99.6%)",
+    ]
+
+
+def test_the_csv_has_a_row_per_run_group_and_field_with_exact_values() -> None:
+    """Values as stored (fractions, not percentages; repr, so they read back exactly), and an
+    empty cell where a run has no value, band or flag."""
+    assert render_csv(HISTORY).splitlines() == [
+        "run,group,field,value,median,low,high,flag",
+        "r1,matmul,usefulUtilization,0.5,,,,",
+        "r2,matmul,usefulUtilization,0.52,0.5,0.45,0.55,up",
+        "r3,matmul,usefulUtilization,0.3,0.51,0.45,0.57,down",
+        "r1,conv,activeCycles,,,,,",
+        "r2,conv,activeCycles,1000.0,,,,",
+        "r3,conv,activeCycles,1200.0,,,,",
     ]
