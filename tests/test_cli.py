@@ -281,3 +281,49 @@ def test_a_usage_error_of_no_command_points_at_the_programs_help(
         _usage_error(click.UsageError("no such thing"))
     assert raised.value.code == 2
     assert capsys.readouterr().err == "tileprof: error: no such thing (see tileprof --help)\n"
+
+
+def test_the_entry_point_is_named_tileprof_however_it_was_started(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``main`` names the program ``tileprof`` in its usage, not ``python -m pytest`` or the
+    path of whatever started it."""
+    from tileprof.commands.cli import main
+
+    with pytest.raises(SystemExit) as raised:
+        main(["--help"])
+    assert raised.value.code == 0
+    assert capsys.readouterr().out.startswith("Usage: tileprof [OPTIONS] COMMAND [ARGS]...\n")
+
+
+def test_the_help_lists_loaded_commands_with_their_whole_help() -> None:
+    """Once the commands' modules are loaded, ``--help`` lists each by the command's own
+    short help (before, from the table that spares loading them): every command, whole."""
+    import click
+
+    from tileprof.commands.cli import _COMMANDS
+
+    context = click.Context(cli)
+    for name in _COMMANDS:
+        assert cli.get_command(context, name) is not None
+    text = CliRunner().invoke(cli, ["--help"]).stdout
+    for name, (_, short) in _COMMANDS.items():
+        assert f"  {name}" in text and short in " ".join(text.split()), name
+
+
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [
+        (OSError(2, "No such file or directory", "d.json"), "d.json: No such file or directory"),
+        (OSError(28, "No space left on device"), ""),
+        (OSError(28, "No space left on device", "out.html"), "out.html: "),
+        (PermissionError(), "PermissionError"),
+    ],
+)
+def test_an_os_error_is_one_line_naming_its_file(error: OSError, line: str) -> None:
+    """A full disk says that nothing partial was left (outputs are written atomically)."""
+    from tileprof.commands.cli import os_error_text
+
+    full = "no space left on device (nothing partial was left behind)"
+    expected = line + full if error.errno == 28 else line
+    assert os_error_text(error) == expected
