@@ -6,12 +6,20 @@ long lines break."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from datetime import datetime, timezone
 
 from tileprof.analyses.change_points import ChangePoint
 from tileprof.model.store.history import Change, Failure, History, Point, Trend
 from tileprof.model.store.tables import RunRecord
-from tileprof.views.history import change_lines, render_csv, render_table
+from tileprof.views.history import (
+    change_lines,
+    render_csv,
+    render_json,
+    render_table,
+    verdict,
+)
 
 
 def _run(name: str, labels: dict[str, str]) -> RunRecord:
@@ -28,8 +36,8 @@ HISTORY = History(
             "usefulUtilization",
             (
                 Point("r1", 0.5),
-                Point("r2", 0.52, 0.5, 0.45, 0.55, "up"),
-                Point("r3", 0.3, 0.51, 0.45, 0.57, "down"),
+                Point("r2", 0.52, 0.5, 0.45, 0.55, "rise"),
+                Point("r3", 0.3, 0.51, 0.45, 0.57, "drop"),
             ),
         ),
         Trend(
@@ -54,8 +62,8 @@ conv    activeCycles          2   1,200  —
 flags    2
 run  labels               group   field              value   band             direction
 ───  ───────────────────  ──────  ─────────────────  ──────  ───────────────  ─────────
-r2   —                    matmul  usefulUtilization  52.00%  45.00% … 55.00%  up
-r3   branch=main host=ci  matmul  usefulUtilization  30.00%  45.00% … 57.00%  down
+r2   —                    matmul  usefulUtilization  52.00%  45.00% … 55.00%  rise
+r3   branch=main host=ci  matmul  usefulUtilization  30.00%  45.00% … 57.00%  drop
 FAIL     usefulUtilization:-5%: matmul usefulUtilization 51.00% → 30.00% in run r3 \
 (a change point from run r2; baseline: the level before)
 FAIL     activeCycles:+10%: conv activeCycles 1,000 → 1,200 in run r3
@@ -84,8 +92,8 @@ them)
 flags    2
 run  group   field              value   direction
 ───  ──────  ─────────────────  ──────  ─────────
-r2   matmul  usefulUtilization  52.00%  up
-r3   matmul  usefulUtilization  30.00%  down
+r2   matmul  usefulUtilization  52.00%  rise
+r3   matmul  usefulUtilization  30.00%  drop
 not shown: labels, band (a wider terminal or --format csv
 shows them)
 FAIL     usefulUtilization:-5%: matmul usefulUtilization
@@ -139,9 +147,108 @@ def test_the_csv_has_a_row_per_run_group_and_field_with_exact_values() -> None:
     assert render_csv(HISTORY).splitlines() == [
         "run,group,field,value,median,low,high,flag",
         "r1,matmul,usefulUtilization,0.5,,,,",
-        "r2,matmul,usefulUtilization,0.52,0.5,0.45,0.55,up",
-        "r3,matmul,usefulUtilization,0.3,0.51,0.45,0.57,down",
+        "r2,matmul,usefulUtilization,0.52,0.5,0.45,0.55,rise",
+        "r3,matmul,usefulUtilization,0.3,0.51,0.45,0.57,drop",
         "r1,conv,activeCycles,,,,,",
         "r2,conv,activeCycles,1000.0,,,,",
         "r3,conv,activeCycles,1200.0,,,,",
     ]
+
+
+def test_long_run_and_group_names_lose_their_middle_in_the_flags() -> None:
+    """On a terminal both name columns of the flags share what the other columns leave, each
+    kept to its start and end (a run named by its date and build, a group by its kernel)."""
+    run = "nightly-build-" + "x" * 60
+    history = replace(
+        HISTORY,
+        runs=(*HISTORY.runs[:2], replace(HISTORY.runs[2], run=run)),
+        trends=(
+            Trend(
+                "matmul-" + "y" * 60,
+                "usefulUtilization",
+                (Point(run, 0.3, 0.5, 0.45, 0.55, "drop"),),
+            ),
+        ),
+        failures=(),
+    )
+    lines = render_table(history, 80).splitlines()
+    flags = lines.index("flags    1")
+    row = lines[flags + 3]
+    assert row.split() == [
+        "nightly-bu…xxxxxxxxx",
+        "matmul-yyy…yyyyyyyyy",
+        "usefulUtilization",
+        "30.00%",
+        "drop",
+    ]
+    assert max(len(line) for line in lines[flags:]) <= 80  # a name alone is never broken
+
+
+def test_the_json_document_states_the_rule_runs_trends_flags_and_failures() -> None:
+    """The document a CI job reads: every key as docs/store.md names it, indented by 2."""
+    text = render_json(replace(HISTORY, change_points=True))
+    assert text.startswith('{\n  "order": "time",\n  "fields": [\n    "usefulUtilization"')
+    document = json.loads(text)
+    assert document["fields"] == ["usefulUtilization", "activeCycles"]
+    assert document["rule"] == {
+        "previousRuns": 10,
+        "minimumRuns": 3,
+        "sigmas": 3.0,
+        "madScale": 1.4826,
+        "relativeFloor": 0.01,
+    }
+    assert document["runs"][2] == {
+        "run": "r3",
+        "labels": {"host": "ci", "branch": "main"},
+        "source": "d.json",
+        "addedAt": "2026-12-01T00:00:00+00:00",
+    }
+    assert document["trends"][0] == {
+        "group": "matmul",
+        "field": "usefulUtilization",
+        "values": [0.5, 0.52, 0.3],
+        "median": [None, 0.5, 0.51],
+        "low": [None, 0.45, 0.45],
+        "high": [None, 0.55, 0.57],
+        "flags": [None, "rise", "drop"],
+        "changePoints": [],
+    }
+    assert document["flags"][1] == {
+        "run": "r3",
+        "labels": {"host": "ci", "branch": "main"},
+        "group": "matmul",
+        "field": "usefulUtilization",
+        "value": 0.3,
+        "median": 0.51,
+        "low": 0.45,
+        "high": 0.57,
+        "direction": "drop",
+    }
+    assert document["failures"] == [
+        {
+            "threshold": "usefulUtilization:-5%",
+            "run": "r3",
+            "group": "matmul",
+            "field": "usefulUtilization",
+            "baseline": 0.51,
+            "value": 0.3,
+            "changePoint": "r2",
+        },
+        {
+            "threshold": "activeCycles:+10%",
+            "run": "r3",
+            "group": "conv",
+            "field": "activeCycles",
+            "baseline": 1000.0,
+            "value": 1200.0,
+        },
+    ]
+    assert "changePoints" not in json.loads(render_json(HISTORY))["trends"][0]
+
+
+def test_the_verdict_counts_the_broken_thresholds_and_names_the_first() -> None:
+    assert verdict(HISTORY) == (
+        "tileprof: 2 thresholds failed for run r3: e.g. usefulUtilization:-5% (matmul)"
+    )
+    one = replace(HISTORY, failures=HISTORY.failures[1:])
+    assert verdict(one) == "tileprof: 1 threshold failed for run r3: activeCycles:+10% (conv)"
