@@ -9,12 +9,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from tests.samples import sample, write_dump
 from tileprof.commands.cli import cli
+from tileprof.core.errors import TileprofError
 
 SEED_004 = Path(__file__).resolve().parent.parent / "fixtures" / "seed_004_summary.json"
 
@@ -327,3 +329,65 @@ def test_an_os_error_is_one_line_naming_its_file(error: OSError, line: str) -> N
     full = "no space left on device (nothing partial was left behind)"
     expected = line + full if error.errno == 28 else line
     assert os_error_text(error) == expected
+
+
+@pytest.fixture
+def ending(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A command ``ending`` added to the group for one test: it queues a note, then ends as
+    told (``exit`` N, or raises the exception given)."""
+    import click
+
+    from tileprof.commands import _notes
+
+    @click.command("ending")
+    @click.argument("how")
+    def ending_command(how: str) -> None:
+        _notes.note("a note")
+        if how.startswith("exit"):
+            click.get_current_context().exit(int(how[4:]))
+        raise ENDINGS[how]
+
+    monkeypatch.setitem(cli.commands, "ending", ending_command)
+    return ending_command
+
+
+class _Abstained(TileprofError):
+    exit_code = 3
+
+
+ENDINGS: dict[str, BaseException] = {
+    "os": PermissionError(13, "Permission denied", "/data/run.json"),
+    "os-nameless": OSError(5, "Input/output error"),
+    "abstained": _Abstained("abstained, no verdict: runs differ"),
+}
+
+
+@pytest.mark.parametrize(
+    ("how", "code", "err"),
+    [
+        ("exit0", 0, "tileprof: a note\n"),  # a command that succeeded: its notes
+        ("exit1", 1, ""),  # a verdict is the last line a command wrote: no notes after it
+        ("exit3", 3, ""),
+        ("os", 2, "tileprof: error: /data/run.json: Permission denied\n"),
+        ("os-nameless", 2, "tileprof: error: Input/output error\n"),
+        ("abstained", 3, "tileprof: error: abstained, no verdict: runs differ\n"),
+    ],
+)
+def test_how_a_command_ends_is_its_exit_code_and_at_most_one_line(
+    ending: Any, how: str, code: int, err: str
+) -> None:
+    result = CliRunner().invoke(cli, ["ending", how])
+    assert (result.exit_code, result.stderr, result.stdout) == (code, err, "")
+
+
+def test_debug_shows_the_traceback_of_a_usage_error_too() -> None:
+    """``--debug`` (before or after the command) prints the traceback, then the one line."""
+    for args in (["--debug", "summary", "--no-such-option"], ["summary", "--debug", "--nope"]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 2
+        assert result.stderr.startswith("Traceback (most recent call last):\n"), args
+        last = result.stderr.splitlines()[-1]
+        assert last.startswith("tileprof: error: ") and args[-1] in last  # click's words
+        assert last.endswith("(see tileprof summary --help)")
+    plain = CliRunner().invoke(cli, ["summary", "--no-such-option"])
+    assert plain.stderr.count("\n") == 1 and "Traceback" not in plain.stderr
