@@ -391,3 +391,14 @@ def test_debug_shows_the_traceback_of_a_usage_error_too() -> None:
         assert last.endswith("(see tileprof summary --help)")
     plain = CliRunner().invoke(cli, ["summary", "--no-such-option"])
     assert plain.stderr.count("\n") == 1 and "Traceback" not in plain.stderr
+
+
+def test_debug_after_a_double_dash_is_a_file_name() -> None:
+    """``--`` ends the options: a file named ``--debug`` after it is read as a file, and its
+    error is the one line, with no traceback."""
+    result = CliRunner().invoke(cli, ["summary", "--", "--debug"])
+    assert result.exit_code == 2
+    assert (
+        result.stderr.startswith("tileprof: error: --debug: ") and "Traceback" not in result.stderr
+    )
+    assert result.stderr.count("\n") == 1
