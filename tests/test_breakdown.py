@@ -403,6 +403,20 @@ def test_diff_breakdown_pairs_windows_by_position_and_gives_the_changes(tmp_path
     assert wait["change"] == pytest.approx(14.48 / 7.0 - 1)
     table = CliRunner().invoke(cli, ["diff", "--breakdown", str(before), str(after)])
     assert "whole → whole" in table.output and "#3 → #9" in table.output
+    target = tmp_path / "diff.html"
+    page = CliRunner().invoke(
+        cli, ["diff", "--breakdown", str(before), str(after), "--format", "html", "-o", str(target)]
+    )
+    assert (page.exit_code, page.stdout, target.exists()) == (2, "", False)
+    saved = tmp_path / "diff.json"
+    written = CliRunner().invoke(
+        cli, ["diff", "--breakdown", str(before), str(after), "--format", "json", "-o", str(saved)]
+    )
+    assert (written.exit_code, written.stdout) == (0, f"{saved}\n")  # where it went
+    assert json.loads(saved.read_text())["breakdown_diff"] == rows
+    assert page.stderr == (
+        "tileprof: error: --breakdown: --format html is not offered (table, json, csv)\n"
+    )
 
 
 def test_a_step_without_a_gpu_annotation_takes_the_events_its_cpu_step_launched(
