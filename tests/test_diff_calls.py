@@ -171,6 +171,14 @@ def test_the_gate_judges_total_time_at_equal_calls(pair: tuple[Path, Path], tmp_
     assert out.startswith(f"broken: total_us of {moved['group']}: ")
     calls = f"scaled from its {moved['calls_before']:,} calls to the after side's"
     assert calls in out.splitlines()[0]
+    # time per call is not a total: it is judged as it is, and its line says no scaling
+    per_call = f"time_us of {glob} may not change by more than 0.5%"
+    first = run("diff", *paths, "--fail-on", per_call, code=1).splitlines()[0]
+    assert first.startswith(f"broken: time_us of {moved['group']}: ") and "scaled" not in first
+    # every group's breach is judged, not only the first that stands
+    every = run("diff", *paths, "--fail-on", "time_us may not change by more than 0.5%", code=1)
+    broken = [line for line in every.splitlines() if line.startswith("broken: time_us of ")]
+    assert len(broken) == len(set(broken)) > 1, broken
 
 
 def test_per_op_and_html_say_it_too(pair: tuple[Path, Path], tmp_path: Path) -> None:
