@@ -233,6 +233,10 @@ def test_fail_on_exit_codes(dumps: tuple[Path, Path]) -> None:
     assert code == 1 and len(json.loads(out)["broken"]) == 1  # softmax: 50 → 85 phase cycles
     assert "judged under --allow-different: mostly different groups" in err
     assert "tileprof: broken: phaseCycles of softmax: 50 → 85" in err
+    # without a gate the note stays, --allow-different or not (nothing was judged under it)
+    for extra in ((), ("--allow-different",)):
+        code, _, err = run("diff", *paths, "--format", "json", *extra)
+        assert code == 0 and err.startswith("tileprof: note: mostly different groups: the 2 ")
     # a sentence naming only a group of one side cannot be judged either
     gone = ("--fail-on", "phaseCycles of gone may not rise by more than 5%")
     code, out, _ = run("diff", *paths, *gone)

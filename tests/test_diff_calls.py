@@ -154,6 +154,7 @@ def test_the_gate_judges_total_time_at_equal_calls(pair: tuple[Path, Path], tmp_
     result = CliRunner().invoke(cli, ["diff", *paths, *rise])
     assert result.exit_code == 0, result.output
     assert "not a breach, unchanged per call (95% interval " in result.stderr
+    assert re.search(r"\(95% interval [-+][\d.]+% to [-+][\d.]+%\)", result.stderr)  # signed
     assert "total_us of Memcpy HtoD: " in result.stderr and "(+2.39%)" in result.stderr
     # a change per call that the calls' spread does explain breaks it, judged at equal calls
     rows = json.loads(run("diff", *paths, "--format", "json"))["groups"]

@@ -107,6 +107,11 @@ def test_a_file_or_csv_output_says_it_on_stderr(tmp_path: Path) -> None:
     judged = CliRunner().invoke(cli, ["diff", *_dumps(tmp_path), *gate, "--format", "json"])
     assert judged.stderr.count("the two sides differ in") == 1
     assert judged.stderr.startswith("tileprof: note: judged under --allow-different: ")
+    again = tmp_path / "again.csv"
+    alone = CliRunner().invoke(
+        cli, ["diff", *_dumps(tmp_path), "--allow-different", "--format", "csv", "-o", str(again)]
+    )  # no gate: nothing was judged under it, and the note stays
+    assert (alone.exit_code, alone.stderr) == (0, f"tileprof: note: {NOTE}\n")
 
 
 HTA = Path(__file__).resolve().parent.parent / "fixtures" / "hta"
