@@ -183,3 +183,6 @@ def test_every_site_of_a_mutation_module_is_counted_without_a_gate(
     assert harness.main(["--every", "calc"], root=weak) == 2
     assert "unknown module 'calc' of [tool.tileprof.mutation]" in capsys.readouterr().out
     assert harness.main(["--every"], root=weak) == 2
+    with pytest.raises(SystemExit) as refused:  # it ran every site before, listing nothing
+        harness.main(["--every", "--list", "calc_all"], root=weak)
+    assert refused.value.code == 2 and "not both" in capsys.readouterr().err

@@ -269,6 +269,8 @@ def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
     args = parser.parse_args(argv)
     config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     subset = config["tool"]["tileprof"]["mutation_subset"]
+    if args.every and args.list:
+        parser.error("--list prints the subset's sample; --every runs every site (not both)")
     if args.every:
         return every_site(root, config["tool"]["tileprof"]["mutation"], args.modules, subset)
     seed = int(subset["seed"])
