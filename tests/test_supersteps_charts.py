@@ -64,6 +64,19 @@ def drawn(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     return kept
 
 
+def drawn_chart(
+    drawn: dict[str, Any], draw: Any, section: SuperstepSection, part: str, title: str
+) -> tuple[Any, Any, str]:
+    """(the chart ``draw`` makes of ``section``, its figure, its SVG), after checking the
+    chart's id (``tile-0-supersteps-<part>``) and title."""
+    chart = draw(section)
+    assert chart is not None
+    assert chart.id == f"tile-0-supersteps-{part}"
+    assert chart.title == title
+    figure, svg = drawn[chart.id]
+    return chart, figure, svg
+
+
 def legend_texts(axes: Any) -> list[str]:
     return [t.get_text() for t in axes.get_legend().get_texts()]
 
@@ -87,12 +100,9 @@ def svg_size_pt(svg: str) -> tuple[float, float]:
 
 
 def test_the_ends_chart_marks_each_active_tile_and_the_critical_one(drawn: dict) -> None:
-    section = section_of(STEPS)
-    chart = ends_chart(section)
-    assert chart is not None
-    assert chart.id == "tile-0-supersteps-ends"
-    assert chart.title == "Tile end times, longest superstep"
-    figure, svg = drawn["tile-0-supersteps-ends"]
+    chart, figure, svg = drawn_chart(
+        drawn, ends_chart, section_of(STEPS), "ends", "Tile end times, longest superstep"
+    )
     (axes,) = figure.axes
     active, critical = axes.collections
     # Every active tile of the longest superstep at its last end after the superstep's start.
@@ -152,11 +162,9 @@ def test_no_ends_chart_without_a_longest_superstep_or_its_tiles() -> None:
 
 def test_the_split_chart_stacks_the_four_parts_to_each_supersteps_length(drawn: dict) -> None:
     section = section_of(STEPS)
-    chart = split_chart(section)
-    assert chart is not None
-    assert chart.id == "tile-0-supersteps-split"
-    assert chart.title == "Where each superstep's time goes"
-    figure, svg = drawn["tile-0-supersteps-split"]
+    chart, figure, svg = drawn_chart(
+        drawn, split_chart, section, "split", "Where each superstep's time goes"
+    )
     (axes,) = figure.axes
     assert legend_texts(axes) == [label for _, label, _ in PARTS]
     containers = axes.containers
@@ -237,11 +245,9 @@ def test_the_split_caption_carries_the_sections_note(drawn: dict) -> None:
 
 def test_the_heat_chart_shows_the_sections_busy_shares(drawn: dict) -> None:
     section = section_of(STEPS)
-    chart = heat_chart(section)
-    assert chart is not None
-    assert chart.id == "tile-0-supersteps-heat"
-    assert chart.title == "Busy share by tile and superstep"
-    figure, svg = drawn["tile-0-supersteps-heat"]
+    chart, figure, svg = drawn_chart(
+        drawn, heat_chart, section, "heat", "Busy share by tile and superstep"
+    )
     axes = figure.axes[0]
     (image,) = axes.images
     np.testing.assert_array_equal(image.get_array(), section.heat)
