@@ -65,6 +65,15 @@ def test_only_the_last_value_leaves_its_band() -> None:
     assert rising[-1].flag == "rise"  # 10 ± 0.1 (floor); 10.5 is above
 
 
+def test_a_value_on_its_bands_edge_is_inside_it() -> None:
+    """The band is closed: a value at its high or its low end is not flagged."""
+    points = trend_points(list("abcde"), [200.0, 200.0, 200.0, 202.0, 198.0])
+    assert [(p.low, p.high) for p in points[3:]] == [(198.0, 202.0), (198.0, 202.0)]
+    assert [p.flag for p in points] == [None] * 5
+    just_out = trend_points(list("abcde"), [200.0, 200.0, 200.0, 202.01, 197.99])
+    assert [p.flag for p in just_out[3:]] == ["rise", "drop"]
+
+
 def test_history_json_reads_the_stored_statistics(store: str) -> None:
     result = invoke("history", "--store", store, "--format", "json")
     assert result.exit_code == 0, result.output
@@ -103,6 +112,15 @@ def test_fields_kernels_and_order(store: str) -> None:
     ]
     bad = invoke("history", "--store", store, "--field", "speed")
     assert bad.exit_code == 2 and "--field 'speed': not a group statistic" in bad.output
+
+
+@pytest.mark.parametrize("choice", [["--kernel", "nothing*"], ["--label", "commit=none"]])
+def test_no_group_or_no_run_chosen_is_an_empty_history(store: str, choice: list[str]) -> None:
+    """A glob that matches no group, or a label no run carries: no trend, said so."""
+    document = json.loads(invoke("history", "--store", store, "--format", "json", *choice).output)
+    assert (document["trends"], document["flags"], document["failures"]) == ([], [], [])
+    table = invoke("history", "--store", store, *choice)
+    assert table.exit_code == 0 and "no stored statistics matched" in table.output
 
 
 def test_fail_on_compares_the_newest_run_with_its_band(store: str, tmp_path: Path) -> None:

@@ -303,7 +303,7 @@ def _trends(
         keys.join(runs, how="cross")
         .join(long, on=["name", "field", "run"], how="left")
         .sort("trend", "position")
-        .select("trend", "name", "field", "run", value=pl.col("value").cast(pl.Float64))
+        .select("trend", value=pl.col("value").cast(pl.Float64))
     )
     banded = band_frame(values)
     stored = {(row[0], row[1]): row for row in stats.select("name", "run", *fields).iter_rows()}
