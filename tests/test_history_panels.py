@@ -5,7 +5,11 @@ titles, the value and run axes, the change points' lines and the page's flag and
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
+
+import pytest
 
 from tileprof.analyses.change_points import ChangePoint
 from tileprof.model.store.history import Change, Failure, History, Point, Trend
@@ -107,6 +111,21 @@ def test_the_run_axis_names_the_first_and_last_runs_and_the_middle_from_five() -
     )
     four = Trend("gemm", "phaseCycles", five.points[:4])
     assert [label.run for label in panel(four).runs] == ["r0", "r3"]
+    two = Trend("gemm", "phaseCycles", five.points[:2])
+    assert [(label.x, label.anchor) for label in panel(two).runs] == [
+        (58.0, "start"),
+        (350.0, "end"),
+    ]
+
+
+def test_places_are_rounded_to_a_hundredth() -> None:
+    """Eight runs are 292 / 7 = 41.714… apart: places keep two decimals, no more, no fewer."""
+    points = tuple(Point(f"r{i}", float(i)) for i in range(8))
+    trend = Trend("gemm", "phaseCycles", points, changes=(change("r1", 0.0, 5.0),))
+    drawn = panel(trend)
+    assert [label.x for label in drawn.runs] == [58.0, 224.86, 350.0]
+    assert [m.x for m in drawn.points][:3] == [58.0, 99.71, 141.43]
+    assert drawn.changes[0].x == 99.71
 
 
 def test_a_long_run_id_is_shortened_on_the_axis_but_whole_in_the_hover_title() -> None:
@@ -140,6 +159,16 @@ def test_a_change_from_zero_has_no_step_and_a_share_is_written_as_one() -> None:
     )
 
 
+@pytest.fixture
+def far_east(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The machine's own time zone nine hours east of UTC, as a CI runner's may be."""
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
 def record(run: str, day: int, labels: dict[str, str] | None = None) -> RunRecord:
     added = datetime(2026, 11, day, 1, 0, tzinfo=timezone(timedelta(hours=2)))  # day − 1 in UTC
     return RunRecord(
@@ -147,6 +176,7 @@ def record(run: str, day: int, labels: dict[str, str] | None = None) -> RunRecor
     )
 
 
+@pytest.mark.usefixtures("far_east")
 def test_the_page_groups_panels_counts_flags_and_words_failures() -> None:
     other = Trend("attention", "phaseCycles", (Point("a", 1.0), Point("b", 2.0), Point("c", 3.0)))
     flagged_too = Trend(
@@ -157,12 +187,13 @@ def test_the_page_groups_panels_counts_flags_and_words_failures() -> None:
     failure = Failure(
         "gemm phaseCycles may not rise by more than 5%", "c", "gemm", "phaseCycles", 20.0, 30.0
     )
+    share = Failure("any drop", "c", "gemm", "usefulUtilization", 0.5, 0.2)
     runs = (record("a", 2, {"branch": "main", "arch": "x"}), record("b", 3), record("c", 4))
     history = History(
         runs,
         ("phaseCycles", "usefulUtilization"),
         (BANDED, other, flagged_too),
-        failures=(failure,),
+        failures=(failure, share),
     )
     page = build_page(history, "2026-12-06T00:00:00Z", "9.9")
     assert page.title == "tileprof history: 3 runs"
@@ -173,7 +204,8 @@ def test_the_page_groups_panels_counts_flags_and_words_failures() -> None:
         ("group-1", "attention", 0),
     ]
     assert [p.field for p in page.groups[0].panels] == ["phaseCycles", "usefulUtilization"]
-    # the dates under each plot are the days the runs were added, in UTC
+    # the dates under each plot are the days the runs were added, in UTC, not the machine's
+    # time zone
     assert [label.date for label in page.groups[0].panels[0].runs] == ["2026-11-01", "2026-11-03"]
     rows = [
         (f.run, f.labels, f.group, f.field, f.value, f.value_sort, f.band, f.direction)
@@ -185,5 +217,6 @@ def test_the_page_groups_panels_counts_flags_and_words_failures() -> None:
     ]
     assert page.failures == (
         "gemm phaseCycles may not rise by more than 5%: gemm phaseCycles 20 → 30 in run c",
+        "any drop: gemm usefulUtilization 50.00% → 20.00% in run c",
     )
     assert page.fields == ("phaseCycles", "usefulUtilization")

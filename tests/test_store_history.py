@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 from click.testing import CliRunner, Result
 
@@ -208,6 +209,16 @@ def test_html_is_self_contained_and_deterministic(store: str, tmp_path: Path) ->
     assert "2023-11-14 22:13:20 UTC" in page
     assert page.count('class="flag"') == 2  # the two flagged points of n5
     assert page.count("<polyline") == 6  # one line per group and field
+
+
+def test_a_trend_never_measured_or_empty_has_no_band() -> None:
+    """A field no run has (all missing, or all NaN) and a trend of no runs: no band, no error."""
+    from tileprof.model.store.history import band_frame, bands
+
+    for values in ([], [None] * 4, [float("nan")] * 4):
+        assert bands(values) == ([None] * len(values),) * 3
+    frame = pl.DataFrame({"trend": [0, 0, 0, 0], "value": [1.0, 2.0, 3.0, 4.0]})
+    assert band_frame(frame).columns == ["trend", "value", "median", "low", "high"]
 
 
 def test_the_vectorised_bands_follow_the_per_run_rule() -> None:
