@@ -88,6 +88,15 @@ def test_a_field_never_measured_draws_nothing() -> None:
     assert (drawn.axis_low, drawn.axis_high) == ("0.00%", "100.00%")  # 0 to 1, a share
 
 
+def test_a_share_is_written_as_a_percentage_everywhere() -> None:
+    points = (Point("a", 0.5), Point("b", 0.4, low=0.45, high=0.55, flag="drop"))
+    drawn = panel(Trend("gemm", "usefulUtilization", points))
+    assert (drawn.newest, drawn.minimum, drawn.maximum) == ("40.00%", "40.00%", "50.00%")
+    assert (drawn.axis_low, drawn.axis_high) == ("40.00%", "55.00%")
+    assert [m.title for m in drawn.points] == ["a: 50.00%", "b: 40.00%"]
+    assert [m.title for m in drawn.flags] == ["b: drop to 40.00%"]
+
+
 def test_a_missing_value_breaks_no_other_points_place() -> None:
     trend = Trend("gemm", "phaseCycles", (Point("a", 10.0), Point("b", None), Point("c", 30.0)))
     drawn = panel(trend)
@@ -120,12 +129,13 @@ def test_the_run_axis_names_the_first_and_last_runs_and_the_middle_from_five() -
 
 def test_places_are_rounded_to_a_hundredth() -> None:
     """Eight runs are 292 / 7 = 41.714… apart: places keep two decimals, no more, no fewer."""
-    points = tuple(Point(f"r{i}", float(i)) for i in range(8))
+    points = tuple(Point(f"r{i}", float(i), flag="rise" if i == 1 else None) for i in range(8))
     trend = Trend("gemm", "phaseCycles", points, changes=(change("r1", 0.0, 5.0),))
     drawn = panel(trend)
     assert [label.x for label in drawn.runs] == [58.0, 224.86, 350.0]
+    assert drawn.line.split()[:2] == ["58.0,62.0", "99.71,54.29"]
     assert [m.x for m in drawn.points][:3] == [58.0, 99.71, 141.43]
-    assert drawn.changes[0].x == 99.71
+    assert drawn.changes[0].x == drawn.flags[0].x == 99.71
 
 
 def test_a_long_run_id_is_shortened_on_the_axis_but_whole_in_the_hover_title() -> None:
@@ -220,3 +230,15 @@ def test_the_page_groups_panels_counts_flags_and_words_failures() -> None:
         "any drop: gemm usefulUtilization 50.00% → 20.00% in run c",
     )
     assert page.fields == ("phaseCycles", "usefulUtilization")
+
+
+def test_the_page_says_when_it_was_generated_and_by_which_version() -> None:
+    from tileprof._version import __version__
+    from tileprof.views.history_html import render
+
+    history = History((record("a", 2),), ("phaseCycles",), (Trend("g", "phaseCycles", ()),))
+    page = render(history, "2026-12-06T10:00:00Z", abstained=("no band yet",))
+    assert "<dt>Generated</dt><dd>2026-12-06T10:00:00Z</dd>" in page
+    assert f"<dt>tileprof</dt><dd>{__version__}</dd>" in page
+    assert "<title>tileprof history: 1 run</title>" in page
+    assert '<p class="abstained" role="alert"><strong>ABSTAINED</strong> no band yet</p>' in page

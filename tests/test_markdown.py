@@ -74,6 +74,8 @@ def test_history_that_passes() -> None:
         "| gemm | phaseCycles | 10 | 9 | 8 – 11 | ok | — |",
     ]
     assert text.endswith("|\n")
+    one = render_history(_history([], ["r1"], [trend]))
+    assert one.splitlines()[0] == "## tileprof history: 1 run, newest r1"
 
 
 def test_history_that_fails_names_each_failure_and_change_point() -> None:

@@ -212,7 +212,7 @@ def build_page(history: History, generated_at: str, version: str) -> HistoryPage
         for f in history.failures
     )
     return HistoryPage(
-        title=f"tileprof history: {len(history.runs)} runs",
+        title=f"tileprof history: {len(history.runs)} run{'' if len(history.runs) == 1 else 's'}",
         generated_at=generated_at,
         version=version,
         runs=tuple((r.run, labels[r.run]) for r in history.runs),
@@ -232,4 +232,4 @@ def render(history: History, generated_at: str, abstained: tuple[str, ...] = ())
     from tileprof.views.html import environment
 
     page = dataclasses.replace(build_page(history, generated_at, __version__), abstained=abstained)
-    return environment().get_template("history.html.j2").render(page=page, report=page)
+    return environment().get_template("history.html.j2").render(page=page)

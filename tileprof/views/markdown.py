@@ -64,7 +64,8 @@ def render_history(history: History, abstained: Sequence[str] = ()) -> str:
     ]
     newest = history.runs[-1].run if history.runs else "—"
     lines = [
-        f"## tileprof history: {len(history.runs)} runs, newest {cell(newest)}",
+        f"## tileprof history: {len(history.runs)} run{'' if len(history.runs) == 1 else 's'}, "
+        f"newest {cell(newest)}",
         "",
         *_verdict_lines(failures, abstained),
         "",
