@@ -69,6 +69,12 @@ def test_a_recent_regression_change_point_fails_where_the_band_passes() -> None:
     (failure,) = check_changes([stepped], rise)
     assert (failure.run, failure.change) == ("r16", "r10")
     assert failure.baseline == pytest.approx(np.mean(LEVELS[:10]))
+    assert (failure.threshold, failure.group, failure.field, failure.value) == (
+        "phaseCycles of gemm may not rise by more than 5%",
+        "gemm",
+        "phaseCycles",
+        LEVELS[-1],
+    )
     # a step smaller than the threshold, an improvement, and an old step all pass
     assert check_changes([stepped], small) == () and check_changes([stepped], drop) == ()
     old = trend([float(v) for v in LEVELS] + [1100.0 + j for j in JITTER[:RECENT_RUNS]])
@@ -84,6 +90,11 @@ def test_history_fail_on_names_the_change_point(store: str) -> None:
     (failure,) = json.loads(result.stdout)["failures"]
     runs = [r["run"] for r in json.loads(result.stdout)["runs"]]
     assert failure["changePoint"] == runs[10] and failure["run"] == runs[-1]
+    assert failure["threshold"] == sentence and failure["value"] == LEVELS[-1]
+    assert all("changePoints" not in t for t in json.loads(result.stdout)["trends"])
+    asked = invoke("history", "--store", store, "--change-points", "--format", "json")
+    cycles = [t for t in json.loads(asked.stdout)["trends"] if t["field"] == "phaseCycles"]
+    assert [c["run"] for c in cycles[0]["changePoints"]] == [runs[10]]
     table = invoke("history", "--store", store, "--fail-on", sentence).stdout
     assert f"(a change point from run {runs[10]}; baseline: the level before)" in table
 

@@ -178,6 +178,19 @@ def test_order_by_a_label_no_run_carries_is_refused(store: str) -> None:
     )
 
 
+def test_order_by_a_label_when_no_run_has_labels_says_there_are_none() -> None:
+    from datetime import datetime, timezone
+
+    from tileprof.core.errors import OptionError
+    from tileprof.model.store.history import order_runs
+    from tileprof.model.store.tables import RunRecord
+
+    added = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    runs = [RunRecord("r1", {}, "r1.json", "0" * 64, "json", 1, 1, 1, 1, "1", added)]
+    with pytest.raises(OptionError, match=r"\(labels: none; or --order time\)$"):
+        order_runs(runs, "commit")
+
+
 def test_table_and_csv(store: str) -> None:
     table = invoke("history", "--store", store)
     assert table.exit_code == 0
