@@ -1,0 +1,84 @@
+"""The profile model's own promises (``tileprof.model.profile``): ``load`` keeps what the dump
+states and what its reader noted, reads bytes already in hand, stays quiet unless asked; a
+``Profile`` prints in one line; filters come one way or the other, never both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tileprof.inputs
+from tests.samples import document, frame, sample, write_dump
+from tileprof.analyses.filters import Filters
+from tileprof.inputs import read_dump
+from tileprof.model.profile import Profile, load
+
+DEVICE_LOG = Path(__file__).parent.parent / "fixtures" / "real" / "tt-device-log"
+"""A tt-metal device log: it names its device, and its reader notes what it left out."""
+
+
+def test_load_keeps_the_dumps_device_its_readers_notes_and_where_it_came_from() -> None:
+    path = DEVICE_LOG / "profile_log_device.csv"
+    profile = load(path)
+    notes = read_dump(path)[0].header.notes
+    assert notes and profile.notes == notes
+    assert profile.device == "Tenstorrent wormhole_b0"
+    assert (profile.source, profile.format) == (str(path), "tt-device-log")
+    assert profile.target == "Tenstorrent wormhole_b0 (1 tile @ 1 GHz)"
+
+
+def test_load_reads_the_bytes_it_is_given_not_the_file(tmp_path: Path) -> None:
+    path = write_dump(tmp_path / "dump.json", [sample(0, 0, 10)])
+    given = document([sample(t, 0, 10) for t in range(3)], clockHz=1_000_000_000)
+    profile = load(path, content=given)
+    assert profile.samples.height == 3 and profile.clock_hz == 1_000_000_000
+    assert profile.source == str(path)  # the bytes are the file's, read by the caller
+
+
+def test_load_is_quiet_unless_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No progress bar from the Python API by default: a notebook's stderr stays clean."""
+    asked: list[Any] = []
+    real = tileprof.inputs.read_dump
+
+    def spy(*args: Any, **options: Any) -> Any:
+        asked.append(options["quiet"])
+        return real(*args, **options)
+
+    monkeypatch.setattr(tileprof.inputs, "read_dump", spy)
+    path = write_dump(tmp_path / "dump.json", [sample(0, 0, 10)])
+    load(path)
+    load(path, quiet=False)
+    assert asked == [True, False]
+
+
+def profile_of_epochs(epochs: range) -> Profile:
+    samples = [sample(0, 100 * e, 10, epoch=e) for e in epochs]
+    return Profile(frame(samples), (), 1_500_000_000, 4, "d.json")
+
+
+@pytest.mark.parametrize(
+    ("epochs", "shown"),
+    [
+        (range(8), "epochs=[0, 1, 2, 3, 4, 5, 6, 7]"),
+        (range(9), "epochs=9 (0..8)"),
+        (range(3, 13), "epochs=10 (3..12)"),
+    ],
+)
+def test_a_profile_lists_few_epochs_and_counts_many(epochs: range, shown: str) -> None:
+    text = repr(profile_of_epochs(epochs))
+    assert text == (
+        f"Profile(source='d.json', samples={len(epochs)}, tiles=4, clock_hz=1500000000, "
+        f"{shown}, groups=1)"
+    )
+
+
+@pytest.mark.parametrize("view", ["summary", "tile_balance", "occupancy", "active_tiles"])
+def test_filters_come_as_filters_or_as_keywords_not_both(view: str) -> None:
+    profile = profile_of_epochs(range(2))
+    with pytest.raises(TypeError) as raised:
+        getattr(profile, view)(Filters(epoch=1), kernels="k")
+    assert str(raised.value) == "pass filters either as Filters or as keywords, not both"
+    by_keyword = getattr(profile, view)(epoch=1)
+    assert type(by_keyword) is type(getattr(profile, view)(Filters(epoch=1)))
