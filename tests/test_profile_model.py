@@ -82,3 +82,23 @@ def test_filters_come_as_filters_or_as_keywords_not_both(view: str) -> None:
     assert str(raised.value) == "pass filters either as Filters or as keywords, not both"
     by_keyword = getattr(profile, view)(epoch=1)
     assert type(by_keyword) is type(getattr(profile, view)(Filters(epoch=1)))
+
+
+@pytest.mark.parametrize("view", ["tile_balance", "occupancy", "active_tiles"])
+def test_a_views_filters_choose_its_samples(view: str) -> None:
+    """Epoch 1 holds tile 0's sample, epoch 2 tile 1's: each view sees only the chosen one."""
+    samples = [sample(0, 0, 10, epoch=1), sample(1, 100, 30, epoch=2)]
+    profile = Profile(frame(samples), (), 1_500_000_000, 4, "d.json")
+    as_filters = getattr(profile, view)(Filters(epoch=1))
+    assert as_filters.equals(getattr(profile, view)(epoch=1))
+    only_epoch_1 = Profile(frame(samples[:1]), (), 1_500_000_000, 4)
+    assert as_filters.equals(getattr(only_epoch_1, view)())
+    assert not as_filters.equals(getattr(profile, view)())
+
+
+def test_quality_details_name_the_dump_or_say_it_is_in_memory() -> None:
+    samples = frame([sample(0, 0, 10), sample(0, 5, 10)])
+    named = Profile(samples, (), 1_500_000_000, 4, "d.json").quality()
+    unnamed = Profile(samples, (), 1_500_000_000, 4).quality()
+    assert named.get_column("detail").str.starts_with("d.json: ").all()
+    assert unnamed.get_column("detail").str.starts_with("(in memory): ").all()
