@@ -12,6 +12,7 @@ import pytest
 import tileprof.inputs
 from tests.samples import document, frame, sample, write_dump
 from tileprof.analyses.filters import Filters
+from tileprof.analyses.summary import DEFAULT_TOP_SAMPLES
 from tileprof.inputs import read_dump
 from tileprof.model.profile import Profile, load
 
@@ -102,3 +103,32 @@ def test_quality_details_name_the_dump_or_say_it_is_in_memory() -> None:
     unnamed = Profile(samples, (), 1_500_000_000, 4).quality()
     assert named.get_column("detail").str.starts_with("d.json: ").all()
     assert unnamed.get_column("detail").str.starts_with("(in memory): ").all()
+
+
+def test_summary_lists_as_many_samples_as_asked_and_top_is_its_old_name() -> None:
+    profile = profile_of_epochs(range(8))
+    assert len(profile.summary(samples=2).samples) == 2
+    assert len(profile.summary().samples) == DEFAULT_TOP_SAMPLES == 3
+    with pytest.warns(DeprecationWarning) as warned:
+        old = profile.summary(top=5)
+    assert len(old.samples) == 5
+    (warning,) = warned
+    assert str(warning.message) == (
+        "Profile.summary(top=) is deprecated; use samples= (as the CLI's --samples)"
+    )
+    assert warning.filename == __file__  # the caller's line, not tileprof's
+
+
+def test_records_are_of_the_frame_given_else_of_every_sample() -> None:
+    profile = profile_of_epochs(range(3))
+    assert len(profile.records()) == 3
+    assert [r["offset"] for r in profile.records(profile.samples.tail(1))] == [200]
+
+
+def test_a_saved_profile_reloads_with_its_device(tmp_path: Path) -> None:
+    profile = load(DEVICE_LOG / "profile_log_device.csv")
+    profile.save(tmp_path / "cache.parquet")
+    again = load(tmp_path / "cache.parquet")
+    assert again.device == "Tenstorrent wormhole_b0"
+    assert (again.clock_hz, again.tile_count) == (profile.clock_hz, profile.tile_count)
+    assert again.samples.equals(profile.samples)

@@ -83,16 +83,12 @@ class Profile:
                 stacklevel=2,
             )
             samples = top
-        if filter_options:
-            if filters is not None:
-                raise TypeError("pass filters either as Filters or as keywords, not both")
-            filters = Filters(**filter_options)
         return summarize(
             self.samples,
             self.metadata,
             clock_hz=self.clock_hz,
             tile_count=self.tile_count,
-            filters=filters,
+            filters=_chosen_filters(filters, filter_options),
             group_by=group_by,
             top=samples,
             source=self.source,
