@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
 import tileprof.inputs
@@ -116,7 +117,12 @@ def test_summary_lists_as_many_samples_as_asked_and_top_is_its_old_name() -> Non
     assert str(warning.message) == (
         "Profile.summary(top=) is deprecated; use samples= (as the CLI's --samples)"
     )
-    assert warning.filename == __file__  # the caller's line, not tileprof's
+
+
+def test_the_deprecation_points_at_the_callers_line() -> None:
+    with pytest.warns(DeprecationWarning) as warned:
+        profile_of_epochs(range(1)).summary(top=1)
+    assert warned[0].filename == __file__  # not tileprof's own line
 
 
 def test_records_are_of_the_frame_given_else_of_every_sample() -> None:
@@ -132,3 +138,32 @@ def test_a_saved_profile_reloads_with_its_device(tmp_path: Path) -> None:
     assert again.device == "Tenstorrent wormhole_b0"
     assert (again.clock_hz, again.tile_count) == (profile.clock_hz, profile.tile_count)
     assert again.samples.equals(profile.samples)
+
+
+def test_to_pandas_gives_each_sample_its_metadata_list() -> None:
+    samples = frame([sample(t, 10 * t, 5) for t in range(4)])
+    ids = pl.Series("metadataId", [1, None, 0, 1], dtype=samples.schema["metadataId"])
+    metadata = ((("kernelSpec", "gemm"),), (("a", "1"), ("b", "2")))
+    profile = Profile(samples.with_columns(ids), metadata, 1_500_000_000, 4)
+    table = profile.to_pandas()
+    assert "metadataId" not in table.columns and len(table) == 4
+    assert table["metadata"].dtype == object
+    assert list(table.index) == [0, 1, 2, 3]
+    b_entries = [{"name": "a", "value": "1"}, {"name": "b", "value": "2"}]
+    assert table["metadata"].tolist() == [
+        b_entries,
+        [],
+        [{"name": "kernelSpec", "value": "gemm"}],
+        b_entries,
+    ]
+    shifted = profile_of_epochs(range(3)).to_pandas()
+    assert shifted["metadata"].tolist() == [[], [], []]
+
+
+def test_supersteps_split_at_any_idle_gap_unless_asked_for_a_longer_one() -> None:
+    """Two bursts on both tiles, one idle cycle apart (10 to 11)."""
+    bursts = [sample(t, start, 10) for start in (0, 11) for t in (0, 1)]
+    profile = Profile(frame(bursts), (), 1_500_000_000, 2)
+    default = profile.supersteps()
+    assert (default.supersteps.height, default.min_sync_gap) == (2, 0)
+    assert profile.supersteps(min_sync_gap=2).supersteps.height == 1
