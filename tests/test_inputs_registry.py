@@ -9,6 +9,7 @@ import os
 import threading
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from tests.samples import document, frame, sample
@@ -16,10 +17,12 @@ from tileprof.core.errors import InputError
 from tileprof.inputs import (
     check_device,
     decoding_jobs,
+    detect,
     detect_dump_format,
     format_from_extension,
     is_tile_dump_head,
     peek,
+    read_dump,
     threads,
 )
 from tileprof.inputs._format import SNIFF_BYTES
@@ -96,3 +99,74 @@ def test_decoding_jobs_sets_the_threads_and_gives_the_way_back() -> None:
     finally:
         restore()
     assert threads.setting() == before
+
+
+TEN_KEYS = msgspec.json.encode({f"k{i}": i for i in range(9, -1, -1)})
+"""A document of ten keys, written last to first: the error lists the first eight, sorted."""
+KNOWN = "a tile dump, latency benchmarks, an energy report, a PyTorch trace or a run table"
+
+
+@pytest.mark.parametrize(
+    ("data", "keys"),
+    [
+        (b'{"b": 1, "a": 2}', "a, b"),
+        (b"{}", "none"),
+        (TEN_KEYS, "k0, k1, k2, k3, k4, k5, k6, k7"),
+    ],
+)
+def test_json_of_no_known_layout_names_its_first_keys(data: bytes, keys: str) -> None:
+    with pytest.raises(InputError) as raised:
+        detect("f.json", data)
+    assert (raised.value.path, raised.value.where) == ("f.json", "$")
+    assert (
+        raised.value.message
+        == f"JSON of no known layout (top-level keys: {keys}); expected {KNOWN}"
+    )
+    with pytest.raises(InputError) as raised:
+        detect("f.json", data, "a PyTorch trace")
+    assert raised.value.message.endswith("); expected a PyTorch trace")
+
+
+@pytest.mark.parametrize(
+    ("data", "columns"),
+    [
+        (b"x,y,z\n1,2,3\n", "x, y, z"),
+        (b"a,b,c,d,e,f,g\n1,2,3,4,5,6,7\n", "a, b, c, d, e, f"),
+        (b"", "none"),
+    ],
+)
+def test_csv_of_no_known_layout_names_its_first_columns(data: bytes, columns: str) -> None:
+    with pytest.raises(InputError) as raised:
+        detect("f.csv", data, "a run table")
+    assert (raised.value.path, raised.value.where) == ("f.csv", "line 1")
+    assert (
+        raised.value.message == f"CSV of no known layout (columns: {columns}); expected a run table"
+    )
+
+
+def test_text_of_no_kind_is_named_as_not_what_the_command_reads() -> None:
+    with pytest.raises(InputError) as raised:
+        detect("f.dat", b"hello", "a PyTorch trace")
+    assert (raised.value.path, raised.value.where, raised.value.message) == (
+        "f.dat",
+        None,
+        "not a PyTorch trace",
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "what"),
+    [
+        ("traces/kineto_small.json", "a PyTorch profiler trace"),
+        ("real/kernel_trace.csv", "a rocprofv3 kernel trace"),
+    ],
+)
+def test_a_gpu_file_given_as_a_tile_dump_is_named_with_the_command_that_reads_it(
+    name: str, what: str
+) -> None:
+    path = Path(__file__).parent.parent / "fixtures" / name
+    with pytest.raises(InputError) as raised:
+        read_dump(path)
+    assert str(raised.value) == (
+        f"{path}: this is {what}, not a tile dump; use `tileprof runs` (or `report`)"
+    )

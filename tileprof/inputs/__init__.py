@@ -306,10 +306,9 @@ def _refuse_run_source(path: Path, data: bytes) -> None:
         return  # not recognised at all: the tile-dump reader words the error
     if found.kind not in (TILE_DUMP, SUMMARY_DOCUMENT):  # its samples are a small dump
         what = _RUN_SOURCE_WORDS.get(found.name, f"a {found.name}")
-        use = (
-            "`tileprof diff`" if found.kind == SUMMARY_DOCUMENT else "`tileprof runs` (or `report`)"
+        raise InputError(
+            path, None, f"this is {what}, not a tile dump; use `tileprof runs` (or `report`)"
         )
-        raise InputError(path, None, f"this is {what}, not a tile dump; use {use}")
 
 
 def read_dump(
