@@ -170,3 +170,34 @@ def test_a_gpu_file_given_as_a_tile_dump_is_named_with_the_command_that_reads_it
     assert str(raised.value) == (
         f"{path}: this is {what}, not a tile dump; use `tileprof runs` (or `report`)"
     )
+
+
+def test_a_dump_of_an_unknown_format_or_content_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "x.dat"
+    path.write_bytes(b"hello there")
+    with pytest.raises(InputError) as raised:
+        read_dump(path, format="xml")
+    assert (raised.value.path, raised.value.where) == (str(path), None)
+    assert raised.value.message == (
+        "unknown format 'xml' (one of json, ndjson, parquet, csv, tt-device-log)"
+    )
+    with pytest.raises(InputError) as raised:
+        read_dump(path)
+    assert (raised.value.path, raised.value.where) == (str(path), "start of file")
+    assert raised.value.message == (
+        "unknown format: not a JSON, NDJSON, Parquet or CSV tile dump (use --format-in)"
+    )
+
+
+def test_a_piped_dump_is_parsed_from_the_one_read(tmp_path: Path) -> None:
+    data = document([sample(t, 0, 10) for t in range(3)], tileCount=4)
+    path = tmp_path / "pipe"
+    os.mkfifo(path)
+
+    def write() -> None:
+        with open(path, "wb") as pipe:
+            pipe.write(data)
+
+    threading.Thread(target=write, daemon=True).start()
+    parsed, _clock, tiles, chosen = read_dump(path)
+    assert (parsed.samples.height, tiles, chosen) == (3, 4, "json")
