@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -66,3 +68,16 @@ def write_dump(path: Path, samples: list[dict[str, Any]], **header: Any) -> Path
 def profile(tmp_path: Path, samples: list[dict[str, Any]], **header: Any) -> Profile:
     """Load these samples as a Profile through the JSON parser."""
     return load(write_dump(tmp_path / "dump.json", samples, **header))
+
+
+def fifo_of(folder: Path, data: bytes) -> Path:
+    """A FIFO in ``folder`` that a thread fills with ``data`` once it is opened."""
+    path = folder / "pipe"
+    os.mkfifo(path)
+
+    def write() -> None:
+        with open(path, "wb") as pipe:
+            pipe.write(data)
+
+    threading.Thread(target=write, daemon=True).start()
+    return path

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
 
-from tests.samples import sample, write_dump
+from tests.samples import fifo_of, sample, write_dump
 from tileprof.core.errors import InputError
 from tileprof.core.run_schema import ParsedRuns
 from tileprof.inputs import sources
@@ -35,14 +34,7 @@ def test_a_files_digest_covers_every_chunk(tmp_path: Path) -> None:
 
 def test_a_pipes_digest_is_of_what_was_piped(tmp_path: Path) -> None:
     data = b"piped bytes " * 1000
-    path = tmp_path / "pipe"
-    os.mkfifo(path)
-
-    def write() -> None:
-        with open(path, "wb") as pipe:
-            pipe.write(data)
-
-    threading.Thread(target=write, daemon=True).start()
+    path = fifo_of(tmp_path, data)
     assert sources.file_digest(path) == (len(data), hashlib.sha256(data).hexdigest())
 
 

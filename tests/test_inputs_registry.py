@@ -5,14 +5,12 @@ samples already in memory (``check_device``) and the decoding threads' setting."
 from __future__ import annotations
 
 import gzip
-import os
-import threading
 from pathlib import Path
 
 import msgspec
 import pytest
 
-from tests.samples import document, frame, sample
+from tests.samples import document, fifo_of, frame, sample
 from tileprof.core.errors import InputError
 from tileprof.inputs import (
     check_device,
@@ -64,14 +62,7 @@ def test_peek_gives_the_head_whether_gzipped_and_the_size_on_disk(tmp_path: Path
 
 def test_peek_of_a_pipe_sizes_what_was_piped(tmp_path: Path) -> None:
     data = document([sample(0, 0, 10)])
-    path = tmp_path / "pipe"
-    os.mkfifo(path)
-
-    def write() -> None:
-        with open(path, "wb") as pipe:
-            pipe.write(data)
-
-    threading.Thread(target=write, daemon=True).start()
+    path = fifo_of(tmp_path, data)
     assert peek(path) == (data, False, len(data))
 
 
@@ -191,13 +182,6 @@ def test_a_dump_of_an_unknown_format_or_content_is_one_line(tmp_path: Path) -> N
 
 def test_a_piped_dump_is_parsed_from_the_one_read(tmp_path: Path) -> None:
     data = document([sample(t, 0, 10) for t in range(3)], tileCount=4)
-    path = tmp_path / "pipe"
-    os.mkfifo(path)
-
-    def write() -> None:
-        with open(path, "wb") as pipe:
-            pipe.write(data)
-
-    threading.Thread(target=write, daemon=True).start()
+    path = fifo_of(tmp_path, data)
     parsed, _clock, tiles, chosen = read_dump(path)
     assert (parsed.samples.height, tiles, chosen) == (3, 4, "json")

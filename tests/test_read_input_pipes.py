@@ -5,31 +5,16 @@ not what the first read took."""
 from __future__ import annotations
 
 import hashlib
-import os
-import threading
 from pathlib import Path
 
 import pytest
 
-from tests.samples import document, sample
+from tests.samples import document, fifo_of, sample
 from tileprof.inputs import sources
 from tileprof.inputs._format import SNIFF_BYTES, TILE_DUMP
 from tileprof.inputs._sniff import TRACE
 
 TRACE_FILE = Path(__file__).parent.parent / "fixtures" / "traces" / "kineto_small.json"
-
-
-def fifo_of(folder: Path, data: bytes) -> Path:
-    """A FIFO in ``folder`` that a thread fills with ``data`` once it is opened."""
-    path = folder / "pipe"
-    os.mkfifo(path)
-
-    def write() -> None:
-        with open(path, "wb") as pipe:
-            pipe.write(data)
-
-    threading.Thread(target=write, daemon=True).start()
-    return path
 
 
 def test_a_piped_trace_is_read_whole_and_never_streamed(tmp_path: Path) -> None:
