@@ -29,12 +29,11 @@ from tileprof.core.kineto import (
 from tileprof.inputs import threads
 from tileprof.inputs._common import read_bytes
 from tileprof.inputs.gpu.kineto import _read_with_msgspec, read_events
-from tileprof.inputs.gpu.kineto_native import decoded_events, event_frame
+from tileprof.inputs.gpu.kineto_native import SPAN_COLUMNS, decoded_events, event_frame
 
 ROOT = Path(__file__).resolve().parent.parent
 KEPT = {"kernel", "gpu_memcpy", "gpu_memset", "cpu_op", "cuda_runtime", "cuda_driver"}
 KEPT |= {"user_annotation", "gpu_user_annotation"}
-SPANLESS = [c for c in KINETO_SCHEMA if not c.startswith("span_")]
 RAW = {"flops": "flops", "input_dims": "Input Dims", "concrete_inputs": "Concrete Inputs"}
 RAW |= {"input_type_raw": "Input type"}
 """The frame's columns of JSON text (each reader writes its own: compared decoded), by arg."""
@@ -51,7 +50,7 @@ def _dims(value: Any) -> str | None:
 
 
 def reference_frame(data: bytes) -> pl.DataFrame:
-    """The Kineto event frame (no spans) as the plain ``json`` module reads the document."""
+    """The Kineto event frame as the plain ``json`` module reads the document."""
     events = json.loads(data)["traceEvents"]
     rows = []
     for i, ev in enumerate(events):
@@ -67,18 +66,17 @@ def reference_frame(data: bytes) -> pl.DataFrame:
              _dims(a.get("grid")), _dims(a.get("block")), json.dumps(types) if types else None,
              f"{ev.get('pid')}/{ev.get('tid')}", *raw)
         )  # fmt: skip
-    schema = {c: KINETO_SCHEMA[c] for c in SPANLESS}
-    return pl.DataFrame(rows, schema=schema, orient="row")
+    return pl.DataFrame(rows, schema=KINETO_SCHEMA, orient="row")
 
 
 def decoded(frame: pl.DataFrame) -> pl.DataFrame:
-    """``frame``'s columns but the spans, the JSON text columns as the ``json`` module writes
-    the values they hold (``RAW``)."""
+    """``frame``, the JSON text columns as the ``json`` module writes the values they hold
+    (``RAW``)."""
     canonical = [
         pl.col(c).map_elements(lambda t: json.dumps(json.loads(t)), return_dtype=pl.String)
         for c in RAW
     ]
-    return frame.select(SPANLESS).with_columns(canonical)
+    return frame.with_columns(canonical)
 
 
 def crate_frame(data: bytes) -> pl.DataFrame | None:
@@ -220,7 +218,7 @@ def assert_parts_read_alike(data: bytes, frame: pl.DataFrame | None, parts: list
                 assert found is not None and timeline is not None, part
                 assert event_frame(found[0]).equals(frame), part
                 kept = frame.filter(timeline_rows()).select(TIMELINE_COLUMNS)
-                read = event_frame(timeline[0].select(TIMELINE_COLUMNS), timeline=True)
+                read = event_frame(timeline[0].select(TIMELINE_COLUMNS))
                 assert timeline_text(read).equals(kept), part
     finally:
         threads.configure(saved)
@@ -236,17 +234,31 @@ def test_gpu_event_frame_and_timeline_are_msgspecs(path: Path) -> None:
     data = read_bytes(path)
     fast, slow = read_events("t.json", data), _read_with_msgspec("t.json", data)
     assert gpu_events_of(fast).events.equals(gpu_events_of(slow).events)
-    assert fast.frame.get_column("span_start").null_count() == 0
+    assert decoded_events("t.json", data) is not None  # the decoder's, spans read and gone
+    assert not set(SPAN_COLUMNS) & set(fast.frame.columns)
     a, b = timeline_of(fast), timeline_of(slow)
     assert a.events.equals(b.events)
     assert a.steps.equals(b.steps)
     assert a.events.get_column("collective").drop_nulls().len() > 0 or "nccl" not in path.name
 
 
+@pytest.mark.parametrize("path", TRACES[:3], ids=lambda p: p.name)
+def test_both_readers_make_the_event_frame_s_schema(path: Path) -> None:
+    """The decoder's event frame and msgspec's have ``KINETO_SCHEMA``, text as Categorical
+    (``DataFrame.equals`` does not tell Categorical from String)."""
+    data = read_bytes(path)
+    assert read_events("t.json", data).frame.schema == KINETO_SCHEMA
+    assert _read_with_msgspec("t.json", data).frame.schema == KINETO_SCHEMA
+    with_spans = decoded_events("t.json", data)
+    assert with_spans is not None
+    assert set(with_spans[0].columns) == {*KINETO_SCHEMA, *SPAN_COLUMNS}
+
+
 def test_spans_hold_each_event() -> None:
     data = read_bytes(TRACES[2])
-    frame = crate_frame(data)
-    assert frame is not None
+    found = decoded_events("t.json", data)
+    assert found is not None
+    frame = found[0]
     events = json.loads(data)["traceEvents"]
     for row in frame.head(50).iter_rows(named=True):
         text = data[row["span_start"] : row["span_end"]]

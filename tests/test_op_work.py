@@ -136,7 +136,7 @@ def test_falcon_convolution_flops_go_to_its_gemm_kernel_and_the_rest_counts_apar
     events = read_kineto_events(FALCON, need="a trace")
     gpu = events.frame.filter(
         pl.col("cat").is_in(["kernel", "gpu_memcpy", "gpu_memset"]),
-        pl.col("name").str.contains("fprop", literal=True),
+        pl.col("name").cast(pl.String).str.contains("fprop", literal=True),
     )
     fprop = gpu.get_column("dur").to_list()
     assert len(fprop) == 1

@@ -39,7 +39,7 @@ import polars as pl
 from tileprof.analyses.bytes_moved import op_bytes
 from tileprof.analyses.flops import COMPOSITE, INT64_MAX, PRIMARY, Work, op_work
 from tileprof.core.classify import DTYPES, OP_FAMILIES, dtype_from_torch_types, op_family
-from tileprof.core.kineto import GPU_CATEGORIES, KinetoEvents, launch_external_ids
+from tileprof.core.kineto import GPU_CATEGORIES, KinetoEvents, as_text, launch_external_ids
 from tileprof.core.numbers import duration_us
 from tileprof.core.peaks import peak_tflops
 from tileprof.core.roofline import with_roofline
@@ -133,8 +133,8 @@ def _ownership(events: KinetoEvents) -> pl.DataFrame:
         events.frame.filter(pl.col("cat") == "cpu_op")
         .select(
             "index",
-            pl.col("name").fill_null(""),
-            "thread",
+            "name",  # Categorical, nulls kept: made text per call (``_per_call``)
+            as_text("thread"),  # sorted as text
             # + 0.0: a -0.0 sorts as Python's sort of the objects sorted it, equal to 0.0
             pl.col("ts").fill_null(0.0) + 0.0,
             pl.col("dur").fill_null(0.0) + 0.0,
@@ -155,10 +155,10 @@ def _ownership(events: KinetoEvents) -> pl.DataFrame:
         pl.col("thread").rle_id().cast(pl.Int64).alias("thread"),
         "ts",
         "dur",
-        (pl.col("flops").is_not_null() | pl.col("name").is_in(list(PRIMARY)))
+        (pl.col("flops").is_not_null() | pl.col("name").is_in(list(PRIMARY)).fill_null(False))
         .cast(pl.UInt8)
         .alias("candidate"),
-        pl.col("name").is_in(list(COMPOSITE)).cast(pl.UInt8).alias("composite"),
+        pl.col("name").is_in(list(COMPOSITE)).fill_null(False).cast(pl.UInt8).alias("composite"),
     ).rechunk()
     nesting = pl.DataFrame(compiled.op_nesting(walk))
     return ops.with_columns(nesting.get_columns())
@@ -203,8 +203,8 @@ def _signatures(calls: pl.DataFrame) -> pl.DataFrame:
                 decoded[raw] = msgspec.json.decode(raw)
         dims, types = decoded[dims_raw], decoded[types_raw]
         concrete, flops = decoded[concrete_raw], decoded[flops_raw]
-        work, source = _work(name, dims, concrete, flops)
-        moved = op_bytes(name, _list(dims), _list(types), _list(concrete))
+        work, source = _work(name or "", dims, concrete, flops)
+        moved = op_bytes(name or "", _list(dims), _list(types), _list(concrete))
         records.append(
             {
                 "input_dims_text": _json(dims),
@@ -335,7 +335,7 @@ def _per_call(calls: pl.DataFrame, events: KinetoEvents) -> pl.DataFrame:
         .then(pl.col("device_target").fill_null("GPU"))
         .otherwise(pl.lit(idle))
         .alias("target"),
-        pl.col("name").alias("op"),
+        as_text("name").fill_null("").alias("op"),
         pl.col("input_dims_text").alias("input_dims"),
         "input_types",
         "gemm_mnk",

@@ -70,8 +70,8 @@ GPU-side one on the device its ``pid`` names, else ``cpu_step`` with no device).
 
 KINETO_SCHEMA: dict[str, pl.DataType] = {
     "index": pl.Int64(),
-    "cat": pl.String(),
-    "name": pl.String(),
+    "cat": pl.Categorical(),
+    "name": pl.Categorical(),
     "ts": pl.Float64(),
     "dur": pl.Float64(),
     "pid": pl.Int64(),
@@ -79,16 +79,14 @@ KINETO_SCHEMA: dict[str, pl.DataType] = {
     "stream": pl.Int64(),
     "correlation": pl.Int64(),
     "external_id": pl.Int64(),
-    "grid": pl.String(),
-    "block": pl.String(),
-    "input_type": pl.String(),
-    "thread": pl.String(),
-    "flops": pl.String(),
-    "input_dims": pl.String(),
-    "concrete_inputs": pl.String(),
-    "input_type_raw": pl.String(),
-    "span_start": pl.Int64(),
-    "span_end": pl.Int64(),
+    "grid": pl.Categorical(),
+    "block": pl.Categorical(),
+    "input_type": pl.Categorical(),
+    "thread": pl.Categorical(),
+    "flops": pl.Categorical(),
+    "input_dims": pl.Categorical(),
+    "concrete_inputs": pl.Categorical(),
+    "input_type_raw": pl.Categorical(),
 }
 """The Kineto event frame: one row per complete event (``ph: "X"``) of the categories
 tileprof reads (GPU events, ``cpu_op``, runtime calls, step annotations), in file order.
@@ -98,9 +96,20 @@ tileprof reads (GPU events, ``cpu_op``, runtime calls, step annotations), in fil
 when absent or empty); ``thread`` is ``f"{pid}/{tid}"`` (Python's text of the values); ``flops``,
 ``input_dims``, ``concrete_inputs`` and ``input_type_raw`` are the JSON text of those ``args``
 (null when absent or null; the decoder keeps the document's text, msgspec's reading writes
-its own: decode them, each distinct text once, before comparing); ``span_start``/``span_end``
-are the event's bytes in the document (null when the trace was read by msgspec), from which
-``KinetoEvents.args_of`` decodes the free-form ``args`` of a few events."""
+its own: decode them, each distinct text once, before comparing).
+
+The text columns are Categorical: the compiled decoder's dictionaries, taken as they are
+(a trace repeats a few hundred names over millions of rows; as strings, the text of the
+626 MB trace took 200 MB more). An analysis compares them with literals, groups and
+deduplicates them as they are, and casts to ``pl.String`` only the rows it keeps, before
+filling, sorting or joining them as text (``as_text``): what a Categorical sorts by, and whether
+two of them join, differs between polars versions."""
+
+
+def as_text(column: str) -> pl.Expr:
+    """A text column of the Kineto event frame as ``pl.String``: what an analysis sorts,
+    fills, joins or hands on as text (``KINETO_SCHEMA``)."""
+    return pl.col(column).cast(pl.String)
 
 
 GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
@@ -129,7 +138,7 @@ def runtime_calls(frame: pl.DataFrame) -> pl.LazyFrame:
             pl.col("ts").is_not_null(),
             placeable(pl.col("ts")) & placeable(pl.col("ts") + dur),
         )
-        .with_columns(pl.col("name").cast(pl.String).fill_null(""), dur)
+        .with_columns(as_text("name").fill_null(""), dur)
     )
 
 
@@ -189,9 +198,7 @@ COMM_CATEGORIES = ("kernel", "cpu_op")
 
 def comm_kernels() -> pl.Expr:
     """The communication kernels (a ``kernel`` named like NCCL's or RCCL's)."""
-    return (pl.col("cat") == "kernel") & pl.col("name").cast(pl.String).str.contains(
-        COMM_NAME.pattern
-    )
+    return (pl.col("cat") == "kernel") & as_text("name").str.contains(COMM_NAME.pattern)
 
 
 def comm_ops() -> pl.Expr:
@@ -218,9 +225,8 @@ TIMELINE_COLUMNS = (
     "index", "cat", "name", "ts", "dur", "pid", "device", "stream", "correlation", "external_id",
 )  # fmt: skip
 """The columns of the Kineto event frame that a GPU timeline reads: a read for a timeline
-(``timeline_rows``) keeps only these, ``cat`` and ``name`` as Categorical (the decoder's
-dictionaries: what reads them as text casts them); the op arguments' texts, ``thread``,
-``grid`` and ``block`` (text columns of 16 bytes a row each once cast) are left out."""
+(``timeline_rows``) keeps only these; the op arguments' texts, ``thread``, ``grid`` and
+``block`` are left out."""
 
 
 def comm_events() -> pl.Expr:

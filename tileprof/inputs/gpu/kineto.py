@@ -41,6 +41,7 @@ from tileprof.core.kineto import (
     Int64,
     KinetoEvents,
     Step,
+    as_text,
     launch_external_ids,
 )
 from tileprof.core.run_schema import ParsedRuns, call_statistics, runs_from_rows
@@ -91,9 +92,9 @@ def read_events(path: str | Path, data: bytes) -> KinetoEvents:
 
 class PendingEvents:
     """A trace read from its bytes, whose event model (``events``) is made when first asked
-    for: everything that needs the bytes is done, so the caller can let them go first. The
-    compiled decoder's text columns are cast afterwards (``kineto_native.event_frame``) and
-    ``deviceProperties`` and ``distributedInfo`` decoded, their errors named as before."""
+    for: everything that needs the bytes is done, so the caller can let them go first;
+    ``deviceProperties`` and ``distributedInfo`` are decoded afterwards, their errors named as
+    before."""
 
     def __init__(self, finish: Callable[[], KinetoEvents]) -> None:
         self._finish: Callable[[], KinetoEvents] | None = finish
@@ -156,14 +157,14 @@ def _pending(
     path: str | Path, frame: pl.DataFrame, top: TopValues, spans: bytes, timeline: bool
 ) -> PendingEvents:
     """The event model of the decoder's ``frame`` to be made (``PendingEvents``), the NCCL
-    events' bytes copied out of ``spans`` (what the frame's spans point into) now; of a read
-    for a timeline, the columns it reads (``TIMELINE_COLUMNS``), the others let go now."""
+    events' bytes copied out of ``spans`` (what the frame's spans point into) now, and the
+    spans let go (``kineto_native.event_frame``); of a read for a timeline, the columns it
+    reads (``TIMELINE_COLUMNS``), the others let go now."""
     from tileprof.inputs.gpu.kineto_native import comm_args, event_frame
 
     args_of = comm_args(frame, spans)
-    if timeline:
-        frame = frame.select(TIMELINE_COLUMNS)
-    return PendingEvents(lambda: _events(path, event_frame(frame, timeline=timeline), top, args_of))
+    frame = event_frame(frame.select(TIMELINE_COLUMNS) if timeline else frame)
+    return PendingEvents(lambda: _events(path, frame, top, args_of))
 
 
 def _events(
@@ -303,30 +304,32 @@ def gpu_events_of(found: KinetoEvents) -> GpuEvents:
     from tileprof.inputs.gpu.kineto_frame import event_frame
 
     frame = found.frame
-    # lazy: only the selected columns of these rows are copied, not all twenty (a CPU op's
-    # cost 250 bytes, most of it text views)
+    # lazy: only the selected columns of these rows are copied, not all eighteen
     kineto = frame.lazy().filter(pl.col("cat").is_in(GPU_CATEGORIES)).select(
-        "index", pl.col("cat").cast(pl.Categorical()), "grid", "block",
+        "index", "cat", as_text("grid"), as_text("block"),
         pl.col("external_id").alias("own_ext"), "correlation",
     ).collect()  # fmt: skip
     ops = (
         frame.lazy()
         .filter(pl.col("cat") == "cpu_op", pl.col("external_id").is_not_null())
-        .select(
-            pl.col("external_id").alias("ext"),
-            pl.col("name").fill_null("").alias("op"),
-            pl.col("input_type").alias("op_types"),
-        )
+        .select(pl.col("external_id").alias("ext"), "name", "input_type")
         .filter(pl.col("ext").is_last_distinct())  # unique(keep="last"), in order, faster
+        .with_columns(pl.lit(True).alias("launching"))
         .collect()
     )
     launches = launch_external_ids(frame, ops)
+    # the ops' text is made of the GPU events' rows alone: an op without a name is "",
+    # an event without an op null
+    op_text = as_text("name").fill_null("")
     attributed = (
         kineto.join(launches, on="correlation", how="left", maintain_order="left")
         .with_columns(ext=pl.coalesce("launch_ext", "own_ext"))
         .join(ops, on="ext", how="left", maintain_order="left")
-        .select("index", "cat", "grid", "block", "op", "op_types")
-    )
+        .select(
+            "index", "cat", "grid", "block", pl.when("launching").then(op_text).alias("op"),
+            as_text("input_type").alias("op_types"),
+        )
+    )  # fmt: skip
     events = event_frame(found).join(attributed, on="index", how="left", maintain_order="left")
     cpu_ops = frame.select((pl.col("cat") == "cpu_op").sum()).item()
     return GpuEvents(events, found.devices, cpu_ops)

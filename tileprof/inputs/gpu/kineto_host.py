@@ -12,7 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from tileprof.core.gpu_events import ns_of_us
-from tileprof.core.kineto import KinetoEvents, placeable, runtime_calls
+from tileprof.core.kineto import KinetoEvents, as_text, placeable, runtime_calls
 from tileprof.inputs.gpu.kineto import step_rows
 
 HOST_SCHEMA: dict[str, pl.DataType] = {
@@ -40,8 +40,8 @@ def host_frame(found: KinetoEvents) -> pl.DataFrame:
         .select(
             "index",
             pl.lit("op").alias("cat"),
-            pl.col("name").fill_null(""),
-            "thread",
+            as_text("name").fill_null(""),
+            as_text("thread"),
             pl.col("ts").fill_null(0.0),
             pl.col("dur").fill_null(0.0),
             pl.lit(None, pl.Int64()).alias("correlation"),
@@ -49,7 +49,13 @@ def host_frame(found: KinetoEvents) -> pl.DataFrame:
         .filter(placeable(pl.col("ts")) & placeable(pl.col("ts") + pl.col("dur")))
     )
     calls = runtime_calls(frame).select(
-        "index", pl.lit("runtime").alias("cat"), "name", "thread", "ts", "dur", "correlation"
+        "index",
+        pl.lit("runtime").alias("cat"),
+        "name",
+        as_text("thread"),
+        "ts",
+        "dur",
+        "correlation",
     )
     start = ns_of_us(pl.col("ts"))
     return (

@@ -28,6 +28,10 @@ from tileprof.core.kineto import COMM_CATEGORIES, KINETO_SCHEMA, Args, Event, co
 from tileprof.inputs import threads
 
 _NO_ARGS = Args()
+SPAN_COLUMNS = ("span_start", "span_end")
+"""The decoder's frame's columns beyond ``KINETO_SCHEMA``: each event's bytes in the document
+(``decoded_events``), or of the communication events alone (``streamed_events``), from which
+``comm_args`` copies the bytes of the communication events' ``args``."""
 
 
 def decoded_events(
@@ -35,8 +39,8 @@ def decoded_events(
 ) -> tuple[pl.DataFrame, bytes, bytes, bytes] | None:
     """(the decoder's frame, raw ``deviceProperties``, raw ``distributedInfo``, raw
     ``baseTimeNanoseconds``) of ``data``, or None when the compiled decoder declines it. The
-    frame holds the Kineto event frame's columns with text as dictionaries (``event_frame``
-    casts them); with ``timeline``, only the rows a GPU timeline reads
+    frame holds the Kineto event frame's columns and the spans (``event_frame`` makes the
+    event frame of it); with ``timeline``, only the rows a GPU timeline reads
     (``core.kineto.timeline_rows``). The events are decoded on ``threads.jobs()`` threads,
     each taking ``part_bytes`` of them (default chosen by the decoder; tests make it tiny)."""
     try:
@@ -80,16 +84,13 @@ def streamed_events(
     return _frame_of(columns), props_raw, info_raw, kept, keys, base or b"null"
 
 
-def event_frame(decoded: pl.DataFrame, *, timeline: bool = False) -> pl.DataFrame:
+def event_frame(decoded: pl.DataFrame) -> pl.DataFrame:
     """The Kineto event frame (``KINETO_SCHEMA``, or those of its columns that ``decoded``
-    holds) of the decoder's frame: its dictionary text cast to strings, which every analysis
-    reads. Of a read for a timeline (``timeline``: ``TIMELINE_COLUMNS``), ``cat`` and
-    ``name`` stay the decoder's dictionaries (Categorical): the timeline makes text of the GPU
-    events' names alone, not of every runtime call's. ``read_events`` casts once the trace's
-    bytes may be let go: on the 626 MB trace the whole cast takes 225 MB, which came on top of
-    the file."""
-    kept = ("cat", "name") if timeline else ()
-    return decoded.cast({c: KINETO_SCHEMA[c] for c in decoded.columns if c not in kept})
+    holds: a read for a timeline keeps ``TIMELINE_COLUMNS``) of the decoder's frame: its text
+    left as the decoder's dictionaries (Categorical), its spans (``SPAN_COLUMNS``) left out
+    once ``comm_args`` has copied what they point to."""
+    kept = [c for c in decoded.columns if c not in SPAN_COLUMNS]
+    return decoded.select(kept).cast({c: KINETO_SCHEMA[c] for c in kept})
 
 
 def decoded_inventory(path: str | Path, data: bytes) -> tuple[pl.DataFrame, bytes] | None:
@@ -133,8 +134,8 @@ def _internal_error(path: str | Path, error: core.DecodeError) -> InputError:
 
 
 def frame_of_events(kept: Sequence[tuple[int, Event]]) -> pl.DataFrame:
-    """The Kineto event frame of events read by msgspec (``kept``: index and event), as the
-    compiled decoder makes it (no spans)."""
+    """The Kineto event frame of events read by msgspec (``kept``: index and event), as
+    ``event_frame`` makes it of the compiled decoder's."""
     args = [ev.args or _NO_ARGS for _, ev in kept]
     columns = {
         "index": [i for i, _ in kept],
@@ -155,8 +156,6 @@ def frame_of_events(kept: Sequence[tuple[int, Event]]) -> pl.DataFrame:
         "input_dims": [_raw(a.input_dims) for a in args],
         "concrete_inputs": [_raw(a.concrete_inputs) for a in args],
         "input_type_raw": [_raw(a.input_type) for a in args],
-        "span_start": [None] * len(kept),
-        "span_end": [None] * len(kept),
     }
     return pl.DataFrame(columns, schema=KINETO_SCHEMA)
 
