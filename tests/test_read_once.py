@@ -127,7 +127,7 @@ def test_a_traces_analyses_run_without_its_bytes(
     trace = tmp_path / "t.json"
     trace.write_bytes(TRACE.read_bytes())
     holding: list[int] = []
-    real_runs, real_rows = gpu_runs.trace_runs, ops.op_rows
+    real_runs, real_rows = gpu_runs.trace_runs_and_op_rows, ops.op_rows
 
     def runs_seen(*args: Any, **kwargs: Any) -> Any:
         holding.append(len(_reads_holding_bytes(trace)))
@@ -137,7 +137,7 @@ def test_a_traces_analyses_run_without_its_bytes(
         holding.append(len(_reads_holding_bytes(trace)))
         return real_rows(*args, **kwargs)
 
-    monkeypatch.setattr(gpu_runs, "trace_runs", runs_seen)
+    monkeypatch.setattr(gpu_runs, "trace_runs_and_op_rows", runs_seen)
     monkeypatch.setattr(ops, "op_rows", rows_seen)
     out = ["-o", str(tmp_path / "r.html")] if command == "report" else []
     code, _, err, exc = invoke(command, trace, *out)

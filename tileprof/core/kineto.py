@@ -112,6 +112,19 @@ def as_text(column: str) -> pl.Expr:
     return pl.col(column).cast(pl.String)
 
 
+def text_order(values: pl.Series) -> pl.Expr:
+    """A sort key for the text column named as ``values`` (one of the Kineto event frame's, or
+    a frame taken from it): each row's place among ``values``' distinct texts in code-point
+    order, the order ``as_text`` would sort them in, without making text of every row. Null
+    stays null. ``values`` must hold every text of the rows sorted (the whole column does)."""
+    distinct = values.unique().drop_nulls()
+    texts = distinct.cast(pl.String).to_list()
+    codes = distinct.to_physical().to_list()
+    order = sorted(range(len(texts)), key=texts.__getitem__)
+    place = {codes[i]: n for n, i in enumerate(order)}
+    return pl.col(values.name).to_physical().replace_strict(place, return_dtype=pl.UInt32)
+
+
 GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
 """The categories of a trace's GPU events (kernels, copies, fills)."""
 LAUNCH_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})

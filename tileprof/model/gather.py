@@ -313,12 +313,14 @@ def _gpu_parts(
         return runs, None, None
     from tileprof.analyses.ops import op_rows
     from tileprof.inputs.gpu.kineto_timeline import timeline_of
-    from tileprof.model.gpu_runs import trace_runs
+    from tileprof.model.gpu_runs import trace_runs_and_op_rows
 
     events = found.kineto_events()
-    runs = trace_runs(events)  # first, as before: its errors and notes come first
-    rows = op_rows(events).frame if ops else None
-    return runs, rows, timeline_of(events) if timelines else None
+    # the runs first, as before: their errors and notes come first
+    runs, rows = trace_runs_and_op_rows(events)
+    if ops and rows is None:
+        rows = op_rows(events).frame
+    return runs, rows if ops else None, timeline_of(events) if timelines else None
 
 
 def _critical_of(found: FileRead, checked: Checked | None) -> dict[str, Any] | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
+
 from tileprof.core.kineto import KinetoEvents
 from tileprof.core.run_schema import ParsedRuns, concat_runs
 from tileprof.inputs.sources import parse_runs
@@ -25,16 +27,24 @@ def gpu_runs(path: Path, kind: str, data: bytes) -> ParsedRuns:
 def trace_runs(events: KinetoEvents) -> ParsedRuns:
     """A PyTorch trace's runs from its decoded events: the kernel rows, then the op rows
     that carry work."""
+    return trace_runs_and_op_rows(events)[0]
+
+
+def trace_runs_and_op_rows(events: KinetoEvents) -> tuple[ParsedRuns, pl.DataFrame | None]:
+    """``trace_runs``, and the op rows they were made from (``analyses.ops.op_rows``; None for
+    a CPU-only trace, whose runs need none), so that a caller that shows the op rows as well
+    does not make them twice."""
     from tileprof.analyses.ops import op_rows, op_runs, work_notes
     from tileprof.inputs.gpu.kineto import parse_events
 
     parsed = parse_events(events)
     if parsed.frame.height == 0:
-        return parsed
+        return parsed, None
     rows = op_rows(events).frame
     ops = op_runs(rows)
     if ops.height == 0:
-        return parsed
+        return parsed, rows
     frame = concat_runs([parsed.frame, ops])
     notes = [*parsed.notes, *work_notes(rows, events.name)]
-    return ParsedRuns(parsed.kind, frame, notes, parsed.metadata | {"op_rows": ops.height})
+    metadata = parsed.metadata | {"op_rows": ops.height}
+    return ParsedRuns(parsed.kind, frame, notes, metadata), rows
