@@ -22,7 +22,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tileprof.analyses.integrity import CHECK_SCHEMA, CheckRule, check_frame, load_checks
-from tileprof.analyses.integrity_gpu import collective_keys, export_checks, job_checks, trace_checks
+from tileprof.analyses.integrity_gpu import (
+    RankCapture,
+    collective_keys,
+    export_checks,
+    job_checks,
+    rank_capture,
+    trace_checks,
+)
 from tileprof.commands.cli import cli
 from tileprof.core.errors import InputError
 from tileprof.inputs.gpu.kineto_inventory import INVENTORY_SCHEMA
@@ -399,6 +406,11 @@ def inventory(*events: dict[str, Any]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=INVENTORY_SCHEMA)
 
 
+def captured(*events: dict[str, Any]) -> RankCapture:
+    """What the job checks keep of a rank whose inventory holds ``events``."""
+    return rank_capture(inventory(*events))
+
+
 def _call(
     ts: float, correlation: int, name: str = "cudaLaunchKernel", **more: Any
 ) -> dict[str, Any]:
@@ -578,15 +590,15 @@ def test_rank_clock_ranges_by_hand() -> None:
     rules = load_checks()
     span = {"cat": "kernel", "name": "k"}
     halves = {
-        0: ("r0", inventory(span | {"ts": 0.0, "dur": 400.0}, span | {"ts": 600.0, "dur": 400.0})),
-        1: ("r1", inventory(span | {"ts": 500.0, "dur": 1000.0})),
+        0: ("r0", captured(span | {"ts": 0.0, "dur": 400.0}, span | {"ts": 600.0, "dur": 400.0})),
+        1: ("r1", captured(span | {"ts": 500.0, "dur": 1000.0})),
     }
     row = _rows(job_checks(halves, "job", rules))["rank-clock-ranges"]
     assert (row["count"], row["places"]) == (0, [])
     assert row["detail"] == (
         "0 of 2 ranks: the job's common clock range (500 µs) covers under 50% of their own"
     )
-    instant = {0: halves[0], 1: ("r1", inventory(span | {"ts": 5000.0, "dur": 0.0}))}
+    instant = {0: halves[0], 1: ("r1", captured(span | {"ts": 5000.0, "dur": 0.0}))}
     row = _rows(job_checks(instant, "job", rules))["rank-clock-ranges"]
     assert (row["count"], row["places"]) == (1, ["rank 0 (r0): 0–1000 µs"])
     assert row["detail"] == (
@@ -599,13 +611,56 @@ def test_ranks_that_share_a_tenth_of_their_clock_ranges_are_both_named() -> None
     under half (the share scales each rank's own range)."""
     span = {"cat": "kernel", "name": "k"}
     ranks = {
-        0: ("r0", inventory(span | {"ts": 0.0, "dur": 1000.0})),
-        1: ("r1", inventory(span | {"ts": 900.0, "dur": 1000.0})),
+        0: ("r0", captured(span | {"ts": 0.0, "dur": 1000.0})),
+        1: ("r1", captured(span | {"ts": 900.0, "dur": 1000.0})),
     }
     row = _rows(job_checks(ranks, "job", load_checks()))["rank-clock-ranges"]
     assert (row["count"], row["places"]) == (
         2,
         ["rank 0 (r0): 0–1000 µs", "rank 1 (r1): 900–1900 µs"],
+    )
+
+
+def test_a_rank_capture_keeps_its_cpu_steps_clock_range_and_collectives() -> None:
+    """Of a rank's inventory the job checks keep the distinct CPU-side steps (a GPU-side
+    annotation and a repeated step count once), the range from the first start to the last
+    end (an event without ``ts`` or ``dur`` places nothing) and ``collective_keys``."""
+    events = inventory(
+        {"cat": "user_annotation", "name": "ProfilerStep#3", "ts": 10.0, "dur": 5.0},
+        {"cat": "user_annotation", "name": "ProfilerStep#3", "ts": 20.0, "dur": 5.0},
+        {"cat": "user_annotation", "name": "ProfilerStep#4", "ts": 30.0, "dur": 5.0},
+        {"cat": "gpu_user_annotation", "name": "ProfilerStep#9", "ts": 2.0, "dur": 100.0},
+        {"cat": "kernel", "name": "ncclKernel_AllReduce", "ts": 40.0, "dur": 60.5},
+        {"cat": "cpu_op", "name": "late", "ts": 500.0},
+        {"cat": "cpu_op", "name": "untimed", "dur": 9.0},
+    )
+    capture = rank_capture(events)
+    assert capture.steps == 2
+    assert capture.span == (2.0, 102.0)
+    assert capture.collectives.equals(collective_keys(events))
+    assert capture.collectives.height == 1
+
+
+def test_a_rank_without_a_timed_event_narrows_no_clock_range() -> None:
+    """A rank whose events place nothing on the clock (no ``ts`` with a ``dur``) has no range
+    of its own to cover and leaves the others' common range as it is."""
+    span = {"cat": "kernel", "name": "k"}
+    ranks = {
+        0: ("r0", captured(span | {"ts": 0.0, "dur": 1000.0})),
+        1: ("r1", captured(span | {"ts": 100.0, "dur": 1000.0})),
+        2: ("r2", captured(span | {"ts": 50.0})),
+    }
+    assert ranks[2][1].span is None
+    row = _rows(job_checks(ranks, "job", load_checks()))["rank-clock-ranges"]
+    assert (row["count"], row["places"]) == (0, [])
+    assert row["detail"] == (
+        "0 of 3 ranks: the job's common clock range (900 µs) covers under 50% of their own"
+    )
+    alone = {2: ranks[2], 3: ("r3", captured(span | {"dur": 4.0}))}
+    row = _rows(job_checks(alone, "job", load_checks()))["rank-clock-ranges"]
+    assert (row["count"], row["detail"]) == (
+        0,
+        "0 of 2 ranks: the job's common clock range (0 µs) covers under 50% of their own",
     )
 
 

@@ -37,6 +37,7 @@ from tileprof.model.profile import Profile
 from tileprof.model.reading import DumpReading
 
 if TYPE_CHECKING:
+    from tileprof.analyses.integrity_gpu import RankCapture
     from tileprof.inputs.gpu.kineto_inventory import Inventory
 
 Row = dict[str, object]
@@ -101,14 +102,14 @@ def _read_unchecked(path: Path, kind: str, data: bytes) -> None:
 
 @dataclass(frozen=True)
 class Checked:
-    """One input's check rows; a trace that names its rank keeps its inventory for the
-    checks across the ranks of its job."""
+    """One input's check rows; a trace that names its rank keeps what the checks across the
+    ranks of its job read of it (``RankCapture``), not its inventory."""
 
     rows: list[Row]
     name: str = ""
     rank: tuple[int, int] | None = None
     """(world size, rank)"""
-    inventory: pl.DataFrame | None = None
+    capture: RankCapture | None = None
 
 
 def input_checks(
@@ -143,14 +144,15 @@ def input_checks(
 
 
 def trace_checked(name: str, inventory: Inventory, rules: CheckRules) -> Checked:
-    """The checks of one PyTorch trace's inventory; a trace that names its rank keeps the
-    inventory for the checks across its job's ranks (``job_rows``)."""
-    from tileprof.analyses.integrity_gpu import trace_checks
+    """The checks of one PyTorch trace's inventory; a trace that names its rank keeps what
+    the checks across its job's ranks read of it (``job_rows``)."""
+    from tileprof.analyses.integrity_gpu import rank_capture, trace_checks
 
     rows = trace_checks(inventory.events, name, rules)
     if inventory.rank is None or inventory.world_size is None:
         return Checked(rows)
-    return Checked(rows, name, (inventory.world_size, inventory.rank), inventory.events)
+    rank = (inventory.world_size, inventory.rank)
+    return Checked(rows, name, rank, rank_capture(inventory.events))
 
 
 def _read_streaming_checks(path: Path, rules: CheckRules) -> tuple[FileRead, Checked | None]:
@@ -187,14 +189,14 @@ def streamed_trace_checks(path: Path, rules: CheckRules) -> Checked | None:
 def job_rows(checked: Sequence[Checked], rules: CheckRules) -> list[Row]:
     """The checks across the ranks of each job: traces of one world size (a rank given
     twice counts once)."""
-    jobs: dict[int, dict[int, tuple[str, pl.DataFrame]]] = defaultdict(dict)
+    jobs: dict[int, dict[int, tuple[str, RankCapture]]] = defaultdict(dict)
     for c in checked:
-        if c.rank is not None and c.inventory is not None:
-            jobs[c.rank[0]].setdefault(c.rank[1], (c.name, c.inventory))
+        if c.rank is not None and c.capture is not None:
+            jobs[c.rank[0]].setdefault(c.rank[1], (c.name, c.capture))
     return _jobs(jobs, rules)
 
 
-def _jobs(jobs: dict[int, dict[int, tuple[str, pl.DataFrame]]], rules: CheckRules) -> list[Row]:
+def _jobs(jobs: dict[int, dict[int, tuple[str, RankCapture]]], rules: CheckRules) -> list[Row]:
     from tileprof.analyses.integrity_gpu import job_checks
 
     rows: list[Row] = []
