@@ -18,6 +18,7 @@ import polars as pl
 
 from tileprof.analyses.integrity import CheckRules, result
 from tileprof.core.gpu_events import launched_between
+from tileprof.core.kineto import as_text
 
 GPU_CATEGORIES: tuple[str, ...] = ("kernel", "gpu_memcpy", "gpu_memset")
 """Kineto's categories of GPU events (as ``tileprof.inputs.gpu.kineto`` reads them)."""
@@ -31,6 +32,13 @@ Row = dict[str, Any]
 
 def _where(index: pl.Series) -> list[str]:
     return [f"$.traceEvents[{i}]" for i in index.to_list()]
+
+
+def _matches(events: pl.DataFrame, column: str, pattern: str) -> pl.Expr:
+    """Whether the text of ``events``' ``column`` (Categorical, ``INVENTORY_SCHEMA``) matches
+    ``pattern``: each distinct text is matched once, no row's text made."""
+    texts = events.get_column(column).unique().drop_nulls().cast(pl.String)
+    return pl.col(column).is_in(texts.filter(texts.str.contains(pattern)).to_list())
 
 
 def trace_checks(events: pl.DataFrame, source: str, rules: CheckRules) -> list[Row]:
@@ -56,11 +64,11 @@ def step_annotations(events: pl.DataFrame) -> pl.DataFrame:
     (``gpu_user_annotation``), with ``step``, ``side``, ``start`` and ``end``."""
     return events.filter(
         pl.col("cat").is_in(["user_annotation", "gpu_user_annotation"]),
-        pl.col("name").str.contains(STEP_PATTERN),
+        _matches(events, "name", STEP_PATTERN),
     ).select(
         "index",
         "pid",
-        step=pl.col("name").str.extract(STEP_PATTERN, 1).cast(pl.Int64),
+        step=as_text("name").str.extract(STEP_PATTERN, 1).cast(pl.Int64),
         side=pl.when(pl.col("cat") == "user_annotation")
         .then(pl.lit("cpu"))
         .otherwise(pl.lit("gpu")),
@@ -84,7 +92,7 @@ def _unfinished_launches(
     gpu: pl.DataFrame, calls: pl.DataFrame, source: str, rules: CheckRules
 ) -> Row:
     pattern = str(rules["launch-without-kernel"].param("launch_pattern"))
-    launches = calls.filter(pl.col("name").str.contains(pattern))
+    launches = calls.filter(_matches(calls, "name", pattern))
     alone = launches.join(
         gpu.select("correlation").drop_nulls().unique(), on="correlation", how="anti"
     )
@@ -310,7 +318,7 @@ def collective_keys(events: pl.DataFrame) -> pl.DataFrame:
     """Each communication kernel's (process group, seq): its own args, else those of the
     ``record_param_comms`` op its launch call names (External id); without a seq, the
     collective's (or kernel's) name and its occurrence number."""
-    comms = events.filter(pl.col("cat") == "kernel", pl.col("name").str.contains(COMM_PATTERN))
+    comms = events.filter(pl.col("cat") == "kernel", _matches(events, "name", COMM_PATTERN))
     calls = (
         events.filter(pl.col("cat").is_in(LAUNCH_CATEGORIES))
         .select("correlation", launch_ext="external_id")
@@ -328,9 +336,9 @@ def collective_keys(events: pl.DataFrame) -> pl.DataFrame:
     )
     keyed = joined.select(
         "index",
-        group=pl.coalesce("process_group", "op_pg").fill_null(""),
+        group=pl.coalesce(as_text("process_group"), as_text("op_pg")).fill_null(""),
         seq=pl.coalesce("seq", "op_seq"),
-        what=pl.coalesce("collective", "op_coll", "name"),
+        what=pl.coalesce(as_text("collective"), as_text("op_coll"), as_text("name")),
     )
     return keyed.with_columns(
         key=pl.when(pl.col("seq").is_not_null())

@@ -25,8 +25,8 @@ from tileprof.inputs.gpu.kineto import _decode_part
 
 INVENTORY_SCHEMA: dict[str, pl.DataType] = {
     "index": pl.Int64(),
-    "cat": pl.String(),
-    "name": pl.String(),
+    "cat": pl.Categorical(),
+    "name": pl.Categorical(),
     "ts": pl.Float64(),
     "dur": pl.Float64(),
     "pid": pl.Int64(),
@@ -34,11 +34,14 @@ INVENTORY_SCHEMA: dict[str, pl.DataType] = {
     "stream": pl.Int64(),
     "correlation": pl.Int64(),
     "external_id": pl.Int64(),
-    "collective": pl.String(),
-    "process_group": pl.String(),
+    "collective": pl.Categorical(),
+    "process_group": pl.Categorical(),
     "seq": pl.Int64(),
 }
-"""The inventory's columns; a value of another JSON type than the column's is null."""
+"""The inventory's columns; a value of another JSON type than the column's is null. The text
+columns are Categorical, the compiled reader's dictionaries as they come (as the Kineto event
+frame's are, ``core.kineto.KINETO_SCHEMA``): as strings, the 2.6M events of the 626 MB trace
+took 400 MiB more."""
 
 
 class _Args(msgspec.Struct):
