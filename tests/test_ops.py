@@ -552,3 +552,33 @@ def test_single_kernel_flops_only_for_calls_with_a_count() -> None:
         _kernel("vectorized_elementwise_kernel", 120, 1.0, 8),  # traceEvents[5]
     ]
     assert single_kernel_flops(kineto_events_of("s.json", _trace(events))) == {4: 2 * 4 * 3 * 8}
+
+
+def test_a_calls_gpu_time_adds_its_events_one_by_one_in_file_order() -> None:
+    """Three kernels of one call, 2⁵³ µs then 1 µs twice: added in file order, each 1 µs is
+    lost to rounding (2⁵³ + 1 rounds back to 2⁵³), as the objects' sum lost it; any other
+    order (1 + 1 first) gives 2⁵³ + 2. Two kernels add the same in either order."""
+    big = float(2**53)
+    events = [
+        _op("aten::mm", 0, 10, MM_DIMS, **{"External id": 1}),
+        _launch(1, 1, 7),
+        _kernel("gemm", 2, big, 7),
+        _launch(3, 1, 8),
+        _kernel("gemm", 4, 1.0, 8),
+        _launch(5, 1, 9),
+        _kernel("gemm", 6, 1.0, 9),
+        _op("aten::mm", 20, 10, [[2, 8], [8, 3]], **{"External id": 2}),
+        _launch(21, 2, 10),
+        _kernel("gemm", 22, big, 10),
+        _launch(23, 2, 11),
+        _kernel("gemm", 24, 1.0, 11),
+    ]
+    frame = read_ops("t.json", _trace(events)).frame
+    totals = {r["input_dims"]: (r["kernels"], r["total_us"]) for r in frame.iter_rows(named=True)}
+    assert totals == {"[[4,8],[8,3]]": (3, big), "[[2,8],[8,3]]": (2, big)}
+
+
+@pytest.mark.parametrize("flops", [0, 2**63 - 1])
+def test_a_flops_argument_at_either_end_of_int64_is_a_count(flops: int) -> None:
+    frame = read_ops("f.json", _trace([_op("aten::add", 0, 10, [[8, 4], [8, 4]], flops=flops)]))
+    assert frame.frame.select("flops", "flops_source", "problem").row(0) == (flops, "trace", None)
