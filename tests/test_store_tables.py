@@ -301,3 +301,24 @@ def test_an_object_store_s_options_reach_its_runs_scan_and_the_existence_check(
     assert options.exists()
     assert options.scan(RUNS).collect().height == 1
     assert asked == [("exists", {"timeout": "30s"}), ("scan", {"timeout": "30s"})]
+
+
+def test_a_table_is_under_its_store_and_opened_with_its_options(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A trailing slash is not doubled (an object store's key would differ); the table is
+    opened with the store's storage options."""
+    assert Store("s3://bucket/BOX/").table_uri("runs") == "s3://bucket/BOX/runs"
+    assert Store("s3://bucket/BOX").table_uri("runs") == "s3://bucket/BOX/runs"
+    uri = str(tmp_path / "store")
+    create_store(uri)
+    opened: list[Any] = []
+
+    class Recorded(deltalake.DeltaTable):
+        def __init__(self, table_uri: str, *args: Any, storage_options: Any = None) -> None:
+            opened.append((table_uri, storage_options))
+            super().__init__(table_uri, *args)
+
+    monkeypatch.setattr(deltalake, "DeltaTable", Recorded)
+    Store(uri, {"timeout": "30s"}).table("runs")
+    assert opened == [(f"{uri}/runs", {"timeout": "30s"})]
