@@ -294,6 +294,16 @@ def test_a_store_made_before_claims_has_none(store: Store, monkeypatch: pytest.M
     assert str(caught.value) == f"--run 'r1': no such run in {store.uri}"
 
 
+def _held(dump: Path, store: Store, holder: str, clear: str) -> str:
+    """The line for a file another add holds (as run ``holder``; ``clear``: the run id that
+    ``store rm`` is told to clear)."""
+    return (
+        f"{dump}: another add of this file (as run {holder}) is under way or was interrupted; "
+        f"nothing was added (if none is running, `tileprof store rm --store {store.uri} "
+        f"--run {clear}` clears it)"
+    )
+
+
 def test_a_file_claimed_by_another_add_is_one_line_naming_that_add(
     store: Store, dump: Path
 ) -> None:
@@ -309,11 +319,7 @@ def test_a_file_claimed_by_another_add_is_one_line_naming_that_add(
     assert held["token"] == "r1"
     with pytest.raises(OptionError) as caught:
         claim_file(store, dump, digest, "r2")
-    assert str(caught.value) == (
-        f"{dump}: another add of this file (as run r1) is under way or was interrupted; "
-        f"nothing was added (if none is running, `tileprof store rm --store {store.uri} "
-        "--run r1` clears it)"
-    )
+    assert str(caught.value) == _held(dump, store, "r1", "r1")
     with pytest.raises(OptionError) as caught:
         add_run(store, dump, run="r3")
     assert str(caught.value).startswith(f"{dump}: another add of this file (as run r1)")
@@ -370,11 +376,7 @@ def test_a_claim_that_vanishes_while_read_names_no_holder(
     monkeypatch.setattr(Store, "table", lambda self, name: Vanishing())
     with pytest.raises(OptionError) as caught:
         claim_file(store, dump, SHA, "r1")
-    assert str(caught.value) == (
-        f"{dump}: another add of this file (as run ?) is under way or was interrupted; "
-        f"nothing was added (if none is running, `tileprof store rm --store {store.uri} "
-        "--run …` clears it)"
-    )
+    assert str(caught.value) == _held(dump, store, "?", "…")
 
 
 def test_a_dump_without_samples_is_stored_with_no_span(store: Store, tmp_path: Path) -> None:
