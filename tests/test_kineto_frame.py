@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import polars as pl
 import pytest
 
 from tileprof.core.gpu_events import GPU_EVENT_SCHEMA
@@ -141,3 +142,21 @@ def test_events_in_start_order_whatever_the_files_and_device_else_pid() -> None:
     frame = event_frame(read_events("t.json", data))
     assert frame.get_column("name").to_list() == ["k1", "k3", "k0", "k2"]
     assert frame.get_column("device").to_list() == [0, 0, 5, 5]
+
+
+def test_texts_matching_keeps_each_matching_text_once() -> None:
+    """The distinct texts that match, each once: case as the pattern says, null matching
+    nothing, a Categorical's unused dictionary texts not among them."""
+    from tileprof.core.gpu_events import COMM_NAME
+    from tileprof.core.kineto import texts_matching
+
+    names = pl.Series(
+        "name",
+        ["ncclKernel_AllReduce", "gemm", None, "ncclKernel_AllReduce", "RCCL_send", "xnccl"],
+        dtype=pl.Categorical(),
+    )
+    found = texts_matching(names, COMM_NAME.pattern)
+    assert found.dtype == pl.String
+    assert sorted(found.to_list()) == ["RCCL_send", "ncclKernel_AllReduce", "xnccl"]
+    assert texts_matching(names.filter(names != "gemm"), "^gemm$").to_list() == []
+    assert texts_matching(names, "^gemm$").to_list() == ["gemm"]

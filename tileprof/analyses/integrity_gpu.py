@@ -17,15 +17,14 @@ from typing import Any
 import polars as pl
 
 from tileprof.analyses.integrity import CheckRules, result
-from tileprof.core.gpu_events import launched_between
-from tileprof.core.kineto import as_text
+from tileprof.core.gpu_events import COMM_NAME, launched_between
+from tileprof.core.kineto import as_text, texts_matching
 
 GPU_CATEGORIES: tuple[str, ...] = ("kernel", "gpu_memcpy", "gpu_memset")
 """Kineto's categories of GPU events (as ``tileprof.inputs.gpu.kineto`` reads them)."""
 LAUNCH_CATEGORIES: tuple[str, ...] = ("cuda_runtime", "cuda_driver")
 """Kineto's categories of runtime calls (HIP's too: ROCm traces write ``cuda_runtime``)."""
 STEP_PATTERN = r"^ProfilerStep#(\d+)$"
-COMM_PATTERN = r"(?i)nccl|rccl"
 
 Row = dict[str, Any]
 
@@ -36,9 +35,8 @@ def _where(index: pl.Series) -> list[str]:
 
 def _matches(events: pl.DataFrame, column: str, pattern: str) -> pl.Expr:
     """Whether the text of ``events``' ``column`` (Categorical, ``INVENTORY_SCHEMA``) matches
-    ``pattern``: each distinct text is matched once, no row's text made."""
-    texts = events.get_column(column).unique().drop_nulls().cast(pl.String)
-    return pl.col(column).is_in(texts.filter(texts.str.contains(pattern)).to_list())
+    ``pattern`` (``texts_matching``)."""
+    return pl.col(column).is_in(texts_matching(events.get_column(column), pattern).to_list())
 
 
 def trace_checks(events: pl.DataFrame, source: str, rules: CheckRules) -> list[Row]:
@@ -318,7 +316,7 @@ def collective_keys(events: pl.DataFrame) -> pl.DataFrame:
     """Each communication kernel's (process group, seq): its own args, else those of the
     ``record_param_comms`` op its launch call names (External id); without a seq, the
     collective's (or kernel's) name and its occurrence number."""
-    comms = events.filter(pl.col("cat") == "kernel", _matches(events, "name", COMM_PATTERN))
+    comms = events.filter(pl.col("cat") == "kernel", _matches(events, "name", COMM_NAME.pattern))
     calls = (
         events.filter(pl.col("cat").is_in(LAUNCH_CATEGORIES))
         .select("correlation", launch_ext="external_id")

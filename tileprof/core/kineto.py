@@ -112,6 +112,14 @@ def as_text(column: str) -> pl.Expr:
     return pl.col(column).cast(pl.String)
 
 
+def texts_matching(values: pl.Series, pattern: str) -> pl.Series:
+    """The distinct texts of ``values`` (a text column of the Kineto event frame, Categorical)
+    that match the regular expression ``pattern``: each distinct text is matched once, no
+    row's text made. Null matches nothing."""
+    distinct = values.unique().drop_nulls().cast(pl.String)
+    return distinct.filter(distinct.str.contains(pattern))
+
+
 def text_order(values: pl.Series) -> pl.Expr:
     """A sort key for the text column named as ``values`` (one of the Kineto event frame's, or
     a frame taken from it): each row's place among ``values``' distinct texts in code-point

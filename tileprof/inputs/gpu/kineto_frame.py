@@ -23,6 +23,7 @@ from tileprof.core.kineto import (
     KinetoEvents,
     comm_ops,
     runtime_calls,
+    texts_matching,
 )
 
 _COMM_COLUMNS: dict[str, pl.DataType] = {
@@ -51,7 +52,7 @@ def event_frame(found: KinetoEvents) -> pl.DataFrame:
         "index", pl.coalesce("device", "pid").alias("device"), "stream", "cat", "name",
         "correlation", start.alias("start_ns"), (start + ns_of_us(pl.col("dur"))).alias("end_ns"),
     ).collect().sort("start_ns", "index")  # fmt: skip
-    comm_names = _comm_names(events.get_column("name"))
+    comm_names = texts_matching(events.get_column("name"), COMM_NAME.pattern)
     kind = (
         pl.when(pl.col("cat") == "gpu_memcpy").then(pl.lit("memcpy"))
         .when(pl.col("cat") == "gpu_memset").then(pl.lit("memset"))
@@ -67,13 +68,6 @@ def event_frame(found: KinetoEvents) -> pl.DataFrame:
         calls.drop("launch_ext"), on="correlation", how="left", maintain_order="left"
     ).join(_comm_frame(found, comm), on="index", how="left", maintain_order="left")
     return as_gpu_events(frame.drop("cat"))
-
-
-def _comm_names(names: pl.Series) -> pl.Series:
-    """The distinct names among ``names`` that are a communication kernel's (``COMM_NAME``):
-    each distinct name is matched once."""
-    distinct = names.unique().cast(pl.String)
-    return distinct.filter(distinct.str.contains(COMM_NAME.pattern))
 
 
 def _calls(frame: pl.DataFrame, launched: pl.Series) -> pl.DataFrame:
