@@ -87,3 +87,21 @@ def opens(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[Path]]:
     monkeypatch.setattr(io, "open", counting_open)  # pathlib opens through io.open
     monkeypatch.setattr(os, "open", counting_os_open)
     yield counted
+
+
+@pytest.fixture()
+def table_lookups(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
+    """Each ``DeltaTable.is_deltatable`` call as (table URI, storage options), answered as
+    deltalake answers it: how the store tests see that a store hands its storage options to
+    every table it looks for (an object store refuses a lookup without its credentials)."""
+    import deltalake
+
+    asked: list[tuple[str, Any]] = []
+    found = deltalake.DeltaTable.is_deltatable
+
+    def is_deltatable(table_uri: str, storage_options: Any = None) -> bool:
+        asked.append((table_uri, storage_options))
+        return found(table_uri, storage_options)
+
+    monkeypatch.setattr(deltalake.DeltaTable, "is_deltatable", is_deltatable)
+    return asked

@@ -110,27 +110,20 @@ def test_a_run_id_outside_its_alphabet_is_told_what_one_is() -> None:
 
 
 def test_a_table_another_process_made_first_is_taken_as_it_is(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, table_lookups: list[tuple[str, Any]]
 ) -> None:
     """Two ``add``s creating one store at once: the one whose create fails finds each table
     made (asking with the store's storage options) and goes on."""
     uri = str(tmp_path / "store")
     create_store(uri)
-    asked: list[tuple[str, Any]] = []
-    found = deltalake.DeltaTable.is_deltatable
 
     def create(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("the table was made meanwhile")
 
-    def is_deltatable(table_uri: str, storage_options: Any = None) -> bool:
-        asked.append((table_uri, storage_options))
-        return found(table_uri, storage_options)
-
     monkeypatch.setattr(deltalake.DeltaTable, "create", create)
-    monkeypatch.setattr(deltalake.DeltaTable, "is_deltatable", is_deltatable)
     assert create_store(uri, {"timeout": "5s"}).exists()
     expected = [(f"{uri}/{name}", {"timeout": "5s"}) for name in TABLES]
-    assert asked[: len(TABLES)] == expected
+    assert table_lookups[: len(TABLES)] == expected
 
 
 def test_a_store_is_opened_under_its_file_uri_and_a_missing_one_named(tmp_path: Path) -> None:
@@ -272,7 +265,7 @@ def _record_row(run: str) -> dict[str, Any]:
 
 
 def test_an_object_store_s_options_reach_its_runs_scan_and_the_existence_check(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, table_lookups: list[tuple[str, Any]]
 ) -> None:
     import polars as pl
 
@@ -282,25 +275,21 @@ def test_an_object_store_s_options_reach_its_runs_scan_and_the_existence_check(
     create_store(uri)
     _add(Store(uri), tmp_path, "r1", 0)
     options = Store(uri, {"timeout": "30s"})
-    asked: list[Any] = []
-    found, scan = deltalake.DeltaTable.is_deltatable, pl.scan_parquet
-
-    def is_deltatable(table_uri: str, storage_options: Any = None) -> bool:
-        asked.append(("exists", storage_options))
-        return found(table_uri, None)
+    scanned: list[Any] = []
+    scan = pl.scan_parquet
 
     def scan_parquet(*args: Any, storage_options: Any = None, **kwargs: Any) -> pl.LazyFrame:
-        asked.append(("scan", storage_options))
+        scanned.append(storage_options)
         return scan(*args, **kwargs)
 
-    monkeypatch.setattr(deltalake.DeltaTable, "is_deltatable", is_deltatable)
     monkeypatch.setattr(pl, "scan_parquet", scan_parquet)
     monkeypatch.setattr(
         Store, "table", lambda self, name: deltalake.DeltaTable(self.table_uri(name))
     )
     assert options.exists()
+    assert [given for _, given in table_lookups] == [{"timeout": "30s"}]
     assert options.scan(RUNS).collect().height == 1
-    assert asked == [("exists", {"timeout": "30s"}), ("scan", {"timeout": "30s"})]
+    assert scanned == [{"timeout": "30s"}]
 
 
 def test_a_table_is_under_its_store_and_opened_with_its_options(

@@ -276,19 +276,13 @@ def test_an_unfinished_add_is_removed_by_its_id(store: Store, dump: Path) -> Non
     assert not writes._has_claim(store, f"sha256 {SHA}")
 
 
-def test_a_store_made_before_claims_has_none(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_store_made_before_claims_has_none(
+    store: Store, table_lookups: list[tuple[str, Any]]
+) -> None:
     shutil.rmtree(store.table_uri(CLAIMS))
-    asked: list[Any] = []
-    found = deltalake.DeltaTable.is_deltatable
-
-    def is_deltatable(uri: str, storage_options: Any = None) -> bool:
-        asked.append(storage_options)
-        return found(uri, storage_options)
-
-    monkeypatch.setattr(deltalake.DeltaTable, "is_deltatable", is_deltatable)
     options = Store(store.uri, {"timeout": "30s"})
     assert not writes._has_claim(options, "r1")
-    assert asked == [{"timeout": "30s"}]
+    assert table_lookups == [(store.table_uri(CLAIMS), {"timeout": "30s"})]
     with pytest.raises(OptionError) as caught:
         remove_run(options, "r1")
     assert str(caught.value) == f"--run 'r1': no such run in {store.uri}"
