@@ -614,6 +614,79 @@ def test_diff_breakdown_reads_a_breakdown_document_as_one_side(tmp_path: Path) -
     assert result.exit_code == 2 and "not a breakdown document" in result.output
 
 
+def _diff_breakdown(*sides: Path) -> Any:
+    return CliRunner().invoke(cli, ["diff", "--breakdown", *map(str, sides), "--format", "json"])
+
+
+def test_diff_breakdown_splits_a_trace_at_its_other_side_s_kernel_wait(tmp_path: Path) -> None:
+    """A document made at ``--kernel-wait-us 3`` against its own trace: the trace is broken
+    down at 3 µs too, so nothing differs (at the default 30 µs its 6.98 µs of other gaps would
+    read as kernel wait); two documents made at different thresholds are refused."""
+    trace = _write(tmp_path, "t.json", HAND_BUILT)
+    three, default = tmp_path / "three.json", tmp_path / "default.json"
+    assert (
+        _run(str(trace), "--kernel-wait-us", "3", "--format", "json", "-o", str(three)).exit_code
+        == 0
+    )
+    assert _run(str(trace), "--format", "json", "-o", str(default)).exit_code == 0
+    for sides in ((three, trace), (trace, three), (default, trace)):
+        result = _diff_breakdown(*sides)
+        assert result.exit_code == 0, result.output
+        rows = json.loads(result.output)["breakdown_diff"]
+        assert rows and all(r["delta"] in (0.0, None) for r in rows), sides
+    rows = json.loads(_diff_breakdown(three, trace).output)["breakdown_diff"]
+    other = [r["before"] for r in rows if r["figure"] == "idle_other_us"]
+    assert other == [pytest.approx(6.98), pytest.approx(6.98)]
+    result = _diff_breakdown(default, three)
+    assert result.exit_code == 2
+    assert result.output == (
+        f"tileprof: error: {three}: options.kernel_wait_us: made at a kernel-wait threshold "
+        f"of 3 µs, {default} at 30 µs: their idle causes do not compare (write both with one "
+        "--kernel-wait-us)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("row", "where", "expected"),
+    [
+        ({"rank": 2.5}, "$.breakdown[0].rank", "`int | null`, got `float`"),
+        ({"rank": True}, "$.breakdown[0].rank", "`int | null`, got `bool`"),
+        ({"trace": 3}, "$.breakdown[0].trace", "`str | null`, got `int`"),
+        ({"busy_us": "x"}, "$.breakdown[0].busy_us", "`float | null`, got `str`"),
+    ],
+)
+def test_a_breakdown_document_s_wrong_value_is_named_not_cast(
+    tmp_path: Path, row: dict[str, Any], where: str, expected: str
+) -> None:
+    """polars would read a rank of 2.5 as 2 and a trace named 3 as "3": each is refused."""
+    trace = _write(tmp_path, "t.json", HAND_BUILT)
+    broken = _write(tmp_path, "broken.json", {"breakdown": [row], "launches": [], "streams": []})
+    result = _diff_breakdown(broken, trace)
+    assert result.exit_code == 2
+    assert result.output == (
+        f"tileprof: error: {broken}: {where}: not a breakdown document (expected {expected})\n"
+    )
+
+
+def test_a_breakdown_document_without_options_is_at_the_default_threshold(tmp_path: Path) -> None:
+    """The threshold a document states is the one its side is at; one that states none (an
+    older or hand-written document) is at the default, as ``breakdown`` is."""
+    from tileprof.model.breakdown import compared_breakdowns
+
+    trace = _write(tmp_path, "t.json", HAND_BUILT)
+    three, default = tmp_path / "three.json", tmp_path / "default.json"
+    made = _run(str(trace), "--kernel-wait-us", "3", "--format", "json", "-o", str(three))
+    assert made.exit_code == 0
+    assert compared_breakdowns(three, three)[0].kernel_wait_us == 3.0
+    assert _run(str(trace), "--format", "json", "-o", str(default)).exit_code == 0
+    document = json.loads(default.read_text())
+    del document["options"]
+    default.write_text(json.dumps(document))
+    found, traced = compared_breakdowns(default, trace)
+    assert found.kernel_wait_us == traced.kernel_wait_us == KERNEL_WAIT_US == 30.0
+    assert found.rows.equals(traced.rows)
+
+
 def test_traces_of_one_file_name_are_named_by_their_paths(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()

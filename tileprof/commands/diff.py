@@ -286,10 +286,10 @@ def _covers_one_side(diff: Diff, sentences: tuple[str, ...]) -> bool:
 def diff_breakdowns(before: Path, after: Path, out: Output) -> None:
     """``diff --breakdown``: the two sides' GPU time breakdowns compared (table, JSON or CSV)."""
     from tileprof.analyses.breakdown_diff import compare_breakdowns
-    from tileprof.model.breakdown import read_breakdown
+    from tileprof.model.breakdown import compared_breakdowns
     from tileprof.views.renderers import BREAKDOWN_DIFF_RENDERERS
 
     if out.format not in BREAKDOWN_DIFF_RENDERERS:
         raise OptionError(f"--breakdown: --format {out.format} is not offered (table, json, csv)")
-    sides = read_breakdown(before), read_breakdown(after)
+    sides = compared_breakdowns(before, after)
     write_rendered(BREAKDOWN_DIFF_RENDERERS[out.format], compare_breakdowns(*sides), out.path)

@@ -11,7 +11,9 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import msgspec
 import polars as pl
 
 from tileprof.analyses.collectives import Job, RankPart, jobs, jobs_of, rank_part
@@ -85,39 +87,83 @@ def report_breakdown(
     return TraceBreakdown(breakdown(kept, kernel_wait_us), jobs(kept))
 
 
-def read_breakdown(path: Path) -> Breakdown:
-    """The breakdown of one side of ``diff --breakdown``: a trace's, or a document that
-    ``breakdown --format json`` wrote (its ``breakdown``, ``launches`` and ``streams``)."""
+def _is_document(path: Path) -> bool:
+    """Whether ``path`` holds a document ``breakdown --format json`` wrote (not a trace)."""
     from tileprof.inputs import peek
 
     head, _, _ = peek(path)
-    if head.lstrip()[:1] == b"{" and b'"breakdown"' in head and b'"launches"' in head:
-        return _document_breakdown(path)
-    return trace_breakdown([path]).breakdown
+    return head.lstrip()[:1] == b"{" and b'"breakdown"' in head and b'"launches"' in head
+
+
+def compared_breakdowns(before: Path, after: Path) -> tuple[Breakdown, Breakdown]:
+    """The two sides of ``diff --breakdown``, each a trace's breakdown or a document that
+    ``breakdown --format json`` wrote, split at one kernel-wait threshold: a trace is broken
+    down at the threshold of the document on the other side (the default when both are
+    traces). Two documents made at different thresholds are refused: their idle causes
+    (``idle_kernel_wait_us``, ``idle_other_us``) would differ by the threshold, not the run."""
+    documents = {path: _document_breakdown(path) for path in (before, after) if _is_document(path)}
+    waits = {found.kernel_wait_us for found in documents.values()}
+    if len(waits) > 1:
+        raise InputError(
+            after,
+            "options.kernel_wait_us",
+            f"made at a kernel-wait threshold of {documents[after].kernel_wait_us:g} µs, "
+            f"{before} at {documents[before].kernel_wait_us:g} µs: their idle causes do not "
+            "compare (write both with one --kernel-wait-us)",
+        )
+    wait = next(iter(waits), KERNEL_WAIT_US)
+
+    def side(path: Path) -> Breakdown:
+        return documents[path] if path in documents else trace_breakdown([path], wait).breakdown
+
+    return side(before), side(after)
+
+
+def _rows_type(name: str, schema: dict[str, pl.DataType]) -> Any:
+    """The rows of one of a breakdown document's tables, typed as its frame's ``schema``:
+    every field may be null or left out (the frame holds null then), an integer column takes
+    only integers (not 2.5, not true) and a text column only text."""
+    python = {pl.String(): str, pl.Int64(): int, pl.Float64(): float}
+    fields = [(k, python[v] | None, None) for k, v in schema.items()]
+    return list[msgspec.defstruct(name, fields)]  # type: ignore[misc]
+
+
+@functools.cache
+def _document_type() -> type[msgspec.Struct]:
+    """A ``breakdown --format json`` document as ``_document_breakdown`` reads it."""
+    from tileprof.analyses.gpu_breakdown import LAUNCH_SCHEMA, ROW_SCHEMA, STREAM_SCHEMA
+
+    options = msgspec.defstruct("Options", [("kernel_wait_us", float, KERNEL_WAIT_US)])
+    return msgspec.defstruct(
+        "BreakdownDocument",
+        [
+            ("breakdown", _rows_type("Row", ROW_SCHEMA)),
+            ("launches", _rows_type("Launch", LAUNCH_SCHEMA)),
+            ("streams", _rows_type("Stream", STREAM_SCHEMA)),
+            ("options", options, msgspec.field(default_factory=options)),
+        ],
+    )
 
 
 def _document_breakdown(path: Path) -> Breakdown:
-    import json
-
+    """The breakdown a document of ``breakdown --format json`` holds, each value checked
+    against its column's type: a wrong one is named by its JSON path, not cast (polars would
+    read a rank of 2.5 as 2)."""
     from tileprof.analyses.gpu_breakdown import LAUNCH_SCHEMA, ROW_SCHEMA, STREAM_SCHEMA
     from tileprof.inputs import read_bytes
+    from tileprof.inputs._decode import decode_json
 
     data = read_bytes(path)  # gunzipped within the bomb limit (docs/reliability.md)
     try:
-        document = json.loads(data)
-        frames = [
-            pl.DataFrame(document[key], schema=schema, strict=False)
-            for key, schema in (("breakdown", ROW_SCHEMA), ("launches", LAUNCH_SCHEMA),
-                                ("streams", STREAM_SCHEMA))
-        ]  # fmt: skip
-        wait = float(document.get("options", {}).get("kernel_wait_us", KERNEL_WAIT_US))
-    except (
-        ValueError,
-        KeyError,
-        TypeError,
-        AttributeError,
-        OSError,
-        pl.exceptions.PolarsError,
-    ) as exc:
-        raise InputError(path, None, f"not a breakdown document ({exc})") from None
-    return Breakdown(frames[0], frames[1], frames[2], kernel_wait_us=wait)
+        document: Any = decode_json(path, data, _document_type())
+    except InputError as error:
+        raise InputError(path, error.where, f"not a breakdown document ({error.message})") from None
+    rows, launches, streams = (
+        pl.DataFrame({k: [getattr(row, k) for row in found] for k in schema}, schema=schema)
+        for found, schema in (
+            (document.breakdown, ROW_SCHEMA),
+            (document.launches, LAUNCH_SCHEMA),
+            (document.streams, STREAM_SCHEMA),
+        )
+    )
+    return Breakdown(rows, launches, streams, kernel_wait_us=document.options.kernel_wait_us)
