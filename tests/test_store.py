@@ -514,3 +514,45 @@ def test_an_epoch_no_stored_run_holds_is_exit_2(
     )
     held = invoke("summary", "--store", store, "--run", first, "--epoch", "1")
     assert held.exit_code == 0, held.output
+
+
+def test_samples_without_a_group_name_count_once_however_the_run_is_cut(tmp_path: Path) -> None:
+    """A sample with neither kernel nor kind has no group name: it is stored first and read by
+    the run's first bucket only (``with_unnamed``), so the buckets' summary is the dump's, not
+    short of those samples nor holding them once per bucket; the buckets are cut where their
+    samples reach ``--task-samples``, in name order."""
+    import dataclasses
+
+    from tileprof.model.store.aggregate import plan
+    from tileprof.model.store.tables import Store, read_runs
+
+    path = tmp_path / "unnamed.parquet"
+    profile = generated_profile(samples=3_000, tiles=64, seed=5, source=str(path))
+    unnamed = pl.col("kernel").is_null() & (pl.col("phase") // 6 % 2 == 0)
+    samples = profile.samples.with_columns(
+        pl.when(unnamed).then(None).otherwise(pl.col("kind")).alias("kind")
+    )
+    assert 0 < samples.filter(pl.col("kind").is_null()).height < samples.height
+    path.write_bytes(dump_bytes(dataclasses.replace(profile, samples=samples), "parquet"))
+    uri = str(tmp_path / "store")
+    assert invoke("store", "add", str(path), "--store", uri, "--run", "u").exit_code == 0
+    expected = invoke("summary", str(path), "--format", "json")
+    assert expected.exit_code == 0, expected.output
+    for task_samples in ("1000000", "700"):
+        got = invoke(
+            "summary", "--store", uri, "--run", "u", "--format", "json",
+            "--task-samples", task_samples,
+        )  # fmt: skip
+        assert got.output == expected.output, task_samples
+    tasks = plan(Store(uri), read_runs(Store(uri)), 700)
+    named = samples.filter(pl.col("kind").is_not_null())
+    counts = named.group_by(pl.coalesce("kernel", "kind").cast(pl.String).alias("g")).len()
+    cuts, total = [], 0
+    for name, count in counts.sort("g").iter_rows():
+        total += count
+        if total >= 700:
+            cuts.append(name)
+            total = 0
+    assert [t.last for t in tasks][: len(cuts)] == cuts and len(tasks) >= 2
+    assert [t.with_unnamed for t in tasks] == [True] + [False] * (len(tasks) - 1)
+    assert tasks[0].first == counts.get_column("g").min()
