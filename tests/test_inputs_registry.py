@@ -83,13 +83,26 @@ def test_a_device_is_the_headers_unless_overridden_and_holds_every_tile() -> Non
 
 
 def test_decoding_jobs_sets_the_threads_and_gives_the_way_back() -> None:
+    """The way back restores the setting before, also one that was not the default."""
     before = threads.setting()
-    restore = decoding_jobs(3)
     try:
-        assert threads.setting() == 3 and threads.jobs() == 3
+        for previous in (None, 2):
+            threads.configure(previous)
+            restore = decoding_jobs(3)
+            assert threads.setting() == 3 and threads.jobs() == 3
+            restore()
+            assert threads.setting() == previous
     finally:
-        restore()
-    assert threads.setting() == before
+        threads.configure(before)
+
+
+def test_every_run_source_is_named_in_words_when_a_tile_command_refuses_it() -> None:
+    """``_refuse_run_source`` names a run source by its words (``a PyTorch profiler trace``):
+    every run-source format has them, so none is named by its bare format name."""
+    from tileprof.inputs import _RUN_SOURCE_WORDS, INPUTS, SUMMARY_DOCUMENT, TILE_DUMP
+
+    sources = {f.name for f in INPUTS if f.kind not in (TILE_DUMP, SUMMARY_DOCUMENT)}
+    assert len(sources) == 9 and sources == set(_RUN_SOURCE_WORDS)
 
 
 TEN_KEYS = msgspec.json.encode({f"k{i}": i for i in range(9, -1, -1)})

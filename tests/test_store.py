@@ -149,6 +149,7 @@ def test_the_sample_table_is_partitioned_by_run_and_sorted_by_group(store: str) 
         (),
         ("--epoch", "1", "--group-by", "kind"),
         ("--kernel", "gemm*", "--window", "150000:400000", "--group-by", "tile"),
+        ("--at", "250000", "--group-by", "phase"),
     ],
 )
 @pytest.mark.parametrize("output_format", ["json", "table", "csv"])
@@ -556,3 +557,20 @@ def test_samples_without_a_group_name_count_once_however_the_run_is_cut(tmp_path
     assert [t.last for t in tasks][: len(cuts)] == cuts and len(tasks) >= 2
     assert [t.with_unnamed for t in tasks] == [True] + [False] * (len(tasks) - 1)
     assert tasks[0].first == counts.get_column("g").min()
+
+
+def test_an_epoch_asked_of_a_stored_run_without_samples_names_none(tmp_path: Path) -> None:
+    """A run stored from a dump without samples holds no epoch: ``--epoch`` is refused as for
+    the dump, the epochs it holds given as "none"."""
+    from tests.samples import write_dump
+
+    empty = write_dump(tmp_path / "e.json", [])
+    uri = str(tmp_path / "store")
+    assert invoke("store", "add", str(empty), "--store", uri, "--run", "e").exit_code == 0
+    stored = invoke("summary", "--store", uri, "--run", "e", "--epoch", "3")
+    assert stored.exit_code == 2
+    assert stored.stderr == (
+        "tileprof: error: --epoch 3: no samples in that epoch in run e (epochs: none)\n"
+    )
+    from_dump = invoke("summary", str(empty), "--epoch", "3")
+    assert from_dump.exit_code == 2 and from_dump.stderr.endswith("(epochs: none)\n")

@@ -1,0 +1,73 @@
+"""The report's charts drawn from small hand-built inputs (``views.html.charts``): what each
+mark says (its colour, style and legend label), read from the matplotlib objects, not the
+SVG's text."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+from matplotlib.figure import Figure
+
+from tileprof.views.html.charts import _draw_roofs, _group_labels, _has_energy
+from tileprof.views.html.view import RooflinePlot
+
+LONG = "a" * 20 + "b" * 30
+
+
+def _roofs() -> RooflinePlot:
+    roofs = pl.DataFrame(
+        {
+            "target": ["H100 SXM", "H100 SXM", LONG],
+            "roof": ["fp16", "fp32", "fp16"],
+            "peak": [989.0, 67.0, 100.0],
+            "bandwidth": [3350.0, 3350.0, 2000.0],
+        }
+    )
+    return RooflinePlot("roofline", "roofline", "Roofline", pl.DataFrame(), roofs=roofs)
+
+
+def test_each_roof_has_its_target_s_colour_its_own_style_and_a_label_with_units() -> None:
+    """One target's roofs share its colour and differ in style (``ROOF_STYLES`` in order); a
+    roof is min(peak, intensity × bandwidth / 1000); the label names the target (its middle
+    elided at 36 characters), the roof, the peak and the bandwidth with its decimal unit."""
+    axes = Figure().subplots()
+    x = np.array([0.1, 10.0, 1000.0])
+    _draw_roofs(axes, _roofs(), {"H100 SXM": "#111111", LONG: "#222222"}, x)
+    lines = axes.get_lines()
+    assert [line.get_gid() for line in lines] == ["roof_0", "roof_1", "roof_2"]
+    assert [line.get_color() for line in lines] == ["#111111", "#111111", "#222222"]
+    assert [line.get_linestyle() for line in lines] == ["-", "--", "-"]
+    assert [line.get_label() for line in lines] == [
+        "H100 SXM fp16: 989 TFLOP/s, 3,350 GB/s (10⁹ B/s)",
+        "H100 SXM fp32: 67 TFLOP/s, 3,350 GB/s (10⁹ B/s)",
+        "aaaaaaaaaaaaaaaaaa…bbbbbbbbbbbbbbbbb fp16: 100 TFLOP/s, 2,000 GB/s (10⁹ B/s)",
+    ]
+    assert np.allclose(lines[0].get_ydata(), [0.335, 33.5, 989.0])
+    assert np.allclose(lines[2].get_ydata(), [0.2, 20.0, 100.0])
+
+
+def test_group_labels_show_an_empty_name_as_a_dash_and_number_twins() -> None:
+    assert _group_labels(["", "x", "x", "y"]) == ["—", "x #1", "x #2", "y"]
+
+
+def test_energy_is_drawn_only_where_a_run_measured_some() -> None:
+    """A GEMM run's energy: a panel only when one run has a nonzero, non-missing figure."""
+    assert _has_energy(pl.DataFrame({"energy_j": [None, 0.0, 2.5]}))
+    assert not _has_energy(pl.DataFrame({"energy_j": [0.0, None, float("nan")]}))
+    assert not _has_energy(pl.DataFrame({"energy_j": []}, schema={"energy_j": pl.Float64}))
+    assert not _has_energy(pl.DataFrame({"time_us": [1.0]}))
+
+
+def test_group_rows_are_labelled_first_on_top_with_a_frameless_legend() -> None:
+    """The group charts' rows: names down the side, the first on top, the x axis titled, the
+    legend without a frame (a frame would box off the bars it sits over)."""
+    from tileprof.views.html.charts import _group_rows, _label_group_rows
+
+    figure, axes, y = _group_rows(3)
+    axes.barh(y, [3.0, 2.0, 1.0], label="useful")
+    _label_group_rows(figure, axes, y, ("gemm", "", "gemm"), "cycles", clock_hz=1.5e9)
+    assert [t.get_text() for t in axes.get_yticklabels()] == ["gemm #1", "—", "gemm #2"]
+    assert axes.yaxis_inverted() and axes.get_xlabel() == "cycles"
+    legend = axes.get_legend()
+    assert legend is not None and not legend.get_frame_on()
+    assert [t.get_text() for t in legend.get_texts()] == ["useful"]
