@@ -13,7 +13,9 @@ sample instead of every mutant: ``random.Random(seed).sample`` of the sorted mut
 them (mutmut generates the mutants first, in a run that matches none). ``--direct`` runs the
 chosen mutants one at a time as ``--verify`` does (``MUTANT_UNDER_TEST=<name> pytest -x``, 120 s
 limit) instead of through mutmut's workers, which stalled on some modules under load (every
-mutant a timeout), and writes the names not killed to ``survivors.txt``. See docs/testing.md.
+mutant a timeout), and writes the names not killed to ``survivors.txt``; with it,
+``--functions a,b`` runs only the mutants of those functions (the ones a change rewrote). See
+docs/testing.md.
 """
 
 from __future__ import annotations
@@ -123,16 +125,34 @@ def verify(
     return statuses
 
 
+def function_of(name: str) -> str:
+    """The function a mutant changes, from mutmut's name for it: ``pkg.mod.x__split__mutmut_3``
+    is ``_split``'s, ``pkg.mod.xǁTableǁcolumn__mutmut_1`` is ``Table.column``'s."""
+    body = name.rpartition(".")[2].rpartition("__mutmut_")[0]
+    if body.startswith("xǁ"):
+        return ".".join(body[2:].split("ǁ"))
+    return body.removeprefix("x_")
+
+
 def sampled(
-    scratch: Path, mutmut: list[str], path: str, dotted: str, n: int, seed: int
+    scratch: Path,
+    mutmut: list[str],
+    path: str,
+    dotted: str,
+    n: int,
+    seed: int,
+    functions: frozenset[str] = frozenset(),
 ) -> list[str]:
-    """``n`` of the module's mutant names, drawn with ``random.Random(seed)`` from the sorted
-    names; a first run that matches no mutant makes mutmut generate them."""
+    """``n`` of the module's mutant names (of ``functions`` only, when given), drawn with
+    ``random.Random(seed)`` from the sorted names; a first run that matches no mutant makes
+    mutmut generate them."""
     meta = scratch / "mutants" / f"{path}.meta"
     if not meta.exists():
         generate = [*mutmut, "run", f"{dotted}.x_no_such_function_*"]
         subprocess.run(generate, cwd=scratch, check=False, stdout=subprocess.DEVNULL)
     names = sorted(json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"])
+    if functions:
+        names = [name for name in names if function_of(name) in functions]
     return sorted(random.Random(seed).sample(names, min(n, len(names))))
 
 
@@ -148,7 +168,16 @@ def main() -> int:
     parser.add_argument(
         "--direct", action="store_true", help="run the chosen mutants directly, one at a time"
     )
+    parser.add_argument(
+        "--functions",
+        default="",
+        help="with --direct: only the mutants of these functions (comma-separated; a method "
+        "as Class.method), as after a rewrite of some of a module's functions",
+    )
     args = parser.parse_args()
+    functions = frozenset(filter(None, args.functions.split(",")))
+    if functions and not args.direct:
+        parser.error("--functions needs --direct")
     table = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     modules = table["tool"]["tileprof"]["mutation"]
     if args.module not in modules:
@@ -164,7 +193,9 @@ def main() -> int:
         return 0
     if args.direct:
         every = 2**31  # without --sample: every mutant
-        names = sampled(scratch, mutmut, entry["path"], dotted, args.sample or every, args.seed)
+        names = sampled(
+            scratch, mutmut, entry["path"], dotted, args.sample or every, args.seed, functions
+        )
         statuses = verify(scratch, names, entry["tests"], entry.get("deselect", []), entry["path"])
         counts = Counter(statuses.values())
         print(f"{args.module}: {dict(sorted(counts.items()))}")
