@@ -1162,3 +1162,24 @@ def test_five_steps_are_five_rows_and_read_timeline_reads_the_file(tmp_path: Pat
     assert sorted(timeline.steps["step"].to_list()) == [0, 1, 2, 3, 4]
     direct = kineto_timeline.timeline_of(read_events(path, data))
     assert timeline.events.equals(direct.events) and timeline.steps.equals(direct.steps)
+
+
+def test_a_side_is_a_document_by_its_keys_not_by_a_word_in_a_trace(tmp_path: Path) -> None:
+    """A saved document is one even with leading white space (pretty-printed by hand); a trace
+    whose first bytes hold ``"launches"`` (a user annotation so named) stays a trace."""
+    from tileprof.model.breakdown import _is_document
+
+    trace = _write(tmp_path, "t.json", HAND_BUILT)
+    saved = tmp_path / "saved.json"
+    assert _run(str(trace), "--format", "json", "-o", str(saved)).exit_code == 0
+    spaced = tmp_path / "spaced.json"
+    spaced.write_text("\n  " + saved.read_text())
+    named = _write(
+        tmp_path,
+        "named.json",
+        {"traceEvents": [_x("user_annotation", "launches", 0.0, 1.0), *HAND_BUILT["traceEvents"]]},
+    )
+    assert [_is_document(p) for p in (saved, spaced, trace, named)] == [True, True, False, False]
+    for before, after in ((spaced, trace), (named, trace)):
+        result = _diff_breakdown(before, after)
+        assert result.exit_code == 0, result.output

@@ -557,6 +557,45 @@ def test_samples_without_a_group_name_count_once_however_the_run_is_cut(tmp_path
     assert [t.last for t in tasks][: len(cuts)] == cuts and len(tasks) >= 2
     assert [t.with_unnamed for t in tasks] == [True] + [False] * (len(tasks) - 1)
     assert tasks[0].first == counts.get_column("g").min()
+    from tileprof.model.store.aggregate import Query, summarize_runs
+
+    ((record, summary),) = summarize_runs(
+        Store(uri), read_runs(Store(uri)), Query(), task_samples=700
+    )
+    assert summary.source == record.source == path.name  # as the store names the run's dump
+    assert repr(summary).startswith("Summary(source='unnamed.parquet', samples=2995 of 2995")
+
+
+def test_a_store_task_lost_with_its_workers_says_to_lower_task_samples(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import contextlib
+    from types import SimpleNamespace
+
+    from distributed.scheduler import KilledWorker
+
+    from tileprof.model.engines import EngineError
+    from tileprof.model.store import aggregate
+
+    lost = KilledWorker("task-1", SimpleNamespace(address="tcp://127.0.0.1:1"), 3)
+
+    class Client:
+        def submit(self, function: Any, *arguments: Any, pure: bool) -> None:
+            return None
+
+        def gather(self, futures: list[Any]) -> list[Any]:
+            raise lost
+
+    monkeypatch.setattr(
+        aggregate, "dask_client", lambda scheduler, workers: contextlib.nullcontext(Client())
+    )
+    task = aggregate.Task("r1", 1.5e9, 4)
+    with pytest.raises(EngineError) as caught:
+        aggregate.dask_parts(Any, [task], aggregate.Query())  # type: ignore[arg-type]
+    assert str(caught.value).startswith("dask: a task was lost with its worker too many times (")
+    assert str(caught.value).endswith(
+        "; the workers may lack memory for one task (lower --task-samples)"
+    )
 
 
 def test_an_epoch_asked_of_a_stored_run_without_samples_names_none(tmp_path: Path) -> None:
