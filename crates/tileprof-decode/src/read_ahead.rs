@@ -226,6 +226,51 @@ mod tests {
     }
 
     #[test]
+    fn the_defaults_read_a_source_of_several_chunks_whole() {
+        // the sizes the Kineto reader uses: a chunk of some MiB, the last one partial
+        assert!(CHUNK_BYTES >= 1 << 20 && DEPTH >= 2);
+        let len = 2 * CHUNK_BYTES + 17;
+        let mut read = Vec::new();
+        ReadAhead::new(source(len, CHUNK_BYTES / 3, None), CHUNK_BYTES, DEPTH)
+            .unwrap()
+            .read_to_end(&mut read)
+            .unwrap();
+        assert_eq!(read, source(len, 1, None).data);
+    }
+
+    /// A source whose every other read is interrupted (a signal during the read).
+    struct Interrupted {
+        inner: Source,
+        interrupt: bool,
+    }
+
+    impl Read for Interrupted {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            self.interrupt = !self.interrupt;
+            if self.interrupt {
+                return Err(io::Error::from(io::ErrorKind::Interrupted));
+            }
+            self.inner.read(out)
+        }
+    }
+
+    #[test]
+    fn an_interrupted_read_is_tried_again_not_an_error() {
+        let inner = source(100, 7, None);
+        let expected = inner.data.clone();
+        let interrupted = Interrupted {
+            inner,
+            interrupt: false,
+        };
+        let mut read = Vec::new();
+        ReadAhead::new(interrupted, 16, 2)
+            .unwrap()
+            .read_to_end(&mut read)
+            .unwrap();
+        assert_eq!(read, expected);
+    }
+
+    #[test]
     fn a_reader_let_go_early_stops_its_thread() {
         let mut reader = ReadAhead::new(source(1 << 20, 4096, None), 1024, 1).unwrap();
         let mut first = [0u8; 10];
