@@ -198,3 +198,50 @@ def test_a_piped_dump_is_parsed_from_the_one_read(tmp_path: Path) -> None:
     path = fifo_of(tmp_path, data)
     parsed, _clock, tiles, chosen = read_dump(path)
     assert (parsed.samples.height, tiles, chosen) == (3, 4, "json")
+
+
+def test_a_file_that_fails_while_its_head_is_read_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An I/O error after the open (a bad disk block) names the file and the system's words."""
+    import contextlib
+    import errno
+
+    import tileprof.inputs as inputs
+
+    class Failing:
+        def read(self, size: int) -> bytes:
+            raise OSError(errno.EIO, "Input/output error")
+
+    path = tmp_path / "d.json"
+    path.write_text("{}")
+    monkeypatch.setattr(inputs, "open_input", lambda p: contextlib.nullcontext(Failing()))
+    with pytest.raises(InputError) as caught:
+        inputs.peek(path)
+    assert str(caught.value) == f"{path}: cannot read: Input/output error"
+
+
+def test_read_dump_draws_no_progress_bar_unless_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A library call is quiet by default, even on a terminal and for a large input; with
+    ``quiet=False`` the bar is drawn there (``core.progress``)."""
+    import io
+    import sys
+
+    from tileprof.core import progress
+    from tileprof.inputs import read_dump
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    dump = tmp_path / "d.json"
+    dump.write_bytes(document([sample(0, 0, 10), sample(1, 5, 20)]))
+    monkeypatch.setattr(progress, "PROGRESS_THRESHOLD_BYTES", 0)  # every input is large
+    for quiet, drawn in ((None, False), (False, True)):
+        terminal = Terminal()
+        monkeypatch.setattr(sys, "stderr", terminal)
+        options = {} if quiet is None else {"quiet": quiet}
+        read_dump(dump, **options)  # type: ignore[arg-type]
+        assert bool(terminal.getvalue()) == drawn, quiet
