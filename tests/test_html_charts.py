@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+import pytest
 from matplotlib.figure import Figure
 
 from tileprof.views.html.charts import _draw_roofs, _group_labels, _has_energy
@@ -71,3 +72,66 @@ def test_group_rows_are_labelled_first_on_top_with_a_frameless_legend() -> None:
     legend = axes.get_legend()
     assert legend is not None and not legend.get_frame_on()
     assert [t.get_text() for t in legend.get_texts()] == ["useful"]
+
+
+def test_a_plot_with_no_positive_time_or_no_roof_is_a_line_not_an_empty_chart() -> None:
+    """Zero and missing times draw bars of no length: the page says so instead; a roofline
+    without a roof names its targets in the order the table first shows them."""
+    from tileprof.views.html.charts import nothing_to_draw
+    from tileprof.views.html.view import Plot
+
+    def gemm(times: list[float | None]) -> Plot:
+        return Plot(
+            "gemm", "g", "GEMM", pl.DataFrame({"time_us": times}, schema={"time_us": pl.Float64})
+        )
+
+    no_time = "No chart: no run here has a time (time_us); the table lists them."
+    assert nothing_to_draw(gemm([0.0, None, float("nan")])) == no_time
+    assert nothing_to_draw(gemm([0.0, 2.0])) is None
+    targets = [f"GPU {n:02d}" for n in range(30, 0, -1)]
+    points = pl.DataFrame({"target": [*targets, targets[0]]})
+    line = nothing_to_draw(RooflinePlot("roofline", "r", "Roofline", points, roofs=pl.DataFrame()))
+    assert line == (
+        f"No chart: no spec gives both a peak and a memory bandwidth for {', '.join(targets)}, "
+        "so there is no roof to place the points under; the table lists them."
+    )
+    assert nothing_to_draw(_roofs()) is None
+
+
+def test_the_intensity_axis_runs_a_decade_beyond_the_points_and_ridges() -> None:
+    """From a decade below the lowest of the points and ridge points (peak × 1000 /
+    bandwidth) to a decade above the highest, each at a power of ten."""
+    from tileprof.views.html.charts import _roof_span
+
+    plot = _roofs()
+    points = pl.DataFrame({"arithmetic_intensity": [0.5, 20.0]})
+    with_points = RooflinePlot("roofline", "r", "Roofline", points, roofs=plot.roofs)
+    assert _roof_span(with_points) == (0.01, 10_000.0)  # ridges 295, 20 and 50
+    high = pl.DataFrame({"arithmetic_intensity": [3.0, 4000.0]})
+    assert _roof_span(RooflinePlot("roofline", "r", "Roofline", high, roofs=plot.roofs)) == (
+        0.1,
+        100_000.0,
+    )
+
+
+def test_the_active_tiles_chart_names_each_group_in_its_legend(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.report_samples import generated_profile
+    from tileprof.views.html import charts
+    from tileprof.views.html.data import tile_section
+
+    drawn: dict[str, Figure] = {}
+
+    def keep(figure: Figure, prefix: str, **options: object) -> str:
+        drawn[prefix] = figure
+        return "<svg></svg>"
+
+    monkeypatch.setattr(charts, "to_svg", keep)
+    section = tile_section(generated_profile(samples=2_000, tiles=32))
+    assert section.active is not None
+    charts.active_chart(section)
+    legend = drawn["tile-0-active"].axes[0].get_legend()
+    assert legend is not None
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert texts == [charts._short(name) for name in section.active.legend] and len(texts) >= 3
