@@ -245,3 +245,24 @@ def test_read_dump_draws_no_progress_bar_unless_asked(
         options = {} if quiet is None else {"quiet": quiet}
         read_dump(dump, **options)  # type: ignore[arg-type]
         assert bool(terminal.getvalue()) == drawn, quiet
+
+
+@pytest.mark.parametrize("suffix", [".json", ".ndjson"])
+def test_a_dump_whose_head_shows_its_format_is_never_read_whole_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suffix: str
+) -> None:
+    """Its format is taken from its first bytes and the file handed to the compiled decoder's
+    file reader (JSON, NDJSON): the whole file is not read into memory to find the format."""
+    import tileprof.inputs as inputs
+    from tests.report_samples import generated_profile
+    from tileprof.views.writers import dump_bytes
+
+    dump = tmp_path / f"d{suffix}"
+    dump.write_bytes(dump_bytes(generated_profile(samples=200, tiles=4), suffix[1:]))
+
+    def whole(path: object) -> bytes:
+        raise AssertionError(f"{path} read whole")
+
+    monkeypatch.setattr(inputs, "read_bytes", whole)
+    parsed, _, _, chosen = inputs.read_dump(dump)
+    assert chosen == suffix[1:] and len(parsed.samples) == 200

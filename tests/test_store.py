@@ -545,7 +545,27 @@ def test_samples_without_a_group_name_count_once_however_the_run_is_cut(tmp_path
             "--task-samples", task_samples,
         )  # fmt: skip
         assert got.output == expected.output, task_samples
-    tasks = plan(Store(uri), read_runs(Store(uri)), 700)
+    assert (
+        invoke(
+            "store", "add", str(dump_of(tmp_path, 1, 300)), "--store", uri, "--run", "s"
+        ).exit_code
+        == 0
+    )
+    asked: list[tuple[str, Any]] = []
+    scan = Store.scan
+
+    def scan_of(store: Store, name: str, runs: Any = None) -> pl.LazyFrame:
+        asked.append((name, runs))
+        return scan(store, name, runs)
+
+    every = read_runs(Store(uri))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Store, "scan", scan_of)
+        tasks = plan(Store(uri), every, 700)
+    assert asked == [("stats", ["u"])]  # only the statistics of the run cut into buckets
+    small = [t for t in tasks if t.run == "s"]
+    assert len(small) == 1 and small[0].first is None  # a run under the limit: one task
+    tasks = [t for t in tasks if t.run == "u"]
     named = samples.filter(pl.col("kind").is_not_null())
     counts = named.group_by(pl.coalesce("kernel", "kind").cast(pl.String).alias("g")).len()
     cuts, total = [], 0
@@ -559,9 +579,8 @@ def test_samples_without_a_group_name_count_once_however_the_run_is_cut(tmp_path
     assert tasks[0].first == counts.get_column("g").min()
     from tileprof.model.store.aggregate import Query, summarize_runs
 
-    ((record, summary),) = summarize_runs(
-        Store(uri), read_runs(Store(uri)), Query(), task_samples=700
-    )
+    records = [r for r in read_runs(Store(uri)) if r.run == "u"]
+    ((record, summary),) = summarize_runs(Store(uri), records, Query(), task_samples=700)
     assert summary.source == record.source == path.name  # as the store names the run's dump
     assert repr(summary).startswith("Summary(source='unnamed.parquet', samples=2995 of 2995")
 
