@@ -269,6 +269,39 @@ mod tests {
         assert_eq!(read, expected);
     }
 
+    /// A slow source that says when it is dropped (the file closed).
+    struct Slow {
+        dropped: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    }
+
+    impl Read for Slow {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            thread::sleep(std::time::Duration::from_millis(50));
+            out.fill(7);
+            Ok(out.len())
+        }
+    }
+
+    impl Drop for Slow {
+        fn drop(&mut self) {
+            self.dropped
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn a_reader_let_go_has_closed_its_source_when_the_drop_returns() {
+        let dropped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let source = Slow {
+            dropped: dropped.clone(),
+        };
+        let mut reader = ReadAhead::new(source, 8, 1).unwrap();
+        let mut first = [0u8; 4];
+        reader.read_exact(&mut first).unwrap();
+        drop(reader); // waits for the thread, which drops the source as it ends
+        assert!(dropped.load(std::sync::atomic::Ordering::SeqCst));
+    }
+
     #[test]
     fn a_reader_let_go_early_stops_its_thread() {
         let mut reader = ReadAhead::new(source(1 << 20, 4096, None), 1024, 1).unwrap();
