@@ -1183,3 +1183,14 @@ def test_a_side_is_a_document_by_its_keys_not_by_a_word_in_a_trace(tmp_path: Pat
     for before, after in ((spaced, trace), (named, trace)):
         result = _diff_breakdown(before, after)
         assert result.exit_code == 0, result.output
+
+
+def test_a_cpu_only_trace_is_one_exact_line(tmp_path: Path) -> None:
+    trace = _write(
+        tmp_path, "cpu.json", {"traceEvents": [_x("cpu_op", "aten::mm", 0, 1)], "schemaVersion": 1}
+    )
+    result = _run(str(trace))
+    assert result.exit_code == 2
+    assert result.output == (
+        f"tileprof: error: {trace}: $.traceEvents: no GPU events (a CPU-only trace)\n"
+    )

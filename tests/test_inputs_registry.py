@@ -5,6 +5,7 @@ samples already in memory (``check_device``) and the decoding threads' setting."
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 
 import msgspec
@@ -245,9 +246,11 @@ def test_read_dump_draws_no_progress_bar_unless_asked(
         options = {} if quiet is None else {"quiet": quiet}
         read_dump(dump, **options)  # type: ignore[arg-type]
         assert bool(terminal.getvalue()) == drawn, quiet
+    # the bar names the file and, told the decoder's progress, reaches the end
+    assert "reading d.json" in terminal.getvalue() and "100%" in terminal.getvalue()
 
 
-@pytest.mark.parametrize("suffix", [".json", ".ndjson"])
+@pytest.mark.parametrize("suffix", [".json", ".ndjson", ".json.gz", ".ndjson.gz"])
 def test_a_dump_whose_head_shows_its_format_is_never_read_whole_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suffix: str
 ) -> None:
@@ -258,11 +261,37 @@ def test_a_dump_whose_head_shows_its_format_is_never_read_whole_first(
     from tileprof.views.writers import dump_bytes
 
     dump = tmp_path / f"d{suffix}"
-    dump.write_bytes(dump_bytes(generated_profile(samples=200, tiles=4), suffix[1:]))
+    kind = suffix.split(".")[1]
+    written = dump_bytes(generated_profile(samples=200, tiles=4), kind)
+    dump.write_bytes(gzip.compress(written) if suffix.endswith(".gz") else written)
 
     def whole(path: object) -> bytes:
         raise AssertionError(f"{path} read whole")
 
     monkeypatch.setattr(inputs, "read_bytes", whole)
-    parsed, _, _, chosen = inputs.read_dump(dump)
-    assert chosen == suffix[1:] and len(parsed.samples) == 200
+    parsed, _, _, chosen = inputs.read_dump(dump)  # a gzip file streamed through the decoder
+    assert chosen == kind and len(parsed.samples) == 200
+
+
+def test_a_dump_whose_head_is_blank_is_known_by_its_whole_content(tmp_path: Path) -> None:
+    """A JSON dump after more white space than the head holds: its format is found in the
+    whole file, not refused as unknown."""
+    dump = tmp_path / "d.json"
+    dump.write_bytes(b" " * (SNIFF_BYTES + 10) + document([sample(0, 0, 10)]))
+    parsed, _, _, chosen = read_dump(dump)
+    assert chosen == "json" and len(parsed.samples) == 1
+
+
+def test_a_json_run_source_given_to_a_tile_command_is_named_as_what_it_is(tmp_path: Path) -> None:
+    """Its head mentions "samples" (an event so named; indented as PyTorch writes a trace) and
+    so sniffs as a JSON dump, but shows no sample field: the whole file is read and the trace
+    named as a trace (with the command that reads it), not failed on a missing field."""
+    trace = tmp_path / "t.json"
+    event = {"ph": "X", "cat": "user_annotation", "name": "samples", "ts": 0, "dur": 1}
+    trace.write_text(json.dumps({"schemaVersion": 1, "traceEvents": [event]}, indent=1))
+    with pytest.raises(InputError) as caught:
+        read_dump(trace)
+    assert str(caught.value) == (
+        f"{trace}: this is a PyTorch profiler trace, not a tile dump; use `tileprof runs` "
+        "(or `report`)"
+    )
