@@ -632,3 +632,29 @@ def test_an_epoch_asked_of_a_stored_run_without_samples_names_none(tmp_path: Pat
     )
     from_dump = invoke("summary", str(empty), "--epoch", "3")
     assert from_dump.exit_code == 2 and from_dump.stderr.endswith("(epochs: none)\n")
+
+
+def test_a_store_s_options_reach_every_scan_of_a_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An object store needs its credentials on every read: the samples' and the metadata's
+    scans get the store's storage options too."""
+    from tileprof.model.store.aggregate import Query, summarize_runs
+    from tileprof.model.store.tables import Store, read_runs
+
+    uri = str(tmp_path / "store")
+    dump = dump_of(tmp_path, 3, 400)
+    assert invoke("store", "add", str(dump), "--store", uri, "--run", "o").exit_code == 0
+    store = Store(uri, {"timeout": "30s"})
+    records = read_runs(store)
+    scanned: list[Any] = []
+    scan = pl.scan_parquet
+
+    def scan_parquet(*args: Any, storage_options: Any = None, **kwargs: Any) -> pl.LazyFrame:
+        scanned.append(storage_options)
+        return scan(*args, **kwargs)
+
+    monkeypatch.setattr(pl, "scan_parquet", scan_parquet)
+    ((_, summary),) = summarize_runs(store, records, Query())
+    assert summary.samples  # the longest samples' metadata was read
+    assert len(scanned) == 2 and scanned == [{"timeout": "30s"}] * 2
