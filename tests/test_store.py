@@ -658,3 +658,17 @@ def test_a_store_s_options_reach_every_scan_of_a_summary(
     ((_, summary),) = summarize_runs(store, records, Query())
     assert summary.samples  # the longest samples' metadata was read
     assert len(scanned) == 2 and scanned == [{"timeout": "30s"}] * 2
+
+
+def test_a_scheduler_without_the_dask_engine_is_refused(tmp_path: Path) -> None:
+    """From Python as on the command line: a cluster's address means nothing to polars."""
+    from tileprof.core.errors import OptionError
+    from tileprof.model.store.aggregate import Query, summarize_runs
+    from tileprof.model.store.tables import Store
+
+    with pytest.raises(OptionError) as caught:
+        summarize_runs(Store(str(tmp_path)), [], Query(), scheduler="tcp://127.0.0.1:8786")
+    assert str(caught.value) == "--scheduler needs --engine dask"
+    with pytest.raises(OptionError) as unknown:
+        summarize_runs(Store(str(tmp_path)), [], Query(), engine="spark")
+    assert str(unknown.value) == "--engine 'spark': one of polars, dask"
