@@ -1194,3 +1194,17 @@ def test_a_cpu_only_trace_is_one_exact_line(tmp_path: Path) -> None:
     assert result.output == (
         f"tileprof: error: {trace}: $.traceEvents: no GPU events (a CPU-only trace)\n"
     )
+
+
+def test_the_report_s_breakdown_takes_its_kernel_wait_threshold(tmp_path: Path) -> None:
+    """``report_breakdown`` splits idle time at the threshold it is given, as ``breakdown``
+    does; a report of CPU-only traces has none."""
+    from tileprof.model.breakdown import report_breakdown
+
+    timeline = load_timeline(_write(tmp_path, "t.json", HAND_BUILT))
+    found = report_breakdown([timeline], 3.0)
+    assert found is not None and found.breakdown.kernel_wait_us == 3.0
+    other = found.breakdown.rows.get_column("idle_other_us").to_list()
+    assert other == [pytest.approx(6.98), pytest.approx(6.98)]
+    cpu_only = dataclasses.replace(timeline, events=timeline.events.clear())
+    assert report_breakdown([cpu_only]) is None
