@@ -577,6 +577,9 @@ def test_samples_without_a_group_name_count_once_however_the_run_is_cut(tmp_path
     assert [t.last for t in tasks][: len(cuts)] == cuts and len(tasks) >= 2
     assert [t.with_unnamed for t in tasks] == [True] + [False] * (len(tasks) - 1)
     assert tasks[0].first == counts.get_column("g").min()
+    first, exact = counts.sort("g").row(0)  # a bucket that reaches the limit exactly ends there
+    records = [r for r in every if r.run == "u"]
+    assert plan(Store(uri), records, exact)[0].last == first
     from tileprof.model.store.aggregate import Query, summarize_runs
 
     records = [r for r in read_runs(Store(uri)) if r.run == "u"]
