@@ -651,6 +651,7 @@ def test_diff_breakdown_splits_a_trace_at_its_other_side_s_kernel_wait(tmp_path:
     [
         ({"rank": 2.5}, "$.breakdown[0].rank", "`int | null`, got `float`"),
         ({"rank": True}, "$.breakdown[0].rank", "`int | null`, got `bool`"),
+        ({"rank": 2**70}, "$.breakdown[0].rank", "`int` <= 9223372036854775807"),
         ({"trace": 3}, "$.breakdown[0].trace", "`str | null`, got `int`"),
         ({"busy_us": "x"}, "$.breakdown[0].busy_us", "`float | null`, got `str`"),
     ],

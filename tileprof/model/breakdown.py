@@ -25,6 +25,7 @@ from tileprof.analyses.gpu_breakdown import (
 )
 from tileprof.core.errors import InputError
 from tileprof.core.gpu_events import GpuTimeline
+from tileprof.core.kineto import Int64
 from tileprof.inputs.timelines import load_timeline
 from tileprof.model.engines import Engine, map_ordered
 from tileprof.model.naming import display_names
@@ -122,8 +123,8 @@ def compared_breakdowns(before: Path, after: Path) -> tuple[Breakdown, Breakdown
 def _rows_type(name: str, schema: dict[str, pl.DataType]) -> Any:
     """The rows of one of a breakdown document's tables, typed as its frame's ``schema``:
     every field may be null or left out (the frame holds null then), an integer column takes
-    only integers (not 2.5, not true) and a text column only text."""
-    python = {pl.String(): str, pl.Int64(): int, pl.Float64(): float}
+    only integers that fit it (not 2.5, not true, not 2^70) and a text column only text."""
+    python = {pl.String(): str, pl.Int64(): Int64, pl.Float64(): float}
     fields = [(k, python[v] | None, None) for k, v in schema.items()]
     return list[msgspec.defstruct(name, fields)]  # type: ignore[misc]
 
