@@ -22,7 +22,7 @@ import os
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tileprof.core.errors import InputError
 from tileprof.core.progress import progress_bar
@@ -263,6 +263,17 @@ def refuse_unread(path: str | Path, content: Content) -> None:
     is, and its first row would be refused for a field a run table lacks)."""
     if _sniff.noc_trace(content):
         raise InputError(path, "$[0]", NOC_TRACE_REFUSAL)
+
+
+T = TypeVar("T")
+
+
+def decode_typed_json(path: Path, data: bytes, type_: type[T]) -> T:
+    """``data``, the JSON document read from ``path``, decoded as ``type_`` (a msgspec type):
+    a wrong value is an InputError naming its JSON path, broken JSON its line and column."""
+    from tileprof.inputs._decode import decode_json
+
+    return decode_json(path, data, type_)
 
 
 def peek(path: Path) -> tuple[bytes, bool, int]:

@@ -151,12 +151,11 @@ def _document_breakdown(path: Path) -> Breakdown:
     against its column's type: a wrong one is named by its JSON path, not cast (polars would
     read a rank of 2.5 as 2)."""
     from tileprof.analyses.gpu_breakdown import LAUNCH_SCHEMA, ROW_SCHEMA, STREAM_SCHEMA
-    from tileprof.inputs import read_bytes
-    from tileprof.inputs._decode import decode_json
+    from tileprof.inputs import decode_typed_json, read_bytes
 
     data = read_bytes(path)  # gunzipped within the bomb limit (docs/reliability.md)
     try:
-        document: Any = decode_json(path, data, _document_type())
+        document: Any = decode_typed_json(path, data, _document_type())
     except InputError as error:
         raise InputError(path, error.where, f"not a breakdown document ({error.message})") from None
     rows, launches, streams = (
