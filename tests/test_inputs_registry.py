@@ -240,6 +240,9 @@ def test_read_dump_draws_no_progress_bar_unless_asked(
     dump = tmp_path / "d.json"
     dump.write_bytes(document([sample(0, 0, 10), sample(1, 5, 20)]))
     monkeypatch.setattr(progress, "PROGRESS_THRESHOLD_BYTES", 0)  # every input is large
+    monkeypatch.setenv("TERM", "xterm")  # rich draws nothing on a dumb terminal (some CIs')
+    for name in ("NO_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+        monkeypatch.delenv(name, raising=False)
     for quiet, drawn in ((None, False), (False, True)):
         terminal = Terminal()
         monkeypatch.setattr(sys, "stderr", terminal)
