@@ -105,3 +105,20 @@ def table_lookups(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
 
     monkeypatch.setattr(deltalake.DeltaTable, "is_deltatable", is_deltatable)
     return asked
+
+
+@pytest.fixture()
+def parquet_scans(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The storage options of each ``pl.scan_parquet`` call, the scan done as polars does it:
+    the twin of ``table_lookups`` for the store's reads of its Parquet files."""
+    import polars as pl
+
+    scanned: list[Any] = []
+    scan = pl.scan_parquet
+
+    def scan_parquet(*args: Any, storage_options: Any = None, **kwargs: Any) -> pl.LazyFrame:
+        scanned.append(storage_options)
+        return scan(*args, **kwargs)
+
+    monkeypatch.setattr(pl, "scan_parquet", scan_parquet)
+    return scanned

@@ -265,30 +265,25 @@ def _record_row(run: str) -> dict[str, Any]:
 
 
 def test_an_object_store_s_options_reach_its_runs_scan_and_the_existence_check(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, table_lookups: list[tuple[str, Any]]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    table_lookups: list[tuple[str, Any]],
+    parquet_scans: list[Any],
 ) -> None:
-    import polars as pl
-
     from tileprof.model.store.tables import RUNS
 
     uri = str(tmp_path / "store")
     create_store(uri)
     _add(Store(uri), tmp_path, "r1", 0)
     options = Store(uri, {"timeout": "30s"})
-    scanned: list[Any] = []
-    scan = pl.scan_parquet
-
-    def scan_parquet(*args: Any, storage_options: Any = None, **kwargs: Any) -> pl.LazyFrame:
-        scanned.append(storage_options)
-        return scan(*args, **kwargs)
-
-    monkeypatch.setattr(pl, "scan_parquet", scan_parquet)
+    before = len(parquet_scans)  # the add's own scans
     monkeypatch.setattr(
         Store, "table", lambda self, name: deltalake.DeltaTable(self.table_uri(name))
     )
     assert options.exists()
     assert [given for _, given in table_lookups] == [{"timeout": "30s"}]
     assert options.scan(RUNS).collect().height == 1
+    scanned = parquet_scans[before:]
     assert scanned == [{"timeout": "30s"}]
 
 
