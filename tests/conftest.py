@@ -122,3 +122,20 @@ def parquet_scans(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
     monkeypatch.setattr(pl, "scan_parquet", scan_parquet)
     return scanned
+
+
+@pytest.fixture()
+def figures(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """The matplotlib figures the report's charts draw, by chart id, drawn (tick labels
+    laid out) instead of written as SVG: what the chart tests read marks and labels from."""
+    from tileprof.views.html import charts
+
+    drawn: dict[str, Any] = {}
+
+    def keep(figure: Any, prefix: str, *, tight: bool = True) -> str:
+        figure.canvas.draw()
+        drawn[prefix] = figure
+        return "<svg></svg>"
+
+    monkeypatch.setattr(charts, "to_svg", keep)
+    return drawn

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
-import pytest
 from matplotlib.figure import Figure
 
 from tileprof.views.html.charts import _draw_roofs, _group_labels, _has_energy
@@ -115,23 +114,64 @@ def test_the_intensity_axis_runs_a_decade_beyond_the_points_and_ridges() -> None
 
 
 def test_the_active_tiles_chart_names_each_group_in_its_legend(
-    monkeypatch: pytest.MonkeyPatch,
+    figures: dict[str, Figure],
 ) -> None:
     from tests.report_samples import generated_profile
     from tileprof.views.html import charts
     from tileprof.views.html.data import tile_section
 
-    drawn: dict[str, Figure] = {}
-
-    def keep(figure: Figure, prefix: str, **options: object) -> str:
-        drawn[prefix] = figure
-        return "<svg></svg>"
-
-    monkeypatch.setattr(charts, "to_svg", keep)
     section = tile_section(generated_profile(samples=2_000, tiles=32))
     assert section.active is not None
     charts.active_chart(section)
-    legend = drawn["tile-0-active"].axes[0].get_legend()
+    legend = figures["tile-0-active"].axes[0].get_legend()
     assert legend is not None
     texts = [t.get_text() for t in legend.get_texts()]
     assert texts == [charts._short(name) for name in section.active.legend] and len(texts) >= 3
+
+
+def test_balance_profile_past_4096_tiles_keeps_the_largest_of_each_run() -> None:
+    """10,000 tiles: runs of ⌈10,000 / 4,096⌉ = 3 tiles, 3,334 points at each run's first
+    tile; the last run is one tile (padded, never read past the end)."""
+    from tileprof.views.html.charts import balance_profile
+
+    busy = np.arange(10_000, dtype=np.float64) % 7
+    tiles, drawn = balance_profile(busy)
+    assert len(tiles) == len(drawn) == 3_334
+    assert tiles[:3].tolist() == [0, 3, 6] and tiles[-1] == 9_999
+    assert drawn[:3].tolist() == [2.0, 5.0, 6.0] and drawn[-1] == busy[-1]
+
+
+def test_the_balance_axis_starts_at_0_unless_every_tile_is_busy_past_half_the_most() -> None:
+    from tileprof.views.html.charts import balance_floor
+
+    assert balance_floor(np.array([400.0, 1000.0])) == 0  # less than half: from 0
+    assert balance_floor(np.array([500.0, 1000.0])) == 400  # half: a round value below
+    assert balance_floor(np.array([1000.0, 1000.0])) == 0  # nothing to show apart
+    assert balance_floor(np.array([], dtype=np.float64)) == 0
+
+
+def test_a_name_the_font_lacks_draws_without_a_warning() -> None:
+    """A CJK group name is drawn as boxes; matplotlib's missing-glyph warning, which would
+    print the raw character on the terminal, is silenced for the chart alone."""
+    import warnings
+
+    from tileprof.views.html.charts import subplots, to_svg
+
+    figure, axes = subplots()
+    axes.set_title("行列積")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert to_svg(figure, "cjk").startswith("<svg")
+
+
+def test_unlike_work_without_a_peak_says_why_there_is_no_chart() -> None:
+    from tileprof.views.html.charts import nothing_to_draw
+    from tileprof.views.html.view import Plot
+
+    frame = pl.DataFrame({"target": ["H100", None, "H100"], "peak_fraction": [None, 0.0, None]})
+    assert nothing_to_draw(Plot("linked_efficiency", "l", "unlike", frame)) == (
+        "No chart: no spec gives a peak for H100 at this work, so there is no fraction of "
+        "peak to compare; the table lists the runs."
+    )
+    drawn = frame.with_columns(peak_fraction=pl.Series([0.4, None, None]))
+    assert nothing_to_draw(Plot("linked_efficiency", "l", "unlike", drawn)) is None

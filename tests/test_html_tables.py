@@ -394,22 +394,6 @@ def test_no_space_before_a_percent_sign_on_the_page(page: Node) -> None:
 # ---------------------------------------------------------------- charts
 
 
-@pytest.fixture()
-def figures(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """The matplotlib figures the charts draw, by chart id, instead of their SVG."""
-    from tileprof.views.html import charts
-
-    drawn: dict[str, Any] = {}
-
-    def keep(figure: Any, prefix: str, *, tight: bool = True) -> str:
-        figure.canvas.draw()
-        drawn[prefix] = figure
-        return "<svg></svg>"
-
-    monkeypatch.setattr(charts, "to_svg", keep)
-    return drawn
-
-
 def _ticks(axis: Any) -> list[str]:
     return [t.get_text() for t in axis.get_ticklabels() if t.get_text()]
 
