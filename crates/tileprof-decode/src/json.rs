@@ -958,6 +958,25 @@ mod tests {
     }
 
     #[test]
+    fn a_guessed_part_counts_its_progress_as_it_releases() {
+        // A part tells the progress bar how far it got each time it lets go of 16 MiB
+        // (RELEASE_BYTES): one part over 18 MiB of samples counts once, from its first
+        // sample to the start of the sample at or past 16 MiB from it.
+        let sample = r#"{"physicalTile": 1, "offset": 2, "duration": 3}"#;
+        let step = sample.len() + 2; // and ", "
+        let count = (18 << 20) / step;
+        let text = format!(r#"{{"samples": [{}]}}"#, vec![sample; count].join(", "));
+        let data = text.as_bytes();
+        let open = text.find('[').unwrap();
+        let progress = Progress::default();
+        let (columns, _) =
+            speculative_samples(data, open, data.len(), &|_, _| {}, &progress).unwrap();
+        assert_eq!(columns.len(), count);
+        let counted = progress.done() as usize;
+        assert_eq!(counted, RELEASE_BYTES.div_ceil(step) * step);
+    }
+
+    #[test]
     fn bad_documents_are_errors_naming_the_sample() {
         let bad = DUMP.replace(r#""offset": 5"#, r#""offset": "5""#);
         assert!(matches!(

@@ -530,6 +530,24 @@ mod tests {
     }
 
     #[test]
+    fn each_line_of_a_part_is_its_own_text() {
+        // Past the first line of a part, a line starts after the newline that ends the one
+        // before: the bad line's text is quoted as it is, and a blank line between samples
+        // starts a new run of consecutive lines.
+        let text = b"{\"physicalTile\":0,\"offset\":0,\"duration\":1}\n\n{\"physicalTile\":1,\"offset\":1,\"duration\":1}\n{]";
+        match decode_lines(text, 0, &Columns::default(), 4) {
+            Err(DecodeError::Line { line, text, .. }) => {
+                assert_eq!((line, text), (3, b"{]".to_vec()))
+            }
+            other => panic!("{other:?}"),
+        }
+        let good = &text[..text.len() - 3];
+        let (columns, lines, newlines) = decode_lines(good, 0, &Columns::default(), 4).unwrap();
+        assert_eq!((columns.tile, newlines), (vec![0, 1], 2));
+        assert_eq!((lines.line(0), lines.line(1)), (0, 2));
+    }
+
+    #[test]
     fn line_runs_appended_in_parts_equal_one_pass() {
         // Lines 1-3, a gap, 6-7, a gap, 20 (samples 0-5).
         let every = [1, 2, 3, 6, 7, 20];
