@@ -1258,3 +1258,42 @@ def test_real_files_hold_only_their_known_defects() -> None:
     assert found == REAL_DEFECTS
     job = frame.filter(pl.col("input").str.starts_with("job of 128 ranks (ranks 0, 1 given)"))
     assert job.height == 3 and job["count"].sum() == 0  # the two sampled ranks agree
+
+
+def test_partial_collectives_by_hand() -> None:
+    """Two ranks. Process group "0": rank 0 holds seq 1-5, rank 1 seq 1 and 5 (the window
+    both cover is 1-5, so 2-4 are missing on rank 1). Collectives without a seq are keyed by
+    name and occurrence: group "a" has a second broadcast on rank 0 only, group "b" a second
+    allreduce on rank 1 only. The places run by group, then key."""
+    from tileprof.analyses.integrity_gpu import RankCapture
+
+    def capture(rows: list[tuple[str, int | None, str]]) -> RankCapture:
+        frame = pl.DataFrame(
+            rows, schema={"group": pl.String, "seq": pl.Int64, "key": pl.String}, orient="row"
+        )
+        return RankCapture(steps=1, span=(0.0, 1.0), collectives=frame)
+
+    def seq(group: str, n: int) -> tuple[str, int, str]:
+        return (group, n, f"group {group} seq {n}")
+
+    zero = [seq("0", n) for n in range(1, 6)]
+    zero += [("b", None, "allreduce #0"), ("a", None, "broadcast #0"), ("a", None, "broadcast #1")]
+    one = [seq("0", 5), ("b", None, "allreduce #0"), ("b", None, "allreduce #1"), seq("0", 1)]
+    one += [("a", None, "broadcast #0")]
+    ranks = {0: ("r0", capture(zero)), 1: ("r1", capture(one))}
+    row = _rows(job_checks(ranks, "job", load_checks()))["partial-collectives"]
+    assert row["count"] == 5
+    assert row["places"] == [
+        "group 0 seq 2 on ranks 0 only",
+        "group 0 seq 3 on ranks 0 only",
+        "group 0 seq 4 on ranks 0 only",
+        "broadcast #1 on ranks 0 only",
+        "allreduce #1 on ranks 1 only",
+    ]
+    assert row["detail"] == (
+        "5 of 9 collectives are missing on some of the 2 ranks that show their process group"
+    )
+    both = {0: ranks[0], 1: ("r1", capture([*one, ("b", None, "allreduce #1")]))}
+    shared = {**both, 2: ("r2", capture([seq("0", n) for n in range(1, 6)]))}
+    row = _rows(job_checks(shared, "job", load_checks()))["partial-collectives"]
+    assert row["places"][0] == "group 0 seq 2 on ranks 0, 2 only"
