@@ -242,22 +242,15 @@ def _handle(handle: Any) -> list[Any]:
 
 def chart_drawings() -> dict[str, dict[str, Any]]:
     """Every chart of ``views.html.charts`` drawn from fixed inputs, by chart id: its title,
-    caption, margins (``tight``) and figure. The inputs cover each branch a drawing takes:
-    a report of one tile profile and the run table of ``tests.report_samples`` (the five tile
-    charts, speedups, calibrations, GEMM with energy, a linked set on a log axis, the
-    roofline), a device of more tiles than the occupancy map has rows, a balance whose axis
-    starts above 0, GEMM without energy, a linked set on a linear axis and one of unlike
-    work, the diff's waterfall and before/after bars, and a roofline of two targets with a
-    linked set. (The report's own balance chart
-    starts its axis above 0; a second one, with an idle tile, from 0.)"""
-    import dataclasses
-
-    import polars as pl
+    caption, margins (``tight``) and figure. First the report of one tile profile and the
+    run table of ``tests.report_samples`` (the five tile charts, its balance axis above 0,
+    speedups, calibrations, GEMM with energy, a linked set on a log axis), then the branches
+    it does not take (``_other_branches``)."""
     import pytest
 
     from tests.report_samples import generated_profile, run_inputs
     from tileprof.views.html import charts
-    from tileprof.views.html.data import build_report, tile_section
+    from tileprof.views.html.data import build_report
 
     drawn: dict[str, dict[str, Any]] = {}
 
@@ -271,40 +264,58 @@ def chart_drawings() -> dict[str, dict[str, Any]]:
         patch.setattr(charts, "_chart", record)
         report = build_report([generated_profile(3_000, 64)], run_inputs(), environ=environ)
         charts.with_charts(report)
-        wide = tile_section(generated_profile(3_000, 2_000), id="wide")
-        charts.occupancy_chart(wide)
-        charts.balance_chart(wide)  # 2,000 tiles: the histogram's most bins
-        busy = np.array([0, 4_000, 10_100, 9_950, 12_000, 9_700], dtype=np.int64)
-        balance = dataclasses.replace(
-            wide.balance, busy=busy, minimum=0, mean=float(busy.mean()), maximum=12_000
-        )
-        balance = dataclasses.replace(balance, idle_tiles=1, min_tile=0, max_tile=4)
-        charts.balance_chart(dataclasses.replace(wide, id="from-zero", balance=balance))
+        drawn["gpu-gemm-chart-with-energy"] = drawn.pop("gpu-gemm-chart")
         plot = report.gpu.gemm.plot if report.gpu and report.gpu.gemm else None
         assert plot is not None and plot.frame.height
-        gemm = plot.frame
-        drawn["gpu-gemm-chart-with-energy"] = drawn.pop("gpu-gemm-chart")
-        charts.gemm_chart(gemm.drop("energy_j"))
-        near = pl.DataFrame(
-            {
-                "target": ["H100", "tile device", "H100", "H100"],
-                "implementation": ["cublas", "poplin", "idle", "short"],
-                "kernel": ["gemm", None, "gemm", "gemm"],
-                "target_kind": ["gpu", "tile", "gpu", "gpu"],
-                "time_us": [40.0, 55.5, 0.0, 0.8],
-                "peak_fraction": [0.62, None, 0.3, 0.2],
-                "tflops": [301.0, None, None, 2.0],
-            }
-        )
-        charts.linked_chart("linear", "linear", near)
-        charts.linked_efficiency_chart("unlike", "unlike", near)
-        names = ("gemm", "softmax", "")
-        changes = np.array([120.0, -45.0, 10.0])
-        charts.waterfall_chart("waterfall", names, changes, "cycles", "caption", neutral=1)
-        before, after = np.array([300.0, 80.0, np.nan]), np.array([420.0, 35.0, 10.0])
-        charts.before_after_chart("bars", "before/after", names, before, after, "µs", "cap")
-        charts.roofline_chart(_roofline())
+        _other_branches(plot.frame)
     return drawn
+
+
+def _other_branches(gemm: Any) -> None:
+    """A device of more tiles than the occupancy map has rows (and the histogram's most
+    bins), a balance with an idle tile (its axis from 0), GEMM without energy, a linked set
+    on a linear axis (a run of no time, one under a µs) and of unlike work, the diff's
+    waterfall and before/after bars, and a roofline of two targets with a linked set."""
+    import dataclasses
+
+    from tests.report_samples import generated_profile
+    from tileprof.views.html import charts
+    from tileprof.views.html.data import tile_section
+
+    wide = tile_section(generated_profile(3_000, 2_000), id="wide")
+    charts.occupancy_chart(wide)
+    charts.balance_chart(wide)
+    busy = np.array([0, 4_000, 10_100, 9_950, 12_000, 9_700], dtype=np.int64)
+    balance = dataclasses.replace(
+        wide.balance, busy=busy, minimum=0, mean=float(busy.mean()), maximum=12_000
+    )
+    balance = dataclasses.replace(balance, idle_tiles=1, min_tile=0, max_tile=4)
+    charts.balance_chart(dataclasses.replace(wide, id="from-zero", balance=balance))
+    charts.gemm_chart(gemm.drop("energy_j"))
+    charts.linked_chart("linear", "linear", _linked_runs())
+    charts.linked_efficiency_chart("unlike", "unlike", _linked_runs())
+    names = ("gemm", "softmax", "")
+    changes = np.array([120.0, -45.0, 10.0])
+    charts.waterfall_chart("waterfall", names, changes, "cycles", "caption", neutral=1)
+    before, after = np.array([300.0, 80.0, np.nan]), np.array([420.0, 35.0, 10.0])
+    charts.before_after_chart("bars", "before/after", names, before, after, "µs", "cap")
+    charts.roofline_chart(_roofline())
+
+
+def _linked_runs() -> Any:
+    import polars as pl
+
+    return pl.DataFrame(
+        {
+            "target": ["H100", "tile device", "H100", "H100"],
+            "implementation": ["cublas", "poplin", "idle", "short"],
+            "kernel": ["gemm", None, "gemm", "gemm"],
+            "target_kind": ["gpu", "tile", "gpu", "gpu"],
+            "time_us": [40.0, 55.5, 0.0, 0.8],
+            "peak_fraction": [0.62, None, 0.3, 0.2],
+            "tflops": [301.0, None, None, 2.0],
+        }
+    )
 
 
 def _roofline() -> Any:
