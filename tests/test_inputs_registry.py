@@ -298,3 +298,26 @@ def test_a_json_run_source_given_to_a_tile_command_is_named_as_what_it_is(tmp_pa
         f"{trace}: this is a PyTorch profiler trace, not a tile dump; use `tileprof runs` "
         "(or `report`)"
     )
+
+
+def test_a_typed_json_decode_names_the_file_and_the_place() -> None:
+    """``decode_typed_json``, the decode the layers above inputs use for their own JSON
+    documents: the value as the type, a wrong value at its JSON path, broken JSON at its
+    line and column, each naming the file."""
+    import msgspec
+
+    from tileprof.core.errors import InputError
+    from tileprof.inputs import decode_typed_json
+
+    class Point(msgspec.Struct):
+        x: int
+        names: list[str] = []
+
+    path = Path("saved/point.json")
+    assert decode_typed_json(path, b'{"x": 3, "names": ["a"]}', Point) == Point(3, ["a"])
+    with pytest.raises(InputError) as wrong:
+        decode_typed_json(path, b'{"x": 3, "names": [1]}', Point)
+    assert str(wrong.value) == "saved/point.json: $.names[0]: expected `str`, got `int`"
+    with pytest.raises(InputError) as broken:
+        decode_typed_json(path, b'{"x": 3,\n "names": [', Point)
+    assert str(broken.value).startswith("saved/point.json: line 2, column ")
