@@ -1297,3 +1297,21 @@ def test_partial_collectives_by_hand() -> None:
     shared = {**both, 2: ("r2", capture([seq("0", n) for n in range(1, 6)]))}
     row = _rows(job_checks(shared, "job", load_checks()))["partial-collectives"]
     assert row["places"][0] == "group 0 seq 2 on ranks 0, 2 only"
+
+
+def test_rank_step_counts_name_the_ranks_off_the_most_common_count() -> None:
+    """The usual count is the most common one (the larger of equally common ones), not the
+    largest: three ranks of 5 steps and one of 6 name the one of 6."""
+    from tileprof.analyses.integrity_gpu import RankCapture
+
+    schema = {"group": pl.String, "seq": pl.Int64, "key": pl.String}
+
+    def ranks(*steps: int) -> dict[int, tuple[str, RankCapture]]:
+        none = pl.DataFrame(schema=schema)
+        return {r: (f"r{r}", RankCapture(n, (0.0, 1.0), none)) for r, n in enumerate(steps)}
+
+    row = _rows(job_checks(ranks(5, 5, 6, 5), "job", load_checks()))["rank-step-counts"]
+    assert (row["count"], row["places"]) == (1, ["rank 2 (r2): 6 steps"])
+    assert row["detail"] == "1 of 4 ranks hold another number of steps than 5"
+    row = _rows(job_checks(ranks(4, 6), "job", load_checks()))["rank-step-counts"]
+    assert row["places"] == ["rank 0 (r0): 4 steps"]
