@@ -667,7 +667,8 @@ def test_a_rank_without_a_timed_event_narrows_no_clock_range() -> None:
 def test_collective_keys_from_the_record_param_comms_op_of_the_launch() -> None:
     """A kernel without args takes the process group, seq and collective of the
     ``record_param_comms`` op that its launch call's External id names; without a seq, the
-    collective's name (else the kernel's) and its occurrence number in the group."""
+    collective's name (else the kernel's) and its occurrence number in the group; a kernel
+    whose group nothing names is of the group "" (the empty name)."""
     op = {"cat": "cpu_op", "name": "record_param_comms"}
     events = inventory(
         op | {"external_id": 7, "process_group": "pg", "seq": 5, "collective": "allreduce"},
@@ -679,6 +680,7 @@ def test_collective_keys_from_the_record_param_comms_op_of_the_launch() -> None:
         _kernel("ncclKernel_SendRecv", 30.0, 5.0, None),
         _kernel("ncclDevKernel_AllReduce", 40.0, 5.0, None, process_group="pg", seq=6),
         _kernel("gemm", 50.0, 5.0, None),
+        _kernel("ncclDevKernel_AllReduce", 60.0, 5.0, None, seq=9),  # no group named
     )
     keys = collective_keys(events).sort("index")
     assert keys.select("index", "key").rows() == [
@@ -686,6 +688,7 @@ def test_collective_keys_from_the_record_param_comms_op_of_the_launch() -> None:
         (5, "broadcast #0"),
         (6, "ncclKernel_SendRecv #0"),
         (7, "group pg seq 6"),
+        (9, "group  seq 9"),
     ]
 
 
