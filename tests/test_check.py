@@ -690,6 +690,15 @@ def test_collective_keys_from_the_record_param_comms_op_of_the_launch() -> None:
         (7, "group pg seq 6"),
         (9, "group  seq 9"),
     ]
+    # two launch calls of one correlation (a merged trace): the kernel is still one key
+    again = inventory(
+        op | {"external_id": 7, "process_group": "pg", "seq": 5},
+        op | {"external_id": 8, "process_group": "pg", "seq": 5},
+        _call(1.0, 1, external_id=7),
+        _call(1.5, 1, external_id=8),
+        _kernel("ncclDevKernel_AllReduce", 10.0, 5.0, 1),
+    )
+    assert collective_keys(again).select("index", "key").rows() == [(4, "group pg seq 5")]
 
 
 def test_an_export_without_a_capture_range_compares_nothing() -> None:

@@ -533,3 +533,20 @@ def test_read_events_names_the_file_of_a_malformed_trace(tmp_path: Path) -> None
     with pytest.raises(InputError) as info:
         read_events(path, b'{"deviceProperties": []}')  # no traceEvents
     assert info.value.path == str(path)
+
+
+def test_text_order_ranks_each_row_by_its_text_in_code_point_order() -> None:
+    """``text_order``: a sort key of a Categorical column without making text of its rows,
+    each row's place among the distinct texts in code-point order ("B" < "a" < "b" < "é"),
+    whatever order the dictionary met them in; null stays null."""
+    import polars as pl
+
+    from tileprof.core.kineto import text_order
+
+    thread = pl.Series("thread", ["b", "a", None, "é", "B", "a"], dtype=pl.Categorical)
+    frame = pl.DataFrame([thread, pl.Series("n", range(6))])
+    key = frame.select(text_order(frame["thread"])).to_series()
+    assert key.name == "thread" and key.dtype == pl.UInt32
+    assert key.to_list() == [2, 1, None, 3, 0, 1]
+    ordered = frame.sort(text_order(frame["thread"]), nulls_last=True)["n"].to_list()
+    assert ordered == [4, 1, 5, 0, 3, 2]
