@@ -156,8 +156,8 @@ def test_a_report_of_dumps_alone_has_no_gpu_parts_and_names_an_unnamed_dump() ->
 
 
 def test_a_report_with_runs_has_a_roofline_and_a_tile_op_table() -> None:
-    """Runs with a FLOP rate give the roofline (their points, in the run table's order of
-    kind and rate); a tile run whose metadata names an op gives its chip's op table; the
+    """Runs with a FLOP rate give the roofline (here the four GEMM runs, its ids and title);
+    a tile run whose metadata names an op gives its chip's op table; the
     quality checks list the CPU-only traces and every reader's notes, the dumps' after the
     runs'."""
     import dataclasses
@@ -392,9 +392,8 @@ def test_phase_split_by_hand(tmp_path: Path) -> None:
     below = summary.groups.with_columns(usefulUtilization=np.array([-0.5, 1.5, 0.2, 0.5, 0.0]))
     clipped = phase_split(dataclasses.replace(summary, groups=below))
     assert clipped.useful.tolist() == [0.0, 300.0, 40.0, 100.0, 0.0]
-    assert (
-        clipped.exchange is not None and not clipped.exchange.any()
-    )  # no samples given: nothing known to be exchange
+    # no samples given: no group is known to be exchange
+    assert clipped.exchange is not None and not clipped.exchange.any()
 
 
 def test_a_linked_set_of_unknown_kind_shortens_its_kernels() -> None:
