@@ -218,6 +218,22 @@ def test_a_decode_without_room_for_its_first_allocations_is_the_memory_error(
     assert stdout.strip() == "memory room for the decode", stdout
 
 
+_DECODE_BEYOND_MEMORY = _DECODE_WITHOUT_ROOM.replace("(96 << 20)", "(320 << 20)")
+
+
+def test_a_dump_neither_mapped_nor_read_for_want_of_memory_is_the_memory_error(
+    tmp_path: Path,
+) -> None:
+    """A plain dump larger than the memory left (a sparse file of 1 GiB, 320 MiB to spare)
+    can be neither mapped nor read into memory: that is the one-line memory error, as the
+    reader words running out of memory everywhere, not an error reading the file."""
+    path = tmp_path / "huge.json"
+    with path.open("wb") as handle:
+        handle.truncate(1 << 30)  # no block written: the file takes no disk
+    stdout = _child_output(_DECODE_BEYOND_MEMORY, path)
+    assert stdout.strip() == "memory the text read", stdout
+
+
 def test_gathering_by_id_asks_room_for_the_columns_it_makes(tmp_path: Path) -> None:
     """``gather_by_id`` makes sure of room for its columns first (``afford``: 8 bytes and a
     validity bit per sample and table), so 2^17 samples ask about 3 MB for two tables, and
