@@ -1,5 +1,6 @@
 """``commands/_options``' own checks, called as the commands call them: the output checks,
-the report mark, and a device clock that is not a finite number."""
+the report mark, a device clock that is not a finite number, and what a command receives
+from each option decorator (through a one-command click app)."""
 
 from __future__ import annotations
 
