@@ -1,7 +1,7 @@
 """Every chart of the report held to its recorded drawing (``fixtures/report/
 chart_drawings.json``): each mark's colour, style, width and data, each axis' label, scale,
 limits, ticks and tick text, each legend's entries and place, the title, caption and margins
-(``tests.figures``). A chart changed on purpose is recorded again with
+(``tests.drawings``). A chart changed on purpose is recorded again with
 ``python tools/record_chart_drawings.py``, and the JSON's diff is the review of what the page
 now draws."""
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.figures import chart_drawings, rounded
+from tests.drawings import chart_drawings, rounded
 
 RECORDED = Path(__file__).resolve().parent.parent / "fixtures" / "report" / "chart_drawings.json"
 

@@ -1,4 +1,4 @@
-"""Record the report's charts as drawn today (``tests.figures.chart_drawings``) to
+"""Record the report's charts as drawn today (``tests.drawings.chart_drawings``) to
 ``fixtures/report/chart_drawings.json``, which ``tests/test_chart_drawings.py`` holds every
 drawing to. Run it after a deliberate change to a chart and review the JSON's diff: each
 changed field is a colour, style, label, limit or mark the page now shows differently::
@@ -18,7 +18,7 @@ OUT = ROOT / "fixtures" / "report" / "chart_drawings.json"
 
 def main() -> int:
     sys.path.insert(0, str(ROOT))
-    from tests.figures import chart_drawings
+    from tests.drawings import chart_drawings
 
     text = json.dumps(chart_drawings(), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
     OUT.parent.mkdir(parents=True, exist_ok=True)
