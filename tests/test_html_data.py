@@ -102,6 +102,29 @@ def test_roofs_per_target_precision_and_kind_of_work_in_first_seen_order() -> No
     ]
 
 
+KERNEL = "void at::native::vectorized_elementwise_kernel<4, at::CUDAFunctor_add<float>>(int)"
+KERNEL_SHOWN = "vectorized_elementwise_kernel<4, at::CUDAFunctor_add<float>>"
+"""A CUDA kernel's name, and as the tables show it (``kernel_cell``: around its functor)."""
+
+
+def _check_row(
+    source: str,
+    name: str,
+    undermines: list[str],
+    *,
+    status: str = "warn",
+    count: int = 1,
+    places: tuple[str, ...] = (),
+    detail: str | None = None,
+) -> dict[str, object]:
+    """One capture check's row (``analyses.integrity``), its detail its name unless given."""
+    return {
+        "input": source, "check": name, "status": status, "count": count,
+        "places": list(places), "detail": name if detail is None else detail,
+        "undermines": undermines,
+    }  # fmt: skip
+
+
 def test_a_check_that_undermines_the_headline_abstains_its_rates_only() -> None:
     """A failed check of this dump that undermines ``headline`` blanks every headline figure
     but the sample counts, saying why; one of another dump, or undermining another figure,
@@ -112,11 +135,10 @@ def test_a_check_that_undermines_the_headline_abstains_its_rates_only() -> None:
     tile = tile_section(generated_profile(samples=500, tiles=8))
 
     def check(source: str, status: str, undermines: list[str]) -> dict[str, object]:
-        return {
-            "input": source, "check": "overlapping-samples", "status": status, "count": 3,
-            "places": ["sample 4"], "detail": "two samples of one tile overlap",
-            "undermines": undermines,
-        }  # fmt: skip
+        return _check_row(
+            source, "overlapping-samples", undermines, status=status, count=3,
+            places=("sample 4",), detail="two samples of one tile overlap",
+        )  # fmt: skip
 
     kept = [
         check("other.json", "warn", ["headline"]),
@@ -251,7 +273,7 @@ def test_the_device_spread_table_has_a_row_per_run_of_several_devices() -> None:
     from tileprof.core.run_schema import runs_from_rows
     from tileprof.views.html.data import device_spread_section
 
-    kernel = "void at::native::vectorized_elementwise_kernel<4, at::CUDAFunctor_add<float>>(int)"
+    kernel = KERNEL
     rows = [
         {"target": "H100", "target_kind": "gpu", "kernel": name, "device": device,
          "time_us": time, "per": "call", "source": "job.sqlite: kernel"}
@@ -262,7 +284,7 @@ def test_the_device_spread_table_has_a_row_per_run_of_several_devices() -> None:
     table = section.table
     assert table.id == "device-spread"
     texts = [[cell.text for cell in row] for row in table.rows]
-    short = "vectorized_elementwise_kernel<4, at::CUDAFunctor_add<float>>"
+    short = KERNEL_SHOWN
     assert [row[:3] for row in texts] == [
         ["H100", "job.sqlite", "gemm"], ["H100", "job.sqlite", short],
     ]  # fmt: skip
@@ -402,7 +424,7 @@ def test_a_linked_set_of_unknown_kind_shortens_its_kernels() -> None:
     from tileprof.core.run_schema import runs_from_rows
     from tileprof.views.html.data import LinkedSet, linked_section
 
-    kernel = "void at::native::vectorized_elementwise_kernel<4, at::CUDAFunctor_add<float>>(int)"
+    kernel = KERNEL
     runs = runs_from_rows(
         [
             {"target": "H100", "target_kind": "gpu", "kernel": kernel, "time_us": 3.0},
@@ -415,7 +437,7 @@ def test_a_linked_set_of_unknown_kind_shortens_its_kernels() -> None:
     kernels = [cell.text for cell in section.table.column("kernel")]
     assert (kinds, kernels) == (
         ["gpu", ""],
-        ["vectorized_elementwise_kernel<4, at::CUDAFunctor_add<float>>", "add"],
+        [KERNEL_SHOWN, "add"],
     )
 
 
@@ -461,7 +483,7 @@ def test_the_roofline_table_shortens_kernel_names() -> None:
     from tileprof.core.run_schema import runs_from_rows
     from tileprof.views.html.data import roofline_section
 
-    kernel = "void at::native::vectorized_elementwise_kernel<4, at::CUDAFunctor_add<float>>(int)"
+    kernel = KERNEL
     runs = runs_from_rows(
         [{"target": "NVIDIA H200", "target_kind": "gpu", "kernel": kernel, "dtype": "f32",
           "op_family": "elementwise", "mac": 1_000_000, "bytes": 8_000_000, "time_us": 1.0}]
@@ -470,7 +492,7 @@ def test_the_roofline_table_shortens_kernel_names() -> None:
     assert section is not None
     (cell,) = section.table.column("kernel")
     assert (cell.text, cell.title) == (
-        "vectorized_elementwise_kernel<4, at::CUDAFunctor_add<float>>",
+        KERNEL_SHOWN,
         kernel,
     )
 
@@ -494,10 +516,7 @@ def test_the_gpu_runs_name_each_failed_check_under_their_ops_or_kernels_once() -
     from tileprof.views.html.data import build_report
 
     def check(name: str, status: str, undermines: list[str]) -> dict[str, object]:
-        return {
-            "input": "trace.json", "check": name, "status": status, "count": 1,
-            "places": [], "detail": name, "undermines": undermines,
-        }  # fmt: skip
+        return _check_row("trace.json", name, undermines, status=status)
 
     checks = check_frame(
         [
@@ -528,10 +547,7 @@ def test_supersteps_abstain_for_a_failed_check_of_their_dump_that_undermines_the
     assert tile.supersteps is not None and tile.supersteps.candidates is not None
 
     def check(source: str, name: str, undermines: list[str]) -> dict[str, object]:
-        return {
-            "input": source, "check": name, "status": "warn", "count": 2, "places": [],
-            "detail": name, "undermines": undermines,
-        }  # fmt: skip
+        return _check_row(source, name, undermines, count=2)
 
     others = [check("other.json", "x", ["supersteps"]), check(tile.source, "y", ["groups"])]
     assert withheld_supersteps(tile, check_frame(others)) == tile

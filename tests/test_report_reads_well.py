@@ -11,29 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 from click.testing import CliRunner
 
 from tests.hostile import ROOT
 from tests.report_samples import run_inputs
 from tests.samples import sample, write_dump
 from tileprof.commands.cli import cli
-
-
-@pytest.fixture()
-def figures(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """The matplotlib figures the charts draw, by chart id, instead of their SVG."""
-    from tileprof.views.html import charts
-
-    drawn: dict[str, Any] = {}
-
-    def keep(figure: Any, prefix: str, *, tight: bool = True) -> str:
-        figure.canvas.draw()
-        drawn[prefix] = figure
-        return "<svg></svg>"
-
-    monkeypatch.setattr(charts, "to_svg", keep)
-    return drawn
 
 
 def test_the_header_lists_the_links_file_and_the_command(tmp_path: Path) -> None:
