@@ -20,14 +20,16 @@ import pytest
 from tileprof.core import _native
 
 
-def _child_output(script: str, path: Path) -> str:
-    """What ``script`` prints, run on ``path`` in a process of its own (its memory measured or
-    limited apart from the test's), with this checkout first on its path."""
+def _child_output(script: str, path: Path, *args: str) -> str:
+    """What ``script`` prints, run on ``path`` (and ``args``) in a process of its own (its
+    memory measured or limited apart from the test's), with this checkout first on its path;
+    a child that hangs fails after five minutes."""
     done = subprocess.run(
-        [sys.executable, "-c", script, str(path)],
+        [sys.executable, "-c", script, str(path), *args],
         capture_output=True,
         text=True,
         check=True,
+        timeout=300,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
     )
     return done.stdout
@@ -252,3 +254,104 @@ def test_gathering_by_id_asks_room_for_the_columns_it_makes(tmp_path: Path) -> N
     want = pl.Series(tables[0], dtype=pl.Float64).gather(id_series)
     assert first.equals(want, check_names=False)
     assert second.null_count() == count - id_series.eq(0).sum()
+
+
+_HANDOVER_NEAR_THE_PEAK = """
+import resource, sys
+from tileprof.core import _native
+one = '{"physicalTile": 1, "offset": %d, "duration": 3, "kernel": "%0100000d"}'
+data = ('{"samples": [' + ",".join(one % (i, i) for i in range(1000)) + "]}").encode()
+
+def mib(key):
+    return int(open("/proc/self/status").read().split(key + ":")[1].split()[0]) >> 10
+
+before = mib("VmSize")
+if sys.argv[2] == "peak":
+    _native.decode_json_bytes(data, 1)
+    print(mib("VmPeak") - before)
+else:
+    limit = (before + int(sys.argv[2])) << 20
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        _native.decode_json_bytes(data, 1)
+        print("read")
+    except _native.DecodeError as error:
+        print(error.args[0], error.args[2])
+"""
+
+
+def test_a_decode_that_runs_out_in_the_hand_over_is_the_memory_error(tmp_path: Path) -> None:
+    """A dump whose kernels are 100 MB of distinct text needs most memory at its end, when the
+    dictionaries' text is copied into Arrow: given a little less than the decode's peak, it
+    is the one-line memory error there (that text is allocated at its size, fallibly), and a
+    little more, the read. Arrow's own string builder grew it by doubling, infallibly (128 MiB
+    for 100 MB of text): under such a limit the decode panicked, aborted or hung."""
+    peak = int(_child_output(_HANDOVER_NEAR_THE_PEAK, tmp_path, "peak"))
+    refused = _child_output(_HANDOVER_NEAR_THE_PEAK, tmp_path, str(peak - 16))
+    assert refused.strip() == "memory the Arrow columns", (peak, refused)
+    read = _child_output(_HANDOVER_NEAR_THE_PEAK, tmp_path, str(peak + 32))
+    assert read.strip() == "read", (peak, read)
+
+
+_GZIP_DECODE_UNDER = """
+import resource, sys
+from tileprof.core import _native
+status = open("/proc/self/status").read().split("VmSize:")[1]
+size = int(status.split()[0]) * 1024 + (int(sys.argv[2]) << 20)
+resource.setrlimit(resource.RLIMIT_AS, (size, size))
+try:
+    (columns, *_), _ = _native.decode_json_file(sys.argv[1], 1)
+    print("read", len(columns.columns()[0][1]))
+except _native.DecodeError as error:
+    print(error.args[0], error.args[2])
+"""
+
+
+def test_a_gzip_text_is_held_in_a_buffer_of_its_size(tmp_path: Path) -> None:
+    """A gzip dump is decompressed into a buffer that doubles only when the next chunk does
+    not fit: 128 MiB of text (whitespace inside the samples array, then a sample with 3 MB of
+    hex so that the file is over a hundredth of its text) ends in a buffer of 128 MiB, and
+    the decode runs within 400 MiB of address space (the text, ``SLACK_BYTES`` of room and a
+    thread's heap). A buffer grown a chunk early, or on every chunk, is 256 MiB or more: the
+    memory error there."""
+    import gzip
+    import random
+
+    size = 128 << 20
+    head = b'{"clockHz": 1e9, "tileCount": 4, "samples": ['
+    hexed = random.Random(0).randbytes(3 << 19).hex().encode()
+    tail = b'{"physicalTile": 1, "offset": 5, "duration": 7, "kernel": "' + hexed + b'"}]}'
+    path = tmp_path / "d.json.gz"
+    path.write_bytes(gzip.compress(head + b" " * (size - len(head) - len(tail)) + tail, 1))
+    assert path.stat().st_size * 100 > size  # under the ratio a gzip dump may decompress to
+    assert _child_output(_GZIP_DECODE_UNDER, path, "400").strip() == "read 1"
+
+
+_GATHER_UNDER = """
+import resource, sys
+from tileprof.core import _native
+columns, *_ = _native.decode_ndjson_file(sys.argv[1], 1)
+ids = dict(columns.columns())["metadataId"]
+tables = [[1.5, 2.5]] * int(sys.argv[2])
+status = open("/proc/self/status").read().split("VmSize:")[1]
+size = int(status.split()[0]) * 1024 + (160 << 20)
+resource.setrlimit(resource.RLIMIT_AS, (size, size))
+try:
+    print("gathered", len(_native.gather_by_id(ids, tables, 1)))
+except _native.DecodeError as error:
+    print(error.args[0], error.args[2])
+"""
+
+
+def test_a_gather_beyond_memory_is_the_memory_error(tmp_path: Path) -> None:
+    """Arrow allocates the gathered columns infallibly, so ``gather_by_id`` asks room for all of
+    them first: 2^17 samples gathered from 8 tables (8 MiB) fit in 160 MiB to spare, from 300
+    tables (300 MiB) they are the one-line memory error, not an abort in a gathering thread
+    (as with room asked for one table, or for the tables' count plus one column)."""
+    count = 1 << 17
+    one = '{"physicalTile": 1, "offset": %d, "duration": 3, "metadata": [%s]}'
+    useful = '{"name": "usefulCycles", "value": "%d"}'
+    path = tmp_path / "d.ndjson"
+    path.write_text("\n".join(one % (i, useful % (i % 2)) for i in range(count)) + "\n")
+    assert _child_output(_GATHER_UNDER, path, "8").strip() == "gathered 8"
+    assert _child_output(_GATHER_UNDER, path, "300").strip() == "memory room for the decode"

@@ -22,6 +22,16 @@ pub const NONE: u32 = u32::MAX;
 /// glibc gives a thread's arena a new heap by mapping 128 MiB (twice its 64 MiB, to align it).
 pub const SLACK_BYTES: usize = 160 << 20;
 
+/// Whether `bytes` can be had now: reserved and given back at once. The probe is kept from the
+/// optimizer (`black_box`): an allocation that is never used may be elided, and was, after an
+/// unrelated change, so that the probe passed under any limit.
+pub fn room_for(bytes: usize) -> Result<(), std::collections::TryReserveError> {
+    let mut probe: Vec<u8> = Vec::new();
+    probe.try_reserve_exact(bytes)?;
+    std::hint::black_box(&mut probe);
+    Ok(())
+}
+
 /// Distinct values in the order first seen, and each value's id.
 #[derive(Debug, Clone)]
 pub struct Dictionary<K: Eq + Hash> {
@@ -429,7 +439,7 @@ impl Columns {
             // What the decode allocates infallibly (a new name, a rayon job) is small; room
             // for it is kept: columns that took the last of the address space would leave
             // those to abort.
-            Vec::<u8>::new().try_reserve_exact(SLACK_BYTES)
+            room_for(SLACK_BYTES)
         });
         if outcome.is_err() {
             *self = Columns::default(); // what the columns took is given back first
@@ -483,6 +493,12 @@ mod tests {
     const A: &str = r#"{"physicalTile":0,"offset":0,"duration":1,"kernel":"a","metadata":[1]}"#;
     const B: &str = r#"{"physicalTile":1,"offset":2,"duration":1,"kernel":"b","phase":4}"#;
     const C: &str = r#"{"physicalTile":2,"offset":3,"duration":1,"kernel":"a","metadata":[ 1]}"#;
+
+    #[test]
+    fn room_is_had_or_refused() {
+        assert!(room_for(1 << 20).is_ok());
+        assert!(room_for(usize::MAX / 2).is_err());
+    }
 
     #[test]
     fn interning_follows_first_appearance() {

@@ -459,13 +459,20 @@ impl<'de> Deserialize<'de> for Top {
 }
 
 /// Decode everything but the samples array (replaced by `[]`): checks its syntax, and gives the
-/// raw text of `clockHz` and `tileCount`.
+/// raw text of `clockHz` and `tileCount`. The text around the array is copied fallibly: it may
+/// be most of the file (a hostile one is), and a copy that did not fit aborted.
 fn header(
     data: &[u8],
     open: usize,
     close: usize,
 ) -> Result<(Option<String>, Option<String>), DecodeError> {
-    let rest = [&data[..open], b"[]", &data[close + 1..]].concat();
+    let pieces = [&data[..open], b"[]", &data[close + 1..]];
+    let mut rest: Vec<u8> = Vec::new();
+    rest.try_reserve_exact(pieces.iter().map(|piece| piece.len()).sum())
+        .map_err(|_| DecodeError::Memory("the text around the samples"))?;
+    for piece in pieces {
+        rest.extend_from_slice(piece);
+    }
     let top: Top = serde_json::from_slice(&rest).map_err(|e| syntax(&serde_message(&e)))?;
     Ok((top.clock_hz, top.tile_count))
 }

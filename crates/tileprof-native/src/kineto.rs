@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use arrow_array::types::UInt32Type;
-use arrow_array::{ArrayRef, DictionaryArray, Float64Array, Int64Array, StringArray, StructArray};
-use arrow_buffer::{NullBuffer, ScalarBuffer};
+use arrow_array::{ArrayRef, DictionaryArray, Float64Array, Int64Array, StructArray};
+use arrow_buffer::ScalarBuffer;
 use arrow_schema::{ArrowError, DataType, Field};
 use std::io::{BufRead, BufReader};
 
@@ -19,38 +19,38 @@ use tileprof_decode::kineto_stream::{
 };
 use tileprof_decode::read_ahead::{self, ReadAhead};
 
-use crate::{arrow_error, guarded, gzip_limit, nullable_ids, open, ArrowColumns, GZIP_MAGIC};
+use crate::{
+    arrow_error, guarded, gzip_limit, null_buffer, nullable_ids, open, string_array, ArrowColumns,
+    GZIP_MAGIC,
+};
 
 fn ints(values: Vec<i64>) -> ArrayRef {
     Arc::new(Int64Array::new(ScalarBuffer::from(values), None))
 }
 
-/// The validity of a `Nullable` column as Arrow's null buffer (None when no row is null).
-fn validity(valid: Vec<bool>) -> Option<NullBuffer> {
-    let nulls = NullBuffer::from(valid);
-    (nulls.null_count() > 0).then_some(nulls)
-}
-
 /// The values move into the array without a copy.
-fn optional_ints(column: Nullable<i64>) -> ArrayRef {
-    Arc::new(Int64Array::new(
+fn optional_ints(column: Nullable<i64>) -> Result<ArrayRef, ArrowError> {
+    let nulls = null_buffer(column.valid.len(), |row| column.valid[row])?;
+    Ok(Arc::new(Int64Array::new(
         ScalarBuffer::from(column.values),
-        validity(column.valid),
-    ))
+        nulls,
+    )))
 }
 
-fn optional_floats(column: Nullable<f64>) -> ArrayRef {
-    Arc::new(Float64Array::new(
+fn optional_floats(column: Nullable<f64>) -> Result<ArrayRef, ArrowError> {
+    let nulls = null_buffer(column.valid.len(), |row| column.valid[row])?;
+    Ok(Arc::new(Float64Array::new(
         ScalarBuffer::from(column.values),
-        validity(column.valid),
-    ))
+        nulls,
+    )))
 }
 
 /// Spans, `NO_SPAN` (an event whose bytes a stream did not keep) as null.
-fn spans(values: Vec<u64>) -> ArrayRef {
-    let valid: Vec<bool> = values.iter().map(|&v| v != NO_SPAN).collect();
+fn spans(values: Vec<u64>) -> Result<ArrayRef, ArrowError> {
+    let nulls = null_buffer(values.len(), |row| values[row] != NO_SPAN)?;
+    // Collected in place: an element of the same size reuses the allocation.
     let values = values.into_iter().map(|v| v as i64).collect::<Vec<i64>>();
-    Arc::new(Int64Array::new(ScalarBuffer::from(values), validity(valid)))
+    Ok(Arc::new(Int64Array::new(ScalarBuffer::from(values), nulls)))
 }
 
 /// A text column (codes into `texts`, `kineto::NONE` null) as a dictionary array.
@@ -66,9 +66,19 @@ fn text_column(codes: Vec<u32>, texts: &ArrayRef) -> Result<ArrayRef, ArrowError
         })
         .collect();
     Ok(Arc::new(DictionaryArray::<UInt32Type>::try_new(
-        nullable_ids(codes),
+        nullable_ids(codes)?,
         texts.clone(),
     )?))
+}
+
+/// The columns converted by `convert` with the GIL released and under the guard: every buffer
+/// it allocates (the text table, bitmaps) is allocated fallibly, so running out of memory is
+/// the memory error, and a panic the one-line panic error, not a traceback.
+fn converted(
+    py: Python<'_>,
+    convert: impl FnOnce() -> Result<StructArray, ArrowError> + Send,
+) -> PyResult<StructArray> {
+    guarded(py, || Ok(convert()))?.map_err(arrow_error)
 }
 
 /// Named columns as one struct array, every field nullable.
@@ -81,38 +91,38 @@ fn struct_of(named: Vec<(&str, DataType, ArrayRef)>) -> Result<StructArray, Arro
     StructArray::try_new(fields.into(), arrays, None)
 }
 
-fn texts_of(texts: &kineto::Texts) -> ArrayRef {
-    Arc::new(StringArray::from_iter_values(texts.values.iter()))
+fn texts_of(texts: &kineto::Texts) -> Result<ArrayRef, ArrowError> {
+    Ok(Arc::new(string_array(&texts.values)?))
 }
 
 /// The columns as one struct array; of a read for a timeline (`Rows::Timeline`), without the
 /// columns it leaves empty.
 fn to_arrow(columns: KinetoColumns) -> Result<StructArray, ArrowError> {
-    let texts = texts_of(&columns.texts);
+    let texts = texts_of(&columns.texts)?;
     let text = |codes: Vec<u32>| text_column(codes, &texts);
     let dictionary = DataType::Dictionary(Box::new(DataType::UInt32), Box::new(DataType::Utf8));
     let spans = [
-        ("span_start", DataType::Int64, spans(columns.start)),
-        ("span_end", DataType::Int64, spans(columns.end)),
+        ("span_start", DataType::Int64, spans(columns.start)?),
+        ("span_end", DataType::Int64, spans(columns.end)?),
     ];
     let mut named = vec![
         ("index", DataType::Int64, ints(columns.index)),
         ("cat", dictionary.clone(), text(columns.cat)?),
         ("name", dictionary.clone(), text(columns.name)?),
-        ("ts", DataType::Float64, optional_floats(columns.ts)),
-        ("dur", DataType::Float64, optional_floats(columns.dur)),
-        ("pid", DataType::Int64, optional_ints(columns.pid)),
-        ("device", DataType::Int64, optional_ints(columns.device)),
-        ("stream", DataType::Int64, optional_ints(columns.stream)),
+        ("ts", DataType::Float64, optional_floats(columns.ts)?),
+        ("dur", DataType::Float64, optional_floats(columns.dur)?),
+        ("pid", DataType::Int64, optional_ints(columns.pid)?),
+        ("device", DataType::Int64, optional_ints(columns.device)?),
+        ("stream", DataType::Int64, optional_ints(columns.stream)?),
         (
             "correlation",
             DataType::Int64,
-            optional_ints(columns.correlation),
+            optional_ints(columns.correlation)?,
         ),
         (
             "external_id",
             DataType::Int64,
-            optional_ints(columns.external_id),
+            optional_ints(columns.external_id)?,
         ),
     ];
     if columns.rows == Rows::Timeline {
@@ -139,7 +149,7 @@ fn to_arrow(columns: KinetoColumns) -> Result<StructArray, ArrowError> {
 
 /// The inventory's columns as one struct array (`INVENTORY_SCHEMA`'s names and order).
 fn inventory_to_arrow(columns: InventoryColumns) -> Result<StructArray, ArrowError> {
-    let texts = texts_of(&columns.texts);
+    let texts = texts_of(&columns.texts)?;
     let text = |codes: Vec<u32>| text_column(codes, &texts);
     let dictionary = DataType::Dictionary(Box::new(DataType::UInt32), Box::new(DataType::Utf8));
     let int = DataType::Int64;
@@ -147,24 +157,24 @@ fn inventory_to_arrow(columns: InventoryColumns) -> Result<StructArray, ArrowErr
         ("index", int.clone(), ints(columns.index)),
         ("cat", dictionary.clone(), text(columns.cat)?),
         ("name", dictionary.clone(), text(columns.name)?),
-        ("ts", DataType::Float64, optional_floats(columns.ts)),
-        ("dur", DataType::Float64, optional_floats(columns.dur)),
-        ("pid", int.clone(), optional_ints(columns.pid)),
-        ("device", int.clone(), optional_ints(columns.device)),
-        ("stream", int.clone(), optional_ints(columns.stream)),
+        ("ts", DataType::Float64, optional_floats(columns.ts)?),
+        ("dur", DataType::Float64, optional_floats(columns.dur)?),
+        ("pid", int.clone(), optional_ints(columns.pid)?),
+        ("device", int.clone(), optional_ints(columns.device)?),
+        ("stream", int.clone(), optional_ints(columns.stream)?),
         (
             "correlation",
             int.clone(),
-            optional_ints(columns.correlation),
+            optional_ints(columns.correlation)?,
         ),
         (
             "external_id",
             int.clone(),
-            optional_ints(columns.external_id),
+            optional_ints(columns.external_id)?,
         ),
         ("collective", dictionary.clone(), text(columns.collective)?),
         ("process_group", dictionary, text(columns.process_group)?),
-        ("seq", int, optional_ints(columns.seq)),
+        ("seq", int, optional_ints(columns.seq)?),
     ])
 }
 
@@ -207,7 +217,7 @@ fn decode_kineto_bytes(
             distributed_info,
             base_time,
         }) => {
-            let array = to_arrow(columns).map_err(arrow_error)?;
+            let array = converted(py, || to_arrow(columns))?;
             let decoded = (
                 ArrowColumns::new(array),
                 device_properties,
@@ -247,7 +257,7 @@ fn decode_kineto_inventory(
             columns,
             distributed_info,
         }) => {
-            let array = inventory_to_arrow(columns).map_err(arrow_error)?;
+            let array = converted(py, || inventory_to_arrow(columns))?;
             Ok((Some((ArrowColumns::new(array), distributed_info)), None))
         }
         Err(declined) => Ok((None, Some(declined.0))),
@@ -299,7 +309,7 @@ fn decode_kineto_file<'py>(
             base_time,
             keys,
         }) => {
-            let array = to_arrow(columns).map_err(arrow_error)?;
+            let array = converted(py, || to_arrow(columns))?;
             let raw = |text: Option<Vec<u8>>| text.map(|text| PyBytes::new(py, &text));
             let decoded = (
                 ArrowColumns::new(array),
@@ -368,7 +378,7 @@ fn decode_kineto_inventory_file<'py>(
             keys,
             ..
         }) => {
-            let array = inventory_to_arrow(columns).map_err(arrow_error)?;
+            let array = converted(py, || inventory_to_arrow(columns))?;
             let info = distributed_info.map(|text| PyBytes::new(py, &text));
             Ok((Some((ArrowColumns::new(array), info, keys)), None))
         }

@@ -18,7 +18,7 @@ use arrow_array::{
     Array, ArrayRef, DictionaryArray, Float64Array, Int64Array, StringArray, StructArray,
     UInt32Array,
 };
-use arrow_buffer::{BooleanBuffer, NullBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_data::ArrayData;
 use arrow_schema::{ArrowError, DataType, Field};
 use flate2::read::MultiGzDecoder;
@@ -27,7 +27,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyList};
-use tileprof_decode::columns::SLACK_BYTES;
+use tileprof_decode::columns::{room_for, SLACK_BYTES};
 use tileprof_decode::columns::{IntColumn, TextColumn};
 use tileprof_decode::{json, ndjson, Columns, DecodeError, Progress, NONE, THREAD_PREFIX};
 
@@ -163,7 +163,12 @@ fn capsule<'py, T: Send + 'static>(
     PyCapsule::new_with_destructor(py, value, Some(name), |value, _| drop(value))
 }
 
+/// An export that ran out of memory (`ArrowError::MemoryError`: `string_array`, `null_buffer`)
+/// is the memory error; any other is a fault of this layer, worded as a panic.
 fn arrow_error(error: ArrowError) -> PyErr {
+    if let ArrowError::MemoryError(_) = error {
+        return to_python(DecodeError::Memory("the Arrow columns"));
+    }
     NativeDecodeError::new_err((
         "panic",
         None::<u64>,
@@ -176,32 +181,79 @@ fn int_array(values: Vec<i64>) -> ArrayRef {
     Arc::new(Int64Array::new(ScalarBuffer::from(values), None))
 }
 
-fn nullable_array(column: IntColumn) -> ArrayRef {
-    let nulls = (column.nulls > 0).then(|| NullBuffer::from(column.valid));
-    Arc::new(Int64Array::new(ScalarBuffer::from(column.values), nulls))
+/// The running out of memory of an export (`string_array`, `null_buffer`): the memory error.
+fn short_of_memory(_: std::collections::TryReserveError) -> ArrowError {
+    ArrowError::MemoryError("an Arrow buffer".to_owned())
+}
+
+/// The validity bitmap of `len` rows (`valid(row)`), allocated fallibly as every buffer of the
+/// export is; None when no row is null (arrow's `NullBuffer::from` allocates infallibly).
+pub(crate) fn null_buffer(
+    len: usize,
+    valid: impl Fn(usize) -> bool,
+) -> Result<Option<NullBuffer>, ArrowError> {
+    let mut words: Vec<u64> = Vec::new();
+    words
+        .try_reserve_exact(len.div_ceil(64))
+        .map_err(short_of_memory)?;
+    // Arrow's bit order: row `r` is bit `r % 64` of word `r / 64` (little-endian words).
+    words.extend((0..len).step_by(64).map(|first| {
+        (first..len.min(first + 64)).fold(0u64, |word, row| {
+            word | (u64::from(valid(row)) << (row - first))
+        })
+    }));
+    let nulls = NullBuffer::new(BooleanBuffer::new(Buffer::from_vec(words), 0, len));
+    Ok((nulls.null_count() > 0).then_some(nulls))
+}
+
+fn nullable_array(column: IntColumn) -> Result<ArrayRef, ArrowError> {
+    let nulls = null_buffer(column.values.len(), |row| column.valid[row])?;
+    Ok(Arc::new(Int64Array::new(
+        ScalarBuffer::from(column.values),
+        nulls,
+    )))
 }
 
 /// Ids as a UInt32 array, null where `NONE` (0 under a null), in the ids' own buffer.
-fn nullable_ids(ids: Vec<u32>) -> UInt32Array {
-    let nulls = ids
-        .contains(&NONE)
-        .then(|| NullBuffer::from_iter(ids.iter().map(|&id| id != NONE)));
+pub(crate) fn nullable_ids(ids: Vec<u32>) -> Result<UInt32Array, ArrowError> {
+    let nulls = null_buffer(ids.len(), |row| ids[row] != NONE)?;
     // Collected in place: the same element type reuses the allocation.
     let keys: Vec<u32> = ids
         .into_iter()
         .map(|id| if id == NONE { 0 } else { id })
         .collect();
-    UInt32Array::new(ScalarBuffer::from(keys), nulls)
+    Ok(UInt32Array::new(ScalarBuffer::from(keys), nulls))
+}
+
+/// `values` as one string array, its text and offsets each allocated once, at its exact size
+/// and fallibly: arrow's own builder grows its text by doubling, infallibly, so a dictionary of
+/// many distinct names near the end of memory needed up to twice its size and panicked.
+pub(crate) fn string_array<T: AsRef<[u8]>>(values: &[T]) -> Result<StringArray, ArrowError> {
+    let size: usize = values.iter().map(|value| value.as_ref().len()).sum();
+    let mut text: Vec<u8> = Vec::new();
+    text.try_reserve_exact(size).map_err(short_of_memory)?;
+    let mut ends: Vec<i32> = Vec::new();
+    ends.try_reserve_exact(values.len() + 1)
+        .map_err(short_of_memory)?;
+    ends.push(0);
+    for value in values {
+        text.extend_from_slice(value.as_ref());
+        let end = i32::try_from(text.len()).map_err(|_| ArrowError::OffsetOverflowError(size))?;
+        ends.push(end);
+    }
+    // `try_new` checks the offsets and that the text is UTF-8 (each value was checked when it
+    // was added; this is the export's own check).
+    StringArray::try_new(
+        OffsetBuffer::new(ScalarBuffer::from(ends)),
+        Buffer::from_vec(text),
+        None,
+    )
 }
 
 fn text_array(column: TextColumn) -> Result<ArrayRef, ArrowError> {
-    // Every dictionary value was checked to be UTF-8 when it was added.
-    let texts = column.dictionary.values.iter().map(|value| {
-        std::str::from_utf8(value).map_err(|_| ArrowError::InvalidArgumentError("text".into()))
-    });
-    let values = StringArray::from_iter_values(texts.collect::<Result<Vec<&str>, _>>()?);
+    let values = string_array(&column.dictionary.values)?;
     Ok(Arc::new(DictionaryArray::<UInt32Type>::try_new(
-        nullable_ids(column.ids),
+        nullable_ids(column.ids)?,
         Arc::new(values),
     )?))
 }
@@ -233,15 +285,15 @@ fn to_arrow(columns: Columns) -> Result<(StructArray, Texts), ArrowError> {
         int_array(columns.tile),
         int_array(columns.offset),
         int_array(columns.duration),
-        nullable_array(columns.phase),
-        nullable_array(columns.epoch),
+        nullable_array(columns.phase)?,
+        nullable_array(columns.epoch)?,
         text_array(columns.kind)?,
         text_array(columns.operation)?,
         text_array(columns.kernel)?,
         // The frame's own metadataId (null: no metadata), so polars takes it without a copy.
         // Measured on the 5M-sample NDJSON dump: as an Int64 (-1: none) cast and masked in
         // polars, it was 40 MB here and a 60 MB temporary in `build_sample_frame`.
-        Arc::new(nullable_ids(columns.metadata_ids)),
+        Arc::new(nullable_ids(columns.metadata_ids)?),
     ];
     let array = StructArray::try_new(fields.into(), arrays, None)?;
     Ok((array, columns.metadata.values))
@@ -460,28 +512,15 @@ type JsonResult<'py> = (
 /// allocations before the columns first grow), so that running out is the one-line error, not
 /// an abort.
 fn afford(bytes: usize) -> Result<(), DecodeError> {
-    let mut probe: Vec<u8> = Vec::new();
-    probe
-        .try_reserve_exact(bytes)
-        .map_err(|_| DecodeError::Memory("room for the decode"))
+    room_for(bytes).map_err(|_| DecodeError::Memory("room for the decode"))
 }
 
-/// What `to_arrow` allocates beyond the columns it takes over: a validity bitmap per column
-/// that may have nulls, and each dictionary's values with their offsets.
-fn arrow_bytes(columns: &Columns) -> usize {
-    let bitmaps = 6 * columns.len().div_ceil(8);
-    let texts = [&columns.kind, &columns.operation, &columns.kernel];
-    let values: usize = texts
-        .iter()
-        .flat_map(|column| column.dictionary.values.iter())
-        .map(|value| value.len() + 4)
-        .sum();
-    bitmaps + values + 64
-}
-
+/// The columns as Arrow, converted with the GIL released and under the guard: every buffer the
+/// conversion allocates (text, bitmaps) is allocated fallibly, so running out of memory on the
+/// way is the memory error, and a panic is the one-line panic error.
 fn handed_over(py: Python<'_>, columns: Columns) -> PyResult<Decoded<'_>> {
-    afford(arrow_bytes(&columns)).map_err(to_python)?;
-    let (array, metadata) = to_arrow(columns).map_err(arrow_error)?;
+    let converted = guarded(py, || Ok(to_arrow(columns)))?;
+    let (array, metadata) = converted.map_err(arrow_error)?;
     let texts = PyList::new(py, metadata.iter().map(|text| PyBytes::new(py, text)))?;
     Ok((ArrowColumns::new(array), texts))
 }
