@@ -2,6 +2,7 @@
 
     TMPDIR=/tmp/mutn nice -n 19 python tools/mutation_native.py --sample 200 --seed 38
     TMPDIR=/tmp/mutn nice -n 19 python tools/mutation_native.py --verify
+    TMPDIR=/tmp/mutn nice -n 19 python tools/mutation_native.py --functions null_buffer,spans
 
 The layer has no Rust tests (a Rust test binary of an extension module would have to link
 libpython), so ``cargo mutants`` cannot judge its mutants: the Python tests are its tests.
@@ -15,7 +16,8 @@ it (``pytest -x``). A mutant is *caught* (a test failed), *missed* (every test p
 tests catch). ``--sample N`` runs ``random.Random(seed).sample`` of the sorted mutant names;
 outcomes are kept in ``outcomes.json`` in the scratch copy, so a stopped run resumes where it
 stopped. ``--verify`` runs the missed mutants again, against the table's files as they are
-now (after tests were added). See docs/testing.md.
+now (after tests were added). ``--functions`` keeps only the mutants of the functions it
+names (those a change rewrote: their earlier outcomes are stale). See docs/testing.md.
 """
 
 from __future__ import annotations
@@ -120,6 +122,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=38)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds a mutant's tests")
     parser.add_argument("--verify", action="store_true", help="rerun the missed mutants")
+    parser.add_argument("--functions", help="only the mutants of these functions (a,b,...)")
     args = parser.parse_args()
     table = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     selections: dict[str, list[str]] = table["tool"]["tileprof"]["mutation_native"]
@@ -128,6 +131,9 @@ def main() -> int:
     record = scratch / "outcomes.json"
     outcomes = json.loads(record.read_text(encoding="utf-8")) if record.exists() else {}
     mutants = list_mutants()
+    if args.functions:
+        named = set(args.functions.split(","))
+        mutants = [m for m in mutants if (m.get("function") or {}).get("function_name") in named]
     if args.verify:
         chosen = [m for m in mutants if outcomes.get(m["name"]) == "missed"]
     elif args.sample:
