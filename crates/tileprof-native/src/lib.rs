@@ -232,14 +232,15 @@ pub(crate) fn string_array<T: AsRef<[u8]>>(values: &[T]) -> Result<StringArray, 
     let size: usize = values.iter().map(|value| value.as_ref().len()).sum();
     let mut text: Vec<u8> = Vec::new();
     text.try_reserve_exact(size).map_err(short_of_memory)?;
+    // One offset before each value and one after the last, reserved and then filled in place
+    // (so that no push grows the buffer past its room).
+    let count = values.len() + 1;
     let mut ends: Vec<i32> = Vec::new();
-    ends.try_reserve_exact(values.len() + 1)
-        .map_err(short_of_memory)?;
-    ends.push(0);
-    for value in values {
+    ends.try_reserve_exact(count).map_err(short_of_memory)?;
+    ends.resize(count, 0);
+    for (end, value) in ends[1..].iter_mut().zip(values) {
         text.extend_from_slice(value.as_ref());
-        let end = i32::try_from(text.len()).map_err(|_| ArrowError::OffsetOverflowError(size))?;
-        ends.push(end);
+        *end = i32::try_from(text.len()).map_err(|_| ArrowError::OffsetOverflowError(size))?;
     }
     // `try_new` checks the offsets and that the text is UTF-8 (each value was checked when it
     // was added; this is the export's own check).
