@@ -196,11 +196,13 @@ pub(crate) fn null_buffer(
     words
         .try_reserve_exact(len.div_ceil(64))
         .map_err(short_of_memory)?;
-    // Arrow's bit order: row `r` is bit `r % 64` of word `r / 64` (little-endian words).
+    // Arrow's bit order: row `r` is bit `r % 64` of word `r / 64` (little-endian words); a
+    // word is the sum of its rows' distinct bits.
     words.extend((0..len).step_by(64).map(|first| {
-        (first..len.min(first + 64)).fold(0u64, |word, row| {
-            word | (u64::from(valid(row)) << (row - first))
-        })
+        (first..len.min(first + 64))
+            .enumerate()
+            .map(|(bit, row)| u64::from(valid(row)) << bit)
+            .sum::<u64>()
     }));
     let nulls = NullBuffer::new(BooleanBuffer::new(Buffer::from_vec(words), 0, len));
     Ok((nulls.null_count() > 0).then_some(nulls))
