@@ -727,6 +727,11 @@ def test_trace_draws_the_critical_path_with_its_kernels(tmp_path: Path) -> None:
         (e["ts"], e["dur"]) in kernels for e in compute if e["name"].count("cutlass")
     )
     assert {e["cat"] for e in path} >= {"critical_cpu", "critical_host_gap", "critical_gpu_compute"}
+    # one row, named for what it is (not "stream 0"), its slices without a device or stream
+    ((pid, tid),) = {(e["pid"], e["tid"]) for e in path}
+    rows = [e for e in events if e.get("ph") == "M" and e["name"] == "thread_name"]
+    assert [e["args"]["name"] for e in rows if (e["pid"], e["tid"]) == (pid, tid)] == ["path"]
+    assert not any({"device", "stream"} & set(e["args"]) for e in path)
 
 
 def test_command_on_an_nsys_export() -> None:

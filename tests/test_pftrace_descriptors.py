@@ -14,7 +14,15 @@ import pytest
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from tests.trace_decode import decode
-from tileprof.model.trace import OVERLAP, Counter, GpuDevice, TileTimeline, Timeline
+from tileprof.model.trace import (
+    CRITICAL_SPAN,
+    NVTX_RANGE,
+    OVERLAP,
+    Counter,
+    GpuDevice,
+    TileTimeline,
+    Timeline,
+)
 from tileprof.views.trace.perfetto import (
     SEQUENCE,
     Interner,
@@ -22,6 +30,7 @@ from tileprof.views.trace.perfetto import (
     _gpu_descriptors,
     _names,
     _tile_descriptors,
+    gpu_columns,
     gpu_track_uuid,
     lane_tracks,
     write_pftrace,
@@ -105,6 +114,29 @@ def test_a_gpu_is_a_process_with_a_track_per_stream_and_lane() -> None:
         (track(0, 1), uuid, f"stream 7 {OVERLAP}", 1),
         (track(0, 2), uuid, f"stream 7 {OVERLAP} 2", 2),
     ]
+
+
+def test_a_group_drawn_beside_the_devices_names_its_rows_and_hides_its_placeholders() -> None:
+    """The critical path's one row is "path" and an NVTX group's rows are threads, not
+    streams; neither slice carries the device (-1) and stream columns that hold no fact of it,
+    while a device's kernel carries both."""
+    columns = {"device": [-1], "stream": [0], "lane": [0], "begin_ns": [0], "end_ns": [5]}
+    columns |= {"name": ["cpu: x"], "cat": ["critical_cpu"], "op": [None], "grid": [None]}
+    columns |= {"block": [None], "correlation": [None], "flops": [None]}
+    typed = {"op": pl.String, "grid": pl.String, "block": pl.String, "flops": pl.Float64}
+    slices = pl.DataFrame(columns, schema_overrides=typed | {"correlation": pl.Int64})
+    path = GpuDevice("Critical path (t)", "t", slices, (0,), 1, spans_of=CRITICAL_SPAN)
+    (_, row) = [p.track_descriptor.name for p in _gpu_descriptors(0, path)]
+    assert row == "path"
+    nvtx = dataclasses.replace(path, slices=slices.with_columns(stream=pl.lit(12)), streams=(12,))
+    nvtx = dataclasses.replace(nvtx, spans_of=NVTX_RANGE)
+    assert [p.track_descriptor.name for p in _gpu_descriptors(0, nvtx)][1] == "thread 12"
+    device = dataclasses.replace(path, spans_of=None)
+    shown = {
+        group.spans_of: {name for _, name in gpu_columns(Interner(), 0, group).ints}
+        for group in (path, device)
+    }
+    assert shown == {CRITICAL_SPAN: {"correlation"}, None: {"device", "stream", "correlation"}}
 
 
 def test_a_track_encoder_error_is_one_line(

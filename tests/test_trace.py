@@ -848,6 +848,10 @@ def test_nvtx_track_by_hand() -> None:
     extra = track.slices.select("op", "grid", "block", "correlation", "flops")
     assert extra.dtypes == [pl.String, pl.String, pl.String, pl.Int64, pl.Float64]
     assert extra.null_count().row(0) == (4,) * 5
+    # a row is a thread, not a stream, and the device and stream columns hold no fact of it
+    rows = [track.row_name(stream, lane) for stream, lane in ((4, 0), (4, 1), (4, 2), (-1, 0))]
+    assert rows == ["thread 4", "thread 4 overlap", "thread 4 overlap 2", "thread ?"]
+    assert track.placeholders == ("device", "stream")
 
 
 ROCPROF_TRACE = (

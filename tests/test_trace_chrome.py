@@ -60,7 +60,7 @@ def test_overlapping_kernels_of_a_stream_are_lanes_of_its_thread(tmp_path: Path)
     names = {tid: args["name"] for (pid, tid), args in _threads(events, "thread_name").items()}
     assert names == {
         0: "stream 7",
-        1: "stream 7 overlap 1",
+        1: "stream 7 overlap",
         2: "stream 7 overlap 2",
         64: "stream 13",
     }

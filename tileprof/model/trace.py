@@ -92,6 +92,23 @@ class GpuDevice:
     """What a track group drawn beside the devices holds (``CRITICAL_SPAN``, ``NVTX_RANGE``);
     None for a device. ``describe`` counts devices and these apart."""
 
+    @property
+    def placeholders(self) -> tuple[str, ...]:
+        """The slice columns that hold no fact of a group drawn beside the devices: its
+        ``device`` (-1) and ``stream`` (the path's 0, an NVTX range's thread, which its row's
+        name says). The writers give them no argument there."""
+        return () if self.spans_of is None else ("device", "stream")
+
+    def row_name(self, stream: int, lane: int) -> str:
+        """The name of one row of the group: a device's stream, an NVTX range's thread or the
+        critical path (never "stream" for what is none), then its overlap lane if any."""
+        if self.spans_of == CRITICAL_SPAN:
+            row = "path"
+        else:
+            noun = "thread" if self.spans_of == NVTX_RANGE else "stream"
+            row = f"{noun} {stream}" if stream >= 0 else f"{noun} ?"
+        return row + ("" if lane == 0 else f" {OVERLAP}" + ("" if lane == 1 else f" {lane}"))
+
 
 @dataclass(frozen=True)
 class Timeline:

@@ -130,8 +130,7 @@ def _metadata_events(timeline: Timeline, stride: int) -> Iterator[dict[str, Any]
         pairs = gpu.slices.select("stream", "lane").unique()
         for stream, lane in sorted(pairs.iter_rows()):
             tid = _gpu_tid(gpu, stream, lane)
-            name = f"stream {stream}" + ("" if lane == 0 else f" {OVERLAP} {lane}")
-            yield meta(pid, tid, "thread_name", name)
+            yield meta(pid, tid, "thread_name", gpu.row_name(stream, lane))
             yield meta(pid, tid, "thread_sort_index", tid)
 
 
@@ -156,7 +155,7 @@ def _gpu_events(index: int, gpu: GpuDevice) -> Iterator[dict[str, Any]]:
         args = {
             k: row[k]
             for k in ("device", "stream", "op", "grid", "block", "correlation", "flops")
-            if row[k] is not None
+            if row[k] is not None and k not in gpu.placeholders
         }
         if "op" in args:
             args["launching op"] = args.pop("op")

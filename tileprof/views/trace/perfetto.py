@@ -276,9 +276,8 @@ def gpu_columns(interner: Interner, index: int, gpu: GpuDevice) -> SliceColumns:
         .to_numpy()
     )
     track = gpu_track_uuid(index, streams, slices["lane"].to_numpy())
-    series, ints, doubles = _arguments(
-        interner, slices, ("device", "stream", "correlation"), ("flops",)
-    )
+    shown = tuple(c for c in ("device", "stream", "correlation") if c not in gpu.placeholders)
+    series, ints, doubles = _arguments(interner, slices, shown, ("flops",))
     strings = [("launching op", "op"), ("grid", "grid"), ("block", "block")]
     frame = pl.DataFrame(
         [
@@ -341,8 +340,7 @@ def _gpu_descriptors(index: int, gpu: GpuDevice) -> Iterator[pb.TracePacket]:
         yield _descriptor(
             uuid=int(gpu_track_uuid(index, np.array([s]), np.array([lane]))[0]),
             parent_uuid=process,
-            name=(f"stream {stream}" if stream >= 0 else "stream ?")
-            + ("" if lane == 0 else f" {OVERLAP}" + ("" if lane == 1 else f" {lane}")),
+            name=gpu.row_name(stream, lane),
             sibling_order_rank=s * 64 + lane,
         )
 
