@@ -559,8 +559,13 @@ def test_align_none_and_offsets(dump: Path, tmp_path: Path) -> None:
     assert code == 2
     assert err == (
         "tileprof: error: --align H100=…: no target of that name (targets: GPU 1 (device 1, "
-        f"kineto_small.json), {a100}, kineto_small.json, {TARGET})\n"
+        f"kineto_small.json), {a100}, kineto_small.json, tile, {TARGET})\n"
     )
+    # "tile" names the tile device as a GPU trace's file name names its devices
+    out = tmp_path / "tile.json"
+    code, _, err = run("trace", str(dump), "--align", "tile=5", "-o", str(out))
+    assert code == 0, err
+    assert min(e["ts"] for e in _chrome(out)["traceEvents"] if e["ph"] == "X") == 5.0
 
 
 def test_chrome_gpu_part_reads_back_through_the_kineto_reader(dump: Path, tmp_path: Path) -> None:

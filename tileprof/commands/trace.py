@@ -52,7 +52,8 @@ def parse_tile_range(text: str | None) -> tuple[int, int] | None:
     multiple=True,
     metavar="start|none|TARGET=OFFSET_US",
     help="start (default): every target begins at 0; none: the sources' own clocks; "
-    "TARGET=OFFSET_US shifts one target (process name or GPU trace file name); repeatable.",
+    "TARGET=OFFSET_US shifts one target (process name, GPU trace file name or tile); "
+    "repeatable.",
 )
 @option(
     "--tile-range",

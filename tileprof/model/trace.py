@@ -335,7 +335,7 @@ def gpu_devices(path: Path, read: KinetoEvents) -> list[GpuDevice]:
         name=pl.col("name").cast(pl.String),
         cat=pl.col("cat").cast(pl.String),
     ).sort(["begin_ns", "end_ns"], maintain_order=True)
-    return _devices(frame, found.devices, path.name, "device")
+    return _devices(frame, found.devices, path.name)
 
 
 EVENT_CATEGORIES: dict[str, str] = {
@@ -361,7 +361,7 @@ def event_frame_devices(
         block=pl.col("block") if "block" in events.columns else none,
         flops=pl.lit(None, pl.Float64()),
     ).sort(["begin_ns", "end_ns"], maintain_order=True)
-    return _devices(frame, names, source, "device")
+    return _devices(frame, names, source)
 
 
 def nvtx_track(ranges: pl.DataFrame, source: str) -> GpuDevice | None:
@@ -458,7 +458,7 @@ _SLICE_COLUMNS: tuple[str, ...] = (
 )
 
 
-def _devices(frame: pl.DataFrame, names: dict[int, str], source: str, _: str) -> list[GpuDevice]:
+def _devices(frame: pl.DataFrame, names: dict[int, str], source: str) -> list[GpuDevice]:
     """The per-device split of a slice frame (columns ``_SLICE_COLUMNS``), by name."""
     out = []
     for (dev,), part in frame.group_by(["device"], maintain_order=True):
@@ -518,7 +518,7 @@ def align(timeline: Timeline, alignment: Alignment) -> Timeline:
         names = {tile.name: "tile"} | names
     for target, _ in alignment.offsets_us:
         if target not in names and target not in names.values():
-            known = ", ".join(sorted({*names, *(g.source for g in timeline.gpus)}))
+            known = ", ".join(sorted({*names, *names.values()}))
             raise OptionError(f"--align {target}=…: no target of that name (targets: {known})")
 
     def shift(name: str, source: str, slices: pl.DataFrame) -> int:
