@@ -88,6 +88,8 @@ def test_cycles_to_ns_rounds_half_up_exactly() -> None:
     # the exact path too: (10¹⁰ − 1) × 0.1 = 999999999.9 → 10⁹; (3·10¹⁰ + 5) × 0.1 → half up
     ten = cycles_to_ns(np.array([10**10 - 1, 3 * 10**10 + 5]), 10**10)
     assert ten.tolist() == [10**9, 3 * 10**9 + 1]
+    # 8 GHz as well: the fast path holds only while the clock × 2·10⁹ stays under 2⁶² (2.3 GHz)
+    assert cycles_to_ns(np.array([8 * 10**9 - 1]), 8e9).tolist() == [10**9]
     # past 2⁵³ ns the slow path (a clock of 10⁹ + ½ Hz) stays exact, in integers
     assert cycles_to_ns(np.array([10**17 + 3]), 1e9 + 0.5).tolist() == [99999999950000003]
 
@@ -1086,3 +1088,16 @@ def test_a_dump_that_states_no_useful_cycles_has_no_utilization_counter(tmp_path
     assert run("trace", str(dump), "-o", str(out))[0] == 0
     names = {decode(out).track_name(u) for u in decode(out).counters}
     assert names == {"active tiles"}
+
+
+def test_a_timeline_draws_the_critical_path_only_when_asked() -> None:
+    """``build_timeline`` of a PyTorch profiler trace adds its critical-path group only with
+    ``critical_path`` (off by default, as ``trace`` has it)."""
+    from tileprof.analyses.filters import Filters
+    from tileprof.model.trace import CRITICAL_SPAN, Alignment, build_timeline
+
+    traces = [TRACES.parent / "tracelens/h100_gaunernst_bert-small-uncased__1016001.json.gz"]
+    plain = build_timeline(None, Filters(), traces, Alignment())
+    asked = build_timeline(None, Filters(), traces, Alignment(), critical_path=True)
+    assert [g.spans_of for g in plain.gpus].count(CRITICAL_SPAN) == 0
+    assert [g.spans_of for g in asked.gpus].count(CRITICAL_SPAN) == 1
