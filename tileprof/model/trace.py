@@ -407,8 +407,8 @@ def critical_path_track(events: KinetoEvents, source: str) -> GpuDevice | None:
 
     windows = cpu_step_windows(events)
     found = step_paths(host_frame(events), event_frame(events), windows)
-    spans = [path_frame(s.graph, s.path) for s in found]
-    frame = pl.concat(spans).filter(pl.col("ns") > 0) if spans else pl.DataFrame()
+    # step_paths gives every window a path (a trace without steps is one window)
+    frame = pl.concat([path_frame(s.graph, s.path) for s in found]).filter(pl.col("ns") > 0)
     if frame.height == 0:
         return None
     none = pl.lit(None, pl.String())
