@@ -1101,3 +1101,18 @@ def test_a_timeline_draws_the_critical_path_only_when_asked() -> None:
     asked = build_timeline(None, Filters(), traces, Alignment(), critical_path=True)
     assert [g.spans_of for g in plain.gpus].count(CRITICAL_SPAN) == 0
     assert [g.spans_of for g in asked.gpus].count(CRITICAL_SPAN) == 1
+
+
+def test_every_tile_of_the_device_has_a_track(tmp_path: Path) -> None:
+    """A device of 4 tiles whose samples are on tiles 2 and 3: a track for each of its tiles,
+    tile 0 and 1 empty; a tile range keeps its own."""
+    from tileprof.analyses.filters import Filters
+    from tileprof.model.profile import load
+    from tileprof.model.trace import Alignment, build_timeline
+
+    samples = [sample(2, 0, 10, "gemm"), sample(3, 5, 10, "gemm")]
+    dump = write_dump(tmp_path / "d.json", samples, tileCount=4)
+    timeline = build_timeline(load(dump), Filters(), [], Alignment())
+    assert timeline.tile is not None and timeline.tile.tiles == (0, 1, 2, 3)
+    ranged = build_timeline(load(dump), Filters(), [], Alignment(), tile_range=(1, 3))
+    assert ranged.tile is not None and ranged.tile.tiles == (1, 2)
