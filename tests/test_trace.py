@@ -1105,14 +1105,16 @@ def test_a_timeline_draws_the_critical_path_only_when_asked() -> None:
 
 def test_every_tile_of_the_device_has_a_track(tmp_path: Path) -> None:
     """A device of 4 tiles whose samples are on tiles 2 and 3: a track for each of its tiles,
-    tile 0 and 1 empty; a tile range keeps its own."""
+    tile 0 and 1 empty, and one overlap lane for tile 3's second sample; a tile range keeps
+    its own tiles."""
     from tileprof.analyses.filters import Filters
     from tileprof.model.profile import load
     from tileprof.model.trace import Alignment, build_timeline
 
-    samples = [sample(2, 0, 10, "gemm"), sample(3, 5, 10, "gemm")]
+    samples = [sample(2, 0, 10, "gemm"), sample(3, 5, 10, "gemm"), sample(3, 8, 4, "add")]
     dump = write_dump(tmp_path / "d.json", samples, tileCount=4)
     timeline = build_timeline(load(dump), Filters(), [], Alignment())
     assert timeline.tile is not None and timeline.tile.tiles == (0, 1, 2, 3)
+    assert (timeline.tile.lanes, timeline.tile.overlapping) == (2, 1)  # tile 3's [8, 12)
     ranged = build_timeline(load(dump), Filters(), [], Alignment(), tile_range=(1, 3))
     assert ranged.tile is not None and ranged.tile.tiles == (1, 2)
