@@ -1118,3 +1118,29 @@ def test_every_tile_of_the_device_has_a_track(tmp_path: Path) -> None:
     assert (timeline.tile.lanes, timeline.tile.overlapping) == (2, 1)  # tile 3's [8, 12)
     ranged = build_timeline(load(dump), Filters(), [], Alignment(), tile_range=(1, 3))
     assert ranged.tile is not None and ranged.tile.tiles == (1, 2)
+
+
+def test_format_in_takes_a_file_of_no_known_kind_as_a_dump(tmp_path: Path) -> None:
+    """A file ``trace`` cannot place is refused as no kind it draws; with ``--format-in`` it
+    is read as that dump format, and the loader words what is wrong with it."""
+    path = tmp_path / "g.txt"
+    path.write_text("hello world\n")
+    out = str(tmp_path / "t.json")
+    code, _, err = run("trace", str(path), "-o", out)
+    assert code == 2 and "not a tile dump, a PyTorch profiler (Kineto) trace" in err, err
+    code, _, err = run("trace", str(path), "--format-in", "ndjson", "-o", out)
+    assert (code, err) == (
+        2,
+        f"tileprof: error: {path}: line 1, column 1: malformed JSON: invalid character\n",
+    )
+
+
+def test_a_pytorch_trace_is_streamed_for_the_timeline_not_read_whole() -> None:
+    """``trace`` reads a PyTorch profiler trace through the decoder's window (a trace of
+    gigabytes is never held whole), as its other inputs are read once."""
+    from tileprof.model.reading import DumpReading
+    from tileprof.model.trace import trace_inputs
+
+    profile, others = trace_inputs([TRACES / "kineto_small.json"], False, DumpReading())
+    ((found,),) = [others]
+    assert profile is None and found.streamed and found.data is None
