@@ -1144,3 +1144,25 @@ def test_a_pytorch_trace_is_streamed_for_the_timeline_not_read_whole() -> None:
     profile, others = trace_inputs([TRACES / "kineto_small.json"], False, DumpReading())
     ((found,),) = [others]
     assert profile is None and found.streamed and found.data is None
+
+
+def test_a_device_the_trace_does_not_name_is_named_by_its_number(tmp_path: Path) -> None:
+    """Without ``deviceProperties`` a GPU is "GPU N", device 0 too."""
+    from tileprof.analyses.filters import Filters
+    from tileprof.model.trace import Alignment, build_timeline
+
+    kernels = [_kineto_kernel(0, 0), _kineto_kernel(1, 1)]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": kernels}))
+    timeline = build_timeline(None, Filters(), [path], Alignment())
+    assert [g.name for g in timeline.gpus] == [
+        "GPU 0 (device 0, t.json)",
+        "GPU 1 (device 1, t.json)",
+    ]
+
+
+def _kineto_kernel(correlation: int, device: int) -> dict[str, Any]:
+    args = {"device": device, "stream": 7, "correlation": correlation}
+    return {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2} | {
+        "args": args
+    }
