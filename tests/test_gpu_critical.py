@@ -847,3 +847,21 @@ def test_a_trace_its_checks_cannot_read_is_one_line(
     assert result.output == (
         f"tileprof: error: {trace}: $.traceEvents[3]: truncated: the file ends inside an event\n"
     )
+
+
+def test_the_drawn_critical_path_is_each_steps_path(tmp_path: Path) -> None:
+    """``trace --critical-path`` of a trace of three steps draws each step's path: its spans
+    take as long as the three paths ``critical`` reports (not one path over the capture)."""
+    source = str(ROOT / "fixtures/hta/nccl_2xA100_rank0.json.gz")
+    result = CliRunner().invoke(cli, ["critical", source, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    ((trace,),) = [json.loads(result.stdout)["traces"]]
+    assert len(trace["steps"]) == 3
+    out = tmp_path / "t.json"
+    result = CliRunner().invoke(cli, ["trace", source, "--critical-path", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    events = json.loads(out.read_text())["traceEvents"]
+    drawn = sum(
+        round(e["dur"] * 1000) for e in events if str(e.get("cat", "")).startswith("critical_")
+    )
+    assert drawn == sum(step["pathNs"] for step in trace["steps"])
