@@ -861,7 +861,29 @@ def test_the_drawn_critical_path_is_each_steps_path(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["trace", source, "--critical-path", "-o", str(out)])
     assert result.exit_code == 0, result.output
     events = json.loads(out.read_text())["traceEvents"]
-    drawn = sum(
-        round(e["dur"] * 1000) for e in events if str(e.get("cat", "")).startswith("critical_")
-    )
-    assert drawn == sum(step["pathNs"] for step in trace["steps"])
+    spans = [e for e in events if str(e.get("cat", "")).startswith("critical_")]
+    assert sum(round(e["dur"] * 1000) for e in spans) == sum(s["pathNs"] for s in trace["steps"])
+    assert min(e["dur"] for e in spans) > 0  # the path's edges that take no time are not drawn
+
+
+def test_a_path_edge_of_one_ns_is_drawn_and_one_of_none_is_not(tmp_path: Path) -> None:
+    """Two kernels back to back on one stream, of 1 and 2 ns: the path is the first, the gap
+    of 0 ns between them and the second; the two that take time are drawn, the gap is not."""
+
+    def kernel(correlation: int, ts: float, dur: float) -> dict[str, object]:
+        args = {"device": 0, "stream": 7, "correlation": correlation}
+        return {"ph": "X", "cat": "kernel", "name": f"k{correlation}", "pid": 0, "tid": 7} | {
+            "ts": ts,
+            "dur": dur,
+            "args": args,
+        }
+
+    source = tmp_path / "two.json"
+    source.write_text(json.dumps({"traceEvents": [kernel(1, 10, 0.001), kernel(2, 10.001, 0.002)]}))
+    out = tmp_path / "t.json"
+    result = CliRunner().invoke(cli, ["trace", str(source), "--critical-path", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    events = json.loads(out.read_text())["traceEvents"]
+    spans = [e for e in events if str(e.get("cat", "")).startswith("critical_")]
+    drawn = [(e["name"], e["ts"], e["dur"]) for e in spans]
+    assert drawn == [("gpu_compute: k1", 0.0, 0.001), ("gpu_compute: k2", 0.001, 0.002)]
