@@ -309,22 +309,34 @@ except _native.DecodeError as error:
 
 def test_a_gzip_text_is_held_in_a_buffer_of_its_size(tmp_path: Path) -> None:
     """A gzip dump is decompressed into a buffer that doubles only when the next chunk does
-    not fit: 128 MiB of text (whitespace inside the samples array, then a sample with 3 MB of
-    hex so that the file is over a hundredth of its text) ends in a buffer of 128 MiB, and
-    the decode runs within 400 MiB of address space (the text, ``SLACK_BYTES`` of room and a
-    thread's heap). A buffer grown a chunk early, or on every chunk, is 256 MiB or more: the
-    memory error there."""
+    not fit: 128 MiB of text ends in a buffer of 128 MiB, and the decode runs within 400 MiB
+    of address space (the text, ``SLACK_BYTES`` of room and a thread's heap). A buffer grown
+    a chunk early, or on every chunk, is 256 MiB or more: the memory error there."""
+    path = _gzip_dump_of(tmp_path / "d.json.gz", 128 << 20)
+    assert _child_output(_GZIP_DECODE_UNDER, path, "400").strip() == "read 1"
+
+
+def _gzip_dump_of(path: Path, size: int) -> Path:
+    """A gzip dump of exactly ``size`` bytes of text: whitespace inside the samples array,
+    then one sample with 3 MB of hex, so that the file is over a hundredth of its text."""
     import gzip
     import random
 
-    size = 128 << 20
     head = b'{"clockHz": 1e9, "tileCount": 4, "samples": ['
     hexed = random.Random(0).randbytes(3 << 19).hex().encode()
     tail = b'{"physicalTile": 1, "offset": 5, "duration": 7, "kernel": "' + hexed + b'"}]}'
-    path = tmp_path / "d.json.gz"
     path.write_bytes(gzip.compress(head + b" " * (size - len(head) - len(tail)) + tail, 1))
     assert path.stat().st_size * 100 > size  # under the ratio a gzip dump may decompress to
-    assert _child_output(_GZIP_DECODE_UNDER, path, "400").strip() == "read 1"
+    return path
+
+
+def test_a_gzip_text_larger_than_the_memory_left_is_the_memory_error(tmp_path: Path) -> None:
+    """256 MiB of text with 200 MiB of address space to spare: the buffer's doubling from
+    128 MiB is refused, it then grows a chunk at a time, fallibly, until that is refused too:
+    the one-line memory error, not an abort (as when it grew by `extend_from_slice` alone)."""
+    path = _gzip_dump_of(tmp_path / "d.json.gz", 256 << 20)
+    stdout = _child_output(_GZIP_DECODE_UNDER, path, "200")
+    assert stdout.strip() == "memory the decompressed text could not grow", stdout
 
 
 _GATHER_UNDER = """
