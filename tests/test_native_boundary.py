@@ -236,10 +236,9 @@ def test_a_dump_neither_mapped_nor_read_for_want_of_memory_is_the_memory_error(
     assert stdout.strip() == "memory the text read", stdout
 
 
-def test_gathering_by_id_asks_room_for_the_columns_it_makes(tmp_path: Path) -> None:
-    """``gather_by_id`` makes sure of room for its columns first (``afford``: 8 bytes and a
-    validity bit per sample and table), so 2^17 samples ask about 3 MB for two tables, and
-    the gather runs: a wrong size (say, samples squared) is a refusal of a plain dump."""
+def test_gathering_by_id_gives_each_table_by_each_samples_id(tmp_path: Path) -> None:
+    """``gather_by_id`` of 2^17 samples and two tables: each sample's value of each table by
+    its metadata id, null where the table has none (an id past the table's end included)."""
     count = 1 << 17
     one = '{"physicalTile": 1, "offset": %d, "duration": 3, "metadata": [%s]}'
     useful = '{"name": "usefulCycles", "value": "%d"}'
@@ -356,14 +355,13 @@ except _native.DecodeError as error:
 
 
 def test_a_gather_beyond_memory_is_the_memory_error(tmp_path: Path) -> None:
-    """Arrow allocates the gathered columns infallibly, so ``gather_by_id`` asks room for all of
-    them first: 2^17 samples gathered from 8 tables (8 MiB) fit in 160 MiB to spare, from 300
-    tables (300 MiB) they are the one-line memory error, not an abort in a gathering thread
-    (as with room asked for one table, or for the tables' count plus one column)."""
+    """``gather_by_id`` allocates each gathered column fallibly: 2^17 samples gathered from 8
+    tables (8 MiB) fit in 160 MiB to spare, from 300 tables (300 MiB) they are the one-line
+    memory error, not an abort in a gathering thread (as when arrow allocated them)."""
     count = 1 << 17
     one = '{"physicalTile": 1, "offset": %d, "duration": 3, "metadata": [%s]}'
     useful = '{"name": "usefulCycles", "value": "%d"}'
     path = tmp_path / "d.ndjson"
     path.write_text("\n".join(one % (i, useful % (i % 2)) for i in range(count)) + "\n")
     assert _child_output(_GATHER_UNDER, path, "8").strip() == "gathered 8"
-    assert _child_output(_GATHER_UNDER, path, "300").strip() == "memory room for the decode"
+    assert _child_output(_GATHER_UNDER, path, "300").strip() == "memory the Arrow columns"

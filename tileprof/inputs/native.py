@@ -62,7 +62,7 @@ def parsed_dump(
     by_id = [useful.to_list(), physical.to_list()]
     try:
         gathers = core.gather_by_id(decoded_ids, by_id, threads.jobs())
-    except DecodeError as error:  # a bug of tileprof's (a panic, or ids of another type)
+    except DecodeError as error:  # out of memory: MemoryError; else a bug (a panic, bad ids)
         raise panic_error(path, error_parts(error)[2]) from None
     per_sample = {
         name: pl.Series(gather).alias(name)

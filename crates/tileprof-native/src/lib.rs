@@ -656,16 +656,23 @@ fn decode_ndjson_bytes<'py>(
 }
 
 /// One value per sample: `by_id[id]` for each sample's id (null where the id or that value is
-/// null).
-fn gathered(ids: &UInt32Array, by_id: &[Option<f64>]) -> ArrayRef {
+/// null), its values and bitmap allocated fallibly (`null_buffer`): gathering more than memory
+/// holds is the memory error, not an abort in a gathering thread.
+fn gathered(ids: &UInt32Array, by_id: &[Option<f64>]) -> Result<ArrayRef, ArrowError> {
     let found = |id: u32| by_id.get(id as usize).copied().flatten();
     let keys = ids.values();
-    let values: Vec<f64> = keys.iter().map(|&id| found(id).unwrap_or(0.0)).collect();
-    let valid = BooleanBuffer::collect_bool(keys.len(), |index| {
-        ids.is_valid(index) && found(keys[index]).is_some()
-    });
-    let nulls = Some(NullBuffer::new(valid)).filter(|nulls| nulls.null_count() > 0);
-    Arc::new(Float64Array::new(ScalarBuffer::from(values), nulls))
+    let mut values: Vec<f64> = Vec::new();
+    values
+        .try_reserve_exact(keys.len())
+        .map_err(short_of_memory)?;
+    values.extend(keys.iter().map(|&id| found(id).unwrap_or(0.0)));
+    let nulls = null_buffer(keys.len(), |row| {
+        ids.is_valid(row) && found(keys[row]).is_some()
+    })?;
+    Ok(Arc::new(Float64Array::new(
+        ScalarBuffer::from(values),
+        nulls,
+    )))
 }
 
 /// Each per-id table (`usefulCycles`, `physicalWorkCycles`) gathered by the decoded metadata
@@ -688,16 +695,15 @@ fn gather_by_id(
                 DecodeError::Io("the metadata ids are not a UInt32 column".to_owned())
             })?;
         let pool = tileprof_decode::pool(jobs)?;
-        // Each table's values and validity bitmap, allocated by arrow infallibly.
-        afford(tables.len() * (ids.len() * 8 + ids.len().div_ceil(8)))?;
         Ok(pool.install(|| {
             use rayon::prelude::*;
             tables
                 .par_iter()
                 .map(|table| gathered(ids, table))
-                .collect::<Vec<_>>()
+                .collect::<Result<Vec<_>, _>>()
         }))
-    })?;
+    })?
+    .map_err(arrow_error)?;
     Ok(gathers
         .into_iter()
         .map(|array| ArrowColumn { array })
