@@ -732,6 +732,9 @@ def test_trace_draws_the_critical_path_with_its_kernels(tmp_path: Path) -> None:
     rows = [e for e in events if e.get("ph") == "M" and e["name"] == "thread_name"]
     assert [e["args"]["name"] for e in rows if (e["pid"], e["tid"]) == (pid, tid)] == ["path"]
     assert not any({"device", "stream"} & set(e["args"]) for e in path)
+    # a span of no event (a host gap, a sync) is named by its class, the others "class: event"
+    assert {e["name"] for e in path if e["cat"] == "critical_host_gap"} == {"host_gap"}
+    assert all(e["name"].startswith("gpu_compute: ") for e in compute)
 
 
 def test_command_on_an_nsys_export() -> None:

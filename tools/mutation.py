@@ -14,8 +14,9 @@ them (mutmut generates the mutants first, in a run that matches none). ``--direc
 chosen mutants one at a time as ``--verify`` does (``MUTANT_UNDER_TEST=<name> pytest -x``, 120 s
 limit) instead of through mutmut's workers, which stalled on some modules under load (every
 mutant a timeout), and writes the names not killed to ``survivors.txt``; with it,
-``--functions a,b`` runs only the mutants of those functions (the ones a change rewrote). See
-docs/testing.md.
+``--functions a,b`` runs only the mutants of those functions (the ones a change rewrote);
+``--sample-first`` draws the sample from every mutant before keeping those functions' (the
+rest of a stated sample a stopped run left). See docs/testing.md.
 """
 
 from __future__ import annotations
@@ -142,18 +143,21 @@ def sampled(
     n: int,
     seed: int,
     functions: frozenset[str] = frozenset(),
+    drawn_first: bool = False,
 ) -> list[str]:
     """``n`` of the module's mutant names (of ``functions`` only, when given), drawn with
-    ``random.Random(seed)`` from the sorted names; a first run that matches no mutant makes
-    mutmut generate them."""
+    ``random.Random(seed)`` from the sorted names; with ``drawn_first`` the sample is drawn
+    from every name and then kept to ``functions`` (the rest of a stated sample that a run
+    stopped before). A first run that matches no mutant makes mutmut generate them."""
     meta = scratch / "mutants" / f"{path}.meta"
     if not meta.exists():
         generate = [*mutmut, "run", f"{dotted}.x_no_such_function_*"]
         subprocess.run(generate, cwd=scratch, check=False, stdout=subprocess.DEVNULL)
     names = sorted(json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"])
-    if functions:
+    if functions and not drawn_first:
         names = [name for name in names if function_of(name) in functions]
-    return sorted(random.Random(seed).sample(names, min(n, len(names))))
+    chosen = sorted(random.Random(seed).sample(names, min(n, len(names))))
+    return [name for name in chosen if not functions or function_of(name) in functions]
 
 
 def main() -> int:
@@ -173,6 +177,12 @@ def main() -> int:
         default="",
         help="with --direct: only the mutants of these functions (comma-separated; a method "
         "as Class.method), as after a rewrite of some of a module's functions",
+    )
+    parser.add_argument(
+        "--sample-first",
+        action="store_true",
+        help="with --sample and --functions: draw the sample from every mutant, then keep those "
+        "of the functions (the part of a stated sample a stopped run left)",
     )
     args = parser.parse_args()
     functions = frozenset(filter(None, args.functions.split(",")))
@@ -194,7 +204,14 @@ def main() -> int:
     if args.direct:
         every = 2**31  # without --sample: every mutant
         names = sampled(
-            scratch, mutmut, entry["path"], dotted, args.sample or every, args.seed, functions
+            scratch,
+            mutmut,
+            entry["path"],
+            dotted,
+            args.sample or every,
+            args.seed,
+            functions,
+            drawn_first=args.sample_first,
         )
         statuses = verify(scratch, names, entry["tests"], entry.get("deselect", []), entry["path"])
         counts = Counter(statuses.values())
