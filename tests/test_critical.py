@@ -521,3 +521,17 @@ def test_group_factors_multiply_and_notes_name_what_changed_nothing() -> None:
         f"no-launch: {gpu_only}",
         f"no-host-gaps: {gpu_only}",
     ]
+
+
+def test_candidates_are_listed_by_epoch_then_by_gain() -> None:
+    """Two epochs of the hand-made dump, the second 100 cycles later: each epoch's candidates
+    together, the first epoch's first, each by gain (as the hand-made test ranks them)."""
+    later = [(t, o + 100, d, k, 2, g) for t, o, d, k, _, g in HAND_MADE]
+    candidates = analysed([*HAND_MADE, *later], []).candidates
+    rows = [(c["epoch"], c["edit"], c["gainCycles"]) for c in candidates.to_dicts()]
+    assert rows == [
+        (1, "no-exchange", 10),
+        (1, "balance", 5),
+        (2, "no-exchange", 10),
+        (2, "balance", 5),
+    ]
