@@ -535,3 +535,12 @@ def test_candidates_are_listed_by_epoch_then_by_gain() -> None:
         (2, "no-exchange", 10),
         (2, "balance", 5),
     ]
+
+
+def test_groups_of_equal_path_time_are_listed_by_name() -> None:
+    """Tile 0 runs b [10, 40) then a [40, 70): both 30 cycles of the path, a listed first."""
+    result = analysed([(0, 10, 30, "compute", 1, "b"), (0, 40, 30, "compute", 1, "a")], [])
+    assert [(g["group"], g["pathCycles"]) for g in result.groups.to_dicts()] == [
+        ("a", 30),
+        ("b", 30),
+    ]
