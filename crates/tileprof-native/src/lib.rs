@@ -510,10 +510,9 @@ type JsonResult<'py> = (
     Option<String>,
 );
 
-/// Check that `bytes` can be had now (reserved and given back at once): before a step whose
-/// allocations arrow makes infallibly, and before a decode starts (`SLACK_BYTES`: its small
-/// allocations before the columns first grow), so that running out is the one-line error, not
-/// an abort.
+/// Check that `bytes` can be had now (`room_for`): before a decode starts (`SLACK_BYTES`: its
+/// small allocations before the columns first grow), so that running out is the one-line
+/// error, not an abort.
 fn afford(bytes: usize) -> Result<(), DecodeError> {
     room_for(bytes).map_err(|_| DecodeError::Memory("room for the decode"))
 }
