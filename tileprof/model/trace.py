@@ -34,6 +34,11 @@ DEFAULT_MAX_SAMPLES = 5_000_000
 OVERLAP = "overlap"
 
 
+def overlap_name(lane: int) -> str:
+    """An overlap lane's name after its track's: "overlap" for the first, "overlap N" after."""
+    return OVERLAP if lane == 1 else f"{OVERLAP} {lane}"
+
+
 @dataclass(frozen=True)
 class Counter:
     """A counter track: value ``values[i]`` from ``times_ns[i]`` on (the last one is 0)."""
@@ -107,7 +112,7 @@ class GpuDevice:
         else:
             noun = "thread" if self.spans_of == NVTX_RANGE else "stream"
             row = f"{noun} {stream}" if stream >= 0 else f"{noun} ?"
-        return row + ("" if lane == 0 else f" {OVERLAP}" + ("" if lane == 1 else f" {lane}"))
+        return row if lane == 0 else f"{row} {overlap_name(lane)}"
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ use tileprof_decode::kineto_stream::{
 use tileprof_decode::read_ahead::{self, ReadAhead};
 
 use crate::{
-    arrow_error, guarded, gzip_limit, null_buffer, nullable_ids, open, string_array, ArrowColumns,
+    converted, guarded, gzip_limit, null_buffer, nullable_ids, open, string_array, ArrowColumns,
     GZIP_MAGIC,
 };
 
@@ -69,16 +69,6 @@ fn text_column(codes: Vec<u32>, texts: &ArrayRef) -> Result<ArrayRef, ArrowError
         nullable_ids(codes)?,
         texts.clone(),
     )?))
-}
-
-/// The columns converted by `convert` with the GIL released and under the guard: every buffer
-/// it allocates (the text table, bitmaps) is allocated fallibly, so running out of memory is
-/// the memory error, and a panic the one-line panic error, not a traceback.
-fn converted(
-    py: Python<'_>,
-    convert: impl FnOnce() -> Result<StructArray, ArrowError> + Send,
-) -> PyResult<StructArray> {
-    guarded(py, || Ok(convert()))?.map_err(arrow_error)
 }
 
 /// Named columns as one struct array, every field nullable.

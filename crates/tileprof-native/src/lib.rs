@@ -517,12 +517,19 @@ fn afford(bytes: usize) -> Result<(), DecodeError> {
     room_for(bytes).map_err(|_| DecodeError::Memory("room for the decode"))
 }
 
-/// The columns as Arrow, converted with the GIL released and under the guard: every buffer the
-/// conversion allocates (text, bitmaps) is allocated fallibly, so running out of memory on the
-/// way is the memory error, and a panic is the one-line panic error.
+/// What `convert` makes of decoded columns, run with the GIL released and under the guard:
+/// every buffer a conversion to Arrow allocates (text, bitmaps) is allocated fallibly, so
+/// running out of memory on the way is the memory error, and a panic the one-line panic
+/// error, not a traceback. The tile and Kineto exports both go through it.
+pub(crate) fn converted<T: Send>(
+    py: Python<'_>,
+    convert: impl FnOnce() -> Result<T, ArrowError> + Send,
+) -> PyResult<T> {
+    guarded(py, || Ok(convert()))?.map_err(arrow_error)
+}
+
 fn handed_over(py: Python<'_>, columns: Columns) -> PyResult<Decoded<'_>> {
-    let converted = guarded(py, || Ok(to_arrow(columns)))?;
-    let (array, metadata) = converted.map_err(arrow_error)?;
+    let (array, metadata) = converted(py, || to_arrow(columns))?;
     let texts = PyList::new(py, metadata.iter().map(|text| PyBytes::new(py, text)))?;
     Ok((ArrowColumns::new(array), texts))
 }

@@ -19,7 +19,7 @@ import msgspec
 import polars as pl
 
 from tileprof.core.outputs import Writable
-from tileprof.model.trace import OVERLAP, Counter, GpuDevice, TileTimeline, Timeline
+from tileprof.model.trace import Counter, GpuDevice, TileTimeline, Timeline, overlap_name
 
 BATCH = 100_000
 _ENCODE = msgspec.json.Encoder().encode
@@ -120,7 +120,7 @@ def _metadata_events(timeline: Timeline, stride: int) -> Iterator[dict[str, Any]
             yield meta(1, t, "thread_sort_index", t * 64)
         lanes = tile.slices.filter(pl.col("lane") > 0).select("tile", "lane").unique()
         for t, lane in sorted(lanes.iter_rows()):
-            name = f"tile {t} {OVERLAP}" + ("" if lane == 1 else f" {lane}")
+            name = f"tile {t} {overlap_name(lane)}"
             yield meta(1, t + lane * stride, "thread_name", name)
             yield meta(1, t + lane * stride, "thread_sort_index", t * 64 + min(lane, 63))
     for index, gpu in enumerate(timeline.gpus):

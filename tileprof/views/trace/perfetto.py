@@ -30,7 +30,7 @@ import tileprof.core._native as compiled
 from tileprof.core.cpus import usable_cores
 from tileprof.core.errors import OutputError
 from tileprof.core.outputs import Writable
-from tileprof.model.trace import OVERLAP, GpuDevice, TileTimeline, Timeline
+from tileprof.model.trace import GpuDevice, TileTimeline, Timeline, overlap_name
 
 SEQUENCE = 1
 BATCH = 65_536
@@ -237,7 +237,7 @@ def lane_tracks(tile: TileTimeline) -> tuple[pl.DataFrame, list[str]]:
             "name": pair_lane - 1,
         }
     )
-    names = [OVERLAP if lane == 1 else f"{OVERLAP} {lane}" for lane in range(1, lanes + 1)]
+    names = [overlap_name(lane) for lane in range(1, lanes + 1)]
     return frame, names
 
 
