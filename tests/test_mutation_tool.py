@@ -49,3 +49,28 @@ def test_a_run_of_some_functions_draws_from_their_mutants_only(tmp_path: Path) -
     one = tool.sampled(tmp_path, [], path, dotted, 1, 38, frozenset({"_split"}))
     assert one == random.Random(38).sample(sorted(NAMES[:2]), 1)
     assert tool.sampled(tmp_path, [], path, dotted, 10, 38) == sorted(NAMES)
+
+
+def test_a_native_outcome_is_kept_under_its_file_s_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tools/mutation_native.py reuses an outcome only while the mutated file is unchanged: a
+    mutant of the same name in an edited file is another mutant (a rewritten function's)."""
+    native = load_tool("mutation_native")
+    monkeypatch.setattr(native, "ROOT", tmp_path)
+    source = tmp_path / "crates/x/src/lib.rs"
+    source.parent.mkdir(parents=True)
+    source.write_text("fn a() -> u8 { 1 }\n")
+    mutant = {
+        "name": "crates/x/src/lib.rs:1:16: replace a -> u8 with 0",
+        "file": "crates/x/src/lib.rs",
+    }
+    before = native.record_key(mutant, {})
+    assert before.startswith(mutant["name"] + " @")
+    assert native.record_key(mutant, {}) == before
+    source.write_text("fn a() -> u8 { 2 }\n")
+    assert native.record_key(mutant, {}) != before
+    other = {"name": "crates/x/src/lib.rs:1:16: replace a -> u8 with 1", "file": mutant["file"]}
+    digests: dict[str, str] = {}
+    digest = native.record_key(mutant, digests).split(" @")[1]
+    assert native.record_key(other, digests) == f"{other['name']} @{digest}"

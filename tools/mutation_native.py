@@ -14,15 +14,17 @@ build after a one-line change takes seconds), and the test files that
 it (``pytest -x``). A mutant is *caught* (a test failed), *missed* (every test passed),
 *unviable* (it does not build) or *timeout* (no result in ``--timeout`` seconds: a hang the
 tests catch). ``--sample N`` runs ``random.Random(seed).sample`` of the sorted mutant names;
-outcomes are kept in ``outcomes.json`` in the scratch copy, so a stopped run resumes where it
-stopped. ``--verify`` runs the missed mutants again, against the table's files as they are
-now (after tests were added). ``--functions`` keeps only the mutants of the functions it
-names (those a change rewrote: their earlier outcomes are stale). See docs/testing.md.
+outcomes are kept in ``outcomes.json`` in the scratch copy, each under the mutant's name and
+the digest of its file's text, so a stopped run resumes where it stopped and an outcome of a
+file since changed is not reused. ``--verify`` runs the missed mutants again, against the
+table's files as they are now (after tests were added). ``--functions`` keeps only the mutants
+of the functions it names (those a change rewrote). See docs/testing.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -70,6 +72,15 @@ def list_mutants() -> list[dict]:
         check=True,
     ).stdout
     return sorted(json.loads(listing), key=lambda mutant: mutant["name"])
+
+
+def record_key(mutant: dict, digests: dict[str, str]) -> str:
+    """The name an outcome is kept under: the mutant's, and its file's digest (a mutant of a
+    file edited since is another mutant, even where its name is the same)."""
+    file = mutant["file"]
+    if file not in digests:
+        digests[file] = hashlib.sha256((ROOT / file).read_bytes()).hexdigest()[:16]
+    return f"{mutant['name']} @{digests[file]}"
 
 
 def build(scratch: Path) -> str | None:
@@ -134,8 +145,9 @@ def main() -> int:
     if args.functions:
         named = set(args.functions.split(","))
         mutants = [m for m in mutants if (m.get("function") or {}).get("function_name") in named]
+    digests: dict[str, str] = {}
     if args.verify:
-        chosen = [m for m in mutants if outcomes.get(m["name"]) == "missed"]
+        chosen = [m for m in mutants if outcomes.get(record_key(m, digests)) == "missed"]
     elif args.sample:
         chosen = random.Random(args.seed).sample(mutants, min(args.sample, len(mutants)))
         chosen = sorted(chosen, key=lambda mutant: mutant["name"])
@@ -145,15 +157,15 @@ def main() -> int:
         print("the unmutated module does not build or its tests fail", file=sys.stderr)
         return 1
     for mutant in chosen:
-        name = mutant["name"]
-        if name in outcomes and not args.verify:
+        key = record_key(mutant, digests)
+        if key in outcomes and not args.verify:
             continue
         tests = selections[Path(mutant["file"]).name]
         started = time.monotonic()
-        outcomes[name] = try_mutant(scratch, mutant, tests, args.timeout)
-        print(f"{outcomes[name]:9} {time.monotonic() - started:5.0f} s  {name}", flush=True)
+        outcomes[key] = try_mutant(scratch, mutant, tests, args.timeout)
+        print(f"{outcomes[key]:9} {time.monotonic() - started:5.0f} s  {key}", flush=True)
         record.write_text(json.dumps(outcomes, indent=1, sort_keys=True), encoding="utf-8")
-    counts = Counter(outcomes[mutant["name"]] for mutant in chosen)
+    counts = Counter(outcomes[record_key(mutant, digests)] for mutant in chosen)
     print(f"{PACKAGE}: {dict(sorted(counts.items()))} of {len(chosen)} chosen ({len(mutants)})")
     build(scratch)  # the unmutated module again
     return 0
