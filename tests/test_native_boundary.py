@@ -35,6 +35,27 @@ def _child_output(script: str, path: Path, *args: str) -> str:
     return done.stdout
 
 
+# The prelude of the scripts run in a child: reading its own memory, limiting its address
+# space (RLIMIT_AS) to what it has mapped and some more, and a decode's outcome as one line.
+_CHILD = """
+import resource, sys
+from tileprof.core import _native
+
+def status_kib(key):
+    return int(open("/proc/self/status").read().split(key + ":")[1].split()[0])
+
+def limit_to(spare_mib):
+    limit = status_kib("VmSize") * 1024 + (spare_mib << 20)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+def outcome(read, *args):
+    try:
+        return read(*args)
+    except _native.DecodeError as error:
+        return f"{error.args[0]} {error.args[2]}"
+"""
+
+
 def ops_frame(**replaced: pl.Series) -> pl.DataFrame:
     """Three ops on one thread, the second nested in the first: ``op_nesting``'s input."""
     frame = pl.DataFrame(
@@ -123,15 +144,14 @@ def test_group_rows_with_a_null_group_or_a_null_row_are_refused() -> None:
             statistics(rows)
 
 
-_PEAK_OF_A_DECODE = """
-import sys
-from tileprof.core import _native
-def status(key):
-    return int(open("/proc/self/status").read().split(key + ":")[1].split()[0])
-before = status("VmRSS")
+_PEAK_OF_A_DECODE = (
+    _CHILD
+    + """
+before = status_kib("VmRSS")
 (columns, *_), gzip = _native.decode_json_file(sys.argv[1], 2)
-print(status("VmHWM") - before, len(columns.columns()[0][1]))
+print(status_kib("VmHWM") - before, len(columns.columns()[0][1]))
 """
+)
 
 
 def test_a_mapped_dump_hands_its_decoded_pages_back(tmp_path: Path) -> None:
@@ -194,18 +214,13 @@ def test_the_counters_of_one_bin_are_every_sample_in_it() -> None:
             _native.binned_counters(frame, start=0, width=width, count=count)
 
 
-_DECODE_WITHOUT_ROOM = """
-import resource, sys
-from tileprof.core import _native
-status = open("/proc/self/status").read().split("VmSize:")[1]
-size = int(status.split()[0]) * 1024 + (96 << 20)
-resource.setrlimit(resource.RLIMIT_AS, (size, size))
-try:
-    _native.decode_json_file(sys.argv[1], 1)
-    print("read")
-except _native.DecodeError as error:
-    print(error.args[0], error.args[2])
+_DECODE_UNDER = (
+    _CHILD
+    + """
+limit_to(int(sys.argv[2]))
+print(outcome(lambda: _native.decode_json_file(sys.argv[1], 1) and "read"))
 """
+)
 
 
 def test_a_decode_without_room_for_its_first_allocations_is_the_memory_error(
@@ -216,11 +231,8 @@ def test_a_decode_without_room_for_its_first_allocations_is_the_memory_error(
     one-sample dump is the one-line memory error, not an abort in the middle of the decode."""
     path = tmp_path / "d.json"
     path.write_text('{"samples": [{"physicalTile": 1, "offset": 5, "duration": 7}]}')
-    stdout = _child_output(_DECODE_WITHOUT_ROOM, path)
+    stdout = _child_output(_DECODE_UNDER, path, "96")
     assert stdout.strip() == "memory room for the decode", stdout
-
-
-_DECODE_BEYOND_MEMORY = _DECODE_WITHOUT_ROOM.replace("(96 << 20)", "(320 << 20)")
 
 
 def test_a_dump_neither_mapped_nor_read_for_want_of_memory_is_the_memory_error(
@@ -232,7 +244,7 @@ def test_a_dump_neither_mapped_nor_read_for_want_of_memory_is_the_memory_error(
     path = tmp_path / "huge.json"
     with path.open("wb") as handle:
         handle.truncate(1 << 30)  # no block written: the file takes no disk
-    stdout = _child_output(_DECODE_BEYOND_MEMORY, path)
+    stdout = _child_output(_DECODE_UNDER, path, "320")
     assert stdout.strip() == "memory the text read", stdout
 
 
@@ -255,28 +267,20 @@ def test_gathering_by_id_gives_each_table_by_each_samples_id(tmp_path: Path) -> 
     assert second.null_count() == count - id_series.eq(0).sum()
 
 
-_HANDOVER_NEAR_THE_PEAK = """
-import resource, sys
-from tileprof.core import _native
+_HANDOVER_NEAR_THE_PEAK = (
+    _CHILD
+    + """
 one = '{"physicalTile": 1, "offset": %d, "duration": 3, "kernel": "%0100000d"}'
 data = ('{"samples": [' + ",".join(one % (i, i) for i in range(1000)) + "]}").encode()
-
-def mib(key):
-    return int(open("/proc/self/status").read().split(key + ":")[1].split()[0]) >> 10
-
-before = mib("VmSize")
 if sys.argv[2] == "peak":
+    before = status_kib("VmSize")
     _native.decode_json_bytes(data, 1)
-    print(mib("VmPeak") - before)
+    print((status_kib("VmPeak") - before) >> 10)
 else:
-    limit = (before + int(sys.argv[2])) << 20
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    try:
-        _native.decode_json_bytes(data, 1)
-        print("read")
-    except _native.DecodeError as error:
-        print(error.args[0], error.args[2])
+    limit_to(int(sys.argv[2]))
+    print(outcome(lambda: _native.decode_json_bytes(data, 1) and "read"))
 """
+)
 
 
 def test_a_decode_that_runs_out_in_the_hand_over_is_the_memory_error(tmp_path: Path) -> None:
@@ -292,18 +296,17 @@ def test_a_decode_that_runs_out_in_the_hand_over_is_the_memory_error(tmp_path: P
     assert read.strip() == "read", (peak, read)
 
 
-_GZIP_DECODE_UNDER = """
-import resource, sys
-from tileprof.core import _native
-status = open("/proc/self/status").read().split("VmSize:")[1]
-size = int(status.split()[0]) * 1024 + (int(sys.argv[2]) << 20)
-resource.setrlimit(resource.RLIMIT_AS, (size, size))
-try:
+_GZIP_DECODE_UNDER = (
+    _CHILD
+    + """
+def samples():
     (columns, *_), _ = _native.decode_json_file(sys.argv[1], 1)
-    print("read", len(columns.columns()[0][1]))
-except _native.DecodeError as error:
-    print(error.args[0], error.args[2])
+    return f"read {len(columns.columns()[0][1])}"
+
+limit_to(int(sys.argv[2]))
+print(outcome(samples))
 """
+)
 
 
 def test_a_gzip_text_is_held_in_a_buffer_of_its_size(tmp_path: Path) -> None:
@@ -338,20 +341,16 @@ def test_a_gzip_text_larger_than_the_memory_left_is_the_memory_error(tmp_path: P
     assert stdout.strip() == "memory the decompressed text could not grow", stdout
 
 
-_GATHER_UNDER = """
-import resource, sys
-from tileprof.core import _native
+_GATHER_UNDER = (
+    _CHILD
+    + """
 columns, *_ = _native.decode_ndjson_file(sys.argv[1], 1)
 ids = dict(columns.columns())["metadataId"]
 tables = [[1.5, 2.5]] * int(sys.argv[2])
-status = open("/proc/self/status").read().split("VmSize:")[1]
-size = int(status.split()[0]) * 1024 + (160 << 20)
-resource.setrlimit(resource.RLIMIT_AS, (size, size))
-try:
-    print("gathered", len(_native.gather_by_id(ids, tables, 1)))
-except _native.DecodeError as error:
-    print(error.args[0], error.args[2])
+limit_to(160)
+print(outcome(lambda: f"gathered {len(_native.gather_by_id(ids, tables, 1))}"))
 """
+)
 
 
 def test_a_gather_beyond_memory_is_the_memory_error(tmp_path: Path) -> None:
