@@ -244,6 +244,11 @@ def test_breakdown_lead_reads_the_longest_window_of_the_first_table() -> None:
     assert leads.breakdown_lead(one) == (
         "Abstained: t.json: check x. The figures below rest on this capture."
     )
+    # and with no check failed its window is named by its device alone (no "—" for the trace)
+    assert leads.breakdown_lead(BreakdownSection("bd", 0.0, (("w", alone),))) == (
+        "The device was busy 50.00% of the longest window (device 0, 2 µs); exposed "
+        "communication —."
+    )
     every = _table(
         "bd",
         {
