@@ -983,6 +983,117 @@ mod tests {
         assert_eq!(counted, RELEASE_BYTES.div_ceil(step) * step);
     }
 
+    const PLAIN_SAMPLE: &str = r#"{"physicalTile": 1, "offset": 2, "duration": 3}"#;
+
+    /// `count` samples in a samples array after a clock, its text's length less the `[`'s
+    /// position made a multiple of 8 by white space before the `]`.
+    fn plain_dump(count: usize) -> (String, usize) {
+        let samples = vec![PLAIN_SAMPLE; count].join(", ");
+        let mut text = format!(r#"{{"clockHz": 1, "samples": [{samples}"#);
+        let open = text.find('[').unwrap();
+        while (text.len() + 2 - open) % 8 != 0 {
+            text.push(' ');
+        }
+        text.push_str("]}");
+        (text, open)
+    }
+
+    #[test]
+    fn a_plain_dump_on_two_threads_is_decoded_in_eight_parts() {
+        // The plan of the speculative path (four parts a thread, so that the load evens out),
+        // seen in the ranges it hands back as each part ends: the text after the `[` in eighths,
+        // from the first sample, the last eighth a byte short (it starts after the `[`).
+        let (text, open) = plain_dump(2000);
+        let recorded = Recorded::default();
+        let pool = crate::pool(2).unwrap();
+        let dump = decode(
+            text.as_bytes(),
+            &pool,
+            &recorded,
+            None,
+            &Progress::default(),
+        )
+        .unwrap();
+        assert_eq!(dump.columns.len(), 2000);
+        let mut ranges = recorded.0.into_inner().unwrap();
+        ranges.sort_unstable();
+        let eighth = (text.len() - open) / 8;
+        let want: Vec<(usize, usize)> = (0..8)
+            .map(|i| {
+                (
+                    open + 1 + i * eighth,
+                    (open + 1 + (i + 1) * eighth).min(text.len()),
+                )
+            })
+            .collect();
+        assert_eq!(ranges, want);
+    }
+
+    #[test]
+    fn blocks_are_an_eighth_of_a_thread_s_share_and_at_most_block_bytes() {
+        assert_eq!(block_size(1600, 2), 100);
+        assert_eq!(block_size(1600, 1), 200);
+        assert_eq!(block_size(3, 2), 1);
+        assert_eq!(block_size(1 << 40, 2), BLOCK_BYTES);
+    }
+
+    #[test]
+    fn the_scan_s_blocks_are_grouped_into_about_four_parts_a_thread() {
+        // 16 blocks of 50 bytes, 800 bytes of samples, two threads: parts of at least 100
+        // bytes (an eighth), each of whole blocks: two blocks a part.
+        let blocks = crate::scan::Blocks {
+            starts: (0..16).map(|i| i * 50).collect(),
+            summaries: Vec::new(),
+            states: Vec::new(),
+            len: 800,
+        };
+        let groups = crate::pool(2)
+            .unwrap()
+            .install(|| part_groups(&blocks, 0, 15, 800));
+        let want: Vec<(usize, usize)> = (0..8).map(|i| (2 * i, 2 * i + 2)).collect();
+        assert_eq!(groups, want);
+        let from_the_fifth = crate::pool(2)
+            .unwrap()
+            .install(|| part_groups(&blocks, 5, 15, 550));
+        assert_eq!(from_the_fifth[..2], [(5, 7), (7, 9)]);
+        assert_eq!(from_the_fifth.last(), Some(&(15, 16)));
+    }
+
+    #[test]
+    fn a_run_hands_back_its_pages_every_16_mib() {
+        // The serial path and a speculative part each hand back what they decoded once it is
+        // 16 MiB (RELEASE_BYTES) or more, at the start of the next sample: over 34 MiB of
+        // samples, two ranges of 16 MiB and less than a sample more, one after the other.
+        let step = PLAIN_SAMPLE.len() + 2; // and ", "
+        let (text, open) = plain_dump((34 << 20) / step);
+        let data = text.as_bytes();
+        let runs_of = |recorded: Recorded, from: usize| {
+            let mut ranges = recorded.0.into_inner().unwrap();
+            ranges.sort_unstable();
+            ranges.retain(|&(start, end)| (start, end) != (open + 1, data.len()));
+            assert_eq!(ranges.len(), 2, "{ranges:?}");
+            assert_eq!(ranges[0].0, from);
+            assert_eq!(ranges[0].1, ranges[1].0);
+            for (start, end) in ranges {
+                assert!((RELEASE_BYTES..RELEASE_BYTES + step).contains(&(end - start)));
+            }
+        };
+        let serial = Recorded::default();
+        let progress = Progress::default();
+        serial_samples(data, open, &|s, e| serial.release(s, e), &progress).unwrap();
+        runs_of(serial, open);
+        let part = Recorded::default();
+        speculative_samples(
+            data,
+            open,
+            data.len(),
+            &|s, e| part.release(s, e),
+            &progress,
+        )
+        .unwrap();
+        runs_of(part, open + 1);
+    }
+
     #[test]
     fn bad_documents_are_errors_naming_the_sample() {
         let bad = DUMP.replace(r#""offset": 5"#, r#""offset": "5""#);
