@@ -186,6 +186,13 @@ def test_gpu_lead_names_the_heaviest_kernel_of_every_run() -> None:
     untimed_runs = _table("runs", {"run": ["a", "b"], "time_us": [None, None]})
     gpu = SimpleNamespace(runs=untimed_runs, kernel_rows=2, kernels=())
     assert leads.gpu_lead(gpu) == "4 GPU runs, none with a time."  # type: ignore[arg-type]
+    # a kernel table whose heaviest kernel took no time is not heavier than one that took some
+    idle = _kernels("Kernels of idle", ["nop"], [0.0])
+    tiny = _kernels("Kernels of tiny", ["k"], [0.4])
+    gpu = SimpleNamespace(runs=untimed_runs, kernel_rows=0, kernels=(idle, tiny))
+    assert leads.gpu_lead(gpu) == (  # type: ignore[arg-type]
+        "2 GPU runs; the heaviest kernel is k, 0.4000 µs in all (tiny)."
+    )
 
 
 def test_tile_ops_lead_names_the_heaviest_op_over_every_chip() -> None:
