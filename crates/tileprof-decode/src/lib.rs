@@ -103,3 +103,44 @@ pub fn part_ranges(start: usize, len: usize, part_bytes: usize) -> Vec<(usize, u
         .map(|(&from, &to)| (from, to))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_guess_is_a_brace_after_a_close_and_a_comma_where_an_element_decodes() {
+        let data = br#"[{"a": 1}, {"b": "}, {x"} ,	{"c": 3},{"d": 4}]"#;
+        let at = |text: &str| data.windows(text.len()).position(|w| w == text.as_bytes());
+        let (b, x, c, d) = (at(r#"{"b""#), at("{x"), at(r#"{"c""#), at(r#"{"d""#));
+        let every = |_: usize| true;
+        let len = data.len();
+        // the first `{` follows `[`, not `},`: not a guess
+        assert_eq!(guess_start(data, 0, len, every), b);
+        // inside a string, after "}, ": a guess all the same, unless it does not decode
+        assert_eq!(guess_start(data, b.unwrap() + 1, len, every), x);
+        assert_eq!(guess_start(data, b.unwrap() + 1, len, |p| Some(p) != x), c);
+        // white space either side of the comma, or none
+        assert_eq!(guess_start(data, c.unwrap(), len, every), c);
+        assert_eq!(guess_start(data, c.unwrap() + 1, len, every), d);
+        assert_eq!(guess_start(data, d.unwrap() + 1, len, every), None);
+        // the range ends before the next start: none in it
+        assert_eq!(guess_start(data, 0, b.unwrap(), every), None);
+        assert_eq!(guess_start(data, 0, len, |_| false), None);
+        // a comma or a brace at the very start has nothing before it
+        assert_eq!(guess_start(b",{", 0, 2, every), None);
+        assert_eq!(guess_start(b"  ,{", 0, 4, every), None);
+        assert_eq!(guess_start(b"},{", 0, 3, every), Some(2));
+        assert_eq!(guess_start(b"} , {", 0, 5, every), Some(4));
+        assert_eq!(guess_start(b"{", 0, 1, every), None);
+    }
+
+    #[test]
+    fn parts_cut_the_range_into_pieces_of_the_size_asked_the_last_shorter() {
+        assert_eq!(part_ranges(3, 10, 3), vec![(3, 6), (6, 9), (9, 10)]);
+        assert_eq!(part_ranges(3, 9, 3), vec![(3, 6), (6, 9)]);
+        assert_eq!(part_ranges(0, 2, 0), vec![(0, 1), (1, 2)]);
+        assert_eq!(part_ranges(5, 5, 4), vec![]);
+        assert_eq!(part_ranges(0, 4, 100), vec![(0, 4)]);
+    }
+}

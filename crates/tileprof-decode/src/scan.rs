@@ -502,6 +502,18 @@ mod tests {
     }
 
     #[test]
+    fn every_block_starts_inside_the_text_once() {
+        // Nominal starts every `size` bytes, each moved past an escape or a UTF-8 character;
+        // one moved to the end of the text is no block (an empty last block is work for
+        // nothing), and two moved to the same place are one block (2 and 4 past `\\\b`).
+        assert_eq!(block_starts(b"abcdef", 2), vec![0, 2, 4]);
+        assert_eq!(block_starts(br"a\\\", 2), vec![0]);
+        assert_eq!(block_starts(br"a\\\bc", 2), vec![0, 5]);
+        assert_eq!(block_starts("aé".as_bytes(), 2), vec![0]);
+        assert_eq!(block_starts(b"", 4), vec![0]);
+    }
+
+    #[test]
     fn quotes_inside_strings_and_escaped_quotes_are_not_structure() {
         let summary = summarise(br#""{[\"]}""#);
         assert_eq!(summary.delta, [0, 0]);
