@@ -207,6 +207,12 @@ def test_tile_ops_lead_names_the_heaviest_op_over_every_chip() -> None:
     )
     assert leads.tile_ops_lead([chip2]) == "1 chip, no op with a time."
     assert leads.tile_ops_lead([]) == "0 chips, no op with a time."
+    # the total's column read wherever it is, the first included
+    first_a = ChartedTable("Ops of a", _table("k", {"total_us": [5.0], "kernel": ["x"]}))
+    first_b = ChartedTable("Ops of b", _table("k", {"total_us": [10.0], "kernel": ["y"]}))
+    assert leads.tile_ops_lead([first_a, first_b]) == (
+        "2 chips; the heaviest op is y, 10 µs in all (b)."
+    )
 
 
 # ---------------------------------------------------------------- breakdown
