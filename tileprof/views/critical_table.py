@@ -81,18 +81,23 @@ def what_if_lines(result: CriticalPath) -> list[str]:
     return lines
 
 
+def _plain_columns(
+    fit: Fit, cells: Sequence[tuple[str, ...]], right: tuple[bool, ...]
+) -> list[PlainColumn]:
+    """The columns of ``fit``'s titles from the rows' cells (each empty where no row is)."""
+    columns = list(zip(*cells, strict=True)) if cells else [()] * len(right)
+    return [
+        PlainColumn(t, list(c), right=r) for t, c, r in zip(fit.titles, columns, right, strict=True)
+    ]
+
+
 def _group_columns(result: CriticalPath) -> list[PlainColumn]:
     rows = result.groups.iter_rows(named=True)
     cells = [
         (_epoch(r["epoch"]), str(r["group"]), number(r["pathCycles"]), _percent(r["share"]))
         for r in rows
     ]
-    columns = list(zip(*cells, strict=True)) if cells else [()] * 4
-    right = (True, False, True, True)
-    return [
-        PlainColumn(t, list(c), right=r)
-        for t, c, r in zip(GROUP_FIT.titles, columns, right, strict=True)
-    ]
+    return _plain_columns(GROUP_FIT, cells, (True, False, True, True))
 
 
 def _candidate_columns(result: CriticalPath) -> list[PlainColumn]:
@@ -107,12 +112,7 @@ def _candidate_columns(result: CriticalPath) -> list[PlainColumn]:
         )
         for r in rows
     ]
-    columns = list(zip(*cells, strict=True)) if cells else [()] * 5
-    right = (True, False, True, True, True)
-    return [
-        PlainColumn(t, list(c), right=r)
-        for t, c, r in zip(CANDIDATE_FIT.titles, columns, right, strict=True)
-    ]
+    return _plain_columns(CANDIDATE_FIT, cells, (True, False, True, True, True))
 
 
 def _table(columns: list[PlainColumn], name: str, fit: Fit, width: int | None) -> list[str]:
