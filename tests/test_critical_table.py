@@ -314,6 +314,38 @@ def test_the_gpu_text_whole() -> None:
     assert gpu_critical_text({**GPU_DOCUMENT, "job": None}) == no_job
 
 
+def test_a_trace_s_withheld_candidates_are_withheld_at_each_of_its_steps() -> None:
+    """Every step of a trace whose failed checks undermine its candidates says why in their
+    place, each reason once, and the trace's other steps and the next trace still follow."""
+    (first, second) = GPU_DOCUMENT["traces"]
+    step = first["steps"][0]
+    again = {**step, "step": 7, "whatIf": None, "candidates": []}
+    reasons = ["a.json: check x failed", "job: check y failed"]
+    withheld = {**first, "steps": [step, again], "candidatesWithheld": reasons}
+    text = gpu_critical_text({**GPU_DOCUMENT, "traces": [withheld, second], "job": None})
+    not_given = (
+        "  largest gain first: not given: a.json: check x failed\n    also: job: check y failed\n"
+    )
+    assert text == (
+        "Critical path of a.json\n"
+        "step 6: path 4.0 µs\n"
+        "  cpu                   1.0 µs  25.0%\n"
+        "  launch                3.0 µs  75.0%\n"
+        "  what-if no-launch + scale:gemm=0.5: 2.5 µs, gain 1.5 µs\n"
+        "  note: roofline: none\n"
+        f"{not_given}"
+        "step 7: path 4.0 µs\n"
+        "  cpu                   1.0 µs  25.0%\n"
+        "  launch                3.0 µs  75.0%\n"
+        f"{not_given}"
+        "Critical path of b.sqlite pid 7\n"
+        "the whole trace: path 0.0 µs\n"
+        "  cpu                   0.0 µs   0.0%\n"
+        "  launch                0.0 µs   0.0%\n"
+        "  largest gain first:\n"
+    )
+
+
 def test_the_gpu_csv_whole() -> None:
     head = "trace,rank,step,pathNs,cpuNs,launchNs,whatIfNs,gainNs\n"
     rows = "a.json,0,6,4000,1000,3000,2500,1500\nb.sqlite pid 7,,,0,0,0,,\n"
