@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -239,7 +240,7 @@ def test_json_refuses_a_value_that_is_not_a_number() -> None:
 
 LONG = "scale:" + "k" * 100 + "=0.5"
 
-GPU_DOCUMENT = {
+GPU_DOCUMENT: dict[str, Any] = {
     "edits": ["no-launch", "scale:gemm=0.5"],
     "traces": [
         {
