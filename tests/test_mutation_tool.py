@@ -51,13 +51,10 @@ def test_a_run_of_some_functions_draws_from_their_mutants_only(tmp_path: Path) -
     assert tool.sampled(tmp_path, [], path, dotted, 10, 38) == sorted(NAMES)
 
 
-def test_a_native_outcome_is_kept_under_its_file_s_text(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_native_outcome_is_kept_under_its_file_s_text(tmp_path: Path) -> None:
     """tools/mutation_native.py reuses an outcome only while the mutated file is unchanged: a
     mutant of the same name in an edited file is another mutant (a rewritten function's)."""
     native = load_tool("mutation_native")
-    monkeypatch.setattr(native, "ROOT", tmp_path)
     source = tmp_path / "crates/x/src/lib.rs"
     source.parent.mkdir(parents=True)
     source.write_text("fn a() -> u8 { 1 }\n")
@@ -65,12 +62,12 @@ def test_a_native_outcome_is_kept_under_its_file_s_text(
         "name": "crates/x/src/lib.rs:1:16: replace a -> u8 with 0",
         "file": "crates/x/src/lib.rs",
     }
-    before = native.record_key(mutant, {})
+    before = native.record_key(mutant, {}, tmp_path)
     assert before.startswith(mutant["name"] + " @")
-    assert native.record_key(mutant, {}) == before
+    assert native.record_key(mutant, {}, tmp_path) == before
     source.write_text("fn a() -> u8 { 2 }\n")
-    assert native.record_key(mutant, {}) != before
+    assert native.record_key(mutant, {}, tmp_path) != before
     other = {"name": "crates/x/src/lib.rs:1:16: replace a -> u8 with 1", "file": mutant["file"]}
     digests: dict[str, str] = {}
-    digest = native.record_key(mutant, digests).split(" @")[1]
-    assert native.record_key(other, digests) == f"{other['name']} @{digest}"
+    digest = native.record_key(mutant, digests, tmp_path).split(" @")[1]
+    assert native.record_key(other, digests, tmp_path) == f"{other['name']} @{digest}"

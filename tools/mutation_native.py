@@ -74,12 +74,13 @@ def list_mutants() -> list[dict]:
     return sorted(json.loads(listing), key=lambda mutant: mutant["name"])
 
 
-def record_key(mutant: dict, digests: dict[str, str]) -> str:
-    """The name an outcome is kept under: the mutant's, and its file's digest (a mutant of a
-    file edited since is another mutant, even where its name is the same)."""
+def record_key(mutant: dict, digests: dict[str, str], sources: Path) -> str:
+    """The name an outcome is kept under: the mutant's, and the digest of its file as
+    ``sources`` (the scratch copy the mutants are applied to) holds it unmutated (a mutant of
+    a file edited since is another mutant, even where its name is the same)."""
     file = mutant["file"]
     if file not in digests:
-        digests[file] = hashlib.sha256((ROOT / file).read_bytes()).hexdigest()[:16]
+        digests[file] = hashlib.sha256((sources / file).read_bytes()).hexdigest()[:16]
     return f"{mutant['name']} @{digests[file]}"
 
 
@@ -147,7 +148,7 @@ def main() -> int:
         mutants = [m for m in mutants if (m.get("function") or {}).get("function_name") in named]
     digests: dict[str, str] = {}
     if args.verify:
-        chosen = [m for m in mutants if outcomes.get(record_key(m, digests)) == "missed"]
+        chosen = [m for m in mutants if outcomes.get(record_key(m, digests, scratch)) == "missed"]
     elif args.sample:
         chosen = random.Random(args.seed).sample(mutants, min(args.sample, len(mutants)))
         chosen = sorted(chosen, key=lambda mutant: mutant["name"])
@@ -157,7 +158,7 @@ def main() -> int:
         print("the unmutated module does not build or its tests fail", file=sys.stderr)
         return 1
     for mutant in chosen:
-        key = record_key(mutant, digests)
+        key = record_key(mutant, digests, scratch)
         if key in outcomes and not args.verify:
             continue
         tests = selections[Path(mutant["file"]).name]
@@ -165,7 +166,7 @@ def main() -> int:
         outcomes[key] = try_mutant(scratch, mutant, tests, args.timeout)
         print(f"{outcomes[key]:9} {time.monotonic() - started:5.0f} s  {key}", flush=True)
         record.write_text(json.dumps(outcomes, indent=1, sort_keys=True), encoding="utf-8")
-    counts = Counter(outcomes[record_key(mutant, digests)] for mutant in chosen)
+    counts = Counter(outcomes[record_key(mutant, digests, scratch)] for mutant in chosen)
     print(f"{PACKAGE}: {dict(sorted(counts.items()))} of {len(chosen)} chosen ({len(mutants)})")
     build(scratch)  # the unmutated module again
     return 0
