@@ -490,6 +490,8 @@ pub(crate) fn events_from(
         let run = run_from(data, start, limit, rows)?;
         return Ok((run.columns, run.events, run.next));
     };
+    let part_bytes =
+        crate::balanced_part_bytes(limit - start, part_bytes, pool.current_num_threads());
     let ranges = crate::part_ranges(start, limit, part_bytes);
     let parts: Vec<Option<(usize, Result<Run, Declined>)>> = pool.install(|| {
         ranges

@@ -104,6 +104,15 @@ pub fn part_ranges(start: usize, len: usize, part_bytes: usize) -> Vec<(usize, u
         .collect()
 }
 
+/// The part size, at most `part_bytes`, that cuts `len` bytes into a whole number of parts
+/// for each of `threads` threads: a window cut in three parts on two threads took as long as
+/// two parts in a row, one thread idle while the other decoded the third.
+pub fn balanced_part_bytes(len: usize, part_bytes: usize, threads: usize) -> usize {
+    let threads = threads.max(1);
+    let parts = len.div_ceil(part_bytes.max(1)).div_ceil(threads) * threads;
+    len.div_ceil(parts.max(1)).max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,5 +151,20 @@ mod tests {
         assert_eq!(part_ranges(0, 2, 0), vec![(0, 1), (1, 2)]);
         assert_eq!(part_ranges(5, 5, 4), vec![]);
         assert_eq!(part_ranges(0, 4, 100), vec![(0, 4)]);
+    }
+
+    #[test]
+    fn a_balanced_part_gives_each_thread_as_many_parts() {
+        // 48 bytes in parts of at most 16 on two threads: four of 12, not three of 16
+        assert_eq!(balanced_part_bytes(48, 16, 2), 12);
+        assert_eq!(part_ranges(0, 48, balanced_part_bytes(48, 16, 2)).len(), 4);
+        assert_eq!(balanced_part_bytes(64, 16, 2), 16);
+        assert_eq!(balanced_part_bytes(50, 16, 2), 13); // four parts, the last of 11
+        assert_eq!(part_ranges(0, 50, 13).len(), 4);
+        assert_eq!(balanced_part_bytes(48, 16, 1), 16);
+        assert_eq!(balanced_part_bytes(48, 16, 0), 16);
+        assert_eq!(balanced_part_bytes(10, 16, 4), 3); // four parts of 3, the last of 1
+        assert_eq!(balanced_part_bytes(0, 16, 2), 1);
+        assert_eq!(balanced_part_bytes(7, 0, 2), 1);
     }
 }
