@@ -7,6 +7,7 @@ import csv
 import dataclasses
 import gzip
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -527,7 +528,8 @@ def test_breakdown_figures_hold_for_any_events(
             (pl.col("launch_start") * 1000).alias("launch_start_ns"),
         )
     )  # fmt: skip
-    row = breakdown([GpuTimeline("t", events, empty_steps())]).rows.row(0, named=True)
+    result = breakdown([GpuTimeline("t", events, empty_steps())])
+    row = result.rows.row(0, named=True)
 
     def spans(*kinds: str) -> list[tuple[float, float]]:
         return [(r["start"], r["end"]) for r in rows if r["kind"] in kinds]
@@ -545,6 +547,17 @@ def test_breakdown_figures_hold_for_any_events(
     launches = [(r["start"], r["end"], r["launch_start"]) for r in rows]
     host, kernel, other = _gap_classes(launches, KERNEL_WAIT_US)
     assert causes == pytest.approx([host, kernel, other], abs=1e-9)
+    # the launch delays' nearest-rank percentiles, by a plain sort
+    delays = sorted(
+        r["start"] - r["launch_start"]
+        for r in rows
+        if r["kind"] in ("kernel", "comm") and r["launch_start"] is not None
+    )
+    ranked = [delays[max(math.ceil(len(delays) * p) - 1, 0)] if delays else None
+              for p in (0.5, 0.95, 0.99)]  # fmt: skip
+    launch = result.launches.row(0, named=True)
+    got = [launch[f"launch_delay_us_p{n}"] for n in (50, 95, 99)]
+    assert got == pytest.approx(ranked) if delays else got == ranked
 
 
 def test_a_step_annotation_naming_no_device_applies_to_every_device(tmp_path: Path) -> None:

@@ -44,6 +44,19 @@ def test_the_union_is_the_sweeps_interval_for_interval(drawn: list[tuple[int, in
     assert union_length(starts, ends) == sum(b - a for a, b in expected)
 
 
+@given(_SPANS)
+def test_intervals_in_start_order_give_the_sweeps_union_whatever_the_order_of_ties(
+    drawn: list[tuple[int, int]],
+) -> None:
+    """``union`` takes intervals already in start order as they are (ties in any order of
+    their ends, as drawn): the union is still the sweep's."""
+    in_start_order = sorted(drawn, key=lambda span: span[0])
+    starts, ends = _arrays(in_start_order)
+    s, e = union(starts, ends)
+    expected = plain_union([(a, a + d) for a, d in drawn])
+    assert list(zip(s.tolist(), e.tolist(), strict=True)) == expected
+
+
 def test_touching_intervals_merge_and_a_gap_keeps_them_apart() -> None:
     starts, ends = np.array([10, 0, 25, 20]), np.array([20, 10, 30, 21])
     s, e = union(starts, ends)
@@ -51,6 +64,9 @@ def test_touching_intervals_merge_and_a_gap_keeps_them_apart() -> None:
     assert union_length(starts, ends) == 26.0
     nested_s, nested_e = union(np.array([0, 2, 1]), np.array([10, 3, 12]))
     assert nested_s.tolist() == [0] and nested_e.tolist() == [12]
+    # in start order, a tie's longer interval first: the block ends at the larger end
+    tied_s, tied_e = union(np.array([0, 0, 5, 14]), np.array([12, 3, 6, 15]))
+    assert tied_s.tolist() == [0, 14] and tied_e.tolist() == [12, 15]
 
 
 def test_no_intervals() -> None:

@@ -17,11 +17,18 @@ Times = npt.NDArray[Any]
 
 
 def union(starts: Times, ends: Times) -> tuple[Times, Times]:
-    """The union of intervals [start, end) as disjoint sorted intervals; touching ones merge."""
+    """The union of intervals [start, end) as disjoint sorted intervals; touching ones merge.
+
+    Intervals already in start order (the breakdown's windows are) are not sorted again: the
+    order among equal starts changes nothing, as neither opens a block after the first and a
+    block's end is the largest of its ends."""
     if starts.size == 0:
         return starts, ends
-    order = np.lexsort((ends, starts))
-    s, e = starts[order], ends[order]
+    if bool(np.all(starts[1:] >= starts[:-1])):
+        s, e = starts, ends
+    else:
+        order = np.lexsort((ends, starts))
+        s, e = starts[order], ends[order]
     reach = np.maximum.accumulate(e)
     opens = np.empty(s.size, dtype=bool)
     opens[0] = True
