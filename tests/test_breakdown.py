@@ -560,6 +560,26 @@ def test_breakdown_figures_hold_for_any_events(
     assert got == pytest.approx(ranked) if delays else got == ranked
 
 
+def test_a_kernel_as_long_as_its_launch_call_is_not_shorter_than_it() -> None:
+    """``shorter_than_launch`` counts kernels that ran for less time than their own launch
+    call took (docs/metrics.md): one as long as its call is not among them."""
+    from tileprof.core.gpu_events import GpuTimeline, as_gpu_events, empty_steps
+
+    # (start, length) of each kernel; every launch call starts 100 ns before its kernel and
+    # takes 50 ns
+    kernels = [(1_000, 40), (2_000, 50), (3_000, 60)]
+    events = as_gpu_events(
+        pl.DataFrame({
+            "device": [0] * 3, "stream": [7] * 3, "kind": ["kernel"] * 3, "name": ["k"] * 3,
+            "start_ns": [a for a, _ in kernels], "end_ns": [a + n for a, n in kernels],
+            "launch_start_ns": [a - 100 for a, _ in kernels],
+            "launch_end_ns": [a - 50 for a, _ in kernels],
+        })
+    )  # fmt: skip
+    launch = breakdown([GpuTimeline("t", events, empty_steps())]).launches.row(0, named=True)
+    assert (launch["launched"], launch["shorter_than_launch"]) == (3, 1)
+
+
 def test_a_step_annotation_naming_no_device_applies_to_every_device(tmp_path: Path) -> None:
     events = [dict(e) for e in HAND_BUILT["traceEvents"]]
     events[0]["pid"] = "GPU stream"  # the ProfilerStep#3 annotation
