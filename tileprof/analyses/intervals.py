@@ -19,9 +19,9 @@ Times = npt.NDArray[Any]
 def union(starts: Times, ends: Times) -> tuple[Times, Times]:
     """The union of intervals [start, end) as disjoint sorted intervals; touching ones merge.
 
-    Intervals already in start order (the breakdown's windows are) are not sorted again: the
-    order among equal starts changes nothing, as neither opens a block after the first and a
-    block's end is the largest of its ends."""
+    Intervals already in start order (the breakdown's windows are) are not sorted again: as
+    each ends at or after its start, the order among equal starts changes nothing (none but
+    the first can open a block, and a block's end is the largest of its ends)."""
     if starts.size == 0:
         return starts, ends
     if bool(np.all(starts[1:] >= starts[:-1])):
