@@ -477,6 +477,21 @@ def test_data_rows_and_counters_are_the_metadata_of_the_zone_they_were_written_i
     assert f"{len(got) + 1} other data rows (TS_EVENT" in note
 
 
+def test_one_log_gives_the_same_figures_on_every_run(tmp_path: Path) -> None:
+    """Every figure is the same on every run of one log. polars' float ``sum`` adds in blocks
+    whose bounds vary from call to call, so the epoch's load balance (a sum of its
+    supersteps' mean busy cycles) once differed in its last digit from run to run."""
+    path = tmp_path / "profile_log_device.csv"
+    _write_log(path, "new", _markers("new", seed=13), full_at=-1)
+    runner = CliRunner()
+    outputs = set()
+    for _ in range(20):
+        result = runner.invoke(cli, ["supersteps", str(path), "--format", "json"])
+        assert result.exit_code == 0, result.output
+        outputs.add(result.stdout)
+    assert len(outputs) == 1
+
+
 def test_current_risc_names_are_compute_as_the_older_ones(tmp_path: Path) -> None:
     """Current tt-metal names the TRISCs ``TRISC_0``…: the same log with either spelling
     gives the same supersteps (every RISC's kernel zone is compute)."""

@@ -598,14 +598,21 @@ def _epoch_pop(tiles: pl.LazyFrame) -> pl.LazyFrame:
     """Per epoch, over its supersteps: Σ mean busy and Σ max busy (over each superstep's
     active tiles), Σ (max − busy) and the largest start skew (docs/metrics.md, "Imbalance
     (POP)": the epoch's load balance is Σ mean / Σ max, not mean / max of per-tile totals)."""
-    per_step = tiles.group_by(_E, _K).agg(
-        _mean=pl.col("busy").mean(),
-        _max=pl.col("busy").max(),
-        _lost=(pl.col("busy").max() * pl.len() - pl.col("busy").sum()),
-        _skew=pl.col("lateStart").max() - pl.col("lateStart").min(),
+    per_step = (
+        tiles.group_by(_E, _K)
+        .agg(
+            _mean=pl.col("busy").mean(),
+            _max=pl.col("busy").max(),
+            _lost=(pl.col("busy").max() * pl.len() - pl.col("busy").sum()),
+            _skew=pl.col("lateStart").max() - pl.col("lateStart").min(),
+        )
+        .sort(_E, _K)
     )
     return per_step.group_by(_E).agg(
-        _meanBusy=pl.col("_mean").sum(),
+        # the means added one after another in superstep order: polars' float `sum` adds in
+        # blocks whose bounds vary from call to call (polars 2.2.0: the same log gave
+        # 25248.0 and 25248.000000000004), and a printed figure must not
+        _meanBusy=pl.col("_mean").cum_sum().last(),
         _maxBusy=pl.col("_max").sum(),
         imbalanceCycles=pl.col("_lost").sum().cast(pl.Int64),
         maxStartSkewCycles=pl.col("_skew").max().cast(pl.Int64),
