@@ -478,9 +478,9 @@ def test_data_rows_and_counters_are_the_metadata_of_the_zone_they_were_written_i
 
 
 def test_one_log_gives_the_same_figures_on_every_run(tmp_path: Path) -> None:
-    """Every figure is the same on every run of one log. polars' float ``sum`` adds in blocks
-    whose bounds vary from call to call, so the epoch's load balance (a sum of its
-    supersteps' mean busy cycles) once differed in its last digit from run to run."""
+    """Every figure is the same on every run of one log: the epoch's load balance (a sum of
+    its supersteps' mean busy cycles) once differed in its last digit from run to run, as a
+    polars ``sum`` in a lazy group_by added the same rows in different orders."""
     path = tmp_path / "profile_log_device.csv"
     _write_log(path, "new", _markers("new", seed=13), full_at=-1)
     runner = CliRunner()

@@ -609,9 +609,9 @@ def _epoch_pop(tiles: pl.LazyFrame) -> pl.LazyFrame:
         .sort(_E, _K)
     )
     return per_step.group_by(_E).agg(
-        # the means added one after another in superstep order: polars' float `sum` adds in
-        # blocks whose bounds vary from call to call (polars 2.2.0: the same log gave
-        # 25248.0 and 25248.000000000004), and a printed figure must not
+        # the means added one after another in superstep order: this plan's `sum` of the same
+        # sorted rows gave 25248.0 on some calls and 25248.000000000004 on others (polars
+        # 2.2.0, on one thread too), and a printed figure must not move between two runs
         _meanBusy=pl.col("_mean").cum_sum().last(),
         _maxBusy=pl.col("_max").sum(),
         imbalanceCycles=pl.col("_lost").sum().cast(pl.Int64),
