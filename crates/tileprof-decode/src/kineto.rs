@@ -574,11 +574,16 @@ fn run_from(data: &[u8], first: usize, to: usize, rows: Rows) -> Result<Run, Dec
     let mut position = first;
     let mut index = 0i64;
     loop {
-        let (event, end) = match crate::kineto_fast::event_at(data, position) {
-            Some(found) => found,
-            None => serde_event(data, position, index)?,
+        let mut event = Event::default();
+        let end = match crate::kineto_fast::read_event(data, position, &mut event) {
+            Some(end) => end,
+            None => {
+                let (read, end) = serde_event(data, position, index)?;
+                event = read;
+                end
+            }
         };
-        keep(&mut columns, event, index, (position, end))?;
+        keep(&mut columns, &event, index, (position, end))?;
         index += 1;
         let after = skip_space(data, end);
         let stop = match data.get(after) {
@@ -619,7 +624,7 @@ fn placeable(us: f64) -> bool {
 /// the document, whether or not the event is filed).
 fn keep(
     columns: &mut KinetoColumns,
-    event: Event<'_>,
+    event: &Event<'_>,
     index: i64,
     span: (usize, usize),
 ) -> Result<(), Declined> {
@@ -632,7 +637,8 @@ fn keep(
     let Some(cat) = event.cat.as_deref().filter(|c| KEPT_CATEGORIES.contains(c)) else {
         return Ok(());
     };
-    let args = event.args.unwrap_or_default();
+    let args = event.args.as_ref();
+    let stream = args.map_or(Stream::None, |a| a.stream);
     if GPU_CATEGORIES.contains(&cat) {
         let (Some(ts), Some(dur)) = (event.ts, event.dur) else {
             return Err(declined(format!(
@@ -644,11 +650,11 @@ fn keep(
                 "event {index}: GPU event unnamed or unplaceable"
             )));
         }
-        if matches!(args.stream, Stream::Other) {
+        if matches!(stream, Stream::Other) {
             return Err(declined(format!("event {index}: stream not an integer")));
         }
     }
-    let Some(thread) = event.pid.python.zip(event.tid.python) else {
+    let Some(thread) = event.pid.python.as_deref().zip(event.tid.python.as_deref()) else {
         return Err(declined(format!(
             "event {index}: pid or tid of a kind Python's text of it cannot be held to"
         )));
@@ -665,13 +671,13 @@ fn keep(
     columns.ts.push(event.ts);
     columns.dur.push(event.dur);
     columns.pid.push(event.pid.int);
-    columns.device.push(args.device);
-    columns.stream.push(match args.stream {
+    columns.device.push(args.and_then(|a| a.device));
+    columns.stream.push(match stream {
         Stream::Int(value) => Some(value),
         _ => None,
     });
-    columns.correlation.push(args.correlation);
-    columns.external_id.push(args.external_id);
+    columns.correlation.push(args.and_then(|a| a.correlation));
+    columns.external_id.push(args.and_then(|a| a.external_id));
     columns.start.push(span.0 as u64);
     columns.end.push(span.1 as u64);
     if columns.rows == Rows::All {
@@ -683,31 +689,41 @@ fn keep(
 /// File an event's texts that only the op rows and the run table read (`grid`, `block`,
 /// `input_type`, `thread` and the op arguments' JSON): a read for a timeline
 /// (`Rows::Timeline`) leaves these columns empty.
-fn file_op_texts(columns: &mut KinetoColumns, args: Args<'_>, thread: (Cow<str>, Cow<str>)) {
+fn file_op_texts(columns: &mut KinetoColumns, args: Option<&Args<'_>>, thread: (&str, &str)) {
     let texts = &mut columns.texts;
-    let dims = |values: Option<Vec<i64>>, texts: &mut Texts| match values {
+    let dims = |values: Option<&Vec<i64>>, texts: &mut Texts| match values {
         Some(values) if !values.is_empty() => {
             let text: Vec<String> = values.iter().map(i64::to_string).collect();
             texts.code(&text.join("x"))
         }
         _ => NONE,
     };
-    columns.grid.push(dims(args.grid, texts));
-    columns.block.push(dims(args.block, texts));
-    columns.input_type.push(match args.input_type {
-        Some(types) if !types.is_empty() => texts.code(&python_json_list(&types)),
-        _ => NONE,
-    });
+    columns
+        .grid
+        .push(dims(args.and_then(|a| a.grid.as_ref()), texts));
+    columns
+        .block
+        .push(dims(args.and_then(|a| a.block.as_ref()), texts));
+    columns
+        .input_type
+        .push(match args.and_then(|a| a.input_type.as_ref()) {
+            Some(types) if !types.is_empty() => texts.code(&python_json_list(types)),
+            _ => NONE,
+        });
     columns
         .thread
-        .push(texts.code_joined(&thread.0, '/', &thread.1));
+        .push(texts.code_joined(thread.0, '/', thread.1));
     let raw = |text: Option<&str>, texts: &mut Texts| text.map_or(NONE, |t| texts.code(t));
-    columns.flops.push(raw(args.flops, texts));
-    columns.input_dims.push(raw(args.input_dims, texts));
+    columns.flops.push(raw(args.and_then(|a| a.flops), texts));
+    columns
+        .input_dims
+        .push(raw(args.and_then(|a| a.input_dims), texts));
     columns
         .concrete_inputs
-        .push(raw(args.concrete_inputs, texts));
-    columns.input_type_raw.push(raw(args.input_type_raw, texts));
+        .push(raw(args.and_then(|a| a.concrete_inputs), texts));
+    columns
+        .input_type_raw
+        .push(raw(args.and_then(|a| a.input_type_raw), texts));
 }
 
 /// A list of strings as Python's `json.dumps` writes it: `["a", "b"]`, non-ASCII as `\uXXXX`
