@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -331,10 +331,11 @@ def _time_row(events: _Events, window: _Window, kernel_wait_us: float) -> dict[s
     memcpy = kind == _CODE["memcpy"]
     computation = union_length(s[compute], e[compute])
     with_comm = union_length(s[compute | comm], e[compute | comm])
-    busy = union_length(s, e)
+    blocks = union(s, e)
+    busy = _length(blocks)
     total = span(s, e)
     idle = total - busy
-    host, kernel = _idle_causes(events, np.ones(s.size, dtype=bool), kernel_wait_us)
+    host, kernel = _idle_causes(events, blocks, kernel_wait_us)
     whole = (window.low, window.high) == _WHOLE
     return {
         "window_from": window.source,
@@ -359,27 +360,30 @@ def _us(ns: float) -> float:
     return ns / 1000.0
 
 
+def _length(blocks: tuple[Times, Times]) -> float:
+    """The length of a union's disjoint intervals (``intervals.union``), in their unit."""
+    return float(np.sum(blocks[1] - blocks[0]))
+
+
 def _idle_causes(
-    events: _Events, mask: np.ndarray[Any, np.dtype[np.bool_]], kernel_wait_us: float
+    events: _Events, blocks: tuple[Times, Times], kernel_wait_us: float
 ) -> tuple[float, float]:
-    """Host-wait and kernel-wait idle of the events under ``mask`` (HTA's classes).
+    """Host-wait and kernel-wait idle of ``events`` (HTA's classes), whose union is
+    ``blocks`` (``intervals.union``, made once by the caller for its busy time too).
 
     Each gap between busy periods is classed by the event that ends it (the first, by launch,
     to start the next busy period): host wait when its launch call started after the gap
     began, else kernel wait when the gap is shorter than ``kernel_wait_us``, else other.
     Lengths in ns.
     """
-    s, e, launch = events.start[mask], events.end[mask], events.launch[mask]
-    launched = events.launched[mask]
-    if s.size < 2:
-        return 0.0, 0.0
-    blocks_start, blocks_end = union(s, e)
+    blocks_start, blocks_end = blocks
     if blocks_start.size < 2:
         return 0.0, 0.0
     gap_from, gap_to = blocks_end[:-1], blocks_start[1:]
     gap = gap_to - gap_from
-    closer = np.searchsorted(s, gap_to, side="left")  # s is sorted: first event of the block
-    host = launched[closer] & (launch[closer] > gap_from)  # no launch known: never host wait
+    # the events are in start order: the first to start at a block's start opens it
+    closer = np.searchsorted(events.start, gap_to, side="left")
+    host = events.launched[closer] & (events.launch[closer] > gap_from)  # no launch: no host wait
     kernel = ~host & (gap < kernel_wait_us * 1000.0)
     return float(gap[host].sum()), float(gap[kernel].sum())
 
@@ -388,13 +392,14 @@ def _stream_row(
     events: _Events, mask: np.ndarray[Any, np.dtype[np.bool_]], stream: int, kernel_wait_us: float
 ) -> dict[str, Any]:
     """One stream's busy time and idle causes in the window (HTA's per-stream view)."""
-    s, e = events.start[mask], events.end[mask]
-    busy = union_length(s, e)
-    idle = span(s, e) - busy
-    host, kernel = _idle_causes(events, mask, kernel_wait_us)
+    mine = _Events(*(getattr(events, f.name)[mask] for f in fields(_Events)))
+    blocks = union(mine.start, mine.end)
+    busy = _length(blocks)
+    idle = span(mine.start, mine.end) - busy
+    host, kernel = _idle_causes(mine, blocks, kernel_wait_us)
     return {
         "stream": None if stream == -1 else stream,
-        "events": int(s.size),
+        "events": int(mine.start.size),
         "busy_us": _us(busy),
         "idle_us": _us(idle),
         "idle_host_wait_us": _us(host),
