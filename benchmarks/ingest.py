@@ -26,6 +26,8 @@ without it.
 from __future__ import annotations
 
 import argparse
+import compileall
+import functools
 import json
 import os
 import shutil
@@ -217,8 +219,21 @@ class StageFailed(Exception):
     """A stage's process failed; the message says how (e.g. out of memory)."""
 
 
+@functools.cache
+def compiled_bytecode() -> None:
+    """Compile tileprof's modules to bytecode once, as an installed package has them (pip
+    compiles at install; an editable checkout writes them on its first run). Where
+    ``PYTHONDONTWRITEBYTECODE`` is set, as on the machines these figures were taken on, every
+    command would otherwise compile its modules from source: 0.07 s of each ``breakdown``."""
+    import tileprof
+
+    compileall.compile_dir(Path(tileprof.__file__).parent, quiet=1)
+
+
 def measure(command: list[str], env: dict[str, str], limit_gb: int = 0) -> dict[str, float]:
-    """One timed run of ``command`` in a fresh process (address space bounded if ``limit_gb``)."""
+    """One timed run of ``command`` in a fresh process (address space bounded if ``limit_gb``),
+    tileprof's modules compiled first (``compiled_bytecode``)."""
+    compiled_bytecode()
     done = subprocess.run(
         [sys.executable, "-c", _WRAPPER, str(limit_gb * 2**30), *command],
         capture_output=True,
