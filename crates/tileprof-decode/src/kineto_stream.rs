@@ -12,6 +12,12 @@
 //! document, as the in-memory decoder would. A document that is declined is so read to its
 //! end, at most twice over: the Python side then reads it whole anyway.
 //!
+//! While a window is decoded, the text after it is read on a thread of its own into a second
+//! buffer, after room for the quarter carried over, which is copied there once the window is
+//! decoded (`Window::decode_reading`, `Window::take_ahead`): the read, a copy out of the page
+//! cache as long as a third of the decode, no longer leaves the decoding threads idle, and
+//! the decoded text is never moved. The text held is the window and the next one's.
+//!
 //! The trace's bytes are gone once decoded, so the spans of the events whose free-form `args`
 //! the Python side reads (the NCCL parameters of the communication kernels and of the
 //! `record_param_comms` ops) are copied into `kept`, and those events' spans point there; the
@@ -30,7 +36,8 @@ use crate::kineto::{
 };
 use crate::skip_space;
 
-/// Bytes of text held at once (an event longer than a quarter of it grows it).
+/// Bytes of text decoded at once (an event longer than a quarter of it grows it); as much
+/// again is held while it is decoded, the text after it read ahead.
 pub const WINDOW_BYTES: usize = 64 << 20;
 /// The span of an event whose bytes were not kept.
 pub const NO_SPAN: u64 = u64::MAX;
@@ -117,7 +124,7 @@ pub struct StreamedTrace<C = KinetoColumns> {
 /// bytes (decoded on `split`'s pool in parts of its byte count); more than `limit` bytes of
 /// text (a gzip bomb) declines it, as does anything `kineto::decode` declines.
 pub fn decode_stream<C: WindowColumns>(
-    reader: impl Read,
+    reader: impl Read + Send,
     split: Option<(&rayon::ThreadPool, usize)>,
     window: usize,
     limit: u64,
@@ -125,6 +132,8 @@ pub fn decode_stream<C: WindowColumns>(
     let mut text = Window {
         reader,
         buf: Vec::new(),
+        start: 0,
+        spare: Vec::new(),
         checked: 0,
         eof: false,
         read: 0,
@@ -165,7 +174,7 @@ pub fn decode_stream<C: WindowColumns>(
                 if slot.is_some() {
                     return Err(declined("a top-level key twice"));
                 }
-                *slot = Some(text.buf[start..end].to_vec());
+                *slot = Some(text.text()[start..end].to_vec());
             }
             end
         };
@@ -177,20 +186,20 @@ pub fn decode_stream<C: WindowColumns>(
             _ => return Err(declined("syntax")),
         }
     }
-    if text.space_from(position + 1)? != text.buf.len() {
+    if text.space_from(position + 1)? != text.text().len() {
         return Err(declined("trailing data"));
     }
     if !seen_events {
         return Err(declined("no traceEvents"));
     }
-    text.consume(text.buf.len())?;
+    text.consume(text.text().len())?;
     Ok(trace)
 }
 
 /// Decode `traceEvents`, whose `[` is at `open` in the window, into `trace`, a window at a
 /// time; the position of its `]` in the window.
 fn stream_events<C: WindowColumns>(
-    text: &mut Window<impl Read>,
+    text: &mut Window<impl Read + Send>,
     open: usize,
     split: Option<(&rayon::ThreadPool, usize)>,
     window: usize,
@@ -206,18 +215,34 @@ fn stream_events<C: WindowColumns>(
         text.fill_to(window)?;
         let held = text.whole_characters()?;
         let limit = if text.eof { held } else { held - held / 4 };
-        let data = &text.buf[..held];
-        match C::decode_window(data, limit, split) {
+        // what the next window reads past the quarter carried over: read while this one is
+        // decoded
+        let ahead_len = window.saturating_sub(held / 4);
+        let (decoded, ahead) = text.decode_reading(held, held / 4, ahead_len, |data| {
+            C::decode_window(data, limit, split)
+        });
+        match decoded {
             Ok((part, count, next)) => {
-                trace.columns.take(part, events, data, &mut trace.kept);
+                trace
+                    .columns
+                    .take(part, events, &text.text()[..held], &mut trace.kept);
                 events += count;
-                match next {
-                    Next::End(close) => return Ok(close),
-                    Next::Event(next) => position = next,
+                // the text read ahead follows what is not decoded, the array's end too
+                let (done, end) = match next {
+                    Next::End(close) => (close, true),
+                    Next::Event(next) => (next, false),
+                };
+                text.consume(done)?;
+                text.take_ahead(ahead)?;
+                if end {
+                    return Ok(0);
                 }
+                position = 0;
             }
             Err(_) if !text.eof => {
-                text.more()?; // maybe an event the window cut: decode the window again, longer
+                // maybe an event the window cut: decode the window again, twice as long
+                text.take_ahead(ahead)?;
+                text.fill_to(held * 2)?;
                 position = 0;
             }
             Err(why) => return Err(why),
@@ -284,7 +309,12 @@ fn keep_comm_spans(part: &mut KinetoColumns, data: &[u8], kept: &mut Vec<u8>) {
 /// The text not yet decoded, read from `reader` as needed.
 struct Window<R> {
     reader: R,
+    /// The window's text is `buf[start..]`; the bytes before `start` are decoded.
     buf: Vec<u8>,
+    start: usize,
+    /// The other buffer, which the text after the window is read into while the window is
+    /// decoded (`decode_reading`), then swapped in (`take_ahead`).
+    spare: Vec<u8>,
     /// The window's first bytes known to be whole UTF-8 characters: each byte is checked once
     /// (checking the window again each time was 5% of a streamed decode, perf).
     checked: usize,
@@ -295,21 +325,34 @@ struct Window<R> {
     limit: u64,
 }
 
-impl<R: Read> Window<R> {
+/// What `Window::decode_reading` read past the window: where in `spare` it starts (the room
+/// left before it for the text carried over), how many bytes, and whether the text ended.
+struct Ahead(Result<(usize, usize, bool), Declined>);
+
+impl<R: Read + Send> Window<R> {
+    /// The window's text: positions are counted from its first byte.
+    fn text(&self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+
     /// How much of the window is whole UTF-8 characters (`whole_characters`). The event
     /// decoder's hand reader (`kineto_fast`) takes its texts unchecked, so it must only ever
     /// see text checked so.
     fn whole_characters(&mut self) -> Result<usize, Declined> {
-        let unchecked = &self.buf[self.checked..];
+        let unchecked = &self.buf[self.start + self.checked..];
         self.checked += whole_characters(unchecked, self.eof)?;
         Ok(self.checked)
     }
 
     /// Read until the window holds `len` bytes or the text ends.
     fn fill_to(&mut self, len: usize) -> Result<(), Declined> {
-        while self.buf.len() < len && !self.eof {
+        while self.text().len() < len && !self.eof {
+            let want = (len - self.text().len()).min(READ_BYTES);
+            if self.buf.capacity() - self.buf.len() < want && self.start > 0 {
+                self.buf.drain(..self.start); // room for the read before growing
+                self.start = 0;
+            }
             let old = self.buf.len();
-            let want = (len - old).min(READ_BYTES);
             self.buf
                 .try_reserve(want)
                 .map_err(|_| declined("the window could not grow"))?;
@@ -318,15 +361,77 @@ impl<R: Read> Window<R> {
             self.buf.truncate(old + *outcome.as_ref().unwrap_or(&0));
             match outcome {
                 Ok(0) => self.eof = true,
-                Ok(n) => {
-                    self.read += n as u64;
-                    if self.read > self.limit {
-                        return Err(declined("more text than the limit"));
-                    }
-                }
+                Ok(n) => self.count_read(n)?,
                 Err(error) if error.kind() == ErrorKind::Interrupted => {}
                 Err(error) => return Err(declined(format!("cannot read: {error}"))),
             }
+        }
+        Ok(())
+    }
+
+    fn count_read(&mut self, n: usize) -> Result<(), Declined> {
+        self.read += n as u64;
+        if self.read > self.limit {
+            return Err(declined("more text than the limit"));
+        }
+        Ok(())
+    }
+
+    /// `decode` of the window's first `held` bytes, while up to `len` bytes of the text after
+    /// the window are read into the spare buffer, after `room` bytes left for the text that
+    /// the next window carries over (nothing is read once the text has ended). The read is a
+    /// copy out of the page cache as long as a third of the decode: done on a thread of its
+    /// own, it no longer leaves the decoding threads idle.
+    fn decode_reading<T>(
+        &mut self,
+        held: usize,
+        room: usize,
+        len: usize,
+        decode: impl FnOnce(&[u8]) -> T,
+    ) -> (T, Ahead) {
+        let data = &self.buf[self.start..self.start + held];
+        if self.eof || len == 0 {
+            return (decode(data), Ahead(Ok((room, 0, self.eof))));
+        }
+        let (reader, spare) = (&mut self.reader, &mut self.spare);
+        std::thread::scope(|scope| {
+            let reading = std::thread::Builder::new()
+                .spawn_scoped(scope, move || read_ahead(reader, spare, room, len));
+            let decoded = decode(data);
+            let ahead = match reading {
+                Ok(reading) => reading
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                Err(_) => Ok((room, 0, false)), // no thread (no memory for its stack): read after
+            };
+            (decoded, Ahead(ahead))
+        })
+    }
+
+    /// Put what `decode_reading` read after the window's text (the text now carried over),
+    /// its read counted; a read that failed declines the document.
+    fn take_ahead(&mut self, ahead: Ahead) -> Result<(), Declined> {
+        let (room, len, eof) = ahead.0?;
+        self.count_read(len)?;
+        self.eof |= eof;
+        if len == 0 {
+            return Ok(());
+        }
+        let carried = self.buf.len() - self.start;
+        if carried <= room {
+            let at = room - carried;
+            self.spare[at..room].copy_from_slice(&self.buf[self.start..]);
+            self.spare.truncate(room + len);
+            std::mem::swap(&mut self.buf, &mut self.spare);
+            self.start = at;
+        } else {
+            // more carried over than the room kept (a window grown for a long event): joined
+            let from = self.buf.len();
+            self.buf
+                .try_reserve(len)
+                .map_err(|_| declined("the window could not grow"))?;
+            self.buf.extend_from_slice(&self.spare[room..room + len]);
+            debug_assert_eq!(self.buf.len(), from + len);
         }
         Ok(())
     }
@@ -337,7 +442,8 @@ impl<R: Read> Window<R> {
         if self.eof {
             return Ok(false);
         }
-        self.fill_to((self.buf.len() * 2).max(self.buf.len() + 1))?;
+        let len = self.text().len();
+        self.fill_to((len * 2).max(len + 1))?;
         Ok(true)
     }
 
@@ -345,8 +451,8 @@ impl<R: Read> Window<R> {
     /// end of the text).
     fn space_from(&mut self, mut at: usize) -> Result<usize, Declined> {
         loop {
-            let found = skip_space(&self.buf, at);
-            if found < self.buf.len() || !self.more()? {
+            let found = skip_space(self.text(), at);
+            if found < self.text().len() || !self.more()? {
                 return Ok(found);
             }
             at = found;
@@ -355,8 +461,8 @@ impl<R: Read> Window<R> {
 
     /// The byte at `at` (None past the end of the text).
     fn byte_at(&mut self, at: usize) -> Result<Option<u8>, Declined> {
-        while at >= self.buf.len() && self.more()? {}
-        Ok(self.buf.get(at).copied())
+        while at >= self.text().len() && self.more()? {}
+        Ok(self.text().get(at).copied())
     }
 
     /// What `read` reads at `at` and where it ends, the window grown until what it reads ends
@@ -367,8 +473,8 @@ impl<R: Read> Window<R> {
         read: impl Fn(&[u8], usize) -> Result<(T, usize), Declined>,
     ) -> Result<(T, usize), Declined> {
         loop {
-            match read(&self.buf, at) {
-                Ok((value, end)) if end < self.buf.len() || self.eof => return Ok((value, end)),
+            match read(self.text(), at) {
+                Ok((value, end)) if end < self.text().len() || self.eof => return Ok((value, end)),
                 Err(why) if self.eof => return Err(why),
                 _ => {
                     self.more()?;
@@ -380,17 +486,43 @@ impl<R: Read> Window<R> {
     /// Drop the window's first `len` bytes, decoded: they end between two values, so they are
     /// checked as the in-memory decoder checks the whole text (UTF-8, no lone surrogate).
     fn consume(&mut self, len: usize) -> Result<(), Declined> {
-        let done = &self.buf[..len];
+        let done = &self.text()[..len];
         if len > self.checked && std::str::from_utf8(&done[self.checked..]).is_err() {
             return Err(declined("not UTF-8"));
         }
         if has_lone_surrogate(done) {
             return Err(declined("a lone surrogate escape"));
         }
-        self.buf.drain(..len);
+        self.start += len;
         self.checked = self.checked.saturating_sub(len);
         Ok(())
     }
+}
+
+/// Read into `spare` after its first `room` bytes until `len` bytes are read or the text ends
+/// (`Window::decode_reading`): where they start, how many, and whether the text ended. The
+/// buffer is zero-filled only where it has not held text before.
+fn read_ahead(
+    reader: &mut impl Read,
+    spare: &mut Vec<u8>,
+    room: usize,
+    len: usize,
+) -> Result<(usize, usize, bool), Declined> {
+    // READ_BYTES more: the next window tops itself up to its length without moving its text
+    spare
+        .try_reserve((room + len + READ_BYTES).saturating_sub(spare.len()))
+        .map_err(|_| declined("the window could not grow"))?;
+    spare.resize(room + len, 0);
+    let mut done = 0;
+    while done < len {
+        match reader.read(&mut spare[room + done..]) {
+            Ok(0) => return Ok((room, done, true)),
+            Ok(n) => done += n,
+            Err(error) if error.kind() == ErrorKind::Interrupted => {}
+            Err(error) => return Err(declined(format!("cannot read: {error}"))),
+        }
+    }
+    Ok((room, done, false))
 }
 
 #[cfg(test)]
@@ -820,6 +952,125 @@ mod tests {
         assert_eq!(trace.columns.texts.values[name as usize], "mm");
         assert_eq!(trace.columns.ts.get(0), Some(2.0));
         assert_eq!(read(ErrorKind::Other).unwrap_err().0, "cannot read: disk");
+    }
+
+    /// A reader that hands out `step` bytes a read, notes the thread of each read, and fails
+    /// its read number `fail_at` (from 1) with `kind`.
+    struct Noted<'a> {
+        data: &'a [u8],
+        step: usize,
+        threads: Vec<std::thread::ThreadId>,
+        fail_at: Option<(usize, ErrorKind)>,
+    }
+
+    impl Read for Noted<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            self.threads.push(std::thread::current().id());
+            if let Some((at, kind)) = self.fail_at {
+                if self.threads.len() == at {
+                    return Err(std::io::Error::new(kind, "disk"));
+                }
+            }
+            let n = self.step.min(out.len()).min(self.data.len());
+            out[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    fn many_events(count: usize) -> String {
+        let events: Vec<String> = (0..count)
+            .map(|i| {
+                format!(
+                    r#"{{"ph": "X", "cat": "kernel", "name": "k{i}", "pid": 0, "tid": 7,
+                    "ts": {i}, "dur": 1, "args": {{"device": 0, "stream": 7, "correlation": {i}}}}}"#
+                )
+            })
+            .collect();
+        format!(
+            r#"{{"traceEvents": [{}], "traceName": "t"}}"#,
+            events.join(", ")
+        )
+    }
+
+    #[test]
+    fn the_text_after_a_window_is_read_on_another_thread_while_the_window_is_decoded() {
+        let text = many_events(200);
+        let whole = kineto::decode(text.as_bytes()).unwrap();
+        let mut reader = Noted {
+            data: text.as_bytes(),
+            step: 100,
+            threads: Vec::new(),
+            fail_at: None,
+        };
+        let trace = decode_stream::<KinetoColumns>(&mut reader, None, 1000, u64::MAX).unwrap();
+        assert_eq!(rows(&trace.columns), rows(&whole.columns));
+        assert_eq!(trace.keys, ["traceEvents", "traceName"]);
+        let here = std::thread::current().id();
+        let ahead = reader.threads.iter().filter(|&&id| id != here).count();
+        // the first window is read before anything is decoded; most of the rest read ahead
+        assert_eq!(reader.threads[0], here);
+        assert!(
+            ahead * 2 > reader.threads.len(),
+            "{ahead} of {}",
+            reader.threads.len()
+        );
+    }
+
+    #[test]
+    fn a_read_ahead_that_fails_declines_and_one_interrupted_is_retried() {
+        let text = many_events(200);
+        let whole = kineto::decode(text.as_bytes()).unwrap();
+        let read = |kind| {
+            let mut reader = Noted {
+                data: text.as_bytes(),
+                step: 100,
+                threads: Vec::new(),
+                fail_at: Some((40, kind)),
+            };
+            let outcome = decode_stream::<KinetoColumns>(&mut reader, None, 1000, u64::MAX);
+            let here = std::thread::current().id();
+            assert_ne!(
+                reader.threads[39], here,
+                "the failing read is one read ahead"
+            );
+            outcome
+        };
+        let trace = read(ErrorKind::Interrupted).unwrap();
+        assert_eq!(rows(&trace.columns), rows(&whole.columns));
+        assert_eq!(read(ErrorKind::Other).unwrap_err().0, "cannot read: disk");
+    }
+
+    /// Panics at its `at`-th read.
+    struct PanicsAt {
+        inner: Vec<u8>,
+        reads: usize,
+        at: usize,
+    }
+
+    impl Read for PanicsAt {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            self.reads += 1;
+            assert!(self.reads != self.at, "the reader's own panic");
+            let n = out.len().min(100).min(self.inner.len());
+            out[..n].copy_from_slice(&self.inner[..n]);
+            self.inner.drain(..n);
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_panic_in_a_read_ahead_is_resumed_on_the_callers_thread() {
+        let reader = PanicsAt {
+            inner: many_events(200).into_bytes(),
+            reads: 0,
+            at: 40,
+        };
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            decode_stream::<KinetoColumns>(reader, None, 1000, u64::MAX)
+        }));
+        let message = *caught.unwrap_err().downcast::<&str>().unwrap();
+        assert_eq!(message, "the reader's own panic");
     }
 
     #[test]
