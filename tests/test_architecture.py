@@ -305,6 +305,7 @@ COMPILED_CORE_USERS = {
     "tileprof.inputs.native": "the decoder's columns into the sample frame",
     "tileprof.inputs._format": "a JSON document's top-level keys, its values skipped unread",
     "tileprof.inputs.gpu.kineto_native": "the Kineto decoder's columns into the Kineto event frame",
+    "tileprof.core.ahead": "a trace's decode started before the command's imports",
     "tileprof.analyses.stats": "the group table's statistics",
     "tileprof.analyses.ops": "the CPU ops' nesting (parents, counted ops, owners)",
     "tileprof.model.trace": "the overlap lanes and the counters' bins",

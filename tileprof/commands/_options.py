@@ -16,16 +16,20 @@ import functools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from tileprof.analyses.filters import Filters, parse_window
-from tileprof.analyses.stats import GROUP_DIMENSIONS, check_dimensions
 from tileprof.commands._notes import note
 from tileprof.core.errors import OptionError, OutputError
 from tileprof.core.outputs import is_special
-from tileprof.inputs import DUMP_FORMATS
+
+if TYPE_CHECKING:
+    from tileprof.analyses.filters import Filters
+
+# The analyses and the input registry (polars) are imported where an option needs them, not
+# here: a command that reads a trace starts decoding it before polars is imported
+# (``inputs.ahead``), and every command module imports this one.
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -101,6 +105,8 @@ def read_options(*, cache: bool = True, quiet: bool = True, tiles_alias: bool = 
 
     ``--tiles N`` is the old spelling of ``--tile-count`` (``supersteps --tiles`` is its
     per-tile rows' old flag instead, so there it is no alias)."""
+    from tileprof.inputs import DUMP_FORMATS
+
     options = [
         click.Option(
             ["--format-in"],
@@ -257,6 +263,8 @@ def filters_from_options(
 ) -> Filters:
     """The ``Filters`` the filter options describe (``--epoch all`` is no epoch filter, said
     explicitly: it keeps ``--example`` from choosing epoch 1)."""
+    from tileprof.analyses.filters import Filters, parse_window
+
     if epoch == ALL_EPOCHS:
         context = click.get_current_context(silent=True)
         if context is not None:
@@ -286,6 +294,8 @@ def example_filters(filters: Filters) -> Filters:
 def group_by_option(*, checked: bool = True) -> Any:
     """``--group-by``: the command receives ``group_by``, the checked dimensions (unchecked,
     as given, where ``summary --store`` adds its own ``run`` dimension)."""
+    from tileprof.analyses.stats import GROUP_DIMENSIONS
+
     option = click.Option(
         ["--group-by", "group_by"],
         multiple=True,
@@ -303,6 +313,8 @@ def group_by_option(*, checked: bool = True) -> Any:
 
 def dimensions_from_option(values: tuple[str, ...]) -> tuple[str, ...]:
     """``--group-by epoch,kind --group-by tile`` as a checked tuple of dimensions."""
+    from tileprof.analyses.stats import check_dimensions
+
     return check_dimensions([d.strip() for value in values for d in value.split(",") if d.strip()])
 
 

@@ -38,9 +38,21 @@ def command(traces: tuple[Path, ...], kernel_wait_us: float, out: Output, engine
     get their collectives matched across ranks (bandwidth, skew, straggler). A Tenstorrent ops
     report gives each chip's device-busy time against its op-to-op gaps. The traces of a
     job's ranks are read on threads, or each on a dask worker (``--engine dask``)."""
+    out.check()
+    if engine.name == "threads":  # on dask, each worker reads its own
+        _decode_ahead(traces[0])
     from tileprof.model.breakdown import trace_breakdown
 
-    out.check()
     found = trace_breakdown(traces, kernel_wait_us, engine)
     model = BreakdownModel(found.breakdown, found.job, terminal_width(out.path))
     write_rendered(BREAKDOWN_RENDERERS[out.format], model, out.path)
+
+
+def _decode_ahead(trace: Path) -> None:
+    """Start decoding the first trace as its reader will ask (``core.ahead``: the events a
+    GPU timeline reads, on the usable cores) before polars, numpy and the analyses are
+    imported: the decoder needs none of them, and the imports leave a core idle."""
+    from tileprof.core.ahead import start_kineto_decode
+    from tileprof.core.cpus import usable_cores
+
+    start_kineto_decode(str(trace), usable_cores(), timeline=True)

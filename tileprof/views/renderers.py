@@ -14,21 +14,24 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import IO, TYPE_CHECKING, Any, Generic, TypeVar
 
-import polars as pl
-
-from tileprof.analyses.summary import Summary
 from tileprof.core.errors import OptionError
 from tileprof.core.outputs import say_written, write_bytes, write_text
-from tileprof.views import runs_data, summary_csv, summary_json, supersteps_export
 
+# Every format's module is imported when it renders, polars with it: a command that reads a
+# trace starts decoding it before polars is imported (``inputs.ahead``), and every command
+# that prints imports this registry.
 if TYPE_CHECKING:
+    import polars as pl
+
     from tileprof.analyses.collectives import Job
     from tileprof.analyses.critical import CriticalPath
     from tileprof.analyses.diff import Diff
     from tileprof.analyses.findings import Finding
     from tileprof.analyses.gpu_breakdown import Breakdown
+    from tileprof.analyses.summary import Summary
     from tileprof.analyses.supersteps import Supersteps
 
 M = TypeVar("M")
@@ -77,6 +80,30 @@ class RunsModel:
         return self.sets if self.linked_only else self.runs
 
 
+def _runs_data() -> ModuleType:
+    from tileprof.views import runs_data
+
+    return runs_data
+
+
+def _summary_json() -> ModuleType:
+    from tileprof.views import summary_json
+
+    return summary_json
+
+
+def _summary_csv() -> ModuleType:
+    from tileprof.views import summary_csv
+
+    return summary_csv
+
+
+def _supersteps_export() -> ModuleType:
+    from tileprof.views import supersteps_export
+
+    return supersteps_export
+
+
 def _summary_table(model: SummaryModel) -> str:
     from tileprof.views import summary_table  # rich: only the table needs it
 
@@ -94,7 +121,7 @@ def _runs_table(model: RunsModel) -> str:
 
 
 def _runs_json(model: RunsModel) -> str:
-    return runs_data.render_json(
+    return _runs_data().render_json(
         model.runs, model.sets, model.notes, model.sources, linked_only=model.linked_only
     )
 
@@ -103,8 +130,8 @@ SUMMARY_RENDERERS: dict[str, Renderer[SummaryModel]] = {
     r.name: r
     for r in (
         Renderer("table", ".txt", False, _summary_table),
-        Renderer("json", ".json", False, lambda m: summary_json.render(m.summary)),
-        Renderer("csv", ".csv", False, lambda m: summary_csv.render(m.summary)),
+        Renderer("json", ".json", False, lambda m: _summary_json().render(m.summary)),
+        Renderer("csv", ".csv", False, lambda m: _summary_csv().render(m.summary)),
     )
 }
 """``tileprof summary --format``; the first is the default."""
@@ -113,8 +140,8 @@ RUNS_RENDERERS: dict[str, Renderer[RunsModel]] = {
     for r in (
         Renderer("table", ".txt", False, _runs_table),
         Renderer("json", ".json", False, _runs_json),
-        Renderer("csv", ".csv", False, lambda m: runs_data.render_csv(m.rows)),
-        Renderer("parquet", ".parquet", True, lambda m: runs_data.render_parquet(m.rows)),
+        Renderer("csv", ".csv", False, lambda m: _runs_data().render_csv(m.rows)),
+        Renderer("parquet", ".parquet", True, lambda m: _runs_data().render_parquet(m.rows)),
     )
 }
 """``tileprof runs --format``; the first is the default."""
@@ -145,10 +172,10 @@ OPS_RENDERERS: dict[str, Renderer[OpsModel]] = {
             "json",
             ".json",
             False,
-            lambda m: runs_data.render_ops_json(m.ops, list(m.notes), list(m.sources)),
+            lambda m: _runs_data().render_ops_json(m.ops, list(m.notes), list(m.sources)),
         ),
-        Renderer("csv", ".csv", False, lambda m: runs_data.render_csv(m.ops)),
-        Renderer("parquet", ".parquet", True, lambda m: runs_data.render_parquet(m.ops)),
+        Renderer("csv", ".csv", False, lambda m: _runs_data().render_csv(m.ops)),
+        Renderer("parquet", ".parquet", True, lambda m: _runs_data().render_parquet(m.ops)),
     )
 }
 """``tileprof runs --ops --format``: the same names as ``RUNS_RENDERERS``."""
@@ -283,13 +310,13 @@ SUPERSTEPS_RENDERERS: dict[str, Renderer[SuperstepsModel]] = {
     for r in (
         Renderer("table", ".txt", False, _supersteps_table),
         Renderer(
-            "json", ".json", False, lambda m: supersteps_export.render_json(m.result, m.tiles)
+            "json", ".json", False, lambda m: _supersteps_export().render_json(m.result, m.tiles)
         ),
         Renderer(
             "csv",
             ".csv",
             False,
-            lambda m: supersteps_export.render_csv(m.result, m.tiles, m.epochs),
+            lambda m: _supersteps_export().render_csv(m.result, m.tiles, m.epochs),
         ),
     )
 }

@@ -23,6 +23,7 @@ import msgspec
 import polars as pl
 
 import tileprof.core._native as core
+from tileprof.core import ahead
 from tileprof.core.errors import InputError
 from tileprof.core.kineto import COMM_CATEGORIES, KINETO_SCHEMA, Args, Event, comm_events
 from tileprof.inputs import threads
@@ -71,9 +72,11 @@ def streamed_events(
     by the decoder; tests make it tiny), so its text is never held whole: only the communication
     events' bytes are kept (``comm_args`` reads them), the other spans are null. With
     ``timeline``, only the rows a GPU timeline reads (``core.kineto.timeline_rows``)."""
-    jobs = threads.jobs()
+    key = (str(path), threads.jobs(), part_bytes, window_bytes, timeline)
     try:
-        found, _why = core.decode_kineto_file(str(path), jobs, part_bytes, window_bytes, timeline)
+        # a decode the command started before its imports, when it is this one (core.ahead)
+        outcome = ahead.take(key)
+        found, _why = core.decode_kineto_file(*key) if outcome is None else outcome
     except core.DecodeError as error:  # a panic: a bug of tileprof's
         raise _internal_error(path, error) from None
     if found is None:
