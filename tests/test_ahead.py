@@ -120,15 +120,20 @@ def test_only_a_regular_file_is_decoded_ahead_and_only_one_is_held(
 def test_an_error_of_the_decode_ahead_is_the_readers_error(
     trace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def panics(*_args: Any) -> Any:
+    calls: list[tuple[Any, ...]] = []
+
+    def panics(*args: Any) -> Any:
+        calls.append(args)
         raise native.DecodeError("panic", None, "index out of bounds", None)
 
     monkeypatch.setattr(native, "decode_kineto_file", panics)
     start(trace)
     with pytest.raises(InputError) as ahead_error:
         frame(trace)
+    assert len(calls) == 1  # raised by the decode ahead, not decoded again
     with pytest.raises(InputError) as own_error:
         frame(trace)
+    assert len(calls) == 2
     assert str(ahead_error.value) == str(own_error.value)
     assert "internal error in the decoder (index out of bounds)" in str(own_error.value)
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 # The analyses and the input registry (polars) are imported where an option needs them, not
 # here: a command that reads a trace starts decoding it before polars is imported
-# (``inputs.ahead``), and every command module imports this one.
+# (``core.ahead``), and every command module imports this one.
 
 F = TypeVar("F", bound=Callable[..., Any])
 

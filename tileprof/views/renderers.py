@@ -21,7 +21,7 @@ from tileprof.core.errors import OptionError
 from tileprof.core.outputs import say_written, write_bytes, write_text
 
 # Every format's module is imported when it renders, polars with it: a command that reads a
-# trace starts decoding it before polars is imported (``inputs.ahead``), and every command
+# trace starts decoding it before polars is imported (``core.ahead``), and every command
 # that prints imports this registry.
 if TYPE_CHECKING:
     import polars as pl

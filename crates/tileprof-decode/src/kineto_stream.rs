@@ -954,17 +954,19 @@ mod tests {
         assert_eq!(read(ErrorKind::Other).unwrap_err().0, "cannot read: disk");
     }
 
-    /// A reader that hands out `step` bytes a read, notes the thread of each read, and fails
-    /// its read number `fail_at` (from 1) with `kind`.
+    /// A reader that hands out `step` bytes a read, notes the thread of each read and how
+    /// many found the text's end, and fails its read number `fail_at` (from 1) with `kind`.
     struct Noted<'a> {
         data: &'a [u8],
         step: usize,
         threads: Vec<std::thread::ThreadId>,
+        ends: usize,
         fail_at: Option<(usize, ErrorKind)>,
     }
 
     impl Read for Noted<'_> {
         fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            assert!(!out.is_empty(), "a read of nothing");
             self.threads.push(std::thread::current().id());
             if let Some((at, kind)) = self.fail_at {
                 if self.threads.len() == at {
@@ -974,6 +976,7 @@ mod tests {
             let n = self.step.min(out.len()).min(self.data.len());
             out[..n].copy_from_slice(&self.data[..n]);
             self.data = &self.data[n..];
+            self.ends += usize::from(n == 0);
             Ok(n)
         }
     }
@@ -1001,6 +1004,7 @@ mod tests {
             data: text.as_bytes(),
             step: 100,
             threads: Vec::new(),
+            ends: 0,
             fail_at: None,
         };
         let trace = decode_stream::<KinetoColumns>(&mut reader, None, 1000, u64::MAX).unwrap();
@@ -1015,6 +1019,52 @@ mod tests {
             "{ahead} of {}",
             reader.threads.len()
         );
+        assert_eq!(
+            reader.ends, 1,
+            "the text's end is read once, by either thread"
+        );
+    }
+
+    #[test]
+    fn a_read_ahead_holds_its_room_the_text_read_and_one_reads_slack() {
+        let text = many_events(20);
+        let mut spare = Vec::new();
+        let outcome = read_ahead(&mut text.as_bytes(), &mut spare, 250, 750);
+        assert_eq!(outcome.unwrap(), (250, 750, false));
+        assert_eq!(&spare[250..], &text.as_bytes()[..750]);
+        assert_eq!(spare.capacity(), 250 + 750 + READ_BYTES);
+        let outcome = read_ahead(&mut &text.as_bytes()[..100], &mut spare, 250, 750);
+        assert_eq!(outcome.unwrap(), (250, 100, true));
+        assert_eq!(
+            spare.capacity(),
+            250 + 750 + READ_BYTES,
+            "the buffer used again"
+        );
+    }
+
+    #[test]
+    fn the_text_held_is_two_windows_however_long_the_text() {
+        let text = many_events(400);
+        let window = 1000;
+        let mut held = Window {
+            reader: text.as_bytes(),
+            buf: Vec::new(),
+            start: 0,
+            spare: Vec::new(),
+            checked: 0,
+            eof: false,
+            read: 0,
+            limit: u64::MAX,
+        };
+        let mut trace = StreamedTrace::<KinetoColumns>::default();
+        let open = text.find('[').unwrap();
+        stream_events(&mut held, open, None, window, &mut trace).unwrap();
+        let whole = kineto::decode(text.as_bytes()).unwrap();
+        assert_eq!(rows(&trace.columns), rows(&whole.columns));
+        assert!(text.len() > 50 * window);
+        for buffer in [&held.buf, &held.spare] {
+            assert!(buffer.len() <= 2 * window, "{}", buffer.len());
+        }
     }
 
     #[test]
@@ -1026,6 +1076,7 @@ mod tests {
                 data: text.as_bytes(),
                 step: 100,
                 threads: Vec::new(),
+                ends: 0,
                 fail_at: Some((40, kind)),
             };
             let outcome = decode_stream::<KinetoColumns>(&mut reader, None, 1000, u64::MAX);
