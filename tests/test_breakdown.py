@@ -95,7 +95,8 @@ def test_idle_causes_add_up_and_match_a_plain_reading(trace: Path) -> None:
         assert row["idle_other_us"] >= -1e-6
     whole = result.rows.filter(pl.col("step").is_null()).row(0, named=True)
     events = list(timeline.events.select(*_NS).iter_rows())  # ns: exact on epoch clocks
-    host, kernel, other = _gap_classes(events, result.kernel_wait_us * 1000)
+    wait_ns = result.kernel_wait_us * 1000
+    host, kernel, other = _gap_classes(events, wait_ns)
     assert whole["idle_host_wait_us"] == pytest.approx(host / 1000, abs=1e-6)
     assert whole["idle_kernel_wait_us"] == pytest.approx(kernel / 1000, abs=1e-6)
     assert whole["idle_other_us"] == pytest.approx(other / 1000, abs=1e-6)
@@ -103,6 +104,14 @@ def test_idle_causes_add_up_and_match_a_plain_reading(trace: Path) -> None:
     for s in streams.iter_rows(named=True):
         total = s["idle_host_wait_us"] + s["idle_kernel_wait_us"] + s["idle_other_us"]
         assert total == pytest.approx(s["idle_us"], rel=1e-12, abs=1e-9)
+        # each stream's own gaps, read plainly (HTA's per-stream view)
+        mine = timeline.events.filter(
+            pl.col("device").eq_missing(s["device"]), pl.col("stream").eq_missing(s["stream"])
+        )
+        host, kernel, other = _gap_classes(list(mine.select(*_NS).iter_rows()), wait_ns)
+        assert s["idle_us"] == pytest.approx((host + kernel + other) / 1000, abs=1e-6)
+        assert s["idle_host_wait_us"] == pytest.approx(host / 1000, abs=1e-6)
+        assert s["idle_kernel_wait_us"] == pytest.approx(kernel / 1000, abs=1e-6)
 
 
 def _x(cat: str, name: str, ts: float, dur: float, pid: int = 0, **args: Any) -> dict[str, Any]:
