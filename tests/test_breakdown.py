@@ -94,6 +94,7 @@ def test_idle_causes_add_up_and_match_a_plain_reading(trace: Path) -> None:
         assert min(row["idle_host_wait_us"], row["idle_kernel_wait_us"]) >= 0
         assert row["idle_other_us"] >= -1e-6
     whole = result.rows.filter(pl.col("step").is_null()).row(0, named=True)
+    assert whole["window_us"] == whole["total_us"]  # the whole trace's window: its events' span
     events = list(timeline.events.select(*_NS).iter_rows())  # ns: exact on epoch clocks
     wait_ns = result.kernel_wait_us * 1000
     host, kernel, other = _gap_classes(events, wait_ns)
