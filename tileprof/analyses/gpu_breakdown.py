@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from tileprof.analyses.intervals import Times, clip, span, union, union_length
+from tileprof.analyses.intervals import Times, clip, length, span, union, union_length
 from tileprof.core.gpu_events import GPU_EVENT_KINDS, GpuTimeline
 
 KERNEL_WAIT_US = 30.0
@@ -332,7 +332,7 @@ def _time_row(events: _Events, window: _Window, kernel_wait_us: float) -> dict[s
     computation = union_length(s[compute], e[compute])
     with_comm = union_length(s[compute | comm], e[compute | comm])
     blocks = union(s, e)
-    busy = _length(blocks)
+    busy = length(*blocks)
     total = span(s, e)
     idle = total - busy
     host, kernel = _idle_causes(events, blocks, kernel_wait_us)
@@ -358,11 +358,6 @@ def _time_row(events: _Events, window: _Window, kernel_wait_us: float) -> dict[s
 def _us(ns: float) -> float:
     """A length in ns (summed exactly as integers) in µs."""
     return ns / 1000.0
-
-
-def _length(blocks: tuple[Times, Times]) -> float:
-    """The length of a union's disjoint intervals (``intervals.union``), in their unit."""
-    return float(np.sum(blocks[1] - blocks[0]))
 
 
 def _idle_causes(
@@ -394,7 +389,7 @@ def _stream_row(
     """One stream's busy time and idle causes in the window (HTA's per-stream view)."""
     mine = _Events(*(getattr(events, f.name)[mask] for f in fields(_Events)))
     blocks = union(mine.start, mine.end)
-    busy = _length(blocks)
+    busy = length(*blocks)
     idle = span(mine.start, mine.end) - busy
     host, kernel = _idle_causes(mine, blocks, kernel_wait_us)
     return {

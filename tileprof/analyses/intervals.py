@@ -39,8 +39,12 @@ def union(starts: Times, ends: Times) -> tuple[Times, Times]:
 
 def union_length(starts: Times, ends: Times) -> float:
     """The length of the union of the intervals (in their unit)."""
-    s, e = union(starts, ends)
-    return float(np.sum(e - s))
+    return length(*union(starts, ends))
+
+
+def length(starts: Times, ends: Times) -> float:
+    """The summed length of disjoint intervals (a union's blocks: ``union``), in their unit."""
+    return float(np.sum(ends - starts))
 
 
 def span(starts: Times, ends: Times) -> float:

@@ -129,16 +129,7 @@ pub fn decode_stream<C: WindowColumns>(
     window: usize,
     limit: u64,
 ) -> Result<StreamedTrace<C>, Declined> {
-    let mut text = Window {
-        reader,
-        buf: Vec::new(),
-        start: 0,
-        spare: Vec::new(),
-        checked: 0,
-        eof: false,
-        read: 0,
-        limit,
-    };
+    let mut text = Window::new(reader, limit);
     let mut trace = StreamedTrace::default();
     let mut position = text.space_from(0)?;
     if text.byte_at(position)? != Some(b'{') {
@@ -330,6 +321,20 @@ struct Window<R> {
 struct Ahead(Result<(usize, usize, bool), Declined>);
 
 impl<R: Read + Send> Window<R> {
+    /// An empty window over `reader`, which may yield at most `limit` bytes.
+    fn new(reader: R, limit: u64) -> Self {
+        Window {
+            reader,
+            buf: Vec::new(),
+            start: 0,
+            spare: Vec::new(),
+            checked: 0,
+            eof: false,
+            read: 0,
+            limit,
+        }
+    }
+
     /// The window's text: positions are counted from its first byte.
     fn text(&self) -> &[u8] {
         &self.buf[self.start..]
@@ -1046,16 +1051,7 @@ mod tests {
     fn the_text_held_is_two_windows_however_long_the_text() {
         let text = many_events(400);
         let window = 1000;
-        let mut held = Window {
-            reader: text.as_bytes(),
-            buf: Vec::new(),
-            start: 0,
-            spare: Vec::new(),
-            checked: 0,
-            eof: false,
-            read: 0,
-            limit: u64::MAX,
-        };
+        let mut held = Window::new(text.as_bytes(), u64::MAX);
         let mut trace = StreamedTrace::<KinetoColumns>::default();
         let open = text.find('[').unwrap();
         stream_events(&mut held, open, None, window, &mut trace).unwrap();
